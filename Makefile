@@ -1,0 +1,105 @@
+# vmheap - one plain GNU Makefile.  Every output goes under $(BUILD).
+#
+#   make            build tools, libraries, the Ruby extension, the sample VM
+#   make deps       install missing Debian packages (or print the command)
+#   make check      deps + build + every test suite (then the sanitizer run)
+#   make check-asan the suites under AddressSanitizer + UBSan (build/asan)
+#   make demo       find a leak in a real Ruby VM, end to end
+#   make bench      benchmarks against the peers (see bench/RESULTS.md)
+#   make install PREFIX=/usr/local DESTDIR=
+#   make format     apply .clang-format
+#   make clean
+#
+# Modules add themselves through their own fragment (*/*.mk): each appends
+# to BINS, LIBS_OUT, CHECK_SUITES and INSTALL_* below.
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+CC       ?= cc
+SAN      ?=
+O        ?= -O2
+
+PKGS      = msgpack libevent libevent_pthreads check
+PKG_CFLAGS = $(shell pkg-config --cflags msgpack libevent 2>/dev/null)
+MSGPACK_LIBS = $(shell pkg-config --libs msgpack 2>/dev/null)
+EVENT_LIBS   = $(shell pkg-config --libs libevent libevent_pthreads 2>/dev/null)
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
+EDIT_CFLAGS  = $(shell pkg-config --cflags libedit 2>/dev/null)
+EDIT_LIBS    = $(shell pkg-config --libs libedit 2>/dev/null)
+
+WARN     = -Wall -Wextra -Werror
+SANFLAGS = $(if $(SAN),-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+CFLAGS  ?= $(O) -g
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fPIC $(CFLAGS) $(SANFLAGS) \
+             -Iformat -Iagent $(PKG_CFLAGS)
+ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS) -pthread
+
+BINDIR = $(BUILD)/bin
+LIBDIR = $(BUILD)/lib
+OBJDIR = $(BUILD)/obj
+SPECDIR = $(BUILD)/spec
+
+BINS :=
+LIBS_OUT :=
+CHECK_SUITES :=
+EXTRA_ALL :=
+MAN_PAGES :=
+
+.PHONY: all deps check check-run check-asan demo bench install clean format
+all:
+
+include format/format.mk
+-include agent/agent.mk
+-include histo/histo.mk
+-include diff/diff.mk
+-include console/console.mk
+-include hosts/sample/sample.mk
+-include hosts/ruby/ruby.mk
+-include spec/spec.mk
+-include bench/bench.mk
+-include examples/examples.mk
+
+all: $(LIBS_OUT) $(BINS) $(EXTRA_ALL)
+
+$(OBJDIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(shell find $(OBJDIR) -name '*.d' 2>/dev/null)
+
+deps:
+	@sh scripts/deps.sh
+
+# The test command.  Suites print Check's summary line each; any failure
+# makes the whole run fail.  Then the same suites under ASan + UBSan.
+check:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory check-run
+	@$(MAKE) --no-print-directory check-asan
+
+check-asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 O=-O1 all
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 O=-O1 check-run
+
+check-run:
+	@sh scripts/run-suites.sh "$(abspath $(BUILD))" $(CHECK_SUITES)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+	  $(DESTDIR)$(PREFIX)/include/vmheap $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	cp -P $(LIBS_OUT) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/vmheap/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/vmheap.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vmheap.pc
+	$(if $(MAN_PAGES),install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/)
+	$(INSTALL_EXTRA)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build

@@ -1,0 +1,274 @@
+/*
+ * vmheap_agent.h - libvmheap-agent: the embeddable agent and its client.
+ *
+ * A VM embeds the agent by filling in a `struct vmheap_agent_host` and
+ * calling vmheap_agent_start().  The agent runs its own thread with a
+ * libevent loop, listens on a loopback TCP port, writes a discovery file
+ * `<tmpdir>/vmheap-agent.<pid>` (mode 0600) holding the address and a
+ * random token, and answers console commands over the protocol described
+ * in agent/PROTOCOL.md (the normative text).
+ *
+ * The client half (vmheap_client_*, vmheap_discovery_*) is what the
+ * console and the tests use to find and talk to a running agent.
+ *
+ * Conventions: functions return 0 on success or a negative code; codes
+ * from -1 to -99 are libvmheap's (see format/vmheap.h), codes from
+ * VMHEAP_AGENT_E... are the agent's.  vmheap_agent_strerror() names both.
+ * Nothing here exits the process or prints.
+ */
+#ifndef VMHEAP_AGENT_H
+#define VMHEAP_AGENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <msgpack.h>
+
+#include "vmheap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Protocol version spoken by this library (see PROTOCOL.md). */
+#define VMHEAP_PROTOCOL_VERSION 1
+/* Largest frame payload, both directions. */
+#define VMHEAP_MAX_FRAME_BYTES (1024u * 1024u)
+
+enum vmheap_agent_error {
+	VMHEAP_AGENT_ESYS = -100,      /* a system call failed (errno in message) */
+	VMHEAP_AGENT_EPROTO = -101,    /* malformed frame or message */
+	VMHEAP_AGENT_EAUTH = -102,     /* token refused */
+	VMHEAP_AGENT_EBUSY = -103,     /* a dump is already running */
+	VMHEAP_AGENT_EEXIST = -104,    /* dump path exists; never overwritten */
+	VMHEAP_AGENT_EPATH = -105,     /* dump path leaves the dump directory */
+	VMHEAP_AGENT_ENOTFOUND = -106, /* no such variable / no such agent */
+	VMHEAP_AGENT_ETYPE = -107,     /* wrong value type */
+	VMHEAP_AGENT_EREADONLY = -108, /* variable cannot be set */
+	VMHEAP_AGENT_ECONNECT = -109,  /* cannot connect */
+	VMHEAP_AGENT_ECLOSED = -110,   /* peer closed the connection */
+	VMHEAP_AGENT_ETIMEOUT = -111,  /* no reply in time */
+	VMHEAP_AGENT_EDUMP = -112,     /* the dump failed (message says why) */
+	VMHEAP_AGENT_EDISCOVERY = -113,/* discovery file unreadable/malformed/unsafe */
+	VMHEAP_AGENT_ELIMIT = -114,    /* too many clients, frame too large */
+};
+
+/* Name an error code from either library. */
+const char *vmheap_agent_strerror(int code);
+
+/* ------------------------------------------------------------ host side */
+
+/*
+ * What a VM provides.  Callbacks receive `ctx`.  Unless noted, they are
+ * called on an agent thread (not a VM thread).
+ */
+struct vmheap_agent_host {
+	const char *vm_name;    /* e.g. "ruby" */
+	const char *vm_version; /* e.g. "3.1.2" */
+	void *ctx;
+
+	/*
+	 * Required.  Run fn(arg) with the VM's mutators stopped at a safe
+	 * point and return its result.  Called from the agent's dump thread.
+	 */
+	int (*run_stopped)(void *ctx, int (*fn)(void *arg), void *arg);
+
+	/*
+	 * Required.  Write every object, class and root into `w` (strings for
+	 * root kinds first, classes before their objects).  Called inside
+	 * run_stopped, or in a forked child.  Must not allocate in the VM's
+	 * managed heap.  Return 0 or a negative code.
+	 */
+	int (*walk_heap)(void *ctx, vmheap_writer *w);
+
+	/*
+	 * Optional.  Fork the VM at a safe point: return the child's pid in
+	 * the parent, 0 in the child, or -1 with errno.  In the child the
+	 * agent calls prepare_child (if set), walk_heap, and _exit()s.  When
+	 * NULL, dumps always run in-process.
+	 */
+	pid_t (*fork_stopped)(void *ctx);
+
+	/*
+	 * Optional.  In the forked child, before the walk: e.g. run a full GC
+	 * when `gc` is non-zero so that only live objects are dumped.
+	 */
+	int (*prepare_child)(void *ctx, int gc);
+
+	/*
+	 * Optional.  Header flags and kind names for dumps (see vmheap.h).
+	 */
+	const char *const *kind_names;
+	size_t kind_count;
+
+	/*
+	 * Optional host variables.  list_vars calls add() once per variable
+	 * with its full dotted name and a type word ("int", "string", ...).
+	 * get_var packs the value of `name` into `pk` and returns 0, or
+	 * returns VMHEAP_AGENT_ENOTFOUND.  set_var (optional) applies `value`
+	 * and packs the reply value, or returns a negative code and writes a
+	 * message into err.  Called on the agent's loop thread.
+	 */
+	void (*list_vars)(void *ctx,
+			  void (*add)(void *arg, const char *name, const char *type),
+			  void *arg);
+	int (*get_var)(void *ctx, const char *name, msgpack_packer *pk);
+	int (*set_var)(void *ctx, const char *name, const msgpack_object *value,
+		       msgpack_packer *pk, char *err, size_t errlen);
+};
+
+/* Agent settings.  Zero/NULL fields take defaults (see
+ * vmheap_agent_config_from_env for the environment variables). */
+struct vmheap_agent_config {
+	const char *bind;        /* default "127.0.0.1" */
+	uint16_t port;           /* default 0: the kernel picks */
+	const char *dump_dir;    /* default: working directory at start */
+	const char *tmpdir;      /* discovery dir; default $TMPDIR or /tmp */
+	int max_clients;         /* default 32 */
+	int idle_timeout_ms;     /* default 300000 */
+	int dump_fork;           /* -1 default: fork when the host can */
+	int dump_gc;             /* -1 default: GC before a dump */
+};
+
+/*
+ * Fill `cfg` from VMHEAP_AGENT_BIND, VMHEAP_AGENT_PORT, VMHEAP_AGENT_DIR
+ * and VMHEAP_AGENT_TMPDIR (fields left unset take defaults).  Returns 0,
+ * or VMHEAP_EINVAL with a message in err when a variable is invalid.  The
+ * strings point into the environment.
+ */
+int vmheap_agent_config_from_env(struct vmheap_agent_config *cfg, char *err,
+				 size_t errlen);
+
+typedef struct vmheap_agent vmheap_agent;
+
+/*
+ * Start the agent: bind, write the discovery file, start the loop
+ * thread.  On failure returns a negative code with a message in err and
+ * leaves no thread or file behind.  `host` must outlive the agent.
+ * Blocks SIGPIPE on the agent's threads only.  Only one agent per
+ * process.
+ */
+int vmheap_agent_start(vmheap_agent **out, const struct vmheap_agent_config *cfg,
+		       const struct vmheap_agent_host *host, char *err,
+		       size_t errlen);
+
+/* The port the agent listens on. */
+uint16_t vmheap_agent_port(const vmheap_agent *a);
+
+/* The discovery file's path. */
+const char *vmheap_agent_discovery_path(const vmheap_agent *a);
+
+/*
+ * Stop the agent: close connections, wait for a running dump, join the
+ * threads, remove the discovery file, free everything.  In a forked child
+ * (where the agent's threads do not exist) it only frees memory and
+ * leaves the parent's discovery file alone.
+ */
+void vmheap_agent_stop(vmheap_agent *a);
+
+/*
+ * Non-zero in a child process forked after the agent started: the agent
+ * there has no thread, and a host may call vmheap_agent_start() again to
+ * get a fresh one (after vmheap_agent_stop() on the stale handle).
+ */
+int vmheap_agent_is_stale(const vmheap_agent *a);
+
+/* ----------------------------------------------------------- discovery */
+
+/* One agent, as read from its discovery file. */
+struct vmheap_agent_info {
+	pid_t pid;
+	char address[128]; /* "tcp://127.0.0.1:PORT" */
+	char host[64];
+	uint16_t port;
+	char token[33];    /* 32 hex digits */
+	char vm[128];
+	char argv[512];
+	char exe[256];
+	int64_t started;   /* seconds since the epoch */
+	char path[256];    /* the discovery file */
+};
+
+/*
+ * Read and check one discovery file: it must be a regular file, not a
+ * symlink, owned by the current user, and well formed.  Returns 0, or
+ * VMHEAP_AGENT_EDISCOVERY / VMHEAP_AGENT_ESYS with a message in err.
+ */
+int vmheap_discovery_read(const char *path, struct vmheap_agent_info *info,
+			  char *err, size_t errlen);
+
+/*
+ * List agents in `tmpdir` (NULL: $TMPDIR or /tmp).  Files whose pid is
+ * dead are removed (when ours).  For each live, valid agent `found` is
+ * called; for each file that cannot be used `bad` is called (may be NULL)
+ * with its path and the reason.  Returns the number of agents found or a
+ * negative code.
+ */
+int vmheap_discovery_list(const char *tmpdir,
+			  void (*found)(void *arg, const struct vmheap_agent_info *info),
+			  void (*bad)(void *arg, const char *path, const char *why),
+			  void *arg);
+
+/* The discovery directory that the agent and the client use by default. */
+const char *vmheap_discovery_default_dir(void);
+
+/* --------------------------------------------------------------- client */
+
+typedef struct vmheap_client vmheap_client;
+
+/* A reply: ok with a value, or an error with a code word and a message. */
+struct vmheap_reply {
+	int ok;                  /* 1: "ok", 0: "error" */
+	msgpack_object value;    /* when ok */
+	char code[32];           /* when !ok, e.g. "busy", "exists" */
+	char message[512];       /* when !ok */
+	msgpack_unpacked storage_;  /* private */
+};
+
+/*
+ * Connect to the agent described by `info`, read its hello and
+ * authenticate with its token.  On failure returns a negative code and,
+ * if *out could be allocated, the reason via vmheap_client_error().
+ */
+int vmheap_client_connect(vmheap_client **out,
+			  const struct vmheap_agent_info *info, int timeout_ms);
+
+/* Connect to host:port with an explicit token (tests). */
+int vmheap_client_connect_addr(vmheap_client **out, const char *host,
+			       uint16_t port, const char *token,
+			       int timeout_ms);
+
+/*
+ * Send one request (`verb` is "get", "set" or "list"; value may be NULL)
+ * and wait for its reply.  Returns 0 when a reply arrived (which may be an
+ * error reply: check reply->ok), or a negative code when the connection
+ * failed (VMHEAP_AGENT_ECLOSED when the VM went away).  Release the reply
+ * with vmheap_reply_release().
+ */
+int vmheap_client_call(vmheap_client *c, const char *verb, const char *path,
+		       const msgpack_object *value, struct vmheap_reply *reply);
+
+/* Same, with the value given as a string (what a person types). */
+int vmheap_client_call_str(vmheap_client *c, const char *verb,
+			   const char *path, const char *value,
+			   struct vmheap_reply *reply);
+
+/* The hello's fields. */
+const char *vmheap_client_vm(const vmheap_client *c);
+pid_t vmheap_client_pid(const vmheap_client *c);
+
+/* Message of the last error. */
+const char *vmheap_client_error(const vmheap_client *c);
+
+/* Free a reply's storage. */
+void vmheap_reply_release(struct vmheap_reply *reply);
+
+/* Close the connection and free the client. */
+void vmheap_client_close(vmheap_client *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VMHEAP_AGENT_H */

@@ -1,0 +1,364 @@
+/*
+ * vmheap.h - libvmheap, the streaming writer and reader of vmheap dumps.
+ *
+ * The dump format is specified in format/FORMAT.md; this header is the C
+ * interface to it.  A dump is:
+ *
+ *   magic, HEAD section, BLCK sections..., FOOT section, trailer
+ *
+ * and every BLCK section carries self-delimiting MessagePack records
+ * (string, class, object, root, more-references).
+ *
+ * Conventions
+ * -----------
+ *  - Functions return 0 (or a positive count where documented) on success
+ *    and a negative VMHEAP_E... code on failure.  vmheap_strerror() names
+ *    the codes.
+ *  - Writer and reader objects are opaque.  Each keeps the message of its
+ *    last error, which says what is wrong first and then where (file name,
+ *    byte offset).  Fetch it with vmheap_writer_error() or
+ *    vmheap_reader_error().
+ *  - The library never exits the process and never prints.
+ *
+ * Writing
+ * -------
+ *	vmheap_writer *w;
+ *	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+ *	opt.vm_name = "sample";
+ *	if (vmheap_writer_open(&w, fd, &opt) < 0) ...
+ *	vmheap_writer_add_class(w, 1, "Object", 6, 0, 0);
+ *	vmheap_writer_add_object(w, 0x1000, 1, 40, 0, refs, nrefs);
+ *	rc = vmheap_writer_finish(w);   // writes the footer; sticky errors
+ *	vmheap_writer_free(w);
+ *
+ * Reading
+ * -------
+ *	vmheap_reader *r;
+ *	struct vmheap_record rec;
+ *	if (vmheap_reader_open_path(&r, "heap.vmheap") < 0) ...
+ *	while ((rc = vmheap_reader_next(r, &rec)) > 0) { ... }
+ *	if (rc < 0) fprintf(stderr, "%s\n", vmheap_reader_error(r));
+ *	vmheap_reader_free(r);
+ *
+ * vmheap_reader_next() returns 0 only after the footer has been read and
+ * all of its totals matched what was decoded: a caller that sees 0 holds
+ * the whole dump, never a truncated one.
+ */
+#ifndef VMHEAP_H
+#define VMHEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Format version written by this library. */
+#define VMHEAP_FORMAT_MAJOR 1
+#define VMHEAP_FORMAT_MINOR 0
+
+/* Error codes.  All are negative; 0 is success. */
+enum vmheap_error {
+	VMHEAP_OK = 0,
+	VMHEAP_EIO = -1,        /* read or write failed (errno kept in message) */
+	VMHEAP_ENOMEM = -2,     /* out of memory */
+	VMHEAP_EINVAL = -3,     /* bad argument from the caller */
+	VMHEAP_EMAGIC = -4,     /* not a vmheap dump (wrong magic) */
+	VMHEAP_EVERSION = -5,   /* newer major format version */
+	VMHEAP_ETRUNCATED = -6, /* the file ends early (no footer) */
+	VMHEAP_ECHECKSUM = -7,  /* a section's CRC32C does not match */
+	VMHEAP_EFORMAT = -8,    /* malformed section or record */
+	VMHEAP_ELIMIT = -9,     /* a limit of FORMAT.md is exceeded */
+	VMHEAP_ETOTALS = -10,   /* footer totals disagree with the records */
+	VMHEAP_ENOSPC = -11,    /* no space left on device / file too large */
+	VMHEAP_ESTATE = -12,    /* call not valid in this state (e.g. after finish) */
+};
+
+/*
+ * Return a short, static, human-readable name for an error code, e.g.
+ * "dump is truncated".  Unknown codes give "unknown error".
+ */
+const char *vmheap_strerror(int code);
+
+/* ---------------------------------------------------------------- limits */
+
+/* Largest section payload a reader accepts (and a writer produces). */
+#define VMHEAP_MAX_SECTION_BYTES (16u * 1024u * 1024u)
+/* References carried by one object or more-references record. */
+#define VMHEAP_MAX_REFS_PER_RECORD 65536u
+/* Longest string or class name, in bytes. */
+#define VMHEAP_MAX_STRING_BYTES (64u * 1024u)
+/* Target payload size of a block; a block is closed once it passes this. */
+#define VMHEAP_DEFAULT_BLOCK_BYTES (64u * 1024u)
+
+/* ---------------------------------------------------------------- header */
+
+/* Header flags. */
+#define VMHEAP_FLAG_LIVE_ONLY 0x1u /* a full GC ran before the walk */
+#define VMHEAP_FLAG_FORKED 0x2u    /* written by a forked child of the VM */
+
+/*
+ * The dump header, as written and as read back.  Strings are NUL-terminated
+ * UTF-8.  In a reader they stay valid until vmheap_reader_free().
+ */
+struct vmheap_header {
+	uint32_t major, minor;   /* format version */
+	const char *vm_name;     /* e.g. "ruby", "sample" */
+	const char *vm_version;  /* e.g. "3.1.2" */
+	uint64_t pid;            /* pid of the VM that was dumped */
+	int64_t time;            /* seconds since the Unix epoch */
+	uint32_t pointer_size;   /* bytes in a VM pointer: 4 or 8 */
+	uint32_t flags;          /* VMHEAP_FLAG_* */
+	const char *const *kind_names; /* kind_names[k] names object kind k */
+	size_t kind_count;
+};
+
+/* ---------------------------------------------------------------- writer */
+
+typedef struct vmheap_writer vmheap_writer;
+
+/* Options for vmheap_writer_open(); NULL strings are written as "". */
+struct vmheap_writer_options {
+	const char *vm_name;
+	const char *vm_version;
+	uint64_t pid;         /* 0: getpid() */
+	int64_t time;         /* 0: time(NULL) */
+	uint32_t pointer_size; /* 0: sizeof(void *) */
+	uint32_t flags;
+	const char *const *kind_names;
+	size_t kind_count;
+	uint32_t block_bytes; /* 0: VMHEAP_DEFAULT_BLOCK_BYTES */
+};
+#define VMHEAP_WRITER_OPTIONS_INIT {0}
+
+/*
+ * Start a dump on the file descriptor `fd`, which the writer does not own
+ * and never seeks (a pipe works).  The magic and header are written at
+ * once.  On success *out is set; on failure *out is NULL and the error is
+ * returned.  The writer uses the C heap only (malloc), never the VM's.
+ * Memory stays bounded: one block buffer, plus 8 bytes per block written
+ * for the footer's block index.
+ */
+int vmheap_writer_open(vmheap_writer **out, int fd,
+		       const struct vmheap_writer_options *opt);
+
+/*
+ * Add a string record: `id` names it for root records.  `text` need not be
+ * NUL-terminated and is `len` bytes of UTF-8.
+ */
+int vmheap_writer_add_string(vmheap_writer *w, uint64_t id, const char *text,
+			     size_t len);
+
+/*
+ * Add a class record.  It must come before any object of that class.
+ * `id` is the class id that objects use (small dense ids give smaller
+ * dumps); `super_id` is the superclass's id, or 0 for none.  `name` is
+ * `name_len` bytes of UTF-8 and may be empty.
+ */
+int vmheap_writer_add_class(vmheap_writer *w, uint64_t id, const char *name,
+			    size_t name_len, uint64_t super_id, uint32_t flags);
+
+/*
+ * Add an object: its 64-bit id (the VM address), its class id, its shallow
+ * size in bytes, its kind (an index into the header's kind names) and the
+ * ids of the objects it references.  Any number of references is accepted:
+ * past VMHEAP_MAX_REFS_PER_RECORD the writer continues them in
+ * more-references records.
+ */
+int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
+			     uint64_t bytes, uint32_t kind,
+			     const uint64_t *refs, size_t nrefs);
+
+/*
+ * Add a root: `kind_string_id` is the id of a string record naming the
+ * root category (e.g. "vm", "machine_context"); `object_id` is the root.
+ */
+int vmheap_writer_add_root(vmheap_writer *w, uint64_t kind_string_id,
+			   uint64_t object_id);
+
+/*
+ * Flush the last block and write the footer and trailer.  Returns 0 only
+ * if every write since open succeeded: a write error is sticky, and once
+ * one happened every later call returns it.  Does not close or fsync fd.
+ */
+int vmheap_writer_finish(vmheap_writer *w);
+
+/* Bytes written to fd so far (magic included). */
+uint64_t vmheap_writer_bytes_written(const vmheap_writer *w);
+
+/* Objects added so far. */
+uint64_t vmheap_writer_objects(const vmheap_writer *w);
+
+/* Sum of the shallow sizes of the objects added so far. */
+uint64_t vmheap_writer_object_bytes(const vmheap_writer *w);
+
+/* Message of the last error, or "" if none. */
+const char *vmheap_writer_error(const vmheap_writer *w);
+
+/* Free the writer.  Without a successful finish the output is incomplete
+ * (it has no footer), and every reader reports it as truncated. */
+void vmheap_writer_free(vmheap_writer *w);
+
+/* ---------------------------------------------------------------- records */
+
+enum vmheap_record_type {
+	VMHEAP_RECORD_STRING = 1,
+	VMHEAP_RECORD_CLASS = 2,
+	VMHEAP_RECORD_OBJECT = 3,
+	VMHEAP_RECORD_ROOT = 4,
+	VMHEAP_RECORD_MORE_REFS = 5, /* continues the references of `object.id` */
+};
+
+/*
+ * One decoded record.  Pointers inside point into the reader's (or block
+ * cursor's) buffers and stay valid until the next call on it.
+ */
+struct vmheap_record {
+	enum vmheap_record_type type;
+	uint64_t offset; /* byte offset of the record in the file */
+	union {
+		struct {
+			uint64_t id;
+			const char *text; /* not NUL-terminated */
+			size_t len;
+		} string;
+		struct {
+			uint64_t id;
+			const char *name; /* not NUL-terminated */
+			size_t name_len;
+			uint64_t super_id;
+			uint32_t flags;
+		} klass;
+		struct {
+			uint64_t id;
+			uint64_t class_id; /* 0 in a MORE_REFS record */
+			uint64_t bytes;    /* 0 in a MORE_REFS record */
+			uint32_t kind;     /* 0 in a MORE_REFS record */
+			const uint64_t *refs;
+			size_t nrefs;
+		} object; /* also used by VMHEAP_RECORD_MORE_REFS */
+		struct {
+			uint64_t kind_string_id;
+			uint64_t object_id;
+		} root;
+	} u;
+};
+
+/* Totals from the footer (and, while reading, as counted so far). */
+struct vmheap_totals {
+	uint64_t objects;
+	uint64_t bytes; /* sum of shallow sizes */
+	uint64_t classes;
+	uint64_t roots;
+	uint64_t references;
+	uint64_t strings;
+	uint64_t blocks;
+};
+
+/* ---------------------------------------------------------------- blocks */
+
+/*
+ * A block is a unit that decodes on its own: object id deltas restart at
+ * each block.  A caller that wants several cores can take raw blocks from
+ * vmheap_reader_next_block() (CRC already checked) and decode them on
+ * other threads with a vmheap_block_cursor each.
+ */
+struct vmheap_block {
+	uint64_t offset;      /* file offset of the section header */
+	uint32_t records;     /* record count from the section header */
+	uint32_t length;      /* payload bytes */
+	const uint8_t *data;  /* payload */
+};
+
+/* Cursor that decodes the records of one block; it allocates nothing
+ * until an object has more references than fit its inline buffer. */
+struct vmheap_block_cursor {
+	const uint8_t *data, *pos, *end;
+	uint64_t base_offset; /* file offset of data[0] */
+	uint64_t prev_id;     /* delta state */
+	uint32_t records_left;
+	uint64_t *refs;       /* reference buffer, grown on demand */
+	size_t refs_cap;
+	char error[256];
+};
+
+/* Set up a cursor over `block`.  The block's data must outlive it. */
+void vmheap_block_cursor_init(struct vmheap_block_cursor *c,
+			      const struct vmheap_block *block);
+
+/*
+ * Decode the next record.  Returns 1 with *rec filled, 0 when the block is
+ * exhausted (and its record count matched), or a negative code with the
+ * message in c->error.  Records of unknown tags are skipped.
+ */
+int vmheap_block_cursor_next(struct vmheap_block_cursor *c,
+			     struct vmheap_record *rec);
+
+/* Release the cursor's reference buffer. */
+void vmheap_block_cursor_release(struct vmheap_block_cursor *c);
+
+/* ---------------------------------------------------------------- reader */
+
+typedef struct vmheap_reader vmheap_reader;
+
+/*
+ * Open a dump on `fd` (not owned; read sequentially, so a pipe works).
+ * `name` is used in error messages (e.g. the path, or "<stdin>").  The
+ * magic and header are read and checked before this returns.  On failure
+ * *out is still set when it could be allocated, so that the caller can
+ * read vmheap_reader_error(); free it with vmheap_reader_free().
+ */
+int vmheap_reader_open_fd(vmheap_reader **out, int fd, const char *name);
+
+/* Open the file at `path` and read its header; see vmheap_reader_open_fd.
+ * The reader owns (and closes) the file descriptor. */
+int vmheap_reader_open_path(vmheap_reader **out, const char *path);
+
+/* The header read by open. */
+const struct vmheap_header *vmheap_reader_header(const vmheap_reader *r);
+
+/*
+ * Decode the next record into *rec.  Returns 1 for a record, 0 at the end
+ * of a complete, verified dump, or a negative code (message via
+ * vmheap_reader_error(), naming the file and byte offset).  After an
+ * error every later call returns the same error.
+ */
+int vmheap_reader_next(vmheap_reader *r, struct vmheap_record *rec);
+
+/*
+ * Read the next raw block, check its CRC, and return 1 with *blk filled
+ * (data valid until the next call), 0 after the footer has been read and
+ * verified, or a negative code.  Do not mix with vmheap_reader_next() on
+ * the same reader.  The footer's record totals cannot be checked in this
+ * mode (the reader did not decode the records); callers that decode
+ * should compare their sums with vmheap_reader_totals().
+ */
+int vmheap_reader_next_block(vmheap_reader *r, struct vmheap_block *blk);
+
+/* The footer's totals, valid once next()/next_block() returned 0. */
+const struct vmheap_totals *vmheap_reader_totals(const vmheap_reader *r);
+
+/* Bytes consumed from the input so far (for progress displays). */
+uint64_t vmheap_reader_offset(const vmheap_reader *r);
+
+/* Message of the last error, or "" if none. */
+const char *vmheap_reader_error(const vmheap_reader *r);
+
+/* The name given at open (or the path). */
+const char *vmheap_reader_name(const vmheap_reader *r);
+
+/* Free the reader (closing the fd if it opened it). */
+void vmheap_reader_free(vmheap_reader *r);
+
+/* ---------------------------------------------------------------- crc */
+
+/* CRC32C (Castagnoli, reflected, init and final xor 0xFFFFFFFF) of
+ * `len` bytes, continuing from `crc` (pass 0 to start). */
+uint32_t vmheap_crc32c(uint32_t crc, const void *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VMHEAP_H */
