@@ -57,8 +57,8 @@ include format/format.mk
 -include console/console.mk
 -include hosts/sample/sample.mk
 -include hosts/ruby/ruby.mk
--include spec/spec.mk
--include bench/bench.mk
+-include $(wildcard spec/*.mk)
+-include $(wildcard bench/*.mk)
 -include examples/examples.mk
 
 all: $(LIBS_OUT) $(BINS) $(EXTRA_ALL)
