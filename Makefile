@@ -44,6 +44,8 @@ SPECDIR = $(BUILD)/spec
 BINS :=
 LIBS_OUT :=
 CHECK_SUITES :=
+BENCH_TARGETS :=
+PUBLIC_HEADERS :=
 EXTRA_ALL :=
 MAN_PAGES :=
 
@@ -83,6 +85,12 @@ check:
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 O=-O1 all
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 O=-O1 check-run
+
+# Benchmarks: each bench/*.mk fragment appends a target to BENCH_TARGETS.
+bench:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(BENCH_TARGETS)
 
 check-run:
 	@sh scripts/run-suites.sh "$(abspath $(BUILD))" $(CHECK_SUITES)
