@@ -87,6 +87,14 @@ struct vmheap_agent_host {
 	 * the parent, 0 in the child, or -1 with errno.  In the child the
 	 * agent calls prepare_child (if set), walk_heap, and _exit()s.  When
 	 * NULL, dumps always run in-process.
+	 *
+	 * The agent calls fork_stopped from inside run_stopped's fn, on the
+	 * thread that runs fn (the VM is already stopped there), and in the
+	 * child it continues on that same thread.  This matters for VMs whose
+	 * API works only on VM threads (Ruby: fn runs on a Ruby thread that
+	 * holds the GVL, so the child's only thread can call the VM to GC and
+	 * walk).  The parent's fn returns at once after fork; the agent waits
+	 * for the child after run_stopped has returned, with the VM running.
 	 */
 	pid_t (*fork_stopped)(void *ctx);
 
