@@ -134,14 +134,26 @@ struct vmheap_writer_options {
 
 /*
  * Start a dump on the file descriptor `fd`, which the writer does not own
- * and never seeks (a pipe works).  The magic and header are written at
- * once.  On success *out is set; on failure *out is NULL and the error is
- * returned.  The writer uses the C heap only (malloc), never the VM's.
+ * and never seeks (a pipe works; the caller should ignore or block
+ * SIGPIPE if the reading end may go away, an EPIPE is then VMHEAP_EIO).
+ * The magic and header are buffered and go out with the first block, so
+ * open does no I/O and every write error surfaces from an add call or
+ * from finish.  On success *out is set; on failure *out is NULL and the
+ * error is returned (VMHEAP_ENOMEM, or VMHEAP_EINVAL / VMHEAP_ELIMIT for
+ * bad options).  The writer uses the C heap only (malloc), never the VM's.
  * Memory stays bounded: one block buffer, plus 8 bytes per block written
  * for the footer's block index.
  */
 int vmheap_writer_open(vmheap_writer **out, int fd,
 		       const struct vmheap_writer_options *opt);
+
+/*
+ * The add calls return 0, a sticky write error (VMHEAP_EIO, VMHEAP_ENOSPC,
+ * VMHEAP_ENOMEM: the dump is lost, and finish will return it too), or a
+ * non-sticky argument error (VMHEAP_EINVAL, VMHEAP_ELIMIT for a string
+ * longer than VMHEAP_MAX_STRING_BYTES: nothing was added, and the writer
+ * can go on).  After finish they return VMHEAP_ESTATE.
+ */
 
 /*
  * Add a string record: `id` names it for root records.  `text` need not be
@@ -271,8 +283,10 @@ struct vmheap_block {
 	const uint8_t *data;  /* payload */
 };
 
-/* Cursor that decodes the records of one block; it allocates nothing
- * until an object has more references than fit its inline buffer. */
+/* Cursor that decodes the records of one block.  Its only allocation is
+ * its reference buffer, grown on demand and kept across
+ * vmheap_block_cursor_reset().  The fields are private to libvmheap,
+ * except `error`, the message of the last error. */
 struct vmheap_block_cursor {
 	const uint8_t *data, *pos, *end;
 	uint64_t base_offset; /* file offset of data[0] */
@@ -280,17 +294,25 @@ struct vmheap_block_cursor {
 	uint32_t records_left;
 	uint64_t *refs;       /* reference buffer, grown on demand */
 	size_t refs_cap;
-	char error[256];
+	int status;           /* sticky error code, 0 if none */
+	char error[256];      /* "what at byte offset N (block at M)" */
 };
 
-/* Set up a cursor over `block`.  The block's data must outlive it. */
+/* Set up a fresh cursor over `block`.  The block's data must outlive it. */
 void vmheap_block_cursor_init(struct vmheap_block_cursor *c,
 			      const struct vmheap_block *block);
+
+/* Point an initialized cursor at another block, keeping its reference
+ * buffer (for a thread that decodes many blocks in turn). */
+void vmheap_block_cursor_reset(struct vmheap_block_cursor *c,
+			       const struct vmheap_block *block);
 
 /*
  * Decode the next record.  Returns 1 with *rec filled, 0 when the block is
  * exhausted (and its record count matched), or a negative code with the
- * message in c->error.  Records of unknown tags are skipped.
+ * message in c->error (the same code again on every later call).  Records
+ * of unknown tags are skipped.  The error message does not name the file;
+ * prefix it with vmheap_reader_name().
  */
 int vmheap_block_cursor_next(struct vmheap_block_cursor *c,
 			     struct vmheap_record *rec);

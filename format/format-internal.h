@@ -1,0 +1,57 @@
+/*
+ * format-internal.h - byte-level constants of the dump format shared by the
+ * writer and the reader.  format/FORMAT.md is the normative description.
+ */
+#ifndef VMHEAP_FORMAT_INTERNAL_H
+#define VMHEAP_FORMAT_INTERNAL_H
+
+#include <stdint.h>
+
+/* File magic: 0x89 'V' 'M' 'H' CR LF SUB LF (PNG style). */
+#define VMHEAP_MAGIC "\x89VMH\r\n\x1a\n"
+#define VMHEAP_MAGIC_LEN 8
+
+/* End magic, the last 8 bytes of the trailer. */
+#define VMHEAP_END_MAGIC "VMHEND\r\n"
+#define VMHEAP_END_MAGIC_LEN 8
+
+/* Section header: tag[4], payload length u32 BE, record count u32 BE,
+ * CRC32C u32 BE of (the first 12 header bytes, then the payload). */
+#define VMHEAP_SECTION_HEADER_LEN 16
+/* Trailer: u64 BE offset of the FOOT section header, then the end magic. */
+#define VMHEAP_TRAILER_LEN 16
+
+#define VMHEAP_TAG_HEAD "HEAD"
+#define VMHEAP_TAG_BLCK "BLCK"
+#define VMHEAP_TAG_FOOT "FOOT"
+
+/* A block is closed at most this far past its target size, so the writer
+ * caps the block_bytes option well below VMHEAP_MAX_SECTION_BYTES. */
+#define VMHEAP_MAX_BLOCK_TARGET (8u * 1024u * 1024u)
+
+static inline void vmheap_put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline void vmheap_put_be64(uint8_t *p, uint64_t v)
+{
+	vmheap_put_be32(p, (uint32_t)(v >> 32));
+	vmheap_put_be32(p + 4, (uint32_t)v);
+}
+
+static inline uint32_t vmheap_get_be32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
+	       ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+}
+
+static inline uint64_t vmheap_get_be64(const uint8_t *p)
+{
+	return ((uint64_t)vmheap_get_be32(p) << 32) | vmheap_get_be32(p + 4);
+}
+
+#endif /* VMHEAP_FORMAT_INTERNAL_H */

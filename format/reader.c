@@ -1,0 +1,806 @@
+/*
+ * reader.c - the sequential dump reader.
+ *
+ * The reader reads its input front to back with read(2) (a pipe works),
+ * one section at a time into a buffer that grows to the largest section
+ * (at most VMHEAP_MAX_SECTION_BYTES plus its header).  Every section's
+ * CRC32C is checked before its payload is looked at.  The reader reports
+ * the end (0) only after the footer, its block index, its totals and the
+ * trailer all checked out: a truncated or damaged dump is always an error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmheap.h"
+#include "crc32c-internal.h"
+#include "format-internal.h"
+#include "mpcursor-internal.h"
+
+#define READ_CHUNK (256u * 1024u)
+
+enum reader_mode { MODE_UNSET, MODE_RECORDS, MODE_BLOCKS };
+
+struct vmheap_reader {
+	int fd, own_fd;
+	char *name;
+	int err;  /* sticky error code */
+	int done; /* footer read and verified */
+	enum reader_mode mode;
+	char errmsg[768];
+
+	/* Input buffer: buf[pos..len) is read but not consumed; buf[0] is at
+	 * file offset buf_offset. */
+	uint8_t *buf;
+	size_t cap, pos, len;
+	uint64_t buf_offset;
+
+	struct vmheap_header hdr;
+	char *vm_name, *vm_version;
+	char **kinds;
+
+	int in_block;
+	struct vmheap_block_cursor cur;
+	struct vmheap_totals seen, foot;
+	uint64_t *blk_offsets;
+	size_t blk_cap;
+};
+
+struct section {
+	char tag[4];
+	uint32_t length, records;
+	uint64_t offset; /* of the header */
+	const uint8_t *payload;
+};
+
+static int fail(vmheap_reader *r, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(vmheap_reader *r, int code, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(r->errmsg, sizeof(r->errmsg), "%s: ", r->name);
+	if (n < 0 || (size_t)n >= sizeof(r->errmsg))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(r->errmsg + n, sizeof(r->errmsg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	r->err = code;
+	return code;
+}
+
+static uint64_t here(const vmheap_reader *r)
+{
+	return r->buf_offset + r->pos;
+}
+
+/*
+ * Make `need` unconsumed bytes available.  Returns 1 when they are, 0 when
+ * the input ends first (end of file), or a negative error.
+ */
+static int ensure(vmheap_reader *r, size_t need)
+{
+	if (r->len - r->pos >= need)
+		return 1;
+	if (r->cap - r->pos < need) {
+		/* Move the unconsumed bytes to the front, grow if needed. */
+		size_t keep = r->len - r->pos;
+		memmove(r->buf, r->buf + r->pos, keep);
+		r->buf_offset += r->pos;
+		r->pos = 0;
+		r->len = keep;
+		if (r->cap < need) {
+			size_t ncap = r->cap ? r->cap : READ_CHUNK;
+			uint8_t *nbuf;
+			while (ncap < need)
+				ncap *= 2;
+			nbuf = realloc(r->buf, ncap);
+			if (!nbuf)
+				return fail(r, VMHEAP_ENOMEM,
+					    "out of memory for a %zu-byte "
+					    "section at byte offset %llu",
+					    need, (unsigned long long)here(r));
+			r->buf = nbuf;
+			r->cap = ncap;
+		}
+	}
+	while (r->len - r->pos < need) {
+		ssize_t k = read(r->fd, r->buf + r->len, r->cap - r->len);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(r, VMHEAP_EIO,
+				    "read failed at byte offset %llu: %s",
+				    (unsigned long long)(r->buf_offset + r->len),
+				    strerror(errno));
+		}
+		if (k == 0)
+			return 0;
+		r->len += (size_t)k;
+	}
+	return 1;
+}
+
+/* The input ended while `what` was expected. */
+static int truncated(vmheap_reader *r, const char *what)
+{
+	return fail(r, VMHEAP_ETRUNCATED,
+		    "dump is truncated at byte offset %llu: %s is missing; "
+		    "no footer (the writer did not finish)",
+		    (unsigned long long)(r->buf_offset + r->len), what);
+}
+
+static void tag_text(const char tag[4], char out[20])
+{
+	char *o = out;
+
+	for (int i = 0; i < 4; i++) {
+		unsigned char ch = (unsigned char)tag[i];
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+			*o++ = (char)ch;
+		else
+			o += sprintf(o, "\\x%02x", ch);
+	}
+	*o = '\0';
+}
+
+/* Read one section (header and payload) and check its CRC. */
+static int read_section(vmheap_reader *r, struct section *s)
+{
+	const uint8_t *h;
+	uint32_t stored, computed;
+	char what[96], tag[20];
+	int rc;
+
+	s->offset = here(r);
+	rc = ensure(r, VMHEAP_SECTION_HEADER_LEN);
+	if (rc <= 0) {
+		if (rc < 0)
+			return rc;
+		snprintf(what, sizeof(what), "the section header at %llu",
+			 (unsigned long long)s->offset);
+		return truncated(r, what);
+	}
+	h = r->buf + r->pos;
+	memcpy(s->tag, h, 4);
+	s->length = vmheap_get_be32(h + 4);
+	s->records = vmheap_get_be32(h + 8);
+	stored = vmheap_get_be32(h + 12);
+	tag_text(s->tag, tag);
+	if (s->length > VMHEAP_MAX_SECTION_BYTES)
+		return fail(r, VMHEAP_ELIMIT,
+			    "section '%s' at byte offset %llu declares %u "
+			    "payload bytes, more than the limit of %u (damaged "
+			    "header?)",
+			    tag, (unsigned long long)s->offset, s->length,
+			    VMHEAP_MAX_SECTION_BYTES);
+	rc = ensure(r, VMHEAP_SECTION_HEADER_LEN + (size_t)s->length);
+	if (rc <= 0) {
+		if (rc < 0)
+			return rc;
+		snprintf(what, sizeof(what),
+			 "part of the %u-byte section '%s' at %llu", s->length,
+			 tag, (unsigned long long)s->offset);
+		return truncated(r, what);
+	}
+	h = r->buf + r->pos;
+	s->payload = h + VMHEAP_SECTION_HEADER_LEN;
+	computed = vmheap_crc32c(0, h, 12);
+	computed = vmheap_crc32c(computed, s->payload, s->length);
+	if (computed != stored)
+		return fail(r, VMHEAP_ECHECKSUM,
+			    "%s checksum mismatch at byte offset %llu (section "
+			    "'%s' at %llu): stored 0x%08x, computed 0x%08x",
+			    memcmp(s->tag, VMHEAP_TAG_BLCK, 4) ? "section"
+							       : "block",
+			    (unsigned long long)(s->offset +
+						 VMHEAP_SECTION_HEADER_LEN),
+			    tag, (unsigned long long)s->offset, stored,
+			    computed);
+	r->pos += VMHEAP_SECTION_HEADER_LEN + s->length;
+	return 0;
+}
+
+static int map_error(vmheap_reader *r, const struct section *s,
+		     const struct mpc *m, const char *what, int rc)
+{
+	return fail(r, VMHEAP_EFORMAT,
+		    "malformed %s at byte offset %llu: %s",
+		    what,
+		    (unsigned long long)(s->offset + VMHEAP_SECTION_HEADER_LEN +
+					 (uint64_t)(m->p - s->payload)),
+		    rc ? mpc_strerror(rc) : "unexpected value");
+}
+
+static int key_is(const char *k, uint32_t klen, const char *want)
+{
+	return strlen(want) == klen && !memcmp(k, want, klen);
+}
+
+static char *dup_text(const char *s, uint32_t len)
+{
+	char *d = malloc((size_t)len + 1);
+
+	if (d) {
+		memcpy(d, s, len);
+		d[len] = '\0';
+	}
+	return d;
+}
+
+/* Find "version" in the header map; it is read before anything else so
+ * that a newer major version is refused whatever else changed. */
+static int read_version(vmheap_reader *r, const struct section *s)
+{
+	struct mpc m = {s->payload, s->payload + s->length};
+	uint32_t n, klen, vn;
+	const char *k;
+	uint64_t major, minor;
+	int rc;
+
+	if ((rc = mpc_map(&m, &n)))
+		return map_error(r, s, &m, "header (not a map)", rc);
+	while (n--) {
+		if ((rc = mpc_str(&m, &k, &klen)))
+			return map_error(r, s, &m, "header key", rc);
+		if (!key_is(k, klen, "version")) {
+			if ((rc = mpc_skip(&m)))
+				return map_error(r, s, &m, "header value", rc);
+			continue;
+		}
+		if ((rc = mpc_array(&m, &vn)) || vn < 2 ||
+		    (rc = mpc_uint(&m, &major)) || (rc = mpc_uint(&m, &minor)))
+			return map_error(r, s, &m,
+					 "header version (want [major, minor])",
+					 rc);
+		if (major != VMHEAP_FORMAT_MAJOR)
+			return fail(r, VMHEAP_EVERSION,
+				    "dump has format version %llu.%llu, this "
+				    "reader reads major version %u only "
+				    "(header at byte offset %llu)",
+				    (unsigned long long)major,
+				    (unsigned long long)minor,
+				    VMHEAP_FORMAT_MAJOR,
+				    (unsigned long long)s->offset);
+		if (minor > UINT32_MAX)
+			return map_error(r, s, &m, "header minor version", 0);
+		r->hdr.major = (uint32_t)major;
+		r->hdr.minor = (uint32_t)minor;
+		return 0;
+	}
+	return fail(r, VMHEAP_EFORMAT,
+		    "header at byte offset %llu has no \"version\" key",
+		    (unsigned long long)s->offset);
+}
+
+static int read_header_uint(vmheap_reader *r, const struct section *s,
+			    struct mpc *m, const char *key, uint64_t max,
+			    uint64_t *v)
+{
+	int rc = mpc_uint(m, v);
+	char what[64];
+
+	if (rc || *v > max) {
+		snprintf(what, sizeof(what), "header value of \"%s\"", key);
+		return map_error(r, s, m, what, rc);
+	}
+	return 0;
+}
+
+static int read_header_text(vmheap_reader *r, const struct section *s,
+			    struct mpc *m, const char *key, char **out)
+{
+	const char *t;
+	uint32_t len;
+	char what[64];
+	int rc = mpc_str(m, &t, &len);
+
+	if (rc || len > VMHEAP_MAX_STRING_BYTES) {
+		snprintf(what, sizeof(what), "header value of \"%s\"", key);
+		return map_error(r, s, m, what, rc);
+	}
+	free(*out);
+	*out = dup_text(t, len);
+	if (!*out)
+		return fail(r, VMHEAP_ENOMEM, "out of memory for the header");
+	return 0;
+}
+
+static int read_kinds(vmheap_reader *r, const struct section *s,
+		      struct mpc *m)
+{
+	uint32_t n;
+	int rc;
+
+	if ((rc = mpc_array(m, &n)) || n > 65536 ||
+	    n > (size_t)(m->end - m->p))
+		return map_error(r, s, m, "header kinds", rc);
+	if (r->kinds) /* a repeated key: the last one wins */
+		for (size_t i = 0; i < r->hdr.kind_count; i++)
+			free(r->kinds[i]);
+	free(r->kinds);
+	r->hdr.kind_count = 0;
+	r->kinds = calloc((size_t)n + 1, sizeof(*r->kinds));
+	if (!r->kinds)
+		return fail(r, VMHEAP_ENOMEM, "out of memory for the header");
+	for (uint32_t i = 0; i < n; i++) {
+		if ((rc = read_header_text(r, s, m, "kinds", &r->kinds[i])))
+			return rc;
+		r->hdr.kind_count = i + 1;
+	}
+	return 0;
+}
+
+static int parse_header(vmheap_reader *r, const struct section *s)
+{
+	struct mpc m = {s->payload, s->payload + s->length};
+	uint32_t n, klen;
+	const char *k;
+	uint64_t v;
+	int rc;
+
+	if ((rc = read_version(r, s)))
+		return rc;
+	if ((rc = mpc_map(&m, &n)))
+		return map_error(r, s, &m, "header (not a map)", rc);
+	while (n--) {
+		if ((rc = mpc_str(&m, &k, &klen)))
+			return map_error(r, s, &m, "header key", rc);
+		if (key_is(k, klen, "vm")) {
+			rc = read_header_text(r, s, &m, "vm", &r->vm_name);
+		} else if (key_is(k, klen, "vm_version")) {
+			rc = read_header_text(r, s, &m, "vm_version",
+					      &r->vm_version);
+		} else if (key_is(k, klen, "pid")) {
+			rc = read_header_uint(r, s, &m, "pid", UINT64_MAX,
+					      &r->hdr.pid);
+		} else if (key_is(k, klen, "time")) {
+			if ((rc = mpc_int_wrap(&m, &v)))
+				return map_error(r, s, &m, "header time", rc);
+			r->hdr.time = (int64_t)v;
+		} else if (key_is(k, klen, "pointer_size")) {
+			rc = read_header_uint(r, s, &m, "pointer_size", 64,
+					      &v);
+			r->hdr.pointer_size = (uint32_t)v;
+		} else if (key_is(k, klen, "flags")) {
+			rc = read_header_uint(r, s, &m, "flags", UINT32_MAX,
+					      &v);
+			r->hdr.flags = (uint32_t)v;
+		} else if (key_is(k, klen, "kinds")) {
+			rc = read_kinds(r, s, &m);
+		} else {
+			/* "version" (already read) or a newer key. */
+			if ((rc = mpc_skip(&m)))
+				return map_error(r, s, &m, "header value", rc);
+		}
+		if (rc)
+			return rc;
+	}
+	if (!r->vm_name)
+		r->vm_name = dup_text("", 0);
+	if (!r->vm_version)
+		r->vm_version = dup_text("", 0);
+	if (!r->kinds)
+		r->kinds = calloc(1, sizeof(*r->kinds));
+	if (!r->vm_name || !r->vm_version || !r->kinds)
+		return fail(r, VMHEAP_ENOMEM, "out of memory for the header");
+	r->hdr.vm_name = r->vm_name;
+	r->hdr.vm_version = r->vm_version;
+	r->hdr.kind_names = (const char *const *)r->kinds;
+	return 0;
+}
+
+static int read_magic(vmheap_reader *r)
+{
+	int rc = ensure(r, VMHEAP_MAGIC_LEN);
+	size_t have = r->len - r->pos;
+
+	if (rc < 0)
+		return rc;
+	if (have > VMHEAP_MAGIC_LEN)
+		have = VMHEAP_MAGIC_LEN;
+	if (memcmp(r->buf + r->pos, VMHEAP_MAGIC, have)) {
+		if (have >= 4 && !memcmp(r->buf + r->pos, VMHEAP_MAGIC, 4))
+			return fail(r, VMHEAP_EMAGIC,
+				    "not a vmheap dump: the magic at byte "
+				    "offset 0 is damaged (was the file copied "
+				    "in text mode?)");
+		return fail(r, VMHEAP_EMAGIC,
+			    "not a vmheap dump: wrong magic at byte offset 0");
+	}
+	if (!rc)
+		return truncated(r, "the file magic");
+	r->pos += VMHEAP_MAGIC_LEN;
+	return 0;
+}
+
+static int read_head(vmheap_reader *r)
+{
+	struct section s;
+	char tag[20];
+	int rc;
+
+	if ((rc = read_magic(r)) || (rc = read_section(r, &s)))
+		return rc;
+	if (memcmp(s.tag, VMHEAP_TAG_HEAD, 4)) {
+		tag_text(s.tag, tag);
+		return fail(r, VMHEAP_EFORMAT,
+			    "expected the HEAD section at byte offset %llu, "
+			    "found '%s'",
+			    (unsigned long long)s.offset, tag);
+	}
+	return parse_header(r, &s);
+}
+
+static int read_trailer(vmheap_reader *r, uint64_t foot_offset)
+{
+	const uint8_t *t;
+	uint64_t at = here(r);
+	int rc = ensure(r, VMHEAP_TRAILER_LEN);
+
+	if (rc < 0)
+		return rc;
+	if (!rc)
+		return truncated(r, "the trailer after the footer");
+	t = r->buf + r->pos;
+	if (memcmp(t + 8, VMHEAP_END_MAGIC, VMHEAP_END_MAGIC_LEN))
+		return fail(r, VMHEAP_EFORMAT,
+			    "bad end magic at byte offset %llu",
+			    (unsigned long long)(at + 8));
+	if (vmheap_get_be64(t) != foot_offset)
+		return fail(r, VMHEAP_EFORMAT,
+			    "trailer at byte offset %llu points to a footer at "
+			    "%llu, but the footer is at %llu",
+			    (unsigned long long)at,
+			    (unsigned long long)vmheap_get_be64(t),
+			    (unsigned long long)foot_offset);
+	r->pos += VMHEAP_TRAILER_LEN;
+	rc = ensure(r, 1);
+	if (rc < 0)
+		return rc;
+	if (rc)
+		return fail(r, VMHEAP_EFORMAT,
+			    "unexpected data after the end magic at byte "
+			    "offset %llu",
+			    (unsigned long long)here(r));
+	return 0;
+}
+
+static int read_footer(vmheap_reader *r, const struct section *s)
+{
+	static const char *const keys[] = {"objects",    "bytes",
+					   "classes",    "roots",
+					   "references", "strings",
+					   "blocks"};
+	uint64_t *dst[] = {&r->foot.objects,    &r->foot.bytes,
+			   &r->foot.classes,    &r->foot.roots,
+			   &r->foot.references, &r->foot.strings,
+			   &r->foot.blocks};
+	unsigned have = 0, have_index = 0;
+	struct mpc m = {s->payload, s->payload + s->length};
+	uint32_t n, klen, nb;
+	const char *k;
+	int rc;
+
+	if ((rc = mpc_map(&m, &n)))
+		return map_error(r, s, &m, "footer (not a map)", rc);
+	while (n--) {
+		unsigned i;
+		if ((rc = mpc_str(&m, &k, &klen)))
+			return map_error(r, s, &m, "footer key", rc);
+		for (i = 0; i < 7; i++)
+			if (key_is(k, klen, keys[i]))
+				break;
+		if (i < 7) {
+			if ((rc = mpc_uint(&m, dst[i])))
+				return map_error(r, s, &m, "footer total", rc);
+			have |= 1u << i;
+			continue;
+		}
+		if (!key_is(k, klen, "block_offsets")) {
+			if ((rc = mpc_skip(&m)))
+				return map_error(r, s, &m, "footer value", rc);
+			continue;
+		}
+		if ((rc = mpc_array(&m, &nb)))
+			return map_error(r, s, &m, "footer block_offsets", rc);
+		if (nb != r->seen.blocks)
+			return fail(r, VMHEAP_ETOTALS,
+				    "footer at byte offset %llu lists %u "
+				    "blocks, but the dump holds %llu",
+				    (unsigned long long)s->offset, nb,
+				    (unsigned long long)r->seen.blocks);
+		for (uint32_t b = 0; b < nb; b++) {
+			uint64_t off;
+			if ((rc = mpc_uint(&m, &off)))
+				return map_error(r, s, &m,
+						 "footer block offset", rc);
+			if (off != r->blk_offsets[b])
+				return fail(r, VMHEAP_ETOTALS,
+					    "footer at byte offset %llu puts "
+					    "block %u at %llu, but it is at "
+					    "%llu",
+					    (unsigned long long)s->offset, b,
+					    (unsigned long long)off,
+					    (unsigned long long)
+						    r->blk_offsets[b]);
+		}
+		have_index = 1;
+	}
+	for (unsigned i = 0; i < 7; i++)
+		if (!(have & (1u << i)))
+			return fail(r, VMHEAP_EFORMAT,
+				    "footer at byte offset %llu has no \"%s\"",
+				    (unsigned long long)s->offset, keys[i]);
+	if (!have_index)
+		return fail(r, VMHEAP_EFORMAT,
+			    "footer at byte offset %llu has no "
+			    "\"block_offsets\"",
+			    (unsigned long long)s->offset);
+	if (r->foot.blocks != r->seen.blocks)
+		return fail(r, VMHEAP_ETOTALS,
+			    "footer totals disagree with the dump: footer says "
+			    "%llu blocks, the dump holds %llu (footer at byte "
+			    "offset %llu)",
+			    (unsigned long long)r->foot.blocks,
+			    (unsigned long long)r->seen.blocks,
+			    (unsigned long long)s->offset);
+	return read_trailer(r, s->offset);
+}
+
+static int check_totals(vmheap_reader *r, uint64_t foot_offset)
+{
+	static const char *const names[] = {"objects", "bytes",   "classes",
+					    "roots",   "references",
+					    "strings"};
+	const uint64_t f[] = {r->foot.objects, r->foot.bytes, r->foot.classes,
+			      r->foot.roots,   r->foot.references,
+			      r->foot.strings};
+	const uint64_t s[] = {r->seen.objects, r->seen.bytes, r->seen.classes,
+			      r->seen.roots,   r->seen.references,
+			      r->seen.strings};
+
+	for (int i = 0; i < 6; i++)
+		if (f[i] != s[i])
+			return fail(r, VMHEAP_ETOTALS,
+				    "footer totals disagree with the records: "
+				    "footer says %llu %s, the records hold %llu "
+				    "(footer at byte offset %llu)",
+				    (unsigned long long)f[i], names[i],
+				    (unsigned long long)s[i],
+				    (unsigned long long)foot_offset);
+	return 0;
+}
+
+/*
+ * Move to the next block: returns 1 with *blk filled, 0 after the footer
+ * and trailer were read and checked, or an error.
+ */
+static int next_section(vmheap_reader *r, struct vmheap_block *blk,
+			uint64_t *foot_offset)
+{
+	struct section s;
+	int rc;
+
+	for (;;) {
+		if ((rc = read_section(r, &s)))
+			return rc;
+		if (!memcmp(s.tag, VMHEAP_TAG_BLCK, 4)) {
+			if (r->seen.blocks == r->blk_cap) {
+				size_t ncap = r->blk_cap ? r->blk_cap * 2 : 64;
+				uint64_t *n = realloc(r->blk_offsets,
+						      ncap * sizeof(*n));
+				if (!n)
+					return fail(r, VMHEAP_ENOMEM,
+						    "out of memory for the "
+						    "block index");
+				r->blk_offsets = n;
+				r->blk_cap = ncap;
+			}
+			r->blk_offsets[r->seen.blocks++] = s.offset;
+			blk->offset = s.offset;
+			blk->records = s.records;
+			blk->length = s.length;
+			blk->data = s.payload;
+			return 1;
+		}
+		if (!memcmp(s.tag, VMHEAP_TAG_FOOT, 4)) {
+			if ((rc = read_footer(r, &s)))
+				return rc;
+			*foot_offset = s.offset;
+			return 0;
+		}
+		if (!memcmp(s.tag, VMHEAP_TAG_HEAD, 4))
+			return fail(r, VMHEAP_EFORMAT,
+				    "second HEAD section at byte offset %llu",
+				    (unsigned long long)s.offset);
+		/* A section of a newer minor version: skipped (its CRC was
+		 * checked). */
+	}
+}
+
+static int reader_new(vmheap_reader **out, int fd, const char *name)
+{
+	vmheap_reader *r = calloc(1, sizeof(*r));
+
+	*out = r;
+	if (!r)
+		return VMHEAP_ENOMEM;
+	r->fd = fd;
+	r->name = strdup(name ? name : "<input>");
+	if (!r->name) {
+		free(r);
+		*out = NULL;
+		return VMHEAP_ENOMEM;
+	}
+	return 0;
+}
+
+int vmheap_reader_open_fd(vmheap_reader **out, int fd, const char *name)
+{
+	int rc;
+
+	if (!out)
+		return VMHEAP_EINVAL;
+	if ((rc = reader_new(out, fd, name)))
+		return rc;
+	if (fd < 0)
+		return fail(*out, VMHEAP_EINVAL, "bad file descriptor %d", fd);
+	return read_head(*out);
+}
+
+int vmheap_reader_open_path(vmheap_reader **out, const char *path)
+{
+	int fd, rc;
+
+	if (!out || !path)
+		return VMHEAP_EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if ((rc = reader_new(out, fd, path))) {
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	if (fd < 0)
+		return fail(*out, VMHEAP_EIO, "cannot open: %s",
+			    strerror(errno));
+	(*out)->own_fd = 1;
+	return read_head(*out);
+}
+
+const struct vmheap_header *vmheap_reader_header(const vmheap_reader *r)
+{
+	return &r->hdr;
+}
+
+static void count_record(struct vmheap_totals *t,
+			 const struct vmheap_record *rec)
+{
+	switch (rec->type) {
+	case VMHEAP_RECORD_OBJECT:
+		t->objects++;
+		t->bytes += rec->u.object.bytes;
+		t->references += rec->u.object.nrefs;
+		break;
+	case VMHEAP_RECORD_MORE_REFS:
+		t->references += rec->u.object.nrefs;
+		break;
+	case VMHEAP_RECORD_STRING:
+		t->strings++;
+		break;
+	case VMHEAP_RECORD_CLASS:
+		t->classes++;
+		break;
+	case VMHEAP_RECORD_ROOT:
+		t->roots++;
+		break;
+	}
+}
+
+int vmheap_reader_next(vmheap_reader *r, struct vmheap_record *rec)
+{
+	struct vmheap_block blk;
+	uint64_t foot_offset;
+	int rc;
+
+	if (!r || !rec)
+		return VMHEAP_EINVAL;
+	if (r->err)
+		return r->err;
+	if (r->done)
+		return 0;
+	if (r->mode == MODE_BLOCKS)
+		return VMHEAP_ESTATE;
+	r->mode = MODE_RECORDS;
+	for (;;) {
+		if (r->in_block) {
+			rc = vmheap_block_cursor_next(&r->cur, rec);
+			if (rc > 0) {
+				count_record(&r->seen, rec);
+				return 1;
+			}
+			if (rc < 0)
+				return fail(r, rc, "%s", r->cur.error);
+			r->in_block = 0;
+		}
+		rc = next_section(r, &blk, &foot_offset);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			if ((rc = check_totals(r, foot_offset)))
+				return rc;
+			r->done = 1;
+			return 0;
+		}
+		if (r->cur.data)
+			vmheap_block_cursor_reset(&r->cur, &blk);
+		else
+			vmheap_block_cursor_init(&r->cur, &blk);
+		r->in_block = 1;
+	}
+}
+
+int vmheap_reader_next_block(vmheap_reader *r, struct vmheap_block *blk)
+{
+	uint64_t foot_offset;
+	int rc;
+
+	if (!r || !blk)
+		return VMHEAP_EINVAL;
+	if (r->err)
+		return r->err;
+	if (r->done)
+		return 0;
+	if (r->mode == MODE_RECORDS)
+		return VMHEAP_ESTATE;
+	r->mode = MODE_BLOCKS;
+	rc = next_section(r, blk, &foot_offset);
+	if (rc == 0)
+		r->done = 1;
+	return rc;
+}
+
+const struct vmheap_totals *vmheap_reader_totals(const vmheap_reader *r)
+{
+	return r->done ? &r->foot : &r->seen;
+}
+
+uint64_t vmheap_reader_offset(const vmheap_reader *r)
+{
+	return here(r);
+}
+
+const char *vmheap_reader_error(const vmheap_reader *r)
+{
+	return r ? r->errmsg : "";
+}
+
+const char *vmheap_reader_name(const vmheap_reader *r)
+{
+	return r ? r->name : "";
+}
+
+void vmheap_reader_free(vmheap_reader *r)
+{
+	if (!r)
+		return;
+	if (r->own_fd && r->fd >= 0)
+		close(r->fd);
+	vmheap_block_cursor_release(&r->cur);
+	free(r->buf);
+	free(r->name);
+	free(r->vm_name);
+	free(r->vm_version);
+	if (r->kinds)
+		for (size_t i = 0; i < r->hdr.kind_count; i++)
+			free(r->kinds[i]);
+	free(r->kinds);
+	free(r->blk_offsets);
+	free(r);
+}

@@ -1,0 +1,536 @@
+/*
+ * writer.c - the streaming dump writer.
+ *
+ * Records are packed with msgpack-c's packer into one buffer that holds
+ * the current block (and, before the first block goes out, the magic and
+ * the HEAD section).  When a block's payload passes the target size its
+ * section header is filled in and the whole buffer goes out with write(2).
+ * The writer never seeks, so a pipe works, and its memory is one block
+ * buffer plus 8 bytes per block for the footer's block index.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <msgpack.h>
+
+#include "vmheap.h"
+#include "crc32c-internal.h"
+#include "format-internal.h"
+
+struct vmheap_writer {
+	int fd;
+	int err;      /* sticky error code, 0 if none */
+	int finished; /* finish() ran (successfully or not) */
+	int nomem;    /* the packer's append callback ran out of memory */
+	char errmsg[512];
+
+	/* Pending output: buf[0..blk_start) is ready to be written, then the
+	 * current block: a 16-byte header slot and its payload so far. */
+	uint8_t *buf;
+	size_t len, cap;
+	size_t blk_start;
+	uint32_t blk_records;
+	uint64_t prev_id; /* object id delta state; 0 at each block start */
+	uint32_t block_bytes;
+
+	uint64_t written; /* bytes written to fd */
+	uint64_t *blk_offsets;
+	size_t blk_cap;
+	struct vmheap_totals totals;
+	msgpack_packer pk;
+};
+
+static void set_error(vmheap_writer *w, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_error(vmheap_writer *w, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w->errmsg, sizeof(w->errmsg), fmt, ap);
+	va_end(ap);
+	w->err = code;
+}
+
+static int reserve(vmheap_writer *w, size_t more)
+{
+	size_t want = w->len + more, ncap;
+	uint8_t *nbuf;
+
+	if (want <= w->cap)
+		return 0;
+	ncap = w->cap ? w->cap : 4096;
+	while (ncap < want)
+		ncap *= 2;
+	nbuf = realloc(w->buf, ncap);
+	if (!nbuf)
+		return -1;
+	w->buf = nbuf;
+	w->cap = ncap;
+	return 0;
+}
+
+/* msgpack-c's write callback: append to the pending buffer. */
+static int append_cb(void *data, const char *bytes, size_t len)
+{
+	vmheap_writer *w = data;
+
+	if (w->len + len > w->cap && reserve(w, len) < 0) {
+		w->nomem = 1;
+		return -1;
+	}
+	memcpy(w->buf + w->len, bytes, len);
+	w->len += len;
+	return 0;
+}
+
+static int append(vmheap_writer *w, const void *bytes, size_t len)
+{
+	return append_cb(w, bytes, len);
+}
+
+static int write_all(vmheap_writer *w, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(w->fd, p, n);
+		if (k < 0) {
+			int e = errno;
+			if (e == EINTR)
+				continue;
+			if (e == EAGAIN || e == EWOULDBLOCK) {
+				struct pollfd pfd = {.fd = w->fd,
+						     .events = POLLOUT};
+				poll(&pfd, 1, -1);
+				continue;
+			}
+			if (e == ENOSPC || e == EFBIG || e == EDQUOT)
+				set_error(w, VMHEAP_ENOSPC,
+					  "no room for the dump at byte offset "
+					  "%llu: %s",
+					  (unsigned long long)w->written,
+					  strerror(e));
+			else
+				set_error(w, VMHEAP_EIO,
+					  "write failed at byte offset %llu: %s",
+					  (unsigned long long)w->written,
+					  strerror(e));
+			return w->err;
+		}
+		p += k;
+		n -= (size_t)k;
+		w->written += (uint64_t)k;
+	}
+	return 0;
+}
+
+/* Fill in a section header at buf[at] for the payload that follows it. */
+static void seal_section(vmheap_writer *w, size_t at, const char *tag,
+			 uint32_t records)
+{
+	uint8_t *h = w->buf + at;
+	uint32_t plen = (uint32_t)(w->len - at - VMHEAP_SECTION_HEADER_LEN);
+	uint32_t crc;
+
+	memcpy(h, tag, 4);
+	vmheap_put_be32(h + 4, plen);
+	vmheap_put_be32(h + 8, records);
+	crc = vmheap_crc32c(0, h, 12);
+	crc = vmheap_crc32c(crc, h + VMHEAP_SECTION_HEADER_LEN, plen);
+	vmheap_put_be32(h + 12, crc);
+}
+
+/* Open a section: reserve its header slot; returns the slot's index. */
+static int begin_section(vmheap_writer *w, size_t *at)
+{
+	if (reserve(w, VMHEAP_SECTION_HEADER_LEN) < 0)
+		return -1;
+	*at = w->len;
+	w->len += VMHEAP_SECTION_HEADER_LEN;
+	return 0;
+}
+
+static int out_of_memory(vmheap_writer *w)
+{
+	set_error(w, VMHEAP_ENOMEM,
+		  "out of memory while buffering the dump at byte offset %llu",
+		  (unsigned long long)(w->written + w->len));
+	return w->err;
+}
+
+/* Write out everything pending, sealing the current block if it holds
+ * records, and start a new block. */
+static int flush_block(vmheap_writer *w)
+{
+	int rc;
+
+	if (w->blk_records) {
+		if (w->totals.blocks == w->blk_cap) {
+			size_t ncap = w->blk_cap ? w->blk_cap * 2 : 64;
+			uint64_t *n = realloc(w->blk_offsets, ncap * sizeof(*n));
+			if (!n)
+				return out_of_memory(w);
+			w->blk_offsets = n;
+			w->blk_cap = ncap;
+		}
+		w->blk_offsets[w->totals.blocks++] = w->written + w->blk_start;
+		seal_section(w, w->blk_start, VMHEAP_TAG_BLCK, w->blk_records);
+	} else {
+		w->len = w->blk_start; /* drop the empty block's header slot */
+	}
+	rc = write_all(w, w->buf, w->len);
+	w->len = 0;
+	w->blk_start = 0;
+	w->blk_records = 0;
+	w->prev_id = 0;
+	if (rc)
+		return rc;
+	if (begin_section(w, &w->blk_start) < 0)
+		return out_of_memory(w);
+	return 0;
+}
+
+/* Common entry check of every add_* call. */
+static int usable(vmheap_writer *w)
+{
+	if (!w)
+		return VMHEAP_EINVAL;
+	if (w->err)
+		return w->err;
+	if (w->finished)
+		return VMHEAP_ESTATE;
+	return 0;
+}
+
+/* After a record was packed: count it and close the block if full. */
+static int end_record(vmheap_writer *w)
+{
+	if (w->nomem)
+		return out_of_memory(w);
+	w->blk_records++;
+	if (w->len - w->blk_start - VMHEAP_SECTION_HEADER_LEN >= w->block_bytes)
+		return flush_block(w);
+	return 0;
+}
+
+static void pack_str(msgpack_packer *pk, const char *s, size_t len)
+{
+	msgpack_pack_str(pk, len);
+	msgpack_pack_str_body(pk, s, len);
+}
+
+static int check_string(vmheap_writer *w, const char *what, const char *s,
+			size_t len)
+{
+	if (len && !s) {
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s is NULL", what);
+		return VMHEAP_EINVAL;
+	}
+	if (len > VMHEAP_MAX_STRING_BYTES) {
+		snprintf(w->errmsg, sizeof(w->errmsg),
+			 "%s is %zu bytes, more than the format's limit of %u",
+			 what, len, VMHEAP_MAX_STRING_BYTES);
+		return VMHEAP_ELIMIT;
+	}
+	return 0;
+}
+
+static int pack_header(vmheap_writer *w, const struct vmheap_writer_options *o)
+{
+	msgpack_packer *pk = &w->pk;
+	const char *vm = o->vm_name ? o->vm_name : "";
+	const char *ver = o->vm_version ? o->vm_version : "";
+	size_t at, i;
+	int rc;
+
+	if ((rc = check_string(w, "vm name", vm, strlen(vm))) ||
+	    (rc = check_string(w, "vm version", ver, strlen(ver))))
+		return rc;
+	if (o->kind_count && !o->kind_names) {
+		snprintf(w->errmsg, sizeof(w->errmsg), "kind_names is NULL");
+		return VMHEAP_EINVAL;
+	}
+	for (i = 0; i < o->kind_count; i++) {
+		const char *k = o->kind_names[i] ? o->kind_names[i] : "";
+		if ((rc = check_string(w, "kind name", k, strlen(k))))
+			return rc;
+	}
+	if (o->kind_count > 65536) {
+		snprintf(w->errmsg, sizeof(w->errmsg),
+			 "%zu kind names, more than the limit of 65536",
+			 o->kind_count);
+		return VMHEAP_ELIMIT;
+	}
+
+	if (append(w, VMHEAP_MAGIC, VMHEAP_MAGIC_LEN) < 0 ||
+	    begin_section(w, &at) < 0)
+		return VMHEAP_ENOMEM;
+	msgpack_pack_map(pk, 8);
+	pack_str(pk, "version", 7);
+	msgpack_pack_array(pk, 2);
+	msgpack_pack_uint32(pk, VMHEAP_FORMAT_MAJOR);
+	msgpack_pack_uint32(pk, VMHEAP_FORMAT_MINOR);
+	pack_str(pk, "vm", 2);
+	pack_str(pk, vm, strlen(vm));
+	pack_str(pk, "vm_version", 10);
+	pack_str(pk, ver, strlen(ver));
+	pack_str(pk, "pid", 3);
+	msgpack_pack_uint64(pk, o->pid ? o->pid : (uint64_t)getpid());
+	pack_str(pk, "time", 4);
+	msgpack_pack_int64(pk, o->time ? o->time : (int64_t)time(NULL));
+	pack_str(pk, "pointer_size", 12);
+	msgpack_pack_uint32(pk, o->pointer_size ? o->pointer_size
+						: (uint32_t)sizeof(void *));
+	pack_str(pk, "flags", 5);
+	msgpack_pack_uint32(pk, o->flags);
+	pack_str(pk, "kinds", 5);
+	msgpack_pack_array(pk, o->kind_count);
+	for (i = 0; i < o->kind_count; i++) {
+		const char *k = o->kind_names[i] ? o->kind_names[i] : "";
+		pack_str(pk, k, strlen(k));
+	}
+	if (w->nomem)
+		return VMHEAP_ENOMEM;
+	seal_section(w, at, VMHEAP_TAG_HEAD, 0);
+	return 0;
+}
+
+int vmheap_writer_open(vmheap_writer **out, int fd,
+		       const struct vmheap_writer_options *opt)
+{
+	struct vmheap_writer_options none = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+	int rc;
+
+	if (!out)
+		return VMHEAP_EINVAL;
+	*out = NULL;
+	if (fd < 0)
+		return VMHEAP_EINVAL;
+	if (!opt)
+		opt = &none;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return VMHEAP_ENOMEM;
+	w->fd = fd;
+	w->block_bytes = opt->block_bytes ? opt->block_bytes
+					  : VMHEAP_DEFAULT_BLOCK_BYTES;
+	if (w->block_bytes > VMHEAP_MAX_BLOCK_TARGET)
+		w->block_bytes = VMHEAP_MAX_BLOCK_TARGET;
+	msgpack_packer_init(&w->pk, w, append_cb);
+	/* The magic and header wait in the buffer and go out with the first
+	 * block (or with the footer), so open itself does no I/O. */
+	rc = pack_header(w, opt);
+	if (!rc && begin_section(w, &w->blk_start) < 0)
+		rc = VMHEAP_ENOMEM;
+	if (rc) {
+		vmheap_writer_free(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+int vmheap_writer_add_string(vmheap_writer *w, uint64_t id, const char *text,
+			     size_t len)
+{
+	int rc = usable(w);
+
+	if (rc)
+		return rc;
+	if ((rc = check_string(w, "string", text, len)))
+		return rc;
+	msgpack_pack_array(&w->pk, 3);
+	msgpack_pack_uint8(&w->pk, VMHEAP_RECORD_STRING);
+	msgpack_pack_uint64(&w->pk, id);
+	pack_str(&w->pk, text, len);
+	w->totals.strings++;
+	return end_record(w);
+}
+
+int vmheap_writer_add_class(vmheap_writer *w, uint64_t id, const char *name,
+			    size_t name_len, uint64_t super_id, uint32_t flags)
+{
+	int rc = usable(w);
+
+	if (rc)
+		return rc;
+	if ((rc = check_string(w, "class name", name, name_len)))
+		return rc;
+	msgpack_pack_array(&w->pk, 5);
+	msgpack_pack_uint8(&w->pk, VMHEAP_RECORD_CLASS);
+	msgpack_pack_uint64(&w->pk, id);
+	pack_str(&w->pk, name, name_len);
+	msgpack_pack_uint64(&w->pk, super_id);
+	msgpack_pack_uint32(&w->pk, flags);
+	w->totals.classes++;
+	return end_record(w);
+}
+
+static void pack_refs(vmheap_writer *w, uint64_t id, const uint64_t *refs,
+		      size_t n)
+{
+	msgpack_pack_array(&w->pk, n);
+	for (size_t i = 0; i < n; i++)
+		msgpack_pack_int64(&w->pk, (int64_t)(refs[i] - id));
+}
+
+int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
+			     uint64_t bytes, uint32_t kind,
+			     const uint64_t *refs, size_t nrefs)
+{
+	size_t first = nrefs < VMHEAP_MAX_REFS_PER_RECORD
+			       ? nrefs
+			       : VMHEAP_MAX_REFS_PER_RECORD;
+	size_t done;
+	int rc = usable(w);
+
+	if (rc)
+		return rc;
+	if (nrefs && !refs) {
+		snprintf(w->errmsg, sizeof(w->errmsg),
+			 "object has %zu references but refs is NULL", nrefs);
+		return VMHEAP_EINVAL;
+	}
+	msgpack_pack_array(&w->pk, 6);
+	msgpack_pack_uint8(&w->pk, VMHEAP_RECORD_OBJECT);
+	msgpack_pack_int64(&w->pk, (int64_t)(id - w->prev_id));
+	msgpack_pack_uint64(&w->pk, class_id);
+	msgpack_pack_uint64(&w->pk, bytes);
+	msgpack_pack_uint32(&w->pk, kind);
+	pack_refs(w, id, refs, first);
+	w->prev_id = id;
+	w->totals.objects++;
+	w->totals.bytes += bytes;
+	w->totals.references += nrefs;
+	if ((rc = end_record(w)))
+		return rc;
+	/* The rest continue in more-references records; a block may close
+	 * between them, so each carries the object's id. */
+	for (done = first; done < nrefs;) {
+		size_t n = nrefs - done;
+		if (n > VMHEAP_MAX_REFS_PER_RECORD)
+			n = VMHEAP_MAX_REFS_PER_RECORD;
+		msgpack_pack_array(&w->pk, 3);
+		msgpack_pack_uint8(&w->pk, VMHEAP_RECORD_MORE_REFS);
+		msgpack_pack_int64(&w->pk, (int64_t)(id - w->prev_id));
+		pack_refs(w, id, refs + done, n);
+		w->prev_id = id;
+		done += n;
+		if ((rc = end_record(w)))
+			return rc;
+	}
+	return 0;
+}
+
+int vmheap_writer_add_root(vmheap_writer *w, uint64_t kind_string_id,
+			   uint64_t object_id)
+{
+	int rc = usable(w);
+
+	if (rc)
+		return rc;
+	msgpack_pack_array(&w->pk, 3);
+	msgpack_pack_uint8(&w->pk, VMHEAP_RECORD_ROOT);
+	msgpack_pack_uint64(&w->pk, kind_string_id);
+	msgpack_pack_uint64(&w->pk, object_id);
+	w->totals.roots++;
+	return end_record(w);
+}
+
+static void pack_total(msgpack_packer *pk, const char *key, uint64_t v)
+{
+	pack_str(pk, key, strlen(key));
+	msgpack_pack_uint64(pk, v);
+}
+
+int vmheap_writer_finish(vmheap_writer *w)
+{
+	const struct vmheap_totals *t;
+	uint64_t foot_offset;
+	uint8_t trailer[VMHEAP_TRAILER_LEN];
+	size_t at;
+	int rc = usable(w);
+
+	if (rc)
+		return rc;
+	w->finished = 1;
+	/* Seal the last block (if it holds records) in place, then add the
+	 * footer behind it and write both at once. */
+	if (w->blk_records) {
+		if ((rc = flush_block(w)))
+			return rc;
+	}
+	w->len = w->blk_start; /* drop the (empty) block slot */
+	t = &w->totals;
+	foot_offset = w->written + w->len;
+	if (begin_section(w, &at) < 0)
+		return out_of_memory(w);
+	msgpack_pack_map(&w->pk, 8);
+	pack_total(&w->pk, "objects", t->objects);
+	pack_total(&w->pk, "bytes", t->bytes);
+	pack_total(&w->pk, "classes", t->classes);
+	pack_total(&w->pk, "roots", t->roots);
+	pack_total(&w->pk, "references", t->references);
+	pack_total(&w->pk, "strings", t->strings);
+	pack_total(&w->pk, "blocks", t->blocks);
+	pack_str(&w->pk, "block_offsets", 13);
+	msgpack_pack_array(&w->pk, t->blocks);
+	for (uint64_t i = 0; i < t->blocks; i++)
+		msgpack_pack_uint64(&w->pk, w->blk_offsets[i]);
+	if (w->nomem)
+		return out_of_memory(w);
+	if (w->len - at - VMHEAP_SECTION_HEADER_LEN > VMHEAP_MAX_SECTION_BYTES) {
+		set_error(w, VMHEAP_ELIMIT,
+			  "footer would be %zu bytes (%llu blocks), more than "
+			  "the format's section limit of %u bytes; use larger "
+			  "blocks",
+			  w->len - at - VMHEAP_SECTION_HEADER_LEN,
+			  (unsigned long long)t->blocks,
+			  VMHEAP_MAX_SECTION_BYTES);
+		return w->err;
+	}
+	seal_section(w, at, VMHEAP_TAG_FOOT, 0);
+	vmheap_put_be64(trailer, foot_offset);
+	memcpy(trailer + 8, VMHEAP_END_MAGIC, VMHEAP_END_MAGIC_LEN);
+	if (append(w, trailer, sizeof(trailer)) < 0)
+		return out_of_memory(w);
+	rc = write_all(w, w->buf, w->len);
+	w->len = 0;
+	return rc;
+}
+
+uint64_t vmheap_writer_bytes_written(const vmheap_writer *w)
+{
+	return w ? w->written : 0;
+}
+
+uint64_t vmheap_writer_objects(const vmheap_writer *w)
+{
+	return w ? w->totals.objects : 0;
+}
+
+uint64_t vmheap_writer_object_bytes(const vmheap_writer *w)
+{
+	return w ? w->totals.bytes : 0;
+}
+
+const char *vmheap_writer_error(const vmheap_writer *w)
+{
+	return w ? w->errmsg : "";
+}
+
+void vmheap_writer_free(vmheap_writer *w)
+{
+	if (!w)
+		return;
+	free(w->buf);
+	free(w->blk_offsets);
+	free(w);
+}
