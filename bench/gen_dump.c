@@ -1,0 +1,169 @@
+/*
+ * gen_dump.c - write a synthetic vmheap dump with the real writer, for
+ * benchmarks of vmheap-histo and vmheap-diff.
+ *
+ *   gen_dump [-n OBJECTS] [-c CLASSES] [-s SEED] [-g EXTRA] [-v VM] OUT
+ *
+ * The heap: CLASSES classes ("Bench::Class0001", ... plus a few usual
+ * names), OBJECTS objects at increasing 40-byte-aligned addresses with a
+ * skewed class distribution, 0-4 references each to earlier objects, and
+ * some roots.  The same seed gives the same objects at the same addresses,
+ * so a dump made with -g EXTRA is the first one plus EXTRA "Leak::Message"
+ * objects, all held by one "Leak::Holder" (a leak for vmheap-diff).
+ * OUT "-" is standard output.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmheap.h"
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+	/* xorshift64* */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static const char *const usual[] = {"String", "Array", "Hash", "Object",
+				    "Symbol", "Proc",  "Float", "Time"};
+static const char *const kinds[] = {"object", "string", "array", "hash",
+				    "data"};
+
+static void die(const char *what, vmheap_writer *w)
+{
+	fprintf(stderr, "gen_dump: %s: %s\n", what,
+		w ? vmheap_writer_error(w) : "");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long long n = 1000000, extra = 0;
+	unsigned long classes = 200, seed = 1;
+	const char *vm = "bench";
+	int ch;
+
+	while ((ch = getopt(argc, argv, "n:c:s:g:v:")) != -1) {
+		switch (ch) {
+		case 'n':
+			n = strtoull(optarg, NULL, 10);
+			break;
+		case 'c':
+			classes = strtoul(optarg, NULL, 10);
+			break;
+		case 's':
+			seed = strtoul(optarg, NULL, 10);
+			break;
+		case 'g':
+			extra = strtoull(optarg, NULL, 10);
+			break;
+		case 'v':
+			vm = optarg;
+			break;
+		default:
+			fprintf(stderr, "usage: gen_dump [-n OBJECTS] "
+					"[-c CLASSES] [-s SEED] [-g EXTRA] "
+					"[-v VM] OUT\n");
+			return 2;
+		}
+	}
+	if (optind + 1 != argc || classes < 1) {
+		fprintf(stderr, "gen_dump: give one output path\n");
+		return 2;
+	}
+	const char *out = argv[optind];
+	int fd = strcmp(out, "-")
+			 ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600)
+			 : 1;
+	if (fd < 0) {
+		perror(out);
+		return 2;
+	}
+
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	opt.vm_name = vm;
+	opt.vm_version = "1.0";
+	opt.pid = 4242;
+	opt.time = 1700000000 + (int64_t)extra;
+	opt.kind_names = kinds;
+	opt.kind_count = sizeof(kinds) / sizeof(kinds[0]);
+	vmheap_writer *w;
+	if (vmheap_writer_open(&w, fd, &opt) < 0)
+		die("open", NULL);
+
+	rng_state = seed * 0x9E3779B97F4A7C15ULL + 1;
+	char name[64];
+	size_t nusual = sizeof(usual) / sizeof(usual[0]);
+	for (unsigned long c = 1; c <= classes; c++) {
+		if (c <= nusual)
+			snprintf(name, sizeof(name), "%s", usual[c - 1]);
+		else
+			snprintf(name, sizeof(name), "Bench::Class%04lu", c);
+		if (vmheap_writer_add_class(w, c, name, strlen(name), 0, 0))
+			die("class", w);
+	}
+	if (vmheap_writer_add_class(w, classes + 1, "Leak::Message", 13, 0,
+				    0) ||
+	    vmheap_writer_add_class(w, classes + 2, "Leak::Holder", 12, 0, 0))
+		die("class", w);
+	if (vmheap_writer_add_string(w, 1, "vm", 2))
+		die("string", w);
+
+	const uint64_t base = 0x7f0000000000ULL;
+	uint64_t refs[8];
+	for (unsigned long long i = 0; i < n; i++) {
+		uint64_t r = rng();
+		/* skewed: half the objects in the first 8 classes */
+		uint64_t cls = (r & 1) ? 1 + (r >> 8) % (classes < 8 ? classes
+								      : 8)
+				       : 1 + (r >> 8) % classes;
+		uint64_t bytes = 40 + ((r >> 20) % 4) * 40;
+		uint32_t kind = (uint32_t)(cls % opt.kind_count);
+		size_t nrefs = i ? (r >> 32) % 5 : 0;
+		for (size_t k = 0; k < nrefs; k++)
+			refs[k] = base + 40 * ((rng() >> 11) % i);
+		if (vmheap_writer_add_object(w, base + 40 * i, cls, bytes,
+					     kind, refs, nrefs))
+			die("object", w);
+		if (i % 1000 == 0 &&
+		    vmheap_writer_add_root(w, 1, base + 40 * i))
+			die("root", w);
+	}
+	/* the leak: EXTRA messages past the end, one holder for them all */
+	uint64_t leak_base = base + 40 * (n + 1);
+	for (unsigned long long i = 0; i < extra; i++)
+		if (vmheap_writer_add_object(w, leak_base + 80 * i, classes + 1,
+					     80, 0, NULL, 0))
+			die("object", w);
+	if (extra) {
+		uint64_t *held = malloc(extra * sizeof(*held));
+		if (!held)
+			die("out of memory", NULL);
+		for (unsigned long long i = 0; i < extra; i++)
+			held[i] = leak_base + 80 * i;
+		uint64_t holder = leak_base + 80 * extra;
+		if (vmheap_writer_add_object(w, holder, classes + 2, 40, 0,
+					     held, extra) ||
+		    vmheap_writer_add_root(w, 1, holder))
+			die("object", w);
+		free(held);
+	}
+	if (vmheap_writer_finish(w))
+		die("finish", w);
+	fprintf(stderr, "gen_dump: %s: %llu objects, %llu bytes of dump\n",
+		out, (unsigned long long)vmheap_writer_objects(w),
+		(unsigned long long)vmheap_writer_bytes_written(w));
+	vmheap_writer_free(w);
+	if (fd != 1 && close(fd) < 0) {
+		perror(out);
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,7 @@
+# Synthetic dumps for benchmarking vmheap-histo and vmheap-diff.
+GEN_DUMP := $(BUILD)/bench/gen_dump
+EXTRA_ALL += $(GEN_DUMP)
+
+$(GEN_DUMP): $(OBJDIR)/bench/gen_dump.o $(LIBVMHEAP_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBVMHEAP_A) $(MSGPACK_LIBS)

@@ -1,0 +1,469 @@
+/*
+ * census.c - objects and bytes per class (or kind) of one dump.
+ *
+ * Each feeding thread owns a "part": a map from class id (or kind) to
+ * (count, bytes), the class records it saw, and running totals.  Nothing
+ * is shared while the dump is read.  vmheap_census_finish() merges the
+ * parts: class records give names (the earliest record of an id wins),
+ * names are interned in one pool, and the rows are merged by name.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "census-internal.h"
+#include "vmheap_census.h"
+
+struct class_rec {
+	uint64_t id;
+	uint64_t offset;
+	char *name; /* NUL-terminated copy */
+};
+
+/* Keys (class ids, kinds) below this are counted in a plain array: dense
+ * small class ids are the common case and need no hashing. */
+#define DIRECT_KEYS 4096u
+
+struct direct_count {
+	uint64_t count, bytes;
+};
+
+struct part {
+	struct direct_count *direct; /* DIRECT_KEYS entries, or NULL */
+	struct vmheap_u64map counts; /* other keys -> a: objects, b: bytes */
+	uint64_t last_key;
+	struct vmheap_u64map_slot *last_slot;
+	struct class_rec *classes;
+	size_t nclasses, classes_cap;
+	struct vmheap_totals totals;
+	struct vmheap_block_cursor cur; /* reused block after block */
+	int cur_ready;
+	int nomem;
+	char pad[64]; /* keep parts of different threads apart */
+};
+
+struct vmheap_census {
+	enum vmheap_census_group group;
+	unsigned threads;
+	struct part *parts;
+	int finished;
+
+	struct vmheap_namemap pool;     /* every display name -> pool index */
+	uint64_t *pool_count, *pool_bytes;
+	size_t pool_cap;
+	struct vmheap_u64map class_pool; /* class id -> a: pool index */
+	const char **pool_names;         /* pool index -> name */
+
+	struct vmheap_census_row *rows;
+	size_t nrows;
+	struct vmheap_totals totals;
+	char err[512];
+};
+
+int vmheap_census_new(vmheap_census **out, enum vmheap_census_group group,
+		      unsigned threads)
+{
+	*out = NULL;
+	if (!threads)
+		threads = 1;
+	vmheap_census *c = calloc(1, sizeof(*c));
+	if (!c)
+		return VMHEAP_ENOMEM;
+	c->parts = calloc(threads, sizeof(*c->parts));
+	if (!c->parts) {
+		free(c);
+		return VMHEAP_ENOMEM;
+	}
+	c->group = group;
+	c->threads = threads;
+	*out = c;
+	return 0;
+}
+
+static int add_class(struct part *p, const struct vmheap_record *rec)
+{
+	if (p->nclasses == p->classes_cap) {
+		size_t ncap = p->classes_cap ? p->classes_cap * 2 : 64;
+		struct class_rec *nc =
+			realloc(p->classes, ncap * sizeof(*nc));
+		if (!nc)
+			return VMHEAP_ENOMEM;
+		p->classes = nc;
+		p->classes_cap = ncap;
+	}
+	char *name = malloc(rec->u.klass.name_len + 1);
+	if (!name)
+		return VMHEAP_ENOMEM;
+	memcpy(name, rec->u.klass.name, rec->u.klass.name_len);
+	name[rec->u.klass.name_len] = '\0';
+	struct class_rec *cr = &p->classes[p->nclasses++];
+	cr->id = rec->u.klass.id;
+	cr->offset = rec->offset;
+	cr->name = name;
+	return 0;
+}
+
+static inline int count_record(vmheap_census *c, struct part *p,
+			       const struct vmheap_record *rec)
+{
+	switch (rec->type) {
+	case VMHEAP_RECORD_OBJECT: {
+		uint64_t key = c->group == VMHEAP_GROUP_CLASS
+				       ? rec->u.object.class_id
+				       : rec->u.object.kind;
+		p->totals.objects++;
+		p->totals.bytes += rec->u.object.bytes;
+		p->totals.references += rec->u.object.nrefs;
+		if (key < DIRECT_KEYS) {
+			if (!p->direct) {
+				p->direct = calloc(DIRECT_KEYS,
+						   sizeof(*p->direct));
+				if (!p->direct)
+					return VMHEAP_ENOMEM;
+			}
+			p->direct[key].count++;
+			p->direct[key].bytes += rec->u.object.bytes;
+			return 0;
+		}
+		struct vmheap_u64map_slot *s;
+		if (p->last_slot && p->last_key == key) {
+			s = p->last_slot;
+		} else {
+			s = vmheap_u64map_upsert(&p->counts, key);
+			if (!s)
+				return VMHEAP_ENOMEM;
+			p->last_slot = s;
+			p->last_key = key;
+		}
+		s->a++;
+		s->b += rec->u.object.bytes;
+		return 0;
+	}
+	case VMHEAP_RECORD_MORE_REFS:
+		p->totals.references += rec->u.object.nrefs;
+		return 0;
+	case VMHEAP_RECORD_CLASS:
+		p->totals.classes++;
+		return add_class(p, rec);
+	case VMHEAP_RECORD_ROOT:
+		p->totals.roots++;
+		return 0;
+	case VMHEAP_RECORD_STRING:
+		p->totals.strings++;
+		return 0;
+	}
+	return 0;
+}
+
+int vmheap_census_add_record(vmheap_census *c, unsigned thread,
+			     const struct vmheap_record *rec)
+{
+	struct part *p = &c->parts[thread < c->threads ? thread : 0];
+	int rc = count_record(c, p, rec);
+	if (rc < 0)
+		p->nomem = 1;
+	return rc;
+}
+
+int vmheap_census_add_block(void *census, unsigned thread,
+			    const struct vmheap_block *blk, char *err,
+			    size_t errsz)
+{
+	vmheap_census *c = census;
+	struct part *p = &c->parts[thread < c->threads ? thread : 0];
+	struct vmheap_block_cursor *cur = &p->cur;
+	struct vmheap_record rec;
+	int rc;
+
+	if (p->cur_ready) {
+		vmheap_block_cursor_reset(cur, blk);
+	} else {
+		vmheap_block_cursor_init(cur, blk);
+		p->cur_ready = 1;
+	}
+	while ((rc = vmheap_block_cursor_next(cur, &rec)) > 0) {
+		rc = count_record(c, p, &rec);
+		if (rc < 0) {
+			p->nomem = 1;
+			snprintf(err, errsz, "out of memory");
+			break;
+		}
+	}
+	if (rc < 0 && !p->nomem)
+		snprintf(err, errsz, "%s", cur->error);
+	p->totals.blocks++;
+	return rc < 0 ? rc : 0;
+}
+
+/* Pool index of `name`, growing the per-name counters; (size_t)-1 when
+ * out of memory. */
+static size_t pool_intern(vmheap_census *c, const char *name)
+{
+	int added;
+	const char *stored;
+	size_t idx = vmheap_namemap_intern(&c->pool, name, c->pool.len,
+					   &added, &stored);
+	if (idx == (size_t)-1 || !added)
+		return idx;
+	if (idx >= c->pool_cap) {
+		size_t ncap = c->pool_cap ? c->pool_cap * 2 : 64;
+		uint64_t *nc = realloc(c->pool_count, ncap * sizeof(*nc));
+		if (nc)
+			c->pool_count = nc;
+		uint64_t *nb = realloc(c->pool_bytes, ncap * sizeof(*nb));
+		if (nb)
+			c->pool_bytes = nb;
+		const char **nn = realloc(c->pool_names, ncap * sizeof(*nn));
+		if (nn)
+			c->pool_names = nn;
+		if (!nc || !nb || !nn)
+			return (size_t)-1;
+		c->pool_cap = ncap;
+	}
+	c->pool_count[idx] = 0;
+	c->pool_bytes[idx] = 0;
+	c->pool_names[idx] = stored;
+	return idx;
+}
+
+static size_t class_placeholder(vmheap_census *c, uint64_t id)
+{
+	char buf[64];
+	snprintf(buf, sizeof(buf), "<unknown class 0x%" PRIx64 ">", id);
+	return pool_intern(c, buf);
+}
+
+/* Merge every part's class records into class_pool. */
+static int merge_classes(vmheap_census *c)
+{
+	struct vmheap_u64map first = {0}; /* id -> a: offset+1, b: rec ptr */
+	int rc = 0;
+
+	for (unsigned t = 0; t < c->threads; t++) {
+		struct part *p = &c->parts[t];
+		for (size_t i = 0; i < p->nclasses; i++) {
+			struct class_rec *cr = &p->classes[i];
+			struct vmheap_u64map_slot *s =
+				vmheap_u64map_upsert(&first, cr->id);
+			if (!s) {
+				rc = VMHEAP_ENOMEM;
+				goto out;
+			}
+			if (!s->a || cr->offset + 1 < s->a) {
+				s->a = cr->offset + 1;
+				s->b = (uint64_t)(uintptr_t)cr;
+			}
+		}
+	}
+	for (size_t i = 0; i < first.cap; i++) {
+		struct vmheap_u64map_slot *s = &first.slots[i];
+		if (!s->used)
+			continue;
+		struct class_rec *cr = (struct class_rec *)(uintptr_t)s->b;
+		size_t idx = pool_intern(c, *cr->name ? cr->name
+						      : "<anonymous class>");
+		struct vmheap_u64map_slot *d =
+			vmheap_u64map_upsert(&c->class_pool, cr->id);
+		if (idx == (size_t)-1 || !d) {
+			rc = VMHEAP_ENOMEM;
+			goto out;
+		}
+		d->a = idx;
+	}
+out:
+	vmheap_u64map_release(&first);
+	return rc;
+}
+
+static size_t kind_pool_index(vmheap_census *c,
+			      const struct vmheap_header *h, uint64_t kind)
+{
+	if (h && kind < h->kind_count && h->kind_names[kind] &&
+	    *h->kind_names[kind])
+		return pool_intern(c, h->kind_names[kind]);
+	char buf[48];
+	snprintf(buf, sizeof(buf), "<unknown kind %" PRIu64 ">", kind);
+	return pool_intern(c, buf);
+}
+
+static size_t class_pool_index(vmheap_census *c, uint64_t id)
+{
+	struct vmheap_u64map_slot *s = vmheap_u64map_find(&c->class_pool, id);
+	return s ? (size_t)s->a : class_placeholder(c, id);
+}
+
+static int check_total(vmheap_census *c, vmheap_reader *r, const char *what,
+		       uint64_t footer, uint64_t counted)
+{
+	if (footer == counted)
+		return 0;
+	snprintf(c->err, sizeof(c->err),
+		 "%s: footer totals disagree with the records: the footer "
+		 "says %" PRIu64 " %s, the blocks hold %" PRIu64
+		 " (footer ends at byte offset %" PRIu64 ")",
+		 vmheap_reader_name(r), footer, what, counted,
+		 vmheap_reader_offset(r));
+	return VMHEAP_ETOTALS;
+}
+
+static int check_totals(vmheap_census *c, vmheap_reader *r)
+{
+	const struct vmheap_totals *f = vmheap_reader_totals(r);
+	const struct vmheap_totals *t = &c->totals;
+	if (!f)
+		return 0;
+	int rc = check_total(c, r, "objects", f->objects, t->objects);
+	if (!rc)
+		rc = check_total(c, r, "bytes of objects", f->bytes, t->bytes);
+	if (!rc)
+		rc = check_total(c, r, "classes", f->classes, t->classes);
+	if (!rc)
+		rc = check_total(c, r, "roots", f->roots, t->roots);
+	if (!rc)
+		rc = check_total(c, r, "references", f->references,
+				 t->references);
+	if (!rc)
+		rc = check_total(c, r, "strings", f->strings, t->strings);
+	return rc;
+}
+
+static int oom(vmheap_census *c, vmheap_reader *r)
+{
+	snprintf(c->err, sizeof(c->err), "%s: out of memory",
+		 r ? vmheap_reader_name(r) : "census");
+	return VMHEAP_ENOMEM;
+}
+
+int vmheap_census_finish(vmheap_census *c, vmheap_reader *r)
+{
+	const struct vmheap_header *h = vmheap_reader_header(r);
+
+	memset(&c->totals, 0, sizeof(c->totals));
+	for (unsigned t = 0; t < c->threads; t++) {
+		struct part *p = &c->parts[t];
+		if (p->nomem)
+			return oom(c, r);
+		c->totals.objects += p->totals.objects;
+		c->totals.bytes += p->totals.bytes;
+		c->totals.classes += p->totals.classes;
+		c->totals.roots += p->totals.roots;
+		c->totals.references += p->totals.references;
+		c->totals.strings += p->totals.strings;
+		c->totals.blocks += p->totals.blocks;
+	}
+	int rc = check_totals(c, r);
+	if (rc < 0)
+		return rc;
+	if (merge_classes(c) < 0)
+		return oom(c, r);
+
+	for (unsigned t = 0; t < c->threads; t++) {
+		struct part *p = &c->parts[t];
+		for (uint64_t k = 0; p->direct && k < DIRECT_KEYS; k++) {
+			if (!p->direct[k].count)
+				continue;
+			size_t idx = c->group == VMHEAP_GROUP_CLASS
+					     ? class_pool_index(c, k)
+					     : kind_pool_index(c, h, k);
+			if (idx == (size_t)-1)
+				return oom(c, r);
+			c->pool_count[idx] += p->direct[k].count;
+			c->pool_bytes[idx] += p->direct[k].bytes;
+		}
+		struct vmheap_u64map *m = &p->counts;
+		for (size_t i = 0; i < m->cap; i++) {
+			struct vmheap_u64map_slot *s = &m->slots[i];
+			if (!s->used)
+				continue;
+			size_t idx = c->group == VMHEAP_GROUP_CLASS
+					     ? class_pool_index(c, s->key)
+					     : kind_pool_index(c, h, s->key);
+			if (idx == (size_t)-1)
+				return oom(c, r);
+			c->pool_count[idx] += s->a;
+			c->pool_bytes[idx] += s->b;
+		}
+	}
+
+	c->rows = calloc(c->pool.len ? c->pool.len : 1, sizeof(*c->rows));
+	if (!c->rows)
+		return oom(c, r);
+	c->nrows = 0;
+	for (size_t i = 0; i < c->pool.len; i++) {
+		if (!c->pool_count[i] && !c->pool_bytes[i])
+			continue;
+		c->rows[c->nrows].name = c->pool_names[i];
+		c->rows[c->nrows].count = c->pool_count[i];
+		c->rows[c->nrows].bytes = c->pool_bytes[i];
+		c->nrows++;
+	}
+	c->finished = 1;
+	return 0;
+}
+
+int vmheap_census_read(vmheap_census *c, vmheap_reader *r,
+		       const struct vmheap_scan_options *opt)
+{
+	struct vmheap_scan_options one = VMHEAP_SCAN_OPTIONS_INIT;
+	one.threads = 1;
+	if (!opt)
+		opt = &one;
+	if (vmheap_scan_threads(opt) > c->threads) {
+		snprintf(c->err, sizeof(c->err),
+			 "census made for %u threads, scan asks for %u",
+			 c->threads, vmheap_scan_threads(opt));
+		return VMHEAP_EINVAL;
+	}
+	int rc = vmheap_scan_blocks(r, vmheap_census_add_block, c, opt,
+				    c->err, sizeof(c->err));
+	if (rc < 0)
+		return rc;
+	return vmheap_census_finish(c, r);
+}
+
+const char *vmheap_census_error(const vmheap_census *c)
+{
+	return c->err;
+}
+
+struct vmheap_census_row *vmheap_census_rows(vmheap_census *c, size_t *n)
+{
+	*n = c->finished ? c->nrows : 0;
+	return c->rows;
+}
+
+const char *vmheap_census_class_name(vmheap_census *c, uint64_t class_id)
+{
+	size_t idx = class_pool_index(c, class_id);
+	return idx == (size_t)-1 ? NULL : c->pool_names[idx];
+}
+
+const struct vmheap_totals *vmheap_census_totals(const vmheap_census *c)
+{
+	return &c->totals;
+}
+
+void vmheap_census_free(vmheap_census *c)
+{
+	if (!c)
+		return;
+	for (unsigned t = 0; t < c->threads; t++) {
+		struct part *p = &c->parts[t];
+		vmheap_u64map_release(&p->counts);
+		free(p->direct);
+		if (p->cur_ready)
+			vmheap_block_cursor_release(&p->cur);
+		for (size_t i = 0; i < p->nclasses; i++)
+			free(p->classes[i].name);
+		free(p->classes);
+	}
+	free(c->parts);
+	vmheap_namemap_release(&c->pool);
+	vmheap_u64map_release(&c->class_pool);
+	free(c->pool_count);
+	free(c->pool_bytes);
+	free(c->pool_names);
+	free(c->rows);
+	free(c);
+}

@@ -1,0 +1,31 @@
+/*
+ * histo-internal.h - the parts of vmheap-histo.
+ */
+#ifndef HISTO_INTERNAL_H
+#define HISTO_INTERNAL_H
+
+#include "vmheap_census.h"
+
+struct histo_options {
+	const char *path;   /* the dump, or "-" */
+	enum vmheap_sort sort;
+	size_t top;         /* 0: every row */
+	enum vmheap_output_format format;
+	int by_kind;        /* group by object kind */
+	unsigned threads;   /* 0: automatic */
+	int progress;       /* draw a bar on a terminal if the dump is big */
+};
+
+/*
+ * Read the dump and render the whole report into `out`.  Returns 0, or a
+ * negative code with one message in err (naming the file and the byte
+ * offset); `out` is then to be discarded.
+ */
+int histo_run(const struct histo_options *o, struct vmheap_strbuf *out,
+	      char *err, size_t errsz);
+
+/* Render the sorted rows of a finished census in o->format. */
+void histo_render(const struct histo_options *o, vmheap_reader *r,
+		  vmheap_census *c, struct vmheap_strbuf *out);
+
+#endif /* HISTO_INTERNAL_H */

@@ -1,0 +1,54 @@
+/*
+ * histo.c - read one dump into a census (vmheap-histo's single pass).
+ */
+#include <stdio.h>
+
+#include "histo-internal.h"
+
+int histo_run(const struct histo_options *o, struct vmheap_strbuf *out,
+	      char *err, size_t errsz)
+{
+	struct vmheap_scan_options sopt = VMHEAP_SCAN_OPTIONS_INIT;
+	struct vmheap_progress bar = {2, o->path, 0, 0};
+	vmheap_reader *r = NULL;
+	vmheap_census *c = NULL;
+	uint64_t size;
+	int regular, rc;
+
+	rc = vmheap_dump_open(&r, o->path, &size, &regular, err, errsz);
+	if (rc < 0) {
+		if (r)
+			snprintf(err, errsz, "%s", vmheap_reader_error(r));
+		vmheap_reader_free(r);
+		return rc;
+	}
+	sopt.threads = o->threads;
+	if (o->progress && vmheap_progress_wanted(2, size)) {
+		bar.total = size;
+		sopt.progress = vmheap_progress_update;
+		sopt.progress_arg = &bar;
+	}
+	rc = vmheap_census_new(&c,
+			       o->by_kind ? VMHEAP_GROUP_KIND
+					  : VMHEAP_GROUP_CLASS,
+			       vmheap_scan_threads(&sopt));
+	if (rc < 0) {
+		snprintf(err, errsz, "out of memory");
+		vmheap_reader_free(r);
+		return rc;
+	}
+	rc = vmheap_census_read(c, r, &sopt);
+	vmheap_progress_clear(&bar);
+	if (rc < 0) {
+		snprintf(err, errsz, "%s", vmheap_census_error(c));
+	} else {
+		histo_render(o, r, c, out);
+		if (out->failed) {
+			snprintf(err, errsz, "out of memory for the report");
+			rc = VMHEAP_ENOMEM;
+		}
+	}
+	vmheap_census_free(c);
+	vmheap_reader_free(r);
+	return rc;
+}

@@ -1,0 +1,10 @@
+# vmheap-histo: the per-class histogram of one dump.
+HISTO_SRCS := $(wildcard histo/*.c)
+HISTO_OBJS := $(HISTO_SRCS:%.c=$(OBJDIR)/%.o)
+HISTO_BIN  := $(BINDIR)/vmheap-histo
+BINS      += $(HISTO_BIN)
+MAN_PAGES += man/vmheap-histo.1
+
+$(HISTO_BIN): $(HISTO_OBJS) $(LIBVMHEAP_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(HISTO_OBJS) $(LIBVMHEAP_A) $(MSGPACK_LIBS)

@@ -1,0 +1,117 @@
+/*
+ * report.c - vmheap-histo's output: a text table, JSON or CSV.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "histo-internal.h"
+
+static void render_text(const struct histo_options *o, vmheap_reader *r,
+			const struct vmheap_census_row *rows, size_t n,
+			size_t shown, const struct vmheap_totals *t,
+			struct vmheap_strbuf *out)
+{
+	const struct vmheap_header *h = vmheap_reader_header(r);
+	const char *what = o->by_kind ? "kind" : "class";
+	vmheap_table *tab = vmheap_table_new("rlr");
+	char cnt[32], bytes[32], label[96];
+
+	if (!tab) {
+		out->failed = 1;
+		return;
+	}
+	vmheap_strbuf_addf(out, "dump: %s (vm %s %s, pid %" PRIu64 ")\n",
+			   vmheap_reader_name(r), h->vm_name, h->vm_version,
+			   h->pid);
+	int rc = vmheap_table_add_row(tab, (const char *[]){"count", what,
+							    "bytes"});
+	for (size_t i = 0; i < shown && !rc; i++) {
+		snprintf(cnt, sizeof(cnt), "%" PRIu64, rows[i].count);
+		snprintf(bytes, sizeof(bytes), "%" PRIu64, rows[i].bytes);
+		rc = vmheap_table_add_row(
+			tab, (const char *[]){cnt, rows[i].name, bytes});
+	}
+	snprintf(cnt, sizeof(cnt), "%" PRIu64, t->objects);
+	snprintf(bytes, sizeof(bytes), "%" PRIu64, t->bytes);
+	if (shown < n)
+		snprintf(label, sizeof(label), "total (%zu %s, top %zu shown)",
+			 n, o->by_kind ? "kinds" : "classes", shown);
+	else
+		snprintf(label, sizeof(label), "total (%zu %s)", n,
+			 o->by_kind ? "kinds" : "classes");
+	if (!rc)
+		rc = vmheap_table_add_row(tab,
+					  (const char *[]){cnt, label, bytes});
+	if (rc)
+		out->failed = 1;
+	else
+		vmheap_table_render(tab, out);
+	vmheap_table_free(tab);
+}
+
+static void render_json(const struct histo_options *o, vmheap_reader *r,
+			const struct vmheap_census_row *rows, size_t n,
+			size_t shown, const struct vmheap_totals *t,
+			struct vmheap_strbuf *out)
+{
+	const struct vmheap_header *h = vmheap_reader_header(r);
+	const char *what = o->by_kind ? "kind" : "class";
+
+	vmheap_strbuf_add(out, "{\"file\":", 8);
+	vmheap_strbuf_add_json(out, vmheap_reader_name(r));
+	vmheap_strbuf_add(out, ",\"vm\":", 6);
+	vmheap_strbuf_add_json(out, h->vm_name);
+	vmheap_strbuf_add(out, ",\"vm_version\":", 14);
+	vmheap_strbuf_add_json(out, h->vm_version);
+	vmheap_strbuf_addf(out,
+			   ",\"pid\":%" PRIu64 ",\"time\":%" PRId64
+			   ",\"objects\":%" PRIu64 ",\"bytes\":%" PRIu64
+			   ",\"%s\":%zu,\"%s\":[",
+			   h->pid, h->time, t->objects, t->bytes,
+			   o->by_kind ? "kind_count" : "class_count", n,
+			   o->by_kind ? "kinds" : "classes");
+	for (size_t i = 0; i < shown; i++) {
+		vmheap_strbuf_addf(out, "%s{\"%s\":", i ? "," : "", what);
+		vmheap_strbuf_add_json(out, rows[i].name);
+		vmheap_strbuf_addf(out,
+				   ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+				   "}",
+				   rows[i].count, rows[i].bytes);
+	}
+	vmheap_strbuf_add(out, "]}\n", 3);
+}
+
+static void render_csv(const struct histo_options *o,
+		       const struct vmheap_census_row *rows, size_t shown,
+		       struct vmheap_strbuf *out)
+{
+	vmheap_strbuf_addf(out, "count,%s,bytes\n",
+			   o->by_kind ? "kind" : "class");
+	for (size_t i = 0; i < shown; i++) {
+		vmheap_strbuf_addf(out, "%" PRIu64 ",", rows[i].count);
+		vmheap_strbuf_add_csv(out, rows[i].name);
+		vmheap_strbuf_addf(out, ",%" PRIu64 "\n", rows[i].bytes);
+	}
+}
+
+void histo_render(const struct histo_options *o, vmheap_reader *r,
+		  vmheap_census *c, struct vmheap_strbuf *out)
+{
+	size_t n;
+	struct vmheap_census_row *rows = vmheap_census_rows(c, &n);
+	const struct vmheap_totals *t = vmheap_census_totals(c);
+
+	vmheap_census_rows_sort(rows, n, o->sort);
+	size_t shown = o->top && o->top < n ? o->top : n;
+	switch (o->format) {
+	case VMHEAP_OUTPUT_TEXT:
+		render_text(o, r, rows, n, shown, t, out);
+		break;
+	case VMHEAP_OUTPUT_JSON:
+		render_json(o, r, rows, n, shown, t, out);
+		break;
+	case VMHEAP_OUTPUT_CSV:
+		render_csv(o, rows, shown, out);
+		break;
+	}
+}
