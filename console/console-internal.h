@@ -1,0 +1,184 @@
+/*
+ * console-internal.h - the pieces of vmheap-console and how they meet.
+ *
+ *   main.c     command-line options; picks a mode
+ *   pick.c     discovery: list agents, choose one, --ps
+ *   session.c  the connection: connect, call, reconnect, "the VM went away"
+ *   command.c  parse one command line and run it
+ *   render.c   print reply values for people
+ *   json.c     print reply values as JSON (--json)
+ *   script.c   -e commands and stdin mode
+ *   repl.c     the interactive prompt (libedit), history, completion
+ */
+#ifndef VMHEAP_CONSOLE_INTERNAL_H
+#define VMHEAP_CONSOLE_INTERNAL_H
+
+#include <stdio.h>
+
+#include <msgpack.h>
+
+#include "vmheap_agent.h"
+
+/* Exit statuses (see vmheap-console(1)). */
+enum {
+	CONSOLE_OK = 0,        /* every command succeeded */
+	CONSOLE_ECOMMAND = 1,  /* a command got an error reply or was malformed */
+	CONSOLE_ECONNECT = 2,  /* no agent, cannot connect/authenticate, VM gone */
+};
+
+/* Options from the command line. */
+struct console_options {
+	pid_t pid;              /* -p; 0: discover */
+	const char *tmpdir;     /* discovery directory */
+	int json;               /* --json */
+	int ps;                 /* --ps */
+	const char **commands;  /* -e, in order */
+	int ncommands;
+};
+
+/* ----------------------------------------------------------- pick.c */
+
+/* The agents found in a discovery directory, sorted by pid. */
+struct console_agents {
+	struct vmheap_agent_info *items;
+	int count;
+	int foreign;            /* files owned by another user, not reported */
+};
+
+/*
+ * Read the discovery directory.  Malformed files are reported on stderr
+ * (one line each) and skipped; stale files are removed by the library.
+ * Returns 0, or -1 after printing why the directory cannot be read.
+ */
+int console_agents_find(struct console_agents *agents, const char *tmpdir);
+
+/* Free what console_agents_find() allocated. */
+void console_agents_free(struct console_agents *agents);
+
+/* Print the agents as aligned columns, or as JSON with `json`. */
+void console_agents_print(const struct console_agents *agents, FILE *out,
+			  int json);
+
+/*
+ * Choose the agent to talk to: the one with opts->pid, the only one, or
+ * (when `ask` is set and stdin is a terminal) the one a person picks from
+ * a numbered list.  On success copies it to *info and returns 0; on
+ * failure prints one sentence saying why and what to do, and returns -1.
+ */
+int console_pick_agent(const struct console_options *opts, int ask,
+		       struct vmheap_agent_info *info);
+
+/* -------------------------------------------------------- session.c */
+
+struct console_session {
+	vmheap_client *client;
+	struct vmheap_agent_info info;
+	int gone;               /* the VM went away; exit 2 */
+};
+
+/*
+ * Connect and authenticate.  On failure prints one sentence (cause and
+ * what to do) on stderr and returns -1.
+ */
+int console_session_open(struct console_session *s,
+			 const struct vmheap_agent_info *info);
+
+/*
+ * Send one request and wait for its reply.  Returns 0 with a reply
+ * (which may be an error reply), or -1 when the connection failed: the
+ * reason has been printed and s->gone is set when the VM went away.  An
+ * agent that dropped an idle connection while its VM lives on is
+ * reconnected once, transparently.
+ */
+int console_session_call(struct console_session *s, const char *verb,
+			 const char *path, const char *value,
+			 struct vmheap_reply *reply);
+
+/* Close the connection. */
+void console_session_close(struct console_session *s);
+
+/* -------------------------------------------------------- command.c */
+
+/* What a command line asked for, after console_command_run(). */
+enum console_result {
+	CONSOLE_RESULT_OK,      /* done */
+	CONSOLE_RESULT_ERROR,   /* error reply or bad command line */
+	CONSOLE_RESULT_EXIT,    /* `exit` or `quit` */
+	CONSOLE_RESULT_GONE,    /* the connection failed: stop, exit 2 */
+};
+
+/* The command words, NULL-terminated (for completion and help). */
+extern const char *const console_command_names[];
+
+/*
+ * Run one command line (get, set, list, a bare variable, help, exit)
+ * and print its result on stdout (errors on stderr).  `names_changed`
+ * is set when the variable list may have changed (after a set).
+ */
+enum console_result console_command_run(struct console_session *s,
+					const char *line, int json,
+					int *names_changed);
+
+/* Print the command summary. */
+void console_command_help(FILE *out);
+
+/*
+ * Fetch every variable name with `list` into a NULL-terminated array
+ * (free with console_names_free).  Returns NULL when the call failed.
+ */
+char **console_names_fetch(struct console_session *s);
+void console_names_free(char **names);
+
+/* --------------------------------------------------------- render.c */
+
+/*
+ * Print the value of a reply to the command `verb path` for people:
+ * byte counts as KiB/MiB/GiB with the exact figure beside, a dump reply
+ * as one line, maps and tables as aligned columns.
+ */
+void console_render_reply(FILE *out, const char *verb, const char *path,
+			  const msgpack_object *value);
+
+/*
+ * Print `rows` x `cols` cells (row-major) as aligned columns, each line
+ * starting with `indent`.  The last column is not padded.
+ */
+void console_print_table(FILE *out, const char *const *cells, int rows,
+			 int cols, const char *indent);
+
+/* Format a byte count: "512 bytes", "1.5 MiB (1572864 bytes)". */
+void console_format_bytes(char *buf, size_t len, unsigned long long bytes);
+
+/*
+ * Call fn once per variable name in a `list` reply value (an array of
+ * names, an array of [name, ...] rows, or a map keyed by name).
+ */
+void console_render_each_name(const msgpack_object *value,
+			      void (*fn)(void *arg, const char *name,
+					 size_t len),
+			      void *arg);
+
+/* ----------------------------------------------------------- json.c */
+
+/* Print `value` as one line of JSON. */
+void console_json_print(FILE *out, const msgpack_object *value);
+
+/* Print a string as a JSON string literal (quoted, escaped). */
+void console_json_string(FILE *out, const char *s, size_t len);
+
+/* --------------------------------------------------------- script.c */
+
+/* Run the -e commands; returns the exit status. */
+int console_script_commands(struct console_session *s,
+			    const struct console_options *opts);
+
+/* Run commands from a stream, one per line; returns the exit status. */
+int console_script_stream(struct console_session *s, FILE *in,
+			  const struct console_options *opts);
+
+/* ----------------------------------------------------------- repl.c */
+
+/* The interactive prompt; returns the exit status. */
+int console_repl(struct console_session *s, const struct console_options *opts);
+
+#endif /* VMHEAP_CONSOLE_INTERNAL_H */

@@ -1,0 +1,16 @@
+# vmheap-console: the interactive console to a running VM.
+CONSOLE_SRCS := $(wildcard console/*.c)
+CONSOLE_OBJS := $(CONSOLE_SRCS:%.c=$(OBJDIR)/%.o)
+CONSOLE_BIN  := $(BINDIR)/vmheap-console
+MAN_PAGES    += man/vmheap-console.1
+# The console links the agent's client API: build it once that library exists.
+ifdef LIBVMHEAP_AGENT_A
+BINS         += $(CONSOLE_BIN)
+endif
+
+$(CONSOLE_OBJS): ALL_CFLAGS += $(EDIT_CFLAGS)
+
+$(CONSOLE_BIN): $(CONSOLE_OBJS) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CONSOLE_OBJS) $(LIBVMHEAP_AGENT_A) \
+	  $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) $(EDIT_LIBS) -lm

@@ -1,0 +1,168 @@
+/*
+ * main.c - vmheap-console's command line: read the options, find the
+ * agent, and hand over to -e, stdin or the interactive prompt.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "console-internal.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: vmheap-console [-p PID] [--tmpdir DIR] [--json] [-e COMMAND]...\n"
+		"       vmheap-console --ps [--tmpdir DIR] [--json]\n"
+		"\n"
+		"Talk to a VM running the vmheap agent.  With no -e and a terminal,\n"
+		"opens the `console> ` prompt; without a terminal, reads commands from\n"
+		"stdin, one a line.\n"
+		"\n"
+		"  -p, --pid PID     the agent of this process (default: the only one,\n"
+		"                    or ask when several are running)\n"
+		"  -e, --eval CMD    run CMD and exit (repeatable); exit status 0 when\n"
+		"                    all succeed, 1 on a command error, 2 when the VM\n"
+		"                    cannot be reached\n"
+		"      --ps          list the running agents\n"
+		"      --json        print reply values as JSON\n"
+		"      --tmpdir DIR  where discovery files are (default:\n"
+		"                    $VMHEAP_AGENT_TMPDIR, else $TMPDIR, else /tmp)\n"
+		"  -h, --help        this text\n"
+		"\n"
+		"Commands: get VAR, set VAR VALUE, list [PREFIX], VAR, help, exit.\n");
+}
+
+static int parse_pid(const char *arg, pid_t *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v <= 0 || v > INT_MAX)
+		return -1;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+static const char *default_tmpdir(void)
+{
+	const char *dir = getenv("VMHEAP_AGENT_TMPDIR");
+
+	if (dir && *dir)
+		return dir;
+	return vmheap_discovery_default_dir();
+}
+
+static int list_agents(const struct console_options *opts)
+{
+	struct console_agents agents;
+
+	if (console_agents_find(&agents, opts->tmpdir) < 0)
+		return CONSOLE_ECONNECT;
+	if (agents.count == 0 && !opts->json)
+		fprintf(stderr, "vmheap-console: no agent is running (looked in %s).\n",
+			opts->tmpdir);
+	else
+		console_agents_print(&agents, stdout, opts->json);
+	console_agents_free(&agents);
+	return CONSOLE_OK;
+}
+
+static int run(const struct console_options *opts)
+{
+	struct vmheap_agent_info info;
+	struct console_session session;
+	int interactive = isatty(STDIN_FILENO);
+	int status;
+
+	if (opts->ps)
+		return list_agents(opts);
+	if (console_pick_agent(opts, opts->ncommands == 0 && interactive,
+			       &info) < 0)
+		return CONSOLE_ECONNECT;
+	if (console_session_open(&session, &info) < 0)
+		return CONSOLE_ECONNECT;
+	if (opts->ncommands)
+		status = console_script_commands(&session, opts);
+	else if (!interactive)
+		status = console_script_stream(&session, stdin, opts);
+	else
+		status = console_repl(&session, opts);
+	console_session_close(&session);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"eval", required_argument, NULL, 'e'},
+		{"ps", no_argument, NULL, 'P'},
+		{"json", no_argument, NULL, 'j'},
+		{"tmpdir", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct console_options opts = {0};
+	int c, status;
+
+	opts.commands = calloc((size_t)argc, sizeof(*opts.commands));
+	if (!opts.commands) {
+		fprintf(stderr, "vmheap-console: out of memory\n");
+		return CONSOLE_ECONNECT;
+	}
+	while ((c = getopt_long(argc, argv, "p:e:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pid(optarg, &opts.pid) < 0) {
+				fprintf(stderr, "vmheap-console: -p needs a process id, not '%s'.\n",
+					optarg);
+				free(opts.commands);
+				return CONSOLE_ECONNECT;
+			}
+			break;
+		case 'e':
+			opts.commands[opts.ncommands++] = optarg;
+			break;
+		case 'P':
+			opts.ps = 1;
+			break;
+		case 'j':
+			opts.json = 1;
+			break;
+		case 't':
+			opts.tmpdir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			free(opts.commands);
+			return 0;
+		default:
+			usage(stderr);
+			free(opts.commands);
+			return CONSOLE_ECONNECT;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vmheap-console: unexpected argument '%s'; commands go after -e.\n",
+			argv[optind]);
+		usage(stderr);
+		free(opts.commands);
+		return CONSOLE_ECONNECT;
+	}
+	if (!opts.tmpdir)
+		opts.tmpdir = default_tmpdir();
+
+	/* A VM that goes away must give an error, not kill the console. */
+	signal(SIGPIPE, SIG_IGN);
+
+	status = run(&opts);
+	free(opts.commands);
+	return status;
+}

@@ -1,0 +1,301 @@
+/*
+ * pick.c - find the running agents through their discovery files, list
+ * them (--ps), and choose the one to talk to.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "console-internal.h"
+
+static const char start_hint[] =
+	"start a VM with the agent, e.g. `ruby -I build/ruby -rvmheap_agent app.rb` "
+	"or `vmheap-sample`, and try again";
+
+struct find_state {
+	struct console_agents *agents;
+	size_t cap;
+	int failed;
+};
+
+static void found_agent(void *arg, const struct vmheap_agent_info *info)
+{
+	struct find_state *st = arg;
+	struct console_agents *a = st->agents;
+
+	if ((size_t)a->count == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 8;
+		struct vmheap_agent_info *items =
+			realloc(a->items, cap * sizeof(*items));
+		if (!items) {
+			st->failed = 1;
+			return;
+		}
+		a->items = items;
+		st->cap = cap;
+	}
+	a->items[a->count++] = *info;
+}
+
+static int owned_by_other_user(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && st.st_uid != geteuid();
+}
+
+static void bad_file(void *arg, const char *path, const char *why)
+{
+	struct find_state *st = arg;
+
+	/* In a shared /tmp, other users' agents are none of our business
+	 * unless nothing else is found (see console_pick_agent). */
+	if (owned_by_other_user(path)) {
+		st->agents->foreign++;
+		return;
+	}
+	/* The library's reason usually names the file already. */
+	if (strstr(why, path))
+		fprintf(stderr, "vmheap-console: skipping %s\n", why);
+	else
+		fprintf(stderr, "vmheap-console: skipping discovery file %s: %s\n",
+			path, why);
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct vmheap_agent_info *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+int console_agents_find(struct console_agents *agents, const char *tmpdir)
+{
+	struct find_state st = {agents, 0, 0};
+	int n;
+
+	memset(agents, 0, sizeof(*agents));
+	n = vmheap_discovery_list(tmpdir, found_agent, bad_file, &st);
+	if (n < 0) {
+		fprintf(stderr,
+			"vmheap-console: cannot read the discovery directory %s (%s); "
+			"check that it exists or give another with --tmpdir.\n",
+			tmpdir, vmheap_agent_strerror(n));
+		console_agents_free(agents);
+		return -1;
+	}
+	if (st.failed) {
+		fprintf(stderr, "vmheap-console: out of memory while listing agents.\n");
+		console_agents_free(agents);
+		return -1;
+	}
+	if (agents->count > 1)
+		qsort(agents->items, (size_t)agents->count, sizeof(*agents->items),
+		      by_pid);
+	return 0;
+}
+
+void console_agents_free(struct console_agents *agents)
+{
+	free(agents->items);
+	agents->items = NULL;
+	agents->count = 0;
+}
+
+static void print_json(const struct console_agents *agents, FILE *out)
+{
+	fputc('[', out);
+	for (int i = 0; i < agents->count; i++) {
+		const struct vmheap_agent_info *a = &agents->items[i];
+
+		fprintf(out, "%s{\"pid\":%ld,\"vm\":", i ? "," : "", (long)a->pid);
+		console_json_string(out, a->vm, strlen(a->vm));
+		fputs(",\"address\":", out);
+		console_json_string(out, a->address, strlen(a->address));
+		fputs(",\"argv\":", out);
+		console_json_string(out, a->argv, strlen(a->argv));
+		fputs(",\"exe\":", out);
+		console_json_string(out, a->exe, strlen(a->exe));
+		fprintf(out, ",\"started\":%lld,\"discovery\":", (long long)a->started);
+		console_json_string(out, a->path, strlen(a->path));
+		fputc('}', out);
+	}
+	fputs("]\n", out);
+}
+
+/* Print the agents as a table; `numbered` adds a "#" column. */
+static void print_table(const struct console_agents *agents, FILE *out,
+			int numbered, const char *indent)
+{
+	int cols = numbered ? 5 : 4;
+	int rows = agents->count + 1;
+	const char **cells = calloc((size_t)(rows * cols), sizeof(*cells));
+	char (*nums)[24] = calloc((size_t)rows, sizeof(*nums));
+	char (*pids)[24] = calloc((size_t)rows, sizeof(*pids));
+	int c = 0;
+
+	if (!cells || !nums || !pids) {
+		free(cells);
+		free(nums);
+		free(pids);
+		return;
+	}
+	if (numbered)
+		cells[c++] = "#";
+	cells[c++] = "PID";
+	cells[c++] = "VM";
+	cells[c++] = "ADDRESS";
+	cells[c++] = "ARGV";
+	for (int i = 0; i < agents->count; i++) {
+		const struct vmheap_agent_info *a = &agents->items[i];
+
+		snprintf(nums[i], sizeof(nums[i]), "%d)", i + 1);
+		snprintf(pids[i], sizeof(pids[i]), "%ld", (long)a->pid);
+		if (numbered)
+			cells[c++] = nums[i];
+		cells[c++] = pids[i];
+		cells[c++] = a->vm;
+		cells[c++] = a->address;
+		cells[c++] = a->argv;
+	}
+	console_print_table(out, cells, rows, cols, indent);
+	free(cells);
+	free(nums);
+	free(pids);
+}
+
+void console_agents_print(const struct console_agents *agents, FILE *out,
+			  int json)
+{
+	if (json)
+		print_json(agents, out);
+	else
+		print_table(agents, out, 0, "");
+}
+
+/* Why the agent with `pid` is not usable, in one sentence. */
+static void explain_missing_pid(const char *tmpdir, pid_t pid)
+{
+	char path[4096];
+	struct vmheap_agent_info info;
+	char err[512] = "";
+	struct stat st;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/vmheap-agent.%ld", tmpdir, (long)pid);
+	if (lstat(path, &st) < 0) {
+		fprintf(stderr,
+			"vmheap-console: no agent with pid %ld is running (no %s); "
+			"list the running agents with `vmheap-console --ps`.\n",
+			(long)pid, path);
+		return;
+	}
+	if (st.st_uid != geteuid()) {
+		fprintf(stderr,
+			"vmheap-console: the VM with pid %ld belongs to another user "
+			"(%s is owned by uid %ld); run vmheap-console as that user.\n",
+			(long)pid, path, (long)st.st_uid);
+		return;
+	}
+	rc = vmheap_discovery_read(path, &info, err, sizeof(err));
+	if (rc == 0) {
+		/* Readable now: it appeared or went stale while we looked. */
+		fprintf(stderr,
+			"vmheap-console: the agent with pid %ld is not running "
+			"(its discovery file %s is stale); restart the VM.\n",
+			(long)pid, path);
+		return;
+	}
+	fprintf(stderr,
+		"vmheap-console: cannot use the discovery file of pid %ld: %s; "
+		"restart the VM to write a new one.\n",
+		(long)pid, *err ? err : vmheap_agent_strerror(rc));
+}
+
+static void print_no_agent(const char *tmpdir, int foreign)
+{
+	if (foreign)
+		fprintf(stderr,
+			"vmheap-console: no agent of yours is running (%s holds %d "
+			"discovery file%s of other users: run vmheap-console as their "
+			"user to reach them); %s.\n",
+			tmpdir, foreign, foreign == 1 ? "" : "s", start_hint);
+	else
+		fprintf(stderr,
+			"vmheap-console: no agent is running (looked in %s); %s.\n",
+			tmpdir, start_hint);
+}
+
+/* Show the numbered list and read a choice; returns an index or -1. */
+static int ask_which(const struct console_agents *agents)
+{
+	char line[64];
+
+	printf("%d agents are running:\n", agents->count);
+	print_table(agents, stdout, 1, "  ");
+	for (;;) {
+		char *end;
+		long n;
+
+		printf("Which one? [1-%d]: ", agents->count);
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin)) {
+			putchar('\n');
+			return -1;
+		}
+		line[strcspn(line, "\r\n")] = '\0';
+		if (!*line)
+			continue;
+		n = strtol(line, &end, 10);
+		while (*end == ' ' || *end == ')')
+			end++;
+		if (end != line && !*end) {
+			if (n >= 1 && n <= agents->count)
+				return (int)n - 1;
+			for (int i = 0; i < agents->count; i++)
+				if (agents->items[i].pid == n)
+					return i;
+		}
+		printf("Type a number from 1 to %d (or Ctrl-D to give up).\n",
+		       agents->count);
+	}
+}
+
+int console_pick_agent(const struct console_options *opts, int ask,
+		       struct vmheap_agent_info *info)
+{
+	struct console_agents agents;
+	int pick = -1;
+
+	if (console_agents_find(&agents, opts->tmpdir) < 0)
+		return -1;
+	if (opts->pid) {
+		for (int i = 0; i < agents.count; i++)
+			if (agents.items[i].pid == opts->pid)
+				pick = i;
+		if (pick < 0)
+			explain_missing_pid(opts->tmpdir, opts->pid);
+	} else if (agents.count == 0) {
+		print_no_agent(opts->tmpdir, agents.foreign);
+	} else if (agents.count == 1) {
+		pick = 0;
+	} else if (ask) {
+		pick = ask_which(&agents);
+		if (pick < 0)
+			fprintf(stderr, "vmheap-console: no agent chosen.\n");
+	} else {
+		fprintf(stderr,
+			"vmheap-console: %d agents are running (pids", agents.count);
+		for (int i = 0; i < agents.count; i++)
+			fprintf(stderr, "%s %ld", i ? "," : "",
+				(long)agents.items[i].pid);
+		fprintf(stderr, "); choose one with -p PID.\n");
+	}
+	if (pick >= 0)
+		*info = agents.items[pick];
+	console_agents_free(&agents);
+	return pick >= 0 ? 0 : -1;
+}

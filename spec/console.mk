@@ -1,0 +1,16 @@
+# The console's suite: the real vmheap-console against the real sample VM.
+CONSOLE_SPEC_SRCS := spec/console_test.c spec/console_harness.c
+CONSOLE_SPEC_OBJS := $(CONSOLE_SPEC_SRCS:%.c=$(OBJDIR)/%.o)
+CONSOLE_SPEC_BIN  := $(SPECDIR)/console_test
+
+ifdef LIBVMHEAP_AGENT_A
+CHECK_SUITES += $(CONSOLE_SPEC_BIN)
+EXTRA_ALL    += $(CONSOLE_SPEC_BIN)
+endif
+
+$(CONSOLE_SPEC_OBJS): ALL_CFLAGS += $(CHECK_CFLAGS)
+
+$(CONSOLE_SPEC_BIN): $(CONSOLE_SPEC_OBJS) $(LIBVMHEAP_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CONSOLE_SPEC_OBJS) $(LIBVMHEAP_A) \
+	  $(MSGPACK_LIBS) $(CHECK_LIBS)

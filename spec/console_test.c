@@ -1,0 +1,872 @@
+/*
+ * console_test.c - vmheap-console against the real sample VM: -e and
+ * exit codes, stdin, --json, several agents, discovery faults, and the
+ * interactive prompt under tmux (dump reply, completion, history, the
+ * numbered chooser, a VM that goes away).
+ */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "console_harness-internal.h"
+#include "vmheap.h"
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define WAIT_MS 10000
+
+/* Sum of what a dump file holds, read with libvmheap. */
+struct dump_sums {
+	uint64_t objects, bytes;
+};
+
+static void read_dump(const char *path, struct dump_sums *sums)
+{
+	vmheap_reader *r = NULL;
+	struct vmheap_record rec;
+	int rc;
+
+	memset(sums, 0, sizeof(*sums));
+	rc = vmheap_reader_open_path(&r, path);
+	ck_assert_msg(rc == 0, "cannot read the dump %s: %s", path,
+		      r ? vmheap_reader_error(r) : "out of memory");
+	while ((rc = vmheap_reader_next(r, &rec)) == 1)
+		if (rec.type == VMHEAP_RECORD_OBJECT) {
+			sums->objects++;
+			sums->bytes += rec.u.object.bytes;
+		}
+	ck_assert_msg(rc == 0, "the dump %s is not whole: %s", path,
+		      vmheap_reader_error(r));
+	vmheap_reader_free(r);
+}
+
+/* The first line of `text` that contains `needle` (malloc'd) or NULL. */
+static char *line_with(const char *text, const char *needle)
+{
+	const char *p = strstr(text, needle), *start, *end;
+
+	if (!p)
+		return NULL;
+	for (start = p; start > text && start[-1] != '\n'; start--)
+		;
+	end = strchr(p, '\n');
+	return strndup(start, end ? (size_t)(end - start) : strlen(start));
+}
+
+static int count_lines(const char *text)
+{
+	int n = 0;
+
+	for (; *text; text++)
+		if (*text == '\n')
+			n++;
+	return n;
+}
+
+/* Check a dump reply line against the file it names. */
+static void check_dump_line(const char *line, const char *path)
+{
+	struct dump_sums sums;
+	char want[128];
+
+	ck_assert_msg(strstr(line, path) != NULL, "no path %s in: %s", path, line);
+	read_dump(path, &sums);
+	ck_assert_uint_gt(sums.objects, 0);
+	snprintf(want, sizeof(want), " %" PRIu64 " objects", sums.objects);
+	ck_assert_msg(strstr(line, want), "no '%s' in: %s", want, line);
+	snprintf(want, sizeof(want), "%" PRIu64 " bytes", sums.bytes);
+	ck_assert_msg(strstr(line, want), "no '%s' in: %s", want, line);
+	if (sums.bytes >= 1024)
+		ck_assert_msg(strstr(line, "KiB (") || strstr(line, "MiB (") ||
+				      strstr(line, "GiB ("),
+			      "no unit in: %s", line);
+	ck_assert_msg(strstr(line, " s") != NULL, "no time in: %s", line);
+}
+
+/* ------------------------------------------------------------- -e mode */
+
+START_TEST(one_agent_is_found_and_get_prints_its_pid)
+{
+	char dir[256], want[32];
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	snprintf(want, sizeof(want), "%ld\n", (long)vm);
+	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
+	ck_assert_str_eq(r.out, want);
+	ck_assert_str_eq(r.err, "");
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+START_TEST(e_dump_reply_is_one_line_matching_the_file)
+{
+	char dir[256], path[512];
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	ct_console_run(&r, dir, NULL,
+		       ARGS("-e", "set system.memory.dump first.vmheap", "-e",
+			    "get system.pid"));
+	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
+	snprintf(path, sizeof(path), "%s/first.vmheap", dir);
+	ck_assert_int_eq(access(path, R_OK), 0);
+	ck_assert_int_eq(count_lines(r.out), 2);
+	check_dump_line(r.out, path);
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+START_TEST(unknown_variable_exits_1_and_says_so)
+{
+	char dir[256];
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	ct_console_run(&r, dir, NULL,
+		       ARGS("-e", "get no.such.variable", "-e", "get system.pid"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "error:") && strstr(r.err, "no.such.variable"),
+		      "stderr: %s", r.err);
+	/* the command after the failing one still ran */
+	ck_assert_int_eq(atol(r.out), (long)vm);
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+START_TEST(dump_to_an_existing_path_exits_1_and_keeps_the_file)
+{
+	char dir[256], path[512];
+	struct stat before, after;
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	snprintf(path, sizeof(path), "%s/keep.vmheap", dir);
+	ct_write_file(path, "precious\n");
+	ck_assert_int_eq(stat(path, &before), 0);
+	ct_console_run(&r, dir, NULL, ARGS("-e", "set system.memory.dump keep.vmheap"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "error:") != NULL, "stderr: %s", r.err);
+	ck_assert_int_eq(stat(path, &after), 0);
+	ck_assert_int_eq(after.st_size, before.st_size);
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+START_TEST(malformed_command_exits_1)
+{
+	char dir[256];
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	ct_console_run(&r, dir, NULL, ARGS("-e", "set system.memory.dump"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "set VAR VALUE") != NULL, "stderr: %s", r.err);
+	ct_run_free(&r);
+	ct_console_run(&r, dir, NULL, ARGS("-e", "frobnicate the heap"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "unknown command 'frobnicate'") != NULL,
+		      "stderr: %s", r.err);
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+START_TEST(no_agent_exits_2_and_says_how_to_start_one)
+{
+	char dir[256];
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "no agent is running") &&
+			      strstr(r.err, dir) && strstr(r.err, "vmheap-sample") &&
+			      strstr(r.err, "-rvmheap_agent"),
+		      "stderr: %s", r.err);
+	ck_assert_int_eq(count_lines(r.err), 1);
+	ck_assert_str_eq(r.out, "");
+	ct_run_free(&r);
+}
+END_TEST
+
+START_TEST(wrong_pid_exits_2_and_points_at_ps)
+{
+	char dir[256], arg[32];
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	snprintf(arg, sizeof(arg), "%ld", (long)getpid()); /* alive, no agent */
+	ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "no agent with pid") && strstr(r.err, "--ps"),
+		      "stderr: %s", r.err);
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+START_TEST(dead_vm_exits_2_and_its_stale_file_is_removed)
+{
+	char dir[256], disc[512], arg[32];
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	ct_discovery_path(disc, sizeof(disc), dir, vm);
+	ct_vm_kill(vm);
+	ck_assert_int_eq(access(disc, F_OK), 0); /* SIGKILL leaves it */
+	snprintf(arg, sizeof(arg), "%ld", (long)vm);
+	ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, arg) != NULL, "stderr: %s", r.err);
+	ck_assert_int_eq(access(disc, F_OK), -1);
+	ct_run_free(&r);
+}
+END_TEST
+
+START_TEST(stale_file_is_removed_by_ps)
+{
+	char dir[256], disc[512], pidstr[32];
+	pid_t live, dead;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	dead = ct_vm_start(dir);
+	live = ct_vm_start(dir);
+	ct_discovery_path(disc, sizeof(disc), dir, dead);
+	ct_vm_kill(dead);
+	ct_console_run(&r, dir, NULL, ARGS("--ps"));
+	ck_assert_int_eq(r.status, 0);
+	snprintf(pidstr, sizeof(pidstr), "%ld", (long)live);
+	ck_assert_msg(strstr(r.out, pidstr) != NULL, "stdout: %s", r.out);
+	snprintf(pidstr, sizeof(pidstr), "\n%ld ", (long)dead);
+	ck_assert_msg(strstr(r.out, pidstr) == NULL, "stdout: %s", r.out);
+	ck_assert_int_eq(access(disc, F_OK), -1);
+	ck_assert_str_eq(r.err, "");
+	ct_run_free(&r);
+	ct_vm_kill(live);
+}
+END_TEST
+
+START_TEST(malformed_discovery_file_is_reported_and_skipped)
+{
+	char dir[256], bad[512];
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	/* named after a live process (this test), so it is not stale */
+	ct_discovery_path(bad, sizeof(bad), dir, getpid());
+	ct_write_file(bad, "this is not\na discovery file\n\x01\x02\n");
+	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
+	ck_assert_int_eq(atol(r.out), (long)vm);
+	ck_assert_int_eq(count_lines(r.err), 1);
+	ck_assert_msg(strstr(r.err, bad) != NULL, "stderr: %s", r.err);
+	ck_assert_int_eq(access(bad, F_OK), 0); /* reported, not deleted */
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+/* Rewrite key=value lines of a discovery file. */
+static void rewrite_discovery(const char *from, const char *to, pid_t pid,
+			      const char *address, const char *token)
+{
+	char *text = ct_read_file(from), *save = NULL;
+	char out[4096] = "";
+	size_t used = 0;
+
+	ck_assert_ptr_nonnull(text);
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char buf[1024];
+
+		if (pid && strncmp(line, "pid=", 4) == 0)
+			snprintf(buf, sizeof(buf), "pid=%ld", (long)pid);
+		else if (pid && strncmp(line, "proc_start=", 11) == 0)
+			continue;
+		else if (address && strncmp(line, "address=", 8) == 0)
+			snprintf(buf, sizeof(buf), "address=%s", address);
+		else if (token && strncmp(line, "token=", 6) == 0)
+			snprintf(buf, sizeof(buf), "token=%s", token);
+		else
+			snprintf(buf, sizeof(buf), "%s", line);
+		used += (size_t)snprintf(out + used, sizeof(out) - used, "%s\n", buf);
+	}
+	free(text);
+	ct_write_file(to, out);
+}
+
+START_TEST(refused_token_exits_2_and_says_the_file_may_be_stale)
+{
+	char dir[256], disc[512];
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	ct_discovery_path(disc, sizeof(disc), dir, vm);
+	rewrite_discovery(disc, disc, 0, NULL, "0123456789abcdef0123456789abcdef");
+	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "refused the token") != NULL, "stderr: %s",
+		      r.err);
+	ck_assert_int_eq(count_lines(r.err), 1);
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+/* A loopback port where nothing listens. */
+static unsigned closed_port(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, len), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	close(fd);
+	return ntohs(sa.sin_port);
+}
+
+START_TEST(refused_connection_exits_2_naming_the_address)
+{
+	char dir[256], disc[512], fake[512], addr[64], arg[32];
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	ct_discovery_path(disc, sizeof(disc), dir, vm);
+	ct_discovery_path(fake, sizeof(fake), dir, getpid());
+	snprintf(addr, sizeof(addr), "tcp://127.0.0.1:%u", closed_port());
+	rewrite_discovery(disc, fake, getpid(), addr, NULL);
+	snprintf(arg, sizeof(arg), "%ld", (long)getpid());
+	ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "cannot connect") && strstr(r.err, addr),
+		      "stderr: %s", r.err);
+	ck_assert_int_eq(count_lines(r.err), 1);
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+START_TEST(another_users_vm_is_explained)
+{
+	char dir[256], disc[512], fake[512], arg[32];
+	pid_t vm;
+	struct ct_run r;
+
+	if (geteuid() != 0) {
+		/* only root can make a file owned by someone else */
+		fprintf(stderr, "another_users_vm_is_explained: needs root, not run\n");
+		return;
+	}
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	ct_discovery_path(disc, sizeof(disc), dir, vm);
+	ct_discovery_path(fake, sizeof(fake), dir, getpid());
+	rewrite_discovery(disc, fake, getpid(), NULL, NULL);
+	ck_assert_int_eq(chown(fake, 65534, 65534), 0);
+	snprintf(arg, sizeof(arg), "%ld", (long)getpid());
+	ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "belongs to another user") &&
+			      strstr(r.err, "65534"),
+		      "stderr: %s", r.err);
+	ct_run_free(&r);
+	/* without -p the foreign file is not noise: our own VM is used */
+	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(atol(r.out), (long)vm);
+	ck_assert_str_eq(r.err, "");
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+/* ---------------------------------------------------------- stdin, json */
+
+START_TEST(stdin_commands_run_one_a_line)
+{
+	char dir[256], path[512], *line;
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	ct_console_run(&r, dir,
+		       "get system.pid\n"
+		       "\n"
+		       "set system.memory.dump piped.vmheap\n"
+		       "system.memory.bytes\n",
+		       NULL);
+	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
+	ck_assert_int_eq(atol(r.out), (long)vm);
+	snprintf(path, sizeof(path), "%s/piped.vmheap", dir);
+	line = line_with(r.out, "piped.vmheap");
+	ck_assert_ptr_nonnull(line);
+	check_dump_line(line, path);
+	free(line);
+	ck_assert_int_eq(count_lines(r.out), 3);
+	/* no prompt without a terminal */
+	ck_assert_ptr_null(strstr(r.out, "console>"));
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+START_TEST(stdin_with_a_failing_command_exits_1_after_running_the_rest)
+{
+	char dir[256];
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	ct_console_run(&r, dir, "get nothing.here\nget system.pid\n", NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_int_eq(atol(r.out), (long)vm);
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+START_TEST(vm_going_away_mid_session_exits_2_without_hanging)
+{
+	char dir[256], want[64];
+	pid_t vm;
+	struct ct_proc p;
+	int status;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	ct_proc_start(&p, dir, NULL);
+	ct_proc_write(&p, "get system.pid\n");
+	snprintf(want, sizeof(want), "%ld\n", (long)vm);
+	ck_assert_msg(ct_proc_wait_for(&p, want, WAIT_MS), "output: %s", p.buf);
+	ct_vm_kill(vm);
+	ct_proc_write(&p, "get system.pid\n");
+	ck_assert_msg(ct_proc_wait_for(&p, "went away", WAIT_MS), "output: %s",
+		      p.buf);
+	status = ct_proc_wait_exit(&p, WAIT_MS);
+	ck_assert_int_eq(status, 2);
+	snprintf(want, sizeof(want), "the VM (pid %ld) went away", (long)vm);
+	ck_assert_msg(strstr(p.buf, want) != NULL, "output: %s", p.buf);
+}
+END_TEST
+
+/* Is `s` one JSON value?  Checked by jq, a real JSON parser. */
+static int jq_accepts(const char *dir, const char *json, const char *filter,
+		      char *out, size_t outlen)
+{
+	char in[512], cmd[1024];
+	FILE *f;
+	size_t n;
+	int status;
+
+	snprintf(in, sizeof(in), "%s/jq.in", dir);
+	ct_write_file(in, json);
+	snprintf(cmd, sizeof(cmd), "jq -e -r '%s' < '%s' 2>&1", filter, in);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(out, 1, outlen - 1, f);
+	out[n] = '\0';
+	status = pclose(f);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+START_TEST(json_prints_reply_values_as_json)
+{
+	char dir[256], out[1024], want[32];
+	pid_t vm;
+	struct ct_run r;
+	struct dump_sums sums;
+	char path[512];
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	ct_console_run(&r, dir, NULL,
+		       ARGS("--json", "-e", "get system.pid", "-e",
+			    "set system.memory.dump j.vmheap", "-e", "list"));
+	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
+	ck_assert_int_eq(count_lines(r.out), 3);
+	snprintf(want, sizeof(want), "%ld\n", (long)vm);
+	ck_assert_msg(strncmp(r.out, want, strlen(want)) == 0, "stdout: %s", r.out);
+	/* the dump reply: a JSON object whose figures match the file */
+	{
+		char *second = strchr(r.out, '\n') + 1;
+		char *third = strchr(second, '\n') + 1;
+		char obj[4096];
+
+		snprintf(obj, sizeof(obj), "%.*s", (int)(third - second), second);
+		snprintf(path, sizeof(path), "%s/j.vmheap", dir);
+		read_dump(path, &sums);
+		ck_assert_msg(jq_accepts(dir, obj, ".objects", out, sizeof(out)),
+			      "jq: %s on %s", out, obj);
+		ck_assert_uint_eq(strtoull(out, NULL, 10), sums.objects);
+		ck_assert_msg(jq_accepts(dir, third, "tostring", out, sizeof(out)),
+			      "jq: %s on %s", out, third);
+		ck_assert_msg(strstr(out, "system.memory.dump") != NULL,
+			      "list as JSON lacks system.memory.dump: %s", out);
+	}
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+/* ------------------------------------------------------- several agents */
+
+START_TEST(ps_lists_every_agent_in_aligned_columns)
+{
+	char dir[256], p1[32], p2[32], *l1, *l2, *head;
+	pid_t a, b;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	a = ct_vm_start(dir);
+	b = ct_vm_start(dir);
+	ct_console_run(&r, dir, NULL, ARGS("--ps"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(count_lines(r.out), 3);
+	snprintf(p1, sizeof(p1), "%ld ", (long)a);
+	snprintf(p2, sizeof(p2), "%ld ", (long)b);
+	head = line_with(r.out, "PID");
+	l1 = line_with(r.out, p1);
+	l2 = line_with(r.out, p2);
+	ck_assert_ptr_nonnull(head);
+	ck_assert_ptr_nonnull(l1);
+	ck_assert_ptr_nonnull(l2);
+	/* the address column starts at the same place on each line */
+	ck_assert_ptr_nonnull(strstr(l1, "tcp://"));
+	ck_assert_int_eq(strstr(l1, "tcp://") - l1, strstr(l2, "tcp://") - l2);
+	ck_assert_int_eq(strstr(head, "ADDRESS") - head, strstr(l1, "tcp://") - l1);
+	free(head);
+	free(l1);
+	free(l2);
+	ct_run_free(&r);
+	ct_vm_kill(a);
+	ct_vm_kill(b);
+}
+END_TEST
+
+START_TEST(p_picks_the_named_agent_among_several)
+{
+	char dir[256], arg[32];
+	pid_t a, b;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	a = ct_vm_start(dir);
+	b = ct_vm_start(dir);
+	snprintf(arg, sizeof(arg), "%ld", (long)b);
+	ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
+	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
+	ck_assert_int_eq(atol(r.out), (long)b);
+	ct_run_free(&r);
+	snprintf(arg, sizeof(arg), "%ld", (long)a);
+	ct_console_run(&r, dir, NULL, ARGS("--pid", arg, "-e", "get system.pid"));
+	ck_assert_int_eq(atol(r.out), (long)a);
+	ct_run_free(&r);
+	ct_vm_kill(a);
+	ct_vm_kill(b);
+}
+END_TEST
+
+START_TEST(several_agents_without_a_terminal_exit_2_naming_the_pids)
+{
+	char dir[256], p1[32], p2[32];
+	pid_t a, b;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	a = ct_vm_start(dir);
+	b = ct_vm_start(dir);
+	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	ck_assert_int_eq(r.status, 2);
+	snprintf(p1, sizeof(p1), "%ld", (long)a);
+	snprintf(p2, sizeof(p2), "%ld", (long)b);
+	ck_assert_msg(strstr(r.err, p1) && strstr(r.err, p2) && strstr(r.err, "-p"),
+		      "stderr: %s", r.err);
+	ct_run_free(&r);
+	ct_vm_kill(a);
+	ct_vm_kill(b);
+}
+END_TEST
+
+/* ------------------------------------------------------ interactive (tmux) */
+
+static void start_console_in_tmux(struct ct_tmux *t, const char *dir,
+				  const char *args)
+{
+	char cmd[2048];
+	char *pane;
+
+	ct_console_command(cmd, sizeof(cmd), dir, args);
+	ct_tmux_start(t, cmd);
+	pane = ct_tmux_wait_for(t, "console> ", WAIT_MS);
+	ck_assert_msg(pane != NULL, "no prompt");
+	free(pane);
+}
+
+START_TEST(interactive_dump_reply_names_path_objects_size_and_time)
+{
+	char dir[256], path[512], *pane, *line;
+	struct ct_tmux t;
+	pid_t vm;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	start_console_in_tmux(&t, dir, NULL);
+	ct_tmux_type(&t, "set system.memory.dump heap.vmheap");
+	ct_tmux_key(&t, "Enter");
+	pane = ct_tmux_wait_for(&t, "dump written", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	snprintf(path, sizeof(path), "%s/heap.vmheap", dir);
+	ck_assert_int_eq(access(path, R_OK), 0);
+	line = line_with(pane, "dump written");
+	check_dump_line(line, path);
+	free(line);
+	free(pane);
+	/* a byte count shows its unit and the exact figure */
+	ct_tmux_type(&t, "get system.memory.rss");
+	ct_tmux_key(&t, "Enter");
+	pane = ct_tmux_wait_for(&t, " bytes)", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	free(pane);
+	ct_tmux_type(&t, "exit");
+	ct_tmux_key(&t, "Enter");
+	pane = ct_tmux_wait_for(&t, "[exit 0]", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	free(pane);
+	ct_tmux_kill(&t);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+START_TEST(tab_completes_a_partial_variable_name)
+{
+	char dir[256], *pane;
+	struct ct_tmux t;
+	pid_t vm;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	start_console_in_tmux(&t, dir, NULL);
+	ct_tmux_type(&t, "get system.memory.by");
+	ct_tmux_key(&t, "Tab");
+	pane = ct_tmux_wait_for(&t, "console> get system.memory.bytes", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	free(pane);
+	ct_tmux_key(&t, "Enter");
+	pane = ct_tmux_wait_for(&t, " bytes", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	ck_assert_ptr_null(strstr(pane, "error:"));
+	free(pane);
+	/* command words complete too */
+	ct_tmux_type(&t, "he");
+	ct_tmux_key(&t, "Tab");
+	pane = ct_tmux_wait_for(&t, "console> help", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	free(pane);
+	ct_tmux_kill(&t);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+START_TEST(history_is_saved_and_recalled_next_session)
+{
+	char dir[256], hist[512], *pane, *text;
+	struct ct_tmux t, t2;
+	pid_t vm;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	start_console_in_tmux(&t, dir, NULL);
+	ct_tmux_type(&t, "get system.pid");
+	ct_tmux_key(&t, "Enter");
+	ct_tmux_type(&t, "list system.memory");
+	ct_tmux_key(&t, "Enter");
+	ct_tmux_key(&t, "C-d");
+	pane = ct_tmux_wait_for(&t, "[exit 0]", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	free(pane);
+	snprintf(hist, sizeof(hist), "%s/.vmheap_history", dir);
+	text = ct_read_file(hist);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_str_eq(text, "get system.pid\nlist system.memory\n");
+	free(text);
+	ct_tmux_kill(&t);
+
+	start_console_in_tmux(&t2, dir, NULL);
+	ct_tmux_key(&t2, "Up");
+	ct_tmux_key(&t2, "Up");
+	pane = ct_tmux_wait_for(&t2, "console> get system.pid", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	free(pane);
+	ct_tmux_kill(&t2);
+	ct_vm_kill(vm);
+}
+END_TEST
+
+/* The pid on the chooser's line "  N)  PID ..." (0 if absent). */
+static long chooser_pid(const char *pane, int n)
+{
+	char tag[16];
+	const char *p;
+
+	snprintf(tag, sizeof(tag), "%d)", n);
+	p = strstr(pane, tag);
+	return p ? atol(p + strlen(tag)) : 0;
+}
+
+START_TEST(chooser_lists_agents_and_connects_to_the_one_picked)
+{
+	char dir[256], want[64], *pane;
+	struct ct_tmux t;
+	pid_t a, b;
+	long picked;
+
+	ct_mkdir(dir, sizeof(dir));
+	a = ct_vm_start(dir);
+	b = ct_vm_start(dir);
+	{
+		char cmd[2048];
+
+		ct_console_command(cmd, sizeof(cmd), dir, NULL);
+		ct_tmux_start(&t, cmd);
+	}
+	pane = ct_tmux_wait_for(&t, "Which one? [1-2]", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	picked = chooser_pid(pane, 2);
+	ck_assert_msg(picked == a || picked == b, "no pid on line 2: %s", pane);
+	ck_assert_int_ne(chooser_pid(pane, 1), picked);
+	free(pane);
+	ct_tmux_type(&t, "2");
+	ct_tmux_key(&t, "Enter");
+	pane = ct_tmux_wait_for(&t, "console> ", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	free(pane);
+	ct_tmux_type(&t, "get system.pid");
+	ct_tmux_key(&t, "Enter");
+	snprintf(want, sizeof(want), "get system.pid\n%ld\n", picked);
+	pane = ct_tmux_wait_for(&t, want, WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	free(pane);
+	ct_tmux_kill(&t);
+	ct_vm_kill(a);
+	ct_vm_kill(b);
+}
+END_TEST
+
+START_TEST(interactive_vm_going_away_says_so_and_exits_2)
+{
+	char dir[256], want[64], *pane;
+	struct ct_tmux t;
+	pid_t vm;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	start_console_in_tmux(&t, dir, NULL);
+	ct_vm_kill(vm);
+	ct_tmux_type(&t, "get system.uptime");
+	ct_tmux_key(&t, "Enter");
+	snprintf(want, sizeof(want), "the VM (pid %ld) went away", (long)vm);
+	pane = ct_tmux_wait_for(&t, "[exit 2]", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	ck_assert_msg(strstr(pane, want) != NULL, "pane: %s", pane);
+	free(pane);
+	ct_tmux_kill(&t);
+}
+END_TEST
+
+static Suite *console_suite(void)
+{
+	Suite *s = suite_create("console");
+	TCase *e = tcase_create("scripted");
+	TCase *d = tcase_create("discovery");
+	TCase *i = tcase_create("interactive");
+
+	tcase_add_test(e, one_agent_is_found_and_get_prints_its_pid);
+	tcase_add_test(e, e_dump_reply_is_one_line_matching_the_file);
+	tcase_add_test(e, unknown_variable_exits_1_and_says_so);
+	tcase_add_test(e, dump_to_an_existing_path_exits_1_and_keeps_the_file);
+	tcase_add_test(e, malformed_command_exits_1);
+	tcase_add_test(e, stdin_commands_run_one_a_line);
+	tcase_add_test(e, stdin_with_a_failing_command_exits_1_after_running_the_rest);
+	tcase_add_test(e, vm_going_away_mid_session_exits_2_without_hanging);
+	tcase_add_test(e, json_prints_reply_values_as_json);
+	tcase_set_timeout(e, 60);
+	suite_add_tcase(s, e);
+
+	tcase_add_test(d, no_agent_exits_2_and_says_how_to_start_one);
+	tcase_add_test(d, wrong_pid_exits_2_and_points_at_ps);
+	tcase_add_test(d, dead_vm_exits_2_and_its_stale_file_is_removed);
+	tcase_add_test(d, stale_file_is_removed_by_ps);
+	tcase_add_test(d, malformed_discovery_file_is_reported_and_skipped);
+	tcase_add_test(d, refused_token_exits_2_and_says_the_file_may_be_stale);
+	tcase_add_test(d, refused_connection_exits_2_naming_the_address);
+	tcase_add_test(d, another_users_vm_is_explained);
+	tcase_add_test(d, ps_lists_every_agent_in_aligned_columns);
+	tcase_add_test(d, p_picks_the_named_agent_among_several);
+	tcase_add_test(d, several_agents_without_a_terminal_exit_2_naming_the_pids);
+	tcase_set_timeout(d, 60);
+	suite_add_tcase(s, d);
+
+	tcase_add_test(i, interactive_dump_reply_names_path_objects_size_and_time);
+	tcase_add_test(i, tab_completes_a_partial_variable_name);
+	tcase_add_test(i, history_is_saved_and_recalled_next_session);
+	tcase_add_test(i, chooser_lists_agents_and_connects_to_the_one_picked);
+	tcase_add_test(i, interactive_vm_going_away_says_so_and_exits_2);
+	tcase_set_timeout(i, 60);
+	suite_add_tcase(s, i);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	ct_suite_setup();
+	sr = srunner_create(console_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	ct_suite_cleanup();
+	return failed ? 1 : 0;
+}
