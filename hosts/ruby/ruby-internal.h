@@ -1,0 +1,132 @@
+/*
+ * ruby-internal.h - private interfaces of the Ruby host (vmheap_agent.so).
+ *
+ * The Ruby host joins MRI to libvmheap-agent.  Its parts:
+ *
+ *   ruby_agent.c   Init_vmheap_agent: the host struct, start at load, stop
+ *                  at exit, a fresh agent after Process._fork in a child.
+ *   ruby_worker.c  the "vmheap-agent" Ruby thread.  The agent's own
+ *                  threads are plain pthreads that may not touch Ruby; they
+ *                  post jobs here, and this thread runs them holding the
+ *                  GVL.
+ *   ruby_walk.c    walk_heap: every object, class and root into a writer,
+ *                  without allocating a Ruby object.
+ *   ruby_class_table.c  VALUE -> dense class id map (C heap only).
+ *   ruby_vars.c    host variables: system.gc.*, system.threads.backtrace.
+ *
+ * Ruby's own headers warn under -Wextra; the build includes them with
+ * -isystem (see hosts/ruby/ruby.mk).
+ */
+#ifndef VMHEAP_RUBY_INTERNAL_H
+#define VMHEAP_RUBY_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ruby.h>
+
+#include "vmheap.h"
+#include "vmheap_agent.h"
+
+/*
+ * MRI exports these from libruby but declares them only in its internal
+ * headers (ext/objspace uses them the same way).  Prototypes as in Ruby
+ * 3.1's gc.c.
+ */
+void rb_objspace_each_objects(int (*callback)(void *start, void *end,
+					      size_t stride, void *data),
+			      void *data);
+void rb_objspace_reachable_objects_from(VALUE obj,
+					void (*func)(VALUE obj, void *data),
+					void *data);
+void rb_objspace_reachable_objects_from_root(
+	void (*func)(const char *category, VALUE obj, void *data), void *data);
+size_t rb_obj_memsize_of(VALUE obj);
+
+/* ------------------------------------------------------------ worker */
+
+/* A job for the Ruby thread: fn(arg) runs with the GVL held. */
+struct ruby_job {
+	int (*fn)(void *arg);
+	void *arg;
+	int result;
+	int state; /* JOB_PENDING, JOB_RUNNING, JOB_DONE (ruby_worker.c) */
+	struct ruby_job *next;
+};
+
+/*
+ * Create the "vmheap-agent" Ruby thread.  Call with the GVL held (from
+ * Init or after a fork).  Returns 0 or -1 if the thread could not be
+ * created (a Ruby exception is raised instead when Ruby refuses).
+ */
+int ruby_worker_start(void);
+
+/*
+ * Run fn(arg) on the Ruby thread, holding the GVL, and return its result.
+ * Called from any non-Ruby thread (the agent's loop or dump thread).
+ * Waits at most `timeout_ms` for the job to START (-1: forever); a job
+ * that started always runs to completion and is waited for.  Returns
+ * VMHEAP_AGENT_ETIMEOUT when it did not start in time, and
+ * VMHEAP_AGENT_EDUMP when the Ruby thread is gone (the VM is exiting).
+ */
+int ruby_worker_run(int (*fn)(void *arg), void *arg, int timeout_ms);
+
+/* Non-zero on the Ruby worker thread while it runs a job. */
+int ruby_worker_in_job(void);
+
+/*
+ * In a child after fork(2): the Ruby thread and every waiter are gone.
+ * Reinitialise the lock, drop the queue and mark the worker stopped.
+ */
+void ruby_worker_after_fork_child(void);
+
+/* ------------------------------------------------------------ walk */
+
+/* Kind names: index = Ruby's T_ type value (ruby/internal/value_type.h). */
+extern const char *const ruby_kind_names[];
+extern const size_t ruby_kind_count;
+
+/*
+ * Write every live heap object, its class and every root into `w`.  Runs
+ * on a Ruby thread holding the GVL (or in a forked child on that thread).
+ * Disables the GC for the walk and allocates no Ruby object.
+ */
+int ruby_walk_heap(vmheap_writer *w);
+
+/* ------------------------------------------------------------ classes */
+
+/* Open-addressing map from a key (class VALUE, or a small pseudo key) to
+ * a dense class id starting at 1.  C heap only. */
+struct ruby_class_table {
+	uint64_t *keys; /* 0 = empty slot */
+	uint32_t *ids;
+	size_t cap;     /* power of two */
+	size_t count;
+};
+
+void ruby_class_table_init(struct ruby_class_table *t);
+
+/* The id of `key`, or 0 when absent. */
+uint32_t ruby_class_table_get(const struct ruby_class_table *t, uint64_t key);
+
+/* Insert `key` with the next dense id and return it, or 0 when out of
+ * memory.  `key` must be absent and non-zero. */
+uint32_t ruby_class_table_add(struct ruby_class_table *t, uint64_t key);
+
+void ruby_class_table_free(struct ruby_class_table *t);
+
+/* ------------------------------------------------------------ vars */
+
+/*
+ * Learn the GC.stat key names (with the GVL, at load): list_vars runs on
+ * the agent's loop thread and may not call Ruby.  Returns 0 or -1.
+ */
+int ruby_vars_init(void);
+
+void ruby_vars_list(void *ctx,
+		    void (*add)(void *arg, const char *name, const char *type),
+		    void *arg);
+int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk);
+
+#endif /* VMHEAP_RUBY_INTERNAL_H */

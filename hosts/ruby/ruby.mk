@@ -1,0 +1,48 @@
+# hosts/ruby: the MRI extension build/ruby/vmheap_agent.so
+#
+#   ruby -I build/ruby -rvmheap_agent app.rb
+#
+# Ruby's headers come from the `ruby` on PATH (RbConfig), included with
+# -isystem: they are C11-clean but warn under -Wextra (unused parameters in
+# their inline functions), and -Werror must not fail on someone else's
+# headers.  The objects otherwise use the common flags (-std=c11, -fPIC).
+# The extension links libvmheap-agent and libvmheap statically (their
+# objects are -fPIC) so that it needs nothing of ours at run time.
+#
+# `make install` puts vmheap_agent.so into Ruby's site arch directory
+# re-rooted at $(PREFIX): with PREFIX=/usr/local (the default) that is
+# RbConfig's sitearchdir itself (/usr/local/lib/<arch>/site_ruby on
+# Debian), which is on ruby's load path, so `ruby -rvmheap_agent app.rb`
+# works with no -I.  For another PREFIX add that directory to RUBYLIB, or
+# set RUBY_ARCHDIR.
+
+RUBY ?= ruby
+RUBY_CFLAGS := $(shell $(RUBY) -rrbconfig -e 'c = RbConfig::CONFIG; print "-isystem ", c["rubyarchhdrdir"], " -isystem ", c["rubyhdrdir"]' 2>/dev/null)
+RUBY_LIBS := $(shell $(RUBY) -rrbconfig -e 'c = RbConfig::CONFIG; print "-L", c["libdir"], " ", c["LIBRUBYARG_SHARED"]' 2>/dev/null)
+RUBY_ARCHDIR ?= $(PREFIX)/lib/$(shell $(RUBY) -rrbconfig -e 'print RbConfig::CONFIG["sitearchdir"].sub(%r{\A.*?/lib/}, "")' 2>/dev/null)
+
+RUBY_HOST_SRCS := $(wildcard hosts/ruby/*.c)
+RUBY_HOST_OBJS := $(RUBY_HOST_SRCS:%.c=$(OBJDIR)/%.o)
+RUBY_HOST_SO := $(BUILD)/ruby/vmheap_agent.so
+
+$(RUBY_HOST_OBJS): ALL_CFLAGS += $(RUBY_CFLAGS)
+
+# The extension needs libvmheap-agent; until agent/agent.mk defines it the
+# extension is not part of `make`.
+ifneq ($(LIBVMHEAP_AGENT_A),)
+EXTRA_ALL += $(RUBY_HOST_SO)
+
+$(RUBY_HOST_SO): $(RUBY_HOST_OBJS) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(ALL_LDFLAGS) -o $@ $(RUBY_HOST_OBJS) \
+	  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) \
+	  $(RUBY_LIBS)
+
+define RUBY_INSTALL_LINES
+
+install -d $(DESTDIR)$(RUBY_ARCHDIR)
+install -m 0755 $(RUBY_HOST_SO) $(DESTDIR)$(RUBY_ARCHDIR)/vmheap_agent.so
+
+endef
+INSTALL_EXTRA += $(RUBY_INSTALL_LINES)
+endif

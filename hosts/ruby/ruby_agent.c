@@ -1,0 +1,256 @@
+/*
+ * ruby_agent.c - vmheap_agent.so: the agent inside MRI.
+ *
+ *   ruby -I build/ruby -rvmheap_agent app.rb
+ *
+ * Loading the extension starts the agent (the VMHEAP_AGENT_* variables
+ * apply) and writes its discovery file; at exit the agent stops and the
+ * file goes.  Nothing is printed on stdout; with VMHEAP_AGENT_VERBOSE set
+ * one line on stderr gives the pid and port.
+ *
+ * Dumps.  run_stopped runs the agent's function on the "vmheap-agent"
+ * Ruby thread holding the GVL (ruby_worker.c), so every other Ruby thread
+ * is stopped at a GVL release point.  fork_stopped is called from inside
+ * that function (see vmheap_agent.h) and is a plain fork(2): the child's
+ * only thread is that Ruby thread, it still holds the GVL, so the heap is
+ * consistent and the Ruby API works there.  In the child prepare_child
+ * runs a full GC (only live objects are dumped) and walk_heap writes the
+ * dump; the child never releases the GVL (no other thread exists to take
+ * it) and _exit()s.  The parent pauses only for fork().
+ *
+ * fork in the program (Rubinius #3035).  Process._fork is wrapped (a
+ * module prepended to Process's singleton class): in the child, the stale
+ * agent, whose threads did not survive the fork, is released without
+ * touching the parent's discovery file, and a fresh agent starts with its
+ * own discovery file.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ruby/thread.h>
+#include <ruby/version.h>
+
+#include "ruby-internal.h"
+
+/* The agent's dump thread waits this long for the GVL before giving up. */
+#define STOP_TIMEOUT_MS 60000
+
+static vmheap_agent *agent;
+static struct vmheap_agent_host host;
+
+/* ------------------------------------------------------------ host */
+
+static int host_run_stopped(void *ctx, int (*fn)(void *arg), void *arg)
+{
+	(void)ctx;
+	if (ruby_worker_in_job())
+		return fn(arg);
+	return ruby_worker_run(fn, arg, STOP_TIMEOUT_MS);
+}
+
+static int host_walk_heap(void *ctx, vmheap_writer *w)
+{
+	(void)ctx;
+	return ruby_walk_heap(w);
+}
+
+static pid_t host_fork_stopped(void *ctx)
+{
+	(void)ctx;
+	/* Only the Ruby thread holding the GVL may fork: the child needs a
+	 * Ruby thread to GC and walk (see the comment at the top). */
+	if (!ruby_worker_in_job()) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	return fork();
+}
+
+static int host_prepare_child(void *ctx, int gc)
+{
+	(void)ctx;
+	if (gc) {
+		/* The program may have disabled the GC; only the child's copy
+		 * is enabled here.  rb_gc() does not run finalizers. */
+		rb_gc_enable();
+		rb_gc();
+	}
+	return 0;
+}
+
+static void host_init(void)
+{
+	extern const char ruby_version[];
+
+	memset(&host, 0, sizeof(host));
+	host.vm_name = "ruby";
+	host.vm_version = ruby_version;
+	host.run_stopped = host_run_stopped;
+	host.walk_heap = host_walk_heap;
+	host.fork_stopped = host_fork_stopped;
+	host.prepare_child = host_prepare_child;
+	host.kind_names = ruby_kind_names;
+	host.kind_count = ruby_kind_count;
+	host.list_vars = ruby_vars_list;
+	host.get_var = ruby_vars_get;
+}
+
+/* ------------------------------------------------------------ start/stop */
+
+/*
+ * The agent's threads inherit the signal mask of the thread that creates
+ * them: block the asynchronous signals so that Ruby's own threads keep
+ * receiving SIGINT, SIGTERM, SIGCHLD and the rest.
+ */
+static void block_async_signals(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGTRAP);
+	sigdelset(&all, SIGSYS);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+static int start_agent(char *err, size_t errlen)
+{
+	struct vmheap_agent_config cfg;
+	sigset_t old;
+	int rc;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.dump_fork = -1;
+	cfg.dump_gc = -1;
+	rc = vmheap_agent_config_from_env(&cfg, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (ruby_worker_start() < 0) {
+		snprintf(err, errlen, "cannot create the vmheap-agent thread");
+		return VMHEAP_AGENT_ESYS;
+	}
+	block_async_signals(&old);
+	rc = vmheap_agent_start(&agent, &cfg, &host, err, errlen);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc < 0) {
+		agent = NULL;
+		return rc;
+	}
+	if (getenv("VMHEAP_AGENT_VERBOSE") && *getenv("VMHEAP_AGENT_VERBOSE"))
+		fprintf(stderr, "vmheap-agent: pid %ld, port %u, discovery %s\n",
+			(long)getpid(), (unsigned)vmheap_agent_port(agent),
+			vmheap_agent_discovery_path(agent));
+	return 0;
+}
+
+static void *stop_without_gvl(void *a)
+{
+	vmheap_agent_stop(a);
+	return NULL;
+}
+
+/*
+ * Stop the agent without holding the GVL: a dump that is running may need
+ * the Ruby thread (and so the GVL) to finish.
+ */
+static void stop_agent(void)
+{
+	vmheap_agent *a = agent;
+
+	agent = NULL;
+	if (a)
+		rb_thread_call_without_gvl(stop_without_gvl, a, NULL, NULL);
+}
+
+static void at_exit_stop(VALUE unused)
+{
+	(void)unused;
+	stop_agent();
+}
+
+/* ------------------------------------------------------------ fork */
+
+static void after_fork_child(void)
+{
+	char err[256];
+
+	ruby_worker_after_fork_child();
+	if (agent) {
+		/* Its threads did not survive the fork: free it and leave the
+		 * parent's discovery file alone. */
+		vmheap_agent_stop(agent);
+		agent = NULL;
+	}
+	if (start_agent(err, sizeof(err)) < 0)
+		rb_warn("vmheap_agent: no agent in the forked child %ld: %s",
+			(long)getpid(), err);
+}
+
+static VALUE fork_hook(VALUE self)
+{
+	VALUE pid = rb_call_super(0, NULL);
+
+	(void)self;
+	if (pid == INT2FIX(0))
+		after_fork_child();
+	return pid;
+}
+
+/* ------------------------------------------------------------ Ruby API */
+
+/* VmheapAgent.port -> Integer or nil */
+static VALUE agent_port(VALUE self)
+{
+	(void)self;
+	return agent ? UINT2NUM(vmheap_agent_port(agent)) : Qnil;
+}
+
+/* VmheapAgent.discovery_path -> String or nil */
+static VALUE agent_discovery_path(VALUE self)
+{
+	(void)self;
+	return agent ? rb_str_new_cstr(vmheap_agent_discovery_path(agent))
+		     : Qnil;
+}
+
+/* VmheapAgent.stop -> nil: stop the agent now (it does not restart). */
+static VALUE agent_stop(VALUE self)
+{
+	(void)self;
+	stop_agent();
+	return Qnil;
+}
+
+void Init_vmheap_agent(void)
+{
+	VALUE mod, hook;
+	char err[512];
+
+	if (agent)
+		return;
+	host_init();
+	if (ruby_vars_init() < 0)
+		rb_raise(rb_eRuntimeError, "vmheap_agent: cannot read GC.stat");
+
+	mod = rb_define_module("VmheapAgent");
+	rb_define_module_function(mod, "port", agent_port, 0);
+	rb_define_module_function(mod, "discovery_path", agent_discovery_path,
+				  0);
+	rb_define_module_function(mod, "stop", agent_stop, 0);
+
+	hook = rb_define_module_under(mod, "ForkHook");
+	rb_define_method(hook, "_fork", fork_hook, 0);
+	rb_prepend_module(rb_singleton_class(rb_mProcess), hook);
+
+	if (start_agent(err, sizeof(err)) < 0)
+		rb_raise(rb_eRuntimeError, "vmheap_agent: cannot start: %s",
+			 err);
+	rb_set_end_proc(at_exit_stop, Qnil);
+}

@@ -1,0 +1,189 @@
+/*
+ * ruby_vars.c - the Ruby host's variables.
+ *
+ *   system.gc.<key>           every GC.stat figure (system.gc.count, ...)
+ *   system.threads.backtrace  [{"thread": inspect, "backtrace": [...]}]
+ *                             for every Ruby thread but the agent's own
+ *
+ * The agent asks for them on its loop thread, which may not call Ruby;
+ * the values are read by a job on the Ruby worker thread with the GVL.
+ * The key list is learnt once at load, so list_vars needs no Ruby.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ruby-internal.h"
+
+#define GC_PREFIX "system.gc."
+#define BACKTRACE_VAR "system.threads.backtrace"
+/* How long the loop thread waits for the Ruby thread to get the GVL. */
+#define VAR_TIMEOUT_MS 10000
+
+static char **gc_names; /* full names: "system.gc.count", ... */
+static size_t gc_count;
+
+static int add_gc_key(VALUE key, VALUE value, VALUE unused)
+{
+	const char *k;
+	char **names;
+	size_t len;
+
+	(void)value;
+	(void)unused;
+	if (!SYMBOL_P(key))
+		return ST_CONTINUE;
+	k = rb_id2name(SYM2ID(key));
+	if (!k)
+		return ST_CONTINUE;
+	names = realloc(gc_names, (gc_count + 1) * sizeof(*gc_names));
+	if (!names)
+		return ST_STOP;
+	gc_names = names;
+	len = strlen(GC_PREFIX) + strlen(k) + 1;
+	gc_names[gc_count] = malloc(len);
+	if (!gc_names[gc_count])
+		return ST_STOP;
+	strcpy(gc_names[gc_count], GC_PREFIX);
+	strcat(gc_names[gc_count], k);
+	gc_count++;
+	return ST_CONTINUE;
+}
+
+int ruby_vars_init(void)
+{
+	VALUE stat;
+
+	if (gc_count)
+		return 0;
+	stat = rb_hash_new();
+	rb_gc_stat(stat);
+	rb_hash_foreach(stat, add_gc_key, Qnil);
+	RB_GC_GUARD(stat);
+	return gc_count ? 0 : -1;
+}
+
+void ruby_vars_list(void *ctx,
+		    void (*add)(void *arg, const char *name, const char *type),
+		    void *arg)
+{
+	size_t i;
+
+	(void)ctx;
+	for (i = 0; i < gc_count; i++)
+		add(arg, gc_names[i], "int");
+	add(arg, BACKTRACE_VAR, "array");
+}
+
+/* ------------------------------------------------------------ GC.stat */
+
+struct gc_job {
+	const char *key; /* without the prefix */
+	msgpack_packer *pk;
+};
+
+static VALUE read_gc_stat(VALUE key)
+{
+	return SIZET2NUM(rb_gc_stat(ID2SYM(rb_intern((const char *)key))));
+}
+
+static int gc_stat_job(void *arg)
+{
+	struct gc_job *job = arg;
+	int state = 0;
+	VALUE v = rb_protect(read_gc_stat, (VALUE)job->key, &state);
+
+	if (state) {
+		rb_set_errinfo(Qnil);
+		return VMHEAP_AGENT_ENOTFOUND;
+	}
+	msgpack_pack_uint64(job->pk, (uint64_t)NUM2SIZET(v));
+	return 0;
+}
+
+/* ------------------------------------------------------------ backtraces */
+
+static VALUE collect_backtraces(VALUE unused)
+{
+	VALUE threads = rb_funcall(rb_cThread, rb_intern("list"), 0);
+	VALUE self = rb_thread_current();
+	VALUE out = rb_ary_new();
+	long i, j;
+
+	(void)unused;
+	for (i = 0; i < RARRAY_LEN(threads); i++) {
+		VALUE th = rb_ary_entry(threads, i);
+		VALUE bt, lines;
+
+		if (th == self)
+			continue;
+		bt = rb_funcall(th, rb_intern("backtrace"), 0);
+		lines = rb_ary_new();
+		if (RB_TYPE_P(bt, T_ARRAY))
+			for (j = 0; j < RARRAY_LEN(bt); j++)
+				rb_ary_push(lines, rb_obj_as_string(
+							   rb_ary_entry(bt, j)));
+		rb_ary_push(out, rb_assoc_new(rb_inspect(th), lines));
+	}
+	return out;
+}
+
+static void pack_string(msgpack_packer *pk, VALUE s)
+{
+	msgpack_pack_str(pk, (size_t)RSTRING_LEN(s));
+	msgpack_pack_str_body(pk, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
+}
+
+static void pack_cstr(msgpack_packer *pk, const char *s)
+{
+	msgpack_pack_str(pk, strlen(s));
+	msgpack_pack_str_body(pk, s, strlen(s));
+}
+
+static int backtrace_job(void *arg)
+{
+	msgpack_packer *pk = arg;
+	int state = 0;
+	VALUE all = rb_protect(collect_backtraces, Qnil, &state);
+	long i, j;
+
+	if (state) {
+		rb_set_errinfo(Qnil);
+		return VMHEAP_AGENT_EDUMP;
+	}
+	/* Only reads from here on: nothing can raise half-way through. */
+	msgpack_pack_array(pk, (size_t)RARRAY_LEN(all));
+	for (i = 0; i < RARRAY_LEN(all); i++) {
+		VALUE pair = RARRAY_AREF(all, i);
+		VALUE lines = RARRAY_AREF(pair, 1);
+
+		msgpack_pack_map(pk, 2);
+		pack_cstr(pk, "thread");
+		pack_string(pk, RARRAY_AREF(pair, 0));
+		pack_cstr(pk, "backtrace");
+		msgpack_pack_array(pk, (size_t)RARRAY_LEN(lines));
+		for (j = 0; j < RARRAY_LEN(lines); j++)
+			pack_string(pk, RARRAY_AREF(lines, j));
+	}
+	RB_GC_GUARD(all);
+	return 0;
+}
+
+/* ------------------------------------------------------------ get */
+
+int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk)
+{
+	size_t i;
+
+	(void)ctx;
+	if (strcmp(name, BACKTRACE_VAR) == 0)
+		return ruby_worker_run(backtrace_job, pk, VAR_TIMEOUT_MS);
+	for (i = 0; i < gc_count; i++) {
+		if (strcmp(name, gc_names[i]) == 0) {
+			struct gc_job job = {name + strlen(GC_PREFIX), pk};
+
+			return ruby_worker_run(gc_stat_job, &job,
+					       VAR_TIMEOUT_MS);
+		}
+	}
+	return VMHEAP_AGENT_ENOTFOUND;
+}

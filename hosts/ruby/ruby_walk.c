@@ -1,0 +1,301 @@
+/*
+ * ruby_walk.c - walk_heap for MRI: every object, class and root.
+ *
+ * The walk runs on a Ruby thread holding the GVL (in-process dumps), or on
+ * that same thread in a forked child (fork dumps).  It must not allocate a
+ * Ruby object: an allocation could start a GC, move the heap under the
+ * walk, or run finalizers.  So:
+ *
+ *  - the GC is disabled for the walk (rb_gc_disable; restored after);
+ *  - objects come from rb_objspace_each_objects over every heap slot, free
+ *    slots (flags 0 / T_NONE), zombies and moved slots are skipped;
+ *  - references come from rb_objspace_reachable_objects_from and roots
+ *    from rb_objspace_reachable_objects_from_root, both of which call a C
+ *    callback per object and allocate nothing;
+ *  - class names come from rb_class_path_cached, which returns the name
+ *    string the class already holds (no copy, unlike rb_class_name which
+ *    dups it); a class without one is anonymous and is named in C as Ruby
+ *    would print it, "#<Class:0x...>".  rb_class_name itself is never
+ *    called during the walk because it allocates;
+ *  - the class of an object is rb_obj_class (singleton classes and
+ *    included-module iclasses resolve to the real class).  Internal slots
+ *    without a Ruby class get a name in angle brackets by type: "<imemo>",
+ *    "<node>", "<iclass>", and hidden objects (klass 0, e.g. the VM's own
+ *    strings and arrays) "<hidden-string>", "<hidden-array>", ...;
+ *  - class ids are small dense integers from a C hash table, and a class
+ *    record (after its superclass's) is written before its first object.
+ *
+ * Object kinds are Ruby's T_ type values; ruby_kind_names names them.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ruby-internal.h"
+
+const char *const ruby_kind_names[] = {
+	"none",        "object",      "class",       "module",
+	"float",       "string",      "regexp",      "array",
+	"hash",        "struct",      "bignum",      "file",
+	"data",        "match",       "complex",     "rational",
+	"unused-0x10", "nil",         "true",        "false",
+	"symbol",      "fixnum",      "undef",       "unused-0x17",
+	"unused-0x18", "unused-0x19", "imemo",       "node",
+	"iclass",      "zombie",      "moved",
+};
+const size_t ruby_kind_count =
+	sizeof(ruby_kind_names) / sizeof(ruby_kind_names[0]);
+
+#define MAX_CATEGORIES 64
+#define MAX_CLASS_DEPTH 256
+/* Pseudo-class keys: far below any heap address, never 0. */
+#define PSEUDO_KEY(type, hidden) (0x1000u | ((hidden) ? 0x100u : 0) | (type))
+
+struct walk {
+	vmheap_writer *w;
+	int rc;
+	struct ruby_class_table classes;
+	uint64_t *refs;
+	size_t nrefs, refs_cap;
+	int refs_failed;
+	const char *category[MAX_CATEGORIES];
+	uint64_t category_id[MAX_CATEGORIES];
+	size_t ncategories;
+};
+
+static void fail(struct walk *wk, int rc)
+{
+	if (!wk->rc)
+		wk->rc = rc;
+}
+
+/* ------------------------------------------------------------ roots */
+
+static uint64_t category_string(struct walk *wk, const char *category)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < wk->ncategories; i++)
+		if (wk->category[i] == category ||
+		    strcmp(wk->category[i], category) == 0)
+			return wk->category_id[i];
+	if (wk->ncategories == MAX_CATEGORIES)
+		category = "other";
+	i = wk->ncategories < MAX_CATEGORIES ? wk->ncategories++
+					     : MAX_CATEGORIES - 1;
+	wk->category[i] = category;
+	wk->category_id[i] = i + 1;
+	rc = vmheap_writer_add_string(wk->w, i + 1, category,
+				      strlen(category));
+	if (rc < 0)
+		fail(wk, rc);
+	return i + 1;
+}
+
+static void add_root(const char *category, VALUE obj, void *data)
+{
+	struct walk *wk = data;
+	uint64_t kind;
+	int rc;
+
+	if (wk->rc)
+		return;
+	kind = category_string(wk, category ? category : "unknown");
+	if (wk->rc)
+		return;
+	rc = vmheap_writer_add_root(wk->w, kind, (uint64_t)obj);
+	if (rc < 0)
+		fail(wk, rc);
+}
+
+/* ------------------------------------------------------------ classes */
+
+static uint32_t emit_class(struct walk *wk, uint64_t key, const char *name,
+			   size_t len, uint64_t super_id)
+{
+	uint32_t id = ruby_class_table_add(&wk->classes, key);
+	int rc;
+
+	if (!id) {
+		fail(wk, VMHEAP_ENOMEM);
+		return 0;
+	}
+	if (len > VMHEAP_MAX_STRING_BYTES)
+		len = VMHEAP_MAX_STRING_BYTES;
+	rc = vmheap_writer_add_class(wk->w, id, name, len, super_id, 0);
+	if (rc < 0) {
+		fail(wk, rc);
+		return 0;
+	}
+	return id;
+}
+
+/* The real superclass (skipping include/prepend iclasses), or 0. */
+static VALUE real_superclass(VALUE klass)
+{
+	VALUE super;
+
+	if (!RB_TYPE_P(klass, T_CLASS))
+		return 0;
+	super = rb_class_get_superclass(klass);
+	while (super && !NIL_P(super) && RB_TYPE_P(super, T_ICLASS))
+		super = rb_class_get_superclass(super);
+	if (!super || NIL_P(super) || !RB_TYPE_P(super, T_CLASS))
+		return 0;
+	return super;
+}
+
+static uint32_t emit_ruby_class(struct walk *wk, VALUE klass, uint64_t super_id)
+{
+	VALUE path = rb_class_path_cached(klass);
+	char anon[64];
+	int len;
+
+	if (RB_TYPE_P(path, T_STRING))
+		return emit_class(wk, klass, RSTRING_PTR(path),
+				  (size_t)RSTRING_LEN(path), super_id);
+	len = snprintf(anon, sizeof(anon), "#<%s:0x%016" PRIxPTR ">",
+		       RB_TYPE_P(klass, T_MODULE) ? "Module" : "Class",
+		       (uintptr_t)klass);
+	return emit_class(wk, klass, anon, (size_t)len, super_id);
+}
+
+/* The id of a real class, writing it (and its superclasses) if new. */
+static uint32_t class_id(struct walk *wk, VALUE klass)
+{
+	VALUE chain[MAX_CLASS_DEPTH];
+	size_t n = 0;
+	uint32_t id = ruby_class_table_get(&wk->classes, klass);
+	VALUE k;
+
+	if (id)
+		return id;
+	for (k = klass; k && n < MAX_CLASS_DEPTH; k = real_superclass(k)) {
+		if (ruby_class_table_get(&wk->classes, k))
+			break;
+		chain[n++] = k;
+	}
+	/* k is now known, or 0 (no superclass), or past the depth limit. */
+	id = k ? ruby_class_table_get(&wk->classes, k) : 0;
+	while (n-- > 0) {
+		id = emit_ruby_class(wk, chain[n], id);
+		if (!id)
+			return 0;
+	}
+	return id;
+}
+
+static uint32_t pseudo_class_id(struct walk *wk, int type, int hidden)
+{
+	uint64_t key = PSEUDO_KEY((unsigned)type, hidden);
+	uint32_t id = ruby_class_table_get(&wk->classes, key);
+	char name[64];
+	int len;
+
+	if (id)
+		return id;
+	len = snprintf(name, sizeof(name), hidden ? "<hidden-%s>" : "<%s>",
+		       (size_t)type < ruby_kind_count ? ruby_kind_names[type]
+						      : "unknown");
+	return emit_class(wk, key, name, (size_t)len, 0);
+}
+
+static uint32_t object_class_id(struct walk *wk, VALUE obj, int type)
+{
+	VALUE klass;
+
+	switch (type) {
+	case T_IMEMO:
+	case T_NODE:
+	case T_ICLASS:
+		return pseudo_class_id(wk, type, 0);
+	default:
+		break;
+	}
+	if (!RBASIC_CLASS(obj))
+		return pseudo_class_id(wk, type, 1);
+	klass = rb_obj_class(obj);
+	if (!klass || NIL_P(klass) || !RB_TYPE_P(klass, T_CLASS))
+		return pseudo_class_id(wk, type, 1);
+	return class_id(wk, klass);
+}
+
+/* ------------------------------------------------------------ objects */
+
+static void add_ref(VALUE ref, void *data)
+{
+	struct walk *wk = data;
+
+	if (wk->nrefs == wk->refs_cap) {
+		size_t cap = wk->refs_cap ? wk->refs_cap * 2 : 256;
+		uint64_t *refs = realloc(wk->refs, cap * sizeof(*refs));
+
+		if (!refs) {
+			wk->refs_failed = 1;
+			return;
+		}
+		wk->refs = refs;
+		wk->refs_cap = cap;
+	}
+	wk->refs[wk->nrefs++] = (uint64_t)ref;
+}
+
+static int walk_page(void *start, void *end, size_t stride, void *data)
+{
+	struct walk *wk = data;
+	uintptr_t p;
+
+	for (p = (uintptr_t)start; p < (uintptr_t)end; p += stride) {
+		VALUE obj = (VALUE)p;
+		uint32_t cid;
+		size_t bytes;
+		int type, rc;
+
+		if (!RBASIC(obj)->flags)
+			continue; /* a free slot */
+		type = (int)RB_BUILTIN_TYPE(obj);
+		if (type == T_NONE || type == T_ZOMBIE || type == T_MOVED)
+			continue;
+		cid = object_class_id(wk, obj, type);
+		if (!cid)
+			return 1;
+		bytes = rb_obj_memsize_of(obj);
+		wk->nrefs = 0;
+		rb_objspace_reachable_objects_from(obj, add_ref, wk);
+		if (wk->refs_failed) {
+			fail(wk, VMHEAP_ENOMEM);
+			return 1;
+		}
+		rc = vmheap_writer_add_object(wk->w, (uint64_t)obj, cid,
+					      (uint64_t)bytes, (uint32_t)type,
+					      wk->refs, wk->nrefs);
+		if (rc < 0) {
+			fail(wk, rc);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int ruby_walk_heap(vmheap_writer *w)
+{
+	struct walk wk;
+	VALUE gc_was_disabled;
+
+	memset(&wk, 0, sizeof(wk));
+	wk.w = w;
+	ruby_class_table_init(&wk.classes);
+
+	gc_was_disabled = rb_gc_disable();
+	rb_objspace_reachable_objects_from_root(add_root, &wk);
+	if (!wk.rc)
+		rb_objspace_each_objects(walk_page, &wk);
+	if (!RTEST(gc_was_disabled))
+		rb_gc_enable();
+
+	ruby_class_table_free(&wk.classes);
+	free(wk.refs);
+	return wk.rc;
+}
