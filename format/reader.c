@@ -91,7 +91,8 @@ static int ensure(vmheap_reader *r, size_t need)
 	if (r->cap - r->pos < need) {
 		/* Move the unconsumed bytes to the front, grow if needed. */
 		size_t keep = r->len - r->pos;
-		memmove(r->buf, r->buf + r->pos, keep);
+		if (keep)
+			memmove(r->buf, r->buf + r->pos, keep);
 		r->buf_offset += r->pos;
 		r->pos = 0;
 		r->len = keep;

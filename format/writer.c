@@ -82,6 +82,8 @@ static int append_cb(void *data, const char *bytes, size_t len)
 {
 	vmheap_writer *w = data;
 
+	if (!len)
+		return 0;
 	if (w->len + len > w->cap && reserve(w, len) < 0) {
 		w->nomem = 1;
 		return -1;

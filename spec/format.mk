@@ -1,0 +1,9 @@
+# Check suite of libvmheap (the dump format).
+FORMAT_TEST := $(SPECDIR)/format_test
+CHECK_SUITES += $(FORMAT_TEST)
+
+$(OBJDIR)/spec/format_test.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+
+$(FORMAT_TEST): $(OBJDIR)/spec/format_test.o $(LIBVMHEAP_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(CHECK_LIBS)

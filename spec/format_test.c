@@ -1,0 +1,1337 @@
+/*
+ * format_test.c - Check suite for libvmheap: the dump writer, the reader,
+ * the block cursor and CRC32C.
+ *
+ * Dumps are written by the real writer into memory files (memfd), pipes,
+ * /dev/full and size-limited files.  Files the writer cannot produce
+ * (unknown tags, newer versions, wrong totals) are built byte by byte by
+ * a small builder below, which uses msgpack-c and the CRC32C function
+ * only, so that the reader is checked against FORMAT.md and not merely
+ * against the writer.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <msgpack.h>
+
+#include "vmheap.h"
+#include "crc32c-internal.h"
+
+/* ------------------------------------------------------------ helpers */
+
+struct bytes {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void bytes_add(struct bytes *b, const void *data, size_t len)
+{
+	if (b->len + len > b->cap) {
+		b->cap = (b->len + len) * 2 + 64;
+		b->p = realloc(b->p, b->cap);
+		ck_assert_ptr_nonnull(b->p);
+	}
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+}
+
+static int memfd_with(const void *data, size_t len)
+{
+	int fd = memfd_create("vmheap-test", 0);
+	const uint8_t *p = data;
+
+	ck_assert_int_ge(fd, 0);
+	while (len) {
+		ssize_t k = write(fd, p, len);
+		ck_assert_int_gt(k, 0);
+		p += k;
+		len -= (size_t)k;
+	}
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+static struct bytes slurp(int fd)
+{
+	struct bytes b = {0};
+	uint8_t chunk[65536];
+	ssize_t k;
+
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	while ((k = read(fd, chunk, sizeof(chunk))) > 0)
+		bytes_add(&b, chunk, (size_t)k);
+	ck_assert_int_eq(k, 0);
+	return b;
+}
+
+/* The outcome of reading a whole dump. */
+struct outcome {
+	int rc; /* last return of open/next: 0 = complete dump */
+	uint64_t records;
+	struct vmheap_totals totals; /* counted from the records */
+	char error[800];
+};
+
+static void count(struct vmheap_totals *t, const struct vmheap_record *rec)
+{
+	switch (rec->type) {
+	case VMHEAP_RECORD_OBJECT:
+		t->objects++;
+		t->bytes += rec->u.object.bytes;
+		t->references += rec->u.object.nrefs;
+		break;
+	case VMHEAP_RECORD_MORE_REFS:
+		t->references += rec->u.object.nrefs;
+		break;
+	case VMHEAP_RECORD_CLASS:
+		t->classes++;
+		break;
+	case VMHEAP_RECORD_STRING:
+		t->strings++;
+		break;
+	case VMHEAP_RECORD_ROOT:
+		t->roots++;
+		break;
+	}
+}
+
+static struct outcome read_fd(int fd)
+{
+	struct outcome o = {0};
+	struct vmheap_record rec;
+	vmheap_reader *r;
+
+	o.rc = vmheap_reader_open_fd(&r, fd, "test.vmheap");
+	if (o.rc == 0) {
+		while ((o.rc = vmheap_reader_next(r, &rec)) > 0) {
+			o.records++;
+			count(&o.totals, &rec);
+		}
+	}
+	ck_assert_ptr_nonnull(r);
+	snprintf(o.error, sizeof(o.error), "%s", vmheap_reader_error(r));
+	/* Errors are sticky: asking again gives the same answer. */
+	if (o.rc < 0)
+		ck_assert_int_eq(vmheap_reader_next(r, &rec), o.rc);
+	vmheap_reader_free(r);
+	return o;
+}
+
+static struct outcome read_bytes(const void *data, size_t len)
+{
+	int fd = memfd_with(data, len);
+	struct outcome o = read_fd(fd);
+
+	close(fd);
+	return o;
+}
+
+/* A writer on a fresh memory file. */
+static vmheap_writer *new_writer(int *fd, uint32_t block_bytes)
+{
+	static const char *const kinds[] = {"object", "string", "array"};
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+
+	*fd = memfd_create("vmheap-test", 0);
+	ck_assert_int_ge(*fd, 0);
+	opt.vm_name = "testvm";
+	opt.vm_version = "9.9.9";
+	opt.pid = 4242;
+	opt.time = 1700000000;
+	opt.pointer_size = 8;
+	opt.flags = VMHEAP_FLAG_LIVE_ONLY;
+	opt.kind_names = kinds;
+	opt.kind_count = 3;
+	opt.block_bytes = block_bytes;
+	ck_assert_int_eq(vmheap_writer_open(&w, *fd, &opt), 0);
+	return w;
+}
+
+static struct bytes finish_to_bytes(vmheap_writer *w, int fd)
+{
+	struct bytes b;
+
+	ck_assert_msg(vmheap_writer_finish(w) == 0, "finish: %s",
+		      vmheap_writer_error(w));
+	b = slurp(fd);
+	ck_assert_uint_eq(b.len, vmheap_writer_bytes_written(w));
+	vmheap_writer_free(w);
+	close(fd);
+	return b;
+}
+
+/* A small complete dump with several blocks: strings, classes, objects
+ * and roots. */
+static struct bytes small_dump(void)
+{
+	int fd;
+	vmheap_writer *w = new_writer(&fd, 48);
+	uint64_t refs[3] = {0x1000, 0x1028, 0x7fff0000};
+
+	ck_assert_int_eq(vmheap_writer_add_string(w, 1, "vm", 2), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Object", 6, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 2, "Array", 5, 1, 0), 0);
+	for (int i = 0; i < 6; i++)
+		ck_assert_int_eq(vmheap_writer_add_object(w, 0x1000 + 40 * i,
+							  1 + i % 2, 40, 0,
+							  refs, i % 4),
+				 0);
+	ck_assert_int_eq(vmheap_writer_add_root(w, 1, 0x1000), 0);
+	return finish_to_bytes(w, fd);
+}
+
+/* ----------------------------------------------- hand-built dumps */
+
+#define MAGIC "\x89VMH\r\n\x1a\n"
+#define END_MAGIC "VMHEND\r\n"
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* Append a section as FORMAT.md describes it; returns its offset. */
+static uint64_t add_section(struct bytes *f, const char *tag,
+			    uint32_t records, const void *payload, size_t len)
+{
+	uint8_t h[16];
+	uint64_t at = f->len;
+	uint32_t crc;
+
+	memcpy(h, tag, 4);
+	put_be32(h + 4, (uint32_t)len);
+	put_be32(h + 8, records);
+	crc = vmheap_crc32c(0, h, 12);
+	crc = vmheap_crc32c(crc, payload, len);
+	put_be32(h + 12, crc);
+	bytes_add(f, h, 16);
+	bytes_add(f, payload, len);
+	return at;
+}
+
+static void add_trailer(struct bytes *f, uint64_t foot_offset)
+{
+	uint8_t t[16];
+
+	put_be32(t, (uint32_t)(foot_offset >> 32));
+	put_be32(t + 4, (uint32_t)foot_offset);
+	memcpy(t + 8, END_MAGIC, 8);
+	bytes_add(f, t, 16);
+}
+
+static void pk_str(msgpack_packer *pk, const char *s)
+{
+	msgpack_pack_str(pk, strlen(s));
+	msgpack_pack_str_body(pk, s, strlen(s));
+}
+
+/* A header map of the given version; `extra` adds a key a newer minor
+ * version might have. */
+static void add_head(struct bytes *f, unsigned major, unsigned minor,
+		     int extra)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, extra ? 4 : 3);
+	if (extra) { /* unknown keys may come first, with any value */
+		pk_str(&pk, "compression");
+		msgpack_pack_map(&pk, 1);
+		pk_str(&pk, "algo");
+		msgpack_pack_array(&pk, 2);
+		msgpack_pack_double(&pk, 1.5);
+		msgpack_pack_nil(&pk);
+	}
+	pk_str(&pk, "version");
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_unsigned_int(&pk, major);
+	msgpack_pack_unsigned_int(&pk, minor);
+	pk_str(&pk, "vm");
+	pk_str(&pk, "handmade");
+	pk_str(&pk, "kinds");
+	msgpack_pack_array(&pk, 1);
+	pk_str(&pk, "object");
+	bytes_add(f, MAGIC, 8);
+	add_section(f, "HEAD", 0, sb.data, sb.size);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* Footer with the given totals and block offsets, then the trailer. */
+static void add_foot(struct bytes *f, const struct vmheap_totals *t,
+		     const uint64_t *offsets, size_t n)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	uint64_t at;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 8);
+	pk_str(&pk, "objects");
+	msgpack_pack_uint64(&pk, t->objects);
+	pk_str(&pk, "bytes");
+	msgpack_pack_uint64(&pk, t->bytes);
+	pk_str(&pk, "classes");
+	msgpack_pack_uint64(&pk, t->classes);
+	pk_str(&pk, "roots");
+	msgpack_pack_uint64(&pk, t->roots);
+	pk_str(&pk, "references");
+	msgpack_pack_uint64(&pk, t->references);
+	pk_str(&pk, "strings");
+	msgpack_pack_uint64(&pk, t->strings);
+	pk_str(&pk, "blocks");
+	msgpack_pack_uint64(&pk, t->blocks);
+	pk_str(&pk, "block_offsets");
+	msgpack_pack_array(&pk, n);
+	for (size_t i = 0; i < n; i++)
+		msgpack_pack_uint64(&pk, offsets[i]);
+	at = add_section(f, "FOOT", 0, sb.data, sb.size);
+	add_trailer(f, at);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* One block holding: class 1 "Thing", object 0x500 (class 1, 24 bytes, one
+ * reference to itself) and root (string 0, 0x500).  `unknown` inserts
+ * records of tags 99 and 6 and an extra trailing field in the root
+ * record, as a newer minor version might write. */
+static uint64_t add_thing_block(struct bytes *f, int unknown)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	uint64_t at;
+	uint32_t n = 3;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 5);
+	msgpack_pack_uint8(&pk, 2);
+	msgpack_pack_uint8(&pk, 1);
+	pk_str(&pk, "Thing");
+	msgpack_pack_uint8(&pk, 0);
+	msgpack_pack_uint8(&pk, 0);
+	if (unknown) {
+		msgpack_pack_array(&pk, 4);
+		msgpack_pack_uint8(&pk, 99);
+		pk_str(&pk, "future");
+		msgpack_pack_array(&pk, 2);
+		msgpack_pack_int64(&pk, -5);
+		msgpack_pack_bin(&pk, 3);
+		msgpack_pack_bin_body(&pk, "\x00\x01\x02", 3);
+		msgpack_pack_map(&pk, 1);
+		msgpack_pack_true(&pk);
+		msgpack_pack_float(&pk, 2.5f);
+		msgpack_pack_array(&pk, 1);
+		msgpack_pack_uint8(&pk, 6);
+		n += 2;
+	}
+	msgpack_pack_array(&pk, 6);
+	msgpack_pack_uint8(&pk, 3);
+	msgpack_pack_int64(&pk, 0x500);
+	msgpack_pack_uint8(&pk, 1);
+	msgpack_pack_uint8(&pk, 24);
+	msgpack_pack_uint8(&pk, 0);
+	msgpack_pack_array(&pk, 1);
+	msgpack_pack_int64(&pk, 0);
+	msgpack_pack_array(&pk, unknown ? 4 : 3);
+	msgpack_pack_uint8(&pk, 4);
+	msgpack_pack_uint8(&pk, 0);
+	msgpack_pack_uint64(&pk, 0x500);
+	if (unknown)
+		pk_str(&pk, "a newer field");
+	at = add_section(f, "BLCK", n, sb.data, sb.size);
+	msgpack_sbuffer_destroy(&sb);
+	return at;
+}
+
+static const struct vmheap_totals thing_totals = {
+	.objects = 1, .bytes = 24, .classes = 1, .roots = 1,
+	.references = 1, .strings = 0, .blocks = 1};
+
+/* ------------------------------------------------------------ crc */
+
+START_TEST(crc32c_of_123456789_is_the_castagnoli_check_value)
+{
+	ck_assert_uint_eq(vmheap_crc32c(0, "123456789", 9), 0xE3069283u);
+	ck_assert_uint_eq(vmheap_crc32c_sw(0, "123456789", 9), 0xE3069283u);
+	if (vmheap_crc32c_hw_available())
+		ck_assert_uint_eq(vmheap_crc32c_hw(0, "123456789", 9),
+				  0xE3069283u);
+	/* Chaining equals one pass. */
+	ck_assert_uint_eq(vmheap_crc32c(vmheap_crc32c(0, "1234", 4), "56789",
+					5),
+			  0xE3069283u);
+	ck_assert_uint_eq(vmheap_crc32c(0, "", 0), 0);
+}
+END_TEST
+
+START_TEST(crc32c_instruction_and_table_agree_on_every_length_and_alignment)
+{
+	uint8_t data[1100];
+	unsigned seed = 7;
+
+	if (!vmheap_crc32c_hw_available()) {
+		fprintf(stderr, "note: no SSE4.2 on this CPU; only the table "
+				"implementation was checked\n");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)rand_r(&seed);
+	for (size_t off = 0; off < 9; off++)
+		for (size_t len = 0; len + off <= sizeof(data); len += 1 + len / 16)
+			ck_assert_uint_eq(vmheap_crc32c_hw(0x12345678u, data + off, len),
+					  vmheap_crc32c_sw(0x12345678u, data + off, len));
+}
+END_TEST
+
+/* ------------------------------------------------------- round trips */
+
+struct expected {
+	enum vmheap_record_type type;
+	uint64_t id, a, b;
+	uint32_t c;
+	const char *text;
+	size_t len;
+	const uint64_t *refs;
+	size_t nrefs;
+};
+
+static void check_record(const struct vmheap_record *rec,
+			 const struct expected *e, size_t i)
+{
+	ck_assert_msg(rec->type == e->type, "record %zu: type %d, want %d", i,
+		      rec->type, e->type);
+	switch (e->type) {
+	case VMHEAP_RECORD_STRING:
+		ck_assert_uint_eq(rec->u.string.id, e->id);
+		ck_assert_uint_eq(rec->u.string.len, e->len);
+		ck_assert(!memcmp(rec->u.string.text, e->text, e->len));
+		break;
+	case VMHEAP_RECORD_CLASS:
+		ck_assert_uint_eq(rec->u.klass.id, e->id);
+		ck_assert_uint_eq(rec->u.klass.name_len, e->len);
+		ck_assert(!memcmp(rec->u.klass.name, e->text, e->len));
+		ck_assert_uint_eq(rec->u.klass.super_id, e->a);
+		ck_assert_uint_eq(rec->u.klass.flags, e->c);
+		break;
+	case VMHEAP_RECORD_OBJECT:
+		ck_assert_msg(rec->u.object.id == e->id,
+			      "record %zu: id %#llx, want %#llx", i,
+			      (unsigned long long)rec->u.object.id,
+			      (unsigned long long)e->id);
+		ck_assert_uint_eq(rec->u.object.class_id, e->a);
+		ck_assert_uint_eq(rec->u.object.bytes, e->b);
+		ck_assert_uint_eq(rec->u.object.kind, e->c);
+		ck_assert_uint_eq(rec->u.object.nrefs, e->nrefs);
+		for (size_t k = 0; k < e->nrefs; k++)
+			ck_assert_msg(rec->u.object.refs[k] == e->refs[k],
+				      "record %zu ref %zu: %#llx, want %#llx",
+				      i, k,
+				      (unsigned long long)rec->u.object.refs[k],
+				      (unsigned long long)e->refs[k]);
+		break;
+	case VMHEAP_RECORD_ROOT:
+		ck_assert_uint_eq(rec->u.root.kind_string_id, e->id);
+		ck_assert_uint_eq(rec->u.root.object_id, e->a);
+		break;
+	default:
+		ck_abort_msg("unexpected record type %d", e->type);
+	}
+}
+
+static void add_expected(vmheap_writer *w, const struct expected *e)
+{
+	int rc = -100;
+
+	switch (e->type) {
+	case VMHEAP_RECORD_STRING:
+		rc = vmheap_writer_add_string(w, e->id, e->text, e->len);
+		break;
+	case VMHEAP_RECORD_CLASS:
+		rc = vmheap_writer_add_class(w, e->id, e->text, e->len, e->a,
+					     e->c);
+		break;
+	case VMHEAP_RECORD_OBJECT:
+		rc = vmheap_writer_add_object(w, e->id, e->a, e->b, e->c,
+					      e->refs, e->nrefs);
+		break;
+	case VMHEAP_RECORD_ROOT:
+		rc = vmheap_writer_add_root(w, e->id, e->a);
+		break;
+	default:
+		break;
+	}
+	ck_assert_msg(rc == 0, "add: %d %s", rc, vmheap_writer_error(w));
+}
+
+static const uint64_t refs_wrap[] = {0, UINT64_MAX, 1, UINT64_MAX - 39,
+				     0x8000000000000000ull, 40};
+static const uint64_t refs_self[] = {UINT64_MAX};
+static const char utf8_name[] = "Ünïcødé::Класс::名前";
+
+static const struct expected edge_records[] = {
+	{VMHEAP_RECORD_STRING, 0, 0, 0, 0, "", 0, NULL, 0},
+	{VMHEAP_RECORD_STRING, UINT64_MAX, 0, 0, 0, "machine_context", 15,
+	 NULL, 0},
+	{VMHEAP_RECORD_STRING, 7, 0, 0, 0, "a\0b", 3, NULL, 0},
+	{VMHEAP_RECORD_CLASS, 1, 0, 0, 0, "", 0, NULL, 0},
+	{VMHEAP_RECORD_CLASS, 2, 1, 0, UINT32_MAX, utf8_name,
+	 sizeof(utf8_name) - 1, NULL, 0},
+	{VMHEAP_RECORD_CLASS, UINT64_MAX, UINT64_MAX, 0, 0, "Object", 6,
+	 NULL, 0},
+	{VMHEAP_RECORD_OBJECT, 0, 1, 0, 0, NULL, 0, NULL, 0},
+	{VMHEAP_RECORD_OBJECT, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX,
+	 NULL, 0, refs_wrap, 6},
+	{VMHEAP_RECORD_OBJECT, 1, 2, 40, 1, NULL, 0, refs_self, 1},
+	{VMHEAP_RECORD_OBJECT, UINT64_MAX - 39, 2, 40, 2, NULL, 0, refs_wrap,
+	 6},
+	{VMHEAP_RECORD_OBJECT, 0x7fffffffffffffffull, 1, 1, 0, NULL, 0,
+	 refs_wrap, 6},
+	{VMHEAP_RECORD_OBJECT, 0x8000000000000000ull, 1, 1, 0, NULL, 0,
+	 refs_wrap, 3},
+	{VMHEAP_RECORD_OBJECT, 0x8000000000000000ull, 1, 1, 0, NULL, 0, NULL,
+	 0}, /* the same id twice: delta 0 */
+	{VMHEAP_RECORD_ROOT, 0, 0, 0, 0, NULL, 0, NULL, 0},
+	{VMHEAP_RECORD_ROOT, UINT64_MAX, UINT64_MAX, 0, 0, NULL, 0, NULL, 0},
+};
+
+static void round_trip_edges(uint32_t block_bytes)
+{
+	size_t n = sizeof(edge_records) / sizeof(edge_records[0]), i = 0;
+	struct vmheap_record rec;
+	const struct vmheap_header *h;
+	vmheap_reader *r;
+	struct bytes b;
+	int fd, rc;
+	vmheap_writer *w = new_writer(&fd, block_bytes);
+
+	for (size_t k = 0; k < n; k++)
+		add_expected(w, &edge_records[k]);
+	b = finish_to_bytes(w, fd);
+
+	fd = memfd_with(b.p, b.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "edges.vmheap"), 0);
+	h = vmheap_reader_header(r);
+	ck_assert_uint_eq(h->major, VMHEAP_FORMAT_MAJOR);
+	ck_assert_uint_eq(h->minor, VMHEAP_FORMAT_MINOR);
+	ck_assert_str_eq(h->vm_name, "testvm");
+	ck_assert_str_eq(h->vm_version, "9.9.9");
+	ck_assert_uint_eq(h->pid, 4242);
+	ck_assert_int_eq(h->time, 1700000000);
+	ck_assert_uint_eq(h->pointer_size, 8);
+	ck_assert_uint_eq(h->flags, VMHEAP_FLAG_LIVE_ONLY);
+	ck_assert_uint_eq(h->kind_count, 3);
+	ck_assert_str_eq(h->kind_names[0], "object");
+	ck_assert_str_eq(h->kind_names[2], "array");
+	while ((rc = vmheap_reader_next(r, &rec)) > 0) {
+		ck_assert_uint_lt(i, n);
+		check_record(&rec, &edge_records[i], i);
+		ck_assert_uint_lt(rec.offset, b.len);
+		i++;
+	}
+	ck_assert_msg(rc == 0, "read: %s", vmheap_reader_error(r));
+	ck_assert_uint_eq(i, n);
+	ck_assert_uint_eq(vmheap_reader_totals(r)->objects, 7);
+	ck_assert_uint_eq(vmheap_reader_totals(r)->references, 22);
+	ck_assert_uint_eq(vmheap_reader_totals(r)->bytes,
+			  UINT64_MAX + 40 + 40 + 1 + 1 + 1);
+	if (block_bytes == 1)
+		ck_assert_uint_eq(vmheap_reader_totals(r)->blocks, n);
+	ck_assert_uint_eq(vmheap_reader_offset(r), b.len);
+	/* After the end, next keeps saying "end". */
+	ck_assert_int_eq(vmheap_reader_next(r, &rec), 0);
+	vmheap_reader_free(r);
+	close(fd);
+	free(b.p);
+}
+
+START_TEST(every_record_type_round_trips_with_edge_values)
+{
+	round_trip_edges(0);
+}
+END_TEST
+
+START_TEST(edge_values_round_trip_with_one_record_per_block)
+{
+	/* Delta state restarts in every block. */
+	round_trip_edges(1);
+}
+END_TEST
+
+START_TEST(object_with_100000_references_round_trips)
+{
+	enum { N = 100000 };
+	uint64_t *refs = malloc(N * sizeof(*refs));
+	uint64_t id = 0x7f0000001000ull, got = 0, more = 0;
+	struct vmheap_record rec;
+	vmheap_reader *r;
+	struct bytes b;
+	int fd, rc;
+	vmheap_writer *w = new_writer(&fd, 0);
+
+	for (uint64_t i = 0; i < N; i++)
+		refs[i] = (i % 3 == 0) ? id - 40 * i : id + (i * i * 977);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Array", 5, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_object(w, 0x10, 1, 8, 0, NULL, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_object(w, id, 1, 800000, 2, refs, N),
+			 0);
+	ck_assert_int_eq(vmheap_writer_add_object(w, id + 40, 1, 40, 0, refs, 1),
+			 0);
+	b = finish_to_bytes(w, fd);
+
+	fd = memfd_with(b.p, b.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "big.vmheap"), 0);
+	while ((rc = vmheap_reader_next(r, &rec)) > 0) {
+		if (rec.type == VMHEAP_RECORD_OBJECT && rec.u.object.id == id) {
+			ck_assert_uint_eq(rec.u.object.bytes, 800000);
+			ck_assert_uint_eq(rec.u.object.kind, 2);
+			ck_assert_uint_le(rec.u.object.nrefs, N);
+		} else if (rec.type == VMHEAP_RECORD_MORE_REFS) {
+			ck_assert_uint_eq(rec.u.object.id, id);
+			more++;
+		} else {
+			continue;
+		}
+		for (size_t k = 0; k < rec.u.object.nrefs; k++)
+			ck_assert_uint_eq(rec.u.object.refs[k], refs[got + k]);
+		got += rec.u.object.nrefs;
+	}
+	ck_assert_msg(rc == 0, "read: %s", vmheap_reader_error(r));
+	ck_assert_uint_eq(got, N);
+	ck_assert_uint_ge(more, 1);
+	ck_assert_uint_eq(vmheap_reader_totals(r)->references, N + 1);
+	ck_assert_uint_eq(vmheap_reader_totals(r)->objects, 3);
+	vmheap_reader_free(r);
+	close(fd);
+	free(b.p);
+	free(refs);
+}
+END_TEST
+
+START_TEST(dump_without_records_is_complete)
+{
+	int fd;
+	vmheap_writer *w = new_writer(&fd, 0);
+	struct bytes b = finish_to_bytes(w, fd);
+	struct outcome o = read_bytes(b.p, b.len);
+
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.records, 0);
+	free(b.p);
+}
+END_TEST
+
+START_TEST(header_defaults_fill_pid_time_and_pointer_size)
+{
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+	vmheap_reader *r;
+	struct vmheap_record rec;
+	int fd = memfd_create("t", 0);
+	time_t before = time(NULL);
+
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	lseek(fd, 0, SEEK_SET);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "d"), 0);
+	ck_assert_uint_eq(vmheap_reader_header(r)->pid, (uint64_t)getpid());
+	ck_assert_int_ge(vmheap_reader_header(r)->time, before);
+	ck_assert_uint_eq(vmheap_reader_header(r)->pointer_size, sizeof(void *));
+	ck_assert_str_eq(vmheap_reader_header(r)->vm_name, "");
+	ck_assert_uint_eq(vmheap_reader_header(r)->kind_count, 0);
+	ck_assert_int_eq(vmheap_reader_next(r, &rec), 0);
+	vmheap_reader_free(r);
+	close(fd);
+}
+END_TEST
+
+/* --------------------------------------------------- forward compat */
+
+START_TEST(unknown_record_tags_and_extra_fields_are_skipped)
+{
+	struct bytes f = {0};
+	uint64_t blk;
+	struct outcome o;
+
+	add_head(&f, 1, 0, 0);
+	blk = add_thing_block(&f, 1);
+	add_foot(&f, &thing_totals, &blk, 1);
+	o = read_bytes(f.p, f.len);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.records, 3); /* class, object, root */
+	ck_assert_uint_eq(o.totals.objects, 1);
+	ck_assert_uint_eq(o.totals.roots, 1);
+	free(f.p);
+}
+END_TEST
+
+START_TEST(unknown_section_is_skipped_but_its_checksum_is_checked)
+{
+	struct bytes f = {0};
+	uint64_t blk, xtra;
+	struct outcome o;
+
+	add_head(&f, 1, 0, 0);
+	xtra = add_section(&f, "XTRA", 2, "\x01\x02\x03 whatever", 13);
+	blk = add_thing_block(&f, 0);
+	add_section(&f, "IDX0", 0, "", 0);
+	add_foot(&f, &thing_totals, &blk, 1);
+	o = read_bytes(f.p, f.len);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.records, 3);
+
+	f.p[xtra + 17] ^= 0x40; /* damage the unknown section's payload */
+	o = read_bytes(f.p, f.len);
+	ck_assert_int_eq(o.rc, VMHEAP_ECHECKSUM);
+	ck_assert_msg(strstr(o.error, "XTRA"), "%s", o.error);
+	free(f.p);
+}
+END_TEST
+
+START_TEST(newer_minor_version_is_read)
+{
+	struct bytes f = {0};
+	uint64_t blk;
+	struct outcome o;
+	vmheap_reader *r;
+	int fd;
+
+	add_head(&f, 1, 7, 1);
+	add_section(&f, "NEW!", 0, "\xc0", 1);
+	blk = add_thing_block(&f, 1);
+	add_foot(&f, &thing_totals, &blk, 1);
+	o = read_bytes(f.p, f.len);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.records, 3);
+	fd = memfd_with(f.p, f.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "x"), 0);
+	ck_assert_uint_eq(vmheap_reader_header(r)->minor, 7);
+	ck_assert_str_eq(vmheap_reader_header(r)->vm_name, "handmade");
+	vmheap_reader_free(r);
+	close(fd);
+	free(f.p);
+}
+END_TEST
+
+START_TEST(newer_major_version_is_refused)
+{
+	struct bytes f = {0};
+	uint64_t blk;
+	struct outcome o;
+
+	add_head(&f, 2, 0, 1);
+	blk = add_thing_block(&f, 0);
+	add_foot(&f, &thing_totals, &blk, 1);
+	o = read_bytes(f.p, f.len);
+	ck_assert_int_eq(o.rc, VMHEAP_EVERSION);
+	ck_assert_msg(strstr(o.error, "version 2.0"), "%s", o.error);
+	ck_assert_msg(strstr(o.error, "test.vmheap"), "%s", o.error);
+	free(f.p);
+}
+END_TEST
+
+/* ------------------------------------------------------- damage */
+
+START_TEST(every_truncation_of_a_small_dump_is_reported_with_its_offset)
+{
+	struct bytes b = small_dump();
+	char want[64];
+	struct outcome o = read_bytes(b.p, b.len);
+
+	ck_assert_msg(o.rc == 0, "%s", o.error); /* the whole file is fine */
+	ck_assert_uint_ge(o.totals.objects, 6);
+	for (size_t len = 0; len < b.len; len++) {
+		o = read_bytes(b.p, len);
+		ck_assert_msg(o.rc == VMHEAP_ETRUNCATED,
+			      "length %zu of %zu: rc %d (%s)", len, b.len, o.rc,
+			      o.error);
+		snprintf(want, sizeof(want), "at byte offset %zu:", len);
+		ck_assert_msg(strstr(o.error, want), "length %zu: %s", len,
+			      o.error);
+		ck_assert_msg(strstr(o.error, "truncated"), "%s", o.error);
+	}
+	free(b.p);
+}
+END_TEST
+
+START_TEST(every_single_bit_flip_anywhere_in_a_dump_is_detected)
+{
+	struct bytes b = small_dump();
+	size_t checksum_errors = 0;
+
+	for (size_t i = 0; i < b.len; i++) {
+		for (int bit = 0; bit < 8; bit++) {
+			struct outcome o;
+			b.p[i] ^= (uint8_t)(1u << bit);
+			o = read_bytes(b.p, b.len);
+			b.p[i] ^= (uint8_t)(1u << bit);
+			ck_assert_msg(o.rc < 0,
+				      "flip of bit %d at byte %zu went "
+				      "unnoticed",
+				      bit, i);
+			ck_assert_msg(strstr(o.error, "byte offset"),
+				      "byte %zu bit %d: %s", i, bit, o.error);
+			checksum_errors += o.rc == VMHEAP_ECHECKSUM;
+		}
+	}
+	/* Flips inside section payloads are checksum errors. */
+	ck_assert_uint_gt(checksum_errors, b.len * 8 / 2);
+	free(b.p);
+}
+END_TEST
+
+START_TEST(bit_flip_in_a_block_payload_is_a_checksum_error_naming_the_block)
+{
+	struct bytes b = small_dump();
+	/* The first block follows the magic and the HEAD section. */
+	uint32_t head_len = ((uint32_t)b.p[12] << 24) | ((uint32_t)b.p[13] << 16) |
+			    ((uint32_t)b.p[14] << 8) | b.p[15];
+	size_t blk = 8 + 16 + head_len;
+	char want[96];
+	struct outcome o;
+
+	ck_assert(!memcmp(b.p + blk, "BLCK", 4));
+	b.p[blk + 16 + 2] ^= 0x08;
+	o = read_bytes(b.p, b.len);
+	ck_assert_int_eq(o.rc, VMHEAP_ECHECKSUM);
+	snprintf(want, sizeof(want),
+		 "block checksum mismatch at byte offset %zu (section 'BLCK' "
+		 "at %zu)",
+		 blk + 16, blk);
+	ck_assert_msg(strstr(o.error, want), "%s", o.error);
+	ck_assert_msg(!strncmp(o.error, "test.vmheap: ", 13), "%s", o.error);
+	free(b.p);
+}
+END_TEST
+
+START_TEST(reader_fed_random_bytes_fails_cleanly)
+{
+	uint8_t buf[4096];
+
+	for (unsigned seed = 1; seed <= 300; seed++) {
+		unsigned s = seed;
+		size_t len = (size_t)rand_r(&s) % sizeof(buf);
+		struct outcome o;
+		for (size_t i = 0; i < len; i++)
+			buf[i] = (uint8_t)rand_r(&s);
+		if (seed % 3 == 0 && len >= 8)
+			memcpy(buf, MAGIC, 8); /* get past the magic */
+		o = read_bytes(buf, len);
+		ck_assert_msg(o.rc < 0, "seed %u: random bytes read as a dump",
+			      seed);
+		ck_assert_msg(o.error[0], "seed %u: no message", seed);
+	}
+}
+END_TEST
+
+START_TEST(random_block_payloads_with_valid_checksums_fail_cleanly)
+{
+	/* Garbage that passes the CRC reaches the record decoder. */
+	for (unsigned seed = 1; seed <= 500; seed++) {
+		unsigned s = seed;
+		uint8_t payload[512];
+		size_t len = 1 + (size_t)rand_r(&s) % sizeof(payload);
+		struct bytes f = {0};
+		struct vmheap_totals t = {0};
+		uint64_t blk;
+		struct outcome o;
+
+		for (size_t i = 0; i < len; i++)
+			payload[i] = (uint8_t)rand_r(&s);
+		if (seed % 2) /* start like an object record */
+			payload[0] = 0x96, payload[1 % len] = 0x03;
+		add_head(&f, 1, 0, 0);
+		blk = add_section(&f, "BLCK", 1 + (uint32_t)rand_r(&s) % 8,
+				  payload, len);
+		t.blocks = 1;
+		add_foot(&f, &t, &blk, 1);
+		o = read_bytes(f.p, f.len);
+		ck_assert_msg(o.rc < 0, "seed %u: garbage block accepted", seed);
+		ck_assert_msg(strstr(o.error, "byte offset"), "seed %u: %s",
+			      seed, o.error);
+		free(f.p);
+	}
+}
+END_TEST
+
+START_TEST(footer_totals_that_disagree_with_the_records_are_reported)
+{
+	struct vmheap_totals t = thing_totals;
+	struct bytes f = {0};
+	uint64_t blk;
+	struct outcome o;
+
+	t.objects = 2;
+	add_head(&f, 1, 0, 0);
+	blk = add_thing_block(&f, 0);
+	add_foot(&f, &t, &blk, 1);
+	o = read_bytes(f.p, f.len);
+	ck_assert_int_eq(o.rc, VMHEAP_ETOTALS);
+	ck_assert_msg(strstr(o.error, "footer says 2 objects, the records "
+				      "hold 1"),
+		      "%s", o.error);
+	free(f.p);
+
+	/* A wrong block index is caught too. */
+	memset(&f, 0, sizeof(f));
+	add_head(&f, 1, 0, 0);
+	blk = add_thing_block(&f, 0) + 1;
+	add_foot(&f, &thing_totals, &blk, 1);
+	o = read_bytes(f.p, f.len);
+	ck_assert_int_eq(o.rc, VMHEAP_ETOTALS);
+	free(f.p);
+}
+END_TEST
+
+START_TEST(a_dropped_block_is_detected_by_the_footer)
+{
+	struct bytes f = {0};
+	uint64_t offs[2];
+	struct vmheap_totals t = thing_totals;
+	struct outcome o;
+
+	/* The footer lists two blocks; only one is in the file. */
+	t.blocks = 2;
+	add_head(&f, 1, 0, 0);
+	offs[0] = add_thing_block(&f, 0);
+	offs[1] = f.len;
+	add_foot(&f, &t, offs, 2);
+	o = read_bytes(f.p, f.len);
+	ck_assert_int_eq(o.rc, VMHEAP_ETOTALS);
+	ck_assert_msg(strstr(o.error, "2 blocks"), "%s", o.error);
+	free(f.p);
+}
+END_TEST
+
+START_TEST(data_after_the_end_magic_is_an_error)
+{
+	struct bytes b = small_dump();
+	struct outcome o;
+
+	bytes_add(&b, "x", 1);
+	o = read_bytes(b.p, b.len);
+	ck_assert_int_eq(o.rc, VMHEAP_EFORMAT);
+	ck_assert_msg(strstr(o.error, "after the end magic"), "%s", o.error);
+	free(b.p);
+}
+END_TEST
+
+START_TEST(text_files_and_text_mode_copies_are_not_dumps)
+{
+	struct bytes b = small_dump();
+	struct outcome o = read_bytes("hello, world\n", 13);
+
+	ck_assert_int_eq(o.rc, VMHEAP_EMAGIC);
+	ck_assert_msg(strstr(o.error, "not a vmheap dump"), "%s", o.error);
+	/* CR LF -> LF, as a text-mode transfer does. */
+	memmove(b.p + 4, b.p + 5, b.len - 5);
+	b.len--;
+	o = read_bytes(b.p, b.len);
+	ck_assert_int_eq(o.rc, VMHEAP_EMAGIC);
+	ck_assert_msg(strstr(o.error, "text mode"), "%s", o.error);
+	free(b.p);
+}
+END_TEST
+
+START_TEST(missing_file_is_an_error_naming_the_path)
+{
+	vmheap_reader *r;
+
+	ck_assert_int_eq(vmheap_reader_open_path(&r, "/nonexistent/x.vmheap"),
+			 VMHEAP_EIO);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_msg(strstr(vmheap_reader_error(r), "/nonexistent/x.vmheap: "
+						     "cannot open"),
+		      "%s", vmheap_reader_error(r));
+	vmheap_reader_free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------- I/O */
+
+static void write_many(vmheap_writer *w, uint64_t n)
+{
+	uint64_t refs[2];
+
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Node", 4, 0, 0), 0);
+	for (uint64_t i = 0; i < n; i++) {
+		int rc;
+		refs[0] = 0x10000 + 40 * (i + 1);
+		refs[1] = 0x10000 + 40 * (i / 2);
+		rc = vmheap_writer_add_object(w, 0x10000 + 40 * i, 1, 40, 0,
+					      refs, 2);
+		if (rc)
+			return; /* the caller checks finish */
+	}
+}
+
+START_TEST(writer_streams_through_a_pipe)
+{
+	enum { N = 50000 }; /* ~700 KB, far more than a pipe buffer */
+	int p[2], status;
+	pid_t pid;
+	struct outcome o;
+
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+		vmheap_writer *w;
+		close(p[0]);
+		if (vmheap_writer_open(&w, p[1], &opt))
+			_exit(2);
+		write_many(w, N);
+		_exit(vmheap_writer_finish(w) ? 1 : 0);
+	}
+	close(p[1]);
+	o = read_fd(p[0]);
+	close(p[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.totals.objects, N);
+	ck_assert_uint_eq(o.totals.references, 2 * N);
+}
+END_TEST
+
+START_TEST(full_disk_is_reported_by_finish_and_is_sticky)
+{
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+	int fd = open("/dev/full", O_WRONLY);
+
+	ck_assert_int_ge(fd, 0);
+	/* A small dump: everything goes out at finish. */
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	write_many(w, 10);
+	ck_assert_int_eq(vmheap_writer_finish(w), VMHEAP_ENOSPC);
+	ck_assert_msg(strstr(vmheap_writer_error(w), "No space left on device"),
+		      "%s", vmheap_writer_error(w));
+	ck_assert_msg(strstr(vmheap_writer_error(w), "byte offset 0"), "%s",
+		      vmheap_writer_error(w));
+	vmheap_writer_free(w);
+
+	/* A larger one: the first block fails; later calls keep failing. */
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	write_many(w, 20000);
+	ck_assert_int_eq(vmheap_writer_add_root(w, 0, 0), VMHEAP_ENOSPC);
+	ck_assert_int_eq(vmheap_writer_finish(w), VMHEAP_ENOSPC);
+	ck_assert_int_eq(vmheap_writer_finish(w), VMHEAP_ENOSPC);
+	vmheap_writer_free(w);
+	close(fd);
+}
+END_TEST
+
+START_TEST(file_size_limit_fails_the_dump_and_leaves_a_truncated_file)
+{
+	char path[] = "/tmp/vmheap-fsize-XXXXXX";
+	int fd = mkstemp(path), status;
+	pid_t pid;
+	vmheap_reader *r;
+	struct vmheap_record rec;
+	int rc;
+
+	ck_assert_int_ge(fd, 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit rl = {100000, 100000};
+		struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+		vmheap_writer *w;
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &rl))
+			_exit(3);
+		if (vmheap_writer_open(&w, fd, &opt))
+			_exit(2);
+		write_many(w, 50000);
+		rc = vmheap_writer_finish(w);
+		if (rc == VMHEAP_ENOSPC &&
+		    strstr(vmheap_writer_error(w), "File too large"))
+			_exit(0);
+		_exit(1);
+	}
+	close(fd);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status %d", status);
+	ck_assert_int_eq(vmheap_reader_open_path(&r, path), 0);
+	while ((rc = vmheap_reader_next(r, &rec)) > 0)
+		;
+	ck_assert_int_eq(rc, VMHEAP_ETRUNCATED);
+	ck_assert_msg(strstr(vmheap_reader_error(r), "no footer"), "%s",
+		      vmheap_reader_error(r));
+	vmheap_reader_free(r);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(unfinished_writer_leaves_a_dump_that_reads_as_truncated)
+{
+	int fd;
+	vmheap_writer *w = new_writer(&fd, 256);
+	struct bytes b;
+	struct outcome o;
+
+	write_many(w, 1000);
+	vmheap_writer_free(w); /* no finish: the VM died, say */
+	b = slurp(fd);
+	close(fd);
+	ck_assert_uint_gt(b.len, 1000);
+	o = read_bytes(b.p, b.len);
+	ck_assert_int_eq(o.rc, VMHEAP_ETRUNCATED);
+	free(b.p);
+}
+END_TEST
+
+/* --------------------------------------------------- writer rules */
+
+START_TEST(too_long_string_is_refused_and_the_writer_goes_on)
+{
+	int fd;
+	vmheap_writer *w = new_writer(&fd, 0);
+	char *big = calloc(1, VMHEAP_MAX_STRING_BYTES + 1);
+	struct bytes b;
+	struct outcome o;
+
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, big,
+						 VMHEAP_MAX_STRING_BYTES + 1, 0,
+						 0),
+			 VMHEAP_ELIMIT);
+	ck_assert_int_eq(vmheap_writer_add_object(w, 1, 1, 1, 0, NULL, 3),
+			 VMHEAP_EINVAL);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, big,
+						 VMHEAP_MAX_STRING_BYTES, 0, 0),
+			 0);
+	b = finish_to_bytes(w, fd);
+	o = read_bytes(b.p, b.len);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.totals.classes, 1);
+	free(b.p);
+	free(big);
+}
+END_TEST
+
+START_TEST(adding_after_finish_is_refused)
+{
+	int fd;
+	vmheap_writer *w = new_writer(&fd, 0);
+
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	ck_assert_int_eq(vmheap_writer_add_root(w, 1, 2), VMHEAP_ESTATE);
+	ck_assert_int_eq(vmheap_writer_finish(w), VMHEAP_ESTATE);
+	vmheap_writer_free(w);
+	close(fd);
+}
+END_TEST
+
+START_TEST(ruby_like_objects_take_few_bytes_each)
+{
+	enum { N = 20000 };
+	int fd;
+	vmheap_writer *w = new_writer(&fd, 0);
+	struct bytes b;
+
+	write_many(w, N);
+	b = finish_to_bytes(w, fd);
+	/* Delta coding: 40-byte-apart ids with nearby references. */
+	ck_assert_msg(b.len < (size_t)N * 16, "%zu bytes for %d objects", b.len,
+		      N);
+	free(b.p);
+}
+END_TEST
+
+/* ----------------------------------------------- blocks on threads */
+
+struct decode_job {
+	struct vmheap_block blk;
+	struct vmheap_totals t;
+	uint64_t id_sum;
+	int rc;
+};
+
+static void *decode_block(void *arg)
+{
+	struct decode_job *j = arg;
+	struct vmheap_block_cursor c;
+	struct vmheap_record rec;
+
+	vmheap_block_cursor_init(&c, &j->blk);
+	while ((j->rc = vmheap_block_cursor_next(&c, &rec)) > 0) {
+		count(&j->t, &rec);
+		if (rec.type == VMHEAP_RECORD_OBJECT)
+			j->id_sum += rec.u.object.id;
+	}
+	vmheap_block_cursor_release(&c);
+	return NULL;
+}
+
+START_TEST(blocks_decode_independently_on_other_threads)
+{
+	int fd;
+	vmheap_writer *w = new_writer(&fd, 1024);
+	struct decode_job *jobs = NULL;
+	size_t njobs = 0;
+	struct vmheap_block blk;
+	struct vmheap_totals sum = {0};
+	uint64_t id_sum = 0, want_sum = 0;
+	pthread_t *th;
+	vmheap_reader *r;
+	struct bytes b;
+	int rc;
+
+	write_many(w, 5000);
+	for (uint64_t i = 0; i < 5000; i++)
+		want_sum += 0x10000 + 40 * i;
+	b = finish_to_bytes(w, fd);
+	fd = memfd_with(b.p, b.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "par.vmheap"), 0);
+	while ((rc = vmheap_reader_next_block(r, &blk)) > 0) {
+		uint8_t *copy = malloc(blk.length);
+		memcpy(copy, blk.data, blk.length);
+		jobs = realloc(jobs, (njobs + 1) * sizeof(*jobs));
+		memset(&jobs[njobs], 0, sizeof(*jobs));
+		jobs[njobs].blk = blk;
+		jobs[njobs].blk.data = copy;
+		njobs++;
+	}
+	ck_assert_msg(rc == 0, "%s", vmheap_reader_error(r));
+	ck_assert_uint_gt(njobs, 10);
+	ck_assert_uint_eq(vmheap_reader_totals(r)->blocks, njobs);
+	/* Decode in reverse order, each on its own thread. */
+	th = calloc(njobs, sizeof(*th));
+	for (size_t i = njobs; i-- > 0;)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, decode_block,
+						&jobs[i]),
+				 0);
+	for (size_t i = 0; i < njobs; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(jobs[i].rc, 0);
+		sum.objects += jobs[i].t.objects;
+		sum.references += jobs[i].t.references;
+		id_sum += jobs[i].id_sum;
+		free((void *)jobs[i].blk.data);
+	}
+	ck_assert_uint_eq(sum.objects, vmheap_reader_totals(r)->objects);
+	ck_assert_uint_eq(sum.references, vmheap_reader_totals(r)->references);
+	ck_assert_uint_eq(id_sum, want_sum);
+	vmheap_reader_free(r);
+	close(fd);
+	/* Mixing the two reading modes on one reader is refused. */
+	fd = memfd_with(b.p, b.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "mix.vmheap"), 0);
+	ck_assert_int_eq(vmheap_reader_next_block(r, &blk), 1);
+	{
+		struct vmheap_record rec;
+		ck_assert_int_eq(vmheap_reader_next(r, &rec), VMHEAP_ESTATE);
+	}
+	vmheap_reader_free(r);
+	close(fd);
+	free(th);
+	free(jobs);
+	free(b.p);
+}
+END_TEST
+
+START_TEST(block_cursor_reports_a_wrong_record_count)
+{
+	static const uint8_t rec[] = {0x93, 0x04, 0x01, 0x02}; /* a root */
+	struct vmheap_block blk = {.offset = 100, .records = 2, .length = 4,
+				   .data = rec};
+	struct vmheap_block_cursor c;
+	struct vmheap_record r;
+
+	vmheap_block_cursor_init(&c, &blk);
+	ck_assert_int_eq(vmheap_block_cursor_next(&c, &r), 1);
+	ck_assert_int_eq(r.type, VMHEAP_RECORD_ROOT);
+	ck_assert_uint_eq(r.offset, 116);
+	ck_assert_int_eq(vmheap_block_cursor_next(&c, &r), VMHEAP_EFORMAT);
+	ck_assert_msg(strstr(c.error, "at byte offset 120 (block at 100)"),
+		      "%s", c.error);
+	ck_assert_int_eq(vmheap_block_cursor_next(&c, &r), VMHEAP_EFORMAT);
+	blk.records = 0;
+	vmheap_block_cursor_reset(&c, &blk);
+	ck_assert_int_eq(vmheap_block_cursor_next(&c, &r), VMHEAP_EFORMAT);
+	ck_assert_msg(strstr(c.error, "after its last counted record"), "%s",
+		      c.error);
+	vmheap_block_cursor_release(&c);
+}
+END_TEST
+
+START_TEST(strerror_names_every_code)
+{
+	for (int code = VMHEAP_ESTATE; code <= 0; code++)
+		ck_assert_str_ne(vmheap_strerror(code), "unknown error");
+	ck_assert_str_eq(vmheap_strerror(1), "unknown error");
+	ck_assert_str_eq(vmheap_strerror(VMHEAP_ETRUNCATED), "dump is truncated");
+}
+END_TEST
+
+static Suite *format_suite(void)
+{
+	Suite *s = suite_create("format");
+	TCase *tc = tcase_create("format");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, crc32c_of_123456789_is_the_castagnoli_check_value);
+	tcase_add_test(tc, crc32c_instruction_and_table_agree_on_every_length_and_alignment);
+	tcase_add_test(tc, every_record_type_round_trips_with_edge_values);
+	tcase_add_test(tc, edge_values_round_trip_with_one_record_per_block);
+	tcase_add_test(tc, object_with_100000_references_round_trips);
+	tcase_add_test(tc, dump_without_records_is_complete);
+	tcase_add_test(tc, header_defaults_fill_pid_time_and_pointer_size);
+	tcase_add_test(tc, unknown_record_tags_and_extra_fields_are_skipped);
+	tcase_add_test(tc, unknown_section_is_skipped_but_its_checksum_is_checked);
+	tcase_add_test(tc, newer_minor_version_is_read);
+	tcase_add_test(tc, newer_major_version_is_refused);
+	tcase_add_test(tc, every_truncation_of_a_small_dump_is_reported_with_its_offset);
+	tcase_add_test(tc, every_single_bit_flip_anywhere_in_a_dump_is_detected);
+	tcase_add_test(tc, bit_flip_in_a_block_payload_is_a_checksum_error_naming_the_block);
+	tcase_add_test(tc, reader_fed_random_bytes_fails_cleanly);
+	tcase_add_test(tc, random_block_payloads_with_valid_checksums_fail_cleanly);
+	tcase_add_test(tc, footer_totals_that_disagree_with_the_records_are_reported);
+	tcase_add_test(tc, a_dropped_block_is_detected_by_the_footer);
+	tcase_add_test(tc, data_after_the_end_magic_is_an_error);
+	tcase_add_test(tc, text_files_and_text_mode_copies_are_not_dumps);
+	tcase_add_test(tc, missing_file_is_an_error_naming_the_path);
+	tcase_add_test(tc, writer_streams_through_a_pipe);
+	tcase_add_test(tc, full_disk_is_reported_by_finish_and_is_sticky);
+	tcase_add_test(tc, file_size_limit_fails_the_dump_and_leaves_a_truncated_file);
+	tcase_add_test(tc, unfinished_writer_leaves_a_dump_that_reads_as_truncated);
+	tcase_add_test(tc, too_long_string_is_refused_and_the_writer_goes_on);
+	tcase_add_test(tc, adding_after_finish_is_refused);
+	tcase_add_test(tc, ruby_like_objects_take_few_bytes_each);
+	tcase_add_test(tc, blocks_decode_independently_on_other_threads);
+	tcase_add_test(tc, block_cursor_reports_a_wrong_record_count);
+	tcase_add_test(tc, strerror_names_every_code);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(format_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
