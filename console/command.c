@@ -64,9 +64,9 @@ static enum console_result run_call(struct console_session *s,
 		else
 			console_render_reply(stdout, verb, path, &reply.value);
 	} else {
-		fprintf(stderr, "error: %s (%s)\n",
-			*reply.message ? reply.message : "the command failed",
-			*reply.code ? reply.code : "error");
+		fprintf(stderr, "error (%s): %s\n",
+			*reply.code ? reply.code : "error",
+			*reply.message ? reply.message : "the command failed");
 		res = CONSOLE_RESULT_ERROR;
 	}
 	fflush(stdout);

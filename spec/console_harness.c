@@ -436,7 +436,11 @@ char *ct_tmux_wait_for(struct ct_tmux *t, const char *text, int timeout_ms)
 		if (strstr(pane, text))
 			return pane;
 		if (now_s() > deadline) {
-			fprintf(stderr, "--- pane without \"%s\":\n%s---\n", text, pane);
+			size_t n = strlen(pane);
+
+			while (n && pane[n - 1] == '\n')
+				pane[--n] = '\0';
+			fprintf(stderr, "--- pane without \"%s\":\n%s\n---\n", text, pane);
 			free(pane);
 			return NULL;
 		}

@@ -144,7 +144,7 @@ START_TEST(unknown_variable_exits_1_and_says_so)
 	ct_console_run(&r, dir, NULL,
 		       ARGS("-e", "get no.such.variable", "-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "error:") && strstr(r.err, "no.such.variable"),
+	ck_assert_msg(strstr(r.err, "error (") && strstr(r.err, "no.such.variable"),
 		      "stderr: %s", r.err);
 	/* the command after the failing one still ran */
 	ck_assert_int_eq(atol(r.out), (long)vm);
@@ -167,7 +167,7 @@ START_TEST(dump_to_an_existing_path_exits_1_and_keeps_the_file)
 	ck_assert_int_eq(stat(path, &before), 0);
 	ct_console_run(&r, dir, NULL, ARGS("-e", "set system.memory.dump keep.vmheap"));
 	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "error:") != NULL, "stderr: %s", r.err);
+	ck_assert_msg(strstr(r.err, "error (") != NULL, "stderr: %s", r.err);
 	ck_assert_int_eq(stat(path, &after), 0);
 	ck_assert_int_eq(after.st_size, before.st_size);
 	ct_run_free(&r);
@@ -687,15 +687,15 @@ START_TEST(tab_completes_a_partial_variable_name)
 	ct_mkdir(dir, sizeof(dir));
 	vm = ct_vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL);
-	ct_tmux_type(&t, "get system.memory.by");
+	ct_tmux_type(&t, "get system.memory.r");
 	ct_tmux_key(&t, "Tab");
-	pane = ct_tmux_wait_for(&t, "console> get system.memory.bytes", WAIT_MS);
+	pane = ct_tmux_wait_for(&t, "console> get system.memory.rss", WAIT_MS);
 	ck_assert_ptr_nonnull(pane);
 	free(pane);
 	ct_tmux_key(&t, "Enter");
-	pane = ct_tmux_wait_for(&t, " bytes", WAIT_MS);
+	pane = ct_tmux_wait_for(&t, " bytes)", WAIT_MS);
 	ck_assert_ptr_nonnull(pane);
-	ck_assert_ptr_null(strstr(pane, "error:"));
+	ck_assert_ptr_null(strstr(pane, "error ("));
 	free(pane);
 	/* command words complete too */
 	ct_tmux_type(&t, "he");
