@@ -3,6 +3,7 @@
  * them (--ps), and choose the one to talk to.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +48,26 @@ static int owned_by_other_user(const char *path)
 	return lstat(path, &st) == 0 && st.st_uid != geteuid();
 }
 
+/* The pid in a discovery file's name, or 0. */
+static pid_t pid_of_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	const char *digits;
+	char *end;
+	long pid;
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "vmheap-agent.", 13) != 0)
+		return 0;
+	digits = base + 13;
+	pid = strtol(digits, &end, 10);
+	return end != digits && !*end && pid > 0 ? (pid_t)pid : 0;
+}
+
 static void bad_file(void *arg, const char *path, const char *why)
 {
 	struct find_state *st = arg;
+	pid_t pid = pid_of_name(path);
 
 	/* In a shared /tmp, other users' agents are none of our business
 	 * unless nothing else is found (see console_pick_agent). */
@@ -57,11 +75,15 @@ static void bad_file(void *arg, const char *path, const char *why)
 		st->agents->foreign++;
 		return;
 	}
+	/* A file of ours left by a dead process is stale, readable or not. */
+	if (pid && kill(pid, 0) < 0 && errno == ESRCH && unlink(path) == 0)
+		return;
 	/* The library's reason usually names the file already. */
 	if (strstr(why, path))
-		fprintf(stderr, "vmheap-console: skipping %s\n", why);
+		fprintf(stderr, "vmheap-console: skipped a discovery file: %s\n",
+			why);
 	else
-		fprintf(stderr, "vmheap-console: skipping discovery file %s: %s\n",
+		fprintf(stderr, "vmheap-console: skipped the discovery file %s: %s\n",
 			path, why);
 }
 

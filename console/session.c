@@ -11,6 +11,8 @@
 #include "console-internal.h"
 
 #define CONNECT_TIMEOUT_MS 5000
+/* get and list answer at once; a set (a dump) may take minutes. */
+#define CALL_TIMEOUT_MS 30000
 
 static void explain_connect_failure(const struct vmheap_agent_info *info,
 				    int rc, const char *why)
@@ -111,6 +113,15 @@ static int reconnect(struct console_session *s)
 	return connect_quietly(s, why, sizeof(why));
 }
 
+static int call_once(struct console_session *s, const char *verb,
+		     const char *path, const char *value,
+		     struct vmheap_reply *reply)
+{
+	vmheap_client_set_timeout(s->client,
+				  strcmp(verb, "set") == 0 ? 0 : CALL_TIMEOUT_MS);
+	return vmheap_client_call_str(s->client, verb, path, value, reply);
+}
+
 int console_session_call(struct console_session *s, const char *verb,
 			 const char *path, const char *value,
 			 struct vmheap_reply *reply)
@@ -121,11 +132,10 @@ int console_session_call(struct console_session *s, const char *verb,
 		s->gone = 1;
 		return -1;
 	}
-	rc = vmheap_client_call_str(s->client, verb, path, value, reply);
+	rc = call_once(s, verb, path, value, reply);
 	if (rc == VMHEAP_AGENT_ECLOSED) {
 		if (reconnect(s) == 0)
-			rc = vmheap_client_call_str(s->client, verb, path, value,
-						    reply);
+			rc = call_once(s, verb, path, value, reply);
 		if (rc == VMHEAP_AGENT_ECLOSED || !s->client) {
 			fprintf(stderr,
 				"vmheap-console: the VM (pid %ld) went away; start it "
@@ -134,6 +144,15 @@ int console_session_call(struct console_session *s, const char *verb,
 			s->gone = 1;
 			return -1;
 		}
+	}
+	if (rc == VMHEAP_AGENT_ETIMEOUT) {
+		fprintf(stderr,
+			"vmheap-console: the VM (pid %ld) did not answer within %d s; "
+			"it may be stopped or stuck: check it, then reconnect with "
+			"`vmheap-console -p %ld`.\n",
+			(long)s->info.pid, CALL_TIMEOUT_MS / 1000, (long)s->info.pid);
+		s->gone = 1;
+		return -1;
 	}
 	if (rc < 0) {
 		fprintf(stderr,

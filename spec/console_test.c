@@ -252,9 +252,21 @@ START_TEST(dead_vm_exits_2_and_its_stale_file_is_removed)
 }
 END_TEST
 
+/* The pid of a process that has exited and been reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
 START_TEST(stale_file_is_removed_by_ps)
 {
-	char dir[256], disc[512], pidstr[32];
+	char dir[256], disc[512], junk[512], pidstr[32];
 	pid_t live, dead;
 	struct ct_run r;
 
@@ -263,6 +275,9 @@ START_TEST(stale_file_is_removed_by_ps)
 	live = ct_vm_start(dir);
 	ct_discovery_path(disc, sizeof(disc), dir, dead);
 	ct_vm_kill(dead);
+	/* unreadable leftovers of dead processes are stale too */
+	ct_discovery_path(junk, sizeof(junk), dir, dead_pid());
+	ct_write_file(junk, "half a discovery fi");
 	ct_console_run(&r, dir, NULL, ARGS("--ps"));
 	ck_assert_int_eq(r.status, 0);
 	snprintf(pidstr, sizeof(pidstr), "%ld", (long)live);
@@ -270,6 +285,7 @@ START_TEST(stale_file_is_removed_by_ps)
 	snprintf(pidstr, sizeof(pidstr), "\n%ld ", (long)dead);
 	ck_assert_msg(strstr(r.out, pidstr) == NULL, "stdout: %s", r.out);
 	ck_assert_int_eq(access(disc, F_OK), -1);
+	ck_assert_int_eq(access(junk, F_OK), -1);
 	ck_assert_str_eq(r.err, "");
 	ct_run_free(&r);
 	ct_vm_kill(live);
