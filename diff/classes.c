@@ -1,0 +1,110 @@
+/*
+ * classes.c - open the two dumps, and the class-by-class diff: a census of
+ * each (matched by class name), then the deltas.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "diff-internal.h"
+
+static int open_one(const char *path, struct diff_dump *d, char *err,
+		    size_t errsz)
+{
+	int rc;
+
+	d->path = path;
+	rc = vmheap_dump_open(&d->reader, path, &d->size, &d->regular, err,
+			      errsz);
+	if (rc < 0 && d->reader)
+		snprintf(err, errsz, "%s", vmheap_reader_error(d->reader));
+	return rc;
+}
+
+int diff_open(const struct diff_options *o, struct diff_result *res,
+	      char *err, size_t errsz)
+{
+	int rc = open_one(o->old_path, &res->old_d, err, errsz);
+	if (rc < 0)
+		return rc;
+	return open_one(o->new_path, &res->new_d, err, errsz);
+}
+
+void diff_scan_options(const struct diff_options *o, const struct diff_dump *d,
+		       struct vmheap_progress *bar,
+		       struct vmheap_scan_options *sopt)
+{
+	struct vmheap_scan_options init = VMHEAP_SCAN_OPTIONS_INIT;
+
+	*sopt = init;
+	sopt->threads = o->threads;
+	bar->fd = 2;
+	bar->name = d->path;
+	bar->total = d->size;
+	bar->drawn = 0;
+	if (o->progress && vmheap_progress_wanted(2, d->size)) {
+		sopt->progress = vmheap_progress_update;
+		sopt->progress_arg = bar;
+	}
+}
+
+int diff_read_census(const struct diff_options *o, struct diff_dump *d,
+		     char *err, size_t errsz)
+{
+	struct vmheap_scan_options sopt;
+	struct vmheap_progress bar;
+	int rc;
+
+	diff_scan_options(o, d, &bar, &sopt);
+	rc = vmheap_census_new(&d->census, VMHEAP_GROUP_CLASS,
+			       vmheap_scan_threads(&sopt));
+	if (rc < 0) {
+		snprintf(err, errsz, "out of memory");
+		return rc;
+	}
+	rc = vmheap_census_read(d->census, d->reader, &sopt);
+	vmheap_progress_clear(&bar);
+	if (rc < 0)
+		snprintf(err, errsz, "%s", vmheap_census_error(d->census));
+	return rc;
+}
+
+int diff_classes(const struct diff_options *o, struct diff_result *res,
+		 char *err, size_t errsz)
+{
+	int rc = diff_read_census(o, &res->old_d, err, errsz);
+	if (rc < 0)
+		return rc;
+	rc = diff_read_census(o, &res->new_d, err, errsz);
+	if (rc < 0)
+		return rc;
+	rc = vmheap_census_diff(res->old_d.census, res->new_d.census,
+				&res->deltas, &res->ndeltas);
+	if (rc < 0) {
+		snprintf(err, errsz, "out of memory comparing the censuses");
+		return rc;
+	}
+	vmheap_census_deltas_sort(res->deltas, res->ndeltas, o->sort);
+	return 0;
+}
+
+static void release_dump(struct diff_dump *d)
+{
+	vmheap_census_free(d->census);
+	vmheap_reader_free(d->reader);
+	d->census = NULL;
+	d->reader = NULL;
+}
+
+void diff_result_release(struct diff_result *res)
+{
+	free(res->deltas);
+	free(res->news);
+	for (size_t i = 0; i < res->nretained; i++)
+		free(res->retained[i].retainers);
+	free(res->retained);
+	for (size_t i = 0; i < res->nowned; i++)
+		free(res->owned_names[i]);
+	free(res->owned_names);
+	release_dump(&res->old_d);
+	release_dump(&res->new_d);
+}

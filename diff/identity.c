@@ -1,0 +1,665 @@
+/*
+ * identity.c - vmheap-diff --objects and --retainers: objects matched by
+ * identity (object id plus class name) between two dumps.
+ *
+ * Passes, each one streaming read decoded on the scan's threads:
+ *
+ *   A  OLD: census, and a map object id -> class id of every object
+ *      (one map per thread, probed read-only afterwards; this is the
+ *      memory that grows with the number of objects, about 21 bytes per
+ *      OLD object at the maps' fill);
+ *   B  NEW: census, and per (NEW class id, OLD class id or none) the
+ *      objects and bytes.  After B the class names of both dumps are
+ *      known: an object is new when its id is absent from OLD, or present
+ *      with another class name.
+ *
+ * --retainers then reads NEW twice more (so NEW must be a regular file):
+ *
+ *   T  collect the ids of the new objects of the top classes;
+ *   R  scan every reference (and root) of NEW into that set, counting per
+ *      (target class, referrer class).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff-internal.h"
+
+#define PAIR_PRESENT 1u /* b is the OLD class id */
+#define PAIR_ROOT 2u    /* b is a root's kind string id */
+#define DEFAULT_RETAINER_CLASSES 10
+
+enum pass { PASS_OLD, PASS_NEW, PASS_TARGETS, PASS_REFS };
+
+struct pending_ref {
+	uint64_t referrer; /* id of an object continued in MORE_REFS */
+	uint64_t tidx;
+	uint64_t count;
+};
+
+struct string_rec {
+	uint64_t id;
+	char *text;
+};
+
+struct thread_state {
+	struct vmheap_block_cursor cur;
+	int cur_ready;
+	struct diff_idmap ids;     /* A: OLD id -> class; T: id -> tidx */
+	struct diff_pairmap pairs; /* B: classes; R: (tidx, referrer) */
+	struct diff_idmap big;     /* R: id -> class of objects whose
+				      references may continue */
+	struct pending_ref *pending;
+	size_t npending, pending_cap;
+	struct string_rec *strings;
+	size_t nstrings, strings_cap;
+	char pad[64];
+};
+
+struct ident {
+	enum pass pass;
+	unsigned threads;
+	struct thread_state *ts;
+	vmheap_census *census;        /* fed in A and B */
+	struct diff_idmap *old_ids;   /* after A: one per thread */
+	struct diff_pairmap targets_by_pair; /* T: (new, old, flag) -> tidx */
+	struct diff_idmap targets;    /* R: target id -> tidx */
+};
+
+static inline int old_class(const struct ident *x, uint64_t id, uint64_t *cid)
+{
+	for (unsigned t = 0; t < x->threads; t++)
+		if (diff_idmap_get(&x->old_ids[t], id, cid))
+			return 1;
+	return 0;
+}
+
+static int add_pending(struct thread_state *ts, uint64_t referrer,
+		       uint64_t tidx)
+{
+	if (ts->npending) {
+		struct pending_ref *last = &ts->pending[ts->npending - 1];
+		if (last->referrer == referrer && last->tidx == tidx) {
+			last->count++;
+			return 0;
+		}
+	}
+	if (ts->npending == ts->pending_cap) {
+		size_t ncap = ts->pending_cap ? ts->pending_cap * 2 : 16;
+		struct pending_ref *np =
+			realloc(ts->pending, ncap * sizeof(*np));
+		if (!np)
+			return VMHEAP_ENOMEM;
+		ts->pending = np;
+		ts->pending_cap = ncap;
+	}
+	ts->pending[ts->npending++] =
+		(struct pending_ref){referrer, tidx, 1};
+	return 0;
+}
+
+static int add_string(struct thread_state *ts, const struct vmheap_record *rec)
+{
+	if (ts->nstrings == ts->strings_cap) {
+		size_t ncap = ts->strings_cap ? ts->strings_cap * 2 : 16;
+		struct string_rec *ns =
+			realloc(ts->strings, ncap * sizeof(*ns));
+		if (!ns)
+			return VMHEAP_ENOMEM;
+		ts->strings = ns;
+		ts->strings_cap = ncap;
+	}
+	char *text = strndup(rec->u.string.text, rec->u.string.len);
+	if (!text)
+		return VMHEAP_ENOMEM;
+	ts->strings[ts->nstrings++] = (struct string_rec){rec->u.string.id,
+							  text};
+	return 0;
+}
+
+static int count_refs(struct ident *x, struct thread_state *ts,
+		      const struct vmheap_record *rec)
+{
+	const uint64_t *refs = rec->u.object.refs;
+	int more = rec->type == VMHEAP_RECORD_MORE_REFS;
+	uint64_t tidx;
+
+	for (size_t i = 0; i < rec->u.object.nrefs; i++) {
+		if (!diff_idmap_get(&x->targets, refs[i], &tidx))
+			continue;
+		if (more) {
+			if (add_pending(ts, rec->u.object.id, tidx) < 0)
+				return VMHEAP_ENOMEM;
+			continue;
+		}
+		struct diff_pairslot *s = diff_pairmap_upsert(
+			&ts->pairs, tidx, rec->u.object.class_id, 0);
+		if (!s)
+			return VMHEAP_ENOMEM;
+		s->count++;
+	}
+	if (!more && rec->u.object.nrefs >= VMHEAP_MAX_REFS_PER_RECORD)
+		return diff_idmap_put(&ts->big, rec->u.object.id,
+				      rec->u.object.class_id);
+	return 0;
+}
+
+static int pass_record(struct ident *x, unsigned t, struct thread_state *ts,
+		       const struct vmheap_record *rec)
+{
+	uint64_t ocid = 0, tidx;
+	int found, rc;
+
+	switch (x->pass) {
+	case PASS_OLD:
+		if ((rc = vmheap_census_add_record(x->census, t, rec)) < 0)
+			return rc;
+		if (rec->type == VMHEAP_RECORD_OBJECT)
+			return diff_idmap_put(&ts->ids, rec->u.object.id,
+					      rec->u.object.class_id);
+		return 0;
+	case PASS_NEW:
+		if ((rc = vmheap_census_add_record(x->census, t, rec)) < 0)
+			return rc;
+		if (rec->type != VMHEAP_RECORD_OBJECT)
+			return 0;
+		found = old_class(x, rec->u.object.id, &ocid);
+		struct diff_pairslot *s = diff_pairmap_upsert(
+			&ts->pairs, rec->u.object.class_id, ocid,
+			found ? PAIR_PRESENT : 0);
+		if (!s)
+			return VMHEAP_ENOMEM;
+		s->count++;
+		s->bytes += rec->u.object.bytes;
+		return 0;
+	case PASS_TARGETS:
+		if (rec->type != VMHEAP_RECORD_OBJECT)
+			return 0;
+		found = old_class(x, rec->u.object.id, &ocid);
+		const struct diff_pairslot *ps = diff_pairmap_find(
+			&x->targets_by_pair, rec->u.object.class_id, ocid,
+			found ? PAIR_PRESENT : 0);
+		if (ps)
+			return diff_idmap_put(&ts->ids, rec->u.object.id,
+					      ps->count);
+		return 0;
+	case PASS_REFS:
+		switch (rec->type) {
+		case VMHEAP_RECORD_OBJECT:
+		case VMHEAP_RECORD_MORE_REFS:
+			return count_refs(x, ts, rec);
+		case VMHEAP_RECORD_ROOT:
+			if (!diff_idmap_get(&x->targets, rec->u.root.object_id,
+					    &tidx))
+				return 0;
+			struct diff_pairslot *rs = diff_pairmap_upsert(
+				&ts->pairs, tidx, rec->u.root.kind_string_id,
+				PAIR_ROOT);
+			if (!rs)
+				return VMHEAP_ENOMEM;
+			rs->count++;
+			return 0;
+		case VMHEAP_RECORD_STRING:
+			return add_string(ts, rec);
+		default:
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static int ident_block(void *state, unsigned t, const struct vmheap_block *blk,
+		       char *err, size_t errsz)
+{
+	struct ident *x = state;
+	struct thread_state *ts = &x->ts[t];
+	struct vmheap_record rec;
+	int rc;
+
+	if (ts->cur_ready) {
+		vmheap_block_cursor_reset(&ts->cur, blk);
+	} else {
+		vmheap_block_cursor_init(&ts->cur, blk);
+		ts->cur_ready = 1;
+	}
+	while ((rc = vmheap_block_cursor_next(&ts->cur, &rec)) > 0) {
+		if ((rc = pass_record(x, t, ts, &rec)) < 0) {
+			snprintf(err, errsz, "out of memory");
+			return rc;
+		}
+	}
+	if (rc < 0)
+		snprintf(err, errsz, "%s", ts->cur.error);
+	return rc;
+}
+
+static int scan(const struct diff_options *o, struct ident *x,
+		struct diff_dump *d, char *err, size_t errsz)
+{
+	struct vmheap_scan_options sopt;
+	struct vmheap_progress bar;
+
+	diff_scan_options(o, d, &bar, &sopt);
+	int rc = vmheap_scan_blocks(d->reader, ident_block, x, &sopt, err,
+				    errsz);
+	vmheap_progress_clear(&bar);
+	return rc;
+}
+
+/* Read `d` with a fresh census, in pass `p`. */
+static int census_pass(const struct diff_options *o, struct ident *x,
+		       struct diff_dump *d, enum pass p, char *err,
+		       size_t errsz)
+{
+	int rc = vmheap_census_new(&d->census, VMHEAP_GROUP_CLASS, x->threads);
+	if (rc < 0) {
+		snprintf(err, errsz, "out of memory");
+		return rc;
+	}
+	x->pass = p;
+	x->census = d->census;
+	rc = scan(o, x, d, err, errsz);
+	if (rc < 0)
+		return rc;
+	rc = vmheap_census_finish(d->census, d->reader);
+	if (rc < 0)
+		snprintf(err, errsz, "%s", vmheap_census_error(d->census));
+	return rc;
+}
+
+/* Reopen NEW for another pass. */
+static int reopen(struct diff_dump *d, char *err, size_t errsz)
+{
+	uint64_t size;
+	int regular;
+
+	vmheap_reader_free(d->reader);
+	d->reader = NULL;
+	int rc = vmheap_dump_open(&d->reader, d->path, &size, &regular, err,
+				  errsz);
+	if (rc < 0 && d->reader)
+		snprintf(err, errsz, "%s", vmheap_reader_error(d->reader));
+	return rc;
+}
+
+/* Is the pair of pass B a new object's (by name)?  Sets *name. */
+static int pair_is_new(struct diff_result *res, const struct diff_pairslot *s,
+		       const char **name)
+{
+	*name = vmheap_census_class_name(res->new_d.census, s->a);
+	if (!*name)
+		return -1;
+	if (!(s->flag & PAIR_PRESENT))
+		return 1;
+	const char *old = vmheap_census_class_name(res->old_d.census, s->b);
+	if (!old)
+		return -1;
+	return strcmp(old, *name) != 0;
+}
+
+static int by_name(const void *pa, const void *pb)
+{
+	const struct diff_new_class *a = pa, *b = pb;
+	return strcmp(a->name, b->name);
+}
+
+static int news_by_count(const void *pa, const void *pb)
+{
+	const struct diff_new_class *a = pa, *b = pb;
+	if (a->count != b->count)
+		return a->count < b->count ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+static int news_by_bytes(const void *pa, const void *pb)
+{
+	const struct diff_new_class *a = pa, *b = pb;
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+/* The new objects per class name, from pass B's pairs. */
+static int collect_news(const struct diff_options *o, struct ident *x,
+			struct diff_result *res)
+{
+	size_t n = 0, cap = 0;
+	struct diff_new_class *v = NULL;
+	const char *name;
+
+	for (unsigned t = 0; t < x->threads; t++) {
+		struct diff_pairmap *m = &x->ts[t].pairs;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->slots[i].used)
+				continue;
+			int isnew = pair_is_new(res, &m->slots[i], &name);
+			if (isnew < 0)
+				goto nomem;
+			if (!isnew)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				struct diff_new_class *nv =
+					realloc(v, cap * sizeof(*nv));
+				if (!nv)
+					goto nomem;
+				v = nv;
+			}
+			v[n++] = (struct diff_new_class){
+				name, m->slots[i].count, m->slots[i].bytes};
+			res->new_objects += m->slots[i].count;
+			res->new_bytes += m->slots[i].bytes;
+		}
+	}
+	/* merge rows of the same name (several class ids, or threads) */
+	if (n)
+		qsort(v, n, sizeof(*v), by_name);
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (kept && !strcmp(v[kept - 1].name, v[i].name)) {
+			v[kept - 1].count += v[i].count;
+			v[kept - 1].bytes += v[i].bytes;
+		} else {
+			v[kept++] = v[i];
+		}
+	}
+	if (kept && o->sort != VMHEAP_SORT_NAME)
+		qsort(v, kept, sizeof(*v),
+		      o->sort == VMHEAP_SORT_BYTES ? news_by_bytes
+						   : news_by_count);
+	res->news = v;
+	res->nnews = kept;
+	return 0;
+nomem:
+	free(v);
+	return VMHEAP_ENOMEM;
+}
+
+/* Map every new-object pair of a top class to that class's index. */
+static int build_target_pairs(struct ident *x, struct diff_result *res,
+			      size_t ntop)
+{
+	const char *name;
+
+	for (unsigned t = 0; t < x->threads; t++) {
+		struct diff_pairmap *m = &x->ts[t].pairs;
+		for (size_t i = 0; i < m->cap; i++) {
+			struct diff_pairslot *s = &m->slots[i];
+			if (!s->used)
+				continue;
+			int isnew = pair_is_new(res, s, &name);
+			if (isnew < 0)
+				return VMHEAP_ENOMEM;
+			if (!isnew)
+				continue;
+			for (size_t k = 0; k < ntop; k++) {
+				if (strcmp(res->news[k].name, name))
+					continue;
+				struct diff_pairslot *d = diff_pairmap_upsert(
+					&x->targets_by_pair, s->a, s->b,
+					s->flag);
+				if (!d)
+					return VMHEAP_ENOMEM;
+				d->count = k;
+				break;
+			}
+		}
+		diff_pairmap_release(m);
+	}
+	return 0;
+}
+
+struct retainer_entry {
+	uint64_t tidx;
+	const char *name;
+	uint64_t references;
+};
+
+static int entry_by_target_name(const void *pa, const void *pb)
+{
+	const struct retainer_entry *a = pa, *b = pb;
+	if (a->tidx != b->tidx)
+		return a->tidx < b->tidx ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static int retainer_by_refs(const void *pa, const void *pb)
+{
+	const struct diff_retainer *a = pa, *b = pb;
+	if (a->references != b->references)
+		return a->references < b->references ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+static const char *root_label(struct ident *x, struct diff_result *res,
+			      uint64_t string_id)
+{
+	const char *kind = NULL;
+	for (unsigned t = 0; t < x->threads && !kind; t++)
+		for (size_t i = 0; i < x->ts[t].nstrings; i++)
+			if (x->ts[t].strings[i].id == string_id) {
+				kind = x->ts[t].strings[i].text;
+				break;
+			}
+	char **no = realloc(res->owned_names,
+			    (res->nowned + 1) * sizeof(*no));
+	if (!no)
+		return NULL;
+	res->owned_names = no;
+	size_t len = (kind ? strlen(kind) : 0) + 16;
+	char *label = malloc(len);
+	if (!label)
+		return NULL;
+	if (kind && *kind)
+		snprintf(label, len, "<root %s>", kind);
+	else
+		snprintf(label, len, "<root>");
+	res->owned_names[res->nowned++] = label;
+	return label;
+}
+
+static const char *referrer_of_pending(struct ident *x, struct diff_result *res,
+				       uint64_t referrer)
+{
+	uint64_t cid;
+	for (unsigned t = 0; t < x->threads; t++)
+		if (diff_idmap_get(&x->ts[t].big, referrer, &cid))
+			return vmheap_census_class_name(res->new_d.census,
+							cid);
+	return "<unknown referrer>";
+}
+
+static int push_entry(struct retainer_entry **v, size_t *n, size_t *cap,
+		      struct retainer_entry e)
+{
+	if (!e.name)
+		return VMHEAP_ENOMEM;
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		struct retainer_entry *nv = realloc(*v, *cap * sizeof(*nv));
+		if (!nv)
+			return VMHEAP_ENOMEM;
+		*v = nv;
+	}
+	(*v)[(*n)++] = e;
+	return 0;
+}
+
+/* Turn pass R's counts into res->retained. */
+static int collect_retainers(struct ident *x, struct diff_result *res,
+			     size_t ntop)
+{
+	struct retainer_entry *v = NULL;
+	size_t n = 0, cap = 0;
+	int rc = VMHEAP_ENOMEM;
+
+	res->retained = calloc(ntop ? ntop : 1, sizeof(*res->retained));
+	if (!res->retained)
+		return VMHEAP_ENOMEM;
+	res->nretained = ntop;
+	for (size_t k = 0; k < ntop; k++)
+		res->retained[k].cls = res->news[k];
+
+	for (unsigned t = 0; t < x->threads; t++) {
+		struct thread_state *ts = &x->ts[t];
+		for (size_t i = 0; i < ts->pairs.cap; i++) {
+			struct diff_pairslot *s = &ts->pairs.slots[i];
+			if (!s->used)
+				continue;
+			const char *name =
+				s->flag & PAIR_ROOT
+					? root_label(x, res, s->b)
+					: vmheap_census_class_name(
+						  res->new_d.census, s->b);
+			if (push_entry(&v, &n, &cap,
+				       (struct retainer_entry){s->a, name,
+							       s->count}))
+				goto out;
+		}
+		for (size_t i = 0; i < ts->npending; i++) {
+			struct pending_ref *p = &ts->pending[i];
+			const char *name =
+				referrer_of_pending(x, res, p->referrer);
+			if (push_entry(&v, &n, &cap,
+				       (struct retainer_entry){p->tidx, name,
+							       p->count}))
+				goto out;
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), entry_by_target_name);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		uint64_t sum = 0;
+		while (j < n && v[j].tidx == v[i].tidx &&
+		       !strcmp(v[j].name, v[i].name))
+			sum += v[j++].references;
+		struct diff_retained *r = &res->retained[v[i].tidx];
+		struct diff_retainer *nr = realloc(
+			r->retainers, (r->nretainers + 1) * sizeof(*nr));
+		if (!nr)
+			goto out;
+		r->retainers = nr;
+		r->retainers[r->nretainers++] =
+			(struct diff_retainer){v[i].name, sum};
+		i = j;
+	}
+	for (size_t k = 0; k < ntop; k++)
+		if (res->retained[k].nretainers)
+			qsort(res->retained[k].retainers,
+			      res->retained[k].nretainers,
+			      sizeof(struct diff_retainer), retainer_by_refs);
+	rc = 0;
+out:
+	free(v);
+	return rc;
+}
+
+static int retainers(const struct diff_options *o, struct ident *x,
+		     struct diff_result *res, char *err, size_t errsz)
+{
+	size_t ntop = o->top ? o->top : DEFAULT_RETAINER_CLASSES;
+	int rc;
+
+	if (ntop > res->nnews)
+		ntop = res->nnews;
+	if ((rc = build_target_pairs(x, res, ntop)) < 0)
+		goto nomem;
+
+	/* T: the ids of the new objects of the top classes */
+	if ((rc = reopen(&res->new_d, err, errsz)) < 0)
+		return rc;
+	x->pass = PASS_TARGETS;
+	if ((rc = scan(o, x, &res->new_d, err, errsz)) < 0)
+		return rc;
+	for (unsigned t = 0; t < x->threads; t++) {
+		struct diff_idmap *m = &x->ts[t].ids;
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slots[i].id &&
+			    diff_idmap_put(&x->targets, m->slots[i].id,
+					   m->slots[i].val) < 0)
+				goto nomem;
+		if (m->has_zero &&
+		    diff_idmap_put(&x->targets, 0, m->zero_val) < 0)
+			goto nomem;
+		diff_idmap_release(m);
+	}
+	/* the OLD maps are not needed any more */
+	for (unsigned t = 0; t < x->threads; t++)
+		diff_idmap_release(&x->old_ids[t]);
+
+	/* R: every reference and root into the targets */
+	if ((rc = reopen(&res->new_d, err, errsz)) < 0)
+		return rc;
+	x->pass = PASS_REFS;
+	if ((rc = scan(o, x, &res->new_d, err, errsz)) < 0)
+		return rc;
+	if ((rc = collect_retainers(x, res, ntop)) < 0)
+		goto nomem;
+	return 0;
+nomem:
+	snprintf(err, errsz, "out of memory");
+	return VMHEAP_ENOMEM;
+}
+
+static void ident_release(struct ident *x)
+{
+	for (unsigned t = 0; t < x->threads; t++) {
+		struct thread_state *ts = &x->ts[t];
+		if (ts->cur_ready)
+			vmheap_block_cursor_release(&ts->cur);
+		diff_idmap_release(&ts->ids);
+		diff_pairmap_release(&ts->pairs);
+		diff_idmap_release(&ts->big);
+		free(ts->pending);
+		for (size_t i = 0; i < ts->nstrings; i++)
+			free(ts->strings[i].text);
+		free(ts->strings);
+		if (x->old_ids)
+			diff_idmap_release(&x->old_ids[t]);
+	}
+	free(x->ts);
+	free(x->old_ids);
+	diff_pairmap_release(&x->targets_by_pair);
+	diff_idmap_release(&x->targets);
+}
+
+int diff_identity(const struct diff_options *o, struct diff_result *res,
+		  char *err, size_t errsz)
+{
+	struct vmheap_scan_options sopt = VMHEAP_SCAN_OPTIONS_INIT;
+	struct ident x;
+	int rc;
+
+	memset(&x, 0, sizeof(x));
+	sopt.threads = o->threads;
+	x.threads = vmheap_scan_threads(&sopt);
+	x.ts = calloc(x.threads, sizeof(*x.ts));
+	x.old_ids = calloc(x.threads, sizeof(*x.old_ids));
+	if (!x.ts || !x.old_ids) {
+		snprintf(err, errsz, "out of memory");
+		rc = VMHEAP_ENOMEM;
+		goto out;
+	}
+
+	/* A: OLD's objects */
+	if ((rc = census_pass(o, &x, &res->old_d, PASS_OLD, err, errsz)) < 0)
+		goto out;
+	for (unsigned t = 0; t < x.threads; t++) {
+		x.old_ids[t] = x.ts[t].ids;
+		memset(&x.ts[t].ids, 0, sizeof(x.ts[t].ids));
+	}
+
+	/* B: NEW's objects, classified against OLD */
+	if ((rc = census_pass(o, &x, &res->new_d, PASS_NEW, err, errsz)) < 0)
+		goto out;
+	if ((rc = collect_news(o, &x, res)) < 0) {
+		snprintf(err, errsz, "out of memory");
+		goto out;
+	}
+	if (o->mode == DIFF_RETAINERS)
+		rc = retainers(o, &x, res, err, errsz);
+out:
+	ident_release(&x);
+	return rc;
+}

@@ -1,0 +1,245 @@
+/*
+ * vmheap-diff - what grew between two heap dumps.
+ *
+ *   vmheap-diff OLD NEW              per class: count and bytes deltas
+ *   vmheap-diff --objects OLD NEW    objects in NEW not in OLD, by identity
+ *   vmheap-diff --retainers OLD NEW  who references those new objects
+ *
+ * Nothing is printed until both dumps were read and verified whole; a
+ * damaged dump gives one error message and exit status 2.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "diff-internal.h"
+
+static const char usage_line[] =
+	"usage: vmheap-diff [--objects | --retainers] [--sort "
+	"count|bytes|name] [--top N] [--format text|json|csv] [--threads N] "
+	"OLD NEW";
+
+static void usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "vmheap-diff: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s\n", usage_line);
+	exit(2);
+}
+
+static void help(void)
+{
+	printf("%s\n\n"
+	       "Compare two vmheap dumps of a VM (OLD or NEW may be - for "
+	       "stdin).\n\n"
+	       "  (default)      per class: count delta, class, bytes delta\n"
+	       "  --objects      objects of NEW absent from OLD (same id and "
+	       "class), per class\n"
+	       "  --retainers    for the top classes of --objects, which "
+	       "classes reference\n"
+	       "                 the new objects (NEW must be a regular "
+	       "file: it is read 3 times)\n"
+	       "  --sort KEY     count (default), bytes or name\n"
+	       "  --top N        print only the first N rows (--retainers: N "
+	       "classes, default 10)\n"
+	       "  --format FMT   text (default), json or csv\n"
+	       "  --threads N    decoding threads (default: 2 on a "
+	       "multiprocessor)\n"
+	       "  --no-progress  never draw a progress bar\n"
+	       "  --help         this text\n\n"
+	       "Exit status: 0 success (whether or not anything changed), 2 "
+	       "bad usage or an\nunreadable, truncated or corrupt dump.\n",
+	       usage_line);
+	exit(0);
+}
+
+static unsigned long parse_count(const char *fmt, const char *arg,
+				 unsigned long max)
+{
+	char *end;
+	if (!*arg || *arg == '-' || *arg == '+')
+		usage_error(fmt, arg);
+	unsigned long v = strtoul(arg, &end, 10);
+	if (*end || v == 0 || v > max)
+		usage_error(fmt, arg);
+	return v;
+}
+
+static void parse_args(int argc, char **argv, struct diff_options *o)
+{
+	static const struct option longopts[] = {
+		{"objects", no_argument, NULL, 'o'},
+		{"retainers", no_argument, NULL, 'r'},
+		{"sort", required_argument, NULL, 's'},
+		{"top", required_argument, NULL, 't'},
+		{"format", required_argument, NULL, 'f'},
+		{"threads", required_argument, NULL, 'j'},
+		{"no-progress", no_argument, NULL, 'P'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int ch, modes = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->progress = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'o':
+			o->mode = DIFF_OBJECTS;
+			modes++;
+			break;
+		case 'r':
+			o->mode = DIFF_RETAINERS;
+			modes++;
+			break;
+		case 's':
+			if (vmheap_sort_parse(optarg, &o->sort) < 0)
+				usage_error("unknown sort key '%s' (use count, "
+					    "bytes or name)",
+					    optarg);
+			break;
+		case 't':
+			o->top = parse_count(
+				"--top needs a positive number, not '%s'",
+				optarg, (unsigned long)-1 >> 1);
+			break;
+		case 'f':
+			if (vmheap_output_format_parse(optarg, &o->format) < 0)
+				usage_error("unknown format '%s' (use text, "
+					    "json or csv)",
+					    optarg);
+			break;
+		case 'j':
+			o->threads = (unsigned)parse_count(
+				"--threads needs a number from 1 to 64, not "
+				"'%s'",
+				optarg, 64);
+			break;
+		case 'P':
+			o->progress = 0;
+			break;
+		case 'h':
+			help();
+			break;
+		default:
+			usage_error("unknown or incomplete option '%s'",
+				    argv[optind - 1]);
+		}
+	}
+	if (modes > 1)
+		usage_error("%s", "--objects and --retainers exclude each other");
+	if (argc - optind != 2)
+		usage_error("%s", argc - optind < 2
+					  ? "two dumps needed: OLD NEW"
+					  : "too many arguments (two dumps)");
+	o->old_path = argv[optind];
+	o->new_path = argv[optind + 1];
+	if (!strcmp(o->old_path, "-") && !strcmp(o->new_path, "-"))
+		usage_error("%s", "only one of OLD and NEW can be - (stdin)");
+	if (o->mode == DIFF_RETAINERS) {
+		struct stat st;
+		if (!strcmp(o->new_path, "-") ||
+		    (!stat(o->new_path, &st) && !S_ISREG(st.st_mode)))
+			usage_error("--retainers reads NEW three times, so NEW "
+				    "must be a regular file, not a pipe or "
+				    "stdin: '%s'",
+				    o->new_path);
+	}
+}
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	if (!strcmp(a, b))
+		return 1;
+	if (stat(a, &sa) || stat(b, &sb))
+		return 0;
+	return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* Warnings about the pair of dumps, collected in `w`. */
+static void check_pair(const struct diff_options *o,
+		       const struct diff_result *res, struct vmheap_strbuf *w)
+{
+	const struct vmheap_header *a = vmheap_reader_header(res->old_d.reader);
+	const struct vmheap_header *b = vmheap_reader_header(res->new_d.reader);
+
+	if (same_file(o->old_path, o->new_path))
+		vmheap_strbuf_addf(w,
+				   "vmheap-diff: warning: OLD and NEW are the "
+				   "same dump (%s and %s are the same file)\n",
+				   o->old_path, o->new_path);
+	else if (a->pid == b->pid && a->time == b->time &&
+		 !strcmp(a->vm_name, b->vm_name))
+		vmheap_strbuf_addf(w,
+				   "vmheap-diff: warning: OLD and NEW are the "
+				   "same dump (%s and %s have the same vm %s, "
+				   "pid %" PRIu64 " and time %" PRId64 ")\n",
+				   o->old_path, o->new_path, a->vm_name, a->pid,
+				   a->time);
+	if (strcmp(a->vm_name, b->vm_name) ||
+	    strcmp(a->vm_version, b->vm_version))
+		vmheap_strbuf_addf(w,
+				   "vmheap-diff: warning: the dumps are of "
+				   "different VMs: %s is %s %s, %s is %s %s\n",
+				   o->old_path, a->vm_name, a->vm_version,
+				   o->new_path, b->vm_name, b->vm_version);
+	if (o->mode != DIFF_CLASSES && a->pid != b->pid)
+		vmheap_strbuf_addf(w,
+				   "vmheap-diff: warning: the dumps come from "
+				   "different processes (pid %" PRIu64
+				   " and %" PRIu64
+				   "): object ids are addresses, so matching "
+				   "objects by identity means little\n",
+				   a->pid, b->pid);
+}
+
+int main(int argc, char **argv)
+{
+	struct diff_options o;
+	struct diff_result res;
+	struct vmheap_strbuf out = VMHEAP_STRBUF_INIT;
+	struct vmheap_strbuf warn = VMHEAP_STRBUF_INIT;
+	char err[1024];
+	int rc;
+
+	parse_args(argc, argv, &o);
+	memset(&res, 0, sizeof(res));
+	rc = diff_open(&o, &res, err, sizeof(err));
+	if (!rc) {
+		check_pair(&o, &res, &warn);
+		if (o.mode == DIFF_CLASSES)
+			rc = diff_classes(&o, &res, err, sizeof(err));
+		else
+			rc = diff_identity(&o, &res, err, sizeof(err));
+	}
+	if (!rc) {
+		diff_render(&o, &res, &out);
+		if (out.failed || warn.failed) {
+			snprintf(err, sizeof(err),
+				 "out of memory for the report");
+			rc = VMHEAP_ENOMEM;
+		}
+	}
+	diff_result_release(&res);
+	if (rc < 0) {
+		fprintf(stderr, "vmheap-diff: %s\n", err);
+		vmheap_strbuf_release(&out);
+		vmheap_strbuf_release(&warn);
+		return 2;
+	}
+	vmheap_strbuf_write(&warn, 2);
+	rc = vmheap_strbuf_write(&out, 1);
+	vmheap_strbuf_release(&out);
+	vmheap_strbuf_release(&warn);
+	if (rc < 0) {
+		perror("vmheap-diff: writing the output");
+		return 2;
+	}
+	return 0;
+}
