@@ -106,6 +106,22 @@ static double number(const msgpack_object *o)
 	}
 }
 
+/* Seconds, with hours and minutes beside when there are many. */
+static void print_seconds(FILE *out, double secs)
+{
+	unsigned long long whole = secs > 0 ? (unsigned long long)secs : 0;
+
+	fprintf(out, "%.3f s", secs);
+	if (whole >= 86400)
+		fprintf(out, " (%llud %02lluh %02llum)", whole / 86400,
+			whole / 3600 % 24, whole / 60 % 60);
+	else if (whole >= 3600)
+		fprintf(out, " (%lluh %02llum %02llus)", whole / 3600,
+			whole / 60 % 60, whole % 60);
+	else if (whole >= 60)
+		fprintf(out, " (%llum %02llus)", whole / 60, whole % 60);
+}
+
 /* Print a value on one line; `name` says what it is (units). */
 static void print_inline(FILE *out, const msgpack_object *o, const char *name)
 {
@@ -133,7 +149,7 @@ static void print_inline(FILE *out, const msgpack_object *o, const char *name)
 	case MSGPACK_OBJECT_FLOAT32:
 	case MSGPACK_OBJECT_FLOAT64:
 		if (names_seconds(name))
-			fprintf(out, "%.3f s", o->via.f64);
+			print_seconds(out, o->via.f64);
 		else
 			fprintf(out, "%g", o->via.f64);
 		break;
