@@ -600,6 +600,55 @@ START_TEST(ps_lists_every_agent_in_aligned_columns)
 }
 END_TEST
 
+START_TEST(ps_json_lists_the_agents_for_scripts)
+{
+	char dir[256], out[1024], want[64];
+	pid_t a, b;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	a = ct_vm_start(dir);
+	b = ct_vm_start(dir);
+	ct_console_run(&r, dir, NULL, ARGS("--ps", "--json"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(jq_accepts(dir, r.out, "[.[].pid] | sort | map(tostring) | join(\",\")",
+				 out, sizeof(out)),
+		      "jq: %s on %s", out, r.out);
+	snprintf(want, sizeof(want), "%ld,%ld\n", (long)(a < b ? a : b),
+		 (long)(a < b ? b : a));
+	ck_assert_str_eq(out, want);
+	ck_assert_msg(jq_accepts(dir, r.out, ".[0].address | startswith(\"tcp://127.0.0.1:\")",
+				 out, sizeof(out)),
+		      "jq: %s on %s", out, r.out);
+	ct_run_free(&r);
+	ct_vm_kill(a);
+	ct_vm_kill(b);
+}
+END_TEST
+
+START_TEST(tmpdir_option_overrides_the_environment)
+{
+	char dir[256], empty[256];
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	ct_mkdir(empty, sizeof(empty));
+	vm = ct_vm_start(dir);
+	/* the environment names `empty`; --tmpdir names the VM's directory */
+	ct_console_run(&r, empty, NULL,
+		       ARGS("--tmpdir", dir, "-e", "get system.pid"));
+	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
+	ck_assert_int_eq(atol(r.out), (long)vm);
+	ct_run_free(&r);
+	ct_console_run(&r, empty, NULL, ARGS("-e", "get system.pid"));
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, empty) != NULL, "stderr: %s", r.err);
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
 START_TEST(p_picks_the_named_agent_among_several)
 {
 	char dir[256], arg[32];
@@ -759,6 +808,31 @@ START_TEST(history_is_saved_and_recalled_next_session)
 }
 END_TEST
 
+START_TEST(help_lists_the_commands_and_quit_leaves)
+{
+	char dir[256], *pane;
+	struct ct_tmux t;
+	pid_t vm;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	start_console_in_tmux(&t, dir, NULL);
+	ct_tmux_type(&t, "help");
+	ct_tmux_key(&t, "Enter");
+	pane = ct_tmux_wait_for(&t, "list [PREFIX]", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	ck_assert_ptr_nonnull(strstr(pane, "set VAR VALUE"));
+	free(pane);
+	ct_tmux_type(&t, "quit");
+	ct_tmux_key(&t, "Enter");
+	pane = ct_tmux_wait_for(&t, "[exit 0]", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	free(pane);
+	ct_tmux_kill(&t);
+	ct_vm_kill(vm);
+}
+END_TEST
+
 /* The pid on the chooser's line "  N)  PID ..." (0 if absent). */
 static long chooser_pid(const char *pane, int n)
 {
@@ -858,6 +932,8 @@ static Suite *console_suite(void)
 	tcase_add_test(d, refused_connection_exits_2_naming_the_address);
 	tcase_add_test(d, another_users_vm_is_explained);
 	tcase_add_test(d, ps_lists_every_agent_in_aligned_columns);
+	tcase_add_test(d, ps_json_lists_the_agents_for_scripts);
+	tcase_add_test(d, tmpdir_option_overrides_the_environment);
 	tcase_add_test(d, p_picks_the_named_agent_among_several);
 	tcase_add_test(d, several_agents_without_a_terminal_exit_2_naming_the_pids);
 	tcase_set_timeout(d, 60);
@@ -866,6 +942,7 @@ static Suite *console_suite(void)
 	tcase_add_test(i, interactive_dump_reply_names_path_objects_size_and_time);
 	tcase_add_test(i, tab_completes_a_partial_variable_name);
 	tcase_add_test(i, history_is_saved_and_recalled_next_session);
+	tcase_add_test(i, help_lists_the_commands_and_quit_leaves);
 	tcase_add_test(i, chooser_lists_agents_and_connects_to_the_one_picked);
 	tcase_add_test(i, interactive_vm_going_away_says_so_and_exits_2);
 	tcase_set_timeout(i, 60);
