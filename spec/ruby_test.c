@@ -1,0 +1,907 @@
+/*
+ * ruby_test.c - the Ruby host against the real `ruby` (Debian's MRI 3.1).
+ *
+ * Every test starts a real Ruby program with
+ * `ruby -I $VMHEAP_BUILD/ruby -rvmheap_agent script.rb` in a fresh mkdtemp
+ * directory (VMHEAP_AGENT_TMPDIR and VMHEAP_AGENT_DIR point there), talks
+ * to its agent over the real socket with the client API, and reads the
+ * dumps with libvmheap (and vmheap-diff where the diff is the behaviour).
+ * The Ruby programs take commands on stdin and answer on stdout.
+ *
+ * Under ASan (build/asan) the extension is ASan-built and the ruby
+ * processes get the ASan runtime through LD_PRELOAD (see spec/ruby.mk).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmheap.h"
+#include "vmheap_agent.h"
+
+#define LINE_TIMEOUT_MS 30000
+#define CALL_TIMEOUT_MS 60000
+
+/* ------------------------------------------------------------ helpers */
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static const char *build_dir(void)
+{
+	const char *b = getenv("VMHEAP_BUILD");
+
+	return b && *b ? b : "build";
+}
+
+static const char *src_dir(void)
+{
+	const char *s = getenv("VMHEAP_SRC");
+
+	return s && *s ? s : ".";
+}
+
+/* A Ruby program under test. */
+struct vm {
+	char dir[PATH_MAX];
+	pid_t pid;
+	int to_ruby;   /* its stdin */
+	int from_ruby; /* its stdout */
+	char buf[8192];
+	size_t len;
+};
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_msg(f != NULL, "cannot create %s: %s", path, strerror(errno));
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The environment of the ruby child (ASan runtime when built with it). */
+static void child_env(const struct vm *vm)
+{
+	setenv("VMHEAP_AGENT_TMPDIR", vm->dir, 1);
+	setenv("VMHEAP_AGENT_DIR", vm->dir, 1);
+	unsetenv("VMHEAP_AGENT_PORT");
+	unsetenv("VMHEAP_AGENT_VERBOSE");
+#ifdef VMHEAP_ASAN_RUNTIME
+	setenv("LD_PRELOAD", VMHEAP_ASAN_RUNTIME, 1);
+	setenv("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1", 1);
+#endif
+}
+
+/* Start `ruby -I BUILD/ruby -rvmheap_agent script` with `script` text. */
+static void vm_start(struct vm *vm, const char *script)
+{
+	char path[PATH_MAX + 32], inc[PATH_MAX];
+	int in[2], out[2];
+
+	memset(vm, 0, sizeof(*vm));
+	snprintf(vm->dir, sizeof(vm->dir), "%s/vmheap-ruby-test.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_msg(mkdtemp(vm->dir) != NULL, "mkdtemp: %s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/program.rb", vm->dir);
+	write_file(path, script);
+	snprintf(inc, sizeof(inc), "%s/ruby", build_dir());
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	vm->pid = fork();
+	ck_assert_int_ge(vm->pid, 0);
+	if (vm->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
+		child_env(vm);
+		if (chdir(vm->dir) < 0)
+			_exit(126);
+		execlp("ruby", "ruby", "-I", inc, "-rvmheap_agent", path,
+		       (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	vm->to_ruby = in[1];
+	vm->from_ruby = out[0];
+}
+
+/* Read one line from the program (without the newline) or fail. */
+static void vm_line(struct vm *vm, char *line, size_t size)
+{
+	double deadline = now_ms() + LINE_TIMEOUT_MS;
+
+	for (;;) {
+		char *nl = memchr(vm->buf, '\n', vm->len);
+		struct pollfd p = {vm->from_ruby, POLLIN, 0};
+		ssize_t n;
+		int left;
+
+		if (nl) {
+			size_t k = (size_t)(nl - vm->buf);
+
+			ck_assert_uint_lt(k, size);
+			memcpy(line, vm->buf, k);
+			line[k] = '\0';
+			memmove(vm->buf, nl + 1, vm->len - k - 1);
+			vm->len -= k + 1;
+			return;
+		}
+		left = (int)(deadline - now_ms());
+		ck_assert_msg(left > 0, "no line from the Ruby program in %d ms",
+			      LINE_TIMEOUT_MS);
+		if (poll(&p, 1, left) <= 0)
+			continue;
+		ck_assert_uint_lt(vm->len, sizeof(vm->buf));
+		n = read(vm->from_ruby, vm->buf + vm->len,
+			 sizeof(vm->buf) - vm->len);
+		ck_assert_msg(n > 0, "the Ruby program (pid %d) closed its "
+				     "stdout before answering",
+			      (int)vm->pid);
+		vm->len += (size_t)n;
+	}
+}
+
+/* Wait for a line equal to `want`. */
+static void vm_expect(struct vm *vm, const char *want)
+{
+	char line[1024];
+
+	vm_line(vm, line, sizeof(line));
+	ck_assert_str_eq(line, want);
+}
+
+static void vm_say(struct vm *vm, const char *cmd)
+{
+	size_t len = strlen(cmd);
+
+	ck_assert_int_eq(write(vm->to_ruby, cmd, len), (ssize_t)len);
+	ck_assert_int_eq(write(vm->to_ruby, "\n", 1), 1);
+}
+
+/* Wait until <dir>/vmheap-agent.<pid> exists and read it. */
+static void discover(const char *dir, pid_t pid, struct vmheap_agent_info *info)
+{
+	char path[PATH_MAX + 64], err[256];
+	double deadline = now_ms() + LINE_TIMEOUT_MS;
+
+	snprintf(path, sizeof(path), "%s/vmheap-agent.%d", dir, (int)pid);
+	while (access(path, F_OK) != 0) {
+		ck_assert_msg(now_ms() < deadline,
+			      "no discovery file %s", path);
+		usleep(20000);
+	}
+	ck_assert_msg(vmheap_discovery_read(path, info, err, sizeof(err)) == 0,
+		      "discovery %s: %s", path, err);
+	ck_assert_int_eq(info->pid, pid);
+}
+
+static vmheap_client *connect_to(const char *dir, pid_t pid)
+{
+	struct vmheap_agent_info info;
+	vmheap_client *c = NULL;
+	int rc;
+
+	discover(dir, pid, &info);
+	rc = vmheap_client_connect(&c, &info, 10000);
+	ck_assert_msg(rc == 0, "connect to pid %d: %s", (int)pid,
+		      c ? vmheap_client_error(c) : vmheap_agent_strerror(rc));
+	vmheap_client_set_timeout(c, CALL_TIMEOUT_MS);
+	return c;
+}
+
+/* `set VAR VALUE` (or get when value is NULL) that must succeed. */
+static void call_ok(vmheap_client *c, const char *verb, const char *var,
+		    const char *value, struct vmheap_reply *reply)
+{
+	int rc = vmheap_client_call_str(c, verb, var, value, reply);
+
+	ck_assert_msg(rc == 0, "%s %s: %s", verb, var,
+		      vmheap_client_error(c));
+	ck_assert_msg(reply->ok, "%s %s %s: error %s: %s", verb, var,
+		      value ? value : "", reply->code, reply->message);
+}
+
+static void dump(vmheap_client *c, const char *name)
+{
+	struct vmheap_reply r;
+
+	call_ok(c, "set", "system.memory.dump", name, &r);
+	vmheap_reply_release(&r);
+}
+
+static int64_t get_int(vmheap_client *c, const char *var)
+{
+	struct vmheap_reply r;
+	int64_t v;
+
+	call_ok(c, "get", var, NULL, &r);
+	ck_assert_msg(r.value.type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
+			      r.value.type == MSGPACK_OBJECT_NEGATIVE_INTEGER,
+		      "%s is not an integer", var);
+	v = r.value.via.i64;
+	vmheap_reply_release(&r);
+	return v;
+}
+
+/* Close stdin (the programs exit on EOF) and wait; fail on a hang. */
+static int vm_stop(struct vm *vm)
+{
+	double deadline = now_ms() + 15000;
+	int status = 0;
+	pid_t got;
+
+	close(vm->to_ruby);
+	while ((got = waitpid(vm->pid, &status, WNOHANG)) == 0) {
+		if (now_ms() > deadline) {
+			kill(vm->pid, SIGKILL);
+			waitpid(vm->pid, &status, 0);
+			ck_abort_msg("the Ruby program (pid %d) did not exit "
+				     "within 15 s of EOF",
+				     (int)vm->pid);
+		}
+		usleep(20000);
+	}
+	close(vm->from_ruby);
+	return status;
+}
+
+static void rm_rf(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "ruby_test: could not remove %s\n", dir);
+}
+
+/* ------------------------------------------------------------ dumps */
+
+#define MAX_CLASSES 8192
+
+/* What a test needs from a dump, read with libvmheap. */
+struct dump_view {
+	size_t nclasses;
+	uint64_t class_id[MAX_CLASSES];
+	uint64_t super_id[MAX_CLASSES];
+	char *class_name[MAX_CLASSES];
+	uint64_t count[MAX_CLASSES]; /* objects per class (same index) */
+	/* objects of the watched class: id and refs of the first one */
+	const char *watch;
+	uint64_t watched_id;
+	uint64_t *watched_refs;
+	size_t watched_nrefs;
+	char *watched_kind;
+	uint64_t roots;
+	int root_category_vm; /* a root of category "vm" was seen */
+	struct vmheap_totals totals;
+};
+
+static size_t class_index(const struct dump_view *v, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < v->nclasses; i++)
+		if (v->class_id[i] == id)
+			return i;
+	return SIZE_MAX;
+}
+
+static void view_free(struct dump_view *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->nclasses; i++)
+		free(v->class_name[i]);
+	free(v->watched_refs);
+	free(v->watched_kind);
+	free(v);
+}
+
+static struct dump_view *read_dump(const char *dir, const char *name,
+				   const char *watch)
+{
+	struct dump_view *v = calloc(1, sizeof(*v));
+	char path[PATH_MAX + 64];
+	uint64_t vm_string = UINT64_MAX;
+	const struct vmheap_header *h;
+	struct vmheap_record rec;
+	vmheap_reader *r = NULL;
+	int rc;
+
+	ck_assert_ptr_nonnull(v);
+	v->watch = watch;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	rc = vmheap_reader_open_path(&r, path);
+	ck_assert_msg(rc == 0, "open %s: %s", path,
+		      r ? vmheap_reader_error(r) : vmheap_strerror(rc));
+	h = vmheap_reader_header(r);
+	while ((rc = vmheap_reader_next(r, &rec)) > 0) {
+		size_t i;
+
+		switch (rec.type) {
+		case VMHEAP_RECORD_STRING:
+			if (rec.u.string.len == 2 &&
+			    memcmp(rec.u.string.text, "vm", 2) == 0)
+				vm_string = rec.u.string.id;
+			break;
+		case VMHEAP_RECORD_CLASS:
+			ck_assert_uint_lt(v->nclasses, MAX_CLASSES);
+			i = v->nclasses++;
+			v->class_id[i] = rec.u.klass.id;
+			v->super_id[i] = rec.u.klass.super_id;
+			v->class_name[i] = strndup(rec.u.klass.name,
+						   rec.u.klass.name_len);
+			break;
+		case VMHEAP_RECORD_OBJECT:
+			i = class_index(v, rec.u.object.class_id);
+			ck_assert_msg(i != SIZE_MAX,
+				      "object 0x%llx uses class %llu before "
+				      "its class record",
+				      (unsigned long long)rec.u.object.id,
+				      (unsigned long long)rec.u.object.class_id);
+			v->count[i]++;
+			if (watch && !v->watched_id &&
+			    strcmp(v->class_name[i], watch) == 0) {
+				v->watched_id = rec.u.object.id;
+				v->watched_nrefs = rec.u.object.nrefs;
+				v->watched_refs = malloc(
+					(rec.u.object.nrefs + 1) *
+					sizeof(uint64_t));
+				memcpy(v->watched_refs, rec.u.object.refs,
+				       rec.u.object.nrefs * sizeof(uint64_t));
+				v->watched_kind = strdup(
+					rec.u.object.kind < h->kind_count
+						? h->kind_names[rec.u.object.kind]
+						: "?");
+			}
+			break;
+		case VMHEAP_RECORD_ROOT:
+			v->roots++;
+			if (rec.u.root.kind_string_id == vm_string)
+				v->root_category_vm = 1;
+			break;
+		default:
+			break;
+		}
+	}
+	ck_assert_msg(rc == 0, "read %s: %s", path, vmheap_reader_error(r));
+	v->totals = *vmheap_reader_totals(r);
+	vmheap_reader_free(r);
+	return v;
+}
+
+/* Objects of the class named `name` (0 when absent). */
+static uint64_t count_of(const struct dump_view *v, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < v->nclasses; i++)
+		if (strcmp(v->class_name[i], name) == 0)
+			return v->count[i];
+	return 0;
+}
+
+static const char *class_name_of_id(const struct dump_view *v, uint64_t id)
+{
+	size_t i = class_index(v, id);
+
+	return i == SIZE_MAX ? NULL : v->class_name[i];
+}
+
+/* Run a command; return its stdout (malloc'd) and exit status. */
+static char *run_capture(const char *cmd, int *status)
+{
+	FILE *p = popen(cmd, "r");
+	size_t len = 0, cap = 65536;
+	char *out = malloc(cap);
+	size_t n;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(out);
+	while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
+		len += n;
+		if (cap - len < 4096) {
+			cap *= 2;
+			out = realloc(out, cap);
+			ck_assert_ptr_nonnull(out);
+		}
+	}
+	out[len] = '\0';
+	*status = pclose(p);
+	return out;
+}
+
+/*
+ * The count delta that `vmheap-diff --format json OLD NEW` gives the
+ * class `name`; *found is 0 when the class has no row.
+ */
+static long long diff_delta(const char *json, const char *name, int *found)
+{
+	char key[256];
+	const char *at, *obj, *end, *d;
+
+	snprintf(key, sizeof(key), "\"class\":\"%s\"", name);
+	at = strstr(json, key);
+	if (!at) {
+		snprintf(key, sizeof(key), "\"class\": \"%s\"", name);
+		at = strstr(json, key);
+	}
+	*found = at != NULL;
+	if (!at)
+		return 0;
+	for (obj = at; obj > json && *obj != '{'; obj--)
+		;
+	end = strchr(at, '}');
+	ck_assert_ptr_nonnull(end);
+	d = strstr(obj, "\"count_delta\"");
+	ck_assert_msg(d && d < end, "no count_delta for %s", name);
+	d = strchr(d, ':') + 1;
+	return strtoll(d, NULL, 10);
+}
+
+/* ------------------------------------------------------------ programs */
+
+static const char counts_program[] =
+	"STDOUT.sync = true\n"
+	"class VmheapSpecAlpha; end\n"
+	"class VmheapSpecBeta; end\n"
+	"class VmheapSpecGamma; end\n"
+	"class VmheapSpecDelta; end\n"
+	"$keep = []\n"
+	"3.times { $keep << VmheapSpecAlpha.new }\n"
+	"17.times { $keep << VmheapSpecBeta.new }\n"
+	"101.times { $keep << VmheapSpecGamma.new }\n"
+	/* made and dropped on other threads: no stale stack slot of the
+	 * main thread can keep one alive */
+	"Thread.new { $drop = Array.new(12) { VmheapSpecDelta.new } }.join\n"
+	"puts 'ready'\n"
+	"while (line = STDIN.gets)\n"
+	"  case line.strip\n"
+	"  when 'add'\n"
+	"    4.times { $keep << VmheapSpecAlpha.new }\n"
+	"    9.times { $keep << VmheapSpecBeta.new }\n"
+	"    Thread.new { $drop = nil }.join\n"
+	"    puts 'added'\n"
+	"  end\n"
+	"end\n";
+
+START_TEST(exact_counts_match_the_program_and_diff_shows_exactly_the_added)
+{
+	struct vm vm;
+	vmheap_client *c;
+	struct dump_view *d1, *d2, *d3;
+	struct vmheap_reply r;
+	char cmd[3 * PATH_MAX], *json;
+	int status, found;
+
+	vm_start(&vm, counts_program);
+	vm_expect(&vm, "ready");
+	c = connect_to(vm.dir, vm.pid);
+
+	dump(c, "one.vmheap");
+	d1 = read_dump(vm.dir, "one.vmheap", NULL);
+	ck_assert_uint_eq(count_of(d1, "VmheapSpecAlpha"), 3);
+	ck_assert_uint_eq(count_of(d1, "VmheapSpecBeta"), 17);
+	ck_assert_uint_eq(count_of(d1, "VmheapSpecGamma"), 101);
+	ck_assert_uint_eq(count_of(d1, "VmheapSpecDelta"), 12);
+
+	vm_say(&vm, "add");
+	vm_expect(&vm, "added");
+	dump(c, "two.vmheap");
+	d2 = read_dump(vm.dir, "two.vmheap", NULL);
+	ck_assert_uint_eq(count_of(d2, "VmheapSpecAlpha"), 7);
+	ck_assert_uint_eq(count_of(d2, "VmheapSpecBeta"), 26);
+	ck_assert_uint_eq(count_of(d2, "VmheapSpecGamma"), 101);
+	/* the fork dump's child ran a full GC: the dropped ones are gone */
+	ck_assert_uint_eq(count_of(d2, "VmheapSpecDelta"), 0);
+
+	/* in-process (world stopped, no GC): the kept ones, exactly */
+	call_ok(c, "set", "config.dump.fork", "false", &r);
+	vmheap_reply_release(&r);
+	dump(c, "three.vmheap");
+	d3 = read_dump(vm.dir, "three.vmheap", NULL);
+	ck_assert_uint_eq(count_of(d3, "VmheapSpecAlpha"), 7);
+	ck_assert_uint_eq(count_of(d3, "VmheapSpecBeta"), 26);
+	ck_assert_uint_eq(count_of(d3, "VmheapSpecGamma"), 101);
+
+	snprintf(cmd, sizeof(cmd),
+		 "'%s/bin/vmheap-diff' --format json '%s/one.vmheap' "
+		 "'%s/two.vmheap'",
+		 build_dir(), vm.dir, vm.dir);
+	json = run_capture(cmd, &status);
+	ck_assert_msg(status == 0, "%s failed (status %d)", cmd, status);
+	ck_assert_int_eq(diff_delta(json, "VmheapSpecAlpha", &found), 4);
+	ck_assert(found);
+	ck_assert_int_eq(diff_delta(json, "VmheapSpecBeta", &found), 9);
+	ck_assert(found);
+	ck_assert_int_eq(diff_delta(json, "VmheapSpecDelta", &found), -12);
+	ck_assert_msg(found, "the class that disappeared has no diff row");
+	diff_delta(json, "VmheapSpecGamma", &found);
+	ck_assert_msg(!found, "an unchanged class has a diff row");
+	free(json);
+
+	view_free(d1);
+	view_free(d2);
+	view_free(d3);
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	rm_rf(vm.dir);
+}
+END_TEST
+
+static const char refs_program[] =
+	"STDOUT.sync = true\n"
+	"class VmheapSpecTarget; end\n"
+	"class VmheapSpecHolder\n"
+	"  def initialize(t) = @target = t\n"
+	"end\n"
+	"class VmheapSpecSingle; end\n"
+	"$holder = VmheapSpecHolder.new(VmheapSpecTarget.new)\n"
+	"$single = VmheapSpecSingle.new\n"
+	"def $single.only_mine = 1\n"
+	"$anon = Class.new\n"
+	"$anon_objects = Array.new(5) { $anon.new }\n"
+	"puts 'ready'\n"
+	"STDIN.read\n";
+
+START_TEST(references_classes_and_roots_appear_in_the_dump)
+{
+	struct vm vm;
+	vmheap_client *c;
+	struct dump_view *d;
+	uint64_t target_id = 0;
+	size_t i, holder = SIZE_MAX, anon_rows = 0;
+	int points_to_target = 0;
+
+	vm_start(&vm, refs_program);
+	vm_expect(&vm, "ready");
+	c = connect_to(vm.dir, vm.pid);
+	dump(c, "refs.vmheap");
+
+	/* the target's id: read the dump once more, watching the target */
+	d = read_dump(vm.dir, "refs.vmheap", "VmheapSpecTarget");
+	ck_assert_uint_eq(count_of(d, "VmheapSpecTarget"), 1);
+	target_id = d->watched_id;
+	ck_assert_uint_ne(target_id, 0);
+	view_free(d);
+
+	d = read_dump(vm.dir, "refs.vmheap", "VmheapSpecHolder");
+	ck_assert_uint_eq(count_of(d, "VmheapSpecHolder"), 1);
+	ck_assert_str_eq(d->watched_kind, "object");
+	for (i = 0; i < d->watched_nrefs; i++)
+		if (d->watched_refs[i] == target_id)
+			points_to_target = 1;
+	ck_assert_msg(points_to_target,
+		      "the holder's @target (0x%llx) is not among its %zu "
+		      "references",
+		      (unsigned long long)target_id, d->watched_nrefs);
+
+	/* a class's superclass is recorded: VmheapSpecHolder < Object */
+	for (i = 0; i < d->nclasses; i++)
+		if (strcmp(d->class_name[i], "VmheapSpecHolder") == 0)
+			holder = i;
+	ck_assert_uint_ne(holder, SIZE_MAX);
+	ck_assert_pstr_eq(class_name_of_id(d, d->super_id[holder]), "Object");
+
+	/* a singleton method does not hide the object's real class */
+	ck_assert_uint_eq(count_of(d, "VmheapSpecSingle"), 1);
+
+	/* instances of an anonymous class: one "#<Class:0x...>" row of 5 */
+	for (i = 0; i < d->nclasses; i++)
+		if (strncmp(d->class_name[i], "#<Class:0x", 10) == 0 &&
+		    d->count[i] == 5)
+			anon_rows++;
+	ck_assert_uint_eq(anon_rows, 1);
+
+	/* internal objects get a name in angle brackets */
+	ck_assert_uint_gt(count_of(d, "<imemo>"), 0);
+
+	/* roots by category */
+	ck_assert_uint_gt(d->roots, 0);
+	ck_assert_msg(d->root_category_vm, "no root of category \"vm\"");
+	ck_assert_uint_eq(d->totals.roots, d->roots);
+	view_free(d);
+
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	rm_rf(vm.dir);
+}
+END_TEST
+
+static const char threads_program[] =
+	"STDOUT.sync = true\n"
+	"$made = [0, 0, 0, 0]\n"
+	"4.times do |i|\n"
+	"  Thread.new do\n"
+	"    loop do\n"
+	"      a = Array.new(50) { |k| \"s#{k}\" * 3 }\n"
+	"      h = { a: a, n: i }\n"
+	"      $made[i] += 1\n"
+	"    end\n"
+	"  end\n"
+	"end\n"
+	"sleep 0.2\n"
+	"puts 'ready'\n"
+	"while (line = STDIN.gets)\n"
+	"  puts $made.sum if line.strip == 'made'\n"
+	"end\n";
+
+static long long made_so_far(struct vm *vm)
+{
+	char line[128];
+
+	vm_say(vm, "made");
+	vm_line(vm, line, sizeof(line));
+	return atoll(line);
+}
+
+START_TEST(dump_completes_while_four_threads_allocate)
+{
+	struct vm vm;
+	vmheap_client *c;
+	struct dump_view *d;
+	struct vmheap_reply r;
+	long long made0, made1, made2;
+
+	vm_start(&vm, threads_program);
+	vm_expect(&vm, "ready");
+	c = connect_to(vm.dir, vm.pid);
+	made0 = made_so_far(&vm);
+
+	dump(c, "forked.vmheap");
+	d = read_dump(vm.dir, "forked.vmheap", NULL);
+	ck_assert_uint_gt(d->totals.objects, 1000);
+	view_free(d);
+	made1 = made_so_far(&vm);
+	ck_assert_int_gt(made1, made0);
+
+	call_ok(c, "set", "config.dump.fork", "false", &r);
+	vmheap_reply_release(&r);
+	dump(c, "inproc.vmheap");
+	d = read_dump(vm.dir, "inproc.vmheap", NULL);
+	ck_assert_uint_gt(d->totals.objects, 1000);
+	view_free(d);
+
+	/* the VM keeps running and answering */
+	ck_assert_int_eq(get_int(c, "system.pid"), vm.pid);
+	ck_assert_int_gt(get_int(c, "system.gc.count"), 0);
+	made2 = made_so_far(&vm);
+	ck_assert_int_gt(made2, made1);
+
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	rm_rf(vm.dir);
+}
+END_TEST
+
+static const char pause_program[] =
+	"STDOUT.sync = true\n"
+	"$big = Array.new(1_000_000) { Object.new }\n"
+	"$max = 0.0\n"
+	"def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)\n"
+	"Thread.new do\n"
+	"  last = now\n"
+	"  loop do\n"
+	"    sleep 0.001\n"
+	"    t = now\n"
+	"    $max = t - last if t - last > $max\n"
+	"    last = t\n"
+	"  end\n"
+	"end\n"
+	"sleep 0.1\n"
+	"puts 'ready'\n"
+	"while (line = STDIN.gets)\n"
+	"  case line.strip\n"
+	"  when 'reset' then $max = 0.0; puts 'reset'\n"
+	"  when 'max' then puts format('%.3f', $max * 1000)\n"
+	"  end\n"
+	"end\n";
+
+static double max_stall_ms(struct vm *vm)
+{
+	char line[128];
+
+	vm_say(vm, "max");
+	vm_line(vm, line, sizeof(line));
+	return atof(line);
+}
+
+START_TEST(fork_mode_pauses_the_vm_far_less_than_an_in_process_dump)
+{
+	struct vm vm;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	struct dump_view *d;
+	double t0, inproc_ms, inproc_stall, fork_ms, fork_stall;
+
+	vm_start(&vm, pause_program);
+	vm_expect(&vm, "ready");
+	c = connect_to(vm.dir, vm.pid);
+
+	call_ok(c, "set", "config.dump.fork", "false", &r);
+	vmheap_reply_release(&r);
+	vm_say(&vm, "reset");
+	vm_expect(&vm, "reset");
+	t0 = now_ms();
+	dump(c, "inproc.vmheap");
+	inproc_ms = now_ms() - t0;
+	usleep(50000);
+	inproc_stall = max_stall_ms(&vm);
+
+	call_ok(c, "set", "config.dump.fork", "true", &r);
+	vmheap_reply_release(&r);
+	vm_say(&vm, "reset");
+	vm_expect(&vm, "reset");
+	t0 = now_ms();
+	dump(c, "forked.vmheap");
+	fork_ms = now_ms() - t0;
+	usleep(50000);
+	fork_stall = max_stall_ms(&vm);
+
+	d = read_dump(vm.dir, "forked.vmheap", NULL);
+	ck_assert_uint_ge(count_of(d, "Object"), 1000000);
+	view_free(d);
+
+	printf("ruby fork-mode pause: 1M-object heap: in-process dump %.1f ms "
+	       "(ticker's largest stall %.1f ms); fork dump %.1f ms, ticker's "
+	       "largest stall %.1f ms; stall/in-process = %.3f\n",
+	       inproc_ms, inproc_stall, fork_ms, fork_stall,
+	       fork_stall / inproc_ms);
+	fflush(stdout);
+	ck_assert_msg(fork_stall < 0.5 * inproc_ms,
+		      "fork-mode stall %.1f ms is not a small fraction of the "
+		      "in-process dump time %.1f ms",
+		      fork_stall, inproc_ms);
+
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	rm_rf(vm.dir);
+}
+END_TEST
+
+static const char fork_program[] =
+	"STDOUT.sync = true\n"
+	"class VmheapSpecForked; end\n"
+	"$keep = Array.new(3) { VmheapSpecForked.new }\n"
+	"child = fork do\n"
+	"  $keep << VmheapSpecForked.new\n"
+	"  sleep 0.02 until File.exist?('child.quit')\n"
+	"end\n"
+	"puts \"child #{child}\"\n"
+	"STDIN.gets\n"
+	"File.write('child.quit', '')\n"
+	"Process.wait(child)\n"
+	"puts \"child exited #{$?.exitstatus}\"\n"
+	"STDIN.read\n";
+
+START_TEST(fork_in_the_program_leaves_a_working_agent_on_both_sides)
+{
+	struct vm vm;
+	vmheap_client *pc, *cc;
+	struct dump_view *d;
+	char line[128], ppath[PATH_MAX + 64], cpath[PATH_MAX + 64];
+	pid_t child;
+
+	vm_start(&vm, fork_program);
+	vm_line(&vm, line, sizeof(line));
+	ck_assert_msg(strncmp(line, "child ", 6) == 0, "got: %s", line);
+	child = (pid_t)atoi(line + 6);
+	ck_assert_int_gt(child, 0);
+	snprintf(ppath, sizeof(ppath), "%s/vmheap-agent.%d", vm.dir,
+		 (int)vm.pid);
+	snprintf(cpath, sizeof(cpath), "%s/vmheap-agent.%d", vm.dir,
+		 (int)child);
+
+	pc = connect_to(vm.dir, vm.pid);
+	cc = connect_to(vm.dir, child); /* the child's own, new agent */
+	ck_assert_int_eq(get_int(pc, "system.pid"), vm.pid);
+	ck_assert_int_eq(get_int(cc, "system.pid"), child);
+
+	dump(pc, "parent.vmheap");
+	dump(cc, "child.vmheap");
+	d = read_dump(vm.dir, "parent.vmheap", NULL);
+	ck_assert_uint_eq(count_of(d, "VmheapSpecForked"), 3);
+	view_free(d);
+	d = read_dump(vm.dir, "child.vmheap", NULL);
+	ck_assert_uint_eq(count_of(d, "VmheapSpecForked"), 4);
+	view_free(d);
+	vmheap_client_close(cc);
+
+	/* the child exits: its agent removes its own file, not the parent's */
+	vm_say(&vm, "quit-child");
+	vm_expect(&vm, "child exited 0");
+	ck_assert_msg(access(cpath, F_OK) != 0,
+		      "the child's discovery file is still there");
+	ck_assert_msg(access(ppath, F_OK) == 0,
+		      "the child removed the parent's discovery file");
+	ck_assert_int_eq(get_int(pc, "system.pid"), vm.pid);
+	dump(pc, "parent-again.vmheap");
+	vmheap_client_close(pc);
+
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	ck_assert_msg(access(ppath, F_OK) != 0,
+		      "the parent's discovery file is still there after exit");
+	rm_rf(vm.dir);
+}
+END_TEST
+
+START_TEST(demo_puts_the_leaking_class_on_top_of_the_diff)
+{
+	char cmd[3 * PATH_MAX], *out, *diff, *line;
+	int status, in_rows = 0;
+
+	snprintf(cmd, sizeof(cmd), "DEMO_GAP=2 sh '%s/examples/demo.sh' '%s'",
+		 src_dir(), build_dir());
+	out = run_capture(cmd, &status);
+	ck_assert_msg(status == 0, "demo failed (status %d):\n%s", status,
+		      out);
+	diff = strstr(out, "$ vmheap-diff ");
+	ck_assert_msg(diff != NULL, "no vmheap-diff in the demo:\n%s", out);
+	/* the first row whose first field is a number is the top row */
+	for (line = strchr(diff, '\n'); line && *line; line = strchr(line, '\n')) {
+		char sign[32], cls[256];
+
+		line++;
+		if (sscanf(line, "%31s %255s", sign, cls) == 2 &&
+		    (sign[0] == '+' || sign[0] == '-' ||
+		     (sign[0] >= '0' && sign[0] <= '9'))) {
+			ck_assert_msg(strcmp(cls, "Message") == 0,
+				      "the diff's top row is %s %s, not "
+				      "Message:\n%s",
+				      sign, cls, diff);
+			ck_assert_msg(atoll(sign) > 0, "Message did not grow");
+			in_rows = 1;
+			break;
+		}
+	}
+	ck_assert_msg(in_rows, "the diff has no rows:\n%s", diff);
+	free(out);
+}
+END_TEST
+
+static Suite *ruby_suite(void)
+{
+	Suite *s = suite_create("ruby");
+	TCase *tc = tcase_create("real ruby");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc,
+		       exact_counts_match_the_program_and_diff_shows_exactly_the_added);
+	tcase_add_test(tc, references_classes_and_roots_appear_in_the_dump);
+	tcase_add_test(tc, dump_completes_while_four_threads_allocate);
+	tcase_add_test(tc, fork_mode_pauses_the_vm_far_less_than_an_in_process_dump);
+	tcase_add_test(tc, fork_in_the_program_leaves_a_working_agent_on_both_sides);
+	tcase_add_test(tc, demo_puts_the_leaking_class_on_top_of_the_diff);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(ruby_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
