@@ -30,7 +30,8 @@ EDIT_CFLAGS  = $(shell pkg-config --cflags libedit 2>/dev/null)
 EDIT_LIBS    = $(shell pkg-config --libs libedit 2>/dev/null)
 
 WARN     = -Wall -Wextra -Werror
-SANFLAGS = $(if $(SAN),-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SANFLAGS = $(if $(SAN),$(SANITIZE))
 CFLAGS  ?= $(O) -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fPIC $(CFLAGS) $(SANFLAGS) \
              -Iformat -Iagent $(PKG_CFLAGS)
