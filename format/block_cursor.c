@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "vmheap.h"
+#include "block_cursor-internal.h"
 #include "mpcursor-internal.h"
 
 static const char *const record_names[] = {
@@ -78,7 +79,7 @@ void vmheap_block_cursor_release(struct vmheap_block_cursor *c)
 	c->refs_cap = 0;
 }
 
-static int grow_refs(struct vmheap_block_cursor *c, size_t n)
+int vmheap_block_cursor_grow_refs(struct vmheap_block_cursor *c, size_t n)
 {
 	size_t cap = c->refs_cap ? c->refs_cap : 64;
 	uint64_t *r;
@@ -112,7 +113,7 @@ static int read_refs(struct vmheap_block_cursor *c, struct mpc *m,
 			    "malformed %s record: %u references cannot fit in "
 			    "the %zu bytes left in the block",
 			    record_names[tag], n, (size_t)(m->end - m->p));
-	if (n > c->refs_cap && grow_refs(c, n) < 0)
+	if (n > c->refs_cap && vmheap_block_cursor_grow_refs(c, n) < 0)
 		return fail(c, VMHEAP_ENOMEM, m->p,
 			    "out of memory for %u references", n);
 	for (uint32_t i = 0; i < n; i++) {
@@ -287,6 +288,8 @@ static int decode_root(struct vmheap_block_cursor *c, struct mpc *m,
 int vmheap_block_cursor_next(struct vmheap_block_cursor *c,
 			     struct vmheap_record *rec)
 {
+	if (vmheap_block_cursor_fast_object(c, rec))
+		return 1;
 	for (;;) {
 		struct mpc m = {c->pos, c->end};
 		const uint8_t *start = c->pos;

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "format-internal.h"
 
@@ -235,6 +236,86 @@ static inline int mpc_str(struct mpc *c, const char **s, uint32_t *len)
 	*len = n;
 	c->p = p + hdr + n;
 	return MPC_OK;
+}
+
+/*
+ * Unchecked fast paths for the record decoder's hot loop.  The caller
+ * guarantees that at least MPC_MAX_INT_BYTES bytes are readable at *pp.
+ * They return 0 and advance *pp, or -1 (nothing consumed) for any value
+ * they do not handle, after which the caller takes the checked path.
+ */
+#define MPC_MAX_INT_BYTES 9
+
+static inline __attribute__((always_inline)) uint64_t mpc_load_be64(
+	const uint8_t *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+	return __builtin_bswap64(w);
+}
+
+/*
+ * Any integer, as 64-bit two's complement, decoded without branching on
+ * its type: the reference deltas of a heap come in every size, so a
+ * switch would mispredict, and the position of the next value must be
+ * known as early as possible (each value's offset depends on the last).
+ * The length follows from the type byte: a fixint is the byte itself;
+ * 0xcc..0xcf (uint) and 0xd0..0xd3 (int) carry 1 << (type & 3) bytes.
+ */
+static inline __attribute__((always_inline)) int
+mpc_int_unchecked(const uint8_t **pp, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	unsigned b = p[0];
+	unsigned is_fix = (uint8_t)(b + 0x20) < 0xa0; /* 0x00-0x7f, 0xe0-0xff */
+	unsigned k = b & 3, shift, advance;
+	uint64_t fix, sig, w, shr, sar;
+
+	if (__builtin_expect(!is_fix && (uint8_t)(b - 0xcc) >= 8, 0))
+		return -1;
+	fix = -(uint64_t)is_fix;
+	sig = -(uint64_t)(is_fix | (b >= 0xd0));
+	shift = is_fix ? 56 : 64 - (8u << k);
+	advance = is_fix ? 1 : 1 + (1u << k);
+	w = (((uint64_t)b << 56) & fix) | (mpc_load_be64(p + 1) & ~fix);
+	shr = w >> shift;
+	sar = (uint64_t)((int64_t)w >> shift);
+	*v = shr ^ ((shr ^ sar) & sig);
+	*pp = p + advance;
+	return 0;
+}
+
+/* The same, with a predicted shortcut for positive fixints: for fields
+ * that are nearly always small (class ids, sizes, kinds, id deltas of
+ * neighbouring objects) the branch lets the CPU run ahead. */
+static inline __attribute__((always_inline)) int
+mpc_int_small_unchecked(const uint8_t **pp, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+
+	if (__builtin_expect(p[0] <= 0x7f, 1)) {
+		*v = p[0];
+		*pp = p + 1;
+		return 0;
+	}
+	return mpc_int_unchecked(pp, v);
+}
+
+/* A non-negative integer in any encoding. */
+static inline __attribute__((always_inline)) int
+mpc_uint_unchecked(const uint8_t **pp, uint64_t *v)
+{
+	const uint8_t *save = *pp;
+
+	if (mpc_int_small_unchecked(pp, v))
+		return -1;
+	/* Negative values, and huge ones in int 64 form, go the slow way. */
+	if (__builtin_expect(save[0] >= 0xd0 && (int64_t)*v < 0, 0)) {
+		*pp = save;
+		return -1;
+	}
+	return 0;
 }
 
 /* Deepest nesting mpc_skip() follows before giving up with MPC_EDEPTH. */

@@ -4,8 +4,6 @@
  */
 #include "mpcursor-internal.h"
 
-/* Bytes after the type byte that hold the payload length, or the fixed
- * payload size, for the non-fix formats 0xc0..0xdf. */
 static int skip_one(struct mpc *c, int depth);
 
 static int skip_n(struct mpc *c, uint64_t n, int depth)

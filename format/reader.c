@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "vmheap.h"
+#include "block_cursor-internal.h"
 #include "crc32c-internal.h"
 #include "format-internal.h"
 #include "mpcursor-internal.h"
@@ -719,6 +720,12 @@ int vmheap_reader_next(vmheap_reader *r, struct vmheap_record *rec)
 	if (r->mode == MODE_BLOCKS)
 		return VMHEAP_ESTATE;
 	r->mode = MODE_RECORDS;
+	if (r->in_block && vmheap_block_cursor_fast_object(&r->cur, rec)) {
+		r->seen.objects++;
+		r->seen.bytes += rec->u.object.bytes;
+		r->seen.references += rec->u.object.nrefs;
+		return 1;
+	}
 	for (;;) {
 		if (r->in_block) {
 			rc = vmheap_block_cursor_next(&r->cur, rec);

@@ -1,0 +1,73 @@
+/*
+ * block_cursor-internal.h - the block cursor's hot path, shared by
+ * vmheap_block_cursor_next() and vmheap_reader_next() so that the common
+ * record (an object) decodes without a function call.
+ */
+#ifndef VMHEAP_BLOCK_CURSOR_INTERNAL_H
+#define VMHEAP_BLOCK_CURSOR_INTERNAL_H
+
+#include "vmheap.h"
+#include "mpcursor-internal.h"
+
+/* Grow c->refs to hold at least n references; -1 when out of memory. */
+int vmheap_block_cursor_grow_refs(struct vmheap_block_cursor *c, size_t n);
+
+/*
+ * The hot path: an object record of exactly six elements, far enough from
+ * the block's end that no field needs a bounds check, with integers in
+ * the encodings msgpack-c produces.  Returns 1 with *rec filled, or 0 to
+ * let the checked decoder handle the record (nothing was consumed).
+ */
+static inline __attribute__((always_inline)) int
+vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
+			      struct vmheap_record *rec)
+{
+	const uint8_t *p = c->pos, *start = p;
+	uint64_t delta, class_id, bytes, kind, id;
+	uint32_t n;
+
+	/* fixarray(6), tag 3, four ints, array header: at most 43 bytes. */
+	if (c->end - p < 48 || p[0] != 0x96 || p[1] != VMHEAP_RECORD_OBJECT ||
+	    !c->records_left)
+		return 0;
+	p += 2;
+	if (mpc_int_small_unchecked(&p, &delta) ||
+	    mpc_uint_unchecked(&p, &class_id) ||
+	    mpc_uint_unchecked(&p, &bytes) || mpc_uint_unchecked(&p, &kind) ||
+	    kind > UINT32_MAX)
+		return 0;
+	if ((p[0] & 0xf0) == 0x90) {
+		n = p[0] & 0x0f;
+		p++;
+	} else if (p[0] == 0xdc) {
+		n = mpc_be16(p + 1);
+		p += 3;
+	} else {
+		return 0;
+	}
+	if ((size_t)(c->end - p) < (size_t)n * MPC_MAX_INT_BYTES ||
+	    (n > c->refs_cap &&
+	     (n > VMHEAP_MAX_REFS_PER_RECORD || vmheap_block_cursor_grow_refs(c, n) < 0)))
+		return 0;
+	id = c->prev_id + delta;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t d;
+		if (mpc_int_unchecked(&p, &d))
+			return 0;
+		c->refs[i] = id + d;
+	}
+	c->prev_id = id;
+	c->records_left--;
+	c->pos = p;
+	rec->type = VMHEAP_RECORD_OBJECT;
+	rec->offset = c->base_offset + (uint64_t)(start - c->data);
+	rec->u.object.id = id;
+	rec->u.object.class_id = class_id;
+	rec->u.object.bytes = bytes;
+	rec->u.object.kind = (uint32_t)kind;
+	rec->u.object.refs = c->refs;
+	rec->u.object.nrefs = n;
+	return 1;
+}
+
+#endif /* VMHEAP_BLOCK_CURSOR_INTERNAL_H */
