@@ -849,7 +849,13 @@ START_TEST(demo_puts_the_leaking_class_on_top_of_the_diff)
 	char cmd[3 * PATH_MAX], *out, *diff, *line;
 	int status, in_rows = 0;
 
-	snprintf(cmd, sizeof(cmd), "DEMO_GAP=2 sh '%s/examples/demo.sh' '%s'",
+	snprintf(cmd, sizeof(cmd), "%sDEMO_GAP=2 sh '%s/examples/demo.sh' '%s'",
+#ifdef VMHEAP_ASAN_RUNTIME
+		 /* the ASan-built extension needs the runtime preloaded */
+		 "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME " ASAN_OPTIONS=detect_leaks=0 ",
+#else
+		 "",
+#endif
 		 src_dir(), build_dir());
 	out = run_capture(cmd, &status);
 	ck_assert_msg(status == 0, "demo failed (status %d):\n%s", status,
