@@ -11,7 +11,8 @@
 
 void console_format_bytes(char *buf, size_t len, unsigned long long bytes)
 {
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB",
+					    "EiB"};
 	double v = (double)bytes;
 	int u = -1;
 
@@ -19,7 +20,7 @@ void console_format_bytes(char *buf, size_t len, unsigned long long bytes)
 		snprintf(buf, len, "%llu bytes", bytes);
 		return;
 	}
-	while (v >= 1024.0 && u < 4) {
+	while (v >= 1024.0 && u < 5) {
 		v /= 1024.0;
 		u++;
 	}
@@ -272,7 +273,11 @@ static void print_rows(FILE *out, const msgpack_object *o, const char *name)
 	for (uint32_t i = 0; i < o->via.array.size; i++)
 		if (o->via.array.ptr[i].via.array.size > cols)
 			cols = o->via.array.ptr[i].via.array.size;
-	if (cols == 0 || table_init(&t, (int)o->via.array.size, (int)cols) < 0)
+	if (cols == 0) {
+		fputs("(empty)\n", out);
+		return;
+	}
+	if (table_init(&t, (int)o->via.array.size, (int)cols) < 0)
 		return;
 	for (uint32_t r = 0; r < o->via.array.size; r++) {
 		const msgpack_object *row = &o->via.array.ptr[r];
@@ -293,7 +298,11 @@ static void print_records(FILE *out, const msgpack_object *o)
 	uint32_t cols = first->via.map.size;
 	struct table t;
 
-	if (cols == 0 || table_init(&t, (int)o->via.array.size + 1, (int)cols) < 0)
+	if (cols == 0) {
+		fputs("(empty)\n", out);
+		return;
+	}
+	if (table_init(&t, (int)o->via.array.size + 1, (int)cols) < 0)
 		return;
 	for (uint32_t c = 0; c < cols; c++)
 		t.cells[c] = key_string(&first->via.map.ptr[c].key);

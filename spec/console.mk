@@ -1,5 +1,8 @@
 # The console's suite: the real vmheap-console against the real sample VM.
-CONSOLE_SPEC_SRCS := spec/console_test.c spec/console_harness.c
+CONSOLE_SPEC_SRCS := spec/console_test.c spec/console_harness.c \
+                     spec/console_render_test.c
+# the renderer's own objects, tested directly
+CONSOLE_SPEC_UNITS := $(OBJDIR)/console/render.o $(OBJDIR)/console/json.o
 CONSOLE_SPEC_OBJS := $(CONSOLE_SPEC_SRCS:%.c=$(OBJDIR)/%.o)
 CONSOLE_SPEC_BIN  := $(SPECDIR)/console_test
 
@@ -10,7 +13,7 @@ endif
 
 $(CONSOLE_SPEC_OBJS): ALL_CFLAGS += $(CHECK_CFLAGS)
 
-$(CONSOLE_SPEC_BIN): $(CONSOLE_SPEC_OBJS) $(LIBVMHEAP_A)
+$(CONSOLE_SPEC_BIN): $(CONSOLE_SPEC_OBJS) $(CONSOLE_SPEC_UNITS) $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CONSOLE_SPEC_OBJS) $(LIBVMHEAP_A) \
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CONSOLE_SPEC_OBJS) $(CONSOLE_SPEC_UNITS) $(LIBVMHEAP_A) \
 	  $(MSGPACK_LIBS) $(CHECK_LIBS)

@@ -101,4 +101,10 @@ void ct_write_file(const char *path, const char *text);
 /* Count occurrences of `needle` in `hay`. */
 int ct_count(const char *hay, const char *needle);
 
+/* The "rendering" test case (spec/console_render_test.c).  Needs
+ * <check.h> included first. */
+#ifdef CHECK_H
+TCase *console_render_tcase(void);
+#endif
+
 #endif /* CONSOLE_HARNESS_INTERNAL_H */

@@ -947,6 +947,8 @@ static Suite *console_suite(void)
 	tcase_add_test(i, interactive_vm_going_away_says_so_and_exits_2);
 	tcase_set_timeout(i, 60);
 	suite_add_tcase(s, i);
+
+	suite_add_tcase(s, console_render_tcase());
 	return s;
 }
 
