@@ -46,11 +46,13 @@ struct console_agents {
 };
 
 /*
- * Read the discovery directory.  Malformed files are reported on stderr
- * (one line each) and skipped; stale files are removed by the library.
- * Returns 0, or -1 after printing why the directory cannot be read.
+ * Read the discovery directory.  Stale files (dead pid) are removed;
+ * malformed files are skipped and, unless `quiet`, reported on stderr
+ * (one line each).  Returns 0, or -1 after printing why the directory
+ * cannot be read.
  */
-int console_agents_find(struct console_agents *agents, const char *tmpdir);
+int console_agents_find(struct console_agents *agents, const char *tmpdir,
+			int quiet);
 
 /* Free what console_agents_find() allocated. */
 void console_agents_free(struct console_agents *agents);

@@ -63,7 +63,7 @@ static int list_agents(const struct console_options *opts)
 {
 	struct console_agents agents;
 
-	if (console_agents_find(&agents, opts->tmpdir) < 0)
+	if (console_agents_find(&agents, opts->tmpdir, 0) < 0)
 		return CONSOLE_ECONNECT;
 	if (agents.count == 0 && !opts->json)
 		fprintf(stderr, "vmheap-console: no agent is running (looked in %s).\n",

@@ -20,6 +20,7 @@ struct find_state {
 	struct console_agents *agents;
 	size_t cap;
 	int failed;
+	int quiet;      /* do not report unusable files */
 };
 
 static void found_agent(void *arg, const struct vmheap_agent_info *info)
@@ -78,6 +79,8 @@ static void bad_file(void *arg, const char *path, const char *why)
 	/* A file of ours left by a dead process is stale, readable or not. */
 	if (pid && kill(pid, 0) < 0 && errno == ESRCH && unlink(path) == 0)
 		return;
+	if (st->quiet)
+		return;
 	/* The library's reason usually names the file already. */
 	if (strstr(why, path))
 		fprintf(stderr, "vmheap-console: skipped a discovery file: %s\n",
@@ -94,9 +97,10 @@ static int by_pid(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-int console_agents_find(struct console_agents *agents, const char *tmpdir)
+int console_agents_find(struct console_agents *agents, const char *tmpdir,
+			int quiet)
 {
-	struct find_state st = {agents, 0, 0};
+	struct find_state st = {agents, 0, 0, quiet};
 	int n;
 
 	memset(agents, 0, sizeof(*agents));
@@ -292,7 +296,9 @@ int console_pick_agent(const struct console_options *opts, int ask,
 	struct console_agents agents;
 	int pick = -1;
 
-	if (console_agents_find(&agents, opts->tmpdir) < 0)
+	/* With -p, only the file of that pid matters, and
+	 * explain_missing_pid() says what is wrong with it. */
+	if (console_agents_find(&agents, opts->tmpdir, opts->pid != 0) < 0)
 		return -1;
 	if (opts->pid) {
 		for (int i = 0; i < agents.count; i++)

@@ -310,6 +310,18 @@ START_TEST(malformed_discovery_file_is_reported_and_skipped)
 	ck_assert_msg(strstr(r.err, bad) != NULL, "stderr: %s", r.err);
 	ck_assert_int_eq(access(bad, F_OK), 0); /* reported, not deleted */
 	ct_run_free(&r);
+	/* asked for by pid, it is explained once */
+	{
+		char arg[32];
+
+		snprintf(arg, sizeof(arg), "%ld", (long)getpid());
+		ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
+		ck_assert_int_eq(r.status, 2);
+		ck_assert_int_eq(count_lines(r.err), 1);
+		ck_assert_msg(strstr(r.err, "malformed") && strstr(r.err, bad),
+			      "stderr: %s", r.err);
+		ct_run_free(&r);
+	}
 	ct_vm_kill(vm);
 }
 END_TEST
