@@ -844,6 +844,110 @@ START_TEST(fork_in_the_program_leaves_a_working_agent_on_both_sides)
 }
 END_TEST
 
+static const char vars_program[] =
+	"STDOUT.sync = true\n"
+	"def vmheap_spec_sleeper = sleep\n"
+	"sleeper = Thread.new { vmheap_spec_sleeper }\n"
+	"sleep 0.01 until sleeper.status == 'sleep'\n"
+	"puts 'ready'\n"
+	"while (line = STDIN.gets)\n"
+	"  if line.strip == 'gc'\n"
+	"    GC.start\n"
+	"    puts GC.count\n"
+	"  end\n"
+	"end\n";
+
+/* Does any backtrace line of any thread in `v` contain `needle`? */
+static int backtraces_mention(const msgpack_object *v, const char *needle)
+{
+	uint32_t i, j, k;
+
+	ck_assert_int_eq(v->type, MSGPACK_OBJECT_ARRAY);
+	for (i = 0; i < v->via.array.size; i++) {
+		const msgpack_object *t = &v->via.array.ptr[i];
+
+		ck_assert_int_eq(t->type, MSGPACK_OBJECT_MAP);
+		for (j = 0; j < t->via.map.size; j++) {
+			const msgpack_object_kv *kv = &t->via.map.ptr[j];
+
+			if (kv->val.type != MSGPACK_OBJECT_ARRAY)
+				continue;
+			for (k = 0; k < kv->val.via.array.size; k++) {
+				const msgpack_object *l =
+					&kv->val.via.array.ptr[k];
+
+				if (l->type == MSGPACK_OBJECT_STR &&
+				    memmem(l->via.str.ptr, l->via.str.size,
+					   needle, strlen(needle)))
+					return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+START_TEST(ruby_variables_give_gc_stat_and_real_backtraces)
+{
+	struct vm vm;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	char line[64];
+	int64_t before, after;
+
+	vm_start(&vm, vars_program);
+	vm_expect(&vm, "ready");
+	c = connect_to(vm.dir, vm.pid);
+
+	before = get_int(c, "system.gc.count");
+	vm_say(&vm, "gc");
+	vm_line(&vm, line, sizeof(line));
+	ck_assert_int_gt(atoll(line), before);
+	after = get_int(c, "system.gc.count");
+	ck_assert_int_ge(after, atoll(line));
+	ck_assert_int_gt(get_int(c, "system.gc.heap_live_slots"), 1000);
+
+	call_ok(c, "get", "system.threads.backtrace", NULL, &r);
+	ck_assert_msg(backtraces_mention(&r.value, "vmheap_spec_sleeper"),
+		      "no thread is in vmheap_spec_sleeper");
+	ck_assert_msg(backtraces_mention(&r.value, "program.rb"),
+		      "the main thread's backtrace is missing");
+	vmheap_reply_release(&r);
+
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	rm_rf(vm.dir);
+}
+END_TEST
+
+START_TEST(in_process_dump_allocates_no_ruby_object)
+{
+	struct vm vm;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	struct dump_view *d;
+	int64_t before, after;
+
+	vm_start(&vm, vars_program);
+	vm_expect(&vm, "ready");
+	c = connect_to(vm.dir, vm.pid);
+	call_ok(c, "set", "config.dump.fork", "false", &r);
+	vmheap_reply_release(&r);
+
+	/* the program's threads sleep: only the dump could allocate */
+	before = get_int(c, "system.gc.total_allocated_objects");
+	dump(c, "inproc.vmheap");
+	after = get_int(c, "system.gc.total_allocated_objects");
+	ck_assert_int_eq(after, before);
+	d = read_dump(vm.dir, "inproc.vmheap", NULL);
+	ck_assert_uint_gt(d->totals.objects, 1000);
+	view_free(d);
+
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	rm_rf(vm.dir);
+}
+END_TEST
+
 START_TEST(demo_puts_the_leaking_class_on_top_of_the_diff)
 {
 	char cmd[3 * PATH_MAX], *out, *diff, *line;
@@ -896,6 +1000,8 @@ static Suite *ruby_suite(void)
 	tcase_add_test(tc, dump_completes_while_four_threads_allocate);
 	tcase_add_test(tc, fork_mode_pauses_the_vm_far_less_than_an_in_process_dump);
 	tcase_add_test(tc, fork_in_the_program_leaves_a_working_agent_on_both_sides);
+	tcase_add_test(tc, ruby_variables_give_gc_stat_and_real_backtraces);
+	tcase_add_test(tc, in_process_dump_allocates_no_ruby_object);
 	tcase_add_test(tc, demo_puts_the_leaking_class_on_top_of_the_diff);
 	suite_add_tcase(s, tc);
 	return s;
