@@ -251,8 +251,8 @@ static void retainers_text(struct diff_result *res, struct vmheap_strbuf *out)
 				(const char *[]){cnt, r->retainers[i].name});
 		}
 		if (!rc && !r->nretainers)
-			rc = vmheap_table_add_row(
-				tab, (const char *[]){"0", "(no references)"});
+			rc = vmheap_table_add_row(tab,
+						  (const char *[]){"0", "(none)"});
 		render_table(tab, out, rc);
 	}
 }
@@ -295,6 +295,12 @@ static void retainers_csv(struct diff_result *res, struct vmheap_strbuf *out)
 			   "class,new_count,new_bytes,retainer,references\n");
 	for (size_t k = 0; k < res->nretained; k++) {
 		const struct diff_retained *r = &res->retained[k];
+		if (!r->nretainers) {
+			vmheap_strbuf_add_csv(out, r->cls.name);
+			vmheap_strbuf_addf(out,
+					   ",%" PRIu64 ",%" PRIu64 ",(none),0\n",
+					   r->cls.count, r->cls.bytes);
+		}
 		for (size_t i = 0; i < r->nretainers; i++) {
 			vmheap_strbuf_add_csv(out, r->cls.name);
 			vmheap_strbuf_addf(out, ",%" PRIu64 ",%" PRIu64 ",",

@@ -1,0 +1,410 @@
+/*
+ * tools_test.c - the suite of vmheap-histo and vmheap-diff: dumps written
+ * by the real writer with exactly known contents, read by the real
+ * binaries ($VMHEAP_BUILD/bin), their output parsed back.
+ *
+ * This file: main, and vmheap-histo.  tools_diff_test.c: vmheap-diff.
+ * tools_errors_test.c: damaged dumps and bad usage, for both tools.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools_harness-internal.h"
+
+/*
+ * The base dump: 14 objects in 5 classes plus one object whose class id
+ * (99 = 0x63) has no class record.
+ *
+ *   class          count  bytes        kind
+ *   String             5  5 x 40       string
+ *   Array              3  80+80+100    array
+ *   Hash               2  2 x 200      hash
+ *   Odd,"Name"         2  2 x 16       object
+ *   My::Thing          1  1000         object
+ *   (class 99)         1  10           7 (no such kind name)
+ */
+static const struct tclass base_classes[] = {
+	{1, "String"}, {2, "Array"}, {3, "Hash"}, {4, "My::Thing"},
+	{5, "Odd,\"Name\""},
+};
+
+static const struct tobj base_objs[] = {
+	{0x1000, 1, 40, 1, 0, {0}, NULL},
+	{0x1010, 1, 40, 1, 0, {0}, NULL},
+	{0x1020, 1, 40, 1, 0, {0}, NULL},
+	{0x1030, 1, 40, 1, 0, {0}, NULL},
+	{0x1040, 1, 40, 1, 0, {0}, NULL},
+	{0x2000, 2, 80, 2, 2, {0x1000, 0x1010}, NULL},
+	{0x2050, 2, 80, 2, 1, {0x2000}, NULL},
+	{0x20a0, 2, 100, 2, 0, {0}, NULL},
+	{0x3000, 3, 200, 3, 2, {0x1020, 0x2000}, NULL},
+	{0x30c8, 3, 200, 3, 0, {0}, NULL},
+	{0x4000, 5, 16, 0, 0, {0}, NULL},
+	{0x4010, 5, 16, 0, 0, {0}, NULL},
+	{0x5000, 4, 1000, 0, 1, {0x3000}, NULL},
+	{0x6000, 99, 10, 7, 0, {0}, NULL},
+};
+
+const char *write_base_dump(const char *name);
+
+const char *write_base_dump(const char *name)
+{
+	struct tdump d = {0};
+	d.classes = base_classes;
+	d.nclasses = sizeof(base_classes) / sizeof(base_classes[0]);
+	d.objs = base_objs;
+	d.nobjs = sizeof(base_objs) / sizeof(base_objs[0]);
+	d.block_bytes = 64; /* several blocks even for a small dump */
+	return write_dump(name, &d);
+}
+
+struct expect {
+	const char *name;
+	long long count, bytes;
+};
+
+static void assert_rows(const struct trow *got, size_t ngot,
+			const struct expect *want, size_t nwant)
+{
+	ck_assert_msg(ngot == nwant, "%zu rows, expected %zu", ngot, nwant);
+	for (size_t i = 0; i < nwant; i++) {
+		ck_assert_msg(!strcmp(got[i].name, want[i].name),
+			      "row %zu is '%s', expected '%s'", i, got[i].name,
+			      want[i].name);
+		ck_assert_msg(got[i].count == want[i].count &&
+				      got[i].bytes == want[i].bytes,
+			      "row %zu (%s): %lld objects %lld bytes, expected "
+			      "%lld and %lld",
+			      i, want[i].name, got[i].count, got[i].bytes,
+			      want[i].count, want[i].bytes);
+	}
+}
+
+/* Run histo with args + the base dump; expect success and parse rows. */
+static size_t histo_rows(const char *const *args, struct trow *rows,
+			 size_t max)
+{
+	const char *path = write_base_dump("base.vmheap");
+	const char *argv[16];
+	size_t n = 0;
+	for (; args && *args; args++)
+		argv[n++] = *args;
+	argv[n++] = path;
+	argv[n] = NULL;
+	struct run r = run_tool("vmheap-histo", NULL, argv);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.err, "");
+	size_t got = parse_text_rows(r.out, rows, max);
+	run_free(&r);
+	return got;
+}
+
+START_TEST(histo_counts_objects_and_bytes_per_class_by_count)
+{
+	struct trow rows[16];
+	size_t n = histo_rows(NULL, rows, 16);
+	const struct expect want[] = {
+		{"String", 5, 200},
+		{"Array", 3, 260},
+		{"Hash", 2, 400},
+		{"Odd,\"Name\"", 2, 32},
+		{"<unknown class 0x63>", 1, 10},
+		{"My::Thing", 1, 1000},
+		{"total (6 classes)", 14, 1902},
+	};
+	assert_rows(rows, n, want, sizeof(want) / sizeof(want[0]));
+}
+END_TEST
+
+START_TEST(histo_text_has_header_and_right_aligned_numbers)
+{
+	const char *path = write_base_dump("base.vmheap");
+	struct run r = run_tool("vmheap-histo", NULL,
+				(const char *[]){path, NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "vm sample 1.0") != NULL, "%s", r.out);
+	/* every table line has the same length up to the bytes column end:
+	 * right-aligned counts mean the first column ends at one place */
+	const char *hdr = strstr(r.out, "count  class");
+	ck_assert_msg(hdr != NULL, "no header in:\n%s", r.out);
+	const char *hdr_line = hdr;
+	while (hdr_line > r.out && hdr_line[-1] != '\n')
+		hdr_line--;
+	size_t count_end = (size_t)(hdr - hdr_line) + strlen("count");
+	const char *line = strchr(hdr, '\n') + 1;
+	while (*line) {
+		const char *eol = strchr(line, '\n');
+		size_t digits_end = strspn(line, " ");
+		digits_end += strspn(line + digits_end, "0123456789");
+		ck_assert_msg(digits_end == count_end,
+			      "count column not right-aligned: '%.*s'",
+			      (int)(eol - line), line);
+		line = eol + 1;
+	}
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(histo_sorts_by_bytes)
+{
+	struct trow rows[16];
+	size_t n = histo_rows((const char *[]){"--sort", "bytes", NULL}, rows,
+			      16);
+	const struct expect want[] = {
+		{"My::Thing", 1, 1000},
+		{"Hash", 2, 400},
+		{"Array", 3, 260},
+		{"String", 5, 200},
+		{"Odd,\"Name\"", 2, 32},
+		{"<unknown class 0x63>", 1, 10},
+		{"total (6 classes)", 14, 1902},
+	};
+	assert_rows(rows, n, want, sizeof(want) / sizeof(want[0]));
+}
+END_TEST
+
+START_TEST(histo_sorts_by_name)
+{
+	struct trow rows[16];
+	size_t n = histo_rows((const char *[]){"--sort=name", NULL}, rows, 16);
+	const struct expect want[] = {
+		{"<unknown class 0x63>", 1, 10},
+		{"Array", 3, 260},
+		{"Hash", 2, 400},
+		{"My::Thing", 1, 1000},
+		{"Odd,\"Name\"", 2, 32},
+		{"String", 5, 200},
+		{"total (6 classes)", 14, 1902},
+	};
+	assert_rows(rows, n, want, sizeof(want) / sizeof(want[0]));
+}
+END_TEST
+
+START_TEST(histo_top_limits_rows_but_the_total_counts_everything)
+{
+	struct trow rows[16];
+	size_t n = histo_rows((const char *[]){"--top", "2", NULL}, rows, 16);
+	const struct expect want[] = {
+		{"String", 5, 200},
+		{"Array", 3, 260},
+		{"total (6 classes, top 2 shown)", 14, 1902},
+	};
+	assert_rows(rows, n, want, sizeof(want) / sizeof(want[0]));
+}
+END_TEST
+
+START_TEST(histo_kind_groups_by_the_headers_kind_names)
+{
+	struct trow rows[16];
+	size_t n = histo_rows((const char *[]){"--kind", NULL}, rows, 16);
+	const struct expect want[] = {
+		{"string", 5, 200},
+		{"array", 3, 260},
+		{"object", 3, 1032},
+		{"hash", 2, 400},
+		{"<unknown kind 7>", 1, 10},
+		{"total (5 kinds)", 14, 1902},
+	};
+	assert_rows(rows, n, want, sizeof(want) / sizeof(want[0]));
+}
+END_TEST
+
+START_TEST(histo_json_holds_vm_totals_and_every_class)
+{
+	const char *path = write_base_dump("base.vmheap");
+	struct run r = run_tool("vmheap-histo", NULL,
+				(const char *[]){"--format", "json", path,
+						 NULL});
+	ck_assert_int_eq(r.status, 0);
+	struct jval *v = json_parse(r.out);
+	ck_assert_msg(v != NULL, "not JSON:\n%s", r.out);
+	ck_assert_str_eq(json_get(v, "vm")->str, "sample");
+	ck_assert_int_eq(json_get(v, "objects")->inum, 14);
+	ck_assert_int_eq(json_get(v, "bytes")->inum, 1902);
+	const struct jval *cl = json_get(v, "classes");
+	ck_assert_int_eq(cl->type, J_ARR);
+	ck_assert_int_eq(cl->n, 6);
+	ck_assert_str_eq(json_get(cl->items[0], "class")->str, "String");
+	ck_assert_int_eq(json_get(cl->items[0], "count")->inum, 5);
+	ck_assert_int_eq(json_get(cl->items[0], "bytes")->inum, 200);
+	ck_assert_str_eq(json_get(cl->items[3], "class")->str, "Odd,\"Name\"");
+	ck_assert_int_eq(json_get(cl->items[3], "count")->inum, 2);
+	long long sum = 0;
+	for (size_t i = 0; i < cl->n; i++)
+		sum += json_get(cl->items[i], "count")->inum;
+	ck_assert_int_eq(sum, 14);
+	json_free(v);
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(histo_csv_has_header_and_quotes_names_per_rfc4180)
+{
+	const char *path = write_base_dump("base.vmheap");
+	struct run r = run_tool("vmheap-histo", NULL,
+				(const char *[]){"--format=csv", path, NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "\"Odd,\"\"Name\"\"\"") != NULL,
+		      "name not quoted:\n%s", r.out);
+	size_t n;
+	char ***rows = parse_csv(r.out, &n);
+	ck_assert_int_eq(n, 7);
+	ck_assert_str_eq(rows[0][0], "count");
+	ck_assert_str_eq(rows[0][1], "class");
+	ck_assert_str_eq(rows[0][2], "bytes");
+	ck_assert_ptr_null(rows[0][3]);
+	ck_assert_str_eq(rows[4][1], "Odd,\"Name\"");
+	ck_assert_str_eq(rows[4][0], "2");
+	ck_assert_str_eq(rows[4][2], "32");
+	ck_assert_str_eq(rows[6][1], "My::Thing");
+	ck_assert_str_eq(rows[6][2], "1000");
+	csv_free(rows, n);
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(histo_csv_top_and_kind_combine)
+{
+	const char *path = write_base_dump("base.vmheap");
+	struct run r = run_tool("vmheap-histo", NULL,
+				(const char *[]){"--kind", "--top", "1",
+						 "--sort", "bytes", "--format",
+						 "csv", path, NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "count,kind,bytes\n3,object,1032\n");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(histo_reads_a_dump_from_stdin)
+{
+	const char *path = write_base_dump("base.vmheap");
+	struct run r = run_tool("vmheap-histo", path,
+				(const char *[]){"--format", "csv", "-",
+						 NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(!strncmp(r.out, "count,class,bytes\n5,String,200\n",
+			       31),
+		      "%s", r.out);
+	run_free(&r);
+}
+END_TEST
+
+/* Many blocks, many classes: the same census whatever the threads. */
+START_TEST(histo_counts_the_same_on_one_two_and_three_threads)
+{
+	enum { N = 20000, C = 50 };
+	static struct tobj objs[N];
+	static struct tclass classes[C];
+	static char names[C][24];
+	long long count[C + 1] = {0}, bytes[C + 1] = {0};
+
+	for (int c = 0; c < C; c++) {
+		snprintf(names[c], sizeof(names[c]), "Gen::C%02d", c + 1);
+		classes[c] = (struct tclass){(uint64_t)c + 1, names[c]};
+	}
+	for (int i = 0; i < N; i++) {
+		uint64_t cls = (uint64_t)(i * 7 % C) + 1;
+		objs[i] = (struct tobj){0x100000 + 24 * (uint64_t)i, cls,
+					16 + 8 * (uint64_t)(i % 13), 0, 0,
+					{0}, NULL};
+		if (i) {
+			objs[i].nrefs = 1;
+			objs[i].refs[0] = objs[i / 2].id;
+		}
+		count[cls]++;
+		bytes[cls] += (long long)objs[i].bytes;
+	}
+	struct tdump d = {0};
+	d.classes = classes;
+	d.nclasses = C;
+	d.objs = objs;
+	d.nobjs = N;
+	d.block_bytes = 512;
+	const char *path = write_dump("many.vmheap", &d);
+
+	for (int t = 1; t <= 3; t++) {
+		char th[4];
+		snprintf(th, sizeof(th), "%d", t);
+		struct run r = run_tool("vmheap-histo", NULL,
+					(const char *[]){"--threads", th,
+							 "--format", "csv",
+							 "--sort", "name",
+							 path, NULL});
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		size_t n;
+		char ***rows = parse_csv(r.out, &n);
+		ck_assert_int_eq(n, C + 1);
+		for (int c = 1; c <= C; c++) {
+			ck_assert_str_eq(rows[c][1], names[c - 1]);
+			ck_assert_int_eq(atoll(rows[c][0]), count[c]);
+			ck_assert_int_eq(atoll(rows[c][2]), bytes[c]);
+		}
+		csv_free(rows, n);
+		run_free(&r);
+	}
+}
+END_TEST
+
+/* Two class ids with one name (e.g. a class reloaded) make one row. */
+START_TEST(histo_merges_class_ids_that_share_a_name)
+{
+	static const struct tclass classes[] = {
+		{1, "Thing"}, {2, "Thing"}, {3, ""}};
+	static const struct tobj objs[] = {
+		{0x10, 1, 8, 0, 0, {0}, NULL},
+		{0x20, 2, 8, 0, 0, {0}, NULL},
+		{0x30, 3, 4, 0, 0, {0}, NULL},
+	};
+	struct tdump d = {0};
+	d.classes = classes;
+	d.nclasses = 3;
+	d.objs = objs;
+	d.nobjs = 3;
+	const char *path = write_dump("same-name.vmheap", &d);
+	struct run r = run_tool("vmheap-histo", NULL,
+				(const char *[]){"--format", "csv", path,
+						 NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out,
+			 "count,class,bytes\n2,Thing,16\n1,<anonymous class>,4\n");
+	run_free(&r);
+}
+END_TEST
+
+TCase *histo_tcase(void)
+{
+	TCase *tc = tcase_create("histo");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, histo_counts_objects_and_bytes_per_class_by_count);
+	tcase_add_test(tc, histo_text_has_header_and_right_aligned_numbers);
+	tcase_add_test(tc, histo_sorts_by_bytes);
+	tcase_add_test(tc, histo_sorts_by_name);
+	tcase_add_test(tc,
+		       histo_top_limits_rows_but_the_total_counts_everything);
+	tcase_add_test(tc, histo_kind_groups_by_the_headers_kind_names);
+	tcase_add_test(tc, histo_json_holds_vm_totals_and_every_class);
+	tcase_add_test(tc, histo_csv_has_header_and_quotes_names_per_rfc4180);
+	tcase_add_test(tc, histo_csv_top_and_kind_combine);
+	tcase_add_test(tc, histo_reads_a_dump_from_stdin);
+	tcase_add_test(tc, histo_counts_the_same_on_one_two_and_three_threads);
+	tcase_add_test(tc, histo_merges_class_ids_that_share_a_name);
+	return tc;
+}
+
+int main(void)
+{
+	/* one scratch directory for every test (each runs in a child) */
+	tmp_dir();
+	Suite *s = suite_create("tools");
+	suite_add_tcase(s, histo_tcase());
+	suite_add_tcase(s, diff_tcase());
+	suite_add_tcase(s, errors_tcase());
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	tmp_dir_remove();
+	return failed ? 1 : 0;
+}
