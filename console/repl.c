@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +225,40 @@ static void refresh_names(struct console_session *s)
 
 /* ------------------------------------------------------------ the loop */
 
+/*
+ * Ctrl-C at the prompt drops the line being typed, as in a shell; while
+ * a command runs it ends the console as usual (the VM is not harmed).
+ */
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static char *read_line(int *eof)
+{
+	struct sigaction sa, old;
+	char *line;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint; /* no SA_RESTART: the read must stop */
+	sigemptyset(&sa.sa_mask);
+	for (;;) {
+		interrupted = 0;
+		sigaction(SIGINT, &sa, &old);
+		line = readline(PROMPT);
+		sigaction(SIGINT, &old, NULL);
+		if (line || !interrupted)
+			break;
+		fputs("^C\n", stdout);
+		fflush(stdout);
+	}
+	*eof = line == NULL;
+	return line;
+}
+
 static int is_blank(const char *s)
 {
 	return s[strspn(s, " \t")] == '\0';
@@ -245,6 +280,7 @@ int console_repl(struct console_session *s, const struct console_options *opts)
 	rl_readline_name = "vmheap-console";
 	rl_attempted_completion_function = complete;
 	rl_basic_word_break_characters = " \t";
+	rl_catch_signals = 0;
 	using_history();
 	stifle_history(HISTORY_KEEP);
 	if (hist)
@@ -258,11 +294,9 @@ int console_repl(struct console_session *s, const struct console_options *opts)
 		int changed = 0;
 		enum console_result res;
 
-		line = readline(PROMPT);
-		if (!line) {
-			eof = 1;
+		line = read_line(&eof);
+		if (!line)
 			break;
-		}
 
 		if (!is_blank(line) && (!last || strcmp(last, line) != 0)) {
 			add_history(line);

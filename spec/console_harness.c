@@ -362,7 +362,7 @@ void ct_tmux_start(struct ct_tmux *t, const char *command)
 	snprintf(t->socket, sizeof(t->socket), "ct%ld-%d", (long)getpid(),
 		 ++counter);
 	snprintf(wrapped, sizeof(wrapped),
-		 "%s; echo \"[exit $?]\"; exec sleep 600", command);
+		 "trap : INT; %s; echo \"[exit $?]\"; exec sleep 600", command);
 	{
 		const char *args[] = {"-f", "/dev/null", "new-session", "-d",
 				      "-x", "200", "-y", "50", "-s", "main",

@@ -845,6 +845,34 @@ START_TEST(help_lists_the_commands_and_quit_leaves)
 }
 END_TEST
 
+START_TEST(ctrl_c_drops_the_line_and_keeps_the_session)
+{
+	char dir[256], want[512], *pane;
+	struct ct_tmux t;
+	pid_t vm;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	start_console_in_tmux(&t, dir, NULL);
+	ct_tmux_type(&t, "set system.memory.dump never.vmheap");
+	ct_tmux_key(&t, "C-c");
+	pane = ct_tmux_wait_for(&t, "never.vmheap^C", WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	free(pane);
+	ct_tmux_type(&t, "get system.pid");
+	ct_tmux_key(&t, "Enter");
+	snprintf(want, sizeof(want), "get system.pid\n%ld\n", (long)vm);
+	pane = ct_tmux_wait_for(&t, want, WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	free(pane);
+	/* the dropped line never ran */
+	snprintf(want, sizeof(want), "%s/never.vmheap", dir);
+	ck_assert_int_eq(access(want, F_OK), -1);
+	ct_tmux_kill(&t);
+	ct_vm_kill(vm);
+}
+END_TEST
+
 /* The pid on the chooser's line "  N)  PID ..." (0 if absent). */
 static long chooser_pid(const char *pane, int n)
 {
@@ -955,6 +983,7 @@ static Suite *console_suite(void)
 	tcase_add_test(i, tab_completes_a_partial_variable_name);
 	tcase_add_test(i, history_is_saved_and_recalled_next_session);
 	tcase_add_test(i, help_lists_the_commands_and_quit_leaves);
+	tcase_add_test(i, ctrl_c_drops_the_line_and_keeps_the_session);
 	tcase_add_test(i, chooser_lists_agents_and_connects_to_the_one_picked);
 	tcase_add_test(i, interactive_vm_going_away_says_so_and_exits_2);
 	tcase_set_timeout(i, 60);
