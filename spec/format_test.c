@@ -106,13 +106,13 @@ static void count(struct vmheap_totals *t, const struct vmheap_record *rec)
 	}
 }
 
-static struct outcome read_fd(int fd)
+static struct outcome read_fd_named(int fd, const char *name)
 {
 	struct outcome o = {0};
 	struct vmheap_record rec;
 	vmheap_reader *r;
 
-	o.rc = vmheap_reader_open_fd(&r, fd, "test.vmheap");
+	o.rc = vmheap_reader_open_fd(&r, fd, name);
 	if (o.rc == 0) {
 		while ((o.rc = vmheap_reader_next(r, &rec)) > 0) {
 			o.records++;
@@ -126,6 +126,11 @@ static struct outcome read_fd(int fd)
 		ck_assert_int_eq(vmheap_reader_next(r, &rec), o.rc);
 	vmheap_reader_free(r);
 	return o;
+}
+
+static struct outcome read_fd(int fd)
+{
+	return read_fd_named(fd, "test.vmheap");
 }
 
 static struct outcome read_bytes(const void *data, size_t len)
@@ -1275,6 +1280,196 @@ START_TEST(block_cursor_reports_a_wrong_record_count)
 }
 END_TEST
 
+/* The hex of FORMAT.md's worked example, between its markers. */
+static struct bytes worked_example_from_format_md(void)
+{
+	const char *src = getenv("VMHEAP_SRC");
+	char path[4096], line[512];
+	struct bytes b = {0};
+	int inside = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/format/FORMAT.md",
+		 src && *src ? src : ".");
+	f = fopen(path, "r");
+	ck_assert_msg(f, "cannot open %s", path);
+	while (fgets(line, sizeof(line), f)) {
+		char *p;
+		if (strstr(line, "<!-- worked-example: begin -->"))
+			inside = 1;
+		else if (strstr(line, "<!-- worked-example: end -->"))
+			inside = 0;
+		if (!inside || !(p = strchr(line, ':')) || line[0] == '<')
+			continue;
+		ck_assert_uint_eq(strtoul(line, NULL, 16), b.len);
+		for (p++; *p;) {
+			char *e;
+			unsigned long v = strtoul(p, &e, 16);
+			if (e == p)
+				break;
+			uint8_t byte = (uint8_t)v;
+			bytes_add(&b, &byte, 1);
+			p = e;
+		}
+	}
+	fclose(f);
+	return b;
+}
+
+START_TEST(worked_example_in_format_md_is_what_the_writer_writes)
+{
+	static const char *const kinds[] = {"object"};
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	struct bytes doc = worked_example_from_format_md(), mine, cut;
+	uint64_t r1[] = {0x1028}, r2[] = {0x1000, 0x1028};
+	vmheap_writer *w;
+	struct outcome o;
+	int fd = memfd_create("t", 0);
+
+	ck_assert_uint_eq(doc.len, 281);
+	opt.vm_name = "sample";
+	opt.vm_version = "1.0";
+	opt.kind_names = kinds;
+	opt.kind_count = 1;
+	opt.pid = 1234;
+	opt.time = 1700000000;
+	opt.pointer_size = 8;
+	opt.flags = VMHEAP_FLAG_LIVE_ONLY;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	ck_assert_int_eq(vmheap_writer_add_string(w, 1, "vm", 2), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Node", 4, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_object(w, 0x1000, 1, 40, 0, r1, 1),
+			 0);
+	ck_assert_int_eq(vmheap_writer_add_object(w, 0x1028, 1, 40, 0, r2, 2),
+			 0);
+	ck_assert_int_eq(vmheap_writer_add_root(w, 1, 0x1000), 0);
+	mine = finish_to_bytes(w, fd);
+	ck_assert_uint_eq(mine.len, doc.len);
+	for (size_t i = 0; i < doc.len; i++)
+		ck_assert_msg(mine.p[i] == doc.p[i],
+			      "byte 0x%zx: writer 0x%02x, FORMAT.md 0x%02x", i,
+			      mine.p[i], doc.p[i]);
+
+	/* The error messages FORMAT.md quotes for it are the real ones. */
+	fd = memfd_with(doc.p, 150);
+	o = read_fd_named(fd, "heap.vmheap");
+	close(fd);
+	ck_assert_str_eq(o.error,
+			 "heap.vmheap: dump is truncated at byte offset 150: "
+			 "part of the 42-byte section 'BLCK' at 113 is "
+			 "missing; no footer (the writer did not finish)");
+	cut = doc;
+	cut.p[0x9c] ^= 0x02;
+	fd = memfd_with(cut.p, cut.len);
+	o = read_fd_named(fd, "heap.vmheap");
+	close(fd);
+	ck_assert_str_eq(o.error,
+			 "heap.vmheap: block checksum mismatch at byte offset "
+			 "129 (section 'BLCK' at 113): stored 0x4da5f59d, "
+			 "computed 0x82b80f9f");
+	free(doc.p);
+	free(mine.p);
+}
+END_TEST
+
+START_TEST(integers_in_any_msgpack_encoding_decode_the_same)
+{
+	/* Another writer may not pick the shortest forms; the reader's fast
+	 * path must fall back, not misread. */
+	struct vmheap_totals t = {.objects = 2, .bytes = 80, .references = 3,
+				  .blocks = 1};
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	struct bytes f = {0};
+	uint64_t blk;
+	struct vmheap_record rec;
+	vmheap_reader *r;
+	int fd, rc, n = 0;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	/* [3, +0x1000, 1, 40, 0, [+40]] with every int in 8-byte form, padded
+	 * so that the fast path (>= 48 bytes left) sees it. */
+	msgpack_pack_array(&pk, 6);
+	msgpack_pack_fix_int64(&pk, 3);
+	msgpack_pack_fix_int64(&pk, 0x1000);
+	msgpack_pack_fix_int64(&pk, 1);
+	msgpack_pack_fix_uint64(&pk, 40);
+	msgpack_pack_fix_int8(&pk, 0);
+	msgpack_pack_array(&pk, 1);
+	msgpack_pack_fix_int64(&pk, 40);
+	/* [3, +40, 1, 40, 0, [-40, 0]] with int 16 / uint 8 forms. */
+	msgpack_pack_array(&pk, 6);
+	msgpack_pack_uint8(&pk, 3);
+	msgpack_pack_fix_int16(&pk, 40);
+	msgpack_pack_fix_uint8(&pk, 1);
+	msgpack_pack_fix_int32(&pk, 40);
+	msgpack_pack_fix_uint16(&pk, 0);
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_fix_int32(&pk, -40);
+	msgpack_pack_fix_uint32(&pk, 0);
+	for (int i = 0; i < 60; i++) /* unknown records: room for the fast path */
+		msgpack_pack_array(&pk, 1), msgpack_pack_uint8(&pk, 77);
+	add_head(&f, 1, 0, 0);
+	blk = add_section(&f, "BLCK", 62, sb.data, sb.size);
+	add_foot(&f, &t, &blk, 1);
+	msgpack_sbuffer_destroy(&sb);
+
+	fd = memfd_with(f.p, f.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "ints"), 0);
+	while ((rc = vmheap_reader_next(r, &rec)) > 0) {
+		uint64_t id = n ? 0x1028 : 0x1000;
+		ck_assert_int_eq(rec.type, VMHEAP_RECORD_OBJECT);
+		ck_assert_uint_eq(rec.u.object.id, id);
+		ck_assert_uint_eq(rec.u.object.class_id, 1);
+		ck_assert_uint_eq(rec.u.object.bytes, 40);
+		ck_assert_uint_eq(rec.u.object.kind, 0);
+		ck_assert_uint_eq(rec.u.object.nrefs, n ? 2 : 1);
+		ck_assert_uint_eq(rec.u.object.refs[0], n ? 0x1000 : 0x1028);
+		if (n)
+			ck_assert_uint_eq(rec.u.object.refs[1], 0x1028);
+		n++;
+	}
+	ck_assert_msg(rc == 0, "%s", vmheap_reader_error(r));
+	ck_assert_int_eq(n, 2);
+	vmheap_reader_free(r);
+	close(fd);
+	free(f.p);
+}
+END_TEST
+
+START_TEST(negative_class_id_is_a_malformed_record)
+{
+	struct vmheap_totals t = {.objects = 1, .bytes = 40, .blocks = 1};
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	struct bytes f = {0};
+	uint64_t blk;
+	struct outcome o;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 6);
+	msgpack_pack_uint8(&pk, 3);
+	msgpack_pack_int64(&pk, 0x1000);
+	msgpack_pack_int64(&pk, -1);
+	msgpack_pack_uint8(&pk, 40);
+	msgpack_pack_uint8(&pk, 0);
+	msgpack_pack_array(&pk, 0);
+	for (int i = 0; i < 60; i++) /* room for the fast path */
+		msgpack_pack_array(&pk, 1), msgpack_pack_uint8(&pk, 77);
+	add_head(&f, 1, 0, 0);
+	blk = add_section(&f, "BLCK", 61, sb.data, sb.size);
+	add_foot(&f, &t, &blk, 1);
+	msgpack_sbuffer_destroy(&sb);
+	o = read_bytes(f.p, f.len);
+	ck_assert_int_eq(o.rc, VMHEAP_EFORMAT);
+	ck_assert_msg(strstr(o.error, "malformed object record: class id"),
+		      "%s", o.error);
+	free(f.p);
+}
+END_TEST
+
 START_TEST(strerror_names_every_code)
 {
 	for (int code = VMHEAP_ESTATE; code <= 0; code++)
@@ -1320,6 +1515,9 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, ruby_like_objects_take_few_bytes_each);
 	tcase_add_test(tc, blocks_decode_independently_on_other_threads);
 	tcase_add_test(tc, block_cursor_reports_a_wrong_record_count);
+	tcase_add_test(tc, worked_example_in_format_md_is_what_the_writer_writes);
+	tcase_add_test(tc, integers_in_any_msgpack_encoding_decode_the_same);
+	tcase_add_test(tc, negative_class_id_is_a_malformed_record);
 	tcase_add_test(tc, strerror_names_every_code);
 	suite_add_tcase(s, tc);
 	return s;
