@@ -325,7 +325,7 @@ START_TEST(histo_counts_the_same_on_one_two_and_three_threads)
 	const char *path = write_dump("many.vmheap", &d);
 
 	for (int t = 1; t <= 3; t++) {
-		char th[4];
+		char th[16];
 		snprintf(th, sizeof(th), "%d", t);
 		struct run r = run_tool("vmheap-histo", NULL,
 					(const char *[]){"--threads", th,
