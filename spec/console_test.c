@@ -443,7 +443,15 @@ START_TEST(another_users_vm_is_explained)
 	ck_assert_int_eq(atol(r.out), (long)vm);
 	ck_assert_str_eq(r.err, "");
 	ct_run_free(&r);
+	/* with only the foreign file left, the no-agent message points at it */
 	ct_vm_kill(vm);
+	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "no agent of yours") &&
+			      strstr(r.err, "1 discovery file of other users"),
+		      "stderr: %s", r.err);
+	ck_assert_int_eq(count_lines(r.err), 1);
+	ct_run_free(&r);
 }
 END_TEST
 
