@@ -56,8 +56,10 @@ static enum console_result run_call(struct console_session *s,
 	enum console_result res = CONSOLE_RESULT_OK;
 
 	memset(&reply, 0, sizeof(reply));
-	if (console_session_call(s, verb, path, value, &reply) < 0)
+	if (console_session_call(s, verb, path, value, &reply) < 0) {
+		vmheap_reply_release(&reply);
 		return CONSOLE_RESULT_GONE;
+	}
 	if (reply.ok) {
 		if (json)
 			console_json_print(stdout, &reply.value);
@@ -190,8 +192,10 @@ char **console_names_fetch(struct console_session *s)
 	struct names n = {0};
 
 	memset(&reply, 0, sizeof(reply));
-	if (console_session_call(s, "list", "", NULL, &reply) < 0)
+	if (console_session_call(s, "list", "", NULL, &reply) < 0) {
+		vmheap_reply_release(&reply);
 		return NULL;
+	}
 	if (reply.ok)
 		console_render_each_name(&reply.value, add_name, &n);
 	vmheap_reply_release(&reply);
