@@ -9,21 +9,23 @@
 #include "console-internal.h"
 
 const char *const console_command_names[] = {
-	"get", "set", "list", "help", "exit", "quit", NULL,
+    "get", "set", "list", "help", "exit", "quit", NULL,
 };
 
 void console_command_help(FILE *out)
 {
-	fputs("Commands:\n"
-	      "  get VAR          print a variable, e.g. get system.memory.rss\n"
-	      "  VAR              the same as get VAR\n"
-	      "  set VAR VALUE    set a variable; set system.memory.dump FILE writes\n"
-	      "                   a heap dump into the VM's dump directory\n"
-	      "  list [PREFIX]    the variables (under PREFIX)\n"
-	      "  help             this text\n"
-	      "  exit, quit       leave (or Ctrl-D)\n"
-	      "Tab completes commands and variable names.\n",
-	      out);
+	fputs(
+	    "Commands:\n"
+	    "  get VAR          print a variable, e.g. get system.memory.rss\n"
+	    "  VAR              the same as get VAR\n"
+	    "  set VAR VALUE    set a variable; set system.memory.dump FILE "
+	    "writes\n"
+	    "                   a heap dump into the VM's dump directory\n"
+	    "  list [PREFIX]    the variables (under PREFIX)\n"
+	    "  help             this text\n"
+	    "  exit, quit       leave (or Ctrl-D)\n"
+	    "Tab completes commands and variable names.\n",
+	    out);
 }
 
 /* Split off the next word: returns its start and sets *len and *rest. */
@@ -48,9 +50,9 @@ static int word_is(const char *w, size_t len, const char *name)
 	return strlen(name) == len && memcmp(w, name, len) == 0;
 }
 
-static enum console_result run_call(struct console_session *s,
-				    const char *verb, const char *path,
-				    const char *value, int json)
+static enum console_result run_call(struct console_session *s, const char *verb,
+				    const char *path, const char *value,
+				    int json)
 {
 	struct vmheap_reply reply;
 	enum console_result res = CONSOLE_RESULT_OK;
@@ -119,13 +121,15 @@ enum console_result console_command_run(struct console_session *s,
 	var = next_word(rest, &vlen, &after);
 	if (word_is(w, wlen, "get")) {
 		if (!vlen || *after)
-			return usage_error("get takes one variable name: get VAR");
+			return usage_error(
+			    "get takes one variable name: get VAR");
 		path = trimmed_copy(var, vlen);
 		res = path ? run_call(s, "get", path, NULL, json)
 			   : usage_error("out of memory");
 	} else if (word_is(w, wlen, "set")) {
 		if (!vlen || !*after)
-			return usage_error("set takes a variable and a value: set VAR VALUE");
+			return usage_error(
+			    "set takes a variable and a value: set VAR VALUE");
 		path = trimmed_copy(var, vlen);
 		value = trimmed_copy(after, strlen(after));
 		res = path && value ? run_call(s, "set", path, value, json)
@@ -134,7 +138,8 @@ enum console_result console_command_run(struct console_session *s,
 			*names_changed = 1;
 	} else if (word_is(w, wlen, "list")) {
 		if (*after)
-			return usage_error("list takes at most one prefix: list [PREFIX]");
+			return usage_error(
+			    "list takes at most one prefix: list [PREFIX]");
 		path = trimmed_copy(var, vlen);
 		res = path ? run_call(s, "list", path, NULL, json)
 			   : usage_error("out of memory");
@@ -144,7 +149,8 @@ enum console_result console_command_run(struct console_session *s,
 			   : usage_error("out of memory");
 	} else {
 		fprintf(stderr,
-			"error: unknown command '%.*s'; type help for the commands.\n",
+			"error: unknown command '%.*s'; type help for the "
+			"commands.\n",
 			(int)wlen, w);
 		res = CONSOLE_RESULT_ERROR;
 	}
@@ -204,7 +210,8 @@ char **console_names_fetch(struct console_session *s)
 		return NULL;
 	}
 	if (!n.items)
-		return calloc(1, sizeof(char *)); /* no variables: an empty list */
+		return calloc(1,
+			      sizeof(char *)); /* no variables: an empty list */
 	return n.items;
 }
 

@@ -21,18 +21,20 @@
 
 /* Exit statuses (see vmheap-console(1)). */
 enum {
-	CONSOLE_OK = 0,        /* every command succeeded */
-	CONSOLE_ECOMMAND = 1,  /* a command got an error reply or was malformed */
-	CONSOLE_ECONNECT = 2,  /* no agent, cannot connect/authenticate, VM gone */
+	CONSOLE_OK = 0, /* every command succeeded */
+	CONSOLE_ECOMMAND =
+	    1, /* a command got an error reply or was malformed */
+	CONSOLE_ECONNECT =
+	    2, /* no agent, cannot connect/authenticate, VM gone */
 };
 
 /* Options from the command line. */
 struct console_options {
-	pid_t pid;              /* -p; 0: discover */
-	const char *tmpdir;     /* discovery directory */
-	int json;               /* --json */
-	int ps;                 /* --ps */
-	const char **commands;  /* -e, in order */
+	pid_t pid;	       /* -p; 0: discover */
+	const char *tmpdir;    /* discovery directory */
+	int json;	       /* --json */
+	int ps;		       /* --ps */
+	const char **commands; /* -e, in order */
 	int ncommands;
 };
 
@@ -42,7 +44,7 @@ struct console_options {
 struct console_agents {
 	struct vmheap_agent_info *items;
 	int count;
-	int foreign;            /* files owned by another user, not reported */
+	int foreign; /* files owned by another user, not reported */
 };
 
 /*
@@ -75,7 +77,7 @@ int console_pick_agent(const struct console_options *opts, int ask,
 struct console_session {
 	vmheap_client *client;
 	struct vmheap_agent_info info;
-	int gone;               /* the VM went away; exit 2 */
+	int gone; /* the VM went away; exit 2 */
 };
 
 /*
@@ -103,10 +105,10 @@ void console_session_close(struct console_session *s);
 
 /* What a command line asked for, after console_command_run(). */
 enum console_result {
-	CONSOLE_RESULT_OK,      /* done */
-	CONSOLE_RESULT_ERROR,   /* error reply or bad command line */
-	CONSOLE_RESULT_EXIT,    /* `exit` or `quit` */
-	CONSOLE_RESULT_GONE,    /* the connection failed: stop, exit 2 */
+	CONSOLE_RESULT_OK,    /* done */
+	CONSOLE_RESULT_ERROR, /* error reply or bad command line */
+	CONSOLE_RESULT_EXIT,  /* `exit` or `quit` */
+	CONSOLE_RESULT_GONE,  /* the connection failed: stop, exit 2 */
 };
 
 /* The command words, NULL-terminated (for completion and help). */

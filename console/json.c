@@ -140,7 +140,8 @@ static void print_value(FILE *out, const msgpack_object *o)
 			if (kv->key.type == MSGPACK_OBJECT_STR) {
 				print_value(out, &kv->key);
 			} else {
-				/* JSON keys are strings: quote the value's JSON. */
+				/* JSON keys are strings: quote the value's
+				 * JSON. */
 				char *buf = NULL;
 				size_t len = 0;
 				FILE *f = open_memstream(&buf, &len);

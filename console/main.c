@@ -13,6 +13,7 @@
 
 #include "console-internal.h"
 
+/* clang-format off */
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -36,6 +37,7 @@ static void usage(FILE *out)
 		"\n"
 		"Commands: get VAR, set VAR VALUE, list [PREFIX], VAR, help, exit.\n");
 }
+/* clang-format on */
 
 static int parse_pid(const char *arg, pid_t *pid)
 {
@@ -66,7 +68,8 @@ static int list_agents(const struct console_options *opts)
 	if (console_agents_find(&agents, opts->tmpdir, 0) < 0)
 		return CONSOLE_ECONNECT;
 	if (agents.count == 0 && !opts->json)
-		fprintf(stderr, "vmheap-console: no agent is running (looked in %s).\n",
+		fprintf(stderr,
+			"vmheap-console: no agent is running (looked in %s).\n",
 			opts->tmpdir);
 	else
 		console_agents_print(&agents, stdout, opts->json);
@@ -101,13 +104,13 @@ static int run(const struct console_options *opts)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"pid", required_argument, NULL, 'p'},
-		{"eval", required_argument, NULL, 'e'},
-		{"ps", no_argument, NULL, 'P'},
-		{"json", no_argument, NULL, 'j'},
-		{"tmpdir", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"eval", required_argument, NULL, 'e'},
+	    {"ps", no_argument, NULL, 'P'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"tmpdir", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct console_options opts = {0};
 	int c, status;
@@ -121,7 +124,9 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'p':
 			if (parse_pid(optarg, &opts.pid) < 0) {
-				fprintf(stderr, "vmheap-console: -p needs a process id, not '%s'.\n",
+				fprintf(stderr,
+					"vmheap-console: -p needs a process "
+					"id, not '%s'.\n",
 					optarg);
 				free(opts.commands);
 				return CONSOLE_ECONNECT;
@@ -150,7 +155,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "vmheap-console: unexpected argument '%s'; commands go after -e.\n",
+		fprintf(stderr,
+			"vmheap-console: unexpected argument '%s'; commands go "
+			"after -e.\n",
 			argv[optind]);
 		usage(stderr);
 		free(opts.commands);

@@ -12,15 +12,15 @@
 
 #include "console-internal.h"
 
-static const char start_hint[] =
-	"start a VM with the agent, e.g. `ruby -I build/ruby -rvmheap_agent app.rb` "
-	"or `vmheap-sample`, and try again";
+static const char start_hint[] = "start a VM with the agent, e.g. `ruby -I "
+				 "build/ruby -rvmheap_agent app.rb` "
+				 "or `vmheap-sample`, and try again";
 
 struct find_state {
 	struct console_agents *agents;
 	size_t cap;
 	int failed;
-	int quiet;      /* do not report unusable files */
+	int quiet; /* do not report unusable files */
 };
 
 static void found_agent(void *arg, const struct vmheap_agent_info *info)
@@ -31,7 +31,7 @@ static void found_agent(void *arg, const struct vmheap_agent_info *info)
 	if ((size_t)a->count == st->cap) {
 		size_t cap = st->cap ? st->cap * 2 : 8;
 		struct vmheap_agent_info *items =
-			realloc(a->items, cap * sizeof(*items));
+		    realloc(a->items, cap * sizeof(*items));
 		if (!items) {
 			st->failed = 1;
 			return;
@@ -83,10 +83,11 @@ static void bad_file(void *arg, const char *path, const char *why)
 		return;
 	/* The library's reason usually names the file already. */
 	if (strstr(why, path))
-		fprintf(stderr, "vmheap-console: skipped a discovery file: %s\n",
-			why);
+		fprintf(stderr,
+			"vmheap-console: skipped a discovery file: %s\n", why);
 	else
-		fprintf(stderr, "vmheap-console: skipped the discovery file %s: %s\n",
+		fprintf(stderr,
+			"vmheap-console: skipped the discovery file %s: %s\n",
 			path, why);
 }
 
@@ -107,20 +108,23 @@ int console_agents_find(struct console_agents *agents, const char *tmpdir,
 	n = vmheap_discovery_list(tmpdir, found_agent, bad_file, &st);
 	if (n < 0) {
 		fprintf(stderr,
-			"vmheap-console: cannot read the discovery directory %s (%s); "
+			"vmheap-console: cannot read the discovery directory "
+			"%s (%s); "
 			"check that it exists or give another with --tmpdir.\n",
 			tmpdir, vmheap_agent_strerror(n));
 		console_agents_free(agents);
 		return -1;
 	}
 	if (st.failed) {
-		fprintf(stderr, "vmheap-console: out of memory while listing agents.\n");
+		fprintf(
+		    stderr,
+		    "vmheap-console: out of memory while listing agents.\n");
 		console_agents_free(agents);
 		return -1;
 	}
 	if (agents->count > 1)
-		qsort(agents->items, (size_t)agents->count, sizeof(*agents->items),
-		      by_pid);
+		qsort(agents->items, (size_t)agents->count,
+		      sizeof(*agents->items), by_pid);
 	return 0;
 }
 
@@ -137,7 +141,8 @@ static void print_json(const struct console_agents *agents, FILE *out)
 	for (int i = 0; i < agents->count; i++) {
 		const struct vmheap_agent_info *a = &agents->items[i];
 
-		fprintf(out, "%s{\"pid\":%ld,\"vm\":", i ? "," : "", (long)a->pid);
+		fprintf(out, "%s{\"pid\":%ld,\"vm\":", i ? "," : "",
+			(long)a->pid);
 		console_json_string(out, a->vm, strlen(a->vm));
 		fputs(",\"address\":", out);
 		console_json_string(out, a->address, strlen(a->address));
@@ -145,7 +150,8 @@ static void print_json(const struct console_agents *agents, FILE *out)
 		console_json_string(out, a->argv, strlen(a->argv));
 		fputs(",\"exe\":", out);
 		console_json_string(out, a->exe, strlen(a->exe));
-		fprintf(out, ",\"started\":%lld,\"discovery\":", (long long)a->started);
+		fprintf(out, ",\"started\":%lld,\"discovery\":",
+			(long long)a->started);
 		console_json_string(out, a->path, strlen(a->path));
 		fputc('}', out);
 	}
@@ -159,8 +165,8 @@ static void print_table(const struct console_agents *agents, FILE *out,
 	int cols = numbered ? 5 : 4;
 	int rows = agents->count + 1;
 	const char **cells = calloc((size_t)(rows * cols), sizeof(*cells));
-	char (*nums)[24] = calloc((size_t)rows, sizeof(*nums));
-	char (*pids)[24] = calloc((size_t)rows, sizeof(*pids));
+	char(*nums)[24] = calloc((size_t)rows, sizeof(*nums));
+	char(*pids)[24] = calloc((size_t)rows, sizeof(*pids));
 	int c = 0;
 
 	if (!cells || !nums || !pids) {
@@ -213,16 +219,19 @@ static void explain_missing_pid(const char *tmpdir, pid_t pid)
 
 	snprintf(path, sizeof(path), "%s/vmheap-agent.%ld", tmpdir, (long)pid);
 	if (lstat(path, &st) < 0) {
-		fprintf(stderr,
-			"vmheap-console: no agent with pid %ld is running (no %s); "
-			"list the running agents with `vmheap-console --ps`.\n",
-			(long)pid, path);
+		fprintf(
+		    stderr,
+		    "vmheap-console: no agent with pid %ld is running (no %s); "
+		    "list the running agents with `vmheap-console --ps`.\n",
+		    (long)pid, path);
 		return;
 	}
 	if (st.st_uid != geteuid()) {
 		fprintf(stderr,
-			"vmheap-console: the VM with pid %ld belongs to another user "
-			"(%s is owned by uid %ld); run vmheap-console as that user.\n",
+			"vmheap-console: the VM with pid %ld belongs to "
+			"another user "
+			"(%s is owned by uid %ld); run vmheap-console as that "
+			"user.\n",
 			(long)pid, path, (long)st.st_uid);
 		return;
 	}
@@ -244,15 +253,18 @@ static void explain_missing_pid(const char *tmpdir, pid_t pid)
 static void print_no_agent(const char *tmpdir, int foreign)
 {
 	if (foreign)
-		fprintf(stderr,
-			"vmheap-console: no agent of yours is running (%s holds %d "
-			"discovery file%s of other users: run vmheap-console as their "
-			"user to reach them); %s.\n",
-			tmpdir, foreign, foreign == 1 ? "" : "s", start_hint);
+		fprintf(
+		    stderr,
+		    "vmheap-console: no agent of yours is running (%s holds %d "
+		    "discovery file%s of other users: run vmheap-console as "
+		    "their "
+		    "user to reach them); %s.\n",
+		    tmpdir, foreign, foreign == 1 ? "" : "s", start_hint);
 	else
-		fprintf(stderr,
-			"vmheap-console: no agent is running (looked in %s); %s.\n",
-			tmpdir, start_hint);
+		fprintf(
+		    stderr,
+		    "vmheap-console: no agent is running (looked in %s); %s.\n",
+		    tmpdir, start_hint);
 }
 
 /* Show the numbered list and read a choice; returns an index or -1. */
@@ -315,8 +327,8 @@ int console_pick_agent(const struct console_options *opts, int ask,
 		if (pick < 0)
 			fprintf(stderr, "vmheap-console: no agent chosen.\n");
 	} else {
-		fprintf(stderr,
-			"vmheap-console: %d agents are running (pids", agents.count);
+		fprintf(stderr, "vmheap-console: %d agents are running (pids",
+			agents.count);
 		for (int i = 0; i < agents.count; i++)
 			fprintf(stderr, "%s %ld", i ? "," : "",
 				(long)agents.items[i].pid);

@@ -11,8 +11,8 @@
 
 void console_format_bytes(char *buf, size_t len, unsigned long long bytes)
 {
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB",
-					    "EiB"};
+	static const char *const units[] = {"KiB", "MiB", "GiB",
+					    "TiB", "PiB", "EiB"};
 	double v = (double)bytes;
 	int u = -1;
 
@@ -284,9 +284,9 @@ static void print_rows(FILE *out, const msgpack_object *o, const char *name)
 
 		for (uint32_t c = 0; c < cols; c++)
 			t.cells[r * cols + c] =
-				c < row->via.array.size
-					? inline_string(&row->via.array.ptr[c], name)
-					: strdup("");
+			    c < row->via.array.size
+				? inline_string(&row->via.array.ptr[c], name)
+				: strdup("");
 	}
 	table_print_free(&t, out);
 }
@@ -312,9 +312,11 @@ static void print_records(FILE *out, const msgpack_object *o)
 		for (uint32_t c = 0; c < cols; c++) {
 			const msgpack_object *v = NULL;
 
-			/* match by key, so that maps in another order line up */
+			/* match by key, so that maps in another order line up
+			 */
 			for (uint32_t k = 0; k < row->via.map.size; k++) {
-				char *key = key_string(&row->via.map.ptr[k].key);
+				char *key =
+				    key_string(&row->via.map.ptr[k].key);
 
 				if (key && strcmp(key, t.cells[c]) == 0)
 					v = &row->via.map.ptr[k].val;
@@ -323,7 +325,7 @@ static void print_records(FILE *out, const msgpack_object *o)
 					break;
 			}
 			t.cells[(r + 1) * cols + c] =
-				v ? inline_string(v, t.cells[c]) : strdup("");
+			    v ? inline_string(v, t.cells[c]) : strdup("");
 		}
 	}
 	table_print_free(&t, out);
@@ -390,10 +392,10 @@ static int print_dump_line(FILE *out, const msgpack_object *o)
 {
 	static const char *const path_keys[] = {"path", NULL};
 	static const char *const objects_keys[] = {"objects", NULL};
-	static const char *const bytes_keys[] = {"bytes", "object_bytes", "size",
-						 NULL};
-	static const char *const seconds_keys[] = {"seconds", "elapsed",
-						   "time", NULL};
+	static const char *const bytes_keys[] = {"bytes", "object_bytes",
+						 "size", NULL};
+	static const char *const seconds_keys[] = {"seconds", "elapsed", "time",
+						   NULL};
 	const msgpack_object *path, *objects, *bytes, *seconds;
 	char size[96];
 
@@ -407,16 +409,16 @@ static int print_dump_line(FILE *out, const msgpack_object *o)
 	bytes = map_get(o, bytes_keys);
 	seconds = map_get(o, seconds_keys);
 
-	fprintf(out, "dump written: %.*s, %.0f objects", (int)path->via.str.size,
-		path->via.str.ptr, number(objects));
+	fprintf(out, "dump written: %.*s, %.0f objects",
+		(int)path->via.str.size, path->via.str.ptr, number(objects));
 	if (bytes && bytes->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
 		console_format_bytes(size, sizeof(size),
 				     (unsigned long long)bytes->via.u64);
 		fprintf(out, ", %s", size);
 	}
-	if (seconds && (is_integer(seconds) ||
-			seconds->type == MSGPACK_OBJECT_FLOAT32 ||
-			seconds->type == MSGPACK_OBJECT_FLOAT64))
+	if (seconds &&
+	    (is_integer(seconds) || seconds->type == MSGPACK_OBJECT_FLOAT32 ||
+	     seconds->type == MSGPACK_OBJECT_FLOAT64))
 		fprintf(out, ", in %.3f s", number(seconds));
 	fputc('\n', out);
 	return 0;

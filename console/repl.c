@@ -46,7 +46,8 @@ static void trim_history_file(const char *path, char **lines, size_t n)
 	int fd;
 
 	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
 	if (fd < 0)
 		return;
 	f = fdopen(fd, "w");
@@ -104,8 +105,7 @@ static void load_history(const char *path)
 
 /* Append one command to the history file at once, so that it survives
  * whatever ends the session. */
-static void save_history_line(const char *path, const char *line,
-			      int *warned)
+static void save_history_line(const char *path, const char *line, int *warned)
 {
 	int fd;
 	size_t len = strlen(line);

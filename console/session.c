@@ -24,33 +24,39 @@ static void explain_connect_failure(const struct vmheap_agent_info *info,
 	switch (rc) {
 	case VMHEAP_AGENT_EAUTH:
 		fprintf(stderr,
-			"vmheap-console: the VM (pid %ld) refused the token from %s (%s); "
+			"vmheap-console: the VM (pid %ld) refused the token "
+			"from %s (%s); "
 			"the file may be stale or rewritten: restart the VM.\n",
 			pid, info->path, why);
 		break;
 	case VMHEAP_AGENT_ETIMEOUT:
 		fprintf(stderr,
-			"vmheap-console: the VM (pid %ld) at %s did not answer within "
+			"vmheap-console: the VM (pid %ld) at %s did not answer "
+			"within "
 			"%d s; it may be stopped or overloaded: try again.\n",
 			pid, info->address, CONNECT_TIMEOUT_MS / 1000);
 		break;
 	case VMHEAP_AGENT_ELIMIT:
 		fprintf(stderr,
-			"vmheap-console: the VM (pid %ld) turned the connection away (%s); "
+			"vmheap-console: the VM (pid %ld) turned the "
+			"connection away (%s); "
 			"close other consoles and try again.\n",
 			pid, why);
 		break;
 	case VMHEAP_AGENT_ECLOSED:
 		fprintf(stderr,
-			"vmheap-console: the VM (pid %ld) closed the connection while "
+			"vmheap-console: the VM (pid %ld) closed the "
+			"connection while "
 			"greeting (%s); check that it is still running with "
 			"`vmheap-console --ps`.\n",
 			pid, why);
 		break;
 	default:
 		fprintf(stderr,
-			"vmheap-console: cannot connect to the VM (pid %ld) at %s: %s; "
-			"check that it is still running with `vmheap-console --ps`.\n",
+			"vmheap-console: cannot connect to the VM (pid %ld) at "
+			"%s: %s; "
+			"check that it is still running with `vmheap-console "
+			"--ps`.\n",
 			pid, info->address, why);
 		break;
 	}
@@ -117,8 +123,8 @@ static int call_once(struct console_session *s, const char *verb,
 		     const char *path, const char *value,
 		     struct vmheap_reply *reply)
 {
-	vmheap_client_set_timeout(s->client,
-				  strcmp(verb, "set") == 0 ? 0 : CALL_TIMEOUT_MS);
+	vmheap_client_set_timeout(
+	    s->client, strcmp(verb, "set") == 0 ? 0 : CALL_TIMEOUT_MS);
 	return vmheap_client_call_str(s->client, verb, path, value, reply);
 }
 
@@ -138,7 +144,8 @@ int console_session_call(struct console_session *s, const char *verb,
 			rc = call_once(s, verb, path, value, reply);
 		if (rc == VMHEAP_AGENT_ECLOSED || !s->client) {
 			fprintf(stderr,
-				"vmheap-console: the VM (pid %ld) went away; start it "
+				"vmheap-console: the VM (pid %ld) went away; "
+				"start it "
 				"again and reconnect.\n",
 				(long)s->info.pid);
 			s->gone = 1;
@@ -146,17 +153,21 @@ int console_session_call(struct console_session *s, const char *verb,
 		}
 	}
 	if (rc == VMHEAP_AGENT_ETIMEOUT) {
-		fprintf(stderr,
-			"vmheap-console: the VM (pid %ld) did not answer within %d s; "
-			"it may be stopped or stuck: check it, then reconnect with "
-			"`vmheap-console -p %ld`.\n",
-			(long)s->info.pid, CALL_TIMEOUT_MS / 1000, (long)s->info.pid);
+		fprintf(
+		    stderr,
+		    "vmheap-console: the VM (pid %ld) did not answer within %d "
+		    "s; "
+		    "it may be stopped or stuck: check it, then reconnect with "
+		    "`vmheap-console -p %ld`.\n",
+		    (long)s->info.pid, CALL_TIMEOUT_MS / 1000,
+		    (long)s->info.pid);
 		s->gone = 1;
 		return -1;
 	}
 	if (rc < 0) {
 		fprintf(stderr,
-			"vmheap-console: lost the connection to the VM (pid %ld): %s; "
+			"vmheap-console: lost the connection to the VM (pid "
+			"%ld): %s; "
 			"reconnect with `vmheap-console -p %ld`.\n",
 			(long)s->info.pid, vmheap_client_error(s->client),
 			(long)s->info.pid);

@@ -37,10 +37,10 @@ void ct_discovery_path(char *out, size_t len, const char *dir, pid_t pid);
 
 /* A finished console run. */
 struct ct_run {
-	int status;   /* exit status; -1 when it had to be killed */
-	char *out;    /* stdout, NUL-terminated */
-	char *err;    /* stderr */
-	double secs;  /* how long it ran */
+	int status;  /* exit status; -1 when it had to be killed */
+	char *out;   /* stdout, NUL-terminated */
+	char *err;   /* stderr */
+	double secs; /* how long it ran */
 };
 
 /*

@@ -40,7 +40,8 @@ static void nap_ms(int ms)
 
 void ct_suite_setup(void)
 {
-	snprintf(suite_root, sizeof(suite_root), "/tmp/vmheap-console-spec.XXXXXX");
+	snprintf(suite_root, sizeof(suite_root),
+		 "/tmp/vmheap-console-spec.XXXXXX");
 	if (!mkdtemp(suite_root)) {
 		perror("mkdtemp");
 		exit(2);
@@ -88,7 +89,8 @@ void ct_suite_cleanup(void)
 	snprintf(dir, sizeof(dir), "%s/tmux-%ld", suite_root, (long)getuid());
 	d = opendir(dir);
 	while (d && (de = readdir(d)) != NULL) {
-		const char *argv[] = {"tmux", "-L", de->d_name, "kill-server", NULL};
+		const char *argv[] = {"tmux", "-L", de->d_name, "kill-server",
+				      NULL};
 
 		if (de->d_name[0] != '.')
 			run_quiet(argv);
@@ -100,15 +102,18 @@ void ct_suite_cleanup(void)
 
 void ct_mkdir(char *out, size_t len)
 {
-	snprintf(out, len, "%s/t%ld-%d", suite_root, (long)getpid(), ++dir_counter);
-	ck_assert_msg(mkdir(out, 0700) == 0, "mkdir %s: %s", out, strerror(errno));
+	snprintf(out, len, "%s/t%ld-%d", suite_root, (long)getpid(),
+		 ++dir_counter);
+	ck_assert_msg(mkdir(out, 0700) == 0, "mkdir %s: %s", out,
+		      strerror(errno));
 }
 
 void ct_bin(char *out, size_t len, const char *name)
 {
 	const char *build = getenv("VMHEAP_BUILD");
 
-	snprintf(out, len, "%s/bin/%s", build && *build ? build : "build", name);
+	snprintf(out, len, "%s/bin/%s", build && *build ? build : "build",
+		 name);
 }
 
 void ct_discovery_path(char *out, size_t len, const char *dir, pid_t pid)
@@ -152,10 +157,12 @@ pid_t ct_vm_start(const char *dir)
 		int status;
 
 		if (waitpid(pid, &status, WNOHANG) == pid)
-			ck_abort_msg("the sample VM exited before writing %s (see %s)",
-				     disc, log);
+			ck_abort_msg(
+			    "the sample VM exited before writing %s (see %s)",
+			    disc, log);
 		if (now_s() > deadline)
-			ck_abort_msg("the sample VM wrote no %s within 15 s", disc);
+			ck_abort_msg("the sample VM wrote no %s within 15 s",
+				     disc);
 		nap_ms(10);
 	}
 	return pid;
@@ -365,8 +372,8 @@ void ct_tmux_start(struct ct_tmux *t, const char *command)
 		 "trap : INT; %s; echo \"[exit $?]\"; exec sleep 600", command);
 	{
 		const char *args[] = {"-f", "/dev/null", "new-session", "-d",
-				      "-x", "200", "-y", "50", "-s", "main",
-				      wrapped, NULL};
+				      "-x", "200",	 "-y",		"50",
+				      "-s", "main",	 wrapped,	NULL};
 		ck_assert_msg(tmux(t, args) == 0, "tmux new-session failed");
 	}
 }
@@ -440,7 +447,8 @@ char *ct_tmux_wait_for(struct ct_tmux *t, const char *text, int timeout_ms)
 
 			while (n && pane[n - 1] == '\n')
 				pane[--n] = '\0';
-			fprintf(stderr, "--- pane without \"%s\":\n%s\n---\n", text, pane);
+			fprintf(stderr, "--- pane without \"%s\":\n%s\n---\n",
+				text, pane);
 			free(pane);
 			return NULL;
 		}
@@ -472,8 +480,8 @@ void ct_console_command(char *out, size_t len, const char *dir,
 
 	ct_bin(bin, sizeof(bin), "vmheap-console");
 	snprintf(out, len,
-		 "env -u TMPDIR HOME='%s' VMHEAP_AGENT_TMPDIR='%s' '%s' %s", dir,
-		 dir, bin, args ? args : "");
+		 "env -u TMPDIR HOME='%s' VMHEAP_AGENT_TMPDIR='%s' '%s' %s",
+		 dir, dir, bin, args ? args : "");
 }
 
 /* -------------------------------------------------------------- files */
@@ -513,7 +521,8 @@ int ct_count(const char *hay, const char *needle)
 
 	if (!len)
 		return 0;
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + len, needle))
+	for (const char *p = strstr(hay, needle); p;
+	     p = strstr(p + len, needle))
 		n++;
 	return n;
 }

@@ -30,9 +30,9 @@ static void value_begin(struct value *v)
 
 static const msgpack_object *value_end(struct value *v)
 {
-	ck_assert_int_eq(msgpack_unpack_next(&v->up, v->sbuf.data, v->sbuf.size,
-					     NULL),
-			 MSGPACK_UNPACK_SUCCESS);
+	ck_assert_int_eq(
+	    msgpack_unpack_next(&v->up, v->sbuf.data, v->sbuf.size, NULL),
+	    MSGPACK_UNPACK_SUCCESS);
 	return &v->up.data;
 }
 
@@ -127,8 +127,9 @@ START_TEST(a_dump_reply_is_one_line_with_path_objects_size_and_time)
 	PACK_STR(&v.pk, "seconds");
 	msgpack_pack_double(&v.pk, 0.25);
 	out = render("set", "system.memory.dump", value_end(&v));
-	ck_assert_str_eq(out, "dump written: /var/dumps/heap.vmheap, 120000 objects, "
-			      "7.0 MiB (7340032 bytes), in 0.250 s\n");
+	ck_assert_str_eq(
+	    out, "dump written: /var/dumps/heap.vmheap, 120000 objects, "
+		 "7.0 MiB (7340032 bytes), in 0.250 s\n");
 	free(out);
 	value_free(&v);
 }
@@ -251,7 +252,8 @@ START_TEST(json_escapes_control_characters_and_replaces_bad_utf8)
 {
 	struct value v;
 	char *out, back[1024];
-	static const char text[] = "tab\there \"q\" back\\slash \x01 caf\xc3\xa9 bad\xff\xfe end";
+	static const char text[] =
+	    "tab\there \"q\" back\\slash \x01 caf\xc3\xa9 bad\xff\xfe end";
 
 	value_begin(&v);
 	msgpack_pack_map(&v.pk, 4);
@@ -261,18 +263,19 @@ START_TEST(json_escapes_control_characters_and_replaces_bad_utf8)
 	msgpack_pack_int64(&v.pk, -42);
 	PACK_STR(&v.pk, "big");
 	msgpack_pack_uint64(&v.pk, 1ULL << 40); /* past 32 bits */
-	msgpack_pack_int(&v.pk, 7); /* a key that is not a string */
+	msgpack_pack_int(&v.pk, 7);		/* a key that is not a string */
 	msgpack_pack_array(&v.pk, 3);
 	msgpack_pack_true(&v.pk);
 	msgpack_pack_nil(&v.pk);
 	msgpack_pack_double(&v.pk, 1.5);
 	out = to_json(value_end(&v));
-	ck_assert_msg(jq_roundtrip(out, back, sizeof(back)), "jq: %s on %s", back,
-		      out);
-	ck_assert_str_eq(back,
-			 "{\"s\":\"tab\\there \\\"q\\\" back\\\\slash \\u0001 caf\xc3\xa9 "
-			 "bad\xef\xbf\xbd\xef\xbf\xbd end\",\"n\":-42,"
-			 "\"big\":1099511627776,\"7\":[true,null,1.5]}\n");
+	ck_assert_msg(jq_roundtrip(out, back, sizeof(back)), "jq: %s on %s",
+		      back, out);
+	ck_assert_str_eq(
+	    back,
+	    "{\"s\":\"tab\\there \\\"q\\\" back\\\\slash \\u0001 caf\xc3\xa9 "
+	    "bad\xef\xbf\xbd\xef\xbf\xbd end\",\"n\":-42,"
+	    "\"big\":1099511627776,\"7\":[true,null,1.5]}\n");
 	free(out);
 	value_free(&v);
 
@@ -291,11 +294,15 @@ TCase *console_render_tcase(void)
 	TCase *tc = tcase_create("rendering");
 
 	tcase_add_test(tc, byte_counts_show_a_binary_unit_and_the_exact_figure);
-	tcase_add_test(tc, a_byte_variable_is_shown_with_units_and_a_count_is_not);
-	tcase_add_test(tc, a_dump_reply_is_one_line_with_path_objects_size_and_time);
+	tcase_add_test(tc,
+		       a_byte_variable_is_shown_with_units_and_a_count_is_not);
+	tcase_add_test(
+	    tc, a_dump_reply_is_one_line_with_path_objects_size_and_time);
 	tcase_add_test(tc, a_map_is_printed_as_aligned_columns);
-	tcase_add_test(tc, rows_of_maps_get_a_header_and_columns_matched_by_key);
+	tcase_add_test(tc,
+		       rows_of_maps_get_a_header_and_columns_matched_by_key);
 	tcase_add_test(tc, list_names_come_from_maps_arrays_and_rows);
-	tcase_add_test(tc, json_escapes_control_characters_and_replaces_bad_utf8);
+	tcase_add_test(tc,
+		       json_escapes_control_characters_and_replaces_bad_utf8);
 	return tc;
 }

@@ -78,7 +78,8 @@ static void check_dump_line(const char *line, const char *path)
 	struct dump_sums sums;
 	char want[128];
 
-	ck_assert_msg(strstr(line, path) != NULL, "no path %s in: %s", path, line);
+	ck_assert_msg(strstr(line, path) != NULL, "no path %s in: %s", path,
+		      line);
 	read_dump(path, &sums);
 	ck_assert_uint_gt(sums.objects, 0);
 	snprintf(want, sizeof(want), " %" PRIu64 " objects", sums.objects);
@@ -87,7 +88,7 @@ static void check_dump_line(const char *line, const char *path)
 	ck_assert_msg(strstr(line, want), "no '%s' in: %s", want, line);
 	if (sums.bytes >= 1024)
 		ck_assert_msg(strstr(line, "KiB (") || strstr(line, "MiB (") ||
-				      strstr(line, "GiB ("),
+				  strstr(line, "GiB ("),
 			      "no unit in: %s", line);
 	ck_assert_msg(strstr(line, " s") != NULL, "no time in: %s", line);
 }
@@ -141,10 +142,12 @@ START_TEST(unknown_variable_exits_1_and_says_so)
 
 	ct_mkdir(dir, sizeof(dir));
 	vm = ct_vm_start(dir);
-	ct_console_run(&r, dir, NULL,
-		       ARGS("-e", "get no.such.variable", "-e", "get system.pid"));
+	ct_console_run(
+	    &r, dir, NULL,
+	    ARGS("-e", "get no.such.variable", "-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "error (") && strstr(r.err, "no.such.variable"),
+	ck_assert_msg(strstr(r.err, "error (") &&
+			  strstr(r.err, "no.such.variable"),
 		      "stderr: %s", r.err);
 	/* the command after the failing one still ran */
 	ck_assert_int_eq(atol(r.out), (long)vm);
@@ -165,7 +168,8 @@ START_TEST(dump_to_an_existing_path_exits_1_and_keeps_the_file)
 	snprintf(path, sizeof(path), "%s/keep.vmheap", dir);
 	ct_write_file(path, "precious\n");
 	ck_assert_int_eq(stat(path, &before), 0);
-	ct_console_run(&r, dir, NULL, ARGS("-e", "set system.memory.dump keep.vmheap"));
+	ct_console_run(&r, dir, NULL,
+		       ARGS("-e", "set system.memory.dump keep.vmheap"));
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.err, "error (") != NULL, "stderr: %s", r.err);
 	ck_assert_int_eq(stat(path, &after), 0);
@@ -185,7 +189,8 @@ START_TEST(malformed_command_exits_1)
 	vm = ct_vm_start(dir);
 	ct_console_run(&r, dir, NULL, ARGS("-e", "set system.memory.dump"));
 	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "set VAR VALUE") != NULL, "stderr: %s", r.err);
+	ck_assert_msg(strstr(r.err, "set VAR VALUE") != NULL, "stderr: %s",
+		      r.err);
 	ct_run_free(&r);
 	ct_console_run(&r, dir, NULL, ARGS("-e", "frobnicate the heap"));
 	ck_assert_int_eq(r.status, 1);
@@ -205,8 +210,9 @@ START_TEST(no_agent_exits_2_and_says_how_to_start_one)
 	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "no agent is running") &&
-			      strstr(r.err, dir) && strstr(r.err, "vmheap-sample") &&
-			      strstr(r.err, "-rvmheap_agent"),
+			  strstr(r.err, dir) &&
+			  strstr(r.err, "vmheap-sample") &&
+			  strstr(r.err, "-rvmheap_agent"),
 		      "stderr: %s", r.err);
 	ck_assert_int_eq(count_lines(r.err), 1);
 	ck_assert_str_eq(r.out, "");
@@ -225,7 +231,8 @@ START_TEST(wrong_pid_exits_2_and_points_at_ps)
 	snprintf(arg, sizeof(arg), "%ld", (long)getpid()); /* alive, no agent */
 	ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
-	ck_assert_msg(strstr(r.err, "no agent with pid") && strstr(r.err, "--ps"),
+	ck_assert_msg(strstr(r.err, "no agent with pid") &&
+			  strstr(r.err, "--ps"),
 		      "stderr: %s", r.err);
 	ct_run_free(&r);
 	ct_vm_kill(vm);
@@ -315,7 +322,8 @@ START_TEST(malformed_discovery_file_is_reported_and_skipped)
 		char arg[32];
 
 		snprintf(arg, sizeof(arg), "%ld", (long)getpid());
-		ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
+		ct_console_run(&r, dir, NULL,
+			       ARGS("-p", arg, "-e", "get system.pid"));
 		ck_assert_int_eq(r.status, 2);
 		ck_assert_int_eq(count_lines(r.err), 1);
 		ck_assert_msg(strstr(r.err, "malformed") && strstr(r.err, bad),
@@ -349,7 +357,8 @@ static void rewrite_discovery(const char *from, const char *to, pid_t pid,
 			snprintf(buf, sizeof(buf), "token=%s", token);
 		else
 			snprintf(buf, sizeof(buf), "%s", line);
-		used += (size_t)snprintf(out + used, sizeof(out) - used, "%s\n", buf);
+		used += (size_t)snprintf(out + used, sizeof(out) - used, "%s\n",
+					 buf);
 	}
 	free(text);
 	ct_write_file(to, out);
@@ -364,7 +373,8 @@ START_TEST(refused_token_exits_2_and_says_the_file_may_be_stale)
 	ct_mkdir(dir, sizeof(dir));
 	vm = ct_vm_start(dir);
 	ct_discovery_path(disc, sizeof(disc), dir, vm);
-	rewrite_discovery(disc, disc, 0, NULL, "0123456789abcdef0123456789abcdef");
+	rewrite_discovery(disc, disc, 0, NULL,
+			  "0123456789abcdef0123456789abcdef");
 	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "refused the token") != NULL, "stderr: %s",
@@ -421,7 +431,8 @@ START_TEST(another_users_vm_is_explained)
 
 	if (geteuid() != 0) {
 		/* only root can make a file owned by someone else */
-		fprintf(stderr, "another_users_vm_is_explained: needs root, not run\n");
+		fprintf(stderr,
+			"another_users_vm_is_explained: needs root, not run\n");
 		return;
 	}
 	ct_mkdir(dir, sizeof(dir));
@@ -434,7 +445,7 @@ START_TEST(another_users_vm_is_explained)
 	ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "belongs to another user") &&
-			      strstr(r.err, "65534"),
+			  strstr(r.err, "65534"),
 		      "stderr: %s", r.err);
 	ct_run_free(&r);
 	/* without -p the foreign file is not noise: our own VM is used */
@@ -448,7 +459,7 @@ START_TEST(another_users_vm_is_explained)
 	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "no agent of yours") &&
-			      strstr(r.err, "1 discovery file of other users"),
+			  strstr(r.err, "1 discovery file of other users"),
 		      "stderr: %s", r.err);
 	ck_assert_int_eq(count_lines(r.err), 1);
 	ct_run_free(&r);
@@ -562,21 +573,25 @@ START_TEST(json_prints_reply_values_as_json)
 	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
 	ck_assert_int_eq(count_lines(r.out), 3);
 	snprintf(want, sizeof(want), "%ld\n", (long)vm);
-	ck_assert_msg(strncmp(r.out, want, strlen(want)) == 0, "stdout: %s", r.out);
+	ck_assert_msg(strncmp(r.out, want, strlen(want)) == 0, "stdout: %s",
+		      r.out);
 	/* the dump reply: a JSON object whose figures match the file */
 	{
 		char *second = strchr(r.out, '\n') + 1;
 		char *third = strchr(second, '\n') + 1;
 		char obj[4096];
 
-		snprintf(obj, sizeof(obj), "%.*s", (int)(third - second), second);
+		snprintf(obj, sizeof(obj), "%.*s", (int)(third - second),
+			 second);
 		snprintf(path, sizeof(path), "%s/j.vmheap", dir);
 		read_dump(path, &sums);
-		ck_assert_msg(jq_accepts(dir, obj, ".objects", out, sizeof(out)),
-			      "jq: %s on %s", out, obj);
+		ck_assert_msg(
+		    jq_accepts(dir, obj, ".objects", out, sizeof(out)),
+		    "jq: %s on %s", out, obj);
 		ck_assert_uint_eq(strtoull(out, NULL, 10), sums.objects);
-		ck_assert_msg(jq_accepts(dir, third, "tostring", out, sizeof(out)),
-			      "jq: %s on %s", out, third);
+		ck_assert_msg(
+		    jq_accepts(dir, third, "tostring", out, sizeof(out)),
+		    "jq: %s on %s", out, third);
 		ck_assert_msg(strstr(out, "system.memory.dump") != NULL,
 			      "list as JSON lacks system.memory.dump: %s", out);
 	}
@@ -610,7 +625,8 @@ START_TEST(ps_lists_every_agent_in_aligned_columns)
 	/* the address column starts at the same place on each line */
 	ck_assert_ptr_nonnull(strstr(l1, "tcp://"));
 	ck_assert_int_eq(strstr(l1, "tcp://") - l1, strstr(l2, "tcp://") - l2);
-	ck_assert_int_eq(strstr(head, "ADDRESS") - head, strstr(l1, "tcp://") - l1);
+	ck_assert_int_eq(strstr(head, "ADDRESS") - head,
+			 strstr(l1, "tcp://") - l1);
 	free(head);
 	free(l1);
 	free(l2);
@@ -631,15 +647,19 @@ START_TEST(ps_json_lists_the_agents_for_scripts)
 	b = ct_vm_start(dir);
 	ct_console_run(&r, dir, NULL, ARGS("--ps", "--json"));
 	ck_assert_int_eq(r.status, 0);
-	ck_assert_msg(jq_accepts(dir, r.out, "[.[].pid] | sort | map(tostring) | join(\",\")",
-				 out, sizeof(out)),
-		      "jq: %s on %s", out, r.out);
+	ck_assert_msg(
+	    jq_accepts(dir, r.out,
+		       "[.[].pid] | sort | map(tostring) | join(\",\")", out,
+		       sizeof(out)),
+	    "jq: %s on %s", out, r.out);
 	snprintf(want, sizeof(want), "%ld,%ld\n", (long)(a < b ? a : b),
 		 (long)(a < b ? b : a));
 	ck_assert_str_eq(out, want);
-	ck_assert_msg(jq_accepts(dir, r.out, ".[0].address | startswith(\"tcp://127.0.0.1:\")",
-				 out, sizeof(out)),
-		      "jq: %s on %s", out, r.out);
+	ck_assert_msg(
+	    jq_accepts(dir, r.out,
+		       ".[0].address | startswith(\"tcp://127.0.0.1:\")", out,
+		       sizeof(out)),
+	    "jq: %s on %s", out, r.out);
 	ct_run_free(&r);
 	ct_vm_kill(a);
 	ct_vm_kill(b);
@@ -684,7 +704,8 @@ START_TEST(p_picks_the_named_agent_among_several)
 	ck_assert_int_eq(atol(r.out), (long)b);
 	ct_run_free(&r);
 	snprintf(arg, sizeof(arg), "%ld", (long)a);
-	ct_console_run(&r, dir, NULL, ARGS("--pid", arg, "-e", "get system.pid"));
+	ct_console_run(&r, dir, NULL,
+		       ARGS("--pid", arg, "-e", "get system.pid"));
 	ck_assert_int_eq(atol(r.out), (long)a);
 	ct_run_free(&r);
 	ct_vm_kill(a);
@@ -705,7 +726,8 @@ START_TEST(several_agents_without_a_terminal_exit_2_naming_the_pids)
 	ck_assert_int_eq(r.status, 2);
 	snprintf(p1, sizeof(p1), "%ld", (long)a);
 	snprintf(p2, sizeof(p2), "%ld", (long)b);
-	ck_assert_msg(strstr(r.err, p1) && strstr(r.err, p2) && strstr(r.err, "-p"),
+	ck_assert_msg(strstr(r.err, p1) && strstr(r.err, p2) &&
+			  strstr(r.err, "-p"),
 		      "stderr: %s", r.err);
 	ct_run_free(&r);
 	ct_vm_kill(a);
@@ -965,7 +987,8 @@ static Suite *console_suite(void)
 	tcase_add_test(e, dump_to_an_existing_path_exits_1_and_keeps_the_file);
 	tcase_add_test(e, malformed_command_exits_1);
 	tcase_add_test(e, stdin_commands_run_one_a_line);
-	tcase_add_test(e, stdin_with_a_failing_command_exits_1_after_running_the_rest);
+	tcase_add_test(
+	    e, stdin_with_a_failing_command_exits_1_after_running_the_rest);
 	tcase_add_test(e, vm_going_away_mid_session_exits_2_without_hanging);
 	tcase_add_test(e, json_prints_reply_values_as_json);
 	tcase_set_timeout(e, 60);
@@ -983,11 +1006,13 @@ static Suite *console_suite(void)
 	tcase_add_test(d, ps_json_lists_the_agents_for_scripts);
 	tcase_add_test(d, tmpdir_option_overrides_the_environment);
 	tcase_add_test(d, p_picks_the_named_agent_among_several);
-	tcase_add_test(d, several_agents_without_a_terminal_exit_2_naming_the_pids);
+	tcase_add_test(
+	    d, several_agents_without_a_terminal_exit_2_naming_the_pids);
 	tcase_set_timeout(d, 60);
 	suite_add_tcase(s, d);
 
-	tcase_add_test(i, interactive_dump_reply_names_path_objects_size_and_time);
+	tcase_add_test(i,
+		       interactive_dump_reply_names_path_objects_size_and_time);
 	tcase_add_test(i, tab_completes_a_partial_variable_name);
 	tcase_add_test(i, history_is_saved_and_recalled_next_session);
 	tcase_add_test(i, help_lists_the_commands_and_quit_leaves);
