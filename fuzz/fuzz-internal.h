@@ -1,0 +1,29 @@
+/*
+ * fuzz-internal.h - what the fuzz targets share.
+ *
+ * Each target (reader_fuzz.c, protocol_fuzz.c, discovery_fuzz.c) defines
+ * LLVMFuzzerTestOneInput.  They are built twice: with clang and libFuzzer
+ * (make fuzz), and with the project's compiler into the reliability suite,
+ * which replays spec/regress/ through the very same entry points.
+ */
+#ifndef VMHEAP_FUZZ_INTERNAL_H
+#define VMHEAP_FUZZ_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The dump reader: records loop, raw blocks with a block cursor, and the
+ * census the tools use. */
+int fuzz_reader_one(const uint8_t *data, size_t size);
+
+/* The protocol: frame check/decode, then the bytes sent to a live agent
+ * (in this process) after a real handshake. */
+int fuzz_protocol_one(const uint8_t *data, size_t size);
+
+/* The discovery-file parser: vmheap_discovery_read on a 0600 file. */
+int fuzz_discovery_one(const uint8_t *data, size_t size);
+
+/* Stop the protocol target's agent (the suite calls it when done). */
+void fuzz_protocol_shutdown(void);
+
+#endif

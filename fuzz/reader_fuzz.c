@@ -1,0 +1,160 @@
+/*
+ * reader_fuzz.c - fuzz target of libvmheap's reader.
+ *
+ * The input is a whole dump file.  It is put in a memfd and read three
+ * ways, as the tools read dumps: record by record (vmheap_reader_next),
+ * block by block with a block cursor (vmheap_reader_next_block), and with
+ * the census that vmheap-histo and vmheap-diff use.  Whatever the bytes,
+ * each way must end in 0 or a negative code with a message, never crash
+ * or leak; a reader that reports success must have seen the footer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fuzz-internal.h"
+#include "vmheap.h"
+#include "vmheap_census.h"
+
+static int memfd_of(const uint8_t *data, size_t size)
+{
+	int fd = memfd_create("fuzz-dump", MFD_CLOEXEC);
+	size_t off = 0;
+
+	if (fd < 0)
+		abort();
+	while (off < size) {
+		ssize_t n = write(fd, data + off, size - off);
+		if (n <= 0)
+			abort();
+		off += (size_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		abort();
+	return fd;
+}
+
+/* A negative code must come with a message. */
+static void check_error(int rc, const char *msg)
+{
+	if (rc < 0 && (!msg || !*msg)) {
+		fprintf(stderr, "error %d without a message\n", rc);
+		abort();
+	}
+}
+
+static void read_records(int fd)
+{
+	struct vmheap_record rec;
+	vmheap_reader *r = NULL;
+	int rc = vmheap_reader_open_fd(&r, fd, "fuzz.vmheap");
+
+	if (rc == 0) {
+		const struct vmheap_header *h = vmheap_reader_header(r);
+		uint64_t sum = 0;
+
+		for (size_t i = 0; i < h->kind_count; i++)
+			sum += strlen(h->kind_names[i]);
+		sum += strlen(h->vm_name) + strlen(h->vm_version);
+		while ((rc = vmheap_reader_next(r, &rec)) > 0) {
+			/* touch what the record points to */
+			if (rec.type == VMHEAP_RECORD_OBJECT ||
+			    rec.type == VMHEAP_RECORD_MORE_REFS)
+				for (size_t i = 0; i < rec.u.object.nrefs; i++)
+					sum += rec.u.object.refs[i];
+			else if (rec.type == VMHEAP_RECORD_STRING &&
+				 rec.u.string.len)
+				sum += (uint8_t)rec.u.string.text[rec.u.string.len - 1];
+			else if (rec.type == VMHEAP_RECORD_CLASS &&
+				 rec.u.klass.name_len)
+				sum += (uint8_t)rec.u.klass.name[rec.u.klass.name_len - 1];
+		}
+		if (rc == 0 && !vmheap_reader_totals(r))
+			abort();
+		(void)sum;
+	}
+	if (r)
+		check_error(rc, vmheap_reader_error(r));
+	vmheap_reader_free(r);
+}
+
+static void read_blocks(int fd)
+{
+	struct vmheap_block_cursor cur;
+	struct vmheap_record rec;
+	struct vmheap_block blk;
+	vmheap_reader *r = NULL;
+	int rc = vmheap_reader_open_fd(&r, fd, "fuzz.vmheap"), first = 1;
+
+	memset(&cur, 0, sizeof(cur));
+	if (rc == 0) {
+		while ((rc = vmheap_reader_next_block(r, &blk)) > 0) {
+			int crc;
+
+			if (first)
+				vmheap_block_cursor_init(&cur, &blk);
+			else
+				vmheap_block_cursor_reset(&cur, &blk);
+			first = 0;
+			while ((crc = vmheap_block_cursor_next(&cur, &rec)) > 0)
+				;
+			check_error(crc, cur.error);
+		}
+	}
+	if (r)
+		check_error(rc, vmheap_reader_error(r));
+	if (!first)
+		vmheap_block_cursor_release(&cur);
+	vmheap_reader_free(r);
+}
+
+static void read_census(int fd)
+{
+	struct vmheap_scan_options opt = VMHEAP_SCAN_OPTIONS_INIT;
+	vmheap_census *c = NULL;
+	vmheap_reader *r = NULL;
+	int rc;
+
+	opt.threads = 1;
+	if (vmheap_census_new(&c, VMHEAP_GROUP_CLASS, 1) < 0)
+		abort();
+	rc = vmheap_reader_open_fd(&r, fd, "fuzz.vmheap");
+	if (rc == 0) {
+		rc = vmheap_census_read(c, r, &opt);
+		check_error(rc, vmheap_census_error(c));
+		if (rc == 0) {
+			size_t n;
+			struct vmheap_census_row *rows = vmheap_census_rows(c, &n);
+
+			vmheap_census_rows_sort(rows, n, VMHEAP_SORT_COUNT);
+			for (size_t i = 0; i < n; i++)
+				if (strlen(rows[i].name) > (1u << 20))
+					abort();
+		}
+	}
+	vmheap_reader_free(r);
+	vmheap_census_free(c);
+}
+
+int fuzz_reader_one(const uint8_t *data, size_t size)
+{
+	int fd = memfd_of(data, size);
+
+	read_records(fd);
+	lseek(fd, 0, SEEK_SET);
+	read_blocks(fd);
+	lseek(fd, 0, SEEK_SET);
+	read_census(fd);
+	close(fd);
+	return 0;
+}
+
+#ifdef VMHEAP_LIBFUZZER
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_reader_one(data, size);
+}
+#endif

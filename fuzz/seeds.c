@@ -1,0 +1,291 @@
+/*
+ * seeds.c - fuzz-seeds: write the seed corpora of the fuzz targets with
+ * the project's own code, so that nothing large is committed.
+ *
+ *   fuzz-seeds DIR    writes the files of DIR/reader, DIR/protocol and
+ *                     DIR/discovery
+ *
+ * reader:    dumps from vmheap_writer (empty, small, many small blocks,
+ *            kinds and roots, an object continued in more-references
+ *            records, a dump cut short);
+ * protocol:  byte 0 (odd: skip auth) then frames made with the agent's
+ *            frame encoder: the requests a console sends;
+ * discovery: the file a real agent writes (one is started here), and
+ *            variants of it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent-internal.h"
+
+static const char *outdir;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "fuzz-seeds: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void mkdir_p(const char *sub)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/%s", outdir, sub);
+	if (mkdir(outdir, 0755) < 0 && errno != EEXIST)
+		die(outdir);
+	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+		die(p);
+}
+
+static int create(const char *sub, const char *name)
+{
+	char p[4096];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s/%s", outdir, sub, name);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die(p);
+	return fd;
+}
+
+static void put(const char *sub, const char *name, const void *data,
+		size_t len)
+{
+	int fd = create(sub, name);
+
+	if (write(fd, data, len) != (ssize_t)len)
+		die(name);
+	close(fd);
+}
+
+/* ------------------------------------------------------------- dumps */
+
+enum shape { EMPTY, SMALL, BLOCKS, KINDS, MORE_REFS, CUT };
+
+static void dump(const char *name, enum shape shape)
+{
+	static const char *const kinds[] = {"object", "string", "array"};
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+	uint64_t refs[70000];
+	int fd = create("reader", name);
+	int nobj = shape == BLOCKS ? 300 : shape == EMPTY ? 0 : 6;
+
+	opt.vm_name = "seed";
+	opt.vm_version = "1.0";
+	opt.pid = 4242;
+	opt.time = 1700000000;
+	if (shape == KINDS) {
+		opt.kind_names = kinds;
+		opt.kind_count = 3;
+		opt.flags = VMHEAP_FLAG_LIVE_ONLY;
+	}
+	if (shape == BLOCKS)
+		opt.block_bytes = 256;
+	if (vmheap_writer_open(&w, fd, &opt) < 0)
+		die("vmheap_writer_open");
+	if (shape != EMPTY) {
+		vmheap_writer_add_string(w, 1, "vm", 2);
+		vmheap_writer_add_string(w, 2, "stack", 5);
+		vmheap_writer_add_class(w, 1, "Object", 6, 0, 0);
+		vmheap_writer_add_class(w, 2, "String", 6, 1, 0);
+		vmheap_writer_add_class(w, 3, "", 0, 1, 0);
+	}
+	for (int i = 0; i < nobj; i++) {
+		uint64_t r[3] = {0x1000, 0x1000 + 16u * (uint64_t)i,
+				 0xdeadbeef};
+		vmheap_writer_add_object(w, 0x1000 + 16u * (uint64_t)i,
+					 1 + (uint64_t)(i % 3), 24 + 8u * (uint64_t)i,
+					 (uint32_t)(i % 3), r, (size_t)(i % 4));
+	}
+	if (shape == MORE_REFS) {
+		for (size_t i = 0; i < sizeof(refs) / sizeof(*refs); i++)
+			refs[i] = 0x1000 + 16 * (i % 6);
+		vmheap_writer_add_object(w, 0x9000, 1, 64, 0, refs,
+					 VMHEAP_MAX_REFS_PER_RECORD + 3);
+	}
+	if (shape != EMPTY) {
+		vmheap_writer_add_root(w, 1, 0x1000);
+		vmheap_writer_add_root(w, 2, 0x1010);
+	}
+	if (vmheap_writer_finish(w) < 0)
+		die(vmheap_writer_error(w));
+	/* a dump cut in its last block, as by a full disk */
+	if (shape == CUT &&
+	    ftruncate(fd, (off_t)vmheap_writer_bytes_written(w) - 40) < 0)
+		die("ftruncate");
+	vmheap_writer_free(w);
+	close(fd);
+}
+
+/* ------------------------------------------------------------- frames */
+
+static msgpack_sbuffer sb;
+static msgpack_packer pk;
+
+static void frame_req(uint64_t id, const char *verb, const char *path,
+		      const char *value, int bool_value)
+{
+	size_t start = sb.size;
+
+	frame_begin(&sb);
+	msgpack_pack_array(&pk, path ? (value || bool_value >= 0 ? 4 : 3) : 2);
+	msgpack_pack_uint64(&pk, id);
+	frame_pack_str(&pk, verb);
+	if (path)
+		frame_pack_str(&pk, path);
+	if (value)
+		frame_pack_str(&pk, value);
+	else if (bool_value > 0)
+		msgpack_pack_true(&pk);
+	else if (bool_value == 0)
+		msgpack_pack_false(&pk);
+	frame_end(&sb, start);
+}
+
+static void session(const char *name, int skip_auth, void (*body)(void))
+{
+	char first = (char)skip_auth;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_sbuffer_write(&sb, &first, 1);
+	body();
+	put("protocol", name, sb.data, sb.size);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void gets(void)
+{
+	frame_req(1, "get", "system.pid", NULL, -1);
+	frame_req(2, "get", "system.memory.rss", NULL, -1);
+	frame_req(3, "get", "fuzz.n", NULL, -1);
+	frame_req(4, "get", "system.uptime", NULL, -1);
+	frame_req(5, "get", "no.such.var", NULL, -1);
+}
+
+static void lists(void)
+{
+	frame_req(1, "list", NULL, NULL, -1);
+	frame_req(2, "list", "system.", NULL, -1);
+	frame_req(3, "list", "config", NULL, -1);
+}
+
+static void sets(void)
+{
+	frame_req(1, "set", "config.dump.gc", NULL, 1);
+	frame_req(2, "set", "config.dump.fork", "no", -1);
+	frame_req(3, "set", "fuzz.n", "7", -1);
+	frame_req(4, "set", "system.pid", "1", -1);
+}
+
+static void dumps(void)
+{
+	frame_req(1, "set", "system.memory.dump", "seed.vmheap", -1);
+	frame_req(2, "set", "system.memory.dump", "../escape.vmheap", -1);
+	frame_req(3, "get", "system.memory.dumping", NULL, -1);
+	frame_req(4, "get", "system.memory.count", NULL, -1);
+}
+
+static void oddities(void)
+{
+	frame_req(1, "auth", "00000000000000000000000000000000", NULL, -1);
+	frame_req(2, "frobnicate", "x", NULL, -1);
+	frame_req(3, "get", "system.threads.backtrace", NULL, -1);
+}
+
+static void preauth(void)
+{
+	frame_req(1, "auth", "0123456789abcdef0123456789abcdef", NULL, -1);
+}
+
+/* ------------------------------------------------------------ discovery */
+
+static int run_stopped(void *ctx, int (*fn)(void *arg), void *arg)
+{
+	(void)ctx;
+	return fn(arg);
+}
+
+static int walk_heap(void *ctx, vmheap_writer *w)
+{
+	(void)ctx, (void)w;
+	return 0;
+}
+
+static void discovery(void)
+{
+	static const struct vmheap_agent_host host = {
+		.vm_name = "seed", .vm_version = "1",
+		.run_stopped = run_stopped, .walk_heap = walk_heap};
+	struct vmheap_agent_config cfg;
+	vmheap_agent *a;
+	char err[512], body[2048], tmp[4096], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s/discovery-agent", outdir);
+	if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+		die(tmp);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.tmpdir = tmp;
+	cfg.dump_dir = tmp;
+	if (vmheap_agent_start(&a, &cfg, &host, err, sizeof(err)) < 0) {
+		fprintf(stderr, "fuzz-seeds: cannot start an agent: %s\n", err);
+		exit(1);
+	}
+	fd = open(vmheap_agent_discovery_path(a), O_RDONLY);
+	if (fd < 0)
+		die(vmheap_agent_discovery_path(a));
+	n = read(fd, body, sizeof(body) - 1);
+	close(fd);
+	vmheap_agent_stop(a);
+	rmdir(tmp);
+	if (n <= 0)
+		die("discovery read");
+	body[n] = '\0';
+	put("discovery", "agent", body, (size_t)n);
+	/* without proc_start, as an older agent writes it */
+	p = strstr(body, "proc_start=");
+	if (p) {
+		put("discovery", "no-proc-start", body, (size_t)(p - body));
+		*p = '\0';
+	}
+	snprintf(tmp, sizeof(tmp),
+		 "%sunknown=key\naddress=tcp://[::1]:65535\n", body);
+	put("discovery", "ipv6-and-unknown-key", tmp, strlen(tmp));
+	snprintf(tmp, sizeof(tmp), "pid=1\naddress=tcp://127.0.0.1:1\nstarted=0\n");
+	put("discovery", "missing-token", tmp, strlen(tmp));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: fuzz-seeds DIR\n");
+		return 2;
+	}
+	outdir = argv[1];
+	mkdir_p("reader");
+	mkdir_p("protocol");
+	mkdir_p("discovery");
+	dump("empty", EMPTY);
+	dump("small", SMALL);
+	dump("blocks", BLOCKS);
+	dump("kinds", KINDS);
+	dump("more-refs", MORE_REFS);
+	dump("cut", CUT);
+	session("gets", 0, gets);
+	session("lists", 0, lists);
+	session("sets", 0, sets);
+	session("dumps", 0, dumps);
+	session("oddities", 0, oddities);
+	session("preauth", 1, preauth);
+	discovery();
+	return 0;
+}

@@ -1,0 +1,81 @@
+# Fuzzing (fuzz/): libFuzzer targets of the dump reader, the wire protocol
+# and the discovery-file parser, built with clang into $(BUILD)/fuzz/ (their
+# own objects, compiled with -fsanitize=fuzzer-no-link,address,undefined;
+# the gcc objects are not touched).  Seeds are written by fuzz-seeds (the
+# project's own writer and frame encoder) at build time.
+#
+#   make fuzz FUZZ_SECONDS=N    replay spec/regress/, then fuzz each target
+#                               for N seconds (default 60)
+#   make check                  runs a short smoke of each (FUZZ_SMOKE_SECONDS)
+#
+# In the sanitizer pass (SAN=1) the targets are not built and the smoke
+# says it is skipped: the fuzzers carry ASan+UBSan themselves.
+FUZZ_CC            ?= clang
+FUZZ_SECONDS       ?= 60
+FUZZ_SMOKE_SECONDS ?= 8
+FUZZ_DIR   := $(BUILD)/fuzz
+FUZZ_OBJ   := $(FUZZ_DIR)/obj
+FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -g -O1 \
+               -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
+               -DVMHEAP_LIBFUZZER -Iformat -Iagent -Ifuzz $(PKG_CFLAGS)
+FUZZ_FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
+FUZZ_AGENT_OBJS  := $(AGENT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
+FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
+                $(FUZZ_DIR)/fuzz_discovery
+FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
+FUZZ_SEEDS_STAMP := $(FUZZ_DIR)/seeds/.stamp
+FUZZ_SMOKE := $(FUZZ_DIR)/fuzz-smoke
+
+ifneq ($(LIBVMHEAP_AGENT_A),)
+CHECK_SUITES += $(FUZZ_SMOKE)
+EXTRA_ALL    += $(FUZZ_SMOKE)
+ifeq ($(SAN),)
+EXTRA_ALL    += $(FUZZ_TARGETS) $(FUZZ_SEEDS_STAMP)
+endif
+endif
+
+.PHONY: fuzz
+fuzz: $(FUZZ_TARGETS) $(FUZZ_SEEDS_STAMP)
+	@sh fuzz/run.sh "$(abspath $(BUILD))" "$(CURDIR)" $(FUZZ_SECONDS)
+
+$(FUZZ_OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+FUZZ_LINK = $(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -pthread -o $@ $^ \
+            $(MSGPACK_LIBS) $(EVENT_LIBS)
+
+$(FUZZ_DIR)/fuzz_reader: $(FUZZ_OBJ)/fuzz/reader_fuzz.o $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK)
+
+$(FUZZ_DIR)/fuzz_protocol: $(FUZZ_OBJ)/fuzz/protocol_fuzz.o \
+                           $(FUZZ_AGENT_OBJS) $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK)
+
+$(FUZZ_DIR)/fuzz_discovery: $(FUZZ_OBJ)/fuzz/discovery_fuzz.o \
+                            $(FUZZ_AGENT_OBJS) $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK)
+
+# The seed writer is an ordinary program of this build (gcc objects).
+$(FUZZ_SEEDS_BIN): $(OBJDIR)/fuzz/seeds.o $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
+	  $(MSGPACK_LIBS) $(EVENT_LIBS)
+
+$(FUZZ_SEEDS_STAMP): $(FUZZ_SEEDS_BIN)
+	rm -rf $(FUZZ_DIR)/seeds
+	$(FUZZ_SEEDS_BIN) $(FUZZ_DIR)/seeds
+	touch $@
+
+# The suite that `make check` runs: a smoke of every target, or a note
+# that the sanitizer pass skips it.
+FUZZ_SMOKE_SKIP = echo 'echo "fuzz: skipped in the sanitizer pass: the fuzz targets carry ASan+UBSan already (make fuzz)"'
+FUZZ_SMOKE_RUN  = echo 'exec sh "$$VMHEAP_SRC/fuzz/run.sh" "$$VMHEAP_BUILD" "$$VMHEAP_SRC" $(FUZZ_SMOKE_SECONDS)'
+
+$(FUZZ_SMOKE): spec/fuzz.mk
+	@mkdir -p $(dir $@)
+	@{ echo '#!/bin/sh'; $(if $(SAN),$(FUZZ_SMOKE_SKIP),$(FUZZ_SMOKE_RUN)); } > $@
+	@chmod +x $@
+
+-include $(shell find $(FUZZ_OBJ) -name '*.d' 2>/dev/null)
