@@ -2,13 +2,17 @@
  * census_scan.c - read a dump's blocks once and decode them on several
  * threads (vmheap_scan_blocks, see vmheap_census.h).
  *
- * The calling thread is the producer: it reads each block with
- * vmheap_reader_next_block() (which checks its CRC), copies it into a free
- * slot and queues it.  Decoding threads take queued slots in file order,
- * run the caller's function on them and give the slot back.  The first
- * failure stops the queue; of several failures the earliest block wins,
- * and a decoding failure always comes before the reader's own (the reader
- * had already handed that block out).
+ * With T threads, T-1 decoding threads are started and the calling thread
+ * is the T-th.  It reads each block with vmheap_reader_next_block() (which
+ * checks its CRC); when a slot of the queue is free it copies the block
+ * there for the decoding threads, and when every slot is taken (they are
+ * busy) it decodes the block itself, in place.  So the work balances
+ * itself, and no thread sits idle on a machine with T processors.
+ * Decoding threads take queued slots in file order, run the caller's
+ * function on them and give the slot back.  The first failure stops the
+ * queue; of several failures the earliest block wins, and a decoding
+ * failure always comes before the reader's own (the reader had already
+ * handed that block out).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,7 +24,7 @@
 
 #include "vmheap_census.h"
 
-#define SLOTS_PER_THREAD 4
+#define SLOTS_PER_WORKER 3
 #define PROGRESS_INTERVAL_NS 100000000ull
 
 struct slot {
@@ -160,7 +164,7 @@ static int scan_init(struct scan *s, unsigned threads)
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->ready_cv, NULL);
 	pthread_cond_init(&s->free_cv, NULL);
-	s->nslots = (size_t)threads * SLOTS_PER_THREAD;
+	s->nslots = (size_t)(threads - 1) * SLOTS_PER_WORKER;
 	s->slots = calloc(s->nslots, sizeof(*s->slots));
 	s->free_idx = calloc(s->nslots, sizeof(*s->free_idx));
 	s->ready = calloc(s->nslots, sizeof(*s->ready));
@@ -185,16 +189,29 @@ static void scan_release(struct scan *s)
 	pthread_cond_destroy(&s->free_cv);
 }
 
-/* Copy `blk` into a free slot and queue it.  Returns 0, or -1 when a
- * decoding thread failed (stop reading), or VMHEAP_ENOMEM. */
-static int produce(struct scan *s, const struct vmheap_block *blk)
+/* Copy `blk` into a free slot and queue it, or, when no slot is free,
+ * decode it here as thread `self`.  Returns 0, or -1 when a block failed
+ * (stop reading), or VMHEAP_ENOMEM. */
+static int produce(struct scan *s, const struct vmheap_block *blk,
+		   unsigned self)
 {
 	pthread_mutex_lock(&s->mu);
-	while (!s->nfree && !s->failed)
-		pthread_cond_wait(&s->free_cv, &s->mu);
 	if (s->failed) {
 		pthread_mutex_unlock(&s->mu);
 		return -1;
+	}
+	if (!s->nfree) {
+		pthread_mutex_unlock(&s->mu);
+		char err[512];
+		err[0] = '\0';
+		int rc = s->fn(s->state, self, blk, err, sizeof(err));
+		if (rc < 0) {
+			pthread_mutex_lock(&s->mu);
+			note_failure(s, rc, blk->offset, err);
+			pthread_mutex_unlock(&s->mu);
+			return -1;
+		}
+		return 0;
 	}
 	size_t idx = s->free_idx[--s->nfree];
 	pthread_mutex_unlock(&s->mu);
@@ -246,7 +263,7 @@ int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn, void *state,
 	s.state = state;
 
 	unsigned started = 0;
-	for (; started < threads; started++) {
+	for (; started < threads - 1; started++) {
 		workers[started].s = &s;
 		workers[started].index = started;
 		if (pthread_create(&workers[started].tid, NULL, worker_main,
@@ -260,7 +277,7 @@ int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn, void *state,
 	if (!started)
 		prc = VMHEAP_ENOMEM;
 	while (!prc && (rrc = vmheap_reader_next_block(r, &blk)) > 0) {
-		prc = produce(&s, &blk);
+		prc = produce(&s, &blk, threads - 1);
 		maybe_progress(opt, r, &last);
 	}
 
