@@ -20,22 +20,34 @@ int vmheap_block_cursor_grow_refs(struct vmheap_block_cursor *c, size_t n);
  */
 static inline __attribute__((always_inline)) int
 vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
-			      struct vmheap_record *rec)
+				struct vmheap_record *rec)
 {
 	const uint8_t *p = c->pos, *start = p;
-	uint64_t delta, class_id, bytes, kind, id;
+	uint64_t delta, v, id, *refs;
 	uint32_t n;
 
-	/* fixarray(6), tag 3, four ints, array header: at most 43 bytes. */
+	/* fixarray(6), tag 3, four ints, array header: at most 43 bytes.
+	 * Fields go straight into *rec (which is ours to scribble on even if
+	 * the checked decoder ends up handling the record). */
 	if (c->end - p < 48 || p[0] != 0x96 || p[1] != VMHEAP_RECORD_OBJECT ||
 	    !c->records_left)
 		return 0;
 	p += 2;
-	if (mpc_int_small_unchecked(&p, &delta) ||
-	    mpc_uint_unchecked(&p, &class_id) ||
-	    mpc_uint_unchecked(&p, &bytes) || mpc_uint_unchecked(&p, &kind) ||
-	    kind > UINT32_MAX)
+	if (mpc_int_small_unchecked(&p, &delta))
 		return 0;
+	if ((p[0] | p[1] | p[2]) <= 0x7f) {
+		/* Class, size and kind all one-byte fixints: the usual case. */
+		rec->u.object.class_id = p[0];
+		rec->u.object.bytes = p[1];
+		rec->u.object.kind = p[2];
+		p += 3;
+	} else {
+		if (mpc_uint_unchecked(&p, &rec->u.object.class_id) ||
+		    mpc_uint_unchecked(&p, &rec->u.object.bytes) ||
+		    mpc_uint_unchecked(&p, &v) || v > UINT32_MAX)
+			return 0;
+		rec->u.object.kind = (uint32_t)v;
+	}
 	if ((p[0] & 0xf0) == 0x90) {
 		n = p[0] & 0x0f;
 		p++;
@@ -47,14 +59,15 @@ vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
 	}
 	if ((size_t)(c->end - p) < (size_t)n * MPC_MAX_INT_BYTES ||
 	    (n > c->refs_cap &&
-	     (n > VMHEAP_MAX_REFS_PER_RECORD || vmheap_block_cursor_grow_refs(c, n) < 0)))
+	     (n > VMHEAP_MAX_REFS_PER_RECORD ||
+	      vmheap_block_cursor_grow_refs(c, n) < 0)))
 		return 0;
 	id = c->prev_id + delta;
+	refs = c->refs;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t d;
-		if (mpc_int_unchecked(&p, &d))
+		if (mpc_int_unchecked(&p, &v))
 			return 0;
-		c->refs[i] = id + d;
+		refs[i] = id + v;
 	}
 	c->prev_id = id;
 	c->records_left--;
@@ -62,10 +75,7 @@ vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
 	rec->type = VMHEAP_RECORD_OBJECT;
 	rec->offset = c->base_offset + (uint64_t)(start - c->data);
 	rec->u.object.id = id;
-	rec->u.object.class_id = class_id;
-	rec->u.object.bytes = bytes;
-	rec->u.object.kind = (uint32_t)kind;
-	rec->u.object.refs = c->refs;
+	rec->u.object.refs = refs;
 	rec->u.object.nrefs = n;
 	return 1;
 }

@@ -77,6 +77,57 @@ int vmheap_crc32c_hw_available(void)
 #if defined(__x86_64__)
 #include <nmmintrin.h>
 
+/*
+ * The crc32 instruction has a latency of about 3 cycles but can start one
+ * per cycle, so long inputs run as three interleaved lanes of LANE bytes
+ * whose CRC registers are then combined.  The register is linear in its
+ * input: running it over n zero bytes is a fixed 32x32 bit matrix, and
+ * shift_1[j][v] / shift_2[j][v] hold that matrix for LANE and 2*LANE zero
+ * bytes applied to the byte value v placed at byte j of the register.
+ */
+#define LANE 4096u
+
+static uint32_t shift_1[4][256], shift_2[4][256];
+static pthread_once_t shift_once = PTHREAD_ONCE_INIT;
+
+__attribute__((target("sse4.2"))) static uint32_t zeros(uint32_t c,
+							size_t n)
+{
+	uint64_t x = c;
+
+	for (size_t i = 0; i < n; i += 8)
+		x = _mm_crc32_u64(x, 0);
+	return (uint32_t)x;
+}
+
+static void fill_shift(uint32_t t[4][256], size_t n)
+{
+	uint32_t basis[32];
+
+	for (int i = 0; i < 32; i++)
+		basis[i] = zeros(1u << i, n);
+	for (int j = 0; j < 4; j++)
+		for (unsigned v = 0; v < 256; v++) {
+			uint32_t r = 0;
+			for (int bit = 0; bit < 8; bit++)
+				if (v & (1u << bit))
+					r ^= basis[8 * j + bit];
+			t[j][v] = r;
+		}
+}
+
+static void init_shift(void)
+{
+	fill_shift(shift_1, LANE);
+	fill_shift(shift_2, 2 * LANE);
+}
+
+static uint32_t apply(uint32_t t[4][256], uint32_t c)
+{
+	return t[0][c & 0xff] ^ t[1][(c >> 8) & 0xff] ^
+	       t[2][(c >> 16) & 0xff] ^ t[3][c >> 24];
+}
+
 __attribute__((target("sse4.2"))) uint32_t
 vmheap_crc32c_hw(uint32_t crc, const void *data, size_t len)
 {
@@ -87,18 +138,22 @@ vmheap_crc32c_hw(uint32_t crc, const void *data, size_t len)
 		c = _mm_crc32_u8((uint32_t)c, *p++);
 		len--;
 	}
-	while (len >= 32) {
-		uint64_t a, b, d, e;
-		memcpy(&a, p, 8);
-		memcpy(&b, p + 8, 8);
-		memcpy(&d, p + 16, 8);
-		memcpy(&e, p + 24, 8);
-		c = _mm_crc32_u64(c, a);
-		c = _mm_crc32_u64(c, b);
-		c = _mm_crc32_u64(c, d);
-		c = _mm_crc32_u64(c, e);
-		p += 32;
-		len -= 32;
+	if (len >= 3 * LANE)
+		pthread_once(&shift_once, init_shift);
+	while (len >= 3 * LANE) {
+		uint64_t b = 0, d = 0, x;
+		for (size_t i = 0; i < LANE; i += 8) {
+			memcpy(&x, p + i, 8);
+			c = _mm_crc32_u64(c, x);
+			memcpy(&x, p + LANE + i, 8);
+			b = _mm_crc32_u64(b, x);
+			memcpy(&x, p + 2 * LANE + i, 8);
+			d = _mm_crc32_u64(d, x);
+		}
+		c = apply(shift_2, (uint32_t)c) ^ apply(shift_1, (uint32_t)b) ^
+		    (uint32_t)d;
+		p += 3 * LANE;
+		len -= 3 * LANE;
 	}
 	while (len >= 8) {
 		uint64_t a;

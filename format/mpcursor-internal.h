@@ -263,26 +263,32 @@ static inline __attribute__((always_inline)) uint64_t mpc_load_be64(
  * The length follows from the type byte: a fixint is the byte itself;
  * 0xcc..0xcf (uint) and 0xd0..0xd3 (int) carry 1 << (type & 3) bytes.
  */
+/*
+ * mpc_int_form[type byte] describes each integer encoding: bits 0-3 the
+ * bytes to advance, bit 4 set when the value starts after the type byte,
+ * bits 8-13 the right shift that brings the value down from the top of a
+ * 64-bit big-endian load, bit 16 sign extension.  0 means "not an
+ * integer".  A fixint is the type byte itself.
+ */
+extern const uint32_t mpc_int_form[256];
+
 static inline __attribute__((always_inline)) int
 mpc_int_unchecked(const uint8_t **pp, uint64_t *v)
 {
 	const uint8_t *p = *pp;
-	unsigned b = p[0];
-	unsigned is_fix = (uint8_t)(b + 0x20) < 0xa0; /* 0x00-0x7f, 0xe0-0xff */
-	unsigned k = b & 3, shift, advance;
-	uint64_t fix, sig, w, shr, sar;
+	uint32_t f = mpc_int_form[p[0]];
+	uint64_t w, shr, sar, sig;
+	unsigned shift;
 
-	if (__builtin_expect(!is_fix && (uint8_t)(b - 0xcc) >= 8, 0))
+	if (__builtin_expect(!f, 0))
 		return -1;
-	fix = -(uint64_t)is_fix;
-	sig = -(uint64_t)(is_fix | (b >= 0xd0));
-	shift = is_fix ? 56 : 64 - (8u << k);
-	advance = is_fix ? 1 : 1 + (1u << k);
-	w = (((uint64_t)b << 56) & fix) | (mpc_load_be64(p + 1) & ~fix);
+	w = mpc_load_be64(p + ((f >> 4) & 1));
+	shift = (f >> 8) & 63;
 	shr = w >> shift;
 	sar = (uint64_t)((int64_t)w >> shift);
+	sig = -(uint64_t)((f >> 16) & 1);
 	*v = shr ^ ((shr ^ sar) & sig);
-	*pp = p + advance;
+	*pp = p + (f & 15);
 	return 0;
 }
 

@@ -705,7 +705,9 @@ static void count_record(struct vmheap_totals *t,
 	}
 }
 
-int vmheap_reader_next(vmheap_reader *r, struct vmheap_record *rec)
+/* Everything but the common case: other records, block ends, errors. */
+static __attribute__((noinline)) int next_slow(vmheap_reader *r,
+					       struct vmheap_record *rec)
 {
 	struct vmheap_block blk;
 	uint64_t foot_offset;
@@ -720,12 +722,6 @@ int vmheap_reader_next(vmheap_reader *r, struct vmheap_record *rec)
 	if (r->mode == MODE_BLOCKS)
 		return VMHEAP_ESTATE;
 	r->mode = MODE_RECORDS;
-	if (r->in_block && vmheap_block_cursor_fast_object(&r->cur, rec)) {
-		r->seen.objects++;
-		r->seen.bytes += rec->u.object.bytes;
-		r->seen.references += rec->u.object.nrefs;
-		return 1;
-	}
 	for (;;) {
 		if (r->in_block) {
 			rc = vmheap_block_cursor_next(&r->cur, rec);
@@ -752,6 +748,21 @@ int vmheap_reader_next(vmheap_reader *r, struct vmheap_record *rec)
 			vmheap_block_cursor_init(&r->cur, &blk);
 		r->in_block = 1;
 	}
+}
+
+int vmheap_reader_next(vmheap_reader *r, struct vmheap_record *rec)
+{
+	/* in_block is only ever set in record mode; after an error the
+	 * cursor is exhausted, so the fast path declines and next_slow()
+	 * returns the sticky error. */
+	if (__builtin_expect(r && rec && r->in_block, 1) &&
+	    vmheap_block_cursor_fast_object(&r->cur, rec)) {
+		r->seen.objects++;
+		r->seen.bytes += rec->u.object.bytes;
+		r->seen.references += rec->u.object.nrefs;
+		return 1;
+	}
+	return next_slow(r, rec);
 }
 
 int vmheap_reader_next_block(vmheap_reader *r, struct vmheap_block *blk)

@@ -405,6 +405,29 @@ START_TEST(crc32c_instruction_and_table_agree_on_every_length_and_alignment)
 }
 END_TEST
 
+START_TEST(crc32c_instruction_and_table_agree_on_long_inputs)
+{
+	/* Long inputs take the three-lane path of the instruction version. */
+	enum { MAX = 3 * 65536 + 77 };
+	uint8_t *data = malloc(MAX);
+	unsigned seed = 11;
+	static const size_t lens[] = {12287, 12288, 12289, 24576, 36863,
+				      65536 + 16, 100000, MAX - 3};
+
+	if (!vmheap_crc32c_hw_available())
+		return;
+	for (size_t i = 0; i < MAX; i++)
+		data[i] = (uint8_t)rand_r(&seed);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		for (size_t off = 0; off < 3; off++)
+			ck_assert_msg(vmheap_crc32c_hw(0, data + off, lens[i]) ==
+					      vmheap_crc32c_sw(0, data + off,
+							       lens[i]),
+				      "length %zu offset %zu", lens[i], off);
+	free(data);
+}
+END_TEST
+
 /* ------------------------------------------------------- round trips */
 
 struct expected {
@@ -1487,6 +1510,7 @@ static Suite *format_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, crc32c_of_123456789_is_the_castagnoli_check_value);
 	tcase_add_test(tc, crc32c_instruction_and_table_agree_on_every_length_and_alignment);
+	tcase_add_test(tc, crc32c_instruction_and_table_agree_on_long_inputs);
 	tcase_add_test(tc, every_record_type_round_trips_with_edge_values);
 	tcase_add_test(tc, edge_values_round_trip_with_one_record_per_block);
 	tcase_add_test(tc, object_with_100000_references_round_trips);
