@@ -168,85 +168,120 @@ int vmheap_census_add_record(vmheap_census *c, unsigned thread,
 }
 
 /*
- * The census's own reading of an object record: the class id, size and
+ * The census's own reading of object records: the class id, size and
  * kind are decoded, the references only counted and stepped over (a
- * census needs no graph, and decoding thousands of references per block
- * into the cursor's buffer is most of the work of a full decode).  Like
- * the cursor's fast path it takes only a six-element object record far
- * enough from the block's end that no field needs a bounds check; it
- * returns 1 after counting it and moving the cursor past it, or 0 with
- * nothing consumed, and then the cursor decodes the record (and reports
- * any fault in it).  The cursor's fields are libvmheap's own; the census
- * keeps them as vmheap_block_cursor_next() would (position, records left,
- * the id delta state).
+ * census needs no graph, and decoding the references into the cursor's
+ * buffer is most of the work of a full decode).  Like the cursor's fast
+ * path it takes only six-element object records far enough from the
+ * block's end that no field needs a bounds check, with a key (class id or
+ * kind) below DIRECT_KEYS.  It counts such records one after the other
+ * and stops at the first other one, which the cursor then decodes (and
+ * reports any fault in).  Returns how many it counted.  The cursor's
+ * fields are libvmheap's own; the census keeps them as
+ * vmheap_block_cursor_next() would (position, records left, the id delta
+ * state).
  */
-static inline int skim_object(vmheap_census *c, struct part *p,
-			      struct vmheap_block_cursor *cur)
+/* Big-endian 8 bytes at p (p may be unaligned). */
+static inline uint64_t load_be64(const uint8_t *p)
 {
-	const uint8_t *q = cur->pos;
-	uint64_t delta, class_id, bytes, kind;
-	uint32_t n;
-	unsigned bad = 0;
+	uint64_t w;
+	memcpy(&w, p, 8);
+	return __builtin_bswap64(w);
+}
 
-	if (cur->end - q < 48 || q[0] != 0x96 ||
-	    q[1] != VMHEAP_RECORD_OBJECT || !cur->records_left)
-		return 0;
-	q += 2;
-	if (mpc_int_small_unchecked(&q, &delta) ||
-	    mpc_uint_unchecked(&q, &class_id) ||
-	    mpc_uint_unchecked(&q, &bytes) || mpc_uint_unchecked(&q, &kind) ||
-	    kind > UINT32_MAX)
-		return 0;
-	if ((q[0] & 0xf0) == 0x90) {
-		n = q[0] & 0x0f;
-		q++;
-	} else if (q[0] == 0xdc) {
-		n = mpc_be16(q + 1);
-		q += 3;
-	} else {
-		return 0;
-	}
-	if (n > VMHEAP_MAX_REFS_PER_RECORD ||
-	    (size_t)(cur->end - q) < (size_t)n * MPC_MAX_INT_BYTES)
-		return 0;
-	for (uint32_t i = 0; i < n; i++) {
-		/* fixints are one byte; 0xcc..0xd3 carry 1 << (b & 3) more */
-		unsigned b = q[0];
-		unsigned fix = (uint8_t)(b + 0x20) < 0xa0;
-		unsigned sized = (uint8_t)(b - 0xcc) < 8;
-		bad |= !(fix | sized);
-		q += fix ? 1 : 1 + (1u << (b & 3));
-	}
-	if (bad)
-		return 0;
+/*
+ * A non-negative integer (positive fixint or uint 8/16/32/64) decoded
+ * without branching on its encoding, so that mixed encodings cost no
+ * mispredictions.  At least 9 bytes must be readable at *pp.  Any other
+ * encoding sets *bad (the record then goes to the cursor).
+ */
+static inline uint64_t uint_nobranch(const uint8_t **pp, unsigned *bad)
+{
+	const uint8_t *p = *pp;
+	unsigned b = p[0], k = b & 3;
+	unsigned fix = b <= 0x7f;
+	*bad |= !(fix | ((uint8_t)(b - 0xcc) < 4));
+	uint64_t w = load_be64(p + 1) >> (64 - (8u << k));
+	*pp = p + (fix ? 1 : 1 + (1u << k));
+	return fix ? b : w;
+}
 
-	cur->prev_id += delta;
-	cur->records_left--;
+/* Any integer as 64-bit two's complement, the same way (for deltas). */
+static inline uint64_t int_nobranch(const uint8_t **pp, unsigned *bad)
+{
+	const uint8_t *p = *pp;
+	unsigned b = p[0], k = b & 3;
+	unsigned fix = (uint8_t)(b + 0x20) < 0xa0;
+	*bad |= !(fix | ((uint8_t)(b - 0xcc) < 8));
+	uint64_t w = load_be64(p + 1);
+	unsigned shift = 64 - (8u << k);
+	uint64_t v = b >= 0xd0 ? (uint64_t)((int64_t)w >> shift) : w >> shift;
+	*pp = p + (fix ? 1 : 1 + (1u << k));
+	return fix ? (uint64_t)(int64_t)(int8_t)b : v;
+}
+
+static size_t skim_objects(vmheap_census *c, struct part *p,
+			   struct vmheap_block_cursor *cur)
+{
+	const uint8_t *q = cur->pos, *end = cur->end;
+	uint64_t objects = 0, bytes_sum = 0, refs_sum = 0, id = cur->prev_id;
+	uint32_t left = cur->records_left;
+	struct direct_count *direct = p->direct;
+	int by_class = c->group == VMHEAP_GROUP_CLASS;
+
+	while (left && end - q >= 48 && q[0] == 0x96 &&
+	       q[1] == VMHEAP_RECORD_OBJECT) {
+		const uint8_t *r = q + 2;
+		uint64_t delta, class_id, bytes, kind;
+		uint32_t n;
+		unsigned bad = 0;
+
+		delta = int_nobranch(&r, &bad);
+		class_id = uint_nobranch(&r, &bad);
+		bytes = uint_nobranch(&r, &bad);
+		kind = uint_nobranch(&r, &bad);
+		uint64_t key = by_class ? class_id : kind;
+		if (bad || key >= DIRECT_KEYS)
+			break;
+		if ((r[0] & 0xf0) == 0x90) {
+			n = r[0] & 0x0f;
+			r++;
+		} else if (r[0] == 0xdc) {
+			n = mpc_be16(r + 1);
+			r += 3;
+		} else {
+			break;
+		}
+		if (n > VMHEAP_MAX_REFS_PER_RECORD ||
+		    (size_t)(end - r) < (size_t)n * MPC_MAX_INT_BYTES)
+			break;
+		for (uint32_t i = 0; i < n; i++) {
+			/* a fixint is one byte; 0xcc..0xd3 carry 1 << (b & 3)
+			 * bytes more */
+			unsigned b = r[0];
+			unsigned fix = (uint8_t)(b + 0x20) < 0xa0;
+			unsigned sized = (uint8_t)(b - 0xcc) < 8;
+			bad |= !(fix | sized);
+			r += fix ? 1 : 1 + (1u << (b & 3));
+		}
+		if (bad)
+			break;
+		id += delta;
+		left--;
+		q = r;
+		direct[key].count++;
+		direct[key].bytes += bytes;
+		objects++;
+		bytes_sum += bytes;
+		refs_sum += n;
+	}
 	cur->pos = q;
-
-	uint64_t key = c->group == VMHEAP_GROUP_CLASS ? class_id : kind;
-	p->totals.objects++;
-	p->totals.bytes += bytes;
-	p->totals.references += n;
-	if (key < DIRECT_KEYS && p->direct) {
-		p->direct[key].count++;
-		p->direct[key].bytes += bytes;
-		return 1;
-	}
-	/* rare keys: through the general path (which may allocate) */
-	struct vmheap_record rec;
-	rec.type = VMHEAP_RECORD_OBJECT;
-	rec.u.object.class_id = class_id;
-	rec.u.object.kind = (uint32_t)kind;
-	rec.u.object.bytes = bytes;
-	rec.u.object.nrefs = 0;
-	p->totals.objects--;
-	p->totals.bytes -= bytes;
-	if (count_record(c, p, &rec) < 0) {
-		p->nomem = 1;
-		return -1;
-	}
-	return 1;
+	cur->prev_id = id;
+	cur->records_left = left;
+	p->totals.objects += objects;
+	p->totals.bytes += bytes_sum;
+	p->totals.references += refs_sum;
+	return (size_t)objects;
 }
 
 int vmheap_census_add_block(void *census, unsigned thread,
@@ -265,14 +300,16 @@ int vmheap_census_add_block(void *census, unsigned thread,
 		vmheap_block_cursor_init(cur, blk);
 		p->cur_ready = 1;
 	}
-	for (;;) {
-		int k;
-		while ((k = skim_object(c, p, cur)) > 0)
-			;
-		if (k < 0) {
+	if (!p->direct) {
+		p->direct = calloc(DIRECT_KEYS, sizeof(*p->direct));
+		if (!p->direct) {
+			p->nomem = 1;
 			snprintf(err, errsz, "out of memory");
 			return VMHEAP_ENOMEM;
 		}
+	}
+	for (;;) {
+		skim_objects(c, p, cur);
 		rc = vmheap_block_cursor_next(cur, &rec);
 		if (rc <= 0)
 			break;

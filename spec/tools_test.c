@@ -291,37 +291,60 @@ START_TEST(histo_reads_a_dump_from_stdin)
 }
 END_TEST
 
-/* Many blocks, many classes: the same census whatever the threads. */
+/*
+ * Many blocks, many classes: the same census whatever the threads.  The
+ * values take every integer encoding: class ids small, above 127 and far
+ * above any dense range; sizes from fixints to 32 bits; object ids in
+ * shuffled order (negative deltas); kinds past the header's names.
+ */
 START_TEST(histo_counts_the_same_on_one_two_and_three_threads)
 {
-	enum { N = 20000, C = 50 };
+	enum { N = 20000, C = 50, K = 6 };
 	static struct tobj objs[N];
 	static struct tclass classes[C];
 	static char names[C][24];
-	long long count[C + 1] = {0}, bytes[C + 1] = {0};
+	static const char *const kind_names[K] = {
+		"object", "string", "array", "hash", "<unknown kind 4>",
+		"<unknown kind 5>"};
+	long long count[C] = {0}, bytes[C] = {0};
+	long long kcount[K] = {0}, kbytes[K] = {0};
 
 	for (int c = 0; c < C; c++) {
 		snprintf(names[c], sizeof(names[c]), "Gen::C%02d", c + 1);
-		classes[c] = (struct tclass){(uint64_t)c + 1, names[c]};
+		uint64_t id = c < 20	 ? (uint64_t)c + 1
+			      : c < 40 ? (uint64_t)c + 200
+				       : (uint64_t)c * 1000003u + 0x7f00000000u;
+		classes[c] = (struct tclass){id, names[c]};
 	}
 	for (int i = 0; i < N; i++) {
-		uint64_t cls = (uint64_t)(i * 7 % C) + 1;
-		objs[i] = (struct tobj){0x100000 + 24 * (uint64_t)i, cls,
-					16 + 8 * (uint64_t)(i % 13), 0, 0,
-					{0}, NULL};
+		int c = i * 7 % C;
+		uint64_t size = 16 + 8 * (uint64_t)(i % 13);
+		if (i % 5 == 0)
+			size += 1000;
+		if (i % 11 == 0)
+			size += 100000;
+		if (i % 97 == 0)
+			size += 5000000000ull;
+		uint32_t kind = (uint32_t)(i % K);
+		uint64_t slot = (uint64_t)i * 7919 % N; /* shuffled ids */
+		objs[i] = (struct tobj){0x100000 + 24 * slot, classes[c].id,
+					size, kind, 0, {0}, NULL};
 		if (i) {
-			objs[i].nrefs = 1;
-			objs[i].refs[0] = objs[i / 2].id;
+			objs[i].nrefs = (size_t)(i % 5);
+			for (size_t k = 0; k < objs[i].nrefs; k++)
+				objs[i].refs[k] = objs[(i * (k + 3)) % i].id;
 		}
-		count[cls]++;
-		bytes[cls] += (long long)objs[i].bytes;
+		count[c]++;
+		bytes[c] += (long long)size;
+		kcount[kind]++;
+		kbytes[kind] += (long long)size;
 	}
 	struct tdump d = {0};
 	d.classes = classes;
 	d.nclasses = C;
 	d.objs = objs;
 	d.nobjs = N;
-	d.block_bytes = 512;
+	d.block_bytes = 4096;
 	const char *path = write_dump("many.vmheap", &d);
 
 	for (int t = 1; t <= 3; t++) {
@@ -336,12 +359,34 @@ START_TEST(histo_counts_the_same_on_one_two_and_three_threads)
 		size_t n;
 		char ***rows = parse_csv(r.out, &n);
 		ck_assert_int_eq(n, C + 1);
-		for (int c = 1; c <= C; c++) {
-			ck_assert_str_eq(rows[c][1], names[c - 1]);
-			ck_assert_int_eq(atoll(rows[c][0]), count[c]);
-			ck_assert_int_eq(atoll(rows[c][2]), bytes[c]);
+		for (int c = 0; c < C; c++) {
+			ck_assert_str_eq(rows[c + 1][1], names[c]);
+			ck_assert_int_eq(atoll(rows[c + 1][0]), count[c]);
+			ck_assert_int_eq(atoll(rows[c + 1][2]), bytes[c]);
 		}
 		csv_free(rows, n);
+		run_free(&r);
+
+		r = run_tool("vmheap-histo", NULL,
+			     (const char *[]){"--threads", th, "--kind",
+					      "--format", "json", path, NULL});
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		struct jval *v = json_parse(r.out);
+		ck_assert_ptr_nonnull(v);
+		const struct jval *ks = json_get(v, "kinds");
+		ck_assert_int_eq(ks->n, K);
+		for (size_t i = 0; i < ks->n; i++) {
+			const char *name = json_get(ks->items[i], "kind")->str;
+			int k = 0;
+			while (k < K && strcmp(kind_names[k], name))
+				k++;
+			ck_assert_msg(k < K, "unexpected kind %s", name);
+			ck_assert_int_eq(json_get(ks->items[i], "count")->inum,
+					 kcount[k]);
+			ck_assert_int_eq(json_get(ks->items[i], "bytes")->inum,
+					 kbytes[k]);
+		}
+		json_free(v);
 		run_free(&r);
 	}
 }
