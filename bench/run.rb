@@ -407,8 +407,10 @@ ratio_row = lambda do |figure, a, b, fmt, kind, target_text, test|
 		rows << Row.new(figure, fmt.call(a), fmt.call(b), "missing", target_text, "-")
 		next
 	end
-	r = kind == :frac ? a / b : b / a
-	rtxt = kind == :frac ? format("%.3f (1/%.1f)", r, 1 / r) : format("%.1fx", r)
+	r = kind == :frac ? a.to_f / b : b.to_f / a
+	rtxt = if kind != :frac then format("%.1fx", r)
+	       elsif r < 1 then format("%.3f (1/%.1f)", r, 1 / r)
+	       else format("%.2f", r) end
 	rows << Row.new(figure, fmt.call(a), fmt.call(b), rtxt, target_text,
 			test ? (test.call(r) ? "met" : "MISSED") : "")
 end
