@@ -29,7 +29,8 @@ vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
 	/* fixarray(6), tag 3, four ints, array header: at most 43 bytes.
 	 * Fields go straight into *rec (which is ours to scribble on even if
 	 * the checked decoder ends up handling the record). */
-	if (c->end - p < 48 || p[0] != 0x96 || p[1] != VMHEAP_RECORD_OBJECT ||
+	if (c->end - p < 48 ||
+	    (p[0] | (unsigned)p[1] << 8) != (0x96 | VMHEAP_RECORD_OBJECT << 8) ||
 	    !c->records_left)
 		return 0;
 	p += 2;

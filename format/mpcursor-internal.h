@@ -264,31 +264,30 @@ static inline __attribute__((always_inline)) uint64_t mpc_load_be64(
  * 0xcc..0xcf (uint) and 0xd0..0xd3 (int) carry 1 << (type & 3) bytes.
  */
 /*
- * mpc_int_form[type byte] describes each integer encoding: bits 0-3 the
- * bytes to advance, bit 4 set when the value starts after the type byte,
- * bits 8-13 the right shift that brings the value down from the top of a
- * 64-bit big-endian load, bit 16 sign extension.  0 means "not an
- * integer".  A fixint is the type byte itself.
+ * mpc_int_form[type byte] describes each integer encoding so that one is
+ * decoded without branching on its type: load 8 bytes big-endian at
+ * `offset` past the type byte (0 for a fixint, which is the type byte
+ * itself), shift them right arithmetically by `shift`, keep `mask` (all
+ * ones for signed forms; for unsigned forms it clears the sign
+ * extension), and advance by `advance` bytes.  advance 0: not an integer.
  */
-extern const uint32_t mpc_int_form[256];
+struct mpc_int_form {
+	uint64_t mask;
+	uint8_t advance, offset, shift;
+};
+extern const struct mpc_int_form mpc_int_form[256];
 
 static inline __attribute__((always_inline)) int
 mpc_int_unchecked(const uint8_t **pp, uint64_t *v)
 {
 	const uint8_t *p = *pp;
-	uint32_t f = mpc_int_form[p[0]];
-	uint64_t w, shr, sar, sig;
-	unsigned shift;
+	const struct mpc_int_form *f = &mpc_int_form[p[0]];
 
-	if (__builtin_expect(!f, 0))
+	if (__builtin_expect(!f->advance, 0))
 		return -1;
-	w = mpc_load_be64(p + ((f >> 4) & 1));
-	shift = (f >> 8) & 63;
-	shr = w >> shift;
-	sar = (uint64_t)((int64_t)w >> shift);
-	sig = -(uint64_t)((f >> 16) & 1);
-	*v = shr ^ ((shr ^ sar) & sig);
-	*pp = p + (f & 15);
+	*v = (uint64_t)((int64_t)mpc_load_be64(p + f->offset) >> f->shift) &
+	     f->mask;
+	*pp = p + f->advance;
 	return 0;
 }
 
