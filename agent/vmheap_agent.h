@@ -52,6 +52,8 @@ enum vmheap_agent_error {
 	VMHEAP_AGENT_EDUMP = -112,     /* the dump failed (message says why) */
 	VMHEAP_AGENT_EDISCOVERY = -113,/* discovery file unreadable/malformed/unsafe */
 	VMHEAP_AGENT_ELIMIT = -114,    /* too many clients, frame too large */
+	VMHEAP_AGENT_ECOMMAND = -115,  /* unknown command (verb) */
+	VMHEAP_AGENT_EUNSUPPORTED = -116, /* the VM does not provide this */
 };
 
 /* Name an error code from either library. */
@@ -261,6 +263,13 @@ int vmheap_client_call(vmheap_client *c, const char *verb, const char *path,
 int vmheap_client_call_str(vmheap_client *c, const char *verb,
 			   const char *path, const char *value,
 			   struct vmheap_reply *reply);
+
+/*
+ * Time limit for each later call, in milliseconds (0: wait forever).  The
+ * connect timeout is the initial value.  A dump can take a while: raise
+ * it before `set system.memory.dump`.
+ */
+void vmheap_client_set_timeout(vmheap_client *c, int timeout_ms);
 
 /* The hello's fields. */
 const char *vmheap_client_vm(const vmheap_client *c);

@@ -1,0 +1,557 @@
+/*
+ * dump.c - the dump driver and its thread.
+ *
+ * A dump request is resolved against the dump directory, written to a
+ * temporary file (O_EXCL, mode 0600) in the target's directory, fsync'd,
+ * and then given its name with renameat2(RENAME_NOREPLACE) (or link(),
+ * where the file system lacks it), so that an existing file is never
+ * replaced.  On any failure the temporary file is removed.  With
+ * config.dump.fork the heap is walked in a forked child of the VM (the
+ * file is opened before the fork); otherwise inside host->run_stopped.
+ * All of this runs on the dump thread, so the loop keeps answering.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "agent-internal.h"
+
+/* What a forked child reports over its pipe. */
+struct child_report {
+	int code;
+	uint64_t objects, bytes;
+	char message[400];
+};
+
+struct walk {
+	struct vmheap_agent *a;
+	int fd;
+	uint32_t flags;
+	int code;
+	uint64_t objects, bytes;
+	char message[400];
+};
+
+/* snprintf for messages that may be cut short (without the warning). */
+static void msgf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void msgf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) +
+	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static int is_nospace(int e)
+{
+	return e == ENOSPC || e == EFBIG || e == EDQUOT;
+}
+
+/* Write the whole heap to w->fd; the body of run_stopped or the child. */
+static int walk_into_file(void *arg)
+{
+	struct walk *w = arg;
+	const struct vmheap_agent_host *h = w->a->host;
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *wr = NULL;
+	int rc;
+
+	opt.vm_name = h->vm_name;
+	opt.vm_version = h->vm_version;
+	opt.flags = w->flags;
+	opt.kind_names = h->kind_names;
+	opt.kind_count = h->kind_count;
+	rc = vmheap_writer_open(&wr, w->fd, &opt);
+	if (rc == 0) {
+		rc = h->walk_heap(h->ctx, wr);
+		if (rc < 0 && vmheap_writer_error(wr)[0] == '\0') {
+			w->code = VMHEAP_AGENT_EDUMP;
+			msgf(w->message, sizeof(w->message),
+				 "the VM's heap walk failed: %s",
+				 vmheap_agent_strerror(rc));
+			vmheap_writer_free(wr);
+			return rc;
+		}
+		if (rc == 0)
+			rc = vmheap_writer_finish(wr);
+	}
+	if (rc < 0) {
+		w->code = rc == VMHEAP_ENOSPC ? VMHEAP_ENOSPC : VMHEAP_AGENT_EDUMP;
+		msgf(w->message, sizeof(w->message), "%s",
+			 wr && vmheap_writer_error(wr)[0]
+				 ? vmheap_writer_error(wr)
+				 : vmheap_strerror(rc));
+	} else {
+		w->objects = vmheap_writer_objects(wr);
+		w->bytes = vmheap_writer_object_bytes(wr);
+	}
+	vmheap_writer_free(wr);
+	return rc;
+}
+
+static ssize_t read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+struct fork_call {
+	struct walk *w;
+	int gc;
+	int pipe[2];
+	pid_t pid;
+	int err;
+};
+
+/* The child's whole life: it runs on the thread that ran fn, alone. */
+static void __attribute__((noreturn)) child_main(struct fork_call *fc)
+{
+	const struct vmheap_agent_host *h = fc->w->a->host;
+	struct walk *w = fc->w;
+	struct child_report rep;
+
+	close(fc->pipe[0]);
+	memset(&rep, 0, sizeof(rep));
+	if (h->prepare_child)
+		h->prepare_child(h->ctx, fc->gc);
+	walk_into_file(w);
+	if (w->code == 0 && fsync(w->fd) < 0) {
+		w->code = is_nospace(errno) ? VMHEAP_ENOSPC : VMHEAP_AGENT_EDUMP;
+		msgf(w->message, sizeof(w->message), "fsync: %s",
+		     strerror(errno));
+	}
+	rep.code = w->code;
+	rep.objects = w->objects;
+	rep.bytes = w->bytes;
+	memcpy(rep.message, w->message, sizeof(rep.message));
+	if (write(fc->pipe[1], &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
+		_exit(2);
+	_exit(rep.code == 0 ? 0 : 1);
+}
+
+/* run_stopped's fn in fork mode: fork at the safe point and return. */
+static int fork_fn(void *arg)
+{
+	struct fork_call *fc = arg;
+	const struct vmheap_agent_host *h = fc->w->a->host;
+
+	fc->pid = h->fork_stopped(h->ctx);
+	if (fc->pid == 0)
+		child_main(fc);
+	fc->err = errno;
+	return fc->pid < 0 ? -1 : 0;
+}
+
+/* Walk in a forked child; fills w as if it had run here.  The child is
+ * forked inside run_stopped; it is waited for after the VM runs again. */
+static void walk_forked(struct walk *w, int gc)
+{
+	const struct vmheap_agent_host *h = w->a->host;
+	struct fork_call fc = {.w = w, .gc = gc, .pid = -1};
+	struct child_report rep;
+	int p[2], status = 0;
+	pid_t pid;
+
+	if (pipe2(fc.pipe, O_CLOEXEC) < 0) {
+		w->code = VMHEAP_AGENT_ESYS;
+		msgf(w->message, sizeof(w->message), "pipe: %s",
+		     strerror(errno));
+		return;
+	}
+	p[0] = fc.pipe[0];
+	p[1] = fc.pipe[1];
+	fc.err = ENOSYS;
+	h->run_stopped(h->ctx, fork_fn, &fc);
+	pid = fc.pid;
+	errno = fc.err;
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		w->code = VMHEAP_AGENT_ESYS;
+		msgf(w->message, sizeof(w->message),
+			 "cannot fork the VM for the dump: %s", strerror(errno));
+		return;
+	}
+	if (read_full(p[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
+		memset(&rep, 0, sizeof(rep));
+		rep.code = VMHEAP_AGENT_EDUMP;
+	}
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSIGNALED(status)) {
+		rep.code = WTERMSIG(status) == SIGXFSZ ? VMHEAP_ENOSPC
+						       : VMHEAP_AGENT_EDUMP;
+		msgf(rep.message, sizeof(rep.message),
+			 "the dump child (pid %d) was killed by signal %d (%s)",
+			 (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+	} else if (rep.code == 0 && WEXITSTATUS(status) != 0) {
+		rep.code = VMHEAP_AGENT_EDUMP;
+		msgf(rep.message, sizeof(rep.message),
+			 "the dump child (pid %d) exited with status %d",
+			 (int)pid, WEXITSTATUS(status));
+	}
+	w->code = rep.code;
+	w->objects = rep.objects;
+	w->bytes = rep.bytes;
+	memcpy(w->message, rep.message, sizeof(w->message));
+	w->message[sizeof(w->message) - 1] = '\0';
+}
+
+/* Open the directory that will hold the dump; *name is the last part.
+ * Components are opened one by one without following symbolic links. */
+static int open_target_dir(struct vmheap_agent *a, const char *path,
+			   char *rel, size_t rellen, const char **name,
+			   struct agent_dump_result *res)
+{
+	size_t dl = strlen(a->dump_dir);
+	char *comp, *next;
+	int dfd;
+
+	if (path[0] == '/') {
+		if (dl == 1) {
+			path++;
+		} else if (!strncmp(path, a->dump_dir, dl) && path[dl] == '/') {
+			path += dl + 1;
+		} else {
+			res->code = VMHEAP_AGENT_EPATH;
+			msgf(res->message, sizeof(res->message),
+				 "path %s is outside the dump directory %s",
+				 path, a->dump_dir);
+			return -1;
+		}
+	}
+	if (strlen(path) >= rellen) {
+		res->code = VMHEAP_AGENT_EPATH;
+		msgf(res->message, sizeof(res->message), "path too long");
+		return -1;
+	}
+	strcpy(rel, path);
+	/* refuse any ".." before touching the file system */
+	for (comp = rel; comp; comp = next) {
+		next = strchr(comp, '/');
+		if ((next ? (size_t)(next - comp) : strlen(comp)) == 2 &&
+		    !strncmp(comp, "..", 2)) {
+			res->code = VMHEAP_AGENT_EPATH;
+			msgf(res->message, sizeof(res->message),
+				 "path %s contains \"..\"; dumps stay inside the dump directory %s",
+				 path, a->dump_dir);
+			return -1;
+		}
+		if (next)
+			next++;
+	}
+	if (strlen(rel) > 1 && rel[strlen(rel) - 1] == '/') {
+		res->code = VMHEAP_AGENT_EPATH;
+		msgf(res->message, sizeof(res->message),
+			 "path %s names a directory, not a file", path);
+		return -1;
+	}
+	dfd = open(a->dump_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		goto sys;
+	comp = rel;
+	for (;;) {
+		int nfd;
+
+		while (*comp == '/')
+			comp++;
+		next = strchr(comp, '/');
+		if (!next)
+			break;
+		*next = '\0';
+		if (!*comp || !strcmp(comp, ".")) {
+			*next = '/';
+			comp = next + 1;
+			continue;
+		}
+		nfd = openat(dfd, comp,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			int e = errno;
+			*next = '/';
+			close(dfd);
+			res->code = VMHEAP_AGENT_EPATH;
+			msgf(res->message, sizeof(res->message),
+				 "cannot use directory %.*s of %s: %s%s",
+				 (int)(next - rel), rel, path, strerror(e),
+				 e == ELOOP || e == ENOTDIR
+					 ? " (symbolic links are not followed)"
+					 : "");
+			return -1;
+		}
+		close(dfd);
+		dfd = nfd;
+		*next = '/';
+		comp = next + 1;
+	}
+	if (!*comp || !strcmp(comp, ".")) {
+		close(dfd);
+		res->code = VMHEAP_AGENT_EPATH;
+		msgf(res->message, sizeof(res->message),
+			 "path %s names a directory, not a file", path);
+		return -1;
+	}
+	*name = comp;
+	return dfd;
+sys:
+	res->code = VMHEAP_AGENT_ESYS;
+	msgf(res->message, sizeof(res->message),
+		 "cannot open the dump directory %s: %s", a->dump_dir,
+		 strerror(errno));
+	return -1;
+}
+
+/* Give the finished temporary file its name, never replacing a file. */
+static int publish(int dfd, const char *tmp, const char *name)
+{
+	if (renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	if (linkat(dfd, tmp, dfd, name, 0) < 0)
+		return -1;
+	unlinkat(dfd, tmp, 0);
+	return 0;
+}
+
+void agent_dump_run(struct vmheap_agent *a, const char *path,
+		    struct agent_dump_result *res)
+{
+	char rel[PATH_MAX], tmp[64], rnd[33];
+	struct timespec t0;
+	struct stat st;
+	const char *name = NULL;
+	struct walk w;
+	int dfd, fd = -1, e;
+
+	memset(res, 0, sizeof(*res));
+	tmp[0] = '\0';
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	dfd = open_target_dir(a, path, rel, sizeof(rel), &name, res);
+	if (dfd < 0)
+		return;
+	snprintf(res->path, sizeof(res->path), "%s%s%s", a->dump_dir,
+		 strcmp(a->dump_dir, "/") ? "/" : "", rel);
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		res->code = VMHEAP_AGENT_EEXIST;
+		msgf(res->message, sizeof(res->message),
+			 "%s already exists; a dump never overwrites a file",
+			 res->path);
+		goto out;
+	}
+	if (agent_token_new(rnd, NULL, 0) < 0)
+		snprintf(rnd, sizeof(rnd), "%d", (int)getpid());
+	snprintf(tmp, sizeof(tmp), ".vmheap-dump.%.16s.tmp", rnd);
+	fd = openat(dfd, tmp,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		e = errno;
+		res->code = is_nospace(e) ? VMHEAP_ENOSPC : VMHEAP_AGENT_ESYS;
+		msgf(res->message, sizeof(res->message),
+			 "cannot create a file in the directory of %s: %s",
+			 res->path, strerror(e));
+		goto out;
+	}
+
+	memset(&w, 0, sizeof(w));
+	w.a = a;
+	w.fd = fd;
+	res->forked = atomic_load(&a->dump_fork) && a->host->fork_stopped;
+	res->gc = res->forked && atomic_load(&a->dump_gc) &&
+		  a->host->prepare_child;
+	w.flags = (res->forked ? VMHEAP_FLAG_FORKED : 0) |
+		  (res->gc ? VMHEAP_FLAG_LIVE_ONLY : 0);
+	if (res->forked)
+		walk_forked(&w, res->gc);
+	else
+		a->host->run_stopped(a->host->ctx, walk_into_file, &w);
+	if (w.code == 0 && fsync(fd) < 0) {
+		w.code = is_nospace(errno) ? VMHEAP_ENOSPC : VMHEAP_AGENT_ESYS;
+		snprintf(w.message, sizeof(w.message), "fsync: %s",
+			 strerror(errno));
+	}
+	if (w.code < 0) {
+		res->code = w.code;
+		msgf(res->message, sizeof(res->message),
+			 "dump to %s failed, nothing was written: %s",
+			 res->path, w.message);
+		goto out;
+	}
+	res->objects = w.objects;
+	res->bytes = w.bytes;
+	if (fstat(fd, &st) == 0)
+		res->file_bytes = (uint64_t)st.st_size;
+	e = close(fd);
+	fd = -1;
+	if (e < 0 || publish(dfd, tmp, name) < 0) {
+		e = errno;
+		res->code = e == EEXIST ? VMHEAP_AGENT_EEXIST : VMHEAP_AGENT_ESYS;
+		msgf(res->message, sizeof(res->message),
+			 e == EEXIST ? "%s appeared during the dump; it was not overwritten"
+				     : "cannot name the dump %s: %s",
+			 res->path, strerror(e));
+		goto out;
+	}
+	tmp[0] = '\0'; /* published */
+	fsync(dfd);
+	res->seconds = since(&t0);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tmp[0] && name && res->code < 0)
+		unlinkat(dfd, tmp, 0);
+	close(dfd);
+}
+
+/* ------------------------------------------------------------ the thread */
+
+static void *dump_main(void *arg)
+{
+	struct vmheap_agent *a = arg;
+	struct agent_dump_result *res;
+	char path[PATH_MAX];
+
+	agent_block_sigpipe();
+	res = malloc(sizeof(*res));
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		while (!a->dump_queued && !a->dump_stop)
+			pthread_cond_wait(&a->cond, &a->lock);
+		if (!a->dump_queued)
+			break;
+		a->dump_queued = 0;
+		memcpy(path, a->job_path, sizeof(path));
+		pthread_mutex_unlock(&a->lock);
+		if (res) {
+			agent_dump_run(a, path, res);
+		}
+		pthread_mutex_lock(&a->lock);
+		if (res) {
+			a->job_result = *res;
+		} else {
+			memset(&a->job_result, 0, sizeof(a->job_result));
+			a->job_result.code = VMHEAP_ENOMEM;
+			snprintf(a->job_result.message,
+				 sizeof(a->job_result.message),
+				 "out of memory");
+		}
+		if (a->job_result.code == 0) {
+			a->last = a->job_result;
+			a->has_last = 1;
+		}
+		a->dump_finished = 1;
+		/* tell the loop; it replies and clears dump_busy */
+		event_active(a->dump_done_ev, EV_READ, 0);
+	}
+	pthread_mutex_unlock(&a->lock);
+	free(res);
+	return NULL;
+}
+
+int agent_dump_thread_start(struct vmheap_agent *a, char *err, size_t errlen)
+{
+	int rc = pthread_create(&a->dump_thread, NULL, dump_main, a);
+
+	if (rc != 0)
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				  "cannot start the dump thread: %s",
+				  strerror(rc));
+	a->dump_thread_running = 1;
+	return 0;
+}
+
+void agent_dump_thread_stop(struct vmheap_agent *a)
+{
+	if (!a->dump_thread_running)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->dump_stop = 1;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->dump_thread, NULL);
+	a->dump_thread_running = 0;
+}
+
+int agent_dump_request(struct vmheap_agent *a, struct agent_conn *conn,
+		       uint64_t id, const char *path)
+{
+	pthread_mutex_lock(&a->lock);
+	if (a->dump_busy || a->dump_stop) {
+		pthread_mutex_unlock(&a->lock);
+		return VMHEAP_AGENT_EBUSY;
+	}
+	a->dump_busy = 1;
+	a->dump_queued = 1;
+	snprintf(a->job_path, sizeof(a->job_path), "%s", path);
+	a->job_id = id;
+	a->job_conn = conn;
+	pthread_cond_signal(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	conn->dump_pending = 1;
+	return 0;
+}
+
+void agent_dump_done_cb(int fd, short what, void *arg)
+{
+	struct vmheap_agent *a = arg;
+	struct agent_dump_result res;
+	struct agent_conn *c;
+	struct agent_value v;
+	uint64_t id;
+
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&a->lock);
+	if (!a->dump_finished) {
+		pthread_mutex_unlock(&a->lock);
+		return;
+	}
+	res = a->job_result;
+	id = a->job_id;
+	a->dump_finished = 0;
+	a->dump_busy = 0;
+	pthread_mutex_unlock(&a->lock);
+	c = a->job_conn;
+	a->job_conn = NULL;
+	if (!c)
+		return; /* the client left; the dump finished (or was cleaned up) anyway */
+	c->dump_pending = 0;
+	if (res.code < 0) {
+		agent_conn_send_error(c, &id, res.code, res.message, 0);
+		return;
+	}
+	msgpack_sbuffer_init(&v.sb);
+	msgpack_packer_init(&v.pk, &v.sb, msgpack_sbuffer_write);
+	agent_pack_dump_result(&v.pk, &res);
+	agent_conn_send_ok(c, &id, v.sb.data, v.sb.size);
+	msgpack_sbuffer_destroy(&v.sb);
+}

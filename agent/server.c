@@ -1,0 +1,714 @@
+/*
+ * server.c - the agent's lifecycle and its libevent loop thread: the
+ * listener, connections, framing on the wire, limits and timeouts, and
+ * what happens in a forked child of the host.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <event2/thread.h>
+
+#include "agent-internal.h"
+
+/* The process's agent (one at most); read by the fork and exit hooks. */
+static struct vmheap_agent *_Atomic the_agent;
+/* Agents left behind in forked children: kept reachable, never freed,
+ * because the parent's libevent state may be mid-update there. */
+static struct vmheap_agent *stale_agents[8];
+static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+static int hooks_error;
+
+/* How long a closing connection keeps draining input after its reply. */
+#define LINGER_MS 2000
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct timeval tv_ms(int ms)
+{
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+	return tv;
+}
+
+void agent_block_sigpipe(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+/* --------------------------------------------------------- fork & exit */
+
+/*
+ * In a child of a host that forked: the agent's threads do not exist
+ * there.  Mark it stale and close its sockets, so that the child neither
+ * answers for the parent nor keeps the parent's connections open (a
+ * client must see EOF when the parent closes).  Only close() is used.
+ */
+static void atfork_child(void)
+{
+	struct vmheap_agent *a = the_agent;
+	int fd;
+
+	if (!a)
+		return;
+	atomic_store(&a->stale, 1);
+	fd = atomic_exchange(&a->listen_fd, -1);
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; i < a->nslots; i++) {
+		fd = atomic_exchange(&a->fd_slots[i], -1);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* At exit: remove the discovery file, but only in the process that
+ * wrote it (a forked child that exits leaves the parent's alone). */
+static void at_exit(void)
+{
+	struct vmheap_agent *a = the_agent;
+
+	if (a && !atomic_load(&a->stale))
+		agent_discovery_remove(a);
+}
+
+/* Keep a stale agent reachable (see stale_agents). */
+static void keep_stale(struct vmheap_agent *a)
+{
+	for (size_t i = 0; i < sizeof(stale_agents) / sizeof(*stale_agents);
+	     i++)
+		if (!stale_agents[i] || stale_agents[i] == a) {
+			stale_agents[i] = a;
+			return;
+		}
+}
+
+static void install_hooks(void)
+{
+	if (evthread_use_pthreads() < 0 ||
+	    pthread_atfork(NULL, NULL, atfork_child) != 0 || atexit(at_exit))
+		hooks_error = 1;
+}
+
+/* ---------------------------------------------------------- connections */
+
+static void conn_free(struct agent_conn *c)
+{
+	struct vmheap_agent *a = c->agent;
+
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		a->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	a->nconns--;
+	if (a->job_conn == c)
+		a->job_conn = NULL; /* the dump goes on; its reply is dropped */
+	if (c->slot >= 0)
+		atomic_store(&a->fd_slots[c->slot], -1);
+	bufferevent_free(c->bev);
+	free(c);
+}
+
+/* Output flushed on a closing connection: stop sending, keep reading
+ * (and discarding) until EOF or LINGER_MS, so that the kernel does not
+ * reset the connection over unread input and destroy our last reply. */
+static void conn_linger(struct agent_conn *c)
+{
+	struct timeval tv = tv_ms(LINGER_MS);
+
+	c->closing = 2;
+	shutdown(c->fd, SHUT_WR);
+	evbuffer_drain(bufferevent_get_input(c->bev),
+		       evbuffer_get_length(bufferevent_get_input(c->bev)));
+	bufferevent_set_timeouts(c->bev, &tv, &tv);
+	bufferevent_enable(c->bev, EV_READ);
+}
+
+static void conn_queue(struct agent_conn *c, msgpack_sbuffer *sb)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	evbuffer_add(out, sb->data, sb->size);
+	if (evbuffer_get_length(out) > AGENT_OUTPUT_HIGH_WATER)
+		bufferevent_disable(c->bev, EV_READ); /* a slow reader */
+}
+
+static void pack_id(msgpack_packer *pk, const uint64_t *id)
+{
+	if (id)
+		msgpack_pack_uint64(pk, *id);
+	else
+		msgpack_pack_nil(pk);
+}
+
+void agent_conn_send_error(struct agent_conn *c, const uint64_t *id, int code,
+			   const char *message, int close_after)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	struct timeval tv;
+
+	if (c->closing)
+		return;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	frame_begin(&sb);
+	msgpack_pack_array(&pk, 4);
+	pack_id(&pk, id);
+	frame_pack_str(&pk, "error");
+	frame_pack_str(&pk, agent_code_word(code));
+	frame_pack_str(&pk, message);
+	frame_end(&sb, 0); /* messages are short */
+	conn_queue(c, &sb);
+	msgpack_sbuffer_destroy(&sb);
+	if (close_after) {
+		c->closing = 1;
+		bufferevent_disable(c->bev, EV_READ);
+		/* a client that will not read its last reply cannot hold us */
+		tv = tv_ms(c->agent->frame_timeout_ms);
+		bufferevent_set_timeouts(c->bev, NULL, &tv);
+	}
+}
+
+void agent_conn_send_ok(struct agent_conn *c, const uint64_t *id,
+			const char *value, size_t value_len)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	char msg[128];
+
+	if (c->closing)
+		return;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	frame_begin(&sb);
+	msgpack_pack_array(&pk, 3);
+	pack_id(&pk, id);
+	frame_pack_str(&pk, "ok");
+	msgpack_sbuffer_write(&sb, value, value_len);
+	if (frame_end(&sb, 0) < 0) {
+		snprintf(msg, sizeof(msg),
+			 "the reply (%zu bytes) exceeds the frame limit of %u bytes",
+			 sb.size - 4, VMHEAP_MAX_FRAME_BYTES);
+		msgpack_sbuffer_destroy(&sb);
+		agent_conn_send_error(c, id, VMHEAP_AGENT_ELIMIT, msg, 0);
+		return;
+	}
+	conn_queue(c, &sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void send_hello(struct agent_conn *c)
+{
+	struct vmheap_agent *a = c->agent;
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	frame_begin(&sb);
+	msgpack_pack_array(&pk, 4);
+	frame_pack_str(&pk, "hello");
+	msgpack_pack_uint64(&pk, VMHEAP_PROTOCOL_VERSION);
+	frame_pack_str(&pk, a->vm);
+	msgpack_pack_uint64(&pk, (uint64_t)a->pid);
+	frame_end(&sb, 0);
+	conn_queue(c, &sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* Read timeout: the frame timeout before auth and while a frame is
+ * partly received, the idle timeout between requests. */
+static void set_read_timeout(struct agent_conn *c)
+{
+	struct vmheap_agent *a = c->agent;
+	size_t pending = evbuffer_get_length(bufferevent_get_input(c->bev));
+	struct timeval rd, wr = tv_ms(a->frame_timeout_ms);
+	int ms;
+
+	if (!c->authed || pending) {
+		if (!c->frame_started)
+			c->frame_started = mono_ms();
+		ms = a->frame_timeout_ms - (int)(mono_ms() - c->frame_started);
+		if (ms < 1)
+			ms = 1;
+	} else {
+		c->frame_started = 0;
+		ms = a->idle_timeout_ms;
+	}
+	rd = tv_ms(ms);
+	bufferevent_set_timeouts(c->bev, &rd, &wr);
+}
+
+static void read_cb(struct bufferevent *bev, void *arg)
+{
+	struct agent_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	char why[256], msg[320];
+
+	if (c->closing) {
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
+	while (!c->closing && !c->agent->stale) {
+		size_t avail = evbuffer_get_length(in);
+		unsigned char hdr[4];
+		msgpack_unpacked m;
+		uint32_t len;
+		char *data;
+
+		if (avail < 4)
+			break;
+		evbuffer_copyout(in, hdr, 4);
+		len = frame_length(hdr);
+		if (len > VMHEAP_MAX_FRAME_BYTES) {
+			snprintf(msg, sizeof(msg),
+				 "frame of %u bytes exceeds the limit of %u bytes",
+				 len, VMHEAP_MAX_FRAME_BYTES);
+			agent_conn_send_error(c, NULL, VMHEAP_AGENT_ELIMIT, msg,
+					      1);
+			break;
+		}
+		if (len == 0) {
+			agent_conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO,
+					      "empty frame (length 0)", 1);
+			break;
+		}
+		if (avail - 4 < len)
+			break; /* wait for the rest */
+		evbuffer_drain(in, 4);
+		data = (char *)evbuffer_pullup(in, len);
+		msgpack_unpacked_init(&m);
+		if (!data || frame_decode(data, len, &m, why, sizeof(why)) < 0) {
+			snprintf(msg, sizeof(msg), "bad frame: %s",
+				 data ? why : "out of memory");
+			agent_conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg,
+					      1);
+			msgpack_unpacked_destroy(&m);
+			break;
+		}
+		evbuffer_drain(in, len);
+		c->frame_started = 0;
+		agent_dispatch(c->agent, c, &m.data);
+		msgpack_unpacked_destroy(&m);
+	}
+	if (!c->closing) {
+		if (evbuffer_get_length(in) && c->frame_started &&
+		    mono_ms() - c->frame_started > c->agent->frame_timeout_ms) {
+			snprintf(msg, sizeof(msg),
+				 "a frame took longer than %d ms to arrive",
+				 c->agent->frame_timeout_ms);
+			agent_conn_send_error(c, NULL, VMHEAP_AGENT_ETIMEOUT,
+					      msg, 1);
+		} else {
+			set_read_timeout(c);
+		}
+	}
+}
+
+static void write_cb(struct bufferevent *bev, void *arg)
+{
+	struct agent_conn *c = arg;
+	size_t out = evbuffer_get_length(bufferevent_get_output(bev));
+
+	if (c->closing == 1 && out == 0) {
+		conn_linger(c);
+		return;
+	}
+	if (!c->closing && out < AGENT_OUTPUT_HIGH_WATER / 2 &&
+	    !(bufferevent_get_enabled(bev) & EV_READ))
+		bufferevent_enable(bev, EV_READ);
+}
+
+static void event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct agent_conn *c = arg;
+	char msg[128];
+
+	(void)bev;
+	if ((what & BEV_EVENT_TIMEOUT) && !c->closing &&
+	    (what & BEV_EVENT_READING)) {
+		int partial = c->frame_started && c->authed;
+
+		snprintf(msg, sizeof(msg),
+			 !c->authed ? "no auth within %d ms"
+			 : partial  ? "a frame took longer than %d ms to arrive"
+				    : "idle for %d ms",
+			 (!c->authed || partial) ? c->agent->frame_timeout_ms
+						 : c->agent->idle_timeout_ms);
+		agent_conn_send_error(c, NULL, VMHEAP_AGENT_ETIMEOUT, msg, 1);
+		return;
+	}
+	/* EOF, error, a closing connection's timeout, or a write timeout */
+	conn_free(c);
+}
+
+static int take_slot(struct vmheap_agent *a, int fd)
+{
+	for (int i = 0; i < a->nslots; i++) {
+		int expect = -1;
+		if (atomic_compare_exchange_strong(&a->fd_slots[i], &expect, fd))
+			return i;
+	}
+	return -1;
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+		      struct sockaddr *sa, int socklen, void *arg)
+{
+	struct vmheap_agent *a = arg;
+	struct agent_conn *c;
+	char msg[128];
+
+	(void)l;
+	(void)sa;
+	(void)socklen;
+	if (atomic_load(&a->stale)) {
+		close(fd);
+		return;
+	}
+	if (a->nconns >= a->max_clients) {
+		/* A short frame sent straight away: [nil, "error", "limit", m] */
+		msgpack_sbuffer sb;
+		msgpack_packer pk;
+
+		snprintf(msg, sizeof(msg),
+			 "too many clients (the limit is %d); try again later",
+			 a->max_clients);
+		msgpack_sbuffer_init(&sb);
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		frame_begin(&sb);
+		msgpack_pack_array(&pk, 4);
+		msgpack_pack_nil(&pk);
+		frame_pack_str(&pk, "error");
+		frame_pack_str(&pk, agent_code_word(VMHEAP_AGENT_ELIMIT));
+		frame_pack_str(&pk, msg);
+		frame_end(&sb, 0);
+		if (send(fd, sb.data, sb.size, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			(void)0; /* it goes away either way */
+		msgpack_sbuffer_destroy(&sb);
+		shutdown(fd, SHUT_WR);
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->agent = a;
+	c->fd = fd;
+	c->slot = take_slot(a, fd);
+	c->bev = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!c->bev) {
+		if (c->slot >= 0)
+			atomic_store(&a->fd_slots[c->slot], -1);
+		close(fd);
+		free(c);
+		return;
+	}
+	c->next = a->conns;
+	if (a->conns)
+		a->conns->prev = c;
+	a->conns = c;
+	a->nconns++;
+	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+	set_read_timeout(c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	send_hello(c);
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void *loop_main(void *arg)
+{
+	struct vmheap_agent *a = arg;
+
+	agent_block_sigpipe();
+	event_base_dispatch(a->base);
+	return NULL;
+}
+
+static int is_loopback(const char *addr)
+{
+	struct in_addr v4;
+	struct in6_addr v6;
+
+	if (inet_pton(AF_INET, addr, &v4) == 1)
+		return (ntohl(v4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, addr, &v6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&v6);
+	return 0;
+}
+
+static int open_listener(struct vmheap_agent *a, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	socklen_t sl;
+	int fd, one = 1, e;
+
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET, a->bind, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons(a->port);
+		sl = sizeof(*in4);
+	} else {
+		inet_pton(AF_INET6, a->bind, &in6->sin6_addr);
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(a->port);
+		sl = sizeof(*in6);
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS, "socket: %s",
+				  strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 128) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+		e = errno;
+		close(fd);
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				  "cannot listen on %s port %u: %s", a->bind,
+				  (unsigned)a->port, strerror(e));
+	}
+	a->port = ntohs(ss.ss_family == AF_INET ? in4->sin_port
+						: in6->sin6_port);
+	a->listener = evconnlistener_new(a->base, accept_cb, a,
+					 LEV_OPT_CLOSE_ON_FREE |
+						 LEV_OPT_CLOSE_ON_EXEC,
+					 128, fd);
+	if (!a->listener) {
+		close(fd);
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				  "cannot create the libevent listener");
+	}
+	atomic_store(&a->listen_fd, fd);
+	return 0;
+}
+
+static int resolve_dir(const char *in, char *out, const char *what, char *err,
+		       size_t errlen)
+{
+	char buf[PATH_MAX];
+
+	if (!realpath(in, buf))
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				  "%s %s: %s", what, in, strerror(errno));
+	memcpy(out, buf, strlen(buf) + 1);
+	return 0;
+}
+
+static void free_agent(struct vmheap_agent *a)
+{
+	while (a->conns)
+		conn_free(a->conns);
+	if (a->listener)
+		evconnlistener_free(a->listener);
+	if (a->stop_ev)
+		event_free(a->stop_ev);
+	if (a->dump_done_ev)
+		event_free(a->dump_done_ev);
+	if (a->base)
+		event_base_free(a->base);
+	pthread_mutex_destroy(&a->lock);
+	pthread_cond_destroy(&a->cond);
+	free(a->fd_slots);
+	free(a);
+}
+
+static void stop_cb(int fd, short what, void *arg)
+{
+	struct vmheap_agent *a = arg;
+
+	(void)fd;
+	(void)what;
+	event_base_loopbreak(a->base);
+}
+
+int vmheap_agent_start(vmheap_agent **out, const struct vmheap_agent_config *cfg,
+		       const struct vmheap_agent_host *host, char *err,
+		       size_t errlen)
+{
+	struct vmheap_agent_config def = {0};
+	struct vmheap_agent *a, *cur;
+	const char *dir;
+	char cwd[PATH_MAX];
+	int rc;
+
+	*out = NULL;
+	if (!cfg) {
+		def.dump_fork = def.dump_gc = -1;
+		cfg = &def;
+	}
+	if (!host || !host->run_stopped || !host->walk_heap)
+		return agent_fail(err, errlen, VMHEAP_EINVAL,
+				  "the host must provide run_stopped and walk_heap");
+	pthread_once(&hooks_once, install_hooks);
+	if (hooks_error)
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				  "cannot set up libevent threads or the fork hook");
+	cur = the_agent;
+	if (cur && !atomic_load(&cur->stale))
+		return agent_fail(err, errlen, VMHEAP_EINVAL,
+				  "an agent is already running in this process");
+	if (cur)
+		keep_stale(cur);
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return agent_fail(err, errlen, VMHEAP_ENOMEM, "out of memory");
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->cond, NULL);
+	atomic_init(&a->listen_fd, -1);
+	a->pid = getpid();
+	a->host = host;
+	snprintf(a->bind, sizeof(a->bind), "%s",
+		 cfg->bind && *cfg->bind ? cfg->bind : "127.0.0.1");
+	a->port = cfg->port;
+	a->max_clients = cfg->max_clients > 0 ? cfg->max_clients
+					      : AGENT_DEFAULT_MAX_CLIENTS;
+	a->idle_timeout_ms = cfg->idle_timeout_ms > 0
+				     ? cfg->idle_timeout_ms
+				     : AGENT_DEFAULT_IDLE_TIMEOUT_MS;
+	a->frame_timeout_ms = AGENT_DEFAULT_FRAME_TIMEOUT_MS;
+	if (a->frame_timeout_ms > a->idle_timeout_ms)
+		a->frame_timeout_ms = a->idle_timeout_ms;
+	atomic_init(&a->dump_fork,
+		    cfg->dump_fork < 0 ? host->fork_stopped != NULL
+				       : (cfg->dump_fork && host->fork_stopped));
+	atomic_init(&a->dump_gc, cfg->dump_gc != 0);
+	snprintf(a->vm, sizeof(a->vm), "%s%s%s",
+		 host->vm_name ? host->vm_name : "vm",
+		 host->vm_version && *host->vm_version ? " " : "",
+		 host->vm_version ? host->vm_version : "");
+	clock_gettime(CLOCK_MONOTONIC, &a->start_mono);
+	a->started = time(NULL);
+
+	rc = VMHEAP_EINVAL;
+	if (a->max_clients > AGENT_MAX_MAX_CLIENTS) {
+		agent_fail(err, errlen, rc, "max_clients %d is above %d",
+			   a->max_clients, AGENT_MAX_MAX_CLIENTS);
+		goto fail;
+	}
+	if (!is_loopback(a->bind)) {
+		agent_fail(err, errlen, rc,
+			   "refusing to listen on %s: the agent binds loopback addresses only",
+			   a->bind);
+		goto fail;
+	}
+	dir = cfg->dump_dir;
+	if (!dir || !*dir)
+		dir = getcwd(cwd, sizeof(cwd)) ? cwd : ".";
+	if ((rc = resolve_dir(dir, a->dump_dir, "dump directory", err,
+			      errlen)) < 0)
+		goto fail;
+	dir = cfg->tmpdir && *cfg->tmpdir ? cfg->tmpdir
+					  : vmheap_discovery_default_dir();
+	if ((rc = resolve_dir(dir, a->tmpdir, "discovery directory", err,
+			      errlen)) < 0)
+		goto fail;
+	if ((rc = agent_token_new(a->token, err, errlen)) < 0)
+		goto fail;
+
+	rc = VMHEAP_AGENT_ESYS;
+	a->nslots = a->max_clients;
+	a->fd_slots = malloc(sizeof(*a->fd_slots) * (size_t)a->nslots);
+	a->base = event_base_new();
+	if (!a->fd_slots || !a->base) {
+		agent_fail(err, errlen, rc, "cannot create the event base");
+		goto fail;
+	}
+	for (int i = 0; i < a->nslots; i++)
+		atomic_init(&a->fd_slots[i], -1);
+	a->stop_ev = event_new(a->base, -1, 0, stop_cb, a);
+	a->dump_done_ev = event_new(a->base, -1, 0, agent_dump_done_cb, a);
+	if (!a->stop_ev || !a->dump_done_ev) {
+		agent_fail(err, errlen, rc, "cannot create events");
+		goto fail;
+	}
+	if ((rc = open_listener(a, err, errlen)) < 0)
+		goto fail;
+	if ((rc = agent_discovery_write(a, err, errlen)) < 0)
+		goto fail;
+	if ((rc = agent_dump_thread_start(a, err, errlen)) < 0)
+		goto fail;
+	if (pthread_create(&a->loop_thread, NULL, loop_main, a) != 0) {
+		agent_dump_thread_stop(a);
+		rc = agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				"cannot start the agent thread");
+		goto fail;
+	}
+	a->loop_running = 1;
+	the_agent = a;
+	*out = a;
+	return 0;
+fail:
+	agent_discovery_remove(a);
+	free_agent(a);
+	return rc;
+}
+
+void vmheap_agent_stop(vmheap_agent *a)
+{
+	if (!a)
+		return;
+	if (atomic_load(&a->stale) || getpid() != a->pid) {
+		/* A forked child: no threads here, and the parent's file
+		 * and libevent state are not ours to touch. */
+		atomic_store(&a->stale, 1);
+		keep_stale(a);
+		if (the_agent == a)
+			the_agent = NULL;
+		return;
+	}
+	agent_dump_thread_stop(a); /* waits for a running dump */
+	if (a->loop_running) {
+		event_active(a->stop_ev, EV_READ, 0);
+		pthread_join(a->loop_thread, NULL);
+		a->loop_running = 0;
+	}
+	if (the_agent == a)
+		the_agent = NULL;
+	agent_discovery_remove(a);
+	free_agent(a);
+}
+
+uint16_t vmheap_agent_port(const vmheap_agent *a)
+{
+	return a->port;
+}
+
+const char *vmheap_agent_discovery_path(const vmheap_agent *a)
+{
+	return a->discovery_path;
+}
+
+int vmheap_agent_is_stale(const vmheap_agent *a)
+{
+	return atomic_load(&((vmheap_agent *)a)->stale) || getpid() != a->pid;
+}

@@ -1,0 +1,268 @@
+/*
+ * host.c - the sample VM's side of the agent's host interface: stop the
+ * world (take the heap lock the mutator holds for each tick), walk the
+ * heap into a dump writer, fork for dumps, and its own variables.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sample-internal.h"
+
+static const char *const kind_names[] = {"object", "string", "array", "hash"};
+
+/* Root kinds: string ids in the dump. */
+enum { ROOT_VM = 1, ROOT_GLOBALS = 2, ROOT_STACK = 3 };
+
+static int run_stopped(void *ctx, int (*fn)(void *arg), void *arg)
+{
+	struct sample_vm *vm = ctx;
+	int rc;
+
+	pthread_mutex_lock(&vm->heap_lock);
+	rc = fn(arg);
+	pthread_mutex_unlock(&vm->heap_lock);
+	return rc;
+}
+
+/* Called inside run_stopped: the heap lock is held by this thread, and
+ * in the child this thread is the only one and still holds it. */
+static pid_t fork_stopped(void *ctx)
+{
+	(void)ctx;
+	return fork();
+}
+
+static int prepare_child(void *ctx, int gc)
+{
+	/* The sample frees its garbage at the end of every tick, so at a
+	 * safe point everything on the heap is live: nothing to collect. */
+	(void)ctx;
+	(void)gc;
+	return 0;
+}
+
+static int walk_heap(void *ctx, vmheap_writer *w)
+{
+	struct sample_vm *vm = ctx;
+	uint64_t *refs = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	rc = vmheap_writer_add_string(w, ROOT_VM, "vm", 2);
+	if (!rc)
+		rc = vmheap_writer_add_string(w, ROOT_GLOBALS, "globals", 7);
+	if (!rc)
+		rc = vmheap_writer_add_string(w, ROOT_STACK, "stack", 5);
+	for (uint32_t i = 1; !rc && i <= vm->nclasses; i++) {
+		const struct sample_class *c = &vm->classes[i];
+		rc = vmheap_writer_add_class(w, i, c->name, strlen(c->name),
+					     c->super, 0);
+	}
+	if (!rc && vm->walk_delay_ms > 0) {
+		/* --walk-delay-ms: a slow walk, so tests can act mid-dump */
+		struct timespec ts = {vm->walk_delay_ms / 1000,
+				      (long)(vm->walk_delay_ms % 1000) * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	for (struct sample_obj *o = vm->all; !rc && o; o = o->next) {
+		if (o->nrefs > cap) {
+			void *p = realloc(refs, o->nrefs * sizeof(*refs));
+			if (!p) {
+				rc = VMHEAP_ENOMEM;
+				break;
+			}
+			refs = p;
+			cap = o->nrefs;
+		}
+		for (uint32_t i = 0; i < o->nrefs; i++)
+			refs[i] = (uint64_t)(uintptr_t)o->refs[i];
+		rc = vmheap_writer_add_object(w, (uint64_t)(uintptr_t)o, o->cls,
+					      sizeof(*o) + o->payload,
+					      vm->classes[o->cls].kind, refs,
+					      o->nrefs);
+	}
+	free(refs);
+	if (!rc)
+		rc = vmheap_writer_add_root(w, ROOT_VM,
+					    (uint64_t)(uintptr_t)vm->vm_root);
+	if (!rc)
+		rc = vmheap_writer_add_root(w, ROOT_GLOBALS,
+					    (uint64_t)(uintptr_t)vm->globals);
+	if (!rc && vm->session)
+		rc = vmheap_writer_add_root(w, ROOT_STACK,
+					    (uint64_t)(uintptr_t)vm->session);
+	return rc;
+}
+
+/* ------------------------------------------------------------ variables */
+
+static const struct {
+	const char *name, *type;
+} host_vars[] = {
+	{"sample.census", "map"},
+	{"sample.fork", "int"},
+	{"sample.fork_status", "int"},
+	{"sample.tick_ms", "int"},
+	{"sample.ticks", "int"},
+	{"system.memory.bytes", "int"},
+	{"system.memory.count", "int"},
+};
+
+static void list_vars(void *ctx,
+		      void (*add)(void *arg, const char *name, const char *type),
+		      void *arg)
+{
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(host_vars) / sizeof(*host_vars); i++)
+		add(arg, host_vars[i].name, host_vars[i].type);
+}
+
+static void pack_str(msgpack_packer *pk, const char *s)
+{
+	msgpack_pack_str(pk, strlen(s));
+	msgpack_pack_str_body(pk, s, strlen(s));
+}
+
+static int get_var(void *ctx, const char *name, msgpack_packer *pk)
+{
+	struct sample_vm *vm = ctx;
+
+	if (!strcmp(name, "sample.ticks")) {
+		msgpack_pack_uint64(pk, atomic_load(&vm->ticks));
+	} else if (!strcmp(name, "sample.tick_ms")) {
+		msgpack_pack_int64(pk, atomic_load(&vm->tick_ms));
+	} else if (!strcmp(name, "sample.fork_status")) {
+		msgpack_pack_int64(pk, atomic_load(&vm->fork_status));
+	} else if (!strcmp(name, "sample.fork")) {
+		msgpack_pack_int64(pk, atomic_load(&vm->fork_child));
+	} else if (!strcmp(name, "sample.census") ||
+		   !strcmp(name, "system.memory.count") ||
+		   !strcmp(name, "system.memory.bytes")) {
+		/* the census published at the end of the last tick: the
+		 * heap as a dump sees it, without waiting for the heap lock */
+		pthread_mutex_lock(&vm->stats_lock);
+		if (!strcmp(name, "sample.census")) {
+			uint32_t n = 0;
+			for (uint32_t i = 1; i <= vm->census_classes; i++)
+				n += vm->census[i] > 0;
+			msgpack_pack_map(pk, n);
+			for (uint32_t i = 1; i <= vm->census_classes; i++) {
+				if (!vm->census[i])
+					continue;
+				pack_str(pk, vm->classes[i].name);
+				msgpack_pack_uint64(pk, vm->census[i]);
+			}
+		} else {
+			msgpack_pack_uint64(pk, name[14] == 'c'
+							? vm->census_objects
+							: vm->census_bytes);
+		}
+		pthread_mutex_unlock(&vm->stats_lock);
+	} else {
+		return VMHEAP_AGENT_ENOTFOUND;
+	}
+	return 0;
+}
+
+/* An integer from an int or a decimal string (what a person types). */
+static int want_int(const msgpack_object *v, long long *out)
+{
+	char buf[32], *end;
+
+	if (v->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	    v->via.u64 <= INT32_MAX) {
+		*out = (long long)v->via.u64;
+		return 0;
+	}
+	if (v->type == MSGPACK_OBJECT_STR && v->via.str.size > 0 &&
+	    v->via.str.size < sizeof(buf)) {
+		memcpy(buf, v->via.str.ptr, v->via.str.size);
+		buf[v->via.str.size] = '\0';
+		errno = 0;
+		*out = strtoll(buf, &end, 10);
+		if (!errno && !*end && *out >= 0 && *out <= INT32_MAX)
+			return 0;
+	}
+	return -1;
+}
+
+/* `set sample.fork MS`: fork the VM the way an application would (from
+ * this thread, with no safe point), as Rubinius issue #3035 did.  The
+ * child checks that its copy of the agent is stale, lives MS ms, and
+ * exits through exit() (so at-exit hooks run in it).  Exit status 0
+ * means the child saw a stale agent. */
+static int test_fork(struct sample_vm *vm, long long ms, msgpack_packer *pk,
+		     char *err, size_t errlen)
+{
+	pid_t pid;
+
+	if (atomic_load(&vm->fork_child) && atomic_load(&vm->fork_status) < 0) {
+		snprintf(err, errlen, "a forked child (pid %d) is still running",
+			 atomic_load(&vm->fork_child));
+		return VMHEAP_AGENT_EBUSY;
+	}
+	atomic_store(&vm->fork_status, -1);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		return VMHEAP_AGENT_ESYS;
+	}
+	if (pid == 0) {
+		struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+		int stale = vm->agent && vmheap_agent_is_stale(vm->agent);
+
+		nanosleep(&ts, NULL);
+		exit(stale ? 0 : 3);
+	}
+	atomic_store(&vm->fork_child, pid);
+	msgpack_pack_int64(pk, pid);
+	return 0;
+}
+
+static int set_var(void *ctx, const char *name, const msgpack_object *value,
+		   msgpack_packer *pk, char *err, size_t errlen)
+{
+	struct sample_vm *vm = ctx;
+	long long v;
+
+	if (!strcmp(name, "sample.tick_ms") || !strcmp(name, "sample.fork")) {
+		if (want_int(value, &v) < 0) {
+			snprintf(err, errlen,
+				 "%s takes a non-negative integer (milliseconds)",
+				 name);
+			return VMHEAP_AGENT_ETYPE;
+		}
+		if (name[7] == 'f')
+			return test_fork(vm, v, pk, err, errlen);
+		atomic_store(&vm->tick_ms, (int)v);
+		msgpack_pack_int64(pk, v);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(host_vars) / sizeof(*host_vars); i++)
+		if (!strcmp(host_vars[i].name, name)) {
+			snprintf(err, errlen, "%s is read-only", name);
+			return VMHEAP_AGENT_EREADONLY;
+		}
+	return VMHEAP_AGENT_ENOTFOUND;
+}
+
+void sample_host_init(struct vmheap_agent_host *h, struct sample_vm *vm)
+{
+	memset(h, 0, sizeof(*h));
+	h->vm_name = "sample";
+	h->vm_version = "1.0";
+	h->ctx = vm;
+	h->run_stopped = run_stopped;
+	h->walk_heap = walk_heap;
+	h->fork_stopped = fork_stopped;
+	h->prepare_child = prepare_child;
+	h->kind_names = kind_names;
+	h->kind_count = sizeof(kind_names) / sizeof(*kind_names);
+	h->list_vars = list_vars;
+	h->get_var = get_var;
+	h->set_var = set_var;
+}

@@ -1,0 +1,10 @@
+# vmheap-sample: a small C VM that embeds the agent (tests and docs).
+SAMPLE_SRCS := $(wildcard hosts/sample/*.c)
+SAMPLE_OBJS := $(SAMPLE_SRCS:%.c=$(OBJDIR)/%.o)
+VMHEAP_SAMPLE := $(BINDIR)/vmheap-sample
+BINS += $(VMHEAP_SAMPLE)
+
+$(VMHEAP_SAMPLE): $(SAMPLE_OBJS) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(SAMPLE_OBJS) $(LIBVMHEAP_AGENT_A) \
+	  $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS)
