@@ -236,15 +236,16 @@ static char *dup_text(const char *s, uint32_t len)
 	return d;
 }
 
-/* Find "version" in the header map; it is read before anything else so
- * that a newer major version is refused whatever else changed. */
+/* Find "version" in the header map (the last one, if repeated); it is
+ * read before anything else so that a newer major version is refused
+ * whatever else changed. */
 static int read_version(vmheap_reader *r, const struct section *s)
 {
 	struct mpc m = {s->payload, s->payload + s->length};
 	uint32_t n, klen, vn;
 	const char *k;
-	uint64_t major, minor;
-	int rc;
+	uint64_t major = 0, minor = 0;
+	int rc, found = 0;
 
 	if ((rc = mpc_map(&m, &n)))
 		return map_error(r, s, &m, "header (not a map)", rc);
@@ -261,24 +262,28 @@ static int read_version(vmheap_reader *r, const struct section *s)
 			return map_error(r, s, &m,
 					 "header version (want [major, minor])",
 					 rc);
-		if (major != VMHEAP_FORMAT_MAJOR)
-			return fail(r, VMHEAP_EVERSION,
-				    "dump has format version %llu.%llu, this "
-				    "reader reads major version %u only "
-				    "(header at byte offset %llu)",
-				    (unsigned long long)major,
-				    (unsigned long long)minor,
-				    VMHEAP_FORMAT_MAJOR,
-				    (unsigned long long)s->offset);
-		if (minor > UINT32_MAX)
-			return map_error(r, s, &m, "header minor version", 0);
-		r->hdr.major = (uint32_t)major;
-		r->hdr.minor = (uint32_t)minor;
-		return 0;
+		for (vn -= 2; vn; vn--)
+			if ((rc = mpc_skip(&m)))
+				return map_error(r, s, &m, "header version",
+						 rc);
+		found = 1;
 	}
-	return fail(r, VMHEAP_EFORMAT,
-		    "header at byte offset %llu has no \"version\" key",
-		    (unsigned long long)s->offset);
+	if (!found)
+		return fail(r, VMHEAP_EFORMAT,
+			    "header at byte offset %llu has no \"version\" key",
+			    (unsigned long long)s->offset);
+	if (major != VMHEAP_FORMAT_MAJOR)
+		return fail(r, VMHEAP_EVERSION,
+			    "dump has format version %llu.%llu, this reader "
+			    "reads major version %u only (header at byte offset "
+			    "%llu)",
+			    (unsigned long long)major, (unsigned long long)minor,
+			    VMHEAP_FORMAT_MAJOR, (unsigned long long)s->offset);
+	if (minor > UINT32_MAX)
+		return map_error(r, s, &m, "header minor version", 0);
+	r->hdr.major = (uint32_t)major;
+	r->hdr.minor = (uint32_t)minor;
+	return 0;
 }
 
 static int read_header_uint(vmheap_reader *r, const struct section *s,

@@ -19,6 +19,9 @@
  *    byte offset).  Fetch it with vmheap_writer_error() or
  *    vmheap_reader_error().
  *  - The library never exits the process and never prints.
+ *  - A writer or reader is used by one thread at a time.  Block cursors
+ *    share nothing with their reader, so blocks taken from one reader can
+ *    be decoded on many threads at once.
  *
  * Writing
  * -------
@@ -358,7 +361,11 @@ int vmheap_reader_next(vmheap_reader *r, struct vmheap_record *rec);
  */
 int vmheap_reader_next_block(vmheap_reader *r, struct vmheap_block *blk);
 
-/* The footer's totals, valid once next()/next_block() returned 0. */
+/*
+ * Once next()/next_block() returned 0: the footer's totals (which, in
+ * record mode, matched the records).  Before that: what was counted so far
+ * (records decoded by next(); only `blocks` in block mode).
+ */
 const struct vmheap_totals *vmheap_reader_totals(const vmheap_reader *r);
 
 /* Bytes consumed from the input so far (for progress displays). */
