@@ -8,9 +8,9 @@
  * odd (then the bytes reach the pre-auth path), sends the rest of the
  * input as raw bytes (frames, or anything) followed by a sentinel request
  * (get system.pid with the largest id), and reads until the sentinel's
- * reply arrives or the agent closes.  A partial frame in the input holds
- * the sentinel back until the agent's frame timeout, lowered here to
- * 100 ms (it closes the connection then).  Every frame the agent sends back must
+ * reply arrives or the agent closes; the writing side is shut down
+ * after the sentinel, so that a partial frame in the input ends at EOF
+ * (the frame timeout is also lowered to 100 ms).  Every frame the agent sends back must
  * be a well-formed reply: [id, "ok", value], [id, "error", code, message]
  * (the hello aside).  A hang (no close within 10 s) aborts.
  *
@@ -336,6 +336,9 @@ int fuzz_protocol_one(const uint8_t *data, size_t size)
 		send_auth(fd);
 	if ((size <= 1 || send_all(fd, data + 1, size - 1) == 0))
 		send_request(fd, SENTINEL_ID, "get", "system.pid");
+	/* EOF: a partial frame then ends at once instead of at the frame
+	 * timeout (replies still in flight may be dropped: that is fine) */
+	shutdown(fd, SHUT_WR);
 	while (read_reply(fd, 0) == 0)
 		;
 	close(fd);

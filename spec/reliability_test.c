@@ -1,0 +1,343 @@
+/*
+ * reliability_test.c - the load test: 200 concurrent clients x 500
+ * requests on loopback against a working sample VM, mixed with 20 clients
+ * that send garbage, oversized frames, half frames, or nothing at all.
+ *
+ * The VM is the sample VM (its heap, mutator and host callbacks) forked
+ * from this suite with max_clients raised to 256: vmheap-sample itself
+ * has no setting for the limit (default 32).
+ *
+ * It shows that every well-formed request is answered correctly, that
+ * the VM's own work (sample.ticks) keeps progressing, and prints by how
+ * much it slowed, and that the agent's memory (system.memory.rss) comes
+ * back near its starting level once the clients are gone.  The sanitizer
+ * build runs fewer requests per client (printed).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "reliability-internal.h"
+
+#define GOOD_CLIENTS 200
+#define BAD_CLIENTS 20
+#define MAX_CLIENTS 256
+
+static int requests_per_client(void)
+{
+	return RL_SANITIZED ? 100 : 500;
+}
+
+struct load {
+	struct rl_vm vm;
+	atomic_int go;
+	atomic_int done;          /* good clients finished */
+	atomic_int_fast64_t answered, wrong, failed;
+	atomic_int_fast64_t bad_rounds, bad_closed;
+	pthread_mutex_t lock;
+	char first_problem[512];
+};
+
+static void problem(struct load *L, const char *fmt, const char *a,
+		    const char *b)
+{
+	pthread_mutex_lock(&L->lock);
+	if (!L->first_problem[0])
+		snprintf(L->first_problem, sizeof(L->first_problem), fmt, a, b);
+	pthread_mutex_unlock(&L->lock);
+}
+
+struct good_arg {
+	struct load *L;
+	int index;
+};
+
+/* A well-behaved client: connect, then requests one after another, each
+ * checked against what the VM must answer. */
+static void *good_client(void *arg)
+{
+	struct good_arg *g = arg;
+	struct load *L = g->L;
+	static const char *const vars[] = {"system.pid", "sample.ticks",
+					   "system.memory.", "system.uptime"};
+	vmheap_client *c = NULL;
+	int n = requests_per_client();
+
+	while (!atomic_load(&L->go))
+		rl_sleep_ms(1);
+	if (vmheap_client_connect_addr(&c, "127.0.0.1", L->vm.port,
+				       L->vm.token, 30000) < 0) {
+		problem(L, "connect failed: %s%s",
+			c ? vmheap_client_error(c) : "?", "");
+		atomic_fetch_add(&L->failed, n);
+		if (c)
+			vmheap_client_close(c);
+		atomic_fetch_add(&L->done, 1);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		int k = (i + g->index) % 4, rc, right;
+		struct vmheap_reply rep;
+
+		rc = k == 2 ? vmheap_client_call(c, "list", vars[k], NULL, &rep)
+			    : vmheap_client_call(c, "get", vars[k], NULL, &rep);
+		if (rc < 0) {
+			problem(L, "a call failed: %s%s",
+				vmheap_client_error(c), "");
+			vmheap_reply_release(&rep);
+			atomic_fetch_add(&L->failed, n - i);
+			break;
+		}
+		switch (k) {
+		case 0:
+			right = rep.ok &&
+				rep.value.type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+				rep.value.via.u64 == (uint64_t)L->vm.pid;
+			break;
+		case 1:
+			right = rep.ok &&
+				rep.value.type == MSGPACK_OBJECT_POSITIVE_INTEGER;
+			break;
+		case 2:
+			right = rep.ok && (rep.value.type == MSGPACK_OBJECT_ARRAY ||
+					   rep.value.type == MSGPACK_OBJECT_MAP) &&
+				rep.value.via.array.size > 0;
+			break;
+		default:
+			right = rep.ok &&
+				rep.value.type == MSGPACK_OBJECT_FLOAT64;
+		}
+		if (right) {
+			atomic_fetch_add(&L->answered, 1);
+		} else {
+			atomic_fetch_add(&L->wrong, 1);
+			problem(L, "wrong reply to %s: %.400s", vars[k],
+				rep.ok ? "(unexpected value)" : rep.message);
+		}
+		vmheap_reply_release(&rep);
+	}
+	vmheap_client_close(c);
+	atomic_fetch_add(&L->done, 1);
+	return NULL;
+}
+
+static int raw_connect(uint16_t port)
+{
+	struct sockaddr_in sa;
+	struct timeval tv = {15, 0};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* Read until the agent closes; 1 if it did within the receive timeout. */
+static int agent_closes(int fd)
+{
+	char buf[4096];
+
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return 1;
+		if (n < 0 && errno != EINTR)
+			return 0;
+	}
+}
+
+/* A misbehaving client, again and again until the good ones finish:
+ * kind 0 a frame of random bytes, 1 an oversized length, 2 half a frame then
+ * silence, 3 nothing at all (no auth). */
+static void *bad_client(void *arg)
+{
+	struct good_arg *g = arg;
+	struct load *L = g->L;
+	unsigned seed = (unsigned)g->index * 7919u + 1;
+	int kind = g->index % 4;
+
+	while (!atomic_load(&L->go))
+		rl_sleep_ms(1);
+	while (atomic_load(&L->done) < GOOD_CLIENTS) {
+		int fd = raw_connect(L->vm.port);
+		unsigned char buf[256];
+
+		if (fd < 0) {
+			rl_sleep_ms(10);
+			continue;
+		}
+		atomic_fetch_add(&L->bad_rounds, 1);
+		if (kind == 0) {
+			for (size_t i = 0; i < sizeof(buf); i++)
+				buf[i] = (unsigned char)rand_r(&seed);
+			/* a whole frame of random bytes */
+			buf[0] = buf[1] = buf[2] = 0;
+			buf[3] = (unsigned char)(sizeof(buf) - 4);
+			if (send(fd, buf, sizeof(buf), MSG_NOSIGNAL) > 0 &&
+			    agent_closes(fd))
+				atomic_fetch_add(&L->bad_closed, 1);
+		} else if (kind == 1) {
+			static const unsigned char huge[] = {0xff, 0xff, 0xff, 0xff,
+							     0x93};
+			if (send(fd, huge, sizeof(huge), MSG_NOSIGNAL) > 0 &&
+			    agent_closes(fd))
+				atomic_fetch_add(&L->bad_closed, 1);
+		} else {
+			static const unsigned char half[] = {0, 0, 0, 40, 0x94, 1};
+			if (kind == 2 &&
+			    send(fd, half, sizeof(half), MSG_NOSIGNAL) < 0)
+				(void)0;
+			/* hold the connection while the load runs */
+			while (atomic_load(&L->done) < GOOD_CLIENTS)
+				rl_sleep_ms(20);
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
+{
+	static struct load L;
+	pthread_t good[GOOD_CLIENTS], bad[BAD_CLIENTS];
+	struct good_arg ga[GOOD_CLIENTS], ba[BAD_CLIENTS];
+	const char *tmp = rl_mkdtemp("load");
+	vmheap_client *mon;
+	int64_t t0, t1, tk0, tk1, tl0, tl1, rss0, rss1, rss_peak = 0, ms_load;
+	int n = requests_per_client();
+	double before, during;
+
+	pthread_mutex_init(&L.lock, NULL);
+	ck_assert_int_eq(rl_vm_start_embedded(&L.vm, tmp, tmp, MAX_CLIENTS), 0);
+	mon = rl_connect(&L.vm, 10000);
+	ck_assert_ptr_nonnull(mon);
+
+	/* the VM alone: ticks per second over one second */
+	rl_sleep_ms(300);
+	rss0 = rl_get_int(mon, "system.memory.rss");
+	tk0 = rl_get_int(mon, "sample.ticks");
+	t0 = rl_now_ms();
+	rl_sleep_ms(1000);
+	tk1 = rl_get_int(mon, "sample.ticks");
+	t1 = rl_now_ms();
+	ck_assert_int_gt(tk1, tk0);
+	before = (double)(tk1 - tk0) * 1000.0 / (double)(t1 - t0);
+
+	for (int i = 0; i < GOOD_CLIENTS; i++) {
+		ga[i] = (struct good_arg){&L, i};
+		ck_assert_int_eq(pthread_create(&good[i], NULL, good_client,
+						&ga[i]), 0);
+	}
+	for (int i = 0; i < BAD_CLIENTS; i++) {
+		ba[i] = (struct good_arg){&L, i};
+		ck_assert_int_eq(pthread_create(&bad[i], NULL, bad_client,
+						&ba[i]), 0);
+	}
+	tl0 = rl_get_int(mon, "sample.ticks");
+	t0 = rl_now_ms();
+	atomic_store(&L.go, 1);
+	while (atomic_load(&L.done) < GOOD_CLIENTS &&
+	       rl_now_ms() - t0 < 50000) {
+		int64_t r = rl_get_int(mon, "system.memory.rss");
+		if (r > rss_peak)
+			rss_peak = r;
+		rl_sleep_ms(200);
+	}
+	tl1 = rl_get_int(mon, "sample.ticks");
+	t1 = rl_now_ms();
+	ms_load = t1 - t0;
+	ck_assert_msg(atomic_load(&L.done) == GOOD_CLIENTS,
+		      "the load did not finish within 50 s (%d of %d clients done)",
+		      atomic_load(&L.done), GOOD_CLIENTS);
+	for (int i = 0; i < GOOD_CLIENTS; i++)
+		pthread_join(good[i], NULL);
+	for (int i = 0; i < BAD_CLIENTS; i++)
+		pthread_join(bad[i], NULL);
+	during = (double)(tl1 - tl0) * 1000.0 / (double)(ms_load ? ms_load : 1);
+
+	/* the clients are gone: memory comes back */
+	rl_sleep_ms(1000);
+	rss1 = rl_get_int(mon, "system.memory.rss");
+
+	printf("load: %d clients x %d requests%s = %d requests in %.1f s "
+	       "(%.0f requests/s); %lld answered correctly, %lld wrong, "
+	       "%lld failed\n",
+	       GOOD_CLIENTS, n, RL_SANITIZED ? " (scaled down from 500 under ASan)" : "",
+	       GOOD_CLIENTS * n, (double)ms_load / 1000.0,
+	       (double)GOOD_CLIENTS * n * 1000.0 / (double)ms_load,
+	       (long long)atomic_load(&L.answered),
+	       (long long)atomic_load(&L.wrong),
+	       (long long)atomic_load(&L.failed));
+	printf("load: %d misbehaving clients made %lld connections; the agent "
+	       "closed %lld of the garbage/oversized ones\n",
+	       BAD_CLIENTS, (long long)atomic_load(&L.bad_rounds),
+	       (long long)atomic_load(&L.bad_closed));
+	printf("load: VM ticks/s %.1f before, %.1f during the load (%.0f%% of "
+	       "before, slowed by %.0f%%)\n",
+	       before, during, 100.0 * during / before,
+	       during < before ? 100.0 * (before - during) / before : 0.0);
+	printf("load: agent RSS %.1f MiB before, %.1f MiB peak, %.1f MiB after\n",
+	       (double)rss0 / 1048576.0, (double)rss_peak / 1048576.0,
+	       (double)rss1 / 1048576.0);
+	if (L.first_problem[0])
+		printf("load: first problem: %s\n", L.first_problem);
+
+	ck_assert_int_eq(atomic_load(&L.answered), (int64_t)GOOD_CLIENTS * n);
+	ck_assert_int_eq(atomic_load(&L.wrong), 0);
+	ck_assert_int_eq(atomic_load(&L.failed), 0);
+	ck_assert_int_gt(atomic_load(&L.bad_closed), 0);
+	ck_assert_msg(tl1 > tl0, "the VM made no progress during the load");
+	ck_assert_int_gt(rss0, 0);
+	ck_assert_int_gt(rss1, 0);
+	/* generous: the allocator may keep some; ASan keeps a quarantine */
+	ck_assert_msg(rss1 <= rss0 + (RL_SANITIZED ? 512 : 64) * 1048576LL,
+		      "RSS %lld after the load vs %lld before", (long long)rss1,
+		      (long long)rss0);
+	/* the VM still answers, and stops cleanly */
+	ck_assert_int_eq(rl_get_int(mon, "system.pid"), L.vm.pid);
+	vmheap_client_close(mon);
+	ck_assert_int_eq(rl_vm_stop(&L.vm), 0);
+	{
+		char *left = rl_ls(tmp);
+		ck_assert_msg(!*left, "files left behind: %s", left);
+		free(left);
+	}
+	rl_rmrf(tmp);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("reliability_load");
+	TCase *tc = tcase_create("load");
+	SRunner *sr;
+	int failed;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, many_clients_are_all_answered_while_the_vm_keeps_working);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
