@@ -101,7 +101,7 @@ void diff_scan_options(const struct diff_options *o, const struct diff_dump *d,
 
 /* ------------------------------------------------------------ maps.c */
 
-/* Object id -> 64-bit value, open addressing. */
+/* Object id -> 64-bit value, open addressing, linear probing. */
 struct diff_idmap {
 	struct diff_idslot {
 		uint64_t id, val;
@@ -109,10 +109,28 @@ struct diff_idmap {
 	size_t cap, len;
 	int has_zero; /* id 0 is kept aside: 0 marks empty slots */
 	uint64_t zero_val;
+	int mapped; /* slots come from mmap (large tables) */
 };
+
+/* Make room for n ids without growing.  Returns 0 or VMHEAP_ENOMEM. */
+int diff_idmap_reserve(struct diff_idmap *m, size_t n);
 
 /* Insert or overwrite.  Returns 0 or VMHEAP_ENOMEM. */
 int diff_idmap_put(struct diff_idmap *m, uint64_t id, uint64_t val);
+
+static inline size_t diff_idmap_home(const struct diff_idmap *m, uint64_t id)
+{
+	uint64_t h = id * 0x9E3779B97F4A7C15ULL;
+	return (size_t)(h >> 32 ^ h) & (m->cap - 1);
+}
+
+/* Start loading the slot where `id` would be (before a get). */
+static inline void diff_idmap_prefetch(const struct diff_idmap *m,
+				       uint64_t id)
+{
+	if (m->cap)
+		__builtin_prefetch(&m->slots[diff_idmap_home(m, id)]);
+}
 
 /* 1 and *val when present, else 0. */
 static inline int diff_idmap_get(const struct diff_idmap *m, uint64_t id,
@@ -124,9 +142,7 @@ static inline int diff_idmap_get(const struct diff_idmap *m, uint64_t id,
 	}
 	if (!m->cap)
 		return 0;
-	size_t mask = m->cap - 1;
-	uint64_t h = id * 0x9E3779B97F4A7C15ULL;
-	size_t i = (size_t)(h >> 32 ^ h) & mask;
+	size_t mask = m->cap - 1, i = diff_idmap_home(m, id);
 	for (;;) {
 		const struct diff_idslot *s = &m->slots[i];
 		if (s->id == id) {

@@ -4,12 +4,15 @@
  *
  * Passes, each one streaming read decoded on the scan's threads:
  *
- *   A  OLD: census, and a map object id -> class id of every object
- *      (one map per thread, probed read-only afterwards; this is the
- *      memory that grows with the number of objects, about 21 bytes per
- *      OLD object at the maps' fill);
+ *   A  OLD: census, and the (id, class id) of every object, appended to
+ *      one list per thread; then one table object id -> class id is built
+ *      from the lists, sized for them at once (this is the memory that
+ *      grows with the number of objects: 16 bytes per OLD object in the
+ *      lists while the table of 16-byte slots, at most three quarters
+ *      full, is built; the lists are then freed);
  *   B  NEW: census, and per (NEW class id, OLD class id or none) the
- *      objects and bytes.  After B the class names of both dumps are
+ *      objects and bytes.  Table lookups are issued a few objects ahead
+ *      (prefetch), so that the random accesses overlap.  After B the class names of both dumps are
  *      known: an object is new when its id is absent from OLD, or present
  *      with another class name.
  *
@@ -42,10 +45,25 @@ struct string_rec {
 	char *text;
 };
 
+/* An object waiting for its table lookup (whose slot is being fetched). */
+struct pending_obj {
+	uint64_t id, class_id, bytes;
+};
+
+#define LOOKAHEAD 16
+
+struct id_class {
+	uint64_t id, class_id;
+};
+
 struct thread_state {
 	struct vmheap_block_cursor cur;
 	int cur_ready;
-	struct diff_idmap ids;     /* A: OLD id -> class; T: id -> tidx */
+	struct id_class *olds;     /* A: OLD's objects */
+	size_t nolds, olds_cap;
+	struct pending_obj ring[LOOKAHEAD]; /* B, T: lookups in flight */
+	unsigned ring_head, ring_count;
+	struct diff_idmap ids;     /* T: id -> tidx */
 	struct diff_pairmap pairs; /* B: classes; R: (tidx, referrer) */
 	struct diff_idmap big;     /* R: id -> class of objects whose
 				      references may continue */
@@ -61,16 +79,106 @@ struct ident {
 	unsigned threads;
 	struct thread_state *ts;
 	vmheap_census *census;        /* fed in A and B */
-	struct diff_idmap *old_ids;   /* after A: one per thread */
+	struct diff_idmap old_ids;    /* after A: OLD id -> class id */
 	struct diff_pairmap targets_by_pair; /* T: (new, old, flag) -> tidx */
 	struct diff_idmap targets;    /* R: target id -> tidx */
 };
 
 static inline int old_class(const struct ident *x, uint64_t id, uint64_t *cid)
 {
+	return diff_idmap_get(&x->old_ids, id, cid);
+}
+
+static int add_old(struct thread_state *ts, uint64_t id, uint64_t class_id)
+{
+	if (ts->nolds == ts->olds_cap) {
+		size_t ncap = ts->olds_cap ? ts->olds_cap * 2 : 4096;
+		struct id_class *n = realloc(ts->olds, ncap * sizeof(*n));
+		if (!n)
+			return VMHEAP_ENOMEM;
+		ts->olds = n;
+		ts->olds_cap = ncap;
+	}
+	ts->olds[ts->nolds++] = (struct id_class){id, class_id};
+	return 0;
+}
+
+/* After A: one table of every OLD object, built from the lists. */
+static int build_old_table(struct ident *x)
+{
+	size_t total = 0;
 	for (unsigned t = 0; t < x->threads; t++)
-		if (diff_idmap_get(&x->old_ids[t], id, cid))
-			return 1;
+		total += x->ts[t].nolds;
+	if (diff_idmap_reserve(&x->old_ids, total) < 0)
+		return VMHEAP_ENOMEM;
+	for (unsigned t = 0; t < x->threads; t++) {
+		struct thread_state *ts = &x->ts[t];
+		for (size_t i = 0; i < ts->nolds; i++) {
+			if (i + LOOKAHEAD < ts->nolds)
+				diff_idmap_prefetch(&x->old_ids,
+						    ts->olds[i + LOOKAHEAD].id);
+			if (diff_idmap_put(&x->old_ids, ts->olds[i].id,
+					   ts->olds[i].class_id) < 0)
+				return VMHEAP_ENOMEM;
+		}
+		free(ts->olds);
+		ts->olds = NULL;
+		ts->nolds = ts->olds_cap = 0;
+	}
+	return 0;
+}
+
+/* B and T: the object's table lookup has been prefetched; do it now. */
+static int classify(struct ident *x, struct thread_state *ts,
+		    const struct pending_obj *o)
+{
+	uint64_t ocid = 0;
+	int found = old_class(x, o->id, &ocid);
+
+	if (x->pass == PASS_NEW) {
+		struct diff_pairslot *s = diff_pairmap_upsert(
+			&ts->pairs, o->class_id, ocid,
+			found ? PAIR_PRESENT : 0);
+		if (!s)
+			return VMHEAP_ENOMEM;
+		s->count++;
+		s->bytes += o->bytes;
+		return 0;
+	}
+	const struct diff_pairslot *ps = diff_pairmap_find(
+		&x->targets_by_pair, o->class_id, ocid,
+		found ? PAIR_PRESENT : 0);
+	return ps ? diff_idmap_put(&ts->ids, o->id, ps->count) : 0;
+}
+
+/* Queue an object for classify(), starting its lookup. */
+static int lookahead(struct ident *x, struct thread_state *ts,
+		     const struct vmheap_record *rec)
+{
+	if (ts->ring_count == LOOKAHEAD) {
+		int rc = classify(x, ts, &ts->ring[ts->ring_head]);
+		if (rc < 0)
+			return rc;
+		ts->ring_head = (ts->ring_head + 1) % LOOKAHEAD;
+		ts->ring_count--;
+	}
+	diff_idmap_prefetch(&x->old_ids, rec->u.object.id);
+	ts->ring[(ts->ring_head + ts->ring_count) % LOOKAHEAD] =
+		(struct pending_obj){rec->u.object.id, rec->u.object.class_id,
+				     rec->u.object.bytes};
+	ts->ring_count++;
+	return 0;
+}
+
+static int drain(struct ident *x, struct thread_state *ts)
+{
+	while (ts->ring_count) {
+		int rc = classify(x, ts, &ts->ring[ts->ring_head]);
+		if (rc < 0)
+			return rc;
+		ts->ring_head = (ts->ring_head + 1) % LOOKAHEAD;
+		ts->ring_count--;
+	}
 	return 0;
 }
 
@@ -147,42 +255,27 @@ static int count_refs(struct ident *x, struct thread_state *ts,
 static int pass_record(struct ident *x, unsigned t, struct thread_state *ts,
 		       const struct vmheap_record *rec)
 {
-	uint64_t ocid = 0, tidx;
-	int found, rc;
+	uint64_t tidx;
+	int rc;
 
 	switch (x->pass) {
 	case PASS_OLD:
 		if ((rc = vmheap_census_add_record(x->census, t, rec)) < 0)
 			return rc;
 		if (rec->type == VMHEAP_RECORD_OBJECT)
-			return diff_idmap_put(&ts->ids, rec->u.object.id,
-					      rec->u.object.class_id);
+			return add_old(ts, rec->u.object.id,
+				       rec->u.object.class_id);
 		return 0;
 	case PASS_NEW:
 		if ((rc = vmheap_census_add_record(x->census, t, rec)) < 0)
 			return rc;
 		if (rec->type != VMHEAP_RECORD_OBJECT)
 			return 0;
-		found = old_class(x, rec->u.object.id, &ocid);
-		struct diff_pairslot *s = diff_pairmap_upsert(
-			&ts->pairs, rec->u.object.class_id, ocid,
-			found ? PAIR_PRESENT : 0);
-		if (!s)
-			return VMHEAP_ENOMEM;
-		s->count++;
-		s->bytes += rec->u.object.bytes;
-		return 0;
+		return lookahead(x, ts, rec);
 	case PASS_TARGETS:
 		if (rec->type != VMHEAP_RECORD_OBJECT)
 			return 0;
-		found = old_class(x, rec->u.object.id, &ocid);
-		const struct diff_pairslot *ps = diff_pairmap_find(
-			&x->targets_by_pair, rec->u.object.class_id, ocid,
-			found ? PAIR_PRESENT : 0);
-		if (ps)
-			return diff_idmap_put(&ts->ids, rec->u.object.id,
-					      ps->count);
-		return 0;
+		return lookahead(x, ts, rec);
 	case PASS_REFS:
 		switch (rec->type) {
 		case VMHEAP_RECORD_OBJECT:
@@ -227,6 +320,10 @@ static int ident_block(void *state, unsigned t, const struct vmheap_block *blk,
 			snprintf(err, errsz, "out of memory");
 			return rc;
 		}
+	}
+	if (drain(x, ts) < 0) {
+		snprintf(err, errsz, "out of memory");
+		return VMHEAP_ENOMEM;
 	}
 	if (rc < 0)
 		snprintf(err, errsz, "%s", ts->cur.error);
@@ -584,9 +681,8 @@ static int retainers(const struct diff_options *o, struct ident *x,
 			goto nomem;
 		diff_idmap_release(m);
 	}
-	/* the OLD maps are not needed any more */
-	for (unsigned t = 0; t < x->threads; t++)
-		diff_idmap_release(&x->old_ids[t]);
+	/* the OLD table is not needed any more */
+	diff_idmap_release(&x->old_ids);
 
 	/* R: every reference and root into the targets */
 	if ((rc = reopen(&res->new_d, err, errsz)) < 0)
@@ -615,11 +711,10 @@ static void ident_release(struct ident *x)
 		for (size_t i = 0; i < ts->nstrings; i++)
 			free(ts->strings[i].text);
 		free(ts->strings);
-		if (x->old_ids)
-			diff_idmap_release(&x->old_ids[t]);
+		free(ts->olds);
 	}
 	free(x->ts);
-	free(x->old_ids);
+	diff_idmap_release(&x->old_ids);
 	diff_pairmap_release(&x->targets_by_pair);
 	diff_idmap_release(&x->targets);
 }
@@ -635,8 +730,7 @@ int diff_identity(const struct diff_options *o, struct diff_result *res,
 	sopt.threads = o->threads;
 	x.threads = vmheap_scan_threads(&sopt);
 	x.ts = calloc(x.threads, sizeof(*x.ts));
-	x.old_ids = calloc(x.threads, sizeof(*x.old_ids));
-	if (!x.ts || !x.old_ids) {
+	if (!x.ts) {
 		snprintf(err, errsz, "out of memory");
 		rc = VMHEAP_ENOMEM;
 		goto out;
@@ -645,9 +739,10 @@ int diff_identity(const struct diff_options *o, struct diff_result *res,
 	/* A: OLD's objects */
 	if ((rc = census_pass(o, &x, &res->old_d, PASS_OLD, err, errsz)) < 0)
 		goto out;
-	for (unsigned t = 0; t < x.threads; t++) {
-		x.old_ids[t] = x.ts[t].ids;
-		memset(&x.ts[t].ids, 0, sizeof(x.ts[t].ids));
+	if ((rc = build_old_table(&x)) < 0) {
+		snprintf(err, errsz, "out of memory for the objects of %s",
+			 res->old_d.path);
+		goto out;
 	}
 
 	/* B: NEW's objects, classified against OLD */

@@ -4,33 +4,66 @@
  * (a, b, flag) -> counters.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "diff-internal.h"
 
-static size_t id_slot(uint64_t id, size_t mask)
+/* Tables of 2 MiB and more come from mmap, with transparent huge pages
+ * asked for: the identity passes probe them at random, and huge pages
+ * spare most TLB misses. */
+#define MAPPED_BYTES (2u << 20)
+
+static struct diff_idslot *alloc_slots(size_t cap, int *mapped)
 {
-	uint64_t h = id * 0x9E3779B97F4A7C15ULL;
-	return (size_t)(h >> 32 ^ h) & mask;
+	size_t bytes = cap * sizeof(struct diff_idslot);
+	*mapped = 0;
+	if (bytes < MAPPED_BYTES)
+		return calloc(cap, sizeof(struct diff_idslot));
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, bytes, MADV_HUGEPAGE);
+	*mapped = 1;
+	return p;
 }
 
-static int idmap_grow(struct diff_idmap *m)
+static void free_slots(struct diff_idslot *s, size_t cap, int mapped)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 1024;
-	struct diff_idslot *ns = calloc(ncap, sizeof(*ns));
+	if (mapped)
+		munmap(s, cap * sizeof(*s));
+	else
+		free(s);
+}
+
+static int idmap_resize(struct diff_idmap *m, size_t ncap)
+{
+	int mapped;
+	struct diff_idslot *ns = alloc_slots(ncap, &mapped);
 	if (!ns)
 		return VMHEAP_ENOMEM;
+	struct diff_idmap n = {ns, ncap, 0, 0, 0, mapped};
 	for (size_t i = 0; i < m->cap; i++) {
 		if (!m->slots[i].id)
 			continue;
-		size_t j = id_slot(m->slots[i].id, ncap - 1);
+		size_t j = diff_idmap_home(&n, m->slots[i].id);
 		while (ns[j].id)
 			j = (j + 1) & (ncap - 1);
 		ns[j] = m->slots[i];
 	}
-	free(m->slots);
+	free_slots(m->slots, m->cap, m->mapped);
 	m->slots = ns;
 	m->cap = ncap;
+	m->mapped = mapped;
 	return 0;
+}
+
+int diff_idmap_reserve(struct diff_idmap *m, size_t n)
+{
+	size_t cap = m->cap ? m->cap : 1024;
+	while ((n + 1) * 4 > cap * 3)
+		cap *= 2;
+	return cap == m->cap ? 0 : idmap_resize(m, cap);
 }
 
 int diff_idmap_put(struct diff_idmap *m, uint64_t id, uint64_t val)
@@ -40,9 +73,10 @@ int diff_idmap_put(struct diff_idmap *m, uint64_t id, uint64_t val)
 		m->zero_val = val;
 		return 0;
 	}
-	if ((m->len + 1) * 4 > m->cap * 3 && idmap_grow(m) < 0)
+	if ((m->len + 1) * 4 > m->cap * 3 &&
+	    idmap_resize(m, m->cap ? m->cap * 2 : 1024) < 0)
 		return VMHEAP_ENOMEM;
-	size_t mask = m->cap - 1, i = id_slot(id, mask);
+	size_t mask = m->cap - 1, i = diff_idmap_home(m, id);
 	while (m->slots[i].id && m->slots[i].id != id)
 		i = (i + 1) & mask;
 	if (!m->slots[i].id)
@@ -54,10 +88,12 @@ int diff_idmap_put(struct diff_idmap *m, uint64_t id, uint64_t val)
 
 void diff_idmap_release(struct diff_idmap *m)
 {
-	free(m->slots);
+	if (m->slots)
+		free_slots(m->slots, m->cap, m->mapped);
 	m->slots = NULL;
 	m->cap = m->len = 0;
 	m->has_zero = 0;
+	m->mapped = 0;
 }
 
 static size_t pair_slot(uint64_t a, uint64_t b, uint32_t flag, size_t mask)
