@@ -3,10 +3,7 @@ CONSOLE_SRCS := $(wildcard console/*.c)
 CONSOLE_OBJS := $(CONSOLE_SRCS:%.c=$(OBJDIR)/%.o)
 CONSOLE_BIN  := $(BINDIR)/vmheap-console
 MAN_PAGES    += man/vmheap-console.1
-# The console links the agent's client API: build it once that library exists.
-ifdef LIBVMHEAP_AGENT_A
 BINS         += $(CONSOLE_BIN)
-endif
 
 $(CONSOLE_OBJS): ALL_CFLAGS += $(EDIT_CFLAGS)
 
