@@ -1,0 +1,67 @@
+#!/bin/sh
+# bench/tools_bench.sh - vmheap-histo and vmheap-diff on synthetic dumps
+# made by bench/gen_dump, against cat (reading the same file).
+#
+#   sh bench/tools_bench.sh BUILD_DIR [OBJECTS]     (make bench-tools)
+#
+# Writes two dumps of OBJECTS objects (default 3000000; the second one
+# with a tenth more, a leak) under BUILD_DIR/bench-tools, then prints, as
+# the best of RUNS runs (default 5) with a warm page cache:
+#   cat DUMP >/dev/null, vmheap-histo DUMP, and their ratio;
+#   vmheap-diff OLD NEW and vmheap-diff --objects OLD NEW;
+#   the peak RSS of vmheap-histo on a dump a tenth the size and on the full
+#   one (it must not grow with the dump).
+set -e
+build=${1:?usage: tools_bench.sh BUILD_DIR [OBJECTS]}
+n=${2:-3000000}
+runs=${RUNS:-5}
+dir=$build/bench-tools
+mkdir -p "$dir"
+gen=$build/bench/gen_dump
+histo=$build/bin/vmheap-histo
+diff=$build/bin/vmheap-diff
+old=$dir/old.vmheap
+new=$dir/new.vmheap
+small=$dir/small.vmheap
+rm -f "$old" "$new" "$small"
+"$gen" -n "$n" "$old"
+"$gen" -n "$n" -g $((n / 10)) "$new"
+"$gen" -n $((n / 10)) "$small"
+
+now() { date +%s%N; }
+
+# best wall time of $runs runs of "$@", in milliseconds (3 decimals)
+best() {
+	b=
+	i=0
+	while [ $i -lt "$runs" ]; do
+		t0=$(now)
+		"$@" >/dev/null
+		t1=$(now)
+		t=$((t1 - t0))
+		if [ -z "$b" ] || [ "$t" -lt "$b" ]; then b=$t; fi
+		i=$((i + 1))
+	done
+	echo "$b"
+}
+ms() { awk -v ns="$1" 'BEGIN { printf "%.1f", ns / 1e6 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+cat "$old" "$new" >/dev/null # warm the page cache
+size=$(wc -c <"$old")
+c=$(best cat "$old")
+h=$(best "$histo" "$old")
+h1=$(best "$histo" --threads 1 "$old")
+d=$(best "$diff" "$old" "$new")
+o=$(best "$diff" --objects "$old" "$new")
+rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
+rs=$(rss "$histo" "$small")
+rf=$(rss "$histo" "$old")
+
+echo "vmheap-histo / vmheap-diff on $n objects ($size bytes of dump), best of $runs, $(nproc) CPUs"
+echo "  cat DUMP >/dev/null         $(ms "$c") ms"
+echo "  vmheap-histo DUMP           $(ms "$h") ms   ratio to cat $(ratio "$h" "$c") (target <= 4)"
+echo "  vmheap-histo --threads 1    $(ms "$h1") ms   ratio to cat $(ratio "$h1" "$c")"
+echo "  vmheap-diff OLD NEW         $(ms "$d") ms"
+echo "  vmheap-diff --objects       $(ms "$o") ms"
+echo "  histo peak RSS: $rs KB at $((n / 10)) objects, $rf KB at $n objects"
