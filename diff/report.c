@@ -27,7 +27,8 @@ static void dump_line(struct vmheap_strbuf *out, const char *label,
 	vmheap_strbuf_addf(out,
 			   "%s: %s (vm %s %s, pid %" PRIu64 "): %" PRIu64
 			   " objects, %" PRIu64 " bytes\n",
-			   label, d->path, h->vm_name, h->vm_version, h->pid,
+			   label, vmheap_reader_name(d->reader), h->vm_name,
+			   h->vm_version, h->pid,
 			   t->objects, t->bytes);
 }
 
@@ -37,7 +38,7 @@ static void dump_json(struct vmheap_strbuf *out, const char *key,
 	const struct vmheap_header *h = vmheap_reader_header(d->reader);
 	const struct vmheap_totals *t = vmheap_census_totals(d->census);
 	vmheap_strbuf_addf(out, "\"%s\":{\"file\":", key);
-	vmheap_strbuf_add_json(out, d->path);
+	vmheap_strbuf_add_json(out, vmheap_reader_name(d->reader));
 	vmheap_strbuf_add(out, ",\"vm\":", 6);
 	vmheap_strbuf_add_json(out, h->vm_name);
 	vmheap_strbuf_add(out, ",\"vm_version\":", 14);
