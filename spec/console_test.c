@@ -385,6 +385,27 @@ START_TEST(refused_token_exits_2_and_says_the_file_may_be_stale)
 }
 END_TEST
 
+START_TEST(stopped_vm_times_out_with_exit_2)
+{
+	char dir[256];
+	pid_t vm;
+	struct ct_run r;
+
+	ct_mkdir(dir, sizeof(dir));
+	vm = ct_vm_start(dir);
+	kill(vm, SIGSTOP); /* the kernel still accepts, nobody answers */
+	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	kill(vm, SIGCONT);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "did not answer") != NULL, "stderr: %s",
+		      r.err);
+	ck_assert_int_eq(count_lines(r.err), 1);
+	ck_assert_msg(r.secs < 15.0, "took %.1f s", r.secs);
+	ct_run_free(&r);
+	ct_vm_kill(vm);
+}
+END_TEST
+
 /* A loopback port where nothing listens. */
 static unsigned closed_port(void)
 {
@@ -1002,6 +1023,7 @@ static Suite *console_suite(void)
 	tcase_add_test(d, refused_token_exits_2_and_says_the_file_may_be_stale);
 	tcase_add_test(d, refused_connection_exits_2_naming_the_address);
 	tcase_add_test(d, another_users_vm_is_explained);
+	tcase_add_test(d, stopped_vm_times_out_with_exit_2);
 	tcase_add_test(d, ps_lists_every_agent_in_aligned_columns);
 	tcase_add_test(d, ps_json_lists_the_agents_for_scripts);
 	tcase_add_test(d, tmpdir_option_overrides_the_environment);
