@@ -20,7 +20,7 @@ struct bufferevent;
 struct agent_conn;
 
 /* Defaults (documented in PROTOCOL.md). */
-#define AGENT_DEFAULT_MAX_CLIENTS 32
+#define AGENT_DEFAULT_MAX_CLIENTS 128
 #define AGENT_MAX_MAX_CLIENTS 1000
 #define AGENT_DEFAULT_IDLE_TIMEOUT_MS 300000
 #define AGENT_DEFAULT_FRAME_TIMEOUT_MS 10000

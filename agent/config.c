@@ -7,6 +7,26 @@
 
 #include "agent-internal.h"
 
+/* A positive int from the environment variable `name`, if set. */
+static int env_int(const char *name, int max, int *out, char *err,
+		   size_t errlen)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || n < 1 || n > max)
+		return agent_fail(err, errlen, VMHEAP_EINVAL,
+				  "%s=%s is not a number from 1 to %d", name, v,
+				  max);
+	*out = (int)n;
+	return 0;
+}
+
 int vmheap_agent_config_from_env(struct vmheap_agent_config *cfg, char *err,
 				 size_t errlen)
 {
@@ -37,5 +57,10 @@ int vmheap_agent_config_from_env(struct vmheap_agent_config *cfg, char *err,
 	v = getenv("VMHEAP_AGENT_TMPDIR");
 	if (v && *v)
 		cfg->tmpdir = v;
+	if (env_int("VMHEAP_AGENT_MAX_CLIENTS", AGENT_MAX_MAX_CLIENTS,
+		    &cfg->max_clients, err, errlen) < 0 ||
+	    env_int("VMHEAP_AGENT_IDLE_TIMEOUT_MS", 86400000,
+		    &cfg->idle_timeout_ms, err, errlen) < 0)
+		return VMHEAP_EINVAL;
 	return 0;
 }

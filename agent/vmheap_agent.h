@@ -135,7 +135,7 @@ struct vmheap_agent_config {
 	uint16_t port;           /* default 0: the kernel picks */
 	const char *dump_dir;    /* default: working directory at start */
 	const char *tmpdir;      /* discovery dir; default $TMPDIR or /tmp */
-	int max_clients;         /* default 32 */
+	int max_clients;         /* default 128, at most 1000 */
 	int idle_timeout_ms;     /* default 300000 */
 	int dump_fork;           /* -1 default: fork when the host can */
 	int dump_gc;             /* -1 default: GC before a dump */
@@ -143,7 +143,8 @@ struct vmheap_agent_config {
 
 /*
  * Fill `cfg` from VMHEAP_AGENT_BIND, VMHEAP_AGENT_PORT, VMHEAP_AGENT_DIR
- * and VMHEAP_AGENT_TMPDIR (fields left unset take defaults).  Returns 0,
+ * and VMHEAP_AGENT_TMPDIR, and the limits VMHEAP_AGENT_MAX_CLIENTS and
+ * VMHEAP_AGENT_IDLE_TIMEOUT_MS (fields left unset take defaults).  Returns 0,
  * or VMHEAP_EINVAL with a message in err when a variable is invalid.  The
  * strings point into the environment.
  */

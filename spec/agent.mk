@@ -1,0 +1,12 @@
+# spec/agent_test: the agent end to end (real vmheap-sample, real sockets).
+AGENT_TEST := $(SPECDIR)/agent_test
+AGENT_TEST_OBJS := $(OBJDIR)/spec/agent_test.o $(OBJDIR)/spec/agent_helpers.o
+CHECK_SUITES += $(AGENT_TEST)
+EXTRA_ALL += $(AGENT_TEST)
+
+$(AGENT_TEST_OBJS): ALL_CFLAGS += $(CHECK_CFLAGS)
+
+$(AGENT_TEST): $(AGENT_TEST_OBJS) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(VMHEAP_SAMPLE)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(AGENT_TEST_OBJS) $(LIBVMHEAP_AGENT_A) \
+	  $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) $(CHECK_LIBS)

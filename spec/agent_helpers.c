@@ -1,0 +1,401 @@
+/*
+ * agent_helpers.c - see agent_helpers.h.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_helpers.h"
+
+int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+void sample_start(struct sample *s, const struct sample_opts *o)
+{
+	const char *build = getenv("VMHEAP_BUILD");
+	char exe[PATH_MAX], err[512];
+	const char *argv[20];
+	int n = 0;
+	int64_t deadline;
+
+	memset(s, 0, sizeof(*s));
+	ck_assert_msg(build, "VMHEAP_BUILD is not set");
+	snprintf(exe, sizeof(exe), "%s/bin/vmheap-sample", build);
+	snprintf(s->dir, sizeof(s->dir), "/tmp/vmheap-agent-test.XXXXXX");
+	ck_assert_msg(mkdtemp(s->dir), "mkdtemp: %s", strerror(errno));
+	snprintf(s->dumps, sizeof(s->dumps), "%s/dumps", s->dir);
+	ck_assert(mkdir(s->dumps, 0700) == 0);
+	argv[n++] = exe;
+	for (int i = 0; o && o->args[i] && n < 18; i++)
+		argv[n++] = o->args[i];
+	argv[n] = NULL;
+
+	s->pid = fork();
+	ck_assert(s->pid >= 0);
+	if (s->pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		dup2(devnull, 1);
+		setenv("VMHEAP_AGENT_TMPDIR", s->dir, 1);
+		setenv("VMHEAP_AGENT_DIR", s->dumps, 1);
+		for (int i = 0; o && o->env[i]; i++)
+			putenv((char *)o->env[i]);
+		if (o && o->fsize_limit) {
+			struct rlimit rl = {(rlim_t)o->fsize_limit,
+					    (rlim_t)o->fsize_limit};
+			/* write() then fails with EFBIG instead of killing */
+			signal(SIGXFSZ, SIG_IGN);
+			setrlimit(RLIMIT_FSIZE, &rl);
+		}
+		execv(exe, (char **)argv);
+		_exit(127);
+	}
+	snprintf(s->discovery, sizeof(s->discovery), "%s/vmheap-agent.%d",
+		 s->dir, (int)s->pid);
+	deadline = now_ms() + 15000;
+	for (;;) {
+		int status;
+		if (access(s->discovery, F_OK) == 0 &&
+		    vmheap_discovery_read(s->discovery, &s->info, err,
+					  sizeof(err)) == 0)
+			break;
+		ck_assert_msg(waitpid(s->pid, &status, WNOHANG) == 0,
+			      "vmheap-sample exited before writing %s",
+			      s->discovery);
+		ck_assert_msg(now_ms() < deadline,
+			      "no discovery file %s after 15 s", s->discovery);
+		sleep_ms(5);
+	}
+}
+
+int sample_term(struct sample *s)
+{
+	int64_t deadline = now_ms() + 15000;
+	int status;
+
+	if (s->pid <= 0)
+		return -1;
+	kill(s->pid, SIGTERM);
+	while (now_ms() < deadline) {
+		pid_t p = waitpid(s->pid, &status, WNOHANG);
+		if (p == s->pid) {
+			s->pid = 0;
+			return status;
+		}
+		sleep_ms(5);
+	}
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, &status, 0);
+	s->pid = 0;
+	return -1;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+void sample_cleanup(struct sample *s)
+{
+	if (s->pid > 0)
+		sample_term(s);
+	if (s->dir[0])
+		nftw(s->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+vmheap_client *sample_client(const struct sample *s)
+{
+	vmheap_client *c = NULL;
+	int rc = vmheap_client_connect(&c, &s->info, 10000);
+
+	ck_assert_msg(rc == 0, "connect: %s", vmheap_client_error(c));
+	vmheap_client_set_timeout(c, 20000);
+	return c;
+}
+
+void call_ok(vmheap_client *c, const char *verb, const char *path,
+	     const char *value, struct vmheap_reply *r)
+{
+	int rc = value ? vmheap_client_call_str(c, verb, path, value, r)
+		       : vmheap_client_call(c, verb, path, NULL, r);
+
+	ck_assert_msg(rc == 0, "%s %s: %s", verb, path ? path : "",
+		      vmheap_client_error(c));
+	ck_assert_msg(r->ok, "%s %s %s: error %s: %s", verb, path ? path : "",
+		      value ? value : "", r->code, r->message);
+}
+
+void call_error(vmheap_client *c, const char *verb, const char *path,
+		const char *value, const char *code)
+{
+	struct vmheap_reply r;
+	int rc = value ? vmheap_client_call_str(c, verb, path, value, &r)
+		       : vmheap_client_call(c, verb, path, NULL, &r);
+
+	ck_assert_msg(rc == 0, "%s %s: %s", verb, path, vmheap_client_error(c));
+	ck_assert_msg(!r.ok, "%s %s %s succeeded; expected error %s", verb,
+		      path, value ? value : "", code);
+	ck_assert_msg(!strcmp(r.code, code), "%s %s: error %s (%s), expected %s",
+		      verb, path, r.code, r.message, code);
+	ck_assert_msg(r.message[0], "error %s has no message", code);
+	vmheap_reply_release(&r);
+}
+
+int64_t get_int(vmheap_client *c, const char *var)
+{
+	struct vmheap_reply r;
+	int64_t v;
+
+	call_ok(c, "get", var, NULL, &r);
+	ck_assert_msg(r.value.type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
+			      r.value.type == MSGPACK_OBJECT_NEGATIVE_INTEGER,
+		      "%s is not an integer (type %d)", var, r.value.type);
+	v = r.value.via.i64;
+	vmheap_reply_release(&r);
+	return v;
+}
+
+int obj_str_is(const msgpack_object *o, const char *s)
+{
+	return o && o->type == MSGPACK_OBJECT_STR &&
+	       o->via.str.size == strlen(s) &&
+	       !memcmp(o->via.str.ptr, s, o->via.str.size);
+}
+
+const msgpack_object *map_get(const msgpack_object *map, const char *key)
+{
+	if (map->type != MSGPACK_OBJECT_MAP)
+		return NULL;
+	for (uint32_t i = 0; i < map->via.map.size; i++)
+		if (obj_str_is(&map->via.map.ptr[i].key, key))
+			return &map->via.map.ptr[i].val;
+	return NULL;
+}
+
+int raw_connect(const struct sample *s)
+{
+	struct sockaddr_in sa = {0};
+	msgpack_unpacked m;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert(fd >= 0);
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(s->info.port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_msg(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0,
+		      "connect: %s", strerror(errno));
+	msgpack_unpacked_init(&m);
+	ck_assert_msg(raw_read(fd, &m, 10000) == 1, "no hello");
+	ck_assert(obj_str_is(&m.data.via.array.ptr[0], "hello"));
+	msgpack_unpacked_destroy(&m);
+	return fd;
+}
+
+void raw_send(int fd, const void *buf, size_t len)
+{
+	ck_assert_msg(send(fd, buf, len, MSG_NOSIGNAL) == (ssize_t)len,
+		      "send: %s", strerror(errno));
+}
+
+void raw_send_frame(int fd, const void *payload, uint32_t len)
+{
+	unsigned char hdr[4] = {len >> 24, len >> 16, len >> 8, len};
+
+	raw_send(fd, hdr, 4);
+	raw_send(fd, payload, len);
+}
+
+void raw_auth(int fd, const char *token)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	msgpack_unpacked m;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 3);
+	msgpack_pack_uint64(&pk, 1);
+	msgpack_pack_str(&pk, 4);
+	msgpack_pack_str_body(&pk, "auth", 4);
+	msgpack_pack_str(&pk, strlen(token));
+	msgpack_pack_str_body(&pk, token, strlen(token));
+	raw_send_frame(fd, sb.data, (uint32_t)sb.size);
+	msgpack_sbuffer_destroy(&sb);
+	msgpack_unpacked_init(&m);
+	ck_assert_msg(raw_read(fd, &m, 10000) == 1, "no auth reply");
+	ck_assert(obj_str_is(&m.data.via.array.ptr[1], "ok"));
+	msgpack_unpacked_destroy(&m);
+}
+
+/* Read exactly len bytes: 1, 0 on EOF/reset, -1 on timeout. */
+static int read_exact(int fd, char *buf, size_t len, int64_t deadline)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int64_t left = deadline - now_ms();
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)left) == 0)
+			return -1;
+		n = recv(fd, buf + got, len - got, 0);
+		if (n <= 0)
+			return 0;
+		got += (size_t)n;
+	}
+	return 1;
+}
+
+int raw_read(int fd, msgpack_unpacked *out, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	unsigned char hdr[4];
+	uint32_t len;
+	char *buf;
+	size_t off = 0;
+	int rc = read_exact(fd, (char *)hdr, 4, deadline);
+
+	if (rc != 1)
+		return rc;
+	len = (uint32_t)hdr[0] << 24 | hdr[1] << 16 | hdr[2] << 8 | hdr[3];
+	ck_assert_msg(len > 0 && len <= VMHEAP_MAX_FRAME_BYTES,
+		      "agent sent a frame of %u bytes", len);
+	msgpack_unpacked_destroy(out);
+	out->zone = msgpack_zone_new(len + 4096);
+	ck_assert(out->zone);
+	/* the payload lives in the zone, as long as the decoded strings */
+	buf = msgpack_zone_malloc(out->zone, len);
+	rc = read_exact(fd, buf, len, deadline);
+	if (rc == 1) {
+		ck_assert(msgpack_unpack(buf, len, &off, out->zone, &out->data) ==
+			  MSGPACK_UNPACK_SUCCESS);
+		ck_assert(out->data.type == MSGPACK_OBJECT_ARRAY);
+	}
+	return rc;
+}
+
+int raw_closed(int fd, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	char buf[256];
+
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int64_t left = deadline - now_ms();
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)left) == 0)
+			return 0;
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n <= 0)
+			return 1;
+	}
+}
+
+int dump_census(const char *path, struct census_row *rows, int max,
+		uint64_t *objects, uint32_t *flags)
+{
+	struct {
+		uint64_t id;
+		int row;
+	} ids[256];
+	int nids = 0, nrows = 0, rc;
+	vmheap_reader *r = NULL;
+	struct vmheap_record rec;
+
+	*objects = 0;
+	rc = vmheap_reader_open_path(&r, path);
+	ck_assert_msg(rc == 0, "open %s: %s", path,
+		      r ? vmheap_reader_error(r) : "?");
+	*flags = vmheap_reader_header(r)->flags;
+	while ((rc = vmheap_reader_next(r, &rec)) > 0) {
+		if (rec.type == VMHEAP_RECORD_CLASS) {
+			ck_assert(nids < 256 && nrows < max);
+			ids[nids].id = rec.u.klass.id;
+			ids[nids].row = nrows;
+			snprintf(rows[nrows].name, sizeof(rows[nrows].name),
+				 "%.*s", (int)rec.u.klass.name_len,
+				 rec.u.klass.name);
+			rows[nrows++].count = 0;
+			nids++;
+		} else if (rec.type == VMHEAP_RECORD_OBJECT) {
+			int found = 0;
+			for (int i = 0; i < nids; i++)
+				if (ids[i].id == rec.u.object.class_id) {
+					rows[ids[i].row].count++;
+					found = 1;
+					break;
+				}
+			ck_assert_msg(found, "object of unknown class %llu",
+				      (unsigned long long)rec.u.object.class_id);
+			(*objects)++;
+		}
+	}
+	ck_assert_msg(rc == 0, "reading %s: %s", path, vmheap_reader_error(r));
+	vmheap_reader_free(r);
+	return nrows;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void dir_listing(const char *dir, char *buf, size_t len)
+{
+	struct dirent **list = NULL;
+	char *names[256];
+	int n = 0;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t off = 0;
+
+	(void)list;
+	buf[0] = '\0';
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < 256)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			names[n++] = strdup(de->d_name);
+	closedir(d);
+	qsort(names, (size_t)n, sizeof(*names), cmp_str);
+	for (int i = 0; i < n; i++) {
+		int w = snprintf(buf + off, len - off, "%s%s", i ? " " : "",
+				 names[i]);
+		if (w > 0 && (size_t)w < len - off)
+			off += (size_t)w;
+		free(names[i]);
+	}
+}

@@ -1,0 +1,80 @@
+/*
+ * agent_helpers.h - what the agent's integration tests share: start the
+ * real vmheap-sample in a fresh directory, talk to it with the client
+ * API or a raw socket, and read dumps back with libvmheap.
+ */
+#ifndef VMHEAP_SPEC_AGENT_HELPERS_H
+#define VMHEAP_SPEC_AGENT_HELPERS_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "vmheap_agent.h"
+
+struct sample {
+	pid_t pid;
+	char dir[200];            /* fresh temporary directory */
+	char dumps[256];          /* dir/dumps: VMHEAP_AGENT_DIR */
+	char discovery[300];      /* dir/vmheap-agent.<pid> */
+	struct vmheap_agent_info info;
+};
+
+/* Options for sample_start. */
+struct sample_opts {
+	const char *args[16];   /* extra arguments, NULL-terminated */
+	long fsize_limit;       /* RLIMIT_FSIZE in bytes, 0: none */
+	const char *env[8];     /* extra NAME=VALUE, NULL-terminated */
+};
+
+/* Start vmheap-sample and wait for its discovery file (fails the test
+ * if it does not appear). */
+void sample_start(struct sample *s, const struct sample_opts *o);
+/* SIGTERM, wait, and return the exit status (or -1 on timeout). */
+int sample_term(struct sample *s);
+/* sample_term if still running, then remove the directory. */
+void sample_cleanup(struct sample *s);
+
+/* An authenticated client (fails the test otherwise). */
+vmheap_client *sample_client(const struct sample *s);
+
+/* call and require an ok reply; returns the reply (release it). */
+void call_ok(vmheap_client *c, const char *verb, const char *path,
+	     const char *value, struct vmheap_reply *r);
+/* call and require an error reply with `code`. */
+void call_error(vmheap_client *c, const char *verb, const char *path,
+		const char *value, const char *code);
+/* get VAR as an int64 */
+int64_t get_int(vmheap_client *c, const char *var);
+
+/* Look up key in a msgpack map; NULL if missing. */
+const msgpack_object *map_get(const msgpack_object *map, const char *key);
+int obj_str_is(const msgpack_object *o, const char *s);
+
+/* Raw sockets */
+int raw_connect(const struct sample *s); /* connected, hello read */
+void raw_send(int fd, const void *buf, size_t len);
+/* Pack and send a frame holding `obj` given as msgpack bytes. */
+void raw_send_frame(int fd, const void *payload, uint32_t len);
+void raw_auth(int fd, const char *token);
+/* Read one frame: 1 with *out set, 0 on EOF/reset, -1 on timeout. */
+int raw_read(int fd, msgpack_unpacked *out, int timeout_ms);
+/* After an error reply, the agent closes: 1 if EOF follows in time. */
+int raw_closed(int fd, int timeout_ms);
+
+/* Per-class object counts of a dump, as a msgpack-free table. */
+struct census_row {
+	char name[64];
+	uint64_t count;
+};
+/* Read the whole dump; returns number of rows (fails the test on a
+ * read error).  *flags gets the header flags. */
+int dump_census(const char *path, struct census_row *rows, int max,
+		uint64_t *objects, uint32_t *flags);
+
+/* Names in a directory, sorted, space-separated (for messages). */
+void dir_listing(const char *dir, char *buf, size_t len);
+
+int64_t now_ms(void);
+
+#endif

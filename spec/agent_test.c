@@ -1,0 +1,932 @@
+/*
+ * agent_test.c - the agent, end to end: the real vmheap-sample, real
+ * sockets, real dump files read back with libvmheap.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_helpers.h"
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static int list_has(const msgpack_object *map, const char *name)
+{
+	return map_get(map, name) != NULL;
+}
+
+/* Wait until the sample's mutator has run all its --ticks. */
+static void wait_ticks(vmheap_client *c, int64_t ticks)
+{
+	int64_t deadline = now_ms() + 20000;
+
+	while (get_int(c, "sample.ticks") < ticks) {
+		ck_assert_msg(now_ms() < deadline, "the mutator is stuck");
+		sleep_ms(10);
+	}
+}
+
+static void wait_dump_idle(vmheap_client *c)
+{
+	int64_t deadline = now_ms() + 30000;
+	struct vmheap_reply r;
+	int busy;
+
+	do {
+		ck_assert_msg(now_ms() < deadline, "the dump never ended");
+		sleep_ms(20);
+		call_ok(c, "get", "system.memory.dumping", NULL, &r);
+		busy = r.value.type == MSGPACK_OBJECT_BOOLEAN &&
+		       r.value.via.boolean;
+		vmheap_reply_release(&r);
+	} while (busy);
+}
+
+/* ------------------------------------------------------------ session */
+
+struct found {
+	int n;
+	struct vmheap_agent_info info;
+};
+
+static void on_found(void *arg, const struct vmheap_agent_info *info)
+{
+	struct found *f = arg;
+
+	f->n++;
+	f->info = *info;
+}
+
+START_TEST(session_found_by_discovery_answers_get_set_and_list)
+{
+	struct sample_opts o = {.args = {"--leak", "Session:2", NULL}};
+	struct sample s;
+	struct found f = {0};
+	vmheap_client *c = NULL;
+	struct vmheap_reply r;
+	int rc;
+
+	sample_start(&s, &o);
+	rc = vmheap_discovery_list(s.dir, on_found, NULL, &f);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_int_eq(f.n, 1);
+	ck_assert_int_eq(f.info.pid, s.pid);
+	ck_assert_str_eq(f.info.vm, "sample 1.0");
+	ck_assert_msg(strstr(f.info.argv, "--leak Session:2"), "argv: %s",
+		      f.info.argv);
+
+	rc = vmheap_client_connect(&c, &f.info, 10000);
+	ck_assert_msg(rc == 0, "connect: %s", vmheap_client_error(c));
+	ck_assert_int_eq(vmheap_client_pid(c), s.pid);
+	ck_assert_str_eq(vmheap_client_vm(c), "sample 1.0");
+
+	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+	ck_assert_int_gt(get_int(c, "system.memory.rss"), 100000);
+	ck_assert_int_gt(get_int(c, "system.memory.count"), 0);
+
+	call_ok(c, "get", "system.vm", NULL, &r);
+	ck_assert(obj_str_is(&r.value, "sample 1.0"));
+	vmheap_reply_release(&r);
+
+	call_ok(c, "get", "system.argv", NULL, &r);
+	ck_assert_int_eq(r.value.type, MSGPACK_OBJECT_ARRAY);
+	ck_assert_int_eq(r.value.via.array.size, 3);
+	ck_assert(obj_str_is(&r.value.via.array.ptr[1], "--leak"));
+	vmheap_reply_release(&r);
+
+	call_ok(c, "get", "system.uptime", NULL, &r);
+	ck_assert_int_eq(r.value.type, MSGPACK_OBJECT_FLOAT64);
+	ck_assert(r.value.via.f64 >= 0 && r.value.via.f64 < 600);
+	vmheap_reply_release(&r);
+
+	call_ok(c, "get", "config.dump.dir", NULL, &r);
+	ck_assert(obj_str_is(&r.value, s.dumps));
+	vmheap_reply_release(&r);
+
+	/* list: everything, then a prefix; host variables appear */
+	call_ok(c, "list", NULL, NULL, &r);
+	ck_assert(list_has(&r.value, "system.memory.dump"));
+	ck_assert(list_has(&r.value, "config.dump.fork"));
+	ck_assert(list_has(&r.value, "sample.census"));
+	ck_assert(obj_str_is(map_get(&r.value, "system.pid"), "int"));
+	vmheap_reply_release(&r);
+	call_ok(c, "list", "system.memory", NULL, &r);
+	ck_assert(list_has(&r.value, "system.memory.rss"));
+	ck_assert(!list_has(&r.value, "system.pid"));
+	ck_assert(!list_has(&r.value, "sample.census"));
+	vmheap_reply_release(&r);
+
+	/* set: typed values from strings, as a person types them */
+	call_ok(c, "set", "sample.tick_ms", "5", &r);
+	ck_assert_int_eq(r.value.via.i64, 5);
+	vmheap_reply_release(&r);
+	ck_assert_int_eq(get_int(c, "sample.tick_ms"), 5);
+	call_ok(c, "set", "config.dump.gc", "false", &r);
+	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN && !r.value.via.boolean);
+	vmheap_reply_release(&r);
+	call_ok(c, "get", "config.dump.gc", NULL, &r);
+	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN && !r.value.via.boolean);
+	vmheap_reply_release(&r);
+
+	/* errors that keep the session open */
+	call_error(c, "set", "system.pid", "1", "readonly");
+	call_error(c, "set", "config.dump.gc", "maybe", "type");
+	call_error(c, "set", "sample.tick_ms", "soon", "type");
+	call_error(c, "get", "no.such.variable", NULL, "notfound");
+	call_error(c, "get", "system.memory", NULL, "notfound");
+	call_error(c, "list", "nothing.here", NULL, "notfound");
+	call_error(c, "get", "system.threads.backtrace", NULL, "unsupported");
+	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+
+	vmheap_client_close(c);
+	ck_assert_int_eq(sample_term(&s), 0);
+	sample_cleanup(&s);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- dump */
+
+static void check_dump_matches_census(int fork_mode)
+{
+	struct sample_opts o = {.args = {"--leak", "Session:7", "--leak",
+					 "Widget:3", "--ticks", "25",
+					 "--tick-ms", "1", NULL}};
+	struct census_row rows[64];
+	struct vmheap_reply r, census;
+	const msgpack_object *v;
+	struct sample s;
+	vmheap_client *c;
+	uint64_t objects, census_total = 0;
+	uint32_t flags;
+	struct stat st;
+	char path[PATH_MAX];
+	int n, matched = 0;
+
+	sample_start(&s, &o);
+	c = sample_client(&s);
+	wait_ticks(c, 25);
+	call_ok(c, "set", "config.dump.fork", fork_mode ? "true" : "false", &r);
+	vmheap_reply_release(&r);
+
+	call_ok(c, "get", "sample.census", NULL, &census);
+	ck_assert_int_eq(census.value.type, MSGPACK_OBJECT_MAP);
+	call_ok(c, "set", "system.memory.dump", "heap.vmheap", &r);
+
+	snprintf(path, sizeof(path), "%s/heap.vmheap", s.dumps);
+	ck_assert(obj_str_is(map_get(&r.value, "path"), path));
+	v = map_get(&r.value, "objects");
+	ck_assert(v && v->type == MSGPACK_OBJECT_POSITIVE_INTEGER);
+	ck_assert(map_get(&r.value, "bytes")->via.u64 > 0);
+	ck_assert(map_get(&r.value, "seconds")->type == MSGPACK_OBJECT_FLOAT64);
+	ck_assert(map_get(&r.value, "forked")->via.boolean == fork_mode);
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq((uint64_t)st.st_size,
+			 map_get(&r.value, "file_bytes")->via.u64);
+
+	n = dump_census(path, rows, 64, &objects, &flags);
+	ck_assert_int_eq(objects, v->via.u64);
+	ck_assert_int_eq(!!(flags & VMHEAP_FLAG_FORKED), fork_mode);
+	/* every class the VM counts is in the dump with the same count,
+	 * and every class in the dump with objects is in the VM's census */
+	for (uint32_t i = 0; i < census.value.via.map.size; i++) {
+		const msgpack_object_kv *kv = &census.value.via.map.ptr[i];
+		int found = 0;
+		census_total += kv->val.via.u64;
+		for (int k = 0; k < n; k++)
+			if (obj_str_is(&kv->key, rows[k].name)) {
+				ck_assert_msg(rows[k].count == kv->val.via.u64,
+					      "class %s: dump has %llu, VM has %llu",
+					      rows[k].name,
+					      (unsigned long long)rows[k].count,
+					      (unsigned long long)kv->val.via.u64);
+				found = 1;
+				matched++;
+			}
+		ck_assert_msg(found, "class %.*s missing from the dump",
+			      (int)kv->key.via.str.size, kv->key.via.str.ptr);
+	}
+	for (int k = 0; k < n; k++)
+		if (rows[k].count)
+			ck_assert_msg(map_get(&census.value, rows[k].name),
+				      "dump has %llu %s the VM does not",
+				      (unsigned long long)rows[k].count,
+				      rows[k].name);
+	ck_assert_int_eq(census_total, objects);
+	/* 25 ticks x 3 Widgets, created by --leak */
+	for (int k = 0; k < n; k++)
+		if (!strcmp(rows[k].name, "Widget"))
+			ck_assert_int_eq(rows[k].count, 75);
+	ck_assert_int_ge(matched, 5);
+	ck_assert_int_eq(get_int(c, "system.memory.count"), (int64_t)objects);
+
+	vmheap_reply_release(&r);
+	vmheap_reply_release(&census);
+	vmheap_client_close(c);
+	sample_cleanup(&s);
+}
+
+START_TEST(dump_in_process_has_exactly_the_vms_per_class_counts)
+{
+	check_dump_matches_census(0);
+}
+END_TEST
+
+START_TEST(dump_in_forked_child_has_exactly_the_vms_per_class_counts)
+{
+	check_dump_matches_census(1);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- auth */
+
+START_TEST(wrong_or_missing_token_is_refused)
+{
+	struct sample s;
+	vmheap_client *c = NULL;
+	struct vmheap_agent_info bad;
+	msgpack_unpacked m;
+	static const unsigned char get_pid[] = {
+		0x93, 0x01, 0xa3, 'g', 'e', 't', 0xaa, 's', 'y', 's', 't',
+		'e',  'm',  '.',  'p', 'i', 'd'};
+	int fd;
+
+	sample_start(&s, NULL);
+	bad = s.info;
+	memcpy(bad.token, "00000000000000000000000000000000", 32);
+	ck_assert_int_eq(vmheap_client_connect(&c, &bad, 10000),
+			 VMHEAP_AGENT_EAUTH);
+	ck_assert_msg(strstr(vmheap_client_error(c), "token refused"), "%s",
+		      vmheap_client_error(c));
+	vmheap_client_close(c);
+
+	/* a short token, and an empty one */
+	strcpy(bad.token, "abc");
+	ck_assert_int_eq(vmheap_client_connect(&c, &bad, 10000),
+			 VMHEAP_AGENT_EAUTH);
+	vmheap_client_close(c);
+	bad.token[0] = '\0';
+	ck_assert_int_eq(vmheap_client_connect(&c, &bad, 10000),
+			 VMHEAP_AGENT_EAUTH);
+	vmheap_client_close(c);
+
+	/* no auth at all: a request is refused and the connection closed */
+	fd = raw_connect(&s);
+	raw_send_frame(fd, get_pid, sizeof(get_pid));
+	msgpack_unpacked_init(&m);
+	ck_assert_int_eq(raw_read(fd, &m, 10000), 1);
+	ck_assert(obj_str_is(&m.data.via.array.ptr[1], "error"));
+	ck_assert(obj_str_is(&m.data.via.array.ptr[2], "auth"));
+	msgpack_unpacked_destroy(&m);
+	ck_assert(raw_closed(fd, 10000));
+	close(fd);
+
+	/* the right token still works */
+	c = sample_client(&s);
+	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+	vmheap_client_close(c);
+	sample_cleanup(&s);
+}
+END_TEST
+
+/* ----------------------------------------------------------- bad input */
+
+struct bad_case {
+	const char *what;
+	const unsigned char *bytes;
+	size_t len;
+	const char *code;   /* expected error word, NULL: a close is enough */
+	int closes;
+	int shut;           /* shutdown(SHUT_WR) after sending */
+};
+
+static void expect_bad(const struct sample *s, const struct bad_case *bc)
+{
+	msgpack_unpacked m;
+	vmheap_client *c;
+	int fd = raw_connect(s), rc;
+
+	raw_auth(fd, s->info.token);
+	raw_send(fd, bc->bytes, bc->len);
+	if (bc->shut)
+		shutdown(fd, SHUT_WR);
+	msgpack_unpacked_init(&m);
+	rc = raw_read(fd, &m, 10000);
+	if (bc->code) {
+		ck_assert_msg(rc == 1, "%s: no error reply", bc->what);
+		ck_assert_msg(obj_str_is(&m.data.via.array.ptr[1], "error"),
+			      "%s: not an error reply", bc->what);
+		ck_assert_msg(obj_str_is(&m.data.via.array.ptr[2], bc->code),
+			      "%s: error %.*s, expected %s", bc->what,
+			      (int)m.data.via.array.ptr[2].via.str.size,
+			      m.data.via.array.ptr[2].via.str.ptr, bc->code);
+	} else {
+		ck_assert_msg(rc == 0, "%s: expected a close", bc->what);
+	}
+	msgpack_unpacked_destroy(&m);
+	if (bc->closes)
+		ck_assert_msg(raw_closed(fd, 10000),
+			      "%s: the connection stayed open", bc->what);
+	close(fd);
+
+	/* the VM answers the next client normally */
+	c = sample_client(s);
+	ck_assert_int_eq(get_int(c, "system.pid"), s->pid);
+	vmheap_client_close(c);
+}
+
+START_TEST(bad_input_gets_an_error_or_a_close_and_the_next_client_is_served)
+{
+	static const unsigned char garbage[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	static const unsigned char huge[] = {0xff, 0xff, 0xff, 0xff, 1, 2, 3};
+	static const unsigned char truncated[] = {0, 0, 0, 100, 0x93, 0x01};
+	static const unsigned char not_array[] = {0, 0, 0, 2, 0x81, 0xc0, 0xc0};
+	static const unsigned char bad_msgpack[] = {0, 0, 0, 2, 0x92, 0xc1};
+	static const unsigned char claims_many[] = {0, 0, 0, 5, 0xdd, 0x7f,
+						    0xff, 0xff, 0xff};
+	static const unsigned char empty[] = {0, 0, 0, 0};
+	static const unsigned char path_not_str[] = {
+		0, 0, 0, 7, 0x93, 0x02, 0xa3, 'g', 'e', 't', 0x2a};
+	static const unsigned char id_not_int[] = {
+		0, 0, 0, 7, 0x93, 0xa1, 'x', 0xa3, 'g', 'e', 't'};
+	static const unsigned char unknown_cmd[] = {
+		0, 0, 0, 9, 0x93, 0x02, 0xa4, 'f', 'r', 'o', 'b', 0xa1, 'x'};
+	static const unsigned char unknown_var[] = {
+		0, 0, 0, 9, 0x93, 0x02, 0xa3, 'g', 'e', 't', 0xa2, 'n', 'o'};
+	static const unsigned char set_no_value[] = {
+		0, 0, 0, 9, 0x93, 0x02, 0xa3, 's', 'e', 't', 0xa2, 'n', 'o'};
+	static const unsigned char dump_not_str[] = {
+		0, 0, 0, 26, 0x94, 0x02, 0xa3, 's', 'e', 't', 0xb2,
+		's', 'y', 's', 't', 'e', 'm', '.', 'm', 'e', 'm', 'o', 'r',
+		'y', '.', 'd', 'u', 'm', 'p', 0x07};
+	const struct bad_case cases[] = {
+		{"garbage bytes", garbage, sizeof(garbage) - 1, "limit", 1, 0},
+		{"length 0xFFFFFFFF", huge, sizeof(huge), "limit", 1, 0},
+		{"truncated frame", truncated, sizeof(truncated), NULL, 1, 1},
+		{"a map, not an array", not_array, sizeof(not_array),
+		 "protocol", 1, 0},
+		{"invalid MessagePack", bad_msgpack, sizeof(bad_msgpack),
+		 "protocol", 1, 0},
+		{"an array claiming 2^31 elements", claims_many,
+		 sizeof(claims_many), "protocol", 1, 0},
+		{"an empty frame", empty, sizeof(empty), "protocol", 1, 0},
+		{"a path that is not a string", path_not_str,
+		 sizeof(path_not_str), "protocol", 1, 0},
+		{"an id that is not an integer", id_not_int,
+		 sizeof(id_not_int), "protocol", 1, 0},
+		{"an unknown command", unknown_cmd, sizeof(unknown_cmd),
+		 "command", 1, 0},
+		{"set without a value", set_no_value, sizeof(set_no_value),
+		 "protocol", 1, 0},
+		{"an unknown variable", unknown_var, sizeof(unknown_var),
+		 "notfound", 0, 0},
+		{"a dump path that is not a string", dump_not_str,
+		 sizeof(dump_not_str), "type", 0, 0},
+	};
+	struct sample s;
+
+	sample_start(&s, NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++)
+		expect_bad(&s, &cases[i]);
+	/* the VM never stopped */
+	ck_assert_int_eq(kill(s.pid, 0), 0);
+	ck_assert_int_eq(sample_term(&s), 0);
+	sample_cleanup(&s);
+}
+END_TEST
+
+START_TEST(a_silent_or_slow_client_is_timed_out)
+{
+	struct sample_opts o = {.env = {"VMHEAP_AGENT_IDLE_TIMEOUT_MS=400",
+					NULL}};
+	static const unsigned char half[] = {0, 0, 0, 50, 0x93, 0x01};
+	msgpack_unpacked m;
+	struct sample s;
+	int64_t t0;
+	int fd;
+
+	sample_start(&s, &o);
+	/* silent before auth */
+	fd = raw_connect(&s);
+	t0 = now_ms();
+	msgpack_unpacked_init(&m);
+	ck_assert_int_eq(raw_read(fd, &m, 10000), 1);
+	ck_assert(obj_str_is(&m.data.via.array.ptr[2], "timeout"));
+	ck_assert(raw_closed(fd, 10000));
+	ck_assert_int_lt(now_ms() - t0, 5000);
+	close(fd);
+	/* half a frame after auth */
+	fd = raw_connect(&s);
+	raw_auth(fd, s.info.token);
+	raw_send(fd, half, sizeof(half));
+	ck_assert_int_eq(raw_read(fd, &m, 10000), 1);
+	ck_assert(obj_str_is(&m.data.via.array.ptr[2], "timeout"));
+	ck_assert(raw_closed(fd, 10000));
+	close(fd);
+	/* idle after auth */
+	fd = raw_connect(&s);
+	raw_auth(fd, s.info.token);
+	ck_assert_int_eq(raw_read(fd, &m, 10000), 1);
+	ck_assert(obj_str_is(&m.data.via.array.ptr[2], "timeout"));
+	ck_assert(raw_closed(fd, 10000));
+	close(fd);
+	msgpack_unpacked_destroy(&m);
+	sample_cleanup(&s);
+}
+END_TEST
+
+START_TEST(too_many_clients_get_a_clear_refusal)
+{
+	struct sample_opts o = {.env = {"VMHEAP_AGENT_MAX_CLIENTS=2", NULL}};
+	vmheap_client *a, *b, *c = NULL;
+	struct sample s;
+	int rc;
+
+	sample_start(&s, &o);
+	a = sample_client(&s);
+	b = sample_client(&s);
+	rc = vmheap_client_connect(&c, &s.info, 10000);
+	ck_assert_int_eq(rc, VMHEAP_AGENT_ELIMIT);
+	ck_assert_msg(strstr(vmheap_client_error(c), "too many clients"), "%s",
+		      vmheap_client_error(c));
+	vmheap_client_close(c);
+	vmheap_client_close(b);
+	/* a slot is free again once a client leaves */
+	for (int i = 0; i < 200; i++) {
+		rc = vmheap_client_connect(&c, &s.info, 10000);
+		if (rc == 0)
+			break;
+		vmheap_client_close(c);
+		c = NULL;
+		sleep_ms(10);
+	}
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
+	vmheap_client_close(c);
+	vmheap_client_close(a);
+	sample_cleanup(&s);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- load */
+
+#define LOAD_CLIENTS 100
+#define LOAD_REQUESTS 100
+
+struct load_arg {
+	const struct sample *s;
+	int answered;
+	char error[256];
+};
+
+static void *load_client(void *p)
+{
+	struct load_arg *la = p;
+	vmheap_client *c = NULL;
+	struct vmheap_reply r;
+
+	if (vmheap_client_connect(&c, &la->s->info, 30000) < 0) {
+		snprintf(la->error, sizeof(la->error), "connect: %s",
+			 vmheap_client_error(c));
+		vmheap_client_close(c);
+		return NULL;
+	}
+	vmheap_client_set_timeout(c, 30000);
+	for (int i = 0; i < LOAD_REQUESTS; i++) {
+		const char *var = i % 2 ? "system.pid" : "sample.ticks";
+		if (vmheap_client_call(c, "get", var, NULL, &r) < 0) {
+			snprintf(la->error, sizeof(la->error), "request %d: %s",
+				 i, vmheap_client_error(c));
+			break;
+		}
+		if (r.ok && (i % 2 == 0 || r.value.via.i64 == la->s->pid))
+			la->answered++;
+		vmheap_reply_release(&r);
+	}
+	vmheap_client_close(c);
+	return NULL;
+}
+
+START_TEST(hundred_concurrent_clients_get_every_answer)
+{
+	static struct load_arg args[LOAD_CLIENTS];
+	pthread_t th[LOAD_CLIENTS];
+	struct sample s;
+	int total = 0;
+
+	sample_start(&s, NULL);
+	for (int i = 0; i < LOAD_CLIENTS; i++) {
+		args[i].s = &s;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, load_client,
+						&args[i]), 0);
+	}
+	for (int i = 0; i < LOAD_CLIENTS; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_msg(!args[i].error[0], "client %d: %s", i,
+			      args[i].error);
+		total += args[i].answered;
+	}
+	ck_assert_int_eq(total, LOAD_CLIENTS * LOAD_REQUESTS);
+	sample_cleanup(&s);
+}
+END_TEST
+
+/* --------------------------------------------------------------- paths */
+
+static void read_file(const char *path, char *buf, size_t len, ssize_t *n)
+{
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+	*n = read(fd, buf, len);
+	close(fd);
+}
+
+START_TEST(dump_to_existing_file_or_outside_the_dir_is_refused)
+{
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	char path[PATH_MAX], before[4096], after[4096], list[1024], abs[PATH_MAX];
+	ssize_t nb, na;
+	int fd;
+
+	sample_start(&s, NULL);
+	c = sample_client(&s);
+
+	/* an existing file, not a dump: refused and untouched */
+	snprintf(path, sizeof(path), "%s/old.vmheap", s.dumps);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	ck_assert(fd >= 0);
+	ck_assert(write(fd, "precious data\n", 14) == 14);
+	close(fd);
+	read_file(path, before, sizeof(before), &nb);
+	call_error(c, "set", "system.memory.dump", "old.vmheap", "exists");
+	snprintf(abs, sizeof(abs), "%s/old.vmheap", s.dumps);
+	call_error(c, "set", "system.memory.dump", abs, "exists");
+	read_file(path, after, sizeof(after), &na);
+	ck_assert_int_eq(na, nb);
+	ck_assert(!memcmp(before, after, (size_t)na));
+
+	/* a dump, then the same name again */
+	call_ok(c, "set", "system.memory.dump", "one.vmheap", &r);
+	vmheap_reply_release(&r);
+	snprintf(path, sizeof(path), "%s/one.vmheap", s.dumps);
+	read_file(path, before, sizeof(before), &nb);
+	call_error(c, "set", "system.memory.dump", "one.vmheap", "exists");
+	read_file(path, after, sizeof(after), &na);
+	ck_assert(na == nb && !memcmp(before, after, (size_t)na));
+
+	/* leaving the dump directory */
+	call_error(c, "set", "system.memory.dump", "../escape.vmheap", "path");
+	call_error(c, "set", "system.memory.dump", "a/../../escape.vmheap",
+		   "path");
+	call_error(c, "set", "system.memory.dump", "..", "path");
+	snprintf(abs, sizeof(abs), "%s/escape.vmheap", s.dir);
+	call_error(c, "set", "system.memory.dump", abs, "path");
+	call_error(c, "set", "system.memory.dump", "/etc/escape.vmheap", "path");
+	/* a symlink to a directory outside is not followed */
+	snprintf(path, sizeof(path), "%s/link", s.dumps);
+	ck_assert(symlink(s.dir, path) == 0);
+	call_error(c, "set", "system.memory.dump", "link/escape.vmheap", "path");
+	call_error(c, "set", "system.memory.dump", "nodir/x.vmheap", "path");
+	call_error(c, "set", "system.memory.dump", "", "type");
+
+	dir_listing(s.dir, list, sizeof(list));
+	ck_assert_msg(!strstr(list, "escape"), "%s", list);
+	ck_assert_int_eq(access("/etc/escape.vmheap", F_OK), -1);
+	dir_listing(s.dumps, list, sizeof(list));
+	ck_assert_str_eq(list, "link old.vmheap one.vmheap");
+
+	/* a subdirectory inside is fine, and an absolute path inside */
+	snprintf(path, sizeof(path), "%s/sub", s.dumps);
+	ck_assert(mkdir(path, 0700) == 0);
+	call_ok(c, "set", "system.memory.dump", "sub/./two.vmheap", &r);
+	vmheap_reply_release(&r);
+	snprintf(abs, sizeof(abs), "%s/sub/three.vmheap", s.dumps);
+	call_ok(c, "set", "system.memory.dump", abs, &r);
+	ck_assert(obj_str_is(map_get(&r.value, "path"), abs));
+	vmheap_reply_release(&r);
+	dir_listing(path, list, sizeof(list));
+	ck_assert_str_eq(list, "three.vmheap two.vmheap");
+
+	vmheap_client_close(c);
+	sample_cleanup(&s);
+}
+END_TEST
+
+/* -------------------------------------------------------------- faults */
+
+static void full_disk(int fork_mode)
+{
+	struct sample_opts o = {.args = {"--leak", "Blob:400", "--ticks", "10",
+					 "--tick-ms", "1", NULL},
+				.fsize_limit = 16384};
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	char list[1024];
+
+	sample_start(&s, &o);
+	c = sample_client(&s);
+	wait_ticks(c, 10);
+	call_ok(c, "set", "config.dump.fork", fork_mode ? "on" : "off", &r);
+	vmheap_reply_release(&r);
+	call_error(c, "set", "system.memory.dump", "full.vmheap", "nospace");
+	dir_listing(s.dumps, list, sizeof(list));
+	ck_assert_msg(list[0] == '\0', "files left behind: %s", list);
+	/* the VM is fine and serves the next request */
+	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+	ck_assert_int_eq(get_int(c, "sample.ticks"), 10);
+	vmheap_client_close(c);
+	ck_assert_int_eq(sample_term(&s), 0);
+	sample_cleanup(&s);
+}
+
+START_TEST(dump_onto_a_full_disk_fails_cleanly_in_process)
+{
+	full_disk(0);
+}
+END_TEST
+
+START_TEST(dump_onto_a_full_disk_fails_cleanly_in_a_forked_child)
+{
+	full_disk(1);
+}
+END_TEST
+
+static void disconnect_mid_dump(int fork_mode)
+{
+	struct sample_opts o = {.args = {"--walk-delay-ms", "700", "--leak",
+					 "Session:5", NULL}};
+	static const unsigned char req_head[] = {0x94, 0x07, 0xa3, 's', 'e', 't'};
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	char list[1024];
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	int64_t t0;
+	int fd;
+
+	sample_start(&s, &o);
+	c = sample_client(&s);
+	call_ok(c, "set", "config.dump.fork", fork_mode ? "true" : "false", &r);
+	vmheap_reply_release(&r);
+
+	/* a raw client asks for a dump and leaves at once */
+	fd = raw_connect(&s);
+	raw_auth(fd, s.info.token);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_sbuffer_write(&sb, (const char *)req_head, sizeof(req_head));
+	msgpack_pack_str(&pk, 18);
+	msgpack_pack_str_body(&pk, "system.memory.dump", 18);
+	msgpack_pack_str(&pk, 11);
+	msgpack_pack_str_body(&pk, "left.vmheap", 11);
+	raw_send_frame(fd, sb.data, (uint32_t)sb.size);
+	msgpack_sbuffer_destroy(&sb);
+	sleep_ms(100);
+	close(fd);
+
+	/* the dump is running; other requests are answered meanwhile, and
+	 * a second dump is refused as busy */
+	t0 = now_ms();
+	call_ok(c, "get", "system.memory.dumping", NULL, &r);
+	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN && r.value.via.boolean);
+	vmheap_reply_release(&r);
+	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+	call_ok(c, "get", "sample.census", NULL, &r);
+	vmheap_reply_release(&r);
+	ck_assert_msg(now_ms() - t0 < 400,
+		      "replies took %lld ms while a dump ran",
+		      (long long)(now_ms() - t0));
+	call_error(c, "set", "system.memory.dump", "second.vmheap", "busy");
+
+	wait_dump_idle(c);
+	dir_listing(s.dumps, list, sizeof(list));
+	ck_assert_msg(!strcmp(list, "left.vmheap"),
+		      "expected only the finished dump, found: %s", list);
+	/* and the VM still dumps */
+	call_ok(c, "set", "system.memory.dump", "after.vmheap", &r);
+	vmheap_reply_release(&r);
+	dir_listing(s.dumps, list, sizeof(list));
+	ck_assert_str_eq(list, "after.vmheap left.vmheap");
+	vmheap_client_close(c);
+	ck_assert_int_eq(sample_term(&s), 0);
+	sample_cleanup(&s);
+}
+
+START_TEST(client_leaving_mid_dump_leaves_no_temp_file_in_process)
+{
+	disconnect_mid_dump(0);
+}
+END_TEST
+
+START_TEST(client_leaving_mid_dump_leaves_no_temp_file_in_a_forked_child)
+{
+	disconnect_mid_dump(1);
+}
+END_TEST
+
+/* ------------------------------------------------------- lifecycle */
+
+START_TEST(sigterm_removes_the_discovery_file)
+{
+	struct sample s;
+	int status;
+
+	sample_start(&s, NULL);
+	ck_assert_int_eq(access(s.discovery, F_OK), 0);
+	status = sample_term(&s);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "status %d", status);
+	ck_assert_msg(access(s.discovery, F_OK) < 0 && errno == ENOENT,
+		      "%s is still there", s.discovery);
+	sample_cleanup(&s);
+}
+END_TEST
+
+START_TEST(fork_in_the_host_leaves_the_parent_agent_working)
+{
+	struct sample s;
+	vmheap_client *a, *b;
+	struct vmheap_reply r;
+	int64_t child, deadline, st;
+
+	sample_start(&s, NULL);
+	a = sample_client(&s);
+	call_ok(a, "set", "sample.fork", "300", &r);
+	child = r.value.via.i64;
+	vmheap_reply_release(&r);
+	ck_assert_int_gt(child, 0);
+	ck_assert_int_ne(child, s.pid);
+
+	/* while the child lives, the parent answers new and old clients */
+	b = sample_client(&s);
+	ck_assert_int_eq(vmheap_client_pid(b), s.pid);
+	ck_assert_int_eq(get_int(b, "system.pid"), s.pid);
+	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
+	vmheap_client_close(b);
+
+	deadline = now_ms() + 20000;
+	while ((st = get_int(a, "sample.fork_status")) < 0) {
+		ck_assert_msg(now_ms() < deadline, "the child never exited");
+		sleep_ms(20);
+	}
+	/* 0: the child saw its copy of the agent as stale */
+	ck_assert_int_eq(st, 0);
+	/* the child's exit did not remove the parent's discovery file */
+	ck_assert_int_eq(access(s.discovery, F_OK), 0);
+	b = sample_client(&s);
+	ck_assert_int_eq(get_int(b, "system.pid"), s.pid);
+	call_ok(b, "set", "system.memory.dump", "after-fork.vmheap", &r);
+	vmheap_reply_release(&r);
+	vmheap_client_close(b);
+	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
+	vmheap_client_close(a);
+	ck_assert_int_eq(sample_term(&s), 0);
+	ck_assert_int_eq(access(s.discovery, F_OK), -1);
+	sample_cleanup(&s);
+}
+END_TEST
+
+/* ----------------------------------------------------------- discovery */
+
+static void write_file(const char *path, const char *body, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+
+	ck_assert(fd >= 0);
+	ck_assert(write(fd, body, strlen(body)) == (ssize_t)strlen(body));
+	close(fd);
+	chmod(path, mode);
+}
+
+struct bads {
+	struct found f; /* first: on_found takes it */
+	int n;
+	char why[4][512];
+};
+
+static void on_bad(void *arg, const char *path, const char *why)
+{
+	struct bads *b = arg;
+
+	(void)path;
+	if (b->n < 4)
+		snprintf(b->why[b->n], sizeof(b->why[0]), "%s", why);
+	b->n++;
+}
+
+START_TEST(discovery_refuses_unsafe_files_and_removes_dead_agents)
+{
+	char dir[] = "/tmp/vmheap-disc-test.XXXXXX", path[PATH_MAX],
+	     err[512], body[512];
+	struct vmheap_agent_info info;
+	struct bads b = {0};
+	pid_t dead;
+	int status;
+
+	ck_assert(mkdtemp(dir));
+	/* a dead pid */
+	dead = fork();
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, &status, 0);
+	snprintf(body, sizeof(body),
+		 "pid=%d\naddress=tcp://127.0.0.1:1\n"
+		 "token=0123456789abcdef0123456789abcdef\nstarted=1\n",
+		 (int)dead);
+	snprintf(path, sizeof(path), "%s/vmheap-agent.%d", dir, (int)dead);
+	write_file(path, body, 0600);
+	ck_assert_int_eq(vmheap_discovery_read(path, &info, err, sizeof(err)), 0);
+	ck_assert_int_eq(info.port, 1);
+
+	/* a symlink to a good file */
+	snprintf(body, sizeof(body), "%s/vmheap-agent.%d", dir, (int)getpid());
+	ck_assert(symlink(path, body) == 0);
+	ck_assert_int_eq(vmheap_discovery_read(body, &info, err, sizeof(err)),
+			 VMHEAP_AGENT_EDISCOVERY);
+	ck_assert_msg(strstr(err, "symbolic link"), "%s", err);
+
+	/* readable by others */
+	snprintf(path, sizeof(path), "%s/vmheap-agent.1", dir);
+	write_file(path, "pid=1\n", 0644);
+	ck_assert_int_eq(vmheap_discovery_read(path, &info, err, sizeof(err)),
+			 VMHEAP_AGENT_EDISCOVERY);
+	ck_assert_msg(strstr(err, "0600"), "%s", err);
+
+	/* malformed */
+	snprintf(path, sizeof(path), "%s/vmheap-agent.2", dir);
+	write_file(path, "pid=2\naddress=nowhere\ntoken=xyz\nstarted=1\n", 0600);
+	ck_assert_int_eq(vmheap_discovery_read(path, &info, err, sizeof(err)),
+			 VMHEAP_AGENT_EDISCOVERY);
+	ck_assert_msg(strstr(err, "address"), "%s", err);
+
+	ck_assert_int_eq(vmheap_discovery_list(dir, on_found, on_bad, &b), 0);
+	ck_assert_int_eq(b.f.n, 0);
+	/* the symlink, the 0644 file and the malformed one */
+	ck_assert_msg(b.n == 3, "%d bad files: %s | %s", b.n, b.why[0],
+		      b.why[1]);
+	/* the dead agent's file is gone; the unusable ones are left */
+	snprintf(path, sizeof(path), "%s/vmheap-agent.%d", dir, (int)dead);
+	ck_assert_int_eq(access(path, F_OK), -1);
+
+	snprintf(body, sizeof(body), "rm -rf %s", dir);
+	ck_assert_int_eq(system(body), 0);
+}
+END_TEST
+
+static Suite *agent_suite(void)
+{
+	Suite *s = suite_create("agent");
+	TCase *t = tcase_create("agent");
+
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, session_found_by_discovery_answers_get_set_and_list);
+	tcase_add_test(t, dump_in_process_has_exactly_the_vms_per_class_counts);
+	tcase_add_test(t, dump_in_forked_child_has_exactly_the_vms_per_class_counts);
+	tcase_add_test(t, wrong_or_missing_token_is_refused);
+	tcase_add_test(t, bad_input_gets_an_error_or_a_close_and_the_next_client_is_served);
+	tcase_add_test(t, a_silent_or_slow_client_is_timed_out);
+	tcase_add_test(t, too_many_clients_get_a_clear_refusal);
+	tcase_add_test(t, hundred_concurrent_clients_get_every_answer);
+	tcase_add_test(t, dump_to_existing_file_or_outside_the_dir_is_refused);
+	tcase_add_test(t, dump_onto_a_full_disk_fails_cleanly_in_process);
+	tcase_add_test(t, dump_onto_a_full_disk_fails_cleanly_in_a_forked_child);
+	tcase_add_test(t, client_leaving_mid_dump_leaves_no_temp_file_in_process);
+	tcase_add_test(t, client_leaving_mid_dump_leaves_no_temp_file_in_a_forked_child);
+	tcase_add_test(t, sigterm_removes_the_discovery_file);
+	tcase_add_test(t, fork_in_the_host_leaves_the_parent_agent_working);
+	tcase_add_test(t, discovery_refuses_unsafe_files_and_removes_dead_agents);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(agent_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
