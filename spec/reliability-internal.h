@@ -26,7 +26,8 @@ const char *rl_bin(const char *name);
 /* $VMHEAP_SRC/<rel>. */
 const char *rl_src(const char *rel);
 
-/* A fresh scratch directory under $TMPDIR or /tmp (static buffer ring). */
+/* A fresh scratch directory under $TMPDIR or /tmp (its own ring of 16
+ * buffers, so that rl_bin and rl_src do not overwrite it). */
 const char *rl_mkdtemp(const char *tag);
 
 /* rm -rf dir. */

@@ -11,12 +11,8 @@ RL_LIBS = $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) \
           $(CHECK_LIBS)
 
 ifneq ($(LIBVMHEAP_AGENT_A),)
-CHECK_SUITES += $(RL_LOAD_BIN)
-EXTRA_ALL    += $(RL_LOAD_BIN)
-ifneq ($(wildcard spec/reliability_faults_test.c),)
-CHECK_SUITES += $(RL_FAULTS_BIN)
-EXTRA_ALL    += $(RL_FAULTS_BIN)
-endif
+CHECK_SUITES += $(RL_LOAD_BIN) $(RL_FAULTS_BIN)
+EXTRA_ALL    += $(RL_LOAD_BIN) $(RL_FAULTS_BIN)
 endif
 
 $(OBJDIR)/spec/reliability_%.o: ALL_CFLAGS += $(CHECK_CFLAGS)

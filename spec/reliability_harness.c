@@ -50,10 +50,12 @@ const char *rl_src(const char *rel)
 
 const char *rl_mkdtemp(const char *tag)
 {
-	char *b = ring();
+	static char dirs[16][256];
+	static int next;
+	char *b = dirs[next++ % 16];
 
-	snprintf(b, 1024, "%s/vmheap-rl-%s-XXXXXX", env_or("TMPDIR", "/tmp"),
-		 tag);
+	snprintf(b, 256, "%.200s/vmheap-rl-%.20s-XXXXXX",
+		 env_or("TMPDIR", "/tmp"), tag);
 	if (!mkdtemp(b)) {
 		perror("mkdtemp");
 		abort();

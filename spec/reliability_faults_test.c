@@ -1,0 +1,799 @@
+/*
+ * reliability_faults_test.c - faults, each with the outcome a user must
+ * see and a check that nothing is lost (earlier dumps untouched, no
+ * temporary file left): the console killed mid-dump, a client stopped
+ * with a request half-sent, a full disk, the dump directory removed, the
+ * VM exiting during a console session, unsafe or stale discovery files,
+ * a corrupt block in the middle of a dump.  Also: the tools under
+ * valgrind memcheck, and the fuzzers' regression inputs (spec/regress/)
+ * replayed through the fuzz targets' own entry points.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "../fuzz/fuzz-internal.h"
+#include "reliability-internal.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static char pidbuf[32];
+
+static const char *pid_str(pid_t pid)
+{
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	return pidbuf;
+}
+
+/* Run vmheap-console --tmpdir T -p PID with one or more -e commands. */
+static void console_e(const struct rl_vm *vm, const char *tmpdir, pid_t pid,
+		      const char *const *cmds, struct rl_run *r)
+{
+	const char *argv[24];
+	char p[32];
+	int n = 0;
+
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	argv[n++] = rl_bin("vmheap-console");
+	argv[n++] = "--tmpdir";
+	argv[n++] = tmpdir ? tmpdir : vm->tmpdir;
+	argv[n++] = "-p";
+	argv[n++] = p;
+	for (int i = 0; cmds[i] && n < 22; i++) {
+		argv[n++] = "-e";
+		argv[n++] = cmds[i];
+	}
+	argv[n] = NULL;
+	ck_assert_int_eq(rl_run(argv, NULL, NULL, 30000, r), 0);
+}
+
+static int wait_dumping(vmheap_client *c, int want, int timeout_ms)
+{
+	int64_t end = rl_now_ms() + timeout_ms;
+
+	while (rl_now_ms() < end) {
+		struct vmheap_reply rep;
+		int rc = vmheap_client_call(c, "get", "system.memory.dumping",
+					    NULL, &rep);
+		int v = rc == 0 && rep.ok &&
+			rep.value.type == MSGPACK_OBJECT_BOOLEAN &&
+			rep.value.via.boolean;
+
+		vmheap_reply_release(&rep);
+		if (rc < 0)
+			return -1;
+		if (v == want)
+			return 0;
+		rl_sleep_ms(20);
+	}
+	return -1;
+}
+
+/* Take a dump through the client API; 0 when the reply is ok. */
+static int client_dump(vmheap_client *c, const char *name, char *msg,
+		       size_t msglen)
+{
+	struct vmheap_reply rep;
+	int rc;
+
+	vmheap_client_set_timeout(c, 30000);
+	rc = vmheap_client_call_str(c, "set", "system.memory.dump", name, &rep);
+	if (rc == 0 && !rep.ok)
+		snprintf(msg, msglen, "%s: %s", rep.code, rep.message);
+	rc = rc < 0 ? rc : rep.ok ? 0 : -1;
+	vmheap_reply_release(&rep);
+	return rc;
+}
+
+static const char *join(const char *dir, const char *name)
+{
+	static char bufs[4][1024];
+	static int next;
+	char *b = bufs[next++ % 4];
+
+	snprintf(b, 1024, "%s/%s", dir, name);
+	return b;
+}
+
+/* ------------------------------------------------- console killed mid-dump */
+
+START_TEST(console_killed_mid_dump_leaves_a_whole_dump_or_none)
+{
+	const char *tmp = rl_mkdtemp("kill"), *dir = rl_mkdtemp("killd");
+	const char *args[] = {"--walk-delay-ms", "800", NULL};
+	const char *argv[10];
+	struct rl_vm vm;
+	vmheap_client *c;
+	char msg[600] = "", *a_before, *a_after, *left, p[32];
+	size_t alen, alen2;
+	uint64_t nobj;
+	pid_t con;
+	int st;
+
+	ck_assert_int_eq(rl_vm_start(&vm, tmp, dir, args), 0);
+	c = rl_connect(&vm, 10000);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_msg(client_dump(c, "a.vmheap", msg, sizeof(msg)) == 0, "%s", msg);
+	a_before = rl_slurp(join(dir, "a.vmheap"), &alen);
+	ck_assert_ptr_nonnull(a_before);
+
+	snprintf(p, sizeof(p), "%d", (int)vm.pid);
+	argv[0] = rl_bin("vmheap-console");
+	argv[1] = "--tmpdir";
+	argv[2] = tmp;
+	argv[3] = "-p";
+	argv[4] = p;
+	argv[5] = "-e";
+	argv[6] = "set system.memory.dump b.vmheap";
+	argv[7] = NULL;
+	con = rl_spawn(argv, NULL, NULL);
+	ck_assert_int_eq(wait_dumping(c, 1, 5000), 0);
+	kill(con, SIGKILL);
+	st = rl_wait(con, 5000);
+	ck_assert_int_eq(st, 128 + SIGKILL);
+	/* the dump goes on without its client, and ends */
+	ck_assert_int_eq(wait_dumping(c, 0, 10000), 0);
+
+	left = rl_ls(dir);
+	printf("console killed mid-dump: the dump directory holds: %s", left);
+	ck_assert_msg(!strcmp(left, "a.vmheap\nb.vmheap\n") ||
+			      !strcmp(left, "b.vmheap\na.vmheap\n") ||
+			      !strcmp(left, "a.vmheap\n"),
+		      "unexpected files: %s", left);
+	if (strstr(left, "b.vmheap"))
+		ck_assert_int_eq(rl_read_dump(join(dir, "b.vmheap"), &nobj), 0);
+	free(left);
+	a_after = rl_slurp(join(dir, "a.vmheap"), &alen2);
+	ck_assert(alen == alen2 && !memcmp(a_before, a_after, alen));
+	/* not stuck in "busy": the next dump works */
+	ck_assert_msg(client_dump(c, "c.vmheap", msg, sizeof(msg)) == 0, "%s", msg);
+	ck_assert_int_eq(rl_read_dump(join(dir, "c.vmheap"), NULL), 0);
+	free(a_before);
+	free(a_after);
+	vmheap_client_close(c);
+	ck_assert_int_eq(rl_vm_stop(&vm), 0);
+	rl_rmrf(tmp);
+	rl_rmrf(dir);
+}
+END_TEST
+
+/* ------------------------------------- a client stopped mid-request */
+
+/* [0, "auth", token] by hand: a raw client that can stop mid-frame. */
+static size_t auth_frame(unsigned char *buf, const char *token)
+{
+	size_t n = 0, payload = 1 + 1 + 5 + 2 + 32;
+
+	buf[n++] = 0;
+	buf[n++] = 0;
+	buf[n++] = 0;
+	buf[n++] = (unsigned char)payload;
+	buf[n++] = 0x93;
+	buf[n++] = 0x00;
+	buf[n++] = 0xa4;
+	memcpy(buf + n, "auth", 4);
+	n += 4;
+	buf[n++] = 0xd9;
+	buf[n++] = 32;
+	memcpy(buf + n, token, 32);
+	return n + 32;
+}
+
+static int raw_connect(uint16_t port)
+{
+	struct sockaddr_in sa;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -1;
+	return fd;
+}
+
+START_TEST(client_stopped_with_a_request_half_sent_does_not_hold_others)
+{
+	const char *tmp = rl_mkdtemp("stop");
+	struct rl_vm vm;
+	vmheap_client *c[5];
+	int64_t t0, t1, tk0, tk1;
+	pid_t child;
+	int st;
+
+	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
+	child = fork();
+	if (child == 0) {
+		unsigned char buf[128], half[] = {0, 0, 0, 30, 0x94, 0x01, 0xa3, 'g'};
+		int fd = raw_connect(vm.port);
+		size_t n = auth_frame(buf, vm.token);
+
+		if (fd < 0 || write(fd, buf, n) != (ssize_t)n ||
+		    write(fd, half, sizeof(half)) != (ssize_t)sizeof(half))
+			_exit(1);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(child, &st, WUNTRACED), child);
+	ck_assert(WIFSTOPPED(st));
+
+	tk0 = -1;
+	t0 = rl_now_ms();
+	for (int i = 0; i < 5; i++) {
+		c[i] = rl_connect(&vm, 3000);
+		ck_assert_ptr_nonnull(c[i]);
+	}
+	tk0 = rl_get_int(c[0], "sample.ticks");
+	for (int round = 0; round < 20; round++)
+		for (int i = 0; i < 5; i++)
+			ck_assert_int_eq(rl_get_int(c[i], "system.pid"), vm.pid);
+	rl_sleep_ms(200);
+	tk1 = rl_get_int(c[0], "sample.ticks");
+	t1 = rl_now_ms();
+	printf("client stopped mid-frame: 5 other clients made 100 requests in %lld ms; VM ticks %lld -> %lld\n",
+	       (long long)(t1 - t0), (long long)tk0, (long long)tk1);
+	ck_assert_int_lt(t1 - t0, 5000);
+	ck_assert_int_gt(tk1, tk0);
+	for (int i = 0; i < 5; i++)
+		vmheap_client_close(c[i]);
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	ck_assert_int_eq(rl_vm_stop(&vm), 0);
+	rl_rmrf(tmp);
+}
+END_TEST
+
+/* ------------------------------------------------------------ disk full */
+
+START_TEST(disk_full_during_a_dump_is_a_clear_error)
+{
+	const char *tmp = rl_mkdtemp("full"), *dir = rl_mkdtemp("fulld");
+	const char *args[] = {"--leak", "Blob:400", NULL};
+	const char *cmds[] = {"set system.memory.dump b.vmheap", NULL};
+	struct rl_vm vm;
+	struct rl_run r;
+	vmheap_client *c;
+	char msg[600] = "", *a_before, *a_after, *left;
+	size_t alen, alen2;
+	int a_ok, a_read;
+
+	if (mount("tmpfs", dir, "tmpfs", 0, "size=256k,mode=0755") < 0) {
+		printf("disk full: SKIPPED: cannot mount a small tmpfs here (%s)\n",
+		       strerror(errno));
+		rl_rmrf(tmp);
+		rl_rmrf(dir);
+		return;
+	}
+	ck_assert_int_eq(rl_vm_start(&vm, tmp, dir, args), 0);
+	c = rl_connect(&vm, 10000);
+	ck_assert_ptr_nonnull(c);
+	a_ok = client_dump(c, "a.vmheap", msg, sizeof(msg));
+	a_before = rl_slurp(join(dir, "a.vmheap"), &alen);
+	/* the heap grows by 400 objects per tick: soon past 256 KiB */
+	rl_sleep_ms(1500);
+	console_e(&vm, NULL, vm.pid, cmds, &r);
+	left = rl_ls(dir);
+	a_after = rl_slurp(join(dir, "a.vmheap"), &alen2);
+	a_read = rl_read_dump(join(dir, "a.vmheap"), NULL);
+	ck_assert_int_eq(rl_get_int(c, "system.pid"), vm.pid);
+	vmheap_client_close(c);
+	ck_assert_int_eq(rl_vm_stop(&vm), 0);
+	umount(dir);
+
+	printf("disk full: console exit %d, said: %s%s", r.status, r.out, r.err);
+	ck_assert_msg(a_ok == 0, "%s", msg);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.out, "No space left") || strstr(r.err, "No space left") ||
+			      strstr(r.out, "no space") || strstr(r.err, "no space"),
+		      "no clear error: %s%s", r.out, r.err);
+	ck_assert_msg(!strcmp(left, "a.vmheap\n"), "files left: %s", left);
+	ck_assert(a_before && a_after && alen == alen2 &&
+		  !memcmp(a_before, a_after, alen));
+	ck_assert_int_eq(a_read, 0);
+	free(left);
+	free(a_before);
+	free(a_after);
+	rl_run_free(&r);
+	rl_rmrf(tmp);
+	rl_rmrf(dir);
+}
+END_TEST
+
+/* --------------------------------------------- dump directory removed */
+
+START_TEST(dump_directory_removed_is_a_clear_error)
+{
+	const char *tmp = rl_mkdtemp("rmd"), *dir = rl_mkdtemp("rmdd");
+	const char *cmds[] = {"set system.memory.dump b.vmheap", NULL};
+	const char *cmds2[] = {"set system.memory.dump c.vmheap", NULL};
+	struct rl_vm vm;
+	struct rl_run r, r2;
+
+	ck_assert_int_eq(rl_vm_start(&vm, tmp, dir, NULL), 0);
+	rl_rmrf(dir);
+	console_e(&vm, NULL, vm.pid, cmds, &r);
+	printf("dump directory removed: console exit %d, said: %s%s", r.status,
+	       r.out, r.err);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.out, dir) || strstr(r.err, dir),
+		      "the error does not name the directory: %s%s", r.out, r.err);
+	ck_assert_msg(strstr(r.out, "No such file") || strstr(r.err, "No such file"),
+		      "the error does not say why: %s%s", r.out, r.err);
+	ck_assert_int_ne(access(dir, F_OK), 0); /* not re-created */
+	/* the VM is fine, and dumps again once the directory is back */
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	console_e(&vm, NULL, vm.pid, cmds2, &r2);
+	ck_assert_msg(r2.status == 0, "%s%s", r2.out, r2.err);
+	ck_assert_int_eq(rl_read_dump(join(dir, "c.vmheap"), NULL), 0);
+	ck_assert_int_eq(rl_vm_stop(&vm), 0);
+	rl_run_free(&r);
+	rl_run_free(&r2);
+	rl_rmrf(tmp);
+	rl_rmrf(dir);
+}
+END_TEST
+
+/* ------------------------------------------ VM exits during a session */
+
+START_TEST(vm_exit_during_a_console_session_is_reported)
+{
+	const char *tmp = rl_mkdtemp("exit");
+	const char *errp = join(tmp, "console.err");
+	struct rl_vm vm;
+	int in[2], out[2], st;
+	char buf[4096], p[32], *err;
+	ssize_t got = 0, n;
+	pid_t con;
+
+	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
+	snprintf(p, sizeof(p), "%d", (int)vm.pid);
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	con = fork();
+	if (con == 0) {
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(e, 2);
+		close(in[1]);
+		close(out[0]);
+		execl(rl_bin("vmheap-console"), "vmheap-console", "--tmpdir",
+		      tmp, "-p", p, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	signal(SIGPIPE, SIG_IGN);
+	ck_assert_int_eq(write(in[1], "get system.pid\n", 15), 15);
+	while (got < (ssize_t)sizeof(buf) - 1 &&
+	       (n = read(out[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0) {
+		got += n;
+		buf[got] = '\0';
+		if (strstr(buf, p))
+			break;
+	}
+	ck_assert_msg(got > 0 && strstr(buf, p), "no answer: %s", got > 0 ? buf : "");
+	/* the VM dies under the console's feet */
+	kill(vm.pid, SIGKILL);
+	ck_assert_int_eq(rl_wait(vm.pid, 5000), 128 + SIGKILL);
+	vm.pid = 0;
+	if (write(in[1], "get system.pid\n", 15) < 0)
+		(void)0;
+	close(in[1]);
+	st = rl_wait(con, 10000);
+	close(out[0]);
+	err = rl_slurp(errp, NULL);
+	printf("VM exited during a session: console exit %d, said: %s", st, err);
+	ck_assert_int_eq(st, 2);
+	ck_assert_msg(err && strstr(err, p), "the console did not say which VM went away: %s",
+		      err ? err : "");
+	free(err);
+	rl_rmrf(tmp);
+}
+END_TEST
+
+/* ------------------------------------------------ unsafe discovery files */
+
+START_TEST(discovery_symlink_is_not_followed)
+{
+	const char *tmp = rl_mkdtemp("sym");
+	const char *cmds[] = {"get system.pid", NULL};
+	struct rl_vm vm;
+	struct rl_run r;
+	char real[600];
+
+	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
+	snprintf(real, sizeof(real), "%s/elsewhere", tmp);
+	ck_assert_int_eq(rename(vm.discovery, real), 0);
+	ck_assert_int_eq(symlink(real, vm.discovery), 0);
+	console_e(&vm, NULL, vm.pid, cmds, &r);
+	printf("discovery symlink: console exit %d, said: %s%s", r.status, r.out,
+	       r.err);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(!strstr(r.out, pid_str(vm.pid)), "it followed the link: %s", r.out);
+	ck_assert_msg(strstr(r.err, "symbolic link"), "no reason given: %s", r.err);
+	rl_run_free(&r);
+	unlink(vm.discovery);
+	ck_assert_int_eq(rl_vm_stop(&vm), 0);
+	rl_rmrf(tmp);
+}
+END_TEST
+
+START_TEST(discovery_file_of_another_user_is_not_followed)
+{
+	const char *tmp = rl_mkdtemp("own");
+	const char *cmds[] = {"get system.pid", NULL};
+	struct rl_vm vm;
+	struct rl_run r;
+
+	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
+	if (chown(vm.discovery, 65534, 65534) < 0) {
+		printf("discovery of another user: SKIPPED: cannot chown to nobody (%s; not root?)\n",
+		       strerror(errno));
+		rl_vm_stop(&vm);
+		rl_rmrf(tmp);
+		return;
+	}
+	console_e(&vm, NULL, vm.pid, cmds, &r);
+	printf("discovery owned by nobody: console exit %d, said: %s%s", r.status,
+	       r.out, r.err);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(!strstr(r.out, pid_str(vm.pid)), "it used the file: %s", r.out);
+	ck_assert_msg(strstr(r.err, "owned by"), "no reason given: %s", r.err);
+	rl_run_free(&r);
+	ck_assert_int_eq(rl_vm_stop(&vm), 0);
+	rl_rmrf(tmp);
+}
+END_TEST
+
+/*
+ * A stale discovery file whose pid now belongs to another process (a
+ * `sleep`), and whose address and token are those of a live VM: the
+ * console must not talk to that VM as if it were the `sleep`.
+ */
+static void stale_case(int keep_proc_start)
+{
+	const char *tmp = rl_mkdtemp("stale"), *other = rl_mkdtemp("stale2");
+	const char *sleep_argv[] = {"/bin/sleep", "30", NULL};
+	const char *cmds[] = {"get system.pid", NULL};
+	char *body, *ps, fake[1200], path[600], *nl;
+	struct rl_vm vm;
+	struct rl_run r;
+	pid_t sl;
+	int fd;
+
+	ck_assert_int_eq(rl_vm_start(&vm, other, other, NULL), 0);
+	sl = rl_spawn(sleep_argv, NULL, NULL);
+	ck_assert_int_gt(sl, 0);
+	body = rl_slurp(vm.discovery, NULL);
+	ck_assert_ptr_nonnull(body);
+	/* the same file, as if written by the sleep's pid long ago */
+	nl = strchr(body, '\n');
+	ck_assert_ptr_nonnull(nl);
+	ps = strstr(body, "proc_start=");
+	if (!keep_proc_start && ps)
+		*ps = '\0';
+	snprintf(fake, sizeof(fake), "pid=%d%s", (int)sl, nl);
+	snprintf(path, sizeof(path), "%s/vmheap-agent.%d", tmp, (int)sl);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, fake, strlen(fake)), (ssize_t)strlen(fake));
+	close(fd);
+
+	console_e(&vm, tmp, sl, cmds, &r);
+	printf("stale discovery (%s proc_start) naming a sleep: console exit %d, said: %s%s",
+	       keep_proc_start ? "with" : "without", r.status, r.out, r.err);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(!strstr(r.out, pid_str(vm.pid)),
+		      "it talked to the wrong VM: %s", r.out);
+	rl_run_free(&r);
+	kill(sl, SIGKILL);
+	rl_wait(sl, 5000);
+	free(body);
+	ck_assert_int_eq(rl_vm_stop(&vm), 0);
+	rl_rmrf(tmp);
+	rl_rmrf(other);
+}
+
+START_TEST(stale_discovery_file_naming_a_reused_pid_is_not_followed)
+{
+	stale_case(1);
+	stale_case(0);
+}
+END_TEST
+
+/* ---------------------------------------------- a corrupt block mid-dump */
+
+static void write_test_dump(const char *path, int nobj, uint64_t grow)
+{
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	opt.vm_name = "faults";
+	opt.block_bytes = 512;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	vmheap_writer_add_class(w, 1, "Order", 5, 0, 0);
+	vmheap_writer_add_class(w, 2, "Session", 7, 0, 0);
+	for (int i = 0; i < nobj; i++) {
+		uint64_t ref = 0x1000;
+		vmheap_writer_add_object(w, 0x1000 + 16u * (uint64_t)i,
+					 1 + (uint64_t)(i % 2), 40 + grow, 0,
+					 &ref, 1);
+	}
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	close(fd);
+}
+
+START_TEST(corrupt_block_in_the_middle_is_reported_with_its_offset)
+{
+	const char *tmp = rl_mkdtemp("crc");
+	const char *good = join(tmp, "good.vmheap"), *bad = join(tmp, "bad.vmheap");
+	const char *histo[] = {rl_bin("vmheap-histo"), bad, NULL};
+	const char *diff1[] = {rl_bin("vmheap-diff"), good, bad, NULL};
+	const char *diff2[] = {rl_bin("vmheap-diff"), bad, good, NULL};
+	const char *const *runs[] = {histo, diff1, diff2};
+	struct vmheap_block blk;
+	vmheap_reader *r;
+	uint64_t offs[256], lens[256];
+	int nblk = 0, mid, rc;
+	char *file, *payload, want[32];
+	size_t flen;
+
+	write_test_dump(good, 600, 0);
+	ck_assert_int_eq(vmheap_reader_open_path(&r, good), 0);
+	file = rl_slurp(good, &flen);
+	payload = NULL;
+	while ((rc = vmheap_reader_next_block(r, &blk)) > 0 && nblk < 256) {
+		offs[nblk] = blk.offset;
+		lens[nblk] = blk.length;
+		nblk++;
+		if (nblk == 1)
+			continue;
+	}
+	ck_assert_int_eq(rc, 0);
+	vmheap_reader_free(r);
+	ck_assert_int_ge(nblk, 5);
+	mid = nblk / 2;
+	/* flip a byte inside the middle block's payload: the payload ends
+	 * where the next section begins */
+	ck_assert_uint_lt(offs[mid] + 1, offs[mid + 1]);
+	payload = file + offs[mid + 1] - lens[mid] / 2;
+	*payload ^= 0x5a;
+	{
+		int fd = open(bad, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		ck_assert_int_eq(write(fd, file, flen), (ssize_t)flen);
+		close(fd);
+	}
+	snprintf(want, sizeof(want), "%llu", (unsigned long long)offs[mid]);
+	for (int i = 0; i < 3; i++) {
+		struct rl_run rr;
+
+		ck_assert_int_eq(rl_run(runs[i], NULL, NULL, 30000, &rr), 0);
+		printf("corrupt block at %s: %s exit %d, said: %s",
+		       want, strrchr(runs[i][0], '/') + 1, rr.status, rr.err);
+		ck_assert_int_ne(rr.status, 0);
+		ck_assert_msg(strstr(rr.err, "bad.vmheap"), "no file name: %s", rr.err);
+		ck_assert_msg(strstr(rr.err, want),
+			      "the block's offset %s is not named: %s", want, rr.err);
+		/* no partial histogram or diff printed as if it were whole */
+		ck_assert_msg(!strstr(rr.out, "Order") && !strstr(rr.out, "Session"),
+			      "partial output: %s", rr.out);
+		rl_run_free(&rr);
+	}
+	free(file);
+	rl_rmrf(tmp);
+}
+END_TEST
+
+/* ------------------------------------------------------------- valgrind */
+
+static int have_valgrind(void)
+{
+	return access("/usr/bin/valgrind", X_OK) == 0;
+}
+
+/* Run argv under memcheck; the tool's own exit status must be `want`. */
+static void under_valgrind(const char *const *argv, int want, const char *log)
+{
+	const char *v[20];
+	char logopt[600];
+	struct rl_run r;
+	char *text;
+	int n = 0;
+
+	snprintf(logopt, sizeof(logopt), "--log-file=%s", log);
+	v[n++] = "/usr/bin/valgrind";
+	v[n++] = "--leak-check=full";
+	v[n++] = "--error-exitcode=99";
+	v[n++] = "--errors-for-leak-kinds=definite,indirect";
+	v[n++] = logopt;
+	for (int i = 0; argv[i]; i++)
+		v[n++] = argv[i];
+	v[n] = NULL;
+	ck_assert_int_eq(rl_run(v, NULL, NULL, 60000, &r), 0);
+	text = rl_slurp(log, NULL);
+	printf("valgrind %s: exit %d, %s\n", strrchr(argv[0], '/') + 1, r.status,
+	       text && strstr(text, "ERROR SUMMARY: 0 errors") ? "0 errors" : "ERRORS");
+	ck_assert_msg(r.status == want, "exit %d (99: memcheck errors); log:\n%s",
+		      r.status, text ? text : "");
+	ck_assert_msg(text && strstr(text, "ERROR SUMMARY: 0 errors"), "%s",
+		      text ? text : "no log");
+	ck_assert_msg(strstr(text, "definitely lost: 0 bytes") ||
+			      strstr(text, "All heap blocks were freed"),
+		      "%s", text);
+	ck_assert_msg(!strstr(text, "indirectly lost:") ||
+			      strstr(text, "indirectly lost: 0 bytes"),
+		      "%s", text);
+	free(text);
+	rl_run_free(&r);
+}
+
+START_TEST(tools_run_clean_under_valgrind)
+{
+	const char *tmp, *d1, *d2, *bad, *log;
+	struct rl_vm vm;
+	char p[32];
+
+	if (RL_SANITIZED) {
+		printf("valgrind: SKIPPED in the sanitizer build (valgrind and ASan do not mix; the normal pass runs it)\n");
+		return;
+	}
+	if (!have_valgrind()) {
+		printf("valgrind: SKIPPED: /usr/bin/valgrind is not installed\n");
+		return;
+	}
+	tmp = rl_mkdtemp("vg");
+	d1 = join(tmp, "one.vmheap");
+	d2 = join(tmp, "two.vmheap");
+	write_test_dump(d1, 300, 0);
+	write_test_dump(d2, 400, 8);
+	bad = join(tmp, "cut.vmheap");
+	{
+		size_t n;
+		char *f = rl_slurp(d1, &n);
+		int fd = open(bad, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		ck_assert_int_eq(write(fd, f, n / 2), (ssize_t)(n / 2));
+		close(fd);
+		free(f);
+	}
+	log = join(tmp, "vg.log");
+	{
+		const char *a[] = {rl_bin("vmheap-histo"), d1, NULL};
+		under_valgrind(a, 0, log);
+	}
+	{
+		const char *a[] = {rl_bin("vmheap-histo"), "--format", "json",
+				   "--sort", "bytes", d2, NULL};
+		under_valgrind(a, 0, log);
+	}
+	{
+		const char *a[] = {rl_bin("vmheap-histo"), bad, NULL};
+		struct rl_run rr;
+		const char *plain[] = {rl_bin("vmheap-histo"), bad, NULL};
+		ck_assert_int_eq(rl_run(plain, NULL, NULL, 30000, &rr), 0);
+		ck_assert_int_ne(rr.status, 0);
+		under_valgrind(a, rr.status, log); /* the error path too */
+		rl_run_free(&rr);
+	}
+	{
+		const char *a[] = {rl_bin("vmheap-diff"), d1, d2, NULL};
+		under_valgrind(a, 0, log);
+	}
+	{
+		const char *a[] = {rl_bin("vmheap-diff"), "--format", "csv", d2, d1,
+				   NULL};
+		under_valgrind(a, 0, log);
+	}
+	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
+	snprintf(p, sizeof(p), "%d", (int)vm.pid);
+	{
+		const char *a[] = {rl_bin("vmheap-console"), "--tmpdir", tmp, "-p", p,
+				   "-e", "get system.pid", "-e", "list system.",
+				   "-e", "set system.memory.dump vg.vmheap",
+				   "-e", "get system.memory.rss", NULL};
+		under_valgrind(a, 0, log);
+	}
+	{
+		const char *a[] = {rl_bin("vmheap-console"), "--tmpdir", tmp, "--ps",
+				   NULL};
+		under_valgrind(a, 0, log);
+	}
+	ck_assert_int_eq(rl_vm_stop(&vm), 0);
+	{
+		/* and when it cannot connect */
+		const char *a[] = {rl_bin("vmheap-console"), "--tmpdir", tmp,
+				   "-e", "get system.pid", NULL};
+		under_valgrind(a, 2, log);
+	}
+	rl_rmrf(tmp);
+}
+END_TEST
+
+/* ---------------------------------------------- fuzz regression inputs */
+
+static int replay_dir(const char *target, int (*one)(const uint8_t *, size_t))
+{
+	char dir[1024], path[2048];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s", rl_src("spec/regress/"));
+	strncat(dir, target, sizeof(dir) - strlen(dir) - 1);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		size_t len;
+		char *data;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		data = rl_slurp(path, &len);
+		ck_assert_ptr_nonnull(data);
+		one((const uint8_t *)data, len);
+		free(data);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+START_TEST(fuzz_regression_inputs_replay_cleanly)
+{
+	int a = replay_dir("reader", fuzz_reader_one);
+	int b = replay_dir("protocol", fuzz_protocol_one);
+	int c = replay_dir("discovery", fuzz_discovery_one);
+
+	fuzz_protocol_shutdown();
+	printf("fuzz regressions: %d reader, %d protocol, %d discovery inputs replayed\n",
+	       a, b, c);
+	ck_assert_int_gt(a + b + c, 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("reliability_faults");
+	TCase *tc = tcase_create("faults");
+	SRunner *sr;
+	int failed;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, console_killed_mid_dump_leaves_a_whole_dump_or_none);
+	tcase_add_test(tc, client_stopped_with_a_request_half_sent_does_not_hold_others);
+	tcase_add_test(tc, disk_full_during_a_dump_is_a_clear_error);
+	tcase_add_test(tc, dump_directory_removed_is_a_clear_error);
+	tcase_add_test(tc, vm_exit_during_a_console_session_is_reported);
+	tcase_add_test(tc, discovery_symlink_is_not_followed);
+	tcase_add_test(tc, discovery_file_of_another_user_is_not_followed);
+	tcase_add_test(tc, stale_discovery_file_naming_a_reused_pid_is_not_followed);
+	tcase_add_test(tc, corrupt_block_in_the_middle_is_reported_with_its_offset);
+	tcase_add_test(tc, tools_run_clean_under_valgrind);
+	tcase_add_test(tc, fuzz_regression_inputs_replay_cleanly);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
