@@ -140,7 +140,7 @@ static int scan_inline(vmheap_reader *r, vmheap_scan_fn fn, void *state,
 		       size_t errsz)
 {
 	struct vmheap_block blk;
-	uint64_t last = now_ns();
+	uint64_t last = 0; /* the first block draws at once */
 	char msg[512];
 	int rc;
 
@@ -272,7 +272,7 @@ int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn, void *state,
 	}
 
 	struct vmheap_block blk;
-	uint64_t last = now_ns();
+	uint64_t last = 0; /* the first block draws at once */
 	int rrc = 0, prc = 0;
 	if (!started)
 		prc = VMHEAP_ENOMEM;

@@ -76,6 +76,10 @@ struct run {
 struct run run_tool(const char *tool, const char *stdin_path,
 		    const char *const *args);
 
+/* The same with standard error on a pseudo-terminal (what the tool wrote
+ * there ends up in r.err). */
+struct run run_tool_tty(const char *tool, const char *const *args);
+
 void run_free(struct run *r);
 
 /* ------------------------------------------------------------ text */

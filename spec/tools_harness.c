@@ -185,6 +185,73 @@ struct run run_tool(const char *tool, const char *stdin_path,
 	return r;
 }
 
+struct run run_tool_tty(const char *tool, const char *const *args)
+{
+	const char *build = getenv("VMHEAP_BUILD");
+	char bin[PATH_MAX], out_path[PATH_MAX];
+	const char *argv[32];
+	size_t argc = 0;
+	struct run r = {0};
+
+	snprintf(bin, sizeof(bin), "%s/bin/%s", build && *build ? build
+								: "build",
+		 tool);
+	snprintf(out_path, sizeof(out_path), "%s/run.out", tmp_dir());
+	argv[argc++] = bin;
+	for (; args && *args && argc < 31; args++)
+		argv[argc++] = *args;
+	argv[argc] = NULL;
+
+	int master = posix_openpt(O_RDWR | O_NOCTTY);
+	ck_assert_int_ge(master, 0);
+	ck_assert_int_eq(grantpt(master), 0);
+	ck_assert_int_eq(unlockpt(master), 0);
+	const char *slave_name = ptsname(master);
+	ck_assert_ptr_nonnull(slave_name);
+	int slave = open(slave_name, O_RDWR | O_NOCTTY);
+	ck_assert_int_ge(slave, 0);
+
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int in = open("/dev/null", O_RDONLY);
+		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (in < 0 || out < 0)
+			_exit(126);
+		close(master);
+		dup2(in, 0);
+		dup2(out, 1);
+		dup2(slave, 2);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(slave);
+	/* read what the tool draws until its end closes the terminal */
+	size_t cap = 4096, n = 0;
+	char *err = malloc(cap + 1);
+	ck_assert_ptr_nonnull(err);
+	for (;;) {
+		ssize_t k = read(master, err + n, cap - n);
+		if (k <= 0)
+			break; /* EIO once the slave side is closed */
+		n += (size_t)k;
+		if (n == cap) {
+			cap *= 2;
+			err = realloc(err, cap + 1);
+			ck_assert_ptr_nonnull(err);
+		}
+	}
+	err[n] = '\0';
+	close(master);
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		ck_assert_int_eq(errno, EINTR);
+	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r.out = slurp(out_path, &r.out_len);
+	r.err = err;
+	return r;
+}
+
 void run_free(struct run *r)
 {
 	free(r->out);

@@ -6,11 +6,14 @@
  * This file: main, and vmheap-histo.  tools_diff_test.c: vmheap-diff.
  * tools_errors_test.c: damaged dumps and bad usage, for both tools.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tools_harness-internal.h"
+#include "vmheap.h"
 
 /*
  * The base dump: 14 objects in 5 classes plus one object whose class id
@@ -418,6 +421,56 @@ START_TEST(histo_merges_class_ids_that_share_a_name)
 }
 END_TEST
 
+/* A dump of more than 100 MiB (padded with 64 KiB string records) read
+ * with standard error on a terminal: a bar is drawn, then erased. */
+START_TEST(histo_draws_a_progress_bar_on_a_terminal_for_a_big_dump)
+{
+	const char *path = tmp_path("big.vmheap");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	opt.vm_name = "sample";
+	vmheap_writer *w;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	static char pad[VMHEAP_MAX_STRING_BYTES];
+	memset(pad, 'x', sizeof(pad));
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Big", 3, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_object(w, 0x10, 1, 7, 0, NULL, 0),
+			 0);
+	for (uint64_t i = 0; i < 1700; i++)
+		ck_assert_int_eq(vmheap_writer_add_string(w, i + 1, pad,
+							  sizeof(pad)),
+				 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	ck_assert_uint_ge(vmheap_writer_bytes_written(w), 100u << 20);
+	vmheap_writer_free(w);
+	close(fd);
+
+	struct run r = run_tool_tty("vmheap-histo",
+				    (const char *[]){path, NULL});
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "big.vmheap") && strstr(r.err, "% [") &&
+			      strstr(r.err, " MB"),
+		      "no progress bar on the terminal: '%s'", r.err);
+	size_t len = strlen(r.err);
+	ck_assert_msg(len >= 4 && !strcmp(r.err + len - 4, "\r\033[K"),
+		      "the bar is not erased at the end: '%s'", r.err);
+	struct trow rows[4];
+	ck_assert_int_eq(parse_text_rows(r.out, rows, 4), 2);
+	ck_assert_str_eq(rows[0].name, "Big");
+	ck_assert_int_eq(rows[0].count, 1);
+	ck_assert_int_eq(rows[0].bytes, 7);
+	run_free(&r);
+
+	r = run_tool_tty("vmheap-histo",
+			 (const char *[]){"--no-progress", path, NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	run_free(&r);
+	remove(path);
+}
+END_TEST
+
 TCase *histo_tcase(void)
 {
 	TCase *tc = tcase_create("histo");
@@ -435,6 +488,8 @@ TCase *histo_tcase(void)
 	tcase_add_test(tc, histo_reads_a_dump_from_stdin);
 	tcase_add_test(tc, histo_counts_the_same_on_one_two_and_three_threads);
 	tcase_add_test(tc, histo_merges_class_ids_that_share_a_name);
+	tcase_add_test(tc,
+		       histo_draws_a_progress_bar_on_a_terminal_for_a_big_dump);
 	return tc;
 }
 
