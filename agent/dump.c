@@ -359,7 +359,7 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	dfd = open_target_dir(a, path, rel, sizeof(rel), &name, res);
 	if (dfd < 0)
 		return;
-	snprintf(res->path, sizeof(res->path), "%s%s%s", a->dump_dir,
+	msgf(res->path, sizeof(res->path), "%s%s%s", a->dump_dir,
 		 strcmp(a->dump_dir, "/") ? "/" : "", rel);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		res->code = VMHEAP_AGENT_EEXIST;

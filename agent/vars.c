@@ -458,7 +458,8 @@ static int collect(struct vmheap_agent *a, const char *prefix,
 		listing_free(l);
 		return VMHEAP_ENOMEM;
 	}
-	qsort(l->e, l->n, sizeof(*l->e), by_name);
+	if (l->n)
+		qsort(l->e, l->n, sizeof(*l->e), by_name);
 	return 0;
 }
 
