@@ -21,47 +21,11 @@
 #include "crc32c-internal.h"
 #include "format-internal.h"
 #include "mpcursor-internal.h"
+#include "reader-internal.h"
 
 #define READ_CHUNK (256u * 1024u)
 
-enum reader_mode { MODE_UNSET, MODE_RECORDS, MODE_BLOCKS };
-
-struct vmheap_reader {
-	int fd, own_fd;
-	char *name;
-	int err;  /* sticky error code */
-	int done; /* footer read and verified */
-	enum reader_mode mode;
-	char errmsg[768];
-
-	/* Input buffer: buf[pos..len) is read but not consumed; buf[0] is at
-	 * file offset buf_offset. */
-	uint8_t *buf;
-	size_t cap, pos, len;
-	uint64_t buf_offset;
-
-	struct vmheap_header hdr;
-	char *vm_name, *vm_version;
-	char **kinds;
-
-	int in_block;
-	struct vmheap_block_cursor cur;
-	struct vmheap_totals seen, foot;
-	uint64_t *blk_offsets;
-	size_t blk_cap;
-};
-
-struct section {
-	char tag[4];
-	uint32_t length, records;
-	uint64_t offset; /* of the header */
-	const uint8_t *payload;
-};
-
-static int fail(vmheap_reader *r, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(vmheap_reader *r, int code, const char *fmt, ...)
+int vmheap_reader_fail(vmheap_reader *r, int code, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -104,7 +68,7 @@ static int ensure(vmheap_reader *r, size_t need)
 				ncap *= 2;
 			nbuf = realloc(r->buf, ncap);
 			if (!nbuf)
-				return fail(r, VMHEAP_ENOMEM,
+				return vmheap_reader_fail(r, VMHEAP_ENOMEM,
 					    "out of memory for a %zu-byte "
 					    "section at byte offset %llu",
 					    need, (unsigned long long)here(r));
@@ -117,7 +81,7 @@ static int ensure(vmheap_reader *r, size_t need)
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
-			return fail(r, VMHEAP_EIO,
+			return vmheap_reader_fail(r, VMHEAP_EIO,
 				    "read failed at byte offset %llu: %s",
 				    (unsigned long long)(r->buf_offset + r->len),
 				    strerror(errno));
@@ -132,7 +96,7 @@ static int ensure(vmheap_reader *r, size_t need)
 /* The input ended while `what` was expected. */
 static int truncated(vmheap_reader *r, const char *what)
 {
-	return fail(r, VMHEAP_ETRUNCATED,
+	return vmheap_reader_fail(r, VMHEAP_ETRUNCATED,
 		    "dump is truncated at byte offset %llu: %s is missing; "
 		    "no footer (the writer did not finish)",
 		    (unsigned long long)(r->buf_offset + r->len), what);
@@ -153,7 +117,7 @@ static void tag_text(const char tag[4], char out[20])
 }
 
 /* Read one section (header and payload) and check its CRC. */
-static int read_section(vmheap_reader *r, struct section *s)
+static int read_section(vmheap_reader *r, struct vmheap_section *s)
 {
 	const uint8_t *h;
 	uint32_t stored, computed;
@@ -176,7 +140,7 @@ static int read_section(vmheap_reader *r, struct section *s)
 	stored = vmheap_get_be32(h + 12);
 	tag_text(s->tag, tag);
 	if (s->length > VMHEAP_MAX_SECTION_BYTES)
-		return fail(r, VMHEAP_ELIMIT,
+		return vmheap_reader_fail(r, VMHEAP_ELIMIT,
 			    "section '%s' at byte offset %llu declares %u "
 			    "payload bytes, more than the limit of %u (damaged "
 			    "header?)",
@@ -196,7 +160,7 @@ static int read_section(vmheap_reader *r, struct section *s)
 	computed = vmheap_crc32c(0, h, 12);
 	computed = vmheap_crc32c(computed, s->payload, s->length);
 	if (computed != stored)
-		return fail(r, VMHEAP_ECHECKSUM,
+		return vmheap_reader_fail(r, VMHEAP_ECHECKSUM,
 			    "%s checksum mismatch at byte offset %llu (section "
 			    "'%s' at %llu): stored 0x%08x, computed 0x%08x",
 			    memcmp(s->tag, VMHEAP_TAG_BLCK, 4) ? "section"
@@ -206,200 +170,6 @@ static int read_section(vmheap_reader *r, struct section *s)
 			    tag, (unsigned long long)s->offset, stored,
 			    computed);
 	r->pos += VMHEAP_SECTION_HEADER_LEN + s->length;
-	return 0;
-}
-
-static int map_error(vmheap_reader *r, const struct section *s,
-		     const struct mpc *m, const char *what, int rc)
-{
-	return fail(r, VMHEAP_EFORMAT,
-		    "malformed %s at byte offset %llu: %s",
-		    what,
-		    (unsigned long long)(s->offset + VMHEAP_SECTION_HEADER_LEN +
-					 (uint64_t)(m->p - s->payload)),
-		    rc ? mpc_strerror(rc) : "unexpected value");
-}
-
-static int key_is(const char *k, uint32_t klen, const char *want)
-{
-	return strlen(want) == klen && !memcmp(k, want, klen);
-}
-
-static char *dup_text(const char *s, uint32_t len)
-{
-	char *d = malloc((size_t)len + 1);
-
-	if (d) {
-		memcpy(d, s, len);
-		d[len] = '\0';
-	}
-	return d;
-}
-
-/* Find "version" in the header map (the last one, if repeated); it is
- * read before anything else so that a newer major version is refused
- * whatever else changed. */
-static int read_version(vmheap_reader *r, const struct section *s)
-{
-	struct mpc m = {s->payload, s->payload + s->length};
-	uint32_t n, klen, vn;
-	const char *k;
-	uint64_t major = 0, minor = 0;
-	int rc, found = 0;
-
-	if ((rc = mpc_map(&m, &n)))
-		return map_error(r, s, &m, "header (not a map)", rc);
-	while (n--) {
-		if ((rc = mpc_str(&m, &k, &klen)))
-			return map_error(r, s, &m, "header key", rc);
-		if (!key_is(k, klen, "version")) {
-			if ((rc = mpc_skip(&m)))
-				return map_error(r, s, &m, "header value", rc);
-			continue;
-		}
-		if ((rc = mpc_array(&m, &vn)) || vn < 2 ||
-		    (rc = mpc_uint(&m, &major)) || (rc = mpc_uint(&m, &minor)))
-			return map_error(r, s, &m,
-					 "header version (want [major, minor])",
-					 rc);
-		for (vn -= 2; vn; vn--)
-			if ((rc = mpc_skip(&m)))
-				return map_error(r, s, &m, "header version",
-						 rc);
-		found = 1;
-	}
-	if (!found)
-		return fail(r, VMHEAP_EFORMAT,
-			    "header at byte offset %llu has no \"version\" key",
-			    (unsigned long long)s->offset);
-	if (major != VMHEAP_FORMAT_MAJOR)
-		return fail(r, VMHEAP_EVERSION,
-			    "dump has format version %llu.%llu, this reader "
-			    "reads major version %u only (header at byte offset "
-			    "%llu)",
-			    (unsigned long long)major, (unsigned long long)minor,
-			    VMHEAP_FORMAT_MAJOR, (unsigned long long)s->offset);
-	if (minor > UINT32_MAX)
-		return map_error(r, s, &m, "header minor version", 0);
-	r->hdr.major = (uint32_t)major;
-	r->hdr.minor = (uint32_t)minor;
-	return 0;
-}
-
-static int read_header_uint(vmheap_reader *r, const struct section *s,
-			    struct mpc *m, const char *key, uint64_t max,
-			    uint64_t *v)
-{
-	int rc = mpc_uint(m, v);
-	char what[64];
-
-	if (rc || *v > max) {
-		snprintf(what, sizeof(what), "header value of \"%s\"", key);
-		return map_error(r, s, m, what, rc);
-	}
-	return 0;
-}
-
-static int read_header_text(vmheap_reader *r, const struct section *s,
-			    struct mpc *m, const char *key, char **out)
-{
-	const char *t;
-	uint32_t len;
-	char what[64];
-	int rc = mpc_str(m, &t, &len);
-
-	if (rc || len > VMHEAP_MAX_STRING_BYTES) {
-		snprintf(what, sizeof(what), "header value of \"%s\"", key);
-		return map_error(r, s, m, what, rc);
-	}
-	free(*out);
-	*out = dup_text(t, len);
-	if (!*out)
-		return fail(r, VMHEAP_ENOMEM, "out of memory for the header");
-	return 0;
-}
-
-static int read_kinds(vmheap_reader *r, const struct section *s,
-		      struct mpc *m)
-{
-	uint32_t n;
-	int rc;
-
-	if ((rc = mpc_array(m, &n)) || n > 65536 ||
-	    n > (size_t)(m->end - m->p))
-		return map_error(r, s, m, "header kinds", rc);
-	if (r->kinds) /* a repeated key: the last one wins */
-		for (size_t i = 0; i < r->hdr.kind_count; i++)
-			free(r->kinds[i]);
-	free(r->kinds);
-	r->hdr.kind_count = 0;
-	r->kinds = calloc((size_t)n + 1, sizeof(*r->kinds));
-	if (!r->kinds)
-		return fail(r, VMHEAP_ENOMEM, "out of memory for the header");
-	for (uint32_t i = 0; i < n; i++) {
-		if ((rc = read_header_text(r, s, m, "kinds", &r->kinds[i])))
-			return rc;
-		r->hdr.kind_count = i + 1;
-	}
-	return 0;
-}
-
-static int parse_header(vmheap_reader *r, const struct section *s)
-{
-	struct mpc m = {s->payload, s->payload + s->length};
-	uint32_t n, klen;
-	const char *k;
-	uint64_t v;
-	int rc;
-
-	if ((rc = read_version(r, s)))
-		return rc;
-	if ((rc = mpc_map(&m, &n)))
-		return map_error(r, s, &m, "header (not a map)", rc);
-	while (n--) {
-		if ((rc = mpc_str(&m, &k, &klen)))
-			return map_error(r, s, &m, "header key", rc);
-		if (key_is(k, klen, "vm")) {
-			rc = read_header_text(r, s, &m, "vm", &r->vm_name);
-		} else if (key_is(k, klen, "vm_version")) {
-			rc = read_header_text(r, s, &m, "vm_version",
-					      &r->vm_version);
-		} else if (key_is(k, klen, "pid")) {
-			rc = read_header_uint(r, s, &m, "pid", UINT64_MAX,
-					      &r->hdr.pid);
-		} else if (key_is(k, klen, "time")) {
-			if ((rc = mpc_int_wrap(&m, &v)))
-				return map_error(r, s, &m, "header time", rc);
-			r->hdr.time = (int64_t)v;
-		} else if (key_is(k, klen, "pointer_size")) {
-			rc = read_header_uint(r, s, &m, "pointer_size", 64,
-					      &v);
-			r->hdr.pointer_size = (uint32_t)v;
-		} else if (key_is(k, klen, "flags")) {
-			rc = read_header_uint(r, s, &m, "flags", UINT32_MAX,
-					      &v);
-			r->hdr.flags = (uint32_t)v;
-		} else if (key_is(k, klen, "kinds")) {
-			rc = read_kinds(r, s, &m);
-		} else {
-			/* "version" (already read) or a newer key. */
-			if ((rc = mpc_skip(&m)))
-				return map_error(r, s, &m, "header value", rc);
-		}
-		if (rc)
-			return rc;
-	}
-	if (!r->vm_name)
-		r->vm_name = dup_text("", 0);
-	if (!r->vm_version)
-		r->vm_version = dup_text("", 0);
-	if (!r->kinds)
-		r->kinds = calloc(1, sizeof(*r->kinds));
-	if (!r->vm_name || !r->vm_version || !r->kinds)
-		return fail(r, VMHEAP_ENOMEM, "out of memory for the header");
-	r->hdr.vm_name = r->vm_name;
-	r->hdr.vm_version = r->vm_version;
-	r->hdr.kind_names = (const char *const *)r->kinds;
 	return 0;
 }
 
@@ -414,11 +184,11 @@ static int read_magic(vmheap_reader *r)
 		have = VMHEAP_MAGIC_LEN;
 	if (memcmp(r->buf + r->pos, VMHEAP_MAGIC, have)) {
 		if (have >= 4 && !memcmp(r->buf + r->pos, VMHEAP_MAGIC, 4))
-			return fail(r, VMHEAP_EMAGIC,
+			return vmheap_reader_fail(r, VMHEAP_EMAGIC,
 				    "not a vmheap dump: the magic at byte "
 				    "offset 0 is damaged (was the file copied "
 				    "in text mode?)");
-		return fail(r, VMHEAP_EMAGIC,
+		return vmheap_reader_fail(r, VMHEAP_EMAGIC,
 			    "not a vmheap dump: wrong magic at byte offset 0");
 	}
 	if (!rc)
@@ -429,7 +199,7 @@ static int read_magic(vmheap_reader *r)
 
 static int read_head(vmheap_reader *r)
 {
-	struct section s;
+	struct vmheap_section s;
 	char tag[20];
 	int rc;
 
@@ -437,12 +207,12 @@ static int read_head(vmheap_reader *r)
 		return rc;
 	if (memcmp(s.tag, VMHEAP_TAG_HEAD, 4)) {
 		tag_text(s.tag, tag);
-		return fail(r, VMHEAP_EFORMAT,
+		return vmheap_reader_fail(r, VMHEAP_EFORMAT,
 			    "expected the HEAD section at byte offset %llu, "
 			    "found '%s'",
 			    (unsigned long long)s.offset, tag);
 	}
-	return parse_header(r, &s);
+	return vmheap_reader_parse_header(r, &s);
 }
 
 static int read_trailer(vmheap_reader *r, uint64_t foot_offset)
@@ -457,11 +227,11 @@ static int read_trailer(vmheap_reader *r, uint64_t foot_offset)
 		return truncated(r, "the trailer after the footer");
 	t = r->buf + r->pos;
 	if (memcmp(t + 8, VMHEAP_END_MAGIC, VMHEAP_END_MAGIC_LEN))
-		return fail(r, VMHEAP_EFORMAT,
+		return vmheap_reader_fail(r, VMHEAP_EFORMAT,
 			    "bad end magic at byte offset %llu",
 			    (unsigned long long)(at + 8));
 	if (vmheap_get_be64(t) != foot_offset)
-		return fail(r, VMHEAP_EFORMAT,
+		return vmheap_reader_fail(r, VMHEAP_EFORMAT,
 			    "trailer at byte offset %llu points to a footer at "
 			    "%llu, but the footer is at %llu",
 			    (unsigned long long)at,
@@ -472,93 +242,11 @@ static int read_trailer(vmheap_reader *r, uint64_t foot_offset)
 	if (rc < 0)
 		return rc;
 	if (rc)
-		return fail(r, VMHEAP_EFORMAT,
+		return vmheap_reader_fail(r, VMHEAP_EFORMAT,
 			    "unexpected data after the end magic at byte "
 			    "offset %llu",
 			    (unsigned long long)here(r));
 	return 0;
-}
-
-static int read_footer(vmheap_reader *r, const struct section *s)
-{
-	static const char *const keys[] = {"objects",    "bytes",
-					   "classes",    "roots",
-					   "references", "strings",
-					   "blocks"};
-	uint64_t *dst[] = {&r->foot.objects,    &r->foot.bytes,
-			   &r->foot.classes,    &r->foot.roots,
-			   &r->foot.references, &r->foot.strings,
-			   &r->foot.blocks};
-	unsigned have = 0, have_index = 0;
-	struct mpc m = {s->payload, s->payload + s->length};
-	uint32_t n, klen, nb;
-	const char *k;
-	int rc;
-
-	if ((rc = mpc_map(&m, &n)))
-		return map_error(r, s, &m, "footer (not a map)", rc);
-	while (n--) {
-		unsigned i;
-		if ((rc = mpc_str(&m, &k, &klen)))
-			return map_error(r, s, &m, "footer key", rc);
-		for (i = 0; i < 7; i++)
-			if (key_is(k, klen, keys[i]))
-				break;
-		if (i < 7) {
-			if ((rc = mpc_uint(&m, dst[i])))
-				return map_error(r, s, &m, "footer total", rc);
-			have |= 1u << i;
-			continue;
-		}
-		if (!key_is(k, klen, "block_offsets")) {
-			if ((rc = mpc_skip(&m)))
-				return map_error(r, s, &m, "footer value", rc);
-			continue;
-		}
-		if ((rc = mpc_array(&m, &nb)))
-			return map_error(r, s, &m, "footer block_offsets", rc);
-		if (nb != r->seen.blocks)
-			return fail(r, VMHEAP_ETOTALS,
-				    "footer at byte offset %llu lists %u "
-				    "blocks, but the dump holds %llu",
-				    (unsigned long long)s->offset, nb,
-				    (unsigned long long)r->seen.blocks);
-		for (uint32_t b = 0; b < nb; b++) {
-			uint64_t off;
-			if ((rc = mpc_uint(&m, &off)))
-				return map_error(r, s, &m,
-						 "footer block offset", rc);
-			if (off != r->blk_offsets[b])
-				return fail(r, VMHEAP_ETOTALS,
-					    "footer at byte offset %llu puts "
-					    "block %u at %llu, but it is at "
-					    "%llu",
-					    (unsigned long long)s->offset, b,
-					    (unsigned long long)off,
-					    (unsigned long long)
-						    r->blk_offsets[b]);
-		}
-		have_index = 1;
-	}
-	for (unsigned i = 0; i < 7; i++)
-		if (!(have & (1u << i)))
-			return fail(r, VMHEAP_EFORMAT,
-				    "footer at byte offset %llu has no \"%s\"",
-				    (unsigned long long)s->offset, keys[i]);
-	if (!have_index)
-		return fail(r, VMHEAP_EFORMAT,
-			    "footer at byte offset %llu has no "
-			    "\"block_offsets\"",
-			    (unsigned long long)s->offset);
-	if (r->foot.blocks != r->seen.blocks)
-		return fail(r, VMHEAP_ETOTALS,
-			    "footer totals disagree with the dump: footer says "
-			    "%llu blocks, the dump holds %llu (footer at byte "
-			    "offset %llu)",
-			    (unsigned long long)r->foot.blocks,
-			    (unsigned long long)r->seen.blocks,
-			    (unsigned long long)s->offset);
-	return read_trailer(r, s->offset);
 }
 
 static int check_totals(vmheap_reader *r, uint64_t foot_offset)
@@ -575,7 +263,7 @@ static int check_totals(vmheap_reader *r, uint64_t foot_offset)
 
 	for (int i = 0; i < 6; i++)
 		if (f[i] != s[i])
-			return fail(r, VMHEAP_ETOTALS,
+			return vmheap_reader_fail(r, VMHEAP_ETOTALS,
 				    "footer totals disagree with the records: "
 				    "footer says %llu %s, the records hold %llu "
 				    "(footer at byte offset %llu)",
@@ -592,7 +280,7 @@ static int check_totals(vmheap_reader *r, uint64_t foot_offset)
 static int next_section(vmheap_reader *r, struct vmheap_block *blk,
 			uint64_t *foot_offset)
 {
-	struct section s;
+	struct vmheap_section s;
 	int rc;
 
 	for (;;) {
@@ -604,7 +292,7 @@ static int next_section(vmheap_reader *r, struct vmheap_block *blk,
 				uint64_t *n = realloc(r->blk_offsets,
 						      ncap * sizeof(*n));
 				if (!n)
-					return fail(r, VMHEAP_ENOMEM,
+					return vmheap_reader_fail(r, VMHEAP_ENOMEM,
 						    "out of memory for the "
 						    "block index");
 				r->blk_offsets = n;
@@ -618,13 +306,14 @@ static int next_section(vmheap_reader *r, struct vmheap_block *blk,
 			return 1;
 		}
 		if (!memcmp(s.tag, VMHEAP_TAG_FOOT, 4)) {
-			if ((rc = read_footer(r, &s)))
+			if ((rc = vmheap_reader_parse_footer(r, &s)) ||
+			    (rc = read_trailer(r, s.offset)))
 				return rc;
 			*foot_offset = s.offset;
 			return 0;
 		}
 		if (!memcmp(s.tag, VMHEAP_TAG_HEAD, 4))
-			return fail(r, VMHEAP_EFORMAT,
+			return vmheap_reader_fail(r, VMHEAP_EFORMAT,
 				    "second HEAD section at byte offset %llu",
 				    (unsigned long long)s.offset);
 		/* A section of a newer minor version: skipped (its CRC was
@@ -658,7 +347,7 @@ int vmheap_reader_open_fd(vmheap_reader **out, int fd, const char *name)
 	if ((rc = reader_new(out, fd, name)))
 		return rc;
 	if (fd < 0)
-		return fail(*out, VMHEAP_EINVAL, "bad file descriptor %d", fd);
+		return vmheap_reader_fail(*out, VMHEAP_EINVAL, "bad file descriptor %d", fd);
 	return read_head(*out);
 }
 
@@ -675,7 +364,7 @@ int vmheap_reader_open_path(vmheap_reader **out, const char *path)
 		return rc;
 	}
 	if (fd < 0)
-		return fail(*out, VMHEAP_EIO, "cannot open: %s",
+		return vmheap_reader_fail(*out, VMHEAP_EIO, "cannot open: %s",
 			    strerror(errno));
 	(*out)->own_fd = 1;
 	return read_head(*out);
@@ -735,7 +424,7 @@ static __attribute__((noinline)) int next_slow(vmheap_reader *r,
 				return 1;
 			}
 			if (rc < 0)
-				return fail(r, rc, "%s", r->cur.error);
+				return vmheap_reader_fail(r, rc, "%s", r->cur.error);
 			r->in_block = 0;
 		}
 		rc = next_section(r, &blk, &foot_offset);

@@ -1,0 +1,60 @@
+/*
+ * reader-internal.h - the reader's state, shared by reader.c (input,
+ * sections, records) and reader_maps.c (the HEAD and FOOT maps).
+ */
+#ifndef VMHEAP_READER_INTERNAL_H
+#define VMHEAP_READER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmheap.h"
+
+enum reader_mode { MODE_UNSET, MODE_RECORDS, MODE_BLOCKS };
+
+struct vmheap_reader {
+	int fd, own_fd;
+	char *name;
+	int err;  /* sticky error code */
+	int done; /* footer read and verified */
+	enum reader_mode mode;
+	char errmsg[768];
+
+	/* Input buffer: buf[pos..len) is read but not consumed; buf[0] is at
+	 * file offset buf_offset. */
+	uint8_t *buf;
+	size_t cap, pos, len;
+	uint64_t buf_offset;
+
+	struct vmheap_header hdr;
+	char *vm_name, *vm_version;
+	char **kinds;
+
+	int in_block;
+	struct vmheap_block_cursor cur;
+	struct vmheap_totals seen, foot;
+	uint64_t *blk_offsets;
+	size_t blk_cap;
+};
+
+struct vmheap_section {
+	char tag[4];
+	uint32_t length, records;
+	uint64_t offset; /* of the header */
+	const uint8_t *payload;
+};
+
+/* Record an error: "<name>: <message>"; returns `code`. */
+int vmheap_reader_fail(vmheap_reader *r, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Parse the HEAD section's map into r->hdr (the version first). */
+int vmheap_reader_parse_header(vmheap_reader *r,
+			       const struct vmheap_section *s);
+
+/* Parse the FOOT section's map into r->foot and check its block count and
+ * block offsets against the blocks read. */
+int vmheap_reader_parse_footer(vmheap_reader *r,
+			       const struct vmheap_section *s);
+
+#endif /* VMHEAP_READER_INTERNAL_H */
