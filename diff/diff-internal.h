@@ -120,8 +120,10 @@ int diff_idmap_put(struct diff_idmap *m, uint64_t id, uint64_t val);
 
 static inline size_t diff_idmap_home(const struct diff_idmap *m, uint64_t id)
 {
-	uint64_t h = id * 0x9E3779B97F4A7C15ULL;
-	return (size_t)(h >> 32 ^ h) & (m->cap - 1);
+	uint64_t h = id ^ (id >> 33);
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return (size_t)h & (m->cap - 1);
 }
 
 /* Start loading the slot where `id` would be (before a get). */
