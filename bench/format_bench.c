@@ -100,9 +100,14 @@ static uint64_t object_id(const uint64_t *pages, uint64_t i)
 static double write_dump(const char *path, uint64_t nobjects,
 			 const uint64_t *pages, uint64_t *file_bytes)
 {
-	static const char *const classes[] = {
-		"String", "Array", "Hash", "Object", "Proc", "Symbol",
-		"ActiveRecord::Relation", "MyApp::Order"};
+	static const char *const classes[] = {"String",
+					      "Array",
+					      "Hash",
+					      "Object",
+					      "Proc",
+					      "Symbol",
+					      "ActiveRecord::Relation",
+					      "MyApp::Order"};
 	static const char *const kinds[] = {"object", "string", "array",
 					    "hash"};
 	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
@@ -121,8 +126,8 @@ static double write_dump(const char *path, uint64_t nobjects,
 	if ((rc = vmheap_writer_open(&w, fd, &opt)))
 		die("open writer", vmheap_strerror(rc));
 	for (uint64_t c = 0; c < 8; c++)
-		vmheap_writer_add_class(w, c + 1, classes[c], strlen(classes[c]),
-					c ? 4 : 0, 0);
+		vmheap_writer_add_class(w, c + 1, classes[c],
+					strlen(classes[c]), c ? 4 : 0, 0);
 	vmheap_writer_add_string(w, 1, "vm", 2);
 	for (uint64_t i = 0; i < nobjects; i++) {
 		uint64_t refs[2];
@@ -138,7 +143,8 @@ static double write_dump(const char *path, uint64_t nobjects,
 			die("add object", vmheap_writer_error(w));
 	}
 	for (uint64_t i = 0; i < 1000; i++)
-		vmheap_writer_add_root(w, 1, object_id(pages, i * 97 % nobjects));
+		vmheap_writer_add_root(w, 1,
+				       object_id(pages, i * 97 % nobjects));
 	if (vmheap_writer_finish(w))
 		die("finish", vmheap_writer_error(w));
 	t1 = now();
@@ -194,8 +200,8 @@ static double read_generic(const char *path, uint64_t want_objects)
 		while (off < blk.length) {
 			msgpack_object *a;
 			if (msgpack_unpack_next(&u, (const char *)blk.data,
-						blk.length, &off) !=
-			    MSGPACK_UNPACK_SUCCESS)
+						blk.length,
+						&off) != MSGPACK_UNPACK_SUCCESS)
 				die("msgpack_unpack_next", "failed");
 			if (u.data.type != MSGPACK_OBJECT_ARRAY ||
 			    u.data.via.array.size < 6)
@@ -208,7 +214,8 @@ static double read_generic(const char *path, uint64_t want_objects)
 			objects++;
 			sum += a[2].via.u64 + a[3].via.u64;
 			for (uint32_t k = 0; k < a[5].via.array.size; k++)
-				sum ^= id + (uint64_t)a[5].via.array.ptr[k].via.i64;
+				sum ^= id +
+				       (uint64_t)a[5].via.array.ptr[k].via.i64;
 		}
 	}
 	if (rc < 0)
@@ -287,8 +294,9 @@ int main(int argc, char **argv)
 	       (double)file_bytes / (double)nobjects <= 32 ? "met" : "MISSED");
 	printf("  writer                       %12.0f objects/s (%.3f s)\n",
 	       (double)nobjects / w, w);
-	printf("  cat FILE >/dev/null          %12.4f s   (fastest run %.4f s)\n",
-	       cat, tc[0]);
+	printf(
+	    "  cat FILE >/dev/null          %12.4f s   (fastest run %.4f s)\n",
+	    cat, tc[0]);
 	printf("  reader, typed decoder        %12.4f s = %.2fx cat (target "
 	       "<= 4x) %s   (fastest runs: %.2fx)\n",
 	       rd, rd / cat, rd / cat <= 4 ? "met" : "MISSED", tr[0] / tc[0]);

@@ -30,7 +30,8 @@ vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
 	 * Fields go straight into *rec (which is ours to scribble on even if
 	 * the checked decoder ends up handling the record). */
 	if (c->end - p < 48 ||
-	    (p[0] | (unsigned)p[1] << 8) != (0x96 | VMHEAP_RECORD_OBJECT << 8) ||
+	    (p[0] | (unsigned)p[1] << 8) !=
+		(0x96 | VMHEAP_RECORD_OBJECT << 8) ||
 	    !c->records_left)
 		return 0;
 	p += 2;
@@ -59,9 +60,8 @@ vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
 		return 0;
 	}
 	if ((size_t)(c->end - p) < (size_t)n * MPC_MAX_INT_BYTES ||
-	    (n > c->refs_cap &&
-	     (n > VMHEAP_MAX_REFS_PER_RECORD ||
-	      vmheap_block_cursor_grow_refs(c, n) < 0)))
+	    (n > c->refs_cap && (n > VMHEAP_MAX_REFS_PER_RECORD ||
+				 vmheap_block_cursor_grow_refs(c, n) < 0)))
 		return 0;
 	id = c->prev_id + delta;
 	refs = c->refs;

@@ -16,11 +16,11 @@
 #include "mpcursor-internal.h"
 
 static const char *const record_names[] = {
-	[VMHEAP_RECORD_STRING] = "string",
-	[VMHEAP_RECORD_CLASS] = "class",
-	[VMHEAP_RECORD_OBJECT] = "object",
-	[VMHEAP_RECORD_ROOT] = "root",
-	[VMHEAP_RECORD_MORE_REFS] = "more-references",
+    [VMHEAP_RECORD_STRING] = "string",
+    [VMHEAP_RECORD_CLASS] = "class",
+    [VMHEAP_RECORD_OBJECT] = "object",
+    [VMHEAP_RECORD_ROOT] = "root",
+    [VMHEAP_RECORD_MORE_REFS] = "more-references",
 };
 
 static int fail(struct vmheap_block_cursor *c, int code, const uint8_t *at,
@@ -35,11 +35,11 @@ static int fail(struct vmheap_block_cursor *c, int code, const uint8_t *at,
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	snprintf(c->error, sizeof(c->error),
-		 "%s at byte offset %llu (block at %llu)", what,
-		 (unsigned long long)(c->base_offset + (uint64_t)(at - c->data)),
-		 (unsigned long long)(c->base_offset -
-				      VMHEAP_SECTION_HEADER_LEN));
+	snprintf(
+	    c->error, sizeof(c->error),
+	    "%s at byte offset %llu (block at %llu)", what,
+	    (unsigned long long)(c->base_offset + (uint64_t)(at - c->data)),
+	    (unsigned long long)(c->base_offset - VMHEAP_SECTION_HEADER_LEN));
 	c->pos = c->end; /* stop here */
 	c->records_left = 0;
 	c->status = code;
@@ -95,8 +95,8 @@ int vmheap_block_cursor_grow_refs(struct vmheap_block_cursor *c, size_t n)
 }
 
 /* Read a reference list (deltas from `id`) into c->refs. */
-static int read_refs(struct vmheap_block_cursor *c, struct mpc *m,
-		     uint64_t tag, uint64_t id, size_t *nrefs)
+static int read_refs(struct vmheap_block_cursor *c, struct mpc *m, uint64_t tag,
+		     uint64_t id, size_t *nrefs)
 {
 	uint32_t n;
 	int rc = mpc_array(m, &n);
@@ -207,9 +207,8 @@ static int decode_more_refs(struct vmheap_block_cursor *c, struct mpc *m,
 	return skip_extra(c, m, 5, n - 3);
 }
 
-static int read_text(struct vmheap_block_cursor *c, struct mpc *m,
-		     uint64_t tag, const char *field, const char **s,
-		     size_t *len)
+static int read_text(struct vmheap_block_cursor *c, struct mpc *m, uint64_t tag,
+		     const char *field, const char **s, size_t *len)
 {
 	uint32_t n;
 	int rc = mpc_str(m, s, &n);
@@ -269,9 +268,8 @@ static int decode_class(struct vmheap_block_cursor *c, struct mpc *m,
 	return skip_extra(c, m, 2, n - 5);
 }
 
-static int decode_root(struct vmheap_block_cursor *c, struct mpc *m,
-		       uint32_t n, const uint8_t *start,
-		       struct vmheap_record *rec)
+static int decode_root(struct vmheap_block_cursor *c, struct mpc *m, uint32_t n,
+		       const uint8_t *start, struct vmheap_record *rec)
 {
 	int rc;
 

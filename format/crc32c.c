@@ -90,8 +90,7 @@ int vmheap_crc32c_hw_available(void)
 static uint32_t shift_1[4][256], shift_2[4][256];
 static pthread_once_t shift_once = PTHREAD_ONCE_INIT;
 
-__attribute__((target("sse4.2"))) static uint32_t zeros(uint32_t c,
-							size_t n)
+__attribute__((target("sse4.2"))) static uint32_t zeros(uint32_t c, size_t n)
 {
 	uint64_t x = c;
 
@@ -124,8 +123,8 @@ static void init_shift(void)
 
 static uint32_t apply(uint32_t t[4][256], uint32_t c)
 {
-	return t[0][c & 0xff] ^ t[1][(c >> 8) & 0xff] ^
-	       t[2][(c >> 16) & 0xff] ^ t[3][c >> 24];
+	return t[0][c & 0xff] ^ t[1][(c >> 8) & 0xff] ^ t[2][(c >> 16) & 0xff] ^
+	       t[3][c >> 24];
 }
 
 __attribute__((target("sse4.2"))) uint32_t

@@ -246,8 +246,8 @@ static inline int mpc_str(struct mpc *c, const char **s, uint32_t *len)
  */
 #define MPC_MAX_INT_BYTES 9
 
-static inline __attribute__((always_inline)) uint64_t mpc_load_be64(
-	const uint8_t *p)
+static inline __attribute__((always_inline)) uint64_t
+mpc_load_be64(const uint8_t *p)
 {
 	uint64_t w;
 

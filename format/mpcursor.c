@@ -4,21 +4,26 @@
  */
 #include "mpcursor-internal.h"
 
-#define SIGNED(advance, offset, shift) {~0ull, advance, offset, shift}
+#define SIGNED(advance, offset, shift)                                         \
+	{                                                                      \
+		~0ull, advance, offset, shift                                  \
+	}
 #define UNSIGNED(advance, offset, shift)                                       \
-	{~0ull >> (shift), advance, offset, shift}
+	{                                                                      \
+		~0ull >> (shift), advance, offset, shift                       \
+	}
 
 const struct mpc_int_form mpc_int_form[256] = {
-	[0x00 ... 0x7f] = SIGNED(1, 0, 56), /* positive fixint */
-	[0xe0 ... 0xff] = SIGNED(1, 0, 56), /* negative fixint */
-	[0xcc] = UNSIGNED(2, 1, 56),        /* uint 8 */
-	[0xcd] = UNSIGNED(3, 1, 48),        /* uint 16 */
-	[0xce] = UNSIGNED(5, 1, 32),        /* uint 32 */
-	[0xcf] = UNSIGNED(9, 1, 0),         /* uint 64 */
-	[0xd0] = SIGNED(2, 1, 56),          /* int 8 */
-	[0xd1] = SIGNED(3, 1, 48),          /* int 16 */
-	[0xd2] = SIGNED(5, 1, 32),          /* int 32 */
-	[0xd3] = SIGNED(9, 1, 0),           /* int 64 */
+    [0x00 ... 0x7f] = SIGNED(1, 0, 56), /* positive fixint */
+    [0xe0 ... 0xff] = SIGNED(1, 0, 56), /* negative fixint */
+    [0xcc] = UNSIGNED(2, 1, 56),	/* uint 8 */
+    [0xcd] = UNSIGNED(3, 1, 48),	/* uint 16 */
+    [0xce] = UNSIGNED(5, 1, 32),	/* uint 32 */
+    [0xcf] = UNSIGNED(9, 1, 0),		/* uint 64 */
+    [0xd0] = SIGNED(2, 1, 56),		/* int 8 */
+    [0xd1] = SIGNED(3, 1, 48),		/* int 16 */
+    [0xd2] = SIGNED(5, 1, 32),		/* int 32 */
+    [0xd3] = SIGNED(9, 1, 0),		/* int 64 */
 };
 
 static int skip_one(struct mpc *c, int depth);

@@ -46,7 +46,7 @@ struct vmheap_section {
 
 /* Record an error: "<name>: <message>"; returns `code`. */
 int vmheap_reader_fail(vmheap_reader *r, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Parse the HEAD section's map into r->hdr (the version first). */
 int vmheap_reader_parse_header(vmheap_reader *r,

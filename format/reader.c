@@ -68,10 +68,11 @@ static int ensure(vmheap_reader *r, size_t need)
 				ncap *= 2;
 			nbuf = realloc(r->buf, ncap);
 			if (!nbuf)
-				return vmheap_reader_fail(r, VMHEAP_ENOMEM,
-					    "out of memory for a %zu-byte "
-					    "section at byte offset %llu",
-					    need, (unsigned long long)here(r));
+				return vmheap_reader_fail(
+				    r, VMHEAP_ENOMEM,
+				    "out of memory for a %zu-byte "
+				    "section at byte offset %llu",
+				    need, (unsigned long long)here(r));
 			r->buf = nbuf;
 			r->cap = ncap;
 		}
@@ -81,10 +82,11 @@ static int ensure(vmheap_reader *r, size_t need)
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
-			return vmheap_reader_fail(r, VMHEAP_EIO,
-				    "read failed at byte offset %llu: %s",
-				    (unsigned long long)(r->buf_offset + r->len),
-				    strerror(errno));
+			return vmheap_reader_fail(
+			    r, VMHEAP_EIO,
+			    "read failed at byte offset %llu: %s",
+			    (unsigned long long)(r->buf_offset + r->len),
+			    strerror(errno));
 		}
 		if (k == 0)
 			return 0;
@@ -96,10 +98,11 @@ static int ensure(vmheap_reader *r, size_t need)
 /* The input ended while `what` was expected. */
 static int truncated(vmheap_reader *r, const char *what)
 {
-	return vmheap_reader_fail(r, VMHEAP_ETRUNCATED,
-		    "dump is truncated at byte offset %llu: %s is missing; "
-		    "no footer (the writer did not finish)",
-		    (unsigned long long)(r->buf_offset + r->len), what);
+	return vmheap_reader_fail(
+	    r, VMHEAP_ETRUNCATED,
+	    "dump is truncated at byte offset %llu: %s is missing; "
+	    "no footer (the writer did not finish)",
+	    (unsigned long long)(r->buf_offset + r->len), what);
 }
 
 static void tag_text(const char tag[4], char out[20])
@@ -140,12 +143,13 @@ static int read_section(vmheap_reader *r, struct vmheap_section *s)
 	stored = vmheap_get_be32(h + 12);
 	tag_text(s->tag, tag);
 	if (s->length > VMHEAP_MAX_SECTION_BYTES)
-		return vmheap_reader_fail(r, VMHEAP_ELIMIT,
-			    "section '%s' at byte offset %llu declares %u "
-			    "payload bytes, more than the limit of %u (damaged "
-			    "header?)",
-			    tag, (unsigned long long)s->offset, s->length,
-			    VMHEAP_MAX_SECTION_BYTES);
+		return vmheap_reader_fail(
+		    r, VMHEAP_ELIMIT,
+		    "section '%s' at byte offset %llu declares %u "
+		    "payload bytes, more than the limit of %u (damaged "
+		    "header?)",
+		    tag, (unsigned long long)s->offset, s->length,
+		    VMHEAP_MAX_SECTION_BYTES);
 	rc = ensure(r, VMHEAP_SECTION_HEADER_LEN + (size_t)s->length);
 	if (rc <= 0) {
 		if (rc < 0)
@@ -160,15 +164,13 @@ static int read_section(vmheap_reader *r, struct vmheap_section *s)
 	computed = vmheap_crc32c(0, h, 12);
 	computed = vmheap_crc32c(computed, s->payload, s->length);
 	if (computed != stored)
-		return vmheap_reader_fail(r, VMHEAP_ECHECKSUM,
-			    "%s checksum mismatch at byte offset %llu (section "
-			    "'%s' at %llu): stored 0x%08x, computed 0x%08x",
-			    memcmp(s->tag, VMHEAP_TAG_BLCK, 4) ? "section"
-							       : "block",
-			    (unsigned long long)(s->offset +
-						 VMHEAP_SECTION_HEADER_LEN),
-			    tag, (unsigned long long)s->offset, stored,
-			    computed);
+		return vmheap_reader_fail(
+		    r, VMHEAP_ECHECKSUM,
+		    "%s checksum mismatch at byte offset %llu (section "
+		    "'%s' at %llu): stored 0x%08x, computed 0x%08x",
+		    memcmp(s->tag, VMHEAP_TAG_BLCK, 4) ? "section" : "block",
+		    (unsigned long long)(s->offset + VMHEAP_SECTION_HEADER_LEN),
+		    tag, (unsigned long long)s->offset, stored, computed);
 	r->pos += VMHEAP_SECTION_HEADER_LEN + s->length;
 	return 0;
 }
@@ -184,12 +186,14 @@ static int read_magic(vmheap_reader *r)
 		have = VMHEAP_MAGIC_LEN;
 	if (memcmp(r->buf + r->pos, VMHEAP_MAGIC, have)) {
 		if (have >= 4 && !memcmp(r->buf + r->pos, VMHEAP_MAGIC, 4))
-			return vmheap_reader_fail(r, VMHEAP_EMAGIC,
-				    "not a vmheap dump: the magic at byte "
-				    "offset 0 is damaged (was the file copied "
-				    "in text mode?)");
-		return vmheap_reader_fail(r, VMHEAP_EMAGIC,
-			    "not a vmheap dump: wrong magic at byte offset 0");
+			return vmheap_reader_fail(
+			    r, VMHEAP_EMAGIC,
+			    "not a vmheap dump: the magic at byte "
+			    "offset 0 is damaged (was the file copied "
+			    "in text mode?)");
+		return vmheap_reader_fail(
+		    r, VMHEAP_EMAGIC,
+		    "not a vmheap dump: wrong magic at byte offset 0");
 	}
 	if (!rc)
 		return truncated(r, "the file magic");
@@ -207,10 +211,11 @@ static int read_head(vmheap_reader *r)
 		return rc;
 	if (memcmp(s.tag, VMHEAP_TAG_HEAD, 4)) {
 		tag_text(s.tag, tag);
-		return vmheap_reader_fail(r, VMHEAP_EFORMAT,
-			    "expected the HEAD section at byte offset %llu, "
-			    "found '%s'",
-			    (unsigned long long)s.offset, tag);
+		return vmheap_reader_fail(
+		    r, VMHEAP_EFORMAT,
+		    "expected the HEAD section at byte offset %llu, "
+		    "found '%s'",
+		    (unsigned long long)s.offset, tag);
 	}
 	return vmheap_reader_parse_header(r, &s);
 }
@@ -228,48 +233,50 @@ static int read_trailer(vmheap_reader *r, uint64_t foot_offset)
 	t = r->buf + r->pos;
 	if (memcmp(t + 8, VMHEAP_END_MAGIC, VMHEAP_END_MAGIC_LEN))
 		return vmheap_reader_fail(r, VMHEAP_EFORMAT,
-			    "bad end magic at byte offset %llu",
-			    (unsigned long long)(at + 8));
+					  "bad end magic at byte offset %llu",
+					  (unsigned long long)(at + 8));
 	if (vmheap_get_be64(t) != foot_offset)
-		return vmheap_reader_fail(r, VMHEAP_EFORMAT,
-			    "trailer at byte offset %llu points to a footer at "
-			    "%llu, but the footer is at %llu",
-			    (unsigned long long)at,
-			    (unsigned long long)vmheap_get_be64(t),
-			    (unsigned long long)foot_offset);
+		return vmheap_reader_fail(
+		    r, VMHEAP_EFORMAT,
+		    "trailer at byte offset %llu points to a footer at "
+		    "%llu, but the footer is at %llu",
+		    (unsigned long long)at,
+		    (unsigned long long)vmheap_get_be64(t),
+		    (unsigned long long)foot_offset);
 	r->pos += VMHEAP_TRAILER_LEN;
 	rc = ensure(r, 1);
 	if (rc < 0)
 		return rc;
 	if (rc)
-		return vmheap_reader_fail(r, VMHEAP_EFORMAT,
-			    "unexpected data after the end magic at byte "
-			    "offset %llu",
-			    (unsigned long long)here(r));
+		return vmheap_reader_fail(
+		    r, VMHEAP_EFORMAT,
+		    "unexpected data after the end magic at byte "
+		    "offset %llu",
+		    (unsigned long long)here(r));
 	return 0;
 }
 
 static int check_totals(vmheap_reader *r, uint64_t foot_offset)
 {
-	static const char *const names[] = {"objects", "bytes",   "classes",
-					    "roots",   "references",
-					    "strings"};
-	const uint64_t f[] = {r->foot.objects, r->foot.bytes, r->foot.classes,
-			      r->foot.roots,   r->foot.references,
-			      r->foot.strings};
-	const uint64_t s[] = {r->seen.objects, r->seen.bytes, r->seen.classes,
-			      r->seen.roots,   r->seen.references,
-			      r->seen.strings};
+	static const char *const names[] = {"objects", "bytes",	     "classes",
+					    "roots",   "references", "strings"};
+	const uint64_t f[] = {r->foot.objects,	  r->foot.bytes,
+			      r->foot.classes,	  r->foot.roots,
+			      r->foot.references, r->foot.strings};
+	const uint64_t s[] = {r->seen.objects,	  r->seen.bytes,
+			      r->seen.classes,	  r->seen.roots,
+			      r->seen.references, r->seen.strings};
 
 	for (int i = 0; i < 6; i++)
 		if (f[i] != s[i])
-			return vmheap_reader_fail(r, VMHEAP_ETOTALS,
-				    "footer totals disagree with the records: "
-				    "footer says %llu %s, the records hold %llu "
-				    "(footer at byte offset %llu)",
-				    (unsigned long long)f[i], names[i],
-				    (unsigned long long)s[i],
-				    (unsigned long long)foot_offset);
+			return vmheap_reader_fail(
+			    r, VMHEAP_ETOTALS,
+			    "footer totals disagree with the records: "
+			    "footer says %llu %s, the records hold %llu "
+			    "(footer at byte offset %llu)",
+			    (unsigned long long)f[i], names[i],
+			    (unsigned long long)s[i],
+			    (unsigned long long)foot_offset);
 	return 0;
 }
 
@@ -289,12 +296,13 @@ static int next_section(vmheap_reader *r, struct vmheap_block *blk,
 		if (!memcmp(s.tag, VMHEAP_TAG_BLCK, 4)) {
 			if (r->seen.blocks == r->blk_cap) {
 				size_t ncap = r->blk_cap ? r->blk_cap * 2 : 64;
-				uint64_t *n = realloc(r->blk_offsets,
-						      ncap * sizeof(*n));
+				uint64_t *n =
+				    realloc(r->blk_offsets, ncap * sizeof(*n));
 				if (!n)
-					return vmheap_reader_fail(r, VMHEAP_ENOMEM,
-						    "out of memory for the "
-						    "block index");
+					return vmheap_reader_fail(
+					    r, VMHEAP_ENOMEM,
+					    "out of memory for the "
+					    "block index");
 				r->blk_offsets = n;
 				r->blk_cap = ncap;
 			}
@@ -313,9 +321,10 @@ static int next_section(vmheap_reader *r, struct vmheap_block *blk,
 			return 0;
 		}
 		if (!memcmp(s.tag, VMHEAP_TAG_HEAD, 4))
-			return vmheap_reader_fail(r, VMHEAP_EFORMAT,
-				    "second HEAD section at byte offset %llu",
-				    (unsigned long long)s.offset);
+			return vmheap_reader_fail(
+			    r, VMHEAP_EFORMAT,
+			    "second HEAD section at byte offset %llu",
+			    (unsigned long long)s.offset);
 		/* A section of a newer minor version: skipped (its CRC was
 		 * checked). */
 	}
@@ -347,7 +356,8 @@ int vmheap_reader_open_fd(vmheap_reader **out, int fd, const char *name)
 	if ((rc = reader_new(out, fd, name)))
 		return rc;
 	if (fd < 0)
-		return vmheap_reader_fail(*out, VMHEAP_EINVAL, "bad file descriptor %d", fd);
+		return vmheap_reader_fail(*out, VMHEAP_EINVAL,
+					  "bad file descriptor %d", fd);
 	return read_head(*out);
 }
 
@@ -365,7 +375,7 @@ int vmheap_reader_open_path(vmheap_reader **out, const char *path)
 	}
 	if (fd < 0)
 		return vmheap_reader_fail(*out, VMHEAP_EIO, "cannot open: %s",
-			    strerror(errno));
+					  strerror(errno));
 	(*out)->own_fd = 1;
 	return read_head(*out);
 }
@@ -424,7 +434,8 @@ static __attribute__((noinline)) int next_slow(vmheap_reader *r,
 				return 1;
 			}
 			if (rc < 0)
-				return vmheap_reader_fail(r, rc, "%s", r->cur.error);
+				return vmheap_reader_fail(r, rc, "%s",
+							  r->cur.error);
 			r->in_block = 0;
 		}
 		rc = next_section(r, &blk, &foot_offset);

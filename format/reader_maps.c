@@ -15,12 +15,11 @@
 static int map_error(vmheap_reader *r, const struct vmheap_section *s,
 		     const struct mpc *m, const char *what, int rc)
 {
-	return vmheap_reader_fail(r, VMHEAP_EFORMAT,
-		    "malformed %s at byte offset %llu: %s",
-		    what,
-		    (unsigned long long)(s->offset + VMHEAP_SECTION_HEADER_LEN +
-					 (uint64_t)(m->p - s->payload)),
-		    rc ? mpc_strerror(rc) : "unexpected value");
+	return vmheap_reader_fail(
+	    r, VMHEAP_EFORMAT, "malformed %s at byte offset %llu: %s", what,
+	    (unsigned long long)(s->offset + VMHEAP_SECTION_HEADER_LEN +
+				 (uint64_t)(m->p - s->payload)),
+	    rc ? mpc_strerror(rc) : "unexpected value");
 }
 
 static int key_is(const char *k, uint32_t klen, const char *want)
@@ -72,16 +71,18 @@ static int read_version(vmheap_reader *r, const struct vmheap_section *s)
 		found = 1;
 	}
 	if (!found)
-		return vmheap_reader_fail(r, VMHEAP_EFORMAT,
-			    "header at byte offset %llu has no \"version\" key",
-			    (unsigned long long)s->offset);
+		return vmheap_reader_fail(
+		    r, VMHEAP_EFORMAT,
+		    "header at byte offset %llu has no \"version\" key",
+		    (unsigned long long)s->offset);
 	if (major != VMHEAP_FORMAT_MAJOR)
-		return vmheap_reader_fail(r, VMHEAP_EVERSION,
-			    "dump has format version %llu.%llu, this reader "
-			    "reads major version %u only (header at byte offset "
-			    "%llu)",
-			    (unsigned long long)major, (unsigned long long)minor,
-			    VMHEAP_FORMAT_MAJOR, (unsigned long long)s->offset);
+		return vmheap_reader_fail(
+		    r, VMHEAP_EVERSION,
+		    "dump has format version %llu.%llu, this reader "
+		    "reads major version %u only (header at byte offset "
+		    "%llu)",
+		    (unsigned long long)major, (unsigned long long)minor,
+		    VMHEAP_FORMAT_MAJOR, (unsigned long long)s->offset);
 	if (minor > UINT32_MAX)
 		return map_error(r, s, &m, "header minor version", 0);
 	r->hdr.major = (uint32_t)major;
@@ -118,7 +119,8 @@ static int read_header_text(vmheap_reader *r, const struct vmheap_section *s,
 	free(*out);
 	*out = dup_text(t, len);
 	if (!*out)
-		return vmheap_reader_fail(r, VMHEAP_ENOMEM, "out of memory for the header");
+		return vmheap_reader_fail(r, VMHEAP_ENOMEM,
+					  "out of memory for the header");
 	return 0;
 }
 
@@ -128,8 +130,7 @@ static int read_kinds(vmheap_reader *r, const struct vmheap_section *s,
 	uint32_t n;
 	int rc;
 
-	if ((rc = mpc_array(m, &n)) || n > 65536 ||
-	    n > (size_t)(m->end - m->p))
+	if ((rc = mpc_array(m, &n)) || n > 65536 || n > (size_t)(m->end - m->p))
 		return map_error(r, s, m, "header kinds", rc);
 	if (r->kinds) /* a repeated key: the last one wins */
 		for (size_t i = 0; i < r->hdr.kind_count; i++)
@@ -138,7 +139,8 @@ static int read_kinds(vmheap_reader *r, const struct vmheap_section *s,
 	r->hdr.kind_count = 0;
 	r->kinds = calloc((size_t)n + 1, sizeof(*r->kinds));
 	if (!r->kinds)
-		return vmheap_reader_fail(r, VMHEAP_ENOMEM, "out of memory for the header");
+		return vmheap_reader_fail(r, VMHEAP_ENOMEM,
+					  "out of memory for the header");
 	for (uint32_t i = 0; i < n; i++) {
 		if ((rc = read_header_text(r, s, m, "kinds", &r->kinds[i])))
 			return rc;
@@ -147,8 +149,7 @@ static int read_kinds(vmheap_reader *r, const struct vmheap_section *s,
 	return 0;
 }
 
-int vmheap_reader_parse_header(vmheap_reader *r,
-			       const struct vmheap_section *s)
+int vmheap_reader_parse_header(vmheap_reader *r, const struct vmheap_section *s)
 {
 	struct mpc m = {s->payload, s->payload + s->length};
 	uint32_t n, klen;
@@ -176,12 +177,11 @@ int vmheap_reader_parse_header(vmheap_reader *r,
 				return map_error(r, s, &m, "header time", rc);
 			r->hdr.time = (int64_t)v;
 		} else if (key_is(k, klen, "pointer_size")) {
-			rc = read_header_uint(r, s, &m, "pointer_size", 64,
-					      &v);
+			rc = read_header_uint(r, s, &m, "pointer_size", 64, &v);
 			r->hdr.pointer_size = (uint32_t)v;
 		} else if (key_is(k, klen, "flags")) {
-			rc = read_header_uint(r, s, &m, "flags", UINT32_MAX,
-					      &v);
+			rc =
+			    read_header_uint(r, s, &m, "flags", UINT32_MAX, &v);
 			r->hdr.flags = (uint32_t)v;
 		} else if (key_is(k, klen, "kinds")) {
 			rc = read_kinds(r, s, &m);
@@ -200,22 +200,21 @@ int vmheap_reader_parse_header(vmheap_reader *r,
 	if (!r->kinds)
 		r->kinds = calloc(1, sizeof(*r->kinds));
 	if (!r->vm_name || !r->vm_version || !r->kinds)
-		return vmheap_reader_fail(r, VMHEAP_ENOMEM, "out of memory for the header");
+		return vmheap_reader_fail(r, VMHEAP_ENOMEM,
+					  "out of memory for the header");
 	r->hdr.vm_name = r->vm_name;
 	r->hdr.vm_version = r->vm_version;
 	r->hdr.kind_names = (const char *const *)r->kinds;
 	return 0;
 }
 
-int vmheap_reader_parse_footer(vmheap_reader *r,
-			       const struct vmheap_section *s)
+int vmheap_reader_parse_footer(vmheap_reader *r, const struct vmheap_section *s)
 {
-	static const char *const keys[] = {"objects",    "bytes",
-					   "classes",    "roots",
-					   "references", "strings",
+	static const char *const keys[] = {"objects", "bytes",	    "classes",
+					   "roots",   "references", "strings",
 					   "blocks"};
-	uint64_t *dst[] = {&r->foot.objects,    &r->foot.bytes,
-			   &r->foot.classes,    &r->foot.roots,
+	uint64_t *dst[] = {&r->foot.objects,	&r->foot.bytes,
+			   &r->foot.classes,	&r->foot.roots,
 			   &r->foot.references, &r->foot.strings,
 			   &r->foot.blocks};
 	unsigned have = 0, have_index = 0;
@@ -247,46 +246,48 @@ int vmheap_reader_parse_footer(vmheap_reader *r,
 		if ((rc = mpc_array(&m, &nb)))
 			return map_error(r, s, &m, "footer block_offsets", rc);
 		if (nb != r->seen.blocks)
-			return vmheap_reader_fail(r, VMHEAP_ETOTALS,
-				    "footer at byte offset %llu lists %u "
-				    "blocks, but the dump holds %llu",
-				    (unsigned long long)s->offset, nb,
-				    (unsigned long long)r->seen.blocks);
+			return vmheap_reader_fail(
+			    r, VMHEAP_ETOTALS,
+			    "footer at byte offset %llu lists %u "
+			    "blocks, but the dump holds %llu",
+			    (unsigned long long)s->offset, nb,
+			    (unsigned long long)r->seen.blocks);
 		for (uint32_t b = 0; b < nb; b++) {
 			uint64_t off;
 			if ((rc = mpc_uint(&m, &off)))
 				return map_error(r, s, &m,
 						 "footer block offset", rc);
 			if (off != r->blk_offsets[b])
-				return vmheap_reader_fail(r, VMHEAP_ETOTALS,
-					    "footer at byte offset %llu puts "
-					    "block %u at %llu, but it is at "
-					    "%llu",
-					    (unsigned long long)s->offset, b,
-					    (unsigned long long)off,
-					    (unsigned long long)
-						    r->blk_offsets[b]);
+				return vmheap_reader_fail(
+				    r, VMHEAP_ETOTALS,
+				    "footer at byte offset %llu puts "
+				    "block %u at %llu, but it is at "
+				    "%llu",
+				    (unsigned long long)s->offset, b,
+				    (unsigned long long)off,
+				    (unsigned long long)r->blk_offsets[b]);
 		}
 		have_index = 1;
 	}
 	for (unsigned i = 0; i < 7; i++)
 		if (!(have & (1u << i)))
-			return vmheap_reader_fail(r, VMHEAP_EFORMAT,
-				    "footer at byte offset %llu has no \"%s\"",
-				    (unsigned long long)s->offset, keys[i]);
+			return vmheap_reader_fail(
+			    r, VMHEAP_EFORMAT,
+			    "footer at byte offset %llu has no \"%s\"",
+			    (unsigned long long)s->offset, keys[i]);
 	if (!have_index)
 		return vmheap_reader_fail(r, VMHEAP_EFORMAT,
-			    "footer at byte offset %llu has no "
-			    "\"block_offsets\"",
-			    (unsigned long long)s->offset);
+					  "footer at byte offset %llu has no "
+					  "\"block_offsets\"",
+					  (unsigned long long)s->offset);
 	if (r->foot.blocks != r->seen.blocks)
-		return vmheap_reader_fail(r, VMHEAP_ETOTALS,
-			    "footer totals disagree with the dump: footer says "
-			    "%llu blocks, the dump holds %llu (footer at byte "
-			    "offset %llu)",
-			    (unsigned long long)r->foot.blocks,
-			    (unsigned long long)r->seen.blocks,
-			    (unsigned long long)s->offset);
+		return vmheap_reader_fail(
+		    r, VMHEAP_ETOTALS,
+		    "footer totals disagree with the dump: footer says "
+		    "%llu blocks, the dump holds %llu (footer at byte "
+		    "offset %llu)",
+		    (unsigned long long)r->foot.blocks,
+		    (unsigned long long)r->seen.blocks,
+		    (unsigned long long)s->offset);
 	return 0;
 }
-

@@ -64,18 +64,19 @@ extern "C" {
 /* Error codes.  All are negative; 0 is success. */
 enum vmheap_error {
 	VMHEAP_OK = 0,
-	VMHEAP_EIO = -1,        /* read or write failed (errno kept in message) */
-	VMHEAP_ENOMEM = -2,     /* out of memory */
-	VMHEAP_EINVAL = -3,     /* bad argument from the caller */
-	VMHEAP_EMAGIC = -4,     /* not a vmheap dump (wrong magic) */
-	VMHEAP_EVERSION = -5,   /* newer major format version */
+	VMHEAP_EIO = -1,      /* read or write failed (errno kept in message) */
+	VMHEAP_ENOMEM = -2,   /* out of memory */
+	VMHEAP_EINVAL = -3,   /* bad argument from the caller */
+	VMHEAP_EMAGIC = -4,   /* not a vmheap dump (wrong magic) */
+	VMHEAP_EVERSION = -5, /* newer major format version */
 	VMHEAP_ETRUNCATED = -6, /* the file ends early (no footer) */
-	VMHEAP_ECHECKSUM = -7,  /* a section's CRC32C does not match */
-	VMHEAP_EFORMAT = -8,    /* malformed section or record */
-	VMHEAP_ELIMIT = -9,     /* a limit of FORMAT.md is exceeded */
-	VMHEAP_ETOTALS = -10,   /* footer totals disagree with the records */
-	VMHEAP_ENOSPC = -11,    /* no space left on device / file too large */
-	VMHEAP_ESTATE = -12,    /* call not valid in this state (e.g. after finish) */
+	VMHEAP_ECHECKSUM = -7,	/* a section's CRC32C does not match */
+	VMHEAP_EFORMAT = -8,	/* malformed section or record */
+	VMHEAP_ELIMIT = -9,	/* a limit of FORMAT.md is exceeded */
+	VMHEAP_ETOTALS = -10,	/* footer totals disagree with the records */
+	VMHEAP_ENOSPC = -11,	/* no space left on device / file too large */
+	VMHEAP_ESTATE =
+	    -12, /* call not valid in this state (e.g. after finish) */
 };
 
 /*
@@ -99,20 +100,20 @@ const char *vmheap_strerror(int code);
 
 /* Header flags. */
 #define VMHEAP_FLAG_LIVE_ONLY 0x1u /* a full GC ran before the walk */
-#define VMHEAP_FLAG_FORKED 0x2u    /* written by a forked child of the VM */
+#define VMHEAP_FLAG_FORKED 0x2u	   /* written by a forked child of the VM */
 
 /*
  * The dump header, as written and as read back.  Strings are NUL-terminated
  * UTF-8.  In a reader they stay valid until vmheap_reader_free().
  */
 struct vmheap_header {
-	uint32_t major, minor;   /* format version */
-	const char *vm_name;     /* e.g. "ruby", "sample" */
-	const char *vm_version;  /* e.g. "3.1.2" */
-	uint64_t pid;            /* pid of the VM that was dumped */
-	int64_t time;            /* seconds since the Unix epoch */
-	uint32_t pointer_size;   /* bytes in a VM pointer: 4 or 8 */
-	uint32_t flags;          /* VMHEAP_FLAG_* */
+	uint32_t major, minor;	       /* format version */
+	const char *vm_name;	       /* e.g. "ruby", "sample" */
+	const char *vm_version;	       /* e.g. "3.1.2" */
+	uint64_t pid;		       /* pid of the VM that was dumped */
+	int64_t time;		       /* seconds since the Unix epoch */
+	uint32_t pointer_size;	       /* bytes in a VM pointer: 4 or 8 */
+	uint32_t flags;		       /* VMHEAP_FLAG_* */
 	const char *const *kind_names; /* kind_names[k] names object kind k */
 	size_t kind_count;
 };
@@ -125,15 +126,18 @@ typedef struct vmheap_writer vmheap_writer;
 struct vmheap_writer_options {
 	const char *vm_name;
 	const char *vm_version;
-	uint64_t pid;         /* 0: getpid() */
-	int64_t time;         /* 0: time(NULL) */
+	uint64_t pid;	       /* 0: getpid() */
+	int64_t time;	       /* 0: time(NULL) */
 	uint32_t pointer_size; /* 0: sizeof(void *) */
 	uint32_t flags;
 	const char *const *kind_names;
 	size_t kind_count;
 	uint32_t block_bytes; /* 0: VMHEAP_DEFAULT_BLOCK_BYTES */
 };
-#define VMHEAP_WRITER_OPTIONS_INIT {0}
+#define VMHEAP_WRITER_OPTIONS_INIT                                             \
+	{                                                                      \
+		0                                                              \
+	}
 
 /*
  * Start a dump on the file descriptor `fd`, which the writer does not own
@@ -222,7 +226,8 @@ enum vmheap_record_type {
 	VMHEAP_RECORD_CLASS = 2,
 	VMHEAP_RECORD_OBJECT = 3,
 	VMHEAP_RECORD_ROOT = 4,
-	VMHEAP_RECORD_MORE_REFS = 5, /* continues the references of `object.id` */
+	VMHEAP_RECORD_MORE_REFS =
+	    5, /* continues the references of `object.id` */
 };
 
 /*
@@ -248,8 +253,8 @@ struct vmheap_record {
 		struct {
 			uint64_t id;
 			uint64_t class_id; /* 0 in a MORE_REFS record */
-			uint64_t bytes;    /* 0 in a MORE_REFS record */
-			uint32_t kind;     /* 0 in a MORE_REFS record */
+			uint64_t bytes;	   /* 0 in a MORE_REFS record */
+			uint32_t kind;	   /* 0 in a MORE_REFS record */
 			const uint64_t *refs;
 			size_t nrefs;
 		} object; /* also used by VMHEAP_RECORD_MORE_REFS */
@@ -280,10 +285,10 @@ struct vmheap_totals {
  * other threads with a vmheap_block_cursor each.
  */
 struct vmheap_block {
-	uint64_t offset;      /* file offset of the section header */
-	uint32_t records;     /* record count from the section header */
-	uint32_t length;      /* payload bytes */
-	const uint8_t *data;  /* payload */
+	uint64_t offset;     /* file offset of the section header */
+	uint32_t records;    /* record count from the section header */
+	uint32_t length;     /* payload bytes */
+	const uint8_t *data; /* payload */
 };
 
 /* Cursor that decodes the records of one block.  Its only allocation is
@@ -295,10 +300,10 @@ struct vmheap_block_cursor {
 	uint64_t base_offset; /* file offset of data[0] */
 	uint64_t prev_id;     /* delta state */
 	uint32_t records_left;
-	uint64_t *refs;       /* reference buffer, grown on demand */
+	uint64_t *refs; /* reference buffer, grown on demand */
 	size_t refs_cap;
-	int status;           /* sticky error code, 0 if none */
-	char error[256];      /* "what at byte offset N (block at M)" */
+	int status;	 /* sticky error code, 0 if none */
+	char error[256]; /* "what at byte offset N (block at M)" */
 };
 
 /* Set up a fresh cursor over `block`.  The block's data must outlive it. */

@@ -47,7 +47,7 @@ struct vmheap_writer {
 };
 
 static void set_error(vmheap_writer *w, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void set_error(vmheap_writer *w, int code, const char *fmt, ...)
 {
@@ -119,10 +119,11 @@ static int write_all(vmheap_writer *w, const uint8_t *p, size_t n)
 					  (unsigned long long)w->written,
 					  strerror(e));
 			else
-				set_error(w, VMHEAP_EIO,
-					  "write failed at byte offset %llu: %s",
-					  (unsigned long long)w->written,
-					  strerror(e));
+				set_error(
+				    w, VMHEAP_EIO,
+				    "write failed at byte offset %llu: %s",
+				    (unsigned long long)w->written,
+				    strerror(e));
 			return w->err;
 		}
 		p += k;
@@ -175,7 +176,8 @@ static int flush_block(vmheap_writer *w)
 	if (w->blk_records) {
 		if (w->totals.blocks == w->blk_cap) {
 			size_t ncap = w->blk_cap ? w->blk_cap * 2 : 64;
-			uint64_t *n = realloc(w->blk_offsets, ncap * sizeof(*n));
+			uint64_t *n =
+			    realloc(w->blk_offsets, ncap * sizeof(*n));
 			if (!n)
 				return out_of_memory(w);
 			w->blk_offsets = n;
@@ -321,8 +323,8 @@ int vmheap_writer_open(vmheap_writer **out, int fd,
 	if (!w)
 		return VMHEAP_ENOMEM;
 	w->fd = fd;
-	w->block_bytes = opt->block_bytes ? opt->block_bytes
-					  : VMHEAP_DEFAULT_BLOCK_BYTES;
+	w->block_bytes =
+	    opt->block_bytes ? opt->block_bytes : VMHEAP_DEFAULT_BLOCK_BYTES;
 	if (w->block_bytes > VMHEAP_MAX_BLOCK_TARGET)
 		w->block_bytes = VMHEAP_MAX_BLOCK_TARGET;
 	msgpack_packer_init(&w->pk, w, append_cb);
@@ -388,8 +390,8 @@ int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
 			     const uint64_t *refs, size_t nrefs)
 {
 	size_t first = nrefs < VMHEAP_MAX_REFS_PER_RECORD
-			       ? nrefs
-			       : VMHEAP_MAX_REFS_PER_RECORD;
+			   ? nrefs
+			   : VMHEAP_MAX_REFS_PER_RECORD;
 	size_t done;
 	int rc = usable(w);
 
@@ -488,7 +490,8 @@ int vmheap_writer_finish(vmheap_writer *w)
 		msgpack_pack_uint64(&w->pk, w->blk_offsets[i]);
 	if (w->nomem)
 		return out_of_memory(w);
-	if (w->len - at - VMHEAP_SECTION_HEADER_LEN > VMHEAP_MAX_SECTION_BYTES) {
+	if (w->len - at - VMHEAP_SECTION_HEADER_LEN >
+	    VMHEAP_MAX_SECTION_BYTES) {
 		set_error(w, VMHEAP_ELIMIT,
 			  "footer would be %zu bytes (%llu blocks), more than "
 			  "the format's section limit of %u bytes; use larger "

@@ -212,8 +212,8 @@ static void put_be32(uint8_t *p, uint32_t v)
 }
 
 /* Append a section as FORMAT.md describes it; returns its offset. */
-static uint64_t add_section(struct bytes *f, const char *tag,
-			    uint32_t records, const void *payload, size_t len)
+static uint64_t add_section(struct bytes *f, const char *tag, uint32_t records,
+			    const void *payload, size_t len)
 {
 	uint8_t h[16];
 	uint64_t at = f->len;
@@ -248,8 +248,7 @@ static void pk_str(msgpack_packer *pk, const char *s)
 
 /* A header map of the given version; `extra` adds a key a newer minor
  * version might have. */
-static void add_head(struct bytes *f, unsigned major, unsigned minor,
-		     int extra)
+static void add_head(struct bytes *f, unsigned major, unsigned minor, int extra)
 {
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
@@ -366,9 +365,13 @@ static uint64_t add_thing_block(struct bytes *f, int unknown)
 	return at;
 }
 
-static const struct vmheap_totals thing_totals = {
-	.objects = 1, .bytes = 24, .classes = 1, .roots = 1,
-	.references = 1, .strings = 0, .blocks = 1};
+static const struct vmheap_totals thing_totals = {.objects = 1,
+						  .bytes = 24,
+						  .classes = 1,
+						  .roots = 1,
+						  .references = 1,
+						  .strings = 0,
+						  .blocks = 1};
 
 /* ------------------------------------------------------------ crc */
 
@@ -380,9 +383,9 @@ START_TEST(crc32c_of_123456789_is_the_castagnoli_check_value)
 		ck_assert_uint_eq(vmheap_crc32c_hw(0, "123456789", 9),
 				  0xE3069283u);
 	/* Chaining equals one pass. */
-	ck_assert_uint_eq(vmheap_crc32c(vmheap_crc32c(0, "1234", 4), "56789",
-					5),
-			  0xE3069283u);
+	ck_assert_uint_eq(
+	    vmheap_crc32c(vmheap_crc32c(0, "1234", 4), "56789", 5),
+	    0xE3069283u);
 	ck_assert_uint_eq(vmheap_crc32c(0, "", 0), 0);
 }
 END_TEST
@@ -400,9 +403,11 @@ START_TEST(crc32c_instruction_and_table_agree_on_every_length_and_alignment)
 	for (size_t i = 0; i < sizeof(data); i++)
 		data[i] = (uint8_t)rand_r(&seed);
 	for (size_t off = 0; off < 9; off++)
-		for (size_t len = 0; len + off <= sizeof(data); len += 1 + len / 16)
-			ck_assert_uint_eq(vmheap_crc32c_hw(0x12345678u, data + off, len),
-					  vmheap_crc32c_sw(0x12345678u, data + off, len));
+		for (size_t len = 0; len + off <= sizeof(data);
+		     len += 1 + len / 16)
+			ck_assert_uint_eq(
+			    vmheap_crc32c_hw(0x12345678u, data + off, len),
+			    vmheap_crc32c_sw(0x12345678u, data + off, len));
 }
 END_TEST
 
@@ -412,8 +417,8 @@ START_TEST(crc32c_instruction_and_table_agree_on_long_inputs)
 	enum { MAX = 3 * 65536 + 77 };
 	uint8_t *data = malloc(MAX);
 	unsigned seed = 11;
-	static const size_t lens[] = {12287, 12288, 12289, 24576, 36863,
-				      65536 + 16, 100000, MAX - 3};
+	static const size_t lens[] = {12287, 12288,	 12289,	 24576,
+				      36863, 65536 + 16, 100000, MAX - 3};
 
 	if (!vmheap_crc32c_hw_available())
 		return;
@@ -421,10 +426,10 @@ START_TEST(crc32c_instruction_and_table_agree_on_long_inputs)
 		data[i] = (uint8_t)rand_r(&seed);
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
 		for (size_t off = 0; off < 3; off++)
-			ck_assert_msg(vmheap_crc32c_hw(0, data + off, lens[i]) ==
-					      vmheap_crc32c_sw(0, data + off,
-							       lens[i]),
-				      "length %zu offset %zu", lens[i], off);
+			ck_assert_msg(
+			    vmheap_crc32c_hw(0, data + off, lens[i]) ==
+				vmheap_crc32c_sw(0, data + off, lens[i]),
+			    "length %zu offset %zu", lens[i], off);
 	free(data);
 }
 END_TEST
@@ -509,35 +514,32 @@ static void add_expected(vmheap_writer *w, const struct expected *e)
 	ck_assert_msg(rc == 0, "add: %d %s", rc, vmheap_writer_error(w));
 }
 
-static const uint64_t refs_wrap[] = {0, UINT64_MAX, 1, UINT64_MAX - 39,
-				     0x8000000000000000ull, 40};
+static const uint64_t refs_wrap[] = {
+    0, UINT64_MAX, 1, UINT64_MAX - 39, 0x8000000000000000ull, 40};
 static const uint64_t refs_self[] = {UINT64_MAX};
 static const char utf8_name[] = "Ünïcødé::Класс::名前";
 
 static const struct expected edge_records[] = {
-	{VMHEAP_RECORD_STRING, 0, 0, 0, 0, "", 0, NULL, 0},
-	{VMHEAP_RECORD_STRING, UINT64_MAX, 0, 0, 0, "machine_context", 15,
-	 NULL, 0},
-	{VMHEAP_RECORD_STRING, 7, 0, 0, 0, "a\0b", 3, NULL, 0},
-	{VMHEAP_RECORD_CLASS, 1, 0, 0, 0, "", 0, NULL, 0},
-	{VMHEAP_RECORD_CLASS, 2, 1, 0, UINT32_MAX, utf8_name,
-	 sizeof(utf8_name) - 1, NULL, 0},
-	{VMHEAP_RECORD_CLASS, UINT64_MAX, UINT64_MAX, 0, 0, "Object", 6,
-	 NULL, 0},
-	{VMHEAP_RECORD_OBJECT, 0, 1, 0, 0, NULL, 0, NULL, 0},
-	{VMHEAP_RECORD_OBJECT, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX,
-	 NULL, 0, refs_wrap, 6},
-	{VMHEAP_RECORD_OBJECT, 1, 2, 40, 1, NULL, 0, refs_self, 1},
-	{VMHEAP_RECORD_OBJECT, UINT64_MAX - 39, 2, 40, 2, NULL, 0, refs_wrap,
-	 6},
-	{VMHEAP_RECORD_OBJECT, 0x7fffffffffffffffull, 1, 1, 0, NULL, 0,
-	 refs_wrap, 6},
-	{VMHEAP_RECORD_OBJECT, 0x8000000000000000ull, 1, 1, 0, NULL, 0,
-	 refs_wrap, 3},
-	{VMHEAP_RECORD_OBJECT, 0x8000000000000000ull, 1, 1, 0, NULL, 0, NULL,
-	 0}, /* the same id twice: delta 0 */
-	{VMHEAP_RECORD_ROOT, 0, 0, 0, 0, NULL, 0, NULL, 0},
-	{VMHEAP_RECORD_ROOT, UINT64_MAX, UINT64_MAX, 0, 0, NULL, 0, NULL, 0},
+    {VMHEAP_RECORD_STRING, 0, 0, 0, 0, "", 0, NULL, 0},
+    {VMHEAP_RECORD_STRING, UINT64_MAX, 0, 0, 0, "machine_context", 15, NULL, 0},
+    {VMHEAP_RECORD_STRING, 7, 0, 0, 0, "a\0b", 3, NULL, 0},
+    {VMHEAP_RECORD_CLASS, 1, 0, 0, 0, "", 0, NULL, 0},
+    {VMHEAP_RECORD_CLASS, 2, 1, 0, UINT32_MAX, utf8_name, sizeof(utf8_name) - 1,
+     NULL, 0},
+    {VMHEAP_RECORD_CLASS, UINT64_MAX, UINT64_MAX, 0, 0, "Object", 6, NULL, 0},
+    {VMHEAP_RECORD_OBJECT, 0, 1, 0, 0, NULL, 0, NULL, 0},
+    {VMHEAP_RECORD_OBJECT, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX, NULL,
+     0, refs_wrap, 6},
+    {VMHEAP_RECORD_OBJECT, 1, 2, 40, 1, NULL, 0, refs_self, 1},
+    {VMHEAP_RECORD_OBJECT, UINT64_MAX - 39, 2, 40, 2, NULL, 0, refs_wrap, 6},
+    {VMHEAP_RECORD_OBJECT, 0x7fffffffffffffffull, 1, 1, 0, NULL, 0, refs_wrap,
+     6},
+    {VMHEAP_RECORD_OBJECT, 0x8000000000000000ull, 1, 1, 0, NULL, 0, refs_wrap,
+     3},
+    {VMHEAP_RECORD_OBJECT, 0x8000000000000000ull, 1, 1, 0, NULL, 0, NULL,
+     0}, /* the same id twice: delta 0 */
+    {VMHEAP_RECORD_ROOT, 0, 0, 0, 0, NULL, 0, NULL, 0},
+    {VMHEAP_RECORD_ROOT, UINT64_MAX, UINT64_MAX, 0, 0, NULL, 0, NULL, 0},
 };
 
 static void round_trip_edges(uint32_t block_bytes)
@@ -617,11 +619,12 @@ START_TEST(object_with_100000_references_round_trips)
 	for (uint64_t i = 0; i < N; i++)
 		refs[i] = (i % 3 == 0) ? id - 40 * i : id + (i * i * 977);
 	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Array", 5, 0, 0), 0);
-	ck_assert_int_eq(vmheap_writer_add_object(w, 0x10, 1, 8, 0, NULL, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_object(w, 0x10, 1, 8, 0, NULL, 0),
+			 0);
 	ck_assert_int_eq(vmheap_writer_add_object(w, id, 1, 800000, 2, refs, N),
 			 0);
-	ck_assert_int_eq(vmheap_writer_add_object(w, id + 40, 1, 40, 0, refs, 1),
-			 0);
+	ck_assert_int_eq(
+	    vmheap_writer_add_object(w, id + 40, 1, 40, 0, refs, 1), 0);
 	b = finish_to_bytes(w, fd);
 
 	fd = memfd_with(b.p, b.len);
@@ -682,7 +685,8 @@ START_TEST(header_defaults_fill_pid_time_and_pointer_size)
 	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "d"), 0);
 	ck_assert_uint_eq(vmheap_reader_header(r)->pid, (uint64_t)getpid());
 	ck_assert_int_ge(vmheap_reader_header(r)->time, before);
-	ck_assert_uint_eq(vmheap_reader_header(r)->pointer_size, sizeof(void *));
+	ck_assert_uint_eq(vmheap_reader_header(r)->pointer_size,
+			  sizeof(void *));
 	ck_assert_str_eq(vmheap_reader_header(r)->vm_name, "");
 	ck_assert_uint_eq(vmheap_reader_header(r)->kind_count, 0);
 	ck_assert_int_eq(vmheap_reader_next(r, &rec), 0);
@@ -830,7 +834,8 @@ START_TEST(bit_flip_in_a_block_payload_is_a_checksum_error_naming_the_block)
 {
 	struct bytes b = small_dump();
 	/* The first block follows the magic and the HEAD section. */
-	uint32_t head_len = ((uint32_t)b.p[12] << 24) | ((uint32_t)b.p[13] << 16) |
+	uint32_t head_len = ((uint32_t)b.p[12] << 24) |
+			    ((uint32_t)b.p[13] << 16) |
 			    ((uint32_t)b.p[14] << 8) | b.p[15];
 	size_t blk = 8 + 16 + head_len;
 	char want[96];
@@ -892,7 +897,8 @@ START_TEST(random_block_payloads_with_valid_checksums_fail_cleanly)
 		t.blocks = 1;
 		add_foot(&f, &t, &blk, 1);
 		o = read_bytes(f.p, f.len);
-		ck_assert_msg(o.rc < 0, "seed %u: garbage block accepted", seed);
+		ck_assert_msg(o.rc < 0, "seed %u: garbage block accepted",
+			      seed);
 		ck_assert_msg(strstr(o.error, "byte offset"), "seed %u: %s",
 			      seed, o.error);
 		free(f.p);
@@ -1152,7 +1158,8 @@ START_TEST(writer_waits_on_a_non_blocking_pipe)
 	ck_assert_int_eq(fcntl(p[1], F_SETFL, O_NONBLOCK), 0);
 	ck_assert_int_eq(vmheap_writer_open(&w, p[1], &opt), 0);
 	write_many(w, N);
-	ck_assert_msg(vmheap_writer_finish(w) == 0, "%s", vmheap_writer_error(w));
+	ck_assert_msg(vmheap_writer_finish(w) == 0, "%s",
+		      vmheap_writer_error(w));
 	vmheap_writer_free(w);
 	close(p[1]);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -1237,15 +1244,14 @@ START_TEST(too_long_string_is_refused_and_the_writer_goes_on)
 	struct bytes b;
 	struct outcome o;
 
-	ck_assert_int_eq(vmheap_writer_add_class(w, 1, big,
-						 VMHEAP_MAX_STRING_BYTES + 1, 0,
-						 0),
+	ck_assert_int_eq(vmheap_writer_add_class(
+			     w, 1, big, VMHEAP_MAX_STRING_BYTES + 1, 0, 0),
 			 VMHEAP_ELIMIT);
 	ck_assert_int_eq(vmheap_writer_add_object(w, 1, 1, 1, 0, NULL, 3),
 			 VMHEAP_EINVAL);
-	ck_assert_int_eq(vmheap_writer_add_class(w, 1, big,
-						 VMHEAP_MAX_STRING_BYTES, 0, 0),
-			 0);
+	ck_assert_int_eq(
+	    vmheap_writer_add_class(w, 1, big, VMHEAP_MAX_STRING_BYTES, 0, 0),
+	    0);
 	b = finish_to_bytes(w, fd);
 	o = read_bytes(b.p, b.len);
 	ck_assert_msg(o.rc == 0, "%s", o.error);
@@ -1344,9 +1350,8 @@ START_TEST(blocks_decode_independently_on_other_threads)
 	/* Decode in reverse order, each on its own thread. */
 	th = calloc(njobs, sizeof(*th));
 	for (size_t i = njobs; i-- > 0;)
-		ck_assert_int_eq(pthread_create(&th[i], NULL, decode_block,
-						&jobs[i]),
-				 0);
+		ck_assert_int_eq(
+		    pthread_create(&th[i], NULL, decode_block, &jobs[i]), 0);
 	for (size_t i = 0; i < njobs; i++) {
 		pthread_join(th[i], NULL);
 		ck_assert_int_eq(jobs[i].rc, 0);
@@ -1379,8 +1384,8 @@ END_TEST
 START_TEST(block_cursor_reports_a_wrong_record_count)
 {
 	static const uint8_t rec[] = {0x93, 0x04, 0x01, 0x02}; /* a root */
-	struct vmheap_block blk = {.offset = 100, .records = 2, .length = 4,
-				   .data = rec};
+	struct vmheap_block blk = {
+	    .offset = 100, .records = 2, .length = 4, .data = rec};
 	struct vmheap_block_cursor c;
 	struct vmheap_record r;
 
@@ -1497,8 +1502,8 @@ START_TEST(integers_in_any_msgpack_encoding_decode_the_same)
 {
 	/* Another writer may not pick the shortest forms; the reader's fast
 	 * path must fall back, not misread. */
-	struct vmheap_totals t = {.objects = 2, .bytes = 80, .references = 3,
-				  .blocks = 1};
+	struct vmheap_totals t = {
+	    .objects = 2, .bytes = 80, .references = 3, .blocks = 1};
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
 	struct bytes f = {0};
@@ -1529,7 +1534,8 @@ START_TEST(integers_in_any_msgpack_encoding_decode_the_same)
 	msgpack_pack_array(&pk, 2);
 	msgpack_pack_fix_int32(&pk, -40);
 	msgpack_pack_fix_uint32(&pk, 0);
-	for (int i = 0; i < 60; i++) /* unknown records: room for the fast path */
+	for (int i = 0; i < 60;
+	     i++) /* unknown records: room for the fast path */
 		msgpack_pack_array(&pk, 1), msgpack_pack_uint8(&pk, 77);
 	add_head(&f, 1, 0, 0);
 	blk = add_section(&f, "BLCK", 62, sb.data, sb.size);
@@ -1596,7 +1602,8 @@ START_TEST(strerror_names_every_code)
 	for (int code = VMHEAP_ESTATE; code <= 0; code++)
 		ck_assert_str_ne(vmheap_strerror(code), "unknown error");
 	ck_assert_str_eq(vmheap_strerror(1), "unknown error");
-	ck_assert_str_eq(vmheap_strerror(VMHEAP_ETRUNCATED), "dump is truncated");
+	ck_assert_str_eq(vmheap_strerror(VMHEAP_ETRUNCATED),
+			 "dump is truncated");
 }
 END_TEST
 
@@ -1607,7 +1614,9 @@ static Suite *format_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, crc32c_of_123456789_is_the_castagnoli_check_value);
-	tcase_add_test(tc, crc32c_instruction_and_table_agree_on_every_length_and_alignment);
+	tcase_add_test(
+	    tc,
+	    crc32c_instruction_and_table_agree_on_every_length_and_alignment);
 	tcase_add_test(tc, crc32c_instruction_and_table_agree_on_long_inputs);
 	tcase_add_test(tc, every_record_type_round_trips_with_edge_values);
 	tcase_add_test(tc, edge_values_round_trip_with_one_record_per_block);
@@ -1615,23 +1624,32 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, dump_without_records_is_complete);
 	tcase_add_test(tc, header_defaults_fill_pid_time_and_pointer_size);
 	tcase_add_test(tc, unknown_record_tags_and_extra_fields_are_skipped);
-	tcase_add_test(tc, unknown_section_is_skipped_but_its_checksum_is_checked);
+	tcase_add_test(tc,
+		       unknown_section_is_skipped_but_its_checksum_is_checked);
 	tcase_add_test(tc, newer_minor_version_is_read);
 	tcase_add_test(tc, newer_major_version_is_refused);
-	tcase_add_test(tc, every_truncation_of_a_small_dump_is_reported_with_its_offset);
-	tcase_add_test(tc, every_single_bit_flip_anywhere_in_a_dump_is_detected);
-	tcase_add_test(tc, bit_flip_in_a_block_payload_is_a_checksum_error_naming_the_block);
+	tcase_add_test(
+	    tc, every_truncation_of_a_small_dump_is_reported_with_its_offset);
+	tcase_add_test(tc,
+		       every_single_bit_flip_anywhere_in_a_dump_is_detected);
+	tcase_add_test(
+	    tc,
+	    bit_flip_in_a_block_payload_is_a_checksum_error_naming_the_block);
 	tcase_add_test(tc, reader_fed_random_bytes_fails_cleanly);
-	tcase_add_test(tc, random_block_payloads_with_valid_checksums_fail_cleanly);
-	tcase_add_test(tc, footer_totals_that_disagree_with_the_records_are_reported);
+	tcase_add_test(tc,
+		       random_block_payloads_with_valid_checksums_fail_cleanly);
+	tcase_add_test(
+	    tc, footer_totals_that_disagree_with_the_records_are_reported);
 	tcase_add_test(tc, a_dropped_block_is_detected_by_the_footer);
 	tcase_add_test(tc, data_after_the_end_magic_is_an_error);
 	tcase_add_test(tc, text_files_and_text_mode_copies_are_not_dumps);
 	tcase_add_test(tc, missing_file_is_an_error_naming_the_path);
 	tcase_add_test(tc, writer_streams_through_a_pipe);
 	tcase_add_test(tc, full_disk_is_reported_by_finish_and_is_sticky);
-	tcase_add_test(tc, file_size_limit_fails_the_dump_and_leaves_a_truncated_file);
-	tcase_add_test(tc, unfinished_writer_leaves_a_dump_that_reads_as_truncated);
+	tcase_add_test(
+	    tc, file_size_limit_fails_the_dump_and_leaves_a_truncated_file);
+	tcase_add_test(tc,
+		       unfinished_writer_leaves_a_dump_that_reads_as_truncated);
 	tcase_add_test(tc, writer_waits_on_a_non_blocking_pipe);
 	tcase_add_test(tc, closed_pipe_is_an_io_error_naming_the_offset);
 	tcase_add_test(tc, writer_memory_does_not_grow_with_the_object_count);
@@ -1640,7 +1658,8 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, ruby_like_objects_take_few_bytes_each);
 	tcase_add_test(tc, blocks_decode_independently_on_other_threads);
 	tcase_add_test(tc, block_cursor_reports_a_wrong_record_count);
-	tcase_add_test(tc, worked_example_in_format_md_is_what_the_writer_writes);
+	tcase_add_test(tc,
+		       worked_example_in_format_md_is_what_the_writer_writes);
 	tcase_add_test(tc, integers_in_any_msgpack_encoding_decode_the_same);
 	tcase_add_test(tc, negative_class_id_is_a_malformed_record);
 	tcase_add_test(tc, strerror_names_every_code);
