@@ -85,6 +85,12 @@ char *ct_tmux_capture(struct ct_tmux *t);
 /* Poll the pane until it holds `text`; returns the capture or NULL at the
  * deadline (the last capture is then written to stderr). */
 char *ct_tmux_wait_for(struct ct_tmux *t, const char *text, int timeout_ms);
+/* Poll the pane until `text` appears at least `n` times (e.g. the n-th
+ * prompt, which says that the command before it is done); returns 1, or
+ * 0 at the deadline.  Type control keys (C-d) only after that: the tty
+ * consumes them while no prompt is reading. */
+int ct_tmux_wait_count(struct ct_tmux *t, const char *text, int n,
+		       int timeout_ms);
 /* Count the occurrences of `text` in the pane. */
 int ct_tmux_count(struct ct_tmux *t, const char *text);
 void ct_tmux_kill(struct ct_tmux *t);

@@ -457,6 +457,28 @@ char *ct_tmux_wait_for(struct ct_tmux *t, const char *text, int timeout_ms)
 	}
 }
 
+int ct_tmux_wait_count(struct ct_tmux *t, const char *text, int n,
+		       int timeout_ms)
+{
+	double deadline = now_s() + timeout_ms / 1000.0;
+
+	for (;;) {
+		int have = ct_tmux_count(t, text);
+
+		if (have >= n)
+			return 1;
+		if (now_s() > deadline) {
+			char *pane = ct_tmux_capture(t);
+
+			fprintf(stderr, "--- pane with %d of %d \"%s\":\n%s---\n",
+				have, n, text, pane);
+			free(pane);
+			return 0;
+		}
+		nap_ms(30);
+	}
+}
+
 int ct_tmux_count(struct ct_tmux *t, const char *text)
 {
 	char *pane = ct_tmux_capture(t);

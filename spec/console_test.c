@@ -847,8 +847,10 @@ START_TEST(history_is_saved_and_recalled_next_session)
 	start_console_in_tmux(&t, dir, NULL);
 	ct_tmux_type(&t, "get system.pid");
 	ct_tmux_key(&t, "Enter");
+	ck_assert(ct_tmux_wait_count(&t, "console> ", 2, WAIT_MS));
 	ct_tmux_type(&t, "list system.memory");
 	ct_tmux_key(&t, "Enter");
+	ck_assert(ct_tmux_wait_count(&t, "console> ", 3, WAIT_MS));
 	ct_tmux_key(&t, "C-d");
 	pane = ct_tmux_wait_for(&t, "[exit 0]", WAIT_MS);
 	ck_assert_ptr_nonnull(pane);
