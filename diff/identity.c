@@ -660,6 +660,8 @@ static int retainers(const struct diff_options *o, struct ident *x,
 
 	if (ntop > res->nnews)
 		ntop = res->nnews;
+	if (!ntop)
+		return 0; /* no new objects: nothing retains any */
 	if ((rc = build_target_pairs(x, res, ntop)) < 0)
 		goto nomem;
 
