@@ -22,7 +22,7 @@
  * module prepended to Process's singleton class): in the child, the stale
  * agent, whose threads did not survive the fork, is released without
  * touching the parent's discovery file, and a fresh agent starts with its
- * own discovery file.
+ * own discovery file.  Process.daemon gets the same treatment.
  */
 #include <errno.h>
 #include <signal.h>
@@ -203,6 +203,20 @@ static VALUE fork_hook(VALUE self)
 	return pid;
 }
 
+/*
+ * Process.daemon forks inside Ruby without Process._fork: in the daemon
+ * the agent is stale (its threads stayed in the exited parent).
+ */
+static VALUE daemon_hook(int argc, VALUE *argv, VALUE self)
+{
+	VALUE r = rb_call_super(argc, argv);
+
+	(void)self;
+	if (agent && vmheap_agent_is_stale(agent))
+		after_fork_child();
+	return r;
+}
+
 /* ------------------------------------------------------------ Ruby API */
 
 /* VmheapAgent.port -> Integer or nil */
@@ -247,6 +261,7 @@ void Init_vmheap_agent(void)
 
 	hook = rb_define_module_under(mod, "ForkHook");
 	rb_define_method(hook, "_fork", fork_hook, 0);
+	rb_define_method(hook, "daemon", daemon_hook, -1);
 	rb_prepend_module(rb_singleton_class(rb_mProcess), hook);
 
 	if (start_agent(err, sizeof(err)) < 0)
