@@ -460,7 +460,9 @@ def table(rows)
 end
 
 elapsed = now - started
-command = "make bench-ruby BENCH_OBJECTS=#{OBJECTS} BENCH_RUNS=#{RUNS}"
+build_rel = BUILD.delete_prefix("#{SRC}/")
+command = "make bench-ruby" + (build_rel == "build" ? "" : " BUILD=#{build_rel}") +
+	  " BENCH_OBJECTS=#{OBJECTS} BENCH_RUNS=#{RUNS}"
 md = <<~MD
 	Machine: #{info['nproc']} CPUs (#{info['cpu']}), #{info['mem_mb']} MB, Linux #{info['kernel']}, load #{info['load']} at start
 	Ruby: #{info['ruby']}
