@@ -24,7 +24,7 @@ struct class_rec {
 
 /* Keys (class ids, kinds) below this are counted in a plain array: dense
  * small class ids are the common case and need no hashing. */
-#define DIRECT_KEYS 4096u
+#define DIRECT_KEYS 65536u
 
 struct direct_count {
 	uint64_t count, bytes;
@@ -105,6 +105,24 @@ static int add_class(struct part *p, const struct vmheap_record *rec)
 	return 0;
 }
 
+/* Count an object under a key too large for the direct array. */
+static int count_sparse(struct part *p, uint64_t key, uint64_t bytes)
+{
+	struct vmheap_u64map_slot *s;
+	if (p->last_slot && p->last_key == key) {
+		s = p->last_slot;
+	} else {
+		s = vmheap_u64map_upsert(&p->counts, key);
+		if (!s)
+			return VMHEAP_ENOMEM;
+		p->last_slot = s;
+		p->last_key = key;
+	}
+	s->a++;
+	s->b += bytes;
+	return 0;
+}
+
 static inline int count_record(vmheap_census *c, struct part *p,
 			       const struct vmheap_record *rec)
 {
@@ -127,19 +145,7 @@ static inline int count_record(vmheap_census *c, struct part *p,
 			p->direct[key].bytes += rec->u.object.bytes;
 			return 0;
 		}
-		struct vmheap_u64map_slot *s;
-		if (p->last_slot && p->last_key == key) {
-			s = p->last_slot;
-		} else {
-			s = vmheap_u64map_upsert(&p->counts, key);
-			if (!s)
-				return VMHEAP_ENOMEM;
-			p->last_slot = s;
-			p->last_key = key;
-		}
-		s->a++;
-		s->b += rec->u.object.bytes;
-		return 0;
+		return count_sparse(p, key, rec->u.object.bytes);
 	}
 	case VMHEAP_RECORD_MORE_REFS:
 		p->totals.references += rec->u.object.nrefs;
@@ -241,7 +247,7 @@ static size_t skim_objects(vmheap_census *c, struct part *p,
 		bytes = uint_nobranch(&r, &bad);
 		kind = uint_nobranch(&r, &bad);
 		uint64_t key = by_class ? class_id : kind;
-		if (bad || key >= DIRECT_KEYS)
+		if (bad)
 			break;
 		if ((r[0] & 0xf0) == 0x90) {
 			n = r[0] & 0x0f;
@@ -266,11 +272,15 @@ static size_t skim_objects(vmheap_census *c, struct part *p,
 		}
 		if (bad)
 			break;
+		if (key < DIRECT_KEYS) {
+			direct[key].count++;
+			direct[key].bytes += bytes;
+		} else if (count_sparse(p, key, bytes) < 0) {
+			break; /* out of memory: the cursor path reports it */
+		}
 		id += delta;
 		left--;
 		q = r;
-		direct[key].count++;
-		direct[key].bytes += bytes;
 		objects++;
 		bytes_sum += bytes;
 		refs_sum += n;
