@@ -844,6 +844,49 @@ START_TEST(fork_in_the_program_leaves_a_working_agent_on_both_sides)
 }
 END_TEST
 
+static const char daemon_program[] =
+	"STDOUT.sync = true\n"
+	"Process.daemon(true, true)\n"
+	"puts \"daemon #{Process.pid}\"\n"
+	"STDIN.read\n";
+
+START_TEST(a_daemonized_program_gets_a_working_agent)
+{
+	struct vm vm;
+	vmheap_client *c;
+	char line[128], path[PATH_MAX + 64];
+	double deadline;
+	pid_t daemon;
+	int status;
+
+	vm_start(&vm, daemon_program);
+	/* the program's first process exits in Process.daemon */
+	ck_assert_int_eq(waitpid(vm.pid, &status, 0), vm.pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	vm_line(&vm, line, sizeof(line));
+	ck_assert_msg(strncmp(line, "daemon ", 7) == 0, "got: %s", line);
+	daemon = (pid_t)atoi(line + 7);
+
+	c = connect_to(vm.dir, daemon);
+	ck_assert_int_eq(get_int(c, "system.pid"), daemon);
+	dump(c, "daemon.vmheap");
+	vmheap_client_close(c);
+
+	/* EOF: the daemon exits and its agent removes its discovery file */
+	close(vm.to_ruby);
+	snprintf(path, sizeof(path), "%s/vmheap-agent.%d", vm.dir,
+		 (int)daemon);
+	deadline = now_ms() + 15000;
+	while (access(path, F_OK) == 0) {
+		ck_assert_msg(now_ms() < deadline,
+			      "the daemon did not exit within 15 s of EOF");
+		usleep(20000);
+	}
+	close(vm.from_ruby);
+	rm_rf(vm.dir);
+}
+END_TEST
+
 static const char vars_program[] =
 	"STDOUT.sync = true\n"
 	"def vmheap_spec_sleeper = sleep\n"
@@ -1000,6 +1043,7 @@ static Suite *ruby_suite(void)
 	tcase_add_test(tc, dump_completes_while_four_threads_allocate);
 	tcase_add_test(tc, fork_mode_pauses_the_vm_far_less_than_an_in_process_dump);
 	tcase_add_test(tc, fork_in_the_program_leaves_a_working_agent_on_both_sides);
+	tcase_add_test(tc, a_daemonized_program_gets_a_working_agent);
 	tcase_add_test(tc, ruby_variables_give_gc_stat_and_real_backtraces);
 	tcase_add_test(tc, in_process_dump_allocates_no_ruby_object);
 	tcase_add_test(tc, demo_puts_the_leaking_class_on_top_of_the_diff);
