@@ -602,6 +602,40 @@ START_TEST(corrupt_block_in_the_middle_is_reported_with_its_offset)
 }
 END_TEST
 
+/* ------------------------------------------- the dump names the VM's pid */
+
+/*
+ * The sample VM dumps from a forked child: the header must still name the
+ * VM's pid (the one a user passes to -p, and that vmheap-diff compares),
+ * not the short-lived child's.
+ */
+START_TEST(forked_dump_header_names_the_vm_pid_not_its_child)
+{
+	const char *tmp = rl_mkdtemp("pid");
+	struct rl_vm vm;
+	vmheap_client *c;
+	vmheap_reader *r;
+	char msg[600] = "";
+	uint64_t pid;
+	pid_t vm_pid;
+
+	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
+	vm_pid = vm.pid;
+	c = rl_connect(&vm, 10000);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_msg(client_dump(c, "p.vmheap", msg, sizeof(msg)) == 0, "%s", msg);
+	vmheap_client_close(c);
+	ck_assert_int_eq(vmheap_reader_open_path(&r, join(tmp, "p.vmheap")), 0);
+	pid = vmheap_reader_header(r)->pid;
+	vmheap_reader_free(r);
+	ck_assert_int_eq(rl_vm_stop(&vm), 0);
+	rl_rmrf(tmp);
+	ck_assert_msg(pid == (uint64_t)vm_pid,
+		      "the dump header says pid %llu, the VM is pid %d",
+		      (unsigned long long)pid, (int)vm_pid);
+}
+END_TEST
+
 /* ------------------------------------------------------------- valgrind */
 
 static int have_valgrind(void)
@@ -788,6 +822,7 @@ int main(void)
 	tcase_add_test(tc, discovery_file_of_another_user_is_not_followed);
 	tcase_add_test(tc, stale_discovery_file_naming_a_reused_pid_is_not_followed);
 	tcase_add_test(tc, corrupt_block_in_the_middle_is_reported_with_its_offset);
+	tcase_add_test(tc, forked_dump_header_names_the_vm_pid_not_its_child);
 	tcase_add_test(tc, tools_run_clean_under_valgrind);
 	tcase_add_test(tc, fuzz_regression_inputs_replay_cleanly);
 	suite_add_tcase(s, tc);

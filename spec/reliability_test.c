@@ -35,7 +35,7 @@
 
 static int requests_per_client(void)
 {
-	return RL_SANITIZED ? 100 : 500;
+	return RL_SANITIZED ? 250 : 500;
 }
 
 struct load {
