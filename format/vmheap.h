@@ -126,7 +126,8 @@ typedef struct vmheap_writer vmheap_writer;
 struct vmheap_writer_options {
 	const char *vm_name;
 	const char *vm_version;
-	uint64_t pid;	       /* 0: getpid() */
+	uint64_t pid;	       /* 0: getpid(), wrong in a forked child:
+				  there, pass the VM's pid */
 	int64_t time;	       /* 0: time(NULL) */
 	uint32_t pointer_size; /* 0: sizeof(void *) */
 	uint32_t flags;
