@@ -133,7 +133,7 @@ struct vmheap_writer_options {
 	uint32_t flags;
 	const char *const *kind_names;
 	size_t kind_count;
-	uint32_t block_bytes; /* 0: VMHEAP_DEFAULT_BLOCK_BYTES */
+	uint32_t block_bytes; /* 0: VMHEAP_DEFAULT_BLOCK_BYTES; at most 8 MiB */
 };
 #define VMHEAP_WRITER_OPTIONS_INIT                                             \
 	{                                                                      \
@@ -171,7 +171,9 @@ int vmheap_writer_add_string(vmheap_writer *w, uint64_t id, const char *text,
 			     size_t len);
 
 /*
- * Add a class record.  It must come before any object of that class.
+ * Add a class record.  It must come before any object of that class (the
+ * writer does not check this; readers may report such objects' class as
+ * unknown).
  * `id` is the class id that objects use (small dense ids give smaller
  * dumps); `super_id` is the superclass's id, or 0 for none.  `name` is
  * `name_len` bytes of UTF-8 and may be empty.
