@@ -908,6 +908,12 @@ START_TEST(ctrl_c_drops_the_line_and_keeps_the_session)
 	vm = ct_vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL);
 	ct_tmux_type(&t, "set system.memory.dump never.vmheap");
+	/* as a person would: see the line, then press Ctrl-C (a ^C before
+	 * the line editor read the text would flush it from the tty) */
+	pane = ct_tmux_wait_for(&t, "console> set system.memory.dump never.vmheap",
+				WAIT_MS);
+	ck_assert_ptr_nonnull(pane);
+	free(pane);
 	ct_tmux_key(&t, "C-c");
 	pane = ct_tmux_wait_for(&t, "never.vmheap^C", WAIT_MS);
 	ck_assert_ptr_nonnull(pane);
