@@ -238,24 +238,30 @@ void raw_send_frame(int fd, const void *payload, uint32_t len)
 
 void raw_auth(int fd, const char *token)
 {
+	msgpack_unpacked m;
+
+	raw_auth_no_reply(fd, token, 1);
+	msgpack_unpacked_init(&m);
+	ck_assert_msg(raw_read(fd, &m, 10000) == 1, "no auth reply");
+	ck_assert(obj_str_is(&m.data.via.array.ptr[1], "ok"));
+	msgpack_unpacked_destroy(&m);
+}
+
+void raw_auth_no_reply(int fd, const char *token, uint64_t id)
+{
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
-	msgpack_unpacked m;
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	msgpack_pack_array(&pk, 3);
-	msgpack_pack_uint64(&pk, 1);
+	msgpack_pack_uint64(&pk, id);
 	msgpack_pack_str(&pk, 4);
 	msgpack_pack_str_body(&pk, "auth", 4);
 	msgpack_pack_str(&pk, strlen(token));
 	msgpack_pack_str_body(&pk, token, strlen(token));
 	raw_send_frame(fd, sb.data, (uint32_t)sb.size);
 	msgpack_sbuffer_destroy(&sb);
-	msgpack_unpacked_init(&m);
-	ck_assert_msg(raw_read(fd, &m, 10000) == 1, "no auth reply");
-	ck_assert(obj_str_is(&m.data.via.array.ptr[1], "ok"));
-	msgpack_unpacked_destroy(&m);
 }
 
 /* Read exactly len bytes: 1, 0 on EOF/reset, -1 on timeout. */

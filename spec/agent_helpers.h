@@ -57,6 +57,8 @@ void raw_send(int fd, const void *buf, size_t len);
 /* Pack and send a frame holding `obj` given as msgpack bytes. */
 void raw_send_frame(int fd, const void *payload, uint32_t len);
 void raw_auth(int fd, const char *token);
+/* Send [id, "auth", token] without reading the reply. */
+void raw_auth_no_reply(int fd, const char *token, uint64_t id);
 /* Read one frame: 1 with *out set, 0 on EOF/reset, -1 on timeout. */
 int raw_read(int fd, msgpack_unpacked *out, int timeout_ms);
 /* After an error reply, the agent closes: 1 if EOF follows in time. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -235,6 +236,8 @@ static void check_dump_matches_census(int fork_mode)
 			ck_assert_int_eq(rows[k].count, 75);
 	ck_assert_int_ge(matched, 5);
 	ck_assert_int_eq(get_int(c, "system.memory.count"), (int64_t)objects);
+	ck_assert_int_eq(get_int(c, "system.memory.bytes"),
+			 (int64_t)map_get(&r.value, "bytes")->via.u64);
 
 	vmheap_reply_release(&r);
 	vmheap_reply_release(&census);
@@ -894,6 +897,169 @@ START_TEST(discovery_refuses_unsafe_files_and_removes_dead_agents)
 }
 END_TEST
 
+
+/* ------------------------------------------------------ PROTOCOL.md */
+
+struct md_frame {
+	int from_agent; /* A> */
+	int eof;        /* "A> EOF" */
+	unsigned char *bytes;
+	size_t len;
+};
+
+static int parse_protocol_md(struct md_frame *f, int max)
+{
+	const char *src = getenv("VMHEAP_SRC");
+	char path[PATH_MAX], line[8192];
+	FILE *fp;
+	int n = 0;
+
+	ck_assert_msg(src, "VMHEAP_SRC is not set");
+	snprintf(path, sizeof(path), "%s/agent/PROTOCOL.md", src);
+	fp = fopen(path, "r");
+	ck_assert_msg(fp, "cannot open %s", path);
+	while (fgets(line, sizeof(line), fp)) {
+		char *p = line + 2;
+		if (strncmp(line, "C> ", 3) && strncmp(line, "A> ", 3))
+			continue;
+		ck_assert(n < max);
+		memset(&f[n], 0, sizeof(f[n]));
+		f[n].from_agent = line[0] == 'A';
+		if (!strncmp(line, "A> EOF", 6)) {
+			f[n++].eof = 1;
+			continue;
+		}
+		f[n].bytes = malloc(strlen(line));
+		for (;;) {
+			char *end;
+			unsigned long b = strtoul(p, &end, 16);
+			if (end == p)
+				break;
+			ck_assert(b <= 255);
+			f[n].bytes[f[n].len++] = (unsigned char)b;
+			p = end;
+		}
+		n++;
+	}
+	fclose(fp);
+	return n;
+}
+
+/* Decode a documented frame, checking its length prefix and that the
+ * real encoder gives exactly these bytes back. */
+static void decode_md_frame(const struct md_frame *f, msgpack_unpacked *m)
+{
+	uint32_t len;
+	size_t off = 0;
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	ck_assert(f->len > 4);
+	len = (uint32_t)f->bytes[0] << 24 | f->bytes[1] << 16 |
+	      f->bytes[2] << 8 | f->bytes[3];
+	ck_assert_msg(len == f->len - 4, "length prefix %u, payload %zu", len,
+		      f->len - 4);
+	ck_assert(msgpack_unpack_next(m, (const char *)f->bytes + 4, len,
+				      &off) == MSGPACK_UNPACK_SUCCESS);
+	ck_assert(off == len);
+	ck_assert(m->data.type == MSGPACK_OBJECT_ARRAY);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_object(&pk, m->data);
+	ck_assert_msg(sb.size == len && !memcmp(sb.data, f->bytes + 4, len),
+		      "documented frame is not what msgpack-c encodes");
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void same_shape(const msgpack_object *want, const msgpack_object *got,
+		       int frame)
+{
+	const msgpack_object *w = want->via.array.ptr, *g = got->via.array.ptr;
+
+	ck_assert_msg(want->via.array.size == got->via.array.size,
+		      "frame %d: %u elements, documented %u", frame,
+		      got->via.array.size, want->via.array.size);
+	if (obj_str_is(&w[0], "hello")) {
+		ck_assert(obj_str_is(&g[0], "hello"));
+		ck_assert(g[1].via.u64 == w[1].via.u64);
+		ck_assert(g[2].type == w[2].type && g[3].type == w[3].type);
+		return;
+	}
+	ck_assert_msg(msgpack_object_equal(w[0], g[0]) &&
+			      msgpack_object_equal(w[1], g[1]),
+		      "frame %d: different id or status", frame);
+	if (obj_str_is(&w[1], "error")) {
+		ck_assert_msg(msgpack_object_equal(w[2], g[2]),
+			      "frame %d: different error code", frame);
+		return;
+	}
+	ck_assert_msg(w[2].type == g[2].type, "frame %d: value type %d, documented %d",
+		      frame, g[2].type, w[2].type);
+	if (w[2].type == MSGPACK_OBJECT_MAP) {
+		ck_assert(w[2].via.map.size == g[2].via.map.size);
+		for (uint32_t i = 0; i < w[2].via.map.size; i++) {
+			const msgpack_object *k = &w[2].via.map.ptr[i].key;
+			char key[128];
+
+			ck_assert(k->type == MSGPACK_OBJECT_STR &&
+				  k->via.str.size < sizeof(key));
+			memcpy(key, k->via.str.ptr, k->via.str.size);
+			key[k->via.str.size] = '\0';
+			ck_assert_msg(map_get(&g[2], key),
+				      "frame %d: no key %s in the reply", frame,
+				      key);
+		}
+	}
+}
+
+START_TEST(protocol_md_example_is_real_encoder_output_and_replays)
+{
+	struct md_frame f[64];
+	struct sample s;
+	int n = parse_protocol_md(f, 64), fd = -1, replies = 0;
+
+	ck_assert_int_ge(n, 10);
+	sample_start(&s, NULL);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	{
+		struct sockaddr_in sa = {0};
+		sa.sin_family = AF_INET;
+		sa.sin_port = htons(s.info.port);
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		ck_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	}
+	for (int i = 0; i < n; i++) {
+		msgpack_unpacked want, got;
+
+		if (f[i].eof) {
+			ck_assert_msg(raw_closed(fd, 10000),
+				      "frame %d: expected a close", i);
+			continue;
+		}
+		msgpack_unpacked_init(&want);
+		msgpack_unpacked_init(&got);
+		decode_md_frame(&f[i], &want);
+		if (f[i].from_agent) {
+			ck_assert_msg(raw_read(fd, &got, 10000) == 1,
+				      "frame %d: no frame from the agent", i);
+			same_shape(&want.data, &got.data, i);
+			replies++;
+		} else if (obj_str_is(&want.data.via.array.ptr[1], "auth")) {
+			raw_auth_no_reply(fd, s.info.token,
+					  want.data.via.array.ptr[0].via.u64);
+		} else {
+			raw_send(fd, f[i].bytes, f[i].len);
+		}
+		msgpack_unpacked_destroy(&want);
+		msgpack_unpacked_destroy(&got);
+		free(f[i].bytes);
+	}
+	ck_assert_int_ge(replies, 8);
+	close(fd);
+	sample_cleanup(&s);
+}
+END_TEST
+
 static Suite *agent_suite(void)
 {
 	Suite *s = suite_create("agent");
@@ -916,6 +1082,7 @@ static Suite *agent_suite(void)
 	tcase_add_test(t, sigterm_removes_the_discovery_file);
 	tcase_add_test(t, fork_in_the_host_leaves_the_parent_agent_working);
 	tcase_add_test(t, discovery_refuses_unsafe_files_and_removes_dead_agents);
+	tcase_add_test(t, protocol_md_example_is_real_encoder_output_and_replays);
 	suite_add_tcase(s, t);
 	return s;
 }
