@@ -57,13 +57,21 @@ struct rl_vm {
 int rl_vm_start(struct rl_vm *vm, const char *tmpdir, const char *dumpdir,
 		const char *const *args);
 
+/* Options of the embedded sample VM. */
+struct rl_embedded {
+	int max_clients;        /* the agent's client limit */
+	long long fsize_limit;  /* RLIMIT_FSIZE in bytes (SIGXFSZ ignored), 0: none */
+	const char *leak_class; /* like vmheap-sample --leak CLASS:N, or NULL */
+	unsigned leak_per_tick;
+};
+
 /*
  * Fork a sample VM (the sample host's heap, mutator and callbacks, linked
- * in) whose agent takes up to max_clients clients: vmheap-sample has no
- * setting for that.  Same result as rl_vm_start.
+ * in) with options vmheap-sample does not have: a client limit (its
+ * default is 32), a file size limit.  Same result as rl_vm_start.
  */
 int rl_vm_start_embedded(struct rl_vm *vm, const char *tmpdir,
-			 const char *dumpdir, int max_clients);
+			 const char *dumpdir, const struct rl_embedded *opt);
 
 /* SIGTERM, wait up to 5 s (then SIGKILL).  Returns the wait status. */
 int rl_vm_stop(struct rl_vm *vm);

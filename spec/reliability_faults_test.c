@@ -259,7 +259,7 @@ END_TEST
 
 /* ------------------------------------------------------------ disk full */
 
-START_TEST(disk_full_during_a_dump_is_a_clear_error)
+START_TEST(disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error)
 {
 	const char *tmp = rl_mkdtemp("full"), *dir = rl_mkdtemp("fulld");
 	const char *args[] = {"--leak", "Blob:400", NULL};
@@ -269,7 +269,8 @@ START_TEST(disk_full_during_a_dump_is_a_clear_error)
 	vmheap_client *c;
 	char msg[600] = "", *a_before, *a_after, *left;
 	size_t alen, alen2;
-	int a_ok, a_read;
+	int a_ok, a_read, c_rc;
+	char cmsg[600] = "";
 
 	if (mount("tmpfs", dir, "tmpfs", 0, "size=256k,mode=0755") < 0) {
 		printf("disk full: SKIPPED: cannot mount a small tmpfs here (%s)\n",
@@ -286,6 +287,15 @@ START_TEST(disk_full_during_a_dump_is_a_clear_error)
 	/* the heap grows by 400 objects per tick: soon past 256 KiB */
 	rl_sleep_ms(1500);
 	console_e(&vm, NULL, vm.pid, cmds, &r);
+	/* and the same without fork: the VM's own process writes */
+	{
+		struct vmheap_reply rep;
+		ck_assert_int_eq(vmheap_client_call_str(c, "set", "config.dump.fork",
+							"false", &rep), 0);
+		ck_assert(rep.ok);
+		vmheap_reply_release(&rep);
+	}
+	c_rc = client_dump(c, "c.vmheap", cmsg, sizeof(cmsg));
 	left = rl_ls(dir);
 	a_after = rl_slurp(join(dir, "a.vmheap"), &alen2);
 	a_read = rl_read_dump(join(dir, "a.vmheap"), NULL);
@@ -300,6 +310,9 @@ START_TEST(disk_full_during_a_dump_is_a_clear_error)
 	ck_assert_msg(strstr(r.out, "No space left") || strstr(r.err, "No space left") ||
 			      strstr(r.out, "no space") || strstr(r.err, "no space"),
 		      "no clear error: %s%s", r.out, r.err);
+	printf("disk full, dump in the VM's process: %s\n", cmsg);
+	ck_assert_int_ne(c_rc, 0);
+	ck_assert_msg(strstr(cmsg, "No space left"), "no clear error: %s", cmsg);
 	ck_assert_msg(!strcmp(left, "a.vmheap\n"), "files left: %s", left);
 	ck_assert(a_before && a_after && alen == alen2 &&
 		  !memcmp(a_before, a_after, alen));
@@ -310,6 +323,52 @@ START_TEST(disk_full_during_a_dump_is_a_clear_error)
 	rl_run_free(&r);
 	rl_rmrf(tmp);
 	rl_rmrf(dir);
+}
+END_TEST
+
+/*
+ * The same with a file size limit (RLIMIT_FSIZE, SIGXFSZ ignored) on the
+ * VM, which is what a machine without a mountable tmpfs can do.
+ */
+START_TEST(file_size_limit_during_a_dump_is_a_clear_error)
+{
+	const char *tmp = rl_mkdtemp("fsize");
+	struct rl_embedded opt = {.max_clients = 8,
+				  .fsize_limit = 256 * 1024,
+				  .leak_class = "Blob",
+				  .leak_per_tick = 400};
+	struct rl_vm vm;
+	vmheap_client *c;
+	char msg[600] = "", bmsg[600] = "", *a_before, *left;
+	size_t alen;
+	int brc;
+
+	ck_assert_int_eq(rl_vm_start_embedded(&vm, tmp, tmp, &opt), 0);
+	c = rl_connect(&vm, 10000);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_msg(client_dump(c, "a.vmheap", msg, sizeof(msg)) == 0, "%s", msg);
+	a_before = rl_slurp(join(tmp, "a.vmheap"), &alen);
+	rl_sleep_ms(1500);
+	brc = client_dump(c, "b.vmheap", bmsg, sizeof(bmsg));
+	printf("file size limit: %s\n", bmsg);
+	ck_assert_int_ne(brc, 0);
+	ck_assert_msg(strstr(bmsg, "too large") || strstr(bmsg, "File too large"),
+		      "no clear error: %s", bmsg);
+	ck_assert_int_eq(rl_get_int(c, "system.pid"), vm.pid);
+	vmheap_client_close(c);
+	ck_assert_int_eq(rl_vm_stop(&vm), 0);
+	left = rl_ls(tmp);
+	ck_assert_msg(!strcmp(left, "a.vmheap\n"), "files left: %s", left);
+	{
+		size_t alen2;
+		char *a_after = rl_slurp(join(tmp, "a.vmheap"), &alen2);
+		ck_assert(a_after && alen == alen2 && !memcmp(a_before, a_after, alen));
+		free(a_after);
+	}
+	ck_assert_int_eq(rl_read_dump(join(tmp, "a.vmheap"), NULL), 0);
+	free(left);
+	free(a_before);
+	rl_rmrf(tmp);
 }
 END_TEST
 
@@ -815,7 +874,8 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, console_killed_mid_dump_leaves_a_whole_dump_or_none);
 	tcase_add_test(tc, client_stopped_with_a_request_half_sent_does_not_hold_others);
-	tcase_add_test(tc, disk_full_during_a_dump_is_a_clear_error);
+	tcase_add_test(tc, disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error);
+	tcase_add_test(tc, file_size_limit_during_a_dump_is_a_clear_error);
 	tcase_add_test(tc, dump_directory_removed_is_a_clear_error);
 	tcase_add_test(tc, vm_exit_during_a_console_session_is_reported);
 	tcase_add_test(tc, discovery_symlink_is_not_followed);

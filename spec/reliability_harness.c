@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -388,7 +389,7 @@ int rl_vm_start(struct rl_vm *vm, const char *tmpdir, const char *dumpdir,
 
 /* The embedded VM: the child's body. */
 static void embedded_main(const char *tmpdir, const char *dumpdir,
-			  int max_clients, int wfd)
+			  const struct rl_embedded *opt, int wfd)
 {
 	static struct sample_vm svm;
 	struct vmheap_agent_host host;
@@ -402,13 +403,24 @@ static void embedded_main(const char *tmpdir, const char *dumpdir,
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	sample_heap_init(&svm);
+	if (opt->leak_class) {
+		svm.leak[0].cls = sample_class_find_or_add(&svm, opt->leak_class);
+		svm.leak[0].per_tick = opt->leak_per_tick;
+		svm.nleak = 1;
+	}
+	if (opt->fsize_limit > 0) {
+		struct rlimit rl = {(rlim_t)opt->fsize_limit,
+				    (rlim_t)opt->fsize_limit};
+		signal(SIGXFSZ, SIG_IGN); /* write() then fails with EFBIG */
+		setrlimit(RLIMIT_FSIZE, &rl);
+	}
 	atomic_store(&svm.tick_ms, 10);
 	atomic_store(&svm.fork_status, -1);
 	sample_host_init(&host, &svm);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.tmpdir = tmpdir;
 	cfg.dump_dir = dumpdir;
-	cfg.max_clients = max_clients;
+	cfg.max_clients = opt->max_clients;
 	cfg.dump_fork = -1;
 	cfg.dump_gc = -1;
 	if (vmheap_agent_start(&svm.agent, &cfg, &host, err, sizeof(err)) < 0) {
@@ -436,7 +448,7 @@ static void embedded_main(const char *tmpdir, const char *dumpdir,
 }
 
 int rl_vm_start_embedded(struct rl_vm *vm, const char *tmpdir,
-			 const char *dumpdir, int max_clients)
+			 const char *dumpdir, const struct rl_embedded *opt)
 {
 	char line[700];
 	int p[2];
@@ -452,7 +464,7 @@ int rl_vm_start_embedded(struct rl_vm *vm, const char *tmpdir,
 	pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		embedded_main(tmpdir, dumpdir, max_clients, p[1]);
+		embedded_main(tmpdir, dumpdir, opt, p[1]);
 	}
 	close(p[1]);
 	vm->pid = pid;

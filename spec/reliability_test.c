@@ -224,9 +224,10 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 	int64_t t0, t1, tk0, tk1, tl0, tl1, rss0, rss1, rss_peak = 0, ms_load;
 	int n = requests_per_client();
 	double before, during;
+	struct rl_embedded opt = {.max_clients = MAX_CLIENTS};
 
 	pthread_mutex_init(&L.lock, NULL);
-	ck_assert_int_eq(rl_vm_start_embedded(&L.vm, tmp, tmp, MAX_CLIENTS), 0);
+	ck_assert_int_eq(rl_vm_start_embedded(&L.vm, tmp, tmp, &opt), 0);
 	mon = rl_connect(&L.vm, 10000);
 	ck_assert_ptr_nonnull(mon);
 
