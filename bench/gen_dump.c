@@ -31,7 +31,7 @@ static uint64_t rng(void)
 	return rng_state * 0x2545F4914F6CDD1DULL;
 }
 
-static const char *const usual[] = {"String", "Array", "Hash", "Object",
+static const char *const usual[] = {"String", "Array", "Hash",	"Object",
 				    "Symbol", "Proc",  "Float", "Time"};
 static const char *const kinds[] = {"object", "string", "array", "hash",
 				    "data"};
@@ -80,8 +80,8 @@ int main(int argc, char **argv)
 	}
 	const char *out = argv[optind];
 	int fd = strcmp(out, "-")
-			 ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600)
-			 : 1;
+		     ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600)
+		     : 1;
 	if (fd < 0) {
 		perror(out);
 		return 2;
@@ -121,16 +121,16 @@ int main(int argc, char **argv)
 	for (unsigned long long i = 0; i < n; i++) {
 		uint64_t r = rng();
 		/* skewed: half the objects in the first 8 classes */
-		uint64_t cls = (r & 1) ? 1 + (r >> 8) % (classes < 8 ? classes
-								      : 8)
-				       : 1 + (r >> 8) % classes;
+		uint64_t cls = (r & 1)
+				   ? 1 + (r >> 8) % (classes < 8 ? classes : 8)
+				   : 1 + (r >> 8) % classes;
 		uint64_t bytes = 40 + ((r >> 20) % 4) * 40;
 		uint32_t kind = (uint32_t)(cls % opt.kind_count);
 		size_t nrefs = i ? (r >> 32) % 5 : 0;
 		for (size_t k = 0; k < nrefs; k++)
 			refs[k] = base + 40 * ((rng() >> 11) % i);
-		if (vmheap_writer_add_object(w, base + 40 * i, cls, bytes,
-					     kind, refs, nrefs))
+		if (vmheap_writer_add_object(w, base + 40 * i, cls, bytes, kind,
+					     refs, nrefs))
 			die("object", w);
 		if (i % 1000 == 0 &&
 		    vmheap_writer_add_root(w, 1, base + 40 * i))
@@ -157,8 +157,8 @@ int main(int argc, char **argv)
 	}
 	if (vmheap_writer_finish(w))
 		die("finish", w);
-	fprintf(stderr, "gen_dump: %s: %llu objects, %llu bytes of dump\n",
-		out, (unsigned long long)vmheap_writer_objects(w),
+	fprintf(stderr, "gen_dump: %s: %llu objects, %llu bytes of dump\n", out,
+		(unsigned long long)vmheap_writer_objects(w),
 		(unsigned long long)vmheap_writer_bytes_written(w));
 	vmheap_writer_free(w);
 	if (fd != 1 && close(fd) < 0) {

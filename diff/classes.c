@@ -20,8 +20,8 @@ static int open_one(const char *path, struct diff_dump *d, char *err,
 	return rc;
 }
 
-int diff_open(const struct diff_options *o, struct diff_result *res,
-	      char *err, size_t errsz)
+int diff_open(const struct diff_options *o, struct diff_result *res, char *err,
+	      size_t errsz)
 {
 	int rc = open_one(o->old_path, &res->old_d, err, errsz);
 	if (rc < 0)

@@ -71,8 +71,8 @@ struct diff_result {
 };
 
 /* Open both dumps (headers only).  Returns 0 or a code with err set. */
-int diff_open(const struct diff_options *o, struct diff_result *res,
-	      char *err, size_t errsz);
+int diff_open(const struct diff_options *o, struct diff_result *res, char *err,
+	      size_t errsz);
 
 /* Read a dump into a census (the class-by-class mode).  Returns 0 or a
  * code with err set. */
@@ -127,8 +127,7 @@ static inline size_t diff_idmap_home(const struct diff_idmap *m, uint64_t id)
 }
 
 /* Start loading the slot where `id` would be (before a get). */
-static inline void diff_idmap_prefetch(const struct diff_idmap *m,
-				       uint64_t id)
+static inline void diff_idmap_prefetch(const struct diff_idmap *m, uint64_t id)
 {
 	if (m->cap)
 		__builtin_prefetch(&m->slots[diff_idmap_home(m, id)]);

@@ -12,9 +12,9 @@
  *      full, is built; the lists are then freed);
  *   B  NEW: census, and per (NEW class id, OLD class id or none) the
  *      objects and bytes.  Table lookups are issued a few objects ahead
- *      (prefetch), so that the random accesses overlap.  After B the class names of both dumps are
- *      known: an object is new when its id is absent from OLD, or present
- *      with another class name.
+ *      (prefetch), so that the random accesses overlap.  After B the class
+ * names of both dumps are known: an object is new when its id is absent from
+ * OLD, or present with another class name.
  *
  * --retainers then reads NEW twice more (so NEW must be a regular file):
  *
@@ -29,7 +29,7 @@
 #include "diff-internal.h"
 
 #define PAIR_PRESENT 1u /* b is the OLD class id */
-#define PAIR_ROOT 2u    /* b is a root's kind string id */
+#define PAIR_ROOT 2u	/* b is a root's kind string id */
 #define DEFAULT_RETAINER_CLASSES 10
 
 enum pass { PASS_OLD, PASS_NEW, PASS_TARGETS, PASS_REFS };
@@ -59,13 +59,13 @@ struct id_class {
 struct thread_state {
 	struct vmheap_block_cursor cur;
 	int cur_ready;
-	struct id_class *olds;     /* A: OLD's objects */
+	struct id_class *olds; /* A: OLD's objects */
 	size_t nolds, olds_cap;
 	struct pending_obj ring[LOOKAHEAD]; /* B, T: lookups in flight */
 	unsigned ring_head, ring_count;
-	struct diff_idmap ids;     /* T: id -> tidx */
+	struct diff_idmap ids;	   /* T: id -> tidx */
 	struct diff_pairmap pairs; /* B: classes; R: (tidx, referrer) */
-	struct diff_idmap big;     /* R: id -> class of objects whose
+	struct diff_idmap big;	   /* R: id -> class of objects whose
 				      references may continue */
 	struct pending_ref *pending;
 	size_t npending, pending_cap;
@@ -78,10 +78,10 @@ struct ident {
 	enum pass pass;
 	unsigned threads;
 	struct thread_state *ts;
-	vmheap_census *census;        /* fed in A and B */
-	struct diff_idmap old_ids;    /* after A: OLD id -> class id */
+	vmheap_census *census;		     /* fed in A and B */
+	struct diff_idmap old_ids;	     /* after A: OLD id -> class id */
 	struct diff_pairmap targets_by_pair; /* T: (new, old, flag) -> tidx */
-	struct diff_idmap targets;    /* R: target id -> tidx */
+	struct diff_idmap targets;	     /* R: target id -> tidx */
 };
 
 static inline int old_class(const struct ident *x, uint64_t id, uint64_t *cid)
@@ -137,8 +137,7 @@ static int classify(struct ident *x, struct thread_state *ts,
 
 	if (x->pass == PASS_NEW) {
 		struct diff_pairslot *s = diff_pairmap_upsert(
-			&ts->pairs, o->class_id, ocid,
-			found ? PAIR_PRESENT : 0);
+		    &ts->pairs, o->class_id, ocid, found ? PAIR_PRESENT : 0);
 		if (!s)
 			return VMHEAP_ENOMEM;
 		s->count++;
@@ -146,8 +145,7 @@ static int classify(struct ident *x, struct thread_state *ts,
 		return 0;
 	}
 	const struct diff_pairslot *ps = diff_pairmap_find(
-		&x->targets_by_pair, o->class_id, ocid,
-		found ? PAIR_PRESENT : 0);
+	    &x->targets_by_pair, o->class_id, ocid, found ? PAIR_PRESENT : 0);
 	return ps ? diff_idmap_put(&ts->ids, o->id, ps->count) : 0;
 }
 
@@ -164,8 +162,8 @@ static int lookahead(struct ident *x, struct thread_state *ts,
 	}
 	diff_idmap_prefetch(&x->old_ids, rec->u.object.id);
 	ts->ring[(ts->ring_head + ts->ring_count) % LOOKAHEAD] =
-		(struct pending_obj){rec->u.object.id, rec->u.object.class_id,
-				     rec->u.object.bytes};
+	    (struct pending_obj){rec->u.object.id, rec->u.object.class_id,
+				 rec->u.object.bytes};
 	ts->ring_count++;
 	return 0;
 }
@@ -195,14 +193,13 @@ static int add_pending(struct thread_state *ts, uint64_t referrer,
 	if (ts->npending == ts->pending_cap) {
 		size_t ncap = ts->pending_cap ? ts->pending_cap * 2 : 16;
 		struct pending_ref *np =
-			realloc(ts->pending, ncap * sizeof(*np));
+		    realloc(ts->pending, ncap * sizeof(*np));
 		if (!np)
 			return VMHEAP_ENOMEM;
 		ts->pending = np;
 		ts->pending_cap = ncap;
 	}
-	ts->pending[ts->npending++] =
-		(struct pending_ref){referrer, tidx, 1};
+	ts->pending[ts->npending++] = (struct pending_ref){referrer, tidx, 1};
 	return 0;
 }
 
@@ -211,7 +208,7 @@ static int add_string(struct thread_state *ts, const struct vmheap_record *rec)
 	if (ts->nstrings == ts->strings_cap) {
 		size_t ncap = ts->strings_cap ? ts->strings_cap * 2 : 16;
 		struct string_rec *ns =
-			realloc(ts->strings, ncap * sizeof(*ns));
+		    realloc(ts->strings, ncap * sizeof(*ns));
 		if (!ns)
 			return VMHEAP_ENOMEM;
 		ts->strings = ns;
@@ -220,8 +217,8 @@ static int add_string(struct thread_state *ts, const struct vmheap_record *rec)
 	char *text = strndup(rec->u.string.text, rec->u.string.len);
 	if (!text)
 		return VMHEAP_ENOMEM;
-	ts->strings[ts->nstrings++] = (struct string_rec){rec->u.string.id,
-							  text};
+	ts->strings[ts->nstrings++] =
+	    (struct string_rec){rec->u.string.id, text};
 	return 0;
 }
 
@@ -241,7 +238,7 @@ static int count_refs(struct ident *x, struct thread_state *ts,
 			continue;
 		}
 		struct diff_pairslot *s = diff_pairmap_upsert(
-			&ts->pairs, tidx, rec->u.object.class_id, 0);
+		    &ts->pairs, tidx, rec->u.object.class_id, 0);
 		if (!s)
 			return VMHEAP_ENOMEM;
 		s->count++;
@@ -286,8 +283,8 @@ static int pass_record(struct ident *x, unsigned t, struct thread_state *ts,
 					    &tidx))
 				return 0;
 			struct diff_pairslot *rs = diff_pairmap_upsert(
-				&ts->pairs, tidx, rec->u.root.kind_string_id,
-				PAIR_ROOT);
+			    &ts->pairs, tidx, rec->u.root.kind_string_id,
+			    PAIR_ROOT);
 			if (!rs)
 				return VMHEAP_ENOMEM;
 			rs->count++;
@@ -337,8 +334,8 @@ static int scan(const struct diff_options *o, struct ident *x,
 	struct vmheap_progress bar;
 
 	diff_scan_options(o, d, &bar, &sopt);
-	int rc = vmheap_scan_blocks(d->reader, ident_block, x, &sopt, err,
-				    errsz);
+	int rc =
+	    vmheap_scan_blocks(d->reader, ident_block, x, &sopt, err, errsz);
 	vmheap_progress_clear(&bar);
 	return rc;
 }
@@ -372,8 +369,8 @@ static int reopen(struct diff_dump *d, char *err, size_t errsz)
 
 	vmheap_reader_free(d->reader);
 	d->reader = NULL;
-	int rc = vmheap_dump_open(&d->reader, d->path, &size, &regular, err,
-				  errsz);
+	int rc =
+	    vmheap_dump_open(&d->reader, d->path, &size, &regular, err, errsz);
 	if (rc < 0 && d->reader)
 		snprintf(err, errsz, "%s", vmheap_reader_error(d->reader));
 	return rc;
@@ -437,13 +434,13 @@ static int collect_news(const struct diff_options *o, struct ident *x,
 			if (n == cap) {
 				cap = cap ? cap * 2 : 64;
 				struct diff_new_class *nv =
-					realloc(v, cap * sizeof(*nv));
+				    realloc(v, cap * sizeof(*nv));
 				if (!nv)
 					goto nomem;
 				v = nv;
 			}
 			v[n++] = (struct diff_new_class){
-				name, m->slots[i].count, m->slots[i].bytes};
+			    name, m->slots[i].count, m->slots[i].bytes};
 			res->new_objects += m->slots[i].count;
 			res->new_bytes += m->slots[i].bytes;
 		}
@@ -493,8 +490,7 @@ static int build_target_pairs(struct ident *x, struct diff_result *res,
 				if (strcmp(res->news[k].name, name))
 					continue;
 				struct diff_pairslot *d = diff_pairmap_upsert(
-					&x->targets_by_pair, s->a, s->b,
-					s->flag);
+				    &x->targets_by_pair, s->a, s->b, s->flag);
 				if (!d)
 					return VMHEAP_ENOMEM;
 				d->count = k;
@@ -538,8 +534,7 @@ static const char *root_label(struct ident *x, struct diff_result *res,
 				kind = x->ts[t].strings[i].text;
 				break;
 			}
-	char **no = realloc(res->owned_names,
-			    (res->nowned + 1) * sizeof(*no));
+	char **no = realloc(res->owned_names, (res->nowned + 1) * sizeof(*no));
 	if (!no)
 		return NULL;
 	res->owned_names = no;
@@ -561,8 +556,7 @@ static const char *referrer_of_pending(struct ident *x, struct diff_result *res,
 	uint64_t cid;
 	for (unsigned t = 0; t < x->threads; t++)
 		if (diff_idmap_get(&x->ts[t].big, referrer, &cid))
-			return vmheap_census_class_name(res->new_d.census,
-							cid);
+			return vmheap_census_class_name(res->new_d.census, cid);
 	return "<unknown referrer>";
 }
 
@@ -603,20 +597,19 @@ static int collect_retainers(struct ident *x, struct diff_result *res,
 			struct diff_pairslot *s = &ts->pairs.slots[i];
 			if (!s->used)
 				continue;
-			const char *name =
-				s->flag & PAIR_ROOT
-					? root_label(x, res, s->b)
-					: vmheap_census_class_name(
-						  res->new_d.census, s->b);
-			if (push_entry(&v, &n, &cap,
-				       (struct retainer_entry){s->a, name,
-							       s->count}))
+			const char *name = s->flag & PAIR_ROOT
+					       ? root_label(x, res, s->b)
+					       : vmheap_census_class_name(
+						     res->new_d.census, s->b);
+			if (push_entry(
+				&v, &n, &cap,
+				(struct retainer_entry){s->a, name, s->count}))
 				goto out;
 		}
 		for (size_t i = 0; i < ts->npending; i++) {
 			struct pending_ref *p = &ts->pending[i];
 			const char *name =
-				referrer_of_pending(x, res, p->referrer);
+			    referrer_of_pending(x, res, p->referrer);
 			if (push_entry(&v, &n, &cap,
 				       (struct retainer_entry){p->tidx, name,
 							       p->count}))
@@ -632,13 +625,13 @@ static int collect_retainers(struct ident *x, struct diff_result *res,
 		       !strcmp(v[j].name, v[i].name))
 			sum += v[j++].references;
 		struct diff_retained *r = &res->retained[v[i].tidx];
-		struct diff_retainer *nr = realloc(
-			r->retainers, (r->nretainers + 1) * sizeof(*nr));
+		struct diff_retainer *nr =
+		    realloc(r->retainers, (r->nretainers + 1) * sizeof(*nr));
 		if (!nr)
 			goto out;
 		r->retainers = nr;
 		r->retainers[r->nretainers++] =
-			(struct diff_retainer){v[i].name, sum};
+		    (struct diff_retainer){v[i].name, sum};
 		i = j;
 	}
 	for (size_t k = 0; k < ntop; k++)

@@ -18,9 +18,9 @@
 #include "diff-internal.h"
 
 static const char usage_line[] =
-	"usage: vmheap-diff [--objects | --retainers] [--sort "
-	"count|bytes|name] [--top N] [--format text|json|csv] [--threads N] "
-	"OLD NEW";
+    "usage: vmheap-diff [--objects | --retainers] [--sort "
+    "count|bytes|name] [--top N] [--format text|json|csv] [--threads N] "
+    "OLD NEW";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -71,15 +71,15 @@ static unsigned long parse_count(const char *fmt, const char *arg,
 static void parse_args(int argc, char **argv, struct diff_options *o)
 {
 	static const struct option longopts[] = {
-		{"objects", no_argument, NULL, 'o'},
-		{"retainers", no_argument, NULL, 'r'},
-		{"sort", required_argument, NULL, 's'},
-		{"top", required_argument, NULL, 't'},
-		{"format", required_argument, NULL, 'f'},
-		{"threads", required_argument, NULL, 'j'},
-		{"no-progress", no_argument, NULL, 'P'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"objects", no_argument, NULL, 'o'},
+	    {"retainers", no_argument, NULL, 'r'},
+	    {"sort", required_argument, NULL, 's'},
+	    {"top", required_argument, NULL, 't'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"threads", required_argument, NULL, 'j'},
+	    {"no-progress", no_argument, NULL, 'P'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int ch, modes = 0;
 
@@ -104,8 +104,8 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			break;
 		case 't':
 			o->top = parse_count(
-				"--top needs a positive number, not '%s'",
-				optarg, (unsigned long)-1 >> 1);
+			    "--top needs a positive number, not '%s'", optarg,
+			    (unsigned long)-1 >> 1);
 			break;
 		case 'f':
 			if (vmheap_output_format_parse(optarg, &o->format) < 0)
@@ -115,9 +115,9 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			break;
 		case 'j':
 			o->threads = (unsigned)parse_count(
-				"--threads needs a number from 1 to 64, not "
-				"'%s'",
-				optarg, 64);
+			    "--threads needs a number from 1 to 64, not "
+			    "'%s'",
+			    optarg, 64);
 			break;
 		case 'P':
 			o->progress = 0;
@@ -131,11 +131,12 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 		}
 	}
 	if (modes > 1)
-		usage_error("%s", "--objects and --retainers exclude each other");
+		usage_error("%s",
+			    "--objects and --retainers exclude each other");
 	if (argc - optind != 2)
 		usage_error("%s", argc - optind < 2
-					  ? "two dumps needed: OLD NEW"
-					  : "too many arguments (two dumps)");
+				      ? "two dumps needed: OLD NEW"
+				      : "too many arguments (two dumps)");
 	o->old_path = argv[optind];
 	o->new_path = argv[optind + 1];
 	if (!strcmp(o->old_path, "-") && !strcmp(o->new_path, "-"))

@@ -98,8 +98,8 @@ void diff_idmap_release(struct diff_idmap *m)
 
 static size_t pair_slot(uint64_t a, uint64_t b, uint32_t flag, size_t mask)
 {
-	uint64_t h = (a * 0x9E3779B97F4A7C15ULL) ^ (b + 0x632BE59BD9B4E019ULL) ^
-		     flag;
+	uint64_t h =
+	    (a * 0x9E3779B97F4A7C15ULL) ^ (b + 0x632BE59BD9B4E019ULL) ^ flag;
 	h *= 0xff51afd7ed558ccdULL;
 	return (size_t)(h >> 29 ^ h) & mask;
 }

@@ -28,8 +28,7 @@ static void dump_line(struct vmheap_strbuf *out, const char *label,
 			   "%s: %s (vm %s %s, pid %" PRIu64 "): %" PRIu64
 			   " objects, %" PRIu64 " bytes\n",
 			   label, vmheap_reader_name(d->reader), h->vm_name,
-			   h->vm_version, h->pid,
-			   t->objects, t->bytes);
+			   h->vm_version, h->pid, t->objects, t->bytes);
 }
 
 static void dump_json(struct vmheap_strbuf *out, const char *key,
@@ -63,8 +62,10 @@ static void render_table(vmheap_table *tab, struct vmheap_strbuf *out, int rc)
 static void classes_text(const struct diff_options *o, struct diff_result *res,
 			 struct vmheap_strbuf *out)
 {
-	const struct vmheap_totals *to = vmheap_census_totals(res->old_d.census);
-	const struct vmheap_totals *tn = vmheap_census_totals(res->new_d.census);
+	const struct vmheap_totals *to =
+	    vmheap_census_totals(res->old_d.census);
+	const struct vmheap_totals *tn =
+	    vmheap_census_totals(res->new_d.census);
 	size_t shown = shown_rows(o, res->ndeltas);
 	vmheap_table *tab = vmheap_table_new("rlr");
 	char cnt[32], bytes[32], label[96];
@@ -73,13 +74,13 @@ static void classes_text(const struct diff_options *o, struct diff_result *res,
 	dump_line(out, "old", &res->old_d);
 	dump_line(out, "new", &res->new_d);
 	if (!rc)
-		rc = vmheap_table_add_row(tab, (const char *[]){"count", "class",
-								"bytes"});
+		rc = vmheap_table_add_row(
+		    tab, (const char *[]){"count", "class", "bytes"});
 	for (size_t i = 0; i < shown && !rc; i++) {
 		signed_text(cnt, sizeof(cnt), res->deltas[i].count_delta);
 		signed_text(bytes, sizeof(bytes), res->deltas[i].bytes_delta);
 		rc = vmheap_table_add_row(
-			tab, (const char *[]){cnt, res->deltas[i].name, bytes});
+		    tab, (const char *[]){cnt, res->deltas[i].name, bytes});
 	}
 	signed_text(cnt, sizeof(cnt), (int64_t)(tn->objects - to->objects));
 	signed_text(bytes, sizeof(bytes), (int64_t)(tn->bytes - to->bytes));
@@ -99,8 +100,10 @@ static void classes_text(const struct diff_options *o, struct diff_result *res,
 static void classes_json(const struct diff_options *o, struct diff_result *res,
 			 struct vmheap_strbuf *out)
 {
-	const struct vmheap_totals *to = vmheap_census_totals(res->old_d.census);
-	const struct vmheap_totals *tn = vmheap_census_totals(res->new_d.census);
+	const struct vmheap_totals *to =
+	    vmheap_census_totals(res->old_d.census);
+	const struct vmheap_totals *tn =
+	    vmheap_census_totals(res->new_d.census);
 	size_t shown = shown_rows(o, res->ndeltas);
 
 	vmheap_strbuf_add(out, "{", 1);
@@ -108,22 +111,23 @@ static void classes_json(const struct diff_options *o, struct diff_result *res,
 	vmheap_strbuf_add(out, ",", 1);
 	dump_json(out, "new", &res->new_d);
 	vmheap_strbuf_addf(out,
-			   ",\"count_delta\":%" PRId64 ",\"bytes_delta\":%" PRId64
+			   ",\"count_delta\":%" PRId64
+			   ",\"bytes_delta\":%" PRId64
 			   ",\"changed\":%zu,\"classes\":[",
 			   (int64_t)(tn->objects - to->objects),
 			   (int64_t)(tn->bytes - to->bytes), res->ndeltas);
 	for (size_t i = 0; i < shown; i++) {
 		const struct vmheap_census_delta *d = &res->deltas[i];
-		vmheap_strbuf_add(out, i ? ",{\"class\":" : "{\"class\":",
-				  i ? 10 : 9);
+		vmheap_strbuf_add(
+		    out, i ? ",{\"class\":" : "{\"class\":", i ? 10 : 9);
 		vmheap_strbuf_add_json(out, d->name);
 		vmheap_strbuf_addf(
-			out,
-			",\"count_old\":%" PRIu64 ",\"count_new\":%" PRIu64
-			",\"count_delta\":%" PRId64 ",\"bytes_old\":%" PRIu64
-			",\"bytes_new\":%" PRIu64 ",\"bytes_delta\":%" PRId64 "}",
-			d->count_old, d->count_new, d->count_delta,
-			d->bytes_old, d->bytes_new, d->bytes_delta);
+		    out,
+		    ",\"count_old\":%" PRIu64 ",\"count_new\":%" PRIu64
+		    ",\"count_delta\":%" PRId64 ",\"bytes_old\":%" PRIu64
+		    ",\"bytes_new\":%" PRIu64 ",\"bytes_delta\":%" PRId64 "}",
+		    d->count_old, d->count_new, d->count_delta, d->bytes_old,
+		    d->bytes_new, d->bytes_delta);
 	}
 	vmheap_strbuf_add(out, "]}\n", 3);
 }
@@ -162,13 +166,13 @@ static void objects_text(const struct diff_options *o, struct diff_result *res,
 	vmheap_strbuf_addf(out, "objects in new but not in old (by id and "
 				"class):\n");
 	if (!rc)
-		rc = vmheap_table_add_row(tab, (const char *[]){"count", "class",
-								"bytes"});
+		rc = vmheap_table_add_row(
+		    tab, (const char *[]){"count", "class", "bytes"});
 	for (size_t i = 0; i < shown && !rc; i++) {
 		snprintf(cnt, sizeof(cnt), "%" PRIu64, res->news[i].count);
 		snprintf(bytes, sizeof(bytes), "%" PRIu64, res->news[i].bytes);
 		rc = vmheap_table_add_row(
-			tab, (const char *[]){cnt, res->news[i].name, bytes});
+		    tab, (const char *[]){cnt, res->news[i].name, bytes});
 	}
 	snprintf(cnt, sizeof(cnt), "%" PRIu64, res->new_objects);
 	snprintf(bytes, sizeof(bytes), "%" PRIu64, res->new_bytes);
@@ -199,13 +203,12 @@ static void objects_json(const struct diff_options *o, struct diff_result *res,
 			   ",\"class_count\":%zu,\"classes\":[",
 			   res->new_objects, res->new_bytes, res->nnews);
 	for (size_t i = 0; i < shown; i++) {
-		vmheap_strbuf_add(out, i ? ",{\"class\":" : "{\"class\":",
-				  i ? 10 : 9);
+		vmheap_strbuf_add(
+		    out, i ? ",{\"class\":" : "{\"class\":", i ? 10 : 9);
 		vmheap_strbuf_add_json(out, res->news[i].name);
-		vmheap_strbuf_addf(out,
-				   ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
-				   "}",
-				   res->news[i].count, res->news[i].bytes);
+		vmheap_strbuf_addf(
+		    out, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
+		    res->news[i].count, res->news[i].bytes);
 	}
 	vmheap_strbuf_add(out, "]}\n", 3);
 }
@@ -243,17 +246,16 @@ static void retainers_text(struct diff_result *res, struct vmheap_strbuf *out)
 		int rc = tab ? 0 : -1;
 		if (!rc)
 			rc = vmheap_table_add_row(
-				tab, (const char *[]){"references", "class"});
+			    tab, (const char *[]){"references", "class"});
 		for (size_t i = 0; i < r->nretainers && !rc; i++) {
 			snprintf(cnt, sizeof(cnt), "%" PRIu64,
 				 r->retainers[i].references);
 			rc = vmheap_table_add_row(
-				tab,
-				(const char *[]){cnt, r->retainers[i].name});
+			    tab, (const char *[]){cnt, r->retainers[i].name});
 		}
 		if (!rc && !r->nretainers)
-			rc = vmheap_table_add_row(tab,
-						  (const char *[]){"0", "(none)"});
+			rc = vmheap_table_add_row(
+			    tab, (const char *[]){"0", "(none)"});
 		render_table(tab, out, rc);
 	}
 }
@@ -270,17 +272,17 @@ static void retainers_json(struct diff_result *res, struct vmheap_strbuf *out)
 			   res->new_objects, res->new_bytes);
 	for (size_t k = 0; k < res->nretained; k++) {
 		const struct diff_retained *r = &res->retained[k];
-		vmheap_strbuf_add(out, k ? ",{\"class\":" : "{\"class\":",
-				  k ? 10 : 9);
+		vmheap_strbuf_add(
+		    out, k ? ",{\"class\":" : "{\"class\":", k ? 10 : 9);
 		vmheap_strbuf_add_json(out, r->cls.name);
 		vmheap_strbuf_addf(out,
 				   ",\"new_count\":%" PRIu64
 				   ",\"new_bytes\":%" PRIu64 ",\"retainers\":[",
 				   r->cls.count, r->cls.bytes);
 		for (size_t i = 0; i < r->nretainers; i++) {
-			vmheap_strbuf_add(out,
-					  i ? ",{\"class\":" : "{\"class\":",
-					  i ? 10 : 9);
+			vmheap_strbuf_add(
+			    out,
+			    i ? ",{\"class\":" : "{\"class\":", i ? 10 : 9);
 			vmheap_strbuf_add_json(out, r->retainers[i].name);
 			vmheap_strbuf_addf(out, ",\"references\":%" PRIu64 "}",
 					   r->retainers[i].references);
@@ -298,9 +300,9 @@ static void retainers_csv(struct diff_result *res, struct vmheap_strbuf *out)
 		const struct diff_retained *r = &res->retained[k];
 		if (!r->nretainers) {
 			vmheap_strbuf_add_csv(out, r->cls.name);
-			vmheap_strbuf_addf(out,
-					   ",%" PRIu64 ",%" PRIu64 ",(none),0\n",
-					   r->cls.count, r->cls.bytes);
+			vmheap_strbuf_addf(
+			    out, ",%" PRIu64 ",%" PRIu64 ",(none),0\n",
+			    r->cls.count, r->cls.bytes);
 		}
 		for (size_t i = 0; i < r->nretainers; i++) {
 			vmheap_strbuf_add_csv(out, r->cls.name);

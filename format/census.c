@@ -50,11 +50,11 @@ struct vmheap_census {
 	struct part *parts;
 	int finished;
 
-	struct vmheap_namemap pool;     /* every display name -> pool index */
+	struct vmheap_namemap pool; /* every display name -> pool index */
 	uint64_t *pool_count, *pool_bytes;
 	size_t pool_cap;
 	struct vmheap_u64map class_pool; /* class id -> a: pool index */
-	const char **pool_names;         /* pool index -> name */
+	const char **pool_names;	 /* pool index -> name */
 
 	struct vmheap_census_row *rows;
 	size_t nrows;
@@ -86,8 +86,7 @@ static int add_class(struct part *p, const struct vmheap_record *rec)
 {
 	if (p->nclasses == p->classes_cap) {
 		size_t ncap = p->classes_cap ? p->classes_cap * 2 : 64;
-		struct class_rec *nc =
-			realloc(p->classes, ncap * sizeof(*nc));
+		struct class_rec *nc = realloc(p->classes, ncap * sizeof(*nc));
 		if (!nc)
 			return VMHEAP_ENOMEM;
 		p->classes = nc;
@@ -129,15 +128,15 @@ static inline int count_record(vmheap_census *c, struct part *p,
 	switch (rec->type) {
 	case VMHEAP_RECORD_OBJECT: {
 		uint64_t key = c->group == VMHEAP_GROUP_CLASS
-				       ? rec->u.object.class_id
-				       : rec->u.object.kind;
+				   ? rec->u.object.class_id
+				   : rec->u.object.kind;
 		p->totals.objects++;
 		p->totals.bytes += rec->u.object.bytes;
 		p->totals.references += rec->u.object.nrefs;
 		if (key < DIRECT_KEYS) {
 			if (!p->direct) {
-				p->direct = calloc(DIRECT_KEYS,
-						   sizeof(*p->direct));
+				p->direct =
+				    calloc(DIRECT_KEYS, sizeof(*p->direct));
 				if (!p->direct)
 					return VMHEAP_ENOMEM;
 			}
@@ -342,8 +341,8 @@ static size_t pool_intern(vmheap_census *c, const char *name)
 {
 	int added;
 	const char *stored;
-	size_t idx = vmheap_namemap_intern(&c->pool, name, c->pool.len,
-					   &added, &stored);
+	size_t idx =
+	    vmheap_namemap_intern(&c->pool, name, c->pool.len, &added, &stored);
 	if (idx == (size_t)-1 || !added)
 		return idx;
 	if (idx >= c->pool_cap) {
@@ -385,7 +384,7 @@ static int merge_classes(vmheap_census *c)
 		for (size_t i = 0; i < p->nclasses; i++) {
 			struct class_rec *cr = &p->classes[i];
 			struct vmheap_u64map_slot *s =
-				vmheap_u64map_upsert(&first, cr->id);
+			    vmheap_u64map_upsert(&first, cr->id);
 			if (!s) {
 				rc = VMHEAP_ENOMEM;
 				goto out;
@@ -401,10 +400,10 @@ static int merge_classes(vmheap_census *c)
 		if (!s->used)
 			continue;
 		struct class_rec *cr = (struct class_rec *)(uintptr_t)s->b;
-		size_t idx = pool_intern(c, *cr->name ? cr->name
-						      : "<anonymous class>");
+		size_t idx =
+		    pool_intern(c, *cr->name ? cr->name : "<anonymous class>");
 		struct vmheap_u64map_slot *d =
-			vmheap_u64map_upsert(&c->class_pool, cr->id);
+		    vmheap_u64map_upsert(&c->class_pool, cr->id);
 		if (idx == (size_t)-1 || !d) {
 			rc = VMHEAP_ENOMEM;
 			goto out;
@@ -416,8 +415,8 @@ out:
 	return rc;
 }
 
-static size_t kind_pool_index(vmheap_census *c,
-			      const struct vmheap_header *h, uint64_t kind)
+static size_t kind_pool_index(vmheap_census *c, const struct vmheap_header *h,
+			      uint64_t kind)
 {
 	if (h && kind < h->kind_count && h->kind_names[kind] &&
 	    *h->kind_names[kind])
@@ -504,8 +503,8 @@ int vmheap_census_finish(vmheap_census *c, vmheap_reader *r)
 			if (!p->direct[k].count)
 				continue;
 			size_t idx = c->group == VMHEAP_GROUP_CLASS
-					     ? class_pool_index(c, k)
-					     : kind_pool_index(c, h, k);
+					 ? class_pool_index(c, k)
+					 : kind_pool_index(c, h, k);
 			if (idx == (size_t)-1)
 				return oom(c, r);
 			c->pool_count[idx] += p->direct[k].count;
@@ -517,8 +516,8 @@ int vmheap_census_finish(vmheap_census *c, vmheap_reader *r)
 			if (!s->used)
 				continue;
 			size_t idx = c->group == VMHEAP_GROUP_CLASS
-					     ? class_pool_index(c, s->key)
-					     : kind_pool_index(c, h, s->key);
+					 ? class_pool_index(c, s->key)
+					 : kind_pool_index(c, h, s->key);
 			if (idx == (size_t)-1)
 				return oom(c, r);
 			c->pool_count[idx] += s->a;
@@ -555,8 +554,8 @@ int vmheap_census_read(vmheap_census *c, vmheap_reader *r,
 			 c->threads, vmheap_scan_threads(opt));
 		return VMHEAP_EINVAL;
 	}
-	int rc = vmheap_scan_blocks(r, vmheap_census_add_block, c, opt,
-				    c->err, sizeof(c->err));
+	int rc = vmheap_scan_blocks(r, vmheap_census_add_block, c, opt, c->err,
+				    sizeof(c->err));
 	if (rc < 0)
 		return rc;
 	return vmheap_census_finish(c, r);

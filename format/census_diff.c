@@ -50,7 +50,7 @@ void vmheap_census_rows_sort(struct vmheap_census_row *rows, size_t n,
 	if (!n)
 		return;
 	qsort(rows, n, sizeof(*rows),
-	      key == VMHEAP_SORT_BYTES  ? row_by_bytes
+	      key == VMHEAP_SORT_BYTES	? row_by_bytes
 	      : key == VMHEAP_SORT_NAME ? row_by_name
 					: row_by_count);
 }
@@ -85,7 +85,7 @@ void vmheap_census_deltas_sort(struct vmheap_census_delta *d, size_t n,
 	if (!n)
 		return;
 	qsort(d, n, sizeof(*d),
-	      key == VMHEAP_SORT_BYTES  ? delta_by_bytes
+	      key == VMHEAP_SORT_BYTES	? delta_by_bytes
 	      : key == VMHEAP_SORT_NAME ? delta_by_name
 					: delta_by_count);
 }
@@ -106,8 +106,8 @@ int vmheap_census_diff(vmheap_census *old_c, vmheap_census *new_c,
 		return VMHEAP_ENOMEM;
 	for (size_t i = 0; i < nold; i++) {
 		int added;
-		size_t idx = vmheap_namemap_intern(&names, ro[i].name, nd,
-						   &added, NULL);
+		size_t idx =
+		    vmheap_namemap_intern(&names, ro[i].name, nd, &added, NULL);
 		if (idx == (size_t)-1)
 			goto nomem;
 		if (added) {
@@ -119,8 +119,8 @@ int vmheap_census_diff(vmheap_census *old_c, vmheap_census *new_c,
 	}
 	for (size_t i = 0; i < nnew; i++) {
 		int added;
-		size_t idx = vmheap_namemap_intern(&names, rn[i].name, nd,
-						   &added, NULL);
+		size_t idx =
+		    vmheap_namemap_intern(&names, rn[i].name, nd, &added, NULL);
 		if (idx == (size_t)-1)
 			goto nomem;
 		if (added) {
@@ -135,7 +135,8 @@ int vmheap_census_diff(vmheap_census *old_c, vmheap_census *new_c,
 	size_t kept = 0;
 	for (size_t i = 0; i < nd; i++) {
 		struct vmheap_census_delta *x = &d[i];
-		if (x->count_old == x->count_new && x->bytes_old == x->bytes_new)
+		if (x->count_old == x->count_new &&
+		    x->bytes_old == x->bytes_new)
 			continue;
 		x->count_delta = (int64_t)(x->count_new - x->count_old);
 		x->bytes_delta = (int64_t)(x->bytes_new - x->bytes_old);

@@ -75,8 +75,7 @@ static int namemap_grow(struct vmheap_namemap *m)
 }
 
 size_t vmheap_namemap_intern(struct vmheap_namemap *m, const char *name,
-			     size_t next_index, int *added,
-			     const char **stored)
+			     size_t next_index, int *added, const char **stored)
 {
 	*added = 0;
 	if ((m->len + 1) * 2 > m->cap && namemap_grow(m) < 0)

@@ -11,8 +11,7 @@
 
 #include "vmheap_census.h"
 
-int vmheap_output_format_parse(const char *text,
-			       enum vmheap_output_format *out)
+int vmheap_output_format_parse(const char *text, enum vmheap_output_format *out)
 {
 	if (!strcmp(text, "text"))
 		*out = VMHEAP_OUTPUT_TEXT;
@@ -289,13 +288,12 @@ void vmheap_progress_update(void *progress, uint64_t offset)
 	memset(bar, '#', fill);
 	memset(bar + fill, ' ', BAR_WIDTH - fill);
 	bar[BAR_WIDTH] = '\0';
-	int n = snprintf(line, sizeof(line),
-			 "\r%s %3u%% [%s] %llu/%llu MB", p->name, pct, bar,
-			 (unsigned long long)(offset >> 20),
+	int n = snprintf(line, sizeof(line), "\r%s %3u%% [%s] %llu/%llu MB",
+			 p->name, pct, bar, (unsigned long long)(offset >> 20),
 			 (unsigned long long)(p->total >> 20));
-	if (n > 0 && write(p->fd, line, (size_t)n < sizeof(line)
-						 ? (size_t)n
-						 : sizeof(line) - 1) > 0)
+	if (n > 0 &&
+	    write(p->fd, line,
+		  (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) > 0)
 		p->drawn = 1;
 }
 

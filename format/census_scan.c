@@ -254,7 +254,8 @@ int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn, void *state,
 	struct worker *workers = calloc(threads, sizeof(*workers));
 	int rc = scan_init(&s, threads);
 	if (rc < 0 || !workers) {
-		snprintf(err, errsz, "%s: out of memory", vmheap_reader_name(r));
+		snprintf(err, errsz, "%s: out of memory",
+			 vmheap_reader_name(r));
 		scan_release(&s);
 		free(workers);
 		return VMHEAP_ENOMEM;
@@ -292,7 +293,8 @@ int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn, void *state,
 		set_fn_error(err, errsz, r, s.err, s.err_code);
 		rc = s.err_code;
 	} else if (prc == VMHEAP_ENOMEM) {
-		snprintf(err, errsz, "%s: out of memory", vmheap_reader_name(r));
+		snprintf(err, errsz, "%s: out of memory",
+			 vmheap_reader_name(r));
 		rc = prc;
 	} else if (rrc < 0) {
 		snprintf(err, errsz, "%s", vmheap_reader_error(r));

@@ -75,11 +75,14 @@ typedef int (*vmheap_scan_fn)(void *state, unsigned thread,
 typedef void (*vmheap_progress_fn)(void *arg, uint64_t offset);
 
 struct vmheap_scan_options {
-	unsigned threads;            /* decoding threads; 0: automatic */
+	unsigned threads;	     /* decoding threads; 0: automatic */
 	vmheap_progress_fn progress; /* NULL: none; called about 10 times/s */
 	void *progress_arg;
 };
-#define VMHEAP_SCAN_OPTIONS_INIT {0}
+#define VMHEAP_SCAN_OPTIONS_INIT                                               \
+	{                                                                      \
+		0                                                              \
+	}
 
 /*
  * The number of decoding threads a scan with `opt` uses: opt->threads if
@@ -121,8 +124,8 @@ typedef struct vmheap_census vmheap_census;
  */
 struct vmheap_census_row {
 	const char *name; /* NUL-terminated; owned by the census */
-	uint64_t count;   /* objects */
-	uint64_t bytes;   /* sum of their shallow sizes */
+	uint64_t count;	  /* objects */
+	uint64_t bytes;	  /* sum of their shallow sizes */
 };
 
 /*
@@ -258,14 +261,17 @@ struct vmheap_strbuf {
 	size_t len, cap;
 	int failed;
 };
-#define VMHEAP_STRBUF_INIT {0}
+#define VMHEAP_STRBUF_INIT                                                     \
+	{                                                                      \
+		0                                                              \
+	}
 
 /* Append `len` bytes. */
 void vmheap_strbuf_add(struct vmheap_strbuf *sb, const char *s, size_t len);
 
 /* Append printf-formatted text. */
 void vmheap_strbuf_addf(struct vmheap_strbuf *sb, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* Append `s` as a JSON string literal, quotes included.  Control
  * characters are escaped; other bytes pass through (names are UTF-8). */

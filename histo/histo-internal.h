@@ -7,13 +7,13 @@
 #include "vmheap_census.h"
 
 struct histo_options {
-	const char *path;   /* the dump, or "-" */
+	const char *path; /* the dump, or "-" */
 	enum vmheap_sort sort;
-	size_t top;         /* 0: every row */
+	size_t top; /* 0: every row */
 	enum vmheap_output_format format;
-	int by_kind;        /* group by object kind */
-	unsigned threads;   /* 0: automatic */
-	int progress;       /* draw a bar on a terminal if the dump is big */
+	int by_kind;	  /* group by object kind */
+	unsigned threads; /* 0: automatic */
+	int progress;	  /* draw a bar on a terminal if the dump is big */
 };
 
 /*

@@ -28,10 +28,9 @@ int histo_run(const struct histo_options *o, struct vmheap_strbuf *out,
 		sopt.progress = vmheap_progress_update;
 		sopt.progress_arg = &bar;
 	}
-	rc = vmheap_census_new(&c,
-			       o->by_kind ? VMHEAP_GROUP_KIND
-					  : VMHEAP_GROUP_CLASS,
-			       vmheap_scan_threads(&sopt));
+	rc = vmheap_census_new(
+	    &c, o->by_kind ? VMHEAP_GROUP_KIND : VMHEAP_GROUP_CLASS,
+	    vmheap_scan_threads(&sopt));
 	if (rc < 0) {
 		snprintf(err, errsz, "out of memory");
 		vmheap_reader_free(r);

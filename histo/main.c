@@ -15,8 +15,8 @@
 #include "histo-internal.h"
 
 static const char usage_line[] =
-	"usage: vmheap-histo [--sort count|bytes|name] [--top N] "
-	"[--format text|json|csv] [--kind] [--threads N] DUMP";
+    "usage: vmheap-histo [--sort count|bytes|name] [--top N] "
+    "[--format text|json|csv] [--kind] [--threads N] DUMP";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -60,14 +60,14 @@ static unsigned long parse_count(const char *opt, const char *arg,
 static void parse_args(int argc, char **argv, struct histo_options *o)
 {
 	static const struct option longopts[] = {
-		{"sort", required_argument, NULL, 's'},
-		{"top", required_argument, NULL, 't'},
-		{"format", required_argument, NULL, 'f'},
-		{"kind", no_argument, NULL, 'k'},
-		{"threads", required_argument, NULL, 'j'},
-		{"no-progress", no_argument, NULL, 'P'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"sort", required_argument, NULL, 's'},
+	    {"top", required_argument, NULL, 't'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"kind", no_argument, NULL, 'k'},
+	    {"threads", required_argument, NULL, 'j'},
+	    {"no-progress", no_argument, NULL, 'P'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int ch;
 
@@ -84,8 +84,8 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 			break;
 		case 't':
 			o->top = parse_count(
-				"--top needs a positive number, not '%s'",
-				optarg, (unsigned long)-1 >> 1);
+			    "--top needs a positive number, not '%s'", optarg,
+			    (unsigned long)-1 >> 1);
 			break;
 		case 'f':
 			if (vmheap_output_format_parse(optarg, &o->format) < 0)
@@ -98,9 +98,9 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 			break;
 		case 'j':
 			o->threads = (unsigned)parse_count(
-				"--threads needs a number from 1 to 64, not "
-				"'%s'",
-				optarg, 64);
+			    "--threads needs a number from 1 to 64, not "
+			    "'%s'",
+			    optarg, 64);
 			break;
 		case 'P':
 			o->progress = 0;
@@ -115,8 +115,8 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 	}
 	if (argc - optind != 1)
 		usage_error("%s", argc - optind < 1
-					  ? "no dump given"
-					  : "too many arguments (one dump)");
+				      ? "no dump given"
+				      : "too many arguments (one dump)");
 	o->path = argv[optind];
 }
 

@@ -23,13 +23,13 @@ static void render_text(const struct histo_options *o, vmheap_reader *r,
 	vmheap_strbuf_addf(out, "dump: %s (vm %s %s, pid %" PRIu64 ")\n",
 			   vmheap_reader_name(r), h->vm_name, h->vm_version,
 			   h->pid);
-	int rc = vmheap_table_add_row(tab, (const char *[]){"count", what,
-							    "bytes"});
+	int rc =
+	    vmheap_table_add_row(tab, (const char *[]){"count", what, "bytes"});
 	for (size_t i = 0; i < shown && !rc; i++) {
 		snprintf(cnt, sizeof(cnt), "%" PRIu64, rows[i].count);
 		snprintf(bytes, sizeof(bytes), "%" PRIu64, rows[i].bytes);
 		rc = vmheap_table_add_row(
-			tab, (const char *[]){cnt, rows[i].name, bytes});
+		    tab, (const char *[]){cnt, rows[i].name, bytes});
 	}
 	snprintf(cnt, sizeof(cnt), "%" PRIu64, t->objects);
 	snprintf(bytes, sizeof(bytes), "%" PRIu64, t->bytes);
@@ -73,10 +73,9 @@ static void render_json(const struct histo_options *o, vmheap_reader *r,
 	for (size_t i = 0; i < shown; i++) {
 		vmheap_strbuf_addf(out, "%s{\"%s\":", i ? "," : "", what);
 		vmheap_strbuf_add_json(out, rows[i].name);
-		vmheap_strbuf_addf(out,
-				   ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
-				   "}",
-				   rows[i].count, rows[i].bytes);
+		vmheap_strbuf_addf(
+		    out, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
+		    rows[i].count, rows[i].bytes);
 	}
 	vmheap_strbuf_add(out, "]}\n", 3);
 }

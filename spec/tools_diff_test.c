@@ -23,41 +23,41 @@
 #include "tools_harness-internal.h"
 
 static const struct tclass old_classes[] = {
-	{1, "String"}, {2, "Array"}, {3, "Hash"}, {4, "Gone"}, {5, "Same"},
+    {1, "String"}, {2, "Array"}, {3, "Hash"}, {4, "Gone"}, {5, "Same"},
 };
 
 static const struct tobj old_objs[] = {
-	{0x1000, 1, 40, 1, 0, {0}, NULL}, {0x1010, 1, 40, 1, 0, {0}, NULL},
-	{0x1020, 1, 40, 1, 0, {0}, NULL}, {0x1030, 1, 40, 1, 0, {0}, NULL},
-	{0x1040, 1, 40, 1, 0, {0}, NULL}, {0x2000, 2, 80, 2, 0, {0}, NULL},
-	{0x2050, 2, 80, 2, 0, {0}, NULL}, {0x20a0, 2, 100, 2, 0, {0}, NULL},
-	{0x3000, 3, 200, 3, 0, {0}, NULL}, {0x30c8, 3, 200, 3, 0, {0}, NULL},
-	{0x4000, 4, 50, 0, 0, {0}, NULL}, {0x4010, 4, 50, 0, 0, {0}, NULL},
-	{0x5000, 5, 10, 0, 0, {0}, NULL},
+    {0x1000, 1, 40, 1, 0, {0}, NULL},  {0x1010, 1, 40, 1, 0, {0}, NULL},
+    {0x1020, 1, 40, 1, 0, {0}, NULL},  {0x1030, 1, 40, 1, 0, {0}, NULL},
+    {0x1040, 1, 40, 1, 0, {0}, NULL},  {0x2000, 2, 80, 2, 0, {0}, NULL},
+    {0x2050, 2, 80, 2, 0, {0}, NULL},  {0x20a0, 2, 100, 2, 0, {0}, NULL},
+    {0x3000, 3, 200, 3, 0, {0}, NULL}, {0x30c8, 3, 200, 3, 0, {0}, NULL},
+    {0x4000, 4, 50, 0, 0, {0}, NULL},  {0x4010, 4, 50, 0, 0, {0}, NULL},
+    {0x5000, 5, 10, 0, 0, {0}, NULL},
 };
 
 static const struct tclass new_classes[] = {
-	{10, "Same"}, {11, "String"}, {12, "Array"}, {13, "Hash"}, {14, "New"},
+    {10, "Same"}, {11, "String"}, {12, "Array"}, {13, "Hash"}, {14, "New"},
 };
 
 static const struct tobj new_objs[] = {
-	{0x1000, 11, 40, 1, 0, {0}, NULL},
-	{0x1010, 11, 40, 1, 0, {0}, NULL},
-	{0x1020, 11, 40, 1, 0, {0}, NULL},
-	{0x1030, 11, 40, 1, 0, {0}, NULL},
-	{0x1040, 11, 40, 1, 0, {0}, NULL},
-	{0x7000, 11, 40, 1, 0, {0}, NULL},
-	{0x7010, 11, 40, 1, 0, {0}, NULL},
-	{0x7020, 11, 40, 1, 0, {0}, NULL},
-	{0x2000, 12, 80, 2, 2, {0x7000, 0x7010}, NULL},
-	{0x2050, 12, 80, 2, 0, {0}, NULL},
-	{0x20a0, 12, 140, 2, 0, {0}, NULL},
-	{0x3000, 13, 200, 3, 2, {0x7020, 0x4000}, NULL},
-	{0x4000, 14, 30, 0, 0, {0}, NULL},
-	{0x8010, 14, 30, 0, 1, {0x8020}, NULL},
-	{0x8020, 14, 30, 0, 0, {0}, NULL},
-	{0x8030, 14, 30, 0, 0, {0}, NULL},
-	{0x5000, 10, 10, 0, 2, {0x8030, 0x1000}, NULL},
+    {0x1000, 11, 40, 1, 0, {0}, NULL},
+    {0x1010, 11, 40, 1, 0, {0}, NULL},
+    {0x1020, 11, 40, 1, 0, {0}, NULL},
+    {0x1030, 11, 40, 1, 0, {0}, NULL},
+    {0x1040, 11, 40, 1, 0, {0}, NULL},
+    {0x7000, 11, 40, 1, 0, {0}, NULL},
+    {0x7010, 11, 40, 1, 0, {0}, NULL},
+    {0x7020, 11, 40, 1, 0, {0}, NULL},
+    {0x2000, 12, 80, 2, 2, {0x7000, 0x7010}, NULL},
+    {0x2050, 12, 80, 2, 0, {0}, NULL},
+    {0x20a0, 12, 140, 2, 0, {0}, NULL},
+    {0x3000, 13, 200, 3, 2, {0x7020, 0x4000}, NULL},
+    {0x4000, 14, 30, 0, 0, {0}, NULL},
+    {0x8010, 14, 30, 0, 1, {0x8020}, NULL},
+    {0x8020, 14, 30, 0, 0, {0}, NULL},
+    {0x8030, 14, 30, 0, 0, {0}, NULL},
+    {0x5000, 10, 10, 0, 2, {0x8030, 0x1000}, NULL},
 };
 
 static const struct troot new_roots[] = {{1, "vm", 0x8010}};
@@ -104,9 +104,9 @@ static void assert_rows(const char *out, const struct expect *want,
 			      "row %zu is '%s', expected '%s'", i, rows[i].name,
 			      want[i].name);
 		ck_assert_msg(rows[i].count == want[i].count &&
-				      rows[i].bytes == want[i].bytes,
-			      "row %zu (%s): %lld, %lld; expected %lld, %lld", i,
-			      want[i].name, rows[i].count, rows[i].bytes,
+				  rows[i].bytes == want[i].bytes,
+			      "row %zu (%s): %lld, %lld; expected %lld, %lld",
+			      i, want[i].name, rows[i].count, rows[i].bytes,
 			      want[i].count, want[i].bytes);
 	}
 }
@@ -130,9 +130,9 @@ START_TEST(diff_shows_new_gone_and_bytes_only_classes_matched_by_name)
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_str_eq(r.err, ""); /* same VM, different dumps: quiet */
 	const struct expect want[] = {
-		{"New", 4, 120},   {"String", 3, 120}, {"Array", 0, 40},
-		{"Hash", -1, -200}, {"Gone", -2, -100},
-		{"total (5 classes changed)", 4, -20},
+	    {"New", 4, 120},	{"String", 3, 120},
+	    {"Array", 0, 40},	{"Hash", -1, -200},
+	    {"Gone", -2, -100}, {"total (5 classes changed)", 4, -20},
 	};
 	assert_rows(r.out, want, sizeof(want) / sizeof(want[0]));
 	ck_assert_msg(strstr(r.out, "Same") == NULL,
@@ -149,9 +149,9 @@ START_TEST(diff_sorts_by_bytes_then_count)
 	struct run r = diff((const char *[]){"--sort", "bytes", NULL});
 	ck_assert_int_eq(r.status, 0);
 	const struct expect want[] = {
-		{"New", 4, 120},   {"String", 3, 120}, {"Array", 0, 40},
-		{"Gone", -2, -100}, {"Hash", -1, -200},
-		{"total (5 classes changed)", 4, -20},
+	    {"New", 4, 120},	{"String", 3, 120},
+	    {"Array", 0, 40},	{"Gone", -2, -100},
+	    {"Hash", -1, -200}, {"total (5 classes changed)", 4, -20},
 	};
 	assert_rows(r.out, want, sizeof(want) / sizeof(want[0]));
 	run_free(&r);
@@ -162,13 +162,13 @@ START_TEST(diff_sorts_by_name_and_top_limits_rows)
 {
 	write_pair();
 	struct run r =
-		diff((const char *[]){"--sort", "name", "--top", "3", NULL});
+	    diff((const char *[]){"--sort", "name", "--top", "3", NULL});
 	ck_assert_int_eq(r.status, 0);
 	const struct expect want[] = {
-		{"Array", 0, 40},
-		{"Gone", -2, -100},
-		{"Hash", -1, -200},
-		{"total (5 classes changed, top 3 shown)", 4, -20},
+	    {"Array", 0, 40},
+	    {"Gone", -2, -100},
+	    {"Hash", -1, -200},
+	    {"total (5 classes changed, top 3 shown)", 4, -20},
 	};
 	assert_rows(r.out, want, sizeof(want) / sizeof(want[0]));
 	run_free(&r);
@@ -216,7 +216,7 @@ START_TEST(diff_csv_has_the_documented_header_and_rows)
 	size_t n;
 	char ***rows = parse_csv(r.out, &n);
 	ck_assert_int_eq(n, 6);
-	const char *hdr[] = {"count_delta", "class",     "bytes_delta",
+	const char *hdr[] = {"count_delta", "class",	 "bytes_delta",
 			     "count_old",   "count_new", "bytes_old",
 			     "bytes_new"};
 	for (int i = 0; i < 7; i++)
@@ -241,9 +241,9 @@ START_TEST(diff_objects_finds_new_objects_by_id_and_class)
 	/* 0x4000 was a Gone in OLD and is a New in NEW: new.  Array 0x20a0
 	 * grew but is the same object: not new. */
 	const struct expect want[] = {
-		{"New", 4, 120},
-		{"String", 3, 120},
-		{"total new (2 classes)", 7, 240},
+	    {"New", 4, 120},
+	    {"String", 3, 120},
+	    {"total new (2 classes)", 7, 240},
 	};
 	assert_rows(r.out, want, sizeof(want) / sizeof(want[0]));
 	run_free(&r);
@@ -261,8 +261,8 @@ START_TEST(diff_objects_finds_new_objects_by_id_and_class)
 	json_free(v);
 	run_free(&r);
 
-	r = diff((const char *[]){"--objects", "--format", "csv", "--top",
-				  "1", NULL});
+	r = diff((const char *[]){"--objects", "--format", "csv", "--top", "1",
+				  NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "count,class,bytes\n4,New,120\n");
 	run_free(&r);
@@ -272,8 +272,8 @@ END_TEST
 START_TEST(diff_retainers_name_referrer_classes_and_roots)
 {
 	write_pair();
-	struct run r = diff((const char *[]){"--retainers", "--format", "csv",
-					     NULL});
+	struct run r =
+	    diff((const char *[]){"--retainers", "--format", "csv", NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_str_eq(r.out,
 			 "class,new_count,new_bytes,retainer,references\n"
@@ -315,7 +315,7 @@ START_TEST(diff_retainers_count_references_continued_past_one_record)
 	static struct tobj objs[N + 2];
 	static uint64_t held[N];
 	static const struct tclass classes[] = {
-		{1, "Msg"}, {2, "Holder"}, {3, "Array"}};
+	    {1, "Msg"}, {2, "Holder"}, {3, "Array"}};
 	static const struct tobj old_objs[] = {{0x10, 3, 40, 0, 0, {0}, NULL}};
 
 	for (int i = 0; i < N; i++) {
@@ -335,8 +335,8 @@ START_TEST(diff_retainers_count_references_continued_past_one_record)
 	old_path = write_dump("big-old.vmheap", &o);
 	new_path = write_dump("big-new.vmheap", &n);
 
-	struct run r = diff((const char *[]){"--retainers", "--format", "csv",
-					     NULL});
+	struct run r =
+	    diff((const char *[]){"--retainers", "--format", "csv", NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_str_eq(r.out,
 			 "class,new_count,new_bytes,retainer,references\n"
@@ -350,9 +350,9 @@ END_TEST
 START_TEST(diff_retainers_refuse_stdin_as_new)
 {
 	write_pair();
-	struct run r = run_tool("vmheap-diff", new_path,
-				(const char *[]){"--retainers", old_path, "-",
-						 NULL});
+	struct run r =
+	    run_tool("vmheap-diff", new_path,
+		     (const char *[]){"--retainers", old_path, "-", NULL});
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_msg(strstr(r.err, "regular file") && strstr(r.err, "usage:"),
@@ -364,9 +364,9 @@ END_TEST
 START_TEST(diff_reads_old_from_stdin)
 {
 	write_pair();
-	struct run r = run_tool("vmheap-diff", old_path,
-				(const char *[]){"--format", "csv", "-",
-						 new_path, NULL});
+	struct run r =
+	    run_tool("vmheap-diff", old_path,
+		     (const char *[]){"--format", "csv", "-", new_path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "\n4,New,120,0,4,0,120\n") != NULL, "%s",
 		      r.out);
@@ -382,8 +382,8 @@ START_TEST(diff_warns_when_the_same_dump_is_given_twice)
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.err, "warning") && strstr(r.err, "same dump"),
 		      "%s", r.err);
-	ck_assert_msg(strstr(r.out, "total (0 classes changed)") != NULL,
-		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "total (0 classes changed)") != NULL, "%s",
+		      r.out);
 	run_free(&r);
 
 	/* a copy under another name: same vm, pid and time */
@@ -417,8 +417,8 @@ START_TEST(diff_warns_when_the_dumps_are_of_different_vms)
 				(const char *[]){old_path, other, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.err, "different VMs") &&
-			      strstr(r.err, "sample 1.0") &&
-			      strstr(r.err, "ruby 3.1.2"),
+			  strstr(r.err, "sample 1.0") &&
+			  strstr(r.err, "ruby 3.1.2"),
 		      "%s", r.err);
 	/* the diff itself is still printed */
 	ck_assert_msg(strstr(r.out, "New") != NULL, "%s", r.out);
@@ -430,16 +430,16 @@ TCase *diff_tcase(void)
 {
 	TCase *tc = tcase_create("diff");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc,
-		       diff_shows_new_gone_and_bytes_only_classes_matched_by_name);
+	tcase_add_test(
+	    tc, diff_shows_new_gone_and_bytes_only_classes_matched_by_name);
 	tcase_add_test(tc, diff_sorts_by_bytes_then_count);
 	tcase_add_test(tc, diff_sorts_by_name_and_top_limits_rows);
 	tcase_add_test(tc, diff_json_rows_carry_old_new_and_deltas);
 	tcase_add_test(tc, diff_csv_has_the_documented_header_and_rows);
 	tcase_add_test(tc, diff_objects_finds_new_objects_by_id_and_class);
 	tcase_add_test(tc, diff_retainers_name_referrer_classes_and_roots);
-	tcase_add_test(tc,
-		       diff_retainers_count_references_continued_past_one_record);
+	tcase_add_test(
+	    tc, diff_retainers_count_references_continued_past_one_record);
 	tcase_add_test(tc, diff_retainers_refuse_stdin_as_new);
 	tcase_add_test(tc, diff_reads_old_from_stdin);
 	tcase_add_test(tc, diff_warns_when_the_same_dump_is_given_twice);

@@ -12,8 +12,7 @@
 
 const char *write_base_dump(const char *name);
 
-static void assert_dump_error(struct run *r, const char *path,
-			      const char *what)
+static void assert_dump_error(struct run *r, const char *path, const char *what)
 {
 	ck_assert_msg(r->status == 2, "exit %d for %s (%s); stderr: %s",
 		      r->status, path, what, r->err);
@@ -43,8 +42,8 @@ START_TEST(every_truncation_point_is_an_error_with_offset_and_no_output)
 		snprintf(what, sizeof(what), "cut at %zu of %zu", n, len);
 		spit(cut, bytes, n);
 
-		struct run r = run_tool("vmheap-histo", NULL,
-					(const char *[]){cut, NULL});
+		struct run r =
+		    run_tool("vmheap-histo", NULL, (const char *[]){cut, NULL});
 		assert_dump_error(&r, cut, what);
 		run_free(&r);
 
@@ -57,8 +56,8 @@ START_TEST(every_truncation_point_is_an_error_with_offset_and_no_output)
 		run_free(&r);
 	}
 	/* and the whole file is fine */
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){good, NULL});
+	struct run r =
+	    run_tool("vmheap-histo", NULL, (const char *[]){good, NULL});
 	ck_assert_int_eq(r.status, 0);
 	run_free(&r);
 	free(bytes);
@@ -73,8 +72,8 @@ START_TEST(truncated_old_dump_is_an_error_for_diff)
 	const char *cut = tmp_path("cut-old.vmheap");
 	spit(cut, bytes, len - 20);
 	free(bytes);
-	struct run r = run_tool("vmheap-diff", NULL,
-				(const char *[]){cut, good, NULL});
+	struct run r =
+	    run_tool("vmheap-diff", NULL, (const char *[]){cut, good, NULL});
 	assert_dump_error(&r, cut, "truncated OLD");
 	ck_assert_msg(strstr(r.err, "truncated") != NULL, "%s", r.err);
 	run_free(&r);
@@ -109,8 +108,8 @@ START_TEST(flipped_bit_in_a_block_is_reported_with_offset)
 	spit(bad, bytes, len);
 	free(bytes);
 
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){bad, NULL});
+	struct run r =
+	    run_tool("vmheap-histo", NULL, (const char *[]){bad, NULL});
 	assert_dump_error(&r, bad, "flipped bit");
 	ck_assert_msg(strstr(r.err, "checksum") != NULL, "%s", r.err);
 	run_free(&r);
@@ -131,8 +130,8 @@ START_TEST(wrong_magic_is_refused_with_offset)
 	const char *bad = tmp_path("magic.vmheap");
 	spit(bad, bytes, len);
 	free(bytes);
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){bad, NULL});
+	struct run r =
+	    run_tool("vmheap-histo", NULL, (const char *[]){bad, NULL});
 	assert_dump_error(&r, bad, "wrong magic");
 	run_free(&r);
 
@@ -170,8 +169,8 @@ START_TEST(newer_major_version_is_refused_with_offset)
 	spit(bad, bytes, len);
 	free(bytes);
 
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){bad, NULL});
+	struct run r =
+	    run_tool("vmheap-histo", NULL, (const char *[]){bad, NULL});
 	assert_dump_error(&r, bad, "newer major version");
 	ck_assert_msg(strstr(r.err, "version") != NULL, "%s", r.err);
 	run_free(&r);
@@ -181,12 +180,11 @@ END_TEST
 START_TEST(missing_file_or_directory_is_an_error_naming_it)
 {
 	const char *missing = tmp_path("no-such.vmheap");
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){missing, NULL});
+	struct run r =
+	    run_tool("vmheap-histo", NULL, (const char *[]){missing, NULL});
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_int_eq(r.out_len, 0);
-	ck_assert_msg(strstr(r.err, missing) &&
-			      strstr(r.err, "No such file"),
+	ck_assert_msg(strstr(r.err, missing) && strstr(r.err, "No such file"),
 		      "%s", r.err);
 	run_free(&r);
 
@@ -232,20 +230,19 @@ START_TEST(bad_usage_exits_2_with_a_usage_line)
 	assert_usage_error("vmheap-histo",
 			   (const char *[]){"--bogus", dump, NULL},
 			   "unknown or incomplete option '--bogus'");
-	assert_usage_error("vmheap-histo",
-			   (const char *[]){dump, dump, NULL},
+	assert_usage_error("vmheap-histo", (const char *[]){dump, dump, NULL},
 			   "too many arguments");
 	assert_usage_error("vmheap-diff", (const char *[]){dump, NULL},
 			   "two dumps needed");
-	assert_usage_error("vmheap-diff",
-			   (const char *[]){"--objects", "--retainers", dump,
-					    dump, NULL},
-			   "exclude each other");
+	assert_usage_error(
+	    "vmheap-diff",
+	    (const char *[]){"--objects", "--retainers", dump, dump, NULL},
+	    "exclude each other");
 	assert_usage_error("vmheap-diff", (const char *[]){"-", "-", NULL},
 			   "only one of OLD and NEW");
 
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){"--help", NULL});
+	struct run r =
+	    run_tool("vmheap-histo", NULL, (const char *[]){"--help", NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, "--kind") != NULL, "%s", r.out);
 	run_free(&r);
@@ -256,8 +253,8 @@ TCase *errors_tcase(void)
 {
 	TCase *tc = tcase_create("errors");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc,
-		       every_truncation_point_is_an_error_with_offset_and_no_output);
+	tcase_add_test(
+	    tc, every_truncation_point_is_an_error_with_offset_and_no_output);
 	tcase_add_test(tc, truncated_old_dump_is_an_error_for_diff);
 	tcase_add_test(tc, flipped_bit_in_a_block_is_reported_with_offset);
 	tcase_add_test(tc, wrong_magic_is_refused_with_offset);

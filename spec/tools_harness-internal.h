@@ -114,7 +114,7 @@ struct jval {
 	long long inum;
 	char *str;
 	struct jval **items; /* array items, or object values */
-	char **keys;         /* object keys */
+	char **keys;	     /* object keys */
 	size_t n;
 };
 

@@ -78,22 +78,19 @@ const char *write_dump(const char *name, const struct tdump *d)
 	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
 	for (size_t i = 0; i < d->nclasses; i++)
 		ck_assert_int_eq(vmheap_writer_add_class(
-					 w, d->classes[i].id, d->classes[i].name,
-					 strlen(d->classes[i].name), 0, 0),
+				     w, d->classes[i].id, d->classes[i].name,
+				     strlen(d->classes[i].name), 0, 0),
 				 0);
 	for (size_t i = 0; i < d->nroots; i++)
 		ck_assert_int_eq(vmheap_writer_add_string(
-					 w, d->roots[i].string_id,
-					 d->roots[i].kind,
-					 strlen(d->roots[i].kind)),
+				     w, d->roots[i].string_id, d->roots[i].kind,
+				     strlen(d->roots[i].kind)),
 				 0);
 	for (size_t i = 0; i < d->nobjs; i++) {
 		const struct tobj *o = &d->objs[i];
-		ck_assert_int_eq(vmheap_writer_add_object(w, o->id, o->cls,
-							  o->bytes, o->kind,
-							  o->many ? o->many
-								  : o->refs,
-							  o->nrefs),
+		ck_assert_int_eq(vmheap_writer_add_object(
+				     w, o->id, o->cls, o->bytes, o->kind,
+				     o->many ? o->many : o->refs, o->nrefs),
 				 0);
 	}
 	for (size_t i = 0; i < d->nroots; i++)
@@ -149,9 +146,8 @@ struct run run_tool(const char *tool, const char *stdin_path,
 	size_t argc = 0;
 	struct run r = {0};
 
-	snprintf(bin, sizeof(bin), "%s/bin/%s", build && *build ? build
-								: "build",
-		 tool);
+	snprintf(bin, sizeof(bin), "%s/bin/%s",
+		 build && *build ? build : "build", tool);
 	argv[argc++] = bin;
 	for (; args && *args && argc < 31; args++)
 		argv[argc++] = *args;
@@ -193,9 +189,8 @@ struct run run_tool_tty(const char *tool, const char *const *args)
 	size_t argc = 0;
 	struct run r = {0};
 
-	snprintf(bin, sizeof(bin), "%s/bin/%s", build && *build ? build
-								: "build",
-		 tool);
+	snprintf(bin, sizeof(bin), "%s/bin/%s",
+		 build && *build ? build : "build", tool);
 	snprintf(out_path, sizeof(out_path), "%s/run.out", tmp_dir());
 	argv[argc++] = bin;
 	for (; args && *args && argc < 31; args++)
@@ -385,8 +380,7 @@ struct jp {
 
 static void jws(struct jp *j)
 {
-	while (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' ||
-	       *j->p == '\t')
+	while (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t')
 		j->p++;
 }
 
@@ -418,14 +412,30 @@ static char *jstring(struct jp *j)
 		if (c == '\\') {
 			j->p++;
 			switch (*j->p) {
-			case '"': s[k++] = '"'; break;
-			case '\\': s[k++] = '\\'; break;
-			case '/': s[k++] = '/'; break;
-			case 'n': s[k++] = '\n'; break;
-			case 'r': s[k++] = '\r'; break;
-			case 't': s[k++] = '\t'; break;
-			case 'b': s[k++] = '\b'; break;
-			case 'f': s[k++] = '\f'; break;
+			case '"':
+				s[k++] = '"';
+				break;
+			case '\\':
+				s[k++] = '\\';
+				break;
+			case '/':
+				s[k++] = '/';
+				break;
+			case 'n':
+				s[k++] = '\n';
+				break;
+			case 'r':
+				s[k++] = '\r';
+				break;
+			case 't':
+				s[k++] = '\t';
+				break;
+			case 'b':
+				s[k++] = '\b';
+				break;
+			case 'f':
+				s[k++] = '\f';
+				break;
 			case 'u': {
 				unsigned u;
 				if (sscanf(j->p + 1, "%4x", &u) != 1 ||
@@ -487,9 +497,10 @@ static struct jval *jvalue(struct jp *j, int depth)
 				j->p++;
 			}
 			struct jval *item = jvalue(j, depth + 1);
-			v->items = realloc(v->items,
-					   (v->n + 1) * sizeof(*v->items));
-			v->keys = realloc(v->keys, (v->n + 1) * sizeof(*v->keys));
+			v->items =
+			    realloc(v->items, (v->n + 1) * sizeof(*v->items));
+			v->keys =
+			    realloc(v->keys, (v->n + 1) * sizeof(*v->keys));
 			v->items[v->n] = item;
 			v->keys[v->n] = key;
 			v->n++;

@@ -28,25 +28,25 @@
  *   (class 99)         1  10           7 (no such kind name)
  */
 static const struct tclass base_classes[] = {
-	{1, "String"}, {2, "Array"}, {3, "Hash"}, {4, "My::Thing"},
-	{5, "Odd,\"Name\""},
+    {1, "String"},    {2, "Array"},	   {3, "Hash"},
+    {4, "My::Thing"}, {5, "Odd,\"Name\""},
 };
 
 static const struct tobj base_objs[] = {
-	{0x1000, 1, 40, 1, 0, {0}, NULL},
-	{0x1010, 1, 40, 1, 0, {0}, NULL},
-	{0x1020, 1, 40, 1, 0, {0}, NULL},
-	{0x1030, 1, 40, 1, 0, {0}, NULL},
-	{0x1040, 1, 40, 1, 0, {0}, NULL},
-	{0x2000, 2, 80, 2, 2, {0x1000, 0x1010}, NULL},
-	{0x2050, 2, 80, 2, 1, {0x2000}, NULL},
-	{0x20a0, 2, 100, 2, 0, {0}, NULL},
-	{0x3000, 3, 200, 3, 2, {0x1020, 0x2000}, NULL},
-	{0x30c8, 3, 200, 3, 0, {0}, NULL},
-	{0x4000, 5, 16, 0, 0, {0}, NULL},
-	{0x4010, 5, 16, 0, 0, {0}, NULL},
-	{0x5000, 4, 1000, 0, 1, {0x3000}, NULL},
-	{0x6000, 99, 10, 7, 0, {0}, NULL},
+    {0x1000, 1, 40, 1, 0, {0}, NULL},
+    {0x1010, 1, 40, 1, 0, {0}, NULL},
+    {0x1020, 1, 40, 1, 0, {0}, NULL},
+    {0x1030, 1, 40, 1, 0, {0}, NULL},
+    {0x1040, 1, 40, 1, 0, {0}, NULL},
+    {0x2000, 2, 80, 2, 2, {0x1000, 0x1010}, NULL},
+    {0x2050, 2, 80, 2, 1, {0x2000}, NULL},
+    {0x20a0, 2, 100, 2, 0, {0}, NULL},
+    {0x3000, 3, 200, 3, 2, {0x1020, 0x2000}, NULL},
+    {0x30c8, 3, 200, 3, 0, {0}, NULL},
+    {0x4000, 5, 16, 0, 0, {0}, NULL},
+    {0x4010, 5, 16, 0, 0, {0}, NULL},
+    {0x5000, 4, 1000, 0, 1, {0x3000}, NULL},
+    {0x6000, 99, 10, 7, 0, {0}, NULL},
 };
 
 const char *write_base_dump(const char *name);
@@ -76,7 +76,7 @@ static void assert_rows(const struct trow *got, size_t ngot,
 			      "row %zu is '%s', expected '%s'", i, got[i].name,
 			      want[i].name);
 		ck_assert_msg(got[i].count == want[i].count &&
-				      got[i].bytes == want[i].bytes,
+				  got[i].bytes == want[i].bytes,
 			      "row %zu (%s): %lld objects %lld bytes, expected "
 			      "%lld and %lld",
 			      i, want[i].name, got[i].count, got[i].bytes,
@@ -85,8 +85,7 @@ static void assert_rows(const struct trow *got, size_t ngot,
 }
 
 /* Run histo with args + the base dump; expect success and parse rows. */
-static size_t histo_rows(const char *const *args, struct trow *rows,
-			 size_t max)
+static size_t histo_rows(const char *const *args, struct trow *rows, size_t max)
 {
 	const char *path = write_base_dump("base.vmheap");
 	const char *argv[16];
@@ -108,13 +107,13 @@ START_TEST(histo_counts_objects_and_bytes_per_class_by_count)
 	struct trow rows[16];
 	size_t n = histo_rows(NULL, rows, 16);
 	const struct expect want[] = {
-		{"String", 5, 200},
-		{"Array", 3, 260},
-		{"Hash", 2, 400},
-		{"Odd,\"Name\"", 2, 32},
-		{"<unknown class 0x63>", 1, 10},
-		{"My::Thing", 1, 1000},
-		{"total (6 classes)", 14, 1902},
+	    {"String", 5, 200},
+	    {"Array", 3, 260},
+	    {"Hash", 2, 400},
+	    {"Odd,\"Name\"", 2, 32},
+	    {"<unknown class 0x63>", 1, 10},
+	    {"My::Thing", 1, 1000},
+	    {"total (6 classes)", 14, 1902},
 	};
 	assert_rows(rows, n, want, sizeof(want) / sizeof(want[0]));
 }
@@ -123,8 +122,8 @@ END_TEST
 START_TEST(histo_text_has_header_and_right_aligned_numbers)
 {
 	const char *path = write_base_dump("base.vmheap");
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){path, NULL});
+	struct run r =
+	    run_tool("vmheap-histo", NULL, (const char *[]){path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, "vm sample 1.0") != NULL, "%s", r.out);
 	/* every table line has the same length up to the bytes column end:
@@ -152,16 +151,16 @@ END_TEST
 START_TEST(histo_sorts_by_bytes)
 {
 	struct trow rows[16];
-	size_t n = histo_rows((const char *[]){"--sort", "bytes", NULL}, rows,
-			      16);
+	size_t n =
+	    histo_rows((const char *[]){"--sort", "bytes", NULL}, rows, 16);
 	const struct expect want[] = {
-		{"My::Thing", 1, 1000},
-		{"Hash", 2, 400},
-		{"Array", 3, 260},
-		{"String", 5, 200},
-		{"Odd,\"Name\"", 2, 32},
-		{"<unknown class 0x63>", 1, 10},
-		{"total (6 classes)", 14, 1902},
+	    {"My::Thing", 1, 1000},
+	    {"Hash", 2, 400},
+	    {"Array", 3, 260},
+	    {"String", 5, 200},
+	    {"Odd,\"Name\"", 2, 32},
+	    {"<unknown class 0x63>", 1, 10},
+	    {"total (6 classes)", 14, 1902},
 	};
 	assert_rows(rows, n, want, sizeof(want) / sizeof(want[0]));
 }
@@ -172,13 +171,13 @@ START_TEST(histo_sorts_by_name)
 	struct trow rows[16];
 	size_t n = histo_rows((const char *[]){"--sort=name", NULL}, rows, 16);
 	const struct expect want[] = {
-		{"<unknown class 0x63>", 1, 10},
-		{"Array", 3, 260},
-		{"Hash", 2, 400},
-		{"My::Thing", 1, 1000},
-		{"Odd,\"Name\"", 2, 32},
-		{"String", 5, 200},
-		{"total (6 classes)", 14, 1902},
+	    {"<unknown class 0x63>", 1, 10},
+	    {"Array", 3, 260},
+	    {"Hash", 2, 400},
+	    {"My::Thing", 1, 1000},
+	    {"Odd,\"Name\"", 2, 32},
+	    {"String", 5, 200},
+	    {"total (6 classes)", 14, 1902},
 	};
 	assert_rows(rows, n, want, sizeof(want) / sizeof(want[0]));
 }
@@ -189,9 +188,9 @@ START_TEST(histo_top_limits_rows_but_the_total_counts_everything)
 	struct trow rows[16];
 	size_t n = histo_rows((const char *[]){"--top", "2", NULL}, rows, 16);
 	const struct expect want[] = {
-		{"String", 5, 200},
-		{"Array", 3, 260},
-		{"total (6 classes, top 2 shown)", 14, 1902},
+	    {"String", 5, 200},
+	    {"Array", 3, 260},
+	    {"total (6 classes, top 2 shown)", 14, 1902},
 	};
 	assert_rows(rows, n, want, sizeof(want) / sizeof(want[0]));
 }
@@ -202,12 +201,9 @@ START_TEST(histo_kind_groups_by_the_headers_kind_names)
 	struct trow rows[16];
 	size_t n = histo_rows((const char *[]){"--kind", NULL}, rows, 16);
 	const struct expect want[] = {
-		{"string", 5, 200},
-		{"array", 3, 260},
-		{"object", 3, 1032},
-		{"hash", 2, 400},
-		{"<unknown kind 7>", 1, 10},
-		{"total (5 kinds)", 14, 1902},
+	    {"string", 5, 200},		 {"array", 3, 260},
+	    {"object", 3, 1032},	 {"hash", 2, 400},
+	    {"<unknown kind 7>", 1, 10}, {"total (5 kinds)", 14, 1902},
 	};
 	assert_rows(rows, n, want, sizeof(want) / sizeof(want[0]));
 }
@@ -216,9 +212,9 @@ END_TEST
 START_TEST(histo_json_holds_vm_totals_and_every_class)
 {
 	const char *path = write_base_dump("base.vmheap");
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){"--format", "json", path,
-						 NULL});
+	struct run r =
+	    run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--format", "json", path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	struct jval *v = json_parse(r.out);
 	ck_assert_msg(v != NULL, "not JSON:\n%s", r.out);
@@ -270,10 +266,10 @@ END_TEST
 START_TEST(histo_csv_top_and_kind_combine)
 {
 	const char *path = write_base_dump("base.vmheap");
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){"--kind", "--top", "1",
-						 "--sort", "bytes", "--format",
-						 "csv", path, NULL});
+	struct run r =
+	    run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--kind", "--top", "1", "--sort", "bytes",
+				      "--format", "csv", path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "count,kind,bytes\n3,object,1032\n");
 	run_free(&r);
@@ -284,11 +280,9 @@ START_TEST(histo_reads_a_dump_from_stdin)
 {
 	const char *path = write_base_dump("base.vmheap");
 	struct run r = run_tool("vmheap-histo", path,
-				(const char *[]){"--format", "csv", "-",
-						 NULL});
+				(const char *[]){"--format", "csv", "-", NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_msg(!strncmp(r.out, "count,class,bytes\n5,String,200\n",
-			       31),
+	ck_assert_msg(!strncmp(r.out, "count,class,bytes\n5,String,200\n", 31),
 		      "%s", r.out);
 	run_free(&r);
 }
@@ -307,14 +301,14 @@ START_TEST(histo_counts_the_same_on_one_two_and_three_threads)
 	static struct tclass classes[C];
 	static char names[C][24];
 	static const char *const kind_names[K] = {
-		"object", "string", "array", "hash", "<unknown kind 4>",
-		"<unknown kind 5>"};
+	    "object", "string",		  "array",
+	    "hash",   "<unknown kind 4>", "<unknown kind 5>"};
 	long long count[C] = {0}, bytes[C] = {0};
 	long long kcount[K] = {0}, kbytes[K] = {0};
 
 	for (int c = 0; c < C; c++) {
 		snprintf(names[c], sizeof(names[c]), "Gen::C%02d", c + 1);
-		uint64_t id = c < 20	 ? (uint64_t)c + 1
+		uint64_t id = c < 20   ? (uint64_t)c + 1
 			      : c < 40 ? (uint64_t)c + 200
 				       : (uint64_t)c * 1000003u + 0x7f00000000u;
 		classes[c] = (struct tclass){id, names[c]};
@@ -330,8 +324,13 @@ START_TEST(histo_counts_the_same_on_one_two_and_three_threads)
 			size += 5000000000ull;
 		uint32_t kind = (uint32_t)(i % K);
 		uint64_t slot = (uint64_t)i * 7919 % N; /* shuffled ids */
-		objs[i] = (struct tobj){0x100000 + 24 * slot, classes[c].id,
-					size, kind, 0, {0}, NULL};
+		objs[i] = (struct tobj){0x100000 + 24 * slot,
+					classes[c].id,
+					size,
+					kind,
+					0,
+					{0},
+					NULL};
 		if (i) {
 			objs[i].nrefs = (size_t)(i % 5);
 			for (size_t k = 0; k < objs[i].nrefs; k++)
@@ -353,11 +352,10 @@ START_TEST(histo_counts_the_same_on_one_two_and_three_threads)
 	for (int t = 1; t <= 3; t++) {
 		char th[16];
 		snprintf(th, sizeof(th), "%d", t);
-		struct run r = run_tool("vmheap-histo", NULL,
-					(const char *[]){"--threads", th,
-							 "--format", "csv",
-							 "--sort", "name",
-							 path, NULL});
+		struct run r = run_tool(
+		    "vmheap-histo", NULL,
+		    (const char *[]){"--threads", th, "--format", "csv",
+				     "--sort", "name", path, NULL});
 		ck_assert_msg(r.status == 0, "%s", r.err);
 		size_t n;
 		char ***rows = parse_csv(r.out, &n);
@@ -399,11 +397,11 @@ END_TEST
 START_TEST(histo_merges_class_ids_that_share_a_name)
 {
 	static const struct tclass classes[] = {
-		{1, "Thing"}, {2, "Thing"}, {3, ""}};
+	    {1, "Thing"}, {2, "Thing"}, {3, ""}};
 	static const struct tobj objs[] = {
-		{0x10, 1, 8, 0, 0, {0}, NULL},
-		{0x20, 2, 8, 0, 0, {0}, NULL},
-		{0x30, 3, 4, 0, 0, {0}, NULL},
+	    {0x10, 1, 8, 0, 0, {0}, NULL},
+	    {0x20, 2, 8, 0, 0, {0}, NULL},
+	    {0x30, 3, 4, 0, 0, {0}, NULL},
 	};
 	struct tdump d = {0};
 	d.classes = classes;
@@ -411,12 +409,12 @@ START_TEST(histo_merges_class_ids_that_share_a_name)
 	d.objs = objs;
 	d.nobjs = 3;
 	const char *path = write_dump("same-name.vmheap", &d);
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){"--format", "csv", path,
-						 NULL});
+	struct run r =
+	    run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--format", "csv", path, NULL});
 	ck_assert_int_eq(r.status, 0);
-	ck_assert_str_eq(r.out,
-			 "count,class,bytes\n2,Thing,16\n1,<anonymous class>,4\n");
+	ck_assert_str_eq(
+	    r.out, "count,class,bytes\n2,Thing,16\n1,<anonymous class>,4\n");
 	run_free(&r);
 }
 END_TEST
@@ -438,19 +436,18 @@ START_TEST(histo_draws_a_progress_bar_on_a_terminal_for_a_big_dump)
 	ck_assert_int_eq(vmheap_writer_add_object(w, 0x10, 1, 7, 0, NULL, 0),
 			 0);
 	for (uint64_t i = 0; i < 1700; i++)
-		ck_assert_int_eq(vmheap_writer_add_string(w, i + 1, pad,
-							  sizeof(pad)),
-				 0);
+		ck_assert_int_eq(
+		    vmheap_writer_add_string(w, i + 1, pad, sizeof(pad)), 0);
 	ck_assert_int_eq(vmheap_writer_finish(w), 0);
 	ck_assert_uint_ge(vmheap_writer_bytes_written(w), 100u << 20);
 	vmheap_writer_free(w);
 	close(fd);
 
-	struct run r = run_tool_tty("vmheap-histo",
-				    (const char *[]){path, NULL});
+	struct run r =
+	    run_tool_tty("vmheap-histo", (const char *[]){path, NULL});
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_msg(strstr(r.err, "big.vmheap") && strstr(r.err, "% [") &&
-			      strstr(r.err, " MB"),
+			  strstr(r.err, " MB"),
 		      "no progress bar on the terminal: '%s'", r.err);
 	size_t len = strlen(r.err);
 	ck_assert_msg(len >= 4 && !strcmp(r.err + len - 4, "\r\033[K"),
