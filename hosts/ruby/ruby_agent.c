@@ -36,8 +36,8 @@
 
 #include "ruby-internal.h"
 
-/* The agent's dump thread waits this long for the GVL before giving up. */
-#define STOP_TIMEOUT_MS 60000
+/* How long a dump waits for the Ruby thread to get the GVL. */
+#define SAFE_POINT_TIMEOUT_MS 60000
 
 static vmheap_agent *agent;
 static struct vmheap_agent_host host;
@@ -49,7 +49,7 @@ static int host_run_stopped(void *ctx, int (*fn)(void *arg), void *arg)
 	(void)ctx;
 	if (ruby_worker_in_job())
 		return fn(arg);
-	return ruby_worker_run(fn, arg, STOP_TIMEOUT_MS);
+	return ruby_worker_run(fn, arg, SAFE_POINT_TIMEOUT_MS);
 }
 
 static int host_walk_heap(void *ctx, vmheap_writer *w)
