@@ -86,7 +86,7 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	memset(o, 0, sizeof(*o));
 	o->progress = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'o':
 			o->mode = DIFF_OBJECTS;
@@ -163,7 +163,19 @@ static int same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
-/* Warnings about the pair of dumps, collected in `w`. */
+/* Equal totals of the two censuses: with the same vm, pid and time, the
+ * mark of one dump given twice (two dumps taken within a second differ
+ * in their totals, nearly always). */
+static int same_totals(const struct diff_result *res)
+{
+	const struct vmheap_totals *x = vmheap_census_totals(res->old_d.census);
+	const struct vmheap_totals *y = vmheap_census_totals(res->new_d.census);
+	return x->objects == y->objects && x->bytes == y->bytes &&
+	       x->classes == y->classes && x->references == y->references &&
+	       x->roots == y->roots;
+}
+
+/* Warnings about the pair of dumps (both read), collected in `w`. */
 static void check_pair(const struct diff_options *o,
 		       const struct diff_result *res, struct vmheap_strbuf *w)
 {
@@ -176,11 +188,12 @@ static void check_pair(const struct diff_options *o,
 				   "same dump (%s and %s are the same file)\n",
 				   o->old_path, o->new_path);
 	else if (a->pid == b->pid && a->time == b->time &&
-		 !strcmp(a->vm_name, b->vm_name))
+		 !strcmp(a->vm_name, b->vm_name) && same_totals(res))
 		vmheap_strbuf_addf(w,
 				   "vmheap-diff: warning: OLD and NEW are the "
 				   "same dump (%s and %s have the same vm %s, "
-				   "pid %" PRIu64 " and time %" PRId64 ")\n",
+				   "pid %" PRIu64 ", time %" PRId64
+				   " and totals)\n",
 				   o->old_path, o->new_path, a->vm_name, a->pid,
 				   a->time);
 	if (strcmp(a->vm_name, b->vm_name) ||
@@ -213,13 +226,13 @@ int main(int argc, char **argv)
 	memset(&res, 0, sizeof(res));
 	rc = diff_open(&o, &res, err, sizeof(err));
 	if (!rc) {
-		check_pair(&o, &res, &warn);
 		if (o.mode == DIFF_CLASSES)
 			rc = diff_classes(&o, &res, err, sizeof(err));
 		else
 			rc = diff_identity(&o, &res, err, sizeof(err));
 	}
 	if (!rc) {
+		check_pair(&o, &res, &warn);
 		diff_render(&o, &res, &out);
 		if (out.failed || warn.failed) {
 			snprintf(err, sizeof(err),

@@ -74,7 +74,7 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 	memset(o, 0, sizeof(*o));
 	o->progress = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+hk", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hk", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			if (vmheap_sort_parse(optarg, &o->sort) < 0)

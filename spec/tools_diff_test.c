@@ -398,6 +398,20 @@ START_TEST(diff_warns_when_the_same_dump_is_given_twice)
 	ck_assert_msg(strstr(r.err, "same dump") && strstr(r.err, "pid 1234"),
 		      "%s", r.err);
 	run_free(&r);
+
+	/* two dumps of one VM in the same second, different contents: quiet */
+	struct tdump d = {0};
+	d.classes = new_classes;
+	d.nclasses = sizeof(new_classes) / sizeof(new_classes[0]);
+	d.objs = new_objs;
+	d.nobjs = sizeof(new_objs) / sizeof(new_objs[0]);
+	d.time = 1700000000; /* OLD's time, and the same pid */
+	const char *quick = write_dump("quick.vmheap", &d);
+	r = run_tool("vmheap-diff", NULL,
+		     (const char *[]){old_path, quick, NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	run_free(&r);
 }
 END_TEST
 
