@@ -301,6 +301,8 @@ static int pack_header(vmheap_writer *w, const struct vmheap_writer_options *o)
 	}
 	if (w->nomem)
 		return VMHEAP_ENOMEM;
+	if (w->len - at - VMHEAP_SECTION_HEADER_LEN > VMHEAP_MAX_SECTION_BYTES)
+		return VMHEAP_ELIMIT; /* kind names too long in total */
 	seal_section(w, at, VMHEAP_TAG_HEAD, 0);
 	return 0;
 }

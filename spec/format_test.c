@@ -1323,6 +1323,34 @@ START_TEST(too_long_string_is_refused_and_the_writer_goes_on)
 }
 END_TEST
 
+START_TEST(header_over_the_section_limit_is_refused_at_open)
+{
+	/* 300 kind names of 60,000 bytes: 18 MB of header. */
+	enum { KINDS = 300, LEN = 60000 };
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	const char **kinds = calloc(KINDS, sizeof(*kinds));
+	char *name = malloc(LEN + 1);
+	vmheap_writer *w = (vmheap_writer *)1;
+	int fd = open("/dev/null", O_WRONLY);
+
+	memset(name, 'k', LEN);
+	name[LEN] = '\0';
+	for (int i = 0; i < KINDS; i++)
+		kinds[i] = name;
+	opt.kind_names = kinds;
+	opt.kind_count = KINDS;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), VMHEAP_ELIMIT);
+	ck_assert_ptr_null(w);
+	opt.kind_count = 200; /* 12 MB: fits */
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	close(fd);
+	free(name);
+	free(kinds);
+}
+END_TEST
+
 START_TEST(adding_after_finish_is_refused)
 {
 	int fd;
@@ -1717,6 +1745,7 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, closed_pipe_is_an_io_error_naming_the_offset);
 	tcase_add_test(tc, writer_memory_does_not_grow_with_the_object_count);
 	tcase_add_test(tc, too_long_string_is_refused_and_the_writer_goes_on);
+	tcase_add_test(tc, header_over_the_section_limit_is_refused_at_open);
 	tcase_add_test(tc, adding_after_finish_is_refused);
 	tcase_add_test(tc, ruby_like_objects_take_few_bytes_each);
 	tcase_add_test(tc, blocks_decode_independently_on_other_threads);
