@@ -244,24 +244,75 @@ static char *key_string(const msgpack_object *key)
 	return inline_string(key, NULL);
 }
 
-/* A map as "key  value" lines, the values aligned. */
+/* An array worth a line per element (a backtrace, an argv). */
+static int is_list_of_scalars(const msgpack_object *o)
+{
+	if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size == 0)
+		return 0;
+	for (uint32_t i = 0; i < o->via.array.size; i++) {
+		msgpack_object_type t = o->via.array.ptr[i].type;
+
+		if (t == MSGPACK_OBJECT_ARRAY || t == MSGPACK_OBJECT_MAP)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * A map as "key  value" lines, the values aligned.  A list value takes
+ * a line per element, under the first.
+ */
 static void print_map(FILE *out, const msgpack_object *o)
 {
 	struct table t;
+	int rows = 0, r = 0;
 
 	if (o->via.map.size == 0) {
 		fputs("(empty)\n", out);
 		return;
 	}
-	if (table_init(&t, (int)o->via.map.size, 2) < 0)
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		const msgpack_object *v = &o->via.map.ptr[i].val;
+
+		rows += is_list_of_scalars(v) ? (int)v->via.array.size : 1;
+	}
+	if (table_init(&t, rows, 2) < 0)
 		return;
 	for (uint32_t i = 0; i < o->via.map.size; i++) {
 		const msgpack_object_kv *kv = &o->via.map.ptr[i];
+		char *key = key_string(&kv->key);
 
-		t.cells[2 * i] = key_string(&kv->key);
-		t.cells[2 * i + 1] = inline_string(&kv->val, t.cells[2 * i]);
+		if (!is_list_of_scalars(&kv->val)) {
+			t.cells[2 * r] = key;
+			t.cells[2 * r + 1] = inline_string(&kv->val, key);
+			r++;
+			continue;
+		}
+		for (uint32_t k = 0; k < kv->val.via.array.size; k++) {
+			t.cells[2 * r] = k == 0 ? key : strdup("");
+			t.cells[2 * r + 1] =
+			    inline_string(&kv->val.via.array.ptr[k], key);
+			r++;
+		}
 	}
 	table_print_free(&t, out);
+}
+
+/* Does any record hold a list or map (then it gets a block of its own)? */
+static int records_nest(const msgpack_object *o)
+{
+	for (uint32_t r = 0; r < o->via.array.size; r++) {
+		const msgpack_object *row = &o->via.array.ptr[r];
+
+		for (uint32_t k = 0; k < row->via.map.size; k++) {
+			msgpack_object_type t = row->via.map.ptr[k].val.type;
+
+			if (t == MSGPACK_OBJECT_ARRAY ||
+			    t == MSGPACK_OBJECT_MAP)
+				return 1;
+		}
+	}
+	return 0;
 }
 
 /* Rows of arrays: one line each, the columns aligned. */
@@ -350,6 +401,12 @@ static void print_value(FILE *out, const msgpack_object *o, const char *name)
 			fputs("(empty)\n", out);
 		else if (all_of_type(o, MSGPACK_OBJECT_ARRAY))
 			print_rows(out, o, name);
+		else if (all_of_type(o, MSGPACK_OBJECT_MAP) && records_nest(o))
+			for (uint32_t i = 0; i < o->via.array.size; i++) {
+				if (i)
+					fputc('\n', out);
+				print_map(out, &o->via.array.ptr[i]);
+			}
 		else if (all_of_type(o, MSGPACK_OBJECT_MAP))
 			print_records(out, o);
 		else

@@ -183,6 +183,35 @@ START_TEST(rows_of_maps_get_a_header_and_columns_matched_by_key)
 }
 END_TEST
 
+START_TEST(records_holding_lists_print_as_blocks_a_line_per_element)
+{
+	struct value v;
+	char *out;
+
+	value_begin(&v);
+	msgpack_pack_array(&v.pk, 2);
+	for (int i = 0; i < 2; i++) {
+		msgpack_pack_map(&v.pk, 2);
+		PACK_STR(&v.pk, "thread");
+		PACK_STR(&v.pk, i ? "worker" : "main");
+		PACK_STR(&v.pk, "backtrace");
+		msgpack_pack_array(&v.pk, 2 - i);
+		PACK_STR(&v.pk, "app.rb:3:in `sleep'");
+		if (!i)
+			PACK_STR(&v.pk, "app.rb:9:in `<main>'");
+	}
+	out = render("get", "system.threads.backtrace", value_end(&v));
+	ck_assert_str_eq(out, "thread     main\n"
+			      "backtrace  app.rb:3:in `sleep'\n"
+			      "           app.rb:9:in `<main>'\n"
+			      "\n"
+			      "thread     worker\n"
+			      "backtrace  app.rb:3:in `sleep'\n");
+	free(out);
+	value_free(&v);
+}
+END_TEST
+
 static void append_name(void *arg, const char *name, size_t len)
 {
 	fprintf(arg, "%.*s;", (int)len, name);
@@ -301,6 +330,8 @@ TCase *console_render_tcase(void)
 	tcase_add_test(tc, a_map_is_printed_as_aligned_columns);
 	tcase_add_test(tc,
 		       rows_of_maps_get_a_header_and_columns_matched_by_key);
+	tcase_add_test(
+	    tc, records_holding_lists_print_as_blocks_a_line_per_element);
 	tcase_add_test(tc, list_names_come_from_maps_arrays_and_rows);
 	tcase_add_test(tc,
 		       json_escapes_control_characters_and_replaces_bad_utf8);
