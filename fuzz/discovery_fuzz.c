@@ -17,8 +17,8 @@
 #include "fuzz-internal.h"
 #include "vmheap_agent.h"
 
-static char dir[64];
-static char path[128];
+static char dir[512];
+static char path[600];
 
 static void cleanup(void)
 {
@@ -31,7 +31,7 @@ static void setup(void)
 	const char *t = getenv("TMPDIR");
 
 	snprintf(dir, sizeof(dir), "%s/vmheap-fuzz-XXXXXX",
-		 t && strlen(t) < 30 ? t : "/tmp");
+		 t && strlen(t) < 400 ? t : "/tmp");
 	if (!mkdtemp(dir))
 		abort();
 	/* the pid in the name is ours, so that a list keeps the file */

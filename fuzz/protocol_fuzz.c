@@ -35,7 +35,7 @@
 #define SENTINEL_ID UINT64_MAX
 
 static vmheap_agent *agent;
-static char dir[64];
+static char dir[512];
 static int64_t host_n;
 
 /* ------------------------------------------------------------ the host */
@@ -113,7 +113,7 @@ static const struct vmheap_agent_host host = {
 
 static void remove_dir(void)
 {
-	char cmd[128];
+	char cmd[600];
 
 	if (!dir[0])
 		return;
@@ -140,7 +140,7 @@ static void start_agent(void)
 	char err[512];
 
 	snprintf(dir, sizeof(dir), "%s/vmheap-pfuzz-XXXXXX",
-		 t && strlen(t) < 30 ? t : "/tmp");
+		 t && strlen(t) < 400 ? t : "/tmp");
 	if (!mkdtemp(dir))
 		abort();
 	memset(&cfg, 0, sizeof(cfg));

@@ -28,23 +28,28 @@ for t in $targets; do
 		failed=$((failed + 1))
 		continue
 	fi
+	# the targets' scratch files (discovery files, dumps) stay in here
+	rm -rf "$fz/tmp/$t"
+	mkdir -p "$fz/tmp/$t"
 	reg="$src/spec/regress/$t"
 	nreg=0
 	if [ -d "$reg" ] && [ -n "$(ls -A "$reg" 2>/dev/null)" ]; then
 		nreg=$(ls -A "$reg" | wc -l)
-		if ! "$bin" -runs=1 "$reg"/* >"$fz/logs/$t-regress.log" 2>&1; then
+		if ! TMPDIR="$fz/tmp/$t" "$bin" -runs=1 "$reg"/* >"$fz/logs/$t-regress.log" 2>&1; then
 			echo "fuzz_$t: FAILED on a regression input of spec/regress/$t (see $fz/logs/$t-regress.log)"
 			tail -n 30 "$fz/logs/$t-regress.log"
 			failed=$((failed + 1))
 			continue
 		fi
 	fi
+	export TMPDIR="$fz/tmp/$t"
 	start=$(date +%s)
 	"$bin" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$fz/crashes/$t-" \
 		"$corpus" "$fz/seeds/$t" >"$log" 2>&1
 	rc=$?
 	end=$(date +%s)
+	rm -rf "$TMPDIR"
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	size=$(ls -A "$corpus" | wc -l)
 	if [ $rc -eq 0 ]; then
