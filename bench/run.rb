@@ -12,6 +12,7 @@
 #   VMHEAP_BUILD   build directory holding bin/ and ruby/ (default build)
 #   VMHEAP_SRC     repository root (default: the parent of bench/)
 #   BENCH_TIMEOUT  seconds before one command is killed (default 900)
+#   BENCH_COMMIT   the commit to name in the results (default: git's HEAD)
 #
 # Steps (see bench/RESULTS.md for what each figure means):
 #   1. start bench/heap.rb with the vmheap agent; take dumps at a tenth

@@ -53,7 +53,8 @@ class Report
 		lines.join("\n")
 	end
 
-	# The machine, as RESULTS.md states it.
+	# The machine, as RESULTS.md states it.  The commit is BENCH_COMMIT's
+	# when set (a tree exported with git archive has no .git).
 	def self.machine(src)
 		cpuinfo = File.read("/proc/cpuinfo") rescue ""
 		meminfo = File.read("/proc/meminfo") rescue ""
@@ -63,7 +64,8 @@ class Report
 		  "kernel" => `uname -r`.strip, "ruby" => RUBY_DESCRIPTION,
 		  "jq" => `jq --version 2>/dev/null`.strip,
 		  "date" => Time.now.utc.strftime("%Y-%m-%d %H:%M UTC"),
-		  "commit" => `git -C #{src} rev-parse --short HEAD 2>/dev/null`.strip,
+		  "commit" => ENV["BENCH_COMMIT"] ||
+			      `git -C #{src} rev-parse --short HEAD 2>/dev/null`.strip,
 		  "load" => File.read("/proc/loadavg").split.first(3).join(" ") }
 	end
 end
