@@ -126,8 +126,11 @@ static inline size_t diff_idmap_home(const struct diff_idmap *m, uint64_t id)
 	return (size_t)h & (m->cap - 1);
 }
 
-/* Start loading the slot where `id` would be (before a get). */
-static inline void diff_idmap_prefetch(const struct diff_idmap *m, uint64_t id)
+/* Start loading the slot where `id` would be (before a get).  Always
+ * inlined: GCC 12 deems a function that only prefetches free of effects
+ * and drops calls to it. */
+static inline __attribute__((always_inline)) void
+diff_idmap_prefetch(const struct diff_idmap *m, uint64_t id)
 {
 	if (m->cap)
 		__builtin_prefetch(&m->slots[diff_idmap_home(m, id)]);
