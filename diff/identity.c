@@ -82,6 +82,10 @@ struct ident {
 	struct diff_idmap old_ids;	     /* after A: OLD id -> class id */
 	struct diff_pairmap targets_by_pair; /* T: (new, old, flag) -> tidx */
 	struct diff_idmap targets;	     /* R: target id -> tidx */
+	uint64_t *filter; /* R: one bit per hashed target id (a Bloom filter
+			     with one hash): most references miss it, and
+			     it fits in a cache where the table does not */
+	uint64_t filter_mask;
 };
 
 static inline int old_class(const struct ident *x, uint64_t id, uint64_t *cid)
@@ -180,6 +184,39 @@ static int drain(struct ident *x, struct thread_state *ts)
 	return 0;
 }
 
+static inline uint64_t filter_bit(const struct ident *x, uint64_t id)
+{
+	return (id * 0x9E3779B97F4A7C15ULL >> 17) & x->filter_mask;
+}
+
+/* 0 when `id` is certainly no target. */
+static inline int maybe_target(const struct ident *x, uint64_t id)
+{
+	uint64_t b = filter_bit(x, id);
+	return (x->filter[b >> 6] >> (b & 63)) & 1;
+}
+
+/* The filter over x->targets: 16 bits per target, so about one reference
+ * in 16 that is no target goes on to the table. */
+static int build_filter(struct ident *x)
+{
+	uint64_t bits = 4096;
+	while (bits < (uint64_t)x->targets.len * 16 + 16)
+		bits *= 2;
+	x->filter = calloc(bits / 64, sizeof(uint64_t));
+	if (!x->filter)
+		return VMHEAP_ENOMEM;
+	x->filter_mask = bits - 1;
+	for (size_t i = 0; i < x->targets.cap; i++)
+		if (x->targets.slots[i].id) {
+			uint64_t b = filter_bit(x, x->targets.slots[i].id);
+			x->filter[b >> 6] |= 1ull << (b & 63);
+		}
+	if (x->targets.has_zero)
+		x->filter[0] |= 1; /* filter_bit(0) is 0 */
+	return 0;
+}
+
 static int add_pending(struct thread_state *ts, uint64_t referrer,
 		       uint64_t tidx)
 {
@@ -230,7 +267,8 @@ static int count_refs(struct ident *x, struct thread_state *ts,
 	uint64_t tidx;
 
 	for (size_t i = 0; i < rec->u.object.nrefs; i++) {
-		if (!diff_idmap_get(&x->targets, refs[i], &tidx))
+		if (!maybe_target(x, refs[i]) ||
+		    !diff_idmap_get(&x->targets, refs[i], &tidx))
 			continue;
 		if (more) {
 			if (add_pending(ts, rec->u.object.id, tidx) < 0)
@@ -676,6 +714,8 @@ static int retainers(const struct diff_options *o, struct ident *x,
 			goto nomem;
 		diff_idmap_release(m);
 	}
+	if (build_filter(x) < 0)
+		goto nomem;
 	/* the OLD table is not needed any more */
 	diff_idmap_release(&x->old_ids);
 
@@ -712,6 +752,7 @@ static void ident_release(struct ident *x)
 	diff_idmap_release(&x->old_ids);
 	diff_pairmap_release(&x->targets_by_pair);
 	diff_idmap_release(&x->targets);
+	free(x->filter);
 }
 
 int diff_identity(const struct diff_options *o, struct diff_result *res,
