@@ -1,7 +1,8 @@
 /*
  * fuzz-internal.h - what the fuzz targets share.
  *
- * Each target (reader_fuzz.c, protocol_fuzz.c, discovery_fuzz.c) defines
+ * Each target (reader_fuzz.c, protocol_fuzz.c, discovery_fuzz.c,
+ * client_fuzz.c) defines
  * LLVMFuzzerTestOneInput.  They are built twice: with clang and libFuzzer
  * (make fuzz), and with the project's compiler into the reliability suite,
  * which replays spec/regress/ through the very same entry points.
@@ -22,6 +23,9 @@ int fuzz_protocol_one(const uint8_t *data, size_t size);
 
 /* The discovery-file parser: vmheap_discovery_read on a 0600 file. */
 int fuzz_discovery_one(const uint8_t *data, size_t size);
+
+/* The client API against a peer that sends these bytes. */
+int fuzz_client_one(const uint8_t *data, size_t size);
 
 /* Stop the protocol target's agent (the suite calls it when done). */
 void fuzz_protocol_shutdown(void);

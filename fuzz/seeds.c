@@ -2,8 +2,8 @@
  * seeds.c - fuzz-seeds: write the seed corpora of the fuzz targets with
  * the project's own code, so that nothing large is committed.
  *
- *   fuzz-seeds DIR    writes the files of DIR/reader, DIR/protocol and
- *                     DIR/discovery
+ *   fuzz-seeds DIR    writes the files of DIR/reader, DIR/protocol,
+ *                     DIR/discovery and DIR/client
  *
  * reader:    dumps from vmheap_writer (empty, small, many small blocks,
  *            kinds and roots, an object continued in more-references
@@ -11,7 +11,9 @@
  * protocol:  byte 0 (odd: skip auth) then frames made with the agent's
  *            frame encoder: the requests a console sends;
  * discovery: the file a real agent writes (one is started here), and
- *            variants of it.
+ *            variants of it;
+ * client:    what an agent sends a client (hello, replies, refusals),
+ *            and what another server on that port might say.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -205,6 +207,96 @@ static void preauth(void)
 	frame_req(1, "auth", "0123456789abcdef0123456789abcdef", NULL, -1);
 }
 
+/* ------------------------------------------------ what an agent sends */
+
+static void hello(void)
+{
+	size_t start = sb.size;
+
+	frame_begin(&sb);
+	msgpack_pack_array(&pk, 4);
+	frame_pack_str(&pk, "hello");
+	msgpack_pack_uint64(&pk, VMHEAP_PROTOCOL_VERSION);
+	frame_pack_str(&pk, "seed 1.0");
+	msgpack_pack_uint64(&pk, 4242);
+	frame_end(&sb, start);
+}
+
+static void reply_ok(uint64_t id, int kind)
+{
+	size_t start = sb.size;
+
+	frame_begin(&sb);
+	msgpack_pack_array(&pk, 3);
+	msgpack_pack_uint64(&pk, id);
+	frame_pack_str(&pk, "ok");
+	if (kind == 0) {
+		msgpack_pack_true(&pk);
+	} else if (kind == 1) {
+		msgpack_pack_uint64(&pk, 4242);
+	} else {
+		msgpack_pack_array(&pk, 2);
+		frame_pack_str(&pk, "system.pid");
+		frame_pack_str(&pk, "system.vm");
+	}
+	frame_end(&sb, start);
+}
+
+static void reply_error(int nil_id, uint64_t id, const char *code,
+			const char *msg)
+{
+	size_t start = sb.size;
+
+	frame_begin(&sb);
+	msgpack_pack_array(&pk, 4);
+	if (nil_id)
+		msgpack_pack_nil(&pk);
+	else
+		msgpack_pack_uint64(&pk, id);
+	frame_pack_str(&pk, "error");
+	frame_pack_str(&pk, code);
+	frame_pack_str(&pk, msg);
+	frame_end(&sb, start);
+}
+
+static void agent_session(void)
+{
+	hello();
+	reply_ok(1, 0);
+	reply_ok(2, 1);
+	reply_ok(3, 2);
+	reply_error(0, 4, "readonly", "config.dump.gc cannot be set here");
+}
+
+static void agent_late_replies(void)
+{
+	hello();
+	reply_ok(1, 0);
+	reply_ok(7, 1); /* not ours: skipped */
+	reply_ok(2, 1);
+	reply_error(1, 0, "timeout", "idle for 300000 ms");
+}
+
+static void agent_refuses(void)
+{
+	reply_error(1, 0, "limit", "too many clients (the limit is 32)");
+}
+
+static void agent_bad_token(void)
+{
+	hello();
+	reply_error(0, 1, "auth", "token refused");
+}
+
+static void peer(const char *name, void (*body)(void))
+{
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	body();
+	put("client", name, sb.data, sb.size);
+	msgpack_sbuffer_destroy(&sb);
+}
+
 /* ------------------------------------------------------------ discovery */
 
 static int run_stopped(void *ctx, int (*fn)(void *arg), void *arg)
@@ -274,6 +366,7 @@ int main(int argc, char **argv)
 	mkdir_p("reader");
 	mkdir_p("protocol");
 	mkdir_p("discovery");
+	mkdir_p("client");
 	dump("empty", EMPTY);
 	dump("small", SMALL);
 	dump("blocks", BLOCKS);
@@ -286,6 +379,11 @@ int main(int argc, char **argv)
 	session("dumps", 0, dumps);
 	session("oddities", 0, oddities);
 	session("preauth", 1, preauth);
+	peer("session", agent_session);
+	peer("late-replies", agent_late_replies);
+	peer("refused", agent_refuses);
+	peer("bad-token", agent_bad_token);
+	put("client", "http", "HTTP/1.1 400 Bad Request\r\n\r\n", 28);
 	discovery();
 	return 0;
 }

@@ -1,5 +1,6 @@
 # Fuzzing (fuzz/): libFuzzer targets of the dump reader, the wire protocol
-# and the discovery-file parser, built with clang into $(BUILD)/fuzz/ (their
+# (agent side, and the client API against any peer) and the discovery-file
+# parser, built with clang into $(BUILD)/fuzz/ (their
 # own objects, compiled with -fsanitize=fuzzer-no-link,address,undefined;
 # the gcc objects are not touched).  Seeds are written by fuzz-seeds (the
 # project's own writer and frame encoder) at build time.
@@ -12,7 +13,7 @@
 # says it is skipped: the fuzzers carry ASan+UBSan themselves.
 FUZZ_CC            ?= clang
 FUZZ_SECONDS       ?= 60
-FUZZ_SMOKE_SECONDS ?= 8
+FUZZ_SMOKE_SECONDS ?= 7
 FUZZ_DIR   := $(BUILD)/fuzz
 FUZZ_OBJ   := $(FUZZ_DIR)/obj
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -22,7 +23,7 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -g -O1 \
 FUZZ_FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_AGENT_OBJS  := $(AGENT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
-                $(FUZZ_DIR)/fuzz_discovery
+                $(FUZZ_DIR)/fuzz_discovery $(FUZZ_DIR)/fuzz_client
 FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
 FUZZ_SEEDS_STAMP := $(FUZZ_DIR)/seeds/.stamp
 FUZZ_SMOKE := $(FUZZ_DIR)/fuzz-smoke
@@ -55,6 +56,10 @@ $(FUZZ_DIR)/fuzz_protocol: $(FUZZ_OBJ)/fuzz/protocol_fuzz.o \
 
 $(FUZZ_DIR)/fuzz_discovery: $(FUZZ_OBJ)/fuzz/discovery_fuzz.o \
                             $(FUZZ_AGENT_OBJS) $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK)
+
+$(FUZZ_DIR)/fuzz_client: $(FUZZ_OBJ)/fuzz/client_fuzz.o \
+                         $(FUZZ_AGENT_OBJS) $(FUZZ_FORMAT_OBJS)
 	$(FUZZ_LINK)
 
 # The seed writer is an ordinary program of this build (gcc objects).

@@ -4,7 +4,7 @@
 RL_HARNESS_OBJ := $(OBJDIR)/spec/reliability_harness.o
 RL_SAMPLE_OBJS := $(filter-out %/main.o,$(SAMPLE_OBJS))
 RL_FUZZ_OBJS   := $(OBJDIR)/fuzz/reader_fuzz.o $(OBJDIR)/fuzz/protocol_fuzz.o \
-                  $(OBJDIR)/fuzz/discovery_fuzz.o
+                  $(OBJDIR)/fuzz/discovery_fuzz.o $(OBJDIR)/fuzz/client_fuzz.o
 RL_LOAD_BIN    := $(SPECDIR)/reliability_test
 RL_FAULTS_BIN  := $(SPECDIR)/reliability_faults_test
 RL_LIBS = $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) \

@@ -855,11 +855,12 @@ START_TEST(fuzz_regression_inputs_replay_cleanly)
 	int a = replay_dir("reader", fuzz_reader_one);
 	int b = replay_dir("protocol", fuzz_protocol_one);
 	int c = replay_dir("discovery", fuzz_discovery_one);
+	int d = replay_dir("client", fuzz_client_one);
 
 	fuzz_protocol_shutdown();
-	printf("fuzz regressions: %d reader, %d protocol, %d discovery inputs replayed\n",
-	       a, b, c);
-	ck_assert_int_gt(a + b + c, 0);
+	printf("fuzz regressions: %d reader, %d protocol, %d discovery, %d client inputs replayed\n",
+	       a, b, c, d);
+	ck_assert_int_gt(a + b + c + d, 0);
 }
 END_TEST
 
