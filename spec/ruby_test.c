@@ -470,16 +470,17 @@ static const char counts_program[] =
 	"3.times { $keep << VmheapSpecAlpha.new }\n"
 	"17.times { $keep << VmheapSpecBeta.new }\n"
 	"101.times { $keep << VmheapSpecGamma.new }\n"
-	/* made and dropped on other threads: no stale stack slot of the
-	 * main thread can keep one alive */
-	"Thread.new { $drop = Array.new(12) { VmheapSpecDelta.new } }.join\n"
+	/* made and dropped on other threads, whose value is nil: no stale
+	 * stack slot of the main thread (the GC scans stacks conservatively)
+	 * and no Thread#value can keep one alive */
+	"Thread.new { $drop = Array.new(12) { VmheapSpecDelta.new }; nil }.join\n"
 	"puts 'ready'\n"
 	"while (line = STDIN.gets)\n"
 	"  case line.strip\n"
 	"  when 'add'\n"
 	"    4.times { $keep << VmheapSpecAlpha.new }\n"
 	"    9.times { $keep << VmheapSpecBeta.new }\n"
-	"    Thread.new { $drop = nil }.join\n"
+	"    Thread.new { $drop = nil; nil }.join\n"
 	"    puts 'added'\n"
 	"  end\n"
 	"end\n";
@@ -976,8 +977,19 @@ START_TEST(in_process_dump_allocates_no_ruby_object)
 	call_ok(c, "set", "config.dump.fork", "false", &r);
 	vmheap_reply_release(&r);
 
-	/* the program's threads sleep: only the dump could allocate */
+	/* the program's threads go to sleep (the main thread may allocate a
+	 * little on its way into STDIN.gets): wait until the count stays put,
+	 * then only the dump could allocate */
 	before = get_int(c, "system.gc.total_allocated_objects");
+	for (int i = 0; i < 100; i++) {
+		int64_t again;
+
+		usleep(50000);
+		again = get_int(c, "system.gc.total_allocated_objects");
+		if (again == before)
+			break;
+		before = again;
+	}
 	dump(c, "inproc.vmheap");
 	after = get_int(c, "system.gc.total_allocated_objects");
 	ck_assert_int_eq(after, before);
