@@ -558,6 +558,32 @@ START_TEST(vm_going_away_mid_session_exits_2_without_hanging)
 }
 END_TEST
 
+START_TEST(an_idle_connection_dropped_by_the_agent_is_reopened)
+{
+	char dir[256], want[64];
+	pid_t vm;
+	struct ct_proc p;
+
+	ct_mkdir(dir, sizeof(dir));
+	/* an agent that drops connections idle for 200 ms */
+	setenv("VMHEAP_AGENT_IDLE_TIMEOUT_MS", "200", 1);
+	vm = ct_vm_start(dir);
+	unsetenv("VMHEAP_AGENT_IDLE_TIMEOUT_MS");
+	ct_proc_start(&p, dir, NULL);
+	ct_proc_write(&p, "get system.pid\n");
+	snprintf(want, sizeof(want), "%ld\n", (long)vm);
+	ck_assert_msg(ct_proc_wait_for(&p, want, WAIT_MS), "output: %s", p.buf);
+	/* idle well past the limit: the agent closes our connection */
+	ck_assert(!ct_proc_wait_for(&p, "never printed", 800));
+	ct_proc_write(&p, "get system.vm\n");
+	ck_assert_msg(ct_proc_wait_for(&p, "sample", WAIT_MS), "output: %s",
+		      p.buf);
+	ck_assert_int_eq(ct_proc_wait_exit(&p, WAIT_MS), 0);
+	ck_assert_msg(strstr(p.buf, "went away") == NULL, "output: %s", p.buf);
+	ct_vm_kill(vm);
+}
+END_TEST
+
 /* Is `s` one JSON value?  Checked by jq, a real JSON parser. */
 static int jq_accepts(const char *dir, const char *json, const char *filter,
 		      char *out, size_t outlen)
@@ -910,8 +936,8 @@ START_TEST(ctrl_c_drops_the_line_and_keeps_the_session)
 	ct_tmux_type(&t, "set system.memory.dump never.vmheap");
 	/* as a person would: see the line, then press Ctrl-C (a ^C before
 	 * the line editor read the text would flush it from the tty) */
-	pane = ct_tmux_wait_for(&t, "console> set system.memory.dump never.vmheap",
-				WAIT_MS);
+	pane = ct_tmux_wait_for(
+	    &t, "console> set system.memory.dump never.vmheap", WAIT_MS);
 	ck_assert_ptr_nonnull(pane);
 	free(pane);
 	ct_tmux_key(&t, "C-c");
@@ -1019,6 +1045,7 @@ static Suite *console_suite(void)
 	tcase_add_test(
 	    e, stdin_with_a_failing_command_exits_1_after_running_the_rest);
 	tcase_add_test(e, vm_going_away_mid_session_exits_2_without_hanging);
+	tcase_add_test(e, an_idle_connection_dropped_by_the_agent_is_reopened);
 	tcase_add_test(e, json_prints_reply_values_as_json);
 	tcase_set_timeout(e, 60);
 	suite_add_tcase(s, e);
