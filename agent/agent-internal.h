@@ -171,6 +171,7 @@ struct agent_conn {
 	int closing;         /* close once the output is flushed */
 	int dump_pending;    /* a dump reply is owed to this connection */
 	int64_t frame_started; /* ms when a partial frame (or the connection) began */
+	msgpack_unpacked msg;  /* the request being dispatched */
 	struct agent_conn *prev, *next;
 };
 
@@ -229,6 +230,7 @@ struct vmheap_agent {
 	uint64_t job_id;
 	struct agent_conn *job_conn; /* loop thread only; NULL if gone */
 	struct agent_dump_result job_result;
+	struct agent_dump_result run_result; /* dump thread only */
 	int has_last;
 	struct agent_dump_result last;
 };

@@ -437,11 +437,10 @@ out:
 static void *dump_main(void *arg)
 {
 	struct vmheap_agent *a = arg;
-	struct agent_dump_result *res;
+	struct agent_dump_result *res = &a->run_result;
 	char path[PATH_MAX];
 
 	agent_block_sigpipe();
-	res = malloc(sizeof(*res));
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
 		while (!a->dump_queued && !a->dump_stop)
@@ -451,21 +450,11 @@ static void *dump_main(void *arg)
 		a->dump_queued = 0;
 		memcpy(path, a->job_path, sizeof(path));
 		pthread_mutex_unlock(&a->lock);
-		if (res) {
-			agent_dump_run(a, path, res);
-		}
+		agent_dump_run(a, path, res);
 		pthread_mutex_lock(&a->lock);
-		if (res) {
-			a->job_result = *res;
-		} else {
-			memset(&a->job_result, 0, sizeof(a->job_result));
-			a->job_result.code = VMHEAP_ENOMEM;
-			snprintf(a->job_result.message,
-				 sizeof(a->job_result.message),
-				 "out of memory");
-		}
-		if (a->job_result.code == 0) {
-			a->last = a->job_result;
+		a->job_result = *res;
+		if (res->code == 0) {
+			a->last = *res;
 			a->has_last = 1;
 		}
 		a->dump_finished = 1;
@@ -473,7 +462,6 @@ static void *dump_main(void *arg)
 		event_active(a->dump_done_ev, EV_READ, 0);
 	}
 	pthread_mutex_unlock(&a->lock);
-	free(res);
 	return NULL;
 }
 

@@ -275,8 +275,10 @@ static void read_cb(struct bufferevent *bev, void *arg)
 	}
 	while (!c->closing && !c->agent->stale) {
 		size_t avail = evbuffer_get_length(in);
+		/* in the connection, not on this stack: a fork during the
+		 * request (sample.fork, a dump) sees it reachable */
+		msgpack_unpacked *m = &c->msg;
 		unsigned char hdr[4];
-		msgpack_unpacked m;
 		uint32_t len;
 		char *data;
 
@@ -301,19 +303,19 @@ static void read_cb(struct bufferevent *bev, void *arg)
 			break; /* wait for the rest */
 		evbuffer_drain(in, 4);
 		data = (char *)evbuffer_pullup(in, len);
-		msgpack_unpacked_init(&m);
-		if (!data || frame_decode(data, len, &m, why, sizeof(why)) < 0) {
+		msgpack_unpacked_init(m);
+		if (!data || frame_decode(data, len, m, why, sizeof(why)) < 0) {
 			snprintf(msg, sizeof(msg), "bad frame: %s",
 				 data ? why : "out of memory");
 			agent_conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg,
 					      1);
-			msgpack_unpacked_destroy(&m);
+			msgpack_unpacked_destroy(m);
 			break;
 		}
 		evbuffer_drain(in, len);
 		c->frame_started = 0;
-		agent_dispatch(c->agent, c, &m.data);
-		msgpack_unpacked_destroy(&m);
+		agent_dispatch(c->agent, c, &m->data);
+		msgpack_unpacked_destroy(m);
 	}
 	if (!c->closing) {
 		if (evbuffer_get_length(in) && c->frame_started &&

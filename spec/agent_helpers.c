@@ -40,7 +40,7 @@ void sample_start(struct sample *s, const struct sample_opts *o)
 {
 	const char *build = getenv("VMHEAP_BUILD");
 	char exe[PATH_MAX], err[512];
-	const char *argv[20];
+	const char *argv[28];
 	int n = 0;
 	int64_t deadline;
 
@@ -51,8 +51,18 @@ void sample_start(struct sample *s, const struct sample_opts *o)
 	ck_assert_msg(mkdtemp(s->dir), "mkdtemp: %s", strerror(errno));
 	snprintf(s->dumps, sizeof(s->dumps), "%s/dumps", s->dir);
 	ck_assert(mkdir(s->dumps, 0700) == 0);
+	/* VMHEAP_SAMPLE_WRAPPER="valgrind -q --error-exitcode=99" runs the
+	 * sample under a tool (the pid stays the same: the tool execs) */
+	if (getenv("VMHEAP_SAMPLE_WRAPPER")) {
+		static char wrap[512];
+		char *save = NULL;
+		snprintf(wrap, sizeof(wrap), "%s", getenv("VMHEAP_SAMPLE_WRAPPER"));
+		for (char *w = strtok_r(wrap, " ", &save); w && n < 8;
+		     w = strtok_r(NULL, " ", &save))
+			argv[n++] = w;
+	}
 	argv[n++] = exe;
-	for (int i = 0; o && o->args[i] && n < 18; i++)
+	for (int i = 0; o && o->args[i] && n < 26; i++)
 		argv[n++] = o->args[i];
 	argv[n] = NULL;
 
@@ -76,7 +86,7 @@ void sample_start(struct sample *s, const struct sample_opts *o)
 			signal(SIGXFSZ, SIG_IGN);
 			setrlimit(RLIMIT_FSIZE, &rl);
 		}
-		execv(exe, (char **)argv);
+		execvp(argv[0], (char **)argv);
 		_exit(127);
 	}
 	snprintf(s->discovery, sizeof(s->discovery), "%s/vmheap-agent.%d",
