@@ -140,9 +140,14 @@ static void __attribute__((noreturn)) child_main(struct fork_call *fc)
 
 	close(fc->pipe[0]);
 	memset(&rep, 0, sizeof(rep));
-	if (h->prepare_child)
-		h->prepare_child(h->ctx, fc->gc);
-	walk_into_file(w);
+	if (h->prepare_child && h->prepare_child(h->ctx, fc->gc) < 0) {
+		w->code = VMHEAP_AGENT_EDUMP;
+		msgf(w->message, sizeof(w->message),
+		     "the VM could not prepare the forked child%s",
+		     fc->gc ? " (its GC failed)" : "");
+	} else {
+		walk_into_file(w);
+	}
 	if (w->code == 0 && fsync(w->fd) < 0) {
 		w->code = is_nospace(errno) ? VMHEAP_ENOSPC : VMHEAP_AGENT_EDUMP;
 		msgf(w->message, sizeof(w->message), "fsync: %s",

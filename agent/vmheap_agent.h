@@ -102,7 +102,8 @@ struct vmheap_agent_host {
 
 	/*
 	 * Optional.  In the forked child, before the walk: e.g. run a full GC
-	 * when `gc` is non-zero so that only live objects are dumped.
+	 * when `gc` is non-zero so that only live objects are dumped.  A
+	 * negative return fails the dump (no file is left).
 	 */
 	int (*prepare_child)(void *ctx, int gc);
 
@@ -118,7 +119,13 @@ struct vmheap_agent_host {
 	 * get_var packs the value of `name` into `pk` and returns 0, or
 	 * returns VMHEAP_AGENT_ENOTFOUND.  set_var (optional) applies `value`
 	 * and packs the reply value, or returns a negative code and writes a
-	 * message into err.  Called on the agent's loop thread.
+	 * message into err (VMHEAP_AGENT_ENOTFOUND with an empty err: no such
+	 * variable).  Strings typed by a person arrive as MessagePack strings:
+	 * coerce them ("42" for an int).  Called on the agent's loop thread,
+	 * also while a dump runs: they must not wait for the world to stop
+	 * (keep figures the mutator publishes under a lock of their own).
+	 * A host variable named like a built-in one (system.memory.count,
+	 * system.memory.bytes, system.threads.backtrace) replaces its value.
 	 */
 	void (*list_vars)(void *ctx,
 			  void (*add)(void *arg, const char *name, const char *type),
@@ -221,7 +228,8 @@ int vmheap_discovery_list(const char *tmpdir,
 			  void (*bad)(void *arg, const char *path, const char *why),
 			  void *arg);
 
-/* The discovery directory that the agent and the client use by default. */
+/* The discovery directory that the agent and the client use by default:
+ * VMHEAP_AGENT_TMPDIR, else $TMPDIR, else /tmp. */
 const char *vmheap_discovery_default_dir(void);
 
 /* --------------------------------------------------------------- client */

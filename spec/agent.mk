@@ -10,3 +10,15 @@ $(AGENT_TEST): $(AGENT_TEST_OBJS) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(VMHEAP_S
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(AGENT_TEST_OBJS) $(LIBVMHEAP_AGENT_A) \
 	  $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) $(CHECK_LIBS)
+
+# spec/agent_frame_test: the frame codec and token, unit level.
+AGENT_FRAME_TEST := $(SPECDIR)/agent_frame_test
+CHECK_SUITES += $(AGENT_FRAME_TEST)
+EXTRA_ALL += $(AGENT_FRAME_TEST)
+
+$(OBJDIR)/spec/agent_frame_test.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+
+$(AGENT_FRAME_TEST): $(OBJDIR)/spec/agent_frame_test.o $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
+	  $(MSGPACK_LIBS) $(EVENT_LIBS) $(CHECK_LIBS)

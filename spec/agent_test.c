@@ -898,6 +898,58 @@ START_TEST(discovery_refuses_unsafe_files_and_removes_dead_agents)
 END_TEST
 
 
+START_TEST(a_vm_that_dies_gives_closed_not_a_hang)
+{
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	int status, rc;
+
+	sample_start(&s, NULL);
+	c = sample_client(&s);
+	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+	kill(s.pid, SIGKILL);
+	waitpid(s.pid, &status, 0);
+	s.pid = 0;
+	rc = vmheap_client_call(c, "get", "system.pid", NULL, &r);
+	ck_assert_int_eq(rc, VMHEAP_AGENT_ECLOSED);
+	ck_assert_msg(strstr(vmheap_client_error(c), "closed"), "%s",
+		      vmheap_client_error(c));
+	vmheap_reply_release(&r);
+	/* and again: the client stays usable as an object */
+	ck_assert_int_eq(vmheap_client_call(c, "get", "system.pid", NULL, &r),
+			 VMHEAP_AGENT_ECLOSED);
+	vmheap_reply_release(&r);
+	vmheap_client_close(c);
+	/* its discovery file is stale now: a listing removes it */
+	ck_assert_int_eq(access(s.discovery, F_OK), 0);
+	ck_assert_int_eq(vmheap_discovery_list(s.dir, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(access(s.discovery, F_OK), -1);
+	sample_cleanup(&s);
+}
+END_TEST
+
+START_TEST(a_reused_pid_does_not_revive_a_dead_agents_file)
+{
+	char dir[] = "/tmp/vmheap-disc-test.XXXXXX", path[PATH_MAX],
+	     body[512];
+
+	ck_assert(mkdtemp(dir));
+	/* our own pid is alive, but it started at another time */
+	snprintf(body, sizeof(body),
+		 "pid=%d\naddress=tcp://127.0.0.1:1\n"
+		 "token=0123456789abcdef0123456789abcdef\nstarted=1\n"
+		 "proc_start=1\n",
+		 (int)getpid());
+	snprintf(path, sizeof(path), "%s/vmheap-agent.%d", dir, (int)getpid());
+	write_file(path, body, 0600);
+	ck_assert_int_eq(vmheap_discovery_list(dir, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	snprintf(body, sizeof(body), "rm -rf %s", dir);
+	ck_assert_int_eq(system(body), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------ PROTOCOL.md */
 
 struct md_frame {
@@ -1083,6 +1135,8 @@ static Suite *agent_suite(void)
 	tcase_add_test(t, fork_in_the_host_leaves_the_parent_agent_working);
 	tcase_add_test(t, discovery_refuses_unsafe_files_and_removes_dead_agents);
 	tcase_add_test(t, protocol_md_example_is_real_encoder_output_and_replays);
+	tcase_add_test(t, a_vm_that_dies_gives_closed_not_a_hang);
+	tcase_add_test(t, a_reused_pid_does_not_revive_a_dead_agents_file);
 	suite_add_tcase(s, t);
 	return s;
 }
