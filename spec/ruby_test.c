@@ -291,7 +291,10 @@ struct dump_view {
 	size_t watched_nrefs;
 	char *watched_kind;
 	uint64_t roots;
-	int root_category_vm; /* a root of category "vm" was seen */
+	int root_category_vm;
+	/* every object id and every reference, for check_references() */
+	uint64_t *ids, *refs;
+	size_t nids, nrefs, ids_cap, refs_cap; /* a root of category "vm" was seen */
 	struct vmheap_totals totals;
 };
 
@@ -313,7 +316,39 @@ static void view_free(struct dump_view *v)
 		free(v->class_name[i]);
 	free(v->watched_refs);
 	free(v->watched_kind);
+	free(v->ids);
+	free(v->refs);
 	free(v);
+}
+
+static void push(uint64_t **a, size_t *n, size_t *cap, uint64_t x)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 4096;
+		*a = realloc(*a, *cap * sizeof(**a));
+		ck_assert_ptr_nonnull(*a);
+	}
+	(*a)[(*n)++] = x;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* References that name no object of the dump (0 in a consistent heap). */
+static size_t dangling_references(struct dump_view *v)
+{
+	size_t i, dangling = 0;
+
+	qsort(v->ids, v->nids, sizeof(uint64_t), cmp_u64);
+	for (i = 0; i < v->nrefs; i++)
+		if (!bsearch(&v->refs[i], v->ids, v->nids, sizeof(uint64_t),
+			     cmp_u64))
+			dangling++;
+	return dangling;
 }
 
 static struct dump_view *read_dump(const char *dir, const char *name,
@@ -359,6 +394,10 @@ static struct dump_view *read_dump(const char *dir, const char *name,
 				      (unsigned long long)rec.u.object.id,
 				      (unsigned long long)rec.u.object.class_id);
 			v->count[i]++;
+			push(&v->ids, &v->nids, &v->ids_cap, rec.u.object.id);
+			for (size_t k = 0; k < rec.u.object.nrefs; k++)
+				push(&v->refs, &v->nrefs, &v->refs_cap,
+				     rec.u.object.refs[k]);
 			if (watch && !v->watched_id &&
 			    strcmp(v->class_name[i], watch) == 0) {
 				v->watched_id = rec.u.object.id;
@@ -671,6 +710,9 @@ START_TEST(dump_completes_while_four_threads_allocate)
 	dump(c, "forked.vmheap");
 	d = read_dump(vm.dir, "forked.vmheap", NULL);
 	ck_assert_uint_gt(d->totals.objects, 1000);
+	/* a consistent heap: every reference names an object of the dump */
+	ck_assert_uint_gt(d->nrefs, 1000);
+	ck_assert_uint_eq(dangling_references(d), 0);
 	view_free(d);
 	made1 = made_so_far(&vm);
 	ck_assert_int_gt(made1, made0);
@@ -680,6 +722,7 @@ START_TEST(dump_completes_while_four_threads_allocate)
 	dump(c, "inproc.vmheap");
 	d = read_dump(vm.dir, "inproc.vmheap", NULL);
 	ck_assert_uint_gt(d->totals.objects, 1000);
+	ck_assert_uint_eq(dangling_references(d), 0);
 	view_free(d);
 
 	/* the VM keeps running and answering */
