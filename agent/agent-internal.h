@@ -19,6 +19,11 @@ struct evconnlistener;
 struct bufferevent;
 struct agent_conn;
 
+/* Everything declared here is internal to the library: hidden from the
+ * shared object's symbol table (and from a host that links the archive
+ * into its own shared object). */
+#pragma GCC visibility push(hidden)
+
 /* Defaults (documented in PROTOCOL.md). */
 #define AGENT_DEFAULT_MAX_CLIENTS 128
 #define AGENT_MAX_MAX_CLIENTS 1000
@@ -44,32 +49,32 @@ const char *agent_code_word(int code);
  * never allocate more than a small multiple of len).  Returns 0, or -1
  * with a reason in err.
  */
-int frame_check(const char *data, size_t len, char *err, size_t errlen);
+int agent_frame_check(const char *data, size_t len, char *err, size_t errlen);
 
 /*
  * Decode a frame payload into `out` (initialised by the caller with
  * msgpack_unpacked_init).  It must be one MessagePack array.  Returns 0
  * or -1 with a reason in err.
  */
-int frame_decode(const char *data, size_t len, msgpack_unpacked *out,
+int agent_frame_decode(const char *data, size_t len, msgpack_unpacked *out,
 		 char *err, size_t errlen);
 
 /* Start a frame in `sb`: appends a 4-byte placeholder for the length. */
-void frame_begin(msgpack_sbuffer *sb);
+void agent_frame_begin(msgpack_sbuffer *sb);
 
 /* Fill in the length of the frame started at offset `start` of `sb`.
  * Returns 0, or -1 when the payload exceeds VMHEAP_MAX_FRAME_BYTES. */
-int frame_end(msgpack_sbuffer *sb, size_t start);
+int agent_frame_end(msgpack_sbuffer *sb, size_t start);
 
 /* Big-endian length of a frame header. */
-uint32_t frame_length(const unsigned char hdr[4]);
+uint32_t agent_frame_length(const unsigned char hdr[4]);
 
 /* Pack a NUL-terminated string. */
-void frame_pack_str(msgpack_packer *pk, const char *s);
+void agent_frame_pack_str(msgpack_packer *pk, const char *s);
 
 /* Copy a msgpack string object into buf (NUL-terminated); -1 if it is
  * not a string, is too long, or holds a NUL byte. */
-int frame_copy_str(const msgpack_object *o, char *buf, size_t buflen);
+int agent_frame_copy_str(const msgpack_object *o, char *buf, size_t buflen);
 
 /* ------------------------------------------------------------- token.c */
 
@@ -240,5 +245,7 @@ void agent_dump_done_cb(int fd, short what, void *arg);
 
 /* Block SIGPIPE on the calling (agent) thread. */
 void agent_block_sigpipe(void);
+
+#pragma GCC visibility pop
 
 #endif /* VMHEAP_AGENT_INTERNAL_H */
