@@ -93,7 +93,7 @@ bench:
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory $(BENCH_TARGETS)
 
-check-run:
+check-run: $(filter $(BUILD)/%,$(CHECK_SUITES))
 	@sh scripts/run-suites.sh "$(abspath $(BUILD))" $(CHECK_SUITES)
 
 install: all
