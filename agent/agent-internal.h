@@ -49,32 +49,32 @@ const char *agent_code_word(int code);
  * never allocate more than a small multiple of len).  Returns 0, or -1
  * with a reason in err.
  */
-int agent_frame_check(const char *data, size_t len, char *err, size_t errlen);
+int frame_check(const char *data, size_t len, char *err, size_t errlen);
 
 /*
  * Decode a frame payload into `out` (initialised by the caller with
  * msgpack_unpacked_init).  It must be one MessagePack array.  Returns 0
  * or -1 with a reason in err.
  */
-int agent_frame_decode(const char *data, size_t len, msgpack_unpacked *out,
+int frame_decode(const char *data, size_t len, msgpack_unpacked *out,
 		 char *err, size_t errlen);
 
 /* Start a frame in `sb`: appends a 4-byte placeholder for the length. */
-void agent_frame_begin(msgpack_sbuffer *sb);
+void frame_begin(msgpack_sbuffer *sb);
 
 /* Fill in the length of the frame started at offset `start` of `sb`.
  * Returns 0, or -1 when the payload exceeds VMHEAP_MAX_FRAME_BYTES. */
-int agent_frame_end(msgpack_sbuffer *sb, size_t start);
+int frame_end(msgpack_sbuffer *sb, size_t start);
 
 /* Big-endian length of a frame header. */
-uint32_t agent_frame_length(const unsigned char hdr[4]);
+uint32_t frame_length(const unsigned char hdr[4]);
 
 /* Pack a NUL-terminated string. */
-void agent_frame_pack_str(msgpack_packer *pk, const char *s);
+void frame_pack_str(msgpack_packer *pk, const char *s);
 
 /* Copy a msgpack string object into buf (NUL-terminated); -1 if it is
  * not a string, is too long, or holds a NUL byte. */
-int agent_frame_copy_str(const msgpack_object *o, char *buf, size_t buflen);
+int frame_copy_str(const msgpack_object *o, char *buf, size_t buflen);
 
 /* ------------------------------------------------------------- token.c */
 

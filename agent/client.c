@@ -156,7 +156,7 @@ static int read_frame(vmheap_client *c, msgpack_unpacked *out,
 	rc = recv_all(c, (char *)hdr, 4, deadline, &got);
 	if (rc < 0)
 		return rc;
-	len = agent_frame_length(hdr);
+	len = frame_length(hdr);
 	if (len == 0 || len > VMHEAP_MAX_FRAME_BYTES)
 		return fail(c, VMHEAP_AGENT_EPROTO,
 			    "the agent sent a frame of %u bytes (limit %u)",
@@ -173,7 +173,7 @@ static int read_frame(vmheap_client *c, msgpack_unpacked *out,
 				    got, len);
 		return rc;
 	}
-	rc = agent_frame_decode(buf, len, out, why, sizeof(why));
+	rc = frame_decode(buf, len, out, why, sizeof(why));
 	free(buf);
 	if (rc < 0)
 		return fail(c, VMHEAP_AGENT_EPROTO,
@@ -194,17 +194,17 @@ static int send_request(vmheap_client *c, uint64_t id, const char *verb,
 		return fail(c, VMHEAP_EINVAL, "a value needs a path");
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	agent_frame_begin(&sb);
+	frame_begin(&sb);
 	msgpack_pack_array(&pk, (size_t)n);
 	msgpack_pack_uint64(&pk, id);
-	agent_frame_pack_str(&pk, verb);
+	frame_pack_str(&pk, verb);
 	if (path)
-		agent_frame_pack_str(&pk, path);
+		frame_pack_str(&pk, path);
 	if (value)
 		msgpack_pack_object(&pk, *value);
 	else if (strvalue)
-		agent_frame_pack_str(&pk, strvalue);
-	if (agent_frame_end(&sb, 0) < 0) {
+		frame_pack_str(&pk, strvalue);
+	if (frame_end(&sb, 0) < 0) {
 		msgpack_sbuffer_destroy(&sb);
 		return fail(c, VMHEAP_AGENT_ELIMIT,
 			    "request larger than %u bytes",

@@ -107,7 +107,7 @@ void agent_dispatch(struct vmheap_agent *a, struct agent_conn *c,
 		return;
 	}
 	path[0] = '\0';
-	if (n >= 3 && agent_frame_copy_str(&e[2], path, sizeof(path)) < 0) {
+	if (n >= 3 && frame_copy_str(&e[2], path, sizeof(path)) < 0) {
 		agent_conn_send_error(c, id, VMHEAP_AGENT_EPROTO,
 				      e[2].type == MSGPACK_OBJECT_STR
 					      ? "the path is longer than 256 bytes or holds a NUL byte"

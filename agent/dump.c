@@ -77,6 +77,7 @@ static int walk_into_file(void *arg)
 
 	opt.vm_name = h->vm_name;
 	opt.vm_version = h->vm_version;
+	opt.pid = (uint64_t)w->a->pid; /* the VM, also in a forked child */
 	opt.flags = w->flags;
 	opt.kind_names = h->kind_names;
 	opt.kind_count = h->kind_count;

@@ -21,7 +21,7 @@ static uint64_t be(const unsigned char *p, int n)
 	return v;
 }
 
-int agent_frame_check(const char *data, size_t len, char *err, size_t errlen)
+int frame_check(const char *data, size_t len, char *err, size_t errlen)
 {
 	const unsigned char *p = (const unsigned char *)data;
 	size_t pos = 0;
@@ -102,7 +102,7 @@ int agent_frame_check(const char *data, size_t len, char *err, size_t errlen)
 	return 0;
 }
 
-int agent_frame_decode(const char *data, size_t len, msgpack_unpacked *out,
+int frame_decode(const char *data, size_t len, msgpack_unpacked *out,
 		 char *err, size_t errlen)
 {
 	msgpack_unpack_return rc;
@@ -113,7 +113,7 @@ int agent_frame_decode(const char *data, size_t len, msgpack_unpacked *out,
 	msgpack_unpacked_destroy(out);
 	if (len == 0)
 		return agent_fail(err, errlen, -1, "empty frame");
-	if (agent_frame_check(data, len, err, errlen) < 0)
+	if (frame_check(data, len, err, errlen) < 0)
 		return -1;
 	/* The payload lives in the zone, so the decoded strings (which
 	 * point into it) live exactly as long as the result. */
@@ -141,14 +141,14 @@ int agent_frame_decode(const char *data, size_t len, msgpack_unpacked *out,
 	return 0;
 }
 
-void agent_frame_begin(msgpack_sbuffer *sb)
+void frame_begin(msgpack_sbuffer *sb)
 {
 	static const char zero[4];
 
 	msgpack_sbuffer_write(sb, zero, 4);
 }
 
-int agent_frame_end(msgpack_sbuffer *sb, size_t start)
+int frame_end(msgpack_sbuffer *sb, size_t start)
 {
 	size_t n = sb->size - start - 4;
 	unsigned char *h = (unsigned char *)sb->data + start;
@@ -162,12 +162,12 @@ int agent_frame_end(msgpack_sbuffer *sb, size_t start)
 	return 0;
 }
 
-uint32_t agent_frame_length(const unsigned char hdr[4])
+uint32_t frame_length(const unsigned char hdr[4])
 {
 	return (uint32_t)be(hdr, 4);
 }
 
-void agent_frame_pack_str(msgpack_packer *pk, const char *s)
+void frame_pack_str(msgpack_packer *pk, const char *s)
 {
 	size_t n = strlen(s);
 
@@ -175,7 +175,7 @@ void agent_frame_pack_str(msgpack_packer *pk, const char *s)
 	msgpack_pack_str_body(pk, s, n);
 }
 
-int agent_frame_copy_str(const msgpack_object *o, char *buf, size_t buflen)
+int frame_copy_str(const msgpack_object *o, char *buf, size_t buflen)
 {
 	if (o->type != MSGPACK_OBJECT_STR || o->via.str.size >= buflen)
 		return -1;

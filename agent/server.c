@@ -175,13 +175,13 @@ void agent_conn_send_error(struct agent_conn *c, const uint64_t *id, int code,
 		return;
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	agent_frame_begin(&sb);
+	frame_begin(&sb);
 	msgpack_pack_array(&pk, 4);
 	pack_id(&pk, id);
-	agent_frame_pack_str(&pk, "error");
-	agent_frame_pack_str(&pk, agent_code_word(code));
-	agent_frame_pack_str(&pk, message);
-	agent_frame_end(&sb, 0); /* messages are short */
+	frame_pack_str(&pk, "error");
+	frame_pack_str(&pk, agent_code_word(code));
+	frame_pack_str(&pk, message);
+	frame_end(&sb, 0); /* messages are short */
 	conn_queue(c, &sb);
 	msgpack_sbuffer_destroy(&sb);
 	if (close_after) {
@@ -204,12 +204,12 @@ void agent_conn_send_ok(struct agent_conn *c, const uint64_t *id,
 		return;
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	agent_frame_begin(&sb);
+	frame_begin(&sb);
 	msgpack_pack_array(&pk, 3);
 	pack_id(&pk, id);
-	agent_frame_pack_str(&pk, "ok");
+	frame_pack_str(&pk, "ok");
 	msgpack_sbuffer_write(&sb, value, value_len);
-	if (agent_frame_end(&sb, 0) < 0) {
+	if (frame_end(&sb, 0) < 0) {
 		snprintf(msg, sizeof(msg),
 			 "the reply (%zu bytes) exceeds the frame limit of %u bytes",
 			 sb.size - 4, VMHEAP_MAX_FRAME_BYTES);
@@ -229,13 +229,13 @@ static void send_hello(struct agent_conn *c)
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	agent_frame_begin(&sb);
+	frame_begin(&sb);
 	msgpack_pack_array(&pk, 4);
-	agent_frame_pack_str(&pk, "hello");
+	frame_pack_str(&pk, "hello");
 	msgpack_pack_uint64(&pk, VMHEAP_PROTOCOL_VERSION);
-	agent_frame_pack_str(&pk, a->vm);
+	frame_pack_str(&pk, a->vm);
 	msgpack_pack_uint64(&pk, (uint64_t)a->pid);
-	agent_frame_end(&sb, 0);
+	frame_end(&sb, 0);
 	conn_queue(c, &sb);
 	msgpack_sbuffer_destroy(&sb);
 }
@@ -285,7 +285,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
 		if (avail < 4)
 			break;
 		evbuffer_copyout(in, hdr, 4);
-		len = agent_frame_length(hdr);
+		len = frame_length(hdr);
 		if (len > VMHEAP_MAX_FRAME_BYTES) {
 			snprintf(msg, sizeof(msg),
 				 "frame of %u bytes exceeds the limit of %u bytes",
@@ -304,7 +304,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_drain(in, 4);
 		data = (char *)evbuffer_pullup(in, len);
 		msgpack_unpacked_init(m);
-		if (!data || agent_frame_decode(data, len, m, why, sizeof(why)) < 0) {
+		if (!data || frame_decode(data, len, m, why, sizeof(why)) < 0) {
 			snprintf(msg, sizeof(msg), "bad frame: %s",
 				 data ? why : "out of memory");
 			agent_conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg,
@@ -402,13 +402,13 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 			 a->max_clients);
 		msgpack_sbuffer_init(&sb);
 		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-		agent_frame_begin(&sb);
+		frame_begin(&sb);
 		msgpack_pack_array(&pk, 4);
 		msgpack_pack_nil(&pk);
-		agent_frame_pack_str(&pk, "error");
-		agent_frame_pack_str(&pk, agent_code_word(VMHEAP_AGENT_ELIMIT));
-		agent_frame_pack_str(&pk, msg);
-		agent_frame_end(&sb, 0);
+		frame_pack_str(&pk, "error");
+		frame_pack_str(&pk, agent_code_word(VMHEAP_AGENT_ELIMIT));
+		frame_pack_str(&pk, msg);
+		frame_end(&sb, 0);
 		if (send(fd, sb.data, sb.size, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 			(void)0; /* it goes away either way */
 		msgpack_sbuffer_destroy(&sb);

@@ -39,7 +39,7 @@ static int want_bool(const msgpack_object *o, int *out)
 		*out = (int)o->via.u64;
 		return 0;
 	}
-	if (agent_frame_copy_str(o, s, sizeof(s)) == 0) {
+	if (frame_copy_str(o, s, sizeof(s)) == 0) {
 		for (int i = 0; i < 4; i++) {
 			if (!strcasecmp(s, yes[i])) {
 				*out = 1;
@@ -76,7 +76,7 @@ static int get_vm(struct vmheap_agent *a, const char *name, msgpack_packer *pk,
 		  char *err, size_t errlen)
 {
 	(void)name, (void)err, (void)errlen;
-	agent_frame_pack_str(pk, a->vm);
+	frame_pack_str(pk, a->vm);
 	return 0;
 }
 
@@ -187,22 +187,22 @@ static int get_rss(struct vmheap_agent *a, const char *name,
 void agent_pack_dump_result(msgpack_packer *pk, const struct agent_dump_result *r)
 {
 	msgpack_pack_map(pk, 7);
-	agent_frame_pack_str(pk, "path");
-	agent_frame_pack_str(pk, r->path);
-	agent_frame_pack_str(pk, "objects");
+	frame_pack_str(pk, "path");
+	frame_pack_str(pk, r->path);
+	frame_pack_str(pk, "objects");
 	msgpack_pack_uint64(pk, r->objects);
-	agent_frame_pack_str(pk, "bytes");
+	frame_pack_str(pk, "bytes");
 	msgpack_pack_uint64(pk, r->bytes);
-	agent_frame_pack_str(pk, "file_bytes");
+	frame_pack_str(pk, "file_bytes");
 	msgpack_pack_uint64(pk, r->file_bytes);
-	agent_frame_pack_str(pk, "seconds");
+	frame_pack_str(pk, "seconds");
 	msgpack_pack_double(pk, r->seconds);
-	agent_frame_pack_str(pk, "forked");
+	frame_pack_str(pk, "forked");
 	if (r->forked)
 		msgpack_pack_true(pk);
 	else
 		msgpack_pack_false(pk);
-	agent_frame_pack_str(pk, "live_only");
+	frame_pack_str(pk, "live_only");
 	if (r->gc)
 		msgpack_pack_true(pk);
 	else
@@ -234,7 +234,7 @@ static int set_dump(struct vmheap_agent *a, struct agent_conn *c, uint64_t id,
 	char path[PATH_MAX];
 
 	(void)pk;
-	if (agent_frame_copy_str(value, path, sizeof(path)) < 0 || !path[0])
+	if (frame_copy_str(value, path, sizeof(path)) < 0 || !path[0])
 		return agent_fail(err, errlen, VMHEAP_AGENT_ETYPE,
 				  "system.memory.dump takes a file name (a non-empty string)");
 	if (agent_dump_request(a, c, id, path) < 0)
@@ -323,11 +323,11 @@ static int get_config(struct vmheap_agent *a, const char *name,
 
 	(void)err, (void)errlen;
 	if (!strcmp(name, "config.dump.dir")) {
-		agent_frame_pack_str(pk, a->dump_dir);
+		frame_pack_str(pk, a->dump_dir);
 	} else if (!strcmp(name, "config.agent.address")) {
 		snprintf(addr, sizeof(addr), "tcp://%s:%u", a->bind,
 			 (unsigned)a->port);
-		agent_frame_pack_str(pk, addr);
+		frame_pack_str(pk, addr);
 	} else if (!strcmp(name, "config.agent.max_clients")) {
 		msgpack_pack_int64(pk, a->max_clients);
 	} else if (!strcmp(name, "config.agent.idle_timeout_ms")) {
@@ -337,7 +337,7 @@ static int get_config(struct vmheap_agent *a, const char *name,
 	} else if (!strcmp(name, "config.agent.max_frame_bytes")) {
 		msgpack_pack_int64(pk, VMHEAP_MAX_FRAME_BYTES);
 	} else {
-		agent_frame_pack_str(pk, a->tmpdir);
+		frame_pack_str(pk, a->tmpdir);
 	}
 	return 0;
 }
@@ -478,8 +478,8 @@ int agent_var_list(struct vmheap_agent *a, const char *prefix,
 	}
 	msgpack_pack_map(&v->pk, l.n);
 	for (size_t i = 0; i < l.n; i++) {
-		agent_frame_pack_str(&v->pk, l.e[i].name);
-		agent_frame_pack_str(&v->pk, l.e[i].type);
+		frame_pack_str(&v->pk, l.e[i].name);
+		frame_pack_str(&v->pk, l.e[i].type);
 	}
 	listing_free(&l);
 	return 0;

@@ -11,7 +11,7 @@
 static int check_bytes(const unsigned char *b, size_t n, char *err,
 		       size_t errlen)
 {
-	return agent_frame_check((const char *)b, n, err, errlen);
+	return frame_check((const char *)b, n, err, errlen);
 }
 
 START_TEST(well_formed_request_passes_the_check)
@@ -23,7 +23,7 @@ START_TEST(well_formed_request_passes_the_check)
 
 	ck_assert_int_eq(check_bytes(req, sizeof(req), err, sizeof(err)), 0);
 	msgpack_unpacked_init(&m);
-	ck_assert_int_eq(agent_frame_decode((const char *)req, sizeof(req), &m, err,
+	ck_assert_int_eq(frame_decode((const char *)req, sizeof(req), &m, err,
 				      sizeof(err)), 0);
 	ck_assert_int_eq(m.data.via.array.size, 3);
 	msgpack_unpacked_destroy(&m);
@@ -85,13 +85,13 @@ START_TEST(deep_nesting_and_non_arrays_do_not_decode)
 	memset(deep, 0x91, sizeof(deep) - 1);
 	deep[sizeof(deep) - 1] = 0xc0;
 	msgpack_unpacked_init(&m);
-	ck_assert_int_eq(agent_frame_decode((const char *)deep, sizeof(deep), &m, err,
+	ck_assert_int_eq(frame_decode((const char *)deep, sizeof(deep), &m, err,
 				      sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "nested"), "%s", err);
-	ck_assert_int_eq(agent_frame_decode((const char *)map, sizeof(map), &m, err,
+	ck_assert_int_eq(frame_decode((const char *)map, sizeof(map), &m, err,
 				      sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "not a MessagePack array"), "%s", err);
-	ck_assert_int_eq(agent_frame_decode("", 0, &m, err, sizeof(err)), -1);
+	ck_assert_int_eq(frame_decode("", 0, &m, err, sizeof(err)), -1);
 	msgpack_unpacked_destroy(&m);
 }
 END_TEST
@@ -104,21 +104,21 @@ START_TEST(frame_header_is_big_endian_and_capped_at_one_mebibyte)
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	agent_frame_begin(&sb);
+	frame_begin(&sb);
 	msgpack_pack_array(&pk, 1);
 	msgpack_pack_uint32(&pk, 0x01020304);
-	ck_assert_int_eq(agent_frame_end(&sb, 0), 0);
-	ck_assert_int_eq(agent_frame_length((const unsigned char *)sb.data), 6);
+	ck_assert_int_eq(frame_end(&sb, 0), 0);
+	ck_assert_int_eq(frame_length((const unsigned char *)sb.data), 6);
 	ck_assert(!memcmp(sb.data, "\0\0\0\6\x91\xce\1\2\3\4", 10));
 	msgpack_sbuffer_destroy(&sb);
 
 	msgpack_sbuffer_init(&sb);
-	agent_frame_begin(&sb);
+	frame_begin(&sb);
 	big = calloc(1, VMHEAP_MAX_FRAME_BYTES + 1);
 	msgpack_sbuffer_write(&sb, big, VMHEAP_MAX_FRAME_BYTES);
-	ck_assert_int_eq(agent_frame_end(&sb, 0), 0);
+	ck_assert_int_eq(frame_end(&sb, 0), 0);
 	msgpack_sbuffer_write(&sb, big, 1);
-	ck_assert_int_eq(agent_frame_end(&sb, 0), -1);
+	ck_assert_int_eq(frame_end(&sb, 0), -1);
 	free(big);
 	msgpack_sbuffer_destroy(&sb);
 }
