@@ -294,7 +294,9 @@ struct dump_view {
 	int root_category_vm;
 	/* every object id and every reference, for check_references() */
 	uint64_t *ids, *refs;
-	size_t nids, nrefs, ids_cap, refs_cap; /* a root of category "vm" was seen */
+	size_t nids, nrefs, ids_cap, refs_cap;
+	uint64_t *root_ids;
+	size_t nroot_ids, root_ids_cap; /* a root of category "vm" was seen */
 	struct vmheap_totals totals;
 };
 
@@ -318,6 +320,7 @@ static void view_free(struct dump_view *v)
 	free(v->watched_kind);
 	free(v->ids);
 	free(v->refs);
+	free(v->root_ids);
 	free(v);
 }
 
@@ -338,7 +341,8 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* References that name no object of the dump (0 in a consistent heap). */
+/* References and roots that name no object of the dump (0 in a
+ * consistent heap). */
 static size_t dangling_references(struct dump_view *v)
 {
 	size_t i, dangling = 0;
@@ -347,6 +351,10 @@ static size_t dangling_references(struct dump_view *v)
 	for (i = 0; i < v->nrefs; i++)
 		if (!bsearch(&v->refs[i], v->ids, v->nids, sizeof(uint64_t),
 			     cmp_u64))
+			dangling++;
+	for (i = 0; i < v->nroot_ids; i++)
+		if (!bsearch(&v->root_ids[i], v->ids, v->nids,
+			     sizeof(uint64_t), cmp_u64))
 			dangling++;
 	return dangling;
 }
@@ -415,6 +423,8 @@ static struct dump_view *read_dump(const char *dir, const char *name,
 			break;
 		case VMHEAP_RECORD_ROOT:
 			v->roots++;
+			push(&v->root_ids, &v->nroot_ids, &v->root_ids_cap,
+			     rec.u.root.object_id);
 			if (rec.u.root.kind_string_id == vm_string)
 				v->root_category_vm = 1;
 			break;
