@@ -180,6 +180,9 @@ struct agent_conn {
 	struct agent_conn *prev, *next;
 };
 
+/* Re-arm the connection's timeouts for its current state. */
+void agent_conn_set_timeouts(struct agent_conn *c);
+
 /* Send [id, "ok", <raw value bytes>]; id NULL means nil. */
 void agent_conn_send_ok(struct agent_conn *c, const uint64_t *id,
 			const char *value, size_t value_len);

@@ -539,6 +539,8 @@ void agent_dump_done_cb(int fd, short what, void *arg)
 	if (!c)
 		return; /* the client left; the dump finished (or was cleaned up) anyway */
 	c->dump_pending = 0;
+	if (!c->closing)
+		agent_conn_set_timeouts(c); /* the idle clock starts again */
 	if (res.code < 0) {
 		agent_conn_send_error(c, &id, res.code, res.message, 0);
 		return;

@@ -241,8 +241,9 @@ static void send_hello(struct agent_conn *c)
 }
 
 /* Read timeout: the frame timeout before auth and while a frame is
- * partly received, the idle timeout between requests. */
-static void set_read_timeout(struct agent_conn *c)
+ * partly received, the idle timeout between requests, and none while
+ * the connection waits for its dump (which may outlast any timeout). */
+void agent_conn_set_timeouts(struct agent_conn *c)
 {
 	struct vmheap_agent *a = c->agent;
 	size_t pending = evbuffer_get_length(bufferevent_get_input(c->bev));
@@ -255,6 +256,10 @@ static void set_read_timeout(struct agent_conn *c)
 		ms = a->frame_timeout_ms - (int)(mono_ms() - c->frame_started);
 		if (ms < 1)
 			ms = 1;
+	} else if (c->dump_pending) {
+		c->frame_started = 0;
+		bufferevent_set_timeouts(c->bev, NULL, &wr);
+		return;
 	} else {
 		c->frame_started = 0;
 		ms = a->idle_timeout_ms;
@@ -326,7 +331,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
 			agent_conn_send_error(c, NULL, VMHEAP_AGENT_ETIMEOUT,
 					      msg, 1);
 		} else {
-			set_read_timeout(c);
+			agent_conn_set_timeouts(c);
 		}
 	}
 }
@@ -438,7 +443,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	a->conns = c;
 	a->nconns++;
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
-	set_read_timeout(c);
+	agent_conn_set_timeouts(c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	send_hello(c);
 }

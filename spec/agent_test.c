@@ -454,6 +454,30 @@ START_TEST(a_silent_or_slow_client_is_timed_out)
 }
 END_TEST
 
+START_TEST(a_dump_longer_than_the_idle_timeout_still_gets_its_reply)
+{
+	struct sample_opts o = {.args = {"--walk-delay-ms", "1200", NULL},
+				.env = {"VMHEAP_AGENT_IDLE_TIMEOUT_MS=300", NULL}};
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+
+	sample_start(&s, &o);
+	c = sample_client(&s);
+	call_ok(c, "set", "system.memory.dump", "slow.vmheap", &r);
+	ck_assert(map_get(&r.value, "seconds")->via.f64 >= 1.0);
+	vmheap_reply_release(&r);
+	/* and the idle timeout applies again afterwards */
+	sleep_ms(1000);
+	ck_assert_int_eq(vmheap_client_call(c, "get", "system.pid", NULL, &r),
+			 0);
+	ck_assert(!r.ok && !strcmp(r.code, "timeout"));
+	vmheap_reply_release(&r);
+	vmheap_client_close(c);
+	sample_cleanup(&s);
+}
+END_TEST
+
 START_TEST(too_many_clients_get_a_clear_refusal)
 {
 	struct sample_opts o = {.env = {"VMHEAP_AGENT_MAX_CLIENTS=2", NULL}};
@@ -1124,6 +1148,7 @@ static Suite *agent_suite(void)
 	tcase_add_test(t, wrong_or_missing_token_is_refused);
 	tcase_add_test(t, bad_input_gets_an_error_or_a_close_and_the_next_client_is_served);
 	tcase_add_test(t, a_silent_or_slow_client_is_timed_out);
+	tcase_add_test(t, a_dump_longer_than_the_idle_timeout_still_gets_its_reply);
 	tcase_add_test(t, too_many_clients_get_a_clear_refusal);
 	tcase_add_test(t, hundred_concurrent_clients_get_every_answer);
 	tcase_add_test(t, dump_to_existing_file_or_outside_the_dir_is_refused);
