@@ -146,15 +146,17 @@ static void vm_line(struct vm *vm, char *line, size_t size)
 			return;
 		}
 		left = (int)(deadline - now_ms());
-		ck_assert_msg(left > 0, "no line from the Ruby program in %d ms",
+		ck_assert_msg(left > 0,
+			      "no line from the Ruby program in %d ms",
 			      LINE_TIMEOUT_MS);
 		if (poll(&p, 1, left) <= 0)
 			continue;
 		ck_assert_uint_lt(vm->len, sizeof(vm->buf));
 		n = read(vm->from_ruby, vm->buf + vm->len,
 			 sizeof(vm->buf) - vm->len);
-		ck_assert_msg(n > 0, "the Ruby program (pid %d) closed its "
-				     "stdout before answering",
+		ck_assert_msg(n > 0,
+			      "the Ruby program (pid %d) closed its "
+			      "stdout before answering",
 			      (int)vm->pid);
 		vm->len += (size_t)n;
 	}
@@ -185,8 +187,8 @@ static void discover(const char *dir, pid_t pid, struct vmheap_agent_info *info)
 
 	snprintf(path, sizeof(path), "%s/vmheap-agent.%d", dir, (int)pid);
 	while (access(path, F_OK) != 0) {
-		ck_assert_msg(now_ms() < deadline,
-			      "no discovery file %s", path);
+		ck_assert_msg(now_ms() < deadline, "no discovery file %s",
+			      path);
 		usleep(20000);
 	}
 	ck_assert_msg(vmheap_discovery_read(path, info, err, sizeof(err)) == 0,
@@ -214,8 +216,7 @@ static void call_ok(vmheap_client *c, const char *verb, const char *var,
 {
 	int rc = vmheap_client_call_str(c, verb, var, value, reply);
 
-	ck_assert_msg(rc == 0, "%s %s: %s", verb, var,
-		      vmheap_client_error(c));
+	ck_assert_msg(rc == 0, "%s %s: %s", verb, var, vmheap_client_error(c));
 	ck_assert_msg(reply->ok, "%s %s %s: error %s: %s", verb, var,
 		      value ? value : "", reply->code, reply->message);
 }
@@ -235,7 +236,7 @@ static int64_t get_int(vmheap_client *c, const char *var)
 
 	call_ok(c, "get", var, NULL, &r);
 	ck_assert_msg(r.value.type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
-			      r.value.type == MSGPACK_OBJECT_NEGATIVE_INTEGER,
+			  r.value.type == MSGPACK_OBJECT_NEGATIVE_INTEGER,
 		      "%s is not an integer", var);
 	v = r.value.via.i64;
 	vmheap_reply_release(&r);
@@ -353,8 +354,8 @@ static size_t dangling_references(struct dump_view *v)
 			     cmp_u64))
 			dangling++;
 	for (i = 0; i < v->nroot_ids; i++)
-		if (!bsearch(&v->root_ids[i], v->ids, v->nids,
-			     sizeof(uint64_t), cmp_u64))
+		if (!bsearch(&v->root_ids[i], v->ids, v->nids, sizeof(uint64_t),
+			     cmp_u64))
 			dangling++;
 	return dangling;
 }
@@ -391,16 +392,17 @@ static struct dump_view *read_dump(const char *dir, const char *name,
 			i = v->nclasses++;
 			v->class_id[i] = rec.u.klass.id;
 			v->super_id[i] = rec.u.klass.super_id;
-			v->class_name[i] = strndup(rec.u.klass.name,
-						   rec.u.klass.name_len);
+			v->class_name[i] =
+			    strndup(rec.u.klass.name, rec.u.klass.name_len);
 			break;
 		case VMHEAP_RECORD_OBJECT:
 			i = class_index(v, rec.u.object.class_id);
-			ck_assert_msg(i != SIZE_MAX,
-				      "object 0x%llx uses class %llu before "
-				      "its class record",
-				      (unsigned long long)rec.u.object.id,
-				      (unsigned long long)rec.u.object.class_id);
+			ck_assert_msg(
+			    i != SIZE_MAX,
+			    "object 0x%llx uses class %llu before "
+			    "its class record",
+			    (unsigned long long)rec.u.object.id,
+			    (unsigned long long)rec.u.object.class_id);
 			v->count[i]++;
 			push(&v->ids, &v->nids, &v->ids_cap, rec.u.object.id);
 			for (size_t k = 0; k < rec.u.object.nrefs; k++)
@@ -410,15 +412,15 @@ static struct dump_view *read_dump(const char *dir, const char *name,
 			    strcmp(v->class_name[i], watch) == 0) {
 				v->watched_id = rec.u.object.id;
 				v->watched_nrefs = rec.u.object.nrefs;
-				v->watched_refs = malloc(
-					(rec.u.object.nrefs + 1) *
-					sizeof(uint64_t));
+				v->watched_refs =
+				    malloc((rec.u.object.nrefs + 1) *
+					   sizeof(uint64_t));
 				memcpy(v->watched_refs, rec.u.object.refs,
 				       rec.u.object.nrefs * sizeof(uint64_t));
 				v->watched_kind = strdup(
-					rec.u.object.kind < h->kind_count
-						? h->kind_names[rec.u.object.kind]
-						: "?");
+				    rec.u.object.kind < h->kind_count
+					? h->kind_names[rec.u.object.kind]
+					: "?");
 			}
 			break;
 		case VMHEAP_RECORD_ROOT:
@@ -510,29 +512,29 @@ static long long diff_delta(const char *json, const char *name, int *found)
 /* ------------------------------------------------------------ programs */
 
 static const char counts_program[] =
-	"STDOUT.sync = true\n"
-	"class VmheapSpecAlpha; end\n"
-	"class VmheapSpecBeta; end\n"
-	"class VmheapSpecGamma; end\n"
-	"class VmheapSpecDelta; end\n"
-	"$keep = []\n"
-	"3.times { $keep << VmheapSpecAlpha.new }\n"
-	"17.times { $keep << VmheapSpecBeta.new }\n"
-	"101.times { $keep << VmheapSpecGamma.new }\n"
-	/* made and dropped on other threads, whose value is nil: no stale
-	 * stack slot of the main thread (the GC scans stacks conservatively)
-	 * and no Thread#value can keep one alive */
-	"Thread.new { $drop = Array.new(12) { VmheapSpecDelta.new }; nil }.join\n"
-	"puts 'ready'\n"
-	"while (line = STDIN.gets)\n"
-	"  case line.strip\n"
-	"  when 'add'\n"
-	"    4.times { $keep << VmheapSpecAlpha.new }\n"
-	"    9.times { $keep << VmheapSpecBeta.new }\n"
-	"    Thread.new { $drop = nil; nil }.join\n"
-	"    puts 'added'\n"
-	"  end\n"
-	"end\n";
+    "STDOUT.sync = true\n"
+    "class VmheapSpecAlpha; end\n"
+    "class VmheapSpecBeta; end\n"
+    "class VmheapSpecGamma; end\n"
+    "class VmheapSpecDelta; end\n"
+    "$keep = []\n"
+    "3.times { $keep << VmheapSpecAlpha.new }\n"
+    "17.times { $keep << VmheapSpecBeta.new }\n"
+    "101.times { $keep << VmheapSpecGamma.new }\n"
+    /* made and dropped on other threads, whose value is nil: no stale
+     * stack slot of the main thread (the GC scans stacks conservatively)
+     * and no Thread#value can keep one alive */
+    "Thread.new { $drop = Array.new(12) { VmheapSpecDelta.new }; nil }.join\n"
+    "puts 'ready'\n"
+    "while (line = STDIN.gets)\n"
+    "  case line.strip\n"
+    "  when 'add'\n"
+    "    4.times { $keep << VmheapSpecAlpha.new }\n"
+    "    9.times { $keep << VmheapSpecBeta.new }\n"
+    "    Thread.new { $drop = nil; nil }.join\n"
+    "    puts 'added'\n"
+    "  end\n"
+    "end\n";
 
 START_TEST(exact_counts_match_the_program_and_diff_shows_exactly_the_added)
 {
@@ -599,19 +601,19 @@ START_TEST(exact_counts_match_the_program_and_diff_shows_exactly_the_added)
 END_TEST
 
 static const char refs_program[] =
-	"STDOUT.sync = true\n"
-	"class VmheapSpecTarget; end\n"
-	"class VmheapSpecHolder\n"
-	"  def initialize(t) = @target = t\n"
-	"end\n"
-	"class VmheapSpecSingle; end\n"
-	"$holder = VmheapSpecHolder.new(VmheapSpecTarget.new)\n"
-	"$single = VmheapSpecSingle.new\n"
-	"def $single.only_mine = 1\n"
-	"$anon = Class.new\n"
-	"$anon_objects = Array.new(5) { $anon.new }\n"
-	"puts 'ready'\n"
-	"STDIN.read\n";
+    "STDOUT.sync = true\n"
+    "class VmheapSpecTarget; end\n"
+    "class VmheapSpecHolder\n"
+    "  def initialize(t) = @target = t\n"
+    "end\n"
+    "class VmheapSpecSingle; end\n"
+    "$holder = VmheapSpecHolder.new(VmheapSpecTarget.new)\n"
+    "$single = VmheapSpecSingle.new\n"
+    "def $single.only_mine = 1\n"
+    "$anon = Class.new\n"
+    "$anon_objects = Array.new(5) { $anon.new }\n"
+    "puts 'ready'\n"
+    "STDIN.read\n";
 
 START_TEST(references_classes_and_roots_appear_in_the_dump)
 {
@@ -678,22 +680,22 @@ START_TEST(references_classes_and_roots_appear_in_the_dump)
 END_TEST
 
 static const char threads_program[] =
-	"STDOUT.sync = true\n"
-	"$made = [0, 0, 0, 0]\n"
-	"4.times do |i|\n"
-	"  Thread.new do\n"
-	"    loop do\n"
-	"      a = Array.new(50) { |k| \"s#{k}\" * 3 }\n"
-	"      h = { a: a, n: i }\n"
-	"      $made[i] += 1\n"
-	"    end\n"
-	"  end\n"
-	"end\n"
-	"sleep 0.2\n"
-	"puts 'ready'\n"
-	"while (line = STDIN.gets)\n"
-	"  puts $made.sum if line.strip == 'made'\n"
-	"end\n";
+    "STDOUT.sync = true\n"
+    "$made = [0, 0, 0, 0]\n"
+    "4.times do |i|\n"
+    "  Thread.new do\n"
+    "    loop do\n"
+    "      a = Array.new(50) { |k| \"s#{k}\" * 3 }\n"
+    "      h = { a: a, n: i }\n"
+    "      $made[i] += 1\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "sleep 0.2\n"
+    "puts 'ready'\n"
+    "while (line = STDIN.gets)\n"
+    "  puts $made.sum if line.strip == 'made'\n"
+    "end\n";
 
 static long long made_so_far(struct vm *vm)
 {
@@ -748,27 +750,27 @@ START_TEST(dump_completes_while_four_threads_allocate)
 END_TEST
 
 static const char pause_program[] =
-	"STDOUT.sync = true\n"
-	"$big = Array.new(1_000_000) { Object.new }\n"
-	"$max = 0.0\n"
-	"def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)\n"
-	"Thread.new do\n"
-	"  last = now\n"
-	"  loop do\n"
-	"    sleep 0.001\n"
-	"    t = now\n"
-	"    $max = t - last if t - last > $max\n"
-	"    last = t\n"
-	"  end\n"
-	"end\n"
-	"sleep 0.1\n"
-	"puts 'ready'\n"
-	"while (line = STDIN.gets)\n"
-	"  case line.strip\n"
-	"  when 'reset' then $max = 0.0; puts 'reset'\n"
-	"  when 'max' then puts format('%.3f', $max * 1000)\n"
-	"  end\n"
-	"end\n";
+    "STDOUT.sync = true\n"
+    "$big = Array.new(1_000_000) { Object.new }\n"
+    "$max = 0.0\n"
+    "def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)\n"
+    "Thread.new do\n"
+    "  last = now\n"
+    "  loop do\n"
+    "    sleep 0.001\n"
+    "    t = now\n"
+    "    $max = t - last if t - last > $max\n"
+    "    last = t\n"
+    "  end\n"
+    "end\n"
+    "sleep 0.1\n"
+    "puts 'ready'\n"
+    "while (line = STDIN.gets)\n"
+    "  case line.strip\n"
+    "  when 'reset' then $max = 0.0; puts 'reset'\n"
+    "  when 'max' then puts format('%.3f', $max * 1000)\n"
+    "  end\n"
+    "end\n";
 
 static double max_stall_ms(struct vm *vm)
 {
@@ -833,19 +835,19 @@ START_TEST(fork_mode_pauses_the_vm_far_less_than_an_in_process_dump)
 END_TEST
 
 static const char fork_program[] =
-	"STDOUT.sync = true\n"
-	"class VmheapSpecForked; end\n"
-	"$keep = Array.new(3) { VmheapSpecForked.new }\n"
-	"child = fork do\n"
-	"  $keep << VmheapSpecForked.new\n"
-	"  sleep 0.02 until File.exist?('child.quit')\n"
-	"end\n"
-	"puts \"child #{child}\"\n"
-	"STDIN.gets\n"
-	"File.write('child.quit', '')\n"
-	"Process.wait(child)\n"
-	"puts \"child exited #{$?.exitstatus}\"\n"
-	"STDIN.read\n";
+    "STDOUT.sync = true\n"
+    "class VmheapSpecForked; end\n"
+    "$keep = Array.new(3) { VmheapSpecForked.new }\n"
+    "child = fork do\n"
+    "  $keep << VmheapSpecForked.new\n"
+    "  sleep 0.02 until File.exist?('child.quit')\n"
+    "end\n"
+    "puts \"child #{child}\"\n"
+    "STDIN.gets\n"
+    "File.write('child.quit', '')\n"
+    "Process.wait(child)\n"
+    "puts \"child exited #{$?.exitstatus}\"\n"
+    "STDIN.read\n";
 
 START_TEST(fork_in_the_program_leaves_a_working_agent_on_both_sides)
 {
@@ -898,11 +900,10 @@ START_TEST(fork_in_the_program_leaves_a_working_agent_on_both_sides)
 }
 END_TEST
 
-static const char daemon_program[] =
-	"STDOUT.sync = true\n"
-	"Process.daemon(true, true)\n"
-	"puts \"daemon #{Process.pid}\"\n"
-	"STDIN.read\n";
+static const char daemon_program[] = "STDOUT.sync = true\n"
+				     "Process.daemon(true, true)\n"
+				     "puts \"daemon #{Process.pid}\"\n"
+				     "STDIN.read\n";
 
 START_TEST(a_daemonized_program_gets_a_working_agent)
 {
@@ -928,8 +929,7 @@ START_TEST(a_daemonized_program_gets_a_working_agent)
 
 	/* EOF: the daemon exits and its agent removes its discovery file */
 	close(vm.to_ruby);
-	snprintf(path, sizeof(path), "%s/vmheap-agent.%d", vm.dir,
-		 (int)daemon);
+	snprintf(path, sizeof(path), "%s/vmheap-agent.%d", vm.dir, (int)daemon);
 	deadline = now_ms() + 15000;
 	while (access(path, F_OK) == 0) {
 		ck_assert_msg(now_ms() < deadline,
@@ -942,17 +942,17 @@ START_TEST(a_daemonized_program_gets_a_working_agent)
 END_TEST
 
 static const char vars_program[] =
-	"STDOUT.sync = true\n"
-	"def vmheap_spec_sleeper = sleep\n"
-	"sleeper = Thread.new { vmheap_spec_sleeper }\n"
-	"sleep 0.01 until sleeper.status == 'sleep'\n"
-	"puts 'ready'\n"
-	"while (line = STDIN.gets)\n"
-	"  if line.strip == 'gc'\n"
-	"    GC.start\n"
-	"    puts GC.count\n"
-	"  end\n"
-	"end\n";
+    "STDOUT.sync = true\n"
+    "def vmheap_spec_sleeper = sleep\n"
+    "sleeper = Thread.new { vmheap_spec_sleeper }\n"
+    "sleep 0.01 until sleeper.status == 'sleep'\n"
+    "puts 'ready'\n"
+    "while (line = STDIN.gets)\n"
+    "  if line.strip == 'gc'\n"
+    "    GC.start\n"
+    "    puts GC.count\n"
+    "  end\n"
+    "end\n";
 
 /* Does any backtrace line of any thread in `v` contain `needle`? */
 static int backtraces_mention(const msgpack_object *v, const char *needle)
@@ -971,7 +971,7 @@ static int backtraces_mention(const msgpack_object *v, const char *needle)
 				continue;
 			for (k = 0; k < kv->val.via.array.size; k++) {
 				const msgpack_object *l =
-					&kv->val.via.array.ptr[k];
+				    &kv->val.via.array.ptr[k];
 
 				if (l->type == MSGPACK_OBJECT_STR &&
 				    memmem(l->via.str.ptr, l->via.str.size,
@@ -1064,18 +1064,19 @@ START_TEST(demo_puts_the_leaking_class_on_top_of_the_diff)
 	snprintf(cmd, sizeof(cmd), "%sDEMO_GAP=2 sh '%s/examples/demo.sh' '%s'",
 #ifdef VMHEAP_ASAN_RUNTIME
 		 /* the ASan-built extension needs the runtime preloaded */
-		 "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME " ASAN_OPTIONS=detect_leaks=0 ",
+		 "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME
+		 " ASAN_OPTIONS=detect_leaks=0 ",
 #else
 		 "",
 #endif
 		 src_dir(), build_dir());
 	out = run_capture(cmd, &status);
-	ck_assert_msg(status == 0, "demo failed (status %d):\n%s", status,
-		      out);
+	ck_assert_msg(status == 0, "demo failed (status %d):\n%s", status, out);
 	diff = strstr(out, "$ vmheap-diff ");
 	ck_assert_msg(diff != NULL, "no vmheap-diff in the demo:\n%s", out);
 	/* the first row whose first field is a number is the top row */
-	for (line = strchr(diff, '\n'); line && *line; line = strchr(line, '\n')) {
+	for (line = strchr(diff, '\n'); line && *line;
+	     line = strchr(line, '\n')) {
 		char sign[32], cls[256];
 
 		line++;
@@ -1102,12 +1103,15 @@ static Suite *ruby_suite(void)
 	TCase *tc = tcase_create("real ruby");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc,
-		       exact_counts_match_the_program_and_diff_shows_exactly_the_added);
+	tcase_add_test(
+	    tc,
+	    exact_counts_match_the_program_and_diff_shows_exactly_the_added);
 	tcase_add_test(tc, references_classes_and_roots_appear_in_the_dump);
 	tcase_add_test(tc, dump_completes_while_four_threads_allocate);
-	tcase_add_test(tc, fork_mode_pauses_the_vm_far_less_than_an_in_process_dump);
-	tcase_add_test(tc, fork_in_the_program_leaves_a_working_agent_on_both_sides);
+	tcase_add_test(
+	    tc, fork_mode_pauses_the_vm_far_less_than_an_in_process_dump);
+	tcase_add_test(
+	    tc, fork_in_the_program_leaves_a_working_agent_on_both_sides);
 	tcase_add_test(tc, a_daemonized_program_gets_a_working_agent);
 	tcase_add_test(tc, ruby_variables_give_gc_stat_and_real_backtraces);
 	tcase_add_test(tc, in_process_dump_allocates_no_ruby_object);

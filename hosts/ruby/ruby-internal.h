@@ -41,7 +41,7 @@ void rb_objspace_reachable_objects_from(VALUE obj,
 					void (*func)(VALUE obj, void *data),
 					void *data);
 void rb_objspace_reachable_objects_from_root(
-	void (*func)(const char *category, VALUE obj, void *data), void *data);
+    void (*func)(const char *category, VALUE obj, void *data), void *data);
 size_t rb_obj_memsize_of(VALUE obj);
 
 /* ------------------------------------------------------------ worker */
@@ -101,7 +101,7 @@ int ruby_walk_heap(vmheap_writer *w);
 struct ruby_class_table {
 	uint64_t *keys; /* 0 = empty slot */
 	uint32_t *ids;
-	size_t cap;     /* power of two */
+	size_t cap; /* power of two */
 	size_t count;
 };
 

@@ -84,8 +84,6 @@ static int host_prepare_child(void *ctx, int gc)
 
 static void host_init(void)
 {
-	extern const char ruby_version[];
-
 	memset(&host, 0, sizeof(host));
 	host.vm_name = "ruby";
 	host.vm_version = ruby_version;
@@ -144,7 +142,8 @@ static int start_agent(char *err, size_t errlen)
 		return rc;
 	}
 	if (getenv("VMHEAP_AGENT_VERBOSE") && *getenv("VMHEAP_AGENT_VERBOSE"))
-		fprintf(stderr, "vmheap-agent: pid %ld, port %u, discovery %s\n",
+		fprintf(stderr,
+			"vmheap-agent: pid %ld, port %u, discovery %s\n",
 			(long)getpid(), (unsigned)vmheap_agent_port(agent),
 			vmheap_agent_discovery_path(agent));
 	return 0;

@@ -121,7 +121,7 @@ static VALUE collect_backtraces(VALUE unused)
 		if (RB_TYPE_P(bt, T_ARRAY))
 			for (j = 0; j < RARRAY_LEN(bt); j++)
 				rb_ary_push(lines, rb_obj_as_string(
-							   rb_ary_entry(bt, j)));
+						       rb_ary_entry(bt, j)));
 		rb_ary_push(out, rb_assoc_new(rb_inspect(th), lines));
 	}
 	return out;

@@ -35,17 +35,20 @@
 #include "ruby-internal.h"
 
 const char *const ruby_kind_names[] = {
-	"none",        "object",      "class",       "module",
-	"float",       "string",      "regexp",      "array",
-	"hash",        "struct",      "bignum",      "file",
-	"data",        "match",       "complex",     "rational",
-	"unused-0x10", "nil",         "true",        "false",
-	"symbol",      "fixnum",      "undef",       "unused-0x17",
-	"unused-0x18", "unused-0x19", "imemo",       "node",
-	"iclass",      "zombie",      "moved",
+    [0x00] = "none",	    [0x01] = "object",	    [0x02] = "class",
+    [0x03] = "module",	    [0x04] = "float",	    [0x05] = "string",
+    [0x06] = "regexp",	    [0x07] = "array",	    [0x08] = "hash",
+    [0x09] = "struct",	    [0x0a] = "bignum",	    [0x0b] = "file",
+    [0x0c] = "data",	    [0x0d] = "match",	    [0x0e] = "complex",
+    [0x0f] = "rational",    [0x10] = "unused-0x10", [0x11] = "nil",
+    [0x12] = "true",	    [0x13] = "false",	    [0x14] = "symbol",
+    [0x15] = "fixnum",	    [0x16] = "undef",	    [0x17] = "unused-0x17",
+    [0x18] = "unused-0x18", [0x19] = "unused-0x19", [0x1a] = "imemo",
+    [0x1b] = "node",	    [0x1c] = "iclass",	    [0x1d] = "zombie",
+    [0x1e] = "moved",
 };
 const size_t ruby_kind_count =
-	sizeof(ruby_kind_names) / sizeof(ruby_kind_names[0]);
+    sizeof(ruby_kind_names) / sizeof(ruby_kind_names[0]);
 
 #define MAX_CATEGORIES 64
 #define MAX_CLASS_DEPTH 256
@@ -87,8 +90,7 @@ static uint64_t category_string(struct walk *wk, const char *category)
 					     : MAX_CATEGORIES - 1;
 	wk->category[i] = category;
 	wk->category_id[i] = i + 1;
-	rc = vmheap_writer_add_string(wk->w, i + 1, category,
-				      strlen(category));
+	rc = vmheap_writer_add_string(wk->w, i + 1, category, strlen(category));
 	if (rc < 0)
 		fail(wk, rc);
 	return i + 1;

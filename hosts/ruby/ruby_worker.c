@@ -24,7 +24,7 @@ enum { JOB_PENDING, JOB_RUNNING, JOB_DONE };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work_posted; /* a job was queued, or wake() */
-static pthread_cond_t job_done;    /* CLOCK_MONOTONIC for timed waits */
+static pthread_cond_t job_done;	   /* CLOCK_MONOTONIC for timed waits */
 static int conds_ready;
 static struct ruby_job *head, *tail, *current;
 static int alive; /* the Ruby thread takes jobs */
@@ -217,8 +217,8 @@ int ruby_worker_run(int (*fn)(void *arg), void *arg, int timeout_ms)
 		deadline_after(&deadline, timeout_ms);
 	while (job.state != JOB_DONE) {
 		if (job.state == JOB_PENDING && timeout_ms >= 0) {
-			int rc = pthread_cond_timedwait(&job_done, &lock,
-							&deadline);
+			int rc =
+			    pthread_cond_timedwait(&job_done, &lock, &deadline);
 			if (rc == ETIMEDOUT && job.state == JOB_PENDING) {
 				unqueue(&job);
 				pthread_mutex_unlock(&lock);
