@@ -365,8 +365,27 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	dfd = open_target_dir(a, path, rel, sizeof(rel), &name, res);
 	if (dfd < 0)
 		return;
-	msgf(res->path, sizeof(res->path), "%s%s%s", a->dump_dir,
-		 strcmp(a->dump_dir, "/") ? "/" : "", rel);
+	{
+		/* the reply names the file plainly: no "." or "//" parts */
+		size_t o = strlen(a->dump_dir);
+		const char *p = rel;
+
+		memcpy(res->path, a->dump_dir, o + 1);
+		while (*p) {
+			size_t l = strcspn(p, "/");
+			if (l && !(l == 1 && *p == '.') &&
+			    o + l + 2 < sizeof(res->path)) {
+				if (o && res->path[o - 1] != '/')
+					res->path[o++] = '/';
+				memcpy(res->path + o, p, l);
+				o += l;
+				res->path[o] = '\0';
+			}
+			p += l;
+			while (*p == '/')
+				p++;
+		}
+	}
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		res->code = VMHEAP_AGENT_EEXIST;
 		msgf(res->message, sizeof(res->message),

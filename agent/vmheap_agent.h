@@ -253,7 +253,8 @@ struct vmheap_reply {
 int vmheap_client_connect(vmheap_client **out,
 			  const struct vmheap_agent_info *info, int timeout_ms);
 
-/* Connect to host:port with an explicit token (tests). */
+/* Connect to host:port with an explicit token (tests).  With a NULL
+ * token only the hello is read: every request is then refused (auth). */
 int vmheap_client_connect_addr(vmheap_client **out, const char *host,
 			       uint16_t port, const char *token,
 			       int timeout_ms);

@@ -644,7 +644,9 @@ START_TEST(dump_to_existing_file_or_outside_the_dir_is_refused)
 	/* a subdirectory inside is fine, and an absolute path inside */
 	snprintf(path, sizeof(path), "%s/sub", s.dumps);
 	ck_assert(mkdir(path, 0700) == 0);
-	call_ok(c, "set", "system.memory.dump", "sub/./two.vmheap", &r);
+	call_ok(c, "set", "system.memory.dump", "sub/.//two.vmheap", &r);
+	snprintf(abs, sizeof(abs), "%s/sub/two.vmheap", s.dumps);
+	ck_assert(obj_str_is(map_get(&r.value, "path"), abs));
 	vmheap_reply_release(&r);
 	snprintf(abs, sizeof(abs), "%s/sub/three.vmheap", s.dumps);
 	call_ok(c, "set", "system.memory.dump", abs, &r);
