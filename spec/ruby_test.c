@@ -283,6 +283,7 @@ struct dump_view {
 	size_t nclasses;
 	uint64_t class_id[MAX_CLASSES];
 	uint64_t super_id[MAX_CLASSES];
+	uint32_t class_flags[MAX_CLASSES];
 	char *class_name[MAX_CLASSES];
 	uint64_t count[MAX_CLASSES]; /* objects per class (same index) */
 	/* objects of the watched class: id and refs of the first one */
@@ -392,6 +393,7 @@ static struct dump_view *read_dump(const char *dir, const char *name,
 			i = v->nclasses++;
 			v->class_id[i] = rec.u.klass.id;
 			v->super_id[i] = rec.u.klass.super_id;
+			v->class_flags[i] = rec.u.klass.flags;
 			v->class_name[i] =
 			    strndup(rec.u.klass.name, rec.u.klass.name_len);
 			break;
@@ -657,15 +659,22 @@ START_TEST(references_classes_and_roots_appear_in_the_dump)
 	/* a singleton method does not hide the object's real class */
 	ck_assert_uint_eq(count_of(d, "VmheapSpecSingle"), 1);
 
-	/* instances of an anonymous class: one "#<Class:0x...>" row of 5 */
+	/* instances of an anonymous class: one "#<Class:0x...>" row of 5,
+	 * flagged anonymous (0x1); named classes carry no flag */
 	for (i = 0; i < d->nclasses; i++)
 		if (strncmp(d->class_name[i], "#<Class:0x", 10) == 0 &&
-		    d->count[i] == 5)
+		    d->count[i] == 5) {
 			anon_rows++;
+			ck_assert_uint_eq(d->class_flags[i], 0x1);
+		}
 	ck_assert_uint_eq(anon_rows, 1);
+	ck_assert_uint_eq(d->class_flags[holder], 0);
 
-	/* internal objects get a name in angle brackets */
+	/* internal objects get a name in angle brackets, flagged 0x2 */
 	ck_assert_uint_gt(count_of(d, "<imemo>"), 0);
+	for (i = 0; i < d->nclasses; i++)
+		if (d->class_name[i][0] == '<')
+			ck_assert_uint_eq(d->class_flags[i], 0x2);
 
 	/* roots by category */
 	ck_assert_uint_gt(d->roots, 0);

@@ -23,7 +23,8 @@
  *    "<node>", "<iclass>", and hidden objects (klass 0, e.g. the VM's own
  *    strings and arrays) "<hidden-string>", "<hidden-array>", ...;
  *  - class ids are small dense integers from a C hash table, and a class
- *    record (after its superclass's) is written before its first object.
+ *    record (after its superclass's) is written before its first object;
+ *    its flags say anonymous (0x1) or internal (0x2, no Ruby class).
  *
  * Object kinds are Ruby's T_ type values; ruby_kind_names names them.
  */
@@ -49,6 +50,10 @@ const char *const ruby_kind_names[] = {
 };
 const size_t ruby_kind_count =
     sizeof(ruby_kind_names) / sizeof(ruby_kind_names[0]);
+
+/* Class record flags written by the Ruby host (FORMAT.md: VM-specific). */
+#define RUBY_CLASS_ANONYMOUS 0x1u /* no name: "#<Class:0x...>" made here */
+#define RUBY_CLASS_INTERNAL 0x2u  /* "<imemo>" etc.: no Ruby class */
 
 #define MAX_CATEGORIES 64
 #define MAX_CLASS_DEPTH 256
@@ -115,7 +120,7 @@ static void add_root(const char *category, VALUE obj, void *data)
 /* ------------------------------------------------------------ classes */
 
 static uint32_t emit_class(struct walk *wk, uint64_t key, const char *name,
-			   size_t len, uint64_t super_id)
+			   size_t len, uint64_t super_id, uint32_t flags)
 {
 	uint32_t id = ruby_class_table_add(&wk->classes, key);
 	int rc;
@@ -126,7 +131,7 @@ static uint32_t emit_class(struct walk *wk, uint64_t key, const char *name,
 	}
 	if (len > VMHEAP_MAX_STRING_BYTES)
 		len = VMHEAP_MAX_STRING_BYTES;
-	rc = vmheap_writer_add_class(wk->w, id, name, len, super_id, 0);
+	rc = vmheap_writer_add_class(wk->w, id, name, len, super_id, flags);
 	if (rc < 0) {
 		fail(wk, rc);
 		return 0;
@@ -157,11 +162,11 @@ static uint32_t emit_ruby_class(struct walk *wk, VALUE klass, uint64_t super_id)
 
 	if (RB_TYPE_P(path, T_STRING))
 		return emit_class(wk, klass, RSTRING_PTR(path),
-				  (size_t)RSTRING_LEN(path), super_id);
-	len = snprintf(anon, sizeof(anon), "#<%s:0x%016" PRIxPTR ">",
-		       RB_TYPE_P(klass, T_MODULE) ? "Module" : "Class",
+				  (size_t)RSTRING_LEN(path), super_id, 0);
+	len = snprintf(anon, sizeof(anon), "#<Class:0x%016" PRIxPTR ">",
 		       (uintptr_t)klass);
-	return emit_class(wk, klass, anon, (size_t)len, super_id);
+	return emit_class(wk, klass, anon, (size_t)len, super_id,
+			  RUBY_CLASS_ANONYMOUS);
 }
 
 /* The id of a real class, writing it (and its superclasses) if new. */
@@ -201,7 +206,7 @@ static uint32_t pseudo_class_id(struct walk *wk, int type, int hidden)
 	len = snprintf(name, sizeof(name), hidden ? "<hidden-%s>" : "<%s>",
 		       (size_t)type < ruby_kind_count ? ruby_kind_names[type]
 						      : "unknown");
-	return emit_class(wk, key, name, (size_t)len, 0);
+	return emit_class(wk, key, name, (size_t)len, 0, RUBY_CLASS_INTERNAL);
 }
 
 static uint32_t object_class_id(struct walk *wk, VALUE obj, int type)
