@@ -836,6 +836,77 @@ START_TEST(fork_in_the_host_leaves_the_parent_agent_working)
 }
 END_TEST
 
+struct two {
+	int n;
+	struct vmheap_agent_info info[4];
+};
+
+static void on_found_two(void *arg, const struct vmheap_agent_info *info)
+{
+	struct two *t = arg;
+
+	if (t->n < 4)
+		t->info[t->n] = *info;
+	t->n++;
+}
+
+START_TEST(fork_child_may_start_a_fresh_agent_of_its_own)
+{
+	struct sample s;
+	vmheap_client *a, *b = NULL;
+	struct vmheap_reply r;
+	struct two t;
+	int64_t child, deadline, st;
+	char child_file[PATH_MAX];
+	int rc;
+
+	sample_start(&s, NULL);
+	a = sample_client(&s);
+	call_ok(a, "set", "sample.fork_agent", "2000", &r);
+	child = r.value.via.i64;
+	vmheap_reply_release(&r);
+	snprintf(child_file, sizeof(child_file), "%s/vmheap-agent.%d", s.dir,
+		 (int)child);
+
+	/* the child's own agent appears beside the parent's */
+	deadline = now_ms() + 10000;
+	do {
+		ck_assert_msg(now_ms() < deadline, "no agent from the child");
+		sleep_ms(20);
+		memset(&t, 0, sizeof(t));
+		rc = vmheap_discovery_list(s.dir, on_found_two, NULL, &t);
+	} while (rc < 2);
+	ck_assert_int_eq(t.n, 2);
+	ck_assert_int_eq(t.info[0].pid < t.info[1].pid ? t.info[0].pid
+						       : t.info[1].pid,
+			 s.pid < child ? s.pid : (pid_t)child);
+	for (int i = 0; i < 2; i++)
+		if (t.info[i].pid == child) {
+			ck_assert_int_ne(t.info[i].port, s.info.port);
+			ck_assert_str_ne(t.info[i].token, s.info.token);
+			rc = vmheap_client_connect(&b, &t.info[i], 10000);
+			ck_assert_msg(rc == 0, "%s", vmheap_client_error(b));
+		}
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(get_int(b, "system.pid"), child);
+	vmheap_client_close(b);
+	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
+
+	deadline = now_ms() + 20000;
+	while ((st = get_int(a, "sample.fork_status")) < 0) {
+		ck_assert_msg(now_ms() < deadline, "the child never exited");
+		sleep_ms(20);
+	}
+	ck_assert_int_eq(st, 0);
+	/* the child's agent removed its own file, and only its own */
+	ck_assert_int_eq(access(child_file, F_OK), -1);
+	ck_assert_int_eq(access(s.discovery, F_OK), 0);
+	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
+	vmheap_client_close(a);
+	sample_cleanup(&s);
+}
+END_TEST
+
 /* ----------------------------------------------------------- discovery */
 
 static void write_file(const char *path, const char *body, mode_t mode)
@@ -1160,6 +1231,7 @@ static Suite *agent_suite(void)
 	tcase_add_test(t, client_leaving_mid_dump_leaves_no_temp_file_in_a_forked_child);
 	tcase_add_test(t, sigterm_removes_the_discovery_file);
 	tcase_add_test(t, fork_in_the_host_leaves_the_parent_agent_working);
+	tcase_add_test(t, fork_child_may_start_a_fresh_agent_of_its_own);
 	tcase_add_test(t, discovery_refuses_unsafe_files_and_removes_dead_agents);
 	tcase_add_test(t, protocol_md_example_is_real_encoder_output_and_replays);
 	tcase_add_test(t, a_vm_that_dies_gives_closed_not_a_hang);

@@ -105,6 +105,7 @@ static const struct {
 } host_vars[] = {
 	{"sample.census", "map"},
 	{"sample.fork", "int"},
+	{"sample.fork_agent", "int"},
 	{"sample.fork_status", "int"},
 	{"sample.tick_ms", "int"},
 	{"sample.ticks", "int"},
@@ -137,7 +138,8 @@ static int get_var(void *ctx, const char *name, msgpack_packer *pk)
 		msgpack_pack_int64(pk, atomic_load(&vm->tick_ms));
 	} else if (!strcmp(name, "sample.fork_status")) {
 		msgpack_pack_int64(pk, atomic_load(&vm->fork_status));
-	} else if (!strcmp(name, "sample.fork")) {
+	} else if (!strcmp(name, "sample.fork") ||
+		   !strcmp(name, "sample.fork_agent")) {
 		msgpack_pack_int64(pk, atomic_load(&vm->fork_child));
 	} else if (!strcmp(name, "sample.census") ||
 		   !strcmp(name, "system.memory.count") ||
@@ -190,13 +192,20 @@ static int want_int(const msgpack_object *v, long long *out)
 	return -1;
 }
 
-/* `set sample.fork MS`: fork the VM the way an application would (from
- * this thread, with no safe point), as Rubinius issue #3035 did.  The
+/*
+ * `set sample.fork MS`: fork the VM the way an application would (from
+ * this thread, with no safe point), as in Rubinius issue #3035.  The
  * child checks that its copy of the agent is stale, lives MS ms, and
  * exits through exit() (so at-exit hooks run in it).  Exit status 0
- * means the child saw a stale agent. */
-static int test_fork(struct sample_vm *vm, long long ms, msgpack_packer *pk,
-		     char *err, size_t errlen)
+ * means the child saw a stale agent.
+ *
+ * `set sample.fork_agent MS`: the same, but the child drops the stale
+ * agent and starts a fresh one of its own (its own port, token and
+ * discovery file) for MS ms, then stops it.  Exit status 4: the fresh
+ * agent did not start.
+ */
+static int test_fork(struct sample_vm *vm, long long ms, int fresh,
+		     msgpack_packer *pk, char *err, size_t errlen)
 {
 	pid_t pid;
 
@@ -214,8 +223,18 @@ static int test_fork(struct sample_vm *vm, long long ms, msgpack_packer *pk,
 	if (pid == 0) {
 		struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 		int stale = vm->agent && vmheap_agent_is_stale(vm->agent);
+		char why[256];
 
+		if (fresh) {
+			vmheap_agent_stop(vm->agent);
+			vm->agent = NULL;
+			if (vmheap_agent_start(&vm->agent, &vm->cfg, vm->host, why,
+					       sizeof(why)) < 0)
+				exit(4);
+		}
 		nanosleep(&ts, NULL);
+		if (fresh)
+			vmheap_agent_stop(vm->agent);
 		exit(stale ? 0 : 3);
 	}
 	atomic_store(&vm->fork_child, pid);
@@ -229,7 +248,8 @@ static int set_var(void *ctx, const char *name, const msgpack_object *value,
 	struct sample_vm *vm = ctx;
 	long long v;
 
-	if (!strcmp(name, "sample.tick_ms") || !strcmp(name, "sample.fork")) {
+	if (!strcmp(name, "sample.tick_ms") || !strcmp(name, "sample.fork") ||
+	    !strcmp(name, "sample.fork_agent")) {
 		if (want_int(value, &v) < 0) {
 			snprintf(err, errlen,
 				 "%s takes a non-negative integer (milliseconds)",
@@ -237,7 +257,8 @@ static int set_var(void *ctx, const char *name, const msgpack_object *value,
 			return VMHEAP_AGENT_ETYPE;
 		}
 		if (name[7] == 'f')
-			return test_fork(vm, v, pk, err, errlen);
+			return test_fork(vm, v, name[11] == '_', pk, err,
+					 errlen);
 		atomic_store(&vm->tick_ms, (int)v);
 		msgpack_pack_int64(pk, v);
 		return 0;

@@ -149,6 +149,9 @@ int main(int argc, char **argv)
 
 	if (!no_agent) {
 		sample_host_init(&host, &vm);
+		vm.host = &host;
+		if (vmheap_agent_config_from_env(&cfg, err, sizeof(err)) == 0)
+			vm.cfg = cfg;
 		if (vmheap_agent_config_from_env(&cfg, err, sizeof(err)) < 0 ||
 		    vmheap_agent_start(&vm.agent, &cfg, &host, err,
 				       sizeof(err)) < 0) {

@@ -68,6 +68,8 @@ struct sample_vm {
 	pthread_t mutator;
 
 	vmheap_agent *agent;
+	const struct vmheap_agent_host *host;  /* for a fresh agent after fork */
+	struct vmheap_agent_config cfg;
 	atomic_int fork_child;       /* pid of a test fork child, or 0 */
 	atomic_int fork_status;      /* its exit status, -1 while it runs */
 	uint64_t rng;
