@@ -21,35 +21,39 @@ mkdir -p "$fz/crashes" "$fz/logs"
 for t in $targets; do
 	bin="$fz/fuzz_$t"
 	corpus="$fz/corpus/$t"
-	log="$fz/logs/$t.log"
+	log="$fz/logs/$t.$$.log"
 	mkdir -p "$corpus"
 	if [ ! -x "$bin" ]; then
 		echo "fuzz_$t: FAILED (not built: $bin)"
 		failed=$((failed + 1))
 		continue
 	fi
-	# the targets' scratch files (discovery files, dumps) stay in here
-	rm -rf "$fz/tmp/$t"
-	mkdir -p "$fz/tmp/$t"
+	# the targets' scratch files (discovery files, dumps) stay in here,
+	# one directory per run (runs may overlap)
+	mkdir -p "$fz/tmp"
+	scratch=$(mktemp -d "$fz/tmp/$t.XXXXXX")
 	reg="$src/spec/regress/$t"
 	nreg=0
 	if [ -d "$reg" ] && [ -n "$(ls -A "$reg" 2>/dev/null)" ]; then
 		nreg=$(ls -A "$reg" | wc -l)
-		if ! TMPDIR="$fz/tmp/$t" "$bin" -runs=1 "$reg"/* >"$fz/logs/$t-regress.log" 2>&1; then
-			echo "fuzz_$t: FAILED on a regression input of spec/regress/$t (see $fz/logs/$t-regress.log)"
-			tail -n 30 "$fz/logs/$t-regress.log"
+		if ! TMPDIR="$scratch" "$bin" -runs=1 "$reg"/* >"$fz/logs/$t-regress.$$.log" 2>&1; then
+			echo "fuzz_$t: FAILED on a regression input of spec/regress/$t (see $fz/logs/$t-regress.$$.log)"
+			tail -n 30 "$fz/logs/$t-regress.$$.log"
+			rm -rf "$scratch"
 			failed=$((failed + 1))
 			continue
 		fi
+		rm -f "$fz/logs/$t-regress.$$.log"
 	fi
-	export TMPDIR="$fz/tmp/$t"
 	start=$(date +%s)
-	"$bin" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
+	TMPDIR="$scratch" "$bin" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$fz/crashes/$t-" \
 		"$corpus" "$fz/seeds/$t" >"$log" 2>&1
 	rc=$?
 	end=$(date +%s)
-	rm -rf "$TMPDIR"
+	rm -rf "$scratch"
+	mv "$log" "$fz/logs/$t.log"
+	log="$fz/logs/$t.log"
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	size=$(ls -A "$corpus" | wc -l)
 	if [ $rc -eq 0 ]; then
@@ -57,7 +61,7 @@ for t in $targets; do
 		passed=$((passed + 1))
 	else
 		echo "fuzz_$t: FAILED (exit $rc) after $((end - start)) s; log $log:"
-		grep -E 'ERROR|SUMMARY|Test unit written|abort|protocol_fuzz|==[0-9]+==' "$log" | head -n 20
+		grep -a -E 'ERROR|SUMMARY|Test unit written|abort|protocol_fuzz|==[0-9]+==' "$log" | head -n 20
 		failed=$((failed + 1))
 	fi
 done
