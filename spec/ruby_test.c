@@ -300,6 +300,7 @@ struct dump_view {
 	uint64_t *root_ids;
 	size_t nroot_ids, root_ids_cap; /* a root of category "vm" was seen */
 	struct vmheap_totals totals;
+	uint32_t header_flags;
 };
 
 static size_t class_index(const struct dump_view *v, uint64_t id)
@@ -379,6 +380,7 @@ static struct dump_view *read_dump(const char *dir, const char *name,
 	ck_assert_msg(rc == 0, "open %s: %s", path,
 		      r ? vmheap_reader_error(r) : vmheap_strerror(rc));
 	h = vmheap_reader_header(r);
+	v->header_flags = h->flags;
 	while ((rc = vmheap_reader_next(r, &rec)) > 0) {
 		size_t i;
 
@@ -909,6 +911,52 @@ START_TEST(fork_in_the_program_leaves_a_working_agent_on_both_sides)
 }
 END_TEST
 
+static const char garbage_program[] =
+    "STDOUT.sync = true\n"
+    "class VmheapSpecGarbage; end\n"
+    "class VmheapSpecLive; end\n"
+    "$live = Array.new(10) { VmheapSpecLive.new }\n"
+    "GC.disable\n"
+    "Thread.new { Array.new(1000) { VmheapSpecGarbage.new }; nil }.join\n"
+    "puts 'ready'\n"
+    "STDIN.read\n";
+
+START_TEST(fork_dumps_hold_live_objects_only_unless_gc_is_off)
+{
+	struct vm vm;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	struct dump_view *d;
+
+	/* the program disabled its GC: its garbage stays in its heap */
+	vm_start(&vm, garbage_program);
+	vm_expect(&vm, "ready");
+	c = connect_to(vm.dir, vm.pid);
+
+	dump(c, "live.vmheap");
+	d = read_dump(vm.dir, "live.vmheap", NULL);
+	ck_assert_uint_eq(count_of(d, "VmheapSpecLive"), 10);
+	ck_assert_uint_eq(count_of(d, "VmheapSpecGarbage"), 0);
+	ck_assert_uint_eq(d->header_flags & 3,
+			  VMHEAP_FLAG_LIVE_ONLY | VMHEAP_FLAG_FORKED);
+	view_free(d);
+
+	call_ok(c, "set", "config.dump.gc", "false", &r);
+	vmheap_reply_release(&r);
+	dump(c, "raw.vmheap");
+	d = read_dump(vm.dir, "raw.vmheap", NULL);
+	ck_assert_uint_eq(count_of(d, "VmheapSpecLive"), 10);
+	/* all still there: the first dump's GC ran in its child only */
+	ck_assert_uint_eq(count_of(d, "VmheapSpecGarbage"), 1000);
+	ck_assert_uint_eq(d->header_flags & 3, VMHEAP_FLAG_FORKED);
+	view_free(d);
+
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	rm_rf(vm.dir);
+}
+END_TEST
+
 static const char daemon_program[] = "STDOUT.sync = true\n"
 				     "Process.daemon(true, true)\n"
 				     "puts \"daemon #{Process.pid}\"\n"
@@ -1121,6 +1169,7 @@ static Suite *ruby_suite(void)
 	    tc, fork_mode_pauses_the_vm_far_less_than_an_in_process_dump);
 	tcase_add_test(
 	    tc, fork_in_the_program_leaves_a_working_agent_on_both_sides);
+	tcase_add_test(tc, fork_dumps_hold_live_objects_only_unless_gc_is_off);
 	tcase_add_test(tc, a_daemonized_program_gets_a_working_agent);
 	tcase_add_test(tc, ruby_variables_give_gc_stat_and_real_backtraces);
 	tcase_add_test(tc, in_process_dump_allocates_no_ruby_object);
