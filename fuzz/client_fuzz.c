@@ -42,7 +42,9 @@ static void *serve(void *arg)
 
 		while (sem_wait(&start_sem) < 0 && errno == EINTR)
 			;
-		fd = accept(listen_fd, NULL, NULL);
+		do
+			fd = accept(listen_fd, NULL, NULL);
+		while (fd < 0 && errno == EINTR);
 		if (fd >= 0) {
 			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -54,8 +56,11 @@ static void *serve(void *arg)
 				off += (size_t)w;
 			}
 			shutdown(fd, SHUT_WR);
-			while (recv(fd, sink, sizeof(sink), 0) > 0)
-				;
+			for (;;) {
+				ssize_t n = recv(fd, sink, sizeof(sink), 0);
+				if (n == 0 || (n < 0 && errno != EINTR))
+					break;
+			}
 			close(fd);
 		}
 		sem_post(&done_sem);

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,8 +270,24 @@ static int connect_agent(void)
 	sa.sin_port = htons(vmheap_agent_port(agent));
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		perror("protocol_fuzz: connect");
-		abort();
+		/* libFuzzer's timer signal may interrupt it: the connection
+		 * then completes in the background */
+		struct pollfd p = {fd, POLLOUT, 0};
+		int soerr = 0;
+		socklen_t sl = sizeof(soerr);
+
+		if (errno != EINTR) {
+			perror("protocol_fuzz: connect");
+			abort();
+		}
+		while (poll(&p, 1, REPLY_TIMEOUT_S * 1000) < 0 && errno == EINTR)
+			;
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 ||
+		    soerr) {
+			fprintf(stderr, "protocol_fuzz: connect: %s\n",
+				strerror(soerr));
+			abort();
+		}
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
