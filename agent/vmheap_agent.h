@@ -180,7 +180,9 @@ const char *vmheap_agent_discovery_path(const vmheap_agent *a);
 /*
  * Stop the agent: close connections, wait for a running dump, join the
  * threads, remove the discovery file, free everything.  Call it from a
- * VM thread, never from a host callback (that runs on an agent thread).  In a forked child
+ * VM thread, never from a host callback (that runs on an agent thread),
+ * and without holding what run_stopped waits for (Ruby: release the GVL
+ * around it), or a running dump can never finish.  In a forked child
  * (where the agent's threads do not exist) it only frees memory and
  * leaves the parent's discovery file alone.
  */
