@@ -41,6 +41,7 @@
 
 static vmheap_agent *agent;
 static struct vmheap_agent_host host;
+static int stopped_by_program; /* VmheapAgent.stop: none in children */
 
 /* ------------------------------------------------------------ host */
 
@@ -187,6 +188,8 @@ static void after_fork_child(void)
 		vmheap_agent_stop(agent);
 		agent = NULL;
 	}
+	if (stopped_by_program)
+		return;
 	if (start_agent(err, sizeof(err)) < 0)
 		rb_warn("vmheap_agent: no agent in the forked child %ld: %s",
 			(long)getpid(), err);
@@ -233,10 +236,12 @@ static VALUE agent_discovery_path(VALUE self)
 		     : Qnil;
 }
 
-/* VmheapAgent.stop -> nil: stop the agent now (it does not restart). */
+/* VmheapAgent.stop -> nil: stop the agent now; it does not restart, not
+ * even in children forked later. */
 static VALUE agent_stop(VALUE self)
 {
 	(void)self;
+	stopped_by_program = 1;
 	stop_agent();
 	return Qnil;
 }
