@@ -36,7 +36,7 @@ struct agent_conn;
 
 /* snprintf into err (if non-NULL) and return code. */
 int agent_fail(char *err, size_t errlen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /* The protocol's code word for an error code ("busy", "exists", ...). */
 const char *agent_code_word(int code);
@@ -56,8 +56,8 @@ int frame_check(const char *data, size_t len, char *err, size_t errlen);
  * msgpack_unpacked_init).  It must be one MessagePack array.  Returns 0
  * or -1 with a reason in err.
  */
-int frame_decode(const char *data, size_t len, msgpack_unpacked *out,
-		 char *err, size_t errlen);
+int frame_decode(const char *data, size_t len, msgpack_unpacked *out, char *err,
+		 size_t errlen);
 
 /* Start a frame in `sb`: appends a 4-byte placeholder for the length. */
 void frame_begin(msgpack_sbuffer *sb);
@@ -104,11 +104,11 @@ void agent_read_cmdline(char *buf, size_t buflen);
 
 /* Result of one dump. */
 struct agent_dump_result {
-	int code;             /* 0 or a negative code */
-	char message[512];    /* when code < 0 */
-	char path[PATH_MAX];  /* absolute path of the file */
+	int code;	     /* 0 or a negative code */
+	char message[512];   /* when code < 0 */
+	char path[PATH_MAX]; /* absolute path of the file */
 	uint64_t objects;
-	uint64_t bytes;       /* sum of shallow sizes */
+	uint64_t bytes; /* sum of shallow sizes */
 	uint64_t file_bytes;
 	double seconds;
 	int forked;
@@ -146,8 +146,8 @@ struct agent_value {
  */
 int agent_var_get(struct vmheap_agent *a, const char *name,
 		  struct agent_value *v, char *err, size_t errlen);
-int agent_var_set(struct vmheap_agent *a, struct agent_conn *conn,
-		  uint64_t id, const char *name, const msgpack_object *value,
+int agent_var_set(struct vmheap_agent *a, struct agent_conn *conn, uint64_t id,
+		  const char *name, const msgpack_object *value,
 		  struct agent_value *v, char *err, size_t errlen);
 int agent_var_list(struct vmheap_agent *a, const char *prefix,
 		   struct agent_value *v, char *err, size_t errlen);
@@ -171,11 +171,12 @@ struct agent_conn {
 	struct vmheap_agent *agent;
 	struct bufferevent *bev;
 	int fd;
-	int slot;            /* index in agent->fd_slots */
+	int slot; /* index in agent->fd_slots */
 	int authed;
-	int closing;         /* close once the output is flushed */
-	int dump_pending;    /* a dump reply is owed to this connection */
-	int64_t frame_started; /* ms when a partial frame (or the connection) began */
+	int closing;	       /* close once the output is flushed */
+	int dump_pending;      /* a dump reply is owed to this connection */
+	int64_t frame_started; /* ms when a partial frame (or the connection)
+				  began */
 	msgpack_unpacked msg;  /* the request being dispatched */
 	struct agent_conn *prev, *next;
 };
@@ -191,26 +192,26 @@ void agent_conn_send_error(struct agent_conn *c, const uint64_t *id, int code,
 			   const char *message, int close);
 
 struct vmheap_agent {
-	pid_t pid;                 /* the process that started the agent */
-	atomic_int stale;          /* set in a forked child */
+	pid_t pid;	  /* the process that started the agent */
+	atomic_int stale; /* set in a forked child */
 	const struct vmheap_agent_host *host;
 
 	char bind[64];
 	uint16_t port;
-	char dump_dir[PATH_MAX];   /* absolute, resolved */
+	char dump_dir[PATH_MAX]; /* absolute, resolved */
 	char tmpdir[PATH_MAX];
 	int max_clients;
 	int idle_timeout_ms;
 	int frame_timeout_ms;
-	atomic_int dump_fork;      /* 0/1 */
-	atomic_int dump_gc;        /* 0/1 */
+	atomic_int dump_fork; /* 0/1 */
+	atomic_int dump_gc;   /* 0/1 */
 
 	char token[33];
 	char discovery_path[PATH_MAX];
 	int discovery_written;
 	struct timespec start_mono;
 	time_t started;
-	char vm[256];              /* "name version" */
+	char vm[256]; /* "name version" */
 
 	struct event_base *base;
 	struct evconnlistener *listener;
@@ -219,9 +220,9 @@ struct vmheap_agent {
 	pthread_t loop_thread;
 	int loop_running;
 
-	struct agent_conn *conns;  /* loop thread only */
+	struct agent_conn *conns; /* loop thread only */
 	int nconns;
-	atomic_int *fd_slots;      /* fds a forked child closes */
+	atomic_int *fd_slots; /* fds a forked child closes */
 	int nslots;
 	atomic_int listen_fd;
 
@@ -231,9 +232,9 @@ struct vmheap_agent {
 	pthread_t dump_thread;
 	int dump_thread_running;
 	int dump_stop;
-	int dump_busy;             /* a job is queued or running */
-	int dump_queued;           /* the thread should pick it up */
-	int dump_finished;         /* result ready for the loop */
+	int dump_busy;	   /* a job is queued or running */
+	int dump_queued;   /* the thread should pick it up */
+	int dump_finished; /* result ready for the loop */
 	char job_path[PATH_MAX];
 	uint64_t job_id;
 	struct agent_conn *job_conn; /* loop thread only; NULL if gone */

@@ -40,7 +40,7 @@ static int64_t deadline_of(int timeout_ms)
 }
 
 static int fail(vmheap_client *c, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static int fail(vmheap_client *c, int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -98,8 +98,7 @@ static int send_all(vmheap_client *c, const char *buf, size_t len,
 		if (errno == EPIPE || errno == ECONNRESET)
 			return fail(c, VMHEAP_AGENT_ECLOSED,
 				    "the agent closed the connection");
-		return fail(c, VMHEAP_AGENT_ESYS, "send: %s",
-			    strerror(errno));
+		return fail(c, VMHEAP_AGENT_ESYS, "send: %s", strerror(errno));
 	}
 	return 0;
 }
@@ -134,16 +133,14 @@ static int recv_all(vmheap_client *c, char *buf, size_t len, int64_t deadline,
 		if (errno == ECONNRESET)
 			return fail(c, VMHEAP_AGENT_ECLOSED,
 				    "the agent reset the connection");
-		return fail(c, VMHEAP_AGENT_ESYS, "recv: %s",
-			    strerror(errno));
+		return fail(c, VMHEAP_AGENT_ESYS, "recv: %s", strerror(errno));
 	}
 	*got_out = got;
 	return 0;
 }
 
 /* Read one frame and decode it into `out`. */
-static int read_frame(vmheap_client *c, msgpack_unpacked *out,
-		      int64_t deadline)
+static int read_frame(vmheap_client *c, msgpack_unpacked *out, int64_t deadline)
 {
 	unsigned char hdr[4];
 	char why[256], *buf;
@@ -152,7 +149,8 @@ static int read_frame(vmheap_client *c, msgpack_unpacked *out,
 	int rc;
 
 	if (c->fd < 0)
-		return fail(c, VMHEAP_AGENT_ECLOSED, "the connection is closed");
+		return fail(c, VMHEAP_AGENT_ECLOSED,
+			    "the connection is closed");
 	rc = recv_all(c, (char *)hdr, 4, deadline, &got);
 	if (rc < 0)
 		return rc;
@@ -169,7 +167,8 @@ static int read_frame(vmheap_client *c, msgpack_unpacked *out,
 		free(buf);
 		if (rc == VMHEAP_AGENT_ECLOSED)
 			return fail(c, rc,
-				    "the agent closed the connection after %zu of %u frame bytes",
+				    "the agent closed the connection after %zu "
+				    "of %u frame bytes",
 				    got, len);
 		return rc;
 	}
@@ -251,7 +250,8 @@ static int read_reply(vmheap_client *c, uint64_t id, struct vmheap_reply *reply,
 		n = reply->storage_.data.via.array.size;
 		if (n < 3 || (!obj_is(&e[1], "ok") && !obj_is(&e[1], "error")))
 			return fail(c, VMHEAP_AGENT_EPROTO,
-				    "the agent sent a reply that is not [id, \"ok\"|\"error\", ...]");
+				    "the agent sent a reply that is not [id, "
+				    "\"ok\"|\"error\", ...]");
 		nil_id = e[0].type == MSGPACK_OBJECT_NIL;
 		if (!nil_id && !(e[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
 				 e[0].via.u64 == id))
@@ -266,8 +266,8 @@ static int read_reply(vmheap_client *c, uint64_t id, struct vmheap_reply *reply,
 		if (n > 3)
 			copy_obj_str(&e[3], reply->message,
 				     sizeof(reply->message));
-		snprintf(c->error, sizeof(c->error), "%.31s: %.400s", reply->code,
-			 reply->message);
+		snprintf(c->error, sizeof(c->error), "%.31s: %.400s",
+			 reply->code, reply->message);
 		return 0;
 	}
 }
@@ -308,14 +308,16 @@ static int handshake(vmheap_client *c, const char *token, int64_t deadline)
 	    e[3].type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
 		msgpack_unpacked_destroy(&hello);
 		return fail(c, VMHEAP_AGENT_EPROTO,
-			    "the agent's first message is not [\"hello\", version, vm, pid]");
+			    "the agent's first message is not [\"hello\", "
+			    "version, vm, pid]");
 	}
 	if (e[1].via.u64 != VMHEAP_PROTOCOL_VERSION) {
 		rc = (int)e[1].via.u64;
 		msgpack_unpacked_destroy(&hello);
-		return fail(c, VMHEAP_AGENT_EPROTO,
-			    "the agent speaks protocol %d; this client speaks %d",
-			    rc, VMHEAP_PROTOCOL_VERSION);
+		return fail(
+		    c, VMHEAP_AGENT_EPROTO,
+		    "the agent speaks protocol %d; this client speaks %d", rc,
+		    VMHEAP_PROTOCOL_VERSION);
 	}
 	c->protocol = (int)e[1].via.u64;
 	copy_obj_str(&e[2], c->vm, sizeof(c->vm));
@@ -374,15 +376,14 @@ static int dial(vmheap_client *c, const char *host, uint16_t port,
 	}
 	freeaddrinfo(res);
 	if (c->fd < 0)
-		return fail(c, VMHEAP_AGENT_ECONNECT, "cannot connect to %s:%u: %s",
-			    host, (unsigned)port,
+		return fail(c, VMHEAP_AGENT_ECONNECT,
+			    "cannot connect to %s:%u: %s", host, (unsigned)port,
 			    last ? strerror(last) : "timed out");
 	return 0;
 }
 
 int vmheap_client_connect_addr(vmheap_client **out, const char *host,
-			       uint16_t port, const char *token,
-			       int timeout_ms)
+			       uint16_t port, const char *token, int timeout_ms)
 {
 	vmheap_client *c = calloc(1, sizeof(*c));
 	int64_t deadline = deadline_of(timeout_ms);
@@ -412,7 +413,8 @@ int vmheap_client_connect(vmheap_client **out,
 
 	if (rc == 0 && *out && (*out)->pid != info->pid) {
 		fail(*out, VMHEAP_AGENT_ECONNECT,
-		     "the agent at %s is pid %d, not pid %d as its discovery file says",
+		     "the agent at %s is pid %d, not pid %d as its discovery "
+		     "file says",
 		     info->address, (int)(*out)->pid, (int)info->pid);
 		close((*out)->fd);
 		(*out)->fd = -1;
@@ -431,7 +433,8 @@ static int call(vmheap_client *c, const char *verb, const char *path,
 
 	reply_init(reply);
 	if (c->fd < 0)
-		return fail(c, VMHEAP_AGENT_ECLOSED, "the connection is closed");
+		return fail(c, VMHEAP_AGENT_ECLOSED,
+			    "the connection is closed");
 	rc = send_request(c, id, verb, path, value, strvalue, deadline);
 	if (rc == 0)
 		rc = read_reply(c, id, reply, deadline);
@@ -450,9 +453,8 @@ int vmheap_client_call(vmheap_client *c, const char *verb, const char *path,
 	return call(c, verb, path, value, NULL, reply);
 }
 
-int vmheap_client_call_str(vmheap_client *c, const char *verb,
-			   const char *path, const char *value,
-			   struct vmheap_reply *reply)
+int vmheap_client_call_str(vmheap_client *c, const char *verb, const char *path,
+			   const char *value, struct vmheap_reply *reply)
 {
 	return call(c, verb, path, NULL, value, reply);
 }
@@ -471,7 +473,6 @@ pid_t vmheap_client_pid(const vmheap_client *c)
 {
 	return c->pid;
 }
-
 
 const char *vmheap_client_error(const vmheap_client *c)
 {

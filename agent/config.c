@@ -47,7 +47,8 @@ int vmheap_agent_config_from_env(struct vmheap_agent_config *cfg, char *err,
 		p = strtol(v, &end, 10);
 		if (errno || *end || p < 0 || p > 65535)
 			return agent_fail(err, errlen, VMHEAP_EINVAL,
-					  "VMHEAP_AGENT_PORT=%s is not a port number (0-65535)",
+					  "VMHEAP_AGENT_PORT=%s is not a port "
+					  "number (0-65535)",
 					  v);
 		cfg->port = (uint16_t)p;
 	}

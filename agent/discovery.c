@@ -113,8 +113,8 @@ int agent_discovery_write(struct vmheap_agent *a, char *err, size_t errlen)
 	len = snprintf(body, sizeof(body),
 		       "pid=%d\naddress=tcp://%s:%u\ntoken=%s\nvm=%s\n"
 		       "argv=%s\nexe=%s\nstarted=%lld\nproc_start=%lld\n",
-		       (int)a->pid, a->bind, (unsigned)a->port, a->token,
-		       a->vm, argv, exe, (long long)a->started,
+		       (int)a->pid, a->bind, (unsigned)a->port, a->token, a->vm,
+		       argv, exe, (long long)a->started,
 		       agent_proc_start_ticks(a->pid));
 	if (len < 0 || len >= (int)sizeof(body))
 		return agent_fail(err, errlen, VMHEAP_EINVAL,
@@ -223,8 +223,8 @@ static int parse_body(char *body, struct vmheap_agent_info *info,
 			long p;
 			errno = 0;
 			p = strtol(v, &end, 10);
-			bad = errno || *end || end == v || p <= 0 ||
-			      p > INT_MAX;
+			bad =
+			    errno || *end || end == v || p <= 0 || p > INT_MAX;
 			info->pid = (pid_t)p;
 			have_pid = 1;
 		} else if (!strcmp(line, "address")) {
@@ -255,16 +255,16 @@ static int parse_body(char *body, struct vmheap_agent_info *info,
 		/* unknown keys are ignored: newer agents may add some */
 		if (bad)
 			return agent_fail(err, errlen, VMHEAP_AGENT_EDISCOVERY,
-					  "bad value for '%s' on line %d",
-					  line, lineno);
+					  "bad value for '%s' on line %d", line,
+					  lineno);
 	}
 	if (!have_pid || !have_addr || !have_token || !have_started)
 		return agent_fail(err, errlen, VMHEAP_AGENT_EDISCOVERY,
 				  "missing key '%s'",
-				  !have_pid	  ? "pid"
-				  : !have_addr	  ? "address"
-				  : !have_token	  ? "token"
-						  : "started");
+				  !have_pid	? "pid"
+				  : !have_addr	? "address"
+				  : !have_token ? "token"
+						: "started");
 	return 0;
 }
 
@@ -303,8 +303,7 @@ static int read_checked(const char *path, struct vmheap_agent_info *info,
 		snprintf(why, sizeof(why), "it is owned by uid %u, not by you",
 			 (unsigned)st.st_uid);
 	else if (st.st_mode & 077)
-		snprintf(why, sizeof(why),
-			 "its mode is %03o; it must be 0600",
+		snprintf(why, sizeof(why), "its mode is %03o; it must be 0600",
 			 (unsigned)(st.st_mode & 0777));
 	else if (st.st_size > DISCOVERY_MAX_BYTES)
 		snprintf(why, sizeof(why), "it is larger than %d bytes",
@@ -332,9 +331,9 @@ static int read_checked(const char *path, struct vmheap_agent_info *info,
 	close(fd);
 	body[got] = '\0';
 	if (memchr(body, '\0', got))
-		return agent_fail(err, errlen, VMHEAP_AGENT_EDISCOVERY,
-				  "malformed discovery file %s: it holds a NUL byte",
-				  path);
+		return agent_fail(
+		    err, errlen, VMHEAP_AGENT_EDISCOVERY,
+		    "malformed discovery file %s: it holds a NUL byte", path);
 	rc = parse_body(body, info, proc_start, why, sizeof(why));
 	if (rc < 0)
 		return agent_fail(err, errlen, rc,
@@ -371,10 +370,10 @@ static int by_pid(const void *x, const void *y)
 	return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
-int vmheap_discovery_list(const char *tmpdir,
-			  void (*found)(void *arg, const struct vmheap_agent_info *info),
-			  void (*bad)(void *arg, const char *path, const char *why),
-			  void *arg)
+int vmheap_discovery_list(
+    const char *tmpdir,
+    void (*found)(void *arg, const struct vmheap_agent_info *info),
+    void (*bad)(void *arg, const char *path, const char *why), void *arg)
 {
 	struct vmheap_agent_info *infos = NULL;
 	size_t n = 0, cap = 0;
@@ -399,8 +398,8 @@ int vmheap_discovery_list(const char *tmpdir,
 		suffix = de->d_name + strlen(DISCOVERY_PREFIX);
 		if (!*suffix || strspn(suffix, "0123456789") != strlen(suffix))
 			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", tmpdir,
-			     de->d_name) >= (int)sizeof(path))
+		if (snprintf(path, sizeof(path), "%s/%s", tmpdir, de->d_name) >=
+		    (int)sizeof(path))
 			continue;
 		if (read_checked(path, &info, &ps, why, sizeof(why)) < 0) {
 			if (bad)

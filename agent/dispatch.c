@@ -24,8 +24,7 @@ static void value_init(struct agent_value *v)
 }
 
 static void handle_auth(struct vmheap_agent *a, struct agent_conn *c,
-			const uint64_t *id, const msgpack_object *e,
-			uint32_t n)
+			const uint64_t *id, const msgpack_object *e, uint32_t n)
 {
 	static const char yes[] = {(char)0xc3}; /* true */
 
@@ -59,18 +58,21 @@ void agent_dispatch(struct vmheap_agent *a, struct agent_conn *c,
 		id = &idv;
 	}
 	if (!id || n < 2 || e[1].type != MSGPACK_OBJECT_STR) {
-		agent_conn_send_error(c, id, VMHEAP_AGENT_EPROTO,
-				      "a request is [id, command, path, value?] with a non-negative integer id and a string command",
-				      1);
+		agent_conn_send_error(
+		    c, id, VMHEAP_AGENT_EPROTO,
+		    "a request is [id, command, path, value?] with a "
+		    "non-negative integer id and a string command",
+		    1);
 		return;
 	}
 	if (!c->authed) {
 		if (is_str(&e[1], "auth"))
 			handle_auth(a, c, id, e, n);
 		else
-			agent_conn_send_error(c, id, VMHEAP_AGENT_EAUTH,
-					      "authenticate first: send [id, \"auth\", token]",
-					      1);
+			agent_conn_send_error(
+			    c, id, VMHEAP_AGENT_EAUTH,
+			    "authenticate first: send [id, \"auth\", token]",
+			    1);
 		return;
 	}
 	if (is_str(&e[1], "auth")) {
@@ -80,8 +82,8 @@ void agent_dispatch(struct vmheap_agent *a, struct agent_conn *c,
 	if (!is_str(&e[1], "get") && !is_str(&e[1], "set") &&
 	    !is_str(&e[1], "list")) {
 		size_t l = e[1].via.str.size < sizeof(verb) - 1
-				   ? e[1].via.str.size
-				   : sizeof(verb) - 1;
+			       ? e[1].via.str.size
+			       : sizeof(verb) - 1;
 		memcpy(verb, e[1].via.str.ptr, l);
 		verb[l] = '\0';
 		for (size_t i = 0; i < l; i++)
@@ -94,24 +96,25 @@ void agent_dispatch(struct vmheap_agent *a, struct agent_conn *c,
 		agent_conn_send_error(c, id, VMHEAP_AGENT_ECOMMAND, err, 1);
 		return;
 	}
-	if (is_str(&e[1], "get") ? n != 3
+	if (is_str(&e[1], "get")   ? n != 3
 	    : is_str(&e[1], "set") ? n != 4
-				     : (n != 2 && n != 3)) {
-		agent_conn_send_error(c, id, VMHEAP_AGENT_EPROTO,
-				      is_str(&e[1], "get")
-					      ? "get takes [id, \"get\", path]"
-				      : is_str(&e[1], "set")
-					      ? "set takes [id, \"set\", path, value]"
-					      : "list takes [id, \"list\"] or [id, \"list\", prefix]",
-				      1);
+				   : (n != 2 && n != 3)) {
+		agent_conn_send_error(
+		    c, id, VMHEAP_AGENT_EPROTO,
+		    is_str(&e[1], "get") ? "get takes [id, \"get\", path]"
+		    : is_str(&e[1], "set")
+			? "set takes [id, \"set\", path, value]"
+			: "list takes [id, \"list\"] or [id, \"list\", prefix]",
+		    1);
 		return;
 	}
 	path[0] = '\0';
 	if (n >= 3 && frame_copy_str(&e[2], path, sizeof(path)) < 0) {
 		agent_conn_send_error(c, id, VMHEAP_AGENT_EPROTO,
 				      e[2].type == MSGPACK_OBJECT_STR
-					      ? "the path is longer than 256 bytes or holds a NUL byte"
-					      : "the path must be a string",
+					  ? "the path is longer than 256 bytes "
+					    "or holds a NUL byte"
+					  : "the path must be a string",
 				      1);
 		return;
 	}
@@ -121,8 +124,8 @@ void agent_dispatch(struct vmheap_agent *a, struct agent_conn *c,
 	if (is_str(&e[1], "get"))
 		rc = agent_var_get(a, path, &v, err, sizeof(err));
 	else if (is_str(&e[1], "set"))
-		rc = agent_var_set(a, c, *id, path, &e[3], &v, err,
-				   sizeof(err));
+		rc =
+		    agent_var_set(a, c, *id, path, &e[3], &v, err, sizeof(err));
 	else
 		rc = agent_var_list(a, path, &v, err, sizeof(err));
 	if (rc == 0 && v.sb.size == 0)
@@ -130,9 +133,8 @@ void agent_dispatch(struct vmheap_agent *a, struct agent_conn *c,
 	if (rc == 0)
 		agent_conn_send_ok(c, id, v.sb.data, v.sb.size);
 	else if (rc < 0)
-		agent_conn_send_error(c, id, rc,
-				      err[0] ? err : vmheap_agent_strerror(rc),
-				      0);
+		agent_conn_send_error(
+		    c, id, rc, err[0] ? err : vmheap_agent_strerror(rc), 0);
 	/* rc == 1: a dump was queued; its reply comes later */
 	msgpack_sbuffer_destroy(&v.sb);
 }

@@ -42,7 +42,7 @@ struct walk {
 
 /* snprintf for messages that may be cut short (without the warning). */
 static void msgf(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void msgf(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
@@ -87,8 +87,8 @@ static int walk_into_file(void *arg)
 		if (rc < 0 && vmheap_writer_error(wr)[0] == '\0') {
 			w->code = VMHEAP_AGENT_EDUMP;
 			msgf(w->message, sizeof(w->message),
-				 "the VM's heap walk failed: %s",
-				 vmheap_agent_strerror(rc));
+			     "the VM's heap walk failed: %s",
+			     vmheap_agent_strerror(rc));
 			vmheap_writer_free(wr);
 			return rc;
 		}
@@ -96,11 +96,11 @@ static int walk_into_file(void *arg)
 			rc = vmheap_writer_finish(wr);
 	}
 	if (rc < 0) {
-		w->code = rc == VMHEAP_ENOSPC ? VMHEAP_ENOSPC : VMHEAP_AGENT_EDUMP;
+		w->code =
+		    rc == VMHEAP_ENOSPC ? VMHEAP_ENOSPC : VMHEAP_AGENT_EDUMP;
 		msgf(w->message, sizeof(w->message), "%s",
-			 wr && vmheap_writer_error(wr)[0]
-				 ? vmheap_writer_error(wr)
-				 : vmheap_strerror(rc));
+		     wr && vmheap_writer_error(wr)[0] ? vmheap_writer_error(wr)
+						      : vmheap_strerror(rc));
 	} else {
 		w->objects = vmheap_writer_objects(wr);
 		w->bytes = vmheap_writer_object_bytes(wr);
@@ -150,7 +150,8 @@ static void __attribute__((noreturn)) child_main(struct fork_call *fc)
 		walk_into_file(w);
 	}
 	if (w->code == 0 && fsync(w->fd) < 0) {
-		w->code = is_nospace(errno) ? VMHEAP_ENOSPC : VMHEAP_AGENT_EDUMP;
+		w->code =
+		    is_nospace(errno) ? VMHEAP_ENOSPC : VMHEAP_AGENT_EDUMP;
 		msgf(w->message, sizeof(w->message), "fsync: %s",
 		     strerror(errno));
 	}
@@ -203,7 +204,7 @@ static void walk_forked(struct walk *w, int gc)
 		close(p[0]);
 		w->code = VMHEAP_AGENT_ESYS;
 		msgf(w->message, sizeof(w->message),
-			 "cannot fork the VM for the dump: %s", strerror(errno));
+		     "cannot fork the VM for the dump: %s", strerror(errno));
 		return;
 	}
 	if (read_full(p[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
@@ -217,13 +218,13 @@ static void walk_forked(struct walk *w, int gc)
 		rep.code = WTERMSIG(status) == SIGXFSZ ? VMHEAP_ENOSPC
 						       : VMHEAP_AGENT_EDUMP;
 		msgf(rep.message, sizeof(rep.message),
-			 "the dump child (pid %d) was killed by signal %d (%s)",
-			 (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+		     "the dump child (pid %d) was killed by signal %d (%s)",
+		     (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
 	} else if (rep.code == 0 && WEXITSTATUS(status) != 0) {
 		rep.code = VMHEAP_AGENT_EDUMP;
 		msgf(rep.message, sizeof(rep.message),
-			 "the dump child (pid %d) exited with status %d",
-			 (int)pid, WEXITSTATUS(status));
+		     "the dump child (pid %d) exited with status %d", (int)pid,
+		     WEXITSTATUS(status));
 	}
 	w->code = rep.code;
 	w->objects = rep.objects;
@@ -234,8 +235,8 @@ static void walk_forked(struct walk *w, int gc)
 
 /* Open the directory that will hold the dump; *name is the last part.
  * Components are opened one by one without following symbolic links. */
-static int open_target_dir(struct vmheap_agent *a, const char *path,
-			   char *rel, size_t rellen, const char **name,
+static int open_target_dir(struct vmheap_agent *a, const char *path, char *rel,
+			   size_t rellen, const char **name,
 			   struct agent_dump_result *res)
 {
 	size_t dl = strlen(a->dump_dir);
@@ -250,8 +251,8 @@ static int open_target_dir(struct vmheap_agent *a, const char *path,
 		} else {
 			res->code = VMHEAP_AGENT_EPATH;
 			msgf(res->message, sizeof(res->message),
-				 "path %s is outside the dump directory %s",
-				 path, a->dump_dir);
+			     "path %s is outside the dump directory %s", path,
+			     a->dump_dir);
 			return -1;
 		}
 	}
@@ -268,8 +269,9 @@ static int open_target_dir(struct vmheap_agent *a, const char *path,
 		    !strncmp(comp, "..", 2)) {
 			res->code = VMHEAP_AGENT_EPATH;
 			msgf(res->message, sizeof(res->message),
-				 "path %s contains \"..\"; dumps stay inside the dump directory %s",
-				 path, a->dump_dir);
+			     "path %s contains \"..\"; dumps stay inside the "
+			     "dump directory %s",
+			     path, a->dump_dir);
 			return -1;
 		}
 		if (next)
@@ -278,7 +280,7 @@ static int open_target_dir(struct vmheap_agent *a, const char *path,
 	if (strlen(rel) > 1 && rel[strlen(rel) - 1] == '/') {
 		res->code = VMHEAP_AGENT_EPATH;
 		msgf(res->message, sizeof(res->message),
-			 "path %s names a directory, not a file", path);
+		     "path %s names a directory, not a file", path);
 		return -1;
 	}
 	dfd = open(a->dump_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -307,11 +309,11 @@ static int open_target_dir(struct vmheap_agent *a, const char *path,
 			close(dfd);
 			res->code = VMHEAP_AGENT_EPATH;
 			msgf(res->message, sizeof(res->message),
-				 "cannot use directory %.*s of %s: %s%s",
-				 (int)(next - rel), rel, path, strerror(e),
-				 e == ELOOP || e == ENOTDIR
-					 ? " (symbolic links are not followed)"
-					 : "");
+			     "cannot use directory %.*s of %s: %s%s",
+			     (int)(next - rel), rel, path, strerror(e),
+			     e == ELOOP || e == ENOTDIR
+				 ? " (symbolic links are not followed)"
+				 : "");
 			return -1;
 		}
 		close(dfd);
@@ -323,7 +325,7 @@ static int open_target_dir(struct vmheap_agent *a, const char *path,
 		close(dfd);
 		res->code = VMHEAP_AGENT_EPATH;
 		msgf(res->message, sizeof(res->message),
-			 "path %s names a directory, not a file", path);
+		     "path %s names a directory, not a file", path);
 		return -1;
 	}
 	*name = comp;
@@ -331,8 +333,8 @@ static int open_target_dir(struct vmheap_agent *a, const char *path,
 sys:
 	res->code = VMHEAP_AGENT_ESYS;
 	msgf(res->message, sizeof(res->message),
-		 "cannot open the dump directory %s: %s", a->dump_dir,
-		 strerror(errno));
+	     "cannot open the dump directory %s: %s", a->dump_dir,
+	     strerror(errno));
 	return -1;
 }
 
@@ -389,8 +391,8 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		res->code = VMHEAP_AGENT_EEXIST;
 		msgf(res->message, sizeof(res->message),
-			 "%s already exists; a dump never overwrites a file",
-			 res->path);
+		     "%s already exists; a dump never overwrites a file",
+		     res->path);
 		goto out;
 	}
 	if (agent_token_new(rnd, NULL, 0) < 0)
@@ -402,8 +404,8 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 		e = errno;
 		res->code = is_nospace(e) ? VMHEAP_ENOSPC : VMHEAP_AGENT_ESYS;
 		msgf(res->message, sizeof(res->message),
-			 "cannot create a file in the directory of %s: %s",
-			 res->path, strerror(e));
+		     "cannot create a file in the directory of %s: %s",
+		     res->path, strerror(e));
 		goto out;
 	}
 
@@ -411,8 +413,8 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	w.a = a;
 	w.fd = fd;
 	res->forked = atomic_load(&a->dump_fork) && a->host->fork_stopped;
-	res->gc = res->forked && atomic_load(&a->dump_gc) &&
-		  a->host->prepare_child;
+	res->gc =
+	    res->forked && atomic_load(&a->dump_gc) && a->host->prepare_child;
 	w.flags = (res->forked ? VMHEAP_FLAG_FORKED : 0) |
 		  (res->gc ? VMHEAP_FLAG_LIVE_ONLY : 0);
 	if (res->forked)
@@ -427,8 +429,8 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	if (w.code < 0) {
 		res->code = w.code;
 		msgf(res->message, sizeof(res->message),
-			 "dump to %s failed, nothing was written: %s",
-			 res->path, w.message);
+		     "dump to %s failed, nothing was written: %s", res->path,
+		     w.message);
 		goto out;
 	}
 	res->objects = w.objects;
@@ -439,11 +441,13 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	fd = -1;
 	if (e < 0 || publish(dfd, tmp, name) < 0) {
 		e = errno;
-		res->code = e == EEXIST ? VMHEAP_AGENT_EEXIST : VMHEAP_AGENT_ESYS;
+		res->code =
+		    e == EEXIST ? VMHEAP_AGENT_EEXIST : VMHEAP_AGENT_ESYS;
 		msgf(res->message, sizeof(res->message),
-			 e == EEXIST ? "%s appeared during the dump; it was not overwritten"
-				     : "cannot name the dump %s: %s",
-			 res->path, strerror(e));
+		     e == EEXIST
+			 ? "%s appeared during the dump; it was not overwritten"
+			 : "cannot name the dump %s: %s",
+		     res->path, strerror(e));
 		goto out;
 	}
 	tmp[0] = '\0'; /* published */
@@ -556,7 +560,8 @@ void agent_dump_done_cb(int fd, short what, void *arg)
 	c = a->job_conn;
 	a->job_conn = NULL;
 	if (!c)
-		return; /* the client left; the dump finished (or was cleaned up) anyway */
+		return; /* the client left; the dump finished (or was cleaned
+			   up) anyway */
 	c->dump_pending = 0;
 	if (!c->closing)
 		agent_conn_set_timeouts(c); /* the idle clock starts again */

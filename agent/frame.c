@@ -33,9 +33,9 @@ int frame_check(const char *data, size_t len, char *err, size_t errlen)
 		unsigned char t;
 
 		if (pos >= len)
-			return agent_fail(err, errlen, -1,
-					  "message ends early at byte %zu of %zu",
-					  pos, len);
+			return agent_fail(
+			    err, errlen, -1,
+			    "message ends early at byte %zu of %zu", pos, len);
 		t = p[pos++];
 		pending--;
 		if (t <= 0x7f || t >= 0xe0 || t == 0xc0 || t == 0xc2 ||
@@ -49,18 +49,41 @@ int frame_check(const char *data, size_t len, char *err, size_t errlen)
 			skip = t & 0x1f;
 		} else {
 			static const signed char lenbytes[] = {
-				/* c4 */ 1, 2, 4, /* c7 ext */ 1, 2, 4,
-				/* ca */ -4, -8, /* cc */ -1, -2, -4, -8,
-				/* d0 */ -1, -2, -4, -8,
-				/* d4 fixext */ -2, -3, -5, -9, -17,
-				/* d9 str */ 1, 2, 4,
-				/* dc array */ 2, 4, /* de map */ 2, 4};
+			    /* c4 */ 1,
+			    2,
+			    4,
+			    /* c7 ext */ 1,
+			    2,
+			    4,
+			    /* ca */ -4,
+			    -8,
+			    /* cc */ -1,
+			    -2,
+			    -4,
+			    -8,
+			    /* d0 */ -1,
+			    -2,
+			    -4,
+			    -8,
+			    /* d4 fixext */ -2,
+			    -3,
+			    -5,
+			    -9,
+			    -17,
+			    /* d9 str */ 1,
+			    2,
+			    4,
+			    /* dc array */ 2,
+			    4,
+			    /* de map */ 2,
+			    4};
 			int lb;
 
 			if (t == 0xc1)
-				return agent_fail(err, errlen, -1,
-						  "invalid MessagePack byte 0xc1 at byte %zu",
-						  at);
+				return agent_fail(
+				    err, errlen, -1,
+				    "invalid MessagePack byte 0xc1 at byte %zu",
+				    at);
 			lb = lenbytes[t - 0xc4];
 			if (lb < 0) {
 				skip = (uint64_t)-lb;
@@ -69,7 +92,8 @@ int frame_check(const char *data, size_t len, char *err, size_t errlen)
 
 				if (len - pos < (size_t)lb)
 					return agent_fail(err, errlen, -1,
-							  "message ends early at byte %zu of %zu",
+							  "message ends early "
+							  "at byte %zu of %zu",
 							  len, len);
 				n = be(p + pos, lb);
 				pos += (size_t)lb;
@@ -85,25 +109,29 @@ int frame_check(const char *data, size_t len, char *err, size_t errlen)
 		}
 		if (skip > len - pos)
 			return agent_fail(err, errlen, -1,
-					  "value at byte %zu runs past the end of the %zu-byte message",
+					  "value at byte %zu runs past the end "
+					  "of the %zu-byte message",
 					  at, len);
 		pos += (size_t)skip;
 		if (children > len - pos ||
 		    pending + children > (uint64_t)(len - pos))
-			return agent_fail(err, errlen, -1,
-					  "container at byte %zu claims %llu elements, more than the message holds",
-					  at, (unsigned long long)children);
+			return agent_fail(
+			    err, errlen, -1,
+			    "container at byte %zu claims %llu elements, more "
+			    "than the message holds",
+			    at, (unsigned long long)children);
 		pending += children;
 	}
 	if (pos != len)
-		return agent_fail(err, errlen, -1,
-				  "%zu extra bytes after the message at byte %zu",
-				  len - pos, pos);
+		return agent_fail(
+		    err, errlen, -1,
+		    "%zu extra bytes after the message at byte %zu", len - pos,
+		    pos);
 	return 0;
 }
 
-int frame_decode(const char *data, size_t len, msgpack_unpacked *out,
-		 char *err, size_t errlen)
+int frame_decode(const char *data, size_t len, msgpack_unpacked *out, char *err,
+		 size_t errlen)
 {
 	msgpack_unpack_return rc;
 	msgpack_zone *zone;
@@ -130,8 +158,9 @@ int frame_decode(const char *data, size_t len, msgpack_unpacked *out,
 	out->zone = zone;
 	if (rc != MSGPACK_UNPACK_SUCCESS || off != len) {
 		msgpack_unpacked_destroy(out);
-		return agent_fail(err, errlen, -1,
-				  "malformed MessagePack (nested more than 32 deep?)");
+		return agent_fail(
+		    err, errlen, -1,
+		    "malformed MessagePack (nested more than 32 deep?)");
 	}
 	if (out->data.type != MSGPACK_OBJECT_ARRAY) {
 		msgpack_unpacked_destroy(out);

@@ -210,9 +210,10 @@ void agent_conn_send_ok(struct agent_conn *c, const uint64_t *id,
 	frame_pack_str(&pk, "ok");
 	msgpack_sbuffer_write(&sb, value, value_len);
 	if (frame_end(&sb, 0) < 0) {
-		snprintf(msg, sizeof(msg),
-			 "the reply (%zu bytes) exceeds the frame limit of %u bytes",
-			 sb.size - 4, VMHEAP_MAX_FRAME_BYTES);
+		snprintf(
+		    msg, sizeof(msg),
+		    "the reply (%zu bytes) exceeds the frame limit of %u bytes",
+		    sb.size - 4, VMHEAP_MAX_FRAME_BYTES);
 		msgpack_sbuffer_destroy(&sb);
 		agent_conn_send_error(c, id, VMHEAP_AGENT_ELIMIT, msg, 0);
 		return;
@@ -292,9 +293,10 @@ static void read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_copyout(in, hdr, 4);
 		len = frame_length(hdr);
 		if (len > VMHEAP_MAX_FRAME_BYTES) {
-			snprintf(msg, sizeof(msg),
-				 "frame of %u bytes exceeds the limit of %u bytes",
-				 len, VMHEAP_MAX_FRAME_BYTES);
+			snprintf(
+			    msg, sizeof(msg),
+			    "frame of %u bytes exceeds the limit of %u bytes",
+			    len, VMHEAP_MAX_FRAME_BYTES);
 			agent_conn_send_error(c, NULL, VMHEAP_AGENT_ELIMIT, msg,
 					      1);
 			break;
@@ -377,7 +379,8 @@ static int take_slot(struct vmheap_agent *a, int fd)
 {
 	for (int i = 0; i < a->nslots; i++) {
 		int expect = -1;
-		if (atomic_compare_exchange_strong(&a->fd_slots[i], &expect, fd))
+		if (atomic_compare_exchange_strong(&a->fd_slots[i], &expect,
+						   fd))
 			return i;
 	}
 	return -1;
@@ -398,7 +401,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		return;
 	}
 	if (a->nconns >= a->max_clients) {
-		/* A short frame sent straight away: [nil, "error", "limit", m] */
+		/* A short frame sent straight away: [nil, "error", "limit", m]
+		 */
 		msgpack_sbuffer sb;
 		msgpack_packer pk;
 
@@ -490,7 +494,8 @@ static int open_listener(struct vmheap_agent *a, char *err, size_t errlen)
 		in6->sin6_port = htons(a->port);
 		sl = sizeof(*in6);
 	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd =
+	    socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS, "socket: %s",
 				  strerror(errno));
@@ -503,12 +508,11 @@ static int open_listener(struct vmheap_agent *a, char *err, size_t errlen)
 				  "cannot listen on %s port %u: %s", a->bind,
 				  (unsigned)a->port, strerror(e));
 	}
-	a->port = ntohs(ss.ss_family == AF_INET ? in4->sin_port
-						: in6->sin6_port);
-	a->listener = evconnlistener_new(a->base, accept_cb, a,
-					 LEV_OPT_CLOSE_ON_FREE |
-						 LEV_OPT_CLOSE_ON_EXEC,
-					 128, fd);
+	a->port =
+	    ntohs(ss.ss_family == AF_INET ? in4->sin_port : in6->sin6_port);
+	a->listener = evconnlistener_new(
+	    a->base, accept_cb, a,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 128, fd);
 	if (!a->listener) {
 		close(fd);
 		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
@@ -524,8 +528,8 @@ static int resolve_dir(const char *in, char *out, const char *what, char *err,
 	char buf[PATH_MAX];
 
 	if (!realpath(in, buf))
-		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
-				  "%s %s: %s", what, in, strerror(errno));
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS, "%s %s: %s",
+				  what, in, strerror(errno));
 	memcpy(out, buf, strlen(buf) + 1);
 	return 0;
 }
@@ -557,7 +561,8 @@ static void stop_cb(int fd, short what, void *arg)
 	event_base_loopbreak(a->base);
 }
 
-int vmheap_agent_start(vmheap_agent **out, const struct vmheap_agent_config *cfg,
+int vmheap_agent_start(vmheap_agent **out,
+		       const struct vmheap_agent_config *cfg,
 		       const struct vmheap_agent_host *host, char *err,
 		       size_t errlen)
 {
@@ -573,16 +578,19 @@ int vmheap_agent_start(vmheap_agent **out, const struct vmheap_agent_config *cfg
 		cfg = &def;
 	}
 	if (!host || !host->run_stopped || !host->walk_heap)
-		return agent_fail(err, errlen, VMHEAP_EINVAL,
-				  "the host must provide run_stopped and walk_heap");
+		return agent_fail(
+		    err, errlen, VMHEAP_EINVAL,
+		    "the host must provide run_stopped and walk_heap");
 	pthread_once(&hooks_once, install_hooks);
 	if (hooks_error)
-		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
-				  "cannot set up libevent threads or the fork hook");
+		return agent_fail(
+		    err, errlen, VMHEAP_AGENT_ESYS,
+		    "cannot set up libevent threads or the fork hook");
 	cur = the_agent;
 	if (cur && !atomic_load(&cur->stale))
-		return agent_fail(err, errlen, VMHEAP_EINVAL,
-				  "an agent is already running in this process");
+		return agent_fail(
+		    err, errlen, VMHEAP_EINVAL,
+		    "an agent is already running in this process");
 	if (cur)
 		keep_stale(cur);
 
@@ -597,17 +605,18 @@ int vmheap_agent_start(vmheap_agent **out, const struct vmheap_agent_config *cfg
 	snprintf(a->bind, sizeof(a->bind), "%s",
 		 cfg->bind && *cfg->bind ? cfg->bind : "127.0.0.1");
 	a->port = cfg->port;
-	a->max_clients = cfg->max_clients > 0 ? cfg->max_clients
-					      : AGENT_DEFAULT_MAX_CLIENTS;
+	a->max_clients =
+	    cfg->max_clients > 0 ? cfg->max_clients : AGENT_DEFAULT_MAX_CLIENTS;
 	a->idle_timeout_ms = cfg->idle_timeout_ms > 0
-				     ? cfg->idle_timeout_ms
-				     : AGENT_DEFAULT_IDLE_TIMEOUT_MS;
+				 ? cfg->idle_timeout_ms
+				 : AGENT_DEFAULT_IDLE_TIMEOUT_MS;
 	a->frame_timeout_ms = AGENT_DEFAULT_FRAME_TIMEOUT_MS;
 	if (a->frame_timeout_ms > a->idle_timeout_ms)
 		a->frame_timeout_ms = a->idle_timeout_ms;
 	atomic_init(&a->dump_fork,
-		    cfg->dump_fork < 0 ? host->fork_stopped != NULL
-				       : (cfg->dump_fork && host->fork_stopped));
+		    cfg->dump_fork < 0
+			? host->fork_stopped != NULL
+			: (cfg->dump_fork && host->fork_stopped));
 	atomic_init(&a->dump_gc, cfg->dump_gc != 0);
 	snprintf(a->vm, sizeof(a->vm), "%s%s%s",
 		 host->vm_name ? host->vm_name : "vm",
@@ -624,7 +633,8 @@ int vmheap_agent_start(vmheap_agent **out, const struct vmheap_agent_config *cfg
 	}
 	if (!is_loopback(a->bind)) {
 		agent_fail(err, errlen, rc,
-			   "refusing to listen on %s: the agent binds loopback addresses only",
+			   "refusing to listen on %s: the agent binds loopback "
+			   "addresses only",
 			   a->bind);
 		goto fail;
 	}

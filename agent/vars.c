@@ -14,8 +14,8 @@
 struct var {
 	const char *name;
 	const char *type;
-	int (*get)(struct vmheap_agent *a, const char *name,
-		   msgpack_packer *pk, char *err, size_t errlen);
+	int (*get)(struct vmheap_agent *a, const char *name, msgpack_packer *pk,
+		   char *err, size_t errlen);
 	/* NULL: read-only */
 	int (*set)(struct vmheap_agent *a, struct agent_conn *c, uint64_t id,
 		   const msgpack_object *value, msgpack_packer *pk, char *err,
@@ -64,8 +64,8 @@ static int host_get(struct vmheap_agent *a, const char *name,
 	return a->host->get_var(a->host->ctx, name, pk);
 }
 
-static int get_pid(struct vmheap_agent *a, const char *name,
-		   msgpack_packer *pk, char *err, size_t errlen)
+static int get_pid(struct vmheap_agent *a, const char *name, msgpack_packer *pk,
+		   char *err, size_t errlen)
 {
 	(void)a, (void)name, (void)err, (void)errlen;
 	msgpack_pack_int64(pk, (int64_t)getpid());
@@ -162,8 +162,8 @@ static int get_memory_figure(struct vmheap_agent *a, const char *name,
 	return 0;
 }
 
-static int get_rss(struct vmheap_agent *a, const char *name,
-		   msgpack_packer *pk, char *err, size_t errlen)
+static int get_rss(struct vmheap_agent *a, const char *name, msgpack_packer *pk,
+		   char *err, size_t errlen)
 {
 	char buf[128];
 	long long size, resident;
@@ -184,7 +184,8 @@ static int get_rss(struct vmheap_agent *a, const char *name,
 	return 0;
 }
 
-void agent_pack_dump_result(msgpack_packer *pk, const struct agent_dump_result *r)
+void agent_pack_dump_result(msgpack_packer *pk,
+			    const struct agent_dump_result *r)
 {
 	msgpack_pack_map(pk, 7);
 	frame_pack_str(pk, "path");
@@ -236,10 +237,12 @@ static int set_dump(struct vmheap_agent *a, struct agent_conn *c, uint64_t id,
 	(void)pk;
 	if (frame_copy_str(value, path, sizeof(path)) < 0 || !path[0])
 		return agent_fail(err, errlen, VMHEAP_AGENT_ETYPE,
-				  "system.memory.dump takes a file name (a non-empty string)");
+				  "system.memory.dump takes a file name (a "
+				  "non-empty string)");
 	if (agent_dump_request(a, c, id, path) < 0)
-		return agent_fail(err, errlen, VMHEAP_AGENT_EBUSY,
-				  "a dump is already running; try again when it ends");
+		return agent_fail(
+		    err, errlen, VMHEAP_AGENT_EBUSY,
+		    "a dump is already running; try again when it ends");
 	return 1;
 }
 
@@ -265,17 +268,18 @@ static int get_backtrace(struct vmheap_agent *a, const char *name,
 	int rc = host_get(a, name, pk);
 
 	if (rc == VMHEAP_AGENT_ENOTFOUND)
-		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
-				  "this VM (%s) does not provide thread backtraces",
-				  a->vm);
+		return agent_fail(
+		    err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
+		    "this VM (%s) does not provide thread backtraces", a->vm);
 	return rc;
 }
 
 static int get_flag(struct vmheap_agent *a, const char *name,
 		    msgpack_packer *pk, char *err, size_t errlen)
 {
-	int v = strcmp(name, "config.dump.fork") == 0 ? atomic_load(&a->dump_fork)
-						      : atomic_load(&a->dump_gc);
+	int v = strcmp(name, "config.dump.fork") == 0
+		    ? atomic_load(&a->dump_fork)
+		    : atomic_load(&a->dump_gc);
 
 	(void)err, (void)errlen;
 	if (v)
@@ -293,8 +297,9 @@ static int set_fork(struct vmheap_agent *a, struct agent_conn *c, uint64_t id,
 
 	(void)c, (void)id;
 	if (want_bool(value, &v) < 0)
-		return agent_fail(err, errlen, VMHEAP_AGENT_ETYPE,
-				  "config.dump.fork takes a boolean (true/false)");
+		return agent_fail(
+		    err, errlen, VMHEAP_AGENT_ETYPE,
+		    "config.dump.fork takes a boolean (true/false)");
 	if (v && !a->host->fork_stopped)
 		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
 				  "this VM cannot dump in a forked child");
@@ -310,8 +315,9 @@ static int set_gc(struct vmheap_agent *a, struct agent_conn *c, uint64_t id,
 
 	(void)c, (void)id;
 	if (want_bool(value, &v) < 0)
-		return agent_fail(err, errlen, VMHEAP_AGENT_ETYPE,
-				  "config.dump.gc takes a boolean (true/false)");
+		return agent_fail(
+		    err, errlen, VMHEAP_AGENT_ETYPE,
+		    "config.dump.gc takes a boolean (true/false)");
 	atomic_store(&a->dump_gc, v);
 	return get_flag(a, "config.dump.gc", pk, err, errlen);
 }
@@ -343,25 +349,25 @@ static int get_config(struct vmheap_agent *a, const char *name,
 }
 
 static const struct var builtins[] = {
-	{"config.agent.address", "string", get_config, NULL},
-	{"config.agent.frame_timeout_ms", "int", get_config, NULL},
-	{"config.agent.idle_timeout_ms", "int", get_config, NULL},
-	{"config.agent.max_clients", "int", get_config, NULL},
-	{"config.agent.max_frame_bytes", "int", get_config, NULL},
-	{"config.agent.tmpdir", "string", get_config, NULL},
-	{"config.dump.dir", "string", get_config, NULL},
-	{"config.dump.fork", "bool", get_flag, set_fork},
-	{"config.dump.gc", "bool", get_flag, set_gc},
-	{"system.argv", "array", get_argv, NULL},
-	{"system.memory.bytes", "int", get_memory_figure, NULL},
-	{"system.memory.count", "int", get_memory_figure, NULL},
-	{"system.memory.dump", "dump", get_last_dump, set_dump},
-	{"system.memory.dumping", "bool", get_dumping, NULL},
-	{"system.memory.rss", "int", get_rss, NULL},
-	{"system.pid", "int", get_pid, NULL},
-	{"system.threads.backtrace", "string", get_backtrace, NULL},
-	{"system.uptime", "float", get_uptime, NULL},
-	{"system.vm", "string", get_vm, NULL},
+    {"config.agent.address", "string", get_config, NULL},
+    {"config.agent.frame_timeout_ms", "int", get_config, NULL},
+    {"config.agent.idle_timeout_ms", "int", get_config, NULL},
+    {"config.agent.max_clients", "int", get_config, NULL},
+    {"config.agent.max_frame_bytes", "int", get_config, NULL},
+    {"config.agent.tmpdir", "string", get_config, NULL},
+    {"config.dump.dir", "string", get_config, NULL},
+    {"config.dump.fork", "bool", get_flag, set_fork},
+    {"config.dump.gc", "bool", get_flag, set_gc},
+    {"system.argv", "array", get_argv, NULL},
+    {"system.memory.bytes", "int", get_memory_figure, NULL},
+    {"system.memory.count", "int", get_memory_figure, NULL},
+    {"system.memory.dump", "dump", get_last_dump, set_dump},
+    {"system.memory.dumping", "bool", get_dumping, NULL},
+    {"system.memory.rss", "int", get_rss, NULL},
+    {"system.pid", "int", get_pid, NULL},
+    {"system.threads.backtrace", "string", get_backtrace, NULL},
+    {"system.uptime", "float", get_uptime, NULL},
+    {"system.vm", "string", get_vm, NULL},
 };
 #define NBUILTINS (sizeof(builtins) / sizeof(*builtins))
 
@@ -497,9 +503,10 @@ static int not_found(struct vmheap_agent *a, const char *name, char *err,
 		listing_free(&l);
 	}
 	if (group)
-		return agent_fail(err, errlen, VMHEAP_AGENT_ENOTFOUND,
-				  "\"%s\" is a group of variables, not one; try: list %s",
-				  name, name);
+		return agent_fail(
+		    err, errlen, VMHEAP_AGENT_ENOTFOUND,
+		    "\"%s\" is a group of variables, not one; try: list %s",
+		    name, name);
 	return agent_fail(err, errlen, VMHEAP_AGENT_ENOTFOUND,
 			  "no such variable: \"%s\" (list shows them all)",
 			  name);
@@ -522,8 +529,8 @@ int agent_var_get(struct vmheap_agent *a, const char *name,
 	return 0;
 }
 
-int agent_var_set(struct vmheap_agent *a, struct agent_conn *conn,
-		  uint64_t id, const char *name, const msgpack_object *value,
+int agent_var_set(struct vmheap_agent *a, struct agent_conn *conn, uint64_t id,
+		  const char *name, const msgpack_object *value,
 		  struct agent_value *v, char *err, size_t errlen)
 {
 	const struct var *b = find_builtin(name);

@@ -16,15 +16,16 @@ static int check_bytes(const unsigned char *b, size_t n, char *err,
 
 START_TEST(well_formed_request_passes_the_check)
 {
-	static const unsigned char req[] = {0x93, 0x02, 0xa3, 'g', 'e', 't',
-					    0xa1, 'x'};
+	static const unsigned char req[] = {0x93, 0x02, 0xa3, 'g',
+					    'e',  't',	0xa1, 'x'};
 	char err[256] = "";
 	msgpack_unpacked m;
 
 	ck_assert_int_eq(check_bytes(req, sizeof(req), err, sizeof(err)), 0);
 	msgpack_unpacked_init(&m);
-	ck_assert_int_eq(frame_decode((const char *)req, sizeof(req), &m, err,
-				      sizeof(err)), 0);
+	ck_assert_int_eq(
+	    frame_decode((const char *)req, sizeof(req), &m, err, sizeof(err)),
+	    0);
 	ck_assert_int_eq(m.data.via.array.size, 3);
 	msgpack_unpacked_destroy(&m);
 }
@@ -35,8 +36,8 @@ START_TEST(container_claiming_more_elements_than_bytes_is_refused)
 	/* array32 of 2^32-1 elements in 5 bytes: msgpack-c would allocate
 	 * 96 GB for its element table */
 	static const unsigned char arr[] = {0xdd, 0xff, 0xff, 0xff, 0xff};
-	static const unsigned char map[] = {0xdf, 0x00, 0x00, 0x00, 0x03, 1, 2,
-					    3, 4, 5};
+	static const unsigned char map[] = {0xdf, 0x00, 0x00, 0x00, 0x03,
+					    1,	  2,	3,    4,    5};
 	char err[256];
 
 	ck_assert_int_eq(check_bytes(arr, sizeof(arr), err, sizeof(err)), -1);
@@ -56,9 +57,12 @@ START_TEST(strings_and_extensions_running_past_the_end_are_refused)
 
 	ck_assert_int_eq(check_bytes(str8, sizeof(str8), err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "byte 1"), "%s", err);
-	ck_assert_int_eq(check_bytes(ext32, sizeof(ext32), err, sizeof(err)), -1);
-	ck_assert_int_eq(check_bytes(fixstr, sizeof(fixstr), err, sizeof(err)), -1);
-	ck_assert_int_eq(check_bytes(cut_u64, sizeof(cut_u64), err, sizeof(err)), -1);
+	ck_assert_int_eq(check_bytes(ext32, sizeof(ext32), err, sizeof(err)),
+			 -1);
+	ck_assert_int_eq(check_bytes(fixstr, sizeof(fixstr), err, sizeof(err)),
+			 -1);
+	ck_assert_int_eq(
+	    check_bytes(cut_u64, sizeof(cut_u64), err, sizeof(err)), -1);
 }
 END_TEST
 
@@ -68,7 +72,8 @@ START_TEST(trailing_bytes_and_the_never_used_byte_are_refused)
 	static const unsigned char c1[] = {0x91, 0xc1};
 	char err[256];
 
-	ck_assert_int_eq(check_bytes(extra, sizeof(extra), err, sizeof(err)), -1);
+	ck_assert_int_eq(check_bytes(extra, sizeof(extra), err, sizeof(err)),
+			 -1);
 	ck_assert_msg(strstr(err, "extra"), "%s", err);
 	ck_assert_int_eq(check_bytes(c1, sizeof(c1), err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "0xc1"), "%s", err);
@@ -86,10 +91,12 @@ START_TEST(deep_nesting_and_non_arrays_do_not_decode)
 	deep[sizeof(deep) - 1] = 0xc0;
 	msgpack_unpacked_init(&m);
 	ck_assert_int_eq(frame_decode((const char *)deep, sizeof(deep), &m, err,
-				      sizeof(err)), -1);
+				      sizeof(err)),
+			 -1);
 	ck_assert_msg(strstr(err, "nested"), "%s", err);
-	ck_assert_int_eq(frame_decode((const char *)map, sizeof(map), &m, err,
-				      sizeof(err)), -1);
+	ck_assert_int_eq(
+	    frame_decode((const char *)map, sizeof(map), &m, err, sizeof(err)),
+	    -1);
 	ck_assert_msg(strstr(err, "not a MessagePack array"), "%s", err);
 	ck_assert_int_eq(frame_decode("", 0, &m, err, sizeof(err)), -1);
 	msgpack_unpacked_destroy(&m);
@@ -152,11 +159,14 @@ int main(void)
 	int failed;
 
 	tcase_add_test(t, well_formed_request_passes_the_check);
-	tcase_add_test(t, container_claiming_more_elements_than_bytes_is_refused);
-	tcase_add_test(t, strings_and_extensions_running_past_the_end_are_refused);
+	tcase_add_test(t,
+		       container_claiming_more_elements_than_bytes_is_refused);
+	tcase_add_test(t,
+		       strings_and_extensions_running_past_the_end_are_refused);
 	tcase_add_test(t, trailing_bytes_and_the_never_used_byte_are_refused);
 	tcase_add_test(t, deep_nesting_and_non_arrays_do_not_decode);
-	tcase_add_test(t, frame_header_is_big_endian_and_capped_at_one_mebibyte);
+	tcase_add_test(t,
+		       frame_header_is_big_endian_and_capped_at_one_mebibyte);
 	tcase_add_test(t, token_comparison_needs_all_32_bytes);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);

@@ -56,7 +56,8 @@ void sample_start(struct sample *s, const struct sample_opts *o)
 	if (getenv("VMHEAP_SAMPLE_WRAPPER")) {
 		static char wrap[512];
 		char *save = NULL;
-		snprintf(wrap, sizeof(wrap), "%s", getenv("VMHEAP_SAMPLE_WRAPPER"));
+		snprintf(wrap, sizeof(wrap), "%s",
+			 getenv("VMHEAP_SAMPLE_WRAPPER"));
 		for (char *w = strtok_r(wrap, " ", &save); w && n < 8;
 		     w = strtok_r(NULL, " ", &save))
 			argv[n++] = w;
@@ -176,8 +177,9 @@ void call_error(vmheap_client *c, const char *verb, const char *path,
 	ck_assert_msg(rc == 0, "%s %s: %s", verb, path, vmheap_client_error(c));
 	ck_assert_msg(!r.ok, "%s %s %s succeeded; expected error %s", verb,
 		      path, value ? value : "", code);
-	ck_assert_msg(!strcmp(r.code, code), "%s %s: error %s (%s), expected %s",
-		      verb, path, r.code, r.message, code);
+	ck_assert_msg(!strcmp(r.code, code),
+		      "%s %s: error %s (%s), expected %s", verb, path, r.code,
+		      r.message, code);
 	ck_assert_msg(r.message[0], "error %s has no message", code);
 	vmheap_reply_release(&r);
 }
@@ -189,7 +191,7 @@ int64_t get_int(vmheap_client *c, const char *var)
 
 	call_ok(c, "get", var, NULL, &r);
 	ck_assert_msg(r.value.type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
-			      r.value.type == MSGPACK_OBJECT_NEGATIVE_INTEGER,
+			  r.value.type == MSGPACK_OBJECT_NEGATIVE_INTEGER,
 		      "%s is not an integer (type %d)", var, r.value.type);
 	v = r.value.via.i64;
 	vmheap_reply_release(&r);
@@ -315,8 +317,8 @@ int raw_read(int fd, msgpack_unpacked *out, int timeout_ms)
 	buf = msgpack_zone_malloc(out->zone, len);
 	rc = read_exact(fd, buf, len, deadline);
 	if (rc == 1) {
-		ck_assert(msgpack_unpack(buf, len, &off, out->zone, &out->data) ==
-			  MSGPACK_UNPACK_SUCCESS);
+		ck_assert(msgpack_unpack(buf, len, &off, out->zone,
+					 &out->data) == MSGPACK_UNPACK_SUCCESS);
 		ck_assert(out->data.type == MSGPACK_OBJECT_ARRAY);
 	}
 	return rc;
@@ -374,8 +376,9 @@ int dump_census(const char *path, struct census_row *rows, int max,
 					found = 1;
 					break;
 				}
-			ck_assert_msg(found, "object of unknown class %llu",
-				      (unsigned long long)rec.u.object.class_id);
+			ck_assert_msg(
+			    found, "object of unknown class %llu",
+			    (unsigned long long)rec.u.object.class_id);
 			(*objects)++;
 		}
 	}

@@ -14,17 +14,17 @@
 
 struct sample {
 	pid_t pid;
-	char dir[200];            /* fresh temporary directory */
-	char dumps[256];          /* dir/dumps: VMHEAP_AGENT_DIR */
-	char discovery[300];      /* dir/vmheap-agent.<pid> */
+	char dir[200];	     /* fresh temporary directory */
+	char dumps[256];     /* dir/dumps: VMHEAP_AGENT_DIR */
+	char discovery[300]; /* dir/vmheap-agent.<pid> */
 	struct vmheap_agent_info info;
 };
 
 /* Options for sample_start. */
 struct sample_opts {
-	const char *args[16];   /* extra arguments, NULL-terminated */
-	long fsize_limit;       /* RLIMIT_FSIZE in bytes, 0: none */
-	const char *env[8];     /* extra NAME=VALUE, NULL-terminated */
+	const char *args[16]; /* extra arguments, NULL-terminated */
+	long fsize_limit;     /* RLIMIT_FSIZE in bytes, 0: none */
+	const char *env[8];   /* extra NAME=VALUE, NULL-terminated */
 };
 
 /* Start vmheap-sample and wait for its discovery file (fails the test

@@ -138,10 +138,12 @@ START_TEST(session_found_by_discovery_answers_get_set_and_list)
 	vmheap_reply_release(&r);
 	ck_assert_int_eq(get_int(c, "sample.tick_ms"), 5);
 	call_ok(c, "set", "config.dump.gc", "false", &r);
-	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN && !r.value.via.boolean);
+	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN &&
+		  !r.value.via.boolean);
 	vmheap_reply_release(&r);
 	call_ok(c, "get", "config.dump.gc", NULL, &r);
-	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN && !r.value.via.boolean);
+	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN &&
+		  !r.value.via.boolean);
 	vmheap_reply_release(&r);
 
 	/* errors that keep the session open */
@@ -212,11 +214,12 @@ static void check_dump_matches_census(int fork_mode)
 		census_total += kv->val.via.u64;
 		for (int k = 0; k < n; k++)
 			if (obj_str_is(&kv->key, rows[k].name)) {
-				ck_assert_msg(rows[k].count == kv->val.via.u64,
-					      "class %s: dump has %llu, VM has %llu",
-					      rows[k].name,
-					      (unsigned long long)rows[k].count,
-					      (unsigned long long)kv->val.via.u64);
+				ck_assert_msg(
+				    rows[k].count == kv->val.via.u64,
+				    "class %s: dump has %llu, VM has %llu",
+				    rows[k].name,
+				    (unsigned long long)rows[k].count,
+				    (unsigned long long)kv->val.via.u64);
 				found = 1;
 				matched++;
 			}
@@ -265,9 +268,9 @@ START_TEST(wrong_or_missing_token_is_refused)
 	vmheap_client *c = NULL;
 	struct vmheap_agent_info bad;
 	msgpack_unpacked m;
-	static const unsigned char get_pid[] = {
-		0x93, 0x01, 0xa3, 'g', 'e', 't', 0xaa, 's', 'y', 's', 't',
-		'e',  'm',  '.',  'p', 'i', 'd'};
+	static const unsigned char get_pid[] = {0x93, 0x01, 0xa3, 'g', 'e', 't',
+						0xaa, 's',  'y',  's', 't', 'e',
+						'm',  '.',  'p',  'i', 'd'};
 	int fd;
 
 	sample_start(&s, NULL);
@@ -314,9 +317,9 @@ struct bad_case {
 	const char *what;
 	const unsigned char *bytes;
 	size_t len;
-	const char *code;   /* expected error word, NULL: a close is enough */
+	const char *code; /* expected error word, NULL: a close is enough */
 	int closes;
-	int shut;           /* shutdown(SHUT_WR) after sending */
+	int shut; /* shutdown(SHUT_WR) after sending */
 };
 
 static void expect_bad(const struct sample *s, const struct bad_case *bc)
@@ -356,51 +359,52 @@ static void expect_bad(const struct sample *s, const struct bad_case *bc)
 
 START_TEST(bad_input_gets_an_error_or_a_close_and_the_next_client_is_served)
 {
-	static const unsigned char garbage[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	static const unsigned char garbage[] =
+	    "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
 	static const unsigned char huge[] = {0xff, 0xff, 0xff, 0xff, 1, 2, 3};
 	static const unsigned char truncated[] = {0, 0, 0, 100, 0x93, 0x01};
 	static const unsigned char not_array[] = {0, 0, 0, 2, 0x81, 0xc0, 0xc0};
 	static const unsigned char bad_msgpack[] = {0, 0, 0, 2, 0x92, 0xc1};
-	static const unsigned char claims_many[] = {0, 0, 0, 5, 0xdd, 0x7f,
-						    0xff, 0xff, 0xff};
+	static const unsigned char claims_many[] = {0,	  0,	0,    5,   0xdd,
+						    0x7f, 0xff, 0xff, 0xff};
 	static const unsigned char empty[] = {0, 0, 0, 0};
 	static const unsigned char path_not_str[] = {
-		0, 0, 0, 7, 0x93, 0x02, 0xa3, 'g', 'e', 't', 0x2a};
+	    0, 0, 0, 7, 0x93, 0x02, 0xa3, 'g', 'e', 't', 0x2a};
 	static const unsigned char id_not_int[] = {
-		0, 0, 0, 7, 0x93, 0xa1, 'x', 0xa3, 'g', 'e', 't'};
+	    0, 0, 0, 7, 0x93, 0xa1, 'x', 0xa3, 'g', 'e', 't'};
 	static const unsigned char unknown_cmd[] = {
-		0, 0, 0, 9, 0x93, 0x02, 0xa4, 'f', 'r', 'o', 'b', 0xa1, 'x'};
+	    0, 0, 0, 9, 0x93, 0x02, 0xa4, 'f', 'r', 'o', 'b', 0xa1, 'x'};
 	static const unsigned char unknown_var[] = {
-		0, 0, 0, 9, 0x93, 0x02, 0xa3, 'g', 'e', 't', 0xa2, 'n', 'o'};
+	    0, 0, 0, 9, 0x93, 0x02, 0xa3, 'g', 'e', 't', 0xa2, 'n', 'o'};
 	static const unsigned char set_no_value[] = {
-		0, 0, 0, 9, 0x93, 0x02, 0xa3, 's', 'e', 't', 0xa2, 'n', 'o'};
+	    0, 0, 0, 9, 0x93, 0x02, 0xa3, 's', 'e', 't', 0xa2, 'n', 'o'};
 	static const unsigned char dump_not_str[] = {
-		0, 0, 0, 26, 0x94, 0x02, 0xa3, 's', 'e', 't', 0xb2,
-		's', 'y', 's', 't', 'e', 'm', '.', 'm', 'e', 'm', 'o', 'r',
-		'y', '.', 'd', 'u', 'm', 'p', 0x07};
+	    0,	  0,   0,   26,	 0x94, 0x02, 0xa3, 's', 'e', 't',
+	    0xb2, 's', 'y', 's', 't',  'e',  'm',  '.', 'm', 'e',
+	    'm',  'o', 'r', 'y', '.',  'd',  'u',  'm', 'p', 0x07};
 	const struct bad_case cases[] = {
-		{"garbage bytes", garbage, sizeof(garbage) - 1, "limit", 1, 0},
-		{"length 0xFFFFFFFF", huge, sizeof(huge), "limit", 1, 0},
-		{"truncated frame", truncated, sizeof(truncated), NULL, 1, 1},
-		{"a map, not an array", not_array, sizeof(not_array),
-		 "protocol", 1, 0},
-		{"invalid MessagePack", bad_msgpack, sizeof(bad_msgpack),
-		 "protocol", 1, 0},
-		{"an array claiming 2^31 elements", claims_many,
-		 sizeof(claims_many), "protocol", 1, 0},
-		{"an empty frame", empty, sizeof(empty), "protocol", 1, 0},
-		{"a path that is not a string", path_not_str,
-		 sizeof(path_not_str), "protocol", 1, 0},
-		{"an id that is not an integer", id_not_int,
-		 sizeof(id_not_int), "protocol", 1, 0},
-		{"an unknown command", unknown_cmd, sizeof(unknown_cmd),
-		 "command", 1, 0},
-		{"set without a value", set_no_value, sizeof(set_no_value),
-		 "protocol", 1, 0},
-		{"an unknown variable", unknown_var, sizeof(unknown_var),
-		 "notfound", 0, 0},
-		{"a dump path that is not a string", dump_not_str,
-		 sizeof(dump_not_str), "type", 0, 0},
+	    {"garbage bytes", garbage, sizeof(garbage) - 1, "limit", 1, 0},
+	    {"length 0xFFFFFFFF", huge, sizeof(huge), "limit", 1, 0},
+	    {"truncated frame", truncated, sizeof(truncated), NULL, 1, 1},
+	    {"a map, not an array", not_array, sizeof(not_array), "protocol", 1,
+	     0},
+	    {"invalid MessagePack", bad_msgpack, sizeof(bad_msgpack),
+	     "protocol", 1, 0},
+	    {"an array claiming 2^31 elements", claims_many,
+	     sizeof(claims_many), "protocol", 1, 0},
+	    {"an empty frame", empty, sizeof(empty), "protocol", 1, 0},
+	    {"a path that is not a string", path_not_str, sizeof(path_not_str),
+	     "protocol", 1, 0},
+	    {"an id that is not an integer", id_not_int, sizeof(id_not_int),
+	     "protocol", 1, 0},
+	    {"an unknown command", unknown_cmd, sizeof(unknown_cmd), "command",
+	     1, 0},
+	    {"set without a value", set_no_value, sizeof(set_no_value),
+	     "protocol", 1, 0},
+	    {"an unknown variable", unknown_var, sizeof(unknown_var),
+	     "notfound", 0, 0},
+	    {"a dump path that is not a string", dump_not_str,
+	     sizeof(dump_not_str), "type", 0, 0},
 	};
 	struct sample s;
 
@@ -416,8 +420,8 @@ END_TEST
 
 START_TEST(a_silent_or_slow_client_is_timed_out)
 {
-	struct sample_opts o = {.env = {"VMHEAP_AGENT_IDLE_TIMEOUT_MS=400",
-					NULL}};
+	struct sample_opts o = {
+	    .env = {"VMHEAP_AGENT_IDLE_TIMEOUT_MS=400", NULL}};
 	static const unsigned char half[] = {0, 0, 0, 50, 0x93, 0x01};
 	msgpack_unpacked m;
 	struct sample s;
@@ -456,8 +460,9 @@ END_TEST
 
 START_TEST(a_dump_longer_than_the_idle_timeout_still_gets_its_reply)
 {
-	struct sample_opts o = {.args = {"--walk-delay-ms", "1200", NULL},
-				.env = {"VMHEAP_AGENT_IDLE_TIMEOUT_MS=300", NULL}};
+	struct sample_opts o = {
+	    .args = {"--walk-delay-ms", "1200", NULL},
+	    .env = {"VMHEAP_AGENT_IDLE_TIMEOUT_MS=300", NULL}};
 	struct sample s;
 	vmheap_client *c;
 	struct vmheap_reply r;
@@ -560,8 +565,8 @@ START_TEST(hundred_concurrent_clients_get_every_answer)
 	sample_start(&s, NULL);
 	for (int i = 0; i < LOAD_CLIENTS; i++) {
 		args[i].s = &s;
-		ck_assert_int_eq(pthread_create(&th[i], NULL, load_client,
-						&args[i]), 0);
+		ck_assert_int_eq(
+		    pthread_create(&th[i], NULL, load_client, &args[i]), 0);
 	}
 	for (int i = 0; i < LOAD_CLIENTS; i++) {
 		pthread_join(th[i], NULL);
@@ -590,7 +595,8 @@ START_TEST(dump_to_existing_file_or_outside_the_dir_is_refused)
 	struct sample s;
 	vmheap_client *c;
 	struct vmheap_reply r;
-	char path[PATH_MAX], before[4096], after[4096], list[1024], abs[PATH_MAX];
+	char path[PATH_MAX], before[4096], after[4096], list[1024],
+	    abs[PATH_MAX];
 	ssize_t nb, na;
 	int fd;
 
@@ -627,11 +633,13 @@ START_TEST(dump_to_existing_file_or_outside_the_dir_is_refused)
 	call_error(c, "set", "system.memory.dump", "..", "path");
 	snprintf(abs, sizeof(abs), "%s/escape.vmheap", s.dir);
 	call_error(c, "set", "system.memory.dump", abs, "path");
-	call_error(c, "set", "system.memory.dump", "/etc/escape.vmheap", "path");
+	call_error(c, "set", "system.memory.dump", "/etc/escape.vmheap",
+		   "path");
 	/* a symlink to a directory outside is not followed */
 	snprintf(path, sizeof(path), "%s/link", s.dumps);
 	ck_assert(symlink(s.dir, path) == 0);
-	call_error(c, "set", "system.memory.dump", "link/escape.vmheap", "path");
+	call_error(c, "set", "system.memory.dump", "link/escape.vmheap",
+		   "path");
 	call_error(c, "set", "system.memory.dump", "nodir/x.vmheap", "path");
 	call_error(c, "set", "system.memory.dump", "", "type");
 
@@ -702,9 +710,10 @@ END_TEST
 
 static void disconnect_mid_dump(int fork_mode)
 {
-	struct sample_opts o = {.args = {"--walk-delay-ms", "700", "--leak",
-					 "Session:5", NULL}};
-	static const unsigned char req_head[] = {0x94, 0x07, 0xa3, 's', 'e', 't'};
+	struct sample_opts o = {
+	    .args = {"--walk-delay-ms", "700", "--leak", "Session:5", NULL}};
+	static const unsigned char req_head[] = {0x94, 0x07, 0xa3,
+						 's',  'e',  't'};
 	struct sample s;
 	vmheap_client *c;
 	struct vmheap_reply r;
@@ -738,7 +747,8 @@ static void disconnect_mid_dump(int fork_mode)
 	 * a second dump is refused as busy */
 	t0 = now_ms();
 	call_ok(c, "get", "system.memory.dumping", NULL, &r);
-	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN && r.value.via.boolean);
+	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN &&
+		  r.value.via.boolean);
 	vmheap_reply_release(&r);
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
 	call_ok(c, "get", "sample.census", NULL, &r);
@@ -937,8 +947,8 @@ static void on_bad(void *arg, const char *path, const char *why)
 
 START_TEST(discovery_refuses_unsafe_files_and_removes_dead_agents)
 {
-	char dir[] = "/tmp/vmheap-disc-test.XXXXXX", path[PATH_MAX],
-	     err[512], body[512];
+	char dir[] = "/tmp/vmheap-disc-test.XXXXXX", path[PATH_MAX], err[512],
+	     body[512];
 	struct vmheap_agent_info info;
 	struct bads b = {0};
 	pid_t dead;
@@ -956,7 +966,8 @@ START_TEST(discovery_refuses_unsafe_files_and_removes_dead_agents)
 		 (int)dead);
 	snprintf(path, sizeof(path), "%s/vmheap-agent.%d", dir, (int)dead);
 	write_file(path, body, 0600);
-	ck_assert_int_eq(vmheap_discovery_read(path, &info, err, sizeof(err)), 0);
+	ck_assert_int_eq(vmheap_discovery_read(path, &info, err, sizeof(err)),
+			 0);
 	ck_assert_int_eq(info.port, 1);
 
 	/* a symlink to a good file */
@@ -975,7 +986,8 @@ START_TEST(discovery_refuses_unsafe_files_and_removes_dead_agents)
 
 	/* malformed */
 	snprintf(path, sizeof(path), "%s/vmheap-agent.2", dir);
-	write_file(path, "pid=2\naddress=nowhere\ntoken=xyz\nstarted=1\n", 0600);
+	write_file(path, "pid=2\naddress=nowhere\ntoken=xyz\nstarted=1\n",
+		   0600);
 	ck_assert_int_eq(vmheap_discovery_read(path, &info, err, sizeof(err)),
 			 VMHEAP_AGENT_EDISCOVERY);
 	ck_assert_msg(strstr(err, "address"), "%s", err);
@@ -993,7 +1005,6 @@ START_TEST(discovery_refuses_unsafe_files_and_removes_dead_agents)
 	ck_assert_int_eq(system(body), 0);
 }
 END_TEST
-
 
 START_TEST(a_vm_that_dies_gives_closed_not_a_hang)
 {
@@ -1028,8 +1039,7 @@ END_TEST
 
 START_TEST(a_reused_pid_does_not_revive_a_dead_agents_file)
 {
-	char dir[] = "/tmp/vmheap-disc-test.XXXXXX", path[PATH_MAX],
-	     body[512];
+	char dir[] = "/tmp/vmheap-disc-test.XXXXXX", path[PATH_MAX], body[512];
 
 	ck_assert(mkdtemp(dir));
 	/* our own pid is alive, but it started at another time */
@@ -1051,7 +1061,7 @@ END_TEST
 
 struct md_frame {
 	int from_agent; /* A> */
-	int eof;        /* "A> EOF" */
+	int eof;	/* "A> EOF" */
 	unsigned char *bytes;
 	size_t len;
 };
@@ -1135,15 +1145,16 @@ static void same_shape(const msgpack_object *want, const msgpack_object *got,
 		return;
 	}
 	ck_assert_msg(msgpack_object_equal(w[0], g[0]) &&
-			      msgpack_object_equal(w[1], g[1]),
+			  msgpack_object_equal(w[1], g[1]),
 		      "frame %d: different id or status", frame);
 	if (obj_str_is(&w[1], "error")) {
 		ck_assert_msg(msgpack_object_equal(w[2], g[2]),
 			      "frame %d: different error code", frame);
 		return;
 	}
-	ck_assert_msg(w[2].type == g[2].type, "frame %d: value type %d, documented %d",
-		      frame, g[2].type, w[2].type);
+	ck_assert_msg(w[2].type == g[2].type,
+		      "frame %d: value type %d, documented %d", frame,
+		      g[2].type, w[2].type);
 	if (w[2].type == MSGPACK_OBJECT_MAP) {
 		ck_assert(w[2].via.map.size == g[2].via.map.size);
 		for (uint32_t i = 0; i < w[2].via.map.size; i++) {
@@ -1217,23 +1228,32 @@ static Suite *agent_suite(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, session_found_by_discovery_answers_get_set_and_list);
 	tcase_add_test(t, dump_in_process_has_exactly_the_vms_per_class_counts);
-	tcase_add_test(t, dump_in_forked_child_has_exactly_the_vms_per_class_counts);
+	tcase_add_test(
+	    t, dump_in_forked_child_has_exactly_the_vms_per_class_counts);
 	tcase_add_test(t, wrong_or_missing_token_is_refused);
-	tcase_add_test(t, bad_input_gets_an_error_or_a_close_and_the_next_client_is_served);
+	tcase_add_test(
+	    t,
+	    bad_input_gets_an_error_or_a_close_and_the_next_client_is_served);
 	tcase_add_test(t, a_silent_or_slow_client_is_timed_out);
-	tcase_add_test(t, a_dump_longer_than_the_idle_timeout_still_gets_its_reply);
+	tcase_add_test(
+	    t, a_dump_longer_than_the_idle_timeout_still_gets_its_reply);
 	tcase_add_test(t, too_many_clients_get_a_clear_refusal);
 	tcase_add_test(t, hundred_concurrent_clients_get_every_answer);
 	tcase_add_test(t, dump_to_existing_file_or_outside_the_dir_is_refused);
 	tcase_add_test(t, dump_onto_a_full_disk_fails_cleanly_in_process);
-	tcase_add_test(t, dump_onto_a_full_disk_fails_cleanly_in_a_forked_child);
-	tcase_add_test(t, client_leaving_mid_dump_leaves_no_temp_file_in_process);
-	tcase_add_test(t, client_leaving_mid_dump_leaves_no_temp_file_in_a_forked_child);
+	tcase_add_test(t,
+		       dump_onto_a_full_disk_fails_cleanly_in_a_forked_child);
+	tcase_add_test(t,
+		       client_leaving_mid_dump_leaves_no_temp_file_in_process);
+	tcase_add_test(
+	    t, client_leaving_mid_dump_leaves_no_temp_file_in_a_forked_child);
 	tcase_add_test(t, sigterm_removes_the_discovery_file);
 	tcase_add_test(t, fork_in_the_host_leaves_the_parent_agent_working);
 	tcase_add_test(t, fork_child_may_start_a_fresh_agent_of_its_own);
-	tcase_add_test(t, discovery_refuses_unsafe_files_and_removes_dead_agents);
-	tcase_add_test(t, protocol_md_example_is_real_encoder_output_and_replays);
+	tcase_add_test(t,
+		       discovery_refuses_unsafe_files_and_removes_dead_agents);
+	tcase_add_test(t,
+		       protocol_md_example_is_real_encoder_output_and_replays);
 	tcase_add_test(t, a_vm_that_dies_gives_closed_not_a_hang);
 	tcase_add_test(t, a_reused_pid_does_not_revive_a_dead_agents_file);
 	suite_add_tcase(s, t);

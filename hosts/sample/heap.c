@@ -18,10 +18,10 @@ static const struct {
 	const char *super;
 	enum sample_kind kind;
 } builtin_classes[] = {
-	{"Object", NULL, KIND_OBJECT},	{"String", "Object", KIND_STRING},
-	{"Array", "Object", KIND_ARRAY}, {"Hash", "Object", KIND_HASH},
-	{"Message", "Object", KIND_OBJECT}, {"Session", "Object", KIND_OBJECT},
-	{"Buffer", "Object", KIND_STRING},
+    {"Object", NULL, KIND_OBJECT},	{"String", "Object", KIND_STRING},
+    {"Array", "Object", KIND_ARRAY},	{"Hash", "Object", KIND_HASH},
+    {"Message", "Object", KIND_OBJECT}, {"Session", "Object", KIND_OBJECT},
+    {"Buffer", "Object", KIND_STRING},
 };
 
 static uint32_t class_id(struct sample_vm *vm, const char *name)
@@ -128,13 +128,13 @@ void sample_heap_init(struct sample_vm *vm)
 	pthread_mutex_init(&vm->heap_lock, NULL);
 	pthread_mutex_init(&vm->stats_lock, NULL);
 	vm->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);
-	for (size_t i = 0; i < sizeof(builtin_classes) / sizeof(*builtin_classes);
-	     i++) {
+	for (size_t i = 0;
+	     i < sizeof(builtin_classes) / sizeof(*builtin_classes); i++) {
 		struct sample_class *c = &vm->classes[++vm->nclasses];
 		strcpy(c->name, builtin_classes[i].name);
 		c->super = builtin_classes[i].super
-				   ? class_id(vm, builtin_classes[i].super)
-				   : 0;
+			       ? class_id(vm, builtin_classes[i].super)
+			       : 0;
 		c->kind = builtin_classes[i].kind;
 	}
 	vm->vm_root = obj_new(vm, "Object", 64);
@@ -173,7 +173,8 @@ void sample_tick(struct sample_vm *vm)
 	/* temporaries: garbage by the end of the tick */
 	for (int i = 0; i < 16; i++) {
 		struct sample_obj *m = obj_new(vm, "Message", 24);
-		struct sample_obj *str = obj_new(vm, "String", 16 + rnd(vm) % 64);
+		struct sample_obj *str =
+		    obj_new(vm, "String", 16 + rnd(vm) % 64);
 		struct sample_obj *h = obj_new(vm, "Hash", 0);
 		obj_ref(m, str);
 		obj_ref(m, h);
@@ -195,9 +196,9 @@ void sample_tick(struct sample_vm *vm)
 	/* the leak */
 	for (int l = 0; l < vm->nleak; l++)
 		for (unsigned k = 0; k < vm->leak[l].per_tick; k++)
-			obj_ref(vm->leaks,
-				obj_new(vm, vm->classes[vm->leak[l].cls].name,
-					32));
+			obj_ref(
+			    vm->leaks,
+			    obj_new(vm, vm->classes[vm->leak[l].cls].name, 32));
 }
 
 void *sample_mutator_main(void *arg)

@@ -65,7 +65,8 @@ static int walk_heap(void *ctx, vmheap_writer *w)
 	if (!rc && vm->walk_delay_ms > 0) {
 		/* --walk-delay-ms: a slow walk, so tests can act mid-dump */
 		struct timespec ts = {vm->walk_delay_ms / 1000,
-				      (long)(vm->walk_delay_ms % 1000) * 1000000L};
+				      (long)(vm->walk_delay_ms % 1000) *
+					  1000000L};
 		nanosleep(&ts, NULL);
 	}
 	for (struct sample_obj *o = vm->all; !rc && o; o = o->next) {
@@ -80,10 +81,9 @@ static int walk_heap(void *ctx, vmheap_writer *w)
 		}
 		for (uint32_t i = 0; i < o->nrefs; i++)
 			refs[i] = (uint64_t)(uintptr_t)o->refs[i];
-		rc = vmheap_writer_add_object(w, (uint64_t)(uintptr_t)o, o->cls,
-					      sizeof(*o) + o->payload,
-					      vm->classes[o->cls].kind, refs,
-					      o->nrefs);
+		rc = vmheap_writer_add_object(
+		    w, (uint64_t)(uintptr_t)o, o->cls, sizeof(*o) + o->payload,
+		    vm->classes[o->cls].kind, refs, o->nrefs);
 	}
 	free(refs);
 	if (!rc)
@@ -103,19 +103,15 @@ static int walk_heap(void *ctx, vmheap_writer *w)
 static const struct {
 	const char *name, *type;
 } host_vars[] = {
-	{"sample.census", "map"},
-	{"sample.fork", "int"},
-	{"sample.fork_agent", "int"},
-	{"sample.fork_status", "int"},
-	{"sample.tick_ms", "int"},
-	{"sample.ticks", "int"},
-	{"system.memory.bytes", "int"},
-	{"system.memory.count", "int"},
+    {"sample.census", "map"},	    {"sample.fork", "int"},
+    {"sample.fork_agent", "int"},   {"sample.fork_status", "int"},
+    {"sample.tick_ms", "int"},	    {"sample.ticks", "int"},
+    {"system.memory.bytes", "int"}, {"system.memory.count", "int"},
 };
 
-static void list_vars(void *ctx,
-		      void (*add)(void *arg, const char *name, const char *type),
-		      void *arg)
+static void
+list_vars(void *ctx, void (*add)(void *arg, const char *name, const char *type),
+	  void *arg)
 {
 	(void)ctx;
 	for (size_t i = 0; i < sizeof(host_vars) / sizeof(*host_vars); i++)
@@ -160,8 +156,8 @@ static int get_var(void *ctx, const char *name, msgpack_packer *pk)
 			}
 		} else {
 			msgpack_pack_uint64(pk, name[14] == 'c'
-							? vm->census_objects
-							: vm->census_bytes);
+						    ? vm->census_objects
+						    : vm->census_bytes);
 		}
 		pthread_mutex_unlock(&vm->stats_lock);
 	} else {
@@ -210,7 +206,8 @@ static int test_fork(struct sample_vm *vm, long long ms, int fresh,
 	pid_t pid;
 
 	if (atomic_load(&vm->fork_child) && atomic_load(&vm->fork_status) < 0) {
-		snprintf(err, errlen, "a forked child (pid %d) is still running",
+		snprintf(err, errlen,
+			 "a forked child (pid %d) is still running",
 			 atomic_load(&vm->fork_child));
 		return VMHEAP_AGENT_EBUSY;
 	}
@@ -228,8 +225,8 @@ static int test_fork(struct sample_vm *vm, long long ms, int fresh,
 		if (fresh) {
 			vmheap_agent_stop(vm->agent);
 			vm->agent = NULL;
-			if (vmheap_agent_start(&vm->agent, &vm->cfg, vm->host, why,
-					       sizeof(why)) < 0)
+			if (vmheap_agent_start(&vm->agent, &vm->cfg, vm->host,
+					       why, sizeof(why)) < 0)
 				exit(4);
 		}
 		nanosleep(&ts, NULL);
@@ -251,9 +248,10 @@ static int set_var(void *ctx, const char *name, const msgpack_object *value,
 	if (!strcmp(name, "sample.tick_ms") || !strcmp(name, "sample.fork") ||
 	    !strcmp(name, "sample.fork_agent")) {
 		if (want_int(value, &v) < 0) {
-			snprintf(err, errlen,
-				 "%s takes a non-negative integer (milliseconds)",
-				 name);
+			snprintf(
+			    err, errlen,
+			    "%s takes a non-negative integer (milliseconds)",
+			    name);
 			return VMHEAP_AGENT_ETYPE;
 		}
 		if (name[7] == 'f')

@@ -35,15 +35,17 @@ int __lsan_is_turned_off(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: vmheap-sample [--leak CLASS:N]... [--ticks N] [--tick-ms MS]\n"
-		"                     [--walk-delay-ms MS] [--no-agent]\n"
-		"  --leak CLASS:N      keep N objects of CLASS per tick (a leak)\n"
-		"  --ticks N           stop the mutator after N ticks (0: never)\n"
-		"  --tick-ms MS        sleep between ticks (default 10)\n"
-		"  --walk-delay-ms MS  pause inside every heap walk (tests)\n"
-		"  --no-agent          run without the agent\n"
-		"The agent reads VMHEAP_AGENT_BIND, _PORT, _DIR and _TMPDIR.\n");
+	fprintf(
+	    f,
+	    "usage: vmheap-sample [--leak CLASS:N]... [--ticks N] [--tick-ms "
+	    "MS]\n"
+	    "                     [--walk-delay-ms MS] [--no-agent]\n"
+	    "  --leak CLASS:N      keep N objects of CLASS per tick (a leak)\n"
+	    "  --ticks N           stop the mutator after N ticks (0: never)\n"
+	    "  --tick-ms MS        sleep between ticks (default 10)\n"
+	    "  --walk-delay-ms MS  pause inside every heap walk (tests)\n"
+	    "  --no-agent          run without the agent\n"
+	    "The agent reads VMHEAP_AGENT_BIND, _PORT, _DIR and _TMPDIR.\n");
 }
 
 static int parse_num(const char *opt, const char *s, long long max,
@@ -55,7 +57,8 @@ static int parse_num(const char *opt, const char *s, long long max,
 	*out = strtoll(s, &end, 10);
 	if (errno || *end || end == s || *out < 0 || *out > max) {
 		fprintf(stderr,
-			"vmheap-sample: %s wants a number from 0 to %lld, not \"%s\"\n",
+			"vmheap-sample: %s wants a number from 0 to %lld, not "
+			"\"%s\"\n",
 			opt, max, s);
 		return -1;
 	}
@@ -78,7 +81,10 @@ static int parse_args(struct sample_vm *vm, int argc, char **argv,
 			continue;
 		}
 		if (i + 1 >= argc) {
-			fprintf(stderr, "vmheap-sample: unknown option or missing value: %s\n", a);
+			fprintf(stderr,
+				"vmheap-sample: unknown option or missing "
+				"value: %s\n",
+				a);
 			usage(stderr);
 			return -1;
 		}
@@ -88,17 +94,22 @@ static int parse_args(struct sample_vm *vm, int argc, char **argv,
 			size_t nl = colon ? (size_t)(colon - argv[i]) : 0;
 
 			if (!colon || nl == 0 || nl >= sizeof(name) ||
-			    vm->nleak == (int)(sizeof(vm->leak) / sizeof(*vm->leak)) ||
+			    vm->nleak ==
+				(int)(sizeof(vm->leak) / sizeof(*vm->leak)) ||
 			    parse_num("--leak", colon + 1, 100000, &v) < 0) {
-				fprintf(stderr, "vmheap-sample: --leak wants CLASS:N, not \"%s\"\n",
+				fprintf(stderr,
+					"vmheap-sample: --leak wants CLASS:N, "
+					"not \"%s\"\n",
 					argv[i]);
 				return -1;
 			}
 			memcpy(name, argv[i], nl);
 			name[nl] = '\0';
-			vm->leak[vm->nleak].cls = sample_class_find_or_add(vm, name);
+			vm->leak[vm->nleak].cls =
+			    sample_class_find_or_add(vm, name);
 			if (!vm->leak[vm->nleak].cls) {
-				fprintf(stderr, "vmheap-sample: too many classes\n");
+				fprintf(stderr,
+					"vmheap-sample: too many classes\n");
 				return -1;
 			}
 			vm->leak[vm->nleak++].per_tick = (unsigned)v;
@@ -115,7 +126,8 @@ static int parse_args(struct sample_vm *vm, int argc, char **argv,
 				return -1;
 			vm->walk_delay_ms = (int)v;
 		} else {
-			fprintf(stderr, "vmheap-sample: unknown option: %s\n", a);
+			fprintf(stderr, "vmheap-sample: unknown option: %s\n",
+				a);
 			usage(stderr);
 			return -1;
 		}
@@ -155,7 +167,8 @@ int main(int argc, char **argv)
 		if (vmheap_agent_config_from_env(&cfg, err, sizeof(err)) < 0 ||
 		    vmheap_agent_start(&vm.agent, &cfg, &host, err,
 				       sizeof(err)) < 0) {
-			fprintf(stderr, "vmheap-sample: cannot start the agent: %s\n",
+			fprintf(stderr,
+				"vmheap-sample: cannot start the agent: %s\n",
 				err);
 			return 1;
 		}
@@ -167,7 +180,8 @@ int main(int argc, char **argv)
 	}
 	fflush(stdout);
 
-	if ((rc = pthread_create(&vm.mutator, NULL, sample_mutator_main, &vm))) {
+	if ((rc =
+		 pthread_create(&vm.mutator, NULL, sample_mutator_main, &vm))) {
 		fprintf(stderr, "vmheap-sample: cannot start the mutator: %s\n",
 			strerror(rc));
 		vmheap_agent_stop(vm.agent);
@@ -181,11 +195,12 @@ int main(int argc, char **argv)
 			 * its dump children itself */
 			pid_t child = atomic_load(&vm.fork_child);
 			int status;
-			if (child > 0 && waitpid(child, &status, WNOHANG) == child)
+			if (child > 0 &&
+			    waitpid(child, &status, WNOHANG) == child)
 				atomic_store(&vm.fork_status,
 					     WIFEXITED(status)
-						     ? WEXITSTATUS(status)
-						     : 128 + WTERMSIG(status));
+						 ? WEXITSTATUS(status)
+						 : 128 + WTERMSIG(status));
 			continue;
 		}
 		break;

@@ -19,7 +19,7 @@ enum sample_kind { KIND_OBJECT, KIND_STRING, KIND_ARRAY, KIND_HASH };
 
 struct sample_class {
 	char name[48];
-	uint32_t super;      /* class id, 0 for none */
+	uint32_t super; /* class id, 0 for none */
 	enum sample_kind kind;
 };
 
@@ -29,7 +29,7 @@ struct sample_obj {
 	uint32_t cls;
 	uint32_t nrefs, cap;
 	struct sample_obj **refs;
-	size_t payload;      /* bytes of payload (strings, buffers) */
+	size_t payload; /* bytes of payload (strings, buffers) */
 	void *data;
 };
 
@@ -39,7 +39,7 @@ struct sample_leak {
 };
 
 struct sample_vm {
-	pthread_mutex_t heap_lock;   /* held by the mutator during a tick */
+	pthread_mutex_t heap_lock; /* held by the mutator during a tick */
 	struct sample_class classes[SAMPLE_MAX_CLASSES + 1]; /* 1-based */
 	uint32_t nclasses;
 	struct sample_obj *all;
@@ -47,10 +47,10 @@ struct sample_vm {
 	uint64_t live_bytes;
 	uint64_t live_objects;
 
-	struct sample_obj *vm_root;  /* root "vm" */
-	struct sample_obj *globals;  /* root "globals": a Hash */
-	struct sample_obj *leaks;    /* an Array in globals */
-	struct sample_obj *session;  /* root "stack": the current Session */
+	struct sample_obj *vm_root; /* root "vm" */
+	struct sample_obj *globals; /* root "globals": a Hash */
+	struct sample_obj *leaks;   /* an Array in globals */
+	struct sample_obj *session; /* root "stack": the current Session */
 
 	/* published after every tick, under stats_lock */
 	pthread_mutex_t stats_lock;
@@ -60,7 +60,7 @@ struct sample_vm {
 
 	struct sample_leak leak[16];
 	int nleak;
-	uint64_t max_ticks;          /* 0: forever */
+	uint64_t max_ticks; /* 0: forever */
 	atomic_uint_fast64_t ticks;
 	atomic_int tick_ms;
 	int walk_delay_ms;
@@ -68,10 +68,10 @@ struct sample_vm {
 	pthread_t mutator;
 
 	vmheap_agent *agent;
-	const struct vmheap_agent_host *host;  /* for a fresh agent after fork */
+	const struct vmheap_agent_host *host; /* for a fresh agent after fork */
 	struct vmheap_agent_config cfg;
-	atomic_int fork_child;       /* pid of a test fork child, or 0 */
-	atomic_int fork_status;      /* its exit status, -1 while it runs */
+	atomic_int fork_child;	/* pid of a test fork child, or 0 */
+	atomic_int fork_status; /* its exit status, -1 while it runs */
 	uint64_t rng;
 };
 
