@@ -23,7 +23,7 @@
 #include "mpcursor-internal.h"
 #include "reader-internal.h"
 
-#define READ_CHUNK (256u * 1024u)
+#define READ_CHUNK (128u * 1024u)
 
 int vmheap_reader_fail(vmheap_reader *r, int code, const char *fmt, ...)
 {
@@ -48,43 +48,49 @@ static uint64_t here(const vmheap_reader *r)
 /*
  * Make `need` unconsumed bytes available.  Returns 1 when they are, 0 when
  * the input ends first (end of file), or a negative error.
+ *
+ * Reads ask for exactly what is missing plus the next section's header,
+ * so each section costs one read(2), nothing is moved but that header,
+ * and the bytes are decoded while they are still in the CPU's cache.
  */
 static int ensure(vmheap_reader *r, size_t need)
 {
+	size_t want;
+
 	if (r->len - r->pos >= need)
 		return 1;
-	if (r->cap - r->pos < need) {
-		/* Move the unconsumed bytes to the front, grow if needed. */
+	if (r->pos) {
+		/* Move what is left (a header, usually) to the front. */
 		size_t keep = r->len - r->pos;
 		if (keep)
 			memmove(r->buf, r->buf + r->pos, keep);
 		r->buf_offset += r->pos;
 		r->pos = 0;
 		r->len = keep;
-		if (r->cap < need) {
-			size_t ncap = r->cap ? r->cap : READ_CHUNK;
-			uint8_t *nbuf;
-			while (ncap < need)
-				ncap *= 2;
-			nbuf = realloc(r->buf, ncap);
-			if (!nbuf)
-				return vmheap_reader_fail(
-				    r, VMHEAP_ENOMEM,
-				    "out of memory for a %zu-byte "
-				    "section at byte offset %llu",
-				    need, (unsigned long long)here(r));
-			r->buf = nbuf;
-			r->cap = ncap;
-		}
 	}
-	while (r->len - r->pos < need) {
-		ssize_t k = read(r->fd, r->buf + r->len, r->cap - r->len);
+	want = need + VMHEAP_SECTION_HEADER_LEN;
+	if (r->cap < want) {
+		size_t ncap = r->cap ? r->cap : READ_CHUNK;
+		uint8_t *nbuf;
+		while (ncap < want)
+			ncap *= 2;
+		nbuf = realloc(r->buf, ncap);
+		if (!nbuf)
+			return vmheap_reader_fail(
+			    r, VMHEAP_ENOMEM,
+			    "out of memory for a %zu-byte section at byte "
+			    "offset %llu",
+			    need, (unsigned long long)here(r));
+		r->buf = nbuf;
+		r->cap = ncap;
+	}
+	while (r->len < need) {
+		ssize_t k = read(r->fd, r->buf + r->len, want - r->len);
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
 			return vmheap_reader_fail(
-			    r, VMHEAP_EIO,
-			    "read failed at byte offset %llu: %s",
+			    r, VMHEAP_EIO, "read failed at byte offset %llu: %s",
 			    (unsigned long long)(r->buf_offset + r->len),
 			    strerror(errno));
 		}
