@@ -90,7 +90,8 @@ static int ensure(vmheap_reader *r, size_t need)
 			if (errno == EINTR)
 				continue;
 			return vmheap_reader_fail(
-			    r, VMHEAP_EIO, "read failed at byte offset %llu: %s",
+			    r, VMHEAP_EIO,
+			    "read failed at byte offset %llu: %s",
 			    (unsigned long long)(r->buf_offset + r->len),
 			    strerror(errno));
 		}
