@@ -355,7 +355,7 @@ static void write_cb(struct bufferevent *bev, void *arg)
 static void event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct agent_conn *c = arg;
-	char msg[128];
+	char msg[160];
 
 	(void)bev;
 	if ((what & BEV_EVENT_TIMEOUT) && !c->closing &&
@@ -370,6 +370,29 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 						 : c->agent->idle_timeout_ms);
 		agent_conn_send_error(c, NULL, VMHEAP_AGENT_ETIMEOUT, msg, 1);
 		return;
+	}
+	if ((what & BEV_EVENT_EOF) && !c->closing) {
+		struct evbuffer *in = bufferevent_get_input(c->bev);
+		size_t got = evbuffer_get_length(in);
+
+		if (got) {
+			/* the client stopped sending inside a frame; it may
+			 * still read, so say so before closing */
+			unsigned char hdr[4] = {0};
+
+			evbuffer_copyout(in, hdr, got < 4 ? got : 4);
+			if (got < 4)
+				snprintf(msg, sizeof(msg),
+					 "truncated frame: the connection ended after %zu of 4 header bytes",
+					 got);
+			else
+				snprintf(msg, sizeof(msg),
+					 "truncated frame: the connection ended after %zu of %u bytes",
+					 got - 4, frame_length(hdr));
+			agent_conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg,
+					      1);
+			return;
+		}
 	}
 	/* EOF, error, a closing connection's timeout, or a write timeout */
 	conn_free(c);

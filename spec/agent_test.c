@@ -363,6 +363,7 @@ START_TEST(bad_input_gets_an_error_or_a_close_and_the_next_client_is_served)
 	    "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
 	static const unsigned char huge[] = {0xff, 0xff, 0xff, 0xff, 1, 2, 3};
 	static const unsigned char truncated[] = {0, 0, 0, 100, 0x93, 0x01};
+	static const unsigned char half_header[] = {0, 0};
 	static const unsigned char not_array[] = {0, 0, 0, 2, 0x81, 0xc0, 0xc0};
 	static const unsigned char bad_msgpack[] = {0, 0, 0, 2, 0x92, 0xc1};
 	static const unsigned char claims_many[] = {0,	  0,	0,    5,   0xdd,
@@ -385,7 +386,9 @@ START_TEST(bad_input_gets_an_error_or_a_close_and_the_next_client_is_served)
 	const struct bad_case cases[] = {
 	    {"garbage bytes", garbage, sizeof(garbage) - 1, "limit", 1, 0},
 	    {"length 0xFFFFFFFF", huge, sizeof(huge), "limit", 1, 0},
-	    {"truncated frame", truncated, sizeof(truncated), NULL, 1, 1},
+	    {"truncated frame", truncated, sizeof(truncated), "protocol", 1, 1},
+	    {"truncated header", half_header, sizeof(half_header), "protocol",
+	     1, 1},
 	    {"a map, not an array", not_array, sizeof(not_array), "protocol", 1,
 	     0},
 	    {"invalid MessagePack", bad_msgpack, sizeof(bad_msgpack),
