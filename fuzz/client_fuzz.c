@@ -46,8 +46,10 @@ static void *serve(void *arg)
 			fd = accept(listen_fd, NULL, NULL);
 		while (fd < 0 && errno == EINTR);
 		if (fd >= 0) {
-			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				   sizeof(tv));
+			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+				   sizeof(tv));
 			while (off < cur_size) {
 				ssize_t w = send(fd, cur_data + off,
 						 cur_size - off, MSG_NOSIGNAL);
@@ -78,7 +80,8 @@ static void setup(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	if (listen_fd < 0 ||
+	    bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    listen(listen_fd, 4) < 0 ||
 	    getsockname(listen_fd, (struct sockaddr *)&sa, &len) < 0) {
 		perror("client_fuzz: listen");
@@ -130,7 +133,8 @@ int fuzz_client_one(const uint8_t *data, size_t size)
 		v.via.str.size = 7;
 		rc = vmheap_client_call(c, "list", "", &v, &r);
 		check_reply(c, rc, &r);
-		rc = vmheap_client_call_str(c, "set", "config.dump.gc", "true", &r);
+		rc = vmheap_client_call_str(c, "set", "config.dump.gc", "true",
+					    &r);
 		check_reply(c, rc, &r);
 	} else if (c && !vmheap_client_error(c)[0]) {
 		abort();

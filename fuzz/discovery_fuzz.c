@@ -82,8 +82,7 @@ int fuzz_discovery_one(const uint8_t *data, size_t size)
 		must_terminate(info.argv, sizeof(info.argv));
 		must_terminate(info.exe, sizeof(info.exe));
 		must_terminate(info.token, sizeof(info.token));
-		if (info.port == 0 || strlen(info.token) != 32 ||
-		    info.pid <= 0)
+		if (info.port == 0 || strlen(info.token) != 32 || info.pid <= 0)
 			abort();
 	}
 	/* list: the name says our pid, so only a file naming our pid is

@@ -11,9 +11,9 @@
  * reply arrives or the agent closes; the writing side is shut down
  * after the sentinel, so that a partial frame in the input ends at EOF
  * (the agent's frame timeout stays at its default: lowered, a busy
- * machine made it fire between hello and auth).  Every frame the agent sends back must
- * be a well-formed reply: [id, "ok", value], [id, "error", code, message]
- * (the hello aside).  A hang (no close within 10 s) aborts.
+ * machine made it fire between hello and auth).  Every frame the agent sends
+ * back must be a well-formed reply: [id, "ok", value], [id, "error", code,
+ * message] (the hello aside).  A hang (no close within 10 s) aborts.
  *
  * The frame decoder is also called directly on the input (the payload
  * after a 4-byte length), which is much faster than a round trip.
@@ -62,9 +62,9 @@ static int walk_heap(void *ctx, vmheap_writer *w)
 	return 0;
 }
 
-static void list_vars(void *ctx,
-		      void (*add)(void *arg, const char *name, const char *type),
-		      void *arg)
+static void
+list_vars(void *ctx, void (*add)(void *arg, const char *name, const char *type),
+	  void *arg)
 {
 	(void)ctx;
 	add(arg, "fuzz.n", "int");
@@ -103,13 +103,13 @@ static int set_var(void *ctx, const char *name, const msgpack_object *value,
 }
 
 static const struct vmheap_agent_host host = {
-	.vm_name = "fuzz",
-	.vm_version = "1",
-	.run_stopped = run_stopped,
-	.walk_heap = walk_heap,
-	.list_vars = list_vars,
-	.get_var = get_var,
-	.set_var = set_var,
+    .vm_name = "fuzz",
+    .vm_version = "1",
+    .run_stopped = run_stopped,
+    .walk_heap = walk_heap,
+    .list_vars = list_vars,
+    .get_var = get_var,
+    .set_var = set_var,
 };
 
 static void remove_dir(void)
@@ -170,7 +170,8 @@ static int read_full(int fd, void *buf, size_t n)
 			continue;
 		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			fprintf(stderr,
-				"protocol_fuzz: the agent neither replied nor closed within %d s\n",
+				"protocol_fuzz: the agent neither replied nor "
+				"closed within %d s\n",
 				REPLY_TIMEOUT_S);
 			abort();
 		}
@@ -197,7 +198,8 @@ static int read_reply(int fd, int hello)
 		return -1;
 	len = frame_length(hdr);
 	if (len == 0 || len > VMHEAP_MAX_FRAME_BYTES) {
-		fprintf(stderr, "protocol_fuzz: the agent sent a frame of %u bytes\n",
+		fprintf(stderr,
+			"protocol_fuzz: the agent sent a frame of %u bytes\n",
 			len);
 		abort();
 	}
@@ -210,8 +212,8 @@ static int read_reply(int fd, int hello)
 	}
 	msgpack_unpacked_init(&m);
 	if (frame_decode(buf, len, &m, why, sizeof(why)) < 0) {
-		fprintf(stderr, "protocol_fuzz: the agent sent a bad frame: %s\n",
-			why);
+		fprintf(stderr,
+			"protocol_fuzz: the agent sent a bad frame: %s\n", why);
 		abort();
 	}
 	e = m.data.via.array.ptr;
@@ -246,8 +248,8 @@ static int send_all(int fd, const void *p, size_t n)
 	size_t off = 0;
 
 	while (off < n) {
-		ssize_t w = send(fd, (const char *)p + off, n - off,
-				 MSG_NOSIGNAL);
+		ssize_t w =
+		    send(fd, (const char *)p + off, n - off, MSG_NOSIGNAL);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -280,7 +282,8 @@ static int connect_agent(void)
 			perror("protocol_fuzz: connect");
 			abort();
 		}
-		while (poll(&p, 1, REPLY_TIMEOUT_S * 1000) < 0 && errno == EINTR)
+		while (poll(&p, 1, REPLY_TIMEOUT_S * 1000) < 0 &&
+		       errno == EINTR)
 			;
 		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 ||
 		    soerr) {
@@ -296,8 +299,7 @@ static int connect_agent(void)
 }
 
 /* Send [id, word, arg]. */
-static int send_request(int fd, uint64_t id, const char *word,
-			const char *arg)
+static int send_request(int fd, uint64_t id, const char *word, const char *arg)
 {
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
@@ -320,7 +322,8 @@ static void send_auth(int fd)
 {
 	if (send_request(fd, 0, "auth", agent->token) < 0 ||
 	    read_reply(fd, 0) < 0) {
-		fprintf(stderr, "protocol_fuzz: auth with the right token failed\n");
+		fprintf(stderr,
+			"protocol_fuzz: auth with the right token failed\n");
 		abort();
 	}
 }
@@ -335,7 +338,8 @@ int fuzz_protocol_one(const uint8_t *data, size_t size)
 	if (size > 4) {
 		msgpack_unpacked_init(&m);
 		if (frame_decode((const char *)data + 4, size - 4, &m, why,
-				 sizeof(why)) < 0 && !why[0])
+				 sizeof(why)) < 0 &&
+		    !why[0])
 			abort();
 		msgpack_unpacked_destroy(&m);
 	}

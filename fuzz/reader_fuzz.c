@@ -66,10 +66,13 @@ static void read_records(int fd)
 					sum += rec.u.object.refs[i];
 			else if (rec.type == VMHEAP_RECORD_STRING &&
 				 rec.u.string.len)
-				sum += (uint8_t)rec.u.string.text[rec.u.string.len - 1];
+				sum +=
+				    (uint8_t)
+					rec.u.string.text[rec.u.string.len - 1];
 			else if (rec.type == VMHEAP_RECORD_CLASS &&
 				 rec.u.klass.name_len)
-				sum += (uint8_t)rec.u.klass.name[rec.u.klass.name_len - 1];
+				sum += (uint8_t)rec.u.klass
+					   .name[rec.u.klass.name_len - 1];
 		}
 		if (rc == 0 && !vmheap_reader_totals(r))
 			abort();
@@ -121,7 +124,8 @@ static void read_census(int fd, size_t size)
 	int rc;
 
 	opt.threads = (size & 1) ? 2 : 1;
-	if (vmheap_census_new(&c, size % 3 ? VMHEAP_GROUP_CLASS : VMHEAP_GROUP_KIND,
+	if (vmheap_census_new(&c,
+			      size % 3 ? VMHEAP_GROUP_CLASS : VMHEAP_GROUP_KIND,
 			      opt.threads) < 0)
 		abort();
 	rc = vmheap_reader_open_fd(&r, fd, "fuzz.vmheap");
@@ -130,7 +134,8 @@ static void read_census(int fd, size_t size)
 		check_error(rc, vmheap_census_error(c));
 		if (rc == 0) {
 			size_t n;
-			struct vmheap_census_row *rows = vmheap_census_rows(c, &n);
+			struct vmheap_census_row *rows =
+			    vmheap_census_rows(c, &n);
 
 			vmheap_census_rows_sort(rows, n, VMHEAP_SORT_COUNT);
 			for (size_t i = 0; i < n; i++)

@@ -56,8 +56,7 @@ static int create(const char *sub, const char *name)
 	return fd;
 }
 
-static void put(const char *sub, const char *name, const void *data,
-		size_t len)
+static void put(const char *sub, const char *name, const void *data, size_t len)
 {
 	int fd = create(sub, name);
 
@@ -103,7 +102,8 @@ static void dump(const char *name, enum shape shape)
 		uint64_t r[3] = {0x1000, 0x1000 + 16u * (uint64_t)i,
 				 0xdeadbeef};
 		vmheap_writer_add_object(w, 0x1000 + 16u * (uint64_t)i,
-					 1 + (uint64_t)(i % 3), 24 + 8u * (uint64_t)i,
+					 1 + (uint64_t)(i % 3),
+					 24 + 8u * (uint64_t)i,
 					 (uint32_t)(i % 3), r, (size_t)(i % 4));
 	}
 	if (shape == MORE_REFS) {
@@ -313,9 +313,11 @@ static int walk_heap(void *ctx, vmheap_writer *w)
 
 static void discovery(void)
 {
-	static const struct vmheap_agent_host host = {
-		.vm_name = "seed", .vm_version = "1",
-		.run_stopped = run_stopped, .walk_heap = walk_heap};
+	static const struct vmheap_agent_host host = {.vm_name = "seed",
+						      .vm_version = "1",
+						      .run_stopped =
+							  run_stopped,
+						      .walk_heap = walk_heap};
 	struct vmheap_agent_config cfg;
 	vmheap_agent *a;
 	char err[512], body[2048], tmp[4096], *p;
@@ -349,10 +351,11 @@ static void discovery(void)
 		put("discovery", "no-proc-start", body, (size_t)(p - body));
 		*p = '\0';
 	}
-	snprintf(tmp, sizeof(tmp),
-		 "%sunknown=key\naddress=tcp://[::1]:65535\n", body);
+	snprintf(tmp, sizeof(tmp), "%sunknown=key\naddress=tcp://[::1]:65535\n",
+		 body);
 	put("discovery", "ipv6-and-unknown-key", tmp, strlen(tmp));
-	snprintf(tmp, sizeof(tmp), "pid=1\naddress=tcp://127.0.0.1:1\nstarted=0\n");
+	snprintf(tmp, sizeof(tmp),
+		 "pid=1\naddress=tcp://127.0.0.1:1\nstarted=0\n");
 	put("discovery", "missing-token", tmp, strlen(tmp));
 }
 

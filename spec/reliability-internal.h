@@ -44,7 +44,7 @@ struct rl_vm {
 	pid_t pid;
 	uint16_t port;
 	char token[33];
-	char tmpdir[256];   /* discovery directory */
+	char tmpdir[256]; /* discovery directory */
 	char dumpdir[256];
 	char discovery[512];
 };
@@ -59,8 +59,9 @@ int rl_vm_start(struct rl_vm *vm, const char *tmpdir, const char *dumpdir,
 
 /* Options of the embedded sample VM. */
 struct rl_embedded {
-	int max_clients;        /* the agent's client limit */
-	long long fsize_limit;  /* RLIMIT_FSIZE in bytes (SIGXFSZ ignored), 0: none */
+	int max_clients; /* the agent's client limit */
+	long long
+	    fsize_limit; /* RLIMIT_FSIZE in bytes (SIGXFSZ ignored), 0: none */
 	const char *leak_class; /* like vmheap-sample --leak CLASS:N, or NULL */
 	unsigned leak_per_tick;
 };
@@ -84,9 +85,9 @@ int64_t rl_get_int(vmheap_client *c, const char *var);
 
 /* Result of a finished command. */
 struct rl_run {
-	int status;   /* exit status, 128+signal, or -1 on timeout */
-	char *out;    /* stdout, NUL-terminated (malloc) */
-	char *err;    /* stderr, NUL-terminated (malloc) */
+	int status; /* exit status, 128+signal, or -1 on timeout */
+	char *out;  /* stdout, NUL-terminated (malloc) */
+	char *err;  /* stderr, NUL-terminated (malloc) */
 	double seconds;
 };
 
@@ -95,8 +96,8 @@ struct rl_run {
  * may be NULL), stdin from `input` (NULL: /dev/null), killing it after
  * timeout_ms.  Returns 0 and fills *r (free with rl_run_free).
  */
-int rl_run(const char *const *argv, const char *const *env,
-	   const char *input, int timeout_ms, struct rl_run *r);
+int rl_run(const char *const *argv, const char *const *env, const char *input,
+	   int timeout_ms, struct rl_run *r);
 void rl_run_free(struct rl_run *r);
 
 /* Start argv in the background with stdout/stderr to files; returns the

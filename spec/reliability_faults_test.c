@@ -126,7 +126,8 @@ START_TEST(console_killed_mid_dump_leaves_a_whole_dump_or_none)
 	ck_assert_int_eq(rl_vm_start(&vm, tmp, dir, args), 0);
 	c = rl_connect(&vm, 10000);
 	ck_assert_ptr_nonnull(c);
-	ck_assert_msg(client_dump(c, "a.vmheap", msg, sizeof(msg)) == 0, "%s", msg);
+	ck_assert_msg(client_dump(c, "a.vmheap", msg, sizeof(msg)) == 0, "%s",
+		      msg);
 	a_before = rl_slurp(join(dir, "a.vmheap"), &alen);
 	ck_assert_ptr_nonnull(a_before);
 
@@ -150,8 +151,8 @@ START_TEST(console_killed_mid_dump_leaves_a_whole_dump_or_none)
 	left = rl_ls(dir);
 	printf("console killed mid-dump: the dump directory holds: %s", left);
 	ck_assert_msg(!strcmp(left, "a.vmheap\nb.vmheap\n") ||
-			      !strcmp(left, "b.vmheap\na.vmheap\n") ||
-			      !strcmp(left, "a.vmheap\n"),
+			  !strcmp(left, "b.vmheap\na.vmheap\n") ||
+			  !strcmp(left, "a.vmheap\n"),
 		      "unexpected files: %s", left);
 	if (strstr(left, "b.vmheap"))
 		ck_assert_int_eq(rl_read_dump(join(dir, "b.vmheap"), &nobj), 0);
@@ -159,7 +160,8 @@ START_TEST(console_killed_mid_dump_leaves_a_whole_dump_or_none)
 	a_after = rl_slurp(join(dir, "a.vmheap"), &alen2);
 	ck_assert(alen == alen2 && !memcmp(a_before, a_after, alen));
 	/* not stuck in "busy": the next dump works */
-	ck_assert_msg(client_dump(c, "c.vmheap", msg, sizeof(msg)) == 0, "%s", msg);
+	ck_assert_msg(client_dump(c, "c.vmheap", msg, sizeof(msg)) == 0, "%s",
+		      msg);
 	ck_assert_int_eq(rl_read_dump(join(dir, "c.vmheap"), NULL), 0);
 	free(a_before);
 	free(a_after);
@@ -218,7 +220,8 @@ START_TEST(client_stopped_with_a_request_half_sent_does_not_hold_others)
 	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
 	child = fork();
 	if (child == 0) {
-		unsigned char buf[128], half[] = {0, 0, 0, 30, 0x94, 0x01, 0xa3, 'g'};
+		unsigned char buf[128],
+		    half[] = {0, 0, 0, 30, 0x94, 0x01, 0xa3, 'g'};
 		int fd = raw_connect(vm.port);
 		size_t n = auth_frame(buf, vm.token);
 
@@ -240,11 +243,13 @@ START_TEST(client_stopped_with_a_request_half_sent_does_not_hold_others)
 	tk0 = rl_get_int(c[0], "sample.ticks");
 	for (int round = 0; round < 20; round++)
 		for (int i = 0; i < 5; i++)
-			ck_assert_int_eq(rl_get_int(c[i], "system.pid"), vm.pid);
+			ck_assert_int_eq(rl_get_int(c[i], "system.pid"),
+					 vm.pid);
 	rl_sleep_ms(200);
 	tk1 = rl_get_int(c[0], "sample.ticks");
 	t1 = rl_now_ms();
-	printf("client stopped mid-frame: 5 other clients made 100 requests in %lld ms; VM ticks %lld -> %lld\n",
+	printf("client stopped mid-frame: 5 other clients made 100 requests in "
+	       "%lld ms; VM ticks %lld -> %lld\n",
 	       (long long)(t1 - t0), (long long)tk0, (long long)tk1);
 	ck_assert_int_lt(t1 - t0, 5000);
 	ck_assert_int_gt(tk1, tk0);
@@ -273,7 +278,8 @@ START_TEST(disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error)
 	char cmsg[600] = "";
 
 	if (mount("tmpfs", dir, "tmpfs", 0, "size=256k,mode=0755") < 0) {
-		printf("disk full: SKIPPED: cannot mount a small tmpfs here (%s)\n",
+		printf("disk full: SKIPPED: cannot mount a small tmpfs here "
+		       "(%s)\n",
 		       strerror(errno));
 		rl_rmrf(tmp);
 		rl_rmrf(dir);
@@ -290,8 +296,10 @@ START_TEST(disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error)
 	/* and the same without fork: the VM's own process writes */
 	{
 		struct vmheap_reply rep;
-		ck_assert_int_eq(vmheap_client_call_str(c, "set", "config.dump.fork",
-							"false", &rep), 0);
+		ck_assert_int_eq(vmheap_client_call_str(c, "set",
+							"config.dump.fork",
+							"false", &rep),
+				 0);
 		ck_assert(rep.ok);
 		vmheap_reply_release(&rep);
 	}
@@ -304,15 +312,18 @@ START_TEST(disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error)
 	ck_assert_int_eq(rl_vm_stop(&vm), 0);
 	umount(dir);
 
-	printf("disk full: console exit %d, said: %s%s", r.status, r.out, r.err);
+	printf("disk full: console exit %d, said: %s%s", r.status, r.out,
+	       r.err);
 	ck_assert_msg(a_ok == 0, "%s", msg);
 	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.out, "No space left") || strstr(r.err, "No space left") ||
-			      strstr(r.out, "no space") || strstr(r.err, "no space"),
-		      "no clear error: %s%s", r.out, r.err);
+	ck_assert_msg(
+	    strstr(r.out, "No space left") || strstr(r.err, "No space left") ||
+		strstr(r.out, "no space") || strstr(r.err, "no space"),
+	    "no clear error: %s%s", r.out, r.err);
 	printf("disk full, dump in the VM's process: %s\n", cmsg);
 	ck_assert_int_ne(c_rc, 0);
-	ck_assert_msg(strstr(cmsg, "No space left"), "no clear error: %s", cmsg);
+	ck_assert_msg(strstr(cmsg, "No space left"), "no clear error: %s",
+		      cmsg);
 	ck_assert_msg(!strcmp(left, "a.vmheap\n"), "files left: %s", left);
 	ck_assert(a_before && a_after && alen == alen2 &&
 		  !memcmp(a_before, a_after, alen));
@@ -346,13 +357,15 @@ START_TEST(file_size_limit_during_a_dump_is_a_clear_error)
 	ck_assert_int_eq(rl_vm_start_embedded(&vm, tmp, tmp, &opt), 0);
 	c = rl_connect(&vm, 10000);
 	ck_assert_ptr_nonnull(c);
-	ck_assert_msg(client_dump(c, "a.vmheap", msg, sizeof(msg)) == 0, "%s", msg);
+	ck_assert_msg(client_dump(c, "a.vmheap", msg, sizeof(msg)) == 0, "%s",
+		      msg);
 	a_before = rl_slurp(join(tmp, "a.vmheap"), &alen);
 	rl_sleep_ms(1500);
 	brc = client_dump(c, "b.vmheap", bmsg, sizeof(bmsg));
 	printf("file size limit: %s\n", bmsg);
 	ck_assert_int_ne(brc, 0);
-	ck_assert_msg(strstr(bmsg, "too large") || strstr(bmsg, "File too large"),
+	ck_assert_msg(strstr(bmsg, "too large") ||
+			  strstr(bmsg, "File too large"),
 		      "no clear error: %s", bmsg);
 	ck_assert_int_eq(rl_get_int(c, "system.pid"), vm.pid);
 	vmheap_client_close(c);
@@ -362,7 +375,8 @@ START_TEST(file_size_limit_during_a_dump_is_a_clear_error)
 	{
 		size_t alen2;
 		char *a_after = rl_slurp(join(tmp, "a.vmheap"), &alen2);
-		ck_assert(a_after && alen == alen2 && !memcmp(a_before, a_after, alen));
+		ck_assert(a_after && alen == alen2 &&
+			  !memcmp(a_before, a_after, alen));
 		free(a_after);
 	}
 	ck_assert_int_eq(rl_read_dump(join(tmp, "a.vmheap"), NULL), 0);
@@ -389,8 +403,10 @@ START_TEST(dump_directory_removed_is_a_clear_error)
 	       r.out, r.err);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.out, dir) || strstr(r.err, dir),
-		      "the error does not name the directory: %s%s", r.out, r.err);
-	ck_assert_msg(strstr(r.out, "No such file") || strstr(r.err, "No such file"),
+		      "the error does not name the directory: %s%s", r.out,
+		      r.err);
+	ck_assert_msg(strstr(r.out, "No such file") ||
+			  strstr(r.err, "No such file"),
 		      "the error does not say why: %s%s", r.out, r.err);
 	ck_assert_int_ne(access(dir, F_OK), 0); /* not re-created */
 	/* the VM is fine, and dumps again once the directory is back */
@@ -439,13 +455,15 @@ START_TEST(vm_exit_during_a_console_session_is_reported)
 	signal(SIGPIPE, SIG_IGN);
 	ck_assert_int_eq(write(in[1], "get system.pid\n", 15), 15);
 	while (got < (ssize_t)sizeof(buf) - 1 &&
-	       (n = read(out[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0) {
+	       (n = read(out[0], buf + got, sizeof(buf) - 1 - (size_t)got)) >
+		   0) {
 		got += n;
 		buf[got] = '\0';
 		if (strstr(buf, p))
 			break;
 	}
-	ck_assert_msg(got > 0 && strstr(buf, p), "no answer: %s", got > 0 ? buf : "");
+	ck_assert_msg(got > 0 && strstr(buf, p), "no answer: %s",
+		      got > 0 ? buf : "");
 	/* the VM dies under the console's feet */
 	kill(vm.pid, SIGKILL);
 	ck_assert_int_eq(rl_wait(vm.pid, 5000), 128 + SIGKILL);
@@ -456,9 +474,11 @@ START_TEST(vm_exit_during_a_console_session_is_reported)
 	st = rl_wait(con, 10000);
 	close(out[0]);
 	err = rl_slurp(errp, NULL);
-	printf("VM exited during a session: console exit %d, said: %s", st, err);
+	printf("VM exited during a session: console exit %d, said: %s", st,
+	       err);
 	ck_assert_int_eq(st, 2);
-	ck_assert_msg(err && strstr(err, p), "the console did not say which VM went away: %s",
+	ck_assert_msg(err && strstr(err, p),
+		      "the console did not say which VM went away: %s",
 		      err ? err : "");
 	free(err);
 	rl_rmrf(tmp);
@@ -480,11 +500,13 @@ START_TEST(discovery_symlink_is_not_followed)
 	ck_assert_int_eq(rename(vm.discovery, real), 0);
 	ck_assert_int_eq(symlink(real, vm.discovery), 0);
 	console_e(&vm, NULL, vm.pid, cmds, &r);
-	printf("discovery symlink: console exit %d, said: %s%s", r.status, r.out,
-	       r.err);
+	printf("discovery symlink: console exit %d, said: %s%s", r.status,
+	       r.out, r.err);
 	ck_assert_int_eq(r.status, 2);
-	ck_assert_msg(!strstr(r.out, pid_str(vm.pid)), "it followed the link: %s", r.out);
-	ck_assert_msg(strstr(r.err, "symbolic link"), "no reason given: %s", r.err);
+	ck_assert_msg(!strstr(r.out, pid_str(vm.pid)),
+		      "it followed the link: %s", r.out);
+	ck_assert_msg(strstr(r.err, "symbolic link"), "no reason given: %s",
+		      r.err);
 	rl_run_free(&r);
 	unlink(vm.discovery);
 	ck_assert_int_eq(rl_vm_stop(&vm), 0);
@@ -501,17 +523,19 @@ START_TEST(discovery_file_of_another_user_is_not_followed)
 
 	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
 	if (chown(vm.discovery, 65534, 65534) < 0) {
-		printf("discovery of another user: SKIPPED: cannot chown to nobody (%s; not root?)\n",
+		printf("discovery of another user: SKIPPED: cannot chown to "
+		       "nobody (%s; not root?)\n",
 		       strerror(errno));
 		rl_vm_stop(&vm);
 		rl_rmrf(tmp);
 		return;
 	}
 	console_e(&vm, NULL, vm.pid, cmds, &r);
-	printf("discovery owned by nobody: console exit %d, said: %s%s", r.status,
-	       r.out, r.err);
+	printf("discovery owned by nobody: console exit %d, said: %s%s",
+	       r.status, r.out, r.err);
 	ck_assert_int_eq(r.status, 2);
-	ck_assert_msg(!strstr(r.out, pid_str(vm.pid)), "it used the file: %s", r.out);
+	ck_assert_msg(!strstr(r.out, pid_str(vm.pid)), "it used the file: %s",
+		      r.out);
 	ck_assert_msg(strstr(r.err, "owned by"), "no reason given: %s", r.err);
 	rl_run_free(&r);
 	ck_assert_int_eq(rl_vm_stop(&vm), 0);
@@ -554,7 +578,8 @@ static void stale_case(int keep_proc_start)
 	close(fd);
 
 	console_e(&vm, tmp, sl, cmds, &r);
-	printf("stale discovery (%s proc_start) naming a sleep: console exit %d, said: %s%s",
+	printf("stale discovery (%s proc_start) naming a sleep: console exit "
+	       "%d, said: %s%s",
 	       keep_proc_start ? "with" : "without", r.status, r.out, r.err);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(!strstr(r.out, pid_str(vm.pid)),
@@ -603,7 +628,8 @@ static void write_test_dump(const char *path, int nobj, uint64_t grow)
 START_TEST(corrupt_block_in_the_middle_is_reported_with_its_offset)
 {
 	const char *tmp = rl_mkdtemp("crc");
-	const char *good = join(tmp, "good.vmheap"), *bad = join(tmp, "bad.vmheap");
+	const char *good = join(tmp, "good.vmheap"),
+		   *bad = join(tmp, "bad.vmheap");
 	const char *histo[] = {rl_bin("vmheap-histo"), bad, NULL};
 	const char *diff1[] = {rl_bin("vmheap-diff"), good, bad, NULL};
 	const char *diff2[] = {rl_bin("vmheap-diff"), bad, good, NULL};
@@ -645,14 +671,17 @@ START_TEST(corrupt_block_in_the_middle_is_reported_with_its_offset)
 		struct rl_run rr;
 
 		ck_assert_int_eq(rl_run(runs[i], NULL, NULL, 30000, &rr), 0);
-		printf("corrupt block at %s: %s exit %d, said: %s",
-		       want, strrchr(runs[i][0], '/') + 1, rr.status, rr.err);
+		printf("corrupt block at %s: %s exit %d, said: %s", want,
+		       strrchr(runs[i][0], '/') + 1, rr.status, rr.err);
 		ck_assert_int_ne(rr.status, 0);
-		ck_assert_msg(strstr(rr.err, "bad.vmheap"), "no file name: %s", rr.err);
+		ck_assert_msg(strstr(rr.err, "bad.vmheap"), "no file name: %s",
+			      rr.err);
 		ck_assert_msg(strstr(rr.err, want),
-			      "the block's offset %s is not named: %s", want, rr.err);
+			      "the block's offset %s is not named: %s", want,
+			      rr.err);
 		/* no partial histogram or diff printed as if it were whole */
-		ck_assert_msg(!strstr(rr.out, "Order") && !strstr(rr.out, "Session"),
+		ck_assert_msg(!strstr(rr.out, "Order") &&
+				  !strstr(rr.out, "Session"),
 			      "partial output: %s", rr.out);
 		rl_run_free(&rr);
 	}
@@ -682,7 +711,8 @@ START_TEST(forked_dump_header_names_the_vm_pid_not_its_child)
 	vm_pid = vm.pid;
 	c = rl_connect(&vm, 10000);
 	ck_assert_ptr_nonnull(c);
-	ck_assert_msg(client_dump(c, "p.vmheap", msg, sizeof(msg)) == 0, "%s", msg);
+	ck_assert_msg(client_dump(c, "p.vmheap", msg, sizeof(msg)) == 0, "%s",
+		      msg);
 	vmheap_client_close(c);
 	ck_assert_int_eq(vmheap_reader_open_path(&r, join(tmp, "p.vmheap")), 0);
 	pid = vmheap_reader_header(r)->pid;
@@ -722,17 +752,20 @@ static void under_valgrind(const char *const *argv, int want, const char *log)
 	v[n] = NULL;
 	ck_assert_int_eq(rl_run(v, NULL, NULL, 60000, &r), 0);
 	text = rl_slurp(log, NULL);
-	printf("valgrind %s: exit %d, %s\n", strrchr(argv[0], '/') + 1, r.status,
-	       text && strstr(text, "ERROR SUMMARY: 0 errors") ? "0 errors" : "ERRORS");
-	ck_assert_msg(r.status == want, "exit %d (99: memcheck errors); log:\n%s",
-		      r.status, text ? text : "");
+	printf("valgrind %s: exit %d, %s\n", strrchr(argv[0], '/') + 1,
+	       r.status,
+	       text && strstr(text, "ERROR SUMMARY: 0 errors") ? "0 errors"
+							       : "ERRORS");
+	ck_assert_msg(r.status == want,
+		      "exit %d (99: memcheck errors); log:\n%s", r.status,
+		      text ? text : "");
 	ck_assert_msg(text && strstr(text, "ERROR SUMMARY: 0 errors"), "%s",
 		      text ? text : "no log");
 	ck_assert_msg(strstr(text, "definitely lost: 0 bytes") ||
-			      strstr(text, "All heap blocks were freed"),
+			  strstr(text, "All heap blocks were freed"),
 		      "%s", text);
 	ck_assert_msg(!strstr(text, "indirectly lost:") ||
-			      strstr(text, "indirectly lost: 0 bytes"),
+			  strstr(text, "indirectly lost: 0 bytes"),
 		      "%s", text);
 	free(text);
 	rl_run_free(&r);
@@ -745,11 +778,13 @@ START_TEST(tools_run_clean_under_valgrind)
 	char p[32];
 
 	if (RL_SANITIZED) {
-		printf("valgrind: SKIPPED in the sanitizer build (valgrind and ASan do not mix; the normal pass runs it)\n");
+		printf("valgrind: SKIPPED in the sanitizer build (valgrind and "
+		       "ASan do not mix; the normal pass runs it)\n");
 		return;
 	}
 	if (!have_valgrind()) {
-		printf("valgrind: SKIPPED: /usr/bin/valgrind is not installed\n");
+		printf(
+		    "valgrind: SKIPPED: /usr/bin/valgrind is not installed\n");
 		return;
 	}
 	tmp = rl_mkdtemp("vg");
@@ -772,8 +807,13 @@ START_TEST(tools_run_clean_under_valgrind)
 		under_valgrind(a, 0, log);
 	}
 	{
-		const char *a[] = {rl_bin("vmheap-histo"), "--format", "json",
-				   "--sort", "bytes", d2, NULL};
+		const char *a[] = {rl_bin("vmheap-histo"),
+				   "--format",
+				   "json",
+				   "--sort",
+				   "bytes",
+				   d2,
+				   NULL};
 		under_valgrind(a, 0, log);
 	}
 	{
@@ -790,29 +830,40 @@ START_TEST(tools_run_clean_under_valgrind)
 		under_valgrind(a, 0, log);
 	}
 	{
-		const char *a[] = {rl_bin("vmheap-diff"), "--format", "csv", d2, d1,
-				   NULL};
+		const char *a[] = {
+		    rl_bin("vmheap-diff"), "--format", "csv", d2, d1, NULL};
 		under_valgrind(a, 0, log);
 	}
 	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
 	snprintf(p, sizeof(p), "%d", (int)vm.pid);
 	{
-		const char *a[] = {rl_bin("vmheap-console"), "--tmpdir", tmp, "-p", p,
-				   "-e", "get system.pid", "-e", "list system.",
-				   "-e", "set system.memory.dump vg.vmheap",
-				   "-e", "get system.memory.rss", NULL};
+		const char *a[] = {rl_bin("vmheap-console"),
+				   "--tmpdir",
+				   tmp,
+				   "-p",
+				   p,
+				   "-e",
+				   "get system.pid",
+				   "-e",
+				   "list system.",
+				   "-e",
+				   "set system.memory.dump vg.vmheap",
+				   "-e",
+				   "get system.memory.rss",
+				   NULL};
 		under_valgrind(a, 0, log);
 	}
 	{
-		const char *a[] = {rl_bin("vmheap-console"), "--tmpdir", tmp, "--ps",
-				   NULL};
+		const char *a[] = {rl_bin("vmheap-console"), "--tmpdir", tmp,
+				   "--ps", NULL};
 		under_valgrind(a, 0, log);
 	}
 	ck_assert_int_eq(rl_vm_stop(&vm), 0);
 	{
 		/* and when it cannot connect */
-		const char *a[] = {rl_bin("vmheap-console"), "--tmpdir", tmp,
-				   "-e", "get system.pid", NULL};
+		const char *a[] = {
+		    rl_bin("vmheap-console"), "--tmpdir", tmp, "-e",
+		    "get system.pid",	      NULL};
 		under_valgrind(a, 2, log);
 	}
 	rl_rmrf(tmp);
@@ -858,7 +909,8 @@ START_TEST(fuzz_regression_inputs_replay_cleanly)
 	int d = replay_dir("client", fuzz_client_one);
 
 	fuzz_protocol_shutdown();
-	printf("fuzz regressions: %d reader, %d protocol, %d discovery, %d client inputs replayed\n",
+	printf("fuzz regressions: %d reader, %d protocol, %d discovery, %d "
+	       "client inputs replayed\n",
 	       a, b, c, d);
 	ck_assert_int_gt(a + b + c + d, 0);
 }
@@ -874,15 +926,19 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, console_killed_mid_dump_leaves_a_whole_dump_or_none);
-	tcase_add_test(tc, client_stopped_with_a_request_half_sent_does_not_hold_others);
-	tcase_add_test(tc, disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error);
+	tcase_add_test(
+	    tc, client_stopped_with_a_request_half_sent_does_not_hold_others);
+	tcase_add_test(
+	    tc, disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error);
 	tcase_add_test(tc, file_size_limit_during_a_dump_is_a_clear_error);
 	tcase_add_test(tc, dump_directory_removed_is_a_clear_error);
 	tcase_add_test(tc, vm_exit_during_a_console_session_is_reported);
 	tcase_add_test(tc, discovery_symlink_is_not_followed);
 	tcase_add_test(tc, discovery_file_of_another_user_is_not_followed);
-	tcase_add_test(tc, stale_discovery_file_naming_a_reused_pid_is_not_followed);
-	tcase_add_test(tc, corrupt_block_in_the_middle_is_reported_with_its_offset);
+	tcase_add_test(
+	    tc, stale_discovery_file_naming_a_reused_pid_is_not_followed);
+	tcase_add_test(tc,
+		       corrupt_block_in_the_middle_is_reported_with_its_offset);
 	tcase_add_test(tc, forked_dump_header_names_the_vm_pid_not_its_child);
 	tcase_add_test(tc, tools_run_clean_under_valgrind);
 	tcase_add_test(tc, fuzz_regression_inputs_replay_cleanly);

@@ -152,8 +152,8 @@ static void drain(int fd, char **buf, size_t *len, size_t *cap, int *open_)
 	(*buf)[*len] = '\0';
 }
 
-int rl_run(const char *const *argv, const char *const *env,
-	   const char *input, int timeout_ms, struct rl_run *r)
+int rl_run(const char *const *argv, const char *const *env, const char *input,
+	   int timeout_ms, struct rl_run *r)
 {
 	int po[2], pe[2], pi[2];
 	size_t lo = 0, le = 0, co = 64, ce = 64, inlen, inoff = 0;
@@ -179,7 +179,8 @@ int rl_run(const char *const *argv, const char *const *env,
 		for (int i = 0; env && env[i]; i++)
 			putenv((char *)env[i]);
 		execv(argv[0], (char *const *)argv);
-		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+		fprintf(stderr, "cannot run %s: %s\n", argv[0],
+			strerror(errno));
 		_exit(127);
 	}
 	close(pi[0]);
@@ -217,8 +218,8 @@ int rl_run(const char *const *argv, const char *const *env,
 			else if (p[i].fd == pe[0])
 				drain(pe[0], &r->err, &le, &ce, &eo);
 			else {
-				ssize_t w = write(pi[1], input + inoff,
-						  inlen - inoff);
+				ssize_t w =
+				    write(pi[1], input + inoff, inlen - inoff);
 				if (w > 0)
 					inoff += (size_t)w;
 				if (w <= 0 || inoff == inlen) {
@@ -376,13 +377,15 @@ int rl_vm_start(struct rl_vm *vm, const char *tmpdir, const char *dumpdir,
 		char *d = strstr(line, "discovery ");
 		char *nl = strchr(line, '\n');
 		if (!d || !nl) {
-			fprintf(stderr, "reliability: vmheap-sample said \"%s\"\n",
+			fprintf(stderr,
+				"reliability: vmheap-sample said \"%s\"\n",
 				line);
 			rl_vm_stop(vm);
 			return -1;
 		}
 		*nl = '\0';
-		snprintf(vm->discovery, sizeof(vm->discovery), "%.500s", d + 10);
+		snprintf(vm->discovery, sizeof(vm->discovery), "%.500s",
+			 d + 10);
 	}
 	return read_token(vm);
 }
@@ -404,7 +407,8 @@ static void embedded_main(const char *tmpdir, const char *dumpdir,
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	sample_heap_init(&svm);
 	if (opt->leak_class) {
-		svm.leak[0].cls = sample_class_find_or_add(&svm, opt->leak_class);
+		svm.leak[0].cls =
+		    sample_class_find_or_add(&svm, opt->leak_class);
 		svm.leak[0].per_tick = opt->leak_per_tick;
 		svm.nleak = 1;
 	}

@@ -9,9 +9,10 @@
  *
  * It shows that every well-formed request is answered correctly, that
  * the VM's own work (sample.ticks, with the mutator ticking flat out)
- * keeps progressing, and prints by how much it slowed, and that the agent's memory (system.memory.rss) comes
- * back near its starting level once the clients are gone.  The sanitizer
- * build runs fewer requests per client (printed).
+ * keeps progressing, and prints by how much it slowed, and that the agent's
+ * memory (system.memory.rss) comes back near its starting level once the
+ * clients are gone.  The sanitizer build runs fewer requests per client
+ * (printed).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,7 +42,7 @@ static int requests_per_client(void)
 struct load {
 	struct rl_vm vm;
 	atomic_int go;
-	atomic_int done;          /* good clients finished */
+	atomic_int done; /* good clients finished */
 	atomic_int_fast64_t answered, wrong, failed;
 	atomic_int_fast64_t bad_rounds, bad_closed, stalls;
 	pthread_mutex_t lock;
@@ -75,8 +76,8 @@ static void *good_client(void *arg)
 
 	while (!atomic_load(&L->go))
 		rl_sleep_ms(1);
-	if (vmheap_client_connect_addr(&c, "127.0.0.1", L->vm.port,
-				       L->vm.token, 30000) < 0) {
+	if (vmheap_client_connect_addr(&c, "127.0.0.1", L->vm.port, L->vm.token,
+				       30000) < 0) {
 		problem(L, "connect failed: %s%s",
 			c ? vmheap_client_error(c) : "?", "");
 		atomic_fetch_add(&L->failed, n);
@@ -100,22 +101,24 @@ static void *good_client(void *arg)
 		}
 		switch (k) {
 		case 0:
-			right = rep.ok &&
-				rep.value.type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-				rep.value.via.u64 == (uint64_t)L->vm.pid;
+			right =
+			    rep.ok &&
+			    rep.value.type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+			    rep.value.via.u64 == (uint64_t)L->vm.pid;
 			break;
 		case 1:
-			right = rep.ok &&
-				rep.value.type == MSGPACK_OBJECT_POSITIVE_INTEGER;
+			right = rep.ok && rep.value.type ==
+					      MSGPACK_OBJECT_POSITIVE_INTEGER;
 			break;
 		case 2:
-			right = rep.ok && (rep.value.type == MSGPACK_OBJECT_ARRAY ||
-					   rep.value.type == MSGPACK_OBJECT_MAP) &&
+			right = rep.ok &&
+				(rep.value.type == MSGPACK_OBJECT_ARRAY ||
+				 rep.value.type == MSGPACK_OBJECT_MAP) &&
 				rep.value.via.array.size > 0;
 			break;
 		default:
-			right = rep.ok &&
-				rep.value.type == MSGPACK_OBJECT_FLOAT64;
+			right =
+			    rep.ok && rep.value.type == MSGPACK_OBJECT_FLOAT64;
 		}
 		if (right) {
 			atomic_fetch_add(&L->answered, 1);
@@ -198,13 +201,14 @@ static void *bad_client(void *arg)
 			    agent_closes(fd))
 				atomic_fetch_add(&L->bad_closed, 1);
 		} else if (kind == 1) {
-			static const unsigned char huge[] = {0xff, 0xff, 0xff, 0xff,
-							     0x93};
+			static const unsigned char huge[] = {0xff, 0xff, 0xff,
+							     0xff, 0x93};
 			if (send(fd, huge, sizeof(huge), MSG_NOSIGNAL) > 0 &&
 			    agent_closes(fd))
 				atomic_fetch_add(&L->bad_closed, 1);
 		} else {
-			static const unsigned char half[] = {0, 0, 0, 40, 0x94, 1};
+			static const unsigned char half[] = {0,	 0,    0,
+							     40, 0x94, 1};
 			if (kind == 2 &&
 			    send(fd, half, sizeof(half), MSG_NOSIGNAL) < 0)
 				(void)0;
@@ -238,8 +242,9 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 	 * tick rate measures what the agent's work takes from the VM. */
 	{
 		struct vmheap_reply rep;
-		ck_assert_int_eq(vmheap_client_call_str(mon, "set", "sample.tick_ms",
-							"0", &rep), 0);
+		ck_assert_int_eq(vmheap_client_call_str(
+				     mon, "set", "sample.tick_ms", "0", &rep),
+				 0);
 		ck_assert(rep.ok);
 		vmheap_reply_release(&rep);
 	}
@@ -256,13 +261,13 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 
 	for (int i = 0; i < GOOD_CLIENTS; i++) {
 		ga[i] = (struct good_arg){&L, i};
-		ck_assert_int_eq(pthread_create(&good[i], NULL, good_client,
-						&ga[i]), 0);
+		ck_assert_int_eq(
+		    pthread_create(&good[i], NULL, good_client, &ga[i]), 0);
 	}
 	for (int i = 0; i < BAD_CLIENTS; i++) {
 		ba[i] = (struct good_arg){&L, i};
-		ck_assert_int_eq(pthread_create(&bad[i], NULL, bad_client,
-						&ba[i]), 0);
+		ck_assert_int_eq(
+		    pthread_create(&bad[i], NULL, bad_client, &ba[i]), 0);
 	}
 	tl0 = rl_get_int(mon, "sample.ticks");
 	t0 = rl_now_ms();
@@ -277,9 +282,10 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 	tl1 = rl_get_int(mon, "sample.ticks");
 	t1 = rl_now_ms();
 	ms_load = t1 - t0;
-	ck_assert_msg(atomic_load(&L.done) == GOOD_CLIENTS,
-		      "the load did not finish within 50 s (%d of %d clients done)",
-		      atomic_load(&L.done), GOOD_CLIENTS);
+	ck_assert_msg(
+	    atomic_load(&L.done) == GOOD_CLIENTS,
+	    "the load did not finish within 50 s (%d of %d clients done)",
+	    atomic_load(&L.done), GOOD_CLIENTS);
 	for (int i = 0; i < GOOD_CLIENTS; i++)
 		pthread_join(good[i], NULL);
 	for (int i = 0; i < BAD_CLIENTS; i++)
@@ -293,7 +299,8 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 	printf("load: %d clients x %d requests%s = %d requests in %.1f s "
 	       "(%.0f requests/s); %lld answered correctly, %lld wrong, "
 	       "%lld failed\n",
-	       GOOD_CLIENTS, n, RL_SANITIZED ? " (scaled down from 500 under ASan)" : "",
+	       GOOD_CLIENTS, n,
+	       RL_SANITIZED ? " (scaled down from 500 under ASan)" : "",
 	       GOOD_CLIENTS * n, (double)ms_load / 1000.0,
 	       (double)GOOD_CLIENTS * n * 1000.0 / (double)ms_load,
 	       (long long)atomic_load(&L.answered),
@@ -301,7 +308,8 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 	       (long long)atomic_load(&L.failed));
 	printf("load: %d misbehaving clients: %lld connections sent garbage or "
 	       "an oversized length, the agent closed %lld of them; %lld "
-	       "connections stalled (half a frame, or no auth) for the whole run\n",
+	       "connections stalled (half a frame, or no auth) for the whole "
+	       "run\n",
 	       BAD_CLIENTS, (long long)atomic_load(&L.bad_rounds),
 	       (long long)atomic_load(&L.bad_closed),
 	       (long long)atomic_load(&L.stalls));
@@ -309,9 +317,10 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 	       "before, slowed by %.0f%%)\n",
 	       before, during, 100.0 * during / before,
 	       during < before ? 100.0 * (before - during) / before : 0.0);
-	printf("load: agent RSS %.1f MiB before, %.1f MiB peak, %.1f MiB after\n",
-	       (double)rss0 / 1048576.0, (double)rss_peak / 1048576.0,
-	       (double)rss1 / 1048576.0);
+	printf(
+	    "load: agent RSS %.1f MiB before, %.1f MiB peak, %.1f MiB after\n",
+	    (double)rss0 / 1048576.0, (double)rss_peak / 1048576.0,
+	    (double)rss1 / 1048576.0);
 	if (L.first_problem[0])
 		printf("load: first problem: %s\n", L.first_problem);
 
@@ -319,14 +328,16 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 	ck_assert_int_eq(atomic_load(&L.wrong), 0);
 	ck_assert_int_eq(atomic_load(&L.failed), 0);
 	ck_assert_int_gt(atomic_load(&L.bad_rounds), 0);
-	ck_assert_int_eq(atomic_load(&L.bad_closed), atomic_load(&L.bad_rounds));
+	ck_assert_int_eq(atomic_load(&L.bad_closed),
+			 atomic_load(&L.bad_rounds));
 	ck_assert_msg(tl1 > tl0, "the VM made no progress during the load");
 	ck_assert_int_gt(rss0, 0);
 	ck_assert_int_gt(rss1, 0);
 	/* Generous: the allocator may keep some.  Not under ASan, whose
 	 * quarantine holds on to freed memory (the mutator's too). */
 	if (RL_SANITIZED)
-		printf("load: the RSS bound is not asserted under ASan (its quarantine keeps freed memory)\n");
+		printf("load: the RSS bound is not asserted under ASan (its "
+		       "quarantine keeps freed memory)\n");
 	else
 		ck_assert_msg(rss1 <= rss0 + 64 * 1048576LL,
 			      "RSS %lld after the load vs %lld before",
@@ -353,7 +364,8 @@ int main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, many_clients_are_all_answered_while_the_vm_keeps_working);
+	tcase_add_test(
+	    tc, many_clients_are_all_answered_while_the_vm_keeps_working);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
