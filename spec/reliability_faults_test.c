@@ -414,6 +414,11 @@ START_TEST(dump_directory_removed_is_a_clear_error)
 	console_e(&vm, NULL, vm.pid, cmds2, &r2);
 	ck_assert_msg(r2.status == 0, "%s%s", r2.out, r2.err);
 	ck_assert_int_eq(rl_read_dump(join(dir, "c.vmheap"), NULL), 0);
+	{
+		char *left = rl_ls(dir);
+		ck_assert_msg(!strcmp(left, "c.vmheap\n"), "files: %s", left);
+		free(left);
+	}
 	ck_assert_int_eq(rl_vm_stop(&vm), 0);
 	rl_run_free(&r);
 	rl_run_free(&r2);
