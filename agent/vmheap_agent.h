@@ -250,8 +250,12 @@ struct vmheap_reply {
 
 /*
  * Connect to the agent described by `info`, read its hello and
- * authenticate with its token.  On failure returns a negative code and,
- * if *out could be allocated, the reason via vmheap_client_error().
+ * authenticate with its token, within timeout_ms (0: no limit).  On
+ * failure returns a negative code (ECONNECT, EAUTH, ELIMIT when the agent
+ * has too many clients, ETIMEOUT, EPROTO) and, if *out could be allocated,
+ * the reason via vmheap_client_error(); close *out in every case.  The
+ * hello's pid must match info->pid (a stale discovery file may name a
+ * port that another process now uses).
  */
 int vmheap_client_connect(vmheap_client **out,
 			  const struct vmheap_agent_info *info, int timeout_ms);
@@ -263,11 +267,13 @@ int vmheap_client_connect_addr(vmheap_client **out, const char *host,
 			       int timeout_ms);
 
 /*
- * Send one request (`verb` is "get", "set" or "list"; value may be NULL)
- * and wait for its reply.  Returns 0 when a reply arrived (which may be an
- * error reply: check reply->ok), or a negative code when the connection
- * failed (VMHEAP_AGENT_ECLOSED when the VM went away).  Release the reply
- * with vmheap_reply_release().
+ * Send one request (`verb` is "get", "set" or "list"; value may be NULL;
+ * path may be NULL for "list") and wait for its reply.  Returns 0 when a
+ * reply arrived (which may be an error reply: check reply->ok), or a
+ * negative code when the connection failed (VMHEAP_AGENT_ECLOSED when the
+ * VM went away).  After ECLOSED, EPROTO or ETIMEOUT the connection is
+ * closed and later calls return ECLOSED.  Release the reply with
+ * vmheap_reply_release() in every case.
  */
 int vmheap_client_call(vmheap_client *c, const char *verb, const char *path,
 		       const msgpack_object *value, struct vmheap_reply *reply);
