@@ -186,6 +186,24 @@ int vmheap_census_add_record(vmheap_census *c, unsigned thread,
  * vmheap_block_cursor_next() would (position, records left, the id delta
  * state).
  */
+/*
+ * Bytes taken by an integer, by its first byte: 1 for a fixint, 2, 3, 5
+ * or 9 for (u)int 8/16/32/64, 0 for anything that is no integer.  A table
+ * rather than a test: references mix encodings, and a branch on them
+ * would mispredict.
+ */
+/* clang-format off */
+#define L16(x) x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x
+static const uint8_t int_len[256] = {
+	L16(1), L16(1), L16(1), L16(1), L16(1), L16(1), L16(1), L16(1),
+	L16(0), L16(0), L16(0), L16(0),
+	/* 0xc0 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 5, 9,
+	/* 0xd0 */ 2, 3, 5, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	L16(1), L16(1),
+};
+#undef L16
+/* clang-format on */
+
 /* Big-endian 8 bytes at p (p may be unaligned). */
 static inline uint64_t load_be64(const uint8_t *p)
 {
@@ -261,13 +279,9 @@ static size_t skim_objects(vmheap_census *c, struct part *p,
 		    (size_t)(end - r) < (size_t)n * MPC_MAX_INT_BYTES)
 			break;
 		for (uint32_t i = 0; i < n; i++) {
-			/* a fixint is one byte; 0xcc..0xd3 carry 1 << (b & 3)
-			 * bytes more */
-			unsigned b = r[0];
-			unsigned fix = (uint8_t)(b + 0x20) < 0xa0;
-			unsigned sized = (uint8_t)(b - 0xcc) < 8;
-			bad |= !(fix | sized);
-			r += fix ? 1 : 1 + (1u << (b & 3));
+			unsigned len = int_len[r[0]];
+			bad |= len == 0;
+			r += len;
 		}
 		if (bad)
 			break;
