@@ -53,6 +53,8 @@ const char *vmheap_agent_strerror(int code)
 const char *agent_code_word(int code)
 {
 	switch (code) {
+	case VMHEAP_AGENT_ESYS:
+		return "system";
 	case VMHEAP_AGENT_EPROTO:
 		return "protocol";
 	case VMHEAP_AGENT_EAUTH:
