@@ -284,12 +284,12 @@ build_rel = BUILD.delete_prefix("#{SRC}/")
 command = "make bench-ruby" + (build_rel == "build" ? "" : " BUILD=#{build_rel}") +
 	  " BENCH_OBJECTS=#{OBJECTS} BENCH_RUNS=#{RUNS}"
 md = <<~MD
-	Machine: #{info['nproc']} CPUs (#{info['cpu']}), #{info['mem_mb']} MB, Linux #{info['kernel']}, load #{info['load']} at start
-	Ruby: #{info['ruby']}; #{info['jq']}
-	Date: #{info['date']}, commit #{info['commit']}, #{format('%.0f', TimedProcess.now - started)} s end to end
-	Command: `#{command}`
-	Heap: #{m['objects']} live objects (#{ITEMS} BenchItem + String + Hash), diff after adding #{GROW_ITEMS} items; #{sizes}
-	Medians of #{RUNS} runs. "measured" is vmheap (or the variant named first), "against" its peer; "ratio" is measured/against (a fraction), or against/measured where it is a speed-up ("x").
+	- Machine: #{info['nproc']} CPUs (#{info['cpu']}), #{info['mem_mb']} MB, Linux #{info['kernel']}, load #{info['load']} at start
+	- Ruby: #{info['ruby']}; #{info['jq']}
+	- Date: #{info['date']}, commit #{info['commit']}, #{format('%.0f', TimedProcess.now - started)} s end to end
+	- Command: `#{command}`
+	- Heap: #{m['objects']} live objects (#{ITEMS} BenchItem + String + Hash), diff after adding #{GROW_ITEMS} items; #{sizes}
+	- Medians of #{RUNS} runs. "measured" is vmheap (or the variant named first), "against" its peer; "ratio" is measured/against (a fraction), or against/measured where it is a speed-up ("x").
 
 	#{rep.table}
 MD
