@@ -108,6 +108,51 @@ void sample_start(struct sample *s, const struct sample_opts *o)
 	}
 }
 
+int sample_run_to_exit(const struct sample_opts *o, char *errbuf,
+		       size_t errlen)
+{
+	const char *build = getenv("VMHEAP_BUILD");
+	char exe[PATH_MAX], errfile[] = "/tmp/vmheap-agent-err.XXXXXX";
+	const char *argv[20];
+	int n = 0, status = -1, fd = mkstemp(errfile);
+	int64_t deadline = now_ms() + 15000;
+	pid_t pid;
+	ssize_t got;
+
+	ck_assert(build && fd >= 0);
+	snprintf(exe, sizeof(exe), "%s/bin/vmheap-sample", build);
+	argv[n++] = exe;
+	for (int i = 0; o && o->args[i] && n < 18; i++)
+		argv[n++] = o->args[i];
+	argv[n] = NULL;
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(devnull, 1);
+		dup2(fd, 2);
+		setenv("VMHEAP_AGENT_TMPDIR", "/tmp", 1);
+		for (int i = 0; o && o->env[i]; i++)
+			putenv((char *)o->env[i]);
+		execv(exe, (char **)argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (now_ms() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			ck_abort_msg("vmheap-sample did not exit");
+		}
+		sleep_ms(5);
+	}
+	got = pread(fd, errbuf, errlen - 1, 0);
+	errbuf[got > 0 ? got : 0] = '\0';
+	close(fd);
+	unlink(errfile);
+	return status;
+}
+
 int sample_term(struct sample *s)
 {
 	int64_t deadline = now_ms() + 15000;

@@ -30,6 +30,10 @@ struct sample_opts {
 /* Start vmheap-sample and wait for its discovery file (fails the test
  * if it does not appear). */
 void sample_start(struct sample *s, const struct sample_opts *o);
+/* Run vmheap-sample expecting it to exit at once (within 15 s): returns
+ * its wait status, with its stderr in errbuf. */
+int sample_run_to_exit(const struct sample_opts *o, char *errbuf,
+		       size_t errlen);
 /* SIGTERM, wait, and return the exit status (or -1 on timeout). */
 int sample_term(struct sample *s);
 /* sample_term if still running, then remove the directory. */

@@ -798,6 +798,22 @@ END_TEST
 
 /* ------------------------------------------------------- lifecycle */
 
+START_TEST(the_agent_refuses_to_listen_beyond_loopback)
+{
+	struct sample_opts o = {.env = {"VMHEAP_AGENT_BIND=0.0.0.0", NULL}};
+	struct sample_opts p = {.env = {"VMHEAP_AGENT_PORT=99999", NULL}};
+	char err[1024];
+	int st;
+
+	st = sample_run_to_exit(&o, err, sizeof(err));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+	ck_assert_msg(strstr(err, "refusing to listen on 0.0.0.0"), "%s", err);
+	st = sample_run_to_exit(&p, err, sizeof(err));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+	ck_assert_msg(strstr(err, "VMHEAP_AGENT_PORT=99999"), "%s", err);
+}
+END_TEST
+
 START_TEST(sigterm_removes_the_discovery_file)
 {
 	struct sample s;
@@ -1259,6 +1275,7 @@ static Suite *agent_suite(void)
 		       client_leaving_mid_dump_leaves_no_temp_file_in_process);
 	tcase_add_test(
 	    t, client_leaving_mid_dump_leaves_no_temp_file_in_a_forked_child);
+	tcase_add_test(t, the_agent_refuses_to_listen_beyond_loopback);
 	tcase_add_test(t, sigterm_removes_the_discovery_file);
 	tcase_add_test(t, fork_in_the_host_leaves_the_parent_agent_working);
 	tcase_add_test(t, fork_child_may_start_a_fresh_agent_of_its_own);
