@@ -9,9 +9,6 @@
 #include "vmheap.h"
 #include "mpcursor-internal.h"
 
-/* Grow c->refs to hold at least n references; -1 when out of memory. */
-int vmheap_block_cursor_grow_refs(struct vmheap_block_cursor *c, size_t n);
-
 /*
  * The hot path: an object record of exactly six elements, far enough from
  * the block's end that no field needs a bounds check, with integers in
@@ -22,21 +19,25 @@ static inline __attribute__((always_inline)) int
 vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
 				struct vmheap_record *rec)
 {
-	const uint8_t *p = c->pos, *start = p;
-	uint64_t delta, v, id, *refs;
+	const uint8_t *p = c->pos;
+	uint64_t v, id, *refs, *stop;
 	uint32_t n;
 
 	/* fixarray(6), tag 3, four ints, array header: at most 43 bytes.
-	 * Fields go straight into *rec (which is ours to scribble on even if
-	 * the checked decoder ends up handling the record). */
+	 * Fields go straight into *rec as they are decoded (few values stay
+	 * live, so the caller's registers suffice); *rec is ours to scribble
+	 * on even if the checked decoder ends up handling the record. */
 	if (c->end - p < 48 ||
 	    (p[0] | (unsigned)p[1] << 8) !=
 		(0x96 | VMHEAP_RECORD_OBJECT << 8) ||
 	    !c->records_left)
 		return 0;
+	rec->offset = c->base_offset + (uint64_t)(p - c->data);
 	p += 2;
-	if (mpc_int_small_unchecked(&p, &delta))
+	if (mpc_int_small_unchecked(&p, &v))
 		return 0;
+	id = c->prev_id + v;
+	rec->u.object.id = id;
 	if ((p[0] | p[1] | p[2]) <= 0x7f) {
 		/* Class, size and kind all one-byte fixints: the usual case. */
 		rec->u.object.class_id = p[0];
@@ -59,25 +60,23 @@ vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
 	} else {
 		return 0;
 	}
+	/* No call here (the checked decoder grows the reference buffer), so
+	 * that this path needs no callee-saved registers. */
 	if ((size_t)(c->end - p) < (size_t)n * MPC_MAX_INT_BYTES ||
-	    (n > c->refs_cap && (n > VMHEAP_MAX_REFS_PER_RECORD ||
-				 vmheap_block_cursor_grow_refs(c, n) < 0)))
+	    n > c->refs_cap)
 		return 0;
-	id = c->prev_id + delta;
 	refs = c->refs;
-	for (uint32_t i = 0; i < n; i++) {
+	rec->u.object.refs = refs;
+	rec->u.object.nrefs = n;
+	for (stop = refs + n; refs < stop; refs++) {
 		if (mpc_int_unchecked(&p, &v))
 			return 0;
-		refs[i] = id + v;
+		*refs = id + v;
 	}
 	c->prev_id = id;
 	c->records_left--;
 	c->pos = p;
 	rec->type = VMHEAP_RECORD_OBJECT;
-	rec->offset = c->base_offset + (uint64_t)(start - c->data);
-	rec->u.object.id = id;
-	rec->u.object.refs = refs;
-	rec->u.object.nrefs = n;
 	return 1;
 }
 

@@ -79,7 +79,8 @@ void vmheap_block_cursor_release(struct vmheap_block_cursor *c)
 	c->refs_cap = 0;
 }
 
-int vmheap_block_cursor_grow_refs(struct vmheap_block_cursor *c, size_t n)
+/* Grow c->refs to hold at least n references; -1 when out of memory. */
+static int grow_refs(struct vmheap_block_cursor *c, size_t n)
 {
 	size_t cap = c->refs_cap ? c->refs_cap : 64;
 	uint64_t *r;
@@ -113,7 +114,7 @@ static int read_refs(struct vmheap_block_cursor *c, struct mpc *m, uint64_t tag,
 			    "malformed %s record: %u references cannot fit in "
 			    "the %zu bytes left in the block",
 			    record_names[tag], n, (size_t)(m->end - m->p));
-	if (n > c->refs_cap && vmheap_block_cursor_grow_refs(c, n) < 0)
+	if (n > c->refs_cap && grow_refs(c, n) < 0)
 		return fail(c, VMHEAP_ENOMEM, m->p,
 			    "out of memory for %u references", n);
 	for (uint32_t i = 0; i < n; i++) {
