@@ -264,10 +264,34 @@ END_TEST
 
 /* ------------------------------------------------------------ disk full */
 
+/*
+ * The VM leaks 400 objects per tick: let it tick flat out for 200 ticks
+ * (80,000 more objects, a dump well past 256 KiB), then slow it back.
+ */
+static void grow_heap(vmheap_client *c)
+{
+	struct vmheap_reply rep;
+	int64_t t0 = rl_get_int(c, "sample.ticks"), end = rl_now_ms() + 20000;
+
+	ck_assert_int_ge(t0, 0);
+	ck_assert_int_eq(
+	    vmheap_client_call_str(c, "set", "sample.tick_ms", "0", &rep), 0);
+	ck_assert(rep.ok);
+	vmheap_reply_release(&rep);
+	while (rl_get_int(c, "sample.ticks") < t0 + 200 && rl_now_ms() < end)
+		rl_sleep_ms(10);
+	ck_assert_int_eq(
+	    vmheap_client_call_str(c, "set", "sample.tick_ms", "1000", &rep),
+	    0);
+	vmheap_reply_release(&rep);
+	ck_assert_int_ge(rl_get_int(c, "sample.ticks"), t0 + 200);
+}
+
 START_TEST(disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error)
 {
 	const char *tmp = rl_mkdtemp("full"), *dir = rl_mkdtemp("fulld");
-	const char *args[] = {"--leak", "Blob:400", NULL};
+	/* slow ticks until grow_heap: the first dump stays small */
+	const char *args[] = {"--leak", "Blob:400", "--tick-ms", "1000", NULL};
 	const char *cmds[] = {"set system.memory.dump b.vmheap", NULL};
 	struct rl_vm vm;
 	struct rl_run r;
@@ -290,8 +314,7 @@ START_TEST(disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error)
 	ck_assert_ptr_nonnull(c);
 	a_ok = client_dump(c, "a.vmheap", msg, sizeof(msg));
 	a_before = rl_slurp(join(dir, "a.vmheap"), &alen);
-	/* the heap grows by 400 objects per tick: soon past 256 KiB */
-	rl_sleep_ms(1500);
+	grow_heap(c);
 	console_e(&vm, NULL, vm.pid, cmds, &r);
 	/* and the same without fork: the VM's own process writes */
 	{
@@ -357,10 +380,18 @@ START_TEST(file_size_limit_during_a_dump_is_a_clear_error)
 	ck_assert_int_eq(rl_vm_start_embedded(&vm, tmp, tmp, &opt), 0);
 	c = rl_connect(&vm, 10000);
 	ck_assert_ptr_nonnull(c);
+	{
+		/* slow ticks until grow_heap: the first dump stays small */
+		struct vmheap_reply rep;
+		ck_assert_int_eq(vmheap_client_call_str(
+				     c, "set", "sample.tick_ms", "1000", &rep),
+				 0);
+		vmheap_reply_release(&rep);
+	}
 	ck_assert_msg(client_dump(c, "a.vmheap", msg, sizeof(msg)) == 0, "%s",
 		      msg);
 	a_before = rl_slurp(join(tmp, "a.vmheap"), &alen);
-	rl_sleep_ms(1500);
+	grow_heap(c);
 	brc = client_dump(c, "b.vmheap", bmsg, sizeof(bmsg));
 	printf("file size limit: %s\n", bmsg);
 	ck_assert_int_ne(brc, 0);
