@@ -29,6 +29,7 @@ struct agent_conn;
 #define AGENT_MAX_MAX_CLIENTS 1000
 #define AGENT_DEFAULT_IDLE_TIMEOUT_MS 300000
 #define AGENT_DEFAULT_FRAME_TIMEOUT_MS 10000
+#define AGENT_DEFAULT_DUMP_TIMEOUT_S 3600
 /* A client whose unread replies pass this stops being read from. */
 #define AGENT_OUTPUT_HIGH_WATER (4u * 1024u * 1024u)
 
@@ -203,8 +204,9 @@ struct vmheap_agent {
 	int max_clients;
 	int idle_timeout_ms;
 	int frame_timeout_ms;
-	atomic_int dump_fork; /* 0/1 */
-	atomic_int dump_gc;   /* 0/1 */
+	atomic_int dump_fork;	   /* 0/1 */
+	atomic_int dump_gc;	   /* 0/1 */
+	atomic_int dump_timeout_s; /* a forked dump child is killed after it */
 
 	char token[33];
 	char discovery_path[PATH_MAX];

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +178,27 @@ static int fork_fn(void *arg)
 	return fc->pid < 0 ? -1 : 0;
 }
 
+/* Wait up to timeout_s seconds for fd to be readable (or at EOF). */
+static int wait_readable(int fd, int timeout_s)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	struct timespec t0;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int left = timeout_s * 1000 - (int)(since(&t0) * 1000);
+
+		if (left <= 0)
+			return 0;
+		n = poll(&pfd, 1, left);
+		if (n > 0)
+			return 1;
+		if (n < 0 && errno != EINTR)
+			return 1; /* let read() report it */
+	}
+}
+
 /* Walk in a forked child; fills w as if it had run here.  The child is
  * forked inside run_stopped; it is waited for after the VM runs again. */
 static void walk_forked(struct walk *w, int gc)
@@ -184,7 +206,7 @@ static void walk_forked(struct walk *w, int gc)
 	const struct vmheap_agent_host *h = w->a->host;
 	struct fork_call fc = {.w = w, .gc = gc, .pid = -1};
 	struct child_report rep;
-	int p[2], status = 0;
+	int p[2], status = 0, timed_out = 0, timeout_s;
 	pid_t pid;
 
 	if (pipe2(fc.pipe, O_CLOEXEC) < 0) {
@@ -207,14 +229,27 @@ static void walk_forked(struct walk *w, int gc)
 		     "cannot fork the VM for the dump: %s", strerror(errno));
 		return;
 	}
-	if (read_full(p[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
+	timeout_s = atomic_load(&w->a->dump_timeout_s);
+	if (!wait_readable(p[0], timeout_s)) {
+		/* a child stuck in the VM's code: it must not hold the
+		 * agent (and a later stop) forever */
+		kill(pid, SIGKILL);
+		timed_out = 1;
+	}
+	if (timed_out ||
+	    read_full(p[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
 		memset(&rep, 0, sizeof(rep));
 		rep.code = VMHEAP_AGENT_EDUMP;
 	}
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (WIFSIGNALED(status)) {
+	if (timed_out) {
+		msgf(rep.message, sizeof(rep.message),
+		     "the dump child (pid %d) took longer than "
+		     "config.dump.timeout (%d s) and was killed",
+		     (int)pid, timeout_s);
+	} else if (WIFSIGNALED(status)) {
 		rep.code = WTERMSIG(status) == SIGXFSZ ? VMHEAP_ENOSPC
 						       : VMHEAP_AGENT_EDUMP;
 		msgf(rep.message, sizeof(rep.message),

@@ -383,11 +383,13 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 			evbuffer_copyout(in, hdr, got < 4 ? got : 4);
 			if (got < 4)
 				snprintf(msg, sizeof(msg),
-					 "truncated frame: the connection ended after %zu of 4 header bytes",
+					 "truncated frame: the connection "
+					 "ended after %zu of 4 header bytes",
 					 got);
 			else
 				snprintf(msg, sizeof(msg),
-					 "truncated frame: the connection ended after %zu of %u bytes",
+					 "truncated frame: the connection "
+					 "ended after %zu of %u bytes",
 					 got - 4, frame_length(hdr));
 			agent_conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg,
 					      1);
@@ -641,6 +643,7 @@ int vmheap_agent_start(vmheap_agent **out,
 			? host->fork_stopped != NULL
 			: (cfg->dump_fork && host->fork_stopped));
 	atomic_init(&a->dump_gc, cfg->dump_gc != 0);
+	atomic_init(&a->dump_timeout_s, AGENT_DEFAULT_DUMP_TIMEOUT_S);
 	snprintf(a->vm, sizeof(a->vm), "%s%s%s",
 		 host->vm_name ? host->vm_name : "vm",
 		 host->vm_version && *host->vm_version ? " " : "",

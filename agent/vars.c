@@ -322,6 +322,46 @@ static int set_gc(struct vmheap_agent *a, struct agent_conn *c, uint64_t id,
 	return get_flag(a, "config.dump.gc", pk, err, errlen);
 }
 
+static int get_dump_timeout(struct vmheap_agent *a, const char *name,
+			    msgpack_packer *pk, char *err, size_t errlen)
+{
+	(void)name, (void)err, (void)errlen;
+	msgpack_pack_int64(pk, atomic_load(&a->dump_timeout_s));
+	return 0;
+}
+
+/* An integer from 1 to max, from an int or a decimal string. */
+static int want_int(const msgpack_object *o, long max, long *out)
+{
+	char s[24], *end;
+
+	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+		if (o->via.u64 < 1 || o->via.u64 > (uint64_t)max)
+			return -1;
+		*out = (long)o->via.u64;
+		return 0;
+	}
+	if (frame_copy_str(o, s, sizeof(s)) < 0 || !s[0])
+		return -1;
+	*out = strtol(s, &end, 10);
+	return *end || *out < 1 || *out > max ? -1 : 0;
+}
+
+static int set_dump_timeout(struct vmheap_agent *a, struct agent_conn *c,
+			    uint64_t id, const msgpack_object *value,
+			    msgpack_packer *pk, char *err, size_t errlen)
+{
+	long v;
+
+	(void)c, (void)id;
+	if (want_int(value, 86400, &v) < 0)
+		return agent_fail(
+		    err, errlen, VMHEAP_AGENT_ETYPE,
+		    "config.dump.timeout takes whole seconds from 1 to 86400");
+	atomic_store(&a->dump_timeout_s, (int)v);
+	return get_dump_timeout(a, "config.dump.timeout", pk, err, errlen);
+}
+
 static int get_config(struct vmheap_agent *a, const char *name,
 		      msgpack_packer *pk, char *err, size_t errlen)
 {
@@ -358,6 +398,7 @@ static const struct var builtins[] = {
     {"config.dump.dir", "string", get_config, NULL},
     {"config.dump.fork", "bool", get_flag, set_fork},
     {"config.dump.gc", "bool", get_flag, set_gc},
+    {"config.dump.timeout", "int", get_dump_timeout, set_dump_timeout},
     {"system.argv", "array", get_argv, NULL},
     {"system.memory.bytes", "int", get_memory_figure, NULL},
     {"system.memory.count", "int", get_memory_figure, NULL},

@@ -108,8 +108,7 @@ void sample_start(struct sample *s, const struct sample_opts *o)
 	}
 }
 
-int sample_run_to_exit(const struct sample_opts *o, char *errbuf,
-		       size_t errlen)
+int sample_run_to_exit(const struct sample_opts *o, char *errbuf, size_t errlen)
 {
 	const char *build = getenv("VMHEAP_BUILD");
 	char exe[PATH_MAX], errfile[] = "/tmp/vmheap-agent-err.XXXXXX";

@@ -784,6 +784,35 @@ static void disconnect_mid_dump(int fork_mode)
 	sample_cleanup(&s);
 }
 
+START_TEST(a_forked_dump_that_hangs_is_killed_after_the_timeout)
+{
+	struct sample_opts o = {.args = {"--walk-delay-ms", "30000", NULL}};
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	char list[1024];
+	int64_t t0;
+
+	sample_start(&s, &o);
+	c = sample_client(&s);
+	call_ok(c, "set", "config.dump.fork", "true", &r);
+	vmheap_reply_release(&r);
+	call_ok(c, "set", "config.dump.timeout", "1", &r);
+	ck_assert_int_eq(r.value.via.i64, 1);
+	vmheap_reply_release(&r);
+	call_error(c, "set", "config.dump.timeout", "0", "type");
+	t0 = now_ms();
+	call_error(c, "set", "system.memory.dump", "stuck.vmheap", "dump");
+	ck_assert_int_lt(now_ms() - t0, 10000);
+	dir_listing(s.dumps, list, sizeof(list));
+	ck_assert_msg(list[0] == '\0', "files left behind: %s", list);
+	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+	vmheap_client_close(c);
+	ck_assert_int_eq(sample_term(&s), 0);
+	sample_cleanup(&s);
+}
+END_TEST
+
 START_TEST(client_leaving_mid_dump_leaves_no_temp_file_in_process)
 {
 	disconnect_mid_dump(0);
@@ -1276,6 +1305,7 @@ static Suite *agent_suite(void)
 	tcase_add_test(
 	    t, client_leaving_mid_dump_leaves_no_temp_file_in_a_forked_child);
 	tcase_add_test(t, the_agent_refuses_to_listen_beyond_loopback);
+	tcase_add_test(t, a_forked_dump_that_hangs_is_killed_after_the_timeout);
 	tcase_add_test(t, sigterm_removes_the_discovery_file);
 	tcase_add_test(t, fork_in_the_host_leaves_the_parent_agent_working);
 	tcase_add_test(t, fork_child_may_start_a_fresh_agent_of_its_own);
