@@ -135,8 +135,10 @@ struct vmheap_agent_host {
 		       msgpack_packer *pk, char *err, size_t errlen);
 };
 
-/* Agent settings.  Zero/NULL fields take defaults (see
- * vmheap_agent_config_from_env for the environment variables). */
+/* Agent settings.  Zero/NULL fields take defaults, except dump_fork and
+ * dump_gc, where 0 means off and -1 the default (start from
+ * vmheap_agent_config_from_env, which reads the environment and sets
+ * both to -1; a NULL config to vmheap_agent_start means all defaults). */
 struct vmheap_agent_config {
 	const char *bind;        /* default "127.0.0.1" */
 	uint16_t port;           /* default 0: the kernel picks */
@@ -145,7 +147,7 @@ struct vmheap_agent_config {
 	int max_clients;         /* default 128, at most 1000 */
 	int idle_timeout_ms;     /* default 300000 */
 	int dump_fork;           /* -1 default: fork when the host can */
-	int dump_gc;             /* -1 default: GC before a dump */
+	int dump_gc;             /* -1 default: GC in the forked child */
 };
 
 /*
