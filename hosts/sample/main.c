@@ -45,7 +45,8 @@ static void usage(FILE *f)
 	    "  --tick-ms MS        sleep between ticks (default 10)\n"
 	    "  --walk-delay-ms MS  pause inside every heap walk (tests)\n"
 	    "  --no-agent          run without the agent\n"
-	    "The agent reads VMHEAP_AGENT_BIND, _PORT, _DIR and _TMPDIR.\n");
+	    "The agent reads VMHEAP_AGENT_BIND, _PORT, _DIR, _TMPDIR,\n"
+	    "_MAX_CLIENTS and _IDLE_TIMEOUT_MS.\n");
 }
 
 static int parse_num(const char *opt, const char *s, long long max,
