@@ -1364,6 +1364,24 @@ START_TEST(adding_after_finish_is_refused)
 }
 END_TEST
 
+START_TEST(blocks_of_several_megabytes_round_trip)
+{
+	/* Larger than any buffer the reader starts with. */
+	int fd;
+	vmheap_writer *w = new_writer(&fd, 6u << 20);
+	struct bytes b;
+	struct outcome o;
+
+	write_many(w, 500000);
+	b = finish_to_bytes(w, fd);
+	o = read_bytes(b.p, b.len);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.totals.objects, 500000);
+	ck_assert_uint_eq(o.totals.references, 1000000);
+	free(b.p);
+}
+END_TEST
+
 START_TEST(ruby_like_objects_take_few_bytes_each)
 {
 	enum { N = 20000 };
@@ -1747,6 +1765,7 @@ static Suite *format_suite(void)
 	tcase_add_test(tc, too_long_string_is_refused_and_the_writer_goes_on);
 	tcase_add_test(tc, header_over_the_section_limit_is_refused_at_open);
 	tcase_add_test(tc, adding_after_finish_is_refused);
+	tcase_add_test(tc, blocks_of_several_megabytes_round_trip);
 	tcase_add_test(tc, ruby_like_objects_take_few_bytes_each);
 	tcase_add_test(tc, blocks_decode_independently_on_other_threads);
 	tcase_add_test(tc, block_cursor_reports_a_wrong_record_count);
