@@ -419,6 +419,49 @@ START_TEST(histo_merges_class_ids_that_share_a_name)
 }
 END_TEST
 
+/* Names with control characters, quotes and line breaks survive every
+ * format: escaped in text (one line per row), JSON and CSV. */
+START_TEST(histo_escapes_odd_class_names_in_every_format)
+{
+	static const struct tclass classes[] = {{1, "Bad\nName\t\"q\""}};
+	static const struct tobj objs[] = {{0x10, 1, 8, 0, 0, {0}, NULL}};
+	struct tdump d = {0};
+	d.classes = classes;
+	d.nclasses = 1;
+	d.objs = objs;
+	d.nobjs = 1;
+	const char *path = write_dump("odd.vmheap", &d);
+
+	struct run r =
+	    run_tool("vmheap-histo", NULL, (const char *[]){path, NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "Bad\\x0aName\\x09\"q\"") != NULL, "%s",
+		      r.out);
+	run_free(&r);
+
+	r = run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--format", "json", path, NULL});
+	ck_assert_int_eq(r.status, 0);
+	struct jval *v = json_parse(r.out);
+	ck_assert_msg(v != NULL, "not JSON: %s", r.out);
+	const struct jval *cl = json_get(v, "classes");
+	ck_assert_str_eq(json_get(cl->items[0], "class")->str,
+			 "Bad\nName\t\"q\"");
+	json_free(v);
+	run_free(&r);
+
+	r = run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--format", "csv", path, NULL});
+	ck_assert_int_eq(r.status, 0);
+	size_t n;
+	char ***rows = parse_csv(r.out, &n);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(rows[1][1], "Bad\nName\t\"q\"");
+	csv_free(rows, n);
+	run_free(&r);
+}
+END_TEST
+
 /* A dump of more than 100 MiB (padded with 64 KiB string records) read
  * with standard error on a terminal: a bar is drawn, then erased. */
 START_TEST(histo_draws_a_progress_bar_on_a_terminal_for_a_big_dump)
@@ -485,6 +528,7 @@ TCase *histo_tcase(void)
 	tcase_add_test(tc, histo_reads_a_dump_from_stdin);
 	tcase_add_test(tc, histo_counts_the_same_on_one_two_and_three_threads);
 	tcase_add_test(tc, histo_merges_class_ids_that_share_a_name);
+	tcase_add_test(tc, histo_escapes_odd_class_names_in_every_format);
 	tcase_add_test(tc,
 		       histo_draws_a_progress_bar_on_a_terminal_for_a_big_dump);
 	return tc;
