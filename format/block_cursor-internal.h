@@ -68,7 +68,9 @@ vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
 	refs = c->refs;
 	rec->u.object.refs = refs;
 	rec->u.object.nrefs = n;
-	for (stop = refs + n; refs < stop; refs++) {
+	/* refs is NULL until the buffer first grows: no pointer arithmetic
+	 * on it then (UBSan: zero offset applied to a null pointer). */
+	for (stop = n ? refs + n : refs; refs != stop; refs++) {
 		if (mpc_int_unchecked(&p, &v))
 			return 0;
 		*refs = id + v;
