@@ -268,6 +268,17 @@ static int read_reply(vmheap_client *c, uint64_t id, struct vmheap_reply *reply,
 				     sizeof(reply->message));
 		snprintf(c->error, sizeof(c->error), "%.31s: %.400s",
 			 reply->code, reply->message);
+		/* An error with a nil id answers no request of ours: the
+		 * agent sends it just before it closes the connection (idle
+		 * timeout, limits).  Our request was never seen. */
+		if (nil_id) {
+			msgpack_unpacked_destroy(&reply->storage_);
+			msgpack_unpacked_init(&reply->storage_);
+			return fail(c, VMHEAP_AGENT_ECLOSED,
+				    "the agent closed the connection (%.31s: "
+				    "%.400s)",
+				    reply->code, reply->message);
+		}
 		return 0;
 	}
 }

@@ -273,7 +273,10 @@ int vmheap_client_connect_addr(vmheap_client **out, const char *host,
  * path may be NULL for "list") and wait for its reply.  Returns 0 when a
  * reply arrived (which may be an error reply: check reply->ok), or a
  * negative code when the connection failed (VMHEAP_AGENT_ECLOSED when the
- * VM went away).  After ECLOSED, EPROTO or ETIMEOUT the connection is
+ * VM went away, or when the agent sent an error with a nil id and closed
+ * the connection, e.g. after its idle timeout: the request was not
+ * processed, and reply->code/message keep the agent's words; a caller may
+ * reconnect and send it again).  After ECLOSED, EPROTO or ETIMEOUT the connection is
  * closed and later calls return ECLOSED.  Release the reply with
  * vmheap_reply_release() in every case.
  */

@@ -128,17 +128,6 @@ static int call_once(struct console_session *s, const char *verb,
 	return vmheap_client_call_str(s->client, verb, path, value, reply);
 }
 
-/*
- * An agent closes a connection idle past its idle timeout, and first
- * sends a "timeout" error that the client reads as the reply to our next
- * request, which the agent never saw.  (A connection the agent keeps
- * open never gets a "timeout" error: see PROTOCOL.md's error codes.)
- */
-static int dropped_while_idle(const struct vmheap_reply *reply)
-{
-	return !reply->ok && strcmp(reply->code, "timeout") == 0;
-}
-
 int console_session_call(struct console_session *s, const char *verb,
 			 const char *path, const char *value,
 			 struct vmheap_reply *reply)
@@ -150,11 +139,11 @@ int console_session_call(struct console_session *s, const char *verb,
 		return -1;
 	}
 	rc = call_once(s, verb, path, value, reply);
-	if (rc == 0 && dropped_while_idle(reply)) {
-		vmheap_reply_release(reply);
-		rc = VMHEAP_AGENT_ECLOSED;
-	}
 	if (rc == VMHEAP_AGENT_ECLOSED) {
+		/* The VM went away, or the agent dropped the connection
+		 * (idle timeout) before reading this request: if the VM
+		 * lives on, connect again and send it once more. */
+		vmheap_reply_release(reply);
 		if (reconnect(s) == 0)
 			rc = call_once(s, verb, path, value, reply);
 		if (rc == VMHEAP_AGENT_ECLOSED || !s->client) {
