@@ -125,14 +125,12 @@ static int count_sparse(struct part *p, uint64_t key, uint64_t bytes)
 static inline int count_record(vmheap_census *c, struct part *p,
 			       const struct vmheap_record *rec)
 {
+	vmheap_totals_add_record(&p->totals, rec);
 	switch (rec->type) {
 	case VMHEAP_RECORD_OBJECT: {
 		uint64_t key = c->group == VMHEAP_GROUP_CLASS
 				   ? rec->u.object.class_id
 				   : rec->u.object.kind;
-		p->totals.objects++;
-		p->totals.bytes += rec->u.object.bytes;
-		p->totals.references += rec->u.object.nrefs;
 		if (key < DIRECT_KEYS) {
 			if (!p->direct) {
 				p->direct =
@@ -146,20 +144,11 @@ static inline int count_record(vmheap_census *c, struct part *p,
 		}
 		return count_sparse(p, key, rec->u.object.bytes);
 	}
-	case VMHEAP_RECORD_MORE_REFS:
-		p->totals.references += rec->u.object.nrefs;
-		return 0;
 	case VMHEAP_RECORD_CLASS:
-		p->totals.classes++;
 		return add_class(p, rec);
-	case VMHEAP_RECORD_ROOT:
-		p->totals.roots++;
-		return 0;
-	case VMHEAP_RECORD_STRING:
-		p->totals.strings++;
+	default:
 		return 0;
 	}
-	return 0;
 }
 
 int vmheap_census_add_record(vmheap_census *c, unsigned thread,

@@ -392,30 +392,6 @@ const struct vmheap_header *vmheap_reader_header(const vmheap_reader *r)
 	return &r->hdr;
 }
 
-static void count_record(struct vmheap_totals *t,
-			 const struct vmheap_record *rec)
-{
-	switch (rec->type) {
-	case VMHEAP_RECORD_OBJECT:
-		t->objects++;
-		t->bytes += rec->u.object.bytes;
-		t->references += rec->u.object.nrefs;
-		break;
-	case VMHEAP_RECORD_MORE_REFS:
-		t->references += rec->u.object.nrefs;
-		break;
-	case VMHEAP_RECORD_STRING:
-		t->strings++;
-		break;
-	case VMHEAP_RECORD_CLASS:
-		t->classes++;
-		break;
-	case VMHEAP_RECORD_ROOT:
-		t->roots++;
-		break;
-	}
-}
-
 /* Everything but the common case: other records, block ends, errors. */
 static __attribute__((noinline)) int next_slow(vmheap_reader *r,
 					       struct vmheap_record *rec)
@@ -437,7 +413,7 @@ static __attribute__((noinline)) int next_slow(vmheap_reader *r,
 		if (r->in_block) {
 			rc = vmheap_block_cursor_next(&r->cur, rec);
 			if (rc > 0) {
-				count_record(&r->seen, rec);
+				vmheap_totals_add_record(&r->seen, rec);
 				return 1;
 			}
 			if (rc < 0)

@@ -279,6 +279,18 @@ struct vmheap_totals {
 	uint64_t blocks;
 };
 
+/*
+ * Count one decoded record into *t the way the footer counts records
+ * (FORMAT.md section 7): an object adds 1 to objects, its size to bytes
+ * and its references to references; a more-references record adds its
+ * references; string, class and root records add 1 to strings, classes
+ * and roots.  `blocks` is left alone.  A caller that decodes the blocks
+ * of vmheap_reader_next_block() itself sums its records with this and
+ * compares the sums with vmheap_reader_totals() at the end.
+ */
+void vmheap_totals_add_record(struct vmheap_totals *t,
+			      const struct vmheap_record *rec);
+
 /* ---------------------------------------------------------------- blocks */
 
 /*

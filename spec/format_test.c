@@ -84,29 +84,6 @@ struct outcome {
 	char error[800];
 };
 
-static void count(struct vmheap_totals *t, const struct vmheap_record *rec)
-{
-	switch (rec->type) {
-	case VMHEAP_RECORD_OBJECT:
-		t->objects++;
-		t->bytes += rec->u.object.bytes;
-		t->references += rec->u.object.nrefs;
-		break;
-	case VMHEAP_RECORD_MORE_REFS:
-		t->references += rec->u.object.nrefs;
-		break;
-	case VMHEAP_RECORD_CLASS:
-		t->classes++;
-		break;
-	case VMHEAP_RECORD_STRING:
-		t->strings++;
-		break;
-	case VMHEAP_RECORD_ROOT:
-		t->roots++;
-		break;
-	}
-}
-
 static struct outcome read_fd_named(int fd, const char *name)
 {
 	struct outcome o = {0};
@@ -117,7 +94,7 @@ static struct outcome read_fd_named(int fd, const char *name)
 	if (o.rc == 0) {
 		while ((o.rc = vmheap_reader_next(r, &rec)) > 0) {
 			o.records++;
-			count(&o.totals, &rec);
+			vmheap_totals_add_record(&o.totals, &rec);
 		}
 	}
 	ck_assert_ptr_nonnull(r);
@@ -591,6 +568,43 @@ static void round_trip_edges(uint32_t block_bytes)
 	close(fd);
 	free(b.p);
 }
+
+/* The sums a next_block() caller compares with the footer: every record
+ * type lands in its own total, and blocks are the caller's to count. */
+START_TEST(totals_add_record_counts_each_record_type_like_the_footer)
+{
+	static const uint64_t refs[3] = {1, 2, 3};
+	struct vmheap_totals t = {0};
+	struct vmheap_record rec;
+
+	t.blocks = 7;
+	memset(&rec, 0, sizeof(rec));
+	rec.type = VMHEAP_RECORD_OBJECT;
+	rec.u.object.bytes = 40;
+	rec.u.object.refs = refs;
+	rec.u.object.nrefs = 3;
+	vmheap_totals_add_record(&t, &rec);
+	vmheap_totals_add_record(&t, &rec);
+	rec.type = VMHEAP_RECORD_MORE_REFS;
+	rec.u.object.bytes = 0;
+	rec.u.object.nrefs = 2;
+	vmheap_totals_add_record(&t, &rec);
+	rec.type = VMHEAP_RECORD_CLASS;
+	vmheap_totals_add_record(&t, &rec);
+	rec.type = VMHEAP_RECORD_ROOT;
+	vmheap_totals_add_record(&t, &rec);
+	vmheap_totals_add_record(&t, &rec);
+	rec.type = VMHEAP_RECORD_STRING;
+	vmheap_totals_add_record(&t, &rec);
+	ck_assert_uint_eq(t.objects, 2);
+	ck_assert_uint_eq(t.bytes, 80);
+	ck_assert_uint_eq(t.references, 8);
+	ck_assert_uint_eq(t.classes, 1);
+	ck_assert_uint_eq(t.roots, 2);
+	ck_assert_uint_eq(t.strings, 1);
+	ck_assert_uint_eq(t.blocks, 7);
+}
+END_TEST
 
 START_TEST(every_record_type_round_trips_with_edge_values)
 {
@@ -1415,7 +1429,7 @@ static void *decode_block(void *arg)
 
 	vmheap_block_cursor_init(&c, &j->blk);
 	while ((j->rc = vmheap_block_cursor_next(&c, &rec)) > 0) {
-		count(&j->t, &rec);
+		vmheap_totals_add_record(&j->t, &rec);
 		if (rec.type == VMHEAP_RECORD_OBJECT)
 			j->id_sum += rec.u.object.id;
 	}
@@ -1727,6 +1741,8 @@ static Suite *format_suite(void)
 	    crc32c_instruction_and_table_agree_on_every_length_and_alignment);
 	tcase_add_test(tc, crc32c_instruction_and_table_agree_on_long_inputs);
 	tcase_add_test(tc, every_record_type_round_trips_with_edge_values);
+	tcase_add_test(tc,
+		       totals_add_record_counts_each_record_type_like_the_footer);
 	tcase_add_test(tc, edge_values_round_trip_with_one_record_per_block);
 	tcase_add_test(tc, object_with_100000_references_round_trips);
 	tcase_add_test(tc, dump_without_records_is_complete);
