@@ -350,7 +350,11 @@ static int ident_block(void *state, unsigned t, const struct vmheap_block *blk,
 		vmheap_block_cursor_init(&ts->cur, blk);
 		ts->cur_ready = 1;
 	}
-	while ((rc = vmheap_block_cursor_next(&ts->cur, &rec)) > 0) {
+	/* Only pass R follows references: the others skip them. */
+	while ((rc = x->pass == PASS_REFS
+			 ? vmheap_block_cursor_next(&ts->cur, &rec)
+			 : vmheap_block_cursor_next_shallow(&ts->cur, &rec)) >
+	       0) {
 		if ((rc = pass_record(x, t, ts, &rec)) < 0) {
 			snprintf(err, errsz, "out of memory");
 			return rc;

@@ -1,7 +1,10 @@
 /*
- * block_cursor-internal.h - the block cursor's hot path, shared by
- * vmheap_block_cursor_next() and vmheap_reader_next() so that the common
- * record (an object) decodes without a function call.
+ * block_cursor-internal.h - the block cursor's hot paths, shared by
+ * vmheap_block_cursor_next(), vmheap_block_cursor_next_shallow(),
+ * vmheap_reader_next() and the census, so that the common record (an
+ * object) decodes without a function call.  Only block_cursor* and
+ * mpcursor* know the record encoding; everything else goes through these
+ * functions.
  */
 #ifndef VMHEAP_BLOCK_CURSOR_INTERNAL_H
 #define VMHEAP_BLOCK_CURSOR_INTERNAL_H
@@ -10,34 +13,38 @@
 #include "mpcursor-internal.h"
 
 /*
- * The hot path: an object record of exactly six elements, far enough from
- * the block's end that no field needs a bounds check, with integers in
- * the encodings msgpack-c produces.  Returns 1 with *rec filled, or 0 to
- * let the checked decoder handle the record (nothing was consumed).
+ * The fast paths take an object record of exactly six elements, far
+ * enough from the block's end that no field needs a bounds check, with
+ * integers in the encodings msgpack-c produces.  Each returns 1 with *rec
+ * filled, or 0 to let the checked decoder handle the record (nothing was
+ * consumed; *rec is theirs to scribble on either way).
+ *
+ * fast_object_head() decodes what comes before the references: the id,
+ * class id, size, kind and the reference count *n.  It
+ * returns the position of the first reference, or NULL.  The callers
+ * check that every reference fits before the block's end
+ * (MPC_MAX_INT_BYTES each), so that no value needs a check of its own.
  */
-static inline __attribute__((always_inline)) int
-vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
-				struct vmheap_record *rec)
+static inline __attribute__((always_inline)) const uint8_t *
+vmheap_block_cursor_fast_object_head(const struct vmheap_block_cursor *c,
+				     struct vmheap_record *rec, uint32_t *n)
 {
 	const uint8_t *p = c->pos;
-	uint64_t v, id, *refs, *stop;
-	uint32_t n;
+	uint64_t v;
 
 	/* fixarray(6), tag 3, four ints, array header: at most 43 bytes.
 	 * Fields go straight into *rec as they are decoded (few values stay
-	 * live, so the caller's registers suffice); *rec is ours to scribble
-	 * on even if the checked decoder ends up handling the record. */
+	 * live, so the caller's registers suffice). */
 	if (c->end - p < 48 ||
 	    (p[0] | (unsigned)p[1] << 8) !=
 		(0x96 | VMHEAP_RECORD_OBJECT << 8) ||
 	    !c->records_left)
-		return 0;
+		return NULL;
 	rec->offset = c->base_offset + (uint64_t)(p - c->data);
 	p += 2;
 	if (mpc_int_small_unchecked(&p, &v))
-		return 0;
-	id = c->prev_id + v;
-	rec->u.object.id = id;
+		return NULL;
+	rec->u.object.id = c->prev_id + v;
 	if ((p[0] | p[1] | p[2]) <= 0x7f) {
 		/* Class, size and kind all one-byte fixints: the usual case. */
 		rec->u.object.class_id = p[0];
@@ -48,23 +55,50 @@ vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
 		if (mpc_uint_unchecked(&p, &rec->u.object.class_id) ||
 		    mpc_uint_unchecked(&p, &rec->u.object.bytes) ||
 		    mpc_uint_unchecked(&p, &v) || v > UINT32_MAX)
-			return 0;
+			return NULL;
 		rec->u.object.kind = (uint32_t)v;
 	}
 	if ((p[0] & 0xf0) == 0x90) {
-		n = p[0] & 0x0f;
+		*n = p[0] & 0x0f;
 		p++;
 	} else if (p[0] == 0xdc) {
-		n = mpc_be16(p + 1);
+		*n = mpc_be16(p + 1);
 		p += 3;
 	} else {
-		return 0;
+		return NULL;
 	}
+	return p;
+}
+
+/* Finish a record the fast paths took, whose last byte is before p. */
+static inline __attribute__((always_inline)) void
+vmheap_block_cursor_fast_object_done(struct vmheap_block_cursor *c,
+				     struct vmheap_record *rec,
+				     const uint8_t *p)
+{
+	c->prev_id = rec->u.object.id;
+	c->records_left--;
+	c->pos = p;
+	rec->type = VMHEAP_RECORD_OBJECT;
+}
+
+/* The object record with its references decoded into the cursor's
+ * buffer (vmheap_block_cursor_next, vmheap_reader_next). */
+static inline __attribute__((always_inline)) int
+vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
+				struct vmheap_record *rec)
+{
+	const uint8_t *p;
+	uint64_t v, id, *refs, *stop;
+	uint32_t n;
+
+	p = vmheap_block_cursor_fast_object_head(c, rec, &n);
 	/* No call here (the checked decoder grows the reference buffer), so
 	 * that this path needs no callee-saved registers. */
-	if ((size_t)(c->end - p) < (size_t)n * MPC_MAX_INT_BYTES ||
+	if (!p || (size_t)(c->end - p) < (size_t)n * MPC_MAX_INT_BYTES ||
 	    n > c->refs_cap)
 		return 0;
+	id = rec->u.object.id;
 	refs = c->refs;
 	rec->u.object.refs = refs;
 	rec->u.object.nrefs = n;
@@ -75,10 +109,40 @@ vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
 			return 0;
 		*refs = id + v;
 	}
-	c->prev_id = id;
-	c->records_left--;
-	c->pos = p;
-	rec->type = VMHEAP_RECORD_OBJECT;
+	vmheap_block_cursor_fast_object_done(c, rec, p);
+	return 1;
+}
+
+/*
+ * The object record with its references only counted and stepped over
+ * (vmheap_block_cursor_next_shallow, the census): each one's length comes
+ * from its type byte through mpc_int_form, with no branch on the
+ * encoding.  A type byte that is no integer sends the record to the
+ * checked decoder, so a damaged reference is reported the same way in
+ * both modes.  rec->u.object.refs is NULL.
+ */
+static inline __attribute__((always_inline)) int
+vmheap_block_cursor_fast_object_shallow(struct vmheap_block_cursor *c,
+					struct vmheap_record *rec)
+{
+	const uint8_t *p;
+	unsigned bad = 0;
+	uint32_t n;
+
+	p = vmheap_block_cursor_fast_object_head(c, rec, &n);
+	if (!p || (size_t)(c->end - p) < (size_t)n * MPC_MAX_INT_BYTES ||
+	    n > VMHEAP_MAX_REFS_PER_RECORD)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned len = mpc_int_form[p[0]].advance;
+		bad |= len == 0;
+		p += len;
+	}
+	if (bad)
+		return 0;
+	rec->u.object.refs = NULL;
+	rec->u.object.nrefs = n;
+	vmheap_block_cursor_fast_object_done(c, rec, p);
 	return 1;
 }
 

@@ -95,9 +95,10 @@ static int grow_refs(struct vmheap_block_cursor *c, size_t n)
 	return 0;
 }
 
-/* Read a reference list (deltas from `id`) into c->refs. */
+/* Read a reference list (deltas from `id`) into c->refs, or with
+ * `shallow` only check and count it. */
 static int read_refs(struct vmheap_block_cursor *c, struct mpc *m, uint64_t tag,
-		     uint64_t id, size_t *nrefs)
+		     uint64_t id, size_t *nrefs, int shallow)
 {
 	uint32_t n;
 	int rc = mpc_array(m, &n);
@@ -114,7 +115,7 @@ static int read_refs(struct vmheap_block_cursor *c, struct mpc *m, uint64_t tag,
 			    "malformed %s record: %u references cannot fit in "
 			    "the %zu bytes left in the block",
 			    record_names[tag], n, (size_t)(m->end - m->p));
-	if (n > c->refs_cap && grow_refs(c, n) < 0)
+	if (!shallow && n > c->refs_cap && grow_refs(c, n) < 0)
 		return fail(c, VMHEAP_ENOMEM, m->p,
 			    "out of memory for %u references", n);
 	for (uint32_t i = 0; i < n; i++) {
@@ -126,7 +127,8 @@ static int read_refs(struct vmheap_block_cursor *c, struct mpc *m, uint64_t tag,
 		} else if ((rc = mpc_int_wrap(m, &d))) {
 			return field_error(c, m, rc, tag, "reference");
 		}
-		c->refs[i] = id + d;
+		if (!shallow)
+			c->refs[i] = id + d;
 	}
 	*nrefs = n;
 	return 0;
@@ -156,7 +158,7 @@ static int need_fields(struct vmheap_block_cursor *c, const uint8_t *start,
 
 static int decode_object(struct vmheap_block_cursor *c, struct mpc *m,
 			 uint32_t n, const uint8_t *start,
-			 struct vmheap_record *rec)
+			 struct vmheap_record *rec, int shallow)
 {
 	uint64_t delta, kind;
 	int rc;
@@ -179,15 +181,16 @@ static int decode_object(struct vmheap_block_cursor *c, struct mpc *m,
 	rec->u.object.kind = (uint32_t)kind;
 	rec->u.object.id = c->prev_id + delta;
 	c->prev_id = rec->u.object.id;
-	if ((rc = read_refs(c, m, 3, rec->u.object.id, &rec->u.object.nrefs)))
+	if ((rc = read_refs(c, m, 3, rec->u.object.id, &rec->u.object.nrefs,
+			    shallow)))
 		return rc;
-	rec->u.object.refs = c->refs;
+	rec->u.object.refs = shallow ? NULL : c->refs;
 	return skip_extra(c, m, 3, n - 6);
 }
 
 static int decode_more_refs(struct vmheap_block_cursor *c, struct mpc *m,
 			    uint32_t n, const uint8_t *start,
-			    struct vmheap_record *rec)
+			    struct vmheap_record *rec, int shallow)
 {
 	uint64_t delta;
 	int rc;
@@ -202,9 +205,10 @@ static int decode_more_refs(struct vmheap_block_cursor *c, struct mpc *m,
 	rec->u.object.bytes = 0;
 	rec->u.object.kind = 0;
 	c->prev_id = rec->u.object.id;
-	if ((rc = read_refs(c, m, 5, rec->u.object.id, &rec->u.object.nrefs)))
+	if ((rc = read_refs(c, m, 5, rec->u.object.id, &rec->u.object.nrefs,
+			    shallow)))
 		return rc;
-	rec->u.object.refs = c->refs;
+	rec->u.object.refs = shallow ? NULL : c->refs;
 	return skip_extra(c, m, 5, n - 3);
 }
 
@@ -284,11 +288,10 @@ static int decode_root(struct vmheap_block_cursor *c, struct mpc *m, uint32_t n,
 	return skip_extra(c, m, 4, n - 3);
 }
 
-int vmheap_block_cursor_next(struct vmheap_block_cursor *c,
-			     struct vmheap_record *rec)
+/* Every record the fast paths leave, and every error. */
+static int next_checked(struct vmheap_block_cursor *c,
+			struct vmheap_record *rec, int shallow)
 {
-	if (vmheap_block_cursor_fast_object(c, rec))
-		return 1;
 	for (;;) {
 		struct mpc m = {c->pos, c->end};
 		const uint8_t *start = c->pos;
@@ -321,10 +324,10 @@ int vmheap_block_cursor_next(struct vmheap_block_cursor *c,
 		c->records_left--;
 		switch (tag) {
 		case VMHEAP_RECORD_OBJECT:
-			rc = decode_object(c, &m, n, start, rec);
+			rc = decode_object(c, &m, n, start, rec, shallow);
 			break;
 		case VMHEAP_RECORD_MORE_REFS:
-			rc = decode_more_refs(c, &m, n, start, rec);
+			rc = decode_more_refs(c, &m, n, start, rec, shallow);
 			break;
 		case VMHEAP_RECORD_STRING:
 			rc = decode_string(c, &m, n, start, rec);
@@ -354,4 +357,20 @@ int vmheap_block_cursor_next(struct vmheap_block_cursor *c,
 		c->pos = m.p;
 		return 1;
 	}
+}
+
+int vmheap_block_cursor_next(struct vmheap_block_cursor *c,
+			     struct vmheap_record *rec)
+{
+	if (vmheap_block_cursor_fast_object(c, rec))
+		return 1;
+	return next_checked(c, rec, 0);
+}
+
+int vmheap_block_cursor_next_shallow(struct vmheap_block_cursor *c,
+				     struct vmheap_record *rec)
+{
+	if (vmheap_block_cursor_fast_object_shallow(c, rec))
+		return 1;
+	return next_checked(c, rec, 1);
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "census-internal.h"
-#include "mpcursor-internal.h"
+#include "block_cursor-internal.h"
 #include "vmheap_census.h"
 
 struct class_rec {
@@ -162,138 +162,37 @@ int vmheap_census_add_record(vmheap_census *c, unsigned thread,
 }
 
 /*
- * The census's own reading of object records: the class id, size and
- * kind are decoded, the references only counted and stepped over (a
- * census needs no graph, and decoding the references into the cursor's
- * buffer is most of the work of a full decode).  Like the cursor's fast
- * path it takes only six-element object records far enough from the
- * block's end that no field needs a bounds check, with a key (class id or
- * kind) below DIRECT_KEYS.  It counts such records one after the other
- * and stops at the first other one, which the cursor then decodes (and
- * reports any fault in).  Returns how many it counted.  The cursor's
- * fields are libvmheap's own; the census keeps them as
- * vmheap_block_cursor_next() would (position, records left, the id delta
- * state).
+ * Count the object records the block cursor's shallow fast path takes,
+ * one after the other (a census needs no graph: the references are only
+ * counted), with the sums kept in locals.  Stops at the first record the
+ * fast path leaves to the checked decoder, and returns 0 or VMHEAP_ENOMEM.
  */
-/*
- * Bytes taken by an integer, by its first byte: 1 for a fixint, 2, 3, 5
- * or 9 for (u)int 8/16/32/64, 0 for anything that is no integer.  A table
- * rather than a test: references mix encodings, and a branch on them
- * would mispredict.
- */
-/* clang-format off */
-#define L16(x) x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x
-static const uint8_t int_len[256] = {
-	L16(1), L16(1), L16(1), L16(1), L16(1), L16(1), L16(1), L16(1),
-	L16(0), L16(0), L16(0), L16(0),
-	/* 0xc0 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 5, 9,
-	/* 0xd0 */ 2, 3, 5, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	L16(1), L16(1),
-};
-#undef L16
-/* clang-format on */
-
-/* Big-endian 8 bytes at p (p may be unaligned). */
-static inline uint64_t load_be64(const uint8_t *p)
+static int count_fast_objects(vmheap_census *c, struct part *p,
+			      struct vmheap_block_cursor *cur)
 {
-	uint64_t w;
-	memcpy(&w, p, 8);
-	return __builtin_bswap64(w);
-}
-
-/*
- * A non-negative integer (positive fixint or uint 8/16/32/64) decoded
- * without branching on its encoding, so that mixed encodings cost no
- * mispredictions.  At least 9 bytes must be readable at *pp.  Any other
- * encoding sets *bad (the record then goes to the cursor).
- */
-static inline uint64_t uint_nobranch(const uint8_t **pp, unsigned *bad)
-{
-	const uint8_t *p = *pp;
-	unsigned b = p[0], k = b & 3;
-	unsigned fix = b <= 0x7f;
-	*bad |= !(fix | ((uint8_t)(b - 0xcc) < 4));
-	uint64_t w = load_be64(p + 1) >> (64 - (8u << k));
-	*pp = p + (fix ? 1 : 1 + (1u << k));
-	return fix ? b : w;
-}
-
-/* Any integer as 64-bit two's complement, the same way (for deltas). */
-static inline uint64_t int_nobranch(const uint8_t **pp, unsigned *bad)
-{
-	const uint8_t *p = *pp;
-	unsigned b = p[0], k = b & 3;
-	unsigned fix = (uint8_t)(b + 0x20) < 0xa0;
-	*bad |= !(fix | ((uint8_t)(b - 0xcc) < 8));
-	uint64_t w = load_be64(p + 1);
-	unsigned shift = 64 - (8u << k);
-	uint64_t v = b >= 0xd0 ? (uint64_t)((int64_t)w >> shift) : w >> shift;
-	*pp = p + (fix ? 1 : 1 + (1u << k));
-	return fix ? (uint64_t)(int64_t)(int8_t)b : v;
-}
-
-static size_t skim_objects(vmheap_census *c, struct part *p,
-			   struct vmheap_block_cursor *cur)
-{
-	const uint8_t *q = cur->pos, *end = cur->end;
-	uint64_t objects = 0, bytes_sum = 0, refs_sum = 0, id = cur->prev_id;
-	uint32_t left = cur->records_left;
+	struct vmheap_record rec;
 	struct direct_count *direct = p->direct;
-	int by_class = c->group == VMHEAP_GROUP_CLASS;
+	uint64_t objects = 0, bytes = 0, refs = 0;
+	int by_class = c->group == VMHEAP_GROUP_CLASS, rc = 0;
 
-	while (left && end - q >= 48 && q[0] == 0x96 &&
-	       q[1] == VMHEAP_RECORD_OBJECT) {
-		const uint8_t *r = q + 2;
-		uint64_t delta, class_id, bytes, kind;
-		uint32_t n;
-		unsigned bad = 0;
-
-		delta = int_nobranch(&r, &bad);
-		class_id = uint_nobranch(&r, &bad);
-		bytes = uint_nobranch(&r, &bad);
-		kind = uint_nobranch(&r, &bad);
-		uint64_t key = by_class ? class_id : kind;
-		if (bad)
-			break;
-		if ((r[0] & 0xf0) == 0x90) {
-			n = r[0] & 0x0f;
-			r++;
-		} else if (r[0] == 0xdc) {
-			n = mpc_be16(r + 1);
-			r += 3;
-		} else {
-			break;
-		}
-		if (n > VMHEAP_MAX_REFS_PER_RECORD ||
-		    (size_t)(end - r) < (size_t)n * MPC_MAX_INT_BYTES)
-			break;
-		for (uint32_t i = 0; i < n; i++) {
-			unsigned len = int_len[r[0]];
-			bad |= len == 0;
-			r += len;
-		}
-		if (bad)
-			break;
+	while (vmheap_block_cursor_fast_object_shallow(cur, &rec)) {
+		uint64_t key = by_class ? rec.u.object.class_id
+					: rec.u.object.kind;
+		objects++;
+		bytes += rec.u.object.bytes;
+		refs += rec.u.object.nrefs;
 		if (key < DIRECT_KEYS) {
 			direct[key].count++;
-			direct[key].bytes += bytes;
-		} else if (count_sparse(p, key, bytes) < 0) {
-			break; /* out of memory: the cursor path reports it */
+			direct[key].bytes += rec.u.object.bytes;
+		} else if ((rc = count_sparse(p, key, rec.u.object.bytes)) <
+			   0) {
+			break;
 		}
-		id += delta;
-		left--;
-		q = r;
-		objects++;
-		bytes_sum += bytes;
-		refs_sum += n;
 	}
-	cur->pos = q;
-	cur->prev_id = id;
-	cur->records_left = left;
 	p->totals.objects += objects;
-	p->totals.bytes += bytes_sum;
-	p->totals.references += refs_sum;
-	return (size_t)objects;
+	p->totals.bytes += bytes;
+	p->totals.references += refs;
+	return rc;
 }
 
 int vmheap_census_add_block(void *census, unsigned thread,
@@ -321,11 +220,13 @@ int vmheap_census_add_block(void *census, unsigned thread,
 		}
 	}
 	for (;;) {
-		skim_objects(c, p, cur);
-		rc = vmheap_block_cursor_next(cur, &rec);
-		if (rc <= 0)
-			break;
-		rc = count_record(c, p, &rec);
+		rc = count_fast_objects(c, p, cur);
+		if (rc >= 0) {
+			rc = vmheap_block_cursor_next_shallow(cur, &rec);
+			if (rc <= 0)
+				break;
+			rc = count_record(c, p, &rec);
+		}
 		if (rc < 0) {
 			p->nomem = 1;
 			snprintf(err, errsz, "out of memory");

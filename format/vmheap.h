@@ -340,6 +340,17 @@ void vmheap_block_cursor_reset(struct vmheap_block_cursor *c,
 int vmheap_block_cursor_next(struct vmheap_block_cursor *c,
 			     struct vmheap_record *rec);
 
+/*
+ * The same, for callers that need no object graph (a census, a table of
+ * object ids): object and more-references records come with their
+ * references checked and counted (rec->u.object.nrefs) but not decoded,
+ * and rec->u.object.refs is NULL.  Everything else, errors included, is
+ * as with vmheap_block_cursor_next(); the two may be mixed on one cursor.
+ * Skipping the references is most of the work of a full decode saved.
+ */
+int vmheap_block_cursor_next_shallow(struct vmheap_block_cursor *c,
+				     struct vmheap_record *rec);
+
 /* Release the cursor's reference buffer. */
 void vmheap_block_cursor_release(struct vmheap_block_cursor *c);
 

@@ -935,6 +935,109 @@ static void reseal(uint8_t *f, size_t at)
 	put_be32(f + at + 12, vmheap_crc32c(crc, f + at + 16, len));
 }
 
+/* A census or an id table needs every field of an object but its
+ * references: the shallow cursor gives exactly those, in the same records
+ * at the same offsets, with the reference counts. */
+START_TEST(shallow_cursor_gives_every_field_but_the_references)
+{
+	size_t n = sizeof(edge_records) / sizeof(edge_records[0]);
+	struct vmheap_block_cursor full, shallow;
+	struct vmheap_record a, b;
+	struct vmheap_block blk;
+	uint64_t *many = malloc(100000 * sizeof(*many)), objects = 0;
+	vmheap_reader *r;
+	struct bytes d;
+	int fd, rc;
+	vmheap_writer *w = new_writer(&fd, 0);
+
+	ck_assert_ptr_nonnull(many);
+	for (size_t k = 0; k < 100000; k++)
+		many[k] = k * 7919;
+	for (size_t k = 0; k < n; k++)
+		add_expected(w, &edge_records[k]);
+	/* past the per-record limit: continued in more-references records */
+	ck_assert_int_eq(
+	    vmheap_writer_add_object(w, 0x5000, 1, 8, 0, many, 100000), 0);
+	d = finish_to_bytes(w, fd);
+	free(many);
+
+	fd = memfd_with(d.p, d.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "shallow.vmheap"), 0);
+	memset(&full, 0, sizeof(full));
+	memset(&shallow, 0, sizeof(shallow));
+	while ((rc = vmheap_reader_next_block(r, &blk)) > 0) {
+		vmheap_block_cursor_init(&full, &blk);
+		vmheap_block_cursor_init(&shallow, &blk);
+		while ((rc = vmheap_block_cursor_next(&full, &a)) > 0) {
+			ck_assert_int_eq(
+			    vmheap_block_cursor_next_shallow(&shallow, &b), 1);
+			ck_assert_int_eq(b.type, a.type);
+			ck_assert_uint_eq(b.offset, a.offset);
+			if (a.type != VMHEAP_RECORD_OBJECT &&
+			    a.type != VMHEAP_RECORD_MORE_REFS)
+				continue;
+			objects += a.type == VMHEAP_RECORD_OBJECT;
+			ck_assert_uint_eq(b.u.object.id, a.u.object.id);
+			ck_assert_uint_eq(b.u.object.class_id,
+					  a.u.object.class_id);
+			ck_assert_uint_eq(b.u.object.bytes, a.u.object.bytes);
+			ck_assert_uint_eq(b.u.object.kind, a.u.object.kind);
+			ck_assert_uint_eq(b.u.object.nrefs, a.u.object.nrefs);
+			ck_assert_ptr_null(b.u.object.refs);
+		}
+		ck_assert_int_eq(rc, 0);
+		ck_assert_int_eq(vmheap_block_cursor_next_shallow(&shallow, &b),
+				 0);
+		vmheap_block_cursor_release(&full);
+		vmheap_block_cursor_release(&shallow);
+	}
+	ck_assert_msg(rc == 0, "%s", vmheap_reader_error(r));
+	ck_assert_uint_eq(objects, 8);
+	vmheap_reader_free(r);
+	close(fd);
+	free(d.p);
+}
+END_TEST
+
+/*
+ * Decode every block of the dump in `b` with block cursors, fully or
+ * shallow.  Returns the first error (its message in err) or 0, and the
+ * records' totals in *t.
+ */
+static int decode_blocks(const struct bytes *b, int shallow,
+			 struct vmheap_totals *t, char *err, size_t errsz)
+{
+	int fd = memfd_with(b->p, b->len), rc;
+	struct vmheap_block_cursor c;
+	struct vmheap_record rec;
+	struct vmheap_block blk;
+	vmheap_reader *r;
+
+	memset(t, 0, sizeof(*t));
+	memset(&c, 0, sizeof(c));
+	err[0] = '\0';
+	rc = vmheap_reader_open_fd(&r, fd, "blocks.vmheap");
+	while (rc == 0 && (rc = vmheap_reader_next_block(r, &blk)) > 0) {
+		if (c.data)
+			vmheap_block_cursor_reset(&c, &blk);
+		else
+			vmheap_block_cursor_init(&c, &blk);
+		while ((rc = shallow ? vmheap_block_cursor_next_shallow(&c, &rec)
+				     : vmheap_block_cursor_next(&c, &rec)) > 0)
+			vmheap_totals_add_record(t, &rec);
+		if (rc < 0)
+			snprintf(err, errsz, "%s", c.error);
+		else
+			rc = 0;
+	}
+	if (rc < 0 && !err[0])
+		snprintf(err, errsz, "%s", vmheap_reader_error(r));
+	vmheap_block_cursor_release(&c);
+	vmheap_reader_free(r);
+	close(fd);
+	return rc;
+}
+
 START_TEST(damaged_records_behind_valid_checksums_fail_cleanly)
 {
 	/* Bytes changed inside blocks, CRCs fixed up: the record decoder and
@@ -944,6 +1047,9 @@ START_TEST(damaged_records_behind_valid_checksums_fail_cleanly)
 	struct bytes b = small_dump();
 	size_t blocks[64], nb = 0, errors = 0, at = 8;
 	unsigned seed = 3;
+	struct vmheap_totals t_full, t_shallow;
+	char err_full[300], err_shallow[300];
+	int rc_full, rc_shallow;
 
 	while (at + 16 <= b.len && memcmp(b.p + at, "FOOT", 4)) {
 		if (!memcmp(b.p + at, "BLCK", 4) && nb < 64)
@@ -963,6 +1069,14 @@ START_TEST(damaged_records_behind_valid_checksums_fail_cleanly)
 			b.p[i] ^= 0x80;
 		reseal(b.p, blk);
 		o = read_bytes(b.p, b.len);
+		/* Skipping references finds the same faults in the blocks. */
+		rc_full = decode_blocks(&b, 0, &t_full, err_full,
+					sizeof(err_full));
+		rc_shallow = decode_blocks(&b, 1, &t_shallow, err_shallow,
+					   sizeof(err_shallow));
+		ck_assert_int_eq(rc_shallow, rc_full);
+		ck_assert_str_eq(err_shallow, err_full);
+		ck_assert(!memcmp(&t_shallow, &t_full, sizeof(t_full)));
 		b.p[i] = old;
 		reseal(b.p, blk);
 		if (o.rc < 0) {
@@ -1763,6 +1877,7 @@ static Suite *format_suite(void)
 	tcase_add_test(tc,
 		       random_block_payloads_with_valid_checksums_fail_cleanly);
 	tcase_add_test(tc, damaged_records_behind_valid_checksums_fail_cleanly);
+	tcase_add_test(tc, shallow_cursor_gives_every_field_but_the_references);
 	tcase_add_test(
 	    tc, footer_totals_that_disagree_with_the_records_are_reported);
 	tcase_add_test(tc, a_dropped_block_is_detected_by_the_footer);
