@@ -4,7 +4,7 @@
  *   main.c      options, warnings, exit status
  *   classes.c   the class-by-class diff (two censuses)
  *   identity.c  --objects and --retainers: objects matched by identity
- *   maps.c      the hash tables of the identity passes
+ *   idmap.c     the object id table of the identity passes
  *   report.c    text, JSON and CSV output of every mode
  */
 #ifndef DIFF_INTERNAL_H
@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "vmheap_census.h"
+#include "vmheap_map.h"
 
 enum diff_mode { DIFF_CLASSES, DIFF_OBJECTS, DIFF_RETAINERS };
 
@@ -99,7 +100,7 @@ void diff_scan_options(const struct diff_options *o, const struct diff_dump *d,
 		       struct vmheap_progress *bar,
 		       struct vmheap_scan_options *sopt);
 
-/* ------------------------------------------------------------ maps.c */
+/* ------------------------------------------------------------ idmap.c */
 
 /* Object id -> 64-bit value, open addressing, linear probing. */
 struct diff_idmap {
@@ -160,26 +161,5 @@ static inline int diff_idmap_get(const struct diff_idmap *m, uint64_t id,
 }
 
 void diff_idmap_release(struct diff_idmap *m);
-
-/* (a, b, flag) -> (count, bytes). */
-struct diff_pairmap {
-	struct diff_pairslot {
-		uint64_t a, b;
-		uint64_t count, bytes;
-		uint32_t flag, used;
-	} * slots;
-	size_t cap, len;
-};
-
-/* Slot for the key, created with zero counts; NULL when out of memory. */
-struct diff_pairslot *diff_pairmap_upsert(struct diff_pairmap *m, uint64_t a,
-					  uint64_t b, uint32_t flag);
-
-/* Slot for the key, or NULL. */
-const struct diff_pairslot *diff_pairmap_find(const struct diff_pairmap *m,
-					      uint64_t a, uint64_t b,
-					      uint32_t flag);
-
-void diff_pairmap_release(struct diff_pairmap *m);
 
 #endif /* DIFF_INTERNAL_H */

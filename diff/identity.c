@@ -28,8 +28,11 @@
 
 #include "diff-internal.h"
 
-#define PAIR_PRESENT 1u /* b is the OLD class id */
-#define PAIR_ROOT 2u	/* b is a root's kind string id */
+/* Tags of the pair tables' keys (key, key2): pass B counts objects and
+ * bytes per (NEW class id, OLD class id); pass R counts references per
+ * (target class index, referrer class id or root kind string id). */
+#define PAIR_PRESENT 1u /* key2 is the OLD class id */
+#define PAIR_ROOT 2u	/* key2 is a root's kind string id */
 #define DEFAULT_RETAINER_CLASSES 10
 
 enum pass { PASS_OLD, PASS_NEW, PASS_TARGETS, PASS_REFS };
@@ -64,7 +67,7 @@ struct thread_state {
 	struct pending_obj ring[LOOKAHEAD]; /* B, T: lookups in flight */
 	unsigned ring_head, ring_count;
 	struct diff_idmap ids;	   /* T: id -> tidx */
-	struct diff_pairmap pairs; /* B: classes; R: (tidx, referrer) */
+	struct vmheap_map pairs;   /* B: classes; R: (tidx, referrer) */
 	struct diff_idmap big;	   /* R: id -> class of objects whose
 				      references may continue */
 	struct pending_ref *pending;
@@ -80,7 +83,7 @@ struct ident {
 	struct thread_state *ts;
 	vmheap_census *census;		     /* fed in A and B */
 	struct diff_idmap old_ids;	     /* after A: OLD id -> class id */
-	struct diff_pairmap targets_by_pair; /* T: (new, old, flag) -> tidx */
+	struct vmheap_map targets_by_pair; /* T: (new, old, flag) -> tidx */
 	struct diff_idmap targets;	     /* R: target id -> tidx */
 	uint64_t *filter; /* R: one bit per hashed target id (a Bloom filter
 			     with one hash): most references miss it, and
@@ -140,17 +143,17 @@ static int classify(struct ident *x, struct thread_state *ts,
 	int found = old_class(x, o->id, &ocid);
 
 	if (x->pass == PASS_NEW) {
-		struct diff_pairslot *s = diff_pairmap_upsert(
+		struct vmheap_map_slot *s = vmheap_map_upsert(
 		    &ts->pairs, o->class_id, ocid, found ? PAIR_PRESENT : 0);
 		if (!s)
 			return VMHEAP_ENOMEM;
-		s->count++;
-		s->bytes += o->bytes;
+		s->a++; /* objects */
+		s->b += o->bytes;
 		return 0;
 	}
-	const struct diff_pairslot *ps = diff_pairmap_find(
+	const struct vmheap_map_slot *ps = vmheap_map_find(
 	    &x->targets_by_pair, o->class_id, ocid, found ? PAIR_PRESENT : 0);
-	return ps ? diff_idmap_put(&ts->ids, o->id, ps->count) : 0;
+	return ps ? diff_idmap_put(&ts->ids, o->id, ps->a) : 0;
 }
 
 /* Queue an object for classify(), starting its lookup. */
@@ -275,11 +278,11 @@ static int count_refs(struct ident *x, struct thread_state *ts,
 				return VMHEAP_ENOMEM;
 			continue;
 		}
-		struct diff_pairslot *s = diff_pairmap_upsert(
+		struct vmheap_map_slot *s = vmheap_map_upsert(
 		    &ts->pairs, tidx, rec->u.object.class_id, 0);
 		if (!s)
 			return VMHEAP_ENOMEM;
-		s->count++;
+		s->a++; /* references */
 	}
 	if (!more && rec->u.object.nrefs >= VMHEAP_MAX_REFS_PER_RECORD)
 		return diff_idmap_put(&ts->big, rec->u.object.id,
@@ -320,12 +323,12 @@ static int pass_record(struct ident *x, unsigned t, struct thread_state *ts,
 			if (!diff_idmap_get(&x->targets, rec->u.root.object_id,
 					    &tidx))
 				return 0;
-			struct diff_pairslot *rs = diff_pairmap_upsert(
+			struct vmheap_map_slot *rs = vmheap_map_upsert(
 			    &ts->pairs, tidx, rec->u.root.kind_string_id,
 			    PAIR_ROOT);
 			if (!rs)
 				return VMHEAP_ENOMEM;
-			rs->count++;
+			rs->a++;
 			return 0;
 		case VMHEAP_RECORD_STRING:
 			return add_string(ts, rec);
@@ -419,15 +422,15 @@ static int reopen(struct diff_dump *d, char *err, size_t errsz)
 }
 
 /* Is the pair of pass B a new object's (by name)?  Sets *name. */
-static int pair_is_new(struct diff_result *res, const struct diff_pairslot *s,
-		       const char **name)
+static int pair_is_new(struct diff_result *res,
+		       const struct vmheap_map_slot *s, const char **name)
 {
-	*name = vmheap_census_class_name(res->new_d.census, s->a);
+	*name = vmheap_census_class_name(res->new_d.census, s->key);
 	if (!*name)
 		return -1;
-	if (!(s->flag & PAIR_PRESENT))
+	if (!(s->tag & PAIR_PRESENT))
 		return 1;
-	const char *old = vmheap_census_class_name(res->old_d.census, s->b);
+	const char *old = vmheap_census_class_name(res->old_d.census, s->key2);
 	if (!old)
 		return -1;
 	return strcmp(old, *name) != 0;
@@ -464,7 +467,7 @@ static int collect_news(const struct diff_options *o, struct ident *x,
 	const char *name;
 
 	for (unsigned t = 0; t < x->threads; t++) {
-		struct diff_pairmap *m = &x->ts[t].pairs;
+		struct vmheap_map *m = &x->ts[t].pairs;
 		for (size_t i = 0; i < m->cap; i++) {
 			if (!m->slots[i].used)
 				continue;
@@ -482,9 +485,9 @@ static int collect_news(const struct diff_options *o, struct ident *x,
 				v = nv;
 			}
 			v[n++] = (struct diff_new_class){
-			    name, m->slots[i].count, m->slots[i].bytes};
-			res->new_objects += m->slots[i].count;
-			res->new_bytes += m->slots[i].bytes;
+			    name, m->slots[i].a, m->slots[i].b};
+			res->new_objects += m->slots[i].a;
+			res->new_bytes += m->slots[i].b;
 		}
 	}
 	/* merge rows of the same name (several class ids, or threads) */
@@ -518,9 +521,9 @@ static int build_target_pairs(struct ident *x, struct diff_result *res,
 	const char *name;
 
 	for (unsigned t = 0; t < x->threads; t++) {
-		struct diff_pairmap *m = &x->ts[t].pairs;
+		struct vmheap_map *m = &x->ts[t].pairs;
 		for (size_t i = 0; i < m->cap; i++) {
-			struct diff_pairslot *s = &m->slots[i];
+			struct vmheap_map_slot *s = &m->slots[i];
 			if (!s->used)
 				continue;
 			int isnew = pair_is_new(res, s, &name);
@@ -531,15 +534,16 @@ static int build_target_pairs(struct ident *x, struct diff_result *res,
 			for (size_t k = 0; k < ntop; k++) {
 				if (strcmp(res->news[k].name, name))
 					continue;
-				struct diff_pairslot *d = diff_pairmap_upsert(
-				    &x->targets_by_pair, s->a, s->b, s->flag);
+				struct vmheap_map_slot *d = vmheap_map_upsert(
+				    &x->targets_by_pair, s->key, s->key2,
+				    s->tag);
 				if (!d)
 					return VMHEAP_ENOMEM;
-				d->count = k;
+				d->a = k; /* the class's index in news */
 				break;
 			}
 		}
-		diff_pairmap_release(m);
+		vmheap_map_release(m);
 	}
 	return 0;
 }
@@ -636,16 +640,16 @@ static int collect_retainers(struct ident *x, struct diff_result *res,
 	for (unsigned t = 0; t < x->threads; t++) {
 		struct thread_state *ts = &x->ts[t];
 		for (size_t i = 0; i < ts->pairs.cap; i++) {
-			struct diff_pairslot *s = &ts->pairs.slots[i];
+			struct vmheap_map_slot *s = &ts->pairs.slots[i];
 			if (!s->used)
 				continue;
-			const char *name = s->flag & PAIR_ROOT
-					       ? root_label(x, res, s->b)
+			const char *name = s->tag & PAIR_ROOT
+					       ? root_label(x, res, s->key2)
 					       : vmheap_census_class_name(
-						     res->new_d.census, s->b);
+						     res->new_d.census, s->key2);
 			if (push_entry(
 				&v, &n, &cap,
-				(struct retainer_entry){s->a, name, s->count}))
+				(struct retainer_entry){s->key, name, s->a}))
 				goto out;
 		}
 		for (size_t i = 0; i < ts->npending; i++) {
@@ -744,7 +748,7 @@ static void ident_release(struct ident *x)
 		if (ts->cur_ready)
 			vmheap_block_cursor_release(&ts->cur);
 		diff_idmap_release(&ts->ids);
-		diff_pairmap_release(&ts->pairs);
+		vmheap_map_release(&ts->pairs);
 		diff_idmap_release(&ts->big);
 		free(ts->pending);
 		for (size_t i = 0; i < ts->nstrings; i++)
@@ -754,7 +758,7 @@ static void ident_release(struct ident *x)
 	}
 	free(x->ts);
 	diff_idmap_release(&x->old_ids);
-	diff_pairmap_release(&x->targets_by_pair);
+	vmheap_map_release(&x->targets_by_pair);
 	diff_idmap_release(&x->targets);
 	free(x->filter);
 }

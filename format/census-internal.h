@@ -1,9 +1,6 @@
 /*
- * census-internal.h - hash tables shared by the census files of libvmheap.
- *
- * vmheap_u64map: open addressing, linear probing, power-of-two capacity,
- * keys are 64-bit integers with two 64-bit counters each.  Used for
- * "class id -> (count, bytes)" and similar small maps on hot paths.
+ * census-internal.h - the table of display names shared by the census
+ * files of libvmheap (integer keys use vmheap_map.h).
  *
  * vmheap_namemap: NUL-terminated string -> index, strings copied into the
  * map; used to merge census rows by display name.
@@ -14,70 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct vmheap_u64map_slot {
-	uint64_t key;
-	uint64_t a, b;
-	uint64_t used;
-};
-
-struct vmheap_u64map {
-	struct vmheap_u64map_slot *slots;
-	size_t cap; /* 0 or a power of two */
-	size_t len;
-};
-
-static inline size_t vmheap_hash64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return (size_t)k;
-}
-
-/* Slot for `key`, inserted with zero counters when absent; NULL when out
- * of memory. */
-struct vmheap_u64map_slot *vmheap_u64map_upsert_slow(struct vmheap_u64map *m,
-						     uint64_t key);
-
-static inline struct vmheap_u64map_slot *
-vmheap_u64map_upsert(struct vmheap_u64map *m, uint64_t key)
-{
-	if (m->cap && (m->len + 1) * 4 <= m->cap * 3) {
-		size_t mask = m->cap - 1, i = vmheap_hash64(key) & mask;
-		for (;;) {
-			struct vmheap_u64map_slot *s = &m->slots[i];
-			if (s->used && s->key == key)
-				return s;
-			if (!s->used) {
-				s->used = 1;
-				s->key = key;
-				m->len++;
-				return s;
-			}
-			i = (i + 1) & mask;
-		}
-	}
-	return vmheap_u64map_upsert_slow(m, key);
-}
-
-/* Slot for `key`, or NULL when absent. */
-static inline struct vmheap_u64map_slot *
-vmheap_u64map_find(const struct vmheap_u64map *m, uint64_t key)
-{
-	if (!m->cap)
-		return NULL;
-	size_t mask = m->cap - 1, i = vmheap_hash64(key) & mask;
-	for (;;) {
-		struct vmheap_u64map_slot *s = &m->slots[i];
-		if (!s->used)
-			return NULL;
-		if (s->key == key)
-			return s;
-		i = (i + 1) & mask;
-	}
-}
-
-void vmheap_u64map_release(struct vmheap_u64map *m);
+#include "vmheap_map.h"
 
 struct vmheap_namemap_slot {
 	char *name;

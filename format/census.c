@@ -32,9 +32,9 @@ struct direct_count {
 
 struct part {
 	struct direct_count *direct; /* DIRECT_KEYS entries, or NULL */
-	struct vmheap_u64map counts; /* other keys -> a: objects, b: bytes */
+	struct vmheap_map counts; /* other keys -> a: objects, b: bytes */
 	uint64_t last_key;
-	struct vmheap_u64map_slot *last_slot;
+	struct vmheap_map_slot *last_slot;
 	struct class_rec *classes;
 	size_t nclasses, classes_cap;
 	struct vmheap_totals totals;
@@ -53,7 +53,7 @@ struct vmheap_census {
 	struct vmheap_namemap pool; /* every display name -> pool index */
 	uint64_t *pool_count, *pool_bytes;
 	size_t pool_cap;
-	struct vmheap_u64map class_pool; /* class id -> a: pool index */
+	struct vmheap_map class_pool; /* class id -> a: pool index */
 	const char **pool_names;	 /* pool index -> name */
 
 	struct vmheap_census_row *rows;
@@ -107,11 +107,11 @@ static int add_class(struct part *p, const struct vmheap_record *rec)
 /* Count an object under a key too large for the direct array. */
 static int count_sparse(struct part *p, uint64_t key, uint64_t bytes)
 {
-	struct vmheap_u64map_slot *s;
+	struct vmheap_map_slot *s;
 	if (p->last_slot && p->last_key == key) {
 		s = p->last_slot;
 	} else {
-		s = vmheap_u64map_upsert(&p->counts, key);
+		s = vmheap_map_upsert(&p->counts, key, 0, 0);
 		if (!s)
 			return VMHEAP_ENOMEM;
 		p->last_slot = s;
@@ -280,15 +280,15 @@ static size_t class_placeholder(vmheap_census *c, uint64_t id)
 /* Merge every part's class records into class_pool. */
 static int merge_classes(vmheap_census *c)
 {
-	struct vmheap_u64map first = {0}; /* id -> a: offset+1, b: rec ptr */
+	struct vmheap_map first = {0}; /* id -> a: offset+1, b: rec ptr */
 	int rc = 0;
 
 	for (unsigned t = 0; t < c->threads; t++) {
 		struct part *p = &c->parts[t];
 		for (size_t i = 0; i < p->nclasses; i++) {
 			struct class_rec *cr = &p->classes[i];
-			struct vmheap_u64map_slot *s =
-			    vmheap_u64map_upsert(&first, cr->id);
+			struct vmheap_map_slot *s =
+			    vmheap_map_upsert(&first, cr->id, 0, 0);
 			if (!s) {
 				rc = VMHEAP_ENOMEM;
 				goto out;
@@ -300,14 +300,14 @@ static int merge_classes(vmheap_census *c)
 		}
 	}
 	for (size_t i = 0; i < first.cap; i++) {
-		struct vmheap_u64map_slot *s = &first.slots[i];
+		struct vmheap_map_slot *s = &first.slots[i];
 		if (!s->used)
 			continue;
 		struct class_rec *cr = (struct class_rec *)(uintptr_t)s->b;
 		size_t idx =
 		    pool_intern(c, *cr->name ? cr->name : "<anonymous class>");
-		struct vmheap_u64map_slot *d =
-		    vmheap_u64map_upsert(&c->class_pool, cr->id);
+		struct vmheap_map_slot *d =
+		    vmheap_map_upsert(&c->class_pool, cr->id, 0, 0);
 		if (idx == (size_t)-1 || !d) {
 			rc = VMHEAP_ENOMEM;
 			goto out;
@@ -315,7 +315,7 @@ static int merge_classes(vmheap_census *c)
 		d->a = idx;
 	}
 out:
-	vmheap_u64map_release(&first);
+	vmheap_map_release(&first);
 	return rc;
 }
 
@@ -332,7 +332,7 @@ static size_t kind_pool_index(vmheap_census *c, const struct vmheap_header *h,
 
 static size_t class_pool_index(vmheap_census *c, uint64_t id)
 {
-	struct vmheap_u64map_slot *s = vmheap_u64map_find(&c->class_pool, id);
+	struct vmheap_map_slot *s = vmheap_map_find(&c->class_pool, id, 0, 0);
 	return s ? (size_t)s->a : class_placeholder(c, id);
 }
 
@@ -414,9 +414,9 @@ int vmheap_census_finish(vmheap_census *c, vmheap_reader *r)
 			c->pool_count[idx] += p->direct[k].count;
 			c->pool_bytes[idx] += p->direct[k].bytes;
 		}
-		struct vmheap_u64map *m = &p->counts;
+		struct vmheap_map *m = &p->counts;
 		for (size_t i = 0; i < m->cap; i++) {
-			struct vmheap_u64map_slot *s = &m->slots[i];
+			struct vmheap_map_slot *s = &m->slots[i];
 			if (!s->used)
 				continue;
 			size_t idx = c->group == VMHEAP_GROUP_CLASS
@@ -493,7 +493,7 @@ void vmheap_census_free(vmheap_census *c)
 		return;
 	for (unsigned t = 0; t < c->threads; t++) {
 		struct part *p = &c->parts[t];
-		vmheap_u64map_release(&p->counts);
+		vmheap_map_release(&p->counts);
 		free(p->direct);
 		if (p->cur_ready)
 			vmheap_block_cursor_release(&p->cur);
@@ -503,7 +503,7 @@ void vmheap_census_free(vmheap_census *c)
 	}
 	free(c->parts);
 	vmheap_namemap_release(&c->pool);
-	vmheap_u64map_release(&c->class_pool);
+	vmheap_map_release(&c->class_pool);
 	free(c->pool_count);
 	free(c->pool_bytes);
 	free(c->pool_names);

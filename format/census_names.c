@@ -1,47 +1,11 @@
 /*
- * census_map.c - the census's hash tables (see census-internal.h).
+ * census_names.c - the census's table of display names (see
+ * census-internal.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "census-internal.h"
-
-static int u64map_grow(struct vmheap_u64map *m)
-{
-	size_t ncap = m->cap ? m->cap * 2 : 64;
-	struct vmheap_u64map_slot *ns = calloc(ncap, sizeof(*ns));
-	if (!ns)
-		return -1;
-	for (size_t i = 0; i < m->cap; i++) {
-		struct vmheap_u64map_slot *s = &m->slots[i];
-		if (!s->used)
-			continue;
-		size_t j = vmheap_hash64(s->key) & (ncap - 1);
-		while (ns[j].used)
-			j = (j + 1) & (ncap - 1);
-		ns[j] = *s;
-	}
-	free(m->slots);
-	m->slots = ns;
-	m->cap = ncap;
-	return 0;
-}
-
-struct vmheap_u64map_slot *vmheap_u64map_upsert_slow(struct vmheap_u64map *m,
-						     uint64_t key)
-{
-	while (!m->cap || (m->len + 1) * 4 > m->cap * 3)
-		if (u64map_grow(m) < 0)
-			return NULL;
-	return vmheap_u64map_upsert(m, key);
-}
-
-void vmheap_u64map_release(struct vmheap_u64map *m)
-{
-	free(m->slots);
-	m->slots = NULL;
-	m->cap = m->len = 0;
-}
 
 static size_t hash_name(const char *s)
 {
@@ -51,7 +15,7 @@ static size_t hash_name(const char *s)
 		h ^= (unsigned char)*s;
 		h *= 0x100000001b3ULL;
 	}
-	return vmheap_hash64(h);
+	return (size_t)vmheap_map_hash(h, 0, 0);
 }
 
 static int namemap_grow(struct vmheap_namemap *m)

@@ -1,7 +1,8 @@
 /*
- * maps.c - hash tables of vmheap-diff's identity passes: object id ->
- * value (the OLD dump's objects, the target objects of --retainers) and
- * (a, b, flag) -> counters.
+ * idmap.c - vmheap-diff's table of object ids: object id -> value (the
+ * OLD dump's objects, the target objects of --retainers).  It holds one
+ * entry per object, so its slots are 16 bytes and big tables come from
+ * huge pages; counters keyed by class use libvmheap's vmheap_map.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -94,79 +95,4 @@ void diff_idmap_release(struct diff_idmap *m)
 	m->cap = m->len = 0;
 	m->has_zero = 0;
 	m->mapped = 0;
-}
-
-static size_t pair_slot(uint64_t a, uint64_t b, uint32_t flag, size_t mask)
-{
-	uint64_t h =
-	    (a * 0x9E3779B97F4A7C15ULL) ^ (b + 0x632BE59BD9B4E019ULL) ^ flag;
-	h *= 0xff51afd7ed558ccdULL;
-	return (size_t)(h >> 29 ^ h) & mask;
-}
-
-static int pairmap_grow(struct diff_pairmap *m)
-{
-	size_t ncap = m->cap ? m->cap * 2 : 64;
-	struct diff_pairslot *ns = calloc(ncap, sizeof(*ns));
-	if (!ns)
-		return VMHEAP_ENOMEM;
-	for (size_t i = 0; i < m->cap; i++) {
-		struct diff_pairslot *s = &m->slots[i];
-		if (!s->used)
-			continue;
-		size_t j = pair_slot(s->a, s->b, s->flag, ncap - 1);
-		while (ns[j].used)
-			j = (j + 1) & (ncap - 1);
-		ns[j] = *s;
-	}
-	free(m->slots);
-	m->slots = ns;
-	m->cap = ncap;
-	return 0;
-}
-
-struct diff_pairslot *diff_pairmap_upsert(struct diff_pairmap *m, uint64_t a,
-					  uint64_t b, uint32_t flag)
-{
-	if ((m->len + 1) * 4 > m->cap * 3 && pairmap_grow(m) < 0)
-		return NULL;
-	size_t mask = m->cap - 1, i = pair_slot(a, b, flag, mask);
-	for (;;) {
-		struct diff_pairslot *s = &m->slots[i];
-		if (!s->used) {
-			s->used = 1;
-			s->a = a;
-			s->b = b;
-			s->flag = flag;
-			m->len++;
-			return s;
-		}
-		if (s->a == a && s->b == b && s->flag == flag)
-			return s;
-		i = (i + 1) & mask;
-	}
-}
-
-const struct diff_pairslot *diff_pairmap_find(const struct diff_pairmap *m,
-					      uint64_t a, uint64_t b,
-					      uint32_t flag)
-{
-	if (!m->cap)
-		return NULL;
-	size_t mask = m->cap - 1, i = pair_slot(a, b, flag, mask);
-	for (;;) {
-		const struct diff_pairslot *s = &m->slots[i];
-		if (!s->used)
-			return NULL;
-		if (s->a == a && s->b == b && s->flag == flag)
-			return s;
-		i = (i + 1) & mask;
-	}
-}
-
-void diff_pairmap_release(struct diff_pairmap *m)
-{
-	free(m->slots);
-	m->slots = NULL;
-	m->cap = m->len = 0;
 }
