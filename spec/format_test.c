@@ -27,6 +27,7 @@
 #include <msgpack.h>
 
 #include "vmheap.h"
+#include "vmheap_map.h"
 #include "crc32c-internal.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -603,6 +604,40 @@ START_TEST(totals_add_record_counts_each_record_type_like_the_footer)
 	ck_assert_uint_eq(t.roots, 2);
 	ck_assert_uint_eq(t.strings, 1);
 	ck_assert_uint_eq(t.blocks, 7);
+}
+END_TEST
+
+/* The table the census and vmheap-diff count in: keys that differ only
+ * in their second word or tag stay apart, through many growths. */
+START_TEST(map_keeps_keys_apart_by_every_part_through_growth)
+{
+	struct vmheap_map m = VMHEAP_MAP_INIT;
+	struct vmheap_map_slot *s;
+
+	for (uint64_t k = 0; k < 20000; k++) {
+		for (uint32_t tag = 0; tag < 2; tag++) {
+			s = vmheap_map_upsert(&m, k % 100, k, tag);
+			ck_assert_ptr_nonnull(s);
+			ck_assert_uint_eq(s->a, 0);
+			s->a = k + 1;
+			s->b = tag;
+		}
+	}
+	ck_assert_uint_eq(m.len, 40000);
+	ck_assert_uint_ge(m.cap * 3, m.len * 4);
+	for (uint64_t k = 0; k < 20000; k++) {
+		s = vmheap_map_find(&m, k % 100, k, 1);
+		ck_assert_ptr_nonnull(s);
+		ck_assert_uint_eq(s->a, k + 1);
+		ck_assert_uint_eq(s->b, 1);
+		ck_assert_ptr_eq(vmheap_map_upsert(&m, k % 100, k, 1), s);
+	}
+	ck_assert_uint_eq(m.len, 40000);
+	ck_assert_ptr_null(vmheap_map_find(&m, 5, 6, 0));
+	ck_assert_ptr_null(vmheap_map_find(&m, 0, 0, 2));
+	vmheap_map_release(&m);
+	ck_assert_uint_eq(m.cap, 0);
+	ck_assert_ptr_null(vmheap_map_find(&m, 0, 0, 0));
 }
 END_TEST
 
@@ -1855,6 +1890,7 @@ static Suite *format_suite(void)
 	    crc32c_instruction_and_table_agree_on_every_length_and_alignment);
 	tcase_add_test(tc, crc32c_instruction_and_table_agree_on_long_inputs);
 	tcase_add_test(tc, every_record_type_round_trips_with_edge_values);
+	tcase_add_test(tc, map_keeps_keys_apart_by_every_part_through_growth);
 	tcase_add_test(tc,
 		       totals_add_record_counts_each_record_type_like_the_footer);
 	tcase_add_test(tc, edge_values_round_trip_with_one_record_per_block);
