@@ -33,18 +33,7 @@ void diff_scan_options(const struct diff_options *o, const struct diff_dump *d,
 		       struct vmheap_progress *bar,
 		       struct vmheap_scan_options *sopt)
 {
-	struct vmheap_scan_options init = VMHEAP_SCAN_OPTIONS_INIT;
-
-	*sopt = init;
-	sopt->threads = o->threads;
-	bar->fd = 2;
-	bar->name = d->path;
-	bar->total = d->size;
-	bar->drawn = 0;
-	if (o->progress && vmheap_progress_wanted(2, d->size)) {
-		sopt->progress = vmheap_progress_update;
-		sopt->progress_arg = bar;
-	}
+	vmheap_report_scan_options(&o->report, d->path, d->size, bar, sopt);
 }
 
 int diff_read_census(const struct diff_options *o, struct diff_dump *d,
@@ -83,7 +72,7 @@ int diff_classes(const struct diff_options *o, struct diff_result *res,
 		snprintf(err, errsz, "out of memory comparing the censuses");
 		return rc;
 	}
-	vmheap_census_deltas_sort(res->deltas, res->ndeltas, o->sort);
+	vmheap_census_deltas_sort(res->deltas, res->ndeltas, o->report.sort);
 	return 0;
 }
 

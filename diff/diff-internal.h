@@ -21,11 +21,9 @@ enum diff_mode { DIFF_CLASSES, DIFF_OBJECTS, DIFF_RETAINERS };
 struct diff_options {
 	const char *old_path, *new_path;
 	enum diff_mode mode;
-	enum vmheap_sort sort;
-	size_t top; /* 0: every row (retainers: 10 classes) */
-	enum vmheap_output_format format;
-	unsigned threads;
-	int progress;
+	/* --sort, --top (0: every row; retainers: 10 classes), --format,
+	 * --threads, --no-progress */
+	struct vmheap_report_options report;
 };
 
 /* One side of the comparison, once read. */

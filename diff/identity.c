@@ -502,9 +502,9 @@ static int collect_news(const struct diff_options *o, struct ident *x,
 			v[kept++] = v[i];
 		}
 	}
-	if (kept && o->sort != VMHEAP_SORT_NAME)
+	if (kept && o->report.sort != VMHEAP_SORT_NAME)
 		qsort(v, kept, sizeof(*v),
-		      o->sort == VMHEAP_SORT_BYTES ? news_by_bytes
+		      o->report.sort == VMHEAP_SORT_BYTES ? news_by_bytes
 						   : news_by_count);
 	res->news = v;
 	res->nnews = kept;
@@ -694,7 +694,7 @@ out:
 static int retainers(const struct diff_options *o, struct ident *x,
 		     struct diff_result *res, char *err, size_t errsz)
 {
-	size_t ntop = o->top ? o->top : DEFAULT_RETAINER_CLASSES;
+	size_t ntop = o->report.top ? o->report.top : DEFAULT_RETAINER_CLASSES;
 	int rc;
 
 	if (ntop > res->nnews)
@@ -771,7 +771,7 @@ int diff_identity(const struct diff_options *o, struct diff_result *res,
 	int rc;
 
 	memset(&x, 0, sizeof(x));
-	sopt.threads = o->threads;
+	sopt.threads = o->report.threads;
 	x.threads = vmheap_scan_threads(&sopt);
 	x.ts = calloc(x.threads, sizeof(*x.ts));
 	if (!x.ts) {

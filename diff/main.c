@@ -56,38 +56,29 @@ static void help(void)
 	exit(0);
 }
 
-static unsigned long parse_count(const char *fmt, const char *arg,
-				 unsigned long max)
-{
-	char *end;
-	if (!*arg || *arg == '-' || *arg == '+')
-		usage_error(fmt, arg);
-	unsigned long v = strtoul(arg, &end, 10);
-	if (*end || v == 0 || v > max)
-		usage_error(fmt, arg);
-	return v;
-}
-
 static void parse_args(int argc, char **argv, struct diff_options *o)
 {
 	static const struct option longopts[] = {
+	    VMHEAP_REPORT_LONGOPTS('R'),
 	    {"objects", no_argument, NULL, 'o'},
 	    {"retainers", no_argument, NULL, 'r'},
-	    {"sort", required_argument, NULL, 's'},
-	    {"top", required_argument, NULL, 't'},
-	    {"format", required_argument, NULL, 'f'},
-	    {"threads", required_argument, NULL, 'j'},
-	    {"no-progress", no_argument, NULL, 'P'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int ch, modes = 0;
+	struct vmheap_report_options init = VMHEAP_REPORT_OPTIONS_INIT;
+	char msg[200];
+	int ch, i, modes = 0;
 
 	memset(o, 0, sizeof(*o));
-	o->progress = 1;
+	o->report = init;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", longopts, &i)) != -1) {
 		switch (ch) {
+		case 'R':
+			if (vmheap_report_option(&o->report, longopts[i].name,
+						 optarg, msg, sizeof(msg)) < 0)
+				usage_error("%s", msg);
+			break;
 		case 'o':
 			o->mode = DIFF_OBJECTS;
 			modes++;
@@ -95,32 +86,6 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 		case 'r':
 			o->mode = DIFF_RETAINERS;
 			modes++;
-			break;
-		case 's':
-			if (vmheap_sort_parse(optarg, &o->sort) < 0)
-				usage_error("unknown sort key '%s' (use count, "
-					    "bytes or name)",
-					    optarg);
-			break;
-		case 't':
-			o->top = parse_count(
-			    "--top needs a positive number, not '%s'", optarg,
-			    (unsigned long)-1 >> 1);
-			break;
-		case 'f':
-			if (vmheap_output_format_parse(optarg, &o->format) < 0)
-				usage_error("unknown format '%s' (use text, "
-					    "json or csv)",
-					    optarg);
-			break;
-		case 'j':
-			o->threads = (unsigned)parse_count(
-			    "--threads needs a number from 1 to 64, not "
-			    "'%s'",
-			    optarg, 64);
-			break;
-		case 'P':
-			o->progress = 0;
 			break;
 		case 'h':
 			help();

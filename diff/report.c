@@ -14,38 +14,38 @@ static void signed_text(char *buf, size_t sz, int64_t v)
 		snprintf(buf, sz, "%" PRId64, v);
 }
 
-static size_t shown_rows(const struct diff_options *o, size_t n)
+/* "old: NAME (vm ..., pid ...): N objects, N bytes" and the same for new. */
+static void dump_lines(struct vmheap_strbuf *out, const struct diff_result *res)
 {
-	return o->top && o->top < n ? o->top : n;
+	const struct diff_dump *d[2] = {&res->old_d, &res->new_d};
+
+	for (int k = 0; k < 2; k++) {
+		const struct vmheap_totals *t = vmheap_census_totals(d[k]->census);
+		vmheap_strbuf_add(out, k ? "new: " : "old: ", 5);
+		vmheap_strbuf_add_dump_origin(out, d[k]->reader);
+		vmheap_strbuf_addf(out,
+				   ": %" PRIu64 " objects, %" PRIu64 " bytes\n",
+				   t->objects, t->bytes);
+	}
 }
 
-static void dump_line(struct vmheap_strbuf *out, const char *label,
-		      const struct diff_dump *d)
+/* Open the JSON report: {"old":{...},"new":{...} */
+static void dumps_json(struct vmheap_strbuf *out, const struct diff_result *res)
 {
-	const struct vmheap_header *h = vmheap_reader_header(d->reader);
-	const struct vmheap_totals *t = vmheap_census_totals(d->census);
-	vmheap_strbuf_addf(out,
-			   "%s: %s (vm %s %s, pid %" PRIu64 "): %" PRIu64
-			   " objects, %" PRIu64 " bytes\n",
-			   label, vmheap_reader_name(d->reader), h->vm_name,
-			   h->vm_version, h->pid, t->objects, t->bytes);
+	vmheap_strbuf_add(out, "{\"old\":{", 8);
+	vmheap_strbuf_add_dump_json(out, res->old_d.reader,
+				    vmheap_census_totals(res->old_d.census));
+	vmheap_strbuf_add(out, "},\"new\":{", 9);
+	vmheap_strbuf_add_dump_json(out, res->new_d.reader,
+				    vmheap_census_totals(res->new_d.census));
+	vmheap_strbuf_add(out, "}", 1);
 }
 
-static void dump_json(struct vmheap_strbuf *out, const char *key,
-		      const struct diff_dump *d)
+/* Start element i of a JSON array of classes: [,]{"class":"NAME" */
+static void json_class(struct vmheap_strbuf *out, size_t i, const char *name)
 {
-	const struct vmheap_header *h = vmheap_reader_header(d->reader);
-	const struct vmheap_totals *t = vmheap_census_totals(d->census);
-	vmheap_strbuf_addf(out, "\"%s\":{\"file\":", key);
-	vmheap_strbuf_add_json(out, vmheap_reader_name(d->reader));
-	vmheap_strbuf_add(out, ",\"vm\":", 6);
-	vmheap_strbuf_add_json(out, h->vm_name);
-	vmheap_strbuf_add(out, ",\"vm_version\":", 14);
-	vmheap_strbuf_add_json(out, h->vm_version);
-	vmheap_strbuf_addf(out,
-			   ",\"pid\":%" PRIu64 ",\"time\":%" PRId64
-			   ",\"objects\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
-			   h->pid, h->time, t->objects, t->bytes);
+	vmheap_strbuf_add(out, i ? ",{\"class\":" : "{\"class\":", i ? 10 : 9);
+	vmheap_strbuf_add_json(out, name);
 }
 
 static void render_table(vmheap_table *tab, struct vmheap_strbuf *out, int rc)
@@ -57,7 +57,41 @@ static void render_table(vmheap_table *tab, struct vmheap_strbuf *out, int rc)
 	vmheap_table_free(tab);
 }
 
+/* Row i of a count/class/bytes table: its two numbers as text, its name. */
+typedef const char *(*row_fn)(const struct diff_result *res, size_t i,
+			      char *count, char *bytes, size_t size);
+
+/* A count/class/bytes table of `shown` rows and a total row. */
+static void count_table(struct vmheap_strbuf *out,
+			const struct diff_result *res, size_t shown,
+			row_fn row, const char *const total[3])
+{
+	vmheap_table *tab = vmheap_table_new("rlr");
+	char cnt[32], bytes[32];
+	int rc = tab ? 0 : -1;
+
+	if (!rc)
+		rc = vmheap_table_add_row(
+		    tab, (const char *[]){"count", "class", "bytes"});
+	for (size_t i = 0; i < shown && !rc; i++) {
+		const char *name = row(res, i, cnt, bytes, sizeof(cnt));
+		rc = vmheap_table_add_row(tab,
+					  (const char *[]){cnt, name, bytes});
+	}
+	if (!rc)
+		rc = vmheap_table_add_row(tab, total);
+	render_table(tab, out, rc);
+}
+
 /* ------------------------------------------------------------ classes */
+
+static const char *delta_row(const struct diff_result *res, size_t i,
+			     char *count, char *bytes, size_t size)
+{
+	signed_text(count, size, res->deltas[i].count_delta);
+	signed_text(bytes, size, res->deltas[i].bytes_delta);
+	return res->deltas[i].name;
+}
 
 static void classes_text(const struct diff_options *o, struct diff_result *res,
 			 struct vmheap_strbuf *out)
@@ -66,35 +100,16 @@ static void classes_text(const struct diff_options *o, struct diff_result *res,
 	    vmheap_census_totals(res->old_d.census);
 	const struct vmheap_totals *tn =
 	    vmheap_census_totals(res->new_d.census);
-	size_t shown = shown_rows(o, res->ndeltas);
-	vmheap_table *tab = vmheap_table_new("rlr");
+	size_t shown = vmheap_report_rows_shown(&o->report, res->ndeltas);
 	char cnt[32], bytes[32], label[96];
-	int rc = tab ? 0 : -1;
 
-	dump_line(out, "old", &res->old_d);
-	dump_line(out, "new", &res->new_d);
-	if (!rc)
-		rc = vmheap_table_add_row(
-		    tab, (const char *[]){"count", "class", "bytes"});
-	for (size_t i = 0; i < shown && !rc; i++) {
-		signed_text(cnt, sizeof(cnt), res->deltas[i].count_delta);
-		signed_text(bytes, sizeof(bytes), res->deltas[i].bytes_delta);
-		rc = vmheap_table_add_row(
-		    tab, (const char *[]){cnt, res->deltas[i].name, bytes});
-	}
+	dump_lines(out, res);
 	signed_text(cnt, sizeof(cnt), (int64_t)(tn->objects - to->objects));
 	signed_text(bytes, sizeof(bytes), (int64_t)(tn->bytes - to->bytes));
-	if (shown < res->ndeltas)
-		snprintf(label, sizeof(label),
-			 "total (%zu classes changed, top %zu shown)",
-			 res->ndeltas, shown);
-	else
-		snprintf(label, sizeof(label), "total (%zu classes changed)",
-			 res->ndeltas);
-	if (!rc)
-		rc = vmheap_table_add_row(tab,
-					  (const char *[]){cnt, label, bytes});
-	render_table(tab, out, rc);
+	vmheap_report_total_label(label, sizeof(label), "total", res->ndeltas,
+				  "classes changed", shown);
+	count_table(out, res, shown, delta_row,
+		    (const char *[]){cnt, label, bytes});
 }
 
 static void classes_json(const struct diff_options *o, struct diff_result *res,
@@ -104,12 +119,9 @@ static void classes_json(const struct diff_options *o, struct diff_result *res,
 	    vmheap_census_totals(res->old_d.census);
 	const struct vmheap_totals *tn =
 	    vmheap_census_totals(res->new_d.census);
-	size_t shown = shown_rows(o, res->ndeltas);
+	size_t shown = vmheap_report_rows_shown(&o->report, res->ndeltas);
 
-	vmheap_strbuf_add(out, "{", 1);
-	dump_json(out, "old", &res->old_d);
-	vmheap_strbuf_add(out, ",", 1);
-	dump_json(out, "new", &res->new_d);
+	dumps_json(out, res);
 	vmheap_strbuf_addf(out,
 			   ",\"count_delta\":%" PRId64
 			   ",\"bytes_delta\":%" PRId64
@@ -118,9 +130,7 @@ static void classes_json(const struct diff_options *o, struct diff_result *res,
 			   (int64_t)(tn->bytes - to->bytes), res->ndeltas);
 	for (size_t i = 0; i < shown; i++) {
 		const struct vmheap_census_delta *d = &res->deltas[i];
-		vmheap_strbuf_add(
-		    out, i ? ",{\"class\":" : "{\"class\":", i ? 10 : 9);
-		vmheap_strbuf_add_json(out, d->name);
+		json_class(out, i, d->name);
 		vmheap_strbuf_addf(
 		    out,
 		    ",\"count_old\":%" PRIu64 ",\"count_new\":%" PRIu64
@@ -135,7 +145,7 @@ static void classes_json(const struct diff_options *o, struct diff_result *res,
 static void classes_csv(const struct diff_options *o, struct diff_result *res,
 			struct vmheap_strbuf *out)
 {
-	size_t shown = shown_rows(o, res->ndeltas);
+	size_t shown = vmheap_report_rows_shown(&o->report, res->ndeltas);
 
 	vmheap_strbuf_addf(out, "count_delta,class,bytes_delta,count_old,"
 				"count_new,bytes_old,bytes_new\n");
@@ -153,59 +163,43 @@ static void classes_csv(const struct diff_options *o, struct diff_result *res,
 
 /* ------------------------------------------------------------ objects */
 
+static const char *new_class_row(const struct diff_result *res, size_t i,
+				 char *count, char *bytes, size_t size)
+{
+	snprintf(count, size, "%" PRIu64, res->news[i].count);
+	snprintf(bytes, size, "%" PRIu64, res->news[i].bytes);
+	return res->news[i].name;
+}
+
 static void objects_text(const struct diff_options *o, struct diff_result *res,
 			 struct vmheap_strbuf *out)
 {
-	size_t shown = shown_rows(o, res->nnews);
-	vmheap_table *tab = vmheap_table_new("rlr");
+	size_t shown = vmheap_report_rows_shown(&o->report, res->nnews);
 	char cnt[32], bytes[32], label[96];
-	int rc = tab ? 0 : -1;
 
-	dump_line(out, "old", &res->old_d);
-	dump_line(out, "new", &res->new_d);
+	dump_lines(out, res);
 	vmheap_strbuf_addf(out, "objects in new but not in old (by id and "
 				"class):\n");
-	if (!rc)
-		rc = vmheap_table_add_row(
-		    tab, (const char *[]){"count", "class", "bytes"});
-	for (size_t i = 0; i < shown && !rc; i++) {
-		snprintf(cnt, sizeof(cnt), "%" PRIu64, res->news[i].count);
-		snprintf(bytes, sizeof(bytes), "%" PRIu64, res->news[i].bytes);
-		rc = vmheap_table_add_row(
-		    tab, (const char *[]){cnt, res->news[i].name, bytes});
-	}
 	snprintf(cnt, sizeof(cnt), "%" PRIu64, res->new_objects);
 	snprintf(bytes, sizeof(bytes), "%" PRIu64, res->new_bytes);
-	if (shown < res->nnews)
-		snprintf(label, sizeof(label),
-			 "total new (%zu classes, top %zu shown)", res->nnews,
-			 shown);
-	else
-		snprintf(label, sizeof(label), "total new (%zu classes)",
-			 res->nnews);
-	if (!rc)
-		rc = vmheap_table_add_row(tab,
-					  (const char *[]){cnt, label, bytes});
-	render_table(tab, out, rc);
+	vmheap_report_total_label(label, sizeof(label), "total new",
+				  res->nnews, "classes", shown);
+	count_table(out, res, shown, new_class_row,
+		    (const char *[]){cnt, label, bytes});
 }
 
 static void objects_json(const struct diff_options *o, struct diff_result *res,
 			 struct vmheap_strbuf *out)
 {
-	size_t shown = shown_rows(o, res->nnews);
+	size_t shown = vmheap_report_rows_shown(&o->report, res->nnews);
 
-	vmheap_strbuf_add(out, "{", 1);
-	dump_json(out, "old", &res->old_d);
-	vmheap_strbuf_add(out, ",", 1);
-	dump_json(out, "new", &res->new_d);
+	dumps_json(out, res);
 	vmheap_strbuf_addf(out,
 			   ",\"new_objects\":%" PRIu64 ",\"new_bytes\":%" PRIu64
 			   ",\"class_count\":%zu,\"classes\":[",
 			   res->new_objects, res->new_bytes, res->nnews);
 	for (size_t i = 0; i < shown; i++) {
-		vmheap_strbuf_add(
-		    out, i ? ",{\"class\":" : "{\"class\":", i ? 10 : 9);
-		vmheap_strbuf_add_json(out, res->news[i].name);
+		json_class(out, i, res->news[i].name);
 		vmheap_strbuf_addf(
 		    out, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
 		    res->news[i].count, res->news[i].bytes);
@@ -216,7 +210,7 @@ static void objects_json(const struct diff_options *o, struct diff_result *res,
 static void objects_csv(const struct diff_options *o, struct diff_result *res,
 			struct vmheap_strbuf *out)
 {
-	size_t shown = shown_rows(o, res->nnews);
+	size_t shown = vmheap_report_rows_shown(&o->report, res->nnews);
 
 	vmheap_strbuf_addf(out, "count,class,bytes\n");
 	for (size_t i = 0; i < shown; i++) {
@@ -232,8 +226,7 @@ static void retainers_text(struct diff_result *res, struct vmheap_strbuf *out)
 {
 	char cnt[32];
 
-	dump_line(out, "old", &res->old_d);
-	dump_line(out, "new", &res->new_d);
+	dump_lines(out, res);
 	if (!res->nretained)
 		vmheap_strbuf_addf(out, "no new objects\n");
 	for (size_t k = 0; k < res->nretained; k++) {
@@ -262,28 +255,20 @@ static void retainers_text(struct diff_result *res, struct vmheap_strbuf *out)
 
 static void retainers_json(struct diff_result *res, struct vmheap_strbuf *out)
 {
-	vmheap_strbuf_add(out, "{", 1);
-	dump_json(out, "old", &res->old_d);
-	vmheap_strbuf_add(out, ",", 1);
-	dump_json(out, "new", &res->new_d);
+	dumps_json(out, res);
 	vmheap_strbuf_addf(out,
 			   ",\"new_objects\":%" PRIu64 ",\"new_bytes\":%" PRIu64
 			   ",\"classes\":[",
 			   res->new_objects, res->new_bytes);
 	for (size_t k = 0; k < res->nretained; k++) {
 		const struct diff_retained *r = &res->retained[k];
-		vmheap_strbuf_add(
-		    out, k ? ",{\"class\":" : "{\"class\":", k ? 10 : 9);
-		vmheap_strbuf_add_json(out, r->cls.name);
+		json_class(out, k, r->cls.name);
 		vmheap_strbuf_addf(out,
 				   ",\"new_count\":%" PRIu64
 				   ",\"new_bytes\":%" PRIu64 ",\"retainers\":[",
 				   r->cls.count, r->cls.bytes);
 		for (size_t i = 0; i < r->nretainers; i++) {
-			vmheap_strbuf_add(
-			    out,
-			    i ? ",{\"class\":" : "{\"class\":", i ? 10 : 9);
-			vmheap_strbuf_add_json(out, r->retainers[i].name);
+			json_class(out, i, r->retainers[i].name);
 			vmheap_strbuf_addf(out, ",\"references\":%" PRIu64 "}",
 					   r->retainers[i].references);
 		}
@@ -320,25 +305,25 @@ void diff_render(const struct diff_options *o, struct diff_result *res,
 {
 	switch (o->mode) {
 	case DIFF_CLASSES:
-		if (o->format == VMHEAP_OUTPUT_JSON)
+		if (o->report.format == VMHEAP_OUTPUT_JSON)
 			classes_json(o, res, out);
-		else if (o->format == VMHEAP_OUTPUT_CSV)
+		else if (o->report.format == VMHEAP_OUTPUT_CSV)
 			classes_csv(o, res, out);
 		else
 			classes_text(o, res, out);
 		break;
 	case DIFF_OBJECTS:
-		if (o->format == VMHEAP_OUTPUT_JSON)
+		if (o->report.format == VMHEAP_OUTPUT_JSON)
 			objects_json(o, res, out);
-		else if (o->format == VMHEAP_OUTPUT_CSV)
+		else if (o->report.format == VMHEAP_OUTPUT_CSV)
 			objects_csv(o, res, out);
 		else
 			objects_text(o, res, out);
 		break;
 	case DIFF_RETAINERS:
-		if (o->format == VMHEAP_OUTPUT_JSON)
+		if (o->report.format == VMHEAP_OUTPUT_JSON)
 			retainers_json(res, out);
-		else if (o->format == VMHEAP_OUTPUT_CSV)
+		else if (o->report.format == VMHEAP_OUTPUT_CSV)
 			retainers_csv(res, out);
 		else
 			retainers_text(res, out);

@@ -11,8 +11,9 @@
  *    the class table that names class ids, merged by class NAME so that
  *    two dumps can be compared even when class ids differ between runs;
  *  - the difference of two censuses, class by class;
- *  - small report helpers shared by the tools: a growable string buffer,
- *    JSON and CSV quoting, a text table, option parsing, a progress bar.
+ *  - small report helpers shared by the tools: the options they share,
+ *    a growable string buffer, JSON and CSV quoting, a text table, a
+ *    progress bar.
  *
  * Typical use:
  *
@@ -251,6 +252,73 @@ enum vmheap_output_format {
 int vmheap_output_format_parse(const char *text,
 			       enum vmheap_output_format *out);
 
+/* ------------------------------------------------------------- options */
+
+/*
+ * The options vmheap-histo and vmheap-diff share, as a tool's parsed
+ * command line keeps them.
+ */
+struct vmheap_report_options {
+	enum vmheap_sort sort;		  /* --sort KEY; count by default */
+	size_t top;			  /* --top N; 0: every row */
+	enum vmheap_output_format format; /* --format FMT; text by default */
+	unsigned threads;		  /* --threads N (1-64); 0: automatic */
+	int progress;			  /* 0 after --no-progress */
+};
+#define VMHEAP_REPORT_OPTIONS_INIT                                             \
+	{                                                                      \
+		VMHEAP_SORT_COUNT, 0, VMHEAP_OUTPUT_TEXT, 0, 1                 \
+	}
+
+/*
+ * The getopt_long() entries of the shared options, each returning `val`
+ * (a tool includes <getopt.h> and lists them in its own table):
+ *
+ *	static const struct option longopts[] = {
+ *		VMHEAP_REPORT_LONGOPTS('R'),
+ *		{"kind", no_argument, NULL, 'k'},
+ *		...
+ *	};
+ *	case 'R': rc = vmheap_report_option(&opts, longopts[i].name,
+ *					    optarg, msg, sizeof(msg));
+ */
+/* clang-format off */
+#define VMHEAP_REPORT_LONGOPTS(val)                                            \
+	{"sort", required_argument, NULL, (val)},                              \
+	{"top", required_argument, NULL, (val)},                               \
+	{"format", required_argument, NULL, (val)},                            \
+	{"threads", required_argument, NULL, (val)},                           \
+	{"no-progress", no_argument, NULL, (val)}
+/* clang-format on */
+
+/*
+ * Apply the shared option `name` (its long name without dashes: "sort",
+ * "top", "format", "threads" or "no-progress") with `value` (NULL for
+ * no-progress).  Returns 1 when it was applied, 0 when `name` is none of
+ * them, or VMHEAP_EINVAL with a message for the user in err, which names
+ * the bad value and what is expected ("--top needs a positive number,
+ * not 'x'").
+ */
+int vmheap_report_option(struct vmheap_report_options *o, const char *name,
+			 const char *value, char *err, size_t errsz);
+
+struct vmheap_progress;
+
+/* How many of n rows a report prints: all, or the first o->top. */
+size_t vmheap_report_rows_shown(const struct vmheap_report_options *o,
+				size_t n);
+
+/*
+ * Scan options for reading a dump of `size` bytes (0 when unknown) named
+ * `name`: o->threads, and a progress bar on standard error through *bar
+ * when o->progress is set and vmheap_progress_wanted(2, size).  *bar must
+ * live as long as the scan; clear it with vmheap_progress_clear() after.
+ */
+void vmheap_report_scan_options(const struct vmheap_report_options *o,
+				const char *name, uint64_t size,
+				struct vmheap_progress *bar,
+				struct vmheap_scan_options *sopt);
+
 /*
  * A growable byte buffer.  Appends never fail visibly: when memory runs
  * out the buffer sets `failed` and ignores later appends, so a caller
@@ -286,6 +354,26 @@ int vmheap_strbuf_write(const struct vmheap_strbuf *sb, int fd);
 
 /* Free the buffer and reset it to empty. */
 void vmheap_strbuf_release(struct vmheap_strbuf *sb);
+
+/* Append "NAME (vm VM VERSION, pid PID)" for the dump `r` reads. */
+void vmheap_strbuf_add_dump_origin(struct vmheap_strbuf *sb,
+				   vmheap_reader *r);
+
+/*
+ * Append the JSON members that describe a dump, without braces:
+ * "file", "vm", "vm_version", "pid", "time", then "objects" and "bytes"
+ * from *t (the census's totals).
+ */
+void vmheap_strbuf_add_dump_json(struct vmheap_strbuf *sb, vmheap_reader *r,
+				 const struct vmheap_totals *t);
+
+/*
+ * The label of a report's total row: "TOTAL (N NOUN)", or
+ * "TOTAL (N NOUN, top SHOWN shown)" when only the first `shown` of the n
+ * rows are printed; e.g. "total (12 classes, top 5 shown)".
+ */
+void vmheap_report_total_label(char *buf, size_t size, const char *total,
+			       size_t n, const char *noun, size_t shown);
 
 /*
  * A text table: columns of cells, each column right- or left-aligned,

@@ -8,12 +8,8 @@
 
 struct histo_options {
 	const char *path; /* the dump, or "-" */
-	enum vmheap_sort sort;
-	size_t top; /* 0: every row */
-	enum vmheap_output_format format;
-	int by_kind;	  /* group by object kind */
-	unsigned threads; /* 0: automatic */
-	int progress;	  /* draw a bar on a terminal if the dump is big */
+	struct vmheap_report_options report; /* --sort, --top, --format... */
+	int by_kind;			     /* group by object kind */
 };
 
 /*

@@ -8,8 +8,8 @@
 int histo_run(const struct histo_options *o, struct vmheap_strbuf *out,
 	      char *err, size_t errsz)
 {
-	struct vmheap_scan_options sopt = VMHEAP_SCAN_OPTIONS_INIT;
-	struct vmheap_progress bar = {2, o->path, 0, 0};
+	struct vmheap_scan_options sopt;
+	struct vmheap_progress bar;
 	vmheap_reader *r = NULL;
 	vmheap_census *c = NULL;
 	uint64_t size;
@@ -22,12 +22,7 @@ int histo_run(const struct histo_options *o, struct vmheap_strbuf *out,
 		vmheap_reader_free(r);
 		return rc;
 	}
-	sopt.threads = o->threads;
-	if (o->progress && vmheap_progress_wanted(2, size)) {
-		bar.total = size;
-		sopt.progress = vmheap_progress_update;
-		sopt.progress_arg = &bar;
-	}
+	vmheap_report_scan_options(&o->report, o->path, size, &bar, &sopt);
 	rc = vmheap_census_new(
 	    &c, o->by_kind ? VMHEAP_GROUP_KIND : VMHEAP_GROUP_CLASS,
 	    vmheap_scan_threads(&sopt));

@@ -11,7 +11,6 @@ static void render_text(const struct histo_options *o, vmheap_reader *r,
 			size_t shown, const struct vmheap_totals *t,
 			struct vmheap_strbuf *out)
 {
-	const struct vmheap_header *h = vmheap_reader_header(r);
 	const char *what = o->by_kind ? "kind" : "class";
 	vmheap_table *tab = vmheap_table_new("rlr");
 	char cnt[32], bytes[32], label[96];
@@ -20,9 +19,9 @@ static void render_text(const struct histo_options *o, vmheap_reader *r,
 		out->failed = 1;
 		return;
 	}
-	vmheap_strbuf_addf(out, "dump: %s (vm %s %s, pid %" PRIu64 ")\n",
-			   vmheap_reader_name(r), h->vm_name, h->vm_version,
-			   h->pid);
+	vmheap_strbuf_add(out, "dump: ", 6);
+	vmheap_strbuf_add_dump_origin(out, r);
+	vmheap_strbuf_add(out, "\n", 1);
 	int rc =
 	    vmheap_table_add_row(tab, (const char *[]){"count", what, "bytes"});
 	for (size_t i = 0; i < shown && !rc; i++) {
@@ -33,12 +32,8 @@ static void render_text(const struct histo_options *o, vmheap_reader *r,
 	}
 	snprintf(cnt, sizeof(cnt), "%" PRIu64, t->objects);
 	snprintf(bytes, sizeof(bytes), "%" PRIu64, t->bytes);
-	if (shown < n)
-		snprintf(label, sizeof(label), "total (%zu %s, top %zu shown)",
-			 n, o->by_kind ? "kinds" : "classes", shown);
-	else
-		snprintf(label, sizeof(label), "total (%zu %s)", n,
-			 o->by_kind ? "kinds" : "classes");
+	vmheap_report_total_label(label, sizeof(label), "total", n,
+				  o->by_kind ? "kinds" : "classes", shown);
 	if (!rc)
 		rc = vmheap_table_add_row(tab,
 					  (const char *[]){cnt, label, bytes});
@@ -54,20 +49,11 @@ static void render_json(const struct histo_options *o, vmheap_reader *r,
 			size_t shown, const struct vmheap_totals *t,
 			struct vmheap_strbuf *out)
 {
-	const struct vmheap_header *h = vmheap_reader_header(r);
 	const char *what = o->by_kind ? "kind" : "class";
 
-	vmheap_strbuf_add(out, "{\"file\":", 8);
-	vmheap_strbuf_add_json(out, vmheap_reader_name(r));
-	vmheap_strbuf_add(out, ",\"vm\":", 6);
-	vmheap_strbuf_add_json(out, h->vm_name);
-	vmheap_strbuf_add(out, ",\"vm_version\":", 14);
-	vmheap_strbuf_add_json(out, h->vm_version);
-	vmheap_strbuf_addf(out,
-			   ",\"pid\":%" PRIu64 ",\"time\":%" PRId64
-			   ",\"objects\":%" PRIu64 ",\"bytes\":%" PRIu64
-			   ",\"%s\":%zu,\"%s\":[",
-			   h->pid, h->time, t->objects, t->bytes,
+	vmheap_strbuf_add(out, "{", 1);
+	vmheap_strbuf_add_dump_json(out, r, t);
+	vmheap_strbuf_addf(out, ",\"%s\":%zu,\"%s\":[",
 			   o->by_kind ? "kind_count" : "class_count", n,
 			   o->by_kind ? "kinds" : "classes");
 	for (size_t i = 0; i < shown; i++) {
@@ -100,9 +86,9 @@ void histo_render(const struct histo_options *o, vmheap_reader *r,
 	struct vmheap_census_row *rows = vmheap_census_rows(c, &n);
 	const struct vmheap_totals *t = vmheap_census_totals(c);
 
-	vmheap_census_rows_sort(rows, n, o->sort);
-	size_t shown = o->top && o->top < n ? o->top : n;
-	switch (o->format) {
+	vmheap_census_rows_sort(rows, n, o->report.sort);
+	size_t shown = vmheap_report_rows_shown(&o->report, n);
+	switch (o->report.format) {
 	case VMHEAP_OUTPUT_TEXT:
 		render_text(o, r, rows, n, shown, t, out);
 		break;

@@ -28,6 +28,7 @@
 
 #include "vmheap.h"
 #include "vmheap_map.h"
+#include "vmheap_census.h"
 #include "crc32c-internal.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -638,6 +639,54 @@ START_TEST(map_keeps_keys_apart_by_every_part_through_growth)
 	vmheap_map_release(&m);
 	ck_assert_uint_eq(m.cap, 0);
 	ck_assert_ptr_null(vmheap_map_find(&m, 0, 0, 0));
+}
+END_TEST
+
+/* The options histo and diff share: good values land in the struct, bad
+ * ones are refused with a message naming them, other names are left to
+ * the tool. */
+START_TEST(report_options_take_good_values_and_name_bad_ones)
+{
+	struct vmheap_report_options o = VMHEAP_REPORT_OPTIONS_INIT;
+	char err[200];
+
+	ck_assert_int_eq(o.progress, 1);
+	ck_assert_int_eq(vmheap_report_option(&o, "sort", "bytes", err, 200),
+			 1);
+	ck_assert_int_eq(o.sort, VMHEAP_SORT_BYTES);
+	ck_assert_int_eq(vmheap_report_option(&o, "top", "12", err, 200), 1);
+	ck_assert_uint_eq(o.top, 12);
+	ck_assert_uint_eq(vmheap_report_rows_shown(&o, 20), 12);
+	ck_assert_uint_eq(vmheap_report_rows_shown(&o, 5), 5);
+	ck_assert_int_eq(vmheap_report_option(&o, "format", "csv", err, 200),
+			 1);
+	ck_assert_int_eq(o.format, VMHEAP_OUTPUT_CSV);
+	ck_assert_int_eq(vmheap_report_option(&o, "threads", "64", err, 200),
+			 1);
+	ck_assert_uint_eq(o.threads, 64);
+	ck_assert_int_eq(
+	    vmheap_report_option(&o, "no-progress", NULL, err, 200), 1);
+	ck_assert_int_eq(o.progress, 0);
+	ck_assert_int_eq(vmheap_report_option(&o, "kind", NULL, err, 200), 0);
+
+	ck_assert_int_eq(vmheap_report_option(&o, "threads", "65", err, 200),
+			 VMHEAP_EINVAL);
+	ck_assert_str_eq(err, "--threads needs a number from 1 to 64, not '65'");
+	ck_assert_int_eq(vmheap_report_option(&o, "top", "+3", err, 200),
+			 VMHEAP_EINVAL);
+	ck_assert_str_eq(err, "--top needs a positive number, not '+3'");
+	ck_assert_int_eq(vmheap_report_option(&o, "sort", "size", err, 200),
+			 VMHEAP_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "'size'"));
+	ck_assert_int_eq(vmheap_report_option(&o, "format", "xml", err, 200),
+			 VMHEAP_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "'xml'"));
+
+	vmheap_report_total_label(err, sizeof(err), "total", 12, "classes", 5);
+	ck_assert_str_eq(err, "total (12 classes, top 5 shown)");
+	vmheap_report_total_label(err, sizeof(err), "total new", 3, "classes",
+				  3);
+	ck_assert_str_eq(err, "total new (3 classes)");
 }
 END_TEST
 
@@ -1890,6 +1939,7 @@ static Suite *format_suite(void)
 	    crc32c_instruction_and_table_agree_on_every_length_and_alignment);
 	tcase_add_test(tc, crc32c_instruction_and_table_agree_on_long_inputs);
 	tcase_add_test(tc, every_record_type_round_trips_with_edge_values);
+	tcase_add_test(tc, report_options_take_good_values_and_name_bad_ones);
 	tcase_add_test(tc, map_keeps_keys_apart_by_every_part_through_growth);
 	tcase_add_test(tc,
 		       totals_add_record_counts_each_record_type_like_the_footer);

@@ -1,0 +1,46 @@
+/*
+ * census_report_dump.c - how the tools' reports describe a dump and
+ * their total line: the dump's name and origin in text, the same as
+ * JSON fields, and the label of the total row.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "vmheap_census.h"
+
+void vmheap_strbuf_add_dump_origin(struct vmheap_strbuf *sb,
+				   vmheap_reader *r)
+{
+	const struct vmheap_header *h = vmheap_reader_header(r);
+
+	vmheap_strbuf_addf(sb, "%s (vm %s %s, pid %" PRIu64 ")",
+			   vmheap_reader_name(r), h->vm_name, h->vm_version,
+			   h->pid);
+}
+
+void vmheap_strbuf_add_dump_json(struct vmheap_strbuf *sb, vmheap_reader *r,
+				 const struct vmheap_totals *t)
+{
+	const struct vmheap_header *h = vmheap_reader_header(r);
+
+	vmheap_strbuf_add(sb, "\"file\":", 7);
+	vmheap_strbuf_add_json(sb, vmheap_reader_name(r));
+	vmheap_strbuf_add(sb, ",\"vm\":", 6);
+	vmheap_strbuf_add_json(sb, h->vm_name);
+	vmheap_strbuf_add(sb, ",\"vm_version\":", 14);
+	vmheap_strbuf_add_json(sb, h->vm_version);
+	vmheap_strbuf_addf(sb,
+			   ",\"pid\":%" PRIu64 ",\"time\":%" PRId64
+			   ",\"objects\":%" PRIu64 ",\"bytes\":%" PRIu64,
+			   h->pid, h->time, t->objects, t->bytes);
+}
+
+void vmheap_report_total_label(char *buf, size_t size, const char *total,
+			       size_t n, const char *noun, size_t shown)
+{
+	if (shown < n)
+		snprintf(buf, size, "%s (%zu %s, top %zu shown)", total, n,
+			 noun, shown);
+	else
+		snprintf(buf, size, "%s (%zu %s)", total, n, noun);
+}
