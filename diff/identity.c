@@ -66,10 +66,10 @@ struct thread_state {
 	size_t nolds, olds_cap;
 	struct pending_obj ring[LOOKAHEAD]; /* B, T: lookups in flight */
 	unsigned ring_head, ring_count;
-	struct diff_idmap ids;	   /* T: id -> tidx */
-	struct vmheap_map pairs;   /* B: classes; R: (tidx, referrer) */
-	struct diff_idmap big;	   /* R: id -> class of objects whose
-				      references may continue */
+	struct diff_idmap ids;	 /* T: id -> tidx */
+	struct vmheap_map pairs; /* B: classes; R: (tidx, referrer) */
+	struct diff_idmap big;	 /* R: id -> class of objects whose
+				    references may continue */
 	struct pending_ref *pending;
 	size_t npending, pending_cap;
 	struct string_rec *strings;
@@ -81,10 +81,10 @@ struct ident {
 	enum pass pass;
 	unsigned threads;
 	struct thread_state *ts;
-	vmheap_census *census;		     /* fed in A and B */
-	struct diff_idmap old_ids;	     /* after A: OLD id -> class id */
+	vmheap_census *census;		   /* fed in A and B */
+	struct diff_idmap old_ids;	   /* after A: OLD id -> class id */
 	struct vmheap_map targets_by_pair; /* T: (new, old, flag) -> tidx */
-	struct diff_idmap targets;	     /* R: target id -> tidx */
+	struct diff_idmap targets;	   /* R: target id -> tidx */
 	uint64_t *filter; /* R: one bit per hashed target id (a Bloom filter
 			     with one hash): most references miss it, and
 			     it fits in a cache where the table does not */
@@ -99,12 +99,11 @@ static inline int old_class(const struct ident *x, uint64_t id, uint64_t *cid)
 static int add_old(struct thread_state *ts, uint64_t id, uint64_t class_id)
 {
 	if (ts->nolds == ts->olds_cap) {
-		size_t ncap = ts->olds_cap ? ts->olds_cap * 2 : 4096;
-		struct id_class *n = realloc(ts->olds, ncap * sizeof(*n));
-		if (!n)
+		struct id_class *g = vmheap_array_grow(ts->olds, &ts->olds_cap,
+						       sizeof(*g), 4096);
+		if (!g)
 			return VMHEAP_ENOMEM;
-		ts->olds = n;
-		ts->olds_cap = ncap;
+		ts->olds = g;
 	}
 	ts->olds[ts->nolds++] = (struct id_class){id, class_id};
 	return 0;
@@ -231,13 +230,11 @@ static int add_pending(struct thread_state *ts, uint64_t referrer,
 		}
 	}
 	if (ts->npending == ts->pending_cap) {
-		size_t ncap = ts->pending_cap ? ts->pending_cap * 2 : 16;
-		struct pending_ref *np =
-		    realloc(ts->pending, ncap * sizeof(*np));
-		if (!np)
+		struct pending_ref *g = vmheap_array_grow(
+		    ts->pending, &ts->pending_cap, sizeof(*g), 16);
+		if (!g)
 			return VMHEAP_ENOMEM;
-		ts->pending = np;
-		ts->pending_cap = ncap;
+		ts->pending = g;
 	}
 	ts->pending[ts->npending++] = (struct pending_ref){referrer, tidx, 1};
 	return 0;
@@ -246,13 +243,11 @@ static int add_pending(struct thread_state *ts, uint64_t referrer,
 static int add_string(struct thread_state *ts, const struct vmheap_record *rec)
 {
 	if (ts->nstrings == ts->strings_cap) {
-		size_t ncap = ts->strings_cap ? ts->strings_cap * 2 : 16;
-		struct string_rec *ns =
-		    realloc(ts->strings, ncap * sizeof(*ns));
-		if (!ns)
+		struct string_rec *g = vmheap_array_grow(
+		    ts->strings, &ts->strings_cap, sizeof(*g), 16);
+		if (!g)
 			return VMHEAP_ENOMEM;
-		ts->strings = ns;
-		ts->strings_cap = ncap;
+		ts->strings = g;
 	}
 	char *text = strndup(rec->u.string.text, rec->u.string.len);
 	if (!text)
@@ -422,8 +417,8 @@ static int reopen(struct diff_dump *d, char *err, size_t errsz)
 }
 
 /* Is the pair of pass B a new object's (by name)?  Sets *name. */
-static int pair_is_new(struct diff_result *res,
-		       const struct vmheap_map_slot *s, const char **name)
+static int pair_is_new(struct diff_result *res, const struct vmheap_map_slot *s,
+		       const char **name)
 {
 	*name = vmheap_census_class_name(res->new_d.census, s->key);
 	if (!*name)
@@ -477,15 +472,14 @@ static int collect_news(const struct diff_options *o, struct ident *x,
 			if (!isnew)
 				continue;
 			if (n == cap) {
-				cap = cap ? cap * 2 : 64;
-				struct diff_new_class *nv =
-				    realloc(v, cap * sizeof(*nv));
-				if (!nv)
+				struct diff_new_class *g =
+				    vmheap_array_grow(v, &cap, sizeof(*g), 64);
+				if (!g)
 					goto nomem;
-				v = nv;
+				v = g;
 			}
-			v[n++] = (struct diff_new_class){
-			    name, m->slots[i].a, m->slots[i].b};
+			v[n++] = (struct diff_new_class){name, m->slots[i].a,
+							 m->slots[i].b};
 			res->new_objects += m->slots[i].a;
 			res->new_bytes += m->slots[i].b;
 		}
@@ -505,7 +499,7 @@ static int collect_news(const struct diff_options *o, struct ident *x,
 	if (kept && o->report.sort != VMHEAP_SORT_NAME)
 		qsort(v, kept, sizeof(*v),
 		      o->report.sort == VMHEAP_SORT_BYTES ? news_by_bytes
-						   : news_by_count);
+							  : news_by_count);
 	res->news = v;
 	res->nnews = kept;
 	return 0;
@@ -534,9 +528,9 @@ static int build_target_pairs(struct ident *x, struct diff_result *res,
 			for (size_t k = 0; k < ntop; k++) {
 				if (strcmp(res->news[k].name, name))
 					continue;
-				struct vmheap_map_slot *d = vmheap_map_upsert(
-				    &x->targets_by_pair, s->key, s->key2,
-				    s->tag);
+				struct vmheap_map_slot *d =
+				    vmheap_map_upsert(&x->targets_by_pair,
+						      s->key, s->key2, s->tag);
 				if (!d)
 					return VMHEAP_ENOMEM;
 				d->a = k; /* the class's index in news */
@@ -612,11 +606,11 @@ static int push_entry(struct retainer_entry **v, size_t *n, size_t *cap,
 	if (!e.name)
 		return VMHEAP_ENOMEM;
 	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		struct retainer_entry *nv = realloc(*v, *cap * sizeof(*nv));
-		if (!nv)
+		struct retainer_entry *g =
+		    vmheap_array_grow(*v, cap, sizeof(*g), 64);
+		if (!g)
 			return VMHEAP_ENOMEM;
-		*v = nv;
+		*v = g;
 	}
 	(*v)[(*n)++] = e;
 	return 0;
@@ -643,10 +637,11 @@ static int collect_retainers(struct ident *x, struct diff_result *res,
 			struct vmheap_map_slot *s = &ts->pairs.slots[i];
 			if (!s->used)
 				continue;
-			const char *name = s->tag & PAIR_ROOT
-					       ? root_label(x, res, s->key2)
-					       : vmheap_census_class_name(
-						     res->new_d.census, s->key2);
+			const char *name =
+			    s->tag & PAIR_ROOT
+				? root_label(x, res, s->key2)
+				: vmheap_census_class_name(res->new_d.census,
+							   s->key2);
 			if (push_entry(
 				&v, &n, &cap,
 				(struct retainer_entry){s->key, name, s->a}))

@@ -154,13 +154,12 @@ static void check_pair(const struct diff_options *o,
 				   o->old_path, o->new_path);
 	else if (a->pid == b->pid && a->time == b->time &&
 		 !strcmp(a->vm_name, b->vm_name) && same_totals(res))
-		vmheap_strbuf_addf(w,
-				   "vmheap-diff: warning: OLD and NEW are the "
-				   "same dump (%s and %s have the same vm %s, "
-				   "pid %" PRIu64 ", time %" PRId64
-				   " and totals)\n",
-				   o->old_path, o->new_path, a->vm_name, a->pid,
-				   a->time);
+		vmheap_strbuf_addf(
+		    w,
+		    "vmheap-diff: warning: OLD and NEW are the "
+		    "same dump (%s and %s have the same vm %s, "
+		    "pid %" PRIu64 ", time %" PRId64 " and totals)\n",
+		    o->old_path, o->new_path, a->vm_name, a->pid, a->time);
 	if (strcmp(a->vm_name, b->vm_name) ||
 	    strcmp(a->vm_version, b->vm_version))
 		vmheap_strbuf_addf(w,

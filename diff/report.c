@@ -20,7 +20,8 @@ static void dump_lines(struct vmheap_strbuf *out, const struct diff_result *res)
 	const struct diff_dump *d[2] = {&res->old_d, &res->new_d};
 
 	for (int k = 0; k < 2; k++) {
-		const struct vmheap_totals *t = vmheap_census_totals(d[k]->census);
+		const struct vmheap_totals *t =
+		    vmheap_census_totals(d[k]->census);
 		vmheap_strbuf_add(out, k ? "new: " : "old: ", 5);
 		vmheap_strbuf_add_dump_origin(out, d[k]->reader);
 		vmheap_strbuf_addf(out,
@@ -63,8 +64,8 @@ typedef const char *(*row_fn)(const struct diff_result *res, size_t i,
 
 /* A count/class/bytes table of `shown` rows and a total row. */
 static void count_table(struct vmheap_strbuf *out,
-			const struct diff_result *res, size_t shown,
-			row_fn row, const char *const total[3])
+			const struct diff_result *res, size_t shown, row_fn row,
+			const char *const total[3])
 {
 	vmheap_table *tab = vmheap_table_new("rlr");
 	char cnt[32], bytes[32];
@@ -85,6 +86,19 @@ static void count_table(struct vmheap_strbuf *out,
 
 /* ------------------------------------------------------------ classes */
 
+/* NEW's totals less OLD's. */
+static void total_deltas(const struct diff_result *res, int64_t *count,
+			 int64_t *bytes)
+{
+	const struct vmheap_totals *to =
+	    vmheap_census_totals(res->old_d.census);
+	const struct vmheap_totals *tn =
+	    vmheap_census_totals(res->new_d.census);
+
+	*count = (int64_t)(tn->objects - to->objects);
+	*bytes = (int64_t)(tn->bytes - to->bytes);
+}
+
 static const char *delta_row(const struct diff_result *res, size_t i,
 			     char *count, char *bytes, size_t size)
 {
@@ -96,16 +110,14 @@ static const char *delta_row(const struct diff_result *res, size_t i,
 static void classes_text(const struct diff_options *o, struct diff_result *res,
 			 struct vmheap_strbuf *out)
 {
-	const struct vmheap_totals *to =
-	    vmheap_census_totals(res->old_d.census);
-	const struct vmheap_totals *tn =
-	    vmheap_census_totals(res->new_d.census);
 	size_t shown = vmheap_report_rows_shown(&o->report, res->ndeltas);
+	int64_t count_delta, bytes_delta;
 	char cnt[32], bytes[32], label[96];
 
 	dump_lines(out, res);
-	signed_text(cnt, sizeof(cnt), (int64_t)(tn->objects - to->objects));
-	signed_text(bytes, sizeof(bytes), (int64_t)(tn->bytes - to->bytes));
+	total_deltas(res, &count_delta, &bytes_delta);
+	signed_text(cnt, sizeof(cnt), count_delta);
+	signed_text(bytes, sizeof(bytes), bytes_delta);
 	vmheap_report_total_label(label, sizeof(label), "total", res->ndeltas,
 				  "classes changed", shown);
 	count_table(out, res, shown, delta_row,
@@ -115,19 +127,16 @@ static void classes_text(const struct diff_options *o, struct diff_result *res,
 static void classes_json(const struct diff_options *o, struct diff_result *res,
 			 struct vmheap_strbuf *out)
 {
-	const struct vmheap_totals *to =
-	    vmheap_census_totals(res->old_d.census);
-	const struct vmheap_totals *tn =
-	    vmheap_census_totals(res->new_d.census);
 	size_t shown = vmheap_report_rows_shown(&o->report, res->ndeltas);
+	int64_t count_delta, bytes_delta;
 
+	total_deltas(res, &count_delta, &bytes_delta);
 	dumps_json(out, res);
 	vmheap_strbuf_addf(out,
 			   ",\"count_delta\":%" PRId64
 			   ",\"bytes_delta\":%" PRId64
 			   ",\"changed\":%zu,\"classes\":[",
-			   (int64_t)(tn->objects - to->objects),
-			   (int64_t)(tn->bytes - to->bytes), res->ndeltas);
+			   count_delta, bytes_delta, res->ndeltas);
 	for (size_t i = 0; i < shown; i++) {
 		const struct vmheap_census_delta *d = &res->deltas[i];
 		json_class(out, i, d->name);
@@ -182,8 +191,8 @@ static void objects_text(const struct diff_options *o, struct diff_result *res,
 				"class):\n");
 	snprintf(cnt, sizeof(cnt), "%" PRIu64, res->new_objects);
 	snprintf(bytes, sizeof(bytes), "%" PRIu64, res->new_bytes);
-	vmheap_report_total_label(label, sizeof(label), "total new",
-				  res->nnews, "classes", shown);
+	vmheap_report_total_label(label, sizeof(label), "total new", res->nnews,
+				  "classes", shown);
 	count_table(out, res, shown, new_class_row,
 		    (const char *[]){cnt, label, bytes});
 }
@@ -222,9 +231,12 @@ static void objects_csv(const struct diff_options *o, struct diff_result *res,
 
 /* ---------------------------------------------------------- retainers */
 
-static void retainers_text(struct diff_result *res, struct vmheap_strbuf *out)
+static void retainers_text(const struct diff_options *o,
+			   struct diff_result *res, struct vmheap_strbuf *out)
 {
 	char cnt[32];
+
+	(void)o; /* every top class is shown */
 
 	dump_lines(out, res);
 	if (!res->nretained)
@@ -253,8 +265,10 @@ static void retainers_text(struct diff_result *res, struct vmheap_strbuf *out)
 	}
 }
 
-static void retainers_json(struct diff_result *res, struct vmheap_strbuf *out)
+static void retainers_json(const struct diff_options *o,
+			   struct diff_result *res, struct vmheap_strbuf *out)
 {
+	(void)o; /* every top class is shown */
 	dumps_json(out, res);
 	vmheap_strbuf_addf(out,
 			   ",\"new_objects\":%" PRIu64 ",\"new_bytes\":%" PRIu64
@@ -277,8 +291,10 @@ static void retainers_json(struct diff_result *res, struct vmheap_strbuf *out)
 	vmheap_strbuf_add(out, "]}\n", 3);
 }
 
-static void retainers_csv(struct diff_result *res, struct vmheap_strbuf *out)
+static void retainers_csv(const struct diff_options *o, struct diff_result *res,
+			  struct vmheap_strbuf *out)
 {
+	(void)o; /* every top class is shown */
 	vmheap_strbuf_addf(out,
 			   "class,new_count,new_bytes,retainer,references\n");
 	for (size_t k = 0; k < res->nretained; k++) {
@@ -300,33 +316,24 @@ static void retainers_csv(struct diff_result *res, struct vmheap_strbuf *out)
 	}
 }
 
+typedef void (*render_fn)(const struct diff_options *o, struct diff_result *res,
+			  struct vmheap_strbuf *out);
+
+/* The renderer of each mode, by output format. */
+static const render_fn renderers[][3] = {
+    [DIFF_CLASSES] = {[VMHEAP_OUTPUT_TEXT] = classes_text,
+		      [VMHEAP_OUTPUT_JSON] = classes_json,
+		      [VMHEAP_OUTPUT_CSV] = classes_csv},
+    [DIFF_OBJECTS] = {[VMHEAP_OUTPUT_TEXT] = objects_text,
+		      [VMHEAP_OUTPUT_JSON] = objects_json,
+		      [VMHEAP_OUTPUT_CSV] = objects_csv},
+    [DIFF_RETAINERS] = {[VMHEAP_OUTPUT_TEXT] = retainers_text,
+			[VMHEAP_OUTPUT_JSON] = retainers_json,
+			[VMHEAP_OUTPUT_CSV] = retainers_csv},
+};
+
 void diff_render(const struct diff_options *o, struct diff_result *res,
 		 struct vmheap_strbuf *out)
 {
-	switch (o->mode) {
-	case DIFF_CLASSES:
-		if (o->report.format == VMHEAP_OUTPUT_JSON)
-			classes_json(o, res, out);
-		else if (o->report.format == VMHEAP_OUTPUT_CSV)
-			classes_csv(o, res, out);
-		else
-			classes_text(o, res, out);
-		break;
-	case DIFF_OBJECTS:
-		if (o->report.format == VMHEAP_OUTPUT_JSON)
-			objects_json(o, res, out);
-		else if (o->report.format == VMHEAP_OUTPUT_CSV)
-			objects_csv(o, res, out);
-		else
-			objects_text(o, res, out);
-		break;
-	case DIFF_RETAINERS:
-		if (o->report.format == VMHEAP_OUTPUT_JSON)
-			retainers_json(res, out);
-		else if (o->report.format == VMHEAP_OUTPUT_CSV)
-			retainers_csv(res, out);
-		else
-			retainers_text(res, out);
-		break;
-	}
+	renderers[o->mode][o->report.format](o, res, out);
 }

@@ -32,7 +32,7 @@ struct direct_count {
 
 struct part {
 	struct direct_count *direct; /* DIRECT_KEYS entries, or NULL */
-	struct vmheap_map counts; /* other keys -> a: objects, b: bytes */
+	struct vmheap_map counts;    /* other keys -> a: objects, b: bytes */
 	uint64_t last_key;
 	struct vmheap_map_slot *last_slot;
 	struct class_rec *classes;
@@ -54,7 +54,7 @@ struct vmheap_census {
 	uint64_t *pool_count, *pool_bytes;
 	size_t pool_cap;
 	struct vmheap_map class_pool; /* class id -> a: pool index */
-	const char **pool_names;	 /* pool index -> name */
+	const char **pool_names;      /* pool index -> name */
 
 	struct vmheap_census_row *rows;
 	size_t nrows;
@@ -85,12 +85,11 @@ int vmheap_census_new(vmheap_census **out, enum vmheap_census_group group,
 static int add_class(struct part *p, const struct vmheap_record *rec)
 {
 	if (p->nclasses == p->classes_cap) {
-		size_t ncap = p->classes_cap ? p->classes_cap * 2 : 64;
-		struct class_rec *nc = realloc(p->classes, ncap * sizeof(*nc));
-		if (!nc)
+		struct class_rec *g = vmheap_array_grow(
+		    p->classes, &p->classes_cap, sizeof(*g), 64);
+		if (!g)
 			return VMHEAP_ENOMEM;
-		p->classes = nc;
-		p->classes_cap = ncap;
+		p->classes = g;
 	}
 	char *name = malloc(rec->u.klass.name_len + 1);
 	if (!name)
@@ -176,8 +175,8 @@ static int count_fast_objects(vmheap_census *c, struct part *p,
 	int by_class = c->group == VMHEAP_GROUP_CLASS, rc = 0;
 
 	while (vmheap_block_cursor_fast_object_shallow(cur, &rec)) {
-		uint64_t key = by_class ? rec.u.object.class_id
-					: rec.u.object.kind;
+		uint64_t key =
+		    by_class ? rec.u.object.class_id : rec.u.object.kind;
 		objects++;
 		bytes += rec.u.object.bytes;
 		refs += rec.u.object.nrefs;

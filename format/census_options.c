@@ -59,8 +59,7 @@ int vmheap_report_option(struct vmheap_report_options *o, const char *name,
 	return VMHEAP_EINVAL;
 }
 
-size_t vmheap_report_rows_shown(const struct vmheap_report_options *o,
-				size_t n)
+size_t vmheap_report_rows_shown(const struct vmheap_report_options *o, size_t n)
 {
 	return o->top && o->top < n ? o->top : n;
 }

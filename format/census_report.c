@@ -188,12 +188,12 @@ static char *escape_cell(const char *s)
 int vmheap_table_add_row(vmheap_table *t, const char *const *cells)
 {
 	if (t->nrows == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 32;
-		char **nc = realloc(t->cells, ncap * t->ncols * sizeof(*nc));
-		if (!nc)
+		/* rows of ncols cells each */
+		char **g = vmheap_array_grow(t->cells, &t->cap,
+					     t->ncols * sizeof(*g), 32);
+		if (!g)
 			return VMHEAP_ENOMEM;
-		t->cells = nc;
-		t->cap = ncap;
+		t->cells = g;
 	}
 	char **row = &t->cells[t->nrows * t->ncols];
 	for (size_t i = 0; i < t->ncols; i++) {

@@ -8,8 +8,7 @@
 
 #include "vmheap_census.h"
 
-void vmheap_strbuf_add_dump_origin(struct vmheap_strbuf *sb,
-				   vmheap_reader *r)
+void vmheap_strbuf_add_dump_origin(struct vmheap_strbuf *sb, vmheap_reader *r)
 {
 	const struct vmheap_header *h = vmheap_reader_header(r);
 

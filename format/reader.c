@@ -302,16 +302,15 @@ static int next_section(vmheap_reader *r, struct vmheap_block *blk,
 			return rc;
 		if (!memcmp(s.tag, VMHEAP_TAG_BLCK, 4)) {
 			if (r->seen.blocks == r->blk_cap) {
-				size_t ncap = r->blk_cap ? r->blk_cap * 2 : 64;
-				uint64_t *n =
-				    realloc(r->blk_offsets, ncap * sizeof(*n));
-				if (!n)
+				uint64_t *g = vmheap_array_grow(r->blk_offsets,
+								&r->blk_cap,
+								sizeof(*g), 64);
+				if (!g)
 					return vmheap_reader_fail(
 					    r, VMHEAP_ENOMEM,
 					    "out of memory for the "
 					    "block index");
-				r->blk_offsets = n;
-				r->blk_cap = ncap;
+				r->blk_offsets = g;
 			}
 			r->blk_offsets[r->seen.blocks++] = s.offset;
 			blk->offset = s.offset;

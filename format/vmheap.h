@@ -411,6 +411,24 @@ const char *vmheap_reader_name(const vmheap_reader *r);
 /* Free the reader (closing the fd if it opened it). */
 void vmheap_reader_free(vmheap_reader *r);
 
+/* ---------------------------------------------------------------- arrays */
+
+/*
+ * Grow a malloc'ed array of `size`-byte elements whose capacity is *cap:
+ * to `first` elements when *cap is 0, else to twice *cap.  Returns the
+ * array (perhaps moved) with *cap updated, or NULL when out of memory, the
+ * old array and *cap then unchanged.  For appending one at a time:
+ *
+ *	if (n == cap) {
+ *		struct item *g = vmheap_array_grow(items, &cap, sizeof(*g), 64);
+ *		if (!g)
+ *			return VMHEAP_ENOMEM;
+ *		items = g;
+ *	}
+ *	items[n++] = item;
+ */
+void *vmheap_array_grow(void *items, size_t *cap, size_t size, size_t first);
+
 /* ---------------------------------------------------------------- crc */
 
 /* CRC32C (Castagnoli, reflected, init and final xor 0xFFFFFFFF) of

@@ -72,9 +72,10 @@ struct vmheap_map_slot *vmheap_map_upsert_grow(struct vmheap_map *m,
  * NULL only when the table had to grow and memory ran out (the table is
  * then unchanged).
  */
-static inline struct vmheap_map_slot *
-vmheap_map_upsert(struct vmheap_map *m, uint64_t key, uint64_t key2,
-		  uint32_t tag)
+static inline struct vmheap_map_slot *vmheap_map_upsert(struct vmheap_map *m,
+							uint64_t key,
+							uint64_t key2,
+							uint32_t tag)
 {
 	if (!m->cap || (m->len + 1) * 4 > m->cap * 3)
 		return vmheap_map_upsert_grow(m, key, key2, tag);

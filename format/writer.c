@@ -175,13 +175,11 @@ static int flush_block(vmheap_writer *w)
 
 	if (w->blk_records) {
 		if (w->totals.blocks == w->blk_cap) {
-			size_t ncap = w->blk_cap ? w->blk_cap * 2 : 64;
-			uint64_t *n =
-			    realloc(w->blk_offsets, ncap * sizeof(*n));
-			if (!n)
+			uint64_t *g = vmheap_array_grow(
+			    w->blk_offsets, &w->blk_cap, sizeof(*g), 64);
+			if (!g)
 				return out_of_memory(w);
-			w->blk_offsets = n;
-			w->blk_cap = ncap;
+			w->blk_offsets = g;
 		}
 		w->blk_offsets[w->totals.blocks++] = w->written + w->blk_start;
 		seal_section(w, w->blk_start, VMHEAP_TAG_BLCK, w->blk_records);
