@@ -690,6 +690,33 @@ START_TEST(report_options_take_good_values_and_name_bad_ones)
 }
 END_TEST
 
+/* The arrays appended to one at a time: first size, then doubling, the
+ * contents kept; an impossible size fails and leaves the array alone. */
+START_TEST(array_grow_doubles_and_keeps_the_contents)
+{
+	size_t cap = 0, n = 0;
+	uint32_t *a = NULL, *g;
+
+	for (uint32_t i = 0; i < 1000; i++) {
+		if (n == cap) {
+			size_t before = cap;
+			g = vmheap_array_grow(a, &cap, sizeof(*g), 16);
+			ck_assert_ptr_nonnull(g);
+			ck_assert_uint_eq(cap, before ? before * 2 : 16);
+			a = g;
+		}
+		a[n++] = i * 3;
+	}
+	for (uint32_t i = 0; i < 1000; i++)
+		ck_assert_uint_eq(a[i], i * 3);
+	ck_assert_uint_eq(cap, 1024);
+	ck_assert_ptr_null(vmheap_array_grow(a, &cap, SIZE_MAX / 1024, 16));
+	ck_assert_uint_eq(cap, 1024);
+	ck_assert_uint_eq(a[999], 2997);
+	free(a);
+}
+END_TEST
+
 START_TEST(every_record_type_round_trips_with_edge_values)
 {
 	round_trip_edges(0);
@@ -1939,6 +1966,7 @@ static Suite *format_suite(void)
 	    crc32c_instruction_and_table_agree_on_every_length_and_alignment);
 	tcase_add_test(tc, crc32c_instruction_and_table_agree_on_long_inputs);
 	tcase_add_test(tc, every_record_type_round_trips_with_edge_values);
+	tcase_add_test(tc, array_grow_doubles_and_keeps_the_contents);
 	tcase_add_test(tc, report_options_take_good_values_and_name_bad_ones);
 	tcase_add_test(tc, map_keeps_keys_apart_by_every_part_through_growth);
 	tcase_add_test(tc,
