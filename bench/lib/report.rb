@@ -42,6 +42,19 @@ class Report
 		@rows << Row.new(figure, fmt.call(a), fmt.call(b), rtext, text.to_s, verdict)
 	end
 
+	# A row comparing two growths in bytes, `a` against `b` (b > 0); `a`
+	# may be zero or negative.
+	def add_growth(figure, a, b, target:)
+		text, test = target
+		if a.nil? || b.nil? || b <= 0
+			@rows << Row.new(figure, Report.mb(a), Report.mb(b), "missing", text, "-")
+			return
+		end
+		r = a.to_f / b
+		@rows << Row.new(figure, format("%+.1f MB", a / 1e6), format("%+.1f MB", b / 1e6),
+				 format("%.1f%%", r * 100), text, test.call(r) ? "met" : "MISSED")
+	end
+
 	def missing_count
 		@rows.count { |r| r.ratio == "missing" }
 	end
