@@ -64,7 +64,10 @@ include format/format.mk
 -include $(wildcard bench/*.mk)
 -include examples/examples.mk
 
-all: $(LIBS_OUT) $(BINS) $(EXTRA_ALL)
+# `make` builds what a user runs; the test suites and fuzz targets are built
+# by check-run (and make fuzz), which depend on them.
+TEST_OUTPUTS = $(SPECDIR)/% $(BUILD)/fuzz/%
+all: $(LIBS_OUT) $(BINS) $(filter-out $(TEST_OUTPUTS),$(EXTRA_ALL))
 
 $(OBJDIR)/%.o: %.c
 	@mkdir -p $(dir $@)
