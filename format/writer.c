@@ -1,10 +1,12 @@
 /*
  * writer.c - the streaming dump writer.
  *
- * Records are packed with msgpack-c's packer into one buffer that holds
- * the current block (and, before the first block goes out, the magic and
- * the HEAD section).  When a block's payload passes the target size its
- * section header is filled in and the whole buffer goes out with write(2).
+ * Records are packed into one buffer that holds the current block (and,
+ * before the first block goes out, the magic and the HEAD section):
+ * object and more-references records, the bulk of a dump, with the typed
+ * encoder in mpwriter-internal.h, everything else with msgpack-c's packer.
+ * When a block's payload passes the target size its section header is
+ * filled in and the whole buffer goes out with write(2).
  * The writer never seeks, so a pipe works, and its memory is one block
  * buffer plus 8 bytes per block for the footer's block index.
  */
@@ -22,6 +24,7 @@
 #include "vmheap.h"
 #include "crc32c-internal.h"
 #include "format-internal.h"
+#include "mpwriter-internal.h"
 
 struct vmheap_writer {
 	int fd;
@@ -377,12 +380,38 @@ int vmheap_writer_add_class(vmheap_writer *w, uint64_t id, const char *name,
 	return end_record(w);
 }
 
-static void pack_refs(vmheap_writer *w, uint64_t id, const uint64_t *refs,
-		      size_t n)
+/* Worst-case encoded size of an object or more-references record's
+ * fixed fields (array header, type, four integers, refs array header). */
+#define OBJECT_RECORD_FIXED_MAX (1 + 1 + 4 * MPW_INT_MAX + MPW_ARRAY_MAX)
+
+/* Store the refs array (each reference as a delta from id) at p. */
+static uint8_t *encode_refs(uint8_t *p, uint64_t id, const uint64_t *refs,
+			    size_t n)
 {
-	msgpack_pack_array(&w->pk, n);
+	p = mpw_array(p, (uint32_t)n);
 	for (size_t i = 0; i < n; i++)
-		msgpack_pack_int64(&w->pk, (int64_t)(refs[i] - id));
+		p = mpw_int(p, (int64_t)(refs[i] - id));
+	return p;
+}
+
+/* Object records are encoded straight into the block buffer with the typed
+ * encoder (mpwriter-internal.h), the same bytes msgpack-c's packer would
+ * produce: room for the worst case is reserved once per record. */
+static int add_more_refs(vmheap_writer *w, uint64_t id, const uint64_t *refs,
+			 size_t n)
+{
+	uint8_t *p;
+
+	if (reserve(w, OBJECT_RECORD_FIXED_MAX + n * MPW_INT_MAX) < 0)
+		return out_of_memory(w);
+	p = w->buf + w->len;
+	p = mpw_array(p, 3);
+	p = mpw_uint(p, VMHEAP_RECORD_MORE_REFS);
+	p = mpw_int(p, (int64_t)(id - w->prev_id));
+	p = encode_refs(p, id, refs, n);
+	w->len = (size_t)(p - w->buf);
+	w->prev_id = id;
+	return end_record(w);
 }
 
 int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
@@ -393,6 +422,7 @@ int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
 			   ? nrefs
 			   : VMHEAP_MAX_REFS_PER_RECORD;
 	size_t done;
+	uint8_t *p;
 	int rc = usable(w);
 
 	if (rc)
@@ -402,13 +432,17 @@ int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
 			 "object has %zu references but refs is NULL", nrefs);
 		return VMHEAP_EINVAL;
 	}
-	msgpack_pack_array(&w->pk, 6);
-	msgpack_pack_uint8(&w->pk, VMHEAP_RECORD_OBJECT);
-	msgpack_pack_int64(&w->pk, (int64_t)(id - w->prev_id));
-	msgpack_pack_uint64(&w->pk, class_id);
-	msgpack_pack_uint64(&w->pk, bytes);
-	msgpack_pack_uint32(&w->pk, kind);
-	pack_refs(w, id, refs, first);
+	if (reserve(w, OBJECT_RECORD_FIXED_MAX + first * MPW_INT_MAX) < 0)
+		return out_of_memory(w);
+	p = w->buf + w->len;
+	p = mpw_array(p, 6);
+	p = mpw_uint(p, VMHEAP_RECORD_OBJECT);
+	p = mpw_int(p, (int64_t)(id - w->prev_id));
+	p = mpw_uint(p, class_id);
+	p = mpw_uint(p, bytes);
+	p = mpw_uint(p, kind);
+	p = encode_refs(p, id, refs, first);
+	w->len = (size_t)(p - w->buf);
 	w->prev_id = id;
 	w->totals.objects++;
 	w->totals.bytes += bytes;
@@ -421,14 +455,9 @@ int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
 		size_t n = nrefs - done;
 		if (n > VMHEAP_MAX_REFS_PER_RECORD)
 			n = VMHEAP_MAX_REFS_PER_RECORD;
-		msgpack_pack_array(&w->pk, 3);
-		msgpack_pack_uint8(&w->pk, VMHEAP_RECORD_MORE_REFS);
-		msgpack_pack_int64(&w->pk, (int64_t)(id - w->prev_id));
-		pack_refs(w, id, refs + done, n);
-		w->prev_id = id;
-		done += n;
-		if ((rc = end_record(w)))
+		if ((rc = add_more_refs(w, id, refs + done, n)))
 			return rc;
+		done += n;
 	}
 	return 0;
 }

@@ -30,6 +30,7 @@
 #include "vmheap_map.h"
 #include "vmheap_census.h"
 #include "crc32c-internal.h"
+#include "mpwriter-internal.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -1789,6 +1790,192 @@ static struct bytes worked_example_from_format_md(void)
 	return b;
 }
 
+/* ------------------------------------------- typed encoder vs msgpack-c */
+
+/* Integers at every MessagePack encoding boundary, both sides of it. */
+static const uint64_t enc_unsigned[] = {
+    0,		 1,	      0x7f,	       0x80,	      0xff,
+    0x100,	 0xffff,      0x10000,	       0xffffffffu,   0x100000000u,
+    UINT64_MAX / 2, UINT64_MAX / 2 + 1, UINT64_MAX - 1, UINT64_MAX,
+};
+static const int64_t enc_signed[] = {
+    0,		     1,		       -1,		  -32,
+    -33,	     0x7f,	       0x80,		  -128,
+    -129,	     0xff,	       0x100,		  32767,
+    32768,	     -32768,	       -32769,		  0xffff,
+    0x10000,	     INT32_MAX,	       (int64_t)INT32_MAX + 1, INT32_MIN,
+    (int64_t)INT32_MIN - 1, 0xffffffffLL, 0x100000000LL, INT64_MAX,
+    INT64_MIN + 1,   INT64_MIN,
+};
+#define N_UNSIGNED (sizeof(enc_unsigned) / sizeof(enc_unsigned[0]))
+#define N_SIGNED (sizeof(enc_signed) / sizeof(enc_signed[0]))
+
+static void assert_same_bytes(const msgpack_sbuffer *ref, const uint8_t *mine,
+			      size_t len, const char *what, long long v)
+{
+	ck_assert_msg(len == ref->size, "%s %lld: %zu bytes, msgpack-c %zu",
+		      what, v, len, ref->size);
+	ck_assert_msg(!memcmp(mine, ref->data, len),
+		      "%s %lld: bytes differ from msgpack-c's", what, v);
+}
+
+START_TEST(typed_encoder_stores_each_value_as_msgpack_c_does)
+{
+	static const uint32_t counts[] = {0, 1, 15, 16, 0xffff, 0x10000,
+					  UINT32_MAX};
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	uint8_t buf[16];
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	for (size_t i = 0; i < N_UNSIGNED; i++) {
+		msgpack_sbuffer_clear(&sb);
+		msgpack_pack_uint64(&pk, enc_unsigned[i]);
+		assert_same_bytes(&sb, buf,
+				  (size_t)(mpw_uint(buf, enc_unsigned[i]) - buf),
+				  "uint", (long long)enc_unsigned[i]);
+		if (enc_unsigned[i] <= UINT32_MAX) {
+			msgpack_sbuffer_clear(&sb);
+			msgpack_pack_uint32(&pk, (uint32_t)enc_unsigned[i]);
+			assert_same_bytes(
+			    &sb, buf,
+			    (size_t)(mpw_uint(buf, enc_unsigned[i]) - buf),
+			    "uint32", (long long)enc_unsigned[i]);
+		}
+	}
+	for (size_t i = 0; i < N_SIGNED; i++) {
+		msgpack_sbuffer_clear(&sb);
+		msgpack_pack_int64(&pk, enc_signed[i]);
+		assert_same_bytes(&sb, buf,
+				  (size_t)(mpw_int(buf, enc_signed[i]) - buf),
+				  "int", (long long)enc_signed[i]);
+	}
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		msgpack_sbuffer_clear(&sb);
+		msgpack_pack_array(&pk, counts[i]);
+		assert_same_bytes(&sb, buf,
+				  (size_t)(mpw_array(buf, counts[i]) - buf),
+				  "array of", (long long)counts[i]);
+	}
+	msgpack_sbuffer_destroy(&sb);
+}
+END_TEST
+
+/* An object record as the writer packed it with msgpack-c's packer before
+ * the typed encoder replaced it (FORMAT.md's object and more-references
+ * records). */
+static void pack_object_like_msgpack_c(msgpack_packer *pk, uint64_t *prev,
+				       uint64_t id, uint64_t class_id,
+				       uint64_t bytes, uint32_t kind,
+				       const uint64_t *refs, size_t nrefs)
+{
+	size_t done = 0;
+
+	do {
+		size_t n = nrefs - done;
+		if (n > VMHEAP_MAX_REFS_PER_RECORD)
+			n = VMHEAP_MAX_REFS_PER_RECORD;
+		if (!done) {
+			msgpack_pack_array(pk, 6);
+			msgpack_pack_uint8(pk, VMHEAP_RECORD_OBJECT);
+			msgpack_pack_int64(pk, (int64_t)(id - *prev));
+			msgpack_pack_uint64(pk, class_id);
+			msgpack_pack_uint64(pk, bytes);
+			msgpack_pack_uint32(pk, kind);
+		} else {
+			msgpack_pack_array(pk, 3);
+			msgpack_pack_uint8(pk, VMHEAP_RECORD_MORE_REFS);
+			msgpack_pack_int64(pk, (int64_t)(id - *prev));
+		}
+		msgpack_pack_array(pk, n);
+		for (size_t i = 0; i < n; i++)
+			msgpack_pack_int64(pk, (int64_t)(refs[done + i] - id));
+		*prev = id;
+		done += n;
+	} while (done < nrefs);
+}
+
+START_TEST(writer_object_records_are_the_bytes_msgpack_c_packs)
+{
+	static const size_t ref_counts[] = {0,	     1,	      15,     16,
+					    0xffff, 0x10000, 0x10001,
+					    2 * 0x10000 + 5};
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	size_t maxrefs = 2 * 0x10000 + 5, records = 0, at;
+	uint64_t *refs = malloc(maxrefs * sizeof(*refs));
+	uint64_t id = 0, prev = 0;
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	vmheap_writer *w;
+	struct bytes out;
+	int fd = memfd_create("t", 0);
+
+	ck_assert_ptr_nonnull(refs);
+	ck_assert_int_ge(fd, 0);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	opt.block_bytes = 8u * 1024 * 1024; /* all records in one block */
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+
+	/* Id deltas, reference deltas, classes, sizes and kinds at every
+	 * encoding boundary; ids wrap around 2^64 both ways. */
+	for (size_t i = 0; i < N_SIGNED * 2; i++) {
+		uint64_t cls = enc_unsigned[i % N_UNSIGNED];
+		uint64_t size = enc_unsigned[(i + 5) % N_UNSIGNED];
+		uint32_t kind = (uint32_t)enc_unsigned[(i + 3) % N_UNSIGNED];
+		size_t n = N_SIGNED;
+
+		if (i == N_SIGNED)
+			id = UINT64_MAX - 40; /* ids near 2^64 */
+		else
+			id += (uint64_t)enc_signed[i % N_SIGNED];
+		for (size_t j = 0; j < n; j++)
+			refs[j] = id + (uint64_t)enc_signed[(i + j) % N_SIGNED];
+		ck_assert_int_eq(
+		    vmheap_writer_add_object(w, id, cls, size, kind, refs, n),
+		    0);
+		pack_object_like_msgpack_c(&pk, &prev, id, cls, size, kind,
+					   refs, n);
+		records++;
+	}
+	/* Reference counts at the array header boundaries and past the
+	 * record's limit (more-references records follow). */
+	for (size_t i = 0; i < sizeof(ref_counts) / sizeof(ref_counts[0]);
+	     i++) {
+		size_t n = ref_counts[i];
+		id -= 40; /* a negative delta */
+		for (size_t j = 0; j < n; j++)
+			refs[j] = id + (uint64_t)enc_signed[j % N_SIGNED] +
+				  (uint64_t)j;
+		ck_assert_int_eq(vmheap_writer_add_object(w, id, 1, 40, 0,
+							  n ? refs : NULL, n),
+				 0);
+		pack_object_like_msgpack_c(&pk, &prev, id, 1, 40, 0, refs, n);
+		records += n > VMHEAP_MAX_REFS_PER_RECORD
+			       ? (n + VMHEAP_MAX_REFS_PER_RECORD - 1) /
+				     VMHEAP_MAX_REFS_PER_RECORD
+			       : 1;
+	}
+	out = finish_to_bytes(w, fd);
+
+	/* magic, HEAD, then the one block */
+	at = 8 + 16 + get_be32(out.p + 8 + 4);
+	ck_assert_uint_lt(at + 16, out.len);
+	ck_assert(!memcmp(out.p + at, "BLCK", 4));
+	ck_assert_uint_eq(get_be32(out.p + at + 8), records);
+	ck_assert_uint_eq(get_be32(out.p + at + 4), sb.size);
+	for (size_t i = 0; i < sb.size; i++)
+		ck_assert_msg(out.p[at + 16 + i] == (uint8_t)sb.data[i],
+			      "payload byte %zu: writer 0x%02x, msgpack-c 0x%02x",
+			      i, out.p[at + 16 + i], (uint8_t)sb.data[i]);
+	ck_assert(!memcmp(out.p + at + 16 + sb.size, "FOOT", 4));
+	msgpack_sbuffer_destroy(&sb);
+	free(out.p);
+	free(refs);
+}
+END_TEST
+
 START_TEST(worked_example_in_format_md_is_what_the_writer_writes)
 {
 	static const char *const kinds[] = {"object"};
@@ -2017,6 +2204,9 @@ static Suite *format_suite(void)
 	tcase_add_test(tc,
 		       worked_example_in_format_md_is_what_the_writer_writes);
 	tcase_add_test(tc, integers_in_any_msgpack_encoding_decode_the_same);
+	tcase_add_test(tc, typed_encoder_stores_each_value_as_msgpack_c_does);
+	tcase_add_test(tc,
+		       writer_object_records_are_the_bytes_msgpack_c_packs);
 	tcase_add_test(tc, negative_class_id_is_a_malformed_record);
 	tcase_add_test(tc, strerror_names_every_code);
 	suite_add_tcase(s, tc);
