@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent-internal.h"
+#include "lib/vmheap_spec.h"
 
 static int check_bytes(const unsigned char *b, size_t n, char *err,
 		       size_t errlen)
@@ -151,12 +152,10 @@ START_TEST(token_comparison_needs_all_32_bytes)
 }
 END_TEST
 
-int main(void)
+Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("agent_frame");
-	TCase *t = tcase_create("frame");
-	SRunner *sr;
-	int failed;
+	TCase *t = spec_tcase(s, "frame", 10);
 
 	tcase_add_test(t, well_formed_request_passes_the_check);
 	tcase_add_test(t,
@@ -168,10 +167,5 @@ int main(void)
 	tcase_add_test(t,
 		       frame_header_is_big_endian_and_capped_at_one_mebibyte);
 	tcase_add_test(t, token_comparison_needs_all_32_bytes);
-	suite_add_tcase(s, t);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return s;
 }

@@ -20,165 +20,72 @@
 #include <unistd.h>
 
 #include "agent_helpers.h"
-
-int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
+#include "lib/vmheap_spec.h"
 
 void sample_start(struct sample *s, const struct sample_opts *o)
 {
-	const char *build = getenv("VMHEAP_BUILD");
-	char exe[PATH_MAX], err[512];
-	const char *argv[28];
-	int n = 0;
-	int64_t deadline;
+	struct spec_vm_opts vo = {0};
+	struct spec_vm vm;
 
 	memset(s, 0, sizeof(*s));
-	ck_assert_msg(build, "VMHEAP_BUILD is not set");
-	snprintf(exe, sizeof(exe), "%s/bin/vmheap-sample", build);
-	snprintf(s->dir, sizeof(s->dir), "/tmp/vmheap-agent-test.XXXXXX");
-	ck_assert_msg(mkdtemp(s->dir), "mkdtemp: %s", strerror(errno));
+	snprintf(s->dir, sizeof(s->dir), "%s", spec_mkdtemp("agent"));
 	snprintf(s->dumps, sizeof(s->dumps), "%s/dumps", s->dir);
 	ck_assert(mkdir(s->dumps, 0700) == 0);
-	/* VMHEAP_SAMPLE_WRAPPER="valgrind -q --error-exitcode=99" runs the
-	 * sample under a tool (the pid stays the same: the tool execs) */
-	if (getenv("VMHEAP_SAMPLE_WRAPPER")) {
-		static char wrap[512];
-		char *save = NULL;
-		snprintf(wrap, sizeof(wrap), "%s",
-			 getenv("VMHEAP_SAMPLE_WRAPPER"));
-		for (char *w = strtok_r(wrap, " ", &save); w && n < 8;
-		     w = strtok_r(NULL, " ", &save))
-			argv[n++] = w;
+	if (o) {
+		vo.args = o->args;
+		vo.env = o->env;
+		vo.fsize_limit = o->fsize_limit;
 	}
-	argv[n++] = exe;
-	for (int i = 0; o && o->args[i] && n < 26; i++)
-		argv[n++] = o->args[i];
-	argv[n] = NULL;
-
-	s->pid = fork();
-	ck_assert(s->pid >= 0);
-	if (s->pid == 0) {
-		int devnull = open("/dev/null", O_WRONLY);
-		sigset_t none;
-
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		dup2(devnull, 1);
-		setenv("VMHEAP_AGENT_TMPDIR", s->dir, 1);
-		setenv("VMHEAP_AGENT_DIR", s->dumps, 1);
-		for (int i = 0; o && o->env[i]; i++)
-			putenv((char *)o->env[i]);
-		if (o && o->fsize_limit) {
-			struct rlimit rl = {(rlim_t)o->fsize_limit,
-					    (rlim_t)o->fsize_limit};
-			/* write() then fails with EFBIG instead of killing */
-			signal(SIGXFSZ, SIG_IGN);
-			setrlimit(RLIMIT_FSIZE, &rl);
-		}
-		execvp(argv[0], (char **)argv);
-		_exit(127);
-	}
-	snprintf(s->discovery, sizeof(s->discovery), "%s/vmheap-agent.%d",
-		 s->dir, (int)s->pid);
-	deadline = now_ms() + 15000;
-	for (;;) {
-		int status;
-		if (access(s->discovery, F_OK) == 0 &&
-		    vmheap_discovery_read(s->discovery, &s->info, err,
-					  sizeof(err)) == 0)
-			break;
-		ck_assert_msg(waitpid(s->pid, &status, WNOHANG) == 0,
-			      "vmheap-sample exited before writing %s",
-			      s->discovery);
-		ck_assert_msg(now_ms() < deadline,
-			      "no discovery file %s after 15 s", s->discovery);
-		sleep_ms(5);
-	}
+	vo.wrapper = 1;
+	spec_vm_start(&vm, s->dir, s->dumps, &vo);
+	s->pid = vm.pid;
+	s->info = vm.info;
+	snprintf(s->discovery, sizeof(s->discovery), "%.299s", vm.discovery);
 }
 
 int sample_run_to_exit(const struct sample_opts *o, char *errbuf, size_t errlen)
 {
-	const char *build = getenv("VMHEAP_BUILD");
-	char exe[PATH_MAX], errfile[] = "/tmp/vmheap-agent-err.XXXXXX";
-	const char *argv[20];
-	int n = 0, status = -1, fd = mkstemp(errfile);
-	int64_t deadline = now_ms() + 15000;
+	const char *argv[20], *env[10];
+	char errfile[300];
+	struct spec_spawn sp = {0};
+	int n = 0, ne = 0, status = -1;
+	char *err;
 	pid_t pid;
-	ssize_t got;
 
-	ck_assert(build && fd >= 0);
-	snprintf(exe, sizeof(exe), "%s/bin/vmheap-sample", build);
-	argv[n++] = exe;
+	snprintf(errfile, sizeof(errfile), "%s/stderr",
+		 spec_mkdtemp("agent-err"));
+	argv[n++] = spec_bin("vmheap-sample");
 	for (int i = 0; o && o->args[i] && n < 18; i++)
 		argv[n++] = o->args[i];
 	argv[n] = NULL;
-	pid = fork();
+	env[ne++] = "VMHEAP_AGENT_TMPDIR=/tmp";
+	for (int i = 0; o && o->env[i] && ne < 9; i++)
+		env[ne++] = o->env[i];
+	env[ne] = NULL;
+	sp.argv = argv;
+	sp.env = env;
+	sp.stderr_path = errfile;
+	pid = spec_spawn(&sp);
 	ck_assert(pid >= 0);
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_WRONLY);
-
-		dup2(devnull, 1);
-		dup2(fd, 2);
-		setenv("VMHEAP_AGENT_TMPDIR", "/tmp", 1);
-		for (int i = 0; o && o->env[i]; i++)
-			putenv((char *)o->env[i]);
-		execv(exe, (char **)argv);
-		_exit(127);
+	if (spec_wait(pid, 15000, &status) == -1) {
+		spec_kill(pid);
+		ck_abort_msg("vmheap-sample did not exit");
 	}
-	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (now_ms() > deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			ck_abort_msg("vmheap-sample did not exit");
-		}
-		sleep_ms(5);
-	}
-	got = pread(fd, errbuf, errlen - 1, 0);
-	errbuf[got > 0 ? got : 0] = '\0';
-	close(fd);
-	unlink(errfile);
+	err = spec_read_file(errfile, NULL);
+	snprintf(errbuf, errlen, "%s", err ? err : "");
+	free(err);
 	return status;
 }
 
 int sample_term(struct sample *s)
 {
-	int64_t deadline = now_ms() + 15000;
 	int status;
 
 	if (s->pid <= 0)
 		return -1;
-	kill(s->pid, SIGTERM);
-	while (now_ms() < deadline) {
-		pid_t p = waitpid(s->pid, &status, WNOHANG);
-		if (p == s->pid) {
-			s->pid = 0;
-			return status;
-		}
-		sleep_ms(5);
-	}
-	kill(s->pid, SIGKILL);
-	waitpid(s->pid, &status, 0);
+	status = spec_stop(s->pid, SIGTERM, 15000);
 	s->pid = 0;
-	return -1;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(path);
+	return status;
 }
 
 void sample_cleanup(struct sample *s)
@@ -186,7 +93,7 @@ void sample_cleanup(struct sample *s)
 	if (s->pid > 0)
 		sample_term(s);
 	if (s->dir[0])
-		nftw(s->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		spec_rmrf(s->dir);
 }
 
 vmheap_client *sample_client(const struct sample *s)
@@ -327,7 +234,7 @@ static int read_exact(int fd, char *buf, size_t len, int64_t deadline)
 
 	while (got < len) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - spec_now_ms();
 		ssize_t n;
 
 		if (left <= 0 || poll(&p, 1, (int)left) == 0)
@@ -342,7 +249,7 @@ static int read_exact(int fd, char *buf, size_t len, int64_t deadline)
 
 int raw_read(int fd, msgpack_unpacked *out, int timeout_ms)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = spec_now_ms() + timeout_ms;
 	unsigned char hdr[4];
 	uint32_t len;
 	char *buf;
@@ -370,12 +277,12 @@ int raw_read(int fd, msgpack_unpacked *out, int timeout_ms)
 
 int raw_closed(int fd, int timeout_ms)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = spec_now_ms() + timeout_ms;
 	char buf[256];
 
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - spec_now_ms();
 		ssize_t n;
 
 		if (left <= 0 || poll(&p, 1, (int)left) == 0)
@@ -431,34 +338,14 @@ int dump_census(const char *path, struct census_row *rows, int max,
 	return nrows;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void dir_listing(const char *dir, char *buf, size_t len)
 {
-	struct dirent **list = NULL;
-	char *names[256];
-	int n = 0;
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	size_t off = 0;
+	char *names = spec_ls(dir, ' ');
+	size_t n = strlen(names);
 
-	(void)list;
-	buf[0] = '\0';
-	if (!d)
-		return;
-	while ((de = readdir(d)) && n < 256)
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			names[n++] = strdup(de->d_name);
-	closedir(d);
-	qsort(names, (size_t)n, sizeof(*names), cmp_str);
-	for (int i = 0; i < n; i++) {
-		int w = snprintf(buf + off, len - off, "%s%s", i ? " " : "",
-				 names[i]);
-		if (w > 0 && (size_t)w < len - off)
-			off += (size_t)w;
-		free(names[i]);
-	}
+	/* no space after the last name */
+	if (n)
+		names[n - 1] = '\0';
+	snprintf(buf, len, "%s", names);
+	free(names);
 }

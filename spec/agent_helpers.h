@@ -1,6 +1,6 @@
 /*
  * agent_helpers.h - what the agent's integration tests share: start the
- * real vmheap-sample in a fresh directory, talk to it with the client
+ * real vmheap-sample in a fresh directory (spec/lib), talk to it with the client
  * API or a raw socket, and read dumps back with libvmheap.
  */
 #ifndef VMHEAP_SPEC_AGENT_HELPERS_H
@@ -27,8 +27,9 @@ struct sample_opts {
 	const char *env[8];   /* extra NAME=VALUE, NULL-terminated */
 };
 
-/* Start vmheap-sample and wait for its discovery file (fails the test
- * if it does not appear). */
+/* Start vmheap-sample in a fresh directory under the suite's root and
+ * wait for its discovery file (fails the test if it does not appear).
+ * The VM dies with the test (spec/lib). */
 void sample_start(struct sample *s, const struct sample_opts *o);
 /* Run vmheap-sample expecting it to exit at once (within 15 s): returns
  * its wait status, with its stderr in errbuf. */
@@ -80,7 +81,5 @@ int dump_census(const char *path, struct census_row *rows, int max,
 
 /* Names in a directory, sorted, space-separated (for messages). */
 void dir_listing(const char *dir, char *buf, size_t len);
-
-int64_t now_ms(void);
 
 #endif

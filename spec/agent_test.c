@@ -18,13 +18,7 @@
 #include <unistd.h>
 
 #include "agent_helpers.h"
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
+#include "lib/vmheap_spec.h"
 
 static int list_has(const msgpack_object *map, const char *name)
 {
@@ -34,23 +28,23 @@ static int list_has(const msgpack_object *map, const char *name)
 /* Wait until the sample's mutator has run all its --ticks. */
 static void wait_ticks(vmheap_client *c, int64_t ticks)
 {
-	int64_t deadline = now_ms() + 20000;
+	int64_t deadline = spec_now_ms() + 20000;
 
 	while (get_int(c, "sample.ticks") < ticks) {
-		ck_assert_msg(now_ms() < deadline, "the mutator is stuck");
-		sleep_ms(10);
+		ck_assert_msg(spec_now_ms() < deadline, "the mutator is stuck");
+		spec_sleep_ms(10);
 	}
 }
 
 static void wait_dump_idle(vmheap_client *c)
 {
-	int64_t deadline = now_ms() + 30000;
+	int64_t deadline = spec_now_ms() + 30000;
 	struct vmheap_reply r;
 	int busy;
 
 	do {
-		ck_assert_msg(now_ms() < deadline, "the dump never ended");
-		sleep_ms(20);
+		ck_assert_msg(spec_now_ms() < deadline, "the dump never ended");
+		spec_sleep_ms(20);
 		call_ok(c, "get", "system.memory.dumping", NULL, &r);
 		busy = r.value.type == MSGPACK_OBJECT_BOOLEAN &&
 		       r.value.via.boolean;
@@ -434,12 +428,12 @@ START_TEST(a_silent_or_slow_client_is_timed_out)
 	sample_start(&s, &o);
 	/* silent before auth */
 	fd = raw_connect(&s);
-	t0 = now_ms();
+	t0 = spec_now_ms();
 	msgpack_unpacked_init(&m);
 	ck_assert_int_eq(raw_read(fd, &m, 10000), 1);
 	ck_assert(obj_str_is(&m.data.via.array.ptr[2], "timeout"));
 	ck_assert(raw_closed(fd, 10000));
-	ck_assert_int_lt(now_ms() - t0, 5000);
+	ck_assert_int_lt(spec_now_ms() - t0, 5000);
 	close(fd);
 	/* half a frame after auth */
 	fd = raw_connect(&s);
@@ -476,7 +470,7 @@ START_TEST(a_dump_longer_than_the_idle_timeout_still_gets_its_reply)
 	ck_assert(map_get(&r.value, "seconds")->via.f64 >= 1.0);
 	vmheap_reply_release(&r);
 	/* and the idle timeout applies again afterwards */
-	sleep_ms(1000);
+	spec_sleep_ms(1000);
 	/* the agent's nil-id "timeout" notice is not the reply to this
 	 * request: the client reports the closed connection, keeping the
 	 * agent's words */
@@ -513,7 +507,7 @@ START_TEST(too_many_clients_get_a_clear_refusal)
 			break;
 		vmheap_client_close(c);
 		c = NULL;
-		sleep_ms(10);
+		spec_sleep_ms(10);
 	}
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
@@ -747,12 +741,12 @@ static void disconnect_mid_dump(int fork_mode)
 	msgpack_pack_str_body(&pk, "left.vmheap", 11);
 	raw_send_frame(fd, sb.data, (uint32_t)sb.size);
 	msgpack_sbuffer_destroy(&sb);
-	sleep_ms(100);
+	spec_sleep_ms(100);
 	close(fd);
 
 	/* the dump is running; other requests are answered meanwhile, and
 	 * a second dump is refused as busy */
-	t0 = now_ms();
+	t0 = spec_now_ms();
 	for (;;) {
 		int dumping;
 
@@ -762,16 +756,16 @@ static void disconnect_mid_dump(int fork_mode)
 		vmheap_reply_release(&r);
 		if (dumping)
 			break;
-		ck_assert_msg(now_ms() - t0 < 10000, "the dump never started");
-		sleep_ms(5);
+		ck_assert_msg(spec_now_ms() - t0 < 10000, "the dump never started");
+		spec_sleep_ms(5);
 	}
-	t0 = now_ms();
+	t0 = spec_now_ms();
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
 	call_ok(c, "get", "sample.census", NULL, &r);
 	vmheap_reply_release(&r);
-	ck_assert_msg(now_ms() - t0 < 600,
+	ck_assert_msg(spec_now_ms() - t0 < 600,
 		      "replies took %lld ms while a dump ran",
-		      (long long)(now_ms() - t0));
+		      (long long)(spec_now_ms() - t0));
 	call_error(c, "set", "system.memory.dump", "second.vmheap", "busy");
 
 	wait_dump_idle(c);
@@ -805,9 +799,9 @@ START_TEST(a_forked_dump_that_hangs_is_killed_after_the_timeout)
 	ck_assert_int_eq(r.value.via.i64, 1);
 	vmheap_reply_release(&r);
 	call_error(c, "set", "config.dump.timeout", "0", "type");
-	t0 = now_ms();
+	t0 = spec_now_ms();
 	call_error(c, "set", "system.memory.dump", "stuck.vmheap", "dump");
-	ck_assert_int_lt(now_ms() - t0, 10000);
+	ck_assert_int_lt(spec_now_ms() - t0, 10000);
 	dir_listing(s.dumps, list, sizeof(list));
 	ck_assert_msg(list[0] == '\0', "files left behind: %s", list);
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
@@ -885,10 +879,10 @@ START_TEST(fork_in_the_host_leaves_the_parent_agent_working)
 	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
 	vmheap_client_close(b);
 
-	deadline = now_ms() + 20000;
+	deadline = spec_now_ms() + 20000;
 	while ((st = get_int(a, "sample.fork_status")) < 0) {
-		ck_assert_msg(now_ms() < deadline, "the child never exited");
-		sleep_ms(20);
+		ck_assert_msg(spec_now_ms() < deadline, "the child never exited");
+		spec_sleep_ms(20);
 	}
 	/* 0: the child saw its copy of the agent as stale */
 	ck_assert_int_eq(st, 0);
@@ -940,10 +934,10 @@ START_TEST(fork_child_may_start_a_fresh_agent_of_its_own)
 		 (int)child);
 
 	/* the child's own agent appears beside the parent's */
-	deadline = now_ms() + 10000;
+	deadline = spec_now_ms() + 10000;
 	do {
-		ck_assert_msg(now_ms() < deadline, "no agent from the child");
-		sleep_ms(20);
+		ck_assert_msg(spec_now_ms() < deadline, "no agent from the child");
+		spec_sleep_ms(20);
 		memset(&t, 0, sizeof(t));
 		rc = vmheap_discovery_list(s.dir, on_found_two, NULL, &t);
 	} while (rc < 2);
@@ -963,10 +957,10 @@ START_TEST(fork_child_may_start_a_fresh_agent_of_its_own)
 	vmheap_client_close(b);
 	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
 
-	deadline = now_ms() + 20000;
+	deadline = spec_now_ms() + 20000;
 	while ((st = get_int(a, "sample.fork_status")) < 0) {
-		ck_assert_msg(now_ms() < deadline, "the child never exited");
-		sleep_ms(20);
+		ck_assert_msg(spec_now_ms() < deadline, "the child never exited");
+		spec_sleep_ms(20);
 	}
 	ck_assert_int_eq(st, 0);
 	/* the child's agent removed its own file, and only its own */
@@ -1281,17 +1275,23 @@ START_TEST(protocol_md_example_is_real_encoder_output_and_replays)
 }
 END_TEST
 
-static Suite *agent_suite(void)
+Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("agent");
-	TCase *t = tcase_create("agent");
+	TCase *t;
 
-	tcase_set_timeout(t, 60);
+	t = spec_tcase(s, "session", 60);
 	tcase_add_test(t, session_found_by_discovery_answers_get_set_and_list);
+
+	t = spec_tcase(s, "dump", 60);
 	tcase_add_test(t, dump_in_process_has_exactly_the_vms_per_class_counts);
 	tcase_add_test(
 	    t, dump_in_forked_child_has_exactly_the_vms_per_class_counts);
+
+	t = spec_tcase(s, "auth", 60);
 	tcase_add_test(t, wrong_or_missing_token_is_refused);
+
+	t = spec_tcase(s, "bad input", 60);
 	tcase_add_test(
 	    t,
 	    bad_input_gets_an_error_or_a_close_and_the_next_client_is_served);
@@ -1299,37 +1299,37 @@ static Suite *agent_suite(void)
 	tcase_add_test(
 	    t, a_dump_longer_than_the_idle_timeout_still_gets_its_reply);
 	tcase_add_test(t, too_many_clients_get_a_clear_refusal);
+
+	t = spec_tcase(s, "load", 60);
 	tcase_add_test(t, hundred_concurrent_clients_get_every_answer);
+
+	t = spec_tcase(s, "paths", 60);
 	tcase_add_test(t, dump_to_existing_file_or_outside_the_dir_is_refused);
+
+	t = spec_tcase(s, "faults", 60);
 	tcase_add_test(t, dump_onto_a_full_disk_fails_cleanly_in_process);
-	tcase_add_test(t,
-		       dump_onto_a_full_disk_fails_cleanly_in_a_forked_child);
-	tcase_add_test(t,
-		       client_leaving_mid_dump_leaves_no_temp_file_in_process);
+	tcase_add_test(
+	    t, dump_onto_a_full_disk_fails_cleanly_in_a_forked_child);
+	tcase_add_test(t, a_forked_dump_that_hangs_is_killed_after_the_timeout);
+	tcase_add_test(
+	    t, client_leaving_mid_dump_leaves_no_temp_file_in_process);
 	tcase_add_test(
 	    t, client_leaving_mid_dump_leaves_no_temp_file_in_a_forked_child);
+
+	t = spec_tcase(s, "lifecycle", 60);
 	tcase_add_test(t, the_agent_refuses_to_listen_beyond_loopback);
-	tcase_add_test(t, a_forked_dump_that_hangs_is_killed_after_the_timeout);
 	tcase_add_test(t, sigterm_removes_the_discovery_file);
 	tcase_add_test(t, fork_in_the_host_leaves_the_parent_agent_working);
 	tcase_add_test(t, fork_child_may_start_a_fresh_agent_of_its_own);
-	tcase_add_test(t,
-		       discovery_refuses_unsafe_files_and_removes_dead_agents);
-	tcase_add_test(t,
-		       protocol_md_example_is_real_encoder_output_and_replays);
+
+	t = spec_tcase(s, "discovery", 60);
+	tcase_add_test(
+	    t, discovery_refuses_unsafe_files_and_removes_dead_agents);
 	tcase_add_test(t, a_vm_that_dies_gives_closed_not_a_hang);
 	tcase_add_test(t, a_reused_pid_does_not_revive_a_dead_agents_file);
-	suite_add_tcase(s, t);
+
+	t = spec_tcase(s, "PROTOCOL.md", 60);
+	tcase_add_test(
+	    t, protocol_md_example_is_real_encoder_output_and_replays);
 	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(agent_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
 }

@@ -1,0 +1,11 @@
+# spec/lib: the one test harness of the Check suites (spec/lib/vmheap_spec.h),
+# a static archive: a suite links $(SPECDIR)/libvmheap_spec.a (written out,
+# since fragments are read in any order) and gets main() from it.  The
+# sample VM part needs libvmheap_agent; the others only Check.
+SPEC_LIB_SRCS := $(wildcard spec/lib/*.c)
+SPEC_LIB_OBJS := $(SPEC_LIB_SRCS:%.c=$(OBJDIR)/%.o)
+$(SPEC_LIB_OBJS): ALL_CFLAGS += $(CHECK_CFLAGS)
+$(SPECDIR)/libvmheap_spec.a: $(SPEC_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^

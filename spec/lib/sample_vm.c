@@ -1,0 +1,111 @@
+/*
+ * sample_vm.c - the real vmheap-sample for the tests (see vmheap_spec.h).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "vmheap_agent.h"
+#include "vmheap_spec.h"
+
+int spec_discovery_wait(const char *tmpdir, pid_t pid,
+			struct vmheap_agent_info *info, char *err,
+			size_t errlen)
+{
+	char path[512];
+	int64_t deadline = spec_now_ms() + 15000;
+
+	snprintf(path, sizeof(path), "%s/vmheap-agent.%ld", tmpdir, (long)pid);
+	for (;;) {
+		int status;
+
+		if (access(path, F_OK) == 0 &&
+		    vmheap_discovery_read(path, info, err, errlen) == 0)
+			return 0;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			snprintf(err, errlen,
+				 "pid %ld exited (status %d) before writing %s",
+				 (long)pid, spec_exit_code(status), path);
+			return -1;
+		}
+		if (spec_now_ms() > deadline) {
+			snprintf(err, errlen, "no discovery file %s after 15 s",
+				 path);
+			return -1;
+		}
+		spec_sleep_ms(5);
+	}
+}
+
+void spec_vm_start(struct spec_vm *vm, const char *tmpdir,
+		   const char *dumpdir, const struct spec_vm_opts *o)
+{
+	static const struct spec_vm_opts none;
+	char envt[300], envd[300], err[700];
+	const char *argv[40], *env[24];
+	struct spec_spawn sp = {0};
+	const char *wrapper = getenv("VMHEAP_SAMPLE_WRAPPER");
+	char wrap[512];
+	int n = 0, ne = 0;
+
+	if (!o)
+		o = &none;
+	memset(vm, 0, sizeof(*vm));
+	snprintf(vm->tmpdir, sizeof(vm->tmpdir), "%s", tmpdir);
+	snprintf(vm->dumpdir, sizeof(vm->dumpdir), "%s", dumpdir);
+	/* VMHEAP_SAMPLE_WRAPPER="valgrind -q --error-exitcode=99" runs the
+	 * VM under a tool (the pid stays the same: the tool execs) */
+	if (o->wrapper && wrapper && *wrapper) {
+		char *save = NULL;
+
+		snprintf(wrap, sizeof(wrap), "%s", wrapper);
+		for (char *w = strtok_r(wrap, " ", &save); w && n < 8;
+		     w = strtok_r(NULL, " ", &save))
+			argv[n++] = w;
+	}
+	argv[n++] = spec_bin("vmheap-sample");
+	for (int i = 0; o->args && o->args[i] && n < 38; i++)
+		argv[n++] = o->args[i];
+	argv[n] = NULL;
+	snprintf(envt, sizeof(envt), "VMHEAP_AGENT_TMPDIR=%s", tmpdir);
+	snprintf(envd, sizeof(envd), "VMHEAP_AGENT_DIR=%s", dumpdir);
+	env[ne++] = envt;
+	env[ne++] = envd;
+	for (int i = 0; o->env && o->env[i] && ne < 23; i++)
+		env[ne++] = o->env[i];
+	env[ne] = NULL;
+	sp.argv = argv;
+	sp.env = env;
+	sp.stdout_path = o->log_path;
+	sp.stderr_path = o->log_path;
+	if (!o->log_path)
+		sp.stderr_fd = 2; /* the test's own */
+	sp.fsize_limit = o->fsize_limit;
+	vm->pid = spec_spawn(&sp);
+	ck_assert_msg(vm->pid > 0, "fork: %s", strerror(errno));
+	snprintf(vm->discovery, sizeof(vm->discovery), "%s/vmheap-agent.%ld",
+		 tmpdir, (long)vm->pid);
+	if (spec_discovery_wait(tmpdir, vm->pid, &vm->info, err,
+				sizeof(err)) < 0) {
+		spec_kill(vm->pid);
+		vm->pid = 0;
+		ck_abort_msg("vmheap-sample: %s%s%s", err,
+			     o->log_path ? "; see " : "",
+			     o->log_path ? o->log_path : "");
+	}
+}
+
+int spec_vm_stop(struct spec_vm *vm)
+{
+	int st;
+
+	if (vm->pid <= 0)
+		return -1;
+	st = spec_stop(vm->pid, SIGTERM, 15000);
+	vm->pid = 0;
+	return st;
+}

@@ -1,0 +1,298 @@
+/*
+ * vmheap_spec.h - the one test harness of every Check suite in spec/.
+ *
+ * A suite is one file (or a few) of START_TEST bodies and one function,
+ * vmheap_spec_suite(), that builds its Suite; spec/lib/suite_main.c is the
+ * main() of every suite binary.  The harness gives the tests:
+ *
+ *   paths.c       where the build and the sources are
+ *   clock.c       a monotonic clock in milliseconds, sleeping
+ *   tmpdir.c      the suite's root directory and fresh directories under it
+ *   files.c       reading and writing whole files, counting, listing
+ *   process.c     starting processes that die with the test, waiting with
+ *                 a deadline, running a command to completion with its
+ *                 output captured
+ *   sample_vm.c   the real vmheap-sample, started and found by its
+ *                 discovery file
+ *   tmux.c        a terminal program driven like a person would: type a
+ *                 line, wait for text on the screen, assert
+ *
+ * Functions named *_assert / those documented "fails the test" call
+ * ck_assert (they may only be used inside a test); the others return an
+ * error value.  Every wait has a deadline; nothing sleeps a fixed time to
+ * let something happen.
+ */
+#ifndef VMHEAP_SPEC_H
+#define VMHEAP_SPEC_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Non-zero in the sanitizer build (SAN=1). */
+#if defined(__SANITIZE_ADDRESS__)
+#define SPEC_SANITIZED 1
+#else
+#define SPEC_SANITIZED 0
+#endif
+
+/* -------------------------------------------------------------- suites */
+
+/*
+ * Each suite binary defines this: it builds the suite's Suite with one
+ * TCase per section of its tests.  main() (suite_main.c) makes the root
+ * directory, runs the suite in Check's fork mode (unless CK_FORK says
+ * otherwise; CK_DEFAULT_TIMEOUT and CK_TIMEOUT_MULTIPLIER are Check's
+ * own), prints Check's summary line, cleans up and exits 1 on a failure.
+ */
+Suite *vmheap_spec_suite(void);
+
+/*
+ * A new TCase `name` with a timeout of `seconds` (Check multiplies it by
+ * CK_TIMEOUT_MULTIPLIER), added to `s`.
+ */
+TCase *spec_tcase(Suite *s, const char *name, int seconds);
+
+/* --------------------------------------------------------------- paths */
+
+/* $VMHEAP_BUILD/bin/NAME (default build/bin/NAME), in a ring of 8
+ * static buffers. */
+const char *spec_bin(const char *name);
+
+/* $VMHEAP_BUILD/REL (default build/REL), same ring. */
+const char *spec_build(const char *rel);
+
+/* $VMHEAP_SRC/REL (default ./REL), same ring. */
+const char *spec_src(const char *rel);
+
+/* --------------------------------------------------------------- clock */
+
+/* Milliseconds on the monotonic clock. */
+int64_t spec_now_ms(void);
+
+/* Sleep `ms` milliseconds (resumed after signals). */
+void spec_sleep_ms(int ms);
+
+/* -------------------------------------------------------------- tmpdir */
+
+/*
+ * The suite's root directory, made by main() under $TMPDIR (or /tmp)
+ * before any test runs and removed, with everything in it, after the
+ * last.  TMUX_TMPDIR points into it so that every tmux server a test
+ * starts is found and killed at the end.
+ */
+const char *spec_root(void);
+
+/* Make the root directory, named after `tag` (main() does it, once). */
+void spec_root_make(const char *tag);
+
+/* Kill the tmux servers under the root and remove the root. */
+void spec_root_remove(void);
+
+/*
+ * A fresh, empty directory (mode 0700) under the root, named after `tag`;
+ * returned from a ring of 16 static buffers.  Fails the test if it
+ * cannot be made.
+ */
+const char *spec_mkdtemp(const char *tag);
+
+/* Remove `path` and everything below it (no error if absent). */
+void spec_rmrf(const char *path);
+
+/* --------------------------------------------------------------- files */
+
+/* A whole file, malloc'd and NUL-terminated; *len (may be NULL) its
+ * size.  NULL if it cannot be read. */
+char *spec_read_file(const char *path, size_t *len);
+
+/* Write `len` bytes to `path` (created with mode 0600, truncated).
+ * Fails the test on an error. */
+void spec_write_file(const char *path, const void *data, size_t len);
+
+/* spec_write_file of a NUL-terminated text. */
+void spec_write_text(const char *path, const char *text);
+
+/* How many times `needle` occurs in `hay` (not overlapping). */
+int spec_count(const char *hay, const char *needle);
+
+/* The names in `dir` other than "." and "..", sorted, each followed by
+ * `sep` (malloc'd; "" for an empty or missing directory). */
+char *spec_ls(const char *dir, char sep);
+
+/* ----------------------------------------------------------- processes */
+
+/*
+ * How to start a process.  Every process started here gets
+ * PR_SET_PDEATHSIG(SIGKILL): it dies when the test that started it ends,
+ * even when the test fails half-way (the signal follows the thread that
+ * forked, so start processes from the test's own thread).
+ */
+struct spec_spawn {
+	const char *const *argv; /* argv[0] a path, or a name for PATH */
+	/* "NAME=VALUE" sets, "NAME" unsets; NULL-terminated, may be NULL */
+	const char *const *env;
+	const char *dir;     /* working directory, NULL: the test's */
+	const char *stdin_path;  /* NULL: /dev/null */
+	const char *stdout_path; /* NULL: /dev/null (created, truncated) */
+	const char *stderr_path; /* NULL: /dev/null; may equal stdout_path */
+	int stdin_fd;  /* >0: use this fd as stdin instead of stdin_path */
+	int stdout_fd; /* >0: use this fd as stdout */
+	int stderr_fd; /* >0: use this fd as stderr */
+	long long fsize_limit; /* RLIMIT_FSIZE in bytes (SIGXFSZ ignored) */
+};
+
+/*
+ * Fork and exec as `o` says; returns the pid, or -1 (errno set) when
+ * fork fails.  An exec failure is exit status 127.
+ */
+pid_t spec_spawn(const struct spec_spawn *o);
+
+/*
+ * In a child just forked by a test (without exec): die with the test.
+ * `parent` is the test's pid, read before the fork.
+ */
+void spec_die_with_parent(pid_t parent);
+
+/* The shell's view of a wait status: the exit code, or 128+signal. */
+int spec_exit_code(int wait_status);
+
+/*
+ * Wait for `pid` up to `timeout_ms`: returns spec_exit_code of its status,
+ * -1 at the deadline (the process still runs), -2 if it is not our child.
+ * *raw (may be NULL) gets the raw wait status.
+ */
+int spec_wait(pid_t pid, int timeout_ms, int *raw);
+
+/*
+ * Send `sig`, wait up to `timeout_ms`, then SIGKILL and reap.  Returns
+ * the raw wait status when the process ended of the signal in time, or -1
+ * when it had to be killed.
+ */
+int spec_stop(pid_t pid, int sig, int timeout_ms);
+
+/* SIGKILL and reap. */
+void spec_kill(pid_t pid);
+
+/* A command run to completion. */
+struct spec_run {
+	int status; /* spec_exit_code, or -1 when killed at the deadline */
+	char *out;  /* stdout, NUL-terminated (malloc'd) */
+	char *err;  /* stderr */
+	size_t out_len, err_len;
+	double seconds; /* how long it ran */
+};
+
+/*
+ * Run `argv` (argv[0] a path or a name for PATH) with `env` (as in
+ * struct spec_spawn; may be NULL) and `input` on stdin (NULL: nothing),
+ * capturing stdout and stderr; kill it at `timeout_ms`.  Returns 0 and
+ * fills *r (release with spec_run_free), or -1 if it could not start.
+ */
+int spec_run(const char *const *argv, const char *const *env,
+	     const char *input, int timeout_ms, struct spec_run *r);
+void spec_run_free(struct spec_run *r);
+
+/* -------------------------------------------------------- the sample VM */
+
+#ifdef VMHEAP_AGENT_H
+/* A running vmheap-sample. */
+struct spec_vm {
+	pid_t pid;
+	char tmpdir[256];    /* VMHEAP_AGENT_TMPDIR: its discovery file */
+	char dumpdir[256];   /* VMHEAP_AGENT_DIR */
+	char discovery[512]; /* tmpdir/vmheap-agent.<pid> */
+	struct vmheap_agent_info info; /* port, token, ... */
+};
+
+/* Options of spec_vm_start (all may be left zero). */
+struct spec_vm_opts {
+	const char *const *args; /* extra arguments, NULL-terminated */
+	const char *const *env;  /* as struct spec_spawn's env */
+	long long fsize_limit;   /* RLIMIT_FSIZE in bytes, 0: none */
+	/* its stdout and stderr; NULL: stdout to /dev/null, stderr the
+	 * test's */
+	const char *log_path;
+	/* run it under $VMHEAP_SAMPLE_WRAPPER (e.g. "valgrind -q
+	 * --error-exitcode=99") when that is set */
+	int wrapper;
+};
+
+/*
+ * Start $VMHEAP_BUILD/bin/vmheap-sample with VMHEAP_AGENT_TMPDIR=tmpdir
+ * and VMHEAP_AGENT_DIR=dumpdir, and wait (15 s) until its discovery file
+ * is there and readable; fills *vm.  Fails the test if the VM exits first
+ * or no file appears.  The VM dies with the test.
+ */
+void spec_vm_start(struct spec_vm *vm, const char *tmpdir,
+		   const char *dumpdir, const struct spec_vm_opts *o);
+
+/*
+ * Wait (15 s) for `pid`'s discovery file in `tmpdir` and read it into
+ * *info.  0, or -1 when the process ended first or at the deadline
+ * (`err` then says why).
+ */
+int spec_discovery_wait(const char *tmpdir, pid_t pid,
+			struct vmheap_agent_info *info, char *err,
+			size_t errlen);
+
+/* SIGTERM and wait (15 s, then SIGKILL): the raw wait status, or -1. */
+int spec_vm_stop(struct spec_vm *vm);
+#endif
+
+/* ---------------------------------------------------------------- tmux */
+
+/* A tmux server with one 200x50 session running one command. */
+struct spec_tmux {
+	char socket[64];
+};
+
+/*
+ * Start `command` (a shell command line) in a new tmux server under the
+ * root directory.  When the command ends the pane shows "[exit N]" and
+ * stays.  Fails the test if tmux does not start.
+ */
+void spec_tmux_start(struct spec_tmux *t, const char *command);
+
+/* Type literal text (no Enter). */
+void spec_tmux_type(struct spec_tmux *t, const char *text);
+
+/* Press keys by tmux name ("Enter", "Tab", "Up", "C-d"). */
+void spec_tmux_key(struct spec_tmux *t, const char *key);
+
+/* Type `line` and press Enter. */
+void spec_tmux_line(struct spec_tmux *t, const char *line);
+
+/* The pane's text with scrollback, malloc'd. */
+char *spec_tmux_capture(struct spec_tmux *t);
+
+/*
+ * Poll the pane until it holds `text`: returns the capture (free it), or
+ * NULL at the deadline (the last capture is then written to stderr).
+ */
+char *spec_tmux_wait_for(struct spec_tmux *t, const char *text,
+			 int timeout_ms);
+
+/* spec_tmux_wait_for that fails the test at the deadline: returns the
+ * pane (free it). */
+char *spec_tmux_expect(struct spec_tmux *t, const char *text, int timeout_ms);
+
+/* spec_tmux_expect, the pane dropped. */
+void spec_tmux_see(struct spec_tmux *t, const char *text, int timeout_ms);
+
+/*
+ * Poll until `text` is in the pane at least `n` times (e.g. the n-th
+ * prompt, which says the command before it is done): 1, or 0 at the
+ * deadline.  Type control keys (C-d) only after that: the tty consumes
+ * them while no prompt is reading.
+ */
+int spec_tmux_wait_count(struct spec_tmux *t, const char *text, int n,
+			 int timeout_ms);
+
+/* How many times `text` is in the pane. */
+int spec_tmux_count(struct spec_tmux *t, const char *text);
+
+/* Kill the session's server. */
+void spec_tmux_kill(struct spec_tmux *t);
+
+#endif /* VMHEAP_SPEC_H */
