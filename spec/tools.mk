@@ -1,16 +1,15 @@
 # The tools' suite: the real vmheap-histo and vmheap-diff on dumps written
-# by the real writer.
+# by the real writer.  main() and the harness come from spec/lib.
 TOOLS_SPEC_SRCS := spec/tools_test.c spec/tools_diff_test.c \
                    spec/tools_errors_test.c spec/tools_harness.c
 TOOLS_SPEC_OBJS := $(TOOLS_SPEC_SRCS:%.c=$(OBJDIR)/%.o)
 TOOLS_SPEC_BIN  := $(SPECDIR)/tools_test
 CHECK_SUITES += $(TOOLS_SPEC_BIN)
 EXTRA_ALL    += $(TOOLS_SPEC_BIN)
-
 $(TOOLS_SPEC_OBJS): ALL_CFLAGS += $(CHECK_CFLAGS)
-
 # the suite runs the tools: build them first
-$(TOOLS_SPEC_BIN): $(TOOLS_SPEC_OBJS) $(LIBVMHEAP_A) | $(HISTO_BIN) $(DIFF_BIN)
+$(TOOLS_SPEC_BIN): $(TOOLS_SPEC_OBJS) $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_A) \
+                   | $(HISTO_BIN) $(DIFF_BIN)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(TOOLS_SPEC_OBJS) $(LIBVMHEAP_A) \
-	  $(MSGPACK_LIBS) $(CHECK_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TOOLS_SPEC_OBJS) $(SPECDIR)/libvmheap_spec.a \
+	  $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(CHECK_LIBS)

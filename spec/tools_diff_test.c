@@ -390,7 +390,7 @@ START_TEST(diff_warns_when_the_same_dump_is_given_twice)
 	size_t len;
 	char *bytes = slurp(old_path, &len);
 	const char *copy = tmp_path("old-copy.vmheap");
-	spit(copy, bytes, len);
+	spec_write_file(copy, bytes, len);
 	free(bytes);
 	r = run_tool("vmheap-diff", NULL,
 		     (const char *[]){old_path, copy, NULL});

@@ -40,7 +40,7 @@ START_TEST(every_truncation_point_is_an_error_with_offset_and_no_output)
 	for (size_t n = 0; n < len; n++) {
 		char what[64];
 		snprintf(what, sizeof(what), "cut at %zu of %zu", n, len);
-		spit(cut, bytes, n);
+		spec_write_file(cut, bytes, n);
 
 		struct run r =
 		    run_tool("vmheap-histo", NULL, (const char *[]){cut, NULL});
@@ -70,7 +70,7 @@ START_TEST(truncated_old_dump_is_an_error_for_diff)
 	size_t len;
 	char *bytes = slurp(good, &len);
 	const char *cut = tmp_path("cut-old.vmheap");
-	spit(cut, bytes, len - 20);
+	spec_write_file(cut, bytes, len - 20);
 	free(bytes);
 	struct run r =
 	    run_tool("vmheap-diff", NULL, (const char *[]){cut, good, NULL});
@@ -105,7 +105,7 @@ START_TEST(flipped_bit_in_a_block_is_reported_with_offset)
 	size_t blk = find_section(bytes, len, "BLCK");
 	bytes[blk + 16 + 3] ^= 0x10;
 	const char *bad = tmp_path("flipped.vmheap");
-	spit(bad, bytes, len);
+	spec_write_file(bad, bytes, len);
 	free(bytes);
 
 	struct run r =
@@ -128,7 +128,7 @@ START_TEST(wrong_magic_is_refused_with_offset)
 	char *bytes = slurp(good, &len);
 	bytes[1] = 'X';
 	const char *bad = tmp_path("magic.vmheap");
-	spit(bad, bytes, len);
+	spec_write_file(bad, bytes, len);
 	free(bytes);
 	struct run r =
 	    run_tool("vmheap-histo", NULL, (const char *[]){bad, NULL});
@@ -137,7 +137,7 @@ START_TEST(wrong_magic_is_refused_with_offset)
 
 	/* a text file is no dump either */
 	const char *text = tmp_path("notes.txt");
-	spit(text, "hello, world\n", 13);
+	spec_write_file(text, "hello, world\n", 13);
 	r = run_tool("vmheap-diff", NULL, (const char *[]){good, text, NULL});
 	assert_dump_error(&r, text, "text file");
 	run_free(&r);
@@ -166,7 +166,7 @@ START_TEST(newer_major_version_is_refused_with_offset)
 	h[14] = (unsigned char)(crc >> 8);
 	h[15] = (unsigned char)crc;
 	const char *bad = tmp_path("v2.vmheap");
-	spit(bad, bytes, len);
+	spec_write_file(bad, bytes, len);
 	free(bytes);
 
 	struct run r =

@@ -11,6 +11,8 @@
 
 #include <check.h>
 
+#include "lib/vmheap_spec.h"
+
 /* ------------------------------------------------------------ dumps */
 
 struct tclass {
@@ -45,11 +47,9 @@ struct tdump {
 	uint32_t block_bytes; /* 0: default */
 };
 
-/* The suite's scratch directory (made once per process). */
+/* The suite's scratch directory: spec/lib's root directory, made before
+ * the first test and removed after the last. */
 const char *tmp_dir(void);
-
-/* Remove the scratch directory and everything in it. */
-void tmp_dir_remove(void);
 
 /* tmp_dir()/name, in a static ring of buffers. */
 const char *tmp_path(const char *name);
@@ -57,11 +57,9 @@ const char *tmp_path(const char *name);
 /* Write `d` to tmp_dir()/name with the real writer; returns the path. */
 const char *write_dump(const char *name, const struct tdump *d);
 
-/* Read a whole file (malloc'ed, NUL-terminated); *len its size. */
+/* Read a whole file (malloc'ed, NUL-terminated); *len its size.  Fails
+ * the test if it cannot be read.  (Writing one: spec_write_file.) */
 char *slurp(const char *path, size_t *len);
-
-/* Write len bytes to path (mode 0600). */
-void spit(const char *path, const void *data, size_t len);
 
 /* ------------------------------------------------------------ running */
 
@@ -72,7 +70,8 @@ struct run {
 };
 
 /* Run $VMHEAP_BUILD/bin/<tool> with args (NULL-terminated), stdin from
- * `stdin_path` (NULL: /dev/null).  Output is captured completely. */
+ * `stdin_path` (NULL: /dev/null).  Output is captured completely.  Fails
+ * the test when the tool cannot run or runs for more than 2 minutes. */
 struct run run_tool(const char *tool, const char *stdin_path,
 		    const char *const *args);
 

@@ -4,13 +4,10 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tools_harness-internal.h"
@@ -18,35 +15,9 @@
 
 /* ------------------------------------------------------------ files */
 
-static char tmp_root[PATH_MAX];
-
 const char *tmp_dir(void)
 {
-	if (!tmp_root[0]) {
-		const char *base = getenv("TMPDIR");
-		snprintf(tmp_root, sizeof(tmp_root), "%s/vmheap-tools-XXXXXX",
-			 base && *base ? base : "/tmp");
-		if (!mkdtemp(tmp_root))
-			ck_abort_msg("mkdtemp %s: %s", tmp_root,
-				     strerror(errno));
-	}
-	return tmp_root;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-void tmp_dir_remove(void)
-{
-	if (tmp_root[0])
-		nftw(tmp_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-	tmp_root[0] = '\0';
+	return spec_root();
 }
 
 const char *tmp_path(const char *name)
@@ -107,75 +78,57 @@ const char *write_dump(const char *name, const struct tdump *d)
 
 char *slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "open %s: %s", path, strerror(errno));
-	size_t cap = 4096, n = 0, k;
-	char *buf = malloc(cap + 1);
-	ck_assert_ptr_nonnull(buf);
-	while ((k = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += k;
-		if (n == cap) {
-			cap *= 2;
-			buf = realloc(buf, cap + 1);
-			ck_assert_ptr_nonnull(buf);
-		}
-	}
-	fclose(f);
-	buf[n] = '\0';
-	if (len)
-		*len = n;
-	return buf;
-}
+	char *buf = spec_read_file(path, len);
 
-void spit(const char *path, const void *data, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
-	ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
-	close(fd);
+	ck_assert_msg(buf != NULL, "read %s: %s", path, strerror(errno));
+	return buf;
 }
 
 /* ------------------------------------------------------------ running */
 
-struct run run_tool(const char *tool, const char *stdin_path,
-		    const char *const *args)
+/* The argv of $VMHEAP_BUILD/bin/<tool> with args. */
+static void tool_argv(const char **argv, const char *tool,
+		      const char *const *args)
 {
-	const char *build = getenv("VMHEAP_BUILD");
-	char bin[PATH_MAX];
-	const char *argv[32];
 	size_t argc = 0;
-	struct run r = {0};
 
-	snprintf(bin, sizeof(bin), "%s/bin/%s",
-		 build && *build ? build : "build", tool);
-	argv[argc++] = bin;
+	argv[argc++] = spec_bin(tool);
 	for (; args && *args && argc < 31; args++)
 		argv[argc++] = *args;
 	argv[argc] = NULL;
+}
 
+/* Wait for the tool (2 minutes at the most); its exit status. */
+static int tool_wait(pid_t pid, const char *tool)
+{
+	int status;
+
+	ck_assert_msg(pid > 0, "fork: %s", strerror(errno));
+	status = spec_wait(pid, 120000, NULL);
+	if (status == -1) {
+		spec_kill(pid);
+		ck_abort_msg("%s ran for more than 120 s", tool);
+	}
+	ck_assert_msg(status != 127, "cannot run %s", tool);
+	return status;
+}
+
+struct run run_tool(const char *tool, const char *stdin_path,
+		    const char *const *args)
+{
+	const char *argv[32];
 	char out_path[PATH_MAX], err_path[PATH_MAX];
+	struct spec_spawn sp = {0};
+	struct run r = {0};
+
+	tool_argv(argv, tool, args);
 	snprintf(out_path, sizeof(out_path), "%s/run.out", tmp_dir());
 	snprintf(err_path, sizeof(err_path), "%s/run.err", tmp_dir());
-
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY);
-		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (in < 0 || out < 0 || err < 0)
-			_exit(126);
-		dup2(in, 0);
-		dup2(out, 1);
-		dup2(err, 2);
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		ck_assert_int_eq(errno, EINTR);
-	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	ck_assert_msg(r.status != 127, "cannot run %s", bin);
+	sp.argv = argv;
+	sp.stdin_path = stdin_path;
+	sp.stdout_path = out_path;
+	sp.stderr_path = err_path;
+	r.status = tool_wait(spec_spawn(&sp), tool);
 	r.out = slurp(out_path, &r.out_len);
 	r.err = slurp(err_path, NULL);
 	return r;
@@ -183,19 +136,14 @@ struct run run_tool(const char *tool, const char *stdin_path,
 
 struct run run_tool_tty(const char *tool, const char *const *args)
 {
-	const char *build = getenv("VMHEAP_BUILD");
-	char bin[PATH_MAX], out_path[PATH_MAX];
+	char out_path[PATH_MAX];
 	const char *argv[32];
-	size_t argc = 0;
+	struct spec_spawn sp = {0};
 	struct run r = {0};
+	pid_t pid;
 
-	snprintf(bin, sizeof(bin), "%s/bin/%s",
-		 build && *build ? build : "build", tool);
+	tool_argv(argv, tool, args);
 	snprintf(out_path, sizeof(out_path), "%s/run.out", tmp_dir());
-	argv[argc++] = bin;
-	for (; args && *args && argc < 31; args++)
-		argv[argc++] = *args;
-	argv[argc] = NULL;
 
 	int master = posix_openpt(O_RDWR | O_NOCTTY);
 	ck_assert_int_ge(master, 0);
@@ -203,23 +151,15 @@ struct run run_tool_tty(const char *tool, const char *const *args)
 	ck_assert_int_eq(unlockpt(master), 0);
 	const char *slave_name = ptsname(master);
 	ck_assert_ptr_nonnull(slave_name);
-	int slave = open(slave_name, O_RDWR | O_NOCTTY);
+	int slave = open(slave_name, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	ck_assert_int_ge(slave, 0);
+	/* only the tool's standard error holds the terminal */
+	fcntl(master, F_SETFD, FD_CLOEXEC);
 
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int in = open("/dev/null", O_RDONLY);
-		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (in < 0 || out < 0)
-			_exit(126);
-		close(master);
-		dup2(in, 0);
-		dup2(out, 1);
-		dup2(slave, 2);
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
+	sp.argv = argv;
+	sp.stdout_path = out_path;
+	sp.stderr_fd = slave;
+	pid = spec_spawn(&sp);
 	close(slave);
 	/* read what the tool draws until its end closes the terminal */
 	size_t cap = 4096, n = 0;
@@ -238,10 +178,7 @@ struct run run_tool_tty(const char *tool, const char *const *args)
 	}
 	err[n] = '\0';
 	close(master);
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		ck_assert_int_eq(errno, EINTR);
-	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r.status = tool_wait(pid, tool);
 	r.out = slurp(out_path, &r.out_len);
 	r.err = err;
 	return r;
