@@ -1,17 +1,16 @@
 # The console's suite: the real vmheap-console against the real sample VM.
-CONSOLE_SPEC_SRCS := spec/console_test.c spec/console_harness.c \
-                     spec/console_render_test.c
+# main() and the harness (processes, the sample VM, tmux) come from spec/lib.
+CONSOLE_SPEC_SRCS := spec/console_test.c spec/console_render_test.c
 # the renderer's own objects, tested directly
 CONSOLE_SPEC_UNITS := $(OBJDIR)/console/render.o $(OBJDIR)/console/json.o
 CONSOLE_SPEC_OBJS := $(CONSOLE_SPEC_SRCS:%.c=$(OBJDIR)/%.o)
 CONSOLE_SPEC_BIN  := $(SPECDIR)/console_test
-
 CHECK_SUITES += $(CONSOLE_SPEC_BIN)
 EXTRA_ALL    += $(CONSOLE_SPEC_BIN)
-
 $(CONSOLE_SPEC_OBJS): ALL_CFLAGS += $(CHECK_CFLAGS)
-
-$(CONSOLE_SPEC_BIN): $(CONSOLE_SPEC_OBJS) $(CONSOLE_SPEC_UNITS) $(LIBVMHEAP_A)
+$(CONSOLE_SPEC_BIN): $(CONSOLE_SPEC_OBJS) $(CONSOLE_SPEC_UNITS) \
+                     $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CONSOLE_SPEC_OBJS) $(CONSOLE_SPEC_UNITS) $(LIBVMHEAP_A) \
-	  $(MSGPACK_LIBS) $(CHECK_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CONSOLE_SPEC_OBJS) $(CONSOLE_SPEC_UNITS) \
+	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
+	  $(MSGPACK_LIBS) $(EVENT_LIBS) $(CHECK_LIBS)

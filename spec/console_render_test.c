@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include <msgpack.h>
 
 #include "../console/console-internal.h"
-#include "console_harness-internal.h"
+#include "console_render-internal.h"
+#include "lib/vmheap_spec.h"
 
 /* A msgpack value built by `fill`, unpacked for the renderer. */
 struct value {
@@ -260,21 +260,15 @@ END_TEST
 /* Parse with jq (a real JSON parser) and print the value back. */
 static int jq_roundtrip(const char *json, char *out, size_t outlen)
 {
-	char dir[256], path[512], cmd[1024];
-	FILE *f;
-	size_t n;
-	int status;
+	const char *argv[] = {"jq", "-c", ".", NULL};
+	struct spec_run r;
+	int ok;
 
-	ct_mkdir(dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/in.json", dir);
-	ct_write_file(path, json);
-	snprintf(cmd, sizeof(cmd), "jq -c . < '%s' 2>&1", path);
-	f = popen(cmd, "r");
-	ck_assert_ptr_nonnull(f);
-	n = fread(out, 1, outlen - 1, f);
-	out[n] = '\0';
-	status = pclose(f);
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	ck_assert_int_eq(spec_run(argv, NULL, json, 20000, &r), 0);
+	snprintf(out, outlen, "%s%s", r.out, r.err);
+	ok = r.status == 0;
+	spec_run_free(&r);
+	return ok;
 }
 
 START_TEST(json_escapes_control_characters_and_replaces_bad_utf8)
@@ -321,6 +315,8 @@ END_TEST
 TCase *console_render_tcase(void)
 {
 	TCase *tc = tcase_create("rendering");
+
+	tcase_set_timeout(tc, 60);
 
 	tcase_add_test(tc, byte_counts_show_a_binary_unit_and_the_exact_figure);
 	tcase_add_test(tc,

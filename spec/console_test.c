@@ -18,11 +18,90 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "console_harness-internal.h"
+#include "console_render-internal.h"
+#include "lib/vmheap_spec.h"
 #include "vmheap.h"
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define WAIT_MS 10000
+
+/* ------------------------------------------------------------ helpers */
+
+/*
+ * The sample VM with its discovery file and dumps in `dir` and its output
+ * in dir/vm.log; it dies with the test.
+ */
+static pid_t vm_start(const char *dir)
+{
+	char log[512];
+	struct spec_vm_opts o = {.log_path = log};
+	struct spec_vm vm;
+
+	snprintf(log, sizeof(log), "%s/vm.log", dir);
+	spec_vm_start(&vm, dir, dir, &o);
+	return vm.pid;
+}
+
+/* The discovery file of `pid` in `dir`. */
+static void discovery_path(char *out, size_t len, const char *dir, pid_t pid)
+{
+	snprintf(out, len, "%s/vmheap-agent.%ld", dir, (long)pid);
+}
+
+/* The console's environment: HOME and VMHEAP_AGENT_TMPDIR are `dir`. */
+static const char *const *console_env(const char *dir)
+{
+	static char home[300], tmpdir[300];
+	static const char *env[] = {home, tmpdir, "TMPDIR", NULL};
+
+	snprintf(home, sizeof(home), "HOME=%s", dir);
+	snprintf(tmpdir, sizeof(tmpdir), "VMHEAP_AGENT_TMPDIR=%s", dir);
+	return env;
+}
+
+static const char **console_argv(const char *const *args)
+{
+	static const char *argv[64];
+	int n = 0;
+
+	argv[n++] = spec_bin("vmheap-console");
+	for (; args && *args && n < 63; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	return argv;
+}
+
+/*
+ * Run the console in `dir` (console_env) with `input` on stdin (NULL:
+ * none) and the NULL-terminated `args`; killed after 20 s.
+ */
+static void console_run(struct spec_run *r, const char *dir, const char *input,
+			const char *const *args)
+{
+	ck_assert_int_eq(spec_run(console_argv(args), console_env(dir), input,
+				  20000, r),
+			 0);
+}
+
+/* The console in `dir` on pipes (stderr merged into stdout). */
+static void console_start(struct spec_proc *p, const char *dir,
+			  const char *const *args)
+{
+	struct spec_spawn o = {0};
+
+	o.argv = console_argv(args);
+	o.env = console_env(dir);
+	spec_proc_start(p, &o, 1);
+}
+
+/* The console command line for tmux: env + binary + args, shell-quoted. */
+static void console_command(char *out, size_t len, const char *dir,
+			    const char *args)
+{
+	snprintf(out, len,
+		 "env -u TMPDIR HOME='%s' VMHEAP_AGENT_TMPDIR='%s' '%s' %s",
+		 dir, dir, spec_bin("vmheap-console"), args ? args : "");
+}
 
 /* Sum of what a dump file holds, read with libvmheap. */
 struct dump_sums {
@@ -99,17 +178,17 @@ START_TEST(one_agent_is_found_and_get_prints_its_pid)
 {
 	char dir[256], want[32];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
-	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
+	console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	snprintf(want, sizeof(want), "%ld\n", (long)vm);
 	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
 	ck_assert_str_eq(r.out, want);
 	ck_assert_str_eq(r.err, "");
-	ct_run_free(&r);
-	ct_vm_kill(vm);
+	spec_run_free(&r);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -117,11 +196,11 @@ START_TEST(e_dump_reply_is_one_line_matching_the_file)
 {
 	char dir[256], path[512];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
-	ct_console_run(&r, dir, NULL,
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
+	console_run(&r, dir, NULL,
 		       ARGS("-e", "set system.memory.dump first.vmheap", "-e",
 			    "get system.pid"));
 	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
@@ -129,8 +208,8 @@ START_TEST(e_dump_reply_is_one_line_matching_the_file)
 	ck_assert_int_eq(access(path, R_OK), 0);
 	ck_assert_int_eq(count_lines(r.out), 2);
 	check_dump_line(r.out, path);
-	ct_run_free(&r);
-	ct_vm_kill(vm);
+	spec_run_free(&r);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -138,11 +217,11 @@ START_TEST(unknown_variable_exits_1_and_says_so)
 {
 	char dir[256];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
-	ct_console_run(
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
+	console_run(
 	    &r, dir, NULL,
 	    ARGS("-e", "get no.such.variable", "-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 1);
@@ -151,8 +230,8 @@ START_TEST(unknown_variable_exits_1_and_says_so)
 		      "stderr: %s", r.err);
 	/* the command after the failing one still ran */
 	ck_assert_int_eq(atol(r.out), (long)vm);
-	ct_run_free(&r);
-	ct_vm_kill(vm);
+	spec_run_free(&r);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -161,21 +240,21 @@ START_TEST(dump_to_an_existing_path_exits_1_and_keeps_the_file)
 	char dir[256], path[512];
 	struct stat before, after;
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
 	snprintf(path, sizeof(path), "%s/keep.vmheap", dir);
-	ct_write_file(path, "precious\n");
+	spec_write_text(path, "precious\n");
 	ck_assert_int_eq(stat(path, &before), 0);
-	ct_console_run(&r, dir, NULL,
+	console_run(&r, dir, NULL,
 		       ARGS("-e", "set system.memory.dump keep.vmheap"));
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.err, "error (") != NULL, "stderr: %s", r.err);
 	ck_assert_int_eq(stat(path, &after), 0);
 	ck_assert_int_eq(after.st_size, before.st_size);
-	ct_run_free(&r);
-	ct_vm_kill(vm);
+	spec_run_free(&r);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -183,31 +262,31 @@ START_TEST(malformed_command_exits_1)
 {
 	char dir[256];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
-	ct_console_run(&r, dir, NULL, ARGS("-e", "set system.memory.dump"));
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
+	console_run(&r, dir, NULL, ARGS("-e", "set system.memory.dump"));
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.err, "set VAR VALUE") != NULL, "stderr: %s",
 		      r.err);
-	ct_run_free(&r);
-	ct_console_run(&r, dir, NULL, ARGS("-e", "frobnicate the heap"));
+	spec_run_free(&r);
+	console_run(&r, dir, NULL, ARGS("-e", "frobnicate the heap"));
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.err, "unknown command 'frobnicate'") != NULL,
 		      "stderr: %s", r.err);
-	ct_run_free(&r);
-	ct_vm_kill(vm);
+	spec_run_free(&r);
+	spec_kill(vm);
 }
 END_TEST
 
 START_TEST(no_agent_exits_2_and_says_how_to_start_one)
 {
 	char dir[256];
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "no agent is running") &&
 			  strstr(r.err, dir) &&
@@ -216,7 +295,7 @@ START_TEST(no_agent_exits_2_and_says_how_to_start_one)
 		      "stderr: %s", r.err);
 	ck_assert_int_eq(count_lines(r.err), 1);
 	ck_assert_str_eq(r.out, "");
-	ct_run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -224,18 +303,18 @@ START_TEST(wrong_pid_exits_2_and_points_at_ps)
 {
 	char dir[256], arg[32];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
 	snprintf(arg, sizeof(arg), "%ld", (long)getpid()); /* alive, no agent */
-	ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
+	console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "no agent with pid") &&
 			  strstr(r.err, "--ps"),
 		      "stderr: %s", r.err);
-	ct_run_free(&r);
-	ct_vm_kill(vm);
+	spec_run_free(&r);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -243,19 +322,19 @@ START_TEST(dead_vm_exits_2_and_its_stale_file_is_removed)
 {
 	char dir[256], disc[512], arg[32];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
-	ct_discovery_path(disc, sizeof(disc), dir, vm);
-	ct_vm_kill(vm);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
+	discovery_path(disc, sizeof(disc), dir, vm);
+	spec_kill(vm);
 	ck_assert_int_eq(access(disc, F_OK), 0); /* SIGKILL leaves it */
 	snprintf(arg, sizeof(arg), "%ld", (long)vm);
-	ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
+	console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, arg) != NULL, "stderr: %s", r.err);
 	ck_assert_int_eq(access(disc, F_OK), -1);
-	ct_run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -275,17 +354,17 @@ START_TEST(stale_file_is_removed_by_ps)
 {
 	char dir[256], disc[512], junk[512], pidstr[32];
 	pid_t live, dead;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	dead = ct_vm_start(dir);
-	live = ct_vm_start(dir);
-	ct_discovery_path(disc, sizeof(disc), dir, dead);
-	ct_vm_kill(dead);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	dead = vm_start(dir);
+	live = vm_start(dir);
+	discovery_path(disc, sizeof(disc), dir, dead);
+	spec_kill(dead);
 	/* unreadable leftovers of dead processes are stale too */
-	ct_discovery_path(junk, sizeof(junk), dir, dead_pid());
-	ct_write_file(junk, "half a discovery fi");
-	ct_console_run(&r, dir, NULL, ARGS("--ps"));
+	discovery_path(junk, sizeof(junk), dir, dead_pid());
+	spec_write_text(junk, "half a discovery fi");
+	console_run(&r, dir, NULL, ARGS("--ps"));
 	ck_assert_int_eq(r.status, 0);
 	snprintf(pidstr, sizeof(pidstr), "%ld", (long)live);
 	ck_assert_msg(strstr(r.out, pidstr) != NULL, "stdout: %s", r.out);
@@ -294,8 +373,8 @@ START_TEST(stale_file_is_removed_by_ps)
 	ck_assert_int_eq(access(disc, F_OK), -1);
 	ck_assert_int_eq(access(junk, F_OK), -1);
 	ck_assert_str_eq(r.err, "");
-	ct_run_free(&r);
-	ct_vm_kill(live);
+	spec_run_free(&r);
+	spec_kill(live);
 }
 END_TEST
 
@@ -303,34 +382,34 @@ START_TEST(malformed_discovery_file_is_reported_and_skipped)
 {
 	char dir[256], bad[512];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
 	/* named after a live process (this test), so it is not stale */
-	ct_discovery_path(bad, sizeof(bad), dir, getpid());
-	ct_write_file(bad, "this is not\na discovery file\n\x01\x02\n");
-	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	discovery_path(bad, sizeof(bad), dir, getpid());
+	spec_write_text(bad, "this is not\na discovery file\n\x01\x02\n");
+	console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
 	ck_assert_int_eq(atol(r.out), (long)vm);
 	ck_assert_int_eq(count_lines(r.err), 1);
 	ck_assert_msg(strstr(r.err, bad) != NULL, "stderr: %s", r.err);
 	ck_assert_int_eq(access(bad, F_OK), 0); /* reported, not deleted */
-	ct_run_free(&r);
+	spec_run_free(&r);
 	/* asked for by pid, it is explained once */
 	{
 		char arg[32];
 
 		snprintf(arg, sizeof(arg), "%ld", (long)getpid());
-		ct_console_run(&r, dir, NULL,
+		console_run(&r, dir, NULL,
 			       ARGS("-p", arg, "-e", "get system.pid"));
 		ck_assert_int_eq(r.status, 2);
 		ck_assert_int_eq(count_lines(r.err), 1);
 		ck_assert_msg(strstr(r.err, "malformed") && strstr(r.err, bad),
 			      "stderr: %s", r.err);
-		ct_run_free(&r);
+		spec_run_free(&r);
 	}
-	ct_vm_kill(vm);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -338,7 +417,7 @@ END_TEST
 static void rewrite_discovery(const char *from, const char *to, pid_t pid,
 			      const char *address, const char *token)
 {
-	char *text = ct_read_file(from), *save = NULL;
+	char *text = spec_read_file(from, NULL), *save = NULL;
 	char out[4096] = "";
 	size_t used = 0;
 
@@ -361,27 +440,27 @@ static void rewrite_discovery(const char *from, const char *to, pid_t pid,
 					 buf);
 	}
 	free(text);
-	ct_write_file(to, out);
+	spec_write_text(to, out);
 }
 
 START_TEST(refused_token_exits_2_and_says_the_file_may_be_stale)
 {
 	char dir[256], disc[512];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
-	ct_discovery_path(disc, sizeof(disc), dir, vm);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
+	discovery_path(disc, sizeof(disc), dir, vm);
 	rewrite_discovery(disc, disc, 0, NULL,
 			  "0123456789abcdef0123456789abcdef");
-	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "refused the token") != NULL, "stderr: %s",
 		      r.err);
 	ck_assert_int_eq(count_lines(r.err), 1);
-	ct_run_free(&r);
-	ct_vm_kill(vm);
+	spec_run_free(&r);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -389,20 +468,20 @@ START_TEST(stopped_vm_times_out_with_exit_2)
 {
 	char dir[256];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
 	kill(vm, SIGSTOP); /* the kernel still accepts, nobody answers */
-	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	kill(vm, SIGCONT);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "did not answer") != NULL, "stderr: %s",
 		      r.err);
 	ck_assert_int_eq(count_lines(r.err), 1);
-	ck_assert_msg(r.secs < 15.0, "took %.1f s", r.secs);
-	ct_run_free(&r);
-	ct_vm_kill(vm);
+	ck_assert_msg(r.seconds < 15.0, "took %.1f s", r.seconds);
+	spec_run_free(&r);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -425,22 +504,22 @@ START_TEST(refused_connection_exits_2_naming_the_address)
 {
 	char dir[256], disc[512], fake[512], addr[64], arg[32];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
-	ct_discovery_path(disc, sizeof(disc), dir, vm);
-	ct_discovery_path(fake, sizeof(fake), dir, getpid());
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
+	discovery_path(disc, sizeof(disc), dir, vm);
+	discovery_path(fake, sizeof(fake), dir, getpid());
 	snprintf(addr, sizeof(addr), "tcp://127.0.0.1:%u", closed_port());
 	rewrite_discovery(disc, fake, getpid(), addr, NULL);
 	snprintf(arg, sizeof(arg), "%ld", (long)getpid());
-	ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
+	console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "cannot connect") && strstr(r.err, addr),
 		      "stderr: %s", r.err);
 	ck_assert_int_eq(count_lines(r.err), 1);
-	ct_run_free(&r);
-	ct_vm_kill(vm);
+	spec_run_free(&r);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -448,7 +527,7 @@ START_TEST(another_users_vm_is_explained)
 {
 	char dir[256], disc[512], fake[512], arg[32];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
 	if (geteuid() != 0) {
 		/* only root can make a file owned by someone else */
@@ -456,34 +535,34 @@ START_TEST(another_users_vm_is_explained)
 			"another_users_vm_is_explained: needs root, not run\n");
 		return;
 	}
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
-	ct_discovery_path(disc, sizeof(disc), dir, vm);
-	ct_discovery_path(fake, sizeof(fake), dir, getpid());
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
+	discovery_path(disc, sizeof(disc), dir, vm);
+	discovery_path(fake, sizeof(fake), dir, getpid());
 	rewrite_discovery(disc, fake, getpid(), NULL, NULL);
 	ck_assert_int_eq(chown(fake, 65534, 65534), 0);
 	snprintf(arg, sizeof(arg), "%ld", (long)getpid());
-	ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
+	console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "belongs to another user") &&
 			  strstr(r.err, "65534"),
 		      "stderr: %s", r.err);
-	ct_run_free(&r);
+	spec_run_free(&r);
 	/* without -p the foreign file is not noise: our own VM is used */
-	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_int_eq(atol(r.out), (long)vm);
 	ck_assert_str_eq(r.err, "");
-	ct_run_free(&r);
+	spec_run_free(&r);
 	/* with only the foreign file left, the no-agent message points at it */
-	ct_vm_kill(vm);
-	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	spec_kill(vm);
+	console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "no agent of yours") &&
 			  strstr(r.err, "1 discovery file of other users"),
 		      "stderr: %s", r.err);
 	ck_assert_int_eq(count_lines(r.err), 1);
-	ct_run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -493,11 +572,11 @@ START_TEST(stdin_commands_run_one_a_line)
 {
 	char dir[256], path[512], *line;
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
-	ct_console_run(&r, dir,
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
+	console_run(&r, dir,
 		       "get system.pid\n"
 		       "\n"
 		       "set system.memory.dump piped.vmheap\n"
@@ -513,8 +592,8 @@ START_TEST(stdin_commands_run_one_a_line)
 	ck_assert_int_eq(count_lines(r.out), 3);
 	/* no prompt without a terminal */
 	ck_assert_ptr_null(strstr(r.out, "console>"));
-	ct_run_free(&r);
-	ct_vm_kill(vm);
+	spec_run_free(&r);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -522,15 +601,15 @@ START_TEST(stdin_with_a_failing_command_exits_1_after_running_the_rest)
 {
 	char dir[256];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
-	ct_console_run(&r, dir, "get nothing.here\nget system.pid\n", NULL);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
+	console_run(&r, dir, "get nothing.here\nget system.pid\n", NULL);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_int_eq(atol(r.out), (long)vm);
-	ct_run_free(&r);
-	ct_vm_kill(vm);
+	spec_run_free(&r);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -538,20 +617,20 @@ START_TEST(vm_going_away_mid_session_exits_2_without_hanging)
 {
 	char dir[256], want[64];
 	pid_t vm;
-	struct ct_proc p;
+	struct spec_proc p;
 	int status;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
-	ct_proc_start(&p, dir, NULL);
-	ct_proc_write(&p, "get system.pid\n");
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
+	console_start(&p, dir, NULL);
+	spec_proc_write(&p, "get system.pid\n");
 	snprintf(want, sizeof(want), "%ld\n", (long)vm);
-	ck_assert_msg(ct_proc_wait_for(&p, want, WAIT_MS), "output: %s", p.buf);
-	ct_vm_kill(vm);
-	ct_proc_write(&p, "get system.pid\n");
-	ck_assert_msg(ct_proc_wait_for(&p, "went away", WAIT_MS), "output: %s",
+	ck_assert_msg(spec_proc_wait_for(&p, want, WAIT_MS), "output: %s", p.buf);
+	spec_kill(vm);
+	spec_proc_write(&p, "get system.pid\n");
+	ck_assert_msg(spec_proc_wait_for(&p, "went away", WAIT_MS), "output: %s",
 		      p.buf);
-	status = ct_proc_wait_exit(&p, WAIT_MS);
+	status = spec_proc_wait_exit(&p, WAIT_MS);
 	ck_assert_int_eq(status, 2);
 	snprintf(want, sizeof(want), "the VM (pid %ld) went away", (long)vm);
 	ck_assert_msg(strstr(p.buf, want) != NULL, "output: %s", p.buf);
@@ -562,25 +641,25 @@ START_TEST(an_idle_connection_dropped_by_the_agent_is_reopened)
 {
 	char dir[256], want[64];
 	pid_t vm;
-	struct ct_proc p;
+	struct spec_proc p;
 
-	ct_mkdir(dir, sizeof(dir));
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	/* an agent that drops connections idle for 200 ms */
 	setenv("VMHEAP_AGENT_IDLE_TIMEOUT_MS", "200", 1);
-	vm = ct_vm_start(dir);
+	vm = vm_start(dir);
 	unsetenv("VMHEAP_AGENT_IDLE_TIMEOUT_MS");
-	ct_proc_start(&p, dir, NULL);
-	ct_proc_write(&p, "get system.pid\n");
+	console_start(&p, dir, NULL);
+	spec_proc_write(&p, "get system.pid\n");
 	snprintf(want, sizeof(want), "%ld\n", (long)vm);
-	ck_assert_msg(ct_proc_wait_for(&p, want, WAIT_MS), "output: %s", p.buf);
+	ck_assert_msg(spec_proc_wait_for(&p, want, WAIT_MS), "output: %s", p.buf);
 	/* idle well past the limit: the agent closes our connection */
-	ck_assert(!ct_proc_wait_for(&p, "never printed", 800));
-	ct_proc_write(&p, "get system.vm\n");
-	ck_assert_msg(ct_proc_wait_for(&p, "sample", WAIT_MS), "output: %s",
+	ck_assert(!spec_proc_wait_for(&p, "never printed", 800));
+	spec_proc_write(&p, "get system.vm\n");
+	ck_assert_msg(spec_proc_wait_for(&p, "sample", WAIT_MS), "output: %s",
 		      p.buf);
-	ck_assert_int_eq(ct_proc_wait_exit(&p, WAIT_MS), 0);
+	ck_assert_int_eq(spec_proc_wait_exit(&p, WAIT_MS), 0);
 	ck_assert_msg(strstr(p.buf, "went away") == NULL, "output: %s", p.buf);
-	ct_vm_kill(vm);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -588,33 +667,29 @@ END_TEST
 static int jq_accepts(const char *dir, const char *json, const char *filter,
 		      char *out, size_t outlen)
 {
-	char in[512], cmd[1024];
-	FILE *f;
-	size_t n;
-	int status;
+	const char *argv[] = {"jq", "-e", "-r", filter, NULL};
+	struct spec_run r;
+	int ok;
 
-	snprintf(in, sizeof(in), "%s/jq.in", dir);
-	ct_write_file(in, json);
-	snprintf(cmd, sizeof(cmd), "jq -e -r '%s' < '%s' 2>&1", filter, in);
-	f = popen(cmd, "r");
-	ck_assert_ptr_nonnull(f);
-	n = fread(out, 1, outlen - 1, f);
-	out[n] = '\0';
-	status = pclose(f);
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	(void)dir;
+	ck_assert_int_eq(spec_run(argv, NULL, json, 20000, &r), 0);
+	snprintf(out, outlen, "%s%s", r.out, r.err);
+	ok = r.status == 0;
+	spec_run_free(&r);
+	return ok;
 }
 
 START_TEST(json_prints_reply_values_as_json)
 {
 	char dir[256], out[1024], want[32];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 	struct dump_sums sums;
 	char path[512];
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
-	ct_console_run(&r, dir, NULL,
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
+	console_run(&r, dir, NULL,
 		       ARGS("--json", "-e", "get system.pid", "-e",
 			    "set system.memory.dump j.vmheap", "-e", "list"));
 	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
@@ -642,8 +717,8 @@ START_TEST(json_prints_reply_values_as_json)
 		ck_assert_msg(strstr(out, "system.memory.dump") != NULL,
 			      "list as JSON lacks system.memory.dump: %s", out);
 	}
-	ct_run_free(&r);
-	ct_vm_kill(vm);
+	spec_run_free(&r);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -653,12 +728,12 @@ START_TEST(ps_lists_every_agent_in_aligned_columns)
 {
 	char dir[256], p1[32], p2[32], *l1, *l2, *head;
 	pid_t a, b;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	a = ct_vm_start(dir);
-	b = ct_vm_start(dir);
-	ct_console_run(&r, dir, NULL, ARGS("--ps"));
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	a = vm_start(dir);
+	b = vm_start(dir);
+	console_run(&r, dir, NULL, ARGS("--ps"));
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_int_eq(count_lines(r.out), 3);
 	snprintf(p1, sizeof(p1), "%ld ", (long)a);
@@ -677,9 +752,9 @@ START_TEST(ps_lists_every_agent_in_aligned_columns)
 	free(head);
 	free(l1);
 	free(l2);
-	ct_run_free(&r);
-	ct_vm_kill(a);
-	ct_vm_kill(b);
+	spec_run_free(&r);
+	spec_kill(a);
+	spec_kill(b);
 }
 END_TEST
 
@@ -687,12 +762,12 @@ START_TEST(ps_json_lists_the_agents_for_scripts)
 {
 	char dir[256], out[1024], want[64];
 	pid_t a, b;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	a = ct_vm_start(dir);
-	b = ct_vm_start(dir);
-	ct_console_run(&r, dir, NULL, ARGS("--ps", "--json"));
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	a = vm_start(dir);
+	b = vm_start(dir);
+	console_run(&r, dir, NULL, ARGS("--ps", "--json"));
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(
 	    jq_accepts(dir, r.out,
@@ -707,9 +782,9 @@ START_TEST(ps_json_lists_the_agents_for_scripts)
 		       ".[0].address | startswith(\"tcp://127.0.0.1:\")", out,
 		       sizeof(out)),
 	    "jq: %s on %s", out, r.out);
-	ct_run_free(&r);
-	ct_vm_kill(a);
-	ct_vm_kill(b);
+	spec_run_free(&r);
+	spec_kill(a);
+	spec_kill(b);
 }
 END_TEST
 
@@ -717,22 +792,22 @@ START_TEST(tmpdir_option_overrides_the_environment)
 {
 	char dir[256], empty[256];
 	pid_t vm;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	ct_mkdir(empty, sizeof(empty));
-	vm = ct_vm_start(dir);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	snprintf(empty, sizeof(empty), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
 	/* the environment names `empty`; --tmpdir names the VM's directory */
-	ct_console_run(&r, empty, NULL,
+	console_run(&r, empty, NULL,
 		       ARGS("--tmpdir", dir, "-e", "get system.pid"));
 	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
 	ck_assert_int_eq(atol(r.out), (long)vm);
-	ct_run_free(&r);
-	ct_console_run(&r, empty, NULL, ARGS("-e", "get system.pid"));
+	spec_run_free(&r);
+	console_run(&r, empty, NULL, ARGS("-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, empty) != NULL, "stderr: %s", r.err);
-	ct_run_free(&r);
-	ct_vm_kill(vm);
+	spec_run_free(&r);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -740,23 +815,23 @@ START_TEST(p_picks_the_named_agent_among_several)
 {
 	char dir[256], arg[32];
 	pid_t a, b;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	a = ct_vm_start(dir);
-	b = ct_vm_start(dir);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	a = vm_start(dir);
+	b = vm_start(dir);
 	snprintf(arg, sizeof(arg), "%ld", (long)b);
-	ct_console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
+	console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
 	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
 	ck_assert_int_eq(atol(r.out), (long)b);
-	ct_run_free(&r);
+	spec_run_free(&r);
 	snprintf(arg, sizeof(arg), "%ld", (long)a);
-	ct_console_run(&r, dir, NULL,
+	console_run(&r, dir, NULL,
 		       ARGS("--pid", arg, "-e", "get system.pid"));
 	ck_assert_int_eq(atol(r.out), (long)a);
-	ct_run_free(&r);
-	ct_vm_kill(a);
-	ct_vm_kill(b);
+	spec_run_free(&r);
+	spec_kill(a);
+	spec_kill(b);
 }
 END_TEST
 
@@ -764,35 +839,35 @@ START_TEST(several_agents_without_a_terminal_exit_2_naming_the_pids)
 {
 	char dir[256], p1[32], p2[32];
 	pid_t a, b;
-	struct ct_run r;
+	struct spec_run r;
 
-	ct_mkdir(dir, sizeof(dir));
-	a = ct_vm_start(dir);
-	b = ct_vm_start(dir);
-	ct_console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	a = vm_start(dir);
+	b = vm_start(dir);
+	console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	snprintf(p1, sizeof(p1), "%ld", (long)a);
 	snprintf(p2, sizeof(p2), "%ld", (long)b);
 	ck_assert_msg(strstr(r.err, p1) && strstr(r.err, p2) &&
 			  strstr(r.err, "-p"),
 		      "stderr: %s", r.err);
-	ct_run_free(&r);
-	ct_vm_kill(a);
-	ct_vm_kill(b);
+	spec_run_free(&r);
+	spec_kill(a);
+	spec_kill(b);
 }
 END_TEST
 
 /* ------------------------------------------------------ interactive (tmux) */
 
-static void start_console_in_tmux(struct ct_tmux *t, const char *dir,
+static void start_console_in_tmux(struct spec_tmux *t, const char *dir,
 				  const char *args)
 {
 	char cmd[2048];
 	char *pane;
 
-	ct_console_command(cmd, sizeof(cmd), dir, args);
-	ct_tmux_start(t, cmd);
-	pane = ct_tmux_wait_for(t, "console> ", WAIT_MS);
+	console_command(cmd, sizeof(cmd), dir, args);
+	spec_tmux_start(t, cmd);
+	pane = spec_tmux_wait_for(t, "console> ", WAIT_MS);
 	ck_assert_msg(pane != NULL, "no prompt");
 	free(pane);
 }
@@ -800,16 +875,14 @@ static void start_console_in_tmux(struct ct_tmux *t, const char *dir,
 START_TEST(interactive_dump_reply_names_path_objects_size_and_time)
 {
 	char dir[256], path[512], *pane, *line;
-	struct ct_tmux t;
+	struct spec_tmux t;
 	pid_t vm;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL);
-	ct_tmux_type(&t, "set system.memory.dump heap.vmheap");
-	ct_tmux_key(&t, "Enter");
-	pane = ct_tmux_wait_for(&t, "dump written", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
+	spec_tmux_line(&t, "set system.memory.dump heap.vmheap");
+	pane = spec_tmux_expect(&t, "dump written", WAIT_MS);
 	snprintf(path, sizeof(path), "%s/heap.vmheap", dir);
 	ck_assert_int_eq(access(path, R_OK), 0);
 	line = line_with(pane, "dump written");
@@ -817,144 +890,115 @@ START_TEST(interactive_dump_reply_names_path_objects_size_and_time)
 	free(line);
 	free(pane);
 	/* a byte count shows its unit and the exact figure */
-	ct_tmux_type(&t, "get system.memory.rss");
-	ct_tmux_key(&t, "Enter");
-	pane = ct_tmux_wait_for(&t, " bytes)", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
-	free(pane);
-	ct_tmux_type(&t, "exit");
-	ct_tmux_key(&t, "Enter");
-	pane = ct_tmux_wait_for(&t, "[exit 0]", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
-	free(pane);
-	ct_tmux_kill(&t);
-	ct_vm_kill(vm);
+	spec_tmux_line(&t, "get system.memory.rss");
+	spec_tmux_see(&t, " bytes)", WAIT_MS);
+	spec_tmux_line(&t, "exit");
+	spec_tmux_see(&t, "[exit 0]", WAIT_MS);
+	spec_tmux_kill(&t);
+	spec_kill(vm);
 }
 END_TEST
 
 START_TEST(tab_completes_a_partial_variable_name)
 {
 	char dir[256], *pane;
-	struct ct_tmux t;
+	struct spec_tmux t;
 	pid_t vm;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL);
-	ct_tmux_type(&t, "get system.memory.r");
-	ct_tmux_key(&t, "Tab");
-	pane = ct_tmux_wait_for(&t, "console> get system.memory.rss", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
-	free(pane);
-	ct_tmux_key(&t, "Enter");
-	pane = ct_tmux_wait_for(&t, " bytes)", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
+	spec_tmux_type(&t, "get system.memory.r");
+	spec_tmux_key(&t, "Tab");
+	spec_tmux_see(&t, "console> get system.memory.rss", WAIT_MS);
+	spec_tmux_key(&t, "Enter");
+	pane = spec_tmux_expect(&t, " bytes)", WAIT_MS);
 	ck_assert_ptr_null(strstr(pane, "error ("));
 	free(pane);
 	/* command words complete too */
-	ct_tmux_type(&t, "he");
-	ct_tmux_key(&t, "Tab");
-	pane = ct_tmux_wait_for(&t, "console> help", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
-	free(pane);
-	ct_tmux_kill(&t);
-	ct_vm_kill(vm);
+	spec_tmux_type(&t, "he");
+	spec_tmux_key(&t, "Tab");
+	spec_tmux_see(&t, "console> help", WAIT_MS);
+	spec_tmux_kill(&t);
+	spec_kill(vm);
 }
 END_TEST
 
 START_TEST(history_is_saved_and_recalled_next_session)
 {
-	char dir[256], hist[512], *pane, *text;
-	struct ct_tmux t, t2;
+	char dir[256], hist[512], *text;
+	struct spec_tmux t, t2;
 	pid_t vm;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL);
-	ct_tmux_type(&t, "get system.pid");
-	ct_tmux_key(&t, "Enter");
-	ck_assert(ct_tmux_wait_count(&t, "console> ", 2, WAIT_MS));
-	ct_tmux_type(&t, "list system.memory");
-	ct_tmux_key(&t, "Enter");
-	ck_assert(ct_tmux_wait_count(&t, "console> ", 3, WAIT_MS));
-	ct_tmux_key(&t, "C-d");
-	pane = ct_tmux_wait_for(&t, "[exit 0]", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
-	free(pane);
+	spec_tmux_line(&t, "get system.pid");
+	ck_assert(spec_tmux_wait_count(&t, "console> ", 2, WAIT_MS));
+	spec_tmux_line(&t, "list system.memory");
+	ck_assert(spec_tmux_wait_count(&t, "console> ", 3, WAIT_MS));
+	spec_tmux_key(&t, "C-d");
+	spec_tmux_see(&t, "[exit 0]", WAIT_MS);
 	snprintf(hist, sizeof(hist), "%s/.vmheap_history", dir);
-	text = ct_read_file(hist);
+	text = spec_read_file(hist, NULL);
 	ck_assert_ptr_nonnull(text);
 	ck_assert_str_eq(text, "get system.pid\nlist system.memory\n");
 	free(text);
-	ct_tmux_kill(&t);
+	spec_tmux_kill(&t);
 
 	start_console_in_tmux(&t2, dir, NULL);
-	ct_tmux_key(&t2, "Up");
-	ct_tmux_key(&t2, "Up");
-	pane = ct_tmux_wait_for(&t2, "console> get system.pid", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
-	free(pane);
-	ct_tmux_kill(&t2);
-	ct_vm_kill(vm);
+	spec_tmux_key(&t2, "Up");
+	spec_tmux_key(&t2, "Up");
+	spec_tmux_see(&t2, "console> get system.pid", WAIT_MS);
+	spec_tmux_kill(&t2);
+	spec_kill(vm);
 }
 END_TEST
 
 START_TEST(help_lists_the_commands_and_quit_leaves)
 {
 	char dir[256], *pane;
-	struct ct_tmux t;
+	struct spec_tmux t;
 	pid_t vm;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL);
-	ct_tmux_type(&t, "help");
-	ct_tmux_key(&t, "Enter");
-	pane = ct_tmux_wait_for(&t, "list [PREFIX]", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
+	spec_tmux_line(&t, "help");
+	pane = spec_tmux_expect(&t, "list [PREFIX]", WAIT_MS);
 	ck_assert_ptr_nonnull(strstr(pane, "set VAR VALUE"));
 	free(pane);
-	ct_tmux_type(&t, "quit");
-	ct_tmux_key(&t, "Enter");
-	pane = ct_tmux_wait_for(&t, "[exit 0]", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
-	free(pane);
-	ct_tmux_kill(&t);
-	ct_vm_kill(vm);
+	spec_tmux_line(&t, "quit");
+	spec_tmux_see(&t, "[exit 0]", WAIT_MS);
+	spec_tmux_kill(&t);
+	spec_kill(vm);
 }
 END_TEST
 
 START_TEST(ctrl_c_drops_the_line_and_keeps_the_session)
 {
-	char dir[256], want[512], *pane;
-	struct ct_tmux t;
+	char dir[256], want[512];
+	struct spec_tmux t;
 	pid_t vm;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL);
-	ct_tmux_type(&t, "set system.memory.dump never.vmheap");
+	spec_tmux_type(&t, "set system.memory.dump never.vmheap");
 	/* as a person would: see the line, then press Ctrl-C (a ^C before
 	 * the line editor read the text would flush it from the tty) */
-	pane = ct_tmux_wait_for(
+	spec_tmux_see(
 	    &t, "console> set system.memory.dump never.vmheap", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
-	free(pane);
-	ct_tmux_key(&t, "C-c");
-	pane = ct_tmux_wait_for(&t, "never.vmheap^C", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
-	free(pane);
-	ct_tmux_type(&t, "get system.pid");
-	ct_tmux_key(&t, "Enter");
+	spec_tmux_key(&t, "C-c");
+	spec_tmux_see(&t, "never.vmheap^C", WAIT_MS);
+	spec_tmux_line(&t, "get system.pid");
 	snprintf(want, sizeof(want), "get system.pid\n%ld\n", (long)vm);
-	pane = ct_tmux_wait_for(&t, want, WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
-	free(pane);
+	spec_tmux_see(&t, want, WAIT_MS);
 	/* the dropped line never ran */
 	snprintf(want, sizeof(want), "%s/never.vmheap", dir);
 	ck_assert_int_eq(access(want, F_OK), -1);
-	ct_tmux_kill(&t);
-	ct_vm_kill(vm);
+	spec_tmux_kill(&t);
+	spec_kill(vm);
 }
 END_TEST
 
@@ -972,127 +1016,101 @@ static long chooser_pid(const char *pane, int n)
 START_TEST(chooser_lists_agents_and_connects_to_the_one_picked)
 {
 	char dir[256], want[64], *pane;
-	struct ct_tmux t;
+	struct spec_tmux t;
 	pid_t a, b;
 	long picked;
 
-	ct_mkdir(dir, sizeof(dir));
-	a = ct_vm_start(dir);
-	b = ct_vm_start(dir);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	a = vm_start(dir);
+	b = vm_start(dir);
 	{
 		char cmd[2048];
 
-		ct_console_command(cmd, sizeof(cmd), dir, NULL);
-		ct_tmux_start(&t, cmd);
+		console_command(cmd, sizeof(cmd), dir, NULL);
+		spec_tmux_start(&t, cmd);
 	}
-	pane = ct_tmux_wait_for(&t, "Which one? [1-2]", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
+	pane = spec_tmux_expect(&t, "Which one? [1-2]", WAIT_MS);
 	picked = chooser_pid(pane, 2);
 	ck_assert_msg(picked == a || picked == b, "no pid on line 2: %s", pane);
 	ck_assert_int_ne(chooser_pid(pane, 1), picked);
 	free(pane);
-	ct_tmux_type(&t, "2");
-	ct_tmux_key(&t, "Enter");
-	pane = ct_tmux_wait_for(&t, "console> ", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
-	free(pane);
-	ct_tmux_type(&t, "get system.pid");
-	ct_tmux_key(&t, "Enter");
+	spec_tmux_line(&t, "2");
+	spec_tmux_see(&t, "console> ", WAIT_MS);
+	spec_tmux_line(&t, "get system.pid");
 	snprintf(want, sizeof(want), "get system.pid\n%ld\n", picked);
-	pane = ct_tmux_wait_for(&t, want, WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
-	free(pane);
-	ct_tmux_kill(&t);
-	ct_vm_kill(a);
-	ct_vm_kill(b);
+	spec_tmux_see(&t, want, WAIT_MS);
+	spec_tmux_kill(&t);
+	spec_kill(a);
+	spec_kill(b);
 }
 END_TEST
 
 START_TEST(interactive_vm_going_away_says_so_and_exits_2)
 {
 	char dir[256], want[64], *pane;
-	struct ct_tmux t;
+	struct spec_tmux t;
 	pid_t vm;
 
-	ct_mkdir(dir, sizeof(dir));
-	vm = ct_vm_start(dir);
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL);
-	ct_vm_kill(vm);
-	ct_tmux_type(&t, "get system.uptime");
-	ct_tmux_key(&t, "Enter");
+	spec_kill(vm);
+	spec_tmux_line(&t, "get system.uptime");
 	snprintf(want, sizeof(want), "the VM (pid %ld) went away", (long)vm);
-	pane = ct_tmux_wait_for(&t, "[exit 2]", WAIT_MS);
-	ck_assert_ptr_nonnull(pane);
+	pane = spec_tmux_expect(&t, "[exit 2]", WAIT_MS);
 	ck_assert_msg(strstr(pane, want) != NULL, "pane: %s", pane);
 	free(pane);
-	ct_tmux_kill(&t);
+	spec_tmux_kill(&t);
 }
 END_TEST
 
-static Suite *console_suite(void)
+Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("console");
-	TCase *e = tcase_create("scripted");
-	TCase *d = tcase_create("discovery");
-	TCase *i = tcase_create("interactive");
+	TCase *t;
 
-	tcase_add_test(e, one_agent_is_found_and_get_prints_its_pid);
-	tcase_add_test(e, e_dump_reply_is_one_line_matching_the_file);
-	tcase_add_test(e, unknown_variable_exits_1_and_says_so);
-	tcase_add_test(e, dump_to_an_existing_path_exits_1_and_keeps_the_file);
-	tcase_add_test(e, malformed_command_exits_1);
-	tcase_add_test(e, stdin_commands_run_one_a_line);
+	t = spec_tcase(s, "-e mode", 60);
+	tcase_add_test(t, one_agent_is_found_and_get_prints_its_pid);
+	tcase_add_test(t, e_dump_reply_is_one_line_matching_the_file);
+	tcase_add_test(t, unknown_variable_exits_1_and_says_so);
+	tcase_add_test(t, dump_to_an_existing_path_exits_1_and_keeps_the_file);
+	tcase_add_test(t, malformed_command_exits_1);
+	tcase_add_test(t, no_agent_exits_2_and_says_how_to_start_one);
+	tcase_add_test(t, wrong_pid_exits_2_and_points_at_ps);
+	tcase_add_test(t, dead_vm_exits_2_and_its_stale_file_is_removed);
+	tcase_add_test(t, stale_file_is_removed_by_ps);
+	tcase_add_test(t, malformed_discovery_file_is_reported_and_skipped);
+	tcase_add_test(t, refused_token_exits_2_and_says_the_file_may_be_stale);
+	tcase_add_test(t, stopped_vm_times_out_with_exit_2);
+	tcase_add_test(t, refused_connection_exits_2_naming_the_address);
+	tcase_add_test(t, another_users_vm_is_explained);
+
+	t = spec_tcase(s, "stdin and json", 60);
+	tcase_add_test(t, stdin_commands_run_one_a_line);
 	tcase_add_test(
-	    e, stdin_with_a_failing_command_exits_1_after_running_the_rest);
-	tcase_add_test(e, vm_going_away_mid_session_exits_2_without_hanging);
-	tcase_add_test(e, an_idle_connection_dropped_by_the_agent_is_reopened);
-	tcase_add_test(e, json_prints_reply_values_as_json);
-	tcase_set_timeout(e, 60);
-	suite_add_tcase(s, e);
+	    t, stdin_with_a_failing_command_exits_1_after_running_the_rest);
+	tcase_add_test(t, vm_going_away_mid_session_exits_2_without_hanging);
+	tcase_add_test(t, an_idle_connection_dropped_by_the_agent_is_reopened);
+	tcase_add_test(t, json_prints_reply_values_as_json);
 
-	tcase_add_test(d, no_agent_exits_2_and_says_how_to_start_one);
-	tcase_add_test(d, wrong_pid_exits_2_and_points_at_ps);
-	tcase_add_test(d, dead_vm_exits_2_and_its_stale_file_is_removed);
-	tcase_add_test(d, stale_file_is_removed_by_ps);
-	tcase_add_test(d, malformed_discovery_file_is_reported_and_skipped);
-	tcase_add_test(d, refused_token_exits_2_and_says_the_file_may_be_stale);
-	tcase_add_test(d, refused_connection_exits_2_naming_the_address);
-	tcase_add_test(d, another_users_vm_is_explained);
-	tcase_add_test(d, stopped_vm_times_out_with_exit_2);
-	tcase_add_test(d, ps_lists_every_agent_in_aligned_columns);
-	tcase_add_test(d, ps_json_lists_the_agents_for_scripts);
-	tcase_add_test(d, tmpdir_option_overrides_the_environment);
-	tcase_add_test(d, p_picks_the_named_agent_among_several);
+	t = spec_tcase(s, "several agents", 60);
+	tcase_add_test(t, ps_lists_every_agent_in_aligned_columns);
+	tcase_add_test(t, ps_json_lists_the_agents_for_scripts);
+	tcase_add_test(t, tmpdir_option_overrides_the_environment);
+	tcase_add_test(t, p_picks_the_named_agent_among_several);
 	tcase_add_test(
-	    d, several_agents_without_a_terminal_exit_2_naming_the_pids);
-	tcase_set_timeout(d, 60);
-	suite_add_tcase(s, d);
+	    t, several_agents_without_a_terminal_exit_2_naming_the_pids);
 
-	tcase_add_test(i,
-		       interactive_dump_reply_names_path_objects_size_and_time);
-	tcase_add_test(i, tab_completes_a_partial_variable_name);
-	tcase_add_test(i, history_is_saved_and_recalled_next_session);
-	tcase_add_test(i, help_lists_the_commands_and_quit_leaves);
-	tcase_add_test(i, ctrl_c_drops_the_line_and_keeps_the_session);
-	tcase_add_test(i, chooser_lists_agents_and_connects_to_the_one_picked);
-	tcase_add_test(i, interactive_vm_going_away_says_so_and_exits_2);
-	tcase_set_timeout(i, 60);
-	suite_add_tcase(s, i);
+	t = spec_tcase(s, "interactive", 60);
+	tcase_add_test(
+	    t, interactive_dump_reply_names_path_objects_size_and_time);
+	tcase_add_test(t, tab_completes_a_partial_variable_name);
+	tcase_add_test(t, history_is_saved_and_recalled_next_session);
+	tcase_add_test(t, help_lists_the_commands_and_quit_leaves);
+	tcase_add_test(t, ctrl_c_drops_the_line_and_keeps_the_session);
+	tcase_add_test(t, chooser_lists_agents_and_connects_to_the_one_picked);
+	tcase_add_test(t, interactive_vm_going_away_says_so_and_exits_2);
 
 	suite_add_tcase(s, console_render_tcase());
 	return s;
-}
-
-int main(void)
-{
-	SRunner *sr;
-	int failed;
-
-	ct_suite_setup();
-	sr = srunner_create(console_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	ct_suite_cleanup();
-	return failed ? 1 : 0;
 }

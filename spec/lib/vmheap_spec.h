@@ -12,6 +12,7 @@
  *   process.c     starting processes that die with the test, waiting with
  *                 a deadline, running a command to completion with its
  *                 output captured
+ *   proc.c        a process talked to through pipes
  *   sample_vm.c   the real vmheap-sample, started and found by its
  *                 discovery file
  *   tmux.c        a terminal program driven like a person would: type a
@@ -29,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "vmheap_agent.h"
 
 /* Non-zero in the sanitizer build (SAN=1). */
 #if defined(__SANITIZE_ADDRESS__)
@@ -193,9 +196,46 @@ int spec_run(const char *const *argv, const char *const *env,
 	     const char *input, int timeout_ms, struct spec_run *r);
 void spec_run_free(struct spec_run *r);
 
+/* A process talked to through pipes on its stdin and stdout. */
+struct spec_proc {
+	pid_t pid;
+	int in, out; /* our ends; -1 once closed */
+	char buf[65536]; /* what it wrote and was not taken as a line */
+	size_t len;
+};
+
+/*
+ * Start `o` (its stdin and stdout become pipes) with stderr merged into
+ * stdout, or (merge_stderr 0) where `o` says, by default the test's.
+ * Fails the test if it cannot start.
+ */
+void spec_proc_start(struct spec_proc *p, const struct spec_spawn *o,
+		     int merge_stderr);
+
+/* Write `text` to its stdin (fails the test if it cannot). */
+void spec_proc_write(struct spec_proc *p, const char *text);
+
+/* Read what is there within `ms` into p->buf: 0 at EOF, else 1. */
+int spec_proc_read(struct spec_proc *p, int ms);
+
+/* Read until p->buf holds `text`: 1, or 0 at the deadline or EOF. */
+int spec_proc_wait_for(struct spec_proc *p, const char *text, int timeout_ms);
+
+/*
+ * Take the next line (without its newline) off p->buf into `line`: 1, 0
+ * at EOF, -1 at the deadline, -2 when it does not fit in `size`.
+ */
+int spec_proc_line(struct spec_proc *p, char *line, size_t size,
+		   int timeout_ms);
+
+/*
+ * Close its stdin and wait for it to exit, reading its output: its exit
+ * code (spec_exit_code), or -1 when it was killed at the deadline.
+ */
+int spec_proc_wait_exit(struct spec_proc *p, int timeout_ms);
+
 /* -------------------------------------------------------- the sample VM */
 
-#ifdef VMHEAP_AGENT_H
 /* A running vmheap-sample. */
 struct spec_vm {
 	pid_t pid;
@@ -238,7 +278,6 @@ int spec_discovery_wait(const char *tmpdir, pid_t pid,
 
 /* SIGTERM and wait (15 s, then SIGKILL): the raw wait status, or -1. */
 int spec_vm_stop(struct spec_vm *vm);
-#endif
 
 /* ---------------------------------------------------------------- tmux */
 
