@@ -26,7 +26,7 @@
 #include <check.h>
 
 #include "../fuzz/fuzz-internal.h"
-#include "reliability-internal.h"
+#include "lib/vmheap_spec.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -39,15 +39,15 @@ static const char *pid_str(pid_t pid)
 }
 
 /* Run vmheap-console --tmpdir T -p PID with one or more -e commands. */
-static void console_e(const struct rl_vm *vm, const char *tmpdir, pid_t pid,
-		      const char *const *cmds, struct rl_run *r)
+static void console_e(const struct spec_vm *vm, const char *tmpdir, pid_t pid,
+		      const char *const *cmds, struct spec_run *r)
 {
 	const char *argv[24];
 	char p[32];
 	int n = 0;
 
 	snprintf(p, sizeof(p), "%d", (int)pid);
-	argv[n++] = rl_bin("vmheap-console");
+	argv[n++] = spec_bin("vmheap-console");
 	argv[n++] = "--tmpdir";
 	argv[n++] = tmpdir ? tmpdir : vm->tmpdir;
 	argv[n++] = "-p";
@@ -57,14 +57,14 @@ static void console_e(const struct rl_vm *vm, const char *tmpdir, pid_t pid,
 		argv[n++] = cmds[i];
 	}
 	argv[n] = NULL;
-	ck_assert_int_eq(rl_run(argv, NULL, NULL, 30000, r), 0);
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 30000, r), 0);
 }
 
 static int wait_dumping(vmheap_client *c, int want, int timeout_ms)
 {
-	int64_t end = rl_now_ms() + timeout_ms;
+	int64_t end = spec_now_ms() + timeout_ms;
 
-	while (rl_now_ms() < end) {
+	while (spec_now_ms() < end) {
 		struct vmheap_reply rep;
 		int rc = vmheap_client_call(c, "get", "system.memory.dumping",
 					    NULL, &rep);
@@ -77,7 +77,7 @@ static int wait_dumping(vmheap_client *c, int want, int timeout_ms)
 			return -1;
 		if (v == want)
 			return 0;
-		rl_sleep_ms(20);
+		spec_sleep_ms(20);
 	}
 	return -1;
 }
@@ -108,14 +108,33 @@ static const char *join(const char *dir, const char *name)
 	return b;
 }
 
+/* Read a whole dump with vmheap_reader_next: 0 when complete, else the
+ * error code; objects counted into *objects (may be NULL). */
+static int read_dump(const char *path, uint64_t *objects)
+{
+	struct vmheap_record rec;
+	vmheap_reader *r = NULL;
+	uint64_t n = 0;
+	int rc = vmheap_reader_open_path(&r, path);
+
+	if (rc == 0) {
+		while ((rc = vmheap_reader_next(r, &rec)) > 0)
+			n += rec.type == VMHEAP_RECORD_OBJECT;
+	}
+	vmheap_reader_free(r);
+	if (objects)
+		*objects = n;
+	return rc;
+}
+
 /* ------------------------------------------------- console killed mid-dump */
 
 START_TEST(console_killed_mid_dump_leaves_a_whole_dump_or_none)
 {
-	const char *tmp = rl_mkdtemp("kill"), *dir = rl_mkdtemp("killd");
+	const char *tmp = spec_mkdtemp("kill"), *dir = spec_mkdtemp("killd");
 	const char *args[] = {"--walk-delay-ms", "800", NULL};
 	const char *argv[10];
-	struct rl_vm vm;
+	struct spec_vm vm;
 	vmheap_client *c;
 	char msg[600] = "", *a_before, *a_after, *left, p[32];
 	size_t alen, alen2;
@@ -123,16 +142,17 @@ START_TEST(console_killed_mid_dump_leaves_a_whole_dump_or_none)
 	pid_t con;
 	int st;
 
-	ck_assert_int_eq(rl_vm_start(&vm, tmp, dir, args), 0);
-	c = rl_connect(&vm, 10000);
+	spec_vm_start(&vm, tmp, dir,
+		      &(struct spec_vm_opts){.args = args});
+	c = spec_connect(&vm, 10000);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_msg(client_dump(c, "a.vmheap", msg, sizeof(msg)) == 0, "%s",
 		      msg);
-	a_before = rl_slurp(join(dir, "a.vmheap"), &alen);
+	a_before = spec_read_file(join(dir, "a.vmheap"), &alen);
 	ck_assert_ptr_nonnull(a_before);
 
 	snprintf(p, sizeof(p), "%d", (int)vm.pid);
-	argv[0] = rl_bin("vmheap-console");
+	argv[0] = spec_bin("vmheap-console");
 	argv[1] = "--tmpdir";
 	argv[2] = tmp;
 	argv[3] = "-p";
@@ -140,35 +160,35 @@ START_TEST(console_killed_mid_dump_leaves_a_whole_dump_or_none)
 	argv[5] = "-e";
 	argv[6] = "set system.memory.dump b.vmheap";
 	argv[7] = NULL;
-	con = rl_spawn(argv, NULL, NULL);
+	con = spec_spawn(&(struct spec_spawn){.argv = argv});
 	ck_assert_int_eq(wait_dumping(c, 1, 5000), 0);
 	kill(con, SIGKILL);
-	st = rl_wait(con, 5000);
+	st = spec_wait(con, 5000, NULL);
 	ck_assert_int_eq(st, 128 + SIGKILL);
 	/* the dump goes on without its client, and ends */
 	ck_assert_int_eq(wait_dumping(c, 0, 10000), 0);
 
-	left = rl_ls(dir);
+	left = spec_ls(dir, '\n');
 	printf("console killed mid-dump: the dump directory holds: %s", left);
 	ck_assert_msg(!strcmp(left, "a.vmheap\nb.vmheap\n") ||
 			  !strcmp(left, "b.vmheap\na.vmheap\n") ||
 			  !strcmp(left, "a.vmheap\n"),
 		      "unexpected files: %s", left);
 	if (strstr(left, "b.vmheap"))
-		ck_assert_int_eq(rl_read_dump(join(dir, "b.vmheap"), &nobj), 0);
+		ck_assert_int_eq(read_dump(join(dir, "b.vmheap"), &nobj), 0);
 	free(left);
-	a_after = rl_slurp(join(dir, "a.vmheap"), &alen2);
+	a_after = spec_read_file(join(dir, "a.vmheap"), &alen2);
 	ck_assert(alen == alen2 && !memcmp(a_before, a_after, alen));
 	/* not stuck in "busy": the next dump works */
 	ck_assert_msg(client_dump(c, "c.vmheap", msg, sizeof(msg)) == 0, "%s",
 		      msg);
-	ck_assert_int_eq(rl_read_dump(join(dir, "c.vmheap"), NULL), 0);
+	ck_assert_int_eq(read_dump(join(dir, "c.vmheap"), NULL), 0);
 	free(a_before);
 	free(a_after);
 	vmheap_client_close(c);
-	ck_assert_int_eq(rl_vm_stop(&vm), 0);
-	rl_rmrf(tmp);
-	rl_rmrf(dir);
+	ck_assert_int_eq(spec_vm_stop(&vm), 0);
+	spec_rmrf(tmp);
+	spec_rmrf(dir);
 }
 END_TEST
 
@@ -210,20 +230,20 @@ static int raw_connect(uint16_t port)
 
 START_TEST(client_stopped_with_a_request_half_sent_does_not_hold_others)
 {
-	const char *tmp = rl_mkdtemp("stop");
-	struct rl_vm vm;
+	const char *tmp = spec_mkdtemp("stop");
+	struct spec_vm vm;
 	vmheap_client *c[5];
 	int64_t t0, t1, tk0, tk1;
 	pid_t child;
 	int st;
 
-	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
+	spec_vm_start(&vm, tmp, tmp, NULL);
 	child = fork();
 	if (child == 0) {
 		unsigned char buf[128],
 		    half[] = {0, 0, 0, 30, 0x94, 0x01, 0xa3, 'g'};
-		int fd = raw_connect(vm.port);
-		size_t n = auth_frame(buf, vm.token);
+		int fd = raw_connect(vm.info.port);
+		size_t n = auth_frame(buf, vm.info.token);
 
 		if (fd < 0 || write(fd, buf, n) != (ssize_t)n ||
 		    write(fd, half, sizeof(half)) != (ssize_t)sizeof(half))
@@ -235,19 +255,19 @@ START_TEST(client_stopped_with_a_request_half_sent_does_not_hold_others)
 	ck_assert(WIFSTOPPED(st));
 
 	tk0 = -1;
-	t0 = rl_now_ms();
+	t0 = spec_now_ms();
 	for (int i = 0; i < 5; i++) {
-		c[i] = rl_connect(&vm, 3000);
+		c[i] = spec_connect(&vm, 3000);
 		ck_assert_ptr_nonnull(c[i]);
 	}
-	tk0 = rl_get_int(c[0], "sample.ticks");
+	tk0 = spec_get_uint(c[0], "sample.ticks");
 	for (int round = 0; round < 20; round++)
 		for (int i = 0; i < 5; i++)
-			ck_assert_int_eq(rl_get_int(c[i], "system.pid"),
+			ck_assert_int_eq(spec_get_uint(c[i], "system.pid"),
 					 vm.pid);
-	rl_sleep_ms(200);
-	tk1 = rl_get_int(c[0], "sample.ticks");
-	t1 = rl_now_ms();
+	spec_sleep_ms(200);
+	tk1 = spec_get_uint(c[0], "sample.ticks");
+	t1 = spec_now_ms();
 	printf("client stopped mid-frame: 5 other clients made 100 requests in "
 	       "%lld ms; VM ticks %lld -> %lld\n",
 	       (long long)(t1 - t0), (long long)tk0, (long long)tk1);
@@ -257,8 +277,8 @@ START_TEST(client_stopped_with_a_request_half_sent_does_not_hold_others)
 		vmheap_client_close(c[i]);
 	kill(child, SIGKILL);
 	waitpid(child, &st, 0);
-	ck_assert_int_eq(rl_vm_stop(&vm), 0);
-	rl_rmrf(tmp);
+	ck_assert_int_eq(spec_vm_stop(&vm), 0);
+	spec_rmrf(tmp);
 }
 END_TEST
 
@@ -271,30 +291,30 @@ END_TEST
 static void grow_heap(vmheap_client *c)
 {
 	struct vmheap_reply rep;
-	int64_t t0 = rl_get_int(c, "sample.ticks"), end = rl_now_ms() + 20000;
+	int64_t t0 = spec_get_uint(c, "sample.ticks"), end = spec_now_ms() + 20000;
 
 	ck_assert_int_ge(t0, 0);
 	ck_assert_int_eq(
 	    vmheap_client_call_str(c, "set", "sample.tick_ms", "0", &rep), 0);
 	ck_assert(rep.ok);
 	vmheap_reply_release(&rep);
-	while (rl_get_int(c, "sample.ticks") < t0 + 200 && rl_now_ms() < end)
-		rl_sleep_ms(10);
+	while (spec_get_uint(c, "sample.ticks") < t0 + 200 && spec_now_ms() < end)
+		spec_sleep_ms(10);
 	ck_assert_int_eq(
 	    vmheap_client_call_str(c, "set", "sample.tick_ms", "1000", &rep),
 	    0);
 	vmheap_reply_release(&rep);
-	ck_assert_int_ge(rl_get_int(c, "sample.ticks"), t0 + 200);
+	ck_assert_int_ge(spec_get_uint(c, "sample.ticks"), t0 + 200);
 }
 
 START_TEST(disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error)
 {
-	const char *tmp = rl_mkdtemp("full"), *dir = rl_mkdtemp("fulld");
+	const char *tmp = spec_mkdtemp("full"), *dir = spec_mkdtemp("fulld");
 	/* slow ticks until grow_heap: the first dump stays small */
 	const char *args[] = {"--leak", "Blob:400", "--tick-ms", "1000", NULL};
 	const char *cmds[] = {"set system.memory.dump b.vmheap", NULL};
-	struct rl_vm vm;
-	struct rl_run r;
+	struct spec_vm vm;
+	struct spec_run r;
 	vmheap_client *c;
 	char msg[600] = "", *a_before, *a_after, *left;
 	size_t alen, alen2;
@@ -305,15 +325,16 @@ START_TEST(disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error)
 		printf("disk full: SKIPPED: cannot mount a small tmpfs here "
 		       "(%s)\n",
 		       strerror(errno));
-		rl_rmrf(tmp);
-		rl_rmrf(dir);
+		spec_rmrf(tmp);
+		spec_rmrf(dir);
 		return;
 	}
-	ck_assert_int_eq(rl_vm_start(&vm, tmp, dir, args), 0);
-	c = rl_connect(&vm, 10000);
+	spec_vm_start(&vm, tmp, dir,
+		      &(struct spec_vm_opts){.args = args});
+	c = spec_connect(&vm, 10000);
 	ck_assert_ptr_nonnull(c);
 	a_ok = client_dump(c, "a.vmheap", msg, sizeof(msg));
-	a_before = rl_slurp(join(dir, "a.vmheap"), &alen);
+	a_before = spec_read_file(join(dir, "a.vmheap"), &alen);
 	grow_heap(c);
 	console_e(&vm, NULL, vm.pid, cmds, &r);
 	/* and the same without fork: the VM's own process writes */
@@ -327,12 +348,12 @@ START_TEST(disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error)
 		vmheap_reply_release(&rep);
 	}
 	c_rc = client_dump(c, "c.vmheap", cmsg, sizeof(cmsg));
-	left = rl_ls(dir);
-	a_after = rl_slurp(join(dir, "a.vmheap"), &alen2);
-	a_read = rl_read_dump(join(dir, "a.vmheap"), NULL);
-	ck_assert_int_eq(rl_get_int(c, "system.pid"), vm.pid);
+	left = spec_ls(dir, '\n');
+	a_after = spec_read_file(join(dir, "a.vmheap"), &alen2);
+	a_read = read_dump(join(dir, "a.vmheap"), NULL);
+	ck_assert_int_eq(spec_get_uint(c, "system.pid"), vm.pid);
 	vmheap_client_close(c);
-	ck_assert_int_eq(rl_vm_stop(&vm), 0);
+	ck_assert_int_eq(spec_vm_stop(&vm), 0);
 	umount(dir);
 
 	printf("disk full: console exit %d, said: %s%s", r.status, r.out,
@@ -354,9 +375,9 @@ START_TEST(disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error)
 	free(left);
 	free(a_before);
 	free(a_after);
-	rl_run_free(&r);
-	rl_rmrf(tmp);
-	rl_rmrf(dir);
+	spec_run_free(&r);
+	spec_rmrf(tmp);
+	spec_rmrf(dir);
 }
 END_TEST
 
@@ -366,19 +387,19 @@ END_TEST
  */
 START_TEST(file_size_limit_during_a_dump_is_a_clear_error)
 {
-	const char *tmp = rl_mkdtemp("fsize");
-	struct rl_embedded opt = {.max_clients = 8,
+	const char *tmp = spec_mkdtemp("fsize");
+	struct spec_embedded opt = {.max_clients = 8,
 				  .fsize_limit = 256 * 1024,
 				  .leak_class = "Blob",
 				  .leak_per_tick = 400};
-	struct rl_vm vm;
+	struct spec_vm vm;
 	vmheap_client *c;
 	char msg[600] = "", bmsg[600] = "", *a_before, *left;
 	size_t alen;
 	int brc;
 
-	ck_assert_int_eq(rl_vm_start_embedded(&vm, tmp, tmp, &opt), 0);
-	c = rl_connect(&vm, 10000);
+	spec_vm_start_embedded(&vm, tmp, tmp, &opt);
+	c = spec_connect(&vm, 10000);
 	ck_assert_ptr_nonnull(c);
 	{
 		/* slow ticks until grow_heap: the first dump stays small */
@@ -390,7 +411,7 @@ START_TEST(file_size_limit_during_a_dump_is_a_clear_error)
 	}
 	ck_assert_msg(client_dump(c, "a.vmheap", msg, sizeof(msg)) == 0, "%s",
 		      msg);
-	a_before = rl_slurp(join(tmp, "a.vmheap"), &alen);
+	a_before = spec_read_file(join(tmp, "a.vmheap"), &alen);
 	grow_heap(c);
 	brc = client_dump(c, "b.vmheap", bmsg, sizeof(bmsg));
 	printf("file size limit: %s\n", bmsg);
@@ -398,22 +419,22 @@ START_TEST(file_size_limit_during_a_dump_is_a_clear_error)
 	ck_assert_msg(strstr(bmsg, "too large") ||
 			  strstr(bmsg, "File too large"),
 		      "no clear error: %s", bmsg);
-	ck_assert_int_eq(rl_get_int(c, "system.pid"), vm.pid);
+	ck_assert_int_eq(spec_get_uint(c, "system.pid"), vm.pid);
 	vmheap_client_close(c);
-	ck_assert_int_eq(rl_vm_stop(&vm), 0);
-	left = rl_ls(tmp);
+	ck_assert_int_eq(spec_vm_stop(&vm), 0);
+	left = spec_ls(tmp, '\n');
 	ck_assert_msg(!strcmp(left, "a.vmheap\n"), "files left: %s", left);
 	{
 		size_t alen2;
-		char *a_after = rl_slurp(join(tmp, "a.vmheap"), &alen2);
+		char *a_after = spec_read_file(join(tmp, "a.vmheap"), &alen2);
 		ck_assert(a_after && alen == alen2 &&
 			  !memcmp(a_before, a_after, alen));
 		free(a_after);
 	}
-	ck_assert_int_eq(rl_read_dump(join(tmp, "a.vmheap"), NULL), 0);
+	ck_assert_int_eq(read_dump(join(tmp, "a.vmheap"), NULL), 0);
 	free(left);
 	free(a_before);
-	rl_rmrf(tmp);
+	spec_rmrf(tmp);
 }
 END_TEST
 
@@ -421,14 +442,14 @@ END_TEST
 
 START_TEST(dump_directory_removed_is_a_clear_error)
 {
-	const char *tmp = rl_mkdtemp("rmd"), *dir = rl_mkdtemp("rmdd");
+	const char *tmp = spec_mkdtemp("rmd"), *dir = spec_mkdtemp("rmdd");
 	const char *cmds[] = {"set system.memory.dump b.vmheap", NULL};
 	const char *cmds2[] = {"set system.memory.dump c.vmheap", NULL};
-	struct rl_vm vm;
-	struct rl_run r, r2;
+	struct spec_vm vm;
+	struct spec_run r, r2;
 
-	ck_assert_int_eq(rl_vm_start(&vm, tmp, dir, NULL), 0);
-	rl_rmrf(dir);
+	spec_vm_start(&vm, tmp, dir, NULL);
+	spec_rmrf(dir);
 	console_e(&vm, NULL, vm.pid, cmds, &r);
 	printf("dump directory removed: console exit %d, said: %s%s", r.status,
 	       r.out, r.err);
@@ -444,17 +465,17 @@ START_TEST(dump_directory_removed_is_a_clear_error)
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	console_e(&vm, NULL, vm.pid, cmds2, &r2);
 	ck_assert_msg(r2.status == 0, "%s%s", r2.out, r2.err);
-	ck_assert_int_eq(rl_read_dump(join(dir, "c.vmheap"), NULL), 0);
+	ck_assert_int_eq(read_dump(join(dir, "c.vmheap"), NULL), 0);
 	{
-		char *left = rl_ls(dir);
+		char *left = spec_ls(dir, '\n');
 		ck_assert_msg(!strcmp(left, "c.vmheap\n"), "files: %s", left);
 		free(left);
 	}
-	ck_assert_int_eq(rl_vm_stop(&vm), 0);
-	rl_run_free(&r);
-	rl_run_free(&r2);
-	rl_rmrf(tmp);
-	rl_rmrf(dir);
+	ck_assert_int_eq(spec_vm_stop(&vm), 0);
+	spec_run_free(&r);
+	spec_run_free(&r2);
+	spec_rmrf(tmp);
+	spec_rmrf(dir);
 }
 END_TEST
 
@@ -462,15 +483,15 @@ END_TEST
 
 START_TEST(vm_exit_during_a_console_session_is_reported)
 {
-	const char *tmp = rl_mkdtemp("exit");
+	const char *tmp = spec_mkdtemp("exit");
 	const char *errp = join(tmp, "console.err");
-	struct rl_vm vm;
+	struct spec_vm vm;
 	int in[2], out[2], st;
 	char buf[4096], p[32], *err;
 	ssize_t got = 0, n;
 	pid_t con;
 
-	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
+	spec_vm_start(&vm, tmp, tmp, NULL);
 	snprintf(p, sizeof(p), "%d", (int)vm.pid);
 	ck_assert_int_eq(pipe(in), 0);
 	ck_assert_int_eq(pipe(out), 0);
@@ -482,7 +503,7 @@ START_TEST(vm_exit_during_a_console_session_is_reported)
 		dup2(e, 2);
 		close(in[1]);
 		close(out[0]);
-		execl(rl_bin("vmheap-console"), "vmheap-console", "--tmpdir",
+		execl(spec_bin("vmheap-console"), "vmheap-console", "--tmpdir",
 		      tmp, "-p", p, (char *)NULL);
 		_exit(127);
 	}
@@ -502,14 +523,14 @@ START_TEST(vm_exit_during_a_console_session_is_reported)
 		      got > 0 ? buf : "");
 	/* the VM dies under the console's feet */
 	kill(vm.pid, SIGKILL);
-	ck_assert_int_eq(rl_wait(vm.pid, 5000), 128 + SIGKILL);
+	ck_assert_int_eq(spec_wait(vm.pid, 5000, NULL), 128 + SIGKILL);
 	vm.pid = 0;
 	if (write(in[1], "get system.pid\n", 15) < 0)
 		(void)0;
 	close(in[1]);
-	st = rl_wait(con, 10000);
+	st = spec_wait(con, 10000, NULL);
 	close(out[0]);
-	err = rl_slurp(errp, NULL);
+	err = spec_read_file(errp, NULL);
 	printf("VM exited during a session: console exit %d, said: %s", st,
 	       err);
 	ck_assert_int_eq(st, 2);
@@ -517,7 +538,7 @@ START_TEST(vm_exit_during_a_console_session_is_reported)
 		      "the console did not say which VM went away: %s",
 		      err ? err : "");
 	free(err);
-	rl_rmrf(tmp);
+	spec_rmrf(tmp);
 }
 END_TEST
 
@@ -525,13 +546,13 @@ END_TEST
 
 START_TEST(discovery_symlink_is_not_followed)
 {
-	const char *tmp = rl_mkdtemp("sym");
+	const char *tmp = spec_mkdtemp("sym");
 	const char *cmds[] = {"get system.pid", NULL};
-	struct rl_vm vm;
-	struct rl_run r;
+	struct spec_vm vm;
+	struct spec_run r;
 	char real[600];
 
-	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
+	spec_vm_start(&vm, tmp, tmp, NULL);
 	snprintf(real, sizeof(real), "%s/elsewhere", tmp);
 	ck_assert_int_eq(rename(vm.discovery, real), 0);
 	ck_assert_int_eq(symlink(real, vm.discovery), 0);
@@ -543,27 +564,27 @@ START_TEST(discovery_symlink_is_not_followed)
 		      "it followed the link: %s", r.out);
 	ck_assert_msg(strstr(r.err, "symbolic link"), "no reason given: %s",
 		      r.err);
-	rl_run_free(&r);
+	spec_run_free(&r);
 	unlink(vm.discovery);
-	ck_assert_int_eq(rl_vm_stop(&vm), 0);
-	rl_rmrf(tmp);
+	ck_assert_int_eq(spec_vm_stop(&vm), 0);
+	spec_rmrf(tmp);
 }
 END_TEST
 
 START_TEST(discovery_file_of_another_user_is_not_followed)
 {
-	const char *tmp = rl_mkdtemp("own");
+	const char *tmp = spec_mkdtemp("own");
 	const char *cmds[] = {"get system.pid", NULL};
-	struct rl_vm vm;
-	struct rl_run r;
+	struct spec_vm vm;
+	struct spec_run r;
 
-	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
+	spec_vm_start(&vm, tmp, tmp, NULL);
 	if (chown(vm.discovery, 65534, 65534) < 0) {
 		printf("discovery of another user: SKIPPED: cannot chown to "
 		       "nobody (%s; not root?)\n",
 		       strerror(errno));
-		rl_vm_stop(&vm);
-		rl_rmrf(tmp);
+		spec_vm_stop(&vm);
+		spec_rmrf(tmp);
 		return;
 	}
 	console_e(&vm, NULL, vm.pid, cmds, &r);
@@ -573,9 +594,9 @@ START_TEST(discovery_file_of_another_user_is_not_followed)
 	ck_assert_msg(!strstr(r.out, pid_str(vm.pid)), "it used the file: %s",
 		      r.out);
 	ck_assert_msg(strstr(r.err, "owned by"), "no reason given: %s", r.err);
-	rl_run_free(&r);
-	ck_assert_int_eq(rl_vm_stop(&vm), 0);
-	rl_rmrf(tmp);
+	spec_run_free(&r);
+	ck_assert_int_eq(spec_vm_stop(&vm), 0);
+	spec_rmrf(tmp);
 }
 END_TEST
 
@@ -586,19 +607,19 @@ END_TEST
  */
 static void stale_case(int keep_proc_start)
 {
-	const char *tmp = rl_mkdtemp("stale"), *other = rl_mkdtemp("stale2");
+	const char *tmp = spec_mkdtemp("stale"), *other = spec_mkdtemp("stale2");
 	const char *sleep_argv[] = {"/bin/sleep", "30", NULL};
 	const char *cmds[] = {"get system.pid", NULL};
 	char *body, *ps, fake[1200], path[600], *nl;
-	struct rl_vm vm;
-	struct rl_run r;
+	struct spec_vm vm;
+	struct spec_run r;
 	pid_t sl;
 	int fd;
 
-	ck_assert_int_eq(rl_vm_start(&vm, other, other, NULL), 0);
-	sl = rl_spawn(sleep_argv, NULL, NULL);
+	spec_vm_start(&vm, other, other, NULL);
+	sl = spec_spawn(&(struct spec_spawn){.argv = sleep_argv});
 	ck_assert_int_gt(sl, 0);
-	body = rl_slurp(vm.discovery, NULL);
+	body = spec_read_file(vm.discovery, NULL);
 	ck_assert_ptr_nonnull(body);
 	/* the same file, as if written by the sleep's pid long ago */
 	nl = strchr(body, '\n');
@@ -620,13 +641,13 @@ static void stale_case(int keep_proc_start)
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(!strstr(r.out, pid_str(vm.pid)),
 		      "it talked to the wrong VM: %s", r.out);
-	rl_run_free(&r);
+	spec_run_free(&r);
 	kill(sl, SIGKILL);
-	rl_wait(sl, 5000);
+	spec_wait(sl, 5000, NULL);
 	free(body);
-	ck_assert_int_eq(rl_vm_stop(&vm), 0);
-	rl_rmrf(tmp);
-	rl_rmrf(other);
+	ck_assert_int_eq(spec_vm_stop(&vm), 0);
+	spec_rmrf(tmp);
+	spec_rmrf(other);
 }
 
 START_TEST(stale_discovery_file_naming_a_reused_pid_is_not_followed)
@@ -663,12 +684,12 @@ static void write_test_dump(const char *path, int nobj, uint64_t grow)
 
 START_TEST(corrupt_block_in_the_middle_is_reported_with_its_offset)
 {
-	const char *tmp = rl_mkdtemp("crc");
+	const char *tmp = spec_mkdtemp("crc");
 	const char *good = join(tmp, "good.vmheap"),
 		   *bad = join(tmp, "bad.vmheap");
-	const char *histo[] = {rl_bin("vmheap-histo"), bad, NULL};
-	const char *diff1[] = {rl_bin("vmheap-diff"), good, bad, NULL};
-	const char *diff2[] = {rl_bin("vmheap-diff"), bad, good, NULL};
+	const char *histo[] = {spec_bin("vmheap-histo"), bad, NULL};
+	const char *diff1[] = {spec_bin("vmheap-diff"), good, bad, NULL};
+	const char *diff2[] = {spec_bin("vmheap-diff"), bad, good, NULL};
 	const char *const *runs[] = {histo, diff1, diff2};
 	struct vmheap_block blk;
 	vmheap_reader *r;
@@ -679,7 +700,7 @@ START_TEST(corrupt_block_in_the_middle_is_reported_with_its_offset)
 
 	write_test_dump(good, 600, 0);
 	ck_assert_int_eq(vmheap_reader_open_path(&r, good), 0);
-	file = rl_slurp(good, &flen);
+	file = spec_read_file(good, &flen);
 	payload = NULL;
 	while ((rc = vmheap_reader_next_block(r, &blk)) > 0 && nblk < 256) {
 		offs[nblk] = blk.offset;
@@ -704,9 +725,9 @@ START_TEST(corrupt_block_in_the_middle_is_reported_with_its_offset)
 	}
 	snprintf(want, sizeof(want), "%llu", (unsigned long long)offs[mid]);
 	for (int i = 0; i < 3; i++) {
-		struct rl_run rr;
+		struct spec_run rr;
 
-		ck_assert_int_eq(rl_run(runs[i], NULL, NULL, 30000, &rr), 0);
+		ck_assert_int_eq(spec_run(runs[i], NULL, NULL, 30000, &rr), 0);
 		printf("corrupt block at %s: %s exit %d, said: %s", want,
 		       strrchr(runs[i][0], '/') + 1, rr.status, rr.err);
 		ck_assert_int_ne(rr.status, 0);
@@ -719,10 +740,10 @@ START_TEST(corrupt_block_in_the_middle_is_reported_with_its_offset)
 		ck_assert_msg(!strstr(rr.out, "Order") &&
 				  !strstr(rr.out, "Session"),
 			      "partial output: %s", rr.out);
-		rl_run_free(&rr);
+		spec_run_free(&rr);
 	}
 	free(file);
-	rl_rmrf(tmp);
+	spec_rmrf(tmp);
 }
 END_TEST
 
@@ -735,17 +756,17 @@ END_TEST
  */
 START_TEST(forked_dump_header_names_the_vm_pid_not_its_child)
 {
-	const char *tmp = rl_mkdtemp("pid");
-	struct rl_vm vm;
+	const char *tmp = spec_mkdtemp("pid");
+	struct spec_vm vm;
 	vmheap_client *c;
 	vmheap_reader *r;
 	char msg[600] = "";
 	uint64_t pid;
 	pid_t vm_pid;
 
-	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
+	spec_vm_start(&vm, tmp, tmp, NULL);
 	vm_pid = vm.pid;
-	c = rl_connect(&vm, 10000);
+	c = spec_connect(&vm, 10000);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_msg(client_dump(c, "p.vmheap", msg, sizeof(msg)) == 0, "%s",
 		      msg);
@@ -753,8 +774,8 @@ START_TEST(forked_dump_header_names_the_vm_pid_not_its_child)
 	ck_assert_int_eq(vmheap_reader_open_path(&r, join(tmp, "p.vmheap")), 0);
 	pid = vmheap_reader_header(r)->pid;
 	vmheap_reader_free(r);
-	ck_assert_int_eq(rl_vm_stop(&vm), 0);
-	rl_rmrf(tmp);
+	ck_assert_int_eq(spec_vm_stop(&vm), 0);
+	spec_rmrf(tmp);
 	ck_assert_msg(pid == (uint64_t)vm_pid,
 		      "the dump header says pid %llu, the VM is pid %d",
 		      (unsigned long long)pid, (int)vm_pid);
@@ -773,7 +794,7 @@ static void under_valgrind(const char *const *argv, int want, const char *log)
 {
 	const char *v[20];
 	char logopt[600];
-	struct rl_run r;
+	struct spec_run r;
 	char *text;
 	int n = 0;
 
@@ -786,8 +807,8 @@ static void under_valgrind(const char *const *argv, int want, const char *log)
 	for (int i = 0; argv[i]; i++)
 		v[n++] = argv[i];
 	v[n] = NULL;
-	ck_assert_int_eq(rl_run(v, NULL, NULL, 60000, &r), 0);
-	text = rl_slurp(log, NULL);
+	ck_assert_int_eq(spec_run(v, NULL, NULL, 60000, &r), 0);
+	text = spec_read_file(log, NULL);
 	printf("valgrind %s: exit %d, %s\n", strrchr(argv[0], '/') + 1,
 	       r.status,
 	       text && strstr(text, "ERROR SUMMARY: 0 errors") ? "0 errors"
@@ -804,16 +825,16 @@ static void under_valgrind(const char *const *argv, int want, const char *log)
 			  strstr(text, "indirectly lost: 0 bytes"),
 		      "%s", text);
 	free(text);
-	rl_run_free(&r);
+	spec_run_free(&r);
 }
 
 START_TEST(tools_run_clean_under_valgrind)
 {
 	const char *tmp, *d1, *d2, *bad, *log;
-	struct rl_vm vm;
+	struct spec_vm vm;
 	char p[32];
 
-	if (RL_SANITIZED) {
+	if (SPEC_SANITIZED) {
 		printf("valgrind: SKIPPED in the sanitizer build (valgrind and "
 		       "ASan do not mix; the normal pass runs it)\n");
 		return;
@@ -823,7 +844,7 @@ START_TEST(tools_run_clean_under_valgrind)
 		    "valgrind: SKIPPED: /usr/bin/valgrind is not installed\n");
 		return;
 	}
-	tmp = rl_mkdtemp("vg");
+	tmp = spec_mkdtemp("vg");
 	d1 = join(tmp, "one.vmheap");
 	d2 = join(tmp, "two.vmheap");
 	write_test_dump(d1, 300, 0);
@@ -831,7 +852,7 @@ START_TEST(tools_run_clean_under_valgrind)
 	bad = join(tmp, "cut.vmheap");
 	{
 		size_t n;
-		char *f = rl_slurp(d1, &n);
+		char *f = spec_read_file(d1, &n);
 		int fd = open(bad, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		ck_assert_int_eq(write(fd, f, n / 2), (ssize_t)(n / 2));
 		close(fd);
@@ -839,11 +860,11 @@ START_TEST(tools_run_clean_under_valgrind)
 	}
 	log = join(tmp, "vg.log");
 	{
-		const char *a[] = {rl_bin("vmheap-histo"), d1, NULL};
+		const char *a[] = {spec_bin("vmheap-histo"), d1, NULL};
 		under_valgrind(a, 0, log);
 	}
 	{
-		const char *a[] = {rl_bin("vmheap-histo"),
+		const char *a[] = {spec_bin("vmheap-histo"),
 				   "--format",
 				   "json",
 				   "--sort",
@@ -853,27 +874,27 @@ START_TEST(tools_run_clean_under_valgrind)
 		under_valgrind(a, 0, log);
 	}
 	{
-		const char *a[] = {rl_bin("vmheap-histo"), bad, NULL};
-		struct rl_run rr;
-		const char *plain[] = {rl_bin("vmheap-histo"), bad, NULL};
-		ck_assert_int_eq(rl_run(plain, NULL, NULL, 30000, &rr), 0);
+		const char *a[] = {spec_bin("vmheap-histo"), bad, NULL};
+		struct spec_run rr;
+		const char *plain[] = {spec_bin("vmheap-histo"), bad, NULL};
+		ck_assert_int_eq(spec_run(plain, NULL, NULL, 30000, &rr), 0);
 		ck_assert_int_ne(rr.status, 0);
 		under_valgrind(a, rr.status, log); /* the error path too */
-		rl_run_free(&rr);
+		spec_run_free(&rr);
 	}
 	{
-		const char *a[] = {rl_bin("vmheap-diff"), d1, d2, NULL};
+		const char *a[] = {spec_bin("vmheap-diff"), d1, d2, NULL};
 		under_valgrind(a, 0, log);
 	}
 	{
 		const char *a[] = {
-		    rl_bin("vmheap-diff"), "--format", "csv", d2, d1, NULL};
+		    spec_bin("vmheap-diff"), "--format", "csv", d2, d1, NULL};
 		under_valgrind(a, 0, log);
 	}
-	ck_assert_int_eq(rl_vm_start(&vm, tmp, tmp, NULL), 0);
+	spec_vm_start(&vm, tmp, tmp, NULL);
 	snprintf(p, sizeof(p), "%d", (int)vm.pid);
 	{
-		const char *a[] = {rl_bin("vmheap-console"),
+		const char *a[] = {spec_bin("vmheap-console"),
 				   "--tmpdir",
 				   tmp,
 				   "-p",
@@ -890,19 +911,19 @@ START_TEST(tools_run_clean_under_valgrind)
 		under_valgrind(a, 0, log);
 	}
 	{
-		const char *a[] = {rl_bin("vmheap-console"), "--tmpdir", tmp,
+		const char *a[] = {spec_bin("vmheap-console"), "--tmpdir", tmp,
 				   "--ps", NULL};
 		under_valgrind(a, 0, log);
 	}
-	ck_assert_int_eq(rl_vm_stop(&vm), 0);
+	ck_assert_int_eq(spec_vm_stop(&vm), 0);
 	{
 		/* and when it cannot connect */
 		const char *a[] = {
-		    rl_bin("vmheap-console"), "--tmpdir", tmp, "-e",
+		    spec_bin("vmheap-console"), "--tmpdir", tmp, "-e",
 		    "get system.pid",	      NULL};
 		under_valgrind(a, 2, log);
 	}
-	rl_rmrf(tmp);
+	spec_rmrf(tmp);
 }
 END_TEST
 
@@ -915,7 +936,7 @@ static int replay_dir(const char *target, int (*one)(const uint8_t *, size_t))
 	int n = 0;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%s", rl_src("spec/regress/"));
+	snprintf(dir, sizeof(dir), "%s", spec_src("spec/regress/"));
 	strncat(dir, target, sizeof(dir) - strlen(dir) - 1);
 	d = opendir(dir);
 	if (!d)
@@ -927,7 +948,7 @@ static int replay_dir(const char *target, int (*one)(const uint8_t *, size_t))
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		data = rl_slurp(path, &len);
+		data = spec_read_file(path, &len);
 		ck_assert_ptr_nonnull(data);
 		one((const uint8_t *)data, len);
 		free(data);
@@ -952,36 +973,46 @@ START_TEST(fuzz_regression_inputs_replay_cleanly)
 }
 END_TEST
 
-int main(void)
+Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("reliability_faults");
-	TCase *tc = tcase_create("faults");
-	SRunner *sr;
-	int failed;
+	TCase *t;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, console_killed_mid_dump_leaves_a_whole_dump_or_none);
+	t = spec_tcase(s, "console killed mid-dump", 120);
+	tcase_add_test(t, console_killed_mid_dump_leaves_a_whole_dump_or_none);
+
+	t = spec_tcase(s, "a client stopped mid-request", 120);
 	tcase_add_test(
-	    tc, client_stopped_with_a_request_half_sent_does_not_hold_others);
+	    t, client_stopped_with_a_request_half_sent_does_not_hold_others);
+
+	t = spec_tcase(s, "disk full", 120);
 	tcase_add_test(
-	    tc, disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error);
-	tcase_add_test(tc, file_size_limit_during_a_dump_is_a_clear_error);
-	tcase_add_test(tc, dump_directory_removed_is_a_clear_error);
-	tcase_add_test(tc, vm_exit_during_a_console_session_is_reported);
-	tcase_add_test(tc, discovery_symlink_is_not_followed);
-	tcase_add_test(tc, discovery_file_of_another_user_is_not_followed);
+	    t, disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error);
+	tcase_add_test(t, file_size_limit_during_a_dump_is_a_clear_error);
+
+	t = spec_tcase(s, "dump directory removed", 120);
+	tcase_add_test(t, dump_directory_removed_is_a_clear_error);
+
+	t = spec_tcase(s, "VM exits during a session", 120);
+	tcase_add_test(t, vm_exit_during_a_console_session_is_reported);
+
+	t = spec_tcase(s, "unsafe discovery files", 120);
+	tcase_add_test(t, discovery_symlink_is_not_followed);
+	tcase_add_test(t, discovery_file_of_another_user_is_not_followed);
 	tcase_add_test(
-	    tc, stale_discovery_file_naming_a_reused_pid_is_not_followed);
-	tcase_add_test(tc,
-		       corrupt_block_in_the_middle_is_reported_with_its_offset);
-	tcase_add_test(tc, forked_dump_header_names_the_vm_pid_not_its_child);
-	tcase_add_test(tc, tools_run_clean_under_valgrind);
-	tcase_add_test(tc, fuzz_regression_inputs_replay_cleanly);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	    t, stale_discovery_file_naming_a_reused_pid_is_not_followed);
+
+	t = spec_tcase(s, "a corrupt block mid-dump", 120);
+	tcase_add_test(
+	    t, corrupt_block_in_the_middle_is_reported_with_its_offset);
+
+	t = spec_tcase(s, "the dump names the VM's pid", 120);
+	tcase_add_test(t, forked_dump_header_names_the_vm_pid_not_its_child);
+
+	t = spec_tcase(s, "valgrind", 120);
+	tcase_add_test(t, tools_run_clean_under_valgrind);
+
+	t = spec_tcase(s, "fuzz regression inputs", 120);
+	tcase_add_test(t, fuzz_regression_inputs_replay_cleanly);
+	return s;
 }

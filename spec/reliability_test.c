@@ -28,7 +28,7 @@
 
 #include <check.h>
 
-#include "reliability-internal.h"
+#include "lib/vmheap_spec.h"
 
 #define GOOD_CLIENTS 200
 #define BAD_CLIENTS 20
@@ -36,11 +36,11 @@
 
 static int requests_per_client(void)
 {
-	return RL_SANITIZED ? 250 : 500;
+	return SPEC_SANITIZED ? 250 : 500;
 }
 
 struct load {
-	struct rl_vm vm;
+	struct spec_vm vm;
 	atomic_int go;
 	atomic_int done; /* good clients finished */
 	atomic_int_fast64_t answered, wrong, failed;
@@ -75,8 +75,8 @@ static void *good_client(void *arg)
 	int n = requests_per_client();
 
 	while (!atomic_load(&L->go))
-		rl_sleep_ms(1);
-	if (vmheap_client_connect_addr(&c, "127.0.0.1", L->vm.port, L->vm.token,
+		spec_sleep_ms(1);
+	if (vmheap_client_connect_addr(&c, "127.0.0.1", L->vm.info.port, L->vm.info.token,
 				       30000) < 0) {
 		problem(L, "connect failed: %s%s",
 			c ? vmheap_client_error(c) : "?", "");
@@ -189,13 +189,13 @@ static void *bad_client(void *arg)
 	int kind = g->index % 4;
 
 	while (!atomic_load(&L->go))
-		rl_sleep_ms(1);
+		spec_sleep_ms(1);
 	while (atomic_load(&L->done) < GOOD_CLIENTS) {
-		int fd = raw_connect(L->vm.port);
+		int fd = raw_connect(L->vm.info.port);
 		unsigned char buf[256];
 
 		if (fd < 0) {
-			rl_sleep_ms(10);
+			spec_sleep_ms(10);
 			continue;
 		}
 		if (kind < 2)
@@ -225,7 +225,7 @@ static void *bad_client(void *arg)
 				(void)0;
 			/* hold the connection while the load runs */
 			while (atomic_load(&L->done) < GOOD_CLIENTS)
-				rl_sleep_ms(20);
+				spec_sleep_ms(20);
 		}
 		close(fd);
 	}
@@ -237,16 +237,16 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 	static struct load L;
 	pthread_t good[GOOD_CLIENTS], bad[BAD_CLIENTS];
 	struct good_arg ga[GOOD_CLIENTS], ba[BAD_CLIENTS];
-	const char *tmp = rl_mkdtemp("load");
+	const char *tmp = spec_mkdtemp("load");
 	vmheap_client *mon;
 	int64_t t0, t1, tk0, tk1, tl0, tl1, rss0, rss1, rss_peak = 0, ms_load;
 	int n = requests_per_client();
 	double before, during;
-	struct rl_embedded opt = {.max_clients = MAX_CLIENTS};
+	struct spec_embedded opt = {.max_clients = MAX_CLIENTS};
 
 	pthread_mutex_init(&L.lock, NULL);
-	ck_assert_int_eq(rl_vm_start_embedded(&L.vm, tmp, tmp, &opt), 0);
-	mon = rl_connect(&L.vm, 10000);
+	spec_vm_start_embedded(&L.vm, tmp, tmp, &opt);
+	mon = spec_connect(&L.vm, 10000);
 	ck_assert_ptr_nonnull(mon);
 
 	/* The mutator runs flat out (no sleep between ticks), so that its
@@ -260,13 +260,13 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 		vmheap_reply_release(&rep);
 	}
 	/* the VM alone: ticks per second over one second */
-	rl_sleep_ms(300);
-	rss0 = rl_get_int(mon, "system.memory.rss");
-	tk0 = rl_get_int(mon, "sample.ticks");
-	t0 = rl_now_ms();
-	rl_sleep_ms(1000);
-	tk1 = rl_get_int(mon, "sample.ticks");
-	t1 = rl_now_ms();
+	spec_sleep_ms(300);
+	rss0 = spec_get_uint(mon, "system.memory.rss");
+	tk0 = spec_get_uint(mon, "sample.ticks");
+	t0 = spec_now_ms();
+	spec_sleep_ms(1000);
+	tk1 = spec_get_uint(mon, "sample.ticks");
+	t1 = spec_now_ms();
 	ck_assert_int_gt(tk1, tk0);
 	before = (double)(tk1 - tk0) * 1000.0 / (double)(t1 - t0);
 
@@ -280,18 +280,18 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 		ck_assert_int_eq(
 		    pthread_create(&bad[i], NULL, bad_client, &ba[i]), 0);
 	}
-	tl0 = rl_get_int(mon, "sample.ticks");
-	t0 = rl_now_ms();
+	tl0 = spec_get_uint(mon, "sample.ticks");
+	t0 = spec_now_ms();
 	atomic_store(&L.go, 1);
 	while (atomic_load(&L.done) < GOOD_CLIENTS &&
-	       rl_now_ms() - t0 < 50000) {
-		int64_t r = rl_get_int(mon, "system.memory.rss");
+	       spec_now_ms() - t0 < 50000) {
+		int64_t r = spec_get_uint(mon, "system.memory.rss");
 		if (r > rss_peak)
 			rss_peak = r;
-		rl_sleep_ms(200);
+		spec_sleep_ms(200);
 	}
-	tl1 = rl_get_int(mon, "sample.ticks");
-	t1 = rl_now_ms();
+	tl1 = spec_get_uint(mon, "sample.ticks");
+	t1 = spec_now_ms();
 	ms_load = t1 - t0;
 	ck_assert_msg(
 	    atomic_load(&L.done) == GOOD_CLIENTS,
@@ -304,14 +304,14 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 	during = (double)(tl1 - tl0) * 1000.0 / (double)(ms_load ? ms_load : 1);
 
 	/* the clients are gone: memory comes back */
-	rl_sleep_ms(1000);
-	rss1 = rl_get_int(mon, "system.memory.rss");
+	spec_sleep_ms(1000);
+	rss1 = spec_get_uint(mon, "system.memory.rss");
 
 	printf("load: %d clients x %d requests%s = %d requests in %.1f s "
 	       "(%.0f requests/s); %lld answered correctly, %lld wrong, "
 	       "%lld failed\n",
 	       GOOD_CLIENTS, n,
-	       RL_SANITIZED ? " (scaled down from 500 under ASan)" : "",
+	       SPEC_SANITIZED ? " (scaled down from 500 under ASan)" : "",
 	       GOOD_CLIENTS * n, (double)ms_load / 1000.0,
 	       (double)GOOD_CLIENTS * n * 1000.0 / (double)ms_load,
 	       (long long)atomic_load(&L.answered),
@@ -347,7 +347,7 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 	ck_assert_int_gt(rss1, 0);
 	/* Generous: the allocator may keep some.  Not under ASan, whose
 	 * quarantine holds on to freed memory (the mutator's too). */
-	if (RL_SANITIZED)
+	if (SPEC_SANITIZED)
 		printf("load: the RSS bound is not asserted under ASan (its "
 		       "quarantine keeps freed memory)\n");
 	else
@@ -355,33 +355,24 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 			      "RSS %lld after the load vs %lld before",
 			      (long long)rss1, (long long)rss0);
 	/* the VM still answers, and stops cleanly */
-	ck_assert_int_eq(rl_get_int(mon, "system.pid"), L.vm.pid);
+	ck_assert_int_eq(spec_get_uint(mon, "system.pid"), L.vm.pid);
 	vmheap_client_close(mon);
-	ck_assert_int_eq(rl_vm_stop(&L.vm), 0);
+	ck_assert_int_eq(spec_vm_stop(&L.vm), 0);
 	{
-		char *left = rl_ls(tmp);
+		char *left = spec_ls(tmp, '\n');
 		ck_assert_msg(!*left, "files left behind: %s", left);
 		free(left);
 	}
-	rl_rmrf(tmp);
+	spec_rmrf(tmp);
 }
 END_TEST
 
-int main(void)
+Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("reliability_load");
-	TCase *tc = tcase_create("load");
-	SRunner *sr;
-	int failed;
+	TCase *t = spec_tcase(s, "load", 120);
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	tcase_set_timeout(tc, 120);
 	tcase_add_test(
-	    tc, many_clients_are_all_answered_while_the_vm_keeps_working);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	    t, many_clients_are_all_answered_while_the_vm_keeps_working);
+	return s;
 }

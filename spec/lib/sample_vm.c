@@ -107,5 +107,5 @@ int spec_vm_stop(struct spec_vm *vm)
 		return -1;
 	st = spec_stop(vm->pid, SIGTERM, 15000);
 	vm->pid = 0;
-	return st;
+	return st < 0 ? -1 : spec_exit_code(st);
 }

@@ -15,6 +15,8 @@
  *   proc.c        a process talked to through pipes
  *   sample_vm.c   the real vmheap-sample, started and found by its
  *                 discovery file
+ *   embedded_vm.c a sample VM forked with options vmheap-sample lacks
+ *   client.c      a client of such a VM that never fails the test
  *   tmux.c        a terminal program driven like a person would: type a
  *                 line, wait for text on the screen, assert
  *
@@ -276,8 +278,39 @@ int spec_discovery_wait(const char *tmpdir, pid_t pid,
 			struct vmheap_agent_info *info, char *err,
 			size_t errlen);
 
-/* SIGTERM and wait (15 s, then SIGKILL): the raw wait status, or -1. */
+/* SIGTERM and wait (15 s, then SIGKILL): its exit code
+ * (spec_exit_code), or -1 when it had to be killed. */
 int spec_vm_stop(struct spec_vm *vm);
+
+/* Options of the embedded sample VM. */
+struct spec_embedded {
+	int max_clients; /* the agent's client limit */
+	/* RLIMIT_FSIZE in bytes (SIGXFSZ ignored), 0: none */
+	long long fsize_limit;
+	const char *leak_class; /* like vmheap-sample --leak CLASS:N, or NULL */
+	unsigned leak_per_tick;
+};
+
+/*
+ * Fork a sample VM (the sample host's heap, mutator and callbacks, linked
+ * in: embedded_vm.c) with options vmheap-sample does not have: a client
+ * limit (its default is 32), a file size limit.  Fills *vm as
+ * spec_vm_start does; fails the test if the agent does not start.  The
+ * VM dies with the test.
+ */
+void spec_vm_start_embedded(struct spec_vm *vm, const char *tmpdir,
+			    const char *dumpdir,
+			    const struct spec_embedded *opt);
+
+/*
+ * A client authenticated to `vm`, or NULL (the reason printed to
+ * stderr).  Does not fail the test: for threads.
+ */
+vmheap_client *spec_connect(const struct spec_vm *vm, int timeout_ms);
+
+/* get `var` as an unsigned integer; -1 on any failure (not failing the
+ * test). */
+int64_t spec_get_uint(vmheap_client *c, const char *var);
 
 /* ---------------------------------------------------------------- tmux */
 

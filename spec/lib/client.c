@@ -1,0 +1,38 @@
+/*
+ * client.c - the client API towards a spec_vm, for code that must not
+ * fail the test itself (threads of a load test): see vmheap_spec.h.
+ */
+#include <stdio.h>
+
+#include "vmheap_spec.h"
+
+vmheap_client *spec_connect(const struct spec_vm *vm, int timeout_ms)
+{
+	vmheap_client *c = NULL;
+	int rc = vmheap_client_connect_addr(&c, "127.0.0.1", vm->info.port,
+					    vm->info.token, timeout_ms);
+
+	if (rc < 0) {
+		fprintf(stderr, "connect to pid %ld: %s\n", (long)vm->pid,
+			c ? vmheap_client_error(c) : vmheap_agent_strerror(rc));
+		if (c)
+			vmheap_client_close(c);
+		return NULL;
+	}
+	return c;
+}
+
+int64_t spec_get_uint(vmheap_client *c, const char *var)
+{
+	struct vmheap_reply rep;
+	int64_t v = -1;
+
+	if (vmheap_client_call(c, "get", var, NULL, &rep) < 0) {
+		vmheap_reply_release(&rep);
+		return -1;
+	}
+	if (rep.ok && rep.value.type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+		v = (int64_t)rep.value.via.u64;
+	vmheap_reply_release(&rep);
+	return v;
+}
