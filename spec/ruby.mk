@@ -1,7 +1,7 @@
 # Check suite of the Ruby host (spec/ruby_test.c): real `ruby` processes
 # load build/ruby/vmheap_agent.so; the suite talks to them with the client
 # API and reads their dumps with libvmheap and vmheap-diff.  It also runs
-# examples/demo.sh.
+# examples/demo.sh.  main() and the harness come from spec/lib.
 #
 # Under SAN=1 the extension carries ASan, which must be the first library
 # in a process: the suite starts ruby with LD_PRELOAD of the compiler's
@@ -10,15 +10,14 @@
 RUBY_SPEC_BIN := $(SPECDIR)/ruby_test
 RUBY_SPEC_OBJ := $(OBJDIR)/spec/ruby_test.o
 RUBY_SPEC_ASAN := $(if $(SAN),-DVMHEAP_ASAN_RUNTIME='"$(shell $(CC) -print-file-name=libasan.so)"')
-
 ifneq ($(LIBVMHEAP_AGENT_A),)
 CHECK_SUITES += $(RUBY_SPEC_BIN)
 EXTRA_ALL += $(RUBY_SPEC_BIN)
 endif
-
 $(RUBY_SPEC_OBJ): ALL_CFLAGS += $(CHECK_CFLAGS) $(RUBY_SPEC_ASAN)
-
-$(RUBY_SPEC_BIN): $(RUBY_SPEC_OBJ) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
+$(RUBY_SPEC_BIN): $(RUBY_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
+                  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(RUBY_SPEC_OBJ) $(LIBVMHEAP_AGENT_A) \
-	  $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) $(CHECK_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(RUBY_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
+	  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) \
+	  $(CHECK_LIBS)

@@ -27,139 +27,62 @@
 
 #include "vmheap.h"
 #include "vmheap_agent.h"
+#include "lib/vmheap_spec.h"
 
 #define LINE_TIMEOUT_MS 30000
 #define CALL_TIMEOUT_MS 60000
 
 /* ------------------------------------------------------------ helpers */
 
-static double now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static const char *build_dir(void)
-{
-	const char *b = getenv("VMHEAP_BUILD");
-
-	return b && *b ? b : "build";
-}
-
-static const char *src_dir(void)
-{
-	const char *s = getenv("VMHEAP_SRC");
-
-	return s && *s ? s : ".";
-}
-
-/* A Ruby program under test. */
+/* A Ruby program under test, talked to through its stdin and stdout. */
 struct vm {
 	char dir[PATH_MAX];
 	pid_t pid;
-	int to_ruby;   /* its stdin */
-	int from_ruby; /* its stdout */
-	char buf[8192];
-	size_t len;
+	struct spec_proc p;
 };
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_msg(f != NULL, "cannot create %s: %s", path, strerror(errno));
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-/* The environment of the ruby child (ASan runtime when built with it). */
-static void child_env(const struct vm *vm)
-{
-	setenv("VMHEAP_AGENT_TMPDIR", vm->dir, 1);
-	setenv("VMHEAP_AGENT_DIR", vm->dir, 1);
-	unsetenv("VMHEAP_AGENT_PORT");
-	unsetenv("VMHEAP_AGENT_VERBOSE");
-#ifdef VMHEAP_ASAN_RUNTIME
-	setenv("LD_PRELOAD", VMHEAP_ASAN_RUNTIME, 1);
-	setenv("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1", 1);
-#endif
-}
-
-/* Start `ruby -I BUILD/ruby -rvmheap_agent script` with `script` text. */
+/* Start `ruby -I BUILD/ruby -rvmheap_agent script` with `script` text, in
+ * a fresh directory; it dies with the test. */
 static void vm_start(struct vm *vm, const char *script)
 {
-	char path[PATH_MAX + 32], inc[PATH_MAX];
-	int in[2], out[2];
+	char path[PATH_MAX + 32], inc[PATH_MAX], tmpdir[PATH_MAX + 32],
+	    dumpdir[PATH_MAX + 32];
+	const char *argv[] = {"ruby", "-I", inc, "-rvmheap_agent", path, NULL};
+	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT",
+			     "VMHEAP_AGENT_VERBOSE",
+#ifdef VMHEAP_ASAN_RUNTIME
+			     "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
+			     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1",
+#endif
+			     NULL};
+	struct spec_spawn o = {0};
 
 	memset(vm, 0, sizeof(*vm));
-	snprintf(vm->dir, sizeof(vm->dir), "%s/vmheap-ruby-test.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	ck_assert_msg(mkdtemp(vm->dir) != NULL, "mkdtemp: %s", strerror(errno));
+	snprintf(vm->dir, sizeof(vm->dir), "%s", spec_mkdtemp("ruby"));
 	snprintf(path, sizeof(path), "%s/program.rb", vm->dir);
-	write_file(path, script);
-	snprintf(inc, sizeof(inc), "%s/ruby", build_dir());
-	ck_assert_int_eq(pipe(in), 0);
-	ck_assert_int_eq(pipe(out), 0);
-	vm->pid = fork();
-	ck_assert_int_ge(vm->pid, 0);
-	if (vm->pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[0]);
-		close(in[1]);
-		close(out[0]);
-		close(out[1]);
-		child_env(vm);
-		if (chdir(vm->dir) < 0)
-			_exit(126);
-		execlp("ruby", "ruby", "-I", inc, "-rvmheap_agent", path,
-		       (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	vm->to_ruby = in[1];
-	vm->from_ruby = out[0];
+	spec_write_text(path, script);
+	snprintf(inc, sizeof(inc), "%s", spec_build("ruby"));
+	snprintf(tmpdir, sizeof(tmpdir), "VMHEAP_AGENT_TMPDIR=%s", vm->dir);
+	snprintf(dumpdir, sizeof(dumpdir), "VMHEAP_AGENT_DIR=%s", vm->dir);
+	o.argv = argv;
+	o.env = env;
+	o.dir = vm->dir;
+	spec_proc_start(&vm->p, &o, 0);
+	vm->pid = vm->p.pid;
 }
 
 /* Read one line from the program (without the newline) or fail. */
 static void vm_line(struct vm *vm, char *line, size_t size)
 {
-	double deadline = now_ms() + LINE_TIMEOUT_MS;
+	int rc = spec_proc_line(&vm->p, line, size, LINE_TIMEOUT_MS);
 
-	for (;;) {
-		char *nl = memchr(vm->buf, '\n', vm->len);
-		struct pollfd p = {vm->from_ruby, POLLIN, 0};
-		ssize_t n;
-		int left;
-
-		if (nl) {
-			size_t k = (size_t)(nl - vm->buf);
-
-			ck_assert_uint_lt(k, size);
-			memcpy(line, vm->buf, k);
-			line[k] = '\0';
-			memmove(vm->buf, nl + 1, vm->len - k - 1);
-			vm->len -= k + 1;
-			return;
-		}
-		left = (int)(deadline - now_ms());
-		ck_assert_msg(left > 0,
-			      "no line from the Ruby program in %d ms",
-			      LINE_TIMEOUT_MS);
-		if (poll(&p, 1, left) <= 0)
-			continue;
-		ck_assert_uint_lt(vm->len, sizeof(vm->buf));
-		n = read(vm->from_ruby, vm->buf + vm->len,
-			 sizeof(vm->buf) - vm->len);
-		ck_assert_msg(n > 0,
-			      "the Ruby program (pid %d) closed its "
-			      "stdout before answering",
-			      (int)vm->pid);
-		vm->len += (size_t)n;
-	}
+	ck_assert_msg(rc != -2, "a line longer than %zu bytes", size);
+	ck_assert_msg(rc != -1, "no line from the Ruby program in %d ms",
+		      LINE_TIMEOUT_MS);
+	ck_assert_msg(rc != 0,
+		      "the Ruby program (pid %d) closed its "
+		      "stdout before answering",
+		      (int)vm->pid);
 }
 
 /* Wait for a line equal to `want`. */
@@ -173,26 +96,18 @@ static void vm_expect(struct vm *vm, const char *want)
 
 static void vm_say(struct vm *vm, const char *cmd)
 {
-	size_t len = strlen(cmd);
-
-	ck_assert_int_eq(write(vm->to_ruby, cmd, len), (ssize_t)len);
-	ck_assert_int_eq(write(vm->to_ruby, "\n", 1), 1);
+	spec_proc_write(&vm->p, cmd);
+	spec_proc_write(&vm->p, "\n");
 }
 
 /* Wait until <dir>/vmheap-agent.<pid> exists and read it. */
 static void discover(const char *dir, pid_t pid, struct vmheap_agent_info *info)
 {
-	char path[PATH_MAX + 64], err[256];
-	double deadline = now_ms() + LINE_TIMEOUT_MS;
+	char err[700];
 
-	snprintf(path, sizeof(path), "%s/vmheap-agent.%d", dir, (int)pid);
-	while (access(path, F_OK) != 0) {
-		ck_assert_msg(now_ms() < deadline, "no discovery file %s",
-			      path);
-		usleep(20000);
-	}
-	ck_assert_msg(vmheap_discovery_read(path, info, err, sizeof(err)) == 0,
-		      "discovery %s: %s", path, err);
+	ck_assert_msg(spec_discovery_wait(dir, pid, info, LINE_TIMEOUT_MS, err,
+					  sizeof(err)) == 0,
+		      "discovery: %s", err);
 	ck_assert_int_eq(info->pid, pid);
 }
 
@@ -243,35 +158,17 @@ static int64_t get_int(vmheap_client *c, const char *var)
 	return v;
 }
 
-/* Close stdin (the programs exit on EOF) and wait; fail on a hang. */
+/* Close stdin (the programs exit on EOF) and wait; fail on a hang.
+ * Returns its exit code. */
 static int vm_stop(struct vm *vm)
 {
-	double deadline = now_ms() + 15000;
-	int status = 0;
-	pid_t got;
+	int code = spec_proc_wait_exit(&vm->p, 15000);
 
-	close(vm->to_ruby);
-	while ((got = waitpid(vm->pid, &status, WNOHANG)) == 0) {
-		if (now_ms() > deadline) {
-			kill(vm->pid, SIGKILL);
-			waitpid(vm->pid, &status, 0);
-			ck_abort_msg("the Ruby program (pid %d) did not exit "
-				     "within 15 s of EOF",
-				     (int)vm->pid);
-		}
-		usleep(20000);
-	}
-	close(vm->from_ruby);
-	return status;
-}
-
-static void rm_rf(const char *dir)
-{
-	char cmd[PATH_MAX + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "ruby_test: could not remove %s\n", dir);
+	ck_assert_msg(code != -1,
+		      "the Ruby program (pid %d) did not exit "
+		      "within 15 s of EOF",
+		      (int)vm->pid);
+	return code;
 }
 
 /* ------------------------------------------------------------ dumps */
@@ -462,29 +359,6 @@ static const char *class_name_of_id(const struct dump_view *v, uint64_t id)
 	return i == SIZE_MAX ? NULL : v->class_name[i];
 }
 
-/* Run a command; return its stdout (malloc'd) and exit status. */
-static char *run_capture(const char *cmd, int *status)
-{
-	FILE *p = popen(cmd, "r");
-	size_t len = 0, cap = 65536;
-	char *out = malloc(cap);
-	size_t n;
-
-	ck_assert_ptr_nonnull(p);
-	ck_assert_ptr_nonnull(out);
-	while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
-		len += n;
-		if (cap - len < 4096) {
-			cap *= 2;
-			out = realloc(out, cap);
-			ck_assert_ptr_nonnull(out);
-		}
-	}
-	out[len] = '\0';
-	*status = pclose(p);
-	return out;
-}
-
 /*
  * The count delta that `vmheap-diff --format json OLD NEW` gives the
  * class `name`; *found is 0 when the class has no row.
@@ -546,7 +420,10 @@ START_TEST(exact_counts_match_the_program_and_diff_shows_exactly_the_added)
 	vmheap_client *c;
 	struct dump_view *d1, *d2, *d3;
 	struct vmheap_reply r;
-	char cmd[3 * PATH_MAX], *json;
+	char one[PATH_MAX + 16], two[PATH_MAX + 16], *json;
+	const char *diff_argv[] = {spec_bin("vmheap-diff"), "--format", "json",
+				   one, two, NULL};
+	struct spec_run run;
 	int status, found;
 
 	vm_start(&vm, counts_program);
@@ -579,12 +456,13 @@ START_TEST(exact_counts_match_the_program_and_diff_shows_exactly_the_added)
 	ck_assert_uint_eq(count_of(d3, "VmheapSpecBeta"), 26);
 	ck_assert_uint_eq(count_of(d3, "VmheapSpecGamma"), 101);
 
-	snprintf(cmd, sizeof(cmd),
-		 "'%s/bin/vmheap-diff' --format json '%s/one.vmheap' "
-		 "'%s/two.vmheap'",
-		 build_dir(), vm.dir, vm.dir);
-	json = run_capture(cmd, &status);
-	ck_assert_msg(status == 0, "%s failed (status %d)", cmd, status);
+	snprintf(one, sizeof(one), "%s/one.vmheap", vm.dir);
+	snprintf(two, sizeof(two), "%s/two.vmheap", vm.dir);
+	ck_assert_int_eq(spec_run(diff_argv, NULL, NULL, 60000, &run), 0);
+	json = run.out;
+	status = run.status;
+	ck_assert_msg(status == 0, "vmheap-diff failed (status %d): %s",
+		      status, run.err);
 	ck_assert_int_eq(diff_delta(json, "VmheapSpecAlpha", &found), 4);
 	ck_assert(found);
 	ck_assert_int_eq(diff_delta(json, "VmheapSpecBeta", &found), 9);
@@ -593,14 +471,14 @@ START_TEST(exact_counts_match_the_program_and_diff_shows_exactly_the_added)
 	ck_assert_msg(found, "the class that disappeared has no diff row");
 	diff_delta(json, "VmheapSpecGamma", &found);
 	ck_assert_msg(!found, "an unchanged class has a diff row");
-	free(json);
+	spec_run_free(&run);
 
 	view_free(d1);
 	view_free(d2);
 	view_free(d3);
 	vmheap_client_close(c);
 	ck_assert_int_eq(vm_stop(&vm), 0);
-	rm_rf(vm.dir);
+	spec_rmrf(vm.dir);
 }
 END_TEST
 
@@ -686,7 +564,7 @@ START_TEST(references_classes_and_roots_appear_in_the_dump)
 
 	vmheap_client_close(c);
 	ck_assert_int_eq(vm_stop(&vm), 0);
-	rm_rf(vm.dir);
+	spec_rmrf(vm.dir);
 }
 END_TEST
 
@@ -756,7 +634,7 @@ START_TEST(dump_completes_while_four_threads_allocate)
 
 	vmheap_client_close(c);
 	ck_assert_int_eq(vm_stop(&vm), 0);
-	rm_rf(vm.dir);
+	spec_rmrf(vm.dir);
 }
 END_TEST
 
@@ -808,9 +686,9 @@ START_TEST(fork_mode_pauses_the_vm_far_less_than_an_in_process_dump)
 	vmheap_reply_release(&r);
 	vm_say(&vm, "reset");
 	vm_expect(&vm, "reset");
-	t0 = now_ms();
+	t0 = spec_now_ms();
 	dump(c, "inproc.vmheap");
-	inproc_ms = now_ms() - t0;
+	inproc_ms = spec_now_ms() - t0;
 	usleep(50000);
 	inproc_stall = max_stall_ms(&vm);
 
@@ -818,9 +696,9 @@ START_TEST(fork_mode_pauses_the_vm_far_less_than_an_in_process_dump)
 	vmheap_reply_release(&r);
 	vm_say(&vm, "reset");
 	vm_expect(&vm, "reset");
-	t0 = now_ms();
+	t0 = spec_now_ms();
 	dump(c, "forked.vmheap");
-	fork_ms = now_ms() - t0;
+	fork_ms = spec_now_ms() - t0;
 	usleep(50000);
 	fork_stall = max_stall_ms(&vm);
 
@@ -841,7 +719,7 @@ START_TEST(fork_mode_pauses_the_vm_far_less_than_an_in_process_dump)
 
 	vmheap_client_close(c);
 	ck_assert_int_eq(vm_stop(&vm), 0);
-	rm_rf(vm.dir);
+	spec_rmrf(vm.dir);
 }
 END_TEST
 
@@ -907,7 +785,7 @@ START_TEST(fork_in_the_program_leaves_a_working_agent_on_both_sides)
 	ck_assert_int_eq(vm_stop(&vm), 0);
 	ck_assert_msg(access(ppath, F_OK) != 0,
 		      "the parent's discovery file is still there after exit");
-	rm_rf(vm.dir);
+	spec_rmrf(vm.dir);
 }
 END_TEST
 
@@ -953,7 +831,7 @@ START_TEST(fork_dumps_hold_live_objects_only_unless_gc_is_off)
 
 	vmheap_client_close(c);
 	ck_assert_int_eq(vm_stop(&vm), 0);
-	rm_rf(vm.dir);
+	spec_rmrf(vm.dir);
 }
 END_TEST
 
@@ -985,16 +863,17 @@ START_TEST(a_daemonized_program_gets_a_working_agent)
 	vmheap_client_close(c);
 
 	/* EOF: the daemon exits and its agent removes its discovery file */
-	close(vm.to_ruby);
+	close(vm.p.in);
+	vm.p.in = -1;
 	snprintf(path, sizeof(path), "%s/vmheap-agent.%d", vm.dir, (int)daemon);
-	deadline = now_ms() + 15000;
+	deadline = spec_now_ms() + 15000;
 	while (access(path, F_OK) == 0) {
-		ck_assert_msg(now_ms() < deadline,
+		ck_assert_msg(spec_now_ms() < deadline,
 			      "the daemon did not exit within 15 s of EOF");
 		usleep(20000);
 	}
-	close(vm.from_ruby);
-	rm_rf(vm.dir);
+	close(vm.p.out);
+	spec_rmrf(vm.dir);
 }
 END_TEST
 
@@ -1069,7 +948,7 @@ START_TEST(ruby_variables_give_gc_stat_and_real_backtraces)
 
 	vmheap_client_close(c);
 	ck_assert_int_eq(vm_stop(&vm), 0);
-	rm_rf(vm.dir);
+	spec_rmrf(vm.dir);
 }
 END_TEST
 
@@ -1109,25 +988,29 @@ START_TEST(in_process_dump_allocates_no_ruby_object)
 
 	vmheap_client_close(c);
 	ck_assert_int_eq(vm_stop(&vm), 0);
-	rm_rf(vm.dir);
+	spec_rmrf(vm.dir);
 }
 END_TEST
 
 START_TEST(demo_puts_the_leaking_class_on_top_of_the_diff)
 {
-	char cmd[3 * PATH_MAX], *out, *diff, *line;
+	const char *argv[] = {"sh", spec_src("examples/demo.sh"),
+			      spec_build(""), NULL};
+	const char *env[] = {"DEMO_GAP=2",
+#ifdef VMHEAP_ASAN_RUNTIME
+			     /* the ASan-built extension needs the runtime
+			      * preloaded */
+			     "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
+			     "ASAN_OPTIONS=detect_leaks=0",
+#endif
+			     NULL};
+	struct spec_run run;
+	char *out, *diff, *line;
 	int status, in_rows = 0;
 
-	snprintf(cmd, sizeof(cmd), "%sDEMO_GAP=2 sh '%s/examples/demo.sh' '%s'",
-#ifdef VMHEAP_ASAN_RUNTIME
-		 /* the ASan-built extension needs the runtime preloaded */
-		 "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME
-		 " ASAN_OPTIONS=detect_leaks=0 ",
-#else
-		 "",
-#endif
-		 src_dir(), build_dir());
-	out = run_capture(cmd, &status);
+	ck_assert_int_eq(spec_run(argv, env, NULL, 110000, &run), 0);
+	out = run.out;
+	status = run.status;
 	ck_assert_msg(status == 0, "demo failed (status %d):\n%s", status, out);
 	diff = strstr(out, "$ vmheap-diff ");
 	ck_assert_msg(diff != NULL, "no vmheap-diff in the demo:\n%s", out);
@@ -1150,41 +1033,28 @@ START_TEST(demo_puts_the_leaking_class_on_top_of_the_diff)
 		}
 	}
 	ck_assert_msg(in_rows, "the diff has no rows:\n%s", diff);
-	free(out);
+	spec_run_free(&run);
 }
 END_TEST
 
-static Suite *ruby_suite(void)
+Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("ruby");
-	TCase *tc = tcase_create("real ruby");
+	TCase *t;
 
-	tcase_set_timeout(tc, 120);
+	t = spec_tcase(s, "programs", 120);
 	tcase_add_test(
-	    tc,
-	    exact_counts_match_the_program_and_diff_shows_exactly_the_added);
-	tcase_add_test(tc, references_classes_and_roots_appear_in_the_dump);
-	tcase_add_test(tc, dump_completes_while_four_threads_allocate);
+	    t, exact_counts_match_the_program_and_diff_shows_exactly_the_added);
+	tcase_add_test(t, references_classes_and_roots_appear_in_the_dump);
+	tcase_add_test(t, dump_completes_while_four_threads_allocate);
 	tcase_add_test(
-	    tc, fork_mode_pauses_the_vm_far_less_than_an_in_process_dump);
+	    t, fork_mode_pauses_the_vm_far_less_than_an_in_process_dump);
 	tcase_add_test(
-	    tc, fork_in_the_program_leaves_a_working_agent_on_both_sides);
-	tcase_add_test(tc, fork_dumps_hold_live_objects_only_unless_gc_is_off);
-	tcase_add_test(tc, a_daemonized_program_gets_a_working_agent);
-	tcase_add_test(tc, ruby_variables_give_gc_stat_and_real_backtraces);
-	tcase_add_test(tc, in_process_dump_allocates_no_ruby_object);
-	tcase_add_test(tc, demo_puts_the_leaking_class_on_top_of_the_diff);
-	suite_add_tcase(s, tc);
+	    t, fork_in_the_program_leaves_a_working_agent_on_both_sides);
+	tcase_add_test(t, fork_dumps_hold_live_objects_only_unless_gc_is_off);
+	tcase_add_test(t, a_daemonized_program_gets_a_working_agent);
+	tcase_add_test(t, ruby_variables_give_gc_stat_and_real_backtraces);
+	tcase_add_test(t, in_process_dump_allocates_no_ruby_object);
+	tcase_add_test(t, demo_puts_the_leaking_class_on_top_of_the_diff);
 	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(ruby_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

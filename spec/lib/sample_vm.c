@@ -13,11 +13,11 @@
 #include "vmheap_spec.h"
 
 int spec_discovery_wait(const char *tmpdir, pid_t pid,
-			struct vmheap_agent_info *info, char *err,
-			size_t errlen)
+			struct vmheap_agent_info *info, int timeout_ms,
+			char *err, size_t errlen)
 {
 	char path[512];
-	int64_t deadline = spec_now_ms() + 15000;
+	int64_t deadline = spec_now_ms() + timeout_ms;
 
 	snprintf(path, sizeof(path), "%s/vmheap-agent.%ld", tmpdir, (long)pid);
 	for (;;) {
@@ -33,8 +33,8 @@ int spec_discovery_wait(const char *tmpdir, pid_t pid,
 			return -1;
 		}
 		if (spec_now_ms() > deadline) {
-			snprintf(err, errlen, "no discovery file %s after 15 s",
-				 path);
+			snprintf(err, errlen, "no discovery file %s after %d ms",
+				 path, timeout_ms);
 			return -1;
 		}
 		spec_sleep_ms(5);
@@ -89,7 +89,7 @@ void spec_vm_start(struct spec_vm *vm, const char *tmpdir,
 	ck_assert_msg(vm->pid > 0, "fork: %s", strerror(errno));
 	snprintf(vm->discovery, sizeof(vm->discovery), "%s/vmheap-agent.%ld",
 		 tmpdir, (long)vm->pid);
-	if (spec_discovery_wait(tmpdir, vm->pid, &vm->info, err,
+	if (spec_discovery_wait(tmpdir, vm->pid, &vm->info, 15000, err,
 				sizeof(err)) < 0) {
 		spec_kill(vm->pid);
 		vm->pid = 0;

@@ -270,13 +270,13 @@ void spec_vm_start(struct spec_vm *vm, const char *tmpdir,
 		   const char *dumpdir, const struct spec_vm_opts *o);
 
 /*
- * Wait (15 s) for `pid`'s discovery file in `tmpdir` and read it into
- * *info.  0, or -1 when the process ended first or at the deadline
- * (`err` then says why).
+ * Wait up to `timeout_ms` for `pid`'s discovery file in `tmpdir` and read
+ * it into *info.  0, or -1 when the process ended first (reaped, if it is
+ * our child) or at the deadline (`err` then says why).
  */
 int spec_discovery_wait(const char *tmpdir, pid_t pid,
-			struct vmheap_agent_info *info, char *err,
-			size_t errlen);
+			struct vmheap_agent_info *info, int timeout_ms,
+			char *err, size_t errlen);
 
 /* SIGTERM and wait (15 s, then SIGKILL): its exit code
  * (spec_exit_code), or -1 when it had to be killed. */
