@@ -39,33 +39,24 @@ void sample_start(struct sample *s, const struct sample_opts *o)
 
 int sample_run_to_exit(const struct sample_opts *o, char *errbuf, size_t errlen)
 {
-	const char *argv[20], *env[10];
-	char errfile[300];
-	struct spec_spawn sp = {0};
-	int n = 0, ne = 0, status = -1;
+	const char *dir = spec_mkdtemp("agent-exit");
+	struct spec_vm_opts vo = {0};
+	char log[300];
+	int status = -1;
 	char *err;
 	pid_t pid;
 
-	snprintf(errfile, sizeof(errfile), "%s/stderr",
-		 spec_mkdtemp("agent-err"));
-	argv[n++] = spec_bin("vmheap-sample");
-	for (int i = 0; o && o->args[i] && n < 18; i++)
-		argv[n++] = o->args[i];
-	argv[n] = NULL;
-	env[ne++] = "VMHEAP_AGENT_TMPDIR=/tmp";
-	for (int i = 0; o && o->env[i] && ne < 9; i++)
-		env[ne++] = o->env[i];
-	env[ne] = NULL;
-	sp.argv = argv;
-	sp.env = env;
-	sp.stderr_path = errfile;
-	pid = spec_spawn(&sp);
+	snprintf(log, sizeof(log), "%s/log", dir);
+	vo.args = o ? o->args : NULL;
+	vo.env = o ? o->env : NULL;
+	vo.log_path = log;
+	pid = spec_vm_spawn(dir, dir, &vo);
 	ck_assert(pid >= 0);
 	if (spec_wait(pid, 15000, &status) == -1) {
 		spec_kill(pid);
 		ck_abort_msg("vmheap-sample did not exit");
 	}
-	err = spec_read_file(errfile, NULL);
+	err = spec_read_file(log, NULL);
 	snprintf(errbuf, errlen, "%s", err ? err : "");
 	free(err);
 	return status;

@@ -32,7 +32,7 @@ struct sample_opts {
  * The VM dies with the test (spec/lib). */
 void sample_start(struct sample *s, const struct sample_opts *o);
 /* Run vmheap-sample expecting it to exit at once (within 15 s): returns
- * its wait status, with its stderr in errbuf. */
+ * its wait status, with its output (stdout and stderr) in errbuf. */
 int sample_run_to_exit(const struct sample_opts *o, char *errbuf,
 		       size_t errlen);
 /* SIGTERM, wait, and return the exit status (or -1 on timeout). */

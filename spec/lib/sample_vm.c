@@ -41,22 +41,18 @@ int spec_discovery_wait(const char *tmpdir, pid_t pid,
 	}
 }
 
-void spec_vm_start(struct spec_vm *vm, const char *tmpdir,
-		   const char *dumpdir, const struct spec_vm_opts *o)
+pid_t spec_vm_spawn(const char *tmpdir, const char *dumpdir,
+		    const struct spec_vm_opts *o)
 {
 	static const struct spec_vm_opts none;
-	char envt[300], envd[300], err[700];
+	char envt[300], envd[300], wrap[512];
 	const char *argv[40], *env[24];
 	struct spec_spawn sp = {0};
 	const char *wrapper = getenv("VMHEAP_SAMPLE_WRAPPER");
-	char wrap[512];
 	int n = 0, ne = 0;
 
 	if (!o)
 		o = &none;
-	memset(vm, 0, sizeof(*vm));
-	snprintf(vm->tmpdir, sizeof(vm->tmpdir), "%s", tmpdir);
-	snprintf(vm->dumpdir, sizeof(vm->dumpdir), "%s", dumpdir);
 	/* VMHEAP_SAMPLE_WRAPPER="valgrind -q --error-exitcode=99" runs the
 	 * VM under a tool (the pid stays the same: the tool execs) */
 	if (o->wrapper && wrapper && *wrapper) {
@@ -85,7 +81,18 @@ void spec_vm_start(struct spec_vm *vm, const char *tmpdir,
 	if (!o->log_path)
 		sp.stderr_fd = 2; /* the test's own */
 	sp.fsize_limit = o->fsize_limit;
-	vm->pid = spec_spawn(&sp);
+	return spec_spawn(&sp);
+}
+
+void spec_vm_start(struct spec_vm *vm, const char *tmpdir,
+		   const char *dumpdir, const struct spec_vm_opts *o)
+{
+	char err[700];
+
+	memset(vm, 0, sizeof(*vm));
+	snprintf(vm->tmpdir, sizeof(vm->tmpdir), "%s", tmpdir);
+	snprintf(vm->dumpdir, sizeof(vm->dumpdir), "%s", dumpdir);
+	vm->pid = spec_vm_spawn(tmpdir, dumpdir, o);
 	ck_assert_msg(vm->pid > 0, "fork: %s", strerror(errno));
 	snprintf(vm->discovery, sizeof(vm->discovery), "%s/vmheap-agent.%ld",
 		 tmpdir, (long)vm->pid);
@@ -94,8 +101,8 @@ void spec_vm_start(struct spec_vm *vm, const char *tmpdir,
 		spec_kill(vm->pid);
 		vm->pid = 0;
 		ck_abort_msg("vmheap-sample: %s%s%s", err,
-			     o->log_path ? "; see " : "",
-			     o->log_path ? o->log_path : "");
+			     o && o->log_path ? "; see " : "",
+			     o && o->log_path ? o->log_path : "");
 	}
 }
 

@@ -261,6 +261,13 @@ struct spec_vm_opts {
 };
 
 /*
+ * Only start vmheap-sample as spec_vm_start does (for a VM expected to
+ * exit at once): its pid, or -1.
+ */
+pid_t spec_vm_spawn(const char *tmpdir, const char *dumpdir,
+		    const struct spec_vm_opts *o);
+
+/*
  * Start $VMHEAP_BUILD/bin/vmheap-sample with VMHEAP_AGENT_TMPDIR=tmpdir
  * and VMHEAP_AGENT_DIR=dumpdir, and wait (15 s) until its discovery file
  * is there and readable; fills *vm.  Fails the test if the VM exits first
