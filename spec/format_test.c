@@ -2213,13 +2213,10 @@ static Suite *format_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(format_suite());
-	int failed;
+/* main() is spec/lib's (spec/lib/suite_main.c) */
+#include "lib/vmheap_spec.h"
 
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+Suite *vmheap_spec_suite(void)
+{
+	return format_suite();
 }
