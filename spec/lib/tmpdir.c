@@ -52,7 +52,7 @@ void spec_root_remove(void)
 		if (de->d_name[0] == '.' ||
 		    strlen(de->d_name) >= sizeof(t.socket))
 			continue;
-		snprintf(t.socket, sizeof(t.socket), "%s", de->d_name);
+		snprintf(t.socket, sizeof(t.socket), "%.63s", de->d_name);
 		spec_tmux_kill(&t);
 	}
 	if (d)

@@ -20,10 +20,10 @@
  *   tmux.c        a terminal program driven like a person would: type a
  *                 line, wait for text on the screen, assert
  *
- * Functions named *_assert / those documented "fails the test" call
- * ck_assert (they may only be used inside a test); the others return an
- * error value.  Every wait has a deadline; nothing sleeps a fixed time to
- * let something happen.
+ * Functions documented to "fail the test" call ck_assert or ck_abort (use
+ * them inside a test, from its own thread); the others return an error
+ * value.  Every wait here has a deadline; none sleeps a fixed time to let
+ * something happen.
  */
 #ifndef VMHEAP_SPEC_H
 #define VMHEAP_SPEC_H
@@ -171,8 +171,8 @@ int spec_wait(pid_t pid, int timeout_ms, int *raw);
 
 /*
  * Send `sig`, wait up to `timeout_ms`, then SIGKILL and reap.  Returns
- * the raw wait status when the process ended of the signal in time, or -1
- * when it had to be killed.
+ * the raw wait status when the process ended in time, or -1 when it had
+ * to be killed.
  */
 int spec_stop(pid_t pid, int sig, int timeout_ms);
 
@@ -342,7 +342,8 @@ void spec_tmux_key(struct spec_tmux *t, const char *key);
 /* Type `line` and press Enter. */
 void spec_tmux_line(struct spec_tmux *t, const char *line);
 
-/* The pane's text with scrollback, malloc'd. */
+/* The pane's text with scrollback, malloc'd (fails the test if tmux
+ * cannot run). */
 char *spec_tmux_capture(struct spec_tmux *t);
 
 /*
