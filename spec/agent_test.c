@@ -1235,14 +1235,8 @@ START_TEST(protocol_md_example_is_real_encoder_output_and_replays)
 
 	ck_assert_int_ge(n, 10);
 	sample_start(&s, NULL);
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	{
-		struct sockaddr_in sa = {0};
-		sa.sin_family = AF_INET;
-		sa.sin_port = htons(s.info.port);
-		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		ck_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
-	}
+	fd = spec_tcp_connect(s.info.port);
+	ck_assert(fd >= 0);
 	for (int i = 0; i < n; i++) {
 		msgpack_unpacked want, got;
 

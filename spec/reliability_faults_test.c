@@ -214,20 +214,6 @@ static size_t auth_frame(unsigned char *buf, const char *token)
 	return n + 32;
 }
 
-static int raw_connect(uint16_t port)
-{
-	struct sockaddr_in sa;
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return -1;
-	return fd;
-}
-
 START_TEST(client_stopped_with_a_request_half_sent_does_not_hold_others)
 {
 	const char *tmp = spec_mkdtemp("stop");
@@ -242,7 +228,7 @@ START_TEST(client_stopped_with_a_request_half_sent_does_not_hold_others)
 	if (child == 0) {
 		unsigned char buf[128],
 		    half[] = {0, 0, 0, 30, 0x94, 0x01, 0xa3, 'g'};
-		int fd = raw_connect(vm.info.port);
+		int fd = spec_tcp_connect(vm.info.port);
 		size_t n = auth_frame(buf, vm.info.token);
 
 		if (fd < 0 || write(fd, buf, n) != (ssize_t)n ||

@@ -106,7 +106,8 @@ char *spec_ls(const char *dir, char sep)
 	}
 	if (d)
 		closedir(d);
-	qsort(names, n, sizeof(*names), by_name);
+	if (n)
+		qsort(names, n, sizeof(*names), by_name);
 	out = malloc(total);
 	for (size_t i = 0; i < n; i++) {
 		size_t k = strlen(names[i]);

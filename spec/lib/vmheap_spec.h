@@ -17,6 +17,7 @@
  *                 discovery file
  *   embedded_vm.c a sample VM forked with options vmheap-sample lacks
  *   client.c      a client of such a VM that never fails the test
+ *   socket.c      a raw TCP connection to an agent
  *   tmux.c        a terminal program driven like a person would: type a
  *                 line, wait for text on the screen, assert
  *
@@ -318,6 +319,11 @@ vmheap_client *spec_connect(const struct spec_vm *vm, int timeout_ms);
 /* get `var` as an unsigned integer; -1 on any failure (not failing the
  * test). */
 int64_t spec_get_uint(vmheap_client *c, const char *var);
+
+/* A TCP connection to 127.0.0.1:`port` (close-on-exec), for speaking the
+ * wire protocol by hand: the fd, or -1 with errno set.  Does not fail the
+ * test. */
+int spec_tcp_connect(uint16_t port);
 
 /* ---------------------------------------------------------------- tmux */
 
