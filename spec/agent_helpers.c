@@ -3,7 +3,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>

@@ -14,9 +14,7 @@
  * clients are gone.  The sanitizer build runs fewer requests per client
  * (printed).
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
