@@ -63,11 +63,8 @@ int sample_run_to_exit(const struct sample_opts *o, char *errbuf, size_t errlen)
 
 int sample_term(struct sample *s)
 {
-	int status;
+	int status = s->pid > 0 ? spec_stop(s->pid, SIGTERM, 15000) : -1;
 
-	if (s->pid <= 0)
-		return -1;
-	status = spec_stop(s->pid, SIGTERM, 15000);
 	s->pid = 0;
 	return status;
 }
