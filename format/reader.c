@@ -456,6 +456,7 @@ static __attribute__((noinline)) int next_slow(vmheap_reader *r,
 				r->chain_ok = 1;
 				r->chain_type = VMHEAP_RECORD_OBJECT;
 				r->chain_id = r->cur.prev_id;
+				r->chain_mark = r->seen.objects;
 			}
 			rc = vmheap_block_cursor_next(&r->cur, rec);
 			if (rc > 0) {

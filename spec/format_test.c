@@ -2230,6 +2230,16 @@ static void rule_unknown(struct rule_block *b)
 	b->records++;
 }
 
+/* The same with 64 more bytes: room for the fast path before it. */
+static void rule_unknown_long(struct rule_block *b)
+{
+	msgpack_pack_array(&b->pk, 2);
+	msgpack_pack_uint8(&b->pk, 9);
+	pk_str(&b->pk, "a record of a newer minor version, 64 bytes long"
+		       " and a bit more");
+	b->records++;
+}
+
 /* Magic, the usual hand-built header, the blocks (freed here), a footer
  * with totals `t` (blocks filled in) and the trailer.  blk_at[i] gets the
  * offset of block i. */
@@ -2544,10 +2554,10 @@ START_TEST(more_references_must_continue_the_object_right_before_them)
 {
 	struct vmheap_totals t = {
 	    .objects = 2, .bytes = 48, .classes = 1, .references = 61};
-	struct rule_block b[2];
+	struct rule_block b[3];
 	struct rule_seen seen[8];
 	struct bytes f;
-	uint64_t at[2], rec_at;
+	uint64_t at[3], rec_at;
 	char want[160];
 	size_t before;
 	struct outcome o;
@@ -2571,6 +2581,26 @@ START_TEST(more_references_must_continue_the_object_right_before_them)
 	ck_assert_int_eq(seen[4].type, VMHEAP_RECORD_MORE_REFS);
 	ck_assert_uint_eq(seen[4].id, 0x600);
 	ck_assert_uint_eq(o.totals.references, 61);
+	free(f.p);
+
+	/* Allowed: object 0x500, the last known record of block 0, taken
+	 * by the fast path, continued two blocks later. */
+	t.objects = 1;
+	t.bytes = 24;
+	t.references = 1;
+	rule_block_init(&b[0]);
+	rule_class(&b[0], 1, "Thing");
+	rule_object(&b[0], 0x500, 1, 0, 0);
+	rule_unknown_long(&b[0]);
+	rule_block_init(&b[1]);
+	rule_unknown(&b[1]);
+	rule_block_init(&b[2]);
+	rule_more_refs(&b[2], 0x500, 1);
+	f = rule_dump(b, 3, t, at);
+	o = rule_read(&f, seen, 8);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.records, 3);
+	ck_assert_uint_eq(seen[2].id, 0x500);
 	free(f.p);
 
 	/* Refused: the wrong object (0x600 after object 0x500, which came
