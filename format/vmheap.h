@@ -53,6 +53,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifndef VMHEAP_EXPORT
+#define VMHEAP_EXPORT __attribute__((visibility("default")))
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -398,6 +402,15 @@ int vmheap_reader_next_block(vmheap_reader *r, struct vmheap_block *blk);
  * (records decoded by next(); only `blocks` in block mode).
  */
 const struct vmheap_totals *vmheap_reader_totals(const vmheap_reader *r);
+
+/*
+ * The byte offset of the FOOT section's header, once the footer and the
+ * trailer were read and checked (next()/next_block() returned 0, or failed
+ * only on the footer's totals); 0 before that (no footer is at offset 0).
+ * A caller that checks the footer's totals itself (block mode) names this
+ * offset in its error.
+ */
+VMHEAP_EXPORT uint64_t vmheap_reader_footer_offset(const vmheap_reader *r);
 
 /* Bytes consumed from the input so far (for progress displays). */
 uint64_t vmheap_reader_offset(const vmheap_reader *r);

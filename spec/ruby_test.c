@@ -1154,6 +1154,82 @@ START_TEST(demo_puts_the_leaking_class_on_top_of_the_diff)
 }
 END_TEST
 
+/* A chain of 300 subclasses, deeper than any fixed limit the walk once
+ * had (256): only the deepest has an instance, so one object makes the
+ * walk write the whole chain at once.  Ruby prints each class with its
+ * superclass as Ruby sees it. */
+#define DEEP_CHAIN 300
+static const char deep_chain_program[] =
+    "STDOUT.sync = true\n"
+    "chain = [Object]\n"
+    "300.times do |i|\n"
+    "  c = Class.new(chain.last)\n"
+    "  Object.const_set(\"VmheapDeep#{i + 1}\", c)\n"
+    "  chain << c\n"
+    "end\n"
+    "$leaf = chain.last.new\n"
+    "chain.drop(1).each { |c| puts \"#{c.name} #{c.superclass.name}\" }\n"
+    "puts 'ready'\n"
+    "STDIN.read\n";
+
+START_TEST(every_superclass_of_a_300_deep_chain_is_the_one_ruby_names)
+{
+	static char name[DEEP_CHAIN][64], super[DEEP_CHAIN][64];
+	struct vm vm;
+	vmheap_client *c;
+	struct dump_view *d;
+	char line[1024];
+
+	vm_start(&vm, deep_chain_program);
+	for (int i = 0; i < DEEP_CHAIN; i++) {
+		vm_line(&vm, line, sizeof(line));
+		ck_assert_msg(sscanf(line, "%63s %63s", name[i], super[i]) == 2,
+			      "unexpected line from Ruby: '%s'", line);
+	}
+	vm_expect(&vm, "ready");
+	ck_assert_str_eq(name[0], "VmheapDeep1");
+	ck_assert_str_eq(super[0], "Object");
+	ck_assert_str_eq(super[DEEP_CHAIN - 1], "VmheapDeep299");
+	c = connect_to(vm.dir, vm.pid);
+	dump(c, "deep.vmheap");
+
+	d = read_dump(vm.dir, "deep.vmheap", NULL);
+	ck_assert_uint_eq(count_of(d, "VmheapDeep300"), 1);
+	/* from the leaf up: the first class past a depth limit fails first */
+	for (int i = DEEP_CHAIN - 1; i >= 0; i--) {
+		size_t k, found = 0;
+		for (k = 0; k < d->nclasses; k++) {
+			if (strcmp(d->class_name[k], name[i]) != 0)
+				continue;
+			found++;
+			ck_assert_msg(d->super_id[k] != 0,
+				      "%s (depth %d) has superclass 0 in "
+				      "the dump; Ruby says %s",
+				      name[i], i + 1, super[i]);
+			ck_assert_msg(
+			    class_name_of_id(d, d->super_id[k]) &&
+				strcmp(class_name_of_id(d, d->super_id[k]),
+				       super[i]) == 0,
+			    "%s (depth %d): the dump's superclass is "
+			    "class %llu (%s), Ruby says %s",
+			    name[i], i + 1,
+			    (unsigned long long)d->super_id[k],
+			    class_name_of_id(d, d->super_id[k])
+				? class_name_of_id(d, d->super_id[k])
+				: "no such class",
+			    super[i]);
+		}
+		ck_assert_msg(found == 1, "%s: %zu class records", name[i],
+			      found);
+	}
+	view_free(d);
+
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	rm_rf(vm.dir);
+}
+END_TEST
+
 static Suite *ruby_suite(void)
 {
 	Suite *s = suite_create("ruby");
@@ -1174,6 +1250,8 @@ static Suite *ruby_suite(void)
 	tcase_add_test(tc, ruby_variables_give_gc_stat_and_real_backtraces);
 	tcase_add_test(tc, in_process_dump_allocates_no_ruby_object);
 	tcase_add_test(tc, demo_puts_the_leaking_class_on_top_of_the_diff);
+	tcase_add_test(
+	    tc, every_superclass_of_a_300_deep_chain_is_the_one_ruby_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
