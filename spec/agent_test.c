@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent-internal.h" /* the job registry, for its unit test */
 #include "agent_helpers.h"
 
 static void sleep_ms(int ms)
@@ -1281,6 +1282,406 @@ START_TEST(protocol_md_example_is_real_encoder_output_and_replays)
 }
 END_TEST
 
+/* ------------------------------------------------------------ long jobs */
+
+/* Whether dumps/ holds a dump's temporary file (the dump has begun). */
+static int dump_tmp_present(const char *dumps)
+{
+	char list[1024];
+
+	dir_listing(dumps, list, sizeof(list));
+	return strstr(list, ".vmheap-dump.") != NULL;
+}
+
+/* Dump `path` and check that it holds exactly the VM's census (its
+ * mutator has stopped); returns the dump's object count. */
+static uint64_t check_complete_dump(vmheap_client *c, const char *path)
+{
+	struct census_row rows[64];
+	struct vmheap_reply census;
+	uint64_t objects, total = 0, widgets = 0;
+	uint32_t flags;
+	int n;
+
+	call_ok(c, "get", "sample.census", NULL, &census);
+	n = dump_census(path, rows, 64, &objects, &flags);
+	for (uint32_t i = 0; i < census.value.via.map.size; i++) {
+		const msgpack_object_kv *kv = &census.value.via.map.ptr[i];
+		int found = 0;
+
+		total += kv->val.via.u64;
+		for (int k = 0; k < n; k++)
+			if (obj_str_is(&kv->key, rows[k].name)) {
+				ck_assert_msg(rows[k].count == kv->val.via.u64,
+					      "%s: class %s has %llu in the "
+					      "dump, %llu in the VM",
+					      path, rows[k].name,
+					      (unsigned long long)rows[k].count,
+					      (unsigned long long)
+						  kv->val.via.u64);
+				found = 1;
+			}
+		ck_assert_msg(found, "%s: class %.*s missing", path,
+			      (int)kv->key.via.str.size, kv->key.via.str.ptr);
+	}
+	ck_assert_int_eq(total, objects);
+	/* 4 ticks x 5 Widgets, created by --leak */
+	for (int k = 0; k < n; k++)
+		if (!strcmp(rows[k].name, "Widget"))
+			widgets = rows[k].count;
+	ck_assert_int_eq(widgets, 20);
+	vmheap_reply_release(&census);
+	return objects;
+}
+
+static void client_vanishes_while_its_dump_runs(int fork_mode)
+{
+	struct sample_opts o = {
+	    .args = {"--walk-delay-ms", "1500", "--leak", "Widget:5",
+		     "--ticks", "4", "--tick-ms", "1", NULL}};
+	static const unsigned char req_head[] = {0x94, 0x09, 0xa3,
+						 's',  'e',  't'};
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	char list[1024], path[PATH_MAX];
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	uint64_t left_objects;
+	int64_t t0;
+	int fd;
+
+	sample_start(&s, &o);
+	c = sample_client(&s);
+	wait_ticks(c, 4);
+	call_ok(c, "set", "config.dump.fork", fork_mode ? "true" : "false", &r);
+	vmheap_reply_release(&r);
+	vmheap_client_close(c);
+
+	/* a raw client asks for a dump, and leaves once it has begun */
+	fd = raw_connect(&s);
+	raw_auth(fd, s.info.token);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_sbuffer_write(&sb, (const char *)req_head, sizeof(req_head));
+	msgpack_pack_str(&pk, 18);
+	msgpack_pack_str_body(&pk, "system.memory.dump", 18);
+	msgpack_pack_str(&pk, 11);
+	msgpack_pack_str_body(&pk, "left.vmheap", 11);
+	raw_send_frame(fd, sb.data, (uint32_t)sb.size);
+	msgpack_sbuffer_destroy(&sb);
+	t0 = now_ms();
+	while (!dump_tmp_present(s.dumps)) {
+		ck_assert_msg(now_ms() - t0 < 10000, "the dump never began");
+		sleep_ms(5);
+	}
+	close(fd);
+
+	/* the next client is served while the orphaned dump runs */
+	c = sample_client(&s);
+	vmheap_client_set_timeout(c, 30000);
+	t0 = now_ms();
+	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+	ck_assert_msg(now_ms() - t0 < 600, "a get took %lld ms during a dump",
+		      (long long)(now_ms() - t0));
+	call_ok(c, "get", "system.memory.dumping", NULL, &r);
+	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN && r.value.via.boolean);
+	vmheap_reply_release(&r);
+
+	/* the dump completes: a whole file under its name, nothing else */
+	wait_dump_idle(c);
+	dir_listing(s.dumps, list, sizeof(list));
+	ck_assert_str_eq(list, "left.vmheap");
+	snprintf(path, sizeof(path), "%s/left.vmheap", s.dumps);
+	left_objects = check_complete_dump(c, path);
+	/* its result is the last dump's, as if the client had stayed */
+	call_ok(c, "get", "system.memory.dump", NULL, &r);
+	ck_assert(obj_str_is(map_get(&r.value, "path"), path));
+	ck_assert_int_eq(map_get(&r.value, "objects")->via.u64, left_objects);
+	vmheap_reply_release(&r);
+
+	/* and the next dump works, with its reply */
+	call_ok(c, "set", "system.memory.dump", "next.vmheap", &r);
+	snprintf(path, sizeof(path), "%s/next.vmheap", s.dumps);
+	ck_assert(obj_str_is(map_get(&r.value, "path"), path));
+	ck_assert(map_get(&r.value, "forked")->via.boolean == fork_mode);
+	ck_assert_int_eq(map_get(&r.value, "objects")->via.u64, left_objects);
+	vmheap_reply_release(&r);
+	ck_assert_int_eq(check_complete_dump(c, path), left_objects);
+	vmheap_client_close(c);
+	ck_assert_int_eq(sample_term(&s), 0);
+	sample_cleanup(&s);
+}
+
+START_TEST(a_client_gone_mid_dump_leaves_a_whole_file_in_process)
+{
+	client_vanishes_while_its_dump_runs(0);
+}
+END_TEST
+
+START_TEST(a_client_gone_mid_dump_leaves_a_whole_file_in_a_forked_child)
+{
+	client_vanishes_while_its_dump_runs(1);
+}
+END_TEST
+
+struct dumper {
+	const struct sample *s;
+	int rc, ok;
+	char path[PATH_MAX];
+	char error[256];
+};
+
+/* Client A: one dump, in a thread of its own. */
+static void *dump_in_thread(void *p)
+{
+	struct dumper *d = p;
+	vmheap_client *c = NULL;
+	struct vmheap_reply r;
+	const msgpack_object *path;
+
+	if (vmheap_client_connect(&c, &d->s->info, 30000) < 0) {
+		snprintf(d->error, sizeof(d->error), "connect: %s",
+			 vmheap_client_error(c));
+		vmheap_client_close(c);
+		return NULL;
+	}
+	vmheap_client_set_timeout(c, 30000);
+	d->rc = vmheap_client_call_str(c, "set", "system.memory.dump",
+				       "a.vmheap", &r);
+	d->ok = d->rc == 0 && r.ok;
+	path = d->ok ? map_get(&r.value, "path") : NULL;
+	if (path && path->type == MSGPACK_OBJECT_STR)
+		snprintf(d->path, sizeof(d->path), "%.*s",
+			 (int)path->via.str.size, path->via.str.ptr);
+	else
+		snprintf(d->error, sizeof(d->error), "reply: rc %d %.31s %.180s",
+			 d->rc, r.code, r.message);
+	vmheap_reply_release(&r);
+	vmheap_client_close(c);
+	return NULL;
+}
+
+START_TEST(a_second_client_gets_busy_while_a_dump_runs_then_dumps)
+{
+	struct sample_opts o = {.args = {"--walk-delay-ms", "1000", NULL}};
+	struct dumper d = {0};
+	struct sample s;
+	vmheap_client *b;
+	struct vmheap_reply r;
+	char list[1024], want[PATH_MAX];
+	pthread_t th;
+	int64_t t0;
+	int dumping = 0;
+
+	sample_start(&s, &o);
+	d.s = &s;
+	b = sample_client(&s);
+	vmheap_client_set_timeout(b, 30000);
+	ck_assert_int_eq(pthread_create(&th, NULL, dump_in_thread, &d), 0);
+	for (t0 = now_ms(); !dumping; sleep_ms(5)) {
+		ck_assert_msg(now_ms() - t0 < 10000, "A's dump never began");
+		call_ok(b, "get", "system.memory.dumping", NULL, &r);
+		dumping = r.value.type == MSGPACK_OBJECT_BOOLEAN &&
+			  r.value.via.boolean;
+		vmheap_reply_release(&r);
+	}
+	/* B is refused while A's dump runs, and keeps its connection */
+	call_error(b, "set", "system.memory.dump", "b.vmheap", "busy");
+	ck_assert_int_eq(get_int(b, "system.pid"), s.pid);
+	pthread_join(th, NULL);
+	ck_assert_msg(d.ok, "client A: %s", d.error);
+	snprintf(want, sizeof(want), "%s/a.vmheap", s.dumps);
+	ck_assert_str_eq(d.path, want);
+	/* A has its reply: the agent is no longer busy, without a pause */
+	call_ok(b, "set", "system.memory.dump", "b.vmheap", &r);
+	snprintf(want, sizeof(want), "%s/b.vmheap", s.dumps);
+	ck_assert(obj_str_is(map_get(&r.value, "path"), want));
+	vmheap_reply_release(&r);
+	dir_listing(s.dumps, list, sizeof(list));
+	ck_assert_str_eq(list, "a.vmheap b.vmheap");
+	vmheap_client_close(b);
+	ck_assert_int_eq(sample_term(&s), 0);
+	sample_cleanup(&s);
+}
+END_TEST
+
+/* The job registry (job.c) on its own, with jobs held at a gate. */
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int open;
+	int woken; /* wake calls */
+};
+
+struct gated_job {
+	struct gate *gate;
+	int value; /* packed as the reply value */
+	int code;  /* or this error */
+};
+
+struct delivery {
+	uint64_t handle;
+	int code;
+	char message[64];
+	int64_t value;
+};
+
+struct registry_test {
+	struct gate gate;
+	struct delivery got[8];
+	int ngot;
+};
+
+static int gated_job_run(void *arg, msgpack_packer *value, char *err,
+			 size_t errlen)
+{
+	struct gated_job *job = arg;
+	struct gate *g = job->gate;
+
+	pthread_mutex_lock(&g->lock);
+	while (!g->open)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+	if (job->code < 0) {
+		snprintf(err, errlen, "job %d failed", job->value);
+		return job->code;
+	}
+	msgpack_pack_int(value, job->value);
+	return 0;
+}
+
+static void registry_wake(void *arg)
+{
+	struct registry_test *t = arg;
+
+	pthread_mutex_lock(&t->gate.lock);
+	t->gate.woken++;
+	pthread_cond_broadcast(&t->gate.cond);
+	pthread_mutex_unlock(&t->gate.lock);
+}
+
+static void registry_done(void *arg, uint64_t handle,
+			  const struct agent_job_result *res)
+{
+	struct registry_test *t = arg;
+	struct delivery *d = &t->got[t->ngot++];
+	msgpack_unpacked m;
+
+	d->handle = handle;
+	d->code = res->code;
+	snprintf(d->message, sizeof(d->message), "%s",
+		 res->code < 0 ? res->message : "");
+	d->value = -1;
+	if (res->code == 0) {
+		msgpack_unpacked_init(&m);
+		ck_assert(msgpack_unpack_next(&m, res->value, res->value_len,
+					      NULL) == MSGPACK_UNPACK_SUCCESS);
+		d->value = m.data.via.i64;
+		msgpack_unpacked_destroy(&m);
+	}
+}
+
+static void wait_woken(struct registry_test *t, int n)
+{
+	int64_t deadline = now_ms() + 10000;
+
+	pthread_mutex_lock(&t->gate.lock);
+	while (t->gate.woken < n) {
+		pthread_mutex_unlock(&t->gate.lock);
+		ck_assert_msg(now_ms() < deadline, "%d of %d jobs woke us",
+			      t->gate.woken, n);
+		sleep_ms(2);
+		pthread_mutex_lock(&t->gate.lock);
+	}
+	pthread_mutex_unlock(&t->gate.lock);
+}
+
+static void gate_open(struct gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->open = 1;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+START_TEST(the_job_registry_refuses_a_second_job_of_a_kind_and_delivers)
+{
+	static struct registry_test t = {
+	    .gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
+		     0}};
+	struct gated_job dump = {&t.gate, 42, 0}, histo = {&t.gate, 7, 0};
+	struct agent_jobs *j;
+	uint64_t h1, h2, h3, h4, h5;
+
+	ck_assert_int_eq(agent_jobs_new(&j, registry_wake, registry_done, &t),
+			 0);
+	ck_assert_int_eq(agent_job_start(j, "dump", gated_job_run, &dump,
+					 sizeof(dump), &h1),
+			 0);
+	ck_assert(h1 != 0);
+	/* one dump at a time; another kind may run beside it */
+	ck_assert_int_eq(agent_job_start(j, "dump", gated_job_run, &dump,
+					 sizeof(dump), &h2),
+			 VMHEAP_AGENT_EBUSY);
+	ck_assert(agent_job_running(j, "dump"));
+	ck_assert(!agent_job_running(j, "histogram"));
+	histo.code = VMHEAP_AGENT_EDUMP;
+	ck_assert_int_eq(agent_job_start(j, "histogram", gated_job_run, &histo,
+					 sizeof(histo), &h2),
+			 0);
+	ck_assert(h2 != 0 && h2 != h1);
+	/* the registry kept copies: the caller's structs may change */
+	dump.value = 43;
+	ck_assert_int_eq(agent_jobs_deliver(j), 0);
+	ck_assert_int_eq(t.ngot, 0);
+
+	gate_open(&t.gate);
+	wait_woken(&t, 2);
+	/* ended but not yet delivered: no longer busy */
+	ck_assert(!agent_job_running(j, "dump"));
+	ck_assert_int_eq(agent_job_start(j, "dump", gated_job_run, &dump,
+					 sizeof(dump), &h3),
+			 0);
+	wait_woken(&t, 3);
+	ck_assert_int_eq(agent_jobs_deliver(j), 3);
+	ck_assert_int_eq(t.ngot, 3);
+	for (int i = 0; i < 3; i++) {
+		const struct delivery *d = &t.got[i];
+
+		if (d->handle == h1) {
+			ck_assert_int_eq(d->code, 0);
+			ck_assert_int_eq(d->value, 42);
+		} else if (d->handle == h2) {
+			ck_assert_int_eq(d->code, VMHEAP_AGENT_EDUMP);
+			ck_assert_str_eq(d->message, "job 7 failed");
+		} else {
+			ck_assert(d->handle == h3);
+			ck_assert_int_eq(d->code, 0);
+			ck_assert_int_eq(d->value, 43);
+		}
+	}
+	ck_assert(t.got[0].handle != t.got[1].handle &&
+		  t.got[1].handle != t.got[2].handle &&
+		  t.got[0].handle != t.got[2].handle);
+	ck_assert_int_eq(agent_jobs_deliver(j), 0);
+
+	/* stopping: new jobs are refused; one left undelivered is dropped
+	 * when the registry is freed, without a call */
+	ck_assert_int_eq(agent_job_start(j, "dump", gated_job_run, &dump,
+					 sizeof(dump), &h4),
+			 0);
+	agent_jobs_stop(j);
+	ck_assert_int_eq(t.gate.woken, 4);
+	ck_assert(!agent_job_running(j, "dump"));
+	ck_assert_int_eq(agent_job_start(j, "histogram", gated_job_run, &histo,
+					 sizeof(histo), &h5),
+			 VMHEAP_AGENT_EBUSY);
+	agent_jobs_free(j);
+	ck_assert_int_eq(t.ngot, 3);
+}
+END_TEST
+
 static Suite *agent_suite(void)
 {
 	Suite *s = suite_create("agent");
@@ -1319,6 +1720,16 @@ static Suite *agent_suite(void)
 		       protocol_md_example_is_real_encoder_output_and_replays);
 	tcase_add_test(t, a_vm_that_dies_gives_closed_not_a_hang);
 	tcase_add_test(t, a_reused_pid_does_not_revive_a_dead_agents_file);
+	suite_add_tcase(s, t);
+
+	t = tcase_create("jobs");
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t,
+		       the_job_registry_refuses_a_second_job_of_a_kind_and_delivers);
+	tcase_add_test(t, a_client_gone_mid_dump_leaves_a_whole_file_in_process);
+	tcase_add_test(
+	    t, a_client_gone_mid_dump_leaves_a_whole_file_in_a_forked_child);
+	tcase_add_test(t, a_second_client_gets_busy_while_a_dump_runs_then_dumps);
 	suite_add_tcase(s, t);
 	return s;
 }
