@@ -197,9 +197,9 @@ void agent_block_sigpipe(void);
 
 /* Result of one dump. */
 struct agent_dump_result {
-	int code;	     /* 0 or a negative code */
+	int code;			     /* 0 or a negative code */
 	char message[AGENT_JOB_MESSAGE_MAX]; /* when code < 0 */
-	char path[PATH_MAX]; /* absolute path of the file */
+	char path[PATH_MAX];		     /* absolute path of the file */
 	uint64_t objects;
 	uint64_t bytes; /* sum of shallow sizes */
 	uint64_t file_bytes;
@@ -259,9 +259,9 @@ int agent_var_list(struct vmheap_agent *a, const char *prefix,
 /* What to answer one request with; server.c sends it. */
 struct agent_outcome {
 	enum {
-		AGENT_OUTCOME_OK,	/* [id, "ok", value] */
-		AGENT_OUTCOME_ERROR,	/* [id, "error", word(code), message] */
-		AGENT_OUTCOME_PENDING,	/* the reply is owed: job's result */
+		AGENT_OUTCOME_OK,      /* [id, "ok", value] */
+		AGENT_OUTCOME_ERROR,   /* [id, "error", word(code), message] */
+		AGENT_OUTCOME_PENDING, /* the reply is owed: job's result */
 	} kind;
 	int has_id; /* 0: the id is sent as nil */
 	uint64_t id;
@@ -285,8 +285,8 @@ void agent_outcome_release(struct agent_outcome *out);
 
 /* ------------------------------------------------------------ server.c */
 
-struct agent_conn;  /* a client connection (server.c's own) */
-struct agent_owed;  /* a reply owed to a connection (server.c's own) */
+struct agent_conn; /* a client connection (server.c's own) */
+struct agent_owed; /* a reply owed to a connection (server.c's own) */
 
 struct vmheap_agent {
 	pid_t pid;	  /* the process that started the agent */
@@ -320,8 +320,8 @@ struct vmheap_agent {
 
 	struct agent_conn *conns; /* loop thread only */
 	int nconns;
-	struct agent_owed *owed;  /* loop thread only */
-	atomic_int *fd_slots; /* fds a forked child closes */
+	struct agent_owed *owed; /* loop thread only */
+	atomic_int *fd_slots;	 /* fds a forked child closes */
 	int nslots;
 	atomic_int listen_fd;
 

@@ -39,8 +39,8 @@ static void handle_auth(struct vmheap_agent *a, int *authed,
 			struct agent_outcome *out)
 {
 	if (n != 3 || e[2].type != MSGPACK_OBJECT_STR) {
-		fail(out, VMHEAP_AGENT_EAUTH, "auth takes [id, \"auth\", token]",
-		     1);
+		fail(out, VMHEAP_AGENT_EAUTH,
+		     "auth takes [id, \"auth\", token]", 1);
 		return;
 	}
 	if (!agent_token_equal(a->token, e[2].via.str.ptr, e[2].via.str.size)) {
@@ -111,12 +111,13 @@ void agent_dispatch(struct vmheap_agent *a, int *authed,
 	if (is_str(&e[1], "get")   ? n != 3
 	    : is_str(&e[1], "set") ? n != 4
 				   : (n != 2 && n != 3)) {
-		fail(out, VMHEAP_AGENT_EPROTO,
-		     is_str(&e[1], "get") ? "get takes [id, \"get\", path]"
-		     : is_str(&e[1], "set")
-			 ? "set takes [id, \"set\", path, value]"
-			 : "list takes [id, \"list\"] or [id, \"list\", prefix]",
-		     1);
+		fail(
+		    out, VMHEAP_AGENT_EPROTO,
+		    is_str(&e[1], "get") ? "get takes [id, \"get\", path]"
+		    : is_str(&e[1], "set")
+			? "set takes [id, \"set\", path, value]"
+			: "list takes [id, \"list\"] or [id, \"list\", prefix]",
+		    1);
 		return;
 	}
 	path[0] = '\0';

@@ -42,7 +42,7 @@ struct job {
 struct agent_jobs {
 	pthread_mutex_t lock;
 	pthread_cond_t told; /* a job's owner was told (agent_jobs_stop) */
-	struct job *jobs;     /* running and ended, not yet delivered */
+	struct job *jobs;    /* running and ended, not yet delivered */
 	uint64_t last_handle;
 	int stopping;
 	void (*wake)(void *arg);

@@ -45,8 +45,8 @@ struct agent_conn {
 	int fd;
 	int slot; /* index in agent->fd_slots */
 	int authed;
-	int closing;	       /* close once the output is flushed */
-	int replies_owed;      /* long jobs whose reply this connection awaits */
+	int closing;	  /* close once the output is flushed */
+	int replies_owed; /* long jobs whose reply this connection awaits */
 	int64_t frame_started; /* ms when a partial frame (or the connection)
 				  began */
 	msgpack_unpacked msg;  /* the request being dispatched */
@@ -408,13 +408,12 @@ static void read_cb(struct bufferevent *bev, void *arg)
 			    msg, sizeof(msg),
 			    "frame of %u bytes exceeds the limit of %u bytes",
 			    len, VMHEAP_MAX_FRAME_BYTES);
-			conn_send_error(c, NULL, VMHEAP_AGENT_ELIMIT, msg,
-					      1);
+			conn_send_error(c, NULL, VMHEAP_AGENT_ELIMIT, msg, 1);
 			break;
 		}
 		if (len == 0) {
 			conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO,
-					      "empty frame (length 0)", 1);
+					"empty frame (length 0)", 1);
 			break;
 		}
 		if (avail - 4 < len)
@@ -425,8 +424,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
 		if (!data || frame_decode(data, len, m, why, sizeof(why)) < 0) {
 			snprintf(msg, sizeof(msg), "bad frame: %s",
 				 data ? why : "out of memory");
-			conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg,
-					      1);
+			conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg, 1);
 			msgpack_unpacked_destroy(m);
 			break;
 		}
@@ -443,8 +441,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
 			snprintf(msg, sizeof(msg),
 				 "a frame took longer than %d ms to arrive",
 				 c->agent->frame_timeout_ms);
-			conn_send_error(c, NULL, VMHEAP_AGENT_ETIMEOUT,
-					      msg, 1);
+			conn_send_error(c, NULL, VMHEAP_AGENT_ETIMEOUT, msg, 1);
 		} else {
 			conn_set_timeouts(c);
 		}
@@ -504,8 +501,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 					 "truncated frame: the connection "
 					 "ended after %zu of %u bytes",
 					 got - 4, frame_length(hdr));
-			conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg,
-					      1);
+			conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg, 1);
 			return;
 		}
 	}

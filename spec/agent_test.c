@@ -1312,13 +1312,13 @@ static uint64_t check_complete_dump(vmheap_client *c, const char *path)
 		total += kv->val.via.u64;
 		for (int k = 0; k < n; k++)
 			if (obj_str_is(&kv->key, rows[k].name)) {
-				ck_assert_msg(rows[k].count == kv->val.via.u64,
-					      "%s: class %s has %llu in the "
-					      "dump, %llu in the VM",
-					      path, rows[k].name,
-					      (unsigned long long)rows[k].count,
-					      (unsigned long long)
-						  kv->val.via.u64);
+				ck_assert_msg(
+				    rows[k].count == kv->val.via.u64,
+				    "%s: class %s has %llu in the "
+				    "dump, %llu in the VM",
+				    path, rows[k].name,
+				    (unsigned long long)rows[k].count,
+				    (unsigned long long)kv->val.via.u64);
 				found = 1;
 			}
 		ck_assert_msg(found, "%s: class %.*s missing", path,
@@ -1336,9 +1336,9 @@ static uint64_t check_complete_dump(vmheap_client *c, const char *path)
 
 static void client_vanishes_while_its_dump_runs(int fork_mode)
 {
-	struct sample_opts o = {
-	    .args = {"--walk-delay-ms", "1500", "--leak", "Widget:5",
-		     "--ticks", "4", "--tick-ms", "1", NULL}};
+	struct sample_opts o = {.args = {"--walk-delay-ms", "1500", "--leak",
+					 "Widget:5", "--ticks", "4",
+					 "--tick-ms", "1", NULL}};
 	static const unsigned char req_head[] = {0x94, 0x09, 0xa3,
 						 's',  'e',  't'};
 	struct sample s;
@@ -1385,7 +1385,8 @@ static void client_vanishes_while_its_dump_runs(int fork_mode)
 	ck_assert_msg(now_ms() - t0 < 600, "a get took %lld ms during a dump",
 		      (long long)(now_ms() - t0));
 	call_ok(c, "get", "system.memory.dumping", NULL, &r);
-	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN && r.value.via.boolean);
+	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN &&
+		  r.value.via.boolean);
 	vmheap_reply_release(&r);
 
 	/* the dump completes: a whole file under its name, nothing else */
@@ -1455,8 +1456,8 @@ static void *dump_in_thread(void *p)
 		snprintf(d->path, sizeof(d->path), "%.*s",
 			 (int)path->via.str.size, path->via.str.ptr);
 	else
-		snprintf(d->error, sizeof(d->error), "reply: rc %d %.31s %.180s",
-			 d->rc, r.code, r.message);
+		snprintf(d->error, sizeof(d->error),
+			 "reply: rc %d %.31s %.180s", d->rc, r.code, r.message);
 	vmheap_reply_release(&r);
 	vmheap_client_close(c);
 	return NULL;
@@ -1607,23 +1608,23 @@ static void gate_open(struct gate *g)
 
 START_TEST(the_job_registry_refuses_a_second_job_of_a_kind_and_delivers)
 {
-	static struct registry_test t = {
-	    .gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
-		     0}};
+	static struct registry_test t = {.gate = {PTHREAD_MUTEX_INITIALIZER,
+						  PTHREAD_COND_INITIALIZER, 0,
+						  0}};
 	struct gated_job dump = {&t.gate, 42, 0}, histo = {&t.gate, 7, 0};
 	struct agent_jobs *j;
 	uint64_t h1, h2, h3, h4, h5;
 
 	ck_assert_int_eq(agent_jobs_new(&j, registry_wake, registry_done, &t),
 			 0);
-	ck_assert_int_eq(agent_job_start(j, "dump", gated_job_run, &dump,
-					 sizeof(dump), &h1),
-			 0);
+	ck_assert_int_eq(
+	    agent_job_start(j, "dump", gated_job_run, &dump, sizeof(dump), &h1),
+	    0);
 	ck_assert(h1 != 0);
 	/* one dump at a time; another kind may run beside it */
-	ck_assert_int_eq(agent_job_start(j, "dump", gated_job_run, &dump,
-					 sizeof(dump), &h2),
-			 VMHEAP_AGENT_EBUSY);
+	ck_assert_int_eq(
+	    agent_job_start(j, "dump", gated_job_run, &dump, sizeof(dump), &h2),
+	    VMHEAP_AGENT_EBUSY);
 	ck_assert(agent_job_running(j, "dump"));
 	ck_assert(!agent_job_running(j, "histogram"));
 	histo.code = VMHEAP_AGENT_EDUMP;
@@ -1640,9 +1641,9 @@ START_TEST(the_job_registry_refuses_a_second_job_of_a_kind_and_delivers)
 	wait_woken(&t, 2);
 	/* ended but not yet delivered: no longer busy */
 	ck_assert(!agent_job_running(j, "dump"));
-	ck_assert_int_eq(agent_job_start(j, "dump", gated_job_run, &dump,
-					 sizeof(dump), &h3),
-			 0);
+	ck_assert_int_eq(
+	    agent_job_start(j, "dump", gated_job_run, &dump, sizeof(dump), &h3),
+	    0);
 	wait_woken(&t, 3);
 	ck_assert_int_eq(agent_jobs_deliver(j), 3);
 	ck_assert_int_eq(t.ngot, 3);
@@ -1668,9 +1669,9 @@ START_TEST(the_job_registry_refuses_a_second_job_of_a_kind_and_delivers)
 
 	/* stopping: new jobs are refused; one left undelivered is dropped
 	 * when the registry is freed, without a call */
-	ck_assert_int_eq(agent_job_start(j, "dump", gated_job_run, &dump,
-					 sizeof(dump), &h4),
-			 0);
+	ck_assert_int_eq(
+	    agent_job_start(j, "dump", gated_job_run, &dump, sizeof(dump), &h4),
+	    0);
 	agent_jobs_stop(j);
 	ck_assert_int_eq(t.gate.woken, 4);
 	ck_assert(!agent_job_running(j, "dump"));
@@ -1724,12 +1725,14 @@ static Suite *agent_suite(void)
 
 	t = tcase_create("jobs");
 	tcase_set_timeout(t, 60);
+	tcase_add_test(
+	    t, the_job_registry_refuses_a_second_job_of_a_kind_and_delivers);
 	tcase_add_test(t,
-		       the_job_registry_refuses_a_second_job_of_a_kind_and_delivers);
-	tcase_add_test(t, a_client_gone_mid_dump_leaves_a_whole_file_in_process);
+		       a_client_gone_mid_dump_leaves_a_whole_file_in_process);
 	tcase_add_test(
 	    t, a_client_gone_mid_dump_leaves_a_whole_file_in_a_forked_child);
-	tcase_add_test(t, a_second_client_gets_busy_while_a_dump_runs_then_dumps);
+	tcase_add_test(t,
+		       a_second_client_gets_busy_while_a_dump_runs_then_dumps);
 	suite_add_tcase(s, t);
 	return s;
 }
