@@ -22,7 +22,9 @@
  * and server.c records that the connection and request id are owed that
  * job's reply.  When the job ends, job.c wakes server.c, which delivers
  * the result (agent_jobs_deliver) on the loop thread: it sends the reply,
- * or drops it when the connection has gone meanwhile.
+ * or drops it when the connection has gone meanwhile.  job.c reaches
+ * server.c only through the two function pointers it was given (wake and
+ * the completion callback), so every arrow above stays one-way.
  */
 #ifndef VMHEAP_AGENT_INTERNAL_H
 #define VMHEAP_AGENT_INTERNAL_H

@@ -10,7 +10,6 @@
  * completion callback.  The registry knows nothing of connections: who
  * is owed a reply is the owner's business (server.c).
  */
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
