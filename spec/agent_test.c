@@ -1412,39 +1412,19 @@ START_TEST(a_client_gone_mid_dump_leaves_a_whole_file_in_a_forked_child)
 END_TEST
 
 struct dumper {
-	const struct sample *s;
-	int rc, ok;
-	char path[PATH_MAX];
-	char error[256];
+	vmheap_client *c; /* connected on the test's thread */
+	int rc;
+	struct vmheap_reply r;
 };
 
-/* Client A: one dump, in a thread of its own. */
+/* Client A: one dump, waited for in a thread of its own. */
 static void *dump_in_thread(void *p)
 {
 	struct dumper *d = p;
-	vmheap_client *c = NULL;
-	struct vmheap_reply r;
-	const msgpack_object *path;
 
-	if (vmheap_client_connect(&c, &d->s->info, 30000) < 0) {
-		snprintf(d->error, sizeof(d->error), "connect: %s",
-			 vmheap_client_error(c));
-		vmheap_client_close(c);
-		return NULL;
-	}
-	vmheap_client_set_timeout(c, 30000);
-	d->rc = vmheap_client_call_str(c, "set", "system.memory.dump",
-				       "a.vmheap", &r);
-	d->ok = d->rc == 0 && r.ok;
-	path = d->ok ? map_get(&r.value, "path") : NULL;
-	if (path && path->type == MSGPACK_OBJECT_STR)
-		snprintf(d->path, sizeof(d->path), "%.*s",
-			 (int)path->via.str.size, path->via.str.ptr);
-	else
-		snprintf(d->error, sizeof(d->error),
-			 "reply: rc %d %.31s %.180s", d->rc, r.code, r.message);
-	vmheap_reply_release(&r);
-	vmheap_client_close(c);
+	vmheap_client_set_timeout(d->c, 30000);
+	d->rc = vmheap_client_call_str(d->c, "set", "system.memory.dump",
+				       "a.vmheap", &d->r);
 	return NULL;
 }
 
@@ -1461,7 +1441,7 @@ START_TEST(a_second_client_gets_busy_while_a_dump_runs_then_dumps)
 	int dumping = 0;
 
 	sample_start(&s, &o);
-	d.s = &s;
+	d.c = sample_client(&s);
 	b = sample_client(&s);
 	vmheap_client_set_timeout(b, 30000);
 	ck_assert_int_eq(pthread_create(&th, NULL, dump_in_thread, &d), 0);
@@ -1476,9 +1456,12 @@ START_TEST(a_second_client_gets_busy_while_a_dump_runs_then_dumps)
 	call_error(b, "set", "system.memory.dump", "b.vmheap", "busy");
 	ck_assert_int_eq(get_int(b, "system.pid"), s.pid);
 	pthread_join(th, NULL);
-	ck_assert_msg(d.ok, "client A: %s", d.error);
+	ck_assert_int_eq(d.rc, 0);
+	ck_assert_msg(d.r.ok, "client A: %s %s", d.r.code, d.r.message);
 	snprintf(want, sizeof(want), "%s/a.vmheap", s.dumps);
-	ck_assert_str_eq(d.path, want);
+	ck_assert(obj_str_is(map_get(&d.r.value, "path"), want));
+	vmheap_reply_release(&d.r);
+	vmheap_client_close(d.c);
 	/* A has its reply: the agent is no longer busy, without a pause */
 	call_ok(b, "set", "system.memory.dump", "b.vmheap", &r);
 	snprintf(want, sizeof(want), "%s/b.vmheap", s.dumps);
