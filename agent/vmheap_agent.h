@@ -72,7 +72,8 @@ struct vmheap_agent_host {
 
 	/*
 	 * Required.  Run fn(arg) with the VM's mutators stopped at a safe
-	 * point and return its result.  Called from the agent's dump thread.
+	 * point and return its result.  Called from the thread that runs
+	 * the dump (a thread of the agent's, a new one for each dump).
 	 */
 	int (*run_stopped)(void *ctx, int (*fn)(void *arg), void *arg);
 
