@@ -8,7 +8,7 @@
 #   make bench      benchmarks against the peers (see bench/RESULTS.md)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make format     apply .clang-format
-#   make clean
+#   make clean      remove $(BUILD)
 #
 # Modules add themselves through their own fragment (*/*.mk): each appends
 # to BINS, LIBS_OUT, CHECK_SUITES and INSTALL_* below.
@@ -33,9 +33,17 @@ WARN     = -Wall -Wextra -Werror
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 SANFLAGS = $(if $(SAN),$(SANITIZE))
 CFLAGS  ?= $(O) -g
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fPIC $(CFLAGS) $(SANFLAGS) \
-             -Iformat -Iagent $(PKG_CFLAGS)
+# -fvisibility=hidden: the shared libraries export only what a public
+# header marks VMHEAP_EXPORT (spec/abi.mk checks it).
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -fvisibility=hidden \
+             $(CFLAGS) $(SANFLAGS) -Iformat -Iagent $(PKG_CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS) -pthread
+
+# The libraries' ABI version: sonames libvmheap.so.$(ABI_MAJOR) and
+# libvmheap-agent.so.$(ABI_MAJOR), real files *.so.$(ABI_VERSION).  Raise
+# ABI_MAJOR when a public struct or signature changes incompatibly.
+ABI_MAJOR   = 1
+ABI_VERSION = $(ABI_MAJOR).0.0
 
 BINDIR = $(BUILD)/bin
 LIBDIR = $(BUILD)/lib
@@ -69,7 +77,21 @@ include format/format.mk
 TEST_OUTPUTS = $(SPECDIR)/% $(BUILD)/fuzz/%
 all: $(LIBS_OUT) $(BINS) $(filter-out $(TEST_OUTPUTS),$(EXTRA_ALL))
 
-$(OBJDIR)/%.o: %.c
+# The flags stamp: every object depends on it, and it is rewritten only
+# when the text of the compile and link flags changes (CFLAGS, O=, SAN=,
+# LDFLAGS, CC, ...), so that a change rebuilds everything it affects and
+# nothing else.  (Target-specific additions such as CHECK_CFLAGS and
+# RUBY_CFLAGS come from pkg-config and ruby, and are in it too.)
+FLAGS_STAMP := $(BUILD)/flags.stamp
+FLAGS_TEXT = $(CC) | $(ALL_CFLAGS) | $(ALL_LDFLAGS) | $(CHECK_CFLAGS) | \
+             $(RUBY_CFLAGS)
+.PHONY: FORCE
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' '$(subst ','\'',$(FLAGS_TEXT))' > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+
+$(OBJDIR)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -113,5 +135,9 @@ install: all
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
+# Only $(BUILD) (which holds build/asan when BUILD is build); refuse a
+# BUILD that would take the sources with it.
 clean:
-	rm -rf build
+	@case '$(BUILD)' in ''|.|./|..|../*|/) \
+	  echo "make clean: refusing to remove BUILD='$(BUILD)'" >&2; exit 1;; esac
+	rm -rf '$(BUILD)'

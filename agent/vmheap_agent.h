@@ -57,6 +57,7 @@ enum vmheap_agent_error {
 };
 
 /* Name an error code from either library. */
+VMHEAP_EXPORT
 const char *vmheap_agent_strerror(int code);
 
 /* ------------------------------------------------------------ host side */
@@ -157,6 +158,7 @@ struct vmheap_agent_config {
  * or VMHEAP_EINVAL with a message in err when a variable is invalid.  The
  * strings point into the environment.
  */
+VMHEAP_EXPORT
 int vmheap_agent_config_from_env(struct vmheap_agent_config *cfg, char *err,
 				 size_t errlen);
 
@@ -169,14 +171,17 @@ typedef struct vmheap_agent vmheap_agent;
  * Blocks SIGPIPE on the agent's threads only.  Only one agent per
  * process.
  */
+VMHEAP_EXPORT
 int vmheap_agent_start(vmheap_agent **out, const struct vmheap_agent_config *cfg,
 		       const struct vmheap_agent_host *host, char *err,
 		       size_t errlen);
 
 /* The port the agent listens on. */
+VMHEAP_EXPORT
 uint16_t vmheap_agent_port(const vmheap_agent *a);
 
 /* The discovery file's path. */
+VMHEAP_EXPORT
 const char *vmheap_agent_discovery_path(const vmheap_agent *a);
 
 /*
@@ -188,6 +193,7 @@ const char *vmheap_agent_discovery_path(const vmheap_agent *a);
  * (where the agent's threads do not exist) it only frees memory and
  * leaves the parent's discovery file alone.
  */
+VMHEAP_EXPORT
 void vmheap_agent_stop(vmheap_agent *a);
 
 /*
@@ -195,6 +201,7 @@ void vmheap_agent_stop(vmheap_agent *a);
  * there has no thread, and a host may call vmheap_agent_start() again to
  * get a fresh one (after vmheap_agent_stop() on the stale handle).
  */
+VMHEAP_EXPORT
 int vmheap_agent_is_stale(const vmheap_agent *a);
 
 /* ----------------------------------------------------------- discovery */
@@ -218,6 +225,7 @@ struct vmheap_agent_info {
  * symlink, owned by the current user, and well formed.  Returns 0, or
  * VMHEAP_AGENT_EDISCOVERY / VMHEAP_AGENT_ESYS with a message in err.
  */
+VMHEAP_EXPORT
 int vmheap_discovery_read(const char *path, struct vmheap_agent_info *info,
 			  char *err, size_t errlen);
 
@@ -228,6 +236,7 @@ int vmheap_discovery_read(const char *path, struct vmheap_agent_info *info,
  * with its path and the reason.  Returns the number of agents found or a
  * negative code.
  */
+VMHEAP_EXPORT
 int vmheap_discovery_list(const char *tmpdir,
 			  void (*found)(void *arg, const struct vmheap_agent_info *info),
 			  void (*bad)(void *arg, const char *path, const char *why),
@@ -235,6 +244,7 @@ int vmheap_discovery_list(const char *tmpdir,
 
 /* The discovery directory that the agent and the client use by default:
  * VMHEAP_AGENT_TMPDIR, else $TMPDIR, else /tmp. */
+VMHEAP_EXPORT
 const char *vmheap_discovery_default_dir(void);
 
 /* --------------------------------------------------------------- client */
@@ -259,11 +269,13 @@ struct vmheap_reply {
  * hello's pid must match info->pid (a stale discovery file may name a
  * port that another process now uses).
  */
+VMHEAP_EXPORT
 int vmheap_client_connect(vmheap_client **out,
 			  const struct vmheap_agent_info *info, int timeout_ms);
 
 /* Connect to host:port with an explicit token (tests).  With a NULL
  * token only the hello is read: every request is then refused (auth). */
+VMHEAP_EXPORT
 int vmheap_client_connect_addr(vmheap_client **out, const char *host,
 			       uint16_t port, const char *token,
 			       int timeout_ms);
@@ -280,10 +292,12 @@ int vmheap_client_connect_addr(vmheap_client **out, const char *host,
  * closed and later calls return ECLOSED.  Release the reply with
  * vmheap_reply_release() in every case.
  */
+VMHEAP_EXPORT
 int vmheap_client_call(vmheap_client *c, const char *verb, const char *path,
 		       const msgpack_object *value, struct vmheap_reply *reply);
 
 /* Same, with the value given as a string (what a person types). */
+VMHEAP_EXPORT
 int vmheap_client_call_str(vmheap_client *c, const char *verb,
 			   const char *path, const char *value,
 			   struct vmheap_reply *reply);
@@ -293,19 +307,25 @@ int vmheap_client_call_str(vmheap_client *c, const char *verb,
  * connect timeout is the initial value.  A dump can take a while: raise
  * it before `set system.memory.dump`.
  */
+VMHEAP_EXPORT
 void vmheap_client_set_timeout(vmheap_client *c, int timeout_ms);
 
 /* The hello's fields. */
+VMHEAP_EXPORT
 const char *vmheap_client_vm(const vmheap_client *c);
+VMHEAP_EXPORT
 pid_t vmheap_client_pid(const vmheap_client *c);
 
 /* Message of the last error. */
+VMHEAP_EXPORT
 const char *vmheap_client_error(const vmheap_client *c);
 
 /* Free a reply's storage. */
+VMHEAP_EXPORT
 void vmheap_reply_release(struct vmheap_reply *reply);
 
 /* Close the connection and free the client. */
+VMHEAP_EXPORT
 void vmheap_client_close(vmheap_client *c);
 
 #ifdef __cplusplus
