@@ -15,6 +15,33 @@
  * from -1 to -99 are libvmheap's (see format/vmheap.h), codes from
  * VMHEAP_AGENT_E... are the agent's.  vmheap_agent_strerror() names both.
  * Nothing here exits the process or prints.
+ *
+ * Failed constructors (the same rule as in vmheap.h).  A function that
+ * creates an object (vmheap_agent_start, vmheap_client_connect,
+ * vmheap_client_connect_addr) returns 0 or a negative code and sets *out
+ * in every case; only a NULL `out` is refused (VMHEAP_EINVAL) without it.
+ * After a failure *out is either NULL (nothing was kept: the reason is the
+ * code, and the error buffer when the function takes one) or a failed
+ * object that holds the reason and is good only for its _error and
+ * _close functions.  Each constructor's comment says which.  The
+ * _close/_stop functions accept NULL, so the caller reports and then
+ * frees *out, whatever happened:
+ *
+ *	rc = vmheap_client_connect(&c, &info, 5000);
+ *	if (rc < 0)
+ *		report(vmheap_agent_strerror(rc), vmheap_client_error(c));
+ *	...
+ *	vmheap_client_close(c);   // also after a failure
+ *
+ * Error buffers.  A function that takes `char *err, size_t errlen`
+ * writes into err[0 .. errlen-1] only, and always leaves a NUL-terminated
+ * string there: "" on success, the reason on failure, cut to errlen - 1
+ * bytes when longer.  errlen 0 asks for no message (err may then be
+ * NULL).  The same holds for the buffer the agent hands to a host's
+ * set_var (it holds "" on entry) and for the fixed arrays in struct
+ * vmheap_reply and struct vmheap_agent_info.  Messages that belong to an
+ * object (vmheap_client_error()) follow vmheap.h's rule: NUL-terminated,
+ * valid until the next call on the object.
  */
 #ifndef VMHEAP_AGENT_H
 #define VMHEAP_AGENT_H
@@ -166,8 +193,8 @@ typedef struct vmheap_agent vmheap_agent;
 
 /*
  * Start the agent: bind, write the discovery file, start the loop
- * thread.  On failure returns a negative code with a message in err and
- * leaves no thread or file behind.  `host` must outlive the agent.
+ * thread.  On failure returns a negative code with a message in err, sets
+ * *out to NULL and leaves no thread or file behind.  `host` must outlive the agent.
  * Blocks SIGPIPE on the agent's threads only.  Only one agent per
  * process.
  */
@@ -264,8 +291,9 @@ struct vmheap_reply {
  * Connect to the agent described by `info`, read its hello and
  * authenticate with its token, within timeout_ms (0: no limit).  On
  * failure returns a negative code (ECONNECT, EAUTH, ELIMIT when the agent
- * has too many clients, ETIMEOUT, EPROTO) and, if *out could be allocated,
- * the reason via vmheap_client_error(); close *out in every case.  The
+ * has too many clients, ETIMEOUT, EPROTO, EINVAL for a NULL info) with
+ * *out a failed client that holds the reason (vmheap_client_error()), or
+ * NULL with VMHEAP_ENOMEM; close *out in every case.  The
  * hello's pid must match info->pid (a stale discovery file may name a
  * port that another process now uses).
  */
@@ -274,7 +302,8 @@ int vmheap_client_connect(vmheap_client **out,
 			  const struct vmheap_agent_info *info, int timeout_ms);
 
 /* Connect to host:port with an explicit token (tests).  With a NULL
- * token only the hello is read: every request is then refused (auth). */
+ * token only the hello is read: every request is then refused (auth).
+ * Failures as for vmheap_client_connect(). */
 VMHEAP_EXPORT
 int vmheap_client_connect_addr(vmheap_client **out, const char *host,
 			       uint16_t port, const char *token,
@@ -316,7 +345,8 @@ const char *vmheap_client_vm(const vmheap_client *c);
 VMHEAP_EXPORT
 pid_t vmheap_client_pid(const vmheap_client *c);
 
-/* Message of the last error. */
+/* Message of the last error ("" if none; "out of memory" for a NULL
+ * client, which only a failed connect gives). */
 VMHEAP_EXPORT
 const char *vmheap_client_error(const vmheap_client *c);
 

@@ -19,6 +19,28 @@
  *    byte offset).  Fetch it with vmheap_writer_error() or
  *    vmheap_reader_error().
  *  - The library never exits the process and never prints.
+ *  - Failed constructors (the same rule in vmheap_agent.h).  A function
+ *    that creates an object (vmheap_writer_open, vmheap_reader_open_fd,
+ *    vmheap_reader_open_path) returns 0 or a negative code and sets *out
+ *    in every case; only a NULL `out` is refused (VMHEAP_EINVAL) without
+ *    it.  After a failure *out is either NULL (nothing was kept: the code
+ *    is the whole story) or a failed object that holds the reason and is
+ *    good only for its _error and _free functions.  Each constructor's
+ *    comment says which.  The _free functions accept NULL and the _error
+ *    functions return "" for NULL, so one pattern fits every constructor:
+ *
+ *	rc = vmheap_reader_open_path(&r, path);
+ *	if (rc < 0)
+ *		report(vmheap_strerror(rc), vmheap_reader_error(r));
+ *	vmheap_reader_free(r);   // also after a failure
+ *
+ *  - Error messages (the rule for error buffers).  This library takes no
+ *    error buffers from the caller: each writer, reader and block cursor
+ *    keeps the message of its last error in a buffer of its own, always
+ *    NUL-terminated, cut (never overrun) when longer than the buffer
+ *    (vmheap_block_cursor's `error` holds 255 bytes and the NUL).  The
+ *    _error functions return it ("" when there was no error); it stays
+ *    valid until the next call on that object or its _free.
  *  - A writer or reader is used by one thread at a time.  Block cursors
  *    share nothing with their reader, so blocks taken from one reader can
  *    be decoded on many threads at once.
@@ -157,8 +179,8 @@ struct vmheap_writer_options {
  * The magic and header are buffered and go out with the first block, so
  * open does no I/O and every write error surfaces from an add call or
  * from finish.  On success *out is set; on failure *out is NULL and the
- * error is returned (VMHEAP_ENOMEM, or VMHEAP_EINVAL / VMHEAP_ELIMIT for
- * bad options).  The writer uses the C heap only (malloc), never the VM's.
+ * code is the whole story (VMHEAP_ENOMEM, or VMHEAP_EINVAL / VMHEAP_ELIMIT
+ * for a negative fd or bad options).  The writer uses the C heap only (malloc), never the VM's.
  * Memory stays bounded: one block buffer, plus 8 bytes per block written
  * for the footer's block index.
  */
@@ -389,14 +411,16 @@ typedef struct vmheap_reader vmheap_reader;
  * Open a dump on `fd` (not owned; read sequentially, so a pipe works).
  * `name` is used in error messages (e.g. the path, or "<stdin>").  The
  * magic and header are read and checked before this returns.  On failure
- * *out is still set when it could be allocated, so that the caller can
- * read vmheap_reader_error(); free it with vmheap_reader_free().
+ * *out is a failed reader that holds the reason (vmheap_reader_error()),
+ * or NULL when even that could not be allocated (VMHEAP_ENOMEM); free it
+ * with vmheap_reader_free() in every case.
  */
 VMHEAP_EXPORT
 int vmheap_reader_open_fd(vmheap_reader **out, int fd, const char *name);
 
-/* Open the file at `path` and read its header; see vmheap_reader_open_fd.
- * The reader owns (and closes) the file descriptor. */
+/* Open the file at `path` and read its header; see vmheap_reader_open_fd
+ * (failures, a NULL path among them, give a failed reader in the same
+ * way).  The reader owns (and closes) the file descriptor. */
 VMHEAP_EXPORT
 int vmheap_reader_open_path(vmheap_reader **out, const char *path);
 
