@@ -11,7 +11,9 @@
 #   make clean      remove $(BUILD)
 #
 # Modules add themselves through their own fragment (*/*.mk): each appends
-# to BINS, LIBS_OUT, CHECK_SUITES and INSTALL_* below.
+# to BINS, LIBS_OUT, CHECK_SUITES and INSTALL_* below, and a shared
+# library's fragment its .so (the dev name) to SHARED_LIBS and its public
+# header to PUBLIC_HEADERS: spec/abi.mk checks that they agree.
 
 BUILD    ?= build
 PREFIX   ?= /usr/local
@@ -52,6 +54,7 @@ SPECDIR = $(BUILD)/spec
 
 BINS :=
 LIBS_OUT :=
+SHARED_LIBS :=
 CHECK_SUITES :=
 BENCH_TARGETS :=
 PUBLIC_HEADERS :=
