@@ -122,7 +122,11 @@ bench:
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory $(BENCH_TARGETS)
 
-check-run: $(filter $(BUILD)/%,$(CHECK_SUITES))
+# The suites run the real programs (tools, sample VM, Ruby extension,
+# libraries), so check-run needs what `make` builds as well as the suites:
+# `make clean && make -j check-run` works on its own.
+check-run: $(LIBS_OUT) $(BINS) $(filter-out $(TEST_OUTPUTS),$(EXTRA_ALL)) \
+           $(filter $(BUILD)/%,$(CHECK_SUITES))
 	@sh scripts/run-suites.sh "$(abspath $(BUILD))" $(CHECK_SUITES)
 
 install: all
