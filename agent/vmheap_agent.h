@@ -38,10 +38,11 @@
  * string there: "" on success, the reason on failure, cut to errlen - 1
  * bytes when longer.  errlen 0 asks for no message (err may then be
  * NULL).  The same holds for the buffer the agent hands to a host's
- * set_var (it holds "" on entry) and for the fixed arrays in struct
- * vmheap_reply and struct vmheap_agent_info.  Messages that belong to an
- * object (vmheap_client_error()) follow vmheap.h's rule: NUL-terminated,
- * valid until the next call on the object.
+ * set_var (it holds "" on entry) and for `code` and `message` in struct
+ * vmheap_reply.  (The strings of struct vmheap_agent_info are never cut:
+ * a discovery file with a longer value is refused.)  Messages that belong
+ * to an object (vmheap_client_error()) follow vmheap.h's rule:
+ * NUL-terminated, valid until the next call on the object.
  */
 #ifndef VMHEAP_AGENT_H
 #define VMHEAP_AGENT_H

@@ -138,9 +138,9 @@ START_TEST(test_client_connect_failures_give_a_failed_client)
 	int rc;
 
 	ck_assert_int_eq(vmheap_client_connect(NULL, NULL, 0), VMHEAP_EINVAL);
-	ck_assert_int_eq(vmheap_client_connect_addr(NULL, "127.0.0.1", 1, "",
-						    1000),
-			 VMHEAP_EINVAL);
+	ck_assert_int_eq(
+	    vmheap_client_connect_addr(NULL, "127.0.0.1", 1, "", 1000),
+	    VMHEAP_EINVAL);
 
 	ck_assert_int_eq(vmheap_client_connect(&c, NULL, 1000), VMHEAP_EINVAL);
 	ck_assert_ptr_nonnull(c);
@@ -180,9 +180,9 @@ START_TEST(test_agent_start_failure_gives_null_and_a_message)
 	vmheap_agent *a = UNSET;
 	char err[128];
 
-	ck_assert_int_eq(vmheap_agent_start(NULL, NULL, &host, err,
-					    sizeof(err)),
-			 VMHEAP_EINVAL);
+	ck_assert_int_eq(
+	    vmheap_agent_start(NULL, NULL, &host, err, sizeof(err)),
+	    VMHEAP_EINVAL);
 	ck_assert_msg(strstr(err, "out is NULL"), "%s", err);
 
 	memset(err, 'x', sizeof(err));
@@ -223,9 +223,9 @@ START_TEST(test_error_buffer_is_cut_and_terminated)
 	{
 		char big[256];
 
-		ck_assert_int_eq(vmheap_agent_config_from_env(&cfg, big,
-							      sizeof(big)),
-				 VMHEAP_EINVAL);
+		ck_assert_int_eq(
+		    vmheap_agent_config_from_env(&cfg, big, sizeof(big)),
+		    VMHEAP_EINVAL);
 		ck_assert_str_eq(big, "VMHEAP_AGENT_PORT=not-a-port is not a "
 				      "port number (0-65535)");
 	}
@@ -263,8 +263,9 @@ END_TEST
 START_TEST(test_success_leaves_error_buffers_empty)
 {
 	char dir[] = "/tmp/vmheap-abi.XXXXXX", err[256];
-	struct vmheap_agent_host host = {
-	    .vm_name = "abi", .run_stopped = run_now, .walk_heap = walk_nothing};
+	struct vmheap_agent_host host = {.vm_name = "abi",
+					 .run_stopped = run_now,
+					 .walk_heap = walk_nothing};
 	struct vmheap_agent_config cfg = {.dump_fork = 0, .dump_gc = 0};
 	struct vmheap_agent_info info;
 	vmheap_agent *a = UNSET;
