@@ -180,9 +180,9 @@ struct vmheap_writer_options {
  * open does no I/O and every write error surfaces from an add call or
  * from finish.  On success *out is set; on failure *out is NULL and the
  * code is the whole story (VMHEAP_ENOMEM, or VMHEAP_EINVAL / VMHEAP_ELIMIT
- * for a negative fd or bad options).  The writer uses the C heap only (malloc), never the VM's.
- * Memory stays bounded: one block buffer, plus 8 bytes per block written
- * for the footer's block index.
+ * for a negative fd or bad options).  The writer uses the C heap only
+ * (malloc), never the VM's.  Memory stays bounded: one block buffer, plus
+ * 8 bytes per block written for the footer's block index.
  */
 VMHEAP_EXPORT
 int vmheap_writer_open(vmheap_writer **out, int fd,
