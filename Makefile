@@ -83,8 +83,9 @@ all: $(LIBS_OUT) $(BINS) $(filter-out $(TEST_OUTPUTS),$(EXTRA_ALL))
 # The flags stamp: every object depends on it, and it is rewritten only
 # when the text of the compile and link flags changes (CFLAGS, O=, SAN=,
 # LDFLAGS, CC, ...): a change rebuilds every object and what links them,
-# and an unchanged text rebuilds nothing.  The target-specific additions (CHECK_CFLAGS, RUBY_CFLAGS,
-# EDIT_CFLAGS) and the libraries from pkg-config and ruby are in it too.
+# and an unchanged text rebuilds nothing.  The target-specific additions
+# (CHECK_CFLAGS, RUBY_CFLAGS, EDIT_CFLAGS) and the libraries from
+# pkg-config and ruby are in it too.
 FLAGS_STAMP := $(BUILD)/flags.stamp
 FLAGS_TEXT = $(CC) | $(ALL_CFLAGS) | $(ALL_LDFLAGS) | $(CHECK_CFLAGS) \
              $(RUBY_CFLAGS) $(EDIT_CFLAGS) | $(MSGPACK_LIBS) $(EVENT_LIBS) \

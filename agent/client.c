@@ -425,8 +425,12 @@ int vmheap_client_connect(vmheap_client **out,
 {
 	int rc;
 
-	if (!info) /* a failed client that says so */
-		return vmheap_client_connect_addr(out, NULL, 0, NULL, 0);
+	if (!out)
+		return VMHEAP_EINVAL;
+	if (!info) { /* a failed client that says so */
+		rc = vmheap_client_connect_addr(out, NULL, 0, NULL, 0);
+		return *out ? fail(*out, rc, "no agent info given") : rc;
+	}
 	rc = vmheap_client_connect_addr(out, info->host, info->port,
 					info->token, timeout_ms);
 	if (rc == 0 && *out && (*out)->pid != info->pid) {

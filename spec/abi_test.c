@@ -145,6 +145,14 @@ START_TEST(test_client_connect_failures_give_a_failed_client)
 	ck_assert_int_eq(vmheap_client_connect(&c, NULL, 1000), VMHEAP_EINVAL);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_ptr_ne(c, UNSET);
+	ck_assert_msg(strstr(vmheap_client_error(c), "no agent info given"),
+		      "%s", vmheap_client_error(c));
+	vmheap_client_close(c);
+
+	c = UNSET;
+	ck_assert_int_eq(vmheap_client_connect_addr(&c, NULL, 1, "", 1000),
+			 VMHEAP_EINVAL);
+	ck_assert_ptr_ne(c, UNSET);
 	ck_assert_msg(strstr(vmheap_client_error(c), "no host given"), "%s",
 		      vmheap_client_error(c));
 	vmheap_client_close(c);
