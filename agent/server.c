@@ -708,6 +708,11 @@ int vmheap_agent_start(vmheap_agent **out,
 	char cwd[PATH_MAX];
 	int rc;
 
+	if (err && errlen)
+		err[0] = '\0';
+	if (!out)
+		return agent_fail(err, errlen, VMHEAP_EINVAL,
+				  "no place to return the agent (out is NULL)");
 	*out = NULL;
 	if (!cfg) {
 		def.dump_fork = def.dump_gc = -1;

@@ -371,8 +371,13 @@ int vmheap_reader_open_path(vmheap_reader **out, const char *path)
 {
 	int fd, rc;
 
-	if (!out || !path)
+	if (!out)
 		return VMHEAP_EINVAL;
+	if (!path) {
+		if ((rc = reader_new(out, -1, "<no path>")))
+			return rc;
+		return vmheap_reader_fail(*out, VMHEAP_EINVAL, "no path given");
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if ((rc = reader_new(out, fd, path))) {
 		if (fd >= 0)
