@@ -34,7 +34,7 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omi
 SANFLAGS = $(if $(SAN),$(SANITIZE))
 CFLAGS  ?= $(O) -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fPIC $(CFLAGS) $(SANFLAGS) \
-             -Iformat -Iagent $(PKG_CFLAGS)
+             -Iformat -Ianalysis -Ireport -Iagent $(PKG_CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS) -pthread
 
 BINDIR = $(BUILD)/bin
@@ -54,6 +54,8 @@ MAN_PAGES :=
 all:
 
 include format/format.mk
+include analysis/analysis.mk
+include report/report.mk
 -include agent/agent.mk
 -include histo/histo.mk
 -include diff/diff.mk

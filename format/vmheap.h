@@ -53,6 +53,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifndef VMHEAP_EXPORT
+#define VMHEAP_EXPORT __attribute__((visibility("default")))
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

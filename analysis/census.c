@@ -1,5 +1,6 @@
 /*
- * census.c - objects and bytes per class (or kind) of one dump.
+ * census.c - objects and bytes per class (or kind) of one dump (part of
+ * libvmheap-analysis).
  *
  * Each feeding thread owns a "part": a map from class id (or kind) to
  * (count, bytes), the class records it saw, and running totals.  Nothing
@@ -12,9 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "census-internal.h"
-#include "block_cursor-internal.h"
-#include "vmheap_census.h"
+#include "analysis-internal.h"
+#include "vmheap_analysis.h"
 
 struct class_rec {
 	uint64_t id;
@@ -160,40 +160,6 @@ int vmheap_census_add_record(vmheap_census *c, unsigned thread,
 	return rc;
 }
 
-/*
- * Count the object records the block cursor's shallow fast path takes,
- * one after the other (a census needs no graph: the references are only
- * counted), with the sums kept in locals.  Stops at the first record the
- * fast path leaves to the checked decoder, and returns 0 or VMHEAP_ENOMEM.
- */
-static int count_fast_objects(vmheap_census *c, struct part *p,
-			      struct vmheap_block_cursor *cur)
-{
-	struct vmheap_record rec;
-	struct direct_count *direct = p->direct;
-	uint64_t objects = 0, bytes = 0, refs = 0;
-	int by_class = c->group == VMHEAP_GROUP_CLASS, rc = 0;
-
-	while (vmheap_block_cursor_fast_object_shallow(cur, &rec)) {
-		uint64_t key =
-		    by_class ? rec.u.object.class_id : rec.u.object.kind;
-		objects++;
-		bytes += rec.u.object.bytes;
-		refs += rec.u.object.nrefs;
-		if (key < DIRECT_KEYS) {
-			direct[key].count++;
-			direct[key].bytes += rec.u.object.bytes;
-		} else if ((rc = count_sparse(p, key, rec.u.object.bytes)) <
-			   0) {
-			break;
-		}
-	}
-	p->totals.objects += objects;
-	p->totals.bytes += bytes;
-	p->totals.references += refs;
-	return rc;
-}
-
 int vmheap_census_add_block(void *census, unsigned thread,
 			    const struct vmheap_block *blk, char *err,
 			    size_t errsz)
@@ -218,18 +184,11 @@ int vmheap_census_add_block(void *census, unsigned thread,
 			return VMHEAP_ENOMEM;
 		}
 	}
-	for (;;) {
-		rc = count_fast_objects(c, p, cur);
-		if (rc >= 0) {
-			rc = vmheap_block_cursor_next_shallow(cur, &rec);
-			if (rc <= 0)
-				break;
-			rc = count_record(c, p, &rec);
-		}
-		if (rc < 0) {
+	while ((rc = vmheap_block_cursor_next_shallow(cur, &rec)) > 0) {
+		if (count_record(c, p, &rec) < 0) {
 			p->nomem = 1;
 			snprintf(err, errsz, "out of memory");
-			return rc;
+			return VMHEAP_ENOMEM;
 		}
 	}
 	if (rc < 0)

@@ -1,13 +1,40 @@
 /*
- * census_options.c - the command-line options vmheap-histo and
- * vmheap-diff share (--sort, --top, --format, --threads, --no-progress),
- * and the scan options and row counts that follow from them.
+ * options.c - the command-line options vmheap-histo and vmheap-diff share
+ * (--sort, --top, --format, --threads, --no-progress), and the scan
+ * options and row counts that follow from them (part of
+ * libvmheap-report).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmheap_census.h"
+#include "vmheap_report.h"
+
+int vmheap_sort_parse(const char *text, enum vmheap_sort *out)
+{
+	if (!strcmp(text, "count"))
+		*out = VMHEAP_SORT_COUNT;
+	else if (!strcmp(text, "bytes"))
+		*out = VMHEAP_SORT_BYTES;
+	else if (!strcmp(text, "name"))
+		*out = VMHEAP_SORT_NAME;
+	else
+		return VMHEAP_EINVAL;
+	return 0;
+}
+
+int vmheap_output_format_parse(const char *text, enum vmheap_output_format *out)
+{
+	if (!strcmp(text, "text"))
+		*out = VMHEAP_OUTPUT_TEXT;
+	else if (!strcmp(text, "json"))
+		*out = VMHEAP_OUTPUT_JSON;
+	else if (!strcmp(text, "csv"))
+		*out = VMHEAP_OUTPUT_CSV;
+	else
+		return VMHEAP_EINVAL;
+	return 0;
+}
 
 /* A positive decimal number up to max, nothing else; 0 when bad. */
 static unsigned long positive_number(const char *text, unsigned long max)
