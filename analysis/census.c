@@ -160,6 +160,46 @@ int vmheap_census_add_record(vmheap_census *c, unsigned thread,
 	return rc;
 }
 
+/* Records decoded per call to the block cursor. */
+#define BATCH 64
+
+/*
+ * Count a batch of records.  Objects, nearly all of them, are counted here
+ * with the sums kept in locals (a census needs no graph: references are
+ * only counted); the rest go through count_record().  Returns 0 or
+ * VMHEAP_ENOMEM.
+ */
+static int count_batch(vmheap_census *c, struct part *p,
+		       const struct vmheap_record *recs, int n)
+{
+	struct direct_count *direct = p->direct;
+	uint64_t objects = 0, bytes = 0, refs = 0;
+	int by_class = c->group == VMHEAP_GROUP_CLASS, rc = 0;
+
+	for (int i = 0; i < n && rc >= 0; i++) {
+		const struct vmheap_record *rec = &recs[i];
+		if (rec->type != VMHEAP_RECORD_OBJECT) {
+			rc = count_record(c, p, rec);
+			continue;
+		}
+		uint64_t key =
+		    by_class ? rec->u.object.class_id : rec->u.object.kind;
+		objects++;
+		bytes += rec->u.object.bytes;
+		refs += rec->u.object.nrefs;
+		if (key < DIRECT_KEYS) {
+			direct[key].count++;
+			direct[key].bytes += rec->u.object.bytes;
+		} else {
+			rc = count_sparse(p, key, rec->u.object.bytes);
+		}
+	}
+	p->totals.objects += objects;
+	p->totals.bytes += bytes;
+	p->totals.references += refs;
+	return rc;
+}
+
 int vmheap_census_add_block(void *census, unsigned thread,
 			    const struct vmheap_block *blk, char *err,
 			    size_t errsz)
@@ -167,7 +207,7 @@ int vmheap_census_add_block(void *census, unsigned thread,
 	vmheap_census *c = census;
 	struct part *p = &c->parts[thread < c->threads ? thread : 0];
 	struct vmheap_block_cursor *cur = &p->cur;
-	struct vmheap_record rec;
+	struct vmheap_record recs[BATCH];
 	int rc;
 
 	if (p->cur_ready) {
@@ -184,8 +224,9 @@ int vmheap_census_add_block(void *census, unsigned thread,
 			return VMHEAP_ENOMEM;
 		}
 	}
-	while ((rc = vmheap_block_cursor_next_shallow(cur, &rec)) > 0) {
-		if (count_record(c, p, &rec) < 0) {
+	while ((rc = vmheap_block_cursor_next_shallow_batch(cur, recs, BATCH)) >
+	       0) {
+		if (count_batch(c, p, recs, rc) < 0) {
 			p->nomem = 1;
 			snprintf(err, errsz, "out of memory");
 			return VMHEAP_ENOMEM;
