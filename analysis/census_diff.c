@@ -1,7 +1,7 @@
 /*
  * census_diff.c - sorting census rows, and the class-by-class difference
  * of two censuses (matched by display name, never by class id: ids differ
- * between runs of a VM).
+ * between runs of a VM).  Part of libvmheap-analysis.
  */
 #include <stdlib.h>
 #include <string.h>
