@@ -67,10 +67,10 @@ struct thread_state {
 	size_t nolds, olds_cap;
 	struct pending_obj ring[LOOKAHEAD]; /* B, T: lookups in flight */
 	unsigned ring_head, ring_count;
-	struct vmheap_idmap ids;	 /* T: id -> tidx */
+	struct vmheap_idmap ids; /* T: id -> tidx */
 	struct vmheap_map pairs; /* B: classes; R: (tidx, referrer) */
-	struct vmheap_idmap big;	 /* R: id -> class of objects whose
-				    references may continue */
+	struct vmheap_idmap big; /* R: id -> class of objects whose
+			    references may continue */
 	struct pending_ref *pending;
 	size_t npending, pending_cap;
 	struct string_rec *strings;
@@ -123,10 +123,10 @@ static int build_old_table(struct ident *x)
 		struct thread_state *ts = &x->ts[t];
 		for (size_t i = 0; i < ts->nolds; i++) {
 			if (i + LOOKAHEAD < ts->nolds)
-				vmheap_idmap_prefetch(&x->old_ids,
-						    ts->olds[i + LOOKAHEAD].id);
+				vmheap_idmap_prefetch(
+				    &x->old_ids, ts->olds[i + LOOKAHEAD].id);
 			if (vmheap_idmap_put(&x->old_ids, ts->olds[i].id,
-					   ts->olds[i].class_id) < 0)
+					     ts->olds[i].class_id) < 0)
 				return VMHEAP_ENOMEM;
 		}
 		free(ts->olds);
@@ -283,7 +283,7 @@ static int count_refs(struct ident *x, struct thread_state *ts,
 	}
 	if (!more && rec->u.object.nrefs >= VMHEAP_MAX_REFS_PER_RECORD)
 		return vmheap_idmap_put(&ts->big, rec->u.object.id,
-				      rec->u.object.class_id);
+					rec->u.object.class_id);
 	return 0;
 }
 
@@ -317,8 +317,8 @@ static int pass_record(struct ident *x, unsigned t, struct thread_state *ts,
 		case VMHEAP_RECORD_MORE_REFS:
 			return count_refs(x, ts, rec);
 		case VMHEAP_RECORD_ROOT:
-			if (!vmheap_idmap_get(&x->targets, rec->u.root.object_id,
-					    &tidx))
+			if (!vmheap_idmap_get(&x->targets,
+					      rec->u.root.object_id, &tidx))
 				return 0;
 			struct vmheap_map_slot *rs = vmheap_map_upsert(
 			    &ts->pairs, tidx, rec->u.root.kind_string_id,
@@ -407,8 +407,7 @@ static int census_pass(struct ident *x, vmheap_reader *r,
 }
 
 /* Reopen NEW from `path` for another pass, in place of *r. */
-static int reopen(vmheap_reader **r, const char *path, char *err,
-		  size_t errsz)
+static int reopen(vmheap_reader **r, const char *path, char *err, size_t errsz)
 {
 	vmheap_reader_free(*r);
 	*r = NULL;
@@ -420,8 +419,8 @@ static int reopen(vmheap_reader **r, const char *path, char *err,
 }
 
 /* Is the pair of pass B a new object's (by name)?  Sets *name. */
-static int pair_is_new(struct vmheap_identity_result *res, const struct vmheap_map_slot *s,
-		       const char **name)
+static int pair_is_new(struct vmheap_identity_result *res,
+		       const struct vmheap_map_slot *s, const char **name)
 {
 	*name = vmheap_census_class_name(res->new_census, s->key);
 	if (!*name)
@@ -457,8 +456,8 @@ static int news_by_bytes(const void *pa, const void *pb)
 }
 
 /* The new objects per class name, from pass B's pairs. */
-static int collect_news(const struct vmheap_identity_options *o, struct ident *x,
-			struct vmheap_identity_result *res)
+static int collect_news(const struct vmheap_identity_options *o,
+			struct ident *x, struct vmheap_identity_result *res)
 {
 	size_t n = 0, cap = 0;
 	struct vmheap_new_class *v = NULL;
@@ -482,7 +481,7 @@ static int collect_news(const struct vmheap_identity_options *o, struct ident *x
 				v = g;
 			}
 			v[n++] = (struct vmheap_new_class){name, m->slots[i].a,
-							 m->slots[i].b};
+							   m->slots[i].b};
 			res->new_objects += m->slots[i].a;
 			res->new_bytes += m->slots[i].b;
 		}
@@ -502,7 +501,7 @@ static int collect_news(const struct vmheap_identity_options *o, struct ident *x
 	if (kept && o->sort != VMHEAP_SORT_NAME)
 		qsort(v, kept, sizeof(*v),
 		      o->sort == VMHEAP_SORT_BYTES ? news_by_bytes
-							  : news_by_count);
+						   : news_by_count);
 	res->news = v;
 	res->nnews = kept;
 	return 0;
@@ -512,8 +511,8 @@ nomem:
 }
 
 /* Map every new-object pair of a top class to that class's index. */
-static int build_target_pairs(struct ident *x, struct vmheap_identity_result *res,
-			      size_t ntop)
+static int build_target_pairs(struct ident *x,
+			      struct vmheap_identity_result *res, size_t ntop)
 {
 	const char *name;
 
@@ -567,7 +566,8 @@ static int retainer_by_refs(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
-static const char *root_label(struct ident *x, struct vmheap_identity_result *res,
+static const char *root_label(struct ident *x,
+			      struct vmheap_identity_result *res,
 			      uint64_t string_id)
 {
 	const char *kind = NULL;
@@ -593,7 +593,8 @@ static const char *root_label(struct ident *x, struct vmheap_identity_result *re
 	return label;
 }
 
-static const char *referrer_of_pending(struct ident *x, struct vmheap_identity_result *res,
+static const char *referrer_of_pending(struct ident *x,
+				       struct vmheap_identity_result *res,
 				       uint64_t referrer)
 {
 	uint64_t cid;
@@ -620,8 +621,8 @@ static int push_entry(struct retainer_entry **v, size_t *n, size_t *cap,
 }
 
 /* Turn pass R's counts into res->retained. */
-static int collect_retainers(struct ident *x, struct vmheap_identity_result *res,
-			     size_t ntop)
+static int collect_retainers(struct ident *x,
+			     struct vmheap_identity_result *res, size_t ntop)
 {
 	struct retainer_entry *v = NULL;
 	size_t n = 0, cap = 0;
@@ -640,11 +641,10 @@ static int collect_retainers(struct ident *x, struct vmheap_identity_result *res
 			struct vmheap_map_slot *s = &ts->pairs.slots[i];
 			if (!s->used)
 				continue;
-			const char *name =
-			    s->tag & PAIR_ROOT
-				? root_label(x, res, s->key2)
-				: vmheap_census_class_name(res->new_census,
-							   s->key2);
+			const char *name = s->tag & PAIR_ROOT
+					       ? root_label(x, res, s->key2)
+					       : vmheap_census_class_name(
+						     res->new_census, s->key2);
 			if (push_entry(
 				&v, &n, &cap,
 				(struct retainer_entry){s->key, name, s->a}))
@@ -714,7 +714,7 @@ static int retainers(struct ident *x, vmheap_reader **new_r,
 		for (size_t i = 0; i < m->cap; i++)
 			if (m->slots[i].id &&
 			    vmheap_idmap_put(&x->targets, m->slots[i].id,
-					   m->slots[i].val) < 0)
+					     m->slots[i].val) < 0)
 				goto nomem;
 		if (m->has_zero &&
 		    vmheap_idmap_put(&x->targets, 0, m->zero_val) < 0)
@@ -794,8 +794,8 @@ int vmheap_identity_diff(vmheap_reader *old_r, vmheap_reader **new_r,
 	}
 
 	/* B: NEW's objects, classified against OLD */
-	if ((rc = census_pass(&x, *new_r, VMHEAP_IDENTITY_NEW,
-			      &res->new_census, PASS_NEW, err, errsz)) < 0)
+	if ((rc = census_pass(&x, *new_r, VMHEAP_IDENTITY_NEW, &res->new_census,
+			      PASS_NEW, err, errsz)) < 0)
 		goto out;
 	if ((rc = collect_news(o, &x, res)) < 0) {
 		snprintf(err, errsz, "out of memory");

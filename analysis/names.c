@@ -25,7 +25,8 @@ size_t vmheap_namemap_intern(struct vmheap_namemap *m, const char *name,
 
 	*added = 0;
 	for (uint64_t nth = 0;; nth++) {
-		struct vmheap_map_slot *s = vmheap_map_upsert(&m->map, h, nth, 0);
+		struct vmheap_map_slot *s =
+		    vmheap_map_upsert(&m->map, h, nth, 0);
 		if (!s)
 			return (size_t)-1;
 		if (s->a) {

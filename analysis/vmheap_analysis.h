@@ -82,7 +82,8 @@ struct vmheap_scan_options {
  * set, else 2 when the machine has more than one processor, else 1.  With
  * 1, blocks are decoded on the calling thread and no thread is started.
  */
-VMHEAP_EXPORT unsigned vmheap_scan_threads(const struct vmheap_scan_options *opt);
+VMHEAP_EXPORT unsigned
+vmheap_scan_threads(const struct vmheap_scan_options *opt);
 
 /*
  * Read every block of `r` (a reader that has not returned a record yet)
@@ -94,9 +95,10 @@ VMHEAP_EXPORT unsigned vmheap_scan_threads(const struct vmheap_scan_options *opt
  * name.  When several blocks fail, the one earliest in the file is
  * reported.
  */
-VMHEAP_EXPORT int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn, void *state,
-		       const struct vmheap_scan_options *opt, char *err,
-		       size_t errsz);
+VMHEAP_EXPORT int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn,
+				     void *state,
+				     const struct vmheap_scan_options *opt,
+				     char *err, size_t errsz);
 
 /* -------------------------------------------------------------- census */
 
@@ -125,8 +127,9 @@ struct vmheap_census_row {
  * Create an empty census that `threads` threads may feed at once (each
  * with its own thread index).  Returns 0 or VMHEAP_ENOMEM.
  */
-VMHEAP_EXPORT int vmheap_census_new(vmheap_census **out, enum vmheap_census_group group,
-		      unsigned threads);
+VMHEAP_EXPORT int vmheap_census_new(vmheap_census **out,
+				    enum vmheap_census_group group,
+				    unsigned threads);
 
 /*
  * Count one decoded record on behalf of thread `thread`.  Class records
@@ -136,7 +139,7 @@ VMHEAP_EXPORT int vmheap_census_new(vmheap_census **out, enum vmheap_census_grou
  * Returns 0 or VMHEAP_ENOMEM.
  */
 VMHEAP_EXPORT int vmheap_census_add_record(vmheap_census *c, unsigned thread,
-			     const struct vmheap_record *rec);
+					   const struct vmheap_record *rec);
 
 /*
  * Decode every record of `blk` with a block cursor and count it; a
@@ -144,8 +147,8 @@ VMHEAP_EXPORT int vmheap_census_add_record(vmheap_census *c, unsigned thread,
  * negative code with the cursor's message in err.
  */
 VMHEAP_EXPORT int vmheap_census_add_block(void *census, unsigned thread,
-			    const struct vmheap_block *blk, char *err,
-			    size_t errsz);
+					  const struct vmheap_block *blk,
+					  char *err, size_t errsz);
 
 /*
  * Finish a census after a complete scan of `r`: compare the counted
@@ -163,7 +166,7 @@ VMHEAP_EXPORT int vmheap_census_finish(vmheap_census *c, vmheap_reader *r);
  * is in vmheap_census_error().
  */
 VMHEAP_EXPORT int vmheap_census_read(vmheap_census *c, vmheap_reader *r,
-		       const struct vmheap_scan_options *opt);
+				     const struct vmheap_scan_options *opt);
 
 /* Message of the last error, or "". */
 VMHEAP_EXPORT const char *vmheap_census_error(const vmheap_census *c);
@@ -173,18 +176,21 @@ VMHEAP_EXPORT const char *vmheap_census_error(const vmheap_census *c);
  * order; *n is set to their number.  The caller may reorder them (e.g.
  * with vmheap_census_rows_sort) but not free them.
  */
-VMHEAP_EXPORT struct vmheap_census_row *vmheap_census_rows(vmheap_census *c, size_t *n);
+VMHEAP_EXPORT struct vmheap_census_row *vmheap_census_rows(vmheap_census *c,
+							   size_t *n);
 
 /*
  * Display name of `class_id` after finish (see struct vmheap_census_row
  * for placeholders).  The pointer stays valid until the census is freed.
  * Returns NULL only when memory runs out while making a placeholder.
  */
-VMHEAP_EXPORT const char *vmheap_census_class_name(vmheap_census *c, uint64_t class_id);
+VMHEAP_EXPORT const char *vmheap_census_class_name(vmheap_census *c,
+						   uint64_t class_id);
 
 /* Totals as counted from the records (equal to the footer's after a
  * successful finish). */
-VMHEAP_EXPORT const struct vmheap_totals *vmheap_census_totals(const vmheap_census *c);
+VMHEAP_EXPORT const struct vmheap_totals *
+vmheap_census_totals(const vmheap_census *c);
 
 /* Free the census and its rows. */
 VMHEAP_EXPORT void vmheap_census_free(vmheap_census *c);
@@ -199,8 +205,8 @@ enum vmheap_sort {
 
 /* Sort census rows by `key`; ties are broken by name, so the order is
  * total and the output reproducible. */
-VMHEAP_EXPORT void vmheap_census_rows_sort(struct vmheap_census_row *rows, size_t n,
-			     enum vmheap_sort key);
+VMHEAP_EXPORT void vmheap_census_rows_sort(struct vmheap_census_row *rows,
+					   size_t n, enum vmheap_sort key);
 
 /* ---------------------------------------------------------------- diff */
 
@@ -221,12 +227,13 @@ struct vmheap_census_delta {
  * Returns 0 or VMHEAP_ENOMEM.
  */
 VMHEAP_EXPORT int vmheap_census_diff(vmheap_census *old_c, vmheap_census *new_c,
-		       struct vmheap_census_delta **out, size_t *n);
+				     struct vmheap_census_delta **out,
+				     size_t *n);
 
 /* Sort deltas: count delta or bytes delta descending (signed: growth
  * first, shrinkage last), or name; ties by name. */
-VMHEAP_EXPORT void vmheap_census_deltas_sort(struct vmheap_census_delta *d, size_t n,
-			       enum vmheap_sort key);
+VMHEAP_EXPORT void vmheap_census_deltas_sort(struct vmheap_census_delta *d,
+					     size_t n, enum vmheap_sort key);
 
 /* ------------------------------------------------------------ identity */
 
@@ -277,7 +284,7 @@ struct vmheap_identity_result {
 	vmheap_census *old_census, *new_census; /* class-grouped, finished */
 	struct vmheap_new_class *news; /* per class name, in o->sort order */
 	size_t nnews;
-	uint64_t new_objects, new_bytes; /* sums over news */
+	uint64_t new_objects, new_bytes;  /* sums over news */
 	struct vmheap_retained *retained; /* the first retainer_classes */
 	size_t nretained;
 	char **owned_names; /* the root labels retainers point to */

@@ -120,7 +120,7 @@ static void print_inline(FILE *out, const msgpack_object *o, const char *name)
 	case MSGPACK_OBJECT_POSITIVE_INTEGER:
 		if (names_bytes(name)) {
 			vmheap_format_bytes(buf, sizeof(buf),
-					     (unsigned long long)o->via.u64);
+					    (unsigned long long)o->via.u64);
 			fputs(buf, out);
 		} else {
 			fprintf(out, "%llu", (unsigned long long)o->via.u64);
@@ -452,7 +452,7 @@ static int print_dump_line(FILE *out, const msgpack_object *o)
 		(int)path->via.str.size, path->via.str.ptr, number(objects));
 	if (bytes && bytes->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
 		vmheap_format_bytes(size, sizeof(size),
-				     (unsigned long long)bytes->via.u64);
+				    (unsigned long long)bytes->via.u64);
 		fprintf(out, ", %s", size);
 	}
 	if (seconds &&

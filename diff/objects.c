@@ -51,9 +51,9 @@ int diff_identity(const struct diff_options *o, struct diff_result *res,
 	io.scan_begin = pass_begin;
 	io.scan_end = pass_end;
 	io.arg = &p;
-	int rc = vmheap_identity_diff(res->old_d.reader, &res->new_d.reader,
-				      o->new_path, &io, &res->ident, err,
-				      errsz);
+	int rc =
+	    vmheap_identity_diff(res->old_d.reader, &res->new_d.reader,
+				 o->new_path, &io, &res->ident, err, errsz);
 	/* the dumps own their censuses, as in the class-by-class mode */
 	res->old_d.census = res->ident.old_census;
 	res->new_d.census = res->ident.new_census;

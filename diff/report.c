@@ -191,8 +191,8 @@ static void objects_text(const struct diff_options *o, struct diff_result *res,
 				"class):\n");
 	snprintf(cnt, sizeof(cnt), "%" PRIu64, res->ident.new_objects);
 	snprintf(bytes, sizeof(bytes), "%" PRIu64, res->ident.new_bytes);
-	vmheap_report_total_label(label, sizeof(label), "total new", res->ident.nnews,
-				  "classes", shown);
+	vmheap_report_total_label(label, sizeof(label), "total new",
+				  res->ident.nnews, "classes", shown);
 	count_table(out, res, shown, new_class_row,
 		    (const char *[]){cnt, label, bytes});
 }
@@ -206,7 +206,8 @@ static void objects_json(const struct diff_options *o, struct diff_result *res,
 	vmheap_strbuf_addf(out,
 			   ",\"new_objects\":%" PRIu64 ",\"new_bytes\":%" PRIu64
 			   ",\"class_count\":%zu,\"classes\":[",
-			   res->ident.new_objects, res->ident.new_bytes, res->ident.nnews);
+			   res->ident.new_objects, res->ident.new_bytes,
+			   res->ident.nnews);
 	for (size_t i = 0; i < shown; i++) {
 		json_class(out, i, res->ident.news[i].name);
 		vmheap_strbuf_addf(
@@ -223,9 +224,11 @@ static void objects_csv(const struct diff_options *o, struct diff_result *res,
 
 	vmheap_strbuf_addf(out, "count,class,bytes\n");
 	for (size_t i = 0; i < shown; i++) {
-		vmheap_strbuf_addf(out, "%" PRIu64 ",", res->ident.news[i].count);
+		vmheap_strbuf_addf(out, "%" PRIu64 ",",
+				   res->ident.news[i].count);
 		vmheap_strbuf_add_csv(out, res->ident.news[i].name);
-		vmheap_strbuf_addf(out, ",%" PRIu64 "\n", res->ident.news[i].bytes);
+		vmheap_strbuf_addf(out, ",%" PRIu64 "\n",
+				   res->ident.news[i].bytes);
 	}
 }
 

@@ -95,8 +95,8 @@ void vmheap_strbuf_add_json(struct vmheap_strbuf *sb, const char *s)
 
 /* Append `len` bytes of `str` with invalid UTF-8 bytes, and control
  * characters when `controls` is set, shown as \xNN. */
-static void add_visible(struct vmheap_strbuf *sb, const char *str,
-			size_t len, int controls)
+static void add_visible(struct vmheap_strbuf *sb, const char *str, size_t len,
+			int controls)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0;

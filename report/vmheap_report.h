@@ -183,8 +183,7 @@ int vmheap_strbuf_write(const struct vmheap_strbuf *sb, int fd);
 void vmheap_strbuf_release(struct vmheap_strbuf *sb);
 
 /* Append "NAME (vm VM VERSION, pid PID)" for the dump `r` reads. */
-void vmheap_strbuf_add_dump_origin(struct vmheap_strbuf *sb,
-				   vmheap_reader *r);
+void vmheap_strbuf_add_dump_origin(struct vmheap_strbuf *sb, vmheap_reader *r);
 
 /*
  * Append the JSON members that describe a dump, without braces:

@@ -64,11 +64,11 @@ static const char *write_dump(const char *name, const char *const *names,
 							 0),
 				 0);
 	for (size_t i = 0; i < nobjs; i++)
-		ck_assert_int_eq(vmheap_writer_add_object(
-				     w, objs[i].id, objs[i].cls, objs[i].bytes,
-				     objs[i].cls % 2, &objs[i].ref,
-				     objs[i].ref ? 1 : 0),
-				 0);
+		ck_assert_int_eq(
+		    vmheap_writer_add_object(w, objs[i].id, objs[i].cls,
+					     objs[i].bytes, objs[i].cls % 2,
+					     &objs[i].ref, objs[i].ref ? 1 : 0),
+		    0);
 	if (root) {
 		ck_assert_int_eq(vmheap_writer_add_string(w, 500, "global", 6),
 				 0);
@@ -82,9 +82,8 @@ static const char *write_dump(const char *name, const char *const *names,
 }
 
 /* The census of the dump at `path`, read on `threads` threads. */
-static vmheap_census *census_of(const char *path,
-				enum vmheap_census_group group,
-				unsigned threads)
+static vmheap_census *
+census_of(const char *path, enum vmheap_census_group group, unsigned threads)
 {
 	struct vmheap_scan_options opt = VMHEAP_SCAN_OPTIONS_INIT;
 	vmheap_census *c;
@@ -159,9 +158,8 @@ START_TEST(name_table_interns_each_name_once_through_growth)
 
 	for (size_t i = 0; i < 5000; i++) {
 		snprintf(name, sizeof(name), "Class%zu", i);
-		ck_assert_uint_eq(vmheap_namemap_intern(&m, name, i, &added,
-							&stored),
-				  i);
+		ck_assert_uint_eq(
+		    vmheap_namemap_intern(&m, name, i, &added, &stored), i);
 		ck_assert_int_eq(added, 1);
 		ck_assert_str_eq(stored, name);
 		ck_assert_ptr_ne(stored, name);
@@ -169,9 +167,8 @@ START_TEST(name_table_interns_each_name_once_through_growth)
 	ck_assert_uint_eq(m.len, 5000);
 	for (size_t i = 0; i < 5000; i++) {
 		snprintf(name, sizeof(name), "Class%zu", i);
-		ck_assert_uint_eq(vmheap_namemap_intern(&m, name, 99999,
-							&added, &again),
-				  i);
+		ck_assert_uint_eq(
+		    vmheap_namemap_intern(&m, name, 99999, &added, &again), i);
 		ck_assert_int_eq(added, 0);
 		ck_assert_str_eq(again, name);
 	}
@@ -233,12 +230,11 @@ static const struct aobj census_objs[] = {
  * same on 1 and 3 threads. */
 START_TEST(census_counts_per_class_name_with_placeholders)
 {
-	const char *path = write_dump("census.vmheap", census_names, 4,
-				      census_objs, 7, 0);
+	const char *path =
+	    write_dump("census.vmheap", census_names, 4, census_objs, 7, 0);
 
 	for (unsigned threads = 1; threads <= 3; threads += 2) {
-		vmheap_census *c =
-		    census_of(path, VMHEAP_GROUP_CLASS, threads);
+		vmheap_census *c = census_of(path, VMHEAP_GROUP_CLASS, threads);
 		size_t n;
 		vmheap_census_rows(c, &n);
 		ck_assert_uint_eq(n, 5);
@@ -272,8 +268,8 @@ END_TEST
 /* A census made for one thread refuses a scan on two, with a message. */
 START_TEST(census_refuses_more_threads_than_it_was_made_for)
 {
-	const char *path = write_dump("threads.vmheap", census_names, 4,
-				      census_objs, 7, 0);
+	const char *path =
+	    write_dump("threads.vmheap", census_names, 4, census_objs, 7, 0);
 	struct vmheap_scan_options opt = VMHEAP_SCAN_OPTIONS_INIT;
 	vmheap_census *c;
 	vmheap_reader *r;
@@ -299,12 +295,12 @@ START_TEST(census_diff_matches_classes_by_name)
 	    {0x10, 1, 8, 0}, {0x20, 2, 8, 0}, {0x30, 3, 8, 0}};
 	static const struct aobj new_objs[] = {
 	    {0x10, 2, 8, 0}, {0x20, 1, 8, 0}, {0x28, 1, 8, 0}, {0x40, 3, 5, 0}};
-	vmheap_census *o = census_of(
-	    write_dump("d-old.vmheap", old_names, 3, old_objs, 3, 0),
-	    VMHEAP_GROUP_CLASS, 1);
-	vmheap_census *n = census_of(
-	    write_dump("d-new.vmheap", new_names, 3, new_objs, 4, 0),
-	    VMHEAP_GROUP_CLASS, 1);
+	vmheap_census *o =
+	    census_of(write_dump("d-old.vmheap", old_names, 3, old_objs, 3, 0),
+		      VMHEAP_GROUP_CLASS, 1);
+	vmheap_census *n =
+	    census_of(write_dump("d-new.vmheap", new_names, 3, new_objs, 4, 0),
+		      VMHEAP_GROUP_CLASS, 1);
 	struct vmheap_census_delta *d;
 	size_t nd;
 
@@ -354,10 +350,11 @@ START_TEST(identity_finds_new_objects_and_who_retains_them)
 	    {0x100, 1, 40, 0}, {0x200, 2, 10, 0}, {0x300, 3, 10, 0}};
 	/* NEW: Holder 0x100 (id 2 now) keeps 0x200 and a new Msg 0x400;
 	 * 0x300 is a Msg now (it was an Other): new by class name. */
-	static const struct aobj new_objs[] = {
-	    {0x100, 2, 40, 0x400}, {0x200, 1, 10, 0},
-	    {0x300, 1, 10, 0},	   {0x400, 1, 12, 0x300},
-	    {0x500, 3, 1, 0x200}};
+	static const struct aobj new_objs[] = {{0x100, 2, 40, 0x400},
+					       {0x200, 1, 10, 0},
+					       {0x300, 1, 10, 0},
+					       {0x400, 1, 12, 0x300},
+					       {0x500, 3, 1, 0x200}};
 	const char *old_path =
 	    write_dump("i-old.vmheap", old_names, 3, old_objs, 3, 0);
 	const char *new_path =
@@ -469,8 +466,8 @@ START_TEST(identity_reports_a_truncated_dump)
 	memset(&res, 0, sizeof(res));
 	ck_assert_int_eq(vmheap_reader_open_path(&old_r, path), 0);
 	ck_assert_int_eq(vmheap_reader_open_path(&new_r, cut), 0);
-	ck_assert_int_lt(vmheap_identity_diff(old_r, &new_r, cut, &o, &res,
-					      err, sizeof(err)),
+	ck_assert_int_lt(vmheap_identity_diff(old_r, &new_r, cut, &o, &res, err,
+					      sizeof(err)),
 			 0);
 	ck_assert_msg(strstr(err, "cut.vmheap") != NULL, "%s", err);
 	vmheap_identity_result_release(&res);

@@ -1177,8 +1177,8 @@ START_TEST(shallow_batch_gives_the_records_of_one_at_a_time)
 	while ((rc = vmheap_reader_next_block(r, &blk)) > 0) {
 		vmheap_block_cursor_init(&one, &blk);
 		vmheap_block_cursor_init(&many, &blk);
-		while ((n = vmheap_block_cursor_next_shallow_batch(&many, b, 5)) >
-		       0) {
+		while ((n = vmheap_block_cursor_next_shallow_batch(&many, b,
+								   5)) > 0) {
 			ck_assert_int_le(n, 5);
 			for (int i = 0; i < n; i++, records++) {
 				ck_assert_int_eq(

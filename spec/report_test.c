@@ -41,7 +41,8 @@ START_TEST(report_options_take_good_values_and_name_bad_ones)
 
 	ck_assert_int_eq(vmheap_report_option(&o, "threads", "65", err, 200),
 			 VMHEAP_EINVAL);
-	ck_assert_str_eq(err, "--threads needs a number from 1 to 64, not '65'");
+	ck_assert_str_eq(err,
+			 "--threads needs a number from 1 to 64, not '65'");
 	ck_assert_int_eq(vmheap_report_option(&o, "top", "+3", err, 200),
 			 VMHEAP_EINVAL);
 	ck_assert_str_eq(err, "--top needs a positive number, not '+3'");
@@ -84,7 +85,8 @@ static char *rendered(void (*add)(struct vmheap_strbuf *, const char *),
  * in JSON and \xNN in text and CSV, one per byte. */
 START_TEST(invalid_utf8_is_u_fffd_in_json_and_visible_bytes_elsewhere)
 {
-	ASSERT_RENDERS(vmheap_strbuf_add_json, "\xc3\x84rger", "\"\xc3\x84rger\"");
+	ASSERT_RENDERS(vmheap_strbuf_add_json, "\xc3\x84rger",
+		       "\"\xc3\x84rger\"");
 	ASSERT_RENDERS(vmheap_strbuf_add_text, "\xc3\x84rger", "\xc3\x84rger");
 	ASSERT_RENDERS(vmheap_strbuf_add_csv, "\xc3\x84rger", "\xc3\x84rger");
 	/* a lone Latin-1 byte */
@@ -92,10 +94,12 @@ START_TEST(invalid_utf8_is_u_fffd_in_json_and_visible_bytes_elsewhere)
 	ASSERT_RENDERS(vmheap_strbuf_add_text, "\xc4rger", "\\xc4rger");
 	ASSERT_RENDERS(vmheap_strbuf_add_csv, "\xc4rger", "\\xc4rger");
 	/* a truncated sequence at the end, a stray continuation byte */
-	ASSERT_RENDERS(vmheap_strbuf_add_json, "a\xe2\x82", "\"a\\ufffd\\ufffd\"");
+	ASSERT_RENDERS(vmheap_strbuf_add_json, "a\xe2\x82",
+		       "\"a\\ufffd\\ufffd\"");
 	ASSERT_RENDERS(vmheap_strbuf_add_text, "\x80z", "\\x80z");
 	/* an overlong "/", a surrogate, a code point past U+10FFFF, 0xFF */
-	ASSERT_RENDERS(vmheap_strbuf_add_json, "\xc0\xaf", "\"\\ufffd\\ufffd\"");
+	ASSERT_RENDERS(vmheap_strbuf_add_json, "\xc0\xaf",
+		       "\"\\ufffd\\ufffd\"");
 	ASSERT_RENDERS(vmheap_strbuf_add_text, "\xed\xa0\x80",
 		       "\\xed\\xa0\\x80");
 	ASSERT_RENDERS(vmheap_strbuf_add_text, "\xf4\x90\x80\x80",
@@ -115,7 +119,8 @@ START_TEST(special_characters_are_escaped_per_output)
 {
 	ASSERT_RENDERS(vmheap_strbuf_add_json, "q\"b\\n\nr\rt\t\x01\x7f",
 		       "\"q\\\"b\\\\n\\nr\\rt\\t\\u0001\\u007f\"");
-	ASSERT_RENDERS(vmheap_strbuf_add_text, "a\nb\tc\x7f", "a\\x0ab\\x09c\\x7f");
+	ASSERT_RENDERS(vmheap_strbuf_add_text, "a\nb\tc\x7f",
+		       "a\\x0ab\\x09c\\x7f");
 	ASSERT_RENDERS(vmheap_strbuf_add_csv, "plain\ttab", "plain\ttab");
 	ASSERT_RENDERS(vmheap_strbuf_add_csv, "a,b", "\"a,b\"");
 	ASSERT_RENDERS(vmheap_strbuf_add_csv, "say \"hi\"\n\xc4",
@@ -140,9 +145,8 @@ START_TEST(table_aligns_escaped_and_multibyte_cells)
 	struct vmheap_strbuf sb = VMHEAP_STRBUF_INIT;
 
 	ck_assert_ptr_nonnull(t);
-	ck_assert_int_eq(vmheap_table_add_row(t, (const char *[]){"count",
-								  "class"}),
-			 0);
+	ck_assert_int_eq(
+	    vmheap_table_add_row(t, (const char *[]){"count", "class"}), 0);
 	ck_assert_int_eq(
 	    vmheap_table_add_row(t, (const char *[]){"7", "\xc3\x84rger"}), 0);
 	ck_assert_int_eq(

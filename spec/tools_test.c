@@ -3,8 +3,9 @@
  * by the real writer with exactly known contents, read by the real
  * binaries ($VMHEAP_BUILD/bin), their output parsed back.
  *
- * This file: main, vmheap-histo, and names that are not UTF-8 in both.  tools_diff_test.c: vmheap-diff.
- * tools_errors_test.c: damaged dumps and bad usage, for both tools.
+ * This file: main, vmheap-histo, and names that are not UTF-8 in both.
+ * tools_diff_test.c: vmheap-diff. tools_errors_test.c: damaged dumps and bad
+ * usage, for both tools.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -520,7 +521,7 @@ END_TEST
  * two of each (new ids), so every name shows in every diff mode.
  */
 static const struct tclass latin1_classes[] = {
-    {1, "\xc4rger"},	 {2, "cut\xe2\x82"},	  {3, "\x80stray"},
+    {1, "\xc4rger"},	 {2, "cut\xe2\x82"},	 {3, "\x80stray"},
     {4, "over\xc0\xaf"}, {5, "sur\xed\xa0\x80"}, {6, "\xc3\x84rger"},
 };
 
@@ -531,8 +532,9 @@ static const char *write_latin1_dump(const char *name, size_t per_class)
 	size_t n = 0;
 	for (uint64_t c = 1; c <= 6; c++)
 		for (size_t k = 0; k < per_class; k++, n++)
-			objs[n] = (struct tobj){0x1000 + n * 16, c, 8 * c, 0,
-						n ? 1 : 0, {0x1000}, NULL};
+			objs[n] =
+			    (struct tobj){0x1000 + n * 16, c,	     8 * c, 0,
+					  n ? 1 : 0,	   {0x1000}, NULL};
 	d.classes = latin1_classes;
 	d.nclasses = 6;
 	d.objs = objs;
@@ -562,8 +564,8 @@ START_TEST(histo_shows_bytes_that_are_not_utf8_in_every_format)
 	struct run r = run_tool("vmheap-histo", NULL,
 				(const char *[]){"--sort", "name", path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	const char *const shown[] = {"\\xc4rger",	  "cut\\xe2\\x82",
-				     "\\x80stray",	  "over\\xc0\\xaf",
+	const char *const shown[] = {"\\xc4rger",	   "cut\\xe2\\x82",
+				     "\\x80stray",	   "over\\xc0\\xaf",
 				     "sur\\xed\\xa0\\x80", "\xc3\x84rger"};
 	for (size_t i = 0; i < 6; i++)
 		ck_assert_msg(strstr(r.out, shown[i]) != NULL,
@@ -597,8 +599,8 @@ START_TEST(diff_json_is_valid_utf8_in_every_mode)
 	const char *const modes[] = {"--format", "--objects", "--retainers"};
 
 	for (size_t m = 0; m < 3; m++) {
-		const char *args[] = {modes[m], "json",	  old_path,
-				      new_path, NULL,	  NULL};
+		const char *args[] = {modes[m], "json", old_path,
+				      new_path, NULL,	NULL};
 		if (m) { /* the mode, then --format json */
 			args[1] = "--format";
 			args[2] = "json";
@@ -614,9 +616,9 @@ START_TEST(diff_json_is_valid_utf8_in_every_mode)
 	}
 
 	/* text: every byte visible, in the tables and the retainers' titles */
-	struct run r = run_tool(
-	    "vmheap-diff", NULL,
-	    (const char *[]){"--retainers", old_path, new_path, NULL});
+	struct run r =
+	    run_tool("vmheap-diff", NULL,
+		     (const char *[]){"--retainers", old_path, new_path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "\n\\xc4rger: ") != NULL, "%s", r.out);
 	ck_assert_msg(strchr(r.out, 0xc4) == NULL, "raw 0xC4 in:\n%s", r.out);
