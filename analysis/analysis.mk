@@ -9,6 +9,9 @@ LIBS_OUT += $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_ANALYSIS_SO) \
             $(LIBVMHEAP_ANALYSIS_LINK)
 PUBLIC_HEADERS += analysis/vmheap_analysis.h
 
+# Only what vmheap_analysis.h marks VMHEAP_EXPORT leaves the library.
+$(ANALYSIS_OBJS): ALL_CFLAGS += -fvisibility=hidden
+
 $(LIBVMHEAP_ANALYSIS_A): $(ANALYSIS_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
