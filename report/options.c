@@ -10,29 +10,36 @@
 
 #include "vmheap_report.h"
 
+/* Index of `text` among the n words, or -1. */
+static int word_index(const char *text, const char *const *words, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(text, words[i]))
+			return i;
+	return -1;
+}
+
 int vmheap_sort_parse(const char *text, enum vmheap_sort *out)
 {
-	if (!strcmp(text, "count"))
-		*out = VMHEAP_SORT_COUNT;
-	else if (!strcmp(text, "bytes"))
-		*out = VMHEAP_SORT_BYTES;
-	else if (!strcmp(text, "name"))
-		*out = VMHEAP_SORT_NAME;
-	else
+	/* in the order of enum vmheap_sort */
+	static const char *const keys[] = {"count", "bytes", "name"};
+	int i = word_index(text, keys, 3);
+
+	if (i < 0)
 		return VMHEAP_EINVAL;
+	*out = (enum vmheap_sort)i;
 	return 0;
 }
 
 int vmheap_output_format_parse(const char *text, enum vmheap_output_format *out)
 {
-	if (!strcmp(text, "text"))
-		*out = VMHEAP_OUTPUT_TEXT;
-	else if (!strcmp(text, "json"))
-		*out = VMHEAP_OUTPUT_JSON;
-	else if (!strcmp(text, "csv"))
-		*out = VMHEAP_OUTPUT_CSV;
-	else
+	/* in the order of enum vmheap_output_format */
+	static const char *const formats[] = {"text", "json", "csv"};
+	int i = word_index(text, formats, 3);
+
+	if (i < 0)
 		return VMHEAP_EINVAL;
+	*out = (enum vmheap_output_format)i;
 	return 0;
 }
 

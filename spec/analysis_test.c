@@ -323,6 +323,23 @@ END_TEST
 
 /* ------------------------------------------------------------ identity */
 
+/* Open OLD and NEW for an identity match. */
+static void open_both(const char *old_path, const char *new_path,
+		      vmheap_reader **old_r, vmheap_reader **new_r)
+{
+	ck_assert_int_eq(vmheap_reader_open_path(old_r, old_path), 0);
+	ck_assert_int_eq(vmheap_reader_open_path(new_r, new_path), 0);
+}
+
+/* Free what an identity match leaves. */
+static void identity_done(struct vmheap_identity_result *res,
+			  vmheap_reader *old_r, vmheap_reader *new_r)
+{
+	vmheap_identity_result_release(res);
+	vmheap_reader_free(old_r);
+	vmheap_reader_free(new_r);
+}
+
 struct hook_calls {
 	int begin[2], end[2];
 };
@@ -371,8 +388,7 @@ START_TEST(identity_finds_new_objects_and_who_retains_them)
 	o.scan_begin = count_begin;
 	o.scan_end = count_end;
 	o.arg = &calls;
-	ck_assert_int_eq(vmheap_reader_open_path(&old_r, old_path), 0);
-	ck_assert_int_eq(vmheap_reader_open_path(&new_r, new_path), 0);
+	open_both(old_path, new_path, &old_r, &new_r);
 	ck_assert_msg(vmheap_identity_diff(old_r, &new_r, new_path, &o, &res,
 					   err, sizeof(err)) == 0,
 		      "%s", err);
@@ -411,8 +427,7 @@ START_TEST(identity_finds_new_objects_and_who_retains_them)
 	vmheap_identity_result_release(&res);
 	ck_assert_ptr_null(res.news);
 	ck_assert_ptr_null(res.new_census);
-	vmheap_reader_free(old_r);
-	vmheap_reader_free(new_r);
+	identity_done(&res, old_r, new_r);
 }
 END_TEST
 
@@ -429,8 +444,7 @@ START_TEST(identity_without_retainers_reads_each_dump_once)
 
 	memset(&res, 0, sizeof(res));
 	o.threads = 1;
-	ck_assert_int_eq(vmheap_reader_open_path(&old_r, path), 0);
-	ck_assert_int_eq(vmheap_reader_open_path(&new_r, path), 0);
+	open_both(path, path, &old_r, &new_r);
 	first_new = new_r;
 	ck_assert_int_eq(vmheap_identity_diff(old_r, &new_r, NULL, &o, &res,
 					      err, sizeof(err)),
@@ -438,9 +452,7 @@ START_TEST(identity_without_retainers_reads_each_dump_once)
 	ck_assert_ptr_eq(new_r, first_new);
 	ck_assert_uint_eq(res.nnews, 0);
 	ck_assert_uint_eq(res.nretained, 0);
-	vmheap_identity_result_release(&res);
-	vmheap_reader_free(old_r);
-	vmheap_reader_free(new_r);
+	identity_done(&res, old_r, new_r);
 }
 END_TEST
 
@@ -464,15 +476,12 @@ START_TEST(identity_reports_a_truncated_dump)
 	fclose(in);
 	fclose(out);
 	memset(&res, 0, sizeof(res));
-	ck_assert_int_eq(vmheap_reader_open_path(&old_r, path), 0);
-	ck_assert_int_eq(vmheap_reader_open_path(&new_r, cut), 0);
+	open_both(path, cut, &old_r, &new_r);
 	ck_assert_int_lt(vmheap_identity_diff(old_r, &new_r, cut, &o, &res, err,
 					      sizeof(err)),
 			 0);
 	ck_assert_msg(strstr(err, "cut.vmheap") != NULL, "%s", err);
-	vmheap_identity_result_release(&res);
-	vmheap_reader_free(old_r);
-	vmheap_reader_free(new_r);
+	identity_done(&res, old_r, new_r);
 }
 END_TEST
 
