@@ -279,7 +279,7 @@ struct vmheap_identity_options {
 	}
 
 /* What vmheap_identity_diff found.  Zero it before the call; free it with
- * vmheap_identity_result_release(). */
+ * vmheap_identity_result_release() whether the call succeeded or not. */
 struct vmheap_identity_result {
 	vmheap_census *old_census, *new_census; /* class-grouped, finished */
 	struct vmheap_new_class *news; /* per class name, in o->sort order */

@@ -3,8 +3,9 @@
  *
  *   main.c      options, warnings, exit status
  *   classes.c   opening the dumps; the class-by-class diff (two
- *               censuses) and --objects/--retainers, both computed by
- *               libvmheap-analysis
+ *               censuses, by libvmheap-analysis)
+ *   objects.c   --objects and --retainers (libvmheap-analysis's identity
+ *               matching), with a progress bar per pass
  *   report.c    text, JSON and CSV output of every mode
  */
 #ifndef DIFF_INTERNAL_H
