@@ -244,7 +244,9 @@ struct vmheap_new_class {
 };
 
 /* Who references the new objects of one class: a referrer class, or a
- * root ("<root KIND>", or "<root>" when the root names no kind). */
+ * root ("<root KIND>", or "<root>" when the root names no kind), or
+ * "<unknown referrer>" for references continued in a more-references
+ * record whose object was not found. */
 struct vmheap_retainer {
 	const char *name; /* owned by the census or the result */
 	uint64_t references;
@@ -296,7 +298,8 @@ struct vmheap_identity_result {
  * OLD holds no object of its id, or one of another class name.  Reads
  * `old_r` once and *new_r once (both readers must not have returned a
  * record yet), counting a census of each on the way.  With
- * o->retainer_classes > 0 NEW is then read twice more, reopened from
+ * o->retainer_classes > 0 and new objects found, NEW is then read twice
+ * more, reopened from
  * `new_path` (a regular file): *new_r is freed and replaced by the last
  * reader (NULL if reopening failed).  Returns 0 or a negative code with
  * the message in err.
