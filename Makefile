@@ -38,7 +38,8 @@ CFLAGS  ?= $(O) -g
 # -fvisibility=hidden: the shared libraries export only what a public
 # header marks VMHEAP_EXPORT (spec/abi.mk checks it).
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -fvisibility=hidden \
-             $(CFLAGS) $(SANFLAGS) -Iformat -Iagent $(PKG_CFLAGS)
+             $(CFLAGS) $(SANFLAGS) -Iformat -Ianalysis -Ireport -Iagent \
+             $(PKG_CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS) -pthread
 
 # The libraries' ABI version: sonames libvmheap.so.$(ABI_MAJOR) and
@@ -65,6 +66,8 @@ MAN_PAGES :=
 all:
 
 include format/format.mk
+include analysis/analysis.mk
+include report/report.mk
 -include agent/agent.mk
 -include histo/histo.mk
 -include diff/diff.mk

@@ -399,6 +399,18 @@ VMHEAP_EXPORT
 int vmheap_block_cursor_next_shallow(struct vmheap_block_cursor *c,
 				     struct vmheap_record *rec);
 
+/*
+ * Decode up to `max` (at least 1) records as vmheap_block_cursor_next_shallow()
+ * does, into recs[0..n), for callers that go through millions of records
+ * and would rather not make a call per record.  Returns n >= 1, 0 when the
+ * block is exhausted, or a negative code with the message in c->error;
+ * when a record fails after others were decoded, those are returned first
+ * and the error on the next call.
+ */
+VMHEAP_EXPORT int
+vmheap_block_cursor_next_shallow_batch(struct vmheap_block_cursor *c,
+				       struct vmheap_record *recs, int max);
+
 /* Release the cursor's reference buffer. */
 VMHEAP_EXPORT
 void vmheap_block_cursor_release(struct vmheap_block_cursor *c);

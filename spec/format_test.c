@@ -27,8 +27,6 @@
 #include <msgpack.h>
 
 #include "vmheap.h"
-#include "vmheap_map.h"
-#include "vmheap_census.h"
 #include "crc32c-internal.h"
 #include "mpwriter-internal.h"
 
@@ -609,88 +607,6 @@ START_TEST(totals_add_record_counts_each_record_type_like_the_footer)
 }
 END_TEST
 
-/* The table the census and vmheap-diff count in: keys that differ only
- * in their second word or tag stay apart, through many growths. */
-START_TEST(map_keeps_keys_apart_by_every_part_through_growth)
-{
-	struct vmheap_map m = VMHEAP_MAP_INIT;
-	struct vmheap_map_slot *s;
-
-	for (uint64_t k = 0; k < 20000; k++) {
-		for (uint32_t tag = 0; tag < 2; tag++) {
-			s = vmheap_map_upsert(&m, k % 100, k, tag);
-			ck_assert_ptr_nonnull(s);
-			ck_assert_uint_eq(s->a, 0);
-			s->a = k + 1;
-			s->b = tag;
-		}
-	}
-	ck_assert_uint_eq(m.len, 40000);
-	ck_assert_uint_ge(m.cap * 3, m.len * 4);
-	for (uint64_t k = 0; k < 20000; k++) {
-		s = vmheap_map_find(&m, k % 100, k, 1);
-		ck_assert_ptr_nonnull(s);
-		ck_assert_uint_eq(s->a, k + 1);
-		ck_assert_uint_eq(s->b, 1);
-		ck_assert_ptr_eq(vmheap_map_upsert(&m, k % 100, k, 1), s);
-	}
-	ck_assert_uint_eq(m.len, 40000);
-	ck_assert_ptr_null(vmheap_map_find(&m, 5, 6, 0));
-	ck_assert_ptr_null(vmheap_map_find(&m, 0, 0, 2));
-	vmheap_map_release(&m);
-	ck_assert_uint_eq(m.cap, 0);
-	ck_assert_ptr_null(vmheap_map_find(&m, 0, 0, 0));
-}
-END_TEST
-
-/* The options histo and diff share: good values land in the struct, bad
- * ones are refused with a message naming them, other names are left to
- * the tool. */
-START_TEST(report_options_take_good_values_and_name_bad_ones)
-{
-	struct vmheap_report_options o = VMHEAP_REPORT_OPTIONS_INIT;
-	char err[200];
-
-	ck_assert_int_eq(o.progress, 1);
-	ck_assert_int_eq(vmheap_report_option(&o, "sort", "bytes", err, 200),
-			 1);
-	ck_assert_int_eq(o.sort, VMHEAP_SORT_BYTES);
-	ck_assert_int_eq(vmheap_report_option(&o, "top", "12", err, 200), 1);
-	ck_assert_uint_eq(o.top, 12);
-	ck_assert_uint_eq(vmheap_report_rows_shown(&o, 20), 12);
-	ck_assert_uint_eq(vmheap_report_rows_shown(&o, 5), 5);
-	ck_assert_int_eq(vmheap_report_option(&o, "format", "csv", err, 200),
-			 1);
-	ck_assert_int_eq(o.format, VMHEAP_OUTPUT_CSV);
-	ck_assert_int_eq(vmheap_report_option(&o, "threads", "64", err, 200),
-			 1);
-	ck_assert_uint_eq(o.threads, 64);
-	ck_assert_int_eq(
-	    vmheap_report_option(&o, "no-progress", NULL, err, 200), 1);
-	ck_assert_int_eq(o.progress, 0);
-	ck_assert_int_eq(vmheap_report_option(&o, "kind", NULL, err, 200), 0);
-
-	ck_assert_int_eq(vmheap_report_option(&o, "threads", "65", err, 200),
-			 VMHEAP_EINVAL);
-	ck_assert_str_eq(err, "--threads needs a number from 1 to 64, not '65'");
-	ck_assert_int_eq(vmheap_report_option(&o, "top", "+3", err, 200),
-			 VMHEAP_EINVAL);
-	ck_assert_str_eq(err, "--top needs a positive number, not '+3'");
-	ck_assert_int_eq(vmheap_report_option(&o, "sort", "size", err, 200),
-			 VMHEAP_EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "'size'"));
-	ck_assert_int_eq(vmheap_report_option(&o, "format", "xml", err, 200),
-			 VMHEAP_EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "'xml'"));
-
-	vmheap_report_total_label(err, sizeof(err), "total", 12, "classes", 5);
-	ck_assert_str_eq(err, "total (12 classes, top 5 shown)");
-	vmheap_report_total_label(err, sizeof(err), "total new", 3, "classes",
-				  3);
-	ck_assert_str_eq(err, "total new (3 classes)");
-}
-END_TEST
-
 /* The arrays appended to one at a time: first size, then doubling, the
  * contents kept; an impossible size fails and leaves the array alone. */
 START_TEST(array_grow_doubles_and_keeps_the_contents)
@@ -1111,17 +1027,35 @@ START_TEST(shallow_cursor_gives_every_field_but_the_references)
 }
 END_TEST
 
+/* How decode_blocks() takes the records out of a block cursor. */
+enum decode_mode { DECODE_FULL, DECODE_SHALLOW, DECODE_SHALLOW_BATCH };
+
+/* The next records of `c` the way `mode` says (3 at a time in batches):
+ * the count of records in recs[], 0 at the end, or an error code. */
+static int next_records(struct vmheap_block_cursor *c, enum decode_mode mode,
+			struct vmheap_record recs[3])
+{
+	switch (mode) {
+	case DECODE_FULL:
+		return vmheap_block_cursor_next(c, recs);
+	case DECODE_SHALLOW:
+		return vmheap_block_cursor_next_shallow(c, recs);
+	default:
+		return vmheap_block_cursor_next_shallow_batch(c, recs, 3);
+	}
+}
+
 /*
- * Decode every block of the dump in `b` with block cursors, fully or
- * shallow.  Returns the first error (its message in err) or 0, and the
- * records' totals in *t.
+ * Decode every block of the dump in `b` with block cursors, fully,
+ * shallow, or shallow in batches.  Returns the first error (its message
+ * in err) or 0, and the records' totals in *t.
  */
-static int decode_blocks(const struct bytes *b, int shallow,
+static int decode_blocks(const struct bytes *b, enum decode_mode mode,
 			 struct vmheap_totals *t, char *err, size_t errsz)
 {
 	int fd = memfd_with(b->p, b->len), rc;
 	struct vmheap_block_cursor c;
-	struct vmheap_record rec;
+	struct vmheap_record recs[3];
 	struct vmheap_block blk;
 	vmheap_reader *r;
 
@@ -1134,9 +1068,9 @@ static int decode_blocks(const struct bytes *b, int shallow,
 			vmheap_block_cursor_reset(&c, &blk);
 		else
 			vmheap_block_cursor_init(&c, &blk);
-		while ((rc = shallow ? vmheap_block_cursor_next_shallow(&c, &rec)
-				     : vmheap_block_cursor_next(&c, &rec)) > 0)
-			vmheap_totals_add_record(t, &rec);
+		while ((rc = next_records(&c, mode, recs)) > 0)
+			for (int i = 0; i < rc; i++)
+				vmheap_totals_add_record(t, &recs[i]);
 		if (rc < 0)
 			snprintf(err, errsz, "%s", c.error);
 		else
@@ -1159,9 +1093,9 @@ START_TEST(damaged_records_behind_valid_checksums_fail_cleanly)
 	struct bytes b = small_dump();
 	size_t blocks[64], nb = 0, errors = 0, at = 8;
 	unsigned seed = 3;
-	struct vmheap_totals t_full, t_shallow;
-	char err_full[300], err_shallow[300];
-	int rc_full, rc_shallow;
+	struct vmheap_totals t_full, t_shallow, t_batch;
+	char err_full[300], err_shallow[300], err_batch[300];
+	int rc_full, rc_shallow, rc_batch;
 
 	while (at + 16 <= b.len && memcmp(b.p + at, "FOOT", 4)) {
 		if (!memcmp(b.p + at, "BLCK", 4) && nb < 64)
@@ -1182,13 +1116,19 @@ START_TEST(damaged_records_behind_valid_checksums_fail_cleanly)
 		reseal(b.p, blk);
 		o = read_bytes(b.p, b.len);
 		/* Skipping references finds the same faults in the blocks. */
-		rc_full = decode_blocks(&b, 0, &t_full, err_full,
+		rc_full = decode_blocks(&b, DECODE_FULL, &t_full, err_full,
 					sizeof(err_full));
-		rc_shallow = decode_blocks(&b, 1, &t_shallow, err_shallow,
-					   sizeof(err_shallow));
+		rc_shallow = decode_blocks(&b, DECODE_SHALLOW, &t_shallow,
+					   err_shallow, sizeof(err_shallow));
 		ck_assert_int_eq(rc_shallow, rc_full);
 		ck_assert_str_eq(err_shallow, err_full);
 		ck_assert(!memcmp(&t_shallow, &t_full, sizeof(t_full)));
+		/* So do batches, with the records before the fault first. */
+		rc_batch = decode_blocks(&b, DECODE_SHALLOW_BATCH, &t_batch,
+					 err_batch, sizeof(err_batch));
+		ck_assert_int_eq(rc_batch, rc_full);
+		ck_assert_str_eq(err_batch, err_full);
+		ck_assert(!memcmp(&t_batch, &t_full, sizeof(t_full)));
 		b.p[i] = old;
 		reseal(b.p, blk);
 		if (o.rc < 0) {
@@ -1205,6 +1145,71 @@ START_TEST(damaged_records_behind_valid_checksums_fail_cleanly)
 	ck_assert_uint_gt(errors, 3000 / 2);
 	ck_assert_int_eq(read_bytes(b.p, b.len).rc, 0);
 	free(b.p);
+}
+END_TEST
+
+/* Batches of the shallow cursor are the records it gives one at a time:
+ * same types, offsets and fields, split wherever the batch fills. */
+START_TEST(shallow_batch_gives_the_records_of_one_at_a_time)
+{
+	struct vmheap_block_cursor one, many;
+	struct vmheap_record a, b[5];
+	struct vmheap_block blk;
+	uint64_t records = 0;
+	vmheap_reader *r;
+	struct bytes d;
+	int fd, rc, n;
+	vmheap_writer *w = new_writer(&fd, 4096);
+
+	for (uint64_t k = 0; k < 3000; k++) {
+		if (k % 97 == 0)
+			ck_assert_int_eq(vmheap_writer_add_class(
+					     w, 1000 + k, "Batch", 5, 0, 0),
+					 0);
+		ck_assert_int_eq(vmheap_writer_add_object(w, 0x1000 + k * 40,
+							  k % 300, 40 + k % 7,
+							  k % 3, &k, k % 2),
+				 0);
+	}
+	d = finish_to_bytes(w, fd);
+	fd = memfd_with(d.p, d.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "batch.vmheap"), 0);
+	while ((rc = vmheap_reader_next_block(r, &blk)) > 0) {
+		vmheap_block_cursor_init(&one, &blk);
+		vmheap_block_cursor_init(&many, &blk);
+		while ((n = vmheap_block_cursor_next_shallow_batch(&many, b,
+								   5)) > 0) {
+			ck_assert_int_le(n, 5);
+			for (int i = 0; i < n; i++, records++) {
+				ck_assert_int_eq(
+				    vmheap_block_cursor_next_shallow(&one, &a),
+				    1);
+				ck_assert_int_eq(b[i].type, a.type);
+				ck_assert_uint_eq(b[i].offset, a.offset);
+				if (a.type != VMHEAP_RECORD_OBJECT)
+					continue;
+				ck_assert_uint_eq(b[i].u.object.id,
+						  a.u.object.id);
+				ck_assert_uint_eq(b[i].u.object.class_id,
+						  a.u.object.class_id);
+				ck_assert_uint_eq(b[i].u.object.bytes,
+						  a.u.object.bytes);
+				ck_assert_uint_eq(b[i].u.object.kind,
+						  a.u.object.kind);
+				ck_assert_uint_eq(b[i].u.object.nrefs,
+						  a.u.object.nrefs);
+			}
+		}
+		ck_assert_int_eq(n, 0);
+		ck_assert_int_eq(vmheap_block_cursor_next_shallow(&one, &a), 0);
+		vmheap_block_cursor_release(&one);
+		vmheap_block_cursor_release(&many);
+	}
+	ck_assert_msg(rc == 0, "%s", vmheap_reader_error(r));
+	ck_assert_uint_eq(records, 3000 + 31);
+	vmheap_reader_free(r);
+	close(fd);
+	free(d.p);
 }
 END_TEST
 
@@ -2833,75 +2838,85 @@ static void add_format_rule_tests(Suite *s)
 	suite_add_tcase(s, tc);
 }
 
+/* A TCase of the suite, with the suite's time limit. */
+static TCase *subject(Suite *s, const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
 static Suite *format_suite(void)
 {
 	Suite *s = suite_create("format");
-	TCase *tc = tcase_create("format");
+	TCase *tc;
 
-	tcase_set_timeout(tc, 120);
+	tc = subject(s, "crc32c");
 	tcase_add_test(tc, crc32c_of_123456789_is_the_castagnoli_check_value);
-	tcase_add_test(
-	    tc,
-	    crc32c_instruction_and_table_agree_on_every_length_and_alignment);
+	tcase_add_test(tc, crc32c_instruction_and_table_agree_on_every_length_and_alignment);
 	tcase_add_test(tc, crc32c_instruction_and_table_agree_on_long_inputs);
+
+	tc = subject(s, "round trips");
 	tcase_add_test(tc, every_record_type_round_trips_with_edge_values);
 	tcase_add_test(tc, array_grow_doubles_and_keeps_the_contents);
-	tcase_add_test(tc, report_options_take_good_values_and_name_bad_ones);
-	tcase_add_test(tc, map_keeps_keys_apart_by_every_part_through_growth);
-	tcase_add_test(tc,
-		       totals_add_record_counts_each_record_type_like_the_footer);
+	tcase_add_test(tc, totals_add_record_counts_each_record_type_like_the_footer);
 	tcase_add_test(tc, edge_values_round_trip_with_one_record_per_block);
 	tcase_add_test(tc, object_with_100000_references_round_trips);
 	tcase_add_test(tc, dump_without_records_is_complete);
 	tcase_add_test(tc, header_defaults_fill_pid_time_and_pointer_size);
+
+	tc = subject(s, "forward compatibility");
 	tcase_add_test(tc, unknown_record_tags_and_extra_fields_are_skipped);
-	tcase_add_test(tc,
-		       unknown_section_is_skipped_but_its_checksum_is_checked);
+	tcase_add_test(tc, unknown_section_is_skipped_but_its_checksum_is_checked);
 	tcase_add_test(tc, newer_minor_version_is_read);
 	tcase_add_test(tc, newer_major_version_is_refused);
-	tcase_add_test(
-	    tc, every_truncation_of_a_small_dump_is_reported_with_its_offset);
-	tcase_add_test(tc,
-		       every_single_bit_flip_anywhere_in_a_dump_is_detected);
-	tcase_add_test(
-	    tc,
-	    bit_flip_in_a_block_payload_is_a_checksum_error_naming_the_block);
+
+	tc = subject(s, "damage");
+	tcase_add_test(tc, every_truncation_of_a_small_dump_is_reported_with_its_offset);
+	tcase_add_test(tc, every_single_bit_flip_anywhere_in_a_dump_is_detected);
+	tcase_add_test(tc, bit_flip_in_a_block_payload_is_a_checksum_error_naming_the_block);
 	tcase_add_test(tc, reader_fed_random_bytes_fails_cleanly);
-	tcase_add_test(tc,
-		       random_block_payloads_with_valid_checksums_fail_cleanly);
+	tcase_add_test(tc, random_block_payloads_with_valid_checksums_fail_cleanly);
 	tcase_add_test(tc, damaged_records_behind_valid_checksums_fail_cleanly);
 	tcase_add_test(tc, shallow_cursor_gives_every_field_but_the_references);
-	tcase_add_test(
-	    tc, footer_totals_that_disagree_with_the_records_are_reported);
+	tcase_add_test(tc, footer_totals_that_disagree_with_the_records_are_reported);
 	tcase_add_test(tc, a_dropped_block_is_detected_by_the_footer);
 	tcase_add_test(tc, data_after_the_end_magic_is_an_error);
 	tcase_add_test(tc, text_files_and_text_mode_copies_are_not_dumps);
 	tcase_add_test(tc, missing_file_is_an_error_naming_the_path);
+
+	tc = subject(s, "I/O");
 	tcase_add_test(tc, writer_streams_through_a_pipe);
 	tcase_add_test(tc, full_disk_is_reported_by_finish_and_is_sticky);
-	tcase_add_test(
-	    tc, file_size_limit_fails_the_dump_and_leaves_a_truncated_file);
-	tcase_add_test(tc,
-		       unfinished_writer_leaves_a_dump_that_reads_as_truncated);
+	tcase_add_test(tc, file_size_limit_fails_the_dump_and_leaves_a_truncated_file);
+	tcase_add_test(tc, unfinished_writer_leaves_a_dump_that_reads_as_truncated);
 	tcase_add_test(tc, writer_waits_on_a_non_blocking_pipe);
 	tcase_add_test(tc, closed_pipe_is_an_io_error_naming_the_offset);
 	tcase_add_test(tc, writer_memory_does_not_grow_with_the_object_count);
+
+	tc = subject(s, "writer rules");
 	tcase_add_test(tc, too_long_string_is_refused_and_the_writer_goes_on);
 	tcase_add_test(tc, header_over_the_section_limit_is_refused_at_open);
 	tcase_add_test(tc, adding_after_finish_is_refused);
 	tcase_add_test(tc, blocks_of_several_megabytes_round_trip);
 	tcase_add_test(tc, ruby_like_objects_take_few_bytes_each);
+
+	tc = subject(s, "blocks on threads");
 	tcase_add_test(tc, blocks_decode_independently_on_other_threads);
 	tcase_add_test(tc, block_cursor_reports_a_wrong_record_count);
-	tcase_add_test(tc,
-		       worked_example_in_format_md_is_what_the_writer_writes);
+	tcase_add_test(tc, shallow_batch_gives_the_records_of_one_at_a_time);
+
+	tc = subject(s, "encoding");
+	tcase_add_test(tc, worked_example_in_format_md_is_what_the_writer_writes);
 	tcase_add_test(tc, integers_in_any_msgpack_encoding_decode_the_same);
 	tcase_add_test(tc, typed_encoder_stores_each_value_as_msgpack_c_does);
-	tcase_add_test(tc,
-		       writer_object_records_are_the_bytes_msgpack_c_packs);
+	tcase_add_test(tc, writer_object_records_are_the_bytes_msgpack_c_packs);
 	tcase_add_test(tc, negative_class_id_is_a_malformed_record);
+
+	tc = subject(s, "errors");
 	tcase_add_test(tc, strerror_names_every_code);
-	suite_add_tcase(s, tc);
 	add_format_rule_tests(s);
 	return s;
 }

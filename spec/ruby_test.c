@@ -1226,6 +1226,56 @@ START_TEST(every_superclass_of_a_300_deep_chain_is_the_one_ruby_names)
 
 	vmheap_client_close(c);
 	ck_assert_int_eq(vm_stop(&vm), 0);
+}
+END_TEST
+
+/* A class named in ISO-8859-1: "\xC4rger" is "Ärger" in Latin-1, and not
+ * UTF-8. */
+static const char latin1_program[] =
+    "STDOUT.sync = true\n"
+    "k = Object.const_set(\"\\xC4rger\".dup.force_encoding(\"ISO-8859-1\")"
+    ".to_sym, Class.new)\n"
+    "$keep = Array.new(3) { k.new }\n"
+    "puts 'ready'\n"
+    "STDIN.read\n";
+
+START_TEST(a_latin1_class_name_gives_valid_utf8_json_and_visible_text)
+{
+	struct vm vm;
+	vmheap_client *c;
+	char cmd[3 * PATH_MAX], *out;
+	int status;
+
+	vm_start(&vm, latin1_program);
+	vm_expect(&vm, "ready");
+	c = connect_to(vm.dir, vm.pid);
+	dump(c, "latin1.vmheap");
+
+	/* JSON: Ruby's parser reads it, and it is valid UTF-8 */
+	snprintf(cmd, sizeof(cmd),
+		 "'%s/bin/vmheap-histo' --format json '%s/latin1.vmheap' | "
+		 "ruby -rjson -e 'd = STDIN.binmode.read.force_encoding("
+		 "\"UTF-8\"); abort(\"not UTF-8\") unless d.valid_encoding?; "
+		 "c = JSON.parse(d)[\"classes\"].find { |r| r[\"class\"] == "
+		 "\"\\u{fffd}rger\" }; abort(\"no row\") unless c; "
+		 "print c[\"count\"]'",
+		 build_dir(), vm.dir);
+	out = run_capture(cmd, &status);
+	ck_assert_msg(status == 0, "%s failed (status %d): %s", cmd, status,
+		      out);
+	ck_assert_str_eq(out, "3");
+	free(out);
+
+	/* text: the byte shown as \xc4 */
+	snprintf(cmd, sizeof(cmd), "'%s/bin/vmheap-histo' '%s/latin1.vmheap'",
+		 build_dir(), vm.dir);
+	out = run_capture(cmd, &status);
+	ck_assert_msg(status == 0, "%s failed (status %d)", cmd, status);
+	ck_assert_msg(strstr(out, "\\xc4rger") != NULL, "%s", out);
+	free(out);
+
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
 	rm_rf(vm.dir);
 }
 END_TEST
@@ -1252,6 +1302,8 @@ static Suite *ruby_suite(void)
 	tcase_add_test(tc, demo_puts_the_leaking_class_on_top_of_the_diff);
 	tcase_add_test(
 	    tc, every_superclass_of_a_300_deep_chain_is_the_one_ruby_names);
+	tcase_add_test(
+	    tc, a_latin1_class_name_gives_valid_utf8_json_and_visible_text);
 	suite_add_tcase(s, tc);
 	return s;
 }
