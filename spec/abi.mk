@@ -12,7 +12,7 @@ ABI_EXPORTS_TEST := $(SPECDIR)/abi_exports_test
 ABI_TEST := $(SPECDIR)/abi_test
 ABI_SHARED_FILES := $(filter $(LIBDIR)/%.so $(LIBDIR)/%.so.$(ABI_MAJOR),$(LIBS_OUT))
 ABI_RUBY_EXT := $(filter $(RUBY_HOST_SO),$(EXTRA_ALL))
-ABI_CPP := $(CC) -E $(PKG_CFLAGS) -Iformat -Iagent
+ABI_CPP := $(CC) -E $(PKG_CFLAGS) -Iformat -Ianalysis -Iagent
 
 CHECK_SUITES += $(ABI_EXPORTS_TEST) $(ABI_TEST)
 EXTRA_ALL    += $(ABI_EXPORTS_TEST) $(ABI_TEST)
