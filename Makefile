@@ -8,10 +8,12 @@
 #   make bench      benchmarks against the peers (see bench/RESULTS.md)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make format     apply .clang-format
-#   make clean
+#   make clean      remove $(BUILD)
 #
 # Modules add themselves through their own fragment (*/*.mk): each appends
-# to BINS, LIBS_OUT, CHECK_SUITES and INSTALL_* below.
+# to BINS, LIBS_OUT, CHECK_SUITES and INSTALL_* below, and a shared
+# library's fragment its .so (the dev name) to SHARED_LIBS and its public
+# header to PUBLIC_HEADERS: spec/abi.mk checks that they agree.
 
 BUILD    ?= build
 PREFIX   ?= /usr/local
@@ -33,9 +35,18 @@ WARN     = -Wall -Wextra -Werror
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 SANFLAGS = $(if $(SAN),$(SANITIZE))
 CFLAGS  ?= $(O) -g
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fPIC $(CFLAGS) $(SANFLAGS) \
-             -Iformat -Iagent $(PKG_CFLAGS)
+# -fvisibility=hidden: the shared libraries export only what a public
+# header marks VMHEAP_EXPORT (spec/abi.mk checks it).
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -fvisibility=hidden \
+             $(CFLAGS) $(SANFLAGS) -Iformat -Ianalysis -Ireport -Iagent \
+             $(PKG_CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS) -pthread
+
+# The libraries' ABI version: sonames libvmheap.so.$(ABI_MAJOR) and
+# libvmheap-agent.so.$(ABI_MAJOR), real files *.so.$(ABI_VERSION).  Raise
+# ABI_MAJOR when a public struct or signature changes incompatibly.
+ABI_MAJOR   = 1
+ABI_VERSION = $(ABI_MAJOR).0.0
 
 BINDIR = $(BUILD)/bin
 LIBDIR = $(BUILD)/lib
@@ -44,6 +55,7 @@ SPECDIR = $(BUILD)/spec
 
 BINS :=
 LIBS_OUT :=
+SHARED_LIBS :=
 CHECK_SUITES :=
 BENCH_TARGETS :=
 PUBLIC_HEADERS :=
@@ -54,6 +66,8 @@ MAN_PAGES :=
 all:
 
 include format/format.mk
+include analysis/analysis.mk
+include report/report.mk
 -include agent/agent.mk
 -include histo/histo.mk
 -include diff/diff.mk
@@ -69,7 +83,23 @@ include format/format.mk
 TEST_OUTPUTS = $(SPECDIR)/% $(BUILD)/fuzz/%
 all: $(LIBS_OUT) $(BINS) $(filter-out $(TEST_OUTPUTS),$(EXTRA_ALL))
 
-$(OBJDIR)/%.o: %.c
+# The flags stamp: every object depends on it, and it is rewritten only
+# when the text of the compile and link flags changes (CFLAGS, O=, SAN=,
+# LDFLAGS, CC, ...): a change rebuilds every object and what links them,
+# and an unchanged text rebuilds nothing.  The target-specific additions
+# (CHECK_CFLAGS, RUBY_CFLAGS, EDIT_CFLAGS) and the libraries from
+# pkg-config and ruby are in it too.
+FLAGS_STAMP := $(BUILD)/flags.stamp
+FLAGS_TEXT = $(CC) | $(ALL_CFLAGS) | $(ALL_LDFLAGS) | $(CHECK_CFLAGS) \
+             $(RUBY_CFLAGS) $(EDIT_CFLAGS) | $(MSGPACK_LIBS) $(EVENT_LIBS) \
+             $(CHECK_LIBS) $(RUBY_LIBS) $(EDIT_LIBS)
+.PHONY: FORCE
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' '$(subst ','\'',$(FLAGS_TEXT))' > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+
+$(OBJDIR)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -96,7 +126,11 @@ bench:
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory $(BENCH_TARGETS)
 
-check-run: $(filter $(BUILD)/%,$(CHECK_SUITES))
+# The suites run the real programs (tools, sample VM, Ruby extension,
+# libraries), so check-run needs what `make` builds as well as the suites:
+# `make clean && make -j check-run` works on its own.
+check-run: $(LIBS_OUT) $(BINS) $(filter-out $(TEST_OUTPUTS),$(EXTRA_ALL)) \
+           $(filter $(BUILD)/%,$(CHECK_SUITES))
 	@sh scripts/run-suites.sh "$(abspath $(BUILD))" $(CHECK_SUITES)
 
 install: all
@@ -113,5 +147,9 @@ install: all
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
+# Only $(BUILD) (which holds build/asan when BUILD is build); refuse a
+# BUILD that would take the sources with it.
 clean:
-	rm -rf build
+	@case '$(BUILD)' in ''|.|./|..|../*|/) \
+	  echo "make clean: refusing to remove BUILD='$(BUILD)'" >&2; exit 1;; esac
+	rm -rf '$(BUILD)'

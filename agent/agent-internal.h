@@ -1,6 +1,30 @@
 /*
  * agent-internal.h - private declarations shared by libvmheap-agent's
  * source files.  Nothing here is installed.
+ *
+ * Who calls whom (an arrow is "calls functions of"; there is no cycle):
+ *
+ *   server.c    the lifecycle, the loop thread, connections, and the
+ *      |        replies still owed to them (it alone sends on a socket)
+ *      |-- dispatch.c   one request -> an outcome (ok, error, pending job)
+ *      |      `-- vars.c      the variable tree (get / set / list)
+ *      |             `-- dump.c    the dump: a long job, its last result
+ *      |                    `-- job.c   long jobs: threads, busy, results
+ *      |-- job.c        delivers ended jobs' results back to server.c
+ *      `-- discovery.c  the discovery file
+ *   leaves, used by any of the above: errors.c, frame.c, token.c
+ *   (vars.c also reads discovery.c's /proc helpers)
+ *   client.c and config.c serve the client and the host; no file above
+ *   calls them.
+ *
+ * A set that starts a long job (system.memory.dump) does not reply: it
+ * returns AGENT_PENDING with the job's handle, dispatch.c passes that on,
+ * and server.c records that the connection and request id are owed that
+ * job's reply.  When the job ends, job.c wakes server.c, which delivers
+ * the result (agent_jobs_deliver) on the loop thread: it sends the reply,
+ * or drops it when the connection has gone meanwhile.  job.c reaches
+ * server.c only through the two function pointers it was given (wake and
+ * the completion callback), so every arrow above stays one-way.
  */
 #ifndef VMHEAP_AGENT_INTERNAL_H
 #define VMHEAP_AGENT_INTERNAL_H
@@ -101,13 +125,83 @@ long long agent_proc_start_ticks(pid_t pid);
 /* /proc/self/cmdline with NULs turned into spaces, sanitised. */
 void agent_read_cmdline(char *buf, size_t buflen);
 
+/* --------------------------------------------------------------- job.c */
+
+/* A setter's return value when it started a long job: no reply yet. */
+#define AGENT_PENDING 1
+
+/* Longest error message of a job, with its NUL. */
+#define AGENT_JOB_MESSAGE_MAX 512
+
+/* The registry of long jobs (opaque). */
+struct agent_jobs;
+
+/* How a job ended: a packed reply value, or an error. */
+struct agent_job_result {
+	int code;	     /* 0, or a negative code */
+	const char *message; /* when code < 0 (may be empty) */
+	const char *value;   /* when code == 0: one packed MessagePack value */
+	size_t value_len;
+};
+
+/*
+ * A job's body, run on the job's own thread.  It packs its reply value
+ * into `value` and returns 0, or returns a negative code with a message
+ * in err.  `arg` is the registry's copy of the bytes given to
+ * agent_job_start.
+ */
+typedef int (*agent_job_run_fn)(void *arg, msgpack_packer *value, char *err,
+				size_t errlen);
+
+/* Called by agent_jobs_deliver, on its caller's thread, once per ended
+ * job.  `res` is valid during the call only. */
+typedef void (*agent_job_done_fn)(void *arg, uint64_t handle,
+				  const struct agent_job_result *res);
+
+/*
+ * Create a registry.  wake(arg) is called on a job's thread when the job
+ * has ended (it should make the owner call agent_jobs_deliver); done is
+ * the completion callback.  Returns 0 or VMHEAP_ENOMEM.
+ */
+int agent_jobs_new(struct agent_jobs **out, void (*wake)(void *arg),
+		   agent_job_done_fn done, void *arg);
+
+/*
+ * Start a job of `kind` on a thread of its own, with a copy of
+ * arg[0..arg_size).  Returns 0 with its handle (never 0) in *handle;
+ * VMHEAP_AGENT_EBUSY when a job of the same kind is running or the
+ * registry is stopping; VMHEAP_ENOMEM or VMHEAP_AGENT_ESYS.  A job stops
+ * counting as running as soon as its body returns, before its result is
+ * delivered.  Any thread.
+ */
+int agent_job_start(struct agent_jobs *j, const char *kind,
+		    agent_job_run_fn run, const void *arg, size_t arg_size,
+		    uint64_t *handle);
+
+/* 1 while a job of `kind` runs.  Any thread. */
+int agent_job_running(struct agent_jobs *j, const char *kind);
+
+/* Hand every ended job's result to the completion callback and forget
+ * the job.  Returns how many were delivered.  The owner's thread. */
+int agent_jobs_deliver(struct agent_jobs *j);
+
+/* Refuse new jobs and wait until every running job has ended and woken
+ * its owner (their results stay until delivered or freed). */
+void agent_jobs_stop(struct agent_jobs *j);
+
+/* Stop, drop the results nobody delivered, and free the registry. */
+void agent_jobs_free(struct agent_jobs *j);
+
+/* Block SIGPIPE on the calling thread (the loop thread and each job's). */
+void agent_block_sigpipe(void);
+
 /* -------------------------------------------------------------- dump.c */
 
 /* Result of one dump. */
 struct agent_dump_result {
-	int code;	     /* 0 or a negative code */
-	char message[512];   /* when code < 0 */
-	char path[PATH_MAX]; /* absolute path of the file */
+	int code;			     /* 0 or a negative code */
+	char message[AGENT_JOB_MESSAGE_MAX]; /* when code < 0 */
+	char path[PATH_MAX];		     /* absolute path of the file */
 	uint64_t objects;
 	uint64_t bytes; /* sum of shallow sizes */
 	uint64_t file_bytes;
@@ -116,21 +210,29 @@ struct agent_dump_result {
 	int gc;
 };
 
-/* Start / stop the dump thread. */
-int agent_dump_thread_start(struct vmheap_agent *a, char *err, size_t errlen);
-void agent_dump_thread_stop(struct vmheap_agent *a);
-
 /*
- * Queue a dump of `path` (as the client sent it) for connection `conn`
- * and request `id`.  Returns 0 when queued, or VMHEAP_AGENT_EBUSY.
- * Loop thread only.  The reply is sent by agent_dump_done_cb.
+ * Start a dump of `path` (as the client sent it) as a long job of kind
+ * "dump".  Returns AGENT_PENDING with the job's handle in *job (its
+ * result is the reply map of PROTOCOL.md section 7, or the dump's error),
+ * or a negative code with a message (VMHEAP_AGENT_EBUSY while a dump
+ * runs).
  */
-int agent_dump_request(struct vmheap_agent *a, struct agent_conn *conn,
-		       uint64_t id, const char *path);
+int agent_dump_start(struct vmheap_agent *a, const char *path, uint64_t *job,
+		     char *err, size_t errlen);
 
-/* Run a dump synchronously (the dump thread's body); exposed for tests. */
+/* 1 while a dump runs. */
+int agent_dump_running(struct vmheap_agent *a);
+
+/* The last successful dump's result: 1 with *out set, or 0 if none. */
+int agent_dump_last(struct vmheap_agent *a, struct agent_dump_result *out);
+
+/* Run a dump synchronously (a dump job's body). */
 void agent_dump_run(struct vmheap_agent *a, const char *path,
 		    struct agent_dump_result *res);
+
+/* Pack a dump result as the reply map. */
+void agent_pack_dump_result(msgpack_packer *pk,
+			    const struct agent_dump_result *r);
 
 /* ------------------------------------------------------------- vars.c */
 
@@ -143,54 +245,50 @@ struct agent_value {
 /*
  * get/set/list on the variable tree; loop thread.  They pack the reply
  * value into v and return 0, or return a negative code with a message.
- * set of system.memory.dump returns 1: the reply comes later.
+ * A set that starts a long job (system.memory.dump) returns AGENT_PENDING
+ * with the job's handle in *job: the reply comes when the job ends.
  */
 int agent_var_get(struct vmheap_agent *a, const char *name,
 		  struct agent_value *v, char *err, size_t errlen);
-int agent_var_set(struct vmheap_agent *a, struct agent_conn *conn, uint64_t id,
-		  const char *name, const msgpack_object *value,
-		  struct agent_value *v, char *err, size_t errlen);
+int agent_var_set(struct vmheap_agent *a, const char *name,
+		  const msgpack_object *value, struct agent_value *v,
+		  uint64_t *job, char *err, size_t errlen);
 int agent_var_list(struct vmheap_agent *a, const char *prefix,
 		   struct agent_value *v, char *err, size_t errlen);
 
-/* Pack a dump result as the reply map. */
-void agent_pack_dump_result(msgpack_packer *pk,
-			    const struct agent_dump_result *r);
-
 /* ---------------------------------------------------------- dispatch.c */
 
+/* What to answer one request with; server.c sends it. */
+struct agent_outcome {
+	enum {
+		AGENT_OUTCOME_OK,      /* [id, "ok", value] */
+		AGENT_OUTCOME_ERROR,   /* [id, "error", word(code), message] */
+		AGENT_OUTCOME_PENDING, /* the reply is owed: job's result */
+	} kind;
+	int has_id; /* 0: the id is sent as nil */
+	uint64_t id;
+	struct agent_value value; /* OK: the packed value */
+	int code;		  /* ERROR */
+	char message[600];	  /* ERROR */
+	int close;		  /* ERROR: close the connection after it */
+	uint64_t job;		  /* PENDING: the job's handle */
+};
+
 /*
- * Handle one decoded frame from `conn`.  Sends replies through
- * agent_conn_send_*; may mark the connection for closing.
+ * Decide the answer to one decoded frame from a connection whose
+ * authentication state is *authed (set to 1 by a good auth).  Fills `out`
+ * (release it with agent_outcome_release).  Loop thread.
  */
-void agent_dispatch(struct vmheap_agent *a, struct agent_conn *conn,
-		    const msgpack_object *msg);
+void agent_dispatch(struct vmheap_agent *a, int *authed,
+		    const msgpack_object *msg, struct agent_outcome *out);
+
+/* Free what an outcome holds. */
+void agent_outcome_release(struct agent_outcome *out);
 
 /* ------------------------------------------------------------ server.c */
 
-struct agent_conn {
-	struct vmheap_agent *agent;
-	struct bufferevent *bev;
-	int fd;
-	int slot; /* index in agent->fd_slots */
-	int authed;
-	int closing;	       /* close once the output is flushed */
-	int dump_pending;      /* a dump reply is owed to this connection */
-	int64_t frame_started; /* ms when a partial frame (or the connection)
-				  began */
-	msgpack_unpacked msg;  /* the request being dispatched */
-	struct agent_conn *prev, *next;
-};
-
-/* Re-arm the connection's timeouts for its current state. */
-void agent_conn_set_timeouts(struct agent_conn *c);
-
-/* Send [id, "ok", <raw value bytes>]; id NULL means nil. */
-void agent_conn_send_ok(struct agent_conn *c, const uint64_t *id,
-			const char *value, size_t value_len);
-/* Send [id, "error", word(code), message]; close after if `close`. */
-void agent_conn_send_error(struct agent_conn *c, const uint64_t *id, int code,
-			   const char *message, int close);
+struct agent_conn; /* a client connection (server.c's own) */
+struct agent_owed; /* a reply owed to a connection (server.c's own) */
 
 struct vmheap_agent {
 	pid_t pid;	  /* the process that started the agent */
@@ -218,39 +316,24 @@ struct vmheap_agent {
 	struct event_base *base;
 	struct evconnlistener *listener;
 	struct event *stop_ev;
-	struct event *dump_done_ev;
+	struct event *jobs_ev; /* a job ended: deliver on the loop */
 	pthread_t loop_thread;
 	int loop_running;
 
 	struct agent_conn *conns; /* loop thread only */
 	int nconns;
-	atomic_int *fd_slots; /* fds a forked child closes */
+	struct agent_owed *owed; /* loop thread only */
+	atomic_int *fd_slots;	 /* fds a forked child closes */
 	int nslots;
 	atomic_int listen_fd;
 
-	/* dump thread state, under lock */
+	struct agent_jobs *jobs; /* long jobs (dumps) */
+
+	/* the last successful dump (dump.c), under lock */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	pthread_t dump_thread;
-	int dump_thread_running;
-	int dump_stop;
-	int dump_busy;	   /* a job is queued or running */
-	int dump_queued;   /* the thread should pick it up */
-	int dump_finished; /* result ready for the loop */
-	char job_path[PATH_MAX];
-	uint64_t job_id;
-	struct agent_conn *job_conn; /* loop thread only; NULL if gone */
-	struct agent_dump_result job_result;
-	struct agent_dump_result run_result; /* dump thread only */
 	int has_last;
 	struct agent_dump_result last;
 };
-
-/* Called on the loop thread when the dump thread posts a result. */
-void agent_dump_done_cb(int fd, short what, void *arg);
-
-/* Block SIGPIPE on the calling (agent) thread. */
-void agent_block_sigpipe(void);
 
 #pragma GCC visibility pop
 

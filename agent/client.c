@@ -396,16 +396,20 @@ static int dial(vmheap_client *c, const char *host, uint16_t port,
 int vmheap_client_connect_addr(vmheap_client **out, const char *host,
 			       uint16_t port, const char *token, int timeout_ms)
 {
-	vmheap_client *c = calloc(1, sizeof(*c));
+	vmheap_client *c;
 	int64_t deadline = deadline_of(timeout_ms);
 	int rc;
 
-	*out = c;
+	if (!out)
+		return VMHEAP_EINVAL;
+	*out = c = calloc(1, sizeof(*c));
 	if (!c)
 		return VMHEAP_ENOMEM;
 	c->fd = -1;
 	c->timeout_ms = timeout_ms;
 	c->next_id = 1;
+	if (!host)
+		return fail(c, VMHEAP_EINVAL, "no host given");
 	rc = dial(c, host, port, deadline);
 	if (rc == 0)
 		rc = handshake(c, token, deadline);
@@ -419,9 +423,16 @@ int vmheap_client_connect_addr(vmheap_client **out, const char *host,
 int vmheap_client_connect(vmheap_client **out,
 			  const struct vmheap_agent_info *info, int timeout_ms)
 {
-	int rc = vmheap_client_connect_addr(out, info->host, info->port,
-					    info->token, timeout_ms);
+	int rc;
 
+	if (!out)
+		return VMHEAP_EINVAL;
+	if (!info) { /* a failed client that says so */
+		rc = vmheap_client_connect_addr(out, NULL, 0, NULL, 0);
+		return *out ? fail(*out, rc, "no agent info given") : rc;
+	}
+	rc = vmheap_client_connect_addr(out, info->host, info->port,
+					info->token, timeout_ms);
 	if (rc == 0 && *out && (*out)->pid != info->pid) {
 		fail(*out, VMHEAP_AGENT_ECONNECT,
 		     "the agent at %s is pid %d, not pid %d as its discovery "

@@ -32,6 +32,10 @@ int vmheap_agent_config_from_env(struct vmheap_agent_config *cfg, char *err,
 {
 	const char *v;
 
+	if (err && errlen)
+		err[0] = '\0';
+	if (!cfg)
+		return agent_fail(err, errlen, VMHEAP_EINVAL, "no config given");
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->dump_fork = -1;
 	cfg->dump_gc = -1;

@@ -346,6 +346,11 @@ int vmheap_discovery_read(const char *path, struct vmheap_agent_info *info,
 {
 	long long ps;
 
+	if (err && errlen)
+		err[0] = '\0';
+	if (!path || !info)
+		return agent_fail(err, errlen, VMHEAP_EINVAL,
+				  "no discovery file or no info given");
 	return read_checked(path, info, &ps, err, errlen);
 }
 

@@ -1,6 +1,7 @@
 /*
  * dispatch.c - one decoded request: check its shape, enforce auth, and
- * route get / set / list to the variable tree.
+ * route get / set / list to the variable tree.  It decides the answer
+ * (an agent_outcome) and leaves sending it to server.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,60 +24,71 @@ static void value_init(struct agent_value *v)
 	msgpack_packer_init(&v->pk, &v->sb, msgpack_sbuffer_write);
 }
 
-static void handle_auth(struct vmheap_agent *a, struct agent_conn *c,
-			const uint64_t *id, const msgpack_object *e, uint32_t n)
+/* The outcome [id, "error", word(code), message], closing if `close`. */
+static void fail(struct agent_outcome *out, int code, const char *message,
+		 int close)
 {
-	static const char yes[] = {(char)0xc3}; /* true */
+	out->kind = AGENT_OUTCOME_ERROR;
+	out->code = code;
+	snprintf(out->message, sizeof(out->message), "%s", message);
+	out->close = close;
+}
 
+static void handle_auth(struct vmheap_agent *a, int *authed,
+			const msgpack_object *e, uint32_t n,
+			struct agent_outcome *out)
+{
 	if (n != 3 || e[2].type != MSGPACK_OBJECT_STR) {
-		agent_conn_send_error(c, id, VMHEAP_AGENT_EAUTH,
-				      "auth takes [id, \"auth\", token]", 1);
+		fail(out, VMHEAP_AGENT_EAUTH,
+		     "auth takes [id, \"auth\", token]", 1);
 		return;
 	}
 	if (!agent_token_equal(a->token, e[2].via.str.ptr, e[2].via.str.size)) {
-		agent_conn_send_error(c, id, VMHEAP_AGENT_EAUTH,
-				      "token refused", 1);
+		fail(out, VMHEAP_AGENT_EAUTH, "token refused", 1);
 		return;
 	}
-	c->authed = 1;
-	agent_conn_send_ok(c, id, yes, 1);
+	*authed = 1;
+	out->kind = AGENT_OUTCOME_OK;
+	msgpack_pack_true(&out->value.pk);
 }
 
-void agent_dispatch(struct vmheap_agent *a, struct agent_conn *c,
-		    const msgpack_object *msg)
+void agent_outcome_release(struct agent_outcome *out)
+{
+	msgpack_sbuffer_destroy(&out->value.sb);
+}
+
+void agent_dispatch(struct vmheap_agent *a, int *authed,
+		    const msgpack_object *msg, struct agent_outcome *out)
 {
 	const msgpack_object *e = msg->via.array.ptr;
 	uint32_t n = msg->via.array.size;
 	char path[MAX_PATH_BYTES + 1], err[600], verb[16];
-	struct agent_value v;
-	uint64_t idv;
-	const uint64_t *id = NULL;
 	int rc;
 
+	memset(out, 0, sizeof(*out));
+	value_init(&out->value);
 	if (n >= 1 && e[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
-		idv = e[0].via.u64;
-		id = &idv;
+		out->id = e[0].via.u64;
+		out->has_id = 1;
 	}
-	if (!id || n < 2 || e[1].type != MSGPACK_OBJECT_STR) {
-		agent_conn_send_error(
-		    c, id, VMHEAP_AGENT_EPROTO,
-		    "a request is [id, command, path, value?] with a "
-		    "non-negative integer id and a string command",
-		    1);
+	if (!out->has_id || n < 2 || e[1].type != MSGPACK_OBJECT_STR) {
+		fail(out, VMHEAP_AGENT_EPROTO,
+		     "a request is [id, command, path, value?] with a "
+		     "non-negative integer id and a string command",
+		     1);
 		return;
 	}
-	if (!c->authed) {
+	if (!*authed) {
 		if (is_str(&e[1], "auth"))
-			handle_auth(a, c, id, e, n);
+			handle_auth(a, authed, e, n, out);
 		else
-			agent_conn_send_error(
-			    c, id, VMHEAP_AGENT_EAUTH,
-			    "authenticate first: send [id, \"auth\", token]",
-			    1);
+			fail(out, VMHEAP_AGENT_EAUTH,
+			     "authenticate first: send [id, \"auth\", token]",
+			     1);
 		return;
 	}
 	if (is_str(&e[1], "auth")) {
-		handle_auth(a, c, id, e, n);
+		handle_auth(a, authed, e, n, out);
 		return;
 	}
 	if (!is_str(&e[1], "get") && !is_str(&e[1], "set") &&
@@ -93,14 +105,14 @@ void agent_dispatch(struct vmheap_agent *a, struct agent_conn *c,
 		snprintf(err, sizeof(err),
 			 "unknown command \"%s\" (expected get, set or list)",
 			 verb);
-		agent_conn_send_error(c, id, VMHEAP_AGENT_ECOMMAND, err, 1);
+		fail(out, VMHEAP_AGENT_ECOMMAND, err, 1);
 		return;
 	}
 	if (is_str(&e[1], "get")   ? n != 3
 	    : is_str(&e[1], "set") ? n != 4
 				   : (n != 2 && n != 3)) {
-		agent_conn_send_error(
-		    c, id, VMHEAP_AGENT_EPROTO,
+		fail(
+		    out, VMHEAP_AGENT_EPROTO,
 		    is_str(&e[1], "get") ? "get takes [id, \"get\", path]"
 		    : is_str(&e[1], "set")
 			? "set takes [id, \"set\", path, value]"
@@ -110,31 +122,32 @@ void agent_dispatch(struct vmheap_agent *a, struct agent_conn *c,
 	}
 	path[0] = '\0';
 	if (n >= 3 && frame_copy_str(&e[2], path, sizeof(path)) < 0) {
-		agent_conn_send_error(c, id, VMHEAP_AGENT_EPROTO,
-				      e[2].type == MSGPACK_OBJECT_STR
-					  ? "the path is longer than 256 bytes "
-					    "or holds a NUL byte"
-					  : "the path must be a string",
-				      1);
+		fail(out, VMHEAP_AGENT_EPROTO,
+		     e[2].type == MSGPACK_OBJECT_STR
+			 ? "the path is longer than 256 bytes or holds a NUL "
+			   "byte"
+			 : "the path must be a string",
+		     1);
 		return;
 	}
 
-	value_init(&v);
 	err[0] = '\0';
 	if (is_str(&e[1], "get"))
-		rc = agent_var_get(a, path, &v, err, sizeof(err));
+		rc = agent_var_get(a, path, &out->value, err, sizeof(err));
 	else if (is_str(&e[1], "set"))
-		rc =
-		    agent_var_set(a, c, *id, path, &e[3], &v, err, sizeof(err));
+		rc = agent_var_set(a, path, &e[3], &out->value, &out->job, err,
+				   sizeof(err));
 	else
-		rc = agent_var_list(a, path, &v, err, sizeof(err));
-	if (rc == 0 && v.sb.size == 0)
-		msgpack_pack_nil(&v.pk); /* a host that packed nothing */
-	if (rc == 0)
-		agent_conn_send_ok(c, id, v.sb.data, v.sb.size);
-	else if (rc < 0)
-		agent_conn_send_error(
-		    c, id, rc, err[0] ? err : vmheap_agent_strerror(rc), 0);
-	/* rc == 1: a dump was queued; its reply comes later */
-	msgpack_sbuffer_destroy(&v.sb);
+		rc = agent_var_list(a, path, &out->value, err, sizeof(err));
+	if (rc == AGENT_PENDING && is_str(&e[1], "set")) {
+		/* a long job started; its reply comes when it ends */
+		out->kind = AGENT_OUTCOME_PENDING;
+	} else if (rc < 0) {
+		fail(out, rc, err[0] ? err : vmheap_agent_strerror(rc), 0);
+	} else {
+		out->kind = AGENT_OUTCOME_OK;
+		if (out->value.sb.size == 0)
+			msgpack_pack_nil(&out->value.pk); /* a host that
+							     packed nothing */
+	}
 }

@@ -8,7 +8,9 @@
  * replaced.  On any failure the temporary file is removed.  With
  * config.dump.fork the heap is walked in a forked child of the VM (the
  * file is opened before the fork); otherwise inside host->run_stopped.
- * All of this runs on the dump thread, so the loop keeps answering.
+ * A dump is a long job (job.c): it runs on a thread of its own, so the
+ * loop keeps answering, and its result goes back through the job
+ * registry; this file never sees a connection.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +22,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <event2/event.h>
 
 #include "agent-internal.h"
 
@@ -496,117 +496,98 @@ out:
 	close(dfd);
 }
 
-/* ------------------------------------------------------------ the thread */
+/* ------------------------------------------------------------ the job */
 
-static void *dump_main(void *arg)
+void agent_pack_dump_result(msgpack_packer *pk,
+			    const struct agent_dump_result *r)
 {
-	struct vmheap_agent *a = arg;
-	struct agent_dump_result *res = &a->run_result;
+	msgpack_pack_map(pk, 7);
+	frame_pack_str(pk, "path");
+	frame_pack_str(pk, r->path);
+	frame_pack_str(pk, "objects");
+	msgpack_pack_uint64(pk, r->objects);
+	frame_pack_str(pk, "bytes");
+	msgpack_pack_uint64(pk, r->bytes);
+	frame_pack_str(pk, "file_bytes");
+	msgpack_pack_uint64(pk, r->file_bytes);
+	frame_pack_str(pk, "seconds");
+	msgpack_pack_double(pk, r->seconds);
+	frame_pack_str(pk, "forked");
+	if (r->forked)
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+	frame_pack_str(pk, "live_only");
+	if (r->gc)
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+}
+
+/* What a dump job is given (copied by the registry). */
+struct dump_job {
+	struct vmheap_agent *a;
 	char path[PATH_MAX];
+};
 
-	agent_block_sigpipe();
-	pthread_mutex_lock(&a->lock);
-	for (;;) {
-		while (!a->dump_queued && !a->dump_stop)
-			pthread_cond_wait(&a->cond, &a->lock);
-		if (!a->dump_queued)
-			break;
-		a->dump_queued = 0;
-		memcpy(path, a->job_path, sizeof(path));
-		pthread_mutex_unlock(&a->lock);
-		agent_dump_run(a, path, res);
-		pthread_mutex_lock(&a->lock);
-		a->job_result = *res;
-		if (res->code == 0) {
-			a->last = *res;
-			a->has_last = 1;
-		}
-		a->dump_finished = 1;
-		/* tell the loop; it replies and clears dump_busy */
-		event_active(a->dump_done_ev, EV_READ, 0);
-	}
-	pthread_mutex_unlock(&a->lock);
-	return NULL;
-}
-
-int agent_dump_thread_start(struct vmheap_agent *a, char *err, size_t errlen)
+/* The dump job's body, on the job's thread. */
+static int dump_job_run(void *arg, msgpack_packer *value, char *err,
+			size_t errlen)
 {
-	int rc = pthread_create(&a->dump_thread, NULL, dump_main, a);
-
-	if (rc != 0)
-		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
-				  "cannot start the dump thread: %s",
-				  strerror(rc));
-	a->dump_thread_running = 1;
-	return 0;
-}
-
-void agent_dump_thread_stop(struct vmheap_agent *a)
-{
-	if (!a->dump_thread_running)
-		return;
-	pthread_mutex_lock(&a->lock);
-	a->dump_stop = 1;
-	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
-	pthread_join(a->dump_thread, NULL);
-	a->dump_thread_running = 0;
-}
-
-int agent_dump_request(struct vmheap_agent *a, struct agent_conn *conn,
-		       uint64_t id, const char *path)
-{
-	pthread_mutex_lock(&a->lock);
-	if (a->dump_busy || a->dump_stop) {
-		pthread_mutex_unlock(&a->lock);
-		return VMHEAP_AGENT_EBUSY;
-	}
-	a->dump_busy = 1;
-	a->dump_queued = 1;
-	snprintf(a->job_path, sizeof(a->job_path), "%s", path);
-	a->job_id = id;
-	a->job_conn = conn;
-	pthread_cond_signal(&a->cond);
-	pthread_mutex_unlock(&a->lock);
-	conn->dump_pending = 1;
-	return 0;
-}
-
-void agent_dump_done_cb(int fd, short what, void *arg)
-{
-	struct vmheap_agent *a = arg;
+	struct dump_job *job = arg;
+	struct vmheap_agent *a = job->a;
 	struct agent_dump_result res;
-	struct agent_conn *c;
-	struct agent_value v;
-	uint64_t id;
 
-	(void)fd;
-	(void)what;
-	pthread_mutex_lock(&a->lock);
-	if (!a->dump_finished) {
-		pthread_mutex_unlock(&a->lock);
-		return;
-	}
-	res = a->job_result;
-	id = a->job_id;
-	a->dump_finished = 0;
-	a->dump_busy = 0;
-	pthread_mutex_unlock(&a->lock);
-	c = a->job_conn;
-	a->job_conn = NULL;
-	if (!c)
-		return; /* the client left; the dump finished (or was cleaned
-			   up) anyway */
-	c->dump_pending = 0;
-	if (!c->closing)
-		agent_conn_set_timeouts(c); /* the idle clock starts again */
+	agent_dump_run(a, job->path, &res);
 	if (res.code < 0) {
-		agent_conn_send_error(c, &id, res.code, res.message, 0);
-		return;
+		snprintf(err, errlen, "%s", res.message);
+		return res.code;
 	}
-	msgpack_sbuffer_init(&v.sb);
-	msgpack_packer_init(&v.pk, &v.sb, msgpack_sbuffer_write);
-	agent_pack_dump_result(&v.pk, &res);
-	agent_conn_send_ok(c, &id, v.sb.data, v.sb.size);
-	msgpack_sbuffer_destroy(&v.sb);
+	/* before the job ends: a client told of the dump sees it */
+	pthread_mutex_lock(&a->lock);
+	a->last = res;
+	a->has_last = 1;
+	pthread_mutex_unlock(&a->lock);
+	agent_pack_dump_result(value, &res);
+	return 0;
+}
+
+int agent_dump_start(struct vmheap_agent *a, const char *path, uint64_t *job,
+		     char *err, size_t errlen)
+{
+	struct dump_job *dj = calloc(1, sizeof(*dj));
+	int rc;
+
+	if (!dj)
+		return agent_fail(err, errlen, VMHEAP_ENOMEM, "out of memory");
+	dj->a = a;
+	snprintf(dj->path, sizeof(dj->path), "%s", path);
+	rc = agent_job_start(a->jobs, "dump", dump_job_run, dj, sizeof(*dj),
+			     job);
+	free(dj);
+	if (rc == VMHEAP_AGENT_EBUSY)
+		return agent_fail(
+		    err, errlen, VMHEAP_AGENT_EBUSY,
+		    "a dump is already running; try again when it ends");
+	if (rc < 0)
+		return agent_fail(err, errlen, rc, "cannot start the dump: %s",
+				  vmheap_agent_strerror(rc));
+	return AGENT_PENDING;
+}
+
+int agent_dump_running(struct vmheap_agent *a)
+{
+	return agent_job_running(a->jobs, "dump");
+}
+
+int agent_dump_last(struct vmheap_agent *a, struct agent_dump_result *out)
+{
+	int has;
+
+	pthread_mutex_lock(&a->lock);
+	has = a->has_last;
+	if (has)
+		*out = a->last;
+	pthread_mutex_unlock(&a->lock);
+	return has;
 }

@@ -2,6 +2,12 @@
  * server.c - the agent's lifecycle and its libevent loop thread: the
  * listener, connections, framing on the wire, limits and timeouts, and
  * what happens in a forked child of the host.
+ *
+ * It alone owns connections.  A request that starts a long job (a dump)
+ * leaves a reply owed: the job's handle, the connection and the request
+ * id.  When the job ends, job.c wakes the loop, and job_done() sends the
+ * result to the connection that is owed it, or drops it if that
+ * connection has gone (the job itself is not affected).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,6 +39,28 @@ static int hooks_error;
 /* How long a closing connection keeps draining input after its reply. */
 #define LINGER_MS 2000
 
+struct agent_conn {
+	struct vmheap_agent *agent;
+	struct bufferevent *bev;
+	int fd;
+	int slot; /* index in agent->fd_slots */
+	int authed;
+	int closing;	  /* close once the output is flushed */
+	int replies_owed; /* long jobs whose reply this connection awaits */
+	int64_t frame_started; /* ms when a partial frame (or the connection)
+				  began */
+	msgpack_unpacked msg;  /* the request being dispatched */
+	struct agent_conn *prev, *next;
+};
+
+/* A reply owed to a connection: the result of a long job.  Loop thread. */
+struct agent_owed {
+	uint64_t job;
+	struct agent_conn *conn;
+	uint64_t id; /* the request's */
+	struct agent_owed *next;
+};
+
 static int64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -46,15 +74,6 @@ static struct timeval tv_ms(int ms)
 	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 
 	return tv;
-}
-
-void agent_block_sigpipe(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
 /* --------------------------------------------------------- fork & exit */
@@ -124,8 +143,17 @@ static void conn_free(struct agent_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	a->nconns--;
-	if (a->job_conn == c)
-		a->job_conn = NULL; /* the dump goes on; its reply is dropped */
+	/* its jobs go on; their replies will be dropped */
+	for (struct agent_owed **pp = &a->owed; *pp;) {
+		struct agent_owed *o = *pp;
+
+		if (o->conn == c) {
+			*pp = o->next;
+			free(o);
+		} else {
+			pp = &o->next;
+		}
+	}
 	if (c->slot >= 0)
 		atomic_store(&a->fd_slots[c->slot], -1);
 	bufferevent_free(c->bev);
@@ -164,8 +192,9 @@ static void pack_id(msgpack_packer *pk, const uint64_t *id)
 		msgpack_pack_nil(pk);
 }
 
-void agent_conn_send_error(struct agent_conn *c, const uint64_t *id, int code,
-			   const char *message, int close_after)
+/* Send [id, "error", word(code), message]; close after if `close_after`. */
+static void conn_send_error(struct agent_conn *c, const uint64_t *id, int code,
+			    const char *message, int close_after)
 {
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
@@ -193,8 +222,9 @@ void agent_conn_send_error(struct agent_conn *c, const uint64_t *id, int code,
 	}
 }
 
-void agent_conn_send_ok(struct agent_conn *c, const uint64_t *id,
-			const char *value, size_t value_len)
+/* Send [id, "ok", <raw value bytes>]; id NULL means nil. */
+static void conn_send_ok(struct agent_conn *c, const uint64_t *id,
+			 const char *value, size_t value_len)
 {
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
@@ -215,7 +245,7 @@ void agent_conn_send_ok(struct agent_conn *c, const uint64_t *id,
 		    "the reply (%zu bytes) exceeds the frame limit of %u bytes",
 		    sb.size - 4, VMHEAP_MAX_FRAME_BYTES);
 		msgpack_sbuffer_destroy(&sb);
-		agent_conn_send_error(c, id, VMHEAP_AGENT_ELIMIT, msg, 0);
+		conn_send_error(c, id, VMHEAP_AGENT_ELIMIT, msg, 0);
 		return;
 	}
 	conn_queue(c, &sb);
@@ -243,8 +273,8 @@ static void send_hello(struct agent_conn *c)
 
 /* Read timeout: the frame timeout before auth and while a frame is
  * partly received, the idle timeout between requests, and none while
- * the connection waits for its dump (which may outlast any timeout). */
-void agent_conn_set_timeouts(struct agent_conn *c)
+ * the connection waits for a long job (which may outlast any timeout). */
+static void conn_set_timeouts(struct agent_conn *c)
 {
 	struct vmheap_agent *a = c->agent;
 	size_t pending = evbuffer_get_length(bufferevent_get_input(c->bev));
@@ -257,7 +287,7 @@ void agent_conn_set_timeouts(struct agent_conn *c)
 		ms = a->frame_timeout_ms - (int)(mono_ms() - c->frame_started);
 		if (ms < 1)
 			ms = 1;
-	} else if (c->dump_pending) {
+	} else if (c->replies_owed) {
 		c->frame_started = 0;
 		bufferevent_set_timeouts(c->bev, NULL, &wr);
 		return;
@@ -267,6 +297,86 @@ void agent_conn_set_timeouts(struct agent_conn *c)
 	}
 	rd = tv_ms(ms);
 	bufferevent_set_timeouts(c->bev, &rd, &wr);
+}
+
+/* Send what dispatch decided, or record the reply a long job owes. */
+static void conn_answer(struct agent_conn *c, struct agent_outcome *out)
+{
+	const uint64_t *id = out->has_id ? &out->id : NULL;
+	struct vmheap_agent *a = c->agent;
+	struct agent_owed *o;
+
+	switch (out->kind) {
+	case AGENT_OUTCOME_OK:
+		conn_send_ok(c, id, out->value.sb.data, out->value.sb.size);
+		break;
+	case AGENT_OUTCOME_ERROR:
+		conn_send_error(c, id, out->code, out->message, out->close);
+		break;
+	case AGENT_OUTCOME_PENDING:
+		o = malloc(sizeof(*o));
+		if (!o) {
+			conn_send_error(c, id, VMHEAP_ENOMEM,
+					"out of memory: the job goes on, but "
+					"its reply cannot be kept",
+					0);
+			break;
+		}
+		o->job = out->job;
+		o->conn = c;
+		o->id = out->id;
+		o->next = a->owed;
+		a->owed = o;
+		c->replies_owed++;
+		break;
+	}
+}
+
+/* The completion callback of long jobs (agent_jobs_deliver, loop
+ * thread): reply to the connection owed the job's result, if any. */
+static void job_done(void *arg, uint64_t job,
+		     const struct agent_job_result *res)
+{
+	struct vmheap_agent *a = arg;
+	struct agent_owed **pp, *o = NULL;
+	struct agent_conn *c;
+	uint64_t id;
+
+	for (pp = &a->owed; *pp; pp = &(*pp)->next)
+		if ((*pp)->job == job) {
+			o = *pp;
+			*pp = o->next;
+			break;
+		}
+	if (!o)
+		return; /* the client left; the job finished anyway */
+	c = o->conn;
+	id = o->id;
+	free(o);
+	c->replies_owed--;
+	if (!c->closing)
+		conn_set_timeouts(c); /* the idle clock starts again */
+	if (res->code < 0)
+		conn_send_error(c, &id, res->code, res->message, 0);
+	else
+		conn_send_ok(c, &id, res->value, res->value_len);
+}
+
+/* A job's thread says it ended: deliver on the loop thread. */
+static void jobs_wake(void *arg)
+{
+	struct vmheap_agent *a = arg;
+
+	event_active(a->jobs_ev, EV_READ, 0);
+}
+
+static void jobs_cb(int fd, short what, void *arg)
+{
+	struct vmheap_agent *a = arg;
+
+	(void)fd;
+	(void)what;
+	agent_jobs_deliver(a->jobs);
 }
 
 static void read_cb(struct bufferevent *bev, void *arg)
@@ -284,6 +394,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
 		/* in the connection, not on this stack: a fork during the
 		 * request (sample.fork, a dump) sees it reachable */
 		msgpack_unpacked *m = &c->msg;
+		struct agent_outcome out;
 		unsigned char hdr[4];
 		uint32_t len;
 		char *data;
@@ -297,13 +408,12 @@ static void read_cb(struct bufferevent *bev, void *arg)
 			    msg, sizeof(msg),
 			    "frame of %u bytes exceeds the limit of %u bytes",
 			    len, VMHEAP_MAX_FRAME_BYTES);
-			agent_conn_send_error(c, NULL, VMHEAP_AGENT_ELIMIT, msg,
-					      1);
+			conn_send_error(c, NULL, VMHEAP_AGENT_ELIMIT, msg, 1);
 			break;
 		}
 		if (len == 0) {
-			agent_conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO,
-					      "empty frame (length 0)", 1);
+			conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO,
+					"empty frame (length 0)", 1);
 			break;
 		}
 		if (avail - 4 < len)
@@ -314,14 +424,15 @@ static void read_cb(struct bufferevent *bev, void *arg)
 		if (!data || frame_decode(data, len, m, why, sizeof(why)) < 0) {
 			snprintf(msg, sizeof(msg), "bad frame: %s",
 				 data ? why : "out of memory");
-			agent_conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg,
-					      1);
+			conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg, 1);
 			msgpack_unpacked_destroy(m);
 			break;
 		}
 		evbuffer_drain(in, len);
 		c->frame_started = 0;
-		agent_dispatch(c->agent, c, &m->data);
+		agent_dispatch(c->agent, &c->authed, &m->data, &out);
+		conn_answer(c, &out);
+		agent_outcome_release(&out);
 		msgpack_unpacked_destroy(m);
 	}
 	if (!c->closing) {
@@ -330,10 +441,9 @@ static void read_cb(struct bufferevent *bev, void *arg)
 			snprintf(msg, sizeof(msg),
 				 "a frame took longer than %d ms to arrive",
 				 c->agent->frame_timeout_ms);
-			agent_conn_send_error(c, NULL, VMHEAP_AGENT_ETIMEOUT,
-					      msg, 1);
+			conn_send_error(c, NULL, VMHEAP_AGENT_ETIMEOUT, msg, 1);
 		} else {
-			agent_conn_set_timeouts(c);
+			conn_set_timeouts(c);
 		}
 	}
 }
@@ -368,7 +478,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 				    : "idle for %d ms",
 			 (!c->authed || partial) ? c->agent->frame_timeout_ms
 						 : c->agent->idle_timeout_ms);
-		agent_conn_send_error(c, NULL, VMHEAP_AGENT_ETIMEOUT, msg, 1);
+		conn_send_error(c, NULL, VMHEAP_AGENT_ETIMEOUT, msg, 1);
 		return;
 	}
 	if ((what & BEV_EVENT_EOF) && !c->closing) {
@@ -391,8 +501,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 					 "truncated frame: the connection "
 					 "ended after %zu of %u bytes",
 					 got - 4, frame_length(hdr));
-			agent_conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg,
-					      1);
+			conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg, 1);
 			return;
 		}
 	}
@@ -472,7 +581,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	a->conns = c;
 	a->nconns++;
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
-	agent_conn_set_timeouts(c);
+	conn_set_timeouts(c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	send_hello(c);
 }
@@ -561,18 +670,19 @@ static int resolve_dir(const char *in, char *out, const char *what, char *err,
 
 static void free_agent(struct vmheap_agent *a)
 {
+	/* first: a job's thread may still wake the loop through jobs_ev */
+	agent_jobs_free(a->jobs);
 	while (a->conns)
 		conn_free(a->conns);
 	if (a->listener)
 		evconnlistener_free(a->listener);
 	if (a->stop_ev)
 		event_free(a->stop_ev);
-	if (a->dump_done_ev)
-		event_free(a->dump_done_ev);
+	if (a->jobs_ev)
+		event_free(a->jobs_ev);
 	if (a->base)
 		event_base_free(a->base);
 	pthread_mutex_destroy(&a->lock);
-	pthread_cond_destroy(&a->cond);
 	free(a->fd_slots);
 	free(a);
 }
@@ -583,6 +693,7 @@ static void stop_cb(int fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	agent_jobs_deliver(a->jobs); /* the replies of jobs that just ended */
 	event_base_loopbreak(a->base);
 }
 
@@ -597,6 +708,11 @@ int vmheap_agent_start(vmheap_agent **out,
 	char cwd[PATH_MAX];
 	int rc;
 
+	if (err && errlen)
+		err[0] = '\0';
+	if (!out)
+		return agent_fail(err, errlen, VMHEAP_EINVAL,
+				  "no place to return the agent (out is NULL)");
 	*out = NULL;
 	if (!cfg) {
 		def.dump_fork = def.dump_gc = -1;
@@ -623,7 +739,6 @@ int vmheap_agent_start(vmheap_agent **out,
 	if (!a)
 		return agent_fail(err, errlen, VMHEAP_ENOMEM, "out of memory");
 	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->cond, NULL);
 	atomic_init(&a->listen_fd, -1);
 	a->pid = getpid();
 	a->host = host;
@@ -689,19 +804,20 @@ int vmheap_agent_start(vmheap_agent **out,
 	for (int i = 0; i < a->nslots; i++)
 		atomic_init(&a->fd_slots[i], -1);
 	a->stop_ev = event_new(a->base, -1, 0, stop_cb, a);
-	a->dump_done_ev = event_new(a->base, -1, 0, agent_dump_done_cb, a);
-	if (!a->stop_ev || !a->dump_done_ev) {
+	a->jobs_ev = event_new(a->base, -1, 0, jobs_cb, a);
+	if (!a->stop_ev || !a->jobs_ev) {
 		agent_fail(err, errlen, rc, "cannot create events");
+		goto fail;
+	}
+	if (agent_jobs_new(&a->jobs, jobs_wake, job_done, a) < 0) {
+		rc = agent_fail(err, errlen, VMHEAP_ENOMEM, "out of memory");
 		goto fail;
 	}
 	if ((rc = open_listener(a, err, errlen)) < 0)
 		goto fail;
 	if ((rc = agent_discovery_write(a, err, errlen)) < 0)
 		goto fail;
-	if ((rc = agent_dump_thread_start(a, err, errlen)) < 0)
-		goto fail;
 	if (pthread_create(&a->loop_thread, NULL, loop_main, a) != 0) {
-		agent_dump_thread_stop(a);
 		rc = agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
 				"cannot start the agent thread");
 		goto fail;
@@ -729,7 +845,7 @@ void vmheap_agent_stop(vmheap_agent *a)
 			the_agent = NULL;
 		return;
 	}
-	agent_dump_thread_stop(a); /* waits for a running dump */
+	agent_jobs_stop(a->jobs); /* waits for a running dump */
 	if (a->loop_running) {
 		event_active(a->stop_ev, EV_READ, 0);
 		pthread_join(a->loop_thread, NULL);

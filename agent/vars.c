@@ -1,6 +1,8 @@
 /*
  * vars.c - the variable tree: the built-in system.* and config.*
- * variables, and the host's own.  Loop thread only.
+ * variables, and the host's own.  Loop thread only.  A setter that
+ * starts a long job (system.memory.dump) returns AGENT_PENDING and the
+ * job's handle; it never sees the connection that asked.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,10 +18,10 @@ struct var {
 	const char *type;
 	int (*get)(struct vmheap_agent *a, const char *name, msgpack_packer *pk,
 		   char *err, size_t errlen);
-	/* NULL: read-only */
-	int (*set)(struct vmheap_agent *a, struct agent_conn *c, uint64_t id,
-		   const msgpack_object *value, msgpack_packer *pk, char *err,
-		   size_t errlen);
+	/* NULL: read-only.  Returns 0 with the reply value in pk, a
+	 * negative code, or AGENT_PENDING with a long job's handle in *job. */
+	int (*set)(struct vmheap_agent *a, const msgpack_object *value,
+		   msgpack_packer *pk, uint64_t *job, char *err, size_t errlen);
 };
 
 /* ---------------------------------------------------------- coercion */
@@ -184,53 +186,21 @@ static int get_rss(struct vmheap_agent *a, const char *name, msgpack_packer *pk,
 	return 0;
 }
 
-void agent_pack_dump_result(msgpack_packer *pk,
-			    const struct agent_dump_result *r)
-{
-	msgpack_pack_map(pk, 7);
-	frame_pack_str(pk, "path");
-	frame_pack_str(pk, r->path);
-	frame_pack_str(pk, "objects");
-	msgpack_pack_uint64(pk, r->objects);
-	frame_pack_str(pk, "bytes");
-	msgpack_pack_uint64(pk, r->bytes);
-	frame_pack_str(pk, "file_bytes");
-	msgpack_pack_uint64(pk, r->file_bytes);
-	frame_pack_str(pk, "seconds");
-	msgpack_pack_double(pk, r->seconds);
-	frame_pack_str(pk, "forked");
-	if (r->forked)
-		msgpack_pack_true(pk);
-	else
-		msgpack_pack_false(pk);
-	frame_pack_str(pk, "live_only");
-	if (r->gc)
-		msgpack_pack_true(pk);
-	else
-		msgpack_pack_false(pk);
-}
-
 static int get_last_dump(struct vmheap_agent *a, const char *name,
 			 msgpack_packer *pk, char *err, size_t errlen)
 {
 	struct agent_dump_result r;
-	int has;
 
 	(void)name, (void)err, (void)errlen;
-	pthread_mutex_lock(&a->lock);
-	has = a->has_last;
-	r = a->last;
-	pthread_mutex_unlock(&a->lock);
-	if (has)
+	if (agent_dump_last(a, &r))
 		agent_pack_dump_result(pk, &r);
 	else
 		msgpack_pack_nil(pk);
 	return 0;
 }
 
-static int set_dump(struct vmheap_agent *a, struct agent_conn *c, uint64_t id,
-		    const msgpack_object *value, msgpack_packer *pk, char *err,
-		    size_t errlen)
+static int set_dump(struct vmheap_agent *a, const msgpack_object *value,
+		    msgpack_packer *pk, uint64_t *job, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 
@@ -239,23 +209,14 @@ static int set_dump(struct vmheap_agent *a, struct agent_conn *c, uint64_t id,
 		return agent_fail(err, errlen, VMHEAP_AGENT_ETYPE,
 				  "system.memory.dump takes a file name (a "
 				  "non-empty string)");
-	if (agent_dump_request(a, c, id, path) < 0)
-		return agent_fail(
-		    err, errlen, VMHEAP_AGENT_EBUSY,
-		    "a dump is already running; try again when it ends");
-	return 1;
+	return agent_dump_start(a, path, job, err, errlen);
 }
 
 static int get_dumping(struct vmheap_agent *a, const char *name,
 		       msgpack_packer *pk, char *err, size_t errlen)
 {
-	int busy;
-
 	(void)name, (void)err, (void)errlen;
-	pthread_mutex_lock(&a->lock);
-	busy = a->dump_busy;
-	pthread_mutex_unlock(&a->lock);
-	if (busy)
+	if (agent_dump_running(a))
 		msgpack_pack_true(pk);
 	else
 		msgpack_pack_false(pk);
@@ -289,13 +250,12 @@ static int get_flag(struct vmheap_agent *a, const char *name,
 	return 0;
 }
 
-static int set_fork(struct vmheap_agent *a, struct agent_conn *c, uint64_t id,
-		    const msgpack_object *value, msgpack_packer *pk, char *err,
-		    size_t errlen)
+static int set_fork(struct vmheap_agent *a, const msgpack_object *value,
+		    msgpack_packer *pk, uint64_t *job, char *err, size_t errlen)
 {
 	int v;
 
-	(void)c, (void)id;
+	(void)job;
 	if (want_bool(value, &v) < 0)
 		return agent_fail(
 		    err, errlen, VMHEAP_AGENT_ETYPE,
@@ -307,13 +267,12 @@ static int set_fork(struct vmheap_agent *a, struct agent_conn *c, uint64_t id,
 	return get_flag(a, "config.dump.fork", pk, err, errlen);
 }
 
-static int set_gc(struct vmheap_agent *a, struct agent_conn *c, uint64_t id,
-		  const msgpack_object *value, msgpack_packer *pk, char *err,
-		  size_t errlen)
+static int set_gc(struct vmheap_agent *a, const msgpack_object *value,
+		  msgpack_packer *pk, uint64_t *job, char *err, size_t errlen)
 {
 	int v;
 
-	(void)c, (void)id;
+	(void)job;
 	if (want_bool(value, &v) < 0)
 		return agent_fail(
 		    err, errlen, VMHEAP_AGENT_ETYPE,
@@ -347,13 +306,13 @@ static int want_int(const msgpack_object *o, long max, long *out)
 	return *end || *out < 1 || *out > max ? -1 : 0;
 }
 
-static int set_dump_timeout(struct vmheap_agent *a, struct agent_conn *c,
-			    uint64_t id, const msgpack_object *value,
-			    msgpack_packer *pk, char *err, size_t errlen)
+static int set_dump_timeout(struct vmheap_agent *a, const msgpack_object *value,
+			    msgpack_packer *pk, uint64_t *job, char *err,
+			    size_t errlen)
 {
 	long v;
 
-	(void)c, (void)id;
+	(void)job;
 	if (want_int(value, 86400, &v) < 0)
 		return agent_fail(
 		    err, errlen, VMHEAP_AGENT_ETYPE,
@@ -570,9 +529,9 @@ int agent_var_get(struct vmheap_agent *a, const char *name,
 	return 0;
 }
 
-int agent_var_set(struct vmheap_agent *a, struct agent_conn *conn, uint64_t id,
-		  const char *name, const msgpack_object *value,
-		  struct agent_value *v, char *err, size_t errlen)
+int agent_var_set(struct vmheap_agent *a, const char *name,
+		  const msgpack_object *value, struct agent_value *v,
+		  uint64_t *job, char *err, size_t errlen)
 {
 	const struct var *b = find_builtin(name);
 	struct agent_value probe;
@@ -582,7 +541,7 @@ int agent_var_set(struct vmheap_agent *a, struct agent_conn *conn, uint64_t id,
 		if (!b->set)
 			return agent_fail(err, errlen, VMHEAP_AGENT_EREADONLY,
 					  "%s is read-only", name);
-		return b->set(a, conn, id, value, &v->pk, err, errlen);
+		return b->set(a, value, &v->pk, job, err, errlen);
 	}
 	if (a->host->set_var) {
 		err[0] = '\0';

@@ -15,6 +15,34 @@
  * from -1 to -99 are libvmheap's (see format/vmheap.h), codes from
  * VMHEAP_AGENT_E... are the agent's.  vmheap_agent_strerror() names both.
  * Nothing here exits the process or prints.
+ *
+ * Failed constructors (the same rule as in vmheap.h).  A function that
+ * creates an object (vmheap_agent_start, vmheap_client_connect,
+ * vmheap_client_connect_addr) returns 0 or a negative code and sets *out
+ * in every case; only a NULL `out` is refused (VMHEAP_EINVAL) without it.
+ * After a failure *out is either NULL (nothing was kept: the reason is the
+ * code, and the error buffer when the function takes one) or a failed
+ * object that holds the reason and is good only for its _error and
+ * _close functions.  Each constructor's comment says which.  The
+ * _close/_stop functions accept NULL, so the caller reports and then
+ * frees *out, whatever happened:
+ *
+ *	rc = vmheap_client_connect(&c, &info, 5000);
+ *	if (rc < 0)
+ *		report(vmheap_agent_strerror(rc), vmheap_client_error(c));
+ *	...
+ *	vmheap_client_close(c);   // also after a failure
+ *
+ * Error buffers.  A function that takes `char *err, size_t errlen`
+ * writes into err[0 .. errlen-1] only, and always leaves a NUL-terminated
+ * string there: "" on success, the reason on failure, cut to errlen - 1
+ * bytes when longer.  errlen 0 asks for no message (err may then be
+ * NULL).  The same holds for the buffer the agent hands to a host's
+ * set_var (it holds "" on entry) and for `code` and `message` in struct
+ * vmheap_reply.  (The strings of struct vmheap_agent_info are never cut:
+ * a discovery file with a longer value is refused.)  Messages that belong
+ * to an object (vmheap_client_error()) follow vmheap.h's rule:
+ * NUL-terminated, valid until the next call on the object.
  */
 #ifndef VMHEAP_AGENT_H
 #define VMHEAP_AGENT_H
@@ -57,6 +85,7 @@ enum vmheap_agent_error {
 };
 
 /* Name an error code from either library. */
+VMHEAP_EXPORT
 const char *vmheap_agent_strerror(int code);
 
 /* ------------------------------------------------------------ host side */
@@ -72,7 +101,8 @@ struct vmheap_agent_host {
 
 	/*
 	 * Required.  Run fn(arg) with the VM's mutators stopped at a safe
-	 * point and return its result.  Called from the agent's dump thread.
+	 * point and return its result.  Called from the thread that runs
+	 * the dump (a thread of the agent's, a new one for each dump).
 	 */
 	int (*run_stopped)(void *ctx, int (*fn)(void *arg), void *arg);
 
@@ -157,6 +187,7 @@ struct vmheap_agent_config {
  * or VMHEAP_EINVAL with a message in err when a variable is invalid.  The
  * strings point into the environment.
  */
+VMHEAP_EXPORT
 int vmheap_agent_config_from_env(struct vmheap_agent_config *cfg, char *err,
 				 size_t errlen);
 
@@ -164,19 +195,22 @@ typedef struct vmheap_agent vmheap_agent;
 
 /*
  * Start the agent: bind, write the discovery file, start the loop
- * thread.  On failure returns a negative code with a message in err and
- * leaves no thread or file behind.  `host` must outlive the agent.
+ * thread.  On failure returns a negative code with a message in err, sets
+ * *out to NULL and leaves no thread or file behind.  `host` must outlive the agent.
  * Blocks SIGPIPE on the agent's threads only.  Only one agent per
  * process.
  */
+VMHEAP_EXPORT
 int vmheap_agent_start(vmheap_agent **out, const struct vmheap_agent_config *cfg,
 		       const struct vmheap_agent_host *host, char *err,
 		       size_t errlen);
 
 /* The port the agent listens on. */
+VMHEAP_EXPORT
 uint16_t vmheap_agent_port(const vmheap_agent *a);
 
 /* The discovery file's path. */
+VMHEAP_EXPORT
 const char *vmheap_agent_discovery_path(const vmheap_agent *a);
 
 /*
@@ -188,6 +222,7 @@ const char *vmheap_agent_discovery_path(const vmheap_agent *a);
  * (where the agent's threads do not exist) it only frees memory and
  * leaves the parent's discovery file alone.
  */
+VMHEAP_EXPORT
 void vmheap_agent_stop(vmheap_agent *a);
 
 /*
@@ -195,6 +230,7 @@ void vmheap_agent_stop(vmheap_agent *a);
  * there has no thread, and a host may call vmheap_agent_start() again to
  * get a fresh one (after vmheap_agent_stop() on the stale handle).
  */
+VMHEAP_EXPORT
 int vmheap_agent_is_stale(const vmheap_agent *a);
 
 /* ----------------------------------------------------------- discovery */
@@ -218,6 +254,7 @@ struct vmheap_agent_info {
  * symlink, owned by the current user, and well formed.  Returns 0, or
  * VMHEAP_AGENT_EDISCOVERY / VMHEAP_AGENT_ESYS with a message in err.
  */
+VMHEAP_EXPORT
 int vmheap_discovery_read(const char *path, struct vmheap_agent_info *info,
 			  char *err, size_t errlen);
 
@@ -228,6 +265,7 @@ int vmheap_discovery_read(const char *path, struct vmheap_agent_info *info,
  * with its path and the reason.  Returns the number of agents found or a
  * negative code.
  */
+VMHEAP_EXPORT
 int vmheap_discovery_list(const char *tmpdir,
 			  void (*found)(void *arg, const struct vmheap_agent_info *info),
 			  void (*bad)(void *arg, const char *path, const char *why),
@@ -235,6 +273,7 @@ int vmheap_discovery_list(const char *tmpdir,
 
 /* The discovery directory that the agent and the client use by default:
  * VMHEAP_AGENT_TMPDIR, else $TMPDIR, else /tmp. */
+VMHEAP_EXPORT
 const char *vmheap_discovery_default_dir(void);
 
 /* --------------------------------------------------------------- client */
@@ -254,16 +293,20 @@ struct vmheap_reply {
  * Connect to the agent described by `info`, read its hello and
  * authenticate with its token, within timeout_ms (0: no limit).  On
  * failure returns a negative code (ECONNECT, EAUTH, ELIMIT when the agent
- * has too many clients, ETIMEOUT, EPROTO) and, if *out could be allocated,
- * the reason via vmheap_client_error(); close *out in every case.  The
+ * has too many clients, ETIMEOUT, EPROTO, EINVAL for a NULL info) with
+ * *out a failed client that holds the reason (vmheap_client_error()), or
+ * NULL with VMHEAP_ENOMEM; close *out in every case.  The
  * hello's pid must match info->pid (a stale discovery file may name a
  * port that another process now uses).
  */
+VMHEAP_EXPORT
 int vmheap_client_connect(vmheap_client **out,
 			  const struct vmheap_agent_info *info, int timeout_ms);
 
 /* Connect to host:port with an explicit token (tests).  With a NULL
- * token only the hello is read: every request is then refused (auth). */
+ * token only the hello is read: every request is then refused (auth).
+ * Failures as for vmheap_client_connect(). */
+VMHEAP_EXPORT
 int vmheap_client_connect_addr(vmheap_client **out, const char *host,
 			       uint16_t port, const char *token,
 			       int timeout_ms);
@@ -280,10 +323,12 @@ int vmheap_client_connect_addr(vmheap_client **out, const char *host,
  * closed and later calls return ECLOSED.  Release the reply with
  * vmheap_reply_release() in every case.
  */
+VMHEAP_EXPORT
 int vmheap_client_call(vmheap_client *c, const char *verb, const char *path,
 		       const msgpack_object *value, struct vmheap_reply *reply);
 
 /* Same, with the value given as a string (what a person types). */
+VMHEAP_EXPORT
 int vmheap_client_call_str(vmheap_client *c, const char *verb,
 			   const char *path, const char *value,
 			   struct vmheap_reply *reply);
@@ -293,19 +338,26 @@ int vmheap_client_call_str(vmheap_client *c, const char *verb,
  * connect timeout is the initial value.  A dump can take a while: raise
  * it before `set system.memory.dump`.
  */
+VMHEAP_EXPORT
 void vmheap_client_set_timeout(vmheap_client *c, int timeout_ms);
 
 /* The hello's fields. */
+VMHEAP_EXPORT
 const char *vmheap_client_vm(const vmheap_client *c);
+VMHEAP_EXPORT
 pid_t vmheap_client_pid(const vmheap_client *c);
 
-/* Message of the last error. */
+/* Message of the last error ("" if none; "out of memory" for a NULL
+ * client, which only a failed connect gives). */
+VMHEAP_EXPORT
 const char *vmheap_client_error(const vmheap_client *c);
 
 /* Free a reply's storage. */
+VMHEAP_EXPORT
 void vmheap_reply_release(struct vmheap_reply *reply);
 
 /* Close the connection and free the client. */
+VMHEAP_EXPORT
 void vmheap_client_close(vmheap_client *c);
 
 #ifdef __cplusplus

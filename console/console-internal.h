@@ -18,6 +18,7 @@
 #include <msgpack.h>
 
 #include "vmheap_agent.h"
+#include "vmheap_report.h"
 
 /* Exit statuses (see vmheap-console(1)). */
 enum {
@@ -149,9 +150,6 @@ void console_render_reply(FILE *out, const char *verb, const char *path,
  */
 void console_print_table(FILE *out, const char *const *cells, int rows,
 			 int cols, const char *indent);
-
-/* Format a byte count: "512 bytes", "1.5 MiB (1572864 bytes)". */
-void console_format_bytes(char *buf, size_t len, unsigned long long bytes);
 
 /*
  * Call fn once per variable name in a `list` reply value (an array of

@@ -1,7 +1,8 @@
 /*
  * json.c - reply values as JSON, for scripts (--json).  Strings are
- * escaped; bytes that are not UTF-8 become U+FFFD; binary data becomes a
- * string of hex digits; NaN and infinities become null.
+ * escaped by libvmheap-report's escaper (bytes that are not UTF-8 become
+ * U+FFFD); binary data becomes a string of hex digits; NaN and infinities
+ * become null.
  */
 #include <math.h>
 #include <stdio.h>
@@ -10,84 +11,16 @@
 
 #include "console-internal.h"
 
-/* Length of the valid UTF-8 sequence at s (0 if invalid). */
-static size_t utf8_length(const unsigned char *s, size_t len)
-{
-	size_t n;
-	unsigned int cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (n > len)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
 void console_json_string(FILE *out, const char *str, size_t len)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0;
+	struct vmheap_strbuf sb = VMHEAP_STRBUF_INIT;
 
-	fputc('"', out);
-	while (i < len) {
-		unsigned char c = s[i];
-		size_t n;
-
-		switch (c) {
-		case '"':
-			fputs("\\\"", out);
-			i++;
-			continue;
-		case '\\':
-			fputs("\\\\", out);
-			i++;
-			continue;
-		case '\n':
-			fputs("\\n", out);
-			i++;
-			continue;
-		case '\r':
-			fputs("\\r", out);
-			i++;
-			continue;
-		case '\t':
-			fputs("\\t", out);
-			i++;
-			continue;
-		default:
-			break;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			fprintf(out, "\\u%04x", c);
-			i++;
-			continue;
-		}
-		n = utf8_length(s + i, len - i);
-		if (n == 0) {
-			fputs("\\ufffd", out);
-			i++;
-			continue;
-		}
-		fwrite(s + i, 1, n, out);
-		i += n;
-	}
-	fputc('"', out);
+	vmheap_strbuf_add_json_bytes(&sb, str, len);
+	if (sb.failed)
+		fputs("\"\"", out);
+	else
+		fwrite(sb.buf, 1, sb.len, out);
+	vmheap_strbuf_release(&sb);
 }
 
 static void print_value(FILE *out, const msgpack_object *o)

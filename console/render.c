@@ -1,31 +1,13 @@
 /*
  * render.c - print reply values for people: byte counts with units and
- * the exact figure, a dump reply as one line, maps and lists as aligned
- * columns.
+ * the exact figure (libvmheap-report's units), a dump reply as one line,
+ * maps and lists as aligned columns.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "console-internal.h"
-
-void console_format_bytes(char *buf, size_t len, unsigned long long bytes)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB",
-					    "TiB", "PiB", "EiB"};
-	double v = (double)bytes;
-	int u = -1;
-
-	if (bytes < 1024) {
-		snprintf(buf, len, "%llu bytes", bytes);
-		return;
-	}
-	while (v >= 1024.0 && u < 5) {
-		v /= 1024.0;
-		u++;
-	}
-	snprintf(buf, len, "%.1f %s (%llu bytes)", v, units[u], bytes);
-}
 
 void console_print_table(FILE *out, const char *const *cells, int rows,
 			 int cols, const char *indent)
@@ -137,8 +119,8 @@ static void print_inline(FILE *out, const msgpack_object *o, const char *name)
 		break;
 	case MSGPACK_OBJECT_POSITIVE_INTEGER:
 		if (names_bytes(name)) {
-			console_format_bytes(buf, sizeof(buf),
-					     (unsigned long long)o->via.u64);
+			vmheap_format_bytes(buf, sizeof(buf),
+					    (unsigned long long)o->via.u64);
 			fputs(buf, out);
 		} else {
 			fprintf(out, "%llu", (unsigned long long)o->via.u64);
@@ -469,8 +451,8 @@ static int print_dump_line(FILE *out, const msgpack_object *o)
 	fprintf(out, "dump written: %.*s, %.0f objects",
 		(int)path->via.str.size, path->via.str.ptr, number(objects));
 	if (bytes && bytes->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
-		console_format_bytes(size, sizeof(size),
-				     (unsigned long long)bytes->via.u64);
+		vmheap_format_bytes(size, sizeof(size),
+				    (unsigned long long)bytes->via.u64);
 		fprintf(out, ", %s", size);
 	}
 	if (seconds &&

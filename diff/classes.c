@@ -87,13 +87,7 @@ static void release_dump(struct diff_dump *d)
 void diff_result_release(struct diff_result *res)
 {
 	free(res->deltas);
-	free(res->news);
-	for (size_t i = 0; i < res->nretained; i++)
-		free(res->retained[i].retainers);
-	free(res->retained);
-	for (size_t i = 0; i < res->nowned; i++)
-		free(res->owned_names[i]);
-	free(res->owned_names);
+	vmheap_identity_result_release(&res->ident);
 	release_dump(&res->old_d);
 	release_dump(&res->new_d);
 }

@@ -5,6 +5,8 @@ DIFF_BIN  := $(BINDIR)/vmheap-diff
 BINS      += $(DIFF_BIN)
 MAN_PAGES += man/vmheap-diff.1
 
-$(DIFF_BIN): $(DIFF_OBJS) $(LIBVMHEAP_A)
+$(DIFF_BIN): $(DIFF_OBJS) $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_ANALYSIS_A) \
+             $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(DIFF_OBJS) $(LIBVMHEAP_A) $(MSGPACK_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(DIFF_OBJS) $(LIBVMHEAP_REPORT_A) \
+	  $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS)

@@ -175,24 +175,24 @@ static void classes_csv(const struct diff_options *o, struct diff_result *res,
 static const char *new_class_row(const struct diff_result *res, size_t i,
 				 char *count, char *bytes, size_t size)
 {
-	snprintf(count, size, "%" PRIu64, res->news[i].count);
-	snprintf(bytes, size, "%" PRIu64, res->news[i].bytes);
-	return res->news[i].name;
+	snprintf(count, size, "%" PRIu64, res->ident.news[i].count);
+	snprintf(bytes, size, "%" PRIu64, res->ident.news[i].bytes);
+	return res->ident.news[i].name;
 }
 
 static void objects_text(const struct diff_options *o, struct diff_result *res,
 			 struct vmheap_strbuf *out)
 {
-	size_t shown = vmheap_report_rows_shown(&o->report, res->nnews);
+	size_t shown = vmheap_report_rows_shown(&o->report, res->ident.nnews);
 	char cnt[32], bytes[32], label[96];
 
 	dump_lines(out, res);
 	vmheap_strbuf_addf(out, "objects in new but not in old (by id and "
 				"class):\n");
-	snprintf(cnt, sizeof(cnt), "%" PRIu64, res->new_objects);
-	snprintf(bytes, sizeof(bytes), "%" PRIu64, res->new_bytes);
-	vmheap_report_total_label(label, sizeof(label), "total new", res->nnews,
-				  "classes", shown);
+	snprintf(cnt, sizeof(cnt), "%" PRIu64, res->ident.new_objects);
+	snprintf(bytes, sizeof(bytes), "%" PRIu64, res->ident.new_bytes);
+	vmheap_report_total_label(label, sizeof(label), "total new",
+				  res->ident.nnews, "classes", shown);
 	count_table(out, res, shown, new_class_row,
 		    (const char *[]){cnt, label, bytes});
 }
@@ -200,18 +200,19 @@ static void objects_text(const struct diff_options *o, struct diff_result *res,
 static void objects_json(const struct diff_options *o, struct diff_result *res,
 			 struct vmheap_strbuf *out)
 {
-	size_t shown = vmheap_report_rows_shown(&o->report, res->nnews);
+	size_t shown = vmheap_report_rows_shown(&o->report, res->ident.nnews);
 
 	dumps_json(out, res);
 	vmheap_strbuf_addf(out,
 			   ",\"new_objects\":%" PRIu64 ",\"new_bytes\":%" PRIu64
 			   ",\"class_count\":%zu,\"classes\":[",
-			   res->new_objects, res->new_bytes, res->nnews);
+			   res->ident.new_objects, res->ident.new_bytes,
+			   res->ident.nnews);
 	for (size_t i = 0; i < shown; i++) {
-		json_class(out, i, res->news[i].name);
+		json_class(out, i, res->ident.news[i].name);
 		vmheap_strbuf_addf(
 		    out, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
-		    res->news[i].count, res->news[i].bytes);
+		    res->ident.news[i].count, res->ident.news[i].bytes);
 	}
 	vmheap_strbuf_add(out, "]}\n", 3);
 }
@@ -219,13 +220,15 @@ static void objects_json(const struct diff_options *o, struct diff_result *res,
 static void objects_csv(const struct diff_options *o, struct diff_result *res,
 			struct vmheap_strbuf *out)
 {
-	size_t shown = vmheap_report_rows_shown(&o->report, res->nnews);
+	size_t shown = vmheap_report_rows_shown(&o->report, res->ident.nnews);
 
 	vmheap_strbuf_addf(out, "count,class,bytes\n");
 	for (size_t i = 0; i < shown; i++) {
-		vmheap_strbuf_addf(out, "%" PRIu64 ",", res->news[i].count);
-		vmheap_strbuf_add_csv(out, res->news[i].name);
-		vmheap_strbuf_addf(out, ",%" PRIu64 "\n", res->news[i].bytes);
+		vmheap_strbuf_addf(out, "%" PRIu64 ",",
+				   res->ident.news[i].count);
+		vmheap_strbuf_add_csv(out, res->ident.news[i].name);
+		vmheap_strbuf_addf(out, ",%" PRIu64 "\n",
+				   res->ident.news[i].bytes);
 	}
 }
 
@@ -239,14 +242,16 @@ static void retainers_text(const struct diff_options *o,
 	(void)o; /* every top class is shown */
 
 	dump_lines(out, res);
-	if (!res->nretained)
+	if (!res->ident.nretained)
 		vmheap_strbuf_addf(out, "no new objects\n");
-	for (size_t k = 0; k < res->nretained; k++) {
-		const struct diff_retained *r = &res->retained[k];
+	for (size_t k = 0; k < res->ident.nretained; k++) {
+		const struct vmheap_retained *r = &res->ident.retained[k];
+		vmheap_strbuf_add(out, "\n", 1);
+		vmheap_strbuf_add_text(out, r->cls.name);
 		vmheap_strbuf_addf(out,
-				   "\n%s: %" PRIu64 " new objects, %" PRIu64
+				   ": %" PRIu64 " new objects, %" PRIu64
 				   " bytes; referenced from:\n",
-				   r->cls.name, r->cls.count, r->cls.bytes);
+				   r->cls.count, r->cls.bytes);
 		vmheap_table *tab = vmheap_table_new("rl");
 		int rc = tab ? 0 : -1;
 		if (!rc)
@@ -273,9 +278,9 @@ static void retainers_json(const struct diff_options *o,
 	vmheap_strbuf_addf(out,
 			   ",\"new_objects\":%" PRIu64 ",\"new_bytes\":%" PRIu64
 			   ",\"classes\":[",
-			   res->new_objects, res->new_bytes);
-	for (size_t k = 0; k < res->nretained; k++) {
-		const struct diff_retained *r = &res->retained[k];
+			   res->ident.new_objects, res->ident.new_bytes);
+	for (size_t k = 0; k < res->ident.nretained; k++) {
+		const struct vmheap_retained *r = &res->ident.retained[k];
 		json_class(out, k, r->cls.name);
 		vmheap_strbuf_addf(out,
 				   ",\"new_count\":%" PRIu64
@@ -297,8 +302,8 @@ static void retainers_csv(const struct diff_options *o, struct diff_result *res,
 	(void)o; /* every top class is shown */
 	vmheap_strbuf_addf(out,
 			   "class,new_count,new_bytes,retainer,references\n");
-	for (size_t k = 0; k < res->nretained; k++) {
-		const struct diff_retained *r = &res->retained[k];
+	for (size_t k = 0; k < res->ident.nretained; k++) {
+		const struct vmheap_retained *r = &res->ident.retained[k];
 		if (!r->nretainers) {
 			vmheap_strbuf_add_csv(out, r->cls.name);
 			vmheap_strbuf_addf(

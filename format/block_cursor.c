@@ -374,3 +374,13 @@ int vmheap_block_cursor_next_shallow(struct vmheap_block_cursor *c,
 		return 1;
 	return next_checked(c, rec, 1);
 }
+
+int vmheap_block_cursor_next_shallow_batch(struct vmheap_block_cursor *c,
+					   struct vmheap_record *recs, int max)
+{
+	int n = 0;
+
+	while (n < max && vmheap_block_cursor_fast_object_shallow(c, &recs[n]))
+		n++;
+	return n ? n : next_checked(c, recs, 1);
+}

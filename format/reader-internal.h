@@ -35,6 +35,16 @@ struct vmheap_reader {
 	struct vmheap_totals seen, foot;
 	uint64_t *blk_offsets;
 	size_t blk_cap;
+	uint64_t foot_offset; /* of the FOOT header once it checked out */
+
+	/* More-references records (record mode): chain_ok says the last
+	 * known record was an object or more-references record, of object
+	 * chain_id.  Objects of the fast path only count seen.objects; the
+	 * chain catches up with them when seen.objects != chain_mark (their
+	 * id is then the cursor's prev_id). */
+	int chain_ok;
+	int chain_type; /* of the last known record, 0 before the first */
+	uint64_t chain_id, chain_mark;
 };
 
 struct vmheap_section {

@@ -323,7 +323,7 @@ static int next_section(vmheap_reader *r, struct vmheap_block *blk,
 			if ((rc = vmheap_reader_parse_footer(r, &s)) ||
 			    (rc = read_trailer(r, s.offset)))
 				return rc;
-			*foot_offset = s.offset;
+			*foot_offset = r->foot_offset = s.offset;
 			return 0;
 		}
 		if (!memcmp(s.tag, VMHEAP_TAG_HEAD, 4))
@@ -371,8 +371,13 @@ int vmheap_reader_open_path(vmheap_reader **out, const char *path)
 {
 	int fd, rc;
 
-	if (!out || !path)
+	if (!out)
 		return VMHEAP_EINVAL;
+	if (!path) {
+		if ((rc = reader_new(out, -1, "<no path>")))
+			return rc;
+		return vmheap_reader_fail(*out, VMHEAP_EINVAL, "no path given");
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if ((rc = reader_new(out, fd, path))) {
 		if (fd >= 0)
@@ -389,6 +394,47 @@ int vmheap_reader_open_path(vmheap_reader **out, const char *path)
 const struct vmheap_header *vmheap_reader_header(const vmheap_reader *r)
 {
 	return &r->hdr;
+}
+
+/*
+ * Check that a more-references record continues the object right before
+ * it (FORMAT.md, "More-references record"): only records of unknown tags,
+ * unknown sections and block boundaries may come between.  Then note
+ * what the next one may continue.  Returns 1, or the error.
+ */
+static int follow_chain(vmheap_reader *r, const struct vmheap_record *rec)
+{
+	int is_object = rec->type == VMHEAP_RECORD_OBJECT;
+
+	r->chain_mark = r->seen.objects;
+	if (rec->type == VMHEAP_RECORD_MORE_REFS &&
+	    (!r->chain_ok || r->chain_id != rec->u.object.id)) {
+		static const char *const names[] = {
+		    [VMHEAP_RECORD_STRING] = "a string record",
+		    [VMHEAP_RECORD_CLASS] = "a class record",
+		    [VMHEAP_RECORD_ROOT] = "a root record",
+		};
+		char before[64];
+
+		if (r->chain_ok)
+			snprintf(before, sizeof(before), "object 0x%llx",
+				 (unsigned long long)r->chain_id);
+		else
+			snprintf(before, sizeof(before), "%s",
+				 r->chain_type ? names[r->chain_type]
+					       : "no record");
+		r->in_block = 0; /* the fast path must not go on */
+		return vmheap_reader_fail(
+		    r, VMHEAP_EFORMAT,
+		    "more-references record at byte offset %llu continues "
+		    "object 0x%llx, but %s comes right before it",
+		    (unsigned long long)rec->offset,
+		    (unsigned long long)rec->u.object.id, before);
+	}
+	r->chain_ok = is_object || rec->type == VMHEAP_RECORD_MORE_REFS;
+	r->chain_type = rec->type;
+	r->chain_id = rec->u.object.id;
+	return 1;
 }
 
 /* Everything but the common case: other records, block ends, errors. */
@@ -410,10 +456,17 @@ static __attribute__((noinline)) int next_slow(vmheap_reader *r,
 	r->mode = MODE_RECORDS;
 	for (;;) {
 		if (r->in_block) {
+			if (r->seen.objects != r->chain_mark) {
+				/* objects of the fast path came last */
+				r->chain_ok = 1;
+				r->chain_type = VMHEAP_RECORD_OBJECT;
+				r->chain_id = r->cur.prev_id;
+				r->chain_mark = r->seen.objects;
+			}
 			rc = vmheap_block_cursor_next(&r->cur, rec);
 			if (rc > 0) {
 				vmheap_totals_add_record(&r->seen, rec);
-				return 1;
+				return follow_chain(r, rec);
 			}
 			if (rc < 0)
 				return vmheap_reader_fail(r, rc, "%s",
@@ -475,6 +528,11 @@ int vmheap_reader_next_block(vmheap_reader *r, struct vmheap_block *blk)
 const struct vmheap_totals *vmheap_reader_totals(const vmheap_reader *r)
 {
 	return r->done ? &r->foot : &r->seen;
+}
+
+uint64_t vmheap_reader_footer_offset(const vmheap_reader *r)
+{
+	return r ? r->foot_offset : 0;
 }
 
 uint64_t vmheap_reader_offset(const vmheap_reader *r)

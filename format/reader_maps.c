@@ -22,6 +22,25 @@ static int map_error(vmheap_reader *r, const struct vmheap_section *s,
 	    rc ? mpc_strerror(rc) : "unexpected value");
 }
 
+/* The map must fill the payload: bytes after it are damage (a writer
+ * writes exactly one map), not an extension (FORMAT.md sections 5, 7). */
+static int check_map_end(vmheap_reader *r, const struct vmheap_section *s,
+			 const struct mpc *m, const char *what)
+{
+	if (m->p == m->end)
+		return 0;
+	return vmheap_reader_fail(
+	    r, VMHEAP_EFORMAT,
+	    "malformed %s at byte offset %llu: %zu %s its map "
+	    "(section '%.4s' at %llu)",
+	    what,
+	    (unsigned long long)(s->offset + VMHEAP_SECTION_HEADER_LEN +
+				 (uint64_t)(m->p - s->payload)),
+	    (size_t)(m->end - m->p),
+	    m->end - m->p == 1 ? "byte follows" : "bytes follow", s->tag,
+	    (unsigned long long)s->offset);
+}
+
 static int key_is(const char *k, uint32_t klen, const char *want)
 {
 	return strlen(want) == klen && !memcmp(k, want, klen);
@@ -193,6 +212,8 @@ int vmheap_reader_parse_header(vmheap_reader *r, const struct vmheap_section *s)
 		if (rc)
 			return rc;
 	}
+	if ((rc = check_map_end(r, s, &m, "header")))
+		return rc;
 	if (!r->vm_name)
 		r->vm_name = dup_text("", 0);
 	if (!r->vm_version)
@@ -269,6 +290,8 @@ int vmheap_reader_parse_footer(vmheap_reader *r, const struct vmheap_section *s)
 		}
 		have_index = 1;
 	}
+	if ((rc = check_map_end(r, s, &m, "footer")))
+		return rc;
 	for (unsigned i = 0; i < 7; i++)
 		if (!(have & (1u << i)))
 			return vmheap_reader_fail(

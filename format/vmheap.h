@@ -19,6 +19,28 @@
  *    byte offset).  Fetch it with vmheap_writer_error() or
  *    vmheap_reader_error().
  *  - The library never exits the process and never prints.
+ *  - Failed constructors (the same rule in vmheap_agent.h).  A function
+ *    that creates an object (vmheap_writer_open, vmheap_reader_open_fd,
+ *    vmheap_reader_open_path) returns 0 or a negative code and sets *out
+ *    in every case; only a NULL `out` is refused (VMHEAP_EINVAL) without
+ *    it.  After a failure *out is either NULL (nothing was kept: the code
+ *    is the whole story) or a failed object that holds the reason and is
+ *    good only for its _error and _free functions.  Each constructor's
+ *    comment says which.  The _free functions accept NULL and the _error
+ *    functions return "" for NULL, so one pattern fits every constructor:
+ *
+ *	rc = vmheap_reader_open_path(&r, path);
+ *	if (rc < 0)
+ *		report(vmheap_strerror(rc), vmheap_reader_error(r));
+ *	vmheap_reader_free(r);   // also after a failure
+ *
+ *  - Error messages (the rule for error buffers).  This library takes no
+ *    error buffers from the caller: each writer, reader and block cursor
+ *    keeps the message of its last error in a buffer of its own, always
+ *    NUL-terminated, cut (never overrun) when longer than the buffer
+ *    (vmheap_block_cursor's `error` holds 255 bytes and the NUL).  The
+ *    _error functions return it ("" when there was no error); it stays
+ *    valid until the next call on that object or its _free.
  *  - A writer or reader is used by one thread at a time.  Block cursors
  *    share nothing with their reader, so blocks taken from one reader can
  *    be decoded on many threads at once.
@@ -53,6 +75,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Marks the functions that the shared libraries export.  They are built
+ * with -fvisibility=hidden: whatever a public header does not mark stays
+ * inside the library.
+ */
+#ifndef VMHEAP_EXPORT
+#define VMHEAP_EXPORT __attribute__((visibility("default")))
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -83,6 +114,7 @@ enum vmheap_error {
  * Return a short, static, human-readable name for an error code, e.g.
  * "dump is truncated".  Unknown codes give "unknown error".
  */
+VMHEAP_EXPORT
 const char *vmheap_strerror(int code);
 
 /* ---------------------------------------------------------------- limits */
@@ -147,11 +179,12 @@ struct vmheap_writer_options {
  * The magic and header are buffered and go out with the first block, so
  * open does no I/O and every write error surfaces from an add call or
  * from finish.  On success *out is set; on failure *out is NULL and the
- * error is returned (VMHEAP_ENOMEM, or VMHEAP_EINVAL / VMHEAP_ELIMIT for
- * bad options).  The writer uses the C heap only (malloc), never the VM's.
- * Memory stays bounded: one block buffer, plus 8 bytes per block written
- * for the footer's block index.
+ * code is the whole story (VMHEAP_ENOMEM, or VMHEAP_EINVAL / VMHEAP_ELIMIT
+ * for a negative fd or bad options).  The writer uses the C heap only
+ * (malloc), never the VM's.  Memory stays bounded: one block buffer, plus
+ * 8 bytes per block written for the footer's block index.
  */
+VMHEAP_EXPORT
 int vmheap_writer_open(vmheap_writer **out, int fd,
 		       const struct vmheap_writer_options *opt);
 
@@ -167,6 +200,7 @@ int vmheap_writer_open(vmheap_writer **out, int fd,
  * Add a string record: `id` names it for root records.  `text` need not be
  * NUL-terminated and is `len` bytes of UTF-8.
  */
+VMHEAP_EXPORT
 int vmheap_writer_add_string(vmheap_writer *w, uint64_t id, const char *text,
 			     size_t len);
 
@@ -178,6 +212,7 @@ int vmheap_writer_add_string(vmheap_writer *w, uint64_t id, const char *text,
  * dumps); `super_id` is the superclass's id, or 0 for none.  `name` is
  * `name_len` bytes of UTF-8 and may be empty.
  */
+VMHEAP_EXPORT
 int vmheap_writer_add_class(vmheap_writer *w, uint64_t id, const char *name,
 			    size_t name_len, uint64_t super_id, uint32_t flags);
 
@@ -188,6 +223,7 @@ int vmheap_writer_add_class(vmheap_writer *w, uint64_t id, const char *name,
  * past VMHEAP_MAX_REFS_PER_RECORD the writer continues them in
  * more-references records.
  */
+VMHEAP_EXPORT
 int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
 			     uint64_t bytes, uint32_t kind,
 			     const uint64_t *refs, size_t nrefs);
@@ -196,6 +232,7 @@ int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
  * Add a root: `kind_string_id` is the id of a string record naming the
  * root category (e.g. "vm", "machine_context"); `object_id` is the root.
  */
+VMHEAP_EXPORT
 int vmheap_writer_add_root(vmheap_writer *w, uint64_t kind_string_id,
 			   uint64_t object_id);
 
@@ -204,22 +241,28 @@ int vmheap_writer_add_root(vmheap_writer *w, uint64_t kind_string_id,
  * if every write since open succeeded: a write error is sticky, and once
  * one happened every later call returns it.  Does not close or fsync fd.
  */
+VMHEAP_EXPORT
 int vmheap_writer_finish(vmheap_writer *w);
 
 /* Bytes written to fd so far (magic included). */
+VMHEAP_EXPORT
 uint64_t vmheap_writer_bytes_written(const vmheap_writer *w);
 
 /* Objects added so far. */
+VMHEAP_EXPORT
 uint64_t vmheap_writer_objects(const vmheap_writer *w);
 
 /* Sum of the shallow sizes of the objects added so far. */
+VMHEAP_EXPORT
 uint64_t vmheap_writer_object_bytes(const vmheap_writer *w);
 
 /* Message of the last error, or "" if none. */
+VMHEAP_EXPORT
 const char *vmheap_writer_error(const vmheap_writer *w);
 
 /* Free the writer.  Without a successful finish the output is incomplete
  * (it has no footer), and every reader reports it as truncated. */
+VMHEAP_EXPORT
 void vmheap_writer_free(vmheap_writer *w);
 
 /* ---------------------------------------------------------------- records */
@@ -288,6 +331,7 @@ struct vmheap_totals {
  * of vmheap_reader_next_block() itself sums its records with this and
  * compares the sums with vmheap_reader_totals() at the end.
  */
+VMHEAP_EXPORT
 void vmheap_totals_add_record(struct vmheap_totals *t,
 			      const struct vmheap_record *rec);
 
@@ -322,11 +366,13 @@ struct vmheap_block_cursor {
 };
 
 /* Set up a fresh cursor over `block`.  The block's data must outlive it. */
+VMHEAP_EXPORT
 void vmheap_block_cursor_init(struct vmheap_block_cursor *c,
 			      const struct vmheap_block *block);
 
 /* Point an initialized cursor at another block, keeping its reference
  * buffer (for a thread that decodes many blocks in turn). */
+VMHEAP_EXPORT
 void vmheap_block_cursor_reset(struct vmheap_block_cursor *c,
 			       const struct vmheap_block *block);
 
@@ -337,6 +383,7 @@ void vmheap_block_cursor_reset(struct vmheap_block_cursor *c,
  * of unknown tags are skipped.  The error message does not name the file;
  * prefix it with vmheap_reader_name().
  */
+VMHEAP_EXPORT
 int vmheap_block_cursor_next(struct vmheap_block_cursor *c,
 			     struct vmheap_record *rec);
 
@@ -348,10 +395,24 @@ int vmheap_block_cursor_next(struct vmheap_block_cursor *c,
  * as with vmheap_block_cursor_next(); the two may be mixed on one cursor.
  * Skipping the references is most of the work of a full decode saved.
  */
+VMHEAP_EXPORT
 int vmheap_block_cursor_next_shallow(struct vmheap_block_cursor *c,
 				     struct vmheap_record *rec);
 
+/*
+ * Decode up to `max` (at least 1) records as vmheap_block_cursor_next_shallow()
+ * does, into recs[0..n), for callers that go through millions of records
+ * and would rather not make a call per record.  Returns n >= 1, 0 when the
+ * block is exhausted, or a negative code with the message in c->error;
+ * when a record fails after others were decoded, those are returned first
+ * and the error on the next call.
+ */
+VMHEAP_EXPORT int
+vmheap_block_cursor_next_shallow_batch(struct vmheap_block_cursor *c,
+				       struct vmheap_record *recs, int max);
+
 /* Release the cursor's reference buffer. */
+VMHEAP_EXPORT
 void vmheap_block_cursor_release(struct vmheap_block_cursor *c);
 
 /* ---------------------------------------------------------------- reader */
@@ -362,16 +423,21 @@ typedef struct vmheap_reader vmheap_reader;
  * Open a dump on `fd` (not owned; read sequentially, so a pipe works).
  * `name` is used in error messages (e.g. the path, or "<stdin>").  The
  * magic and header are read and checked before this returns.  On failure
- * *out is still set when it could be allocated, so that the caller can
- * read vmheap_reader_error(); free it with vmheap_reader_free().
+ * *out is a failed reader that holds the reason (vmheap_reader_error()),
+ * or NULL when even that could not be allocated (VMHEAP_ENOMEM); free it
+ * with vmheap_reader_free() in every case.
  */
+VMHEAP_EXPORT
 int vmheap_reader_open_fd(vmheap_reader **out, int fd, const char *name);
 
-/* Open the file at `path` and read its header; see vmheap_reader_open_fd.
- * The reader owns (and closes) the file descriptor. */
+/* Open the file at `path` and read its header; see vmheap_reader_open_fd
+ * (failures, a NULL path among them, give a failed reader in the same
+ * way).  The reader owns (and closes) the file descriptor. */
+VMHEAP_EXPORT
 int vmheap_reader_open_path(vmheap_reader **out, const char *path);
 
 /* The header read by open. */
+VMHEAP_EXPORT
 const struct vmheap_header *vmheap_reader_header(const vmheap_reader *r);
 
 /*
@@ -380,6 +446,7 @@ const struct vmheap_header *vmheap_reader_header(const vmheap_reader *r);
  * vmheap_reader_error(), naming the file and byte offset).  After an
  * error every later call returns the same error.
  */
+VMHEAP_EXPORT
 int vmheap_reader_next(vmheap_reader *r, struct vmheap_record *rec);
 
 /*
@@ -390,6 +457,7 @@ int vmheap_reader_next(vmheap_reader *r, struct vmheap_record *rec);
  * mode (the reader did not decode the records); callers that decode
  * should compare their sums with vmheap_reader_totals().
  */
+VMHEAP_EXPORT
 int vmheap_reader_next_block(vmheap_reader *r, struct vmheap_block *blk);
 
 /*
@@ -397,18 +465,33 @@ int vmheap_reader_next_block(vmheap_reader *r, struct vmheap_block *blk);
  * record mode, matched the records).  Before that: what was counted so far
  * (records decoded by next(); only `blocks` in block mode).
  */
+VMHEAP_EXPORT
 const struct vmheap_totals *vmheap_reader_totals(const vmheap_reader *r);
 
+/*
+ * The byte offset of the FOOT section's header, once the footer and the
+ * trailer were read and checked (next()/next_block() returned 0, or failed
+ * only on the footer's totals); 0 before that (no footer is at offset 0).
+ * A caller that checks the footer's totals itself (block mode) names this
+ * offset in its error.
+ */
+VMHEAP_EXPORT
+uint64_t vmheap_reader_footer_offset(const vmheap_reader *r);
+
 /* Bytes consumed from the input so far (for progress displays). */
+VMHEAP_EXPORT
 uint64_t vmheap_reader_offset(const vmheap_reader *r);
 
 /* Message of the last error, or "" if none. */
+VMHEAP_EXPORT
 const char *vmheap_reader_error(const vmheap_reader *r);
 
 /* The name given at open (or the path). */
+VMHEAP_EXPORT
 const char *vmheap_reader_name(const vmheap_reader *r);
 
 /* Free the reader (closing the fd if it opened it). */
+VMHEAP_EXPORT
 void vmheap_reader_free(vmheap_reader *r);
 
 /* ---------------------------------------------------------------- arrays */
@@ -427,12 +510,14 @@ void vmheap_reader_free(vmheap_reader *r);
  *	}
  *	items[n++] = item;
  */
+VMHEAP_EXPORT
 void *vmheap_array_grow(void *items, size_t *cap, size_t size, size_t first);
 
 /* ---------------------------------------------------------------- crc */
 
 /* CRC32C (Castagnoli, reflected, init and final xor 0xFFFFFFFF) of
  * `len` bytes, continuing from `crc` (pass 0 to start). */
+VMHEAP_EXPORT
 uint32_t vmheap_crc32c(uint32_t crc, const void *data, size_t len);
 
 #ifdef __cplusplus

@@ -16,7 +16,7 @@
 
 #include "fuzz-internal.h"
 #include "vmheap.h"
-#include "vmheap_census.h"
+#include "vmheap_analysis.h"
 
 static int memfd_of(const uint8_t *data, size_t size)
 {

@@ -7,7 +7,10 @@
  *
  * reader:    dumps from vmheap_writer (empty, small, many small blocks,
  *            kinds and roots, an object continued in more-references
- *            records, a dump cut short);
+ *            records, a dump cut short), and writer dumps altered behind
+ *            valid checksums into what FORMAT.md tells readers to refuse
+ *            (bytes after the HEAD or FOOT map, more-references records
+ *            that continue no object);
  * protocol:  byte 0 (odd: skip auth) then frames made with the agent's
  *            frame encoder: the requests a console sends;
  * discovery: the file a real agent writes (one is started here), and
@@ -124,6 +127,106 @@ static void dump(const char *name, enum shape shape)
 		die("ftruncate");
 	vmheap_writer_free(w);
 	close(fd);
+}
+
+/* ------------------------------------------------------ damaged dumps */
+
+static uint8_t *load(const char *name, size_t *len)
+{
+	char p[4096];
+	struct stat st;
+	uint8_t *b;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/reader/%s", outdir, name);
+	fd = open(p, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		die(p);
+	*len = (size_t)st.st_size;
+	b = malloc(*len + 16);
+	if (!b || read(fd, b, *len) != (ssize_t)*len)
+		die(p);
+	close(fd);
+	return b;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* Recompute the CRC of the section whose header is at `at`. */
+static void reseal(uint8_t *f, size_t at)
+{
+	uint32_t crc = vmheap_crc32c(0, f + at, 12);
+
+	put_be32(f + at + 12,
+		 vmheap_crc32c(crc, f + at + 16, be32(f + at + 4)));
+}
+
+/* "small" with two nil bytes after the map of the HEAD section (at 8) or
+ * of the FOOT section (found from the trailer), length and CRC fixed. */
+static void bytes_after_map(const char *name, int foot)
+{
+	size_t len, at, end;
+	uint8_t *f = load("small", &len);
+
+	at = foot ? (size_t)be32(f + len - 12) : 8;
+	end = at + 16 + be32(f + at + 4);
+	memmove(f + end + 2, f + end, len - end);
+	f[end] = f[end + 1] = 0xc0;
+	put_be32(f + at + 4, be32(f + at + 4) + 2);
+	reseal(f, at);
+	put("reader", name, f, len + 2);
+	free(f);
+}
+
+/* "more-refs" with the tag of the object record that its more-references
+ * records continue changed to an unknown one (9): they then follow
+ * another object. */
+static void orphan_more_refs(void)
+{
+	struct vmheap_block_cursor c;
+	struct vmheap_record rec;
+	struct vmheap_block blk;
+	vmheap_reader *r;
+	uint64_t rec_at = 0, blk_at = 0;
+	size_t len;
+	uint8_t *f = load("more-refs", &len);
+	char p[4096];
+	int rc;
+
+	snprintf(p, sizeof(p), "%s/reader/more-refs", outdir);
+	if (vmheap_reader_open_path(&r, p) < 0)
+		die(p);
+	memset(&c, 0, sizeof(c));
+	while (!rec_at && vmheap_reader_next_block(r, &blk) > 0) {
+		vmheap_block_cursor_init(&c, &blk);
+		while (!rec_at &&
+		       (rc = vmheap_block_cursor_next_shallow(&c, &rec)) > 0)
+			if (rec.type == VMHEAP_RECORD_OBJECT &&
+			    rec.u.object.id == 0x9000) {
+				rec_at = rec.offset;
+				blk_at = blk.offset;
+			}
+	}
+	vmheap_block_cursor_release(&c);
+	vmheap_reader_free(r);
+	if (!rec_at || f[rec_at] != 0x96 || f[rec_at + 1] != 0x03)
+		die("the more-refs seed has no object 0x9000 to orphan");
+	f[rec_at + 1] = 0x09;
+	reseal(f, (size_t)blk_at);
+	put("reader", "more-refs-orphan", f, len);
+	free(f);
 }
 
 /* ------------------------------------------------------------- frames */
@@ -376,6 +479,9 @@ int main(int argc, char **argv)
 	dump("kinds", KINDS);
 	dump("more-refs", MORE_REFS);
 	dump("cut", CUT);
+	bytes_after_map("head-bytes-after-map", 0);
+	bytes_after_map("foot-bytes-after-map", 1);
+	orphan_more_refs();
 	session("gets", 0, gets);
 	session("lists", 0, lists);
 	session("sets", 0, sets);

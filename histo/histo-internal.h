@@ -4,7 +4,8 @@
 #ifndef HISTO_INTERNAL_H
 #define HISTO_INTERNAL_H
 
-#include "vmheap_census.h"
+#include "vmheap_analysis.h"
+#include "vmheap_report.h"
 
 struct histo_options {
 	const char *path; /* the dump, or "-" */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent-internal.h" /* the job registry, for its unit test */
 #include "agent_helpers.h"
 #include "lib/vmheap_spec.h"
 
@@ -1268,6 +1269,375 @@ START_TEST(protocol_md_example_is_real_encoder_output_and_replays)
 }
 END_TEST
 
+/* ------------------------------------------------------------ long jobs */
+
+/* Whether dumps/ holds a dump's temporary file (the dump has begun). */
+static int dump_tmp_present(const char *dumps)
+{
+	char list[1024];
+
+	dir_listing(dumps, list, sizeof(list));
+	return strstr(list, ".vmheap-dump.") != NULL;
+}
+
+/* A dump's per-class counts, read back whole (a damaged or cut-short
+ * file fails the test). */
+struct dump_counts {
+	struct census_row rows[64];
+	int n;
+	uint64_t objects;
+};
+
+static void read_dump_counts(const char *dir, const char *name,
+			     struct dump_counts *d)
+{
+	char path[PATH_MAX];
+	uint32_t flags;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	d->n = dump_census(path, d->rows, 64, &d->objects, &flags);
+}
+
+static void client_vanishes_while_its_dump_runs(int fork_mode)
+{
+	struct sample_opts o = {.args = {"--walk-delay-ms", "2500", "--leak",
+					 "Widget:5", "--ticks", "4",
+					 "--tick-ms", "1", NULL}};
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	char list[1024], path[PATH_MAX];
+	struct dump_counts left, next;
+	uint64_t widgets = 0;
+	int64_t t0;
+
+	sample_start(&s, &o);
+	c = sample_client(&s);
+	wait_ticks(c, 4);
+	call_ok(c, "set", "config.dump.fork", fork_mode ? "true" : "false", &r);
+	vmheap_reply_release(&r);
+	vmheap_client_close(c);
+
+	/* a client asks for a dump, gives up waiting, and leaves while the
+	 * dump runs */
+	c = sample_client(&s);
+	vmheap_client_set_timeout(c, 300);
+	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
+						"left.vmheap", &r),
+			 VMHEAP_AGENT_ETIMEOUT);
+	vmheap_reply_release(&r);
+	vmheap_client_close(c);
+	for (t0 = spec_now_ms(); !dump_tmp_present(s.dumps); spec_sleep_ms(5))
+		ck_assert_msg(spec_now_ms() - t0 < 10000, "the dump never began");
+
+	/* the next client is served while the orphaned dump runs */
+	c = sample_client(&s);
+	vmheap_client_set_timeout(c, 30000);
+	t0 = spec_now_ms();
+	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+	ck_assert_msg(spec_now_ms() - t0 < 600, "a get took %lld ms during a dump",
+		      (long long)(spec_now_ms() - t0));
+	call_ok(c, "get", "system.memory.dumping", NULL, &r);
+	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN &&
+		  r.value.via.boolean);
+	vmheap_reply_release(&r);
+
+	/* the dump completes: a whole file under its name, nothing else */
+	wait_dump_idle(c);
+	dir_listing(s.dumps, list, sizeof(list));
+	ck_assert_str_eq(list, "left.vmheap");
+	read_dump_counts(s.dumps, "left.vmheap", &left);
+	for (int k = 0; k < left.n; k++)
+		if (!strcmp(left.rows[k].name, "Widget"))
+			widgets = left.rows[k].count;
+	ck_assert_int_eq(widgets, 20); /* 4 ticks x 5, by --leak */
+	/* its result is the last dump's, as if the client had stayed */
+	snprintf(path, sizeof(path), "%s/left.vmheap", s.dumps);
+	call_ok(c, "get", "system.memory.dump", NULL, &r);
+	ck_assert(obj_str_is(map_get(&r.value, "path"), path));
+	ck_assert_int_eq(map_get(&r.value, "objects")->via.u64, left.objects);
+	vmheap_reply_release(&r);
+
+	/* and the next dump works, with its reply; the heap has not
+	 * changed (the mutator stopped), so both files hold the same */
+	call_ok(c, "set", "system.memory.dump", "next.vmheap", &r);
+	snprintf(path, sizeof(path), "%s/next.vmheap", s.dumps);
+	ck_assert(obj_str_is(map_get(&r.value, "path"), path));
+	ck_assert(map_get(&r.value, "forked")->via.boolean == fork_mode);
+	ck_assert_int_eq(map_get(&r.value, "objects")->via.u64, left.objects);
+	vmheap_reply_release(&r);
+	read_dump_counts(s.dumps, "next.vmheap", &next);
+	ck_assert_int_eq(next.objects, left.objects);
+	ck_assert_int_eq(next.n, left.n);
+	for (int k = 0; k < left.n; k++) {
+		int found = 0;
+
+		for (int i = 0; i < next.n; i++)
+			if (!strcmp(next.rows[i].name, left.rows[k].name)) {
+				ck_assert_int_eq(next.rows[i].count,
+						 left.rows[k].count);
+				found = 1;
+			}
+		ck_assert_msg(found, "class %s only in the first dump",
+			      left.rows[k].name);
+	}
+	vmheap_client_close(c);
+	ck_assert_int_eq(sample_term(&s), 0);
+	sample_cleanup(&s);
+}
+
+START_TEST(a_client_gone_mid_dump_leaves_a_whole_file_in_process)
+{
+	client_vanishes_while_its_dump_runs(0);
+}
+END_TEST
+
+START_TEST(a_client_gone_mid_dump_leaves_a_whole_file_in_a_forked_child)
+{
+	client_vanishes_while_its_dump_runs(1);
+}
+END_TEST
+
+struct dumper {
+	vmheap_client *c; /* connected on the test's thread */
+	int rc;
+	struct vmheap_reply r;
+};
+
+/* Client A: one dump, waited for in a thread of its own. */
+static void *dump_in_thread(void *p)
+{
+	struct dumper *d = p;
+
+	vmheap_client_set_timeout(d->c, 30000);
+	d->rc = vmheap_client_call_str(d->c, "set", "system.memory.dump",
+				       "a.vmheap", &d->r);
+	return NULL;
+}
+
+START_TEST(a_second_client_gets_busy_while_a_dump_runs_then_dumps)
+{
+	struct sample_opts o = {.args = {"--walk-delay-ms", "1000", NULL}};
+	struct dumper d = {0};
+	struct sample s;
+	vmheap_client *b;
+	struct vmheap_reply r;
+	char list[1024], want[PATH_MAX];
+	pthread_t th;
+	int64_t t0;
+	int dumping = 0;
+
+	sample_start(&s, &o);
+	d.c = sample_client(&s);
+	b = sample_client(&s);
+	vmheap_client_set_timeout(b, 30000);
+	ck_assert_int_eq(pthread_create(&th, NULL, dump_in_thread, &d), 0);
+	for (t0 = spec_now_ms(); !dumping; spec_sleep_ms(5)) {
+		ck_assert_msg(spec_now_ms() - t0 < 10000, "A's dump never began");
+		call_ok(b, "get", "system.memory.dumping", NULL, &r);
+		dumping = r.value.type == MSGPACK_OBJECT_BOOLEAN &&
+			  r.value.via.boolean;
+		vmheap_reply_release(&r);
+	}
+	/* B is refused while A's dump runs, and keeps its connection */
+	call_error(b, "set", "system.memory.dump", "b.vmheap", "busy");
+	ck_assert_int_eq(get_int(b, "system.pid"), s.pid);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(d.rc, 0);
+	ck_assert_msg(d.r.ok, "client A: %s %s", d.r.code, d.r.message);
+	snprintf(want, sizeof(want), "%s/a.vmheap", s.dumps);
+	ck_assert(obj_str_is(map_get(&d.r.value, "path"), want));
+	vmheap_reply_release(&d.r);
+	vmheap_client_close(d.c);
+	/* A has its reply: the agent is no longer busy, without a pause */
+	call_ok(b, "set", "system.memory.dump", "b.vmheap", &r);
+	snprintf(want, sizeof(want), "%s/b.vmheap", s.dumps);
+	ck_assert(obj_str_is(map_get(&r.value, "path"), want));
+	vmheap_reply_release(&r);
+	dir_listing(s.dumps, list, sizeof(list));
+	ck_assert_str_eq(list, "a.vmheap b.vmheap");
+	vmheap_client_close(b);
+	ck_assert_int_eq(sample_term(&s), 0);
+	sample_cleanup(&s);
+}
+END_TEST
+
+/* The job registry (job.c) on its own, with jobs held at a gate. */
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int open;
+	int woken; /* wake calls */
+};
+
+struct gated_job {
+	struct gate *gate;
+	int value; /* packed as the reply value */
+	int code;  /* or this error */
+};
+
+struct delivery {
+	uint64_t handle;
+	int code;
+	char message[64];
+	int64_t value;
+};
+
+struct registry_test {
+	struct gate gate;
+	struct delivery got[8];
+	int ngot;
+};
+
+static int gated_job_run(void *arg, msgpack_packer *value, char *err,
+			 size_t errlen)
+{
+	struct gated_job *job = arg;
+	struct gate *g = job->gate;
+
+	pthread_mutex_lock(&g->lock);
+	while (!g->open)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+	if (job->code < 0) {
+		snprintf(err, errlen, "job %d failed", job->value);
+		return job->code;
+	}
+	msgpack_pack_int(value, job->value);
+	return 0;
+}
+
+static void registry_wake(void *arg)
+{
+	struct registry_test *t = arg;
+
+	pthread_mutex_lock(&t->gate.lock);
+	t->gate.woken++;
+	pthread_cond_broadcast(&t->gate.cond);
+	pthread_mutex_unlock(&t->gate.lock);
+}
+
+static void registry_done(void *arg, uint64_t handle,
+			  const struct agent_job_result *res)
+{
+	struct registry_test *t = arg;
+	struct delivery *d = &t->got[t->ngot++];
+	msgpack_unpacked m;
+
+	d->handle = handle;
+	d->code = res->code;
+	snprintf(d->message, sizeof(d->message), "%s",
+		 res->code < 0 ? res->message : "");
+	d->value = -1;
+	if (res->code == 0) {
+		msgpack_unpacked_init(&m);
+		ck_assert(msgpack_unpack_next(&m, res->value, res->value_len,
+					      NULL) == MSGPACK_UNPACK_SUCCESS);
+		d->value = m.data.via.i64;
+		msgpack_unpacked_destroy(&m);
+	}
+}
+
+static void wait_woken(struct registry_test *t, int n)
+{
+	int64_t deadline = spec_now_ms() + 10000;
+
+	pthread_mutex_lock(&t->gate.lock);
+	while (t->gate.woken < n) {
+		pthread_mutex_unlock(&t->gate.lock);
+		ck_assert_msg(spec_now_ms() < deadline, "%d of %d jobs woke us",
+			      t->gate.woken, n);
+		spec_sleep_ms(2);
+		pthread_mutex_lock(&t->gate.lock);
+	}
+	pthread_mutex_unlock(&t->gate.lock);
+}
+
+static void gate_open(struct gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->open = 1;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+START_TEST(the_job_registry_refuses_a_second_job_of_a_kind_and_delivers)
+{
+	static struct registry_test t = {.gate = {PTHREAD_MUTEX_INITIALIZER,
+						  PTHREAD_COND_INITIALIZER, 0,
+						  0}};
+	struct gated_job dump = {&t.gate, 42, 0}, histo = {&t.gate, 7, 0};
+	struct agent_jobs *j;
+	uint64_t h1, h2, h3, h4, h5;
+
+	ck_assert_int_eq(agent_jobs_new(&j, registry_wake, registry_done, &t),
+			 0);
+	ck_assert_int_eq(
+	    agent_job_start(j, "dump", gated_job_run, &dump, sizeof(dump), &h1),
+	    0);
+	ck_assert(h1 != 0);
+	/* one dump at a time; another kind may run beside it */
+	ck_assert_int_eq(
+	    agent_job_start(j, "dump", gated_job_run, &dump, sizeof(dump), &h2),
+	    VMHEAP_AGENT_EBUSY);
+	ck_assert(agent_job_running(j, "dump"));
+	ck_assert(!agent_job_running(j, "histogram"));
+	histo.code = VMHEAP_AGENT_EDUMP;
+	ck_assert_int_eq(agent_job_start(j, "histogram", gated_job_run, &histo,
+					 sizeof(histo), &h2),
+			 0);
+	ck_assert(h2 != 0 && h2 != h1);
+	/* the registry kept copies: the caller's structs may change */
+	dump.value = 43;
+	ck_assert_int_eq(agent_jobs_deliver(j), 0);
+	ck_assert_int_eq(t.ngot, 0);
+
+	gate_open(&t.gate);
+	wait_woken(&t, 2);
+	/* ended but not yet delivered: no longer busy */
+	ck_assert(!agent_job_running(j, "dump"));
+	ck_assert_int_eq(
+	    agent_job_start(j, "dump", gated_job_run, &dump, sizeof(dump), &h3),
+	    0);
+	wait_woken(&t, 3);
+	ck_assert_int_eq(agent_jobs_deliver(j), 3);
+	ck_assert_int_eq(t.ngot, 3);
+	for (int i = 0; i < 3; i++) {
+		const struct delivery *d = &t.got[i];
+
+		if (d->handle == h1) {
+			ck_assert_int_eq(d->code, 0);
+			ck_assert_int_eq(d->value, 42);
+		} else if (d->handle == h2) {
+			ck_assert_int_eq(d->code, VMHEAP_AGENT_EDUMP);
+			ck_assert_str_eq(d->message, "job 7 failed");
+		} else {
+			ck_assert(d->handle == h3);
+			ck_assert_int_eq(d->code, 0);
+			ck_assert_int_eq(d->value, 43);
+		}
+	}
+	ck_assert(t.got[0].handle != t.got[1].handle &&
+		  t.got[1].handle != t.got[2].handle &&
+		  t.got[0].handle != t.got[2].handle);
+	ck_assert_int_eq(agent_jobs_deliver(j), 0);
+
+	/* stopping: new jobs are refused; one left undelivered is dropped
+	 * when the registry is freed, without a call */
+	ck_assert_int_eq(
+	    agent_job_start(j, "dump", gated_job_run, &dump, sizeof(dump), &h4),
+	    0);
+	agent_jobs_stop(j);
+	ck_assert_int_eq(t.gate.woken, 4);
+	ck_assert(!agent_job_running(j, "dump"));
+	ck_assert_int_eq(agent_job_start(j, "histogram", gated_job_run, &histo,
+					 sizeof(histo), &h5),
+			 VMHEAP_AGENT_EBUSY);
+	agent_jobs_free(j);
+	ck_assert_int_eq(t.ngot, 3);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("agent");
@@ -1324,5 +1694,15 @@ Suite *vmheap_spec_suite(void)
 	t = spec_tcase(s, "PROTOCOL.md", 60);
 	tcase_add_test(
 	    t, protocol_md_example_is_real_encoder_output_and_replays);
+
+	t = spec_tcase(s, "jobs", 60);
+	tcase_add_test(
+	    t, the_job_registry_refuses_a_second_job_of_a_kind_and_delivers);
+	tcase_add_test(t,
+		       a_client_gone_mid_dump_leaves_a_whole_file_in_process);
+	tcase_add_test(
+	    t, a_client_gone_mid_dump_leaves_a_whole_file_in_a_forked_child);
+	tcase_add_test(t,
+		       a_second_client_gets_busy_while_a_dump_runs_then_dumps);
 	return s;
 }

@@ -77,17 +77,17 @@ START_TEST(byte_counts_show_a_binary_unit_and_the_exact_figure)
 {
 	char buf[96];
 
-	console_format_bytes(buf, sizeof(buf), 0);
+	vmheap_format_bytes(buf, sizeof(buf), 0);
 	ck_assert_str_eq(buf, "0 bytes");
-	console_format_bytes(buf, sizeof(buf), 1023);
+	vmheap_format_bytes(buf, sizeof(buf), 1023);
 	ck_assert_str_eq(buf, "1023 bytes");
-	console_format_bytes(buf, sizeof(buf), 1024);
+	vmheap_format_bytes(buf, sizeof(buf), 1024);
 	ck_assert_str_eq(buf, "1.0 KiB (1024 bytes)");
-	console_format_bytes(buf, sizeof(buf), 1572864);
+	vmheap_format_bytes(buf, sizeof(buf), 1572864);
 	ck_assert_str_eq(buf, "1.5 MiB (1572864 bytes)");
-	console_format_bytes(buf, sizeof(buf), 5ULL << 30);
+	vmheap_format_bytes(buf, sizeof(buf), 5ULL << 30);
 	ck_assert_str_eq(buf, "5.0 GiB (5368709120 bytes)");
-	console_format_bytes(buf, sizeof(buf), UINT64_MAX);
+	vmheap_format_bytes(buf, sizeof(buf), UINT64_MAX);
 	ck_assert_str_eq(buf, "16.0 EiB (18446744073709551615 bytes)");
 }
 END_TEST

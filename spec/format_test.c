@@ -27,10 +27,9 @@
 #include <msgpack.h>
 
 #include "vmheap.h"
-#include "vmheap_map.h"
-#include "vmheap_census.h"
 #include "crc32c-internal.h"
 #include "mpwriter-internal.h"
+#include "lib/vmheap_spec.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -609,88 +608,6 @@ START_TEST(totals_add_record_counts_each_record_type_like_the_footer)
 }
 END_TEST
 
-/* The table the census and vmheap-diff count in: keys that differ only
- * in their second word or tag stay apart, through many growths. */
-START_TEST(map_keeps_keys_apart_by_every_part_through_growth)
-{
-	struct vmheap_map m = VMHEAP_MAP_INIT;
-	struct vmheap_map_slot *s;
-
-	for (uint64_t k = 0; k < 20000; k++) {
-		for (uint32_t tag = 0; tag < 2; tag++) {
-			s = vmheap_map_upsert(&m, k % 100, k, tag);
-			ck_assert_ptr_nonnull(s);
-			ck_assert_uint_eq(s->a, 0);
-			s->a = k + 1;
-			s->b = tag;
-		}
-	}
-	ck_assert_uint_eq(m.len, 40000);
-	ck_assert_uint_ge(m.cap * 3, m.len * 4);
-	for (uint64_t k = 0; k < 20000; k++) {
-		s = vmheap_map_find(&m, k % 100, k, 1);
-		ck_assert_ptr_nonnull(s);
-		ck_assert_uint_eq(s->a, k + 1);
-		ck_assert_uint_eq(s->b, 1);
-		ck_assert_ptr_eq(vmheap_map_upsert(&m, k % 100, k, 1), s);
-	}
-	ck_assert_uint_eq(m.len, 40000);
-	ck_assert_ptr_null(vmheap_map_find(&m, 5, 6, 0));
-	ck_assert_ptr_null(vmheap_map_find(&m, 0, 0, 2));
-	vmheap_map_release(&m);
-	ck_assert_uint_eq(m.cap, 0);
-	ck_assert_ptr_null(vmheap_map_find(&m, 0, 0, 0));
-}
-END_TEST
-
-/* The options histo and diff share: good values land in the struct, bad
- * ones are refused with a message naming them, other names are left to
- * the tool. */
-START_TEST(report_options_take_good_values_and_name_bad_ones)
-{
-	struct vmheap_report_options o = VMHEAP_REPORT_OPTIONS_INIT;
-	char err[200];
-
-	ck_assert_int_eq(o.progress, 1);
-	ck_assert_int_eq(vmheap_report_option(&o, "sort", "bytes", err, 200),
-			 1);
-	ck_assert_int_eq(o.sort, VMHEAP_SORT_BYTES);
-	ck_assert_int_eq(vmheap_report_option(&o, "top", "12", err, 200), 1);
-	ck_assert_uint_eq(o.top, 12);
-	ck_assert_uint_eq(vmheap_report_rows_shown(&o, 20), 12);
-	ck_assert_uint_eq(vmheap_report_rows_shown(&o, 5), 5);
-	ck_assert_int_eq(vmheap_report_option(&o, "format", "csv", err, 200),
-			 1);
-	ck_assert_int_eq(o.format, VMHEAP_OUTPUT_CSV);
-	ck_assert_int_eq(vmheap_report_option(&o, "threads", "64", err, 200),
-			 1);
-	ck_assert_uint_eq(o.threads, 64);
-	ck_assert_int_eq(
-	    vmheap_report_option(&o, "no-progress", NULL, err, 200), 1);
-	ck_assert_int_eq(o.progress, 0);
-	ck_assert_int_eq(vmheap_report_option(&o, "kind", NULL, err, 200), 0);
-
-	ck_assert_int_eq(vmheap_report_option(&o, "threads", "65", err, 200),
-			 VMHEAP_EINVAL);
-	ck_assert_str_eq(err, "--threads needs a number from 1 to 64, not '65'");
-	ck_assert_int_eq(vmheap_report_option(&o, "top", "+3", err, 200),
-			 VMHEAP_EINVAL);
-	ck_assert_str_eq(err, "--top needs a positive number, not '+3'");
-	ck_assert_int_eq(vmheap_report_option(&o, "sort", "size", err, 200),
-			 VMHEAP_EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "'size'"));
-	ck_assert_int_eq(vmheap_report_option(&o, "format", "xml", err, 200),
-			 VMHEAP_EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "'xml'"));
-
-	vmheap_report_total_label(err, sizeof(err), "total", 12, "classes", 5);
-	ck_assert_str_eq(err, "total (12 classes, top 5 shown)");
-	vmheap_report_total_label(err, sizeof(err), "total new", 3, "classes",
-				  3);
-	ck_assert_str_eq(err, "total new (3 classes)");
-}
-END_TEST
-
 /* The arrays appended to one at a time: first size, then doubling, the
  * contents kept; an impossible size fails and leaves the array alone. */
 START_TEST(array_grow_doubles_and_keeps_the_contents)
@@ -1111,17 +1028,35 @@ START_TEST(shallow_cursor_gives_every_field_but_the_references)
 }
 END_TEST
 
+/* How decode_blocks() takes the records out of a block cursor. */
+enum decode_mode { DECODE_FULL, DECODE_SHALLOW, DECODE_SHALLOW_BATCH };
+
+/* The next records of `c` the way `mode` says (3 at a time in batches):
+ * the count of records in recs[], 0 at the end, or an error code. */
+static int next_records(struct vmheap_block_cursor *c, enum decode_mode mode,
+			struct vmheap_record recs[3])
+{
+	switch (mode) {
+	case DECODE_FULL:
+		return vmheap_block_cursor_next(c, recs);
+	case DECODE_SHALLOW:
+		return vmheap_block_cursor_next_shallow(c, recs);
+	default:
+		return vmheap_block_cursor_next_shallow_batch(c, recs, 3);
+	}
+}
+
 /*
- * Decode every block of the dump in `b` with block cursors, fully or
- * shallow.  Returns the first error (its message in err) or 0, and the
- * records' totals in *t.
+ * Decode every block of the dump in `b` with block cursors, fully,
+ * shallow, or shallow in batches.  Returns the first error (its message
+ * in err) or 0, and the records' totals in *t.
  */
-static int decode_blocks(const struct bytes *b, int shallow,
+static int decode_blocks(const struct bytes *b, enum decode_mode mode,
 			 struct vmheap_totals *t, char *err, size_t errsz)
 {
 	int fd = memfd_with(b->p, b->len), rc;
 	struct vmheap_block_cursor c;
-	struct vmheap_record rec;
+	struct vmheap_record recs[3];
 	struct vmheap_block blk;
 	vmheap_reader *r;
 
@@ -1134,9 +1069,9 @@ static int decode_blocks(const struct bytes *b, int shallow,
 			vmheap_block_cursor_reset(&c, &blk);
 		else
 			vmheap_block_cursor_init(&c, &blk);
-		while ((rc = shallow ? vmheap_block_cursor_next_shallow(&c, &rec)
-				     : vmheap_block_cursor_next(&c, &rec)) > 0)
-			vmheap_totals_add_record(t, &rec);
+		while ((rc = next_records(&c, mode, recs)) > 0)
+			for (int i = 0; i < rc; i++)
+				vmheap_totals_add_record(t, &recs[i]);
 		if (rc < 0)
 			snprintf(err, errsz, "%s", c.error);
 		else
@@ -1159,9 +1094,9 @@ START_TEST(damaged_records_behind_valid_checksums_fail_cleanly)
 	struct bytes b = small_dump();
 	size_t blocks[64], nb = 0, errors = 0, at = 8;
 	unsigned seed = 3;
-	struct vmheap_totals t_full, t_shallow;
-	char err_full[300], err_shallow[300];
-	int rc_full, rc_shallow;
+	struct vmheap_totals t_full, t_shallow, t_batch;
+	char err_full[300], err_shallow[300], err_batch[300];
+	int rc_full, rc_shallow, rc_batch;
 
 	while (at + 16 <= b.len && memcmp(b.p + at, "FOOT", 4)) {
 		if (!memcmp(b.p + at, "BLCK", 4) && nb < 64)
@@ -1182,13 +1117,19 @@ START_TEST(damaged_records_behind_valid_checksums_fail_cleanly)
 		reseal(b.p, blk);
 		o = read_bytes(b.p, b.len);
 		/* Skipping references finds the same faults in the blocks. */
-		rc_full = decode_blocks(&b, 0, &t_full, err_full,
+		rc_full = decode_blocks(&b, DECODE_FULL, &t_full, err_full,
 					sizeof(err_full));
-		rc_shallow = decode_blocks(&b, 1, &t_shallow, err_shallow,
-					   sizeof(err_shallow));
+		rc_shallow = decode_blocks(&b, DECODE_SHALLOW, &t_shallow,
+					   err_shallow, sizeof(err_shallow));
 		ck_assert_int_eq(rc_shallow, rc_full);
 		ck_assert_str_eq(err_shallow, err_full);
 		ck_assert(!memcmp(&t_shallow, &t_full, sizeof(t_full)));
+		/* So do batches, with the records before the fault first. */
+		rc_batch = decode_blocks(&b, DECODE_SHALLOW_BATCH, &t_batch,
+					 err_batch, sizeof(err_batch));
+		ck_assert_int_eq(rc_batch, rc_full);
+		ck_assert_str_eq(err_batch, err_full);
+		ck_assert(!memcmp(&t_batch, &t_full, sizeof(t_full)));
 		b.p[i] = old;
 		reseal(b.p, blk);
 		if (o.rc < 0) {
@@ -1205,6 +1146,71 @@ START_TEST(damaged_records_behind_valid_checksums_fail_cleanly)
 	ck_assert_uint_gt(errors, 3000 / 2);
 	ck_assert_int_eq(read_bytes(b.p, b.len).rc, 0);
 	free(b.p);
+}
+END_TEST
+
+/* Batches of the shallow cursor are the records it gives one at a time:
+ * same types, offsets and fields, split wherever the batch fills. */
+START_TEST(shallow_batch_gives_the_records_of_one_at_a_time)
+{
+	struct vmheap_block_cursor one, many;
+	struct vmheap_record a, b[5];
+	struct vmheap_block blk;
+	uint64_t records = 0;
+	vmheap_reader *r;
+	struct bytes d;
+	int fd, rc, n;
+	vmheap_writer *w = new_writer(&fd, 4096);
+
+	for (uint64_t k = 0; k < 3000; k++) {
+		if (k % 97 == 0)
+			ck_assert_int_eq(vmheap_writer_add_class(
+					     w, 1000 + k, "Batch", 5, 0, 0),
+					 0);
+		ck_assert_int_eq(vmheap_writer_add_object(w, 0x1000 + k * 40,
+							  k % 300, 40 + k % 7,
+							  k % 3, &k, k % 2),
+				 0);
+	}
+	d = finish_to_bytes(w, fd);
+	fd = memfd_with(d.p, d.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "batch.vmheap"), 0);
+	while ((rc = vmheap_reader_next_block(r, &blk)) > 0) {
+		vmheap_block_cursor_init(&one, &blk);
+		vmheap_block_cursor_init(&many, &blk);
+		while ((n = vmheap_block_cursor_next_shallow_batch(&many, b,
+								   5)) > 0) {
+			ck_assert_int_le(n, 5);
+			for (int i = 0; i < n; i++, records++) {
+				ck_assert_int_eq(
+				    vmheap_block_cursor_next_shallow(&one, &a),
+				    1);
+				ck_assert_int_eq(b[i].type, a.type);
+				ck_assert_uint_eq(b[i].offset, a.offset);
+				if (a.type != VMHEAP_RECORD_OBJECT)
+					continue;
+				ck_assert_uint_eq(b[i].u.object.id,
+						  a.u.object.id);
+				ck_assert_uint_eq(b[i].u.object.class_id,
+						  a.u.object.class_id);
+				ck_assert_uint_eq(b[i].u.object.bytes,
+						  a.u.object.bytes);
+				ck_assert_uint_eq(b[i].u.object.kind,
+						  a.u.object.kind);
+				ck_assert_uint_eq(b[i].u.object.nrefs,
+						  a.u.object.nrefs);
+			}
+		}
+		ck_assert_int_eq(n, 0);
+		ck_assert_int_eq(vmheap_block_cursor_next_shallow(&one, &a), 0);
+		vmheap_block_cursor_release(&one);
+		vmheap_block_cursor_release(&many);
+	}
+	ck_assert_msg(rc == 0, "%s", vmheap_reader_error(r));
+	ck_assert_uint_eq(records, 3000 + 31);
+	vmheap_reader_free(r);
+	close(fd);
+	free(d.p);
 }
 END_TEST
 
@@ -2141,82 +2147,767 @@ START_TEST(strerror_names_every_code)
 }
 END_TEST
 
-static Suite *format_suite(void)
-{
-	Suite *s = suite_create("format");
-	TCase *tc = tcase_create("format");
+/* ----------------------------------- FORMAT.md rules of issue 12 */
 
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, crc32c_of_123456789_is_the_castagnoli_check_value);
+/*
+ * Each test below builds the bytes of one case that FORMAT.md decides
+ * (sections 4 to 7, 12 and 14) and checks that the reader does what the
+ * rule says: the error code, what the message names, and the byte offset.
+ */
+
+/* A block under construction: its records and their count. */
+struct rule_block {
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	uint32_t records;
+};
+
+static void rule_block_init(struct rule_block *b)
+{
+	msgpack_sbuffer_init(&b->sb);
+	msgpack_packer_init(&b->pk, &b->sb, msgpack_sbuffer_write);
+	b->records = 0;
+}
+
+/* An object record whose references are all to itself (delta 0). */
+static void rule_object(struct rule_block *b, int64_t id_delta,
+			uint64_t class_id, uint32_t kind, size_t nrefs)
+{
+	msgpack_pack_array(&b->pk, 6);
+	msgpack_pack_uint8(&b->pk, 3);
+	msgpack_pack_int64(&b->pk, id_delta);
+	msgpack_pack_uint64(&b->pk, class_id);
+	msgpack_pack_uint8(&b->pk, 24);
+	msgpack_pack_uint32(&b->pk, kind);
+	msgpack_pack_array(&b->pk, nrefs);
+	for (size_t i = 0; i < nrefs; i++)
+		msgpack_pack_int64(&b->pk, 0);
+	b->records++;
+}
+
+static void rule_more_refs(struct rule_block *b, int64_t id_delta,
+			   size_t nrefs)
+{
+	msgpack_pack_array(&b->pk, 3);
+	msgpack_pack_uint8(&b->pk, 5);
+	msgpack_pack_int64(&b->pk, id_delta);
+	msgpack_pack_array(&b->pk, nrefs);
+	for (size_t i = 0; i < nrefs; i++)
+		msgpack_pack_int64(&b->pk, 0);
+	b->records++;
+}
+
+static void rule_class(struct rule_block *b, uint64_t id, const char *name)
+{
+	msgpack_pack_array(&b->pk, 5);
+	msgpack_pack_uint8(&b->pk, 2);
+	msgpack_pack_uint64(&b->pk, id);
+	pk_str(&b->pk, name);
+	msgpack_pack_uint8(&b->pk, 0);
+	msgpack_pack_uint8(&b->pk, 0);
+	b->records++;
+}
+
+static void rule_string(struct rule_block *b, uint64_t id, const char *text)
+{
+	msgpack_pack_array(&b->pk, 3);
+	msgpack_pack_uint8(&b->pk, 1);
+	msgpack_pack_uint64(&b->pk, id);
+	pk_str(&b->pk, text);
+	b->records++;
+}
+
+static void rule_root(struct rule_block *b, uint64_t kind_string_id,
+		      uint64_t object_id)
+{
+	msgpack_pack_array(&b->pk, 3);
+	msgpack_pack_uint8(&b->pk, 4);
+	msgpack_pack_uint64(&b->pk, kind_string_id);
+	msgpack_pack_uint64(&b->pk, object_id);
+	b->records++;
+}
+
+/* A record of a tag this reader does not know (a newer minor version). */
+static void rule_unknown(struct rule_block *b)
+{
+	msgpack_pack_array(&b->pk, 2);
+	msgpack_pack_uint8(&b->pk, 9);
+	pk_str(&b->pk, "future");
+	b->records++;
+}
+
+/* The same with 64 more bytes: room for the fast path before it. */
+static void rule_unknown_long(struct rule_block *b)
+{
+	msgpack_pack_array(&b->pk, 2);
+	msgpack_pack_uint8(&b->pk, 9);
+	pk_str(&b->pk, "a record of a newer minor version, 64 bytes long"
+		       " and a bit more");
+	b->records++;
+}
+
+/* Magic, the usual hand-built header, the blocks (freed here), a footer
+ * with totals `t` (blocks filled in) and the trailer.  blk_at[i] gets the
+ * offset of block i. */
+static struct bytes rule_dump(struct rule_block *blocks, size_t n,
+			      struct vmheap_totals t, uint64_t *blk_at)
+{
+	struct bytes f = {0};
+
+	ck_assert_uint_le(n, 4);
+	add_head(&f, 1, 0, 0);
+	for (size_t i = 0; i < n; i++) {
+		blk_at[i] = add_section(&f, "BLCK", blocks[i].records,
+					blocks[i].sb.data, blocks[i].sb.size);
+		msgpack_sbuffer_destroy(&blocks[i].sb);
+	}
+	t.blocks = n;
+	add_foot(&f, &t, blk_at, n);
+	return f;
+}
+
+/* What a caller sees of one record. */
+struct rule_seen {
+	enum vmheap_record_type type;
+	uint64_t id, offset;
+	uint32_t kind;
+	char text[32];
+};
+
+/* Read the dump with vmheap_reader_next; keep the first `max` records. */
+static struct outcome rule_read(const struct bytes *f, struct rule_seen *seen,
+				size_t max)
+{
+	struct outcome o = {0};
+	struct vmheap_record rec;
+	vmheap_reader *r;
+	int fd = memfd_with(f->p, f->len);
+
+	o.rc = vmheap_reader_open_fd(&r, fd, "rule.vmheap");
+	while (o.rc >= 0 && (o.rc = vmheap_reader_next(r, &rec)) > 0) {
+		if (o.records < max) {
+			struct rule_seen *s = &seen[o.records];
+			memset(s, 0, sizeof(*s));
+			s->type = rec.type;
+			s->offset = rec.offset;
+			switch (rec.type) {
+			case VMHEAP_RECORD_STRING:
+				s->id = rec.u.string.id;
+				snprintf(s->text, sizeof(s->text), "%.*s",
+					 (int)rec.u.string.len,
+					 rec.u.string.text);
+				break;
+			case VMHEAP_RECORD_CLASS:
+				s->id = rec.u.klass.id;
+				snprintf(s->text, sizeof(s->text), "%.*s",
+					 (int)rec.u.klass.name_len,
+					 rec.u.klass.name);
+				break;
+			case VMHEAP_RECORD_ROOT:
+				s->id = rec.u.root.kind_string_id;
+				break;
+			default:
+				s->id = rec.u.object.id;
+				s->kind = rec.u.object.kind;
+				break;
+			}
+		}
+		o.records++;
+		vmheap_totals_add_record(&o.totals, &rec);
+	}
+	snprintf(o.error, sizeof(o.error), "%s", vmheap_reader_error(r));
+	if (o.rc < 0) /* sticky */
+		ck_assert_int_eq(vmheap_reader_next(r, &rec), o.rc);
+	vmheap_reader_free(r);
+	close(fd);
+	return o;
+}
+
+/* The error must contain `want`. */
+static void rule_expect_error(const struct outcome *o, int code,
+			      const char *want)
+{
+	ck_assert_msg(o->rc == code, "rc %d (want %d): %s", o->rc, code,
+		      o->error);
+	ck_assert_msg(strstr(o->error, want), "'%s' lacks '%s'", o->error,
+		      want);
+	ck_assert_msg(!strncmp(o->error, "rule.vmheap: ", 13) ||
+			  !strncmp(o->error, "test.vmheap: ", 13),
+		      "the file is not named first: %s", o->error);
+}
+
+/* Insert `n` bytes after the payload of the section at `at`; fix its
+ * length and CRC (so that only the inserted bytes are wrong). */
+static void grow_section(struct bytes *f, size_t at, const void *extra,
+			 size_t n)
+{
+	uint32_t len = get_be32(f->p + at + 4);
+	size_t end = at + 16 + len;
+
+	bytes_add(f, extra, n);
+	memmove(f->p + end + n, f->p + end, f->len - n - end);
+	memcpy(f->p + end, extra, n);
+	put_be32(f->p + at + 4, len + (uint32_t)n);
+	reseal(f->p, at);
+}
+
+START_TEST(header_with_bytes_after_its_map_is_refused_at_their_offset)
+{
+	struct bytes f = worked_example_from_format_md();
+	struct outcome o;
+
+	ck_assert_uint_eq(f.len, 281);
+	o = read_bytes(f.p, f.len);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	/* HEAD at 8: its 89-byte map ends at 8 + 16 + 89 = 113. */
+	grow_section(&f, 8, "\xc0\xc0", 2);
+	o = read_bytes(f.p, f.len);
+	rule_expect_error(&o, VMHEAP_EFORMAT,
+			  "malformed header at byte offset 113: 2 bytes "
+			  "follow its map (section 'HEAD' at 8)");
+	free(f.p);
+}
+END_TEST
+
+START_TEST(footer_with_bytes_after_its_map_is_refused_at_their_offset)
+{
+	struct bytes f = worked_example_from_format_md();
+	struct outcome o;
+
+	/* FOOT at 171: its 78-byte map ends at 171 + 16 + 78 = 265; the
+	 * trailer still points to 171. */
+	grow_section(&f, 171, "\x00", 1);
+	o = read_bytes(f.p, f.len);
+	rule_expect_error(&o, VMHEAP_EFORMAT,
+			  "malformed footer at byte offset 265: 1 byte "
+			  "follows its map (section 'FOOT' at 171)");
+	free(f.p);
+}
+END_TEST
+
+START_TEST(footer_totals_errors_name_the_footers_offset_not_the_end)
+{
+	struct vmheap_totals t = thing_totals, sums = {0};
+	struct vmheap_block_cursor c;
+	struct vmheap_record rec;
+	struct vmheap_block blk;
+	struct bytes f = {0};
+	struct outcome o;
+	vmheap_reader *r;
+	uint64_t at, foot_at;
+	char want[128];
+	int fd, rc;
+
+	t.objects = 2;
+	add_head(&f, 1, 0, 0);
+	at = add_thing_block(&f, 0);
+	foot_at = f.len;
+	add_foot(&f, &t, &at, 1);
+	ck_assert_uint_ne(foot_at, f.len); /* the footer is not the end */
+
+	/* Record mode: the reader compares and names the footer. */
+	o = read_bytes(f.p, f.len);
+	snprintf(want, sizeof(want),
+		 "footer says 2 objects, the records hold 1 (footer at byte "
+		 "offset %llu)",
+		 (unsigned long long)foot_at);
+	rule_expect_error(&o, VMHEAP_ETOTALS, want);
+
+	/* Block mode: the caller compares, and the reader tells it where
+	 * the footer is (0 until it has been read). */
+	fd = memfd_with(f.p, f.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "rule.vmheap"), 0);
+	memset(&c, 0, sizeof(c));
+	while ((rc = vmheap_reader_next_block(r, &blk)) > 0) {
+		ck_assert_uint_eq(vmheap_reader_footer_offset(r), 0);
+		vmheap_block_cursor_init(&c, &blk);
+		while ((rc = vmheap_block_cursor_next(&c, &rec)) > 0)
+			vmheap_totals_add_record(&sums, &rec);
+		ck_assert_int_eq(rc, 0);
+	}
+	ck_assert_msg(rc == 0, "%s", vmheap_reader_error(r));
+	ck_assert_uint_eq(vmheap_reader_totals(r)->objects, 2);
+	ck_assert_uint_eq(sums.objects, 1);
+	ck_assert_uint_eq(vmheap_reader_footer_offset(r), foot_at);
+	ck_assert_uint_eq(vmheap_reader_offset(r), f.len);
+	vmheap_block_cursor_release(&c);
+	vmheap_reader_free(r);
+	close(fd);
+	free(f.p);
+}
+END_TEST
+
+START_TEST(first_definition_of_a_class_or_string_id_wins_and_repeats_are_read)
+{
+	struct vmheap_totals t = {.objects = 1,
+				  .bytes = 24,
+				  .classes = 2,
+				  .strings = 2};
+	struct rule_block b;
+	struct rule_seen seen[8];
+	struct bytes f;
+	uint64_t at;
+	struct outcome o;
+
+	rule_block_init(&b);
+	rule_string(&b, 1, "vm");
+	rule_string(&b, 1, "again");
+	rule_class(&b, 1, "First");
+	rule_class(&b, 1, "Second");
+	rule_object(&b, 0x500, 1, 0, 0);
+	f = rule_dump(&b, 1, t, &at);
+	o = rule_read(&f, seen, 8);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	/* Every record reaches the caller in file order, so the caller
+	 * keeps the first of each id; the footer counts both. */
+	ck_assert_uint_eq(o.records, 5);
+	ck_assert_int_eq(seen[0].type, VMHEAP_RECORD_STRING);
+	ck_assert_str_eq(seen[0].text, "vm");
+	ck_assert_str_eq(seen[1].text, "again");
+	ck_assert_uint_lt(seen[0].offset, seen[1].offset);
+	ck_assert_int_eq(seen[2].type, VMHEAP_RECORD_CLASS);
+	ck_assert_str_eq(seen[2].text, "First");
+	ck_assert_str_eq(seen[3].text, "Second");
+	ck_assert_uint_eq(seen[2].id, seen[3].id);
+	ck_assert_uint_lt(seen[2].offset, seen[3].offset);
+	ck_assert_uint_eq(o.totals.classes, 2);
+	ck_assert_uint_eq(o.totals.strings, 2);
+	free(f.p);
+}
+END_TEST
+
+START_TEST(class_record_after_objects_of_its_class_is_read)
+{
+	struct vmheap_totals t = {.objects = 2, .bytes = 48, .classes = 1};
+	struct rule_block b[2];
+	struct rule_seen seen[4];
+	struct bytes f;
+	uint64_t at[2];
+	struct outcome o;
+
+	rule_block_init(&b[0]);
+	rule_object(&b[0], 0x500, 7, 0, 0);
+	rule_block_init(&b[1]);
+	rule_object(&b[1], 0x600, 7, 0, 0);
+	rule_class(&b[1], 7, "Late");
+	f = rule_dump(b, 2, t, at);
+	o = rule_read(&f, seen, 4);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.records, 3);
+	ck_assert_int_eq(seen[0].type, VMHEAP_RECORD_OBJECT);
+	ck_assert_int_eq(seen[2].type, VMHEAP_RECORD_CLASS);
+	ck_assert_str_eq(seen[2].text, "Late");
+	free(f.p);
+}
+END_TEST
+
+START_TEST(root_whose_kind_string_is_undefined_or_later_is_read)
+{
+	struct vmheap_totals t = {
+	    .objects = 1, .bytes = 24, .roots = 2, .strings = 1};
+	struct rule_block b;
+	struct rule_seen seen[8];
+	struct bytes f;
+	uint64_t at;
+	struct outcome o;
+
+	rule_block_init(&b);
+	rule_object(&b, 0x500, 1, 0, 0);
+	rule_root(&b, 42, 0x500); /* no string 42 anywhere */
+	rule_root(&b, 3, 0x500);  /* string 3 comes after it */
+	rule_string(&b, 3, "late");
+	f = rule_dump(&b, 1, t, &at);
+	o = rule_read(&f, seen, 8);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.records, 4);
+	ck_assert_int_eq(seen[1].type, VMHEAP_RECORD_ROOT);
+	ck_assert_uint_eq(seen[1].id, 42);
+	ck_assert_uint_eq(o.totals.roots, 2);
+	free(f.p);
+}
+END_TEST
+
+START_TEST(kind_past_the_headers_kinds_is_read_as_that_index)
+{
+	struct vmheap_totals t = {.objects = 1, .bytes = 24, .classes = 1};
+	struct rule_block b;
+	struct rule_seen seen[4];
+	struct bytes f;
+	uint64_t at;
+	struct outcome o;
+	vmheap_reader *r;
+	int fd;
+
+	rule_block_init(&b);
+	rule_class(&b, 1, "Thing");
+	rule_object(&b, 0x500, 1, 5, 0); /* the header names kind 0 only */
+	f = rule_dump(&b, 1, t, &at);
+	fd = memfd_with(f.p, f.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "rule.vmheap"), 0);
+	ck_assert_uint_eq(vmheap_reader_header(r)->kind_count, 1);
+	vmheap_reader_free(r);
+	close(fd);
+	o = rule_read(&f, seen, 4);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.records, 2);
+	ck_assert_uint_eq(seen[1].kind, 5);
+	free(f.p);
+}
+END_TEST
+
+/* A more-references record and what may come between it and its object. */
+START_TEST(more_references_must_continue_the_object_right_before_them)
+{
+	struct vmheap_totals t = {
+	    .objects = 2, .bytes = 48, .classes = 1, .references = 61};
+	struct rule_block b[3];
+	struct rule_seen seen[8];
+	struct bytes f;
+	uint64_t at[3], rec_at;
+	char want[160];
+	size_t before;
+	struct outcome o;
+
+	/* Allowed: object 0x500 (the reader's fast path: not first in its
+	 * block, 48 bytes and more after it) and its more-references; object
+	 * 0x600 last in block 0, continued in block 1 after a record of an
+	 * unknown tag. */
+	rule_block_init(&b[0]);
+	rule_class(&b[0], 1, "Thing");
+	rule_object(&b[0], 0x500, 1, 0, 0);
+	rule_more_refs(&b[0], 0, 60);
+	rule_object(&b[0], 0x100, 1, 0, 0);
+	rule_block_init(&b[1]);
+	rule_unknown(&b[1]);
+	rule_more_refs(&b[1], 0x600, 1);
+	f = rule_dump(b, 2, t, at);
+	o = rule_read(&f, seen, 8);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.records, 5);
+	ck_assert_int_eq(seen[4].type, VMHEAP_RECORD_MORE_REFS);
+	ck_assert_uint_eq(seen[4].id, 0x600);
+	ck_assert_uint_eq(o.totals.references, 61);
+	free(f.p);
+
+	/* Allowed: object 0x500, the last known record of block 0, taken
+	 * by the fast path, continued two blocks later. */
+	t.objects = 1;
+	t.bytes = 24;
+	t.references = 1;
+	rule_block_init(&b[0]);
+	rule_class(&b[0], 1, "Thing");
+	rule_object(&b[0], 0x500, 1, 0, 0);
+	rule_unknown_long(&b[0]);
+	rule_block_init(&b[1]);
+	rule_unknown(&b[1]);
+	rule_block_init(&b[2]);
+	rule_more_refs(&b[2], 0x500, 1);
+	f = rule_dump(b, 3, t, at);
+	o = rule_read(&f, seen, 8);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.records, 3);
+	ck_assert_uint_eq(seen[2].id, 0x500);
+	free(f.p);
+
+	/* Refused: the wrong object (0x600 after object 0x500, which came
+	 * by the fast path). */
+	rule_block_init(&b[0]);
+	rule_class(&b[0], 1, "Thing");
+	rule_object(&b[0], 0x500, 1, 0, 0);
+	before = b[0].sb.size;
+	rule_more_refs(&b[0], 0x100, 60);
+	f = rule_dump(b, 1, t, at);
+	rec_at = at[0] + 16 + before;
+	snprintf(want, sizeof(want),
+		 "more-references record at byte offset %llu continues "
+		 "object 0x600, but object 0x500 comes right before it",
+		 (unsigned long long)rec_at);
+	o = rule_read(&f, seen, 8);
+	rule_expect_error(&o, VMHEAP_EFORMAT, want);
+	free(f.p);
+
+	/* Refused: a root between the object and its more-references. */
+	rule_block_init(&b[0]);
+	rule_object(&b[0], 0x500, 1, 0, 0);
+	rule_root(&b[0], 1, 0x500);
+	before = b[0].sb.size;
+	rule_more_refs(&b[0], 0, 1);
+	f = rule_dump(b, 1, t, at);
+	snprintf(want, sizeof(want),
+		 "more-references record at byte offset %llu continues "
+		 "object 0x500, but a root record comes right before it",
+		 (unsigned long long)(at[0] + 16 + before));
+	o = rule_read(&f, seen, 8);
+	rule_expect_error(&o, VMHEAP_EFORMAT, want);
+	free(f.p);
+
+	/* Refused: no object at all before it. */
+	rule_block_init(&b[0]);
+	rule_more_refs(&b[0], 0x500, 1);
+	f = rule_dump(b, 1, t, at);
+	snprintf(want, sizeof(want),
+		 "more-references record at byte offset %llu continues "
+		 "object 0x500, but no record comes right before it",
+		 (unsigned long long)(at[0] + 16));
+	o = rule_read(&f, seen, 8);
+	rule_expect_error(&o, VMHEAP_EFORMAT, want);
+	free(f.p);
+
+	/* Refused across a block boundary: block 1 continues 0x700, block
+	 * 0 ended with object 0x500. */
+	rule_block_init(&b[0]);
+	rule_object(&b[0], 0x500, 1, 0, 0);
+	rule_block_init(&b[1]);
+	rule_more_refs(&b[1], 0x700, 1);
+	f = rule_dump(b, 2, t, at);
+	snprintf(want, sizeof(want),
+		 "more-references record at byte offset %llu continues "
+		 "object 0x700, but object 0x500 comes right before it",
+		 (unsigned long long)(at[1] + 16));
+	o = rule_read(&f, seen, 8);
+	rule_expect_error(&o, VMHEAP_EFORMAT, want);
+	free(f.p);
+}
+END_TEST
+
+START_TEST(count_of_an_unknown_section_is_ignored)
+{
+	struct bytes f = {0};
+	uint64_t blk;
+	struct outcome o;
+
+	add_head(&f, 1, 0, 0);
+	/* A count no payload could hold, over bytes that are no records. */
+	add_section(&f, "XTRA", 0xffffffffu, "\xc1\xc1 not records", 15);
+	add_section(&f, "XTR2", 7, "", 0);
+	blk = add_thing_block(&f, 0);
+	add_foot(&f, &thing_totals, &blk, 1);
+	o = read_bytes(f.p, f.len);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	ck_assert_uint_eq(o.records, 3);
+	free(f.p);
+}
+END_TEST
+
+/* `levels` arrays, one inside the other, around a 0. */
+static void pack_nested(msgpack_packer *pk, int levels)
+{
+	for (int i = 0; i < levels; i++)
+		msgpack_pack_array(pk, 1);
+	msgpack_pack_uint8(pk, 0);
+}
+
+START_TEST(skipped_values_may_nest_32_levels_and_no_more)
+{
+	struct vmheap_totals t = {0};
+	struct rule_block b;
+	struct bytes f;
+	uint64_t at;
+	char want[160];
+	struct outcome o;
+
+	/* In a record of unknown tag: [9, <levels>]; the record's own array
+	 * does not count. */
+	for (int levels = 32; levels <= 33; levels++) {
+		rule_block_init(&b);
+		msgpack_pack_array(&b.pk, 2);
+		msgpack_pack_uint8(&b.pk, 9);
+		pack_nested(&b.pk, levels);
+		b.records = 1;
+		f = rule_dump(&b, 1, t, &at);
+		o = read_bytes(f.p, f.len);
+		if (levels == 32) {
+			ck_assert_msg(o.rc == 0, "%s", o.error);
+		} else {
+			/* the skipped value starts after 0x92 0x09 */
+			snprintf(want, sizeof(want),
+				 "malformed record of unknown tag 9: values "
+				 "nest too deeply at byte offset %llu",
+				 (unsigned long long)(at + 16 + 2));
+			rule_expect_error(&o, VMHEAP_EFORMAT, want);
+		}
+		free(f.p);
+	}
+
+	/* As the value of an unknown header key: the map does not count. */
+	for (int levels = 32; levels <= 33; levels++) {
+		msgpack_sbuffer sb;
+		msgpack_packer pk;
+		size_t value_at;
+
+		memset(&f, 0, sizeof(f));
+		msgpack_sbuffer_init(&sb);
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		msgpack_pack_map(&pk, 2);
+		pk_str(&pk, "version");
+		msgpack_pack_array(&pk, 2);
+		msgpack_pack_uint8(&pk, 1);
+		msgpack_pack_uint8(&pk, 0);
+		pk_str(&pk, "deep");
+		value_at = sb.size;
+		pack_nested(&pk, levels);
+		bytes_add(&f, MAGIC, 8);
+		add_section(&f, "HEAD", 0, sb.data, sb.size);
+		msgpack_sbuffer_destroy(&sb);
+		add_foot(&f, &t, NULL, 0);
+		o = read_bytes(f.p, f.len);
+		if (levels == 32) {
+			ck_assert_msg(o.rc == 0, "%s", o.error);
+		} else {
+			snprintf(want, sizeof(want),
+				 "malformed header value at byte offset %llu: "
+				 "values nest too deeply",
+				 (unsigned long long)(8 + 16 + value_at));
+			rule_expect_error(&o, VMHEAP_EFORMAT, want);
+		}
+		free(f.p);
+	}
+}
+END_TEST
+
+/* FORMAT.md section 14: a damaged tag or count is a checksum mismatch; a
+ * damaged length is a checksum mismatch, truncation or a limit error,
+ * each naming the section. */
+START_TEST(damaged_section_length_reads_as_checksum_truncation_or_limit)
+{
+	static const struct {
+		size_t at;
+		uint8_t flip;
+		int code;
+		const char *want;
+	} cases[] = {
+	    /* BLCK at 113: tag 113..116, length 117..120 (42), count
+	     * 121..124 (5). */
+	    {113, 0x20, VMHEAP_ECHECKSUM,
+	     "section checksum mismatch at byte offset 129 (section 'bLCK' "
+	     "at 113)"},
+	    {124, 0x01, VMHEAP_ECHECKSUM,
+	     "block checksum mismatch at byte offset 129 (section 'BLCK' at "
+	     "113)"},
+	    /* length 106: still inside the file */
+	    {120, 0x40, VMHEAP_ECHECKSUM,
+	     "block checksum mismatch at byte offset 129 (section 'BLCK' at "
+	     "113)"},
+	    /* length 298: past the end of the 281-byte file */
+	    {119, 0x01, VMHEAP_ETRUNCATED,
+	     "dump is truncated at byte offset 281: part of the 298-byte "
+	     "section 'BLCK' at 113 is missing"},
+	    /* length 33554474: above the 16 MiB limit */
+	    {117, 0x02, VMHEAP_ELIMIT,
+	     "section 'BLCK' at byte offset 113 declares 33554474 payload "
+	     "bytes"},
+	};
+	struct bytes f = worked_example_from_format_md();
+	struct outcome o;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		f.p[cases[i].at] ^= cases[i].flip;
+		o = read_bytes(f.p, f.len);
+		rule_expect_error(&o, cases[i].code, cases[i].want);
+		f.p[cases[i].at] ^= cases[i].flip;
+	}
+	o = read_bytes(f.p, f.len);
+	ck_assert_msg(o.rc == 0, "%s", o.error);
+	free(f.p);
+}
+END_TEST
+
+/* The rules FORMAT.md gained in issue 12, one test each. */
+static void add_format_rule_tests(Suite *s)
+{
+	TCase *tc = tcase_create("format rules");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(
+	    tc, header_with_bytes_after_its_map_is_refused_at_their_offset);
+	tcase_add_test(
+	    tc, footer_with_bytes_after_its_map_is_refused_at_their_offset);
+	tcase_add_test(
+	    tc, footer_totals_errors_name_the_footers_offset_not_the_end);
 	tcase_add_test(
 	    tc,
-	    crc32c_instruction_and_table_agree_on_every_length_and_alignment);
+	    first_definition_of_a_class_or_string_id_wins_and_repeats_are_read);
+	tcase_add_test(tc, class_record_after_objects_of_its_class_is_read);
+	tcase_add_test(tc, root_whose_kind_string_is_undefined_or_later_is_read);
+	tcase_add_test(tc, kind_past_the_headers_kinds_is_read_as_that_index);
+	tcase_add_test(
+	    tc, more_references_must_continue_the_object_right_before_them);
+	tcase_add_test(tc, count_of_an_unknown_section_is_ignored);
+	tcase_add_test(tc, skipped_values_may_nest_32_levels_and_no_more);
+	tcase_add_test(
+	    tc, damaged_section_length_reads_as_checksum_truncation_or_limit);
+	suite_add_tcase(s, tc);
+}
+
+Suite *vmheap_spec_suite(void)
+{
+	Suite *s = suite_create("format");
+	TCase *tc;
+
+	tc = spec_tcase(s, "crc32c", 120);
+	tcase_add_test(tc, crc32c_of_123456789_is_the_castagnoli_check_value);
+	tcase_add_test(tc, crc32c_instruction_and_table_agree_on_every_length_and_alignment);
 	tcase_add_test(tc, crc32c_instruction_and_table_agree_on_long_inputs);
+
+	tc = spec_tcase(s, "round trips", 120);
 	tcase_add_test(tc, every_record_type_round_trips_with_edge_values);
 	tcase_add_test(tc, array_grow_doubles_and_keeps_the_contents);
-	tcase_add_test(tc, report_options_take_good_values_and_name_bad_ones);
-	tcase_add_test(tc, map_keeps_keys_apart_by_every_part_through_growth);
-	tcase_add_test(tc,
-		       totals_add_record_counts_each_record_type_like_the_footer);
+	tcase_add_test(tc, totals_add_record_counts_each_record_type_like_the_footer);
 	tcase_add_test(tc, edge_values_round_trip_with_one_record_per_block);
 	tcase_add_test(tc, object_with_100000_references_round_trips);
 	tcase_add_test(tc, dump_without_records_is_complete);
 	tcase_add_test(tc, header_defaults_fill_pid_time_and_pointer_size);
+
+	tc = spec_tcase(s, "forward compatibility", 120);
 	tcase_add_test(tc, unknown_record_tags_and_extra_fields_are_skipped);
-	tcase_add_test(tc,
-		       unknown_section_is_skipped_but_its_checksum_is_checked);
+	tcase_add_test(tc, unknown_section_is_skipped_but_its_checksum_is_checked);
 	tcase_add_test(tc, newer_minor_version_is_read);
 	tcase_add_test(tc, newer_major_version_is_refused);
-	tcase_add_test(
-	    tc, every_truncation_of_a_small_dump_is_reported_with_its_offset);
-	tcase_add_test(tc,
-		       every_single_bit_flip_anywhere_in_a_dump_is_detected);
-	tcase_add_test(
-	    tc,
-	    bit_flip_in_a_block_payload_is_a_checksum_error_naming_the_block);
+
+	tc = spec_tcase(s, "damage", 120);
+	tcase_add_test(tc, every_truncation_of_a_small_dump_is_reported_with_its_offset);
+	tcase_add_test(tc, every_single_bit_flip_anywhere_in_a_dump_is_detected);
+	tcase_add_test(tc, bit_flip_in_a_block_payload_is_a_checksum_error_naming_the_block);
 	tcase_add_test(tc, reader_fed_random_bytes_fails_cleanly);
-	tcase_add_test(tc,
-		       random_block_payloads_with_valid_checksums_fail_cleanly);
+	tcase_add_test(tc, random_block_payloads_with_valid_checksums_fail_cleanly);
 	tcase_add_test(tc, damaged_records_behind_valid_checksums_fail_cleanly);
 	tcase_add_test(tc, shallow_cursor_gives_every_field_but_the_references);
-	tcase_add_test(
-	    tc, footer_totals_that_disagree_with_the_records_are_reported);
+	tcase_add_test(tc, footer_totals_that_disagree_with_the_records_are_reported);
 	tcase_add_test(tc, a_dropped_block_is_detected_by_the_footer);
 	tcase_add_test(tc, data_after_the_end_magic_is_an_error);
 	tcase_add_test(tc, text_files_and_text_mode_copies_are_not_dumps);
 	tcase_add_test(tc, missing_file_is_an_error_naming_the_path);
+
+	tc = spec_tcase(s, "I/O", 120);
 	tcase_add_test(tc, writer_streams_through_a_pipe);
 	tcase_add_test(tc, full_disk_is_reported_by_finish_and_is_sticky);
-	tcase_add_test(
-	    tc, file_size_limit_fails_the_dump_and_leaves_a_truncated_file);
-	tcase_add_test(tc,
-		       unfinished_writer_leaves_a_dump_that_reads_as_truncated);
+	tcase_add_test(tc, file_size_limit_fails_the_dump_and_leaves_a_truncated_file);
+	tcase_add_test(tc, unfinished_writer_leaves_a_dump_that_reads_as_truncated);
 	tcase_add_test(tc, writer_waits_on_a_non_blocking_pipe);
 	tcase_add_test(tc, closed_pipe_is_an_io_error_naming_the_offset);
 	tcase_add_test(tc, writer_memory_does_not_grow_with_the_object_count);
+
+	tc = spec_tcase(s, "writer rules", 120);
 	tcase_add_test(tc, too_long_string_is_refused_and_the_writer_goes_on);
 	tcase_add_test(tc, header_over_the_section_limit_is_refused_at_open);
 	tcase_add_test(tc, adding_after_finish_is_refused);
 	tcase_add_test(tc, blocks_of_several_megabytes_round_trip);
 	tcase_add_test(tc, ruby_like_objects_take_few_bytes_each);
+
+	tc = spec_tcase(s, "blocks on threads", 120);
 	tcase_add_test(tc, blocks_decode_independently_on_other_threads);
 	tcase_add_test(tc, block_cursor_reports_a_wrong_record_count);
-	tcase_add_test(tc,
-		       worked_example_in_format_md_is_what_the_writer_writes);
+	tcase_add_test(tc, shallow_batch_gives_the_records_of_one_at_a_time);
+
+	tc = spec_tcase(s, "encoding", 120);
+	tcase_add_test(tc, worked_example_in_format_md_is_what_the_writer_writes);
 	tcase_add_test(tc, integers_in_any_msgpack_encoding_decode_the_same);
 	tcase_add_test(tc, typed_encoder_stores_each_value_as_msgpack_c_does);
-	tcase_add_test(tc,
-		       writer_object_records_are_the_bytes_msgpack_c_packs);
+	tcase_add_test(tc, writer_object_records_are_the_bytes_msgpack_c_packs);
 	tcase_add_test(tc, negative_class_id_is_a_malformed_record);
+
+	tc = spec_tcase(s, "errors", 120);
 	tcase_add_test(tc, strerror_names_every_code);
-	suite_add_tcase(s, tc);
+	add_format_rule_tests(s);
 	return s;
-}
-
-/* main() is spec/lib's (spec/lib/suite_main.c) */
-#include "lib/vmheap_spec.h"
-
-Suite *vmheap_spec_suite(void)
-{
-	return format_suite();
 }

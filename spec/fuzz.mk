@@ -19,9 +19,10 @@ FUZZ_OBJ   := $(FUZZ_DIR)/obj
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -g -O1 \
                -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
-               -DVMHEAP_LIBFUZZER -Iformat -Iagent -Ifuzz $(PKG_CFLAGS)
+               -DVMHEAP_LIBFUZZER -Iformat -Ianalysis -Iagent -Ifuzz $(PKG_CFLAGS)
 FUZZ_FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_AGENT_OBJS  := $(AGENT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
+FUZZ_ANALYSIS_OBJS := $(ANALYSIS_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
                 $(FUZZ_DIR)/fuzz_discovery $(FUZZ_DIR)/fuzz_client
 FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
@@ -48,7 +49,8 @@ $(FUZZ_OBJ)/%.o: %.c
 FUZZ_LINK = $(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -pthread -o $@ $^ \
             $(MSGPACK_LIBS) $(EVENT_LIBS)
 
-$(FUZZ_DIR)/fuzz_reader: $(FUZZ_OBJ)/fuzz/reader_fuzz.o $(FUZZ_FORMAT_OBJS)
+$(FUZZ_DIR)/fuzz_reader: $(FUZZ_OBJ)/fuzz/reader_fuzz.o $(FUZZ_ANALYSIS_OBJS) \
+                         $(FUZZ_FORMAT_OBJS)
 	$(FUZZ_LINK)
 
 $(FUZZ_DIR)/fuzz_protocol: $(FUZZ_OBJ)/fuzz/protocol_fuzz.o \

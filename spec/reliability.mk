@@ -7,7 +7,8 @@ RL_FUZZ_OBJS   := $(OBJDIR)/fuzz/reader_fuzz.o $(OBJDIR)/fuzz/protocol_fuzz.o \
                   $(OBJDIR)/fuzz/discovery_fuzz.o $(OBJDIR)/fuzz/client_fuzz.o
 RL_LOAD_BIN    := $(SPECDIR)/reliability_test
 RL_FAULTS_BIN  := $(SPECDIR)/reliability_faults_test
-RL_LIBS = $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
+RL_LIBS = $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_AGENT_A) \
+          $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A) \
           $(MSGPACK_LIBS) $(EVENT_LIBS) $(CHECK_LIBS)
 ifneq ($(LIBVMHEAP_AGENT_A),)
 CHECK_SUITES += $(RL_LOAD_BIN) $(RL_FAULTS_BIN)
@@ -22,7 +23,7 @@ $(RL_LOAD_BIN): $(OBJDIR)/spec/reliability_test.o $(SPECDIR)/libvmheap_spec.a \
 	  $(RL_SAMPLE_OBJS) $(RL_LIBS)
 $(RL_FAULTS_BIN): $(OBJDIR)/spec/reliability_faults_test.o \
                   $(SPECDIR)/libvmheap_spec.a $(RL_SAMPLE_OBJS) $(RL_FUZZ_OBJS) \
-                  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
+                  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(RL_FUZZ_OBJS) $(SPECDIR)/libvmheap_spec.a \
 	  $(RL_SAMPLE_OBJS) $(RL_LIBS)

@@ -1034,6 +1034,138 @@ START_TEST(demo_puts_the_leaking_class_on_top_of_the_diff)
 }
 END_TEST
 
+/* A chain of 300 subclasses, deeper than any fixed limit the walk once
+ * had (256): only the deepest has an instance, so one object makes the
+ * walk write the whole chain at once.  Ruby prints each class with its
+ * superclass as Ruby sees it. */
+#define DEEP_CHAIN 300
+static const char deep_chain_program[] =
+    "STDOUT.sync = true\n"
+    "chain = [Object]\n"
+    "300.times do |i|\n"
+    "  c = Class.new(chain.last)\n"
+    "  Object.const_set(\"VmheapDeep#{i + 1}\", c)\n"
+    "  chain << c\n"
+    "end\n"
+    "$leaf = chain.last.new\n"
+    "chain.drop(1).each { |c| puts \"#{c.name} #{c.superclass.name}\" }\n"
+    "puts 'ready'\n"
+    "STDIN.read\n";
+
+START_TEST(every_superclass_of_a_300_deep_chain_is_the_one_ruby_names)
+{
+	static char name[DEEP_CHAIN][64], super[DEEP_CHAIN][64];
+	struct vm vm;
+	vmheap_client *c;
+	struct dump_view *d;
+	char line[1024];
+
+	vm_start(&vm, deep_chain_program);
+	for (int i = 0; i < DEEP_CHAIN; i++) {
+		vm_line(&vm, line, sizeof(line));
+		ck_assert_msg(sscanf(line, "%63s %63s", name[i], super[i]) == 2,
+			      "unexpected line from Ruby: '%s'", line);
+	}
+	vm_expect(&vm, "ready");
+	ck_assert_str_eq(name[0], "VmheapDeep1");
+	ck_assert_str_eq(super[0], "Object");
+	ck_assert_str_eq(super[DEEP_CHAIN - 1], "VmheapDeep299");
+	c = connect_to(vm.dir, vm.pid);
+	dump(c, "deep.vmheap");
+
+	d = read_dump(vm.dir, "deep.vmheap", NULL);
+	ck_assert_uint_eq(count_of(d, "VmheapDeep300"), 1);
+	/* from the leaf up: the first class past a depth limit fails first */
+	for (int i = DEEP_CHAIN - 1; i >= 0; i--) {
+		size_t k, found = 0;
+		for (k = 0; k < d->nclasses; k++) {
+			if (strcmp(d->class_name[k], name[i]) != 0)
+				continue;
+			found++;
+			ck_assert_msg(d->super_id[k] != 0,
+				      "%s (depth %d) has superclass 0 in "
+				      "the dump; Ruby says %s",
+				      name[i], i + 1, super[i]);
+			ck_assert_msg(
+			    class_name_of_id(d, d->super_id[k]) &&
+				strcmp(class_name_of_id(d, d->super_id[k]),
+				       super[i]) == 0,
+			    "%s (depth %d): the dump's superclass is "
+			    "class %llu (%s), Ruby says %s",
+			    name[i], i + 1,
+			    (unsigned long long)d->super_id[k],
+			    class_name_of_id(d, d->super_id[k])
+				? class_name_of_id(d, d->super_id[k])
+				: "no such class",
+			    super[i]);
+		}
+		ck_assert_msg(found == 1, "%s: %zu class records", name[i],
+			      found);
+	}
+	view_free(d);
+
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+}
+END_TEST
+
+/* A class named in ISO-8859-1: "\xC4rger" is "Ärger" in Latin-1, and not
+ * UTF-8. */
+static const char latin1_program[] =
+    "STDOUT.sync = true\n"
+    "k = Object.const_set(\"\\xC4rger\".dup.force_encoding(\"ISO-8859-1\")"
+    ".to_sym, Class.new)\n"
+    "$keep = Array.new(3) { k.new }\n"
+    "puts 'ready'\n"
+    "STDIN.read\n";
+
+START_TEST(a_latin1_class_name_gives_valid_utf8_json_and_visible_text)
+{
+	struct vm vm;
+	vmheap_client *c;
+	struct spec_run run;
+	char dumpfile[PATH_MAX + 32];
+	const char *histo = spec_bin("vmheap-histo");
+	/* JSON: Ruby's parser reads it, and it is valid UTF-8 */
+	const char *check_json =
+	    "d = STDIN.binmode.read.force_encoding(\"UTF-8\"); "
+	    "abort(\"not UTF-8\") unless d.valid_encoding?; "
+	    "c = JSON.parse(d)[\"classes\"].find { |r| r[\"class\"] == "
+	    "\"\\u{fffd}rger\" }; abort(\"no row\") unless c; "
+	    "print c[\"count\"]";
+
+	vm_start(&vm, latin1_program);
+	vm_expect(&vm, "ready");
+	c = connect_to(vm.dir, vm.pid);
+	dump(c, "latin1.vmheap");
+	snprintf(dumpfile, sizeof(dumpfile), "%s/latin1.vmheap", vm.dir);
+
+	const char *json_argv[] = {histo, "--format", "json", dumpfile, NULL};
+	ck_assert_int_eq(spec_run(json_argv, NULL, NULL, 60000, &run), 0);
+	ck_assert_msg(run.status == 0, "histo --format json failed: %s",
+		      run.err);
+	const char *ruby_argv[] = {"ruby", "-rjson", "-e", check_json, NULL};
+	char *json = strdup(run.out);
+	spec_run_free(&run);
+	ck_assert_int_eq(spec_run(ruby_argv, NULL, json, 60000, &run), 0);
+	free(json);
+	ck_assert_msg(run.status == 0, "Ruby refused the JSON: %s", run.err);
+	ck_assert_str_eq(run.out, "3");
+	spec_run_free(&run);
+
+	/* text: the byte shown as \xc4 */
+	const char *text_argv[] = {histo, dumpfile, NULL};
+	ck_assert_int_eq(spec_run(text_argv, NULL, NULL, 60000, &run), 0);
+	ck_assert_msg(run.status == 0, "histo failed: %s", run.err);
+	ck_assert_msg(strstr(run.out, "\\xc4rger") != NULL, "%s", run.out);
+	spec_run_free(&run);
+
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	spec_rmrf(vm.dir);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("ruby");
@@ -1053,5 +1185,9 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, ruby_variables_give_gc_stat_and_real_backtraces);
 	tcase_add_test(t, in_process_dump_allocates_no_ruby_object);
 	tcase_add_test(t, demo_puts_the_leaking_class_on_top_of_the_diff);
+	tcase_add_test(
+	    t, every_superclass_of_a_300_deep_chain_is_the_one_ruby_names);
+	tcase_add_test(
+	    t, a_latin1_class_name_gives_valid_utf8_json_and_visible_text);
 	return s;
 }

@@ -3,8 +3,9 @@
  * by the real writer with exactly known contents, read by the real
  * binaries ($VMHEAP_BUILD/bin), their output parsed back.
  *
- * This file: main, and vmheap-histo.  tools_diff_test.c: vmheap-diff.
- * tools_errors_test.c: damaged dumps and bad usage, for both tools.
+ * This file: main, vmheap-histo, and names that are not UTF-8 in both.
+ * tools_diff_test.c: vmheap-diff. tools_errors_test.c: damaged dumps and bad
+ * usage, for both tools.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -511,6 +512,130 @@ START_TEST(histo_draws_a_progress_bar_on_a_terminal_for_a_big_dump)
 }
 END_TEST
 
+/* ------------------------------------------------------------ UTF-8 */
+
+/*
+ * Class names that are not UTF-8: a Latin-1 "Ärger" (0xC4), a truncated
+ * sequence, a stray continuation byte, an overlong "/", a surrogate, and
+ * a valid UTF-8 "Ärger" beside them.  OLD holds one object of each, NEW
+ * two of each (new ids), so every name shows in every diff mode.
+ */
+static const struct tclass latin1_classes[] = {
+    {1, "\xc4rger"},	 {2, "cut\xe2\x82"},	 {3, "\x80stray"},
+    {4, "over\xc0\xaf"}, {5, "sur\xed\xa0\x80"}, {6, "\xc3\x84rger"},
+};
+
+static const char *write_latin1_dump(const char *name, size_t per_class)
+{
+	static struct tobj objs[12];
+	struct tdump d = {0};
+	size_t n = 0;
+	for (uint64_t c = 1; c <= 6; c++)
+		for (size_t k = 0; k < per_class; k++, n++)
+			objs[n] =
+			    (struct tobj){0x1000 + n * 16, c,	     8 * c, 0,
+					  n ? 1 : 0,	   {0x1000}, NULL};
+	d.classes = latin1_classes;
+	d.nclasses = 6;
+	d.objs = objs;
+	d.nobjs = n;
+	return write_dump(name, &d);
+}
+
+/* Ruby's JSON parser accepts the text, and Ruby finds it valid UTF-8. */
+static void assert_valid_utf8_json(const struct run *r, const char *what)
+{
+	const char *path = tmp_path("utf8.json");
+	char cmd[512];
+	spec_write_file(path, r->out, r->out_len);
+	snprintf(cmd, sizeof(cmd),
+		 "ruby -rjson -e 'd = File.binread(ARGV[0]).force_encoding("
+		 "\"UTF-8\"); abort(\"not UTF-8\") unless d.valid_encoding?; "
+		 "JSON.parse(d)' '%s'",
+		 path);
+	ck_assert_msg(system(cmd) == 0, "%s: not valid UTF-8 JSON:\n%s", what,
+		      r->out);
+}
+
+START_TEST(histo_shows_bytes_that_are_not_utf8_in_every_format)
+{
+	const char *path = write_latin1_dump("latin1.vmheap", 1);
+
+	struct run r = run_tool("vmheap-histo", NULL,
+				(const char *[]){"--sort", "name", path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	const char *const shown[] = {"\\xc4rger",	   "cut\\xe2\\x82",
+				     "\\x80stray",	   "over\\xc0\\xaf",
+				     "sur\\xed\\xa0\\x80", "\xc3\x84rger"};
+	for (size_t i = 0; i < 6; i++)
+		ck_assert_msg(strstr(r.out, shown[i]) != NULL,
+			      "'%s' missing in:\n%s", shown[i], r.out);
+	ck_assert_msg(strchr(r.out, 0xc4) == NULL, "raw 0xC4 in:\n%s", r.out);
+	run_free(&r);
+
+	r = run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--format", "json", path, NULL});
+	ck_assert_int_eq(r.status, 0);
+	assert_valid_utf8_json(&r, "histo --format json");
+	ck_assert_msg(strstr(r.out, "\"\\ufffdrger\"") != NULL, "%s", r.out);
+	ck_assert_msg(strstr(r.out, "\"sur\\ufffd\\ufffd\\ufffd\"") != NULL,
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "\"\xc3\x84rger\"") != NULL, "%s", r.out);
+	run_free(&r);
+
+	r = run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--format", "csv", path, NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, ",\\xc4rger,") != NULL, "%s", r.out);
+	ck_assert_msg(strchr(r.out, 0xc4) == NULL, "raw 0xC4 in:\n%s", r.out);
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(diff_json_is_valid_utf8_in_every_mode)
+{
+	const char *old_path = write_latin1_dump("latin1-old.vmheap", 1);
+	const char *new_path = write_latin1_dump("latin1-new.vmheap", 2);
+	const char *const modes[] = {"--format", "--objects", "--retainers"};
+
+	for (size_t m = 0; m < 3; m++) {
+		const char *args[] = {modes[m], "json", old_path,
+				      new_path, NULL,	NULL};
+		if (m) { /* the mode, then --format json */
+			args[1] = "--format";
+			args[2] = "json";
+			args[3] = old_path;
+			args[4] = new_path;
+		}
+		struct run r = run_tool("vmheap-diff", NULL, args);
+		ck_assert_msg(r.status == 0, "%s %s", modes[m], r.err);
+		assert_valid_utf8_json(&r, modes[m]);
+		ck_assert_msg(strstr(r.out, "\"\\ufffdrger\"") != NULL,
+			      "%s:\n%s", modes[m], r.out);
+		run_free(&r);
+	}
+
+	/* text: every byte visible, in the tables and the retainers' titles */
+	struct run r =
+	    run_tool("vmheap-diff", NULL,
+		     (const char *[]){"--retainers", old_path, new_path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "\n\\xc4rger: ") != NULL, "%s", r.out);
+	ck_assert_msg(strchr(r.out, 0xc4) == NULL, "raw 0xC4 in:\n%s", r.out);
+	run_free(&r);
+}
+END_TEST
+
+/* Names that are not UTF-8 in histo's and diff's output. */
+static TCase *utf8_tcase(void)
+{
+	TCase *tc = tcase_create("utf-8");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, histo_shows_bytes_that_are_not_utf8_in_every_format);
+	tcase_add_test(tc, diff_json_is_valid_utf8_in_every_mode);
+	return tc;
+}
+
 TCase *histo_tcase(void)
 {
 	TCase *tc = tcase_create("histo");
@@ -540,5 +665,6 @@ Suite *vmheap_spec_suite(void)
 	suite_add_tcase(s, histo_tcase());
 	suite_add_tcase(s, diff_tcase());
 	suite_add_tcase(s, errors_tcase());
+	suite_add_tcase(s, utf8_tcase());
 	return s;
 }

@@ -7,7 +7,10 @@
 # their inline functions), and -Werror must not fail on someone else's
 # headers.  The objects otherwise use the common flags (-std=c11, -fPIC).
 # The extension links libvmheap-agent and libvmheap statically (their
-# objects are -fPIC) so that it needs nothing of ours at run time.
+# objects are -fPIC) so that it needs nothing of ours at run time, and
+# exports only Init_vmheap_agent: its own objects are -fvisibility=hidden
+# (Init_ is marked RUBY_FUNC_EXPORTED) and --exclude-libs,ALL keeps the
+# archives' VMHEAP_EXPORT functions out of its dynamic symbol table.
 #
 # `make install` puts vmheap_agent.so into Ruby's site arch directory
 # re-rooted at $(PREFIX): with PREFIX=/usr/local (the default) that is
@@ -34,7 +37,7 @@ EXTRA_ALL += $(RUBY_HOST_SO)
 
 $(RUBY_HOST_SO): $(RUBY_HOST_OBJS) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(ALL_LDFLAGS) -o $@ $(RUBY_HOST_OBJS) \
+	$(CC) -shared -Wl,--exclude-libs,ALL $(ALL_LDFLAGS) -o $@ $(RUBY_HOST_OBJS) \
 	  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) \
 	  $(RUBY_LIBS)
 

@@ -246,7 +246,7 @@ static VALUE agent_stop(VALUE self)
 	return Qnil;
 }
 
-void Init_vmheap_agent(void)
+RUBY_FUNC_EXPORTED void Init_vmheap_agent(void)
 {
 	VALUE mod, hook;
 	char err[512];

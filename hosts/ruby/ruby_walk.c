@@ -56,7 +56,6 @@ const size_t ruby_kind_count =
 #define RUBY_CLASS_INTERNAL 0x2u  /* "<imemo>" etc.: no Ruby class */
 
 #define MAX_CATEGORIES 64
-#define MAX_CLASS_DEPTH 256
 /* Pseudo-class keys: far below any heap address, never 0. */
 #define PSEUDO_KEY(type, hidden) (0x1000u | ((hidden) ? 0x100u : 0) | (type))
 
@@ -67,6 +66,11 @@ struct walk {
 	uint64_t *refs;
 	size_t nrefs, refs_cap;
 	int refs_failed;
+	/* class_id(): a new class and its superclasses not yet written,
+	 * subclass first; grown on demand, so inheritance has no depth
+	 * limit. */
+	VALUE *chain;
+	size_t chain_cap;
 	const char *category[MAX_CATEGORIES];
 	uint64_t category_id[MAX_CATEGORIES];
 	size_t ncategories;
@@ -169,25 +173,48 @@ static uint32_t emit_ruby_class(struct walk *wk, VALUE klass, uint64_t super_id)
 			  RUBY_CLASS_ANONYMOUS);
 }
 
-/* The id of a real class, writing it (and its superclasses) if new. */
+/* Append k to wk->chain (n entries so far); -1 when out of memory. */
+static int chain_push(struct walk *wk, size_t n, VALUE k)
+{
+	if (n == wk->chain_cap) {
+		size_t cap = wk->chain_cap ? wk->chain_cap * 2 : 64;
+		VALUE *chain = realloc(wk->chain, cap * sizeof(*chain));
+
+		if (!chain)
+			return -1;
+		wk->chain = chain;
+		wk->chain_cap = cap;
+	}
+	wk->chain[n] = k;
+	return 0;
+}
+
+/*
+ * The id of a real class, writing it (and its superclasses) if new.  The
+ * superclasses not yet written are collected first (a loop, not a
+ * recursion, however deep the inheritance) and written from the top
+ * down, so that each class record names its superclass's id.
+ */
 static uint32_t class_id(struct walk *wk, VALUE klass)
 {
-	VALUE chain[MAX_CLASS_DEPTH];
 	size_t n = 0;
 	uint32_t id = ruby_class_table_get(&wk->classes, klass);
 	VALUE k;
 
 	if (id)
 		return id;
-	for (k = klass; k && n < MAX_CLASS_DEPTH; k = real_superclass(k)) {
+	for (k = klass; k; k = real_superclass(k)) {
 		if (ruby_class_table_get(&wk->classes, k))
 			break;
-		chain[n++] = k;
+		if (chain_push(wk, n++, k) < 0) {
+			fail(wk, VMHEAP_ENOMEM);
+			return 0;
+		}
 	}
-	/* k is now known, or 0 (no superclass), or past the depth limit. */
+	/* k is now known, or 0 (no superclass). */
 	id = k ? ruby_class_table_get(&wk->classes, k) : 0;
 	while (n-- > 0) {
-		id = emit_ruby_class(wk, chain[n], id);
+		id = emit_ruby_class(wk, wk->chain[n], id);
 		if (!id)
 			return 0;
 	}
@@ -304,5 +331,6 @@ int ruby_walk_heap(vmheap_writer *w)
 
 	ruby_class_table_free(&wk.classes);
 	free(wk.refs);
+	free(wk.chain);
 	return wk.rc;
 }

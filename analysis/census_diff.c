@@ -1,26 +1,13 @@
 /*
  * census_diff.c - sorting census rows, and the class-by-class difference
  * of two censuses (matched by display name, never by class id: ids differ
- * between runs of a VM).
+ * between runs of a VM).  Part of libvmheap-analysis.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "census-internal.h"
-#include "vmheap_census.h"
-
-int vmheap_sort_parse(const char *text, enum vmheap_sort *out)
-{
-	if (!strcmp(text, "count"))
-		*out = VMHEAP_SORT_COUNT;
-	else if (!strcmp(text, "bytes"))
-		*out = VMHEAP_SORT_BYTES;
-	else if (!strcmp(text, "name"))
-		*out = VMHEAP_SORT_NAME;
-	else
-		return VMHEAP_EINVAL;
-	return 0;
-}
+#include "analysis-internal.h"
+#include "vmheap_analysis.h"
 
 #define CMP_DESC(a, b) ((a) < (b) ? 1 : (a) > (b) ? -1 : 0)
 

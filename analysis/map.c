@@ -1,9 +1,9 @@
 /*
- * map.c - growing libvmheap's hash table (see vmheap_map.h).
+ * map.c - growing libvmheap-analysis's hash table (see map-internal.h).
  */
 #include <stdlib.h>
 
-#include "vmheap_map.h"
+#include "map-internal.h"
 
 /* Double the capacity (64 to start with); -1 when out of memory. */
 static int grow(struct vmheap_map *m)

@@ -1,12 +1,12 @@
 /*
- * census_report_dump.c - how the tools' reports describe a dump and
+ * dump_origin.c - how the tools' reports describe a dump and
  * their total line: the dump's name and origin in text, the same as
- * JSON fields, and the label of the total row.
+ * JSON fields, and the label of the total row (part of libvmheap-report).
  */
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "vmheap_census.h"
+#include "vmheap_report.h"
 
 void vmheap_strbuf_add_dump_origin(struct vmheap_strbuf *sb, vmheap_reader *r)
 {

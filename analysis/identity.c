@@ -1,6 +1,7 @@
 /*
- * identity.c - vmheap-diff --objects and --retainers: objects matched by
- * identity (object id plus class name) between two dumps.
+ * identity.c - objects matched by identity (object id plus class name)
+ * between two dumps, and who retains the new ones (vmheap_identity_diff,
+ * part of libvmheap-analysis; vmheap-diff --objects and --retainers).
  *
  * Passes, each one streaming read decoded on the scan's threads:
  *
@@ -16,7 +17,7 @@
  * names of both dumps are known: an object is new when its id is absent from
  * OLD, or present with another class name.
  *
- * --retainers then reads NEW twice more (so NEW must be a regular file):
+ * For retainers NEW is then read twice more (so NEW must be a regular file):
  *
  *   T  collect the ids of the new objects of the top classes;
  *   R  scan every reference (and root) of NEW into that set, counting per
@@ -26,14 +27,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff-internal.h"
+#include "analysis-internal.h"
+#include "vmheap_analysis.h"
 
 /* Tags of the pair tables' keys (key, key2): pass B counts objects and
  * bytes per (NEW class id, OLD class id); pass R counts references per
  * (target class index, referrer class id or root kind string id). */
 #define PAIR_PRESENT 1u /* key2 is the OLD class id */
 #define PAIR_ROOT 2u	/* key2 is a root's kind string id */
-#define DEFAULT_RETAINER_CLASSES 10
 
 enum pass { PASS_OLD, PASS_NEW, PASS_TARGETS, PASS_REFS };
 
@@ -66,10 +67,10 @@ struct thread_state {
 	size_t nolds, olds_cap;
 	struct pending_obj ring[LOOKAHEAD]; /* B, T: lookups in flight */
 	unsigned ring_head, ring_count;
-	struct diff_idmap ids;	 /* T: id -> tidx */
+	struct vmheap_idmap ids; /* T: id -> tidx */
 	struct vmheap_map pairs; /* B: classes; R: (tidx, referrer) */
-	struct diff_idmap big;	 /* R: id -> class of objects whose
-				    references may continue */
+	struct vmheap_idmap big; /* R: id -> class of objects whose
+			    references may continue */
 	struct pending_ref *pending;
 	size_t npending, pending_cap;
 	struct string_rec *strings;
@@ -78,13 +79,14 @@ struct thread_state {
 };
 
 struct ident {
+	const struct vmheap_identity_options *o;
 	enum pass pass;
 	unsigned threads;
 	struct thread_state *ts;
 	vmheap_census *census;		   /* fed in A and B */
-	struct diff_idmap old_ids;	   /* after A: OLD id -> class id */
+	struct vmheap_idmap old_ids;	   /* after A: OLD id -> class id */
 	struct vmheap_map targets_by_pair; /* T: (new, old, flag) -> tidx */
-	struct diff_idmap targets;	   /* R: target id -> tidx */
+	struct vmheap_idmap targets;	   /* R: target id -> tidx */
 	uint64_t *filter; /* R: one bit per hashed target id (a Bloom filter
 			     with one hash): most references miss it, and
 			     it fits in a cache where the table does not */
@@ -93,7 +95,7 @@ struct ident {
 
 static inline int old_class(const struct ident *x, uint64_t id, uint64_t *cid)
 {
-	return diff_idmap_get(&x->old_ids, id, cid);
+	return vmheap_idmap_get(&x->old_ids, id, cid);
 }
 
 static int add_old(struct thread_state *ts, uint64_t id, uint64_t class_id)
@@ -115,16 +117,16 @@ static int build_old_table(struct ident *x)
 	size_t total = 0;
 	for (unsigned t = 0; t < x->threads; t++)
 		total += x->ts[t].nolds;
-	if (diff_idmap_reserve(&x->old_ids, total) < 0)
+	if (vmheap_idmap_reserve(&x->old_ids, total) < 0)
 		return VMHEAP_ENOMEM;
 	for (unsigned t = 0; t < x->threads; t++) {
 		struct thread_state *ts = &x->ts[t];
 		for (size_t i = 0; i < ts->nolds; i++) {
 			if (i + LOOKAHEAD < ts->nolds)
-				diff_idmap_prefetch(&x->old_ids,
-						    ts->olds[i + LOOKAHEAD].id);
-			if (diff_idmap_put(&x->old_ids, ts->olds[i].id,
-					   ts->olds[i].class_id) < 0)
+				vmheap_idmap_prefetch(
+				    &x->old_ids, ts->olds[i + LOOKAHEAD].id);
+			if (vmheap_idmap_put(&x->old_ids, ts->olds[i].id,
+					     ts->olds[i].class_id) < 0)
 				return VMHEAP_ENOMEM;
 		}
 		free(ts->olds);
@@ -152,7 +154,7 @@ static int classify(struct ident *x, struct thread_state *ts,
 	}
 	const struct vmheap_map_slot *ps = vmheap_map_find(
 	    &x->targets_by_pair, o->class_id, ocid, found ? PAIR_PRESENT : 0);
-	return ps ? diff_idmap_put(&ts->ids, o->id, ps->a) : 0;
+	return ps ? vmheap_idmap_put(&ts->ids, o->id, ps->a) : 0;
 }
 
 /* Queue an object for classify(), starting its lookup. */
@@ -166,7 +168,7 @@ static int lookahead(struct ident *x, struct thread_state *ts,
 		ts->ring_head = (ts->ring_head + 1) % LOOKAHEAD;
 		ts->ring_count--;
 	}
-	diff_idmap_prefetch(&x->old_ids, rec->u.object.id);
+	vmheap_idmap_prefetch(&x->old_ids, rec->u.object.id);
 	ts->ring[(ts->ring_head + ts->ring_count) % LOOKAHEAD] =
 	    (struct pending_obj){rec->u.object.id, rec->u.object.class_id,
 				 rec->u.object.bytes};
@@ -266,7 +268,7 @@ static int count_refs(struct ident *x, struct thread_state *ts,
 
 	for (size_t i = 0; i < rec->u.object.nrefs; i++) {
 		if (!maybe_target(x, refs[i]) ||
-		    !diff_idmap_get(&x->targets, refs[i], &tidx))
+		    !vmheap_idmap_get(&x->targets, refs[i], &tidx))
 			continue;
 		if (more) {
 			if (add_pending(ts, rec->u.object.id, tidx) < 0)
@@ -280,8 +282,8 @@ static int count_refs(struct ident *x, struct thread_state *ts,
 		s->a++; /* references */
 	}
 	if (!more && rec->u.object.nrefs >= VMHEAP_MAX_REFS_PER_RECORD)
-		return diff_idmap_put(&ts->big, rec->u.object.id,
-				      rec->u.object.class_id);
+		return vmheap_idmap_put(&ts->big, rec->u.object.id,
+					rec->u.object.class_id);
 	return 0;
 }
 
@@ -315,8 +317,8 @@ static int pass_record(struct ident *x, unsigned t, struct thread_state *ts,
 		case VMHEAP_RECORD_MORE_REFS:
 			return count_refs(x, ts, rec);
 		case VMHEAP_RECORD_ROOT:
-			if (!diff_idmap_get(&x->targets, rec->u.root.object_id,
-					    &tidx))
+			if (!vmheap_idmap_get(&x->targets,
+					      rec->u.root.object_id, &tidx))
 				return 0;
 			struct vmheap_map_slot *rs = vmheap_map_upsert(
 			    &ts->pairs, tidx, rec->u.root.kind_string_id,
@@ -367,65 +369,65 @@ static int ident_block(void *state, unsigned t, const struct vmheap_block *blk,
 	return rc;
 }
 
-static int scan(const struct diff_options *o, struct ident *x,
-		struct diff_dump *d, char *err, size_t errsz)
+/* One pass over `r`, with the caller's hooks around it. */
+static int scan(struct ident *x, vmheap_reader *r,
+		enum vmheap_identity_dump which, char *err, size_t errsz)
 {
-	struct vmheap_scan_options sopt;
-	struct vmheap_progress bar;
+	struct vmheap_scan_options sopt = VMHEAP_SCAN_OPTIONS_INIT;
 
-	diff_scan_options(o, d, &bar, &sopt);
-	int rc =
-	    vmheap_scan_blocks(d->reader, ident_block, x, &sopt, err, errsz);
-	vmheap_progress_clear(&bar);
+	sopt.threads = x->threads;
+	if (x->o->scan_begin)
+		x->o->scan_begin(x->o->arg, which, &sopt);
+	sopt.threads = x->threads;
+	int rc = vmheap_scan_blocks(r, ident_block, x, &sopt, err, errsz);
+	if (x->o->scan_end)
+		x->o->scan_end(x->o->arg, which);
 	return rc;
 }
 
-/* Read `d` with a fresh census, in pass `p`. */
-static int census_pass(const struct diff_options *o, struct ident *x,
-		       struct diff_dump *d, enum pass p, char *err,
-		       size_t errsz)
+/* Read `r` into a fresh census *census, in pass `p`. */
+static int census_pass(struct ident *x, vmheap_reader *r,
+		       enum vmheap_identity_dump which, vmheap_census **census,
+		       enum pass p, char *err, size_t errsz)
 {
-	int rc = vmheap_census_new(&d->census, VMHEAP_GROUP_CLASS, x->threads);
+	int rc = vmheap_census_new(census, VMHEAP_GROUP_CLASS, x->threads);
 	if (rc < 0) {
 		snprintf(err, errsz, "out of memory");
 		return rc;
 	}
 	x->pass = p;
-	x->census = d->census;
-	rc = scan(o, x, d, err, errsz);
+	x->census = *census;
+	rc = scan(x, r, which, err, errsz);
 	if (rc < 0)
 		return rc;
-	rc = vmheap_census_finish(d->census, d->reader);
+	rc = vmheap_census_finish(*census, r);
 	if (rc < 0)
-		snprintf(err, errsz, "%s", vmheap_census_error(d->census));
+		snprintf(err, errsz, "%s", vmheap_census_error(*census));
 	return rc;
 }
 
-/* Reopen NEW for another pass. */
-static int reopen(struct diff_dump *d, char *err, size_t errsz)
+/* Reopen NEW from `path` for another pass, in place of *r. */
+static int reopen(vmheap_reader **r, const char *path, char *err, size_t errsz)
 {
-	uint64_t size;
-	int regular;
-
-	vmheap_reader_free(d->reader);
-	d->reader = NULL;
-	int rc =
-	    vmheap_dump_open(&d->reader, d->path, &size, &regular, err, errsz);
-	if (rc < 0 && d->reader)
-		snprintf(err, errsz, "%s", vmheap_reader_error(d->reader));
+	vmheap_reader_free(*r);
+	*r = NULL;
+	int rc = vmheap_reader_open_path(r, path);
+	if (rc < 0)
+		snprintf(err, errsz, "%s",
+			 *r ? vmheap_reader_error(*r) : vmheap_strerror(rc));
 	return rc;
 }
 
 /* Is the pair of pass B a new object's (by name)?  Sets *name. */
-static int pair_is_new(struct diff_result *res, const struct vmheap_map_slot *s,
-		       const char **name)
+static int pair_is_new(struct vmheap_identity_result *res,
+		       const struct vmheap_map_slot *s, const char **name)
 {
-	*name = vmheap_census_class_name(res->new_d.census, s->key);
+	*name = vmheap_census_class_name(res->new_census, s->key);
 	if (!*name)
 		return -1;
 	if (!(s->tag & PAIR_PRESENT))
 		return 1;
-	const char *old = vmheap_census_class_name(res->old_d.census, s->key2);
+	const char *old = vmheap_census_class_name(res->old_census, s->key2);
 	if (!old)
 		return -1;
 	return strcmp(old, *name) != 0;
@@ -433,13 +435,13 @@ static int pair_is_new(struct diff_result *res, const struct vmheap_map_slot *s,
 
 static int by_name(const void *pa, const void *pb)
 {
-	const struct diff_new_class *a = pa, *b = pb;
+	const struct vmheap_new_class *a = pa, *b = pb;
 	return strcmp(a->name, b->name);
 }
 
 static int news_by_count(const void *pa, const void *pb)
 {
-	const struct diff_new_class *a = pa, *b = pb;
+	const struct vmheap_new_class *a = pa, *b = pb;
 	if (a->count != b->count)
 		return a->count < b->count ? 1 : -1;
 	return strcmp(a->name, b->name);
@@ -447,18 +449,18 @@ static int news_by_count(const void *pa, const void *pb)
 
 static int news_by_bytes(const void *pa, const void *pb)
 {
-	const struct diff_new_class *a = pa, *b = pb;
+	const struct vmheap_new_class *a = pa, *b = pb;
 	if (a->bytes != b->bytes)
 		return a->bytes < b->bytes ? 1 : -1;
 	return strcmp(a->name, b->name);
 }
 
 /* The new objects per class name, from pass B's pairs. */
-static int collect_news(const struct diff_options *o, struct ident *x,
-			struct diff_result *res)
+static int collect_news(const struct vmheap_identity_options *o,
+			struct ident *x, struct vmheap_identity_result *res)
 {
 	size_t n = 0, cap = 0;
-	struct diff_new_class *v = NULL;
+	struct vmheap_new_class *v = NULL;
 	const char *name;
 
 	for (unsigned t = 0; t < x->threads; t++) {
@@ -472,14 +474,14 @@ static int collect_news(const struct diff_options *o, struct ident *x,
 			if (!isnew)
 				continue;
 			if (n == cap) {
-				struct diff_new_class *g =
+				struct vmheap_new_class *g =
 				    vmheap_array_grow(v, &cap, sizeof(*g), 64);
 				if (!g)
 					goto nomem;
 				v = g;
 			}
-			v[n++] = (struct diff_new_class){name, m->slots[i].a,
-							 m->slots[i].b};
+			v[n++] = (struct vmheap_new_class){name, m->slots[i].a,
+							   m->slots[i].b};
 			res->new_objects += m->slots[i].a;
 			res->new_bytes += m->slots[i].b;
 		}
@@ -496,10 +498,10 @@ static int collect_news(const struct diff_options *o, struct ident *x,
 			v[kept++] = v[i];
 		}
 	}
-	if (kept && o->report.sort != VMHEAP_SORT_NAME)
+	if (kept && o->sort != VMHEAP_SORT_NAME)
 		qsort(v, kept, sizeof(*v),
-		      o->report.sort == VMHEAP_SORT_BYTES ? news_by_bytes
-							  : news_by_count);
+		      o->sort == VMHEAP_SORT_BYTES ? news_by_bytes
+						   : news_by_count);
 	res->news = v;
 	res->nnews = kept;
 	return 0;
@@ -509,8 +511,8 @@ nomem:
 }
 
 /* Map every new-object pair of a top class to that class's index. */
-static int build_target_pairs(struct ident *x, struct diff_result *res,
-			      size_t ntop)
+static int build_target_pairs(struct ident *x,
+			      struct vmheap_identity_result *res, size_t ntop)
 {
 	const char *name;
 
@@ -558,13 +560,14 @@ static int entry_by_target_name(const void *pa, const void *pb)
 
 static int retainer_by_refs(const void *pa, const void *pb)
 {
-	const struct diff_retainer *a = pa, *b = pb;
+	const struct vmheap_retainer *a = pa, *b = pb;
 	if (a->references != b->references)
 		return a->references < b->references ? 1 : -1;
 	return strcmp(a->name, b->name);
 }
 
-static const char *root_label(struct ident *x, struct diff_result *res,
+static const char *root_label(struct ident *x,
+			      struct vmheap_identity_result *res,
 			      uint64_t string_id)
 {
 	const char *kind = NULL;
@@ -590,13 +593,14 @@ static const char *root_label(struct ident *x, struct diff_result *res,
 	return label;
 }
 
-static const char *referrer_of_pending(struct ident *x, struct diff_result *res,
+static const char *referrer_of_pending(struct ident *x,
+				       struct vmheap_identity_result *res,
 				       uint64_t referrer)
 {
 	uint64_t cid;
 	for (unsigned t = 0; t < x->threads; t++)
-		if (diff_idmap_get(&x->ts[t].big, referrer, &cid))
-			return vmheap_census_class_name(res->new_d.census, cid);
+		if (vmheap_idmap_get(&x->ts[t].big, referrer, &cid))
+			return vmheap_census_class_name(res->new_census, cid);
 	return "<unknown referrer>";
 }
 
@@ -617,8 +621,8 @@ static int push_entry(struct retainer_entry **v, size_t *n, size_t *cap,
 }
 
 /* Turn pass R's counts into res->retained. */
-static int collect_retainers(struct ident *x, struct diff_result *res,
-			     size_t ntop)
+static int collect_retainers(struct ident *x,
+			     struct vmheap_identity_result *res, size_t ntop)
 {
 	struct retainer_entry *v = NULL;
 	size_t n = 0, cap = 0;
@@ -637,11 +641,10 @@ static int collect_retainers(struct ident *x, struct diff_result *res,
 			struct vmheap_map_slot *s = &ts->pairs.slots[i];
 			if (!s->used)
 				continue;
-			const char *name =
-			    s->tag & PAIR_ROOT
-				? root_label(x, res, s->key2)
-				: vmheap_census_class_name(res->new_d.census,
-							   s->key2);
+			const char *name = s->tag & PAIR_ROOT
+					       ? root_label(x, res, s->key2)
+					       : vmheap_census_class_name(
+						     res->new_census, s->key2);
 			if (push_entry(
 				&v, &n, &cap,
 				(struct retainer_entry){s->key, name, s->a}))
@@ -665,31 +668,32 @@ static int collect_retainers(struct ident *x, struct diff_result *res,
 		while (j < n && v[j].tidx == v[i].tidx &&
 		       !strcmp(v[j].name, v[i].name))
 			sum += v[j++].references;
-		struct diff_retained *r = &res->retained[v[i].tidx];
-		struct diff_retainer *nr =
+		struct vmheap_retained *r = &res->retained[v[i].tidx];
+		struct vmheap_retainer *nr =
 		    realloc(r->retainers, (r->nretainers + 1) * sizeof(*nr));
 		if (!nr)
 			goto out;
 		r->retainers = nr;
 		r->retainers[r->nretainers++] =
-		    (struct diff_retainer){v[i].name, sum};
+		    (struct vmheap_retainer){v[i].name, sum};
 		i = j;
 	}
 	for (size_t k = 0; k < ntop; k++)
 		if (res->retained[k].nretainers)
 			qsort(res->retained[k].retainers,
 			      res->retained[k].nretainers,
-			      sizeof(struct diff_retainer), retainer_by_refs);
+			      sizeof(struct vmheap_retainer), retainer_by_refs);
 	rc = 0;
 out:
 	free(v);
 	return rc;
 }
 
-static int retainers(const struct diff_options *o, struct ident *x,
-		     struct diff_result *res, char *err, size_t errsz)
+static int retainers(struct ident *x, vmheap_reader **new_r,
+		     const char *new_path, struct vmheap_identity_result *res,
+		     char *err, size_t errsz)
 {
-	size_t ntop = o->report.top ? o->report.top : DEFAULT_RETAINER_CLASSES;
+	size_t ntop = x->o->retainer_classes;
 	int rc;
 
 	if (ntop > res->nnews)
@@ -700,33 +704,33 @@ static int retainers(const struct diff_options *o, struct ident *x,
 		goto nomem;
 
 	/* T: the ids of the new objects of the top classes */
-	if ((rc = reopen(&res->new_d, err, errsz)) < 0)
+	if ((rc = reopen(new_r, new_path, err, errsz)) < 0)
 		return rc;
 	x->pass = PASS_TARGETS;
-	if ((rc = scan(o, x, &res->new_d, err, errsz)) < 0)
+	if ((rc = scan(x, *new_r, VMHEAP_IDENTITY_NEW, err, errsz)) < 0)
 		return rc;
 	for (unsigned t = 0; t < x->threads; t++) {
-		struct diff_idmap *m = &x->ts[t].ids;
+		struct vmheap_idmap *m = &x->ts[t].ids;
 		for (size_t i = 0; i < m->cap; i++)
 			if (m->slots[i].id &&
-			    diff_idmap_put(&x->targets, m->slots[i].id,
-					   m->slots[i].val) < 0)
+			    vmheap_idmap_put(&x->targets, m->slots[i].id,
+					     m->slots[i].val) < 0)
 				goto nomem;
 		if (m->has_zero &&
-		    diff_idmap_put(&x->targets, 0, m->zero_val) < 0)
+		    vmheap_idmap_put(&x->targets, 0, m->zero_val) < 0)
 			goto nomem;
-		diff_idmap_release(m);
+		vmheap_idmap_release(m);
 	}
 	if (build_filter(x) < 0)
 		goto nomem;
 	/* the OLD table is not needed any more */
-	diff_idmap_release(&x->old_ids);
+	vmheap_idmap_release(&x->old_ids);
 
 	/* R: every reference and root into the targets */
-	if ((rc = reopen(&res->new_d, err, errsz)) < 0)
+	if ((rc = reopen(new_r, new_path, err, errsz)) < 0)
 		return rc;
 	x->pass = PASS_REFS;
-	if ((rc = scan(o, x, &res->new_d, err, errsz)) < 0)
+	if ((rc = scan(x, *new_r, VMHEAP_IDENTITY_NEW, err, errsz)) < 0)
 		return rc;
 	if ((rc = collect_retainers(x, res, ntop)) < 0)
 		goto nomem;
@@ -742,9 +746,9 @@ static void ident_release(struct ident *x)
 		struct thread_state *ts = &x->ts[t];
 		if (ts->cur_ready)
 			vmheap_block_cursor_release(&ts->cur);
-		diff_idmap_release(&ts->ids);
+		vmheap_idmap_release(&ts->ids);
 		vmheap_map_release(&ts->pairs);
-		diff_idmap_release(&ts->big);
+		vmheap_idmap_release(&ts->big);
 		free(ts->pending);
 		for (size_t i = 0; i < ts->nstrings; i++)
 			free(ts->strings[i].text);
@@ -752,21 +756,25 @@ static void ident_release(struct ident *x)
 		free(ts->olds);
 	}
 	free(x->ts);
-	diff_idmap_release(&x->old_ids);
+	vmheap_idmap_release(&x->old_ids);
 	vmheap_map_release(&x->targets_by_pair);
-	diff_idmap_release(&x->targets);
+	vmheap_idmap_release(&x->targets);
 	free(x->filter);
 }
 
-int diff_identity(const struct diff_options *o, struct diff_result *res,
-		  char *err, size_t errsz)
+int vmheap_identity_diff(vmheap_reader *old_r, vmheap_reader **new_r,
+			 const char *new_path,
+			 const struct vmheap_identity_options *o,
+			 struct vmheap_identity_result *res, char *err,
+			 size_t errsz)
 {
 	struct vmheap_scan_options sopt = VMHEAP_SCAN_OPTIONS_INIT;
 	struct ident x;
 	int rc;
 
 	memset(&x, 0, sizeof(x));
-	sopt.threads = o->report.threads;
+	x.o = o;
+	sopt.threads = o->threads;
 	x.threads = vmheap_scan_threads(&sopt);
 	x.ts = calloc(x.threads, sizeof(*x.ts));
 	if (!x.ts) {
@@ -776,24 +784,40 @@ int diff_identity(const struct diff_options *o, struct diff_result *res,
 	}
 
 	/* A: OLD's objects */
-	if ((rc = census_pass(o, &x, &res->old_d, PASS_OLD, err, errsz)) < 0)
+	if ((rc = census_pass(&x, old_r, VMHEAP_IDENTITY_OLD, &res->old_census,
+			      PASS_OLD, err, errsz)) < 0)
 		goto out;
 	if ((rc = build_old_table(&x)) < 0) {
 		snprintf(err, errsz, "out of memory for the objects of %s",
-			 res->old_d.path);
+			 vmheap_reader_name(old_r));
 		goto out;
 	}
 
 	/* B: NEW's objects, classified against OLD */
-	if ((rc = census_pass(o, &x, &res->new_d, PASS_NEW, err, errsz)) < 0)
+	if ((rc = census_pass(&x, *new_r, VMHEAP_IDENTITY_NEW, &res->new_census,
+			      PASS_NEW, err, errsz)) < 0)
 		goto out;
 	if ((rc = collect_news(o, &x, res)) < 0) {
 		snprintf(err, errsz, "out of memory");
 		goto out;
 	}
-	if (o->mode == DIFF_RETAINERS)
-		rc = retainers(o, &x, res, err, errsz);
+	if (o->retainer_classes)
+		rc = retainers(&x, new_r, new_path, res, err, errsz);
 out:
 	ident_release(&x);
 	return rc;
+}
+
+void vmheap_identity_result_release(struct vmheap_identity_result *res)
+{
+	free(res->news);
+	for (size_t i = 0; i < res->nretained; i++)
+		free(res->retained[i].retainers);
+	free(res->retained);
+	for (size_t i = 0; i < res->nowned; i++)
+		free(res->owned_names[i]);
+	free(res->owned_names);
+	vmheap_census_free(res->old_census);
+	vmheap_census_free(res->new_census);
+	memset(res, 0, sizeof(*res));
 }

@@ -1,10 +1,13 @@
 /*
- * vmheap_map.h - libvmheap's hash table: a key of two 64-bit words and a
- * small tag, mapped to two 64-bit values.
+ * map-internal.h - libvmheap-analysis's hash table: a key of two 64-bit
+ * words and a small tag, mapped to two 64-bit values; and the one hash
+ * mixer of the library (vmheap_hash64), which the id table
+ * (analysis-internal.h) uses too.
  *
  * The census counts objects and bytes per class id with it (key2 and tag
- * 0); vmheap-diff counts objects per (class id in NEW, class id in OLD,
- * whether the object was in OLD) and references per (target, referrer).
+ * 0); identity matching counts objects per (class id in NEW, class id in
+ * OLD, whether the object was in OLD) and references per (target,
+ * referrer); the name table keys it by a string's hash.
  * Open addressing with linear probing, a power-of-two capacity kept at
  * most three quarters full; a slot is 40 bytes.  The table holds no
  * pointers into itself, so it may be copied by value only before use.
@@ -21,8 +24,8 @@
  * Slot pointers stay valid until the next upsert (which may grow the
  * table) or release.
  */
-#ifndef VMHEAP_MAP_H
-#define VMHEAP_MAP_H
+#ifndef VMHEAP_MAP_INTERNAL_H
+#define VMHEAP_MAP_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -48,17 +51,23 @@ struct vmheap_map {
 		0                                                              \
 	}
 
-/* The hash of a key (a 64-bit mix: any bits of it can index the table).
- * A key of (k, 0, 0) hashes as k alone would. */
-static inline uint64_t vmheap_map_hash(uint64_t key, uint64_t key2,
-				       uint32_t tag)
+/* Mix the bits of a 64-bit word so that any of the result's bits can
+ * index a table (object ids are aligned addresses: their low bits are
+ * constant). */
+static inline uint64_t vmheap_hash64(uint64_t k)
 {
-	uint64_t k = key ^ (key2 * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)tag << 56;
-
 	k ^= k >> 33;
 	k *= 0xff51afd7ed558ccdULL;
 	k ^= k >> 33;
 	return k;
+}
+
+/* The hash of a key.  A key of (k, 0, 0) hashes as k alone would. */
+static inline uint64_t vmheap_map_hash(uint64_t key, uint64_t key2,
+				       uint32_t tag)
+{
+	return vmheap_hash64(key ^ (key2 * 0x9e3779b97f4a7c15ULL) ^
+			     (uint64_t)tag << 56);
 }
 
 /* Slot for the key when the table must grow first; use
@@ -121,4 +130,4 @@ void vmheap_map_release(struct vmheap_map *m);
 }
 #endif
 
-#endif /* VMHEAP_MAP_H */
+#endif /* VMHEAP_MAP_INTERNAL_H */

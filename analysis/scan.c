@@ -1,6 +1,7 @@
 /*
- * census_scan.c - read a dump's blocks once and decode them on several
- * threads (vmheap_scan_blocks, see vmheap_census.h).
+ * scan.c - read a dump's blocks once and decode them on several threads
+ * (vmheap_scan_blocks, see vmheap_analysis.h).  libvmheap-analysis owns
+ * the threads: libvmheap itself starts none.
  *
  * With T threads, T-1 decoding threads are started and the calling thread
  * is the T-th.  It reads each block with vmheap_reader_next_block() (which
@@ -22,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vmheap_census.h"
+#include "vmheap_analysis.h"
 
 #define SLOTS_PER_WORKER 3
 #define PROGRESS_INTERVAL_NS 100000000ull

@@ -1,13 +1,47 @@
 /*
- * census_options.c - the command-line options vmheap-histo and
- * vmheap-diff share (--sort, --top, --format, --threads, --no-progress),
- * and the scan options and row counts that follow from them.
+ * options.c - the command-line options vmheap-histo and vmheap-diff share
+ * (--sort, --top, --format, --threads, --no-progress), and the scan
+ * options and row counts that follow from them (part of
+ * libvmheap-report).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmheap_census.h"
+#include "vmheap_report.h"
+
+/* Index of `text` among the n words, or -1. */
+static int word_index(const char *text, const char *const *words, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(text, words[i]))
+			return i;
+	return -1;
+}
+
+int vmheap_sort_parse(const char *text, enum vmheap_sort *out)
+{
+	/* in the order of enum vmheap_sort */
+	static const char *const keys[] = {"count", "bytes", "name"};
+	int i = word_index(text, keys, 3);
+
+	if (i < 0)
+		return VMHEAP_EINVAL;
+	*out = (enum vmheap_sort)i;
+	return 0;
+}
+
+int vmheap_output_format_parse(const char *text, enum vmheap_output_format *out)
+{
+	/* in the order of enum vmheap_output_format */
+	static const char *const formats[] = {"text", "json", "csv"};
+	int i = word_index(text, formats, 3);
+
+	if (i < 0)
+		return VMHEAP_EINVAL;
+	*out = (enum vmheap_output_format)i;
+	return 0;
+}
 
 /* A positive decimal number up to max, nothing else; 0 when bad. */
 static unsigned long positive_number(const char *text, unsigned long max)

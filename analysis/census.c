@@ -1,5 +1,6 @@
 /*
- * census.c - objects and bytes per class (or kind) of one dump.
+ * census.c - objects and bytes per class (or kind) of one dump (part of
+ * libvmheap-analysis).
  *
  * Each feeding thread owns a "part": a map from class id (or kind) to
  * (count, bytes), the class records it saw, and running totals.  Nothing
@@ -12,9 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "census-internal.h"
-#include "block_cursor-internal.h"
-#include "vmheap_census.h"
+#include "analysis-internal.h"
+#include "vmheap_analysis.h"
 
 struct class_rec {
 	uint64_t id;
@@ -160,32 +160,38 @@ int vmheap_census_add_record(vmheap_census *c, unsigned thread,
 	return rc;
 }
 
+/* Records decoded per call to the block cursor. */
+#define BATCH 64
+
 /*
- * Count the object records the block cursor's shallow fast path takes,
- * one after the other (a census needs no graph: the references are only
- * counted), with the sums kept in locals.  Stops at the first record the
- * fast path leaves to the checked decoder, and returns 0 or VMHEAP_ENOMEM.
+ * Count a batch of records.  Objects, nearly all of them, are counted here
+ * with the sums kept in locals (a census needs no graph: references are
+ * only counted); the rest go through count_record().  Returns 0 or
+ * VMHEAP_ENOMEM.
  */
-static int count_fast_objects(vmheap_census *c, struct part *p,
-			      struct vmheap_block_cursor *cur)
+static int count_batch(vmheap_census *c, struct part *p,
+		       const struct vmheap_record *recs, int n)
 {
-	struct vmheap_record rec;
 	struct direct_count *direct = p->direct;
 	uint64_t objects = 0, bytes = 0, refs = 0;
 	int by_class = c->group == VMHEAP_GROUP_CLASS, rc = 0;
 
-	while (vmheap_block_cursor_fast_object_shallow(cur, &rec)) {
+	for (int i = 0; i < n && rc >= 0; i++) {
+		const struct vmheap_record *rec = &recs[i];
+		if (rec->type != VMHEAP_RECORD_OBJECT) {
+			rc = count_record(c, p, rec);
+			continue;
+		}
 		uint64_t key =
-		    by_class ? rec.u.object.class_id : rec.u.object.kind;
+		    by_class ? rec->u.object.class_id : rec->u.object.kind;
 		objects++;
-		bytes += rec.u.object.bytes;
-		refs += rec.u.object.nrefs;
+		bytes += rec->u.object.bytes;
+		refs += rec->u.object.nrefs;
 		if (key < DIRECT_KEYS) {
 			direct[key].count++;
-			direct[key].bytes += rec.u.object.bytes;
-		} else if ((rc = count_sparse(p, key, rec.u.object.bytes)) <
-			   0) {
-			break;
+			direct[key].bytes += rec->u.object.bytes;
+		} else {
+			rc = count_sparse(p, key, rec->u.object.bytes);
 		}
 	}
 	p->totals.objects += objects;
@@ -201,7 +207,7 @@ int vmheap_census_add_block(void *census, unsigned thread,
 	vmheap_census *c = census;
 	struct part *p = &c->parts[thread < c->threads ? thread : 0];
 	struct vmheap_block_cursor *cur = &p->cur;
-	struct vmheap_record rec;
+	struct vmheap_record recs[BATCH];
 	int rc;
 
 	if (p->cur_ready) {
@@ -218,18 +224,12 @@ int vmheap_census_add_block(void *census, unsigned thread,
 			return VMHEAP_ENOMEM;
 		}
 	}
-	for (;;) {
-		rc = count_fast_objects(c, p, cur);
-		if (rc >= 0) {
-			rc = vmheap_block_cursor_next_shallow(cur, &rec);
-			if (rc <= 0)
-				break;
-			rc = count_record(c, p, &rec);
-		}
-		if (rc < 0) {
+	while ((rc = vmheap_block_cursor_next_shallow_batch(cur, recs, BATCH)) >
+	       0) {
+		if (count_batch(c, p, recs, rc) < 0) {
 			p->nomem = 1;
 			snprintf(err, errsz, "out of memory");
-			return rc;
+			return VMHEAP_ENOMEM;
 		}
 	}
 	if (rc < 0)
@@ -343,9 +343,9 @@ static int check_total(vmheap_census *c, vmheap_reader *r, const char *what,
 	snprintf(c->err, sizeof(c->err),
 		 "%s: footer totals disagree with the records: the footer "
 		 "says %" PRIu64 " %s, the blocks hold %" PRIu64
-		 " (footer ends at byte offset %" PRIu64 ")",
+		 " (footer at byte offset %" PRIu64 ")",
 		 vmheap_reader_name(r), footer, what, counted,
-		 vmheap_reader_offset(r));
+		 vmheap_reader_footer_offset(r));
 	return VMHEAP_ETOTALS;
 }
 

@@ -1,5 +1,6 @@
 /*
- * census_open.c - open a dump named on a tool's command line.
+ * dump.c - open a dump named on a tool's command line (part of
+ * libvmheap-report).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vmheap_census.h"
+#include "vmheap_report.h"
 
 int vmheap_dump_open(vmheap_reader **out, const char *arg, uint64_t *size,
 		     int *regular, char *err, size_t errsz)
@@ -48,9 +49,4 @@ int vmheap_dump_open(vmheap_reader **out, const char *arg, uint64_t *size,
 	close(fd);
 	rc = vmheap_reader_open_path(out, arg);
 	return rc;
-}
-
-int vmheap_progress_wanted(int fd, uint64_t size)
-{
-	return size >= VMHEAP_PROGRESS_MIN_BYTES && isatty(fd);
 }

@@ -1,0 +1,258 @@
+/*
+ * vmheap_report.h - what the tools (vmheap-histo, vmheap-diff,
+ * vmheap-console) share to show things to people: the command-line
+ * options histo and diff share, opening a dump named on the command line,
+ * a growable string buffer, the one escaper behind JSON, CSV and text
+ * output, text tables, human units, a progress bar, and how a dump's
+ * origin is described.
+ *
+ * libvmheap-report is a static library of the tools, never installed; it
+ * may use libvmheap (vmheap.h) and libvmheap-analysis (vmheap_analysis.h),
+ * which never use it.  Like the libraries it never exits; the progress bar
+ * and vmheap_strbuf_write write to the descriptor they are given.
+ */
+#ifndef VMHEAP_REPORT_H
+#define VMHEAP_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmheap.h"
+#include "vmheap_analysis.h"
+
+/* ------------------------------------------------------------- opening */
+
+/*
+ * Open the dump named by a tool's argument: "-" is standard input (named
+ * "<stdin>" in messages), anything else a path.  *size is set to the
+ * file's size when it is a regular file, else 0 (pipes).  *regular is set
+ * to 1 for a regular file (which can be read a second time).  Returns 0,
+ * or a negative code; on failure *out may still be set (read its message
+ * with vmheap_reader_error, then free it), else the message is in err.
+ */
+int vmheap_dump_open(vmheap_reader **out, const char *arg, uint64_t *size,
+		     int *regular, char *err, size_t errsz);
+
+/* Dumps at least this large get a progress bar on a terminal. */
+#define VMHEAP_PROGRESS_MIN_BYTES (100u * 1024u * 1024u)
+
+/* ------------------------------------------------------------- reports */
+
+/* Output formats of the tools. */
+enum vmheap_output_format {
+	VMHEAP_OUTPUT_TEXT,
+	VMHEAP_OUTPUT_JSON,
+	VMHEAP_OUTPUT_CSV,
+};
+
+/* Parse "text", "json" or "csv".  Returns 0 or VMHEAP_EINVAL. */
+int vmheap_output_format_parse(const char *text,
+			       enum vmheap_output_format *out);
+
+/* Parse a sort key: "count", "bytes" or "name".  Returns 0 or
+ * VMHEAP_EINVAL. */
+int vmheap_sort_parse(const char *text, enum vmheap_sort *out);
+
+/* ------------------------------------------------------------- options */
+
+/*
+ * The options vmheap-histo and vmheap-diff share, as a tool's parsed
+ * command line keeps them.
+ */
+struct vmheap_report_options {
+	enum vmheap_sort sort;		  /* --sort KEY; count by default */
+	size_t top;			  /* --top N; 0: every row */
+	enum vmheap_output_format format; /* --format FMT; text by default */
+	unsigned threads;		  /* --threads N (1-64); 0: automatic */
+	int progress;			  /* 0 after --no-progress */
+};
+#define VMHEAP_REPORT_OPTIONS_INIT                                             \
+	{                                                                      \
+		VMHEAP_SORT_COUNT, 0, VMHEAP_OUTPUT_TEXT, 0, 1                 \
+	}
+
+/*
+ * The getopt_long() entries of the shared options, each returning `val`
+ * (a tool includes <getopt.h> and lists them in its own table):
+ *
+ *	static const struct option longopts[] = {
+ *		VMHEAP_REPORT_LONGOPTS('R'),
+ *		{"kind", no_argument, NULL, 'k'},
+ *		...
+ *	};
+ *	case 'R': rc = vmheap_report_option(&opts, longopts[i].name,
+ *					    optarg, msg, sizeof(msg));
+ */
+/* clang-format off */
+#define VMHEAP_REPORT_LONGOPTS(val)                                            \
+	{"sort", required_argument, NULL, (val)},                              \
+	{"top", required_argument, NULL, (val)},                               \
+	{"format", required_argument, NULL, (val)},                            \
+	{"threads", required_argument, NULL, (val)},                           \
+	{"no-progress", no_argument, NULL, (val)}
+/* clang-format on */
+
+/*
+ * Apply the shared option `name` (its long name without dashes: "sort",
+ * "top", "format", "threads" or "no-progress") with `value` (NULL for
+ * no-progress).  Returns 1 when it was applied, 0 when `name` is none of
+ * them, or VMHEAP_EINVAL with a message for the user in err, which names
+ * the bad value and what is expected ("--top needs a positive number,
+ * not 'x'").
+ */
+int vmheap_report_option(struct vmheap_report_options *o, const char *name,
+			 const char *value, char *err, size_t errsz);
+
+struct vmheap_progress;
+
+/* How many of n rows a report prints: all, or the first o->top. */
+size_t vmheap_report_rows_shown(const struct vmheap_report_options *o,
+				size_t n);
+
+/*
+ * Scan options for reading a dump of `size` bytes (0 when unknown) named
+ * `name`: o->threads, and a progress bar on standard error through *bar
+ * when o->progress is set and vmheap_progress_wanted(2, size).  *bar must
+ * live as long as the scan; clear it with vmheap_progress_clear() after.
+ */
+void vmheap_report_scan_options(const struct vmheap_report_options *o,
+				const char *name, uint64_t size,
+				struct vmheap_progress *bar,
+				struct vmheap_scan_options *sopt);
+
+/*
+ * A growable byte buffer.  Appends never fail visibly: when memory runs
+ * out the buffer sets `failed` and ignores later appends, so a caller
+ * checks once at the end.  buf is NUL-terminated whenever len > 0.
+ */
+struct vmheap_strbuf {
+	char *buf;
+	size_t len, cap;
+	int failed;
+};
+#define VMHEAP_STRBUF_INIT                                                     \
+	{                                                                      \
+		0                                                              \
+	}
+
+/* Append `len` bytes. */
+void vmheap_strbuf_add(struct vmheap_strbuf *sb, const char *s, size_t len);
+
+/* Append printf-formatted text. */
+void vmheap_strbuf_addf(struct vmheap_strbuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * The one escaper of the reports.  Text in a dump (class names, VM names)
+ * is meant to be UTF-8 but may hold any bytes; every output shows every
+ * byte, and JSON output stays valid UTF-8 JSON:
+ *
+ *  - JSON: a string literal, quotes included.  ", \, \n, \r and \t are
+ *    escaped as such, other control characters and DEL as \u00XX; valid
+ *    UTF-8 sequences pass through; each byte that is not part of a valid
+ *    UTF-8 sequence (a stray continuation byte, an overlong form, a
+ *    surrogate, a truncated sequence) becomes U+FFFD, written as \ufffd.
+ *  - text (table cells): control characters, DEL and each invalid byte
+ *    are shown as \xNN (two lowercase hex digits), e.g. \xc4.
+ *  - CSV: the text form, then quoted (RFC 4180) when it holds a comma, a
+ *    quote, CR or LF, with inner quotes doubled.
+ */
+
+/* Length of the valid UTF-8 sequence at s[0..len) (1 for ASCII), or 0
+ * when s[0] starts no valid sequence. */
+size_t vmheap_utf8_length(const unsigned char *s, size_t len);
+
+/* Append `len` bytes of `s` as a JSON string literal. */
+void vmheap_strbuf_add_json_bytes(struct vmheap_strbuf *sb, const char *s,
+				  size_t len);
+
+/* Append NUL-terminated `s` as a JSON string literal. */
+void vmheap_strbuf_add_json(struct vmheap_strbuf *sb, const char *s);
+
+/* Append `s` with control characters and invalid UTF-8 bytes shown as
+ * \xNN. */
+void vmheap_strbuf_add_text(struct vmheap_strbuf *sb, const char *s);
+
+/* Append `s` as one CSV field (the text form, quoted when needed). */
+void vmheap_strbuf_add_csv(struct vmheap_strbuf *sb, const char *s);
+
+/* Write the whole buffer to `fd`.  Returns 0 or VMHEAP_EIO (errno set). */
+int vmheap_strbuf_write(const struct vmheap_strbuf *sb, int fd);
+
+/* Free the buffer and reset it to empty. */
+void vmheap_strbuf_release(struct vmheap_strbuf *sb);
+
+/* Append "NAME (vm VM VERSION, pid PID)" for the dump `r` reads. */
+void vmheap_strbuf_add_dump_origin(struct vmheap_strbuf *sb, vmheap_reader *r);
+
+/*
+ * Append the JSON members that describe a dump, without braces:
+ * "file", "vm", "vm_version", "pid", "time", then "objects" and "bytes"
+ * from *t (the census's totals).
+ */
+void vmheap_strbuf_add_dump_json(struct vmheap_strbuf *sb, vmheap_reader *r,
+				 const struct vmheap_totals *t);
+
+/*
+ * The label of a report's total row: "TOTAL (N NOUN)", or
+ * "TOTAL (N NOUN, top SHOWN shown)" when only the first `shown` of the n
+ * rows are printed; e.g. "total (12 classes, top 5 shown)".
+ */
+void vmheap_report_total_label(char *buf, size_t size, const char *total,
+			       size_t n, const char *noun, size_t shown);
+
+/*
+ * A text table: columns of cells, each column right- or left-aligned,
+ * separated by two spaces.  Cells are escaped as text (control
+ * characters and invalid UTF-8 bytes shown as \xNN, see above) so a class
+ * name cannot break the layout; widths count UTF-8 characters.
+ */
+typedef struct vmheap_table vmheap_table;
+
+/*
+ * New table of strlen(align) columns; align[i] is 'r' or 'l'.  Returns
+ * NULL when out of memory.
+ */
+vmheap_table *vmheap_table_new(const char *align);
+
+/* Add a row of as many cells as columns (copied).  Returns 0 or
+ * VMHEAP_ENOMEM. */
+int vmheap_table_add_row(vmheap_table *t, const char *const *cells);
+
+/* Append the table, one line per row, to sb.  The last column is not
+ * padded when it is left-aligned. */
+void vmheap_table_render(const vmheap_table *t, struct vmheap_strbuf *sb);
+
+/* Free the table. */
+void vmheap_table_free(vmheap_table *t);
+
+/*
+ * A progress bar drawn on a terminal: "NAME  42% [#####     ] 50/120 MB".
+ * Fill fd, name and total (bytes expected, > 0) and pass the struct as the
+ * progress_arg of a scan with vmheap_progress_update as its progress
+ * function.  The bar is drawn only on the caller's request: the tool
+ * decides whether fd is a terminal.
+ */
+struct vmheap_progress {
+	int fd;
+	const char *name;
+	uint64_t total;
+	int drawn; /* set once something was drawn */
+};
+
+/* 1 when a tool should draw a bar on `fd` for a dump of `size` bytes: fd
+ * is a terminal and size >= VMHEAP_PROGRESS_MIN_BYTES. */
+int vmheap_progress_wanted(int fd, uint64_t size);
+
+/* Draw the bar for `offset` bytes read (a vmheap_progress_fn). */
+void vmheap_progress_update(void *progress, uint64_t offset);
+
+/* Erase the bar if one was drawn. */
+void vmheap_progress_clear(struct vmheap_progress *p);
+
+/* ---------------------------------------------------------------- units */
+
+/* A byte count for people: "512 bytes", or "1.5 MiB (1572864 bytes)". */
+void vmheap_format_bytes(char *buf, size_t len, unsigned long long bytes);
+
+#endif /* VMHEAP_REPORT_H */

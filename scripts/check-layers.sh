@@ -1,0 +1,73 @@
+#!/bin/sh
+# check-layers.sh - fail when a source file includes a header across a
+# forbidden arrow of the layout (README, "Layout"):
+#
+#   format/                  -> nothing else of ours
+#   analysis/                -> format
+#   report/                  -> format, analysis
+#   agent/                   -> format
+#   histo/ diff/ console/    -> report, analysis, format, agent
+#   hosts/*/                 -> agent, format
+#
+# and no folder includes another folder's private (*-internal.h) header.
+# Tests, fuzz targets, benchmarks and examples may include anything.
+#
+# usage: check-layers.sh [SOURCE_DIR]     prints each violation; exit 1 if any
+cd "${1:-.}" || exit 2
+
+allowed() { # folder -> the folders it may include from
+	case $1 in
+	format) echo "format" ;;
+	analysis) echo "analysis format" ;;
+	report) echo "report analysis format" ;;
+	agent) echo "agent format" ;;
+	histo | diff | console) echo "$1 report analysis format agent" ;;
+	hosts/*) echo "$1 agent format" ;;
+	*) echo "" ;;
+	esac
+}
+
+# header basename -> owning folder
+headers=$(find format analysis report agent histo diff console hosts \
+	-name '*.h' 2>/dev/null)
+
+owner() {
+	for h in $headers; do
+		if [ "$(basename "$h")" = "$1" ]; then
+			dirname "$h"
+			return
+		fi
+	done
+}
+
+bad=0
+for dir in format analysis report agent histo diff console hosts/*; do
+	[ -d "$dir" ] || continue
+	ok=$(allowed "$dir")
+	for f in "$dir"/*.c "$dir"/*.h; do
+		[ -f "$f" ] || continue
+		for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+			from=$(owner "$(basename "$inc")")
+			[ -n "$from" ] || continue # a system or generated header
+			[ "$from" = "$dir" ] && continue
+			case " $ok " in
+			*" $from "*) ;;
+			*)
+				echo "check-layers: $f includes $inc: $dir may not use $from"
+				bad=1
+				continue
+				;;
+			esac
+			case $inc in
+			*-internal.h)
+				echo "check-layers: $f includes $inc, a private header of $from"
+				bad=1
+				;;
+			esac
+		done
+	done
+done
+if [ $bad = 0 ]; then
+	echo "check-layers: every include follows the layout"
+fi
+exit $bad
