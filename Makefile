@@ -54,6 +54,7 @@ MAN_PAGES :=
 all:
 
 include format/format.mk
+-include analysis/graph.mk
 -include agent/agent.mk
 -include histo/histo.mk
 -include diff/diff.mk
