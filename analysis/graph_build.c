@@ -123,7 +123,8 @@ static int add_refs(struct build *b, const uint64_t *refs, size_t nrefs)
 			return VMHEAP_ENOMEM;
 		b->raw = p;
 	}
-	memcpy(b->raw + b->raw_len, refs, nrefs * sizeof(*refs));
+	if (nrefs) /* refs and raw may be NULL then */
+		memcpy(b->raw + b->raw_len, refs, nrefs * sizeof(*refs));
 	b->raw_len += nrefs;
 	return 0;
 }
@@ -305,8 +306,9 @@ static int merge_side_refs(struct build *b)
 	 * order; off[i] is used as the fill cursor, then restored */
 	for (uint32_t i = 0; i < g->n; i++) {
 		uint32_t d = g->fwd_off[i + 1] - g->fwd_off[i];
-		memcpy(fwd + off[i], g->fwd + g->fwd_off[i],
-		       (size_t)d * sizeof(*fwd));
+		if (d)
+			memcpy(fwd + off[i], g->fwd + g->fwd_off[i],
+			       (size_t)d * sizeof(*fwd));
 		off[i] += d;
 	}
 	for (size_t k = 0; k < kept; k++)
@@ -344,7 +346,9 @@ static void resolve_roots(struct build *b)
 {
 	vmheap_graph *g = b->g;
 
-	qsort(b->strings, b->nstrings, sizeof(*b->strings), compare_strings);
+	if (b->nstrings)
+		qsort(b->strings, b->nstrings, sizeof(*b->strings),
+		      compare_strings);
 	for (size_t k = 0; k < g->nroots; k++) {
 		struct vmheap_graph_root *root = &g->roots[k];
 		size_t lo = 0, hi = b->nstrings;

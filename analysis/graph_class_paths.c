@@ -185,7 +185,9 @@ static int merge_class(struct merge *m, struct class_paths_owned *res,
 	/* the pool has stopped moving: point each group at its shape */
 	for (size_t k = 0; k < m->ngroups; k++)
 		m->groups[k].classes = m->pool + m->shape_off[k];
-	qsort(m->groups, m->ngroups, sizeof(*m->groups), compare_groups);
+	if (m->ngroups)
+		qsort(m->groups, m->ngroups, sizeof(*m->groups),
+		      compare_groups);
 	return 0;
 }
 
