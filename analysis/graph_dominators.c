@@ -14,9 +14,14 @@
  * preorder numbers (a CSR over the reachable part only), so that the
  * semidominator pass runs over small dense arrays.
  *
- * Peak memory while computing, per reachable vertex: 4 (preorder number of
- * each object, freed early) + 4 vertex + 4 parent/idom + 4 ancestor +
- * 4 semi + 4 label + 4 predecessor offset + 4 per predecessor.
+ * Peak memory while computing, per reachable vertex: 4 vertex + 4 parent
+ * (which becomes the idom) + 4 ancestor + 4 best + 4 predecessor offset
+ * (which becomes the semidominator) + 4 per predecessor; before that, 4 per
+ * object for its preorder number.  Two classic arrays are saved: the
+ * forest's `label` keeps the least semidominator itself (`best`), since
+ * only that value is ever used, and the semidominator of vertex i is
+ * stored in the predecessor offset i + 1, which nothing reads once i is
+ * done (vertices are done in decreasing order).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +34,7 @@ struct dom {
 	uint32_t *pre;	  /* [n] object -> preorder number, NONE */
 	uint32_t *vertex; /* [r] preorder -> object (vertex[0] unused) */
 	uint32_t *parent; /* [r] DFS parent, becomes the idom */
-	uint32_t *semi;	  /* [r] */
-	uint32_t *label;  /* [r] */
+	uint32_t *best;	  /* [r] least semidominator, see forest_eval */
 	uint32_t *ancestor; /* [r] compressed forest links */
 	uint32_t *pred_off; /* [r + 1] */
 	uint32_t *pred;
@@ -128,11 +132,12 @@ static int index_predecessors(struct dom *d)
 }
 
 /*
- * The vertex of least semidominator on the forest path from `v` up to, but
- * not including, the root of its tree in the forest.  The forest holds the
- * vertices numbered `linked` and above (those processed), each linked to
- * its DFS parent; a vertex below `linked` is a tree root by itself.
- * Compresses the path so that every vertex on it links to that tree root.
+ * The least semidominator of the vertices on the forest path from `v` up
+ * to, but not including, the root of its tree in the forest.  The forest
+ * holds the vertices numbered `linked` and above (those done), each linked
+ * to its DFS parent; a vertex below `linked` is a tree root by itself, and
+ * its best[] is still its own number.  Compresses the path so that every
+ * vertex on it links to that tree root and keeps the least value above it.
  */
 static int forest_eval(struct dom *d, uint32_t v, uint32_t linked,
 		       uint32_t *out)
@@ -140,7 +145,7 @@ static int forest_eval(struct dom *d, uint32_t v, uint32_t linked,
 	uint32_t top;
 
 	if (v < linked || d->ancestor[v] < linked) {
-		*out = d->label[v];
+		*out = d->best[v];
 		return 0;
 	}
 	/* collect the path, v first, up to the vertex below the tree root */
@@ -155,50 +160,49 @@ static int forest_eval(struct dom *d, uint32_t v, uint32_t linked,
 		}
 		d->stack[d->stack_len++] = top;
 	}
-	/* from the top down: take the ancestor's label if its semi is less,
-	 * and link to the tree root */
+	/* from the top down: take the ancestor's value if less, and link to
+	 * the tree root */
 	while (d->stack_len > 0) {
 		uint32_t x = d->stack[--d->stack_len];
 		uint32_t a = d->ancestor[x];
-		if (d->semi[d->label[a]] < d->semi[d->label[x]])
-			d->label[x] = d->label[a];
+		if (d->best[a] < d->best[x])
+			d->best[x] = d->best[a];
 		d->ancestor[x] = d->ancestor[a];
 	}
-	*out = d->label[v];
+	*out = d->best[v];
 	return 0;
 }
 
 static int compute_idoms(struct dom *d)
 {
 	uint32_t r = d->r;
+	uint32_t *semi = d->pred_off + 1; /* semi[i] once i is done */
 	int rc;
 
-	d->semi = malloc((size_t)r * sizeof(*d->semi));
-	d->label = malloc((size_t)r * sizeof(*d->label));
+	d->best = malloc((size_t)r * sizeof(*d->best));
 	d->ancestor = malloc((size_t)r * sizeof(*d->ancestor));
-	if (!d->semi || !d->label || !d->ancestor)
+	if (!d->best || !d->ancestor)
 		return VMHEAP_ENOMEM;
-	for (uint32_t i = 0; i < r; i++) {
-		d->semi[i] = i;
-		d->label[i] = i;
-	}
+	for (uint32_t i = 0; i < r; i++)
+		d->best[i] = i;
 	memcpy(d->ancestor, d->parent, (size_t)r * sizeof(*d->ancestor));
 	for (uint32_t i = r - 1; i >= 1; i--) {
-		uint32_t s = d->semi[i];
+		uint32_t s = i;
 		for (uint32_t k = d->pred_off[i]; k < d->pred_off[i + 1]; k++) {
 			uint32_t u;
 			if ((rc = forest_eval(d, d->pred[k], i + 1, &u)) < 0)
 				return rc;
-			if (d->semi[u] < s)
-				s = d->semi[u];
+			if (u < s)
+				s = u;
 		}
-		d->semi[i] = s;
+		semi[i] = s;
+		d->best[i] = s;
 	}
 	/* idom(i): walk up from the DFS parent while above semi(i) */
 	uint32_t *idom = d->parent;
 	for (uint32_t i = 1; i < r; i++) {
 		uint32_t j = idom[i];
-		while (j > d->semi[i])
+		while (j > semi[i])
 			j = idom[j];
 		idom[i] = j;
 	}
@@ -210,8 +214,7 @@ static void free_work(struct dom *d)
 	free(d->pre);
 	free(d->vertex);
 	free(d->parent);
-	free(d->semi);
-	free(d->label);
+	free(d->best);
 	free(d->ancestor);
 	free(d->pred_off);
 	free(d->pred);
@@ -224,37 +227,33 @@ static int store_results(struct dom *d)
 {
 	vmheap_graph *g = d->g;
 	uint32_t n = g->n, r = d->r;
-	uint32_t *idom = d->parent;
-	uint64_t *ret = malloc((size_t)r * sizeof(*ret));
+	uint32_t *idom = d->parent, *vertex = d->vertex;
+	uint64_t *ret;
 
 	g->idom = malloc(((size_t)n + 1) * sizeof(*g->idom));
 	g->retained = calloc((size_t)n + 1, sizeof(*g->retained));
-	if (!ret || !g->idom || !g->retained) {
-		free(ret);
+	if (!g->idom || !g->retained) {
 		free(g->idom);
 		free(g->retained);
 		g->idom = NULL;
 		g->retained = NULL;
 		return VMHEAP_ENOMEM;
 	}
-	ret[0] = 0;
-	for (uint32_t i = 1; i < r; i++)
-		ret[i] = vmheap_graph_object_bytes(g, d->vertex[i]);
+	ret = g->retained;
+	g->unreachable_bytes = g->total_bytes;
+	for (uint32_t i = 1; i < r; i++) {
+		ret[vertex[i]] = vmheap_graph_object_bytes(g, vertex[i]);
+		g->unreachable_bytes -= ret[vertex[i]];
+	}
 	/* children come after their idom in preorder: sum bottom-up */
 	for (uint32_t i = r - 1; i >= 1; i--)
-		ret[idom[i]] += ret[i];
+		if (idom[i])
+			ret[vertex[idom[i]]] += ret[vertex[i]];
 	memset(g->idom, 0xff, (size_t)n * sizeof(*g->idom));
-	for (uint32_t i = 1; i < r; i++) {
-		uint32_t v = d->vertex[i];
-		g->idom[v] = idom[i] ? d->vertex[idom[i]] : VMHEAP_GRAPH_ROOT;
-		g->retained[v] = ret[i];
-	}
-	free(ret);
-	g->unreachable = n - (r - 1);
-	g->unreachable_bytes = g->total_bytes;
 	for (uint32_t i = 1; i < r; i++)
-		g->unreachable_bytes -=
-		    vmheap_graph_object_bytes(g, d->vertex[i]);
+		g->idom[vertex[i]] =
+		    idom[i] ? vertex[idom[i]] : VMHEAP_GRAPH_ROOT;
+	g->unreachable = n - (r - 1);
 	g->have_unreachable = 1;
 	return 0;
 }
@@ -273,12 +272,11 @@ int vmheap_graph_dominators(vmheap_graph *g)
 	d.pre = NULL;
 	if ((rc = compute_idoms(&d)) < 0)
 		goto fail;
-	free(d.semi);
-	free(d.label);
+	free(d.best);
 	free(d.ancestor);
 	free(d.pred_off);
 	free(d.pred);
-	d.semi = d.label = d.ancestor = d.pred_off = d.pred = NULL;
+	d.best = d.ancestor = d.pred_off = d.pred = NULL;
 	if ((rc = store_results(&d)) < 0)
 		goto fail;
 	free_work(&d);
