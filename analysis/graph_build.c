@@ -252,13 +252,13 @@ static int resolve_refs(struct build *b)
 	g->fwd_off[g->n] = w;
 	b->raw = NULL;
 	b->raw_cap = 0;
-	if (w == 0) {
-		free(buf);
-		buf = NULL;
-	} else {
-		unsigned char *p = realloc(buf, (size_t)w * 4);
+	{
+		/* never NULL, so that g->fwd + offset is always defined */
+		unsigned char *p = realloc(buf, (size_t)(w ? w : 1) * 4);
 		if (p)
 			buf = p;
+		else if (!buf)
+			return VMHEAP_ENOMEM;
 	}
 	g->fwd = (uint32_t *)(void *)buf;
 	return 0;

@@ -51,9 +51,11 @@
  * Memory, per object of a dump with r references per object: 21 + 4 r bytes
  * for the graph (8 id, 4 class, 4 shallow size, 4 offset, 4 r targets, about
  * 1 of id directory), plus 4 when the dump's object ids are not in increasing
- * order (a sorted index for vmheap_graph_find()); the reverse references add
- * 4 + 4 r (vmheap_graph_index_referrers()), dominators 12 (idom and retained
- * size; 32 + 4 r more while they are computed), shortest paths 4.
+ * order (a sorted index for vmheap_graph_find()); while it is read, 20 + 8 r
+ * (the references as 8-byte ids until they are resolved).  The reverse
+ * references add 4 + 4 r (vmheap_graph_index_referrers()), dominators 12
+ * (idom and retained size; at most 20 + 4 r more while they are computed),
+ * shortest paths 4 (and 4 more while they are computed).
  */
 #ifndef VMHEAP_GRAPH_H
 #define VMHEAP_GRAPH_H
@@ -253,8 +255,8 @@ VMHEAP_EXPORT uint32_t vmheap_graph_path_parent(const vmheap_graph *g,
 
 /*
  * After vmheap_graph_shortest_paths(): the path of object `i`, root object
- * first and `i` last.  Writes at most `cap` indices to `path` (NULL with
- * cap 0 just counts) and returns the path's length in objects (1 for a root
+ * first and `i` last.  Writes the first min(cap, length) indices of it to
+ * `path` (NULL with cap 0 just counts) and returns the path's length in objects (1 for a root
  * object), or VMHEAP_ESTATE before the paths were computed, or 0 when no
  * root reaches `i`.  *root, if not NULL, is set to the index of the root
  * record the path starts from (the first record of the path's root object).
