@@ -682,6 +682,12 @@ static void check_long_chain(int back)
 	ck_assert_int_eq(vmheap_graph_path(g, n - 1, p, n, NULL), n);
 	for (uint32_t k = 0; k < n; k++)
 		ck_assert_uint_eq(p[k], k);
+	/* a short buffer gets the start of the path and nothing more */
+	p[0] = p[1] = p[2] = 77;
+	ck_assert_int_eq(vmheap_graph_path(g, n - 1, p, 2, NULL), n);
+	ck_assert_uint_eq(p[0], 0);
+	ck_assert_uint_eq(p[1], 1);
+	ck_assert_uint_eq(p[2], 77);
 	vmheap_graph_free(g);
 	free(p);
 	unlink(path);
