@@ -120,6 +120,10 @@ static int index_predecessors(struct dom *d)
 			d->pred_off[d->pre[g->fwd[k]] + 1]++;
 		m += g->fwd_off[v + 1] - g->fwd_off[v];
 	}
+	if (m > UINT32_MAX)
+		return graph_fail(g, VMHEAP_ELIMIT,
+				  "more than %u references and roots",
+				  (unsigned)UINT32_MAX);
 	for (uint32_t i = 0; i < r; i++)
 		d->pred_off[i + 1] += d->pred_off[i];
 	d->pred = malloc((m ? m : 1) * sizeof(*d->pred));
@@ -292,7 +296,9 @@ int vmheap_graph_dominators(vmheap_graph *g)
 	return 0;
 fail:
 	free_work(&d);
-	return graph_fail(g, rc, "out of memory for the dominator tree");
+	if (rc == VMHEAP_ENOMEM)
+		graph_fail(g, rc, "out of memory for the dominator tree");
+	return rc;
 }
 
 uint32_t vmheap_graph_idom(const vmheap_graph *g, uint32_t i)

@@ -28,7 +28,10 @@
  *    `err_len` bytes (always NUL-terminated when err_len > 0; err may be
  *    NULL when err_len is 0).
  *  - Error buffers: every other function that can fail keeps its message in
- *    the graph, read with vmheap_graph_error() until the next failing call.
+ *    the graph, read with vmheap_graph_error() until the next failing call;
+ *    except the const queries vmheap_graph_unreachable() and
+ *    vmheap_graph_path(), whose one failure, VMHEAP_ESTATE (asked before
+ *    the computation they read), needs no message and leaves it alone.
  *  - The library never prints and never exits.
  *  - A graph is used by one thread at a time.  Accessors take indices below
  *    vmheap_graph_object_count(); other indices are a caller bug (checked by
