@@ -34,8 +34,8 @@
  *    the computation they read), needs no message and leaves it alone.
  *  - The library never prints and never exits.
  *  - A graph is used by one thread at a time.  Accessors take indices below
- *    vmheap_graph_object_count(); other indices are a caller bug (checked by
- *    nothing but assert()).
+ *    vmheap_graph_object_count(); other indices are a caller bug (not
+ *    checked).
  *
  * What the graph keeps of a dump
  * ------------------------------
@@ -47,13 +47,16 @@
  *    (vmheap_graph_missing_references()) and dropped: never followed.  So
  *    is a root record whose object is missing (vmheap_graph_missing_roots());
  *    such a root stays in the root list with object VMHEAP_GRAPH_NONE.
+ *  - A more-references record continues the object it names, wherever it
+ *    is; one whose id no object record has counts its references as
+ *    missing.
  *  - Self-references and repeated references are kept as they are.
  *  - Limits: at most VMHEAP_GRAPH_MAX_OBJECTS objects and 2^32 - 1
- *    references after dropping the missing ones (VMHEAP_ELIMIT beyond).
+ *    references, the missing ones included (VMHEAP_ELIMIT beyond).
  *
  * Memory, per object of a dump with r references per object: 21 + 4 r bytes
- * for the graph (8 id, 4 class, 4 shallow size, 4 offset, 4 r targets, about
- * 1 of id directory), plus 4 when the dump's object ids are not in increasing
+ * for the graph (8 id, 4 class, 4 shallow size, 4 offset, 4 r targets, 1 to 2
+ * of id directory), plus 4 when the dump's object ids are not in increasing
  * order (a sorted index for vmheap_graph_find()); while it is read, 20 + 8 r
  * (the references as 8-byte ids until they are resolved).  The reverse
  * references add 4 + 4 r (vmheap_graph_index_referrers()), dominators 12

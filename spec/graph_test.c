@@ -14,7 +14,9 @@
  * objects reached from several roots, ids in and out of order), and on
  * the shapes that break careless code: an empty dump, one object, a
  * 1M-long chain (no recursion may follow it), an object with more
- * references than one record holds, duplicate object ids.
+ * references than one record holds, more-references records away from
+ * their object (built by hand: the writer never makes them), duplicate
+ * object ids.
  */
 #include <check.h>
 #include <dirent.h>
@@ -24,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <msgpack.h>
 
 #include "vmheap.h"
 #include "vmheap_graph.h"
@@ -812,6 +816,182 @@ START_TEST(ids_at_both_ends_of_the_range_are_found)
 }
 END_TEST
 
+/* ------------------------------------------------------------ by hand */
+
+/* Dumps the writer cannot produce, built byte by byte from FORMAT.md with
+ * msgpack-c: magic, HEAD, one BLCK of the given records, FOOT, trailer. */
+struct hand_dump {
+	msgpack_sbuffer file, payload;
+	msgpack_packer pk; /* packs into payload */
+	uint32_t records;
+};
+
+static void hand_start(struct hand_dump *d)
+{
+	static const unsigned char magic[8] = {0x89, 'V', 'M', 'H',
+					       0x0D, 0x0A, 0x1A, 0x0A};
+	msgpack_sbuffer_init(&d->file);
+	msgpack_sbuffer_init(&d->payload);
+	msgpack_packer_init(&d->pk, &d->payload, msgpack_sbuffer_write);
+	d->records = 0;
+	msgpack_sbuffer_write(&d->file, (const char *)magic, 8);
+}
+
+static void put_be(unsigned char *p, uint64_t v, int bytes)
+{
+	for (int k = bytes - 1; k >= 0; k--, v >>= 8)
+		p[k] = (unsigned char)v;
+}
+
+/* Append the payload packed so far as section `tag`, and start afresh. */
+static void hand_section(struct hand_dump *d, const char *tag,
+			 uint32_t count)
+{
+	unsigned char hdr[16];
+	uint32_t crc;
+
+	memcpy(hdr, tag, 4);
+	put_be(hdr + 4, d->payload.size, 4);
+	put_be(hdr + 8, count, 4);
+	crc = vmheap_crc32c(0, hdr, 12);
+	crc = vmheap_crc32c(crc, d->payload.data, d->payload.size);
+	put_be(hdr + 12, crc, 4);
+	msgpack_sbuffer_write(&d->file, (const char *)hdr, 16);
+	msgpack_sbuffer_write(&d->file, d->payload.data, d->payload.size);
+	msgpack_sbuffer_clear(&d->payload);
+}
+
+static void pack_key(msgpack_packer *pk, const char *key)
+{
+	msgpack_pack_str(pk, strlen(key));
+	msgpack_pack_str_body(pk, key, strlen(key));
+}
+
+static void hand_head(struct hand_dump *d)
+{
+	msgpack_pack_map(&d->pk, 1);
+	pack_key(&d->pk, "version");
+	msgpack_pack_array(&d->pk, 2);
+	msgpack_pack_uint64(&d->pk, 1);
+	msgpack_pack_uint64(&d->pk, 0);
+	hand_section(d, "HEAD", 0);
+}
+
+/* [3, id_delta, class, bytes, kind, [ref_delta...]] or, with class 0 and
+ * more != 0, [5, id_delta, [ref_delta...]]. */
+static void hand_refs_record(struct hand_dump *d, int more, int64_t id_delta,
+			     uint64_t bytes, const int64_t *deltas,
+			     size_t ndeltas)
+{
+	msgpack_pack_array(&d->pk, more ? 3 : 6);
+	msgpack_pack_uint64(&d->pk, more ? 5 : 3);
+	msgpack_pack_int64(&d->pk, id_delta);
+	if (!more) {
+		msgpack_pack_uint64(&d->pk, 1);
+		msgpack_pack_uint64(&d->pk, bytes);
+		msgpack_pack_uint64(&d->pk, 0);
+	}
+	msgpack_pack_array(&d->pk, ndeltas);
+	for (size_t k = 0; k < ndeltas; k++)
+		msgpack_pack_int64(&d->pk, deltas[k]);
+	d->records++;
+}
+
+/* Close the block, write FOOT (with the given totals) and the trailer. */
+static void hand_finish(struct hand_dump *d, uint64_t objects, uint64_t bytes,
+			uint64_t roots, uint64_t references)
+{
+	uint64_t block_offset = d->file.size, foot_offset;
+	unsigned char trailer[16];
+
+	hand_section(d, "BLCK", d->records);
+	foot_offset = d->file.size;
+	msgpack_pack_map(&d->pk, 8);
+	pack_key(&d->pk, "objects");
+	msgpack_pack_uint64(&d->pk, objects);
+	pack_key(&d->pk, "bytes");
+	msgpack_pack_uint64(&d->pk, bytes);
+	pack_key(&d->pk, "classes");
+	msgpack_pack_uint64(&d->pk, 0);
+	pack_key(&d->pk, "roots");
+	msgpack_pack_uint64(&d->pk, roots);
+	pack_key(&d->pk, "references");
+	msgpack_pack_uint64(&d->pk, references);
+	pack_key(&d->pk, "strings");
+	msgpack_pack_uint64(&d->pk, 0);
+	pack_key(&d->pk, "blocks");
+	msgpack_pack_uint64(&d->pk, 1);
+	pack_key(&d->pk, "block_offsets");
+	msgpack_pack_array(&d->pk, 1);
+	msgpack_pack_uint64(&d->pk, block_offset);
+	hand_section(d, "FOOT", 0);
+	put_be(trailer, foot_offset, 8);
+	memcpy(trailer + 8, "VMHEND\r\n", 8);
+	msgpack_sbuffer_write(&d->file, (const char *)trailer, 16);
+}
+
+static void hand_write(struct hand_dump *d, const char *path)
+{
+	FILE *f = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(d->file.data, 1, d->file.size, f),
+			  d->file.size);
+	ck_assert_int_eq(fclose(f), 0);
+	msgpack_sbuffer_destroy(&d->file);
+	msgpack_sbuffer_destroy(&d->payload);
+}
+
+/*
+ * More-references records that do not follow their object: one continues
+ * object A after object B came between, one names an id no object has.
+ * A's references are its own then the continued one; the orphan's count as
+ * missing.  Root -> B -> A -> B: B dominates A.
+ */
+START_TEST(more_references_away_from_their_object_still_belong_to_it)
+{
+	struct hand_dump d;
+	const char *path = dump_path("more");
+	const int64_t a_refs[1] = {0x100}; /* A (0x100) -> B (0x200) */
+	const int64_t b_refs[1] = {-0x100}; /* B -> A */
+	const int64_t more_a[2] = {0x100, 0x100}; /* A -> B, A -> B */
+	const int64_t orphan[1] = {-0x300};	  /* 0x900 -> 0x600 */
+	vmheap_graph *g;
+	const uint32_t *t;
+
+	hand_start(&d);
+	hand_head(&d);
+	hand_refs_record(&d, 0, 0x100, 10, a_refs, 1);	 /* A */
+	hand_refs_record(&d, 0, 0x100, 20, b_refs, 1);	 /* B */
+	hand_refs_record(&d, 1, -0x100, 0, more_a, 2);	 /* more of A */
+	hand_refs_record(&d, 1, 0x800, 0, orphan, 1);	 /* more of 0x900 */
+	msgpack_pack_array(&d.pk, 3); /* root record: kind 1, object B */
+	msgpack_pack_uint64(&d.pk, 4);
+	msgpack_pack_uint64(&d.pk, 1);
+	msgpack_pack_uint64(&d.pk, 0x200);
+	d.records++;
+	hand_finish(&d, 2, 30, 1, 5);
+	hand_write(&d, path);
+
+	g = open_graph(path);
+	ck_assert_uint_eq(vmheap_graph_object_count(g), 2);
+	ck_assert_uint_eq(vmheap_graph_references(g, 0, &t), 3);
+	ck_assert_uint_eq(t[0], 1);
+	ck_assert_uint_eq(t[1], 1);
+	ck_assert_uint_eq(t[2], 1);
+	ck_assert_uint_eq(vmheap_graph_references(g, 1, &t), 1);
+	ck_assert_uint_eq(t[0], 0);
+	ck_assert_uint_eq(vmheap_graph_missing_references(g), 1);
+	ck_assert_uint_eq(vmheap_graph_reference_count(g), 4);
+	ck_assert_ptr_null(vmheap_graph_root(g, 0)->kind);
+	ck_assert_int_eq(vmheap_graph_dominators(g), 0);
+	ck_assert_uint_eq(vmheap_graph_idom(g, 1), VMHEAP_GRAPH_ROOT);
+	ck_assert_uint_eq(vmheap_graph_idom(g, 0), 1);
+	ck_assert_uint_eq(vmheap_graph_retained_bytes(g, 1), 30);
+	vmheap_graph_free(g);
+}
+END_TEST
+
 /* ------------------------------------------------------------ errors */
 
 START_TEST(missing_file_fails_naming_the_path)
@@ -895,6 +1075,8 @@ static Suite *graph_suite(void)
 	tcase_add_test(shapes,
 		       duplicate_object_ids_resolve_to_the_first_record);
 	tcase_add_test(shapes, ids_at_both_ends_of_the_range_are_found);
+	tcase_add_test(
+	    shapes, more_references_away_from_their_object_still_belong_to_it);
 	suite_add_tcase(s, shapes);
 
 	tcase_add_test(errors, missing_file_fails_naming_the_path);
