@@ -30,10 +30,10 @@ struct graph_class {
 };
 
 struct vmheap_graph {
-	uint32_t n;		/* objects */
-	uint64_t *ids;		/* [n] object ids */
-	uint32_t *class_of;	/* [n] index into classes */
-	uint32_t *bytes32;	/* [n] shallow size, GRAPH_BYTES_BIG: see big */
+	uint32_t n;	    /* objects */
+	uint64_t *ids;	    /* [n] object ids */
+	uint32_t *class_of; /* [n] index into classes */
+	uint32_t *bytes32;  /* [n] shallow size, GRAPH_BYTES_BIG: see big */
 	struct graph_big_bytes *big; /* by object, increasing */
 	size_t nbig;
 	uint64_t total_bytes;
@@ -74,7 +74,7 @@ struct vmheap_graph {
 	uint32_t *idom;	    /* [n] */
 	uint64_t *retained; /* [n] */
 	/* Shortest paths, once computed: BFS parent of each object. */
-	uint32_t *path_parent;	/* [n] */
+	uint32_t *path_parent; /* [n] */
 	uint32_t *root_by_obj; /* root record indices sorted by object */
 	size_t nroot_by_obj;
 	int have_unreachable;

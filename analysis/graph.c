@@ -1,6 +1,6 @@
 /*
- * graph.c - constructors, accessors and the class table of vmheap_graph,
- * and its reverse references.
+ * graph.c - constructors and accessors of vmheap_graph: objects, forward
+ * references, roots.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,90 +112,6 @@ uint64_t vmheap_graph_total_bytes(const vmheap_graph *g)
 	return g->total_bytes;
 }
 
-/* ------------------------------------------------------------ classes */
-
-static inline uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 31;
-	x *= 0x7fb5d329728ea185ULL;
-	x ^= x >> 27;
-	x *= 0x81dadef4bc2dd44dULL;
-	x ^= x >> 33;
-	return x;
-}
-
-uint32_t graph_class_lookup(const vmheap_graph *g, uint64_t id)
-{
-	size_t mask = g->class_hash_cap - 1;
-
-	if (!g->class_hash_cap)
-		return UINT32_MAX;
-	for (size_t h = mix64(id) & mask;; h = (h + 1) & mask) {
-		uint32_t slot = g->class_hash[h];
-		if (slot == 0)
-			return UINT32_MAX;
-		if (g->classes[slot - 1].id == id)
-			return slot - 1;
-	}
-}
-
-static void class_hash_put(uint32_t *table, size_t cap, uint64_t id,
-			   uint32_t index)
-{
-	size_t mask = cap - 1, h = mix64(id) & mask;
-
-	while (table[h])
-		h = (h + 1) & mask;
-	table[h] = index + 1;
-}
-
-uint32_t graph_class_intern(vmheap_graph *g, uint64_t id)
-{
-	uint32_t c = graph_class_lookup(g, id);
-
-	if (c != UINT32_MAX)
-		return c;
-	if (g->nclasses >= UINT32_MAX - 1)
-		return UINT32_MAX;
-	if (2 * (g->nclasses + 1) > g->class_hash_cap) {
-		size_t cap = g->class_hash_cap ? g->class_hash_cap * 2 : 64;
-		uint32_t *t = calloc(cap, sizeof(*t));
-		if (!t)
-			return UINT32_MAX;
-		for (size_t k = 0; k < g->nclasses; k++)
-			class_hash_put(t, cap, g->classes[k].id, (uint32_t)k);
-		free(g->class_hash);
-		g->class_hash = t;
-		g->class_hash_cap = cap;
-	}
-	if (g->nclasses == g->classes_cap) {
-		void *p = vmheap_array_grow(g->classes, &g->classes_cap,
-					    sizeof(*g->classes), 64);
-		if (!p)
-			return UINT32_MAX;
-		g->classes = p;
-	}
-	c = (uint32_t)g->nclasses++;
-	g->classes[c] = (struct graph_class){.id = id};
-	class_hash_put(g->class_hash, g->class_hash_cap, id, c);
-	return c;
-}
-
-const char *vmheap_graph_class_name(const vmheap_graph *g, uint64_t class_id,
-				    size_t *len)
-{
-	uint32_t c = graph_class_lookup(g, class_id);
-
-	if (c == UINT32_MAX || !g->classes[c].has_name) {
-		if (len)
-			*len = 0;
-		return NULL;
-	}
-	if (len)
-		*len = g->classes[c].name_len;
-	return g->names + g->classes[c].name_off;
-}
-
 /* ------------------------------------------------------------ references */
 
 uint64_t vmheap_graph_reference_count(const vmheap_graph *g)
@@ -213,48 +129,6 @@ uint32_t vmheap_graph_references(const vmheap_graph *g, uint32_t i,
 {
 	*targets = g->fwd + g->fwd_off[i];
 	return g->fwd_off[i + 1] - g->fwd_off[i];
-}
-
-int vmheap_graph_index_referrers(vmheap_graph *g)
-{
-	uint32_t n = g->n, m = g->fwd_off[n];
-	uint32_t *off, *rev;
-
-	if (g->rev_off)
-		return 0;
-	off = calloc((size_t)n + 1, sizeof(*off));
-	rev = malloc((m ? m : 1) * sizeof(*rev));
-	if (!off || !rev) {
-		free(off);
-		free(rev);
-		return graph_fail(g, VMHEAP_ENOMEM,
-				  "out of memory for the reverse references");
-	}
-	for (uint32_t k = 0; k < m; k++)
-		off[g->fwd[k] + 1]++;
-	for (uint32_t i = 0; i < n; i++)
-		off[i + 1] += off[i];
-	/* fill with off[t] as cursor (sources in increasing order), then
-	 * shift back */
-	for (uint32_t s = 0; s < n; s++)
-		for (uint32_t k = g->fwd_off[s]; k < g->fwd_off[s + 1]; k++)
-			rev[off[g->fwd[k]]++] = s;
-	memmove(off + 1, off, (size_t)n * sizeof(*off));
-	off[0] = 0;
-	g->rev_off = off;
-	g->rev = rev;
-	return 0;
-}
-
-uint32_t vmheap_graph_referrers(const vmheap_graph *g, uint32_t i,
-				const uint32_t **sources)
-{
-	if (!g->rev_off) {
-		*sources = NULL;
-		return 0;
-	}
-	*sources = g->rev + g->rev_off[i];
-	return g->rev_off[i + 1] - g->rev_off[i];
 }
 
 /* ------------------------------------------------------------ roots */

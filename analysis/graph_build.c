@@ -39,8 +39,7 @@ struct build {
 	uint32_t last_class;
 };
 
-static int names_add(vmheap_graph *g, const char *text, size_t len,
-		     size_t *off)
+static int names_add(vmheap_graph *g, const char *text, size_t len, size_t *off)
 {
 	while (g->names_len + len + 1 > g->names_cap) {
 		char *p = vmheap_array_grow(g->names, &g->names_cap, 1, 4096);
@@ -84,8 +83,7 @@ static int add_string(struct build *b, const struct vmheap_record *rec)
 			return VMHEAP_ENOMEM;
 		b->strings = p;
 	}
-	if (names_add(b->g, rec->u.string.text, rec->u.string.len, &s.off) <
-	    0)
+	if (names_add(b->g, rec->u.string.text, rec->u.string.len, &s.off) < 0)
 		return VMHEAP_ENOMEM;
 	b->strings[b->nstrings++] = s;
 	return 0;
@@ -400,8 +398,7 @@ static int read_records(struct build *b, vmheap_reader *r)
 	return 0;
 }
 
-int graph_build(vmheap_graph **out, vmheap_reader *r, char *err,
-		size_t err_len)
+int graph_build(vmheap_graph **out, vmheap_reader *r, char *err, size_t err_len)
 {
 	struct build b = {.ids_sorted = 1};
 	int rc;
@@ -430,8 +427,8 @@ int graph_build(vmheap_graph **out, vmheap_reader *r, char *err,
 	return 0;
 fail:
 	if (err && err_len) {
-		const char *msg = b.g && b.g->error[0] ? b.g->error
-						       : vmheap_strerror(rc);
+		const char *msg =
+		    b.g && b.g->error[0] ? b.g->error : vmheap_strerror(rc);
 		snprintf(err, err_len, "%s", msg);
 	}
 	free(b.raw);

@@ -18,13 +18,13 @@ struct merge {
 	vmheap_graph *g;
 	struct vmheap_graph_path_group *groups;
 	size_t ngroups, groups_cap;
-	size_t *shape_off;    /* [groups_cap] offset of each shape in pool */
-	uint64_t *hashes;     /* [groups_cap] */
-	uint32_t *table;      /* group index + 1, open addressing */
-	size_t table_cap;     /* power of two */
+	size_t *shape_off; /* [groups_cap] offset of each shape in pool */
+	uint64_t *hashes;  /* [groups_cap] */
+	uint32_t *table;   /* group index + 1, open addressing */
+	size_t table_cap;  /* power of two */
 	uint64_t *pool;
 	size_t pool_len, pool_cap;
-	uint64_t *shape;      /* the instance being merged */
+	uint64_t *shape; /* the instance being merged */
 	size_t shape_len, shape_cap;
 };
 
@@ -98,8 +98,8 @@ static int merge_instance(struct merge *m, uint32_t i, size_t root)
 	}
 	if (m->ngroups == m->groups_cap) {
 		size_t cap = m->groups_cap;
-		void *p = vmheap_array_grow(m->groups, &cap,
-					    sizeof(*m->groups), 16);
+		void *p =
+		    vmheap_array_grow(m->groups, &cap, sizeof(*m->groups), 16);
 		if (!p)
 			return VMHEAP_ENOMEM;
 		m->groups = p;
@@ -167,8 +167,8 @@ static int merge_class(struct merge *m, struct class_paths_owned *res,
 		}
 		m->shape_len = 0;
 		for (;; v = g->path_parent[v]) {
-			if ((rc = shape_push(m, vmheap_graph_object_class(
-						    g, v))) < 0)
+			if ((rc = shape_push(
+				 m, vmheap_graph_object_class(g, v))) < 0)
 				return rc;
 			if (g->path_parent[v] == VMHEAP_GRAPH_ROOT)
 				break;

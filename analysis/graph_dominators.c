@@ -30,11 +30,11 @@
 
 struct dom {
 	vmheap_graph *g;
-	uint32_t r;	  /* reachable vertices, the virtual root included */
-	uint32_t *pre;	  /* [n] object -> preorder number, NONE */
-	uint32_t *vertex; /* [r] preorder -> object (vertex[0] unused) */
-	uint32_t *parent; /* [r] DFS parent, becomes the idom */
-	uint32_t *best;	  /* [r] least semidominator, see forest_eval */
+	uint32_t r;	    /* reachable vertices, the virtual root included */
+	uint32_t *pre;	    /* [n] object -> preorder number, NONE */
+	uint32_t *vertex;   /* [r] preorder -> object (vertex[0] unused) */
+	uint32_t *parent;   /* [r] DFS parent, becomes the idom */
+	uint32_t *best;	    /* [r] least semidominator, see forest_eval */
 	uint32_t *ancestor; /* [r] compressed forest links */
 	uint32_t *pred_off; /* [r + 1] */
 	uint32_t *pred;
@@ -87,7 +87,8 @@ static int number_vertices(struct dom *d)
 			/* the next vertex's targets are looked up soon: start
 			 * loading their preorder numbers (a cache miss each) */
 			for (uint32_t k = g->fwd_off[w];
-			     k < g->fwd_off[w + 1] && k < g->fwd_off[w] + 4; k++)
+			     k < g->fwd_off[w + 1] && k < g->fwd_off[w] + 4;
+			     k++)
 				__builtin_prefetch(&d->pre[g->fwd[k]]);
 		}
 	}
@@ -278,8 +279,7 @@ int vmheap_graph_dominators(vmheap_graph *g)
 
 	if (g->idom)
 		return 0;
-	if ((rc = number_vertices(&d)) < 0 ||
-	    (rc = index_predecessors(&d)) < 0)
+	if ((rc = number_vertices(&d)) < 0 || (rc = index_predecessors(&d)) < 0)
 		goto fail;
 	free(d.pre);
 	d.pre = NULL;

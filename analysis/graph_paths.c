@@ -26,8 +26,8 @@ static int index_roots(vmheap_graph *g)
 		return graph_fail(g, VMHEAP_ELIMIT, "more than %u roots",
 				  (unsigned)UINT32_MAX);
 	keys = malloc((g->nroots ? g->nroots : 1) * sizeof(*keys));
-	g->root_by_obj = malloc((g->nroots ? g->nroots : 1) *
-				sizeof(*g->root_by_obj));
+	g->root_by_obj =
+	    malloc((g->nroots ? g->nroots : 1) * sizeof(*g->root_by_obj));
 	if (!keys || !g->root_by_obj) {
 		free(keys);
 		free(g->root_by_obj);

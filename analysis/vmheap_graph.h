@@ -147,9 +147,8 @@ VMHEAP_EXPORT uint32_t vmheap_graph_find(const vmheap_graph *g, uint64_t id);
  * *len bytes), or NULL when the dump has no class record of that id.  With
  * several records of one id, the first one's name.
  */
-VMHEAP_EXPORT const char *vmheap_graph_class_name(const vmheap_graph *g,
-						  uint64_t class_id,
-						  size_t *len);
+VMHEAP_EXPORT const char *
+vmheap_graph_class_name(const vmheap_graph *g, uint64_t class_id, size_t *len);
 
 /* ------------------------------------------------------------ references */
 
@@ -181,8 +180,7 @@ VMHEAP_EXPORT int vmheap_graph_index_referrers(vmheap_graph *g);
  * *sources and returns their count.  Before vmheap_graph_index_referrers()
  * succeeded, returns 0 with *sources NULL.
  */
-VMHEAP_EXPORT uint32_t vmheap_graph_referrers(const vmheap_graph *g,
-					      uint32_t i,
+VMHEAP_EXPORT uint32_t vmheap_graph_referrers(const vmheap_graph *g, uint32_t i,
 					      const uint32_t **sources);
 
 /* ------------------------------------------------------------ roots */
@@ -262,10 +260,11 @@ VMHEAP_EXPORT uint32_t vmheap_graph_path_parent(const vmheap_graph *g,
 /*
  * After vmheap_graph_shortest_paths(): the path of object `i`, root object
  * first and `i` last.  Writes the first min(cap, length) indices of it to
- * `path` (NULL with cap 0 just counts) and returns the path's length in objects (1 for a root
- * object), or VMHEAP_ESTATE before the paths were computed, or 0 when no
- * root reaches `i`.  *root, if not NULL, is set to the index of the root
- * record the path starts from (the first record of the path's root object).
+ * `path` (NULL with cap 0 just counts) and returns the path's length in objects
+ * (1 for a root object), or VMHEAP_ESTATE before the paths were computed, or 0
+ * when no root reaches `i`.  *root, if not NULL, is set to the index of the
+ * root record the path starts from (the first record of the path's root
+ * object).
  */
 VMHEAP_EXPORT int64_t vmheap_graph_path(const vmheap_graph *g, uint32_t i,
 					uint32_t *path, size_t cap,

@@ -127,13 +127,11 @@ static void write_heap(const struct heap *h, const char *path)
 		    vmheap_writer_add_class(w, c, name, (size_t)len, 0, 0), 0);
 	}
 	for (uint32_t i = 0; i < h->n; i++)
-		ck_assert_int_eq(
-		    vmheap_writer_add_object(w, h->ids[i], h->cls[i],
-					     h->bytes[i], 0,
-					     h->refs ? h->refs + h->ref_off[i]
-						     : NULL,
-					     h->ref_off[i + 1] - h->ref_off[i]),
-		    0);
+		ck_assert_int_eq(vmheap_writer_add_object(
+				     w, h->ids[i], h->cls[i], h->bytes[i], 0,
+				     h->refs ? h->refs + h->ref_off[i] : NULL,
+				     h->ref_off[i + 1] - h->ref_off[i]),
+				 0);
 	for (size_t k = 0; k < h->nroots; k++)
 		ck_assert_int_eq(
 		    vmheap_writer_add_root(w, h->root_kind[k], h->root_obj[k]),
@@ -216,7 +214,7 @@ static void random_heap(struct heap *h, uint64_t seed)
 	h->nroots = (size_t)below(6);
 	for (size_t k = 0; k < h->nroots; k++) {
 		uint64_t r = below(12);
-		h->root_kind[k] = r == 0 ? KIND_NOSTRING
+		h->root_kind[k] = r == 0  ? KIND_NOSTRING
 				  : r < 6 ? KIND_VM
 					  : KIND_STACK;
 		h->root_obj[k] = below(8) == 0 ? 0x999 : h->ids[below(n)];
@@ -414,12 +412,12 @@ static void check_against_brute_force(const struct heap *h, vmheap_graph *g,
 				    ndom[d] + 1 == ndom[v])
 					want_idom = d;
 		}
-		ck_assert_msg(vmheap_graph_retained_bytes(g, v) == retained,
-			      "seed %llu: object %u retains %llu, want %llu",
-			      (unsigned long long)seed, v,
-			      (unsigned long long)vmheap_graph_retained_bytes(
-				  g, v),
-			      (unsigned long long)retained);
+		ck_assert_msg(
+		    vmheap_graph_retained_bytes(g, v) == retained,
+		    "seed %llu: object %u retains %llu, want %llu",
+		    (unsigned long long)seed, v,
+		    (unsigned long long)vmheap_graph_retained_bytes(g, v),
+		    (unsigned long long)retained);
 		ck_assert_msg(vmheap_graph_idom(g, v) == want_idom,
 			      "seed %llu: idom of %u is %u, want %u",
 			      (unsigned long long)seed, v,
@@ -504,13 +502,13 @@ static void check_class_paths(const struct heap *h, vmheap_graph *g)
 				size_t root = 0;
 				int64_t len =
 				    vmheap_graph_path(g, i, path, 64, &root);
-				int same = h->cls[i] == c && len > 0 &&
-					   (size_t)len == grp->length &&
-					   h->root_kind[root] ==
-					       grp->kind_string_id;
+				int same =
+				    h->cls[i] == c && len > 0 &&
+				    (size_t)len == grp->length &&
+				    h->root_kind[root] == grp->kind_string_id;
 				for (int64_t j = 0; same && j < len; j++)
-					same = h->cls[path[j]] ==
-					       grp->classes[j];
+					same =
+					    h->cls[path[j]] == grp->classes[j];
 				if (same) {
 					count++;
 					bytes += h->bytes[i];
@@ -586,8 +584,13 @@ START_TEST(one_object_dump_with_and_without_its_root)
 	uint64_t id = 0x7f0000001000ULL, cls = 2, bytes = 48, count, ub;
 	uint32_t off[2] = {0, 0}, path[2];
 	uint64_t kind = KIND_VM;
-	struct heap h = {.n = 1, .ids = &id, .cls = &cls, .bytes = &bytes,
-			 .ref_off = off, .nroots = 1, .root_kind = &kind,
+	struct heap h = {.n = 1,
+			 .ids = &id,
+			 .cls = &cls,
+			 .bytes = &bytes,
+			 .ref_off = off,
+			 .nroots = 1,
+			 .root_kind = &kind,
 			 .root_obj = &id};
 	const char *file = dump_path("one");
 	size_t root = 9, len;
@@ -660,9 +663,8 @@ static void check_long_chain(int back)
 		size_t nrefs = k + 1 < n ? 1 + (size_t)back : (size_t)back;
 		if (k + 1 == n)
 			refs[0] = head;
-		ck_assert_int_eq(vmheap_writer_add_object(w, id, 1, 16, 0,
-							  refs, nrefs),
-				 0);
+		ck_assert_int_eq(
+		    vmheap_writer_add_object(w, id, 1, 16, 0, refs, nrefs), 0);
 	}
 	ck_assert_int_eq(vmheap_writer_add_root(w, 1, head), 0);
 	ck_assert_int_eq(vmheap_writer_finish(w), 0);
@@ -765,9 +767,16 @@ START_TEST(duplicate_object_ids_resolve_to_the_first_record)
 	uint64_t bytes[3] = {10, 20, 30}, refs[1] = {0x2000};
 	uint32_t off[4] = {0, 0, 1, 1};
 	uint64_t kind = KIND_VM, root = 0x1000;
-	struct heap h = {.n = 3, .ids = ids, .cls = cls, .bytes = bytes,
-			 .ref_off = off, .refs = refs, .nrefs = 1,
-			 .nroots = 1, .root_kind = &kind, .root_obj = &root};
+	struct heap h = {.n = 3,
+			 .ids = ids,
+			 .cls = cls,
+			 .bytes = bytes,
+			 .ref_off = off,
+			 .refs = refs,
+			 .nrefs = 1,
+			 .nroots = 1,
+			 .root_kind = &kind,
+			 .root_obj = &root};
 	const char *path = dump_path("dup");
 	vmheap_graph *g;
 	const uint32_t *t;
@@ -793,13 +802,13 @@ END_TEST
  * range) are all found, and ids between them are not. */
 START_TEST(ids_at_both_ends_of_the_range_are_found)
 {
-	uint64_t ids[6] = {UINT64_MAX, 0, 1, UINT64_MAX - 1, 1ULL << 63,
-			   0x7f0000000000ULL};
+	uint64_t ids[6] = {UINT64_MAX,	   0,	       1,
+			   UINT64_MAX - 1, 1ULL << 63, 0x7f0000000000ULL};
 	uint64_t cls[6] = {1, 1, 1, 1, 1, 1}, bytes[6] = {1, 2, 3, 4, 5, 6};
 	uint32_t off[7] = {0};
 	const char *path = dump_path("range");
-	struct heap h = {.n = 6, .ids = ids, .cls = cls, .bytes = bytes,
-			 .ref_off = off};
+	struct heap h = {
+	    .n = 6, .ids = ids, .cls = cls, .bytes = bytes, .ref_off = off};
 	vmheap_graph *g;
 
 	write_heap(&h, path);
@@ -828,7 +837,7 @@ struct hand_dump {
 
 static void hand_start(struct hand_dump *d)
 {
-	static const unsigned char magic[8] = {0x89, 'V', 'M', 'H',
+	static const unsigned char magic[8] = {0x89, 'V',  'M',	 'H',
 					       0x0D, 0x0A, 0x1A, 0x0A};
 	msgpack_sbuffer_init(&d->file);
 	msgpack_sbuffer_init(&d->payload);
@@ -844,8 +853,7 @@ static void put_be(unsigned char *p, uint64_t v, int bytes)
 }
 
 /* Append the payload packed so far as section `tag`, and start afresh. */
-static void hand_section(struct hand_dump *d, const char *tag,
-			 uint32_t count)
+static void hand_section(struct hand_dump *d, const char *tag, uint32_t count)
 {
 	unsigned char hdr[16];
 	uint32_t crc;
@@ -952,8 +960,8 @@ START_TEST(more_references_away_from_their_object_still_belong_to_it)
 {
 	struct hand_dump d;
 	const char *path = dump_path("more");
-	const int64_t a_refs[1] = {0x100}; /* A (0x100) -> B (0x200) */
-	const int64_t b_refs[1] = {-0x100}; /* B -> A */
+	const int64_t a_refs[1] = {0x100};	  /* A (0x100) -> B (0x200) */
+	const int64_t b_refs[1] = {-0x100};	  /* B -> A */
 	const int64_t more_a[2] = {0x100, 0x100}; /* A -> B, A -> B */
 	const int64_t orphan[1] = {-0x300};	  /* 0x900 -> 0x600 */
 	vmheap_graph *g;
@@ -961,10 +969,10 @@ START_TEST(more_references_away_from_their_object_still_belong_to_it)
 
 	hand_start(&d);
 	hand_head(&d);
-	hand_refs_record(&d, 0, 0x100, 10, a_refs, 1);	 /* A */
-	hand_refs_record(&d, 0, 0x100, 20, b_refs, 1);	 /* B */
-	hand_refs_record(&d, 1, -0x100, 0, more_a, 2);	 /* more of A */
-	hand_refs_record(&d, 1, 0x800, 0, orphan, 1);	 /* more of 0x900 */
+	hand_refs_record(&d, 0, 0x100, 10, a_refs, 1); /* A */
+	hand_refs_record(&d, 0, 0x100, 20, b_refs, 1); /* B */
+	hand_refs_record(&d, 1, -0x100, 0, more_a, 2); /* more of A */
+	hand_refs_record(&d, 1, 0x800, 0, orphan, 1);  /* more of 0x900 */
 	msgpack_pack_array(&d.pk, 3); /* root record: kind 1, object B */
 	msgpack_pack_uint64(&d.pk, 4);
 	msgpack_pack_uint64(&d.pk, 1);
