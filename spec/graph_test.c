@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <msgpack.h>
@@ -1043,6 +1044,69 @@ START_TEST(truncated_dump_fails_with_the_readers_message)
 }
 END_TEST
 
+#ifndef __SANITIZE_ADDRESS__ /* ASan reserves terabytes: no RLIMIT_AS */
+/* Out of address space, each computation fails with VMHEAP_ENOMEM and a
+ * message, leaves the graph as it was, and succeeds once memory is back. */
+START_TEST(out_of_memory_fails_cleanly_and_the_graph_stays_usable)
+{
+	const uint32_t n = 300000;
+	struct heap h = {0};
+	const char *path = dump_path("oom");
+	uint64_t kind = KIND_VM, pages, count;
+	struct rlimit old, low;
+	vmheap_graph *g;
+	FILE *statm;
+
+	h.n = n;
+	h.ids = calloc(n, sizeof(*h.ids));
+	h.cls = calloc(n, sizeof(*h.cls));
+	h.bytes = calloc(n, sizeof(*h.bytes));
+	h.ref_off = calloc(n + 1, sizeof(*h.ref_off));
+	h.refs = calloc(n, sizeof(*h.refs));
+	for (uint32_t i = 0; i < n; i++) {
+		h.ids[i] = 0x8000 + 16 * (uint64_t)i;
+		h.cls[i] = 1;
+		h.bytes[i] = 16;
+		h.refs[h.nrefs++] = 0x8000 + 16 * (uint64_t)((i + 1) % n);
+		h.ref_off[i + 1] = (uint32_t)h.nrefs;
+	}
+	h.nroots = 1;
+	h.root_kind = &kind;
+	h.root_obj = h.ids;
+	write_heap(&h, path);
+	g = open_graph(path);
+
+	statm = fopen("/proc/self/statm", "r");
+	ck_assert_ptr_nonnull(statm);
+	ck_assert_int_eq(fscanf(statm, "%llu", (unsigned long long *)&pages),
+			 1);
+	fclose(statm);
+	ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+	low = old;
+	low.rlim_cur = pages * (uint64_t)sysconf(_SC_PAGESIZE) + (1u << 20);
+	ck_assert_int_eq(setrlimit(RLIMIT_AS, &low), 0);
+	ck_assert_int_eq(vmheap_graph_dominators(g), VMHEAP_ENOMEM);
+	ck_assert_msg(strstr(vmheap_graph_error(g), "out of memory"),
+		      "message: %s", vmheap_graph_error(g));
+	ck_assert_uint_eq(vmheap_graph_idom(g, 1), VMHEAP_GRAPH_NONE);
+	ck_assert_int_eq(vmheap_graph_unreachable(g, &count, NULL),
+			 VMHEAP_ESTATE);
+	ck_assert_int_eq(vmheap_graph_shortest_paths(g), VMHEAP_ENOMEM);
+	ck_assert_int_eq(vmheap_graph_path(g, 1, NULL, 0, NULL), VMHEAP_ESTATE);
+	ck_assert_int_eq(setrlimit(RLIMIT_AS, &old), 0);
+	ck_assert_int_eq(vmheap_graph_dominators(g), 0);
+	ck_assert_uint_eq(vmheap_graph_idom(g, 1), 0);
+	ck_assert_uint_eq(vmheap_graph_retained_bytes(g, 0), 16ULL * n);
+	ck_assert_int_eq(vmheap_graph_shortest_paths(g), 0);
+	ck_assert_int_eq(vmheap_graph_path(g, n - 1, NULL, 0, NULL), n);
+	vmheap_graph_free(g);
+	h.root_kind = NULL;
+	h.root_obj = NULL;
+	heap_free(&h);
+}
+END_TEST
+#endif
+
 START_TEST(graph_from_an_open_reader)
 {
 	struct heap h;
@@ -1090,6 +1154,10 @@ static Suite *graph_suite(void)
 	tcase_add_test(errors, missing_file_fails_naming_the_path);
 	tcase_add_test(errors, truncated_dump_fails_with_the_readers_message);
 	tcase_add_test(errors, graph_from_an_open_reader);
+#ifndef __SANITIZE_ADDRESS__
+	tcase_add_test(errors,
+		       out_of_memory_fails_cleanly_and_the_graph_stays_usable);
+#endif
 	suite_add_tcase(s, errors);
 	return s;
 }
