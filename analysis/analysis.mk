@@ -15,7 +15,8 @@ LIBVMHEAP_ANALYSIS_SONAME  := libvmheap-analysis.so.$(ABI_MAJOR)
 LIBS_OUT += $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_ANALYSIS_SO_REAL) \
             $(LIBDIR)/$(LIBVMHEAP_ANALYSIS_SONAME) $(LIBVMHEAP_ANALYSIS_SO)
 SHARED_LIBS += $(LIBVMHEAP_ANALYSIS_SO)
-PUBLIC_HEADERS += analysis/vmheap_analysis.h analysis/vmheap_graph.h
+PUBLIC_HEADERS += analysis/vmheap_analysis.h analysis/vmheap_graph.h \
+                  analysis/vmheap_graph_query.h
 
 $(LIBVMHEAP_ANALYSIS_A): $(ANALYSIS_OBJS)
 	@mkdir -p $(dir $@)
