@@ -100,25 +100,8 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv, &o);
 	rc = path_find(&o, &res, err, sizeof(err));
-	if (rc == 0) {
+	if (rc == 0)
 		path_render(&o, &res, &out);
-		if (out.failed) {
-			snprintf(err, sizeof(err),
-				 "out of memory for the report");
-			rc = VMHEAP_ENOMEM;
-		}
-	}
 	path_result_release(&res);
-	if (rc != 0) {
-		fprintf(stderr, "vmheap-path: %s\n", err);
-		vmheap_strbuf_release(&out);
-		return rc > 0 ? 1 : 2;
-	}
-	rc = vmheap_strbuf_write(&out, 1);
-	vmheap_strbuf_release(&out);
-	if (rc < 0) {
-		perror("vmheap-path: writing the output");
-		return 2;
-	}
-	return 0;
+	return vmheap_tool_finish("vmheap-path", rc, err, &out);
 }

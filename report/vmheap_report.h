@@ -331,4 +331,13 @@ unsigned char *vmheap_graph_label_mask(const vmheap_graph *g,
 int vmheap_graph_instances_of(const vmheap_graph *g, const char *label,
 			      uint32_t **objects, size_t *n);
 
+/*
+ * The end of a graph tool's main(): with rc 0, write `out` to stdout;
+ * else print "TOOL: ERR" on stderr.  Releases `out`.  Returns the exit
+ * status: 0, 1 when rc > 0 (the target is not in the dump), 2 for a
+ * negative rc (a damaged dump, memory) or a failed write.
+ */
+int vmheap_tool_finish(const char *tool, int rc, const char *err,
+		       struct vmheap_strbuf *out);
+
 #endif /* VMHEAP_REPORT_H */
