@@ -27,44 +27,25 @@ struct rtable {
 	uint64_t unreachable, unreachable_bytes;
 };
 
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(((const struct rrow *)a)->name,
-		      ((const struct rrow *)b)->name);
-}
-
 /* One row per class name; group[k] is the row of class k. */
 static int group_classes(struct rtable *t, uint32_t *group)
 {
-	size_t n = vmheap_graph_class_count(t->g);
-	/* name and class position (in count) of each class */
-	struct rrow *tmp = calloc(n ? n : 1, sizeof(*tmp));
+	char **names;
+	size_t n;
 
-	t->rows = calloc(n ? n : 1, sizeof(*t->rows));
-	if (!tmp || !t->rows) {
-		free(tmp);
+	if (vmheap_graph_label_groups(t->g, group, &names, &n) < 0)
 		return VMHEAP_ENOMEM;
-	}
-	for (size_t k = 0; k < n; k++) {
-		tmp[k].count = k;
-		tmp[k].name =
-		    vmheap_graph_class_label(t->g, vmheap_graph_class_id(t->g, k));
-		if (!tmp[k].name) {
-			while (k--)
-				free(tmp[k].name);
-			free(tmp);
-			return VMHEAP_ENOMEM;
-		}
-	}
-	qsort(tmp, n, sizeof(*tmp), by_name);
-	for (size_t j = 0; j < n; j++) {
-		if (t->nrows && !strcmp(t->rows[t->nrows - 1].name, tmp[j].name))
-			free(tmp[j].name);
+	t->rows = calloc(n ? n : 1, sizeof(*t->rows));
+	for (size_t x = 0; x < n; x++) {
+		if (t->rows)
+			t->rows[x].name = names[x];
 		else
-			t->rows[t->nrows++].name = tmp[j].name;
-		group[tmp[j].count] = (uint32_t)(t->nrows - 1);
+			free(names[x]);
 	}
-	free(tmp);
+	free(names);
+	if (!t->rows)
+		return VMHEAP_ENOMEM;
+	t->nrows = n;
 	return 0;
 }
 

@@ -84,3 +84,58 @@ int vmheap_graph_instances_of(const vmheap_graph *g, const char *label,
 	free(mask);
 	return 0;
 }
+
+/* Sort entries: a label and the class position it came from. */
+struct labelled {
+	char *label;
+	size_t k;
+};
+
+static int by_label(const void *a, const void *b)
+{
+	const struct labelled *x = a, *y = b;
+	int c = strcmp(x->label, y->label);
+
+	return c ? c : (x->k > y->k) - (x->k < y->k);
+}
+
+int vmheap_graph_label_groups(const vmheap_graph *g, uint32_t *group,
+			      char ***names, size_t *ngroups)
+{
+	size_t n = vmheap_graph_class_count(g), m = 0;
+	struct labelled *tmp = calloc(n ? n : 1, sizeof(*tmp));
+	char **out = calloc(n ? n : 1, sizeof(*out));
+
+	*names = NULL;
+	*ngroups = 0;
+	if (!tmp || !out)
+		goto fail;
+	for (size_t k = 0; k < n; k++) {
+		tmp[k].k = k;
+		tmp[k].label = vmheap_graph_class_label(
+		    g, vmheap_graph_class_id(g, k));
+		if (!tmp[k].label)
+			goto fail;
+	}
+	qsort(tmp, n, sizeof(*tmp), by_label);
+	for (size_t j = 0; j < n; j++) {
+		if (m && !strcmp(out[m - 1], tmp[j].label))
+			free(tmp[j].label);
+		else
+			out[m++] = tmp[j].label;
+		tmp[j].label = NULL;
+		group[tmp[j].k] = (uint32_t)(m - 1);
+	}
+	free(tmp);
+	*names = out;
+	*ngroups = m;
+	return 0;
+fail:
+	for (size_t k = 0; tmp && k < n; k++)
+		free(tmp[k].label);
+	for (size_t k = 0; k < m; k++)
+		free(out[k]);
+	free(tmp);
+	free(out);
+	return VMHEAP_ENOMEM;
+}

@@ -332,6 +332,16 @@ int vmheap_graph_instances_of(const vmheap_graph *g, const char *label,
 			      uint32_t **objects, size_t *n);
 
 /*
+ * Group the class table of `g` by label (class ids that share a name are
+ * one class for the tools): group[k] (vmheap_graph_class_count() entries,
+ * the caller's) is set to the group of class k; *names to the groups'
+ * labels in bytewise order (malloc'd, each malloc'd: free them and the
+ * array), *ngroups to their number.  Returns 0 or VMHEAP_ENOMEM.
+ */
+int vmheap_graph_label_groups(const vmheap_graph *g, uint32_t *group,
+			      char ***names, size_t *ngroups);
+
+/*
  * The end of a graph tool's main(): with rc 0, write `out` to stdout;
  * else print "TOOL: ERR" on stderr.  Releases `out`.  Returns the exit
  * status: 0, 1 when rc > 0 (the target is not in the dump), 2 for a
