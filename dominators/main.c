@@ -19,7 +19,7 @@ static const char usage_line[] =
     "usage: vmheap-dominators [--top N] [--class CLASS] "
     "[--format text|json|csv] DUMP";
 
-static void usage_error(const char *fmt, const char *arg)
+static _Noreturn void usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "vmheap-dominators: ");
 	fprintf(stderr, fmt, arg);
@@ -27,7 +27,7 @@ static void usage_error(const char *fmt, const char *arg)
 	exit(2);
 }
 
-static void help(void)
+static _Noreturn void help(void)
 {
 	printf("%s\n\n"
 	       "Print the objects of a vmheap dump that retain the most "
@@ -57,30 +57,19 @@ static void parse_args(int argc, char **argv, struct dominators_options *o)
 	};
 	struct vmheap_report_options init = VMHEAP_REPORT_OPTIONS_INIT;
 	char msg[200];
-	int ch, i;
+	int ch;
 
 	memset(o, 0, sizeof(*o));
 	o->report = init;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "h", longopts, &i)) != -1) {
-		switch (ch) {
-		case 'R':
-			if (vmheap_report_option(&o->report, longopts[i].name,
-						 optarg, msg, sizeof(msg)) < 0)
-				usage_error("%s", msg);
-			break;
-		case 'c':
-			if (!*optarg)
-				usage_error("%s", "--class needs a class name");
-			o->cls = optarg;
-			break;
-		case 'h':
+	while ((ch = vmheap_report_getopt(argc, argv, longopts, &o->report, msg,
+					  sizeof(msg))) != -1) {
+		if (ch == 'h')
 			help();
-			break;
-		default:
-			usage_error("unknown or incomplete option '%s'",
-				    argv[optind - 1]);
-		}
+		if (ch != 'c')
+			usage_error("%s", msg);
+		if (!*optarg)
+			usage_error("%s", "--class needs a class name");
+		o->cls = optarg;
 	}
 	if (argc - optind != 1)
 		usage_error("%s", argc - optind < 1

@@ -16,7 +16,7 @@
 static const char usage_line[] =
     "usage: vmheap-path [--top N] [--format text|json] DUMP CLASS|0xADDRESS";
 
-static void usage_error(const char *fmt, const char *arg)
+static _Noreturn void usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "vmheap-path: ");
 	fprintf(stderr, fmt, arg);
@@ -24,7 +24,7 @@ static void usage_error(const char *fmt, const char *arg)
 	exit(2);
 }
 
-static void help(void)
+static _Noreturn void help(void)
 {
 	printf("%s\n\n"
 	       "Print the shortest path from a GC root to the object at "
@@ -54,29 +54,18 @@ static void parse_args(int argc, char **argv, struct path_options *o)
 	};
 	struct vmheap_report_options init = VMHEAP_REPORT_OPTIONS_INIT;
 	char msg[200];
-	int ch, i;
+	int ch;
 
 	memset(o, 0, sizeof(*o));
 	o->report = init;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "h", longopts, &i)) != -1) {
-		switch (ch) {
-		case 'R':
-			if (vmheap_report_option(&o->report, longopts[i].name,
-						 optarg, msg, sizeof(msg)) < 0)
-				usage_error("%s", msg);
-			if (o->report.format == VMHEAP_OUTPUT_CSV)
-				usage_error("%s", "unknown format 'csv' (use "
-						  "text or json)");
-			break;
-		case 'h':
+	while ((ch = vmheap_report_getopt(argc, argv, longopts, &o->report, msg,
+					  sizeof(msg))) != -1) {
+		if (ch == 'h')
 			help();
-			break;
-		default:
-			usage_error("unknown or incomplete option '%s'",
-				    argv[optind - 1]);
-		}
+		usage_error("%s", msg);
 	}
+	if (o->report.format == VMHEAP_OUTPUT_CSV)
+		usage_error("%s", "unknown format 'csv' (use text or json)");
 	if (argc - optind != 2)
 		usage_error("%s", argc - optind < 2
 				      ? "a dump and a target needed: DUMP "

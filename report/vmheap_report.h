@@ -331,6 +331,20 @@ unsigned char *vmheap_graph_label_mask(const vmheap_graph *g,
 int vmheap_graph_instances_of(const vmheap_graph *g, const char *label,
 			      uint32_t **objects, size_t *n);
 
+struct option;
+
+/*
+ * The option loop of a graph tool: getopt_long() over argv with `longopts`
+ * (short option -h only).  Options whose val is 'R' are the shared ones
+ * and are applied to *o (vmheap_report_option).  Returns the val of the
+ * next other option (optarg set), -1 at the end (optind at the first
+ * operand), or '?' with a message for the user in msg: an unknown or
+ * incomplete option, or a bad value of a shared one.
+ */
+int vmheap_report_getopt(int argc, char **argv, const struct option *longopts,
+			 struct vmheap_report_options *o, char *msg,
+			 size_t msgsz);
+
 /*
  * Group the class table of `g` by label (class ids that share a name are
  * one class for the tools): group[k] (vmheap_graph_class_count() entries,
