@@ -52,5 +52,5 @@ grep 'unreachable from the roots' "$dir/out.dominators"
 cls=$("$bin/vmheap-histo" --format csv --top 1 "$random" | sed -n 2p)
 echo "largest class: $cls (count,class,bytes)"
 run path-largest "$bin/vmheap-path" "$random" "$(echo "$cls" | cut -d, -f2)"
-head -3 "$dir/out.path-largest" | tail -1
+sed -n 2p "$dir/out.path-largest"
 run histo-retained "$bin/vmheap-histo" --retained --top 5 "$random"
