@@ -23,7 +23,6 @@ struct node {
 	uint32_t depth;	 /* classes in the shape */
 	uint32_t example;
 	uint64_t count, bytes;
-	size_t root;
 };
 
 struct trie {
@@ -138,13 +137,8 @@ static uint32_t shape_of(struct trie *t, uint32_t v)
 			vmheap_graph_path(g, u, NULL, 0, &root);
 			node = intern(t, NO_NODE, g->class_of[u],
 				      g->roots[root].kind_string_id);
-			if (node != NO_NODE)
-				t->nodes[node].root = root;
 		} else {
-			size_t root = t->nodes[node].root;
 			node = intern(t, node, g->class_of[u], 0);
-			if (node != NO_NODE)
-				t->nodes[node].root = root;
 		}
 		if (node == NO_NODE)
 			return NO_NODE;
@@ -188,6 +182,7 @@ static int collect(struct trie *t, struct object_paths_owned *res)
 		const struct node *x = &t->nodes[k];
 		uint64_t *shape = res->pool + at;
 		uint32_t top = (uint32_t)k;
+		size_t root = 0;
 
 		if (!x->count)
 			continue;
@@ -196,11 +191,14 @@ static int collect(struct trie *t, struct object_paths_owned *res)
 			shape[d] = t->g->classes[t->nodes[y].cls].id;
 			top = y;
 		}
+		/* the example's own root record (another root object of the
+		 * same class and kind may have made the top node) */
+		vmheap_graph_path(t->g, x->example, NULL, 0, &root);
 		groups[ngroups++] = (struct vmheap_graph_path_group){
 		    .count = x->count,
 		    .bytes = x->bytes,
 		    .example = x->example,
-		    .root = x->root,
+		    .root = root,
 		    .kind_string_id = t->nodes[top].kind,
 		    .length = x->depth,
 		    .classes = shape,

@@ -328,9 +328,14 @@ START_TEST(object_paths_merge_every_object_by_its_shape)
 		for (size_t x = 0; x < p->group_count; x++) {
 			const struct vmheap_graph_path_group *grp = &p->groups[x];
 			counted += grp->count;
+			size_t example_root;
 			ck_assert_int_eq(vmheap_graph_path(g, grp->example, NULL,
-							   0, NULL),
+							   0, &example_root),
 					 (int64_t)grp->length);
+			ck_assert_uint_eq(grp->root, example_root);
+			ck_assert_uint_eq(
+			    grp->kind_string_id,
+			    vmheap_graph_root(g, example_root)->kind_string_id);
 			if (x)
 				ck_assert_uint_ge(p->groups[x - 1].count,
 						  grp->count);
@@ -846,7 +851,14 @@ START_TEST(ruby_leaks_lead_to_the_constant_the_global_and_the_ivar)
 	spec_write_text(script, leaks_rb);
 	snprintf(env_dir, sizeof(env_dir), "VMHEAP_AGENT_DIR=%s", dir);
 	snprintf(env_tmp, sizeof(env_tmp), "VMHEAP_AGENT_TMPDIR=%s", dir);
-	const char *const env[] = {env_dir, env_tmp, NULL};
+	const char *const env[] = {env_dir, env_tmp,
+#ifdef VMHEAP_ASAN_RUNTIME
+				   /* the ASan-built extension needs the
+				    * runtime preloaded (spec/ruby.mk) */
+				   "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
+				   "ASAN_OPTIONS=detect_leaks=0",
+#endif
+				   NULL};
 	const char *const argv[] = {"ruby", "-I", spec_build("ruby"),
 				    "-rvmheap_agent", script, NULL};
 	struct spec_spawn sp = {.argv = argv, .env = env};
