@@ -255,8 +255,8 @@ VMHEAP_EXPORT int vmheap_graph_unreachable(const vmheap_graph *g,
  * instance of c dominates.  So no byte is counted twice for one class: it
  * is what the instances of c keep alive on their own, together (objects
  * that two instances of c both reach, and neither dominates, are not in
- * it).  `retained` has vmheap_graph_class_count() elements.  Returns 0 or
- * VMHEAP_ENOMEM.
+ * it).  `retained` has vmheap_graph_class_count() elements.  Uses 12 bytes
+ * per object while it runs.  Returns 0 or VMHEAP_ENOMEM.
  */
 VMHEAP_EXPORT int vmheap_graph_class_retained(vmheap_graph *g,
 					      uint64_t *retained);
