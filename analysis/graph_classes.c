@@ -88,3 +88,13 @@ const char *vmheap_graph_class_name(const vmheap_graph *g, uint64_t class_id,
 		*len = g->classes[c].name_len;
 	return g->names + g->classes[c].name_off;
 }
+
+size_t vmheap_graph_class_count(const vmheap_graph *g)
+{
+	return g->nclasses;
+}
+
+uint64_t vmheap_graph_class_id(const vmheap_graph *g, size_t c)
+{
+	return g->classes[c].id;
+}

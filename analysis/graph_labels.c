@@ -13,16 +13,6 @@
 
 #define NEAR_PREFIX 256 /* bytes of a label the edit distance looks at */
 
-size_t vmheap_graph_class_count(const vmheap_graph *g)
-{
-	return g->nclasses;
-}
-
-uint64_t vmheap_graph_class_id(const vmheap_graph *g, size_t k)
-{
-	return g->classes[k].id;
-}
-
 size_t vmheap_graph_object_class_index(const vmheap_graph *g, uint32_t i)
 {
 	return g->class_of[i];

@@ -150,6 +150,16 @@ VMHEAP_EXPORT uint32_t vmheap_graph_find(const vmheap_graph *g, uint64_t id);
 VMHEAP_EXPORT const char *
 vmheap_graph_class_name(const vmheap_graph *g, uint64_t class_id, size_t *len);
 
+/*
+ * The classes of the dump, each once: those of class records and those that
+ * object records name, in order of first appearance.  Class c (below
+ * vmheap_graph_class_count()) has id vmheap_graph_class_id(g, c).
+ */
+VMHEAP_EXPORT size_t vmheap_graph_class_count(const vmheap_graph *g);
+
+/* The class id of class `c` (c < vmheap_graph_class_count()). */
+VMHEAP_EXPORT uint64_t vmheap_graph_class_id(const vmheap_graph *g, size_t c);
+
 /* ------------------------------------------------------------ references */
 
 /* References kept in the graph, all objects together (missing ids are
@@ -237,6 +247,20 @@ VMHEAP_EXPORT uint64_t vmheap_graph_retained_bytes(const vmheap_graph *g,
  */
 VMHEAP_EXPORT int vmheap_graph_unreachable(const vmheap_graph *g,
 					   uint64_t *count, uint64_t *bytes);
+
+/*
+ * The retained bytes of every class (computing the dominators first if
+ * needed): retained[c], for class c as numbered by vmheap_graph_class_id(),
+ * is the sum of the retained sizes of the instances of c that no other
+ * instance of c dominates.  So no byte is counted twice for one class: it
+ * is what the instances of c keep alive on their own, together (objects
+ * that two instances of c both reach, and neither dominates, are not in
+ * it).  `retained` has vmheap_graph_class_count() elements.  The same as
+ * vmheap_graph_group_retained() (vmheap_graph_query.h) with each class a
+ * group of its own.  Returns 0 or VMHEAP_ENOMEM.
+ */
+VMHEAP_EXPORT int vmheap_graph_class_retained(vmheap_graph *g,
+					      uint64_t *retained);
 
 /* ------------------------------------------------------------ paths */
 

@@ -24,11 +24,9 @@ extern "C" {
 /* ------------------------------------------------------------ classes */
 
 /*
- * The class table: every class id met in a class record or an object
- * record, by first appearance; k < vmheap_graph_class_count().
+ * The class table is vmheap_graph.h's: vmheap_graph_class_count() classes,
+ * class k with id vmheap_graph_class_id(g, k).
  */
-VMHEAP_EXPORT size_t vmheap_graph_class_count(const vmheap_graph *g);
-VMHEAP_EXPORT uint64_t vmheap_graph_class_id(const vmheap_graph *g, size_t k);
 
 /* The position in the class table of object `i`'s class. */
 VMHEAP_EXPORT size_t vmheap_graph_object_class_index(const vmheap_graph *g,

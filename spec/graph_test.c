@@ -396,6 +396,35 @@ static void check_against_brute_force(const struct heap *h, vmheap_graph *g,
 			      vmheap_graph_idom(g, v), want_idom);
 	}
 
+	/* retained per class: instances no other instance of it dominates */
+	ck_assert_uint_eq(vmheap_graph_class_count(g), CLASSES);
+	for (size_t c = 0; c < CLASSES; c++) {
+		uint64_t got[CLASSES], want = 0;
+		uint64_t cid = vmheap_graph_class_id(g, c);
+
+		ck_assert_uint_eq(cid, c + 1); /* class records come first */
+		ck_assert_int_eq(vmheap_graph_class_retained(g, got), 0);
+		for (uint32_t v = 0; v < n; v++) {
+			int dominated = 0;
+			if (!reach[v] || h->cls[v] != cid)
+				continue;
+			for (uint32_t d = 0; d < n; d++)
+				if (d != v && h->cls[d] == cid &&
+				    !without[(size_t)d * n + v])
+					dominated = 1;
+			if (dominated)
+				continue;
+			for (uint32_t u = 0; u < n; u++)
+				if (reach[u] && !without[(size_t)v * n + u])
+					want += h->bytes[u];
+		}
+		ck_assert_msg(got[c] == want,
+			      "seed %llu: class %llu retains %llu, want %llu",
+			      (unsigned long long)seed, (unsigned long long)cid,
+			      (unsigned long long)got[c],
+			      (unsigned long long)want);
+	}
+
 	/* shortest paths */
 	ck_assert_int_eq(vmheap_graph_shortest_paths(g), 0);
 	for (uint32_t v = 0; v < n; v++) {
@@ -656,6 +685,10 @@ static void check_long_chain(int back)
 	}
 	ck_assert_int_eq(vmheap_graph_unreachable(g, &count, NULL), 0);
 	ck_assert_uint_eq(count, 0);
+	/* the class walk goes down the 1M-deep dominator tree */
+	ck_assert_uint_eq(vmheap_graph_class_count(g), 1);
+	ck_assert_int_eq(vmheap_graph_class_retained(g, &count), 0);
+	ck_assert_uint_eq(count, 16ULL * n);
 	ck_assert_int_eq(vmheap_graph_shortest_paths(g), 0);
 	ck_assert_int_eq(vmheap_graph_path(g, n - 1, p, n, NULL), n);
 	for (uint32_t k = 0; k < n; k++)
@@ -1116,8 +1149,12 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(errors, missing_file_fails_naming_the_path);
 	tcase_add_test(errors, truncated_dump_fails_with_the_readers_message);
 	tcase_add_test(errors, graph_from_an_open_reader);
+
+	/* its own case: it lowers RLIMIT_AS, which neither ASan (terabytes of
+	 * shadow) nor valgrind (its own heap) survives */
 #ifndef __SANITIZE_ADDRESS__
-	tcase_add_test(errors,
+	TCase *memory = spec_tcase(s, "out of memory", 60);
+	tcase_add_test(memory,
 		       out_of_memory_fails_cleanly_and_the_graph_stays_usable);
 #endif
 	return s;
