@@ -71,6 +71,8 @@ include report/report.mk
 -include agent/agent.mk
 -include histo/histo.mk
 -include diff/diff.mk
+-include path/path.mk
+-include dominators/dominators.mk
 -include console/console.mk
 -include hosts/sample/sample.mk
 -include hosts/ruby/ruby.mk

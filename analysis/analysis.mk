@@ -1,5 +1,6 @@
 # libvmheap-analysis: what is computed from a dump (census, census diff,
-# object identity, the hash and id tables).  It uses libvmheap only.
+# object identity, the hash and id tables, the heap graph with dominators,
+# retained sizes and paths from the roots).  It uses libvmheap only.
 #
 # Shared library: libvmheap-analysis.so.$(ABI_VERSION), soname
 # libvmheap-analysis.so.$(ABI_MAJOR), symlinks as for libvmheap (format.mk);
@@ -14,7 +15,8 @@ LIBVMHEAP_ANALYSIS_SONAME  := libvmheap-analysis.so.$(ABI_MAJOR)
 LIBS_OUT += $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_ANALYSIS_SO_REAL) \
             $(LIBDIR)/$(LIBVMHEAP_ANALYSIS_SONAME) $(LIBVMHEAP_ANALYSIS_SO)
 SHARED_LIBS += $(LIBVMHEAP_ANALYSIS_SO)
-PUBLIC_HEADERS += analysis/vmheap_analysis.h
+PUBLIC_HEADERS += analysis/vmheap_analysis.h analysis/vmheap_graph.h \
+                  analysis/vmheap_graph_query.h
 
 $(LIBVMHEAP_ANALYSIS_A): $(ANALYSIS_OBJS)
 	@mkdir -p $(dir $@)

@@ -7,6 +7,8 @@
  *   objects.c   --objects and --retainers (libvmheap-analysis's identity
  *               matching), with a progress bar per pass
  *   report.c    text, JSON and CSV output of every mode
+ *   paths.c     --paths: the new objects' paths from the roots, merged
+ *               by shape, for the classes that grew most (heap graphs)
  */
 #ifndef DIFF_INTERNAL_H
 #define DIFF_INTERNAL_H
@@ -17,7 +19,9 @@
 #include "vmheap_analysis.h"
 #include "vmheap_report.h"
 
-enum diff_mode { DIFF_CLASSES, DIFF_OBJECTS, DIFF_RETAINERS };
+enum diff_mode { DIFF_CLASSES, DIFF_OBJECTS, DIFF_RETAINERS, DIFF_PATHS };
+
+struct diff_paths; /* --paths (paths.c) */
 
 struct diff_options {
 	const char *old_path, *new_path;
@@ -44,6 +48,8 @@ struct diff_result {
 	/* DIFF_OBJECTS and DIFF_RETAINERS (its censuses are moved to
 	 * old_d and new_d) */
 	struct vmheap_identity_result ident;
+	/* DIFF_PATHS */
+	struct diff_paths *paths;
 };
 
 /* Open both dumps (headers only).  Returns 0 or a code with err set. */
@@ -62,6 +68,19 @@ int diff_classes(const struct diff_options *o, struct diff_result *res,
 /* --objects and --retainers (vmheap_identity_diff). */
 int diff_identity(const struct diff_options *o, struct diff_result *res,
 		  char *err, size_t errsz);
+
+/* --paths: both dumps read into heap graphs (through the readers
+ * diff_open opened), the new objects matched by identity (id and class
+ * name, as vmheap_identity_diff does), the top classes' paths merged. */
+int diff_paths(const struct diff_options *o, struct diff_result *res,
+	       char *err, size_t errsz);
+void diff_paths_release(struct diff_paths *p);
+void diff_paths_text(const struct diff_options *o, struct diff_result *res,
+		     struct vmheap_strbuf *out);
+void diff_paths_json(const struct diff_options *o, struct diff_result *res,
+		     struct vmheap_strbuf *out);
+void diff_paths_csv(const struct diff_options *o, struct diff_result *res,
+		    struct vmheap_strbuf *out);
 
 /* Render the result of o->mode into out. */
 void diff_render(const struct diff_options *o, struct diff_result *res,

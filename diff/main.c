@@ -4,6 +4,7 @@
  *   vmheap-diff OLD NEW              per class: count and bytes deltas
  *   vmheap-diff --objects OLD NEW    objects in NEW not in OLD, by identity
  *   vmheap-diff --retainers OLD NEW  who references those new objects
+ *   vmheap-diff --paths OLD NEW      their paths from the roots (paths.c)
  *
  * Nothing is printed until both dumps were read and verified whole; a
  * damaged dump gives one error message and exit status 2.
@@ -18,7 +19,7 @@
 #include "diff-internal.h"
 
 static const char usage_line[] =
-    "usage: vmheap-diff [--objects | --retainers] [--sort "
+    "usage: vmheap-diff [--objects | --retainers | --paths] [--sort "
     "count|bytes|name] [--top N] [--format text|json|csv] [--threads N] "
     "OLD NEW";
 
@@ -42,6 +43,11 @@ static void help(void)
 	       "classes reference\n"
 	       "                 the new objects (NEW must be a regular "
 	       "file: it is read 3 times)\n"
+	       "  --paths        for the top classes of --objects, the "
+	       "shortest paths from the\n"
+	       "                 roots to the new objects, merged by shape "
+	       "(--top N: N classes,\n"
+	       "                 default 5)\n"
 	       "  --sort KEY     count (default), bytes or name\n"
 	       "  --top N        print only the first N rows (--retainers: N "
 	       "classes, default 10)\n"
@@ -62,6 +68,7 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	    VMHEAP_REPORT_LONGOPTS('R'),
 	    {"objects", no_argument, NULL, 'o'},
 	    {"retainers", no_argument, NULL, 'r'},
+	    {"paths", no_argument, NULL, 'p'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -87,6 +94,10 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			o->mode = DIFF_RETAINERS;
 			modes++;
 			break;
+		case 'p':
+			o->mode = DIFF_PATHS;
+			modes++;
+			break;
 		case 'h':
 			help();
 			break;
@@ -97,7 +108,8 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	}
 	if (modes > 1)
 		usage_error("%s",
-			    "--objects and --retainers exclude each other");
+			    "--objects, --retainers and --paths exclude each "
+			    "other");
 	if (argc - optind != 2)
 		usage_error("%s", argc - optind < 2
 				      ? "two dumps needed: OLD NEW"
@@ -133,6 +145,8 @@ static int same_file(const char *a, const char *b)
  * in their totals, nearly always). */
 static int same_totals(const struct diff_result *res)
 {
+	if (!res->old_d.census || !res->new_d.census) /* --paths */
+		return 0;
 	const struct vmheap_totals *x = vmheap_census_totals(res->old_d.census);
 	const struct vmheap_totals *y = vmheap_census_totals(res->new_d.census);
 	return x->objects == y->objects && x->bytes == y->bytes &&
@@ -192,6 +206,8 @@ int main(int argc, char **argv)
 	if (!rc) {
 		if (o.mode == DIFF_CLASSES)
 			rc = diff_classes(&o, &res, err, sizeof(err));
+		else if (o.mode == DIFF_PATHS)
+			rc = diff_paths(&o, &res, err, sizeof(err));
 		else
 			rc = diff_identity(&o, &res, err, sizeof(err));
 	}

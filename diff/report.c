@@ -335,6 +335,9 @@ static const render_fn renderers[][3] = {
     [DIFF_RETAINERS] = {[VMHEAP_OUTPUT_TEXT] = retainers_text,
 			[VMHEAP_OUTPUT_JSON] = retainers_json,
 			[VMHEAP_OUTPUT_CSV] = retainers_csv},
+    [DIFF_PATHS] = {[VMHEAP_OUTPUT_TEXT] = diff_paths_text,
+		    [VMHEAP_OUTPUT_JSON] = diff_paths_json,
+		    [VMHEAP_OUTPUT_CSV] = diff_paths_csv},
 };
 
 void diff_render(const struct diff_options *o, struct diff_result *res,

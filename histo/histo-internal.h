@@ -11,6 +11,8 @@ struct histo_options {
 	const char *path; /* the dump, or "-" */
 	struct vmheap_report_options report; /* --sort, --top, --format... */
 	int by_kind;			     /* group by object kind */
+	int retained;			     /* --retained (retained.c) */
+	int sort_given;			     /* --sort was on the line */
 };
 
 /*
@@ -24,5 +26,12 @@ int histo_run(const struct histo_options *o, struct vmheap_strbuf *out,
 /* Render the sorted rows of a finished census in o->format. */
 void histo_render(const struct histo_options *o, vmheap_reader *r,
 		  vmheap_census *c, struct vmheap_strbuf *out);
+
+/*
+ * --retained (retained.c): the histogram from the heap graph, with the
+ * retained bytes of each class.  Same contract as histo_run().
+ */
+int histo_run_retained(const struct histo_options *o,
+		       struct vmheap_strbuf *out, char *err, size_t errsz);
 
 #endif /* HISTO_INTERNAL_H */

@@ -15,6 +15,8 @@ int histo_run(const struct histo_options *o, struct vmheap_strbuf *out,
 	uint64_t size;
 	int regular, rc;
 
+	if (o->retained)
+		return histo_run_retained(o, out, err, errsz);
 	rc = vmheap_dump_open(&r, o->path, &size, &regular, err, errsz);
 	if (rc < 0) {
 		if (r)

@@ -16,7 +16,7 @@
 
 static const char usage_line[] =
     "usage: vmheap-histo [--sort count|bytes|name] [--top N] "
-    "[--format text|json|csv] [--kind] [--threads N] DUMP";
+    "[--format text|json|csv] [--kind | --retained] [--threads N] DUMP";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -35,6 +35,9 @@ static void help(void)
 	       "  --top N        print only the first N rows\n"
 	       "  --format FMT   text (default), json or csv\n"
 	       "  --kind         group by object kind instead of class\n"
+	       "  --retained     add each class's retained bytes (the heap "
+	       "graph: sorted by\n"
+	       "                 them unless --sort is given)\n"
 	       "  --threads N    decoding threads (default: 2 on a "
 	       "multiprocessor)\n"
 	       "  --no-progress  never draw a progress bar\n"
@@ -50,6 +53,7 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 	static const struct option longopts[] = {
 	    VMHEAP_REPORT_LONGOPTS('R'),
 	    {"kind", no_argument, NULL, 'k'},
+	    {"retained", no_argument, NULL, 'r'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -66,9 +70,13 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 			if (vmheap_report_option(&o->report, longopts[i].name,
 						 optarg, msg, sizeof(msg)) < 0)
 				usage_error("%s", msg);
+			o->sort_given |= !strcmp(longopts[i].name, "sort");
 			break;
 		case 'k':
 			o->by_kind = 1;
+			break;
+		case 'r':
+			o->retained = 1;
 			break;
 		case 'h':
 			help();
@@ -78,6 +86,8 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 				    argv[optind - 1]);
 		}
 	}
+	if (o->by_kind && o->retained)
+		usage_error("%s", "--kind and --retained exclude each other");
 	if (argc - optind != 1)
 		usage_error("%s", argc - optind < 1
 				      ? "no dump given"

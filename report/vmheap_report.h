@@ -19,6 +19,7 @@
 
 #include "vmheap.h"
 #include "vmheap_analysis.h"
+#include "vmheap_graph.h"
 
 /* ------------------------------------------------------------- opening */
 
@@ -254,5 +255,113 @@ void vmheap_progress_clear(struct vmheap_progress *p);
 
 /* A byte count for people: "512 bytes", or "1.5 MiB (1572864 bytes)". */
 void vmheap_format_bytes(char *buf, size_t len, unsigned long long bytes);
+
+/* ------------------------------------------------------ the graph tools */
+
+/*
+ * What vmheap-path, vmheap-dominators and the graph modes of vmheap-histo
+ * and vmheap-diff share (report/graph_load.c, report/graph_paths.c).
+ */
+
+/*
+ * Read the dump named by a tool's argument ("-" is stdin) into a heap
+ * graph.  *r keeps the reader (its header and name stay readable; free it
+ * with vmheap_reader_free), *g the graph.  Returns 0, or a negative code
+ * with one message in err (a damaged dump: the reader's message, naming
+ * the file and byte offset); then nothing is left to free.
+ */
+int vmheap_graph_load(const char *arg, vmheap_reader **r, vmheap_graph **g,
+		      char *err, size_t errsz);
+
+/* Root record `root` as people read it: "root KIND", or "root" when the
+ * dump has no string for its kind. */
+void vmheap_strbuf_add_root_text(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, size_t root);
+
+/* Objects shown at each end of a long path; the middle is one line
+ * "... N more objects ...". */
+#define VMHEAP_PATH_ENDS 20
+
+/*
+ * The shortest path of reachable object `i` (shortest paths computed), in
+ * text: one line for its root record, then one line per object from the
+ * root object down to `i`, "CLASS  0xADDRESS", each line starting with
+ * `indent`.  Paths longer than 2 * VMHEAP_PATH_ENDS objects show both
+ * ends.  Appends nothing for an unreachable object.
+ */
+void vmheap_strbuf_add_path_text(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, uint32_t i,
+				 const char *indent);
+
+/*
+ * The same as JSON members, without braces: "root":{"kind":KIND or null},
+ * "length":N, "path":[{"class":C,"address":"0x..."}, ...] (every object,
+ * root object first).
+ */
+void vmheap_strbuf_add_path_json(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, uint32_t i);
+
+/* The label of class `class_id` (vmheap_graph_class_label) as text, JSON
+ * or a CSV field; "<out of memory>" when it cannot be made. */
+void vmheap_strbuf_add_class(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			     uint64_t class_id, enum vmheap_output_format f);
+
+/*
+ * The message of a graph tool when no object of class `label` is in
+ * `dump`: "no objects of class LABEL in DUMP; nearest: A, B" (the nearest
+ * class names by edit distance, vmheap_graph_nearest_classes), or "...;
+ * no class name is near it".
+ */
+void vmheap_strbuf_add_no_class(struct vmheap_strbuf *sb,
+				const vmheap_graph *g, const char *label,
+				const char *dump);
+
+/*
+ * A mask over the class table (vmheap_graph_class_count() bytes): 1 for
+ * the classes labelled `label`, their number in *nclasses.  malloc'd;
+ * NULL when out of memory.
+ */
+unsigned char *vmheap_graph_label_mask(const vmheap_graph *g,
+				       const char *label, size_t *nclasses);
+
+/*
+ * The objects of every class labelled `label`, in index order: *objects
+ * (malloc'd, NULL when none) and *n.  Returns 0 or VMHEAP_ENOMEM.
+ */
+int vmheap_graph_instances_of(const vmheap_graph *g, const char *label,
+			      uint32_t **objects, size_t *n);
+
+struct option;
+
+/*
+ * The option loop of a graph tool: getopt_long() over argv with `longopts`
+ * (short option -h only).  Options whose val is 'R' are the shared ones
+ * and are applied to *o (vmheap_report_option).  Returns the val of the
+ * next other option (optarg set), -1 at the end (optind at the first
+ * operand), or '?' with a message for the user in msg: an unknown or
+ * incomplete option, or a bad value of a shared one.
+ */
+int vmheap_report_getopt(int argc, char **argv, const struct option *longopts,
+			 struct vmheap_report_options *o, char *msg,
+			 size_t msgsz);
+
+/*
+ * Group the class table of `g` by label (class ids that share a name are
+ * one class for the tools): group[k] (vmheap_graph_class_count() entries,
+ * the caller's) is set to the group of class k; *names to the groups'
+ * labels in bytewise order (malloc'd, each malloc'd: free them and the
+ * array), *ngroups to their number.  Returns 0 or VMHEAP_ENOMEM.
+ */
+int vmheap_graph_label_groups(const vmheap_graph *g, uint32_t *group,
+			      char ***names, size_t *ngroups);
+
+/*
+ * The end of a graph tool's main(): with rc 0, write `out` to stdout;
+ * else print "TOOL: ERR" on stderr.  Releases `out`.  Returns the exit
+ * status: 0, 1 when rc > 0 (the target is not in the dump), 2 for a
+ * negative rc (a damaged dump, memory) or a failed write.
+ */
+int vmheap_tool_finish(const char *tool, int rc, const char *err,
+		       struct vmheap_strbuf *out);
 
 #endif /* VMHEAP_REPORT_H */

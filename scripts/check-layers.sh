@@ -7,6 +7,7 @@
 #   report/                  -> format, analysis
 #   agent/                   -> format
 #   histo/ diff/ console/    -> report, analysis, format, agent
+#   path/ dominators/         (the graph tools, likewise)
 #   hosts/*/                 -> agent, format
 #
 # and no folder includes another folder's private (*-internal.h) header.
@@ -21,14 +22,14 @@ allowed() { # folder -> the folders it may include from
 	analysis) echo "analysis format" ;;
 	report) echo "report analysis format" ;;
 	agent) echo "agent format" ;;
-	histo | diff | console) echo "$1 report analysis format agent" ;;
+	histo | diff | console | path | dominators) echo "$1 report analysis format agent" ;;
 	hosts/*) echo "$1 agent format" ;;
 	*) echo "" ;;
 	esac
 }
 
 # header basename -> owning folder
-headers=$(find format analysis report agent histo diff console hosts \
+headers=$(find format analysis report agent histo diff console path dominators hosts \
 	-name '*.h' 2>/dev/null)
 
 owner() {
@@ -41,7 +42,7 @@ owner() {
 }
 
 bad=0
-for dir in format analysis report agent histo diff console hosts/*; do
+for dir in format analysis report agent histo diff console path dominators hosts/*; do
 	[ -d "$dir" ] || continue
 	ok=$(allowed "$dir")
 	for f in "$dir"/*.c "$dir"/*.h; do

@@ -1,0 +1,162 @@
+/*
+ * graph.c - constructors and accessors of vmheap_graph: objects, forward
+ * references, roots.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph-internal.h"
+
+int graph_fail(vmheap_graph *g, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(g->error, sizeof(g->error), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+const char *vmheap_graph_error(const vmheap_graph *g)
+{
+	return g->error;
+}
+
+int vmheap_graph_read(vmheap_graph **out, vmheap_reader *r, char *err,
+		      size_t err_len)
+{
+	return graph_build(out, r, err, err_len);
+}
+
+int vmheap_graph_open_path(vmheap_graph **out, const char *path, char *err,
+			   size_t err_len)
+{
+	vmheap_reader *r = NULL;
+	int rc = vmheap_reader_open_path(&r, path);
+
+	*out = NULL;
+	if (rc < 0) {
+		if (err && err_len)
+			snprintf(err, err_len, "%s",
+				 r ? vmheap_reader_error(r)
+				   : vmheap_strerror(rc));
+		vmheap_reader_free(r);
+		return rc;
+	}
+	rc = graph_build(out, r, err, err_len);
+	vmheap_reader_free(r);
+	return rc;
+}
+
+void vmheap_graph_free(vmheap_graph *g)
+{
+	if (!g)
+		return;
+	free(g->ids);
+	free(g->class_of);
+	free(g->bytes32);
+	free(g->big);
+	free(g->order);
+	free(g->dir);
+	free(g->fwd_off);
+	free(g->fwd);
+	free(g->rev_off);
+	free(g->rev);
+	free(g->classes);
+	free(g->class_hash);
+	free(g->names);
+	free(g->roots);
+	free(g->idom);
+	free(g->retained);
+	free(g->path_parent);
+	free(g->root_by_obj);
+	free(g);
+}
+
+/* ------------------------------------------------------------ objects */
+
+uint32_t vmheap_graph_object_count(const vmheap_graph *g)
+{
+	return g->n;
+}
+
+uint64_t vmheap_graph_object_id(const vmheap_graph *g, uint32_t i)
+{
+	return g->ids[i];
+}
+
+uint64_t vmheap_graph_object_class(const vmheap_graph *g, uint32_t i)
+{
+	return g->classes[g->class_of[i]].id;
+}
+
+uint64_t vmheap_graph_object_bytes(const vmheap_graph *g, uint32_t i)
+{
+	size_t lo = 0, hi = g->nbig;
+
+	if (g->bytes32[i] != GRAPH_BYTES_BIG)
+		return g->bytes32[i];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g->big[mid].object < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return g->big[lo].bytes;
+}
+
+uint64_t vmheap_graph_total_bytes(const vmheap_graph *g)
+{
+	return g->total_bytes;
+}
+
+/* ------------------------------------------------------------ references */
+
+uint64_t vmheap_graph_reference_count(const vmheap_graph *g)
+{
+	return g->fwd_off[g->n];
+}
+
+uint64_t vmheap_graph_missing_references(const vmheap_graph *g)
+{
+	return g->missing_refs;
+}
+
+uint32_t vmheap_graph_references(const vmheap_graph *g, uint32_t i,
+				 const uint32_t **targets)
+{
+	*targets = g->fwd + g->fwd_off[i];
+	return g->fwd_off[i + 1] - g->fwd_off[i];
+}
+
+/* ------------------------------------------------------------ roots */
+
+size_t vmheap_graph_root_count(const vmheap_graph *g)
+{
+	return g->nroots;
+}
+
+const struct vmheap_graph_root *vmheap_graph_root(const vmheap_graph *g,
+						  size_t k)
+{
+	return &g->roots[k];
+}
+
+uint64_t vmheap_graph_missing_roots(const vmheap_graph *g)
+{
+	return g->missing_roots;
+}
+
+int vmheap_graph_unreachable(const vmheap_graph *g, uint64_t *count,
+			     uint64_t *bytes)
+{
+	if (!g->have_unreachable)
+		return VMHEAP_ESTATE;
+	if (count)
+		*count = g->unreachable;
+	if (bytes)
+		*bytes = g->unreachable_bytes;
+	return 0;
+}

@@ -1,0 +1,140 @@
+/*
+ * graph_labels.c - the graph's class table as the tools see it: class
+ * labels (the census's display names), classes found by label, and the
+ * labels nearest to a mistyped one (vmheap_graph_query.h).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph-internal.h"
+#include "vmheap_graph_query.h"
+
+#define NEAR_PREFIX 256 /* bytes of a label the edit distance looks at */
+
+size_t vmheap_graph_object_class_index(const vmheap_graph *g, uint32_t i)
+{
+	return g->class_of[i];
+}
+
+char *vmheap_graph_class_label(const vmheap_graph *g, uint64_t class_id)
+{
+	size_t len;
+	const char *name = vmheap_graph_class_name(g, class_id, &len);
+	char buf[64];
+
+	if (!name) {
+		snprintf(buf, sizeof(buf), "<unknown class 0x%" PRIx64 ">",
+			 class_id);
+		return strdup(buf);
+	}
+	len = strnlen(name, len);
+	if (!len)
+		return strdup("<anonymous class>");
+	return strndup(name, len);
+}
+
+int64_t vmheap_graph_classes_labelled(const vmheap_graph *g, const char *label,
+				      size_t *ks, size_t cap)
+{
+	int64_t found = 0;
+
+	for (size_t k = 0; k < g->nclasses; k++) {
+		char *l = vmheap_graph_class_label(g, g->classes[k].id);
+		if (!l)
+			return VMHEAP_ENOMEM;
+		if (!strcmp(l, label)) {
+			if ((size_t)found < cap)
+				ks[found] = k;
+			found++;
+		}
+		free(l);
+	}
+	return found;
+}
+
+static unsigned char fold(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+/* Levenshtein distance of a and b (each at most NEAR_PREFIX bytes), with
+ * one row of NEAR_PREFIX + 1 cells. */
+static size_t distance(const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t row[NEAR_PREFIX + 1];
+
+	for (size_t j = 0; j <= nb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= na; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= nb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (fold((unsigned char)a[i - 1]) !=
+					      fold((unsigned char)b[j - 1]));
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[nb];
+}
+
+struct candidate {
+	size_t dist, k;
+	char *label;
+};
+
+static int compare_candidates(const void *x, const void *y)
+{
+	const struct candidate *a = x, *b = y;
+
+	if (a->dist != b->dist)
+		return a->dist < b->dist ? -1 : 1;
+	int c = strcmp(a->label, b->label);
+	if (c)
+		return c;
+	return a->k < b->k ? -1 : a->k > b->k;
+}
+
+int64_t vmheap_graph_nearest_classes(const vmheap_graph *g, const char *label,
+				     size_t *ks, size_t cap)
+{
+	size_t nl = strnlen(label, NEAR_PREFIX), limit = strlen(label) / 2;
+	struct candidate *c = calloc(g->nclasses ? g->nclasses : 1, sizeof(*c));
+	size_t m = 0, out = 0;
+	int64_t rc = 0;
+
+	if (!c)
+		return VMHEAP_ENOMEM;
+	if (limit < 3)
+		limit = 3;
+	for (size_t k = 0; k < g->nclasses; k++) {
+		char *l = vmheap_graph_class_label(g, g->classes[k].id);
+		if (!l) {
+			rc = VMHEAP_ENOMEM;
+			goto done;
+		}
+		size_t d = distance(label, nl, l, strnlen(l, NEAR_PREFIX));
+		if (d > limit) {
+			free(l);
+			continue;
+		}
+		c[m++] = (struct candidate){d, k, l};
+	}
+	qsort(c, m, sizeof(*c), compare_candidates);
+	for (size_t i = 0; i < m && out < cap; i++)
+		if (!i || strcmp(c[i].label, c[i - 1].label))
+			ks[out++] = c[i].k;
+	rc = (int64_t)out;
+done:
+	for (size_t i = 0; i < m; i++)
+		free(c[i].label);
+	free(c);
+	return rc;
+}

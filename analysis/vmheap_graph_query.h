@@ -1,0 +1,110 @@
+/*
+ * vmheap_graph_query.h - what the graph tools ask of a heap graph
+ * (vmheap_graph.h) beyond the graph itself: the class table and its labels,
+ * classes found by label or by the nearest labels, the shortest paths of
+ * any set of objects merged by shape, and retained bytes per group of
+ * classes.
+ *
+ * Same conventions as vmheap_graph.h: functions that can fail return 0 (or
+ * a documented count) or a negative VMHEAP_E... code, with the message in
+ * vmheap_graph_error(); the library never prints nor exits.
+ */
+#ifndef VMHEAP_GRAPH_QUERY_H
+#define VMHEAP_GRAPH_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmheap_graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ classes */
+
+/*
+ * The class table is vmheap_graph.h's: vmheap_graph_class_count() classes,
+ * class k with id vmheap_graph_class_id(g, k).
+ */
+
+/* The position in the class table of object `i`'s class. */
+VMHEAP_EXPORT size_t vmheap_graph_object_class_index(const vmheap_graph *g,
+						     uint32_t i);
+
+/*
+ * The label of class `class_id` as the tools print it, the census's display
+ * name (vmheap_analysis.h): its class record's name (up to its first NUL
+ * byte), "<anonymous class>" for an empty name, "<unknown class 0x...>"
+ * without a class record.  malloc'd, NUL-terminated; NULL when out of
+ * memory.
+ */
+VMHEAP_EXPORT char *vmheap_graph_class_label(const vmheap_graph *g,
+					     uint64_t class_id);
+
+/*
+ * The classes labelled `label` (several class ids may share one): writes
+ * the first `cap` of their positions in the class table to `ks` (NULL with
+ * cap 0 just counts) and returns how many there are, or VMHEAP_ENOMEM.
+ */
+VMHEAP_EXPORT int64_t vmheap_graph_classes_labelled(const vmheap_graph *g,
+						    const char *label,
+						    size_t *ks, size_t cap);
+
+/*
+ * The class labels nearest to `label` by edit distance (Levenshtein over
+ * bytes, ignoring ASCII case; only the first 256 bytes of each label
+ * count), each label once: writes up to `cap` class-table positions to
+ * `ks`, nearest first, ties in label order, and returns how many, or
+ * VMHEAP_ENOMEM.  Labels farther than max(3, strlen(label) / 2) edits are
+ * left out (nothing near is no suggestion).
+ */
+VMHEAP_EXPORT int64_t vmheap_graph_nearest_classes(const vmheap_graph *g,
+						   const char *label,
+						   size_t *ks, size_t cap);
+
+/* ------------------------------------------------------------ paths */
+
+/*
+ * Merge the shortest paths of the objects `objects[0..n)` by shape (root
+ * kind and the classes from the root object down to the object), as
+ * vmheap_graph_class_paths() does for one class, computing the shortest
+ * paths first if needed.  The objects may be of any classes; an object
+ * listed twice counts twice.  On success *out is the result (class_id 0,
+ * instances n), freed with vmheap_graph_object_paths_free(); returns 0 or
+ * VMHEAP_ENOMEM (then *out is NULL).  Time and memory: each object on the
+ * paths is visited once (4 bytes per object of the graph while it runs),
+ * however long the paths.
+ */
+VMHEAP_EXPORT int
+vmheap_graph_object_paths(vmheap_graph *g, const uint32_t *objects, size_t n,
+			  struct vmheap_graph_class_paths **out);
+
+/* Free a result of vmheap_graph_object_paths() (NULL is allowed). */
+VMHEAP_EXPORT void
+vmheap_graph_object_paths_free(struct vmheap_graph_class_paths *paths);
+
+/* ------------------------------------------------------------ retained */
+
+/*
+ * Retained bytes per group of classes, computing the dominators first if
+ * needed.  group[k] is the group of class k of the class table (k <
+ * vmheap_graph_class_count()), below `ngroups`.  out[0..ngroups) is set
+ * to: for each group, the sum of the retained sizes of its instances that
+ * no other instance of the same group dominates.  So an instance inside
+ * the retained set of another of its group counts once, in the outer one:
+ * out[x] is the size of the union of the retained sets of the instances
+ * of group x.  (An object that two instances hold together, and neither
+ * dominates alone, is in no retained set: it is not counted.)  Time
+ * linear in the objects; 8 to 16 bytes per object while it runs.
+ * Returns 0 or VMHEAP_ENOMEM.
+ */
+VMHEAP_EXPORT int vmheap_graph_group_retained(vmheap_graph *g,
+					      const uint32_t *group,
+					      size_t ngroups, uint64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VMHEAP_GRAPH_QUERY_H */

@@ -1,0 +1,20 @@
+# bench/graphtools.mk - the graph tools on a gen_dump heap (bench/graph.mk
+# measures the graph library against networkx):
+#
+#   make bench-graphtools [GRAPHTOOLS_BENCH_OBJECTS=10000000]
+#
+# On a heap of GRAPHTOOLS_BENCH_OBJECTS objects (about 2 references each)
+# plus a 100,000-object leak held by one Leak::Holder: vmheap-dominators'
+# time and peak RSS (and bytes per object), vmheap-path's time for the leak
+# class and for the largest class, vmheap-histo --retained's; then the same
+# on graph_bench's random heap of as many objects (80% reachable).
+GRAPHTOOLS_BENCH_OBJECTS ?= 10000000
+GRAPHTOOLS_BENCH_DIR := $(BUILD)/bench/graphtools
+BENCH_TARGETS += bench-graphtools
+
+.PHONY: bench-graphtools
+bench-graphtools: $(BUILD)/bench/gen_dump $(GRAPH_BENCH) $(BINDIR)/vmheap-dominators \
+                  $(BINDIR)/vmheap-path $(BINDIR)/vmheap-histo
+	@mkdir -p $(GRAPHTOOLS_BENCH_DIR)
+	@sh bench/graphtools_bench.sh $(BUILD) $(GRAPHTOOLS_BENCH_OBJECTS) \
+	  $(GRAPHTOOLS_BENCH_DIR)

@@ -1,0 +1,353 @@
+/*
+ * paths.c - vmheap-diff --paths: for the classes with the most new objects
+ * (objects of NEW whose id OLD does not hold with the same class name, the
+ * rule of vmheap_identity_diff), the shortest paths from NEW's roots to
+ * those new objects, merged by shape.  Both dumps are read once, into heap
+ * graphs.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff-internal.h"
+#include "vmheap_graph_query.h"
+
+#define DEFAULT_PATH_CLASSES 5
+#define GROUPS_PER_CLASS 3
+
+struct path_class {
+	char *name; /* NEW's class label, owned by names below */
+	uint64_t count, bytes;
+	struct vmheap_graph_class_paths *paths;
+};
+
+struct diff_paths {
+	vmheap_graph *old_g, *new_g;
+	char **names; /* NEW's class labels, grouped */
+	size_t nnames;
+	struct path_class *classes; /* one per name; sorted, then the top */
+	size_t nclasses;	    /* names with new objects */
+	size_t shown;		    /* the first `shown` have paths */
+	uint64_t new_objects, new_bytes;
+};
+
+/* 1 when object i of NEW is new: OLD has no object of its id, or one of
+ * another class name. */
+static int is_new(const struct diff_paths *p, char **old_labels,
+		  char **new_labels, uint32_t i)
+{
+	uint32_t j =
+	    vmheap_graph_find(p->old_g, vmheap_graph_object_id(p->new_g, i));
+
+	if (j == VMHEAP_GRAPH_NONE)
+		return 1;
+	return strcmp(new_labels[vmheap_graph_object_class_index(p->new_g, i)],
+		      old_labels[vmheap_graph_object_class_index(p->old_g, j)]) !=
+	       0;
+}
+
+/* The label of each class of g's class table. */
+static char **class_labels(const vmheap_graph *g)
+{
+	size_t n = vmheap_graph_class_count(g);
+	char **l = calloc(n ? n : 1, sizeof(*l));
+
+	for (size_t k = 0; l && k < n; k++)
+		if (!(l[k] = vmheap_graph_class_label(
+			  g, vmheap_graph_class_id(g, k)))) {
+			while (k--)
+				free(l[k]);
+			free(l);
+			return NULL;
+		}
+	return l;
+}
+
+static enum vmheap_sort sort_key;
+static int compare_classes(const void *a, const void *b)
+{
+	const struct path_class *x = a, *y = b;
+	uint64_t p = sort_key == VMHEAP_SORT_BYTES ? x->bytes : x->count;
+	uint64_t q = sort_key == VMHEAP_SORT_BYTES ? y->bytes : y->count;
+
+	if (sort_key != VMHEAP_SORT_NAME && p != q)
+		return p > q ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Mark the new objects (group + 1 of their class, 0 when not new) and
+ * count them per class name. */
+static int mark_new(struct diff_paths *p, const uint32_t *group,
+		    uint32_t *mark)
+{
+	char **old_labels = class_labels(p->old_g);
+	char **new_labels = class_labels(p->new_g);
+	size_t nold = vmheap_graph_class_count(p->old_g);
+	size_t nnew = vmheap_graph_class_count(p->new_g);
+	int rc = 0;
+
+	if (!old_labels || !new_labels) {
+		rc = VMHEAP_ENOMEM;
+		goto done;
+	}
+	for (uint32_t i = 0; i < vmheap_graph_object_count(p->new_g); i++) {
+		mark[i] = 0;
+		if (!is_new(p, old_labels, new_labels, i))
+			continue;
+		uint32_t x = group[vmheap_graph_object_class_index(p->new_g, i)];
+		uint64_t b = vmheap_graph_object_bytes(p->new_g, i);
+		mark[i] = x + 1;
+		p->classes[x].count++;
+		p->classes[x].bytes += b;
+		p->new_objects++;
+		p->new_bytes += b;
+	}
+done:
+	for (size_t k = 0; old_labels && k < nold; k++)
+		free(old_labels[k]);
+	for (size_t k = 0; new_labels && k < nnew; k++)
+		free(new_labels[k]);
+	free(old_labels);
+	free(new_labels);
+	return rc;
+}
+
+/* The paths of the new objects of the top classes. */
+static int merge_top(struct diff_paths *p, const uint32_t *mark)
+{
+	uint32_t n = vmheap_graph_object_count(p->new_g);
+	uint32_t *objects = malloc((n ? n : 1) * sizeof(*objects));
+
+	if (!objects)
+		return VMHEAP_ENOMEM;
+	for (size_t c = 0; c < p->shown; c++) {
+		size_t m = 0;
+		/* the rows were sorted: find the group by its name */
+		uint32_t x = 0;
+		while (p->names[x] != p->classes[c].name)
+			x++;
+		for (uint32_t i = 0; i < n; i++)
+			if (mark[i] == x + 1)
+				objects[m++] = i;
+		if (vmheap_graph_object_paths(p->new_g, objects, m,
+					      &p->classes[c].paths) < 0) {
+			free(objects);
+			return VMHEAP_ENOMEM;
+		}
+	}
+	free(objects);
+	return 0;
+}
+
+static int compute(const struct diff_options *o, struct diff_paths *p)
+{
+	size_t ncls = vmheap_graph_class_count(p->new_g);
+	uint32_t n = vmheap_graph_object_count(p->new_g);
+	uint32_t *group = malloc((ncls ? ncls : 1) * sizeof(*group));
+	uint32_t *mark = malloc((n ? n : 1) * sizeof(*mark));
+	size_t top = o->report.top ? o->report.top : DEFAULT_PATH_CLASSES;
+	int rc = VMHEAP_ENOMEM;
+
+	if (!group || !mark ||
+	    vmheap_graph_label_groups(p->new_g, group, &p->names, &p->nnames) < 0)
+		goto done;
+	if (!(p->classes = calloc(p->nnames ? p->nnames : 1,
+				  sizeof(*p->classes))))
+		goto done;
+	for (size_t x = 0; x < p->nnames; x++)
+		p->classes[x].name = p->names[x];
+	if ((rc = mark_new(p, group, mark)) < 0)
+		goto done;
+	sort_key = o->report.sort;
+	qsort(p->classes, p->nnames, sizeof(*p->classes), compare_classes);
+	while (p->nclasses < p->nnames && p->classes[p->nclasses].count)
+		p->nclasses++;
+	if (o->report.sort == VMHEAP_SORT_NAME) { /* new ones only */
+		size_t kept = 0;
+		for (size_t x = 0; x < p->nnames; x++)
+			if (p->classes[x].count)
+				p->classes[kept++] = p->classes[x];
+		p->nclasses = kept;
+	}
+	p->shown = p->nclasses < top ? p->nclasses : top;
+	rc = merge_top(p, mark);
+done:
+	free(group);
+	free(mark);
+	return rc;
+}
+
+int diff_paths(const struct diff_options *o, struct diff_result *res,
+	       char *err, size_t errsz)
+{
+	struct diff_paths *p = calloc(1, sizeof(*p));
+	int rc;
+
+	if (!p) {
+		snprintf(err, errsz, "out of memory");
+		return VMHEAP_ENOMEM;
+	}
+	res->paths = p;
+	rc = vmheap_graph_read(&p->old_g, res->old_d.reader, err, errsz);
+	if (rc == 0)
+		rc = vmheap_graph_read(&p->new_g, res->new_d.reader, err, errsz);
+	if (rc == 0 && (rc = compute(o, p)) < 0)
+		snprintf(err, errsz, "out of memory");
+	return rc;
+}
+
+void diff_paths_release(struct diff_paths *p)
+{
+	if (!p)
+		return;
+	for (size_t c = 0; c < p->nnames; c++) {
+		if (p->classes)
+			vmheap_graph_object_paths_free(p->classes[c].paths);
+		free(p->names[c]);
+	}
+	free(p->names);
+	free(p->classes);
+	vmheap_graph_free(p->old_g);
+	vmheap_graph_free(p->new_g);
+	free(p);
+}
+
+/* ------------------------------------------------------------ output */
+
+static size_t groups_shown(const struct vmheap_graph_class_paths *gp)
+{
+	return gp->group_count < GROUPS_PER_CLASS ? gp->group_count
+						  : GROUPS_PER_CLASS;
+}
+
+void diff_paths_text(const struct diff_options *o, struct diff_result *res,
+		     struct vmheap_strbuf *out)
+{
+	const struct diff_paths *p = res->paths;
+
+	(void)o;
+	vmheap_strbuf_add(out, "old: ", 5);
+	vmheap_strbuf_add_dump_origin(out, res->old_d.reader);
+	vmheap_strbuf_add(out, "\nnew: ", 6);
+	vmheap_strbuf_add_dump_origin(out, res->new_d.reader);
+	vmheap_strbuf_addf(out,
+			   "\nnew objects: %" PRIu64 " (%" PRIu64
+			   " bytes) in %zu classes; paths of the top %zu\n",
+			   p->new_objects, p->new_bytes, p->nclasses, p->shown);
+	for (size_t c = 0; c < p->shown; c++) {
+		const struct path_class *pc = &p->classes[c];
+		const struct vmheap_graph_class_paths *gp = pc->paths;
+
+		vmheap_strbuf_add(out, "\n", 1);
+		vmheap_strbuf_add_text(out, pc->name);
+		vmheap_strbuf_addf(out,
+				   ": %" PRIu64 " new objects, %" PRIu64
+				   " bytes; %zu path shape%s; %" PRIu64
+				   " unreachable\n",
+				   pc->count, pc->bytes, gp->group_count,
+				   gp->group_count == 1 ? "" : "s",
+				   gp->unreachable);
+		for (size_t k = 0; k < groups_shown(gp); k++) {
+			const struct vmheap_graph_path_group *grp = &gp->groups[k];
+			vmheap_strbuf_addf(
+			    out,
+			    "  #%zu  %" PRIu64 " new (%.1f%%), %" PRIu64
+			    " bytes, path of %zu objects\n",
+			    k + 1, grp->count,
+			    100.0 * (double)grp->count / (double)pc->count,
+			    grp->bytes, grp->length);
+			vmheap_strbuf_add_path_text(out, p->new_g, grp->example,
+						    "      ");
+		}
+		if (groups_shown(gp) < gp->group_count)
+			vmheap_strbuf_addf(out,
+					   "  (top %zu of %zu path shapes shown: "
+					   "vmheap-path shows them all)\n",
+					   groups_shown(gp), gp->group_count);
+	}
+}
+
+void diff_paths_json(const struct diff_options *o, struct diff_result *res,
+		     struct vmheap_strbuf *out)
+{
+	const struct diff_paths *p = res->paths;
+
+	(void)o;
+	vmheap_strbuf_add(out, "{\"old\":", 7);
+	vmheap_strbuf_add_json(out, vmheap_reader_name(res->old_d.reader));
+	vmheap_strbuf_add(out, ",\"new\":", 7);
+	vmheap_strbuf_add_json(out, vmheap_reader_name(res->new_d.reader));
+	vmheap_strbuf_addf(out,
+			   ",\"new_objects\":%" PRIu64 ",\"new_bytes\":%" PRIu64
+			   ",\"class_count\":%zu,\"classes\":[",
+			   p->new_objects, p->new_bytes, p->nclasses);
+	for (size_t c = 0; c < p->shown; c++) {
+		const struct path_class *pc = &p->classes[c];
+		const struct vmheap_graph_class_paths *gp = pc->paths;
+
+		vmheap_strbuf_add(out, c ? ",{\"class\":" : "{\"class\":", c ? 10 : 9);
+		vmheap_strbuf_add_json(out, pc->name);
+		vmheap_strbuf_addf(out,
+				   ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+				   ",\"unreachable\":%" PRIu64
+				   ",\"group_count\":%zu,\"groups\":[",
+				   pc->count, pc->bytes, gp->unreachable,
+				   gp->group_count);
+		for (size_t k = 0; k < groups_shown(gp); k++) {
+			const struct vmheap_graph_path_group *grp = &gp->groups[k];
+			vmheap_strbuf_addf(
+			    out,
+			    "%s{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+			    ",\"example\":\"0x%" PRIx64 "\",",
+			    k ? "," : "", grp->count, grp->bytes,
+			    vmheap_graph_object_id(p->new_g, grp->example));
+			vmheap_strbuf_add_path_json(out, p->new_g, grp->example);
+			vmheap_strbuf_add(out, "}", 1);
+		}
+		vmheap_strbuf_add(out, "]}", 2);
+	}
+	vmheap_strbuf_add(out, "]}\n", 3);
+}
+
+void diff_paths_csv(const struct diff_options *o, struct diff_result *res,
+		    struct vmheap_strbuf *out)
+{
+	const struct diff_paths *p = res->paths;
+
+	(void)o;
+	vmheap_strbuf_addf(out, "class,new_count,new_bytes,shape,count,bytes,"
+				"root,path\n");
+	for (size_t c = 0; c < p->shown; c++) {
+		const struct path_class *pc = &p->classes[c];
+		const struct vmheap_graph_class_paths *gp = pc->paths;
+
+		for (size_t k = 0; k < groups_shown(gp); k++) {
+			const struct vmheap_graph_path_group *grp = &gp->groups[k];
+			struct vmheap_strbuf shape = VMHEAP_STRBUF_INIT;
+			const char *kind =
+			    vmheap_graph_root(p->new_g, grp->root)->kind;
+
+			vmheap_strbuf_add_csv(out, pc->name);
+			vmheap_strbuf_addf(out,
+					   ",%" PRIu64 ",%" PRIu64 ",%zu,%" PRIu64
+					   ",%" PRIu64 ",",
+					   pc->count, pc->bytes, k + 1,
+					   grp->count, grp->bytes);
+			vmheap_strbuf_add_csv(out, kind ? kind : "");
+			for (size_t l = 0; l < grp->length; l++) {
+				if (l)
+					vmheap_strbuf_add(&shape, " > ", 3);
+				vmheap_strbuf_add_class(&shape, p->new_g,
+							grp->classes[l],
+							VMHEAP_OUTPUT_TEXT);
+			}
+			vmheap_strbuf_add(out, ",", 1);
+			vmheap_strbuf_add_csv(out, shape.buf ? shape.buf : "");
+			vmheap_strbuf_add(out, "\n", 1);
+			if (shape.failed)
+				out->failed = 1;
+			vmheap_strbuf_release(&shape);
+		}
+	}
+}

@@ -1,0 +1,96 @@
+/*
+ * vmheap-path - why is it alive: the shortest path from a GC root to an
+ * object, or to every instance of a class merged by path shape.
+ *
+ * The whole dump is read and verified into a heap graph before anything
+ * is printed: a damaged dump gives one message and exit status 2; a
+ * target that is not in the dump, exit status 1.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "path-internal.h"
+
+static const char usage_line[] =
+    "usage: vmheap-path [--top N] [--format text|json] DUMP CLASS|0xADDRESS";
+
+static _Noreturn void usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "vmheap-path: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s\n", usage_line);
+	exit(2);
+}
+
+static _Noreturn void help(void)
+{
+	printf("%s\n\n"
+	       "Print the shortest path from a GC root to the object at "
+	       "0xADDRESS, or to\nevery instance of CLASS, merged by path "
+	       "shape (the root kind and the classes\nfrom the root down): "
+	       "the groups with the most instances first, each with\nits "
+	       "count, bytes and one example path with addresses (DUMP may "
+	       "be - for stdin).\n\n"
+	       "  --top N        print only the first N path shapes (default "
+	       "%d)\n"
+	       "  --format FMT   text (default) or json\n"
+	       "  --help         this text\n\n"
+	       "Exit status: 0 success, 1 no such class or address in the "
+	       "dump (the nearest\nclass names are suggested), 2 bad usage or "
+	       "an unreadable, truncated or\ncorrupt dump.\n",
+	       usage_line, PATH_DEFAULT_TOP);
+	exit(0);
+}
+
+static void parse_args(int argc, char **argv, struct path_options *o)
+{
+	static const struct option longopts[] = {
+	    {"top", required_argument, NULL, 'R'},
+	    {"format", required_argument, NULL, 'R'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct vmheap_report_options init = VMHEAP_REPORT_OPTIONS_INIT;
+	char msg[200];
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	o->report = init;
+	while ((ch = vmheap_report_getopt(argc, argv, longopts, &o->report, msg,
+					  sizeof(msg))) != -1) {
+		if (ch == 'h')
+			help();
+		usage_error("%s", msg);
+	}
+	if (o->report.format == VMHEAP_OUTPUT_CSV)
+		usage_error("%s", "unknown format 'csv' (use text or json)");
+	if (argc - optind != 2)
+		usage_error("%s", argc - optind < 2
+				      ? "a dump and a target needed: DUMP "
+					"CLASS|0xADDRESS"
+				      : "too many arguments (DUMP and one "
+					"target)");
+	o->dump = argv[optind];
+	o->target = argv[optind + 1];
+	if (!*o->target)
+		usage_error("%s", "the target is empty (a class name or "
+				  "0xADDRESS)");
+}
+
+int main(int argc, char **argv)
+{
+	struct path_options o;
+	struct path_result res;
+	struct vmheap_strbuf out = VMHEAP_STRBUF_INIT;
+	char err[2048];
+	int rc;
+
+	parse_args(argc, argv, &o);
+	rc = path_find(&o, &res, err, sizeof(err));
+	if (rc == 0)
+		path_render(&o, &res, &out);
+	path_result_release(&res);
+	return vmheap_tool_finish("vmheap-path", rc, err, &out);
+}

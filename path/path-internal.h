@@ -1,0 +1,46 @@
+/*
+ * path-internal.h - the parts of vmheap-path.
+ *
+ *   main.c     options, messages, exit status
+ *   target.c   the target: an object by address, or every instance of a
+ *              class by label (with the nearest labels when none has it),
+ *              and their paths merged by shape (libvmheap-analysis)
+ *   report.c   text and JSON output
+ */
+#ifndef PATH_INTERNAL_H
+#define PATH_INTERNAL_H
+
+#include "vmheap_graph_query.h"
+#include "vmheap_report.h"
+
+#define PATH_DEFAULT_TOP 10
+
+struct path_options {
+	const char *dump;   /* path, or "-" */
+	const char *target; /* CLASS or 0xADDRESS */
+	struct vmheap_report_options report; /* --top, --format */
+};
+
+struct path_result {
+	vmheap_reader *reader; /* the dump's header */
+	vmheap_graph *g;
+	int by_address;
+	uint64_t address;
+	struct vmheap_graph_class_paths *paths; /* the merged groups */
+};
+
+/*
+ * Load the dump, find the target, merge its paths.  Returns 0; 1 when the
+ * target is not in the dump (the message, with the nearest class labels,
+ * in err); or a negative code with err set (a damaged dump, memory).
+ */
+int path_find(const struct path_options *o, struct path_result *res,
+	      char *err, size_t errsz);
+
+/* Render the result in o->report.format into out. */
+void path_render(const struct path_options *o, const struct path_result *res,
+		 struct vmheap_strbuf *out);
+
+void path_result_release(struct path_result *res);
+
+#endif /* PATH_INTERNAL_H */

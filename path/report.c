@@ -1,0 +1,119 @@
+/*
+ * report.c - vmheap-path's output: the target, then the path groups, most
+ * instances first, each with its count, bytes and one example path from
+ * its root record down to the target.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "path-internal.h"
+
+static uint64_t target_bytes(const struct vmheap_graph_class_paths *p)
+{
+	uint64_t b = p->unreachable_bytes;
+
+	for (size_t k = 0; k < p->group_count; k++)
+		b += p->groups[k].bytes;
+	return b;
+}
+
+static void render_text(const struct path_options *o,
+			const struct path_result *res, size_t shown,
+			struct vmheap_strbuf *out)
+{
+	const struct vmheap_graph_class_paths *p = res->paths;
+	vmheap_graph *g = res->g;
+
+	vmheap_strbuf_add(out, "dump: ", 6);
+	vmheap_strbuf_add_dump_origin(out, res->reader);
+	vmheap_strbuf_add(out, "\n", 1);
+	if (res->by_address) {
+		uint32_t i = vmheap_graph_find(g, res->address);
+		vmheap_strbuf_addf(out, "object 0x%" PRIx64 ": ", res->address);
+		vmheap_strbuf_add_class(out, g, vmheap_graph_object_class(g, i),
+					VMHEAP_OUTPUT_TEXT);
+		vmheap_strbuf_addf(out, ", %" PRIu64 " bytes\n",
+				   vmheap_graph_object_bytes(g, i));
+		if (p->unreachable)
+			vmheap_strbuf_addf(out, "unreachable: no root "
+						"reaches it\n");
+	} else {
+		vmheap_strbuf_add(out, "class ", 6);
+		vmheap_strbuf_add_text(out, o->target);
+		vmheap_strbuf_addf(
+		    out,
+		    ": %" PRIu64 " instances, %" PRIu64 " bytes; %zu path "
+		    "shape%s; %" PRIu64 " unreachable (%" PRIu64 " bytes)\n",
+		    p->instances, target_bytes(p), p->group_count,
+		    p->group_count == 1 ? "" : "s", p->unreachable,
+		    p->unreachable_bytes);
+	}
+	for (size_t k = 0; k < shown; k++) {
+		const struct vmheap_graph_path_group *grp = &p->groups[k];
+		vmheap_strbuf_addf(out,
+				   "\n#%zu  %" PRIu64 " instance%s (%.1f%%), "
+				   "%" PRIu64 " bytes, path of %zu objects\n",
+				   k + 1, grp->count, grp->count == 1 ? "" : "s",
+				   100.0 * (double)grp->count /
+				       (double)p->instances,
+				   grp->bytes, grp->length);
+		vmheap_strbuf_add_path_text(out, g, grp->example, "    ");
+	}
+	if (shown < p->group_count)
+		vmheap_strbuf_addf(out, "\n(top %zu of %zu path shapes shown)\n",
+				   shown, p->group_count);
+}
+
+static void render_json(const struct path_options *o,
+			const struct path_result *res, size_t shown,
+			struct vmheap_strbuf *out)
+{
+	const struct vmheap_graph_class_paths *p = res->paths;
+	vmheap_graph *g = res->g;
+	struct vmheap_totals t = {0};
+
+	t.objects = vmheap_graph_object_count(g);
+	t.bytes = vmheap_graph_total_bytes(g);
+	vmheap_strbuf_add(out, "{", 1);
+	vmheap_strbuf_add_dump_json(out, res->reader, &t);
+	vmheap_strbuf_add(out, ",\"target\":", 10);
+	vmheap_strbuf_add_json(out, o->target);
+	if (res->by_address) {
+		uint32_t i = vmheap_graph_find(g, res->address);
+		vmheap_strbuf_add(out, ",\"class\":", 9);
+		vmheap_strbuf_add_class(out, g, vmheap_graph_object_class(g, i),
+					VMHEAP_OUTPUT_JSON);
+	}
+	vmheap_strbuf_addf(out,
+			   ",\"instances\":%" PRIu64 ",\"instance_bytes\":%" PRIu64
+			   ",\"unreachable\":%" PRIu64
+			   ",\"unreachable_bytes\":%" PRIu64
+			   ",\"group_count\":%zu,\"groups\":[",
+			   p->instances, target_bytes(p), p->unreachable,
+			   p->unreachable_bytes, p->group_count);
+	for (size_t k = 0; k < shown; k++) {
+		const struct vmheap_graph_path_group *grp = &p->groups[k];
+		vmheap_strbuf_addf(out,
+				   "%s{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+				   ",\"example\":\"0x%" PRIx64 "\",",
+				   k ? "," : "", grp->count, grp->bytes,
+				   vmheap_graph_object_id(g, grp->example));
+		vmheap_strbuf_add_path_json(out, g, grp->example);
+		vmheap_strbuf_add(out, "}", 1);
+	}
+	vmheap_strbuf_add(out, "]}\n", 3);
+}
+
+void path_render(const struct path_options *o, const struct path_result *res,
+		 struct vmheap_strbuf *out)
+{
+	struct vmheap_report_options top = o->report;
+
+	if (!top.top)
+		top.top = PATH_DEFAULT_TOP;
+	size_t shown = vmheap_report_rows_shown(&top, res->paths->group_count);
+	if (o->report.format == VMHEAP_OUTPUT_JSON)
+		render_json(o, res, shown, out);
+	else
+		render_text(o, res, shown, out);
+}

@@ -1,0 +1,120 @@
+/*
+ * graph_paths.c - paths from the roots and class labels of a heap graph,
+ * as text and JSON (part of libvmheap-report).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "vmheap_graph_query.h"
+#include "vmheap_report.h"
+
+void vmheap_strbuf_add_class(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			     uint64_t class_id, enum vmheap_output_format f)
+{
+	char *label = vmheap_graph_class_label(g, class_id);
+	const char *s = label ? label : "<out of memory>";
+
+	switch (f) {
+	case VMHEAP_OUTPUT_TEXT:
+		vmheap_strbuf_add_text(sb, s);
+		break;
+	case VMHEAP_OUTPUT_JSON:
+		vmheap_strbuf_add_json(sb, s);
+		break;
+	case VMHEAP_OUTPUT_CSV:
+		vmheap_strbuf_add_csv(sb, s);
+		break;
+	}
+	free(label);
+}
+
+void vmheap_strbuf_add_root_text(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, size_t root)
+{
+	const char *kind = vmheap_graph_root(g, root)->kind;
+
+	vmheap_strbuf_add(sb, "root", 4);
+	if (kind) {
+		vmheap_strbuf_add(sb, " ", 1);
+		vmheap_strbuf_add_text(sb, kind);
+	}
+}
+
+/* The path of i into a new array; its length in *len (0: unreachable or
+ * out of memory, then sb fails in the second case). */
+static uint32_t *path_of(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			 uint32_t i, size_t *len, size_t *root)
+{
+	int64_t n = vmheap_graph_path(g, i, NULL, 0, root);
+	uint32_t *path;
+
+	*len = 0;
+	if (n <= 0)
+		return NULL;
+	if (!(path = malloc((size_t)n * sizeof(*path)))) {
+		sb->failed = 1;
+		return NULL;
+	}
+	*len = (size_t)vmheap_graph_path(g, i, path, (size_t)n, root);
+	return path;
+}
+
+void vmheap_strbuf_add_path_text(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, uint32_t i,
+				 const char *indent)
+{
+	size_t len, root;
+	uint32_t *path = path_of(sb, g, i, &len, &root);
+
+	if (!path)
+		return;
+	vmheap_strbuf_addf(sb, "%s", indent);
+	vmheap_strbuf_add_root_text(sb, g, root);
+	vmheap_strbuf_add(sb, "\n", 1);
+	for (size_t k = 0; k < len; k++) {
+		if (len > 2 * VMHEAP_PATH_ENDS && k == VMHEAP_PATH_ENDS) {
+			size_t skip = len - 2 * VMHEAP_PATH_ENDS;
+			vmheap_strbuf_addf(sb, "%s  ... %zu more objects ...\n",
+					   indent, skip);
+			k += skip - 1;
+			continue;
+		}
+		vmheap_strbuf_addf(sb, "%s  ", indent);
+		vmheap_strbuf_add_class(sb, g,
+					vmheap_graph_object_class(g, path[k]),
+					VMHEAP_OUTPUT_TEXT);
+		vmheap_strbuf_addf(sb, "  0x%" PRIx64 "\n",
+				   vmheap_graph_object_id(g, path[k]));
+	}
+	free(path);
+}
+
+void vmheap_strbuf_add_path_json(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, uint32_t i)
+{
+	size_t len, root;
+	uint32_t *path = path_of(sb, g, i, &len, &root);
+	const char *kind = path ? vmheap_graph_root(g, root)->kind : NULL;
+
+	vmheap_strbuf_add(sb, "\"root\":", 7);
+	if (!path) {
+		vmheap_strbuf_add(sb, "null,\"length\":0,\"path\":[]", 25);
+		return;
+	}
+	vmheap_strbuf_add(sb, "{\"kind\":", 8);
+	if (kind)
+		vmheap_strbuf_add_json(sb, kind);
+	else
+		vmheap_strbuf_add(sb, "null", 4);
+	vmheap_strbuf_addf(sb, "},\"length\":%zu,\"path\":[", len);
+	for (size_t k = 0; k < len; k++) {
+		vmheap_strbuf_addf(sb, "%s{\"class\":", k ? "," : "");
+		vmheap_strbuf_add_class(sb, g,
+					vmheap_graph_object_class(g, path[k]),
+					VMHEAP_OUTPUT_JSON);
+		vmheap_strbuf_addf(sb, ",\"address\":\"0x%" PRIx64 "\"}",
+				   vmheap_graph_object_id(g, path[k]));
+	}
+	vmheap_strbuf_add(sb, "]", 1);
+	free(path);
+}

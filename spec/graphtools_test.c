@@ -1,0 +1,928 @@
+/*
+ * graphtools_test.c - the graph tools (vmheap-path, vmheap-dominators,
+ * vmheap-histo --retained, vmheap-diff --paths) and the queries behind them
+ * (analysis/vmheap_graph_query.h), checked against brute force computed
+ * here from the heap as the test wrote it with the real writer:
+ *
+ *  - reachability: a breadth-first search from the root records;
+ *  - retained size of d: the bytes no root reaches once d is removed;
+ *  - retained bytes of a class: the bytes of the objects that some
+ *    instance of the class dominates (no root reaches them once that
+ *    instance is removed), each counted once;
+ *  - shortest path lengths: a breadth-first search.
+ *
+ * Known shapes (a leak held by a global's Array, by a chain of Hashes)
+ * check what a person reads in the output; random heaps (cycles,
+ * self-loops, missing ids, unreachable objects, several roots) check the
+ * numbers.  The last TCase runs a real Ruby VM with three leaks and checks
+ * that the top path of each leads to the root that holds it.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools_harness-internal.h"
+#include "vmheap.h"
+#include "vmheap_graph_query.h"
+
+/* ------------------------------------------------------------ heaps */
+
+#define MAXN 2048
+
+/* A heap as written: objects (struct tobj with `many` references), roots,
+ * and the references resolved to indices for the brute force. */
+struct heap {
+	struct tobj objs[MAXN];
+	uint64_t *refs[MAXN]; /* ids, owned */
+	size_t nrefs[MAXN], caps[MAXN];
+	size_t n;
+	struct troot roots[8];
+	size_t nroots;
+	struct tclass classes[8];
+	size_t nclasses;
+};
+
+static const struct tclass names[] = {
+    {1, "Object"}, {2, "Array"}, {3, "Hash"}, {4, "Leak"}, {5, "Noise"},
+};
+
+static void heap_init(struct heap *h)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->classes, names, sizeof(names));
+	h->nclasses = sizeof(names) / sizeof(*names);
+}
+
+static size_t obj(struct heap *h, uint64_t id, uint64_t cls, uint64_t bytes)
+{
+	ck_assert_uint_lt(h->n, MAXN);
+	h->objs[h->n] = (struct tobj){.id = id, .cls = cls, .bytes = bytes};
+	return h->n++;
+}
+
+static void ref(struct heap *h, size_t from, uint64_t to)
+{
+	if (h->nrefs[from] == h->caps[from]) {
+		h->caps[from] = h->caps[from] ? 2 * h->caps[from] : 4;
+		h->refs[from] = realloc(h->refs[from],
+					h->caps[from] * sizeof(uint64_t));
+		ck_assert_ptr_nonnull(h->refs[from]);
+	}
+	h->refs[from][h->nrefs[from]++] = to;
+}
+
+static void root(struct heap *h, const char *kind, uint64_t id)
+{
+	uint64_t sid = 0;
+
+	for (size_t k = 0; k < h->nroots; k++)
+		if (!strcmp(h->roots[k].kind, kind))
+			sid = h->roots[k].string_id;
+	h->roots[h->nroots] = (struct troot){
+	    .string_id = sid ? sid : 100 + h->nroots, .kind = kind, .object = id};
+	h->nroots++;
+}
+
+static const char *heap_write(struct heap *h, const char *name)
+{
+	struct tdump d = {0};
+
+	for (size_t i = 0; i < h->n; i++) {
+		h->objs[i].many = h->refs[i];
+		h->objs[i].nrefs = h->nrefs[i];
+	}
+	d.classes = h->classes;
+	d.nclasses = h->nclasses;
+	d.objs = h->objs;
+	d.nobjs = h->n;
+	d.roots = h->roots;
+	d.nroots = h->nroots;
+	d.block_bytes = 4096;
+	return write_dump(name, &d);
+}
+
+static void heap_free(struct heap *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		free(h->refs[i]);
+}
+
+/* Index of the first object of id `id`, or -1. */
+static long find(const struct heap *h, uint64_t id)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (h->objs[i].id == id)
+			return (long)i;
+	return -1;
+}
+
+/* ------------------------------------------------------------ brute force */
+
+/* Breadth-first search from the roots without object `skip` (-1: none):
+ * dist[i] is the number of references from a root object (0 for one), or
+ * -1 when no root reaches i. */
+static void bfs(const struct heap *h, long skip, long *dist)
+{
+	static size_t queue[MAXN];
+	size_t head = 0, tail = 0;
+
+	for (size_t i = 0; i < h->n; i++)
+		dist[i] = -1;
+	for (size_t k = 0; k < h->nroots; k++) {
+		long i = find(h, h->roots[k].object);
+		if (i >= 0 && i != skip && dist[i] < 0) {
+			dist[i] = 0;
+			queue[tail++] = (size_t)i;
+		}
+	}
+	while (head < tail) {
+		size_t v = queue[head++];
+		for (size_t r = 0; r < h->nrefs[v]; r++) {
+			long w = find(h, h->refs[v][r]);
+			if (w >= 0 && w != skip && dist[w] < 0) {
+				dist[w] = dist[v] + 1;
+				queue[tail++] = (size_t)w;
+			}
+		}
+	}
+}
+
+/* Bytes no root reaches once d is removed (d reachable), d included. */
+static uint64_t brute_retained(const struct heap *h, long d)
+{
+	static long all[MAXN], without[MAXN];
+	uint64_t sum = 0;
+
+	bfs(h, -1, all);
+	bfs(h, d, without);
+	for (size_t v = 0; v < h->n; v++)
+		if (all[v] >= 0 && without[v] < 0)
+			sum += h->objs[v].bytes;
+	return sum;
+}
+
+/* Bytes of the objects some reachable instance of class `cls` dominates. */
+static uint64_t brute_class_retained(const struct heap *h, uint64_t cls)
+{
+	static long all[MAXN], without[MAXN];
+	static unsigned char held[MAXN];
+	uint64_t sum = 0;
+
+	bfs(h, -1, all);
+	memset(held, 0, sizeof(held));
+	for (size_t u = 0; u < h->n; u++) {
+		if (h->objs[u].cls != cls || all[u] < 0)
+			continue;
+		bfs(h, (long)u, without);
+		for (size_t v = 0; v < h->n; v++)
+			if (all[v] >= 0 && without[v] < 0)
+				held[v] = 1;
+	}
+	for (size_t v = 0; v < h->n; v++)
+		if (held[v])
+			sum += h->objs[v].bytes;
+	return sum;
+}
+
+/* A random heap: 1 to 120 objects of classes 1..5, 0 to 3 references each
+ * (self-loops, cycles, duplicates, ids that no object has), 1 to 3 roots
+ * of two kinds (one may name a missing id), ids in and out of order. */
+static unsigned rnd(unsigned *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return (*s >> 8) & 0xffff;
+}
+
+static void random_heap(struct heap *h, unsigned seed)
+{
+	unsigned s = seed * 2654435761u + 1;
+	size_t n = 1 + rnd(&s) % 120;
+
+	heap_init(h);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = 0x1000 + 0x10 * (rnd(&s) % 4 ? i : n + i);
+		uint64_t cls = 1 + rnd(&s) % 5;
+		obj(h, id, cls, 8 + rnd(&s) % 200);
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t nr = rnd(&s) % 4;
+		for (size_t r = 0; r < nr; r++) {
+			int missing = rnd(&s) % 10 == 0;
+			ref(h, i, missing ? 0x99990 : h->objs[rnd(&s) % n].id);
+		}
+	}
+	size_t nroots = 1 + rnd(&s) % 3;
+	for (size_t k = 0; k < nroots; k++) {
+		int missing = rnd(&s) % 12 == 0;
+		root(h, k % 2 ? "global_tbl" : "vm",
+		     missing ? 0x88880 : h->objs[rnd(&s) % n].id);
+	}
+}
+
+/* ------------------------------------------------------------ queries */
+
+static vmheap_graph *open_graph(const char *path)
+{
+	vmheap_graph *g;
+	char err[512];
+
+	ck_assert_msg(vmheap_graph_open_path(&g, path, err, sizeof(err)) == 0,
+		      "open %s: %s", path, err);
+	return g;
+}
+
+/* Retained bytes per class (each class id its own group) against brute
+ * force. */
+START_TEST(class_retained_bytes_agree_with_brute_force)
+{
+	for (unsigned seed = 0; seed < 40; seed++) {
+		struct heap h;
+		random_heap(&h, seed * 40 + (unsigned)_i);
+		vmheap_graph *g = open_graph(heap_write(&h, "r.vmheap"));
+		size_t nc = vmheap_graph_class_count(g);
+		uint32_t group[16];
+		uint64_t out[16];
+
+		ck_assert_uint_le(nc, 16);
+		for (size_t k = 0; k < nc; k++)
+			group[k] = (uint32_t)k;
+		ck_assert_int_eq(vmheap_graph_group_retained(g, group, nc, out),
+				 0);
+		for (size_t k = 0; k < nc; k++) {
+			uint64_t cls = vmheap_graph_class_id(g, k);
+			ck_assert_msg(out[k] == brute_class_retained(&h, cls),
+				      "seed %u class %" PRIu64 ": %" PRIu64
+				      " != brute force %" PRIu64,
+				      seed, cls, out[k],
+				      brute_class_retained(&h, cls));
+		}
+		/* all classes in one group: the bytes reachable */
+		memset(group, 0, sizeof(group));
+		ck_assert_int_eq(vmheap_graph_group_retained(g, group, 1, out),
+				 0);
+		uint64_t unreachable_bytes;
+		ck_assert_int_eq(
+		    vmheap_graph_unreachable(g, NULL, &unreachable_bytes), 0);
+		ck_assert_uint_eq(out[0], vmheap_graph_total_bytes(g) -
+					      unreachable_bytes);
+		vmheap_graph_free(g);
+		heap_free(&h);
+	}
+}
+END_TEST
+
+/*
+ * Paths of a set of objects merged by shape: every object lands in the
+ * group of its own path's shape (root kind, classes), the counts and bytes
+ * add up, each example's path is as long as the brute-force distance, and
+ * the unreachable ones are counted apart.
+ */
+START_TEST(object_paths_merge_every_object_by_its_shape)
+{
+	for (unsigned seed = 0; seed < 40; seed++) {
+		struct heap h;
+		static long dist[MAXN];
+		random_heap(&h, 7000 + seed * 40 + (unsigned)_i);
+		vmheap_graph *g = open_graph(heap_write(&h, "p.vmheap"));
+		uint32_t n = vmheap_graph_object_count(g), objs[MAXN];
+		size_t m = 0;
+		struct vmheap_graph_class_paths *p;
+		uint64_t counted = 0, unreachable = 0;
+
+		bfs(&h, -1, dist);
+		for (uint32_t i = 0; i < n; i++)
+			if (vmheap_graph_object_class(g, i) != 5)
+				objs[m++] = i;
+		if (m)
+			objs[m++] = objs[0]; /* listed twice: counts twice */
+		ck_assert_int_eq(vmheap_graph_object_paths(g, objs, m, &p), 0);
+		ck_assert_uint_eq(p->instances, m);
+		for (size_t k = 0; k < m; k++) {
+			uint32_t i = objs[k], path[MAXN];
+			size_t r;
+			int64_t len = vmheap_graph_path(g, i, path, MAXN, &r);
+			ck_assert_int_eq(len, dist[i] + 1);
+			if (!len) {
+				unreachable++;
+				continue;
+			}
+			size_t hits = 0;
+			for (size_t x = 0; x < p->group_count; x++) {
+				const struct vmheap_graph_path_group *grp =
+				    &p->groups[x];
+				int same = grp->length == (size_t)len &&
+					   grp->kind_string_id ==
+					       vmheap_graph_root(g, r)
+						   ->kind_string_id;
+				for (int64_t l = 0; same && l < len; l++)
+					same = grp->classes[l] ==
+					       vmheap_graph_object_class(
+						   g, path[l]);
+				hits += same;
+			}
+			ck_assert_uint_eq(hits, 1);
+		}
+		for (size_t x = 0; x < p->group_count; x++) {
+			const struct vmheap_graph_path_group *grp = &p->groups[x];
+			counted += grp->count;
+			size_t example_root;
+			ck_assert_int_eq(vmheap_graph_path(g, grp->example, NULL,
+							   0, &example_root),
+					 (int64_t)grp->length);
+			ck_assert_uint_eq(grp->root, example_root);
+			ck_assert_uint_eq(
+			    grp->kind_string_id,
+			    vmheap_graph_root(g, example_root)->kind_string_id);
+			if (x)
+				ck_assert_uint_ge(p->groups[x - 1].count,
+						  grp->count);
+		}
+		ck_assert_uint_eq(counted + p->unreachable, m);
+		ck_assert_uint_eq(p->unreachable, unreachable);
+		vmheap_graph_object_paths_free(p);
+		vmheap_graph_free(g);
+		heap_free(&h);
+	}
+}
+END_TEST
+
+START_TEST(nearest_class_names_by_edit_distance)
+{
+	struct heap h;
+	size_t ks[8];
+
+	heap_init(&h);
+	obj(&h, 0x10, 4, 8);
+	vmheap_graph *g = open_graph(heap_write(&h, "n.vmheap"));
+	int64_t n = vmheap_graph_nearest_classes(g, "leek", ks, 8);
+	ck_assert_int_ge(n, 1);
+	char *l = vmheap_graph_class_label(g, vmheap_graph_class_id(g, ks[0]));
+	ck_assert_str_eq(l, "Leak");
+	free(l);
+	ck_assert_int_eq(vmheap_graph_nearest_classes(g, "Zzzzzzzzzzzz", ks, 8),
+			 0);
+	ck_assert_int_eq(vmheap_graph_classes_labelled(g, "Hash", NULL, 0), 1);
+	ck_assert_int_eq(vmheap_graph_classes_labelled(g, "hash", NULL, 0), 0);
+	vmheap_graph_free(g);
+}
+END_TEST
+
+/* ------------------------------------------------------------ known shapes */
+
+#define ARRAY_ID 0x1000
+#define HOLDER_ID 0x2000
+#define HASH_ID 0x3000
+#define LEAKS 300
+#define HASH_LEAKS 20
+#define LOST 5
+
+/*
+ * A global's Array holding LEAKS Leak objects; a "vm" root Object holding
+ * a Hash with HASH_LEAKS more Leak objects and 50 Noise; LOST Leak objects
+ * that no root reaches.  `leaks` leaves out the last Array leaks (for an
+ * older dump).
+ */
+static void global_array_heap(struct heap *h, size_t leaks)
+{
+	heap_init(h);
+	size_t holder = obj(h, HOLDER_ID, 1, 40);
+	size_t hash = obj(h, HASH_ID, 3, 160);
+	size_t array = obj(h, ARRAY_ID, 2, 2424);
+	ref(h, holder, HASH_ID);
+	for (size_t k = 0; k < 50; k++) {
+		obj(h, 0x50000 + 0x10 * k, 5, 24);
+		ref(h, hash, 0x50000 + 0x10 * k);
+	}
+	for (size_t k = 0; k < HASH_LEAKS; k++) {
+		obj(h, 0x60000 + 0x10 * k, 4, 48);
+		ref(h, hash, 0x60000 + 0x10 * k);
+	}
+	for (size_t k = 0; k < leaks; k++) {
+		obj(h, 0x10000 + 0x10 * k, 4, 40);
+		ref(h, array, 0x10000 + 0x10 * k);
+	}
+	for (size_t k = 0; k < LOST; k++)
+		obj(h, 0x70000 + 0x10 * k, 4, 40);
+	root(h, "vm", HOLDER_ID);
+	root(h, "global_tbl", ARRAY_ID);
+}
+
+static struct run tool(const char *name, const char *const *args)
+{
+	return run_tool(name, NULL, args);
+}
+
+/* The line of `out` that starts (after spaces) with `prefix`, or NULL. */
+static const char *line_starting(const char *out, const char *prefix)
+{
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *t = l + strspn(l, " ");
+		if (!strncmp(t, prefix, strlen(prefix)))
+			return t;
+	}
+	return NULL;
+}
+
+START_TEST(path_of_a_leak_held_by_a_globals_array)
+{
+	struct heap h;
+	global_array_heap(&h, LEAKS);
+	const char *dump = heap_write(&h, "global.vmheap");
+	struct run r = tool("vmheap-path", (const char *[]){dump, "Leak", NULL});
+
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.out, "class Leak: 325 instances, 13160 bytes; "
+				    "2 path shapes; 5 unreachable (200 bytes)"),
+		      "%s", r.out);
+	/* the biggest group first: the global's Array, then the Hash */
+	const char *g1 = strstr(r.out, "#1  300 instances (92.3%), 12000 bytes, "
+				       "path of 2 objects\n"
+				       "    root global_tbl\n"
+				       "      Array  0x1000\n"
+				       "      Leak  0x10000\n");
+	const char *g2 = strstr(r.out, "#2  20 instances (6.2%), 960 bytes, "
+				       "path of 3 objects\n"
+				       "    root vm\n"
+				       "      Object  0x2000\n"
+				       "      Hash  0x3000\n"
+				       "      Leak  0x60000\n");
+	ck_assert_msg(g1 && g2 && g1 < g2, "%s", r.out);
+	run_free(&r);
+
+	r = tool("vmheap-path",
+		 (const char *[]){"--format", "json", "--top", "1", dump, "Leak",
+				  NULL});
+	ck_assert_int_eq(r.status, 0);
+	struct jval *j = json_parse(r.out);
+	ck_assert_msg(j, "not JSON: %s", r.out);
+	ck_assert_int_eq(json_get(j, "instances")->inum, 325);
+	ck_assert_int_eq(json_get(j, "unreachable")->inum, LOST);
+	ck_assert_int_eq(json_get(j, "group_count")->inum, 2);
+	const struct jval *groups = json_get(j, "groups");
+	ck_assert_uint_eq(groups->n, 1);
+	ck_assert_int_eq(json_get(groups->items[0], "count")->inum, LEAKS);
+	ck_assert_str_eq(
+	    json_get(json_get(groups->items[0], "root"), "kind")->str,
+	    "global_tbl");
+	const struct jval *path = json_get(groups->items[0], "path");
+	ck_assert_uint_eq(path->n, 2);
+	ck_assert_str_eq(json_get(path->items[0], "class")->str, "Array");
+	ck_assert_str_eq(json_get(path->items[0], "address")->str, "0x1000");
+	json_free(j);
+	run_free(&r);
+
+	/* one object by address: the Hash's leak */
+	r = tool("vmheap-path", (const char *[]){dump, "0x60010", NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "object 0x60010: Leak, 48 bytes\n"), "%s",
+		      r.out);
+	ck_assert_msg(strstr(r.out, "    root vm\n      Object  0x2000\n      "
+				    "Hash  0x3000\n      Leak  0x60010\n"),
+		      "%s", r.out);
+	run_free(&r);
+	/* an unreachable one */
+	r = tool("vmheap-path", (const char *[]){dump, "0x70000", NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "unreachable: no root reaches it"), "%s",
+		      r.out);
+	run_free(&r);
+	heap_free(&h);
+}
+END_TEST
+
+START_TEST(dominators_of_the_global_array_leak_match_brute_force)
+{
+	struct heap h;
+	global_array_heap(&h, LEAKS);
+	const char *dump = heap_write(&h, "dom.vmheap");
+	struct run r = tool("vmheap-dominators",
+			    (const char *[]){"--format", "csv", "--top", "3",
+					     dump, NULL});
+	size_t nrows;
+	char line[256];
+
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	char ***rows = parse_csv(r.out, &nrows);
+	ck_assert_uint_eq(nrows, 4);
+	ck_assert_str_eq(rows[0][5], "dominated_by");
+	/* the Array retains itself and its 300 leaks */
+	ck_assert_str_eq(rows[1][0], "0x1000");
+	ck_assert_str_eq(rows[1][1], "Array");
+	ck_assert_str_eq(rows[1][2], "2424");
+	snprintf(line, sizeof(line), "%" PRIu64,
+		 brute_retained(&h, find(&h, ARRAY_ID)));
+	ck_assert_str_eq(rows[1][3], line);
+	ck_assert_str_eq(rows[1][3], "14424");
+	ck_assert_str_eq(rows[1][5], "root global_tbl");
+	/* then the holder Object, then its Hash, dominated by it */
+	ck_assert_str_eq(rows[2][0], "0x2000");
+	snprintf(line, sizeof(line), "%" PRIu64,
+		 brute_retained(&h, find(&h, HOLDER_ID)));
+	ck_assert_str_eq(rows[2][3], line);
+	ck_assert_str_eq(rows[3][0], "0x3000");
+	ck_assert_str_eq(rows[3][5], "Object 0x2000 \xe2\x86\x90 root vm");
+	csv_free(rows, nrows);
+	run_free(&r);
+
+	r = tool("vmheap-dominators", (const char *[]){"--top", "1", dump, NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "378 objects, 16984 bytes; unreachable "
+				    "from the roots: 5 objects, 200 bytes\n"),
+		      "%s", r.out);
+	ck_assert_msg(line_starting(r.out, "14424  84.93%  2424  Array  0x1000   "
+					   "root global_tbl"),
+		      "%s", r.out);
+	run_free(&r);
+	heap_free(&h);
+}
+END_TEST
+
+/*
+ * root -> Hash h1 -> Hash h2 -> Hash h3 -> 400 Leak, and h1 -> 30 Leak: the
+ * chain of Hashes is the top path, each Hash's dominators are the Hashes
+ * above it, and each retained size is brute force's.
+ */
+START_TEST(chain_of_hashes_shows_in_paths_and_dominators)
+{
+	struct heap h;
+	size_t hs[3];
+
+	heap_init(&h);
+	for (int k = 0; k < 3; k++) {
+		hs[k] = obj(&h, 0x100 + 0x100 * (uint64_t)k, 3, 100);
+		if (k)
+			ref(&h, hs[k - 1], 0x100 + 0x100 * (uint64_t)k);
+	}
+	for (size_t k = 0; k < 400; k++) {
+		obj(&h, 0x10000 + 0x10 * k, 4, 40);
+		ref(&h, hs[2], 0x10000 + 0x10 * k);
+	}
+	for (size_t k = 0; k < 30; k++) {
+		obj(&h, 0x20000 + 0x10 * k, 4, 40);
+		ref(&h, hs[0], 0x20000 + 0x10 * k);
+	}
+	root(&h, "vm", 0x100);
+	const char *dump = heap_write(&h, "chain.vmheap");
+
+	struct run r = tool("vmheap-path", (const char *[]){dump, "Leak", NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "#1  400 instances (93.0%), 16000 bytes, "
+				    "path of 4 objects\n    root vm\n"
+				    "      Hash  0x100\n      Hash  0x200\n"
+				    "      Hash  0x300\n      Leak  0x10000\n"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "#2  30 instances (7.0%)"), "%s", r.out);
+	run_free(&r);
+
+	r = tool("vmheap-dominators",
+		 (const char *[]){"--class", "Hash", "--format", "json", dump,
+				  NULL});
+	ck_assert_int_eq(r.status, 0);
+	struct jval *j = json_parse(r.out);
+	ck_assert_ptr_nonnull(j);
+	const struct jval *top = json_get(j, "top");
+	ck_assert_uint_eq(top->n, 3);
+	for (int k = 0; k < 3; k++) {
+		const struct jval *row = top->items[k];
+		char want[32];
+		snprintf(want, sizeof(want), "0x%x", 0x100 + 0x100 * k);
+		ck_assert_str_eq(json_get(row, "address")->str, want);
+		ck_assert_int_eq(json_get(row, "retained_bytes")->inum,
+				 (long long)brute_retained(&h, (long)hs[k]));
+		const struct jval *doms = json_get(row, "dominators");
+		ck_assert_uint_eq(doms->n, (size_t)k);
+		for (int d = 0; d < k; d++) {
+			snprintf(want, sizeof(want), "0x%x",
+				 0x100 + 0x100 * (k - 1 - d));
+			ck_assert_str_eq(json_get(doms->items[d], "address")->str,
+					 want);
+		}
+		ck_assert_str_eq(json_get(json_get(row, "root"), "kind")->str,
+				 "vm");
+	}
+	json_free(j);
+	run_free(&r);
+
+	/* Hash retains everything; Leak only itself per instance */
+	r = tool("vmheap-histo", (const char *[]){"--retained", "--format",
+						  "csv", dump, NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "3,Hash,300,17500,100.0000\n"), "%s",
+		      r.out);
+	ck_assert_msg(strstr(r.out, "430,Leak,17200,17200,98.2857\n"), "%s",
+		      r.out);
+	run_free(&r);
+	heap_free(&h);
+}
+END_TEST
+
+/* vmheap-histo --retained on random heaps: every class's retained bytes
+ * and count are brute force's. */
+START_TEST(histo_retained_column_agrees_with_brute_force)
+{
+	for (unsigned seed = 0; seed < 6; seed++) {
+		struct heap h;
+		size_t nrows;
+		random_heap(&h, 300 + seed * 10 + (unsigned)_i);
+		const char *dump = heap_write(&h, "histo.vmheap");
+		struct run r = tool("vmheap-histo",
+				    (const char *[]){"--retained", "--format",
+						     "csv", dump, NULL});
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		char ***rows = parse_csv(r.out, &nrows);
+		ck_assert_str_eq(rows[0][3], "retained_bytes");
+		for (size_t k = 1; k < nrows; k++) {
+			uint64_t cls = 0, count = 0;
+			for (size_t c = 0; c < h.nclasses; c++)
+				if (!strcmp(h.classes[c].name, rows[k][1]))
+					cls = h.classes[c].id;
+			for (size_t i = 0; i < h.n; i++)
+				count += h.objs[i].cls == cls;
+			ck_assert_uint_eq(strtoull(rows[k][0], NULL, 10),
+					  count);
+			ck_assert_msg(strtoull(rows[k][3], NULL, 10) ==
+					  brute_class_retained(&h, cls),
+				      "seed %u class %s: %s != %" PRIu64, seed,
+				      rows[k][1], rows[k][3],
+				      brute_class_retained(&h, cls));
+			/* sorted by retained bytes, most first */
+			if (k > 1)
+				ck_assert_uint_ge(strtoull(rows[k - 1][3], NULL,
+							   10),
+						  strtoull(rows[k][3], NULL,
+							   10));
+		}
+		csv_free(rows, nrows);
+		run_free(&r);
+		heap_free(&h);
+	}
+}
+END_TEST
+
+START_TEST(diff_paths_show_where_the_new_objects_hang)
+{
+	struct heap old_h, new_h;
+	global_array_heap(&old_h, 100);
+	global_array_heap(&new_h, LEAKS);
+	const char *old_dump = heap_write(&old_h, "old.vmheap");
+	const char *new_dump = heap_write(&new_h, "new.vmheap");
+
+	struct run r = tool("vmheap-diff", (const char *[]){"--paths", old_dump,
+							    new_dump, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "new objects: 200 (8000 bytes) in 1 "
+				    "classes; paths of the top 1\n"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "Leak: 200 new objects, 8000 bytes; 1 path "
+				    "shape; 0 unreachable\n"
+				    "  #1  200 new (100.0%), 8000 bytes, path "
+				    "of 2 objects\n"
+				    "      root global_tbl\n"
+				    "        Array  0x1000\n"
+				    "        Leak  0x10640\n"),
+		      "%s", r.out);
+	run_free(&r);
+
+	/* the same count as --objects, which matches by identity too */
+	r = tool("vmheap-diff", (const char *[]){"--objects", "--format", "csv",
+						 old_dump, new_dump, NULL});
+	ck_assert_msg(strstr(r.out, "200,Leak,8000"), "%s", r.out);
+	run_free(&r);
+
+	r = tool("vmheap-diff", (const char *[]){"--paths", "--format", "csv",
+						 old_dump, new_dump, NULL});
+	ck_assert_msg(strstr(r.out, "Leak,200,8000,1,200,8000,global_tbl,"
+				    "Array > Leak\n"),
+		      "%s", r.out);
+	run_free(&r);
+	heap_free(&old_h);
+	heap_free(&new_h);
+}
+END_TEST
+
+/* A 100-object chain shows its two ends and the count between. */
+START_TEST(long_paths_show_both_ends)
+{
+	struct heap h;
+
+	heap_init(&h);
+	for (size_t k = 0; k < 100; k++) {
+		size_t i = obj(&h, 0x10 * (k + 1), k == 99 ? 4 : 1, 16);
+		if (k < 99)
+			ref(&h, i, 0x10 * (k + 2));
+	}
+	root(&h, "vm", 0x10);
+	const char *dump = heap_write(&h, "long.vmheap");
+	struct run r = tool("vmheap-path", (const char *[]){dump, "Leak", NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "path of 100 objects"), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "      Object  0x140\n"
+				    "      ... 60 more objects ...\n"
+				    "      Object  0x510\n"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "      Leak  0x640\n"), "%s", r.out);
+	ck_assert_int_eq(spec_count(r.out, "Object  0x"), 39);
+	run_free(&r);
+	heap_free(&h);
+}
+END_TEST
+
+/* ------------------------------------------------------------ bad input */
+
+START_TEST(unknown_class_or_address_exit_1_damaged_dump_exit_2)
+{
+	struct heap h;
+	global_array_heap(&h, 10);
+	const char *dump = heap_write(&h, "bad.vmheap");
+	struct run r;
+
+	r = tool("vmheap-path", (const char *[]){dump, "Laek", NULL});
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "no objects of class Laek in ") &&
+			  strstr(r.err, "; nearest: Leak"),
+		      "%s", r.err);
+	ck_assert_str_eq(r.out, "");
+	run_free(&r);
+	r = tool("vmheap-path", (const char *[]){dump, "Quux", NULL});
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "no objects of class Quux in "), "%s",
+		      r.err);
+	run_free(&r);
+	r = tool("vmheap-path", (const char *[]){dump, "0xdead", NULL});
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "no object at 0xdead in "), "%s", r.err);
+	run_free(&r);
+	r = tool("vmheap-dominators",
+		 (const char *[]){"--class", "Hsah", dump, NULL});
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "no objects of class Hsah in ") &&
+			  strstr(r.err, "nearest: Hash"),
+		      "%s", r.err);
+	run_free(&r);
+	r = tool("vmheap-path", (const char *[]){"--format", "csv", dump,
+						 "Leak", NULL});
+	ck_assert_int_eq(r.status, 2);
+	run_free(&r);
+
+	/* cut the dump: every graph tool refuses it with the reader's
+	 * message, exit 2, nothing on stdout */
+	size_t len;
+	char *bytes = slurp(dump, &len);
+	const char *cut = tmp_path("cut.vmheap");
+	spec_write_file(cut, bytes, len - 40);
+	free(bytes);
+	const char *const *cmds[] = {
+	    (const char *[]){"vmheap-path", cut, "Leak", NULL},
+	    (const char *[]){"vmheap-dominators", cut, NULL},
+	    (const char *[]){"vmheap-histo", "--retained", cut, NULL},
+	    (const char *[]){"vmheap-diff", "--paths", dump, cut, NULL},
+	};
+	for (size_t c = 0; c < 4; c++) {
+		r = tool(cmds[c][0], cmds[c] + 1);
+		ck_assert_msg(r.status == 2, "%s: status %d", cmds[c][0],
+			      r.status);
+		ck_assert_msg(strstr(r.err, "truncated") && strstr(r.err, cut),
+			      "%s: %s", cmds[c][0], r.err);
+		ck_assert_str_eq(r.out, "");
+		run_free(&r);
+	}
+	heap_free(&h);
+}
+END_TEST
+
+/* ------------------------------------------------------------ ruby */
+
+static const char leaks_rb[] =
+    "class ConstLeak; end\n"
+    "class GlobalLeak; end\n"
+    "class IvarLeak; end\n"
+    "module Registry\n"
+    "  STORE = {}\n"
+    "end\n"
+    "$audit = []\n"
+    "class Service\n"
+    "  def initialize; @cache = []; end\n"
+    "  def call; @cache << IvarLeak.new; end\n"
+    "end\n"
+    "svc = Service.new\n"
+    "3000.times { |i| Registry::STORE[\"k#{i}\"] = ConstLeak.new }\n"
+    "2000.times { $audit << GlobalLeak.new }\n"
+    "1000.times { svc.call }\n"
+    "$stdout.puts \"ready\"; $stdout.flush\n"
+    "$stdin.read\n"
+    "p svc\n";
+
+/* The classes of the top group's path and its root kind, as one line:
+ * "KIND: A > B > C". */
+static void top_path(const char *dump, const char *cls, char *line,
+		     size_t size)
+{
+	struct run r = tool("vmheap-path", (const char *[]){"--format", "json",
+							    dump, cls, NULL});
+	ck_assert_msg(r.status == 0, "%s: %s", cls, r.err);
+	struct jval *j = json_parse(r.out);
+	ck_assert_ptr_nonnull(j);
+	const struct jval *grp = json_get(j, "groups")->items[0];
+	const struct jval *path = json_get(grp, "path");
+	size_t at = (size_t)snprintf(
+	    line, size, "%s:",
+	    json_get(json_get(grp, "root"), "kind")->str);
+	for (size_t k = 0; k < path->n && at < size; k++)
+		at += (size_t)snprintf(line + at, size - at, "%s %s",
+				       k ? " >" : "",
+				       json_get(path->items[k], "class")->str);
+	ck_assert_int_ge(json_get(grp, "count")->inum,
+			 json_get(j, "instances")->inum * 9 / 10);
+	json_free(j);
+	run_free(&r);
+}
+
+START_TEST(ruby_leaks_lead_to_the_constant_the_global_and_the_ivar)
+{
+	const char *dir = spec_mkdtemp("ruby");
+	char script[512], dump[512], env_dir[600], env_tmp[600], pidarg[32],
+	    line[512], setcmd[600];
+	struct spec_proc vm;
+
+	snprintf(script, sizeof(script), "%s/leaks.rb", dir);
+	spec_write_text(script, leaks_rb);
+	snprintf(env_dir, sizeof(env_dir), "VMHEAP_AGENT_DIR=%s", dir);
+	snprintf(env_tmp, sizeof(env_tmp), "VMHEAP_AGENT_TMPDIR=%s", dir);
+	const char *const env[] = {env_dir, env_tmp,
+#ifdef VMHEAP_ASAN_RUNTIME
+				   /* the ASan-built extension needs the
+				    * runtime preloaded (spec/ruby.mk) */
+				   "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
+				   "ASAN_OPTIONS=detect_leaks=0",
+#endif
+				   NULL};
+	const char *const argv[] = {"ruby", "-I", spec_build("ruby"),
+				    "-rvmheap_agent", script, NULL};
+	struct spec_spawn sp = {.argv = argv, .env = env};
+	spec_proc_start(&vm, &sp, 1);
+	ck_assert_msg(spec_proc_wait_for(&vm, "ready", 60000),
+		      "ruby did not start: %.*s", (int)vm.len, vm.buf);
+
+	snprintf(dump, sizeof(dump), "%s/leaks.vmheap", dir);
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)vm.pid);
+	snprintf(setcmd, sizeof(setcmd), "set system.memory.dump %s", dump);
+	const char *const cargv[] = {spec_bin("vmheap-console"), "-p", pidarg,
+				     "-e", setcmd, NULL};
+	struct spec_run cr;
+	ck_assert_int_eq(spec_run(cargv, env, NULL, 120000, &cr), 0);
+	ck_assert_msg(cr.status == 0, "console: %s", cr.err);
+	spec_run_free(&cr);
+
+	/* a constant's Hash: the module Registry, held by the VM's class
+	 * table, then its constant table's Hash */
+	top_path(dump, "ConstLeak", line, sizeof(line));
+	ck_assert_msg(strstr(line, "vm:") == line &&
+			  strstr(line, "> Module > Hash > ConstLeak"),
+		      "ConstLeak: %s", line);
+	/* a global Array: the global variables' root, then the Array */
+	top_path(dump, "GlobalLeak", line, sizeof(line));
+	ck_assert_str_eq(line, "global_tbl: Array > GlobalLeak");
+	/* an instance variable: the Service object, then its @cache Array */
+	top_path(dump, "IvarLeak", line, sizeof(line));
+	ck_assert_msg(strstr(line, "> Service > Array > IvarLeak"), "IvarLeak: %s",
+		      line);
+
+	/* the dominators agree: the global's Array retains its 2000 leaks */
+	struct run r = tool("vmheap-dominators",
+			    (const char *[]){"--class", "Array", "--top", "3",
+					     "--format", "csv", dump, NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, ",Array,") && strstr(r.out, "root global_tbl"),
+		      "%s", r.out);
+	run_free(&r);
+	ck_assert_int_eq(spec_proc_wait_exit(&vm, 30000), 0);
+}
+END_TEST
+
+Suite *vmheap_spec_suite(void)
+{
+	Suite *s = suite_create("graphtools");
+	TCase *q = spec_tcase(s, "queries", 120);
+	TCase *t = spec_tcase(s, "tools", 120);
+	TCase *b = spec_tcase(s, "bad input", 60);
+	TCase *rb = spec_tcase(s, "ruby", 180);
+
+	tcase_add_loop_test(q, class_retained_bytes_agree_with_brute_force, 0,
+			    4);
+	tcase_add_loop_test(q, object_paths_merge_every_object_by_its_shape, 0,
+			    4);
+	tcase_add_test(q, nearest_class_names_by_edit_distance);
+	tcase_add_test(t, path_of_a_leak_held_by_a_globals_array);
+	tcase_add_test(t, dominators_of_the_global_array_leak_match_brute_force);
+	tcase_add_test(t, chain_of_hashes_shows_in_paths_and_dominators);
+	tcase_add_loop_test(t, histo_retained_column_agrees_with_brute_force, 0,
+			    3);
+	tcase_add_test(t, diff_paths_show_where_the_new_objects_hang);
+	tcase_add_test(t, long_paths_show_both_ends);
+	tcase_add_test(b, unknown_class_or_address_exit_1_damaged_dump_exit_2);
+	tcase_add_test(rb, ruby_leaks_lead_to_the_constant_the_global_and_the_ivar);
+	return s;
+}
