@@ -145,6 +145,13 @@ void console_render_reply(FILE *out, const char *verb, const char *path,
 			  const msgpack_object *value);
 
 /*
+ * A value on one line, malloc'd (never NULL): byte counts and seconds
+ * with units as `name` says, a multi-line string cut after its first
+ * line with " ...".
+ */
+char *console_render_inline(const msgpack_object *o, const char *name);
+
+/*
  * Print `rows` x `cols` cells (row-major) as aligned columns, each line
  * starting with `indent`.  The last column is not padded.
  */

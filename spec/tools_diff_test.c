@@ -111,10 +111,11 @@ static void assert_rows(const char *out, const struct expect *want,
 	}
 }
 
+/* vmheap-diff --bytes OPTS OLD NEW (exact byte counts in text). */
 static struct run diff(const char *const *opts)
 {
-	const char *argv[16];
-	size_t n = 0;
+	const char *argv[16] = {"--bytes"};
+	size_t n = 1;
 	for (; opts && *opts; opts++)
 		argv[n++] = *opts;
 	argv[n++] = old_path;
