@@ -151,3 +151,13 @@ void spec_tmux_kill(struct spec_tmux *t)
 
 	tmux(t, args);
 }
+
+const char *spec_console_prompt(pid_t pid, const char *typed)
+{
+	static char ring[8][256];
+	static int next;
+	char *buf = ring[next++ % 8];
+
+	snprintf(buf, sizeof(ring[0]), "sample %ld> %s", (long)pid, typed);
+	return buf;
+}

@@ -381,4 +381,11 @@ int spec_tmux_count(struct spec_tmux *t, const char *text);
 /* Kill the session's server. */
 void spec_tmux_kill(struct spec_tmux *t);
 
+/*
+ * vmheap-console's prompt when it talks to the sample VM with `pid`
+ * ("sample PID> "), followed by `typed` (may be ""): what the pane shows
+ * on a prompt's line.  From a ring of 8 static buffers.
+ */
+const char *spec_console_prompt(pid_t pid, const char *typed);
+
 #endif /* VMHEAP_SPEC_H */
