@@ -219,8 +219,9 @@ START_TEST(list_v_shows_values)
 	snprintf(want, sizeof(want), "system.pid ");
 	line = line_with(r.out, want);
 	ck_assert_ptr_nonnull(line);
-	snprintf(want, sizeof(want), " int  %ld", (long)vm);
-	ck_assert_msg(strstr(line, want) && line[strlen(line) - 1] != ' ',
+	snprintf(want, sizeof(want), " %ld", (long)vm);
+	ck_assert_msg(strstr(line, " int ") &&
+			  !strcmp(strrchr(line, ' '), want),
 		      "'%s' in: %s", want, r.out);
 	free(line);
 	line = line_with(r.out, "system.memory.rss ");
