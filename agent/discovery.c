@@ -60,6 +60,37 @@ long long agent_proc_start_ticks(pid_t pid)
 	return strtoll(p + 1, NULL, 10);
 }
 
+/* The uid that owns process `pid` (its /proc directory), or -1. */
+static long long proc_owner(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) == 0 ? (long long)st.st_uid : -1;
+}
+
+/* Is `pid` a zombie (dead, not yet reaped) or dead ('X')? */
+static int proc_is_zombie(pid_t pid)
+{
+	char path[64], buf[512];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 /* Replace bytes that cannot go into a key=value line. */
 static void sanitise(char *s)
 {
@@ -275,7 +306,7 @@ static int read_checked(const char *path, struct vmheap_agent_info *info,
 	struct stat st;
 	ssize_t n;
 	size_t got = 0;
-	int fd, rc;
+	int fd, rc, foreign = 0;
 
 	memset(info, 0, sizeof(*info));
 	if (take(info->path, sizeof(info->path), path))
@@ -299,9 +330,11 @@ static int read_checked(const char *path, struct vmheap_agent_info *info,
 	why[0] = '\0';
 	if (!S_ISREG(st.st_mode))
 		snprintf(why, sizeof(why), "it is not a regular file");
-	else if (st.st_uid != geteuid())
+	else if (st.st_uid != geteuid() && geteuid() != 0)
 		snprintf(why, sizeof(why), "it is owned by uid %u, not by you",
 			 (unsigned)st.st_uid);
+	else if (st.st_uid != geteuid())
+		foreign = 1; /* root: the process must be that user's, below */
 	else if (st.st_mode & 077)
 		snprintf(why, sizeof(why), "its mode is %03o; it must be 0600",
 			 (unsigned)(st.st_mode & 0777));
@@ -338,6 +371,11 @@ static int read_checked(const char *path, struct vmheap_agent_info *info,
 	if (rc < 0)
 		return agent_fail(err, errlen, rc,
 				  "malformed discovery file %s: %s", path, why);
+	if (foreign && proc_owner(info->pid) != (long long)st.st_uid)
+		return agent_fail(err, errlen, VMHEAP_AGENT_EDISCOVERY,
+				  "refusing %s: it is owned by uid %u, and "
+				  "process %d is not that user's",
+				  path, (unsigned)st.st_uid, (int)info->pid);
 	return 0;
 }
 
@@ -354,13 +392,16 @@ int vmheap_discovery_read(const char *path, struct vmheap_agent_info *info,
 	return read_checked(path, info, &ps, err, errlen);
 }
 
-/* Is the agent described by the file gone (dead pid or reused pid)? */
+/* Is the agent described by the file gone (dead or zombie pid, or a
+ * reused pid)? */
 static int agent_is_gone(const struct vmheap_agent_info *info,
 			 long long proc_start)
 {
 	long long now;
 
 	if (kill(info->pid, 0) < 0 && errno == ESRCH)
+		return 1;
+	if (proc_is_zombie(info->pid)) /* killed, not yet reaped */
 		return 1;
 	if (proc_start < 0)
 		return 0;

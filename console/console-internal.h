@@ -3,6 +3,7 @@
  *
  *   main.c     command-line options; picks a mode
  *   pick.c     discovery: list agents, choose one, --ps
+ *   procinfo.c what /proc says of a VM now: command line, parent, user
  *   session.c  the connection: connect, call, reconnect, "the VM went away"
  *   command.c  parse one command line and run it
  *   render.c   print reply values for people
@@ -39,11 +40,27 @@ struct console_options {
 	int ncommands;
 };
 
+/* ------------------------------------------------------- procinfo.c */
+
+/* A VM's process as /proc shows it now. */
+struct console_proc {
+	pid_t ppid;	   /* parent pid; 0 when unknown */
+	uid_t uid;	   /* owner; (uid_t)-1 when unknown */
+	char user[33];	   /* its name, or the uid as a number, or "?" */
+	char command[512]; /* /proc/PID/cmdline (a process title shows
+			      here), else the argv of the discovery file */
+};
+
+/* Fill *proc for the agent `info` names. */
+void console_proc_read(const struct vmheap_agent_info *info,
+		       struct console_proc *proc);
+
 /* ----------------------------------------------------------- pick.c */
 
 /* The agents found in a discovery directory, sorted by pid. */
 struct console_agents {
 	struct vmheap_agent_info *items;
+	struct console_proc *procs; /* procs[i]: items[i]'s process now */
 	int count;
 	int foreign; /* files owned by another user, not reported */
 };
@@ -59,6 +76,13 @@ int console_agents_find(struct console_agents *agents, const char *tmpdir,
 
 /* Free what console_agents_find() allocated. */
 void console_agents_free(struct console_agents *agents);
+
+/*
+ * Say on stderr that no agent was found in `tmpdir` (`foreign`: how many
+ * discovery files of other users were passed over), and what to do:
+ * start one, or look in another directory with --dir.
+ */
+void console_print_no_agent(const char *tmpdir, int foreign);
 
 /* Print the agents as aligned columns, or as JSON with `json`. */
 void console_agents_print(const struct console_agents *agents, FILE *out,

@@ -70,9 +70,7 @@ static int list_agents(const struct console_options *opts)
 	if (console_agents_find(&agents, opts->tmpdir, 0) < 0)
 		return CONSOLE_ECONNECT;
 	if (agents.count == 0 && !opts->json)
-		fprintf(stderr,
-			"vmheap-console: no agent is running (looked in %s).\n",
-			opts->tmpdir);
+		console_print_no_agent(opts->tmpdir, agents.foreign);
 	else
 		console_agents_print(&agents, stdout, opts->json);
 	console_agents_free(&agents);

@@ -279,14 +279,18 @@ int console_repl(struct console_session *s, const struct console_options *opts)
 {
 	char pathbuf[4096];
 	const char *hist = history_path(pathbuf, sizeof(pathbuf));
-	char *line, *last = NULL, prompt[64];
+	char *line, *last = NULL, prompt[64], owner[64] = "";
+	struct console_proc proc;
 	int status = CONSOLE_OK, warned = 0, eof = 0;
 
 	make_prompt(prompt, sizeof(prompt), s);
-	printf("Connected to %s (pid %ld) at %s.\n"
+	console_proc_read(&s->info, &proc);
+	if (proc.uid != geteuid() && proc.uid != (uid_t)-1)
+		snprintf(owner, sizeof(owner), ", user %s", proc.user);
+	printf("Connected to %s (pid %ld%s) at %s.\n"
 	       "Type help for the commands; exit or Ctrl-D leaves.\n",
 	       *s->info.vm ? s->info.vm : vmheap_client_vm(s->client),
-	       (long)s->info.pid, s->info.address);
+	       (long)s->info.pid, owner, s->info.address);
 	fflush(stdout);
 
 	rl_readline_name = "vmheap-console";
