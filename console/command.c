@@ -51,15 +51,51 @@ static int word_is(const char *w, size_t len, const char *name)
 	return strlen(name) == len && memcmp(w, name, len) == 0;
 }
 
+/*
+ * Where a dump named `value` will be: the value when absolute, else in
+ * the VM's dump directory (config.dump.dir, asked now).
+ */
+static void dump_target(struct console_session *s, const char *value,
+			char *out, size_t len)
+{
+	struct vmheap_reply reply;
+
+	if (value[0] == '/') {
+		snprintf(out, len, "%s", value);
+		return;
+	}
+	memset(&reply, 0, sizeof(reply));
+	if (console_session_call(s, "get", "config.dump.dir", NULL, &reply) ==
+		0 &&
+	    reply.ok && reply.value.type == MSGPACK_OBJECT_STR)
+		snprintf(out, len, "%.*s/%s", (int)reply.value.via.str.size,
+			 reply.value.via.str.ptr, value);
+	else
+		snprintf(out, len, "%s in the VM's dump directory", value);
+	vmheap_reply_release(&reply);
+}
+
 static enum console_result run_call(struct console_session *s, const char *verb,
 				    const char *path, const char *value,
 				    int json)
 {
 	struct vmheap_reply reply;
 	enum console_result res = CONSOLE_RESULT_OK;
+	struct console_dump_guard guard = {0};
+	int rc;
 
 	memset(&reply, 0, sizeof(reply));
-	if (console_session_call(s, verb, path, value, &reply) < 0) {
+	if (!strcmp(verb, "set") && !strcmp(path, "system.memory.dump")) {
+		char target[1024];
+
+		dump_target(s, value, target, sizeof(target));
+		if (s->gone)
+			return CONSOLE_RESULT_GONE;
+		console_dump_interrupt_begin(&guard, s->info.pid, target);
+	}
+	rc = console_session_call(s, verb, path, value, &reply);
+	console_dump_interrupt_end(&guard);
+	if (rc < 0) {
 		vmheap_reply_release(&reply);
 		return CONSOLE_RESULT_GONE;
 	}

@@ -6,6 +6,7 @@
  *   procinfo.c what /proc says of a VM now: command line, parent, user
  *   session.c  the connection: connect, call, reconnect, "the VM went away"
  *   command.c  parse one command line and run it
+ *   interrupt.c Ctrl-C while a dump runs: say it goes on, wait for it
  *   render.c   print reply values for people
  *   json.c     print reply values as JSON (--json)
  *   script.c   -e commands and stdin mode
@@ -14,6 +15,7 @@
 #ifndef VMHEAP_CONSOLE_INTERNAL_H
 #define VMHEAP_CONSOLE_INTERNAL_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include <msgpack.h>
@@ -157,6 +159,25 @@ void console_command_help(FILE *out);
  */
 char **console_names_fetch(struct console_session *s);
 void console_names_free(char **names);
+
+/* ------------------------------------------------------ interrupt.c */
+
+/* SIGINT's disposition while a dump runs. */
+struct console_dump_guard {
+	struct sigaction old;
+	int active;
+};
+
+/*
+ * Until console_dump_interrupt_end(): a Ctrl-C prints that the dump of
+ * the VM `pid` goes on and that its file will be `path`, and the console
+ * keeps waiting; a second Ctrl-C ends the console (SIGINT, status 130).
+ */
+void console_dump_interrupt_begin(struct console_dump_guard *g, pid_t pid,
+				  const char *path);
+
+/* Put SIGINT back as it was. */
+void console_dump_interrupt_end(struct console_dump_guard *g);
 
 /* --------------------------------------------------------- render.c */
 

@@ -389,6 +389,112 @@ START_TEST(ps_shows_live_titles_and_the_parent_pid)
 }
 END_TEST
 
+/* ---------------------------------------------------- Ctrl-C in a dump */
+
+/* A sample VM whose dumps take a few seconds (a slow walk). */
+static void slow_vm_start(struct spec_vm *vm, const char *dir)
+{
+	static const char *const args[] = {"--walk-delay-ms", "4000", NULL};
+	struct spec_vm_opts o = {.args = args};
+
+	spec_vm_start(vm, dir, dir, &o);
+}
+
+/* Wait until the VM says a dump runs (the console sent its request, so
+ * its Ctrl-C handling is in place). */
+static void wait_dumping(const struct spec_vm *vm)
+{
+	vmheap_client *c = spec_connect(vm, WAIT_MS);
+	int64_t deadline = spec_now_ms() + WAIT_MS;
+	int dumping = 0;
+
+	ck_assert_ptr_nonnull(c);
+	while (!dumping && spec_now_ms() < deadline) {
+		struct vmheap_reply rep;
+
+		if (vmheap_client_call(c, "get", "system.memory.dumping", NULL,
+				       &rep) == 0 &&
+		    rep.ok && rep.value.type == MSGPACK_OBJECT_BOOLEAN)
+			dumping = rep.value.via.boolean;
+		vmheap_reply_release(&rep);
+		if (!dumping)
+			spec_sleep_ms(20);
+	}
+	vmheap_client_close(c);
+	ck_assert_msg(dumping, "the VM never started the dump");
+}
+
+/* The console command line for tmux, on `dir`'s agents. */
+static void console_command(char *out, size_t len, const char *dir,
+			    const char *args)
+{
+	snprintf(out, len,
+		 "env -u TMPDIR HOME='%s' VMHEAP_AGENT_TMPDIR='%s' '%s' %s",
+		 dir, dir, spec_bin("vmheap-console"), args);
+}
+
+/* -e mode: one Ctrl-C says the dump goes on and where; the console waits
+ * for the reply and exits 0. */
+START_TEST(ctrl_c_in_e_mode_says_the_dump_goes_on_and_waits)
+{
+	char dir[PATH_MAX], cmd[PATH_MAX * 3], want[PATH_MAX + 64], *pane;
+	struct spec_tmux t;
+	struct spec_vm vm;
+
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("ctrlc"));
+	slow_vm_start(&vm, dir);
+	console_command(cmd, sizeof(cmd), dir,
+			"-e 'set system.memory.dump slow.vmheap'");
+	spec_tmux_start(&t, cmd);
+	wait_dumping(&vm);
+	spec_tmux_key(&t, "C-c");
+	snprintf(want, sizeof(want), "its file will be %s/slow.vmheap", dir);
+	pane = spec_tmux_expect(&t, want, WAIT_MS);
+	ck_assert_msg(strstr(pane, "the dump goes on in the VM") != NULL, "%s",
+		      pane);
+	ck_assert_ptr_null(strstr(pane, "[exit"));
+	free(pane);
+	pane = spec_tmux_expect(&t, "[exit 0]", WAIT_MS);
+	ck_assert_msg(strstr(pane, "dump written: ") != NULL, "%s", pane);
+	free(pane);
+	snprintf(want, sizeof(want), "%s/slow.vmheap", dir);
+	ck_assert_int_eq(access(want, R_OK), 0);
+	spec_tmux_kill(&t);
+	spec_vm_stop(&vm);
+}
+END_TEST
+
+/* The prompt: the first Ctrl-C says the dump goes on, the second quits
+ * with status 130; the VM finishes the dump anyway. */
+START_TEST(ctrl_c_twice_at_the_prompt_quits_and_the_dump_still_lands)
+{
+	char dir[PATH_MAX], cmd[PATH_MAX * 3], want[PATH_MAX + 64];
+	struct spec_tmux t;
+	struct spec_vm vm;
+	int64_t deadline;
+
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("ctrlc"));
+	slow_vm_start(&vm, dir);
+	console_command(cmd, sizeof(cmd), dir, "");
+	spec_tmux_start(&t, cmd);
+	spec_tmux_see(&t, spec_console_prompt(vm.pid, ""), WAIT_MS);
+	spec_tmux_line(&t, "set system.memory.dump later.vmheap");
+	wait_dumping(&vm);
+	spec_tmux_key(&t, "C-c");
+	spec_tmux_see(&t, "the dump goes on in the VM", WAIT_MS);
+	spec_tmux_key(&t, "C-c");
+	spec_tmux_see(&t, "[exit 130]", WAIT_MS);
+	snprintf(want, sizeof(want), "%s/later.vmheap", dir);
+	ck_assert_int_eq(access(want, F_OK), -1); /* not yet: still dumping */
+	deadline = spec_now_ms() + WAIT_MS;
+	while (access(want, F_OK) < 0 && spec_now_ms() < deadline)
+		spec_sleep_ms(50);
+	ck_assert_msg(access(want, R_OK) == 0, "%s never appeared", want);
+	spec_tmux_kill(&t);
+	spec_vm_stop(&vm);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("console_ops");
@@ -399,5 +505,10 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, dir_finds_a_vm_of_another_tmpdir_and_no_agent_says_so);
 	tcase_add_test(tc, a_zombie_vm_is_never_listed);
 	tcase_add_test(tc, ps_shows_live_titles_and_the_parent_pid);
+
+	tc = spec_tcase(s, "ctrl-c", 60);
+	tcase_add_test(tc, ctrl_c_in_e_mode_says_the_dump_goes_on_and_waits);
+	tcase_add_test(
+	    tc, ctrl_c_twice_at_the_prompt_quits_and_the_dump_still_lands);
 	return s;
 }
