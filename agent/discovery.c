@@ -31,9 +31,13 @@ const char *vmheap_discovery_default_dir(void)
 	return "/tmp";
 }
 
-long long agent_proc_start_ticks(pid_t pid)
+/*
+ * Read /proc/PID/stat into buf and return what follows the process name
+ * (" S 1 ...": the state is field 3), or NULL.
+ */
+static const char *proc_stat_fields(pid_t pid, char *buf, size_t len)
 {
-	char path[64], buf[1024];
+	char path[64];
 	const char *p;
 	ssize_t n;
 	int fd;
@@ -41,16 +45,23 @@ long long agent_proc_start_ticks(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return NULL;
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
-		return -1;
+		return NULL;
 	buf[n] = '\0';
-	p = strrchr(buf, ')');
+	p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+	return p && p[1] == ' ' ? p + 1 : NULL;
+}
+
+long long agent_proc_start_ticks(pid_t pid)
+{
+	char buf[1024];
+	const char *p = proc_stat_fields(pid, buf, sizeof(buf));
+
 	if (!p)
 		return -1;
-	p++;
 	/* p is before field 3; starttime is field 22. */
 	for (int field = 2; field < 21; field++) {
 		p = strchr(p + 1, ' ');
@@ -73,22 +84,10 @@ static long long proc_owner(pid_t pid)
 /* Is `pid` a zombie (dead, not yet reaped) or dead ('X')? */
 static int proc_is_zombie(pid_t pid)
 {
-	char path[64], buf[512];
-	const char *p;
-	ssize_t n;
-	int fd;
+	char buf[1024];
+	const char *p = proc_stat_fields(pid, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	return p && (p[1] == 'Z' || p[1] == 'X');
 }
 
 /* Replace bytes that cannot go into a key=value line. */

@@ -39,27 +39,22 @@ static int read_cmdline(pid_t pid, char *buf, size_t len)
 	return n > 0 ? 0 : -1;
 }
 
-/* The parent pid from /proc/PID/stat (field 4), or 0. */
+/* The parent pid: the "PPid:" line of /proc/PID/status, or 0. */
 static pid_t read_ppid(pid_t pid)
 {
-	char path[64], buf[1024];
-	const char *p;
-	ssize_t n;
-	int fd;
+	char path[64], line[256];
+	long ppid = 0;
+	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	f = fopen(path, "re");
+	if (!f)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
-	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
-		return 0;
-	return (pid_t)atol(p + 4);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "PPid: %ld", &ppid) == 1)
+			break;
+	fclose(f);
+	return (pid_t)ppid;
 }
 
 void console_proc_read(const struct vmheap_agent_info *info,
