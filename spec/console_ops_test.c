@@ -98,6 +98,15 @@ static char proc_state(pid_t pid)
 	return c;
 }
 
+/* The console command line for tmux, on `dir`'s agents. */
+static void console_command(char *out, size_t len, const char *dir,
+			    const char *args)
+{
+	snprintf(out, len,
+		 "env -u TMPDIR HOME='%s' VMHEAP_AGENT_TMPDIR='%s' '%s' %s",
+		 dir, dir, spec_bin("vmheap-console"), args);
+}
+
 /* ------------------------------------------------- another user's VM */
 
 /*
@@ -185,6 +194,22 @@ START_TEST(root_lists_and_reaches_a_vm_of_nobody)
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_uint_eq(st.st_uid, pw->pw_uid); /* the VM wrote it */
 	spec_run_free(&r);
+
+	/* the prompt's greeting says whose VM it is */
+	{
+		char cmd[PATH_MAX * 3], args[PATH_MAX + 64];
+		struct spec_tmux t;
+
+		snprintf(args, sizeof(args), "--dir '%s' -p %ld", dir,
+			 (long)vm);
+		console_command(cmd, sizeof(cmd), spec_mkdtemp("home"), args);
+		spec_tmux_start(&t, cmd);
+		snprintf(want, sizeof(want), "(pid %ld, user nobody) at",
+			 (long)vm);
+		spec_tmux_see(&t, want, WAIT_MS);
+		spec_tmux_see(&t, spec_console_prompt(vm, ""), WAIT_MS);
+		spec_tmux_kill(&t);
+	}
 
 	/* another user (daemon) is still refused and told why */
 	{
@@ -422,15 +447,6 @@ static void wait_dumping(const struct spec_vm *vm)
 	}
 	vmheap_client_close(c);
 	ck_assert_msg(dumping, "the VM never started the dump");
-}
-
-/* The console command line for tmux, on `dir`'s agents. */
-static void console_command(char *out, size_t len, const char *dir,
-			    const char *args)
-{
-	snprintf(out, len,
-		 "env -u TMPDIR HOME='%s' VMHEAP_AGENT_TMPDIR='%s' '%s' %s",
-		 dir, dir, spec_bin("vmheap-console"), args);
 }
 
 /* -e mode: one Ctrl-C says the dump goes on and where; the console waits
