@@ -55,8 +55,8 @@ static int word_is(const char *w, size_t len, const char *name)
  * Where a dump named `value` will be: the value when absolute, else in
  * the VM's dump directory (config.dump.dir, asked now).
  */
-static void dump_target(struct console_session *s, const char *value,
-			char *out, size_t len)
+static void dump_target(struct console_session *s, const char *value, char *out,
+			size_t len)
 {
 	struct vmheap_reply reply;
 
@@ -189,7 +189,8 @@ static enum console_result list_values(struct console_session *s,
 
 		if (kv->key.type != MSGPACK_OBJECT_STR)
 			continue;
-		vars[n].name = strndup(kv->key.via.str.ptr, kv->key.via.str.size);
+		vars[n].name =
+		    strndup(kv->key.via.str.ptr, kv->key.via.str.size);
 		vars[n].type = console_render_inline(&kv->val, NULL);
 		n++;
 	}
@@ -275,8 +276,8 @@ enum console_result console_command_run(struct console_session *s,
 	} else if (word_is(w, wlen, "list") && word_is(var, vlen, "-v")) {
 		var = next_word(after, &vlen, &after);
 		if (*after)
-			return usage_error(
-			    "list -v takes at most one prefix: list -v [PREFIX]");
+			return usage_error("list -v takes at most one prefix: "
+					   "list -v [PREFIX]");
 		path = trimmed_copy(var, vlen);
 		res = path ? list_values(s, path, json)
 			   : usage_error("out of memory");

@@ -36,14 +36,15 @@ void console_dump_interrupt_begin(struct console_dump_guard *g, pid_t pid,
 	struct sigaction sa;
 	int len;
 
-	len = snprintf(notice, sizeof(notice),
-		       "\nvmheap-console: the dump goes on in the VM (pid %ld); "
-		       "its file will be %s.  Waiting for it; Ctrl-C again "
-		       "quits without waiting.\n",
-		       (long)pid, path);
-	notice_len = len < 0			   ? 0
+	len =
+	    snprintf(notice, sizeof(notice),
+		     "\nvmheap-console: the dump goes on in the VM (pid %ld); "
+		     "its file will be %s.  Waiting for it; Ctrl-C again "
+		     "quits without waiting.\n",
+		     (long)pid, path);
+	notice_len = len < 0			    ? 0
 		     : (size_t)len < sizeof(notice) ? (size_t)len
-						   : sizeof(notice) - 1;
+						    : sizeof(notice) - 1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
 	sa.sa_flags = SA_RESTART; /* the client goes on waiting */

@@ -113,8 +113,9 @@ int console_agents_find(struct console_agents *agents, const char *tmpdir,
 			"%s (%s); "
 			"check that it exists or give another with --dir.\n",
 			tmpdir,
-			n == VMHEAP_AGENT_ESYS && errno ? strerror(errno)
-							: vmheap_agent_strerror(n));
+			n == VMHEAP_AGENT_ESYS && errno
+			    ? strerror(errno)
+			    : vmheap_agent_strerror(n));
 		console_agents_free(agents);
 		return -1;
 	}
@@ -129,8 +130,8 @@ int console_agents_find(struct console_agents *agents, const char *tmpdir,
 		qsort(agents->items, (size_t)agents->count,
 		      sizeof(*agents->items), by_pid);
 	if (agents->count) {
-		agents->procs = calloc((size_t)agents->count,
-				       sizeof(*agents->procs));
+		agents->procs =
+		    calloc((size_t)agents->count, sizeof(*agents->procs));
 		if (!agents->procs) {
 			fprintf(stderr, "vmheap-console: out of memory while "
 					"listing agents.\n");
@@ -159,7 +160,8 @@ static void print_json(const struct console_agents *agents, FILE *out)
 		const struct vmheap_agent_info *a = &agents->items[i];
 		const struct console_proc *p = &agents->procs[i];
 
-		fprintf(out, "%s{\"pid\":%ld,\"ppid\":%ld,\"uid\":%ld,\"user\":",
+		fprintf(out,
+			"%s{\"pid\":%ld,\"ppid\":%ld,\"uid\":%ld,\"user\":",
 			i ? "," : "", (long)a->pid, (long)p->ppid,
 			p->uid == (uid_t)-1 ? -1L : (long)p->uid);
 		console_json_string(out, p->user, strlen(p->user));

@@ -19,8 +19,8 @@
 
 static const char usage_line[] =
     "usage: vmheap-diff [--objects | --retainers] [--sort "
-    "count|bytes|name] [--top N] [--format text|json|csv] [--bytes] [--threads N] "
-    "OLD NEW";
+    "count|bytes|name] [--top N] [--format text|json|csv] [--bytes] "
+    "[--threads N] OLD NEW";
 
 static void usage_error(const char *fmt, const char *arg)
 {

@@ -120,8 +120,8 @@ static const char *delta_row(const struct diff_options *o,
 
 	signed_text(count, size, d->count_delta);
 	vmheap_report_size_delta(&o->report, bytes, size, d->bytes_delta);
-	vmheap_format_share(share, size, (double)d->bytes_delta,
-			    old_bytes(res), 1);
+	vmheap_format_share(share, size, (double)d->bytes_delta, old_bytes(res),
+			    1);
 	return d->name;
 }
 
@@ -135,8 +135,7 @@ static void classes_text(const struct diff_options *o, struct diff_result *res,
 	dump_lines(out, res);
 	total_deltas(res, &count_delta, &bytes_delta);
 	signed_text(cnt, sizeof(cnt), count_delta);
-	vmheap_report_size_delta(&o->report, bytes, sizeof(bytes),
-				 bytes_delta);
+	vmheap_report_size_delta(&o->report, bytes, sizeof(bytes), bytes_delta);
 	vmheap_format_share(share, sizeof(share), (double)bytes_delta,
 			    old_bytes(res), 1);
 	vmheap_report_total_label(label, sizeof(label), "total", res->ndeltas,
@@ -224,8 +223,8 @@ static void objects_text(const struct diff_options *o, struct diff_result *res,
 	snprintf(cnt, sizeof(cnt), "%" PRIu64, res->ident.new_objects);
 	vmheap_report_size(&o->report, bytes, sizeof(bytes),
 			   res->ident.new_bytes);
-	vmheap_format_share(share, sizeof(share),
-			    (double)res->ident.new_bytes, new_bytes(res), 0);
+	vmheap_format_share(share, sizeof(share), (double)res->ident.new_bytes,
+			    new_bytes(res), 0);
 	vmheap_report_total_label(label, sizeof(label), "total new",
 				  res->ident.nnews, "classes", shown);
 	count_table(out, o, res, shown, new_class_row,
@@ -283,11 +282,11 @@ static void retainers_text(const struct diff_options *o,
 		vmheap_strbuf_add_text(out, r->cls.name);
 		vmheap_report_size(&o->report, size, sizeof(size),
 				   r->cls.bytes);
-		vmheap_strbuf_addf(out,
-				   ": %" PRIu64 " new objects, %s%s; referenced "
-				   "from:\n",
-				   r->cls.count, size,
-				   o->report.raw_bytes ? " bytes" : "");
+		vmheap_strbuf_addf(
+		    out,
+		    ": %" PRIu64 " new objects, %s%s; referenced "
+		    "from:\n",
+		    r->cls.count, size, o->report.raw_bytes ? " bytes" : "");
 		vmheap_table *tab = vmheap_table_new("rl");
 		int rc = tab ? 0 : -1;
 		if (!rc)

@@ -29,8 +29,8 @@ static void render_text(const struct histo_options *o, vmheap_reader *r,
 		snprintf(cnt, sizeof(cnt), "%" PRIu64, rows[i].count);
 		vmheap_report_size(&o->report, bytes, sizeof(bytes),
 				   rows[i].bytes);
-		vmheap_format_share(share, sizeof(share),
-				    (double)rows[i].bytes, total, 0);
+		vmheap_format_share(share, sizeof(share), (double)rows[i].bytes,
+				    total, 0);
 		rc = vmheap_table_add_row(
 		    tab, (const char *[]){cnt, rows[i].name, bytes, share});
 	}

@@ -107,8 +107,8 @@ void vmheap_report_size(const struct vmheap_report_options *o, char *buf,
 		vmheap_format_size(buf, len, bytes);
 }
 
-void vmheap_report_size_delta(const struct vmheap_report_options *o,
-			      char *buf, size_t len, int64_t delta)
+void vmheap_report_size_delta(const struct vmheap_report_options *o, char *buf,
+			      size_t len, int64_t delta)
 {
 	if (o->raw_bytes)
 		snprintf(buf, len, delta > 0 ? "+%" PRId64 : "%" PRId64, delta);

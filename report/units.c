@@ -27,8 +27,10 @@ void vmheap_format_size(char *buf, size_t len, unsigned long long bytes)
 		v /= 1024.0;
 		u++;
 	}
-	snprintf(buf, len, v >= 99.95 ? "%.0f %s" : v >= 9.995 ? "%.1f %s"
-						   : "%.2f %s",
+	snprintf(buf, len,
+		 v >= 99.95   ? "%.0f %s"
+		 : v >= 9.995 ? "%.1f %s"
+			      : "%.2f %s",
 		 v, units[u]);
 }
 

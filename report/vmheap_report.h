@@ -97,10 +97,10 @@ struct vmheap_report_options {
 /*
  * Apply the shared option `name` (its long name without dashes: "sort",
  * "top", "format", "threads", "no-progress" or "bytes") with `value`
- * (NULL for no-progress and bytes).  Returns 1 when it was applied, 0 when `name` is none of
- * them, or VMHEAP_EINVAL with a message for the user in err, which names
- * the bad value and what is expected ("--top needs a positive number,
- * not 'x'").
+ * (NULL for no-progress and bytes).  Returns 1 when it was applied, 0 when
+ * `name` is none of them, or VMHEAP_EINVAL with a message for the user in err,
+ * which names the bad value and what is expected ("--top needs a positive
+ * number, not 'x'").
  */
 int vmheap_report_option(struct vmheap_report_options *o, const char *name,
 			 const char *value, char *err, size_t errsz);
@@ -113,8 +113,8 @@ struct vmheap_progress;
  */
 void vmheap_report_size(const struct vmheap_report_options *o, char *buf,
 			size_t len, uint64_t bytes);
-void vmheap_report_size_delta(const struct vmheap_report_options *o,
-			      char *buf, size_t len, int64_t delta);
+void vmheap_report_size_delta(const struct vmheap_report_options *o, char *buf,
+			      size_t len, int64_t delta);
 
 /* How many of n rows a report prints: all, or the first o->top. */
 size_t vmheap_report_rows_shown(const struct vmheap_report_options *o,

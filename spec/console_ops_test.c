@@ -164,9 +164,9 @@ START_TEST(root_lists_and_reaches_a_vm_of_nobody)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	ck_assert_int_eq(chmod(dir, 0777), 0);
 	vm = start_sample_as(pw, dir);
-	ck_assert_msg(spec_discovery_wait(dir, vm, &info, WAIT_MS, err,
-					  sizeof(err)) == 0,
-		      "discovery: %s", err);
+	ck_assert_msg(
+	    spec_discovery_wait(dir, vm, &info, WAIT_MS, err, sizeof(err)) == 0,
+	    "discovery: %s", err);
 	/* the file really is nobody's */
 	ck_assert_int_eq(lstat(info.path, &st), 0);
 	ck_assert_uint_eq(st.st_uid, pw->pw_uid);
@@ -175,8 +175,8 @@ START_TEST(root_lists_and_reaches_a_vm_of_nobody)
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "USER") != NULL, "%s", r.out);
 	row = row_of(r.out, vm);
-	ck_assert_msg(row != NULL, "pid %ld not listed:\n%s%s", (long)vm,
-		      r.out, r.err);
+	ck_assert_msg(row != NULL, "pid %ld not listed:\n%s%s", (long)vm, r.out,
+		      r.err);
 	ck_assert_str_eq(field(row, 2, buf, sizeof(buf)), "nobody");
 	free(row);
 	spec_run_free(&r);
@@ -223,9 +223,8 @@ START_TEST(root_lists_and_reaches_a_vm_of_nobody)
 				      "-e",
 				      "get system.pid",
 				      NULL};
-		ck_assert_int_eq(spec_run(argv, ARGS("HOME=/"), NULL, 20000,
-					  &r),
-				 0);
+		ck_assert_int_eq(
+		    spec_run(argv, ARGS("HOME=/"), NULL, 20000, &r), 0);
 		ck_assert_int_eq(r.status, 2);
 		ck_assert_msg(strstr(r.err, "no agent of yours") &&
 				  strstr(r.err, "1 discovery file of other"),
@@ -353,7 +352,9 @@ START_TEST(ps_shows_live_titles_and_the_parent_pid)
 	char dir[PATH_MAX], prog[PATH_MAX + 16], inc[PATH_MAX], line[64],
 	    tmpdir[PATH_MAX + 32], dumpdir[PATH_MAX + 32], buf[64], err[700];
 	const char *argv[] = {"ruby", "-I", inc, "-rvmheap_agent", prog, NULL};
-	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT",
+	const char *env[] = {tmpdir,
+			     dumpdir,
+			     "VMHEAP_AGENT_PORT",
 #ifdef VMHEAP_ASAN_RUNTIME
 			     "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
 			     "ASAN_OPTIONS=detect_leaks=0",
@@ -518,7 +519,8 @@ Suite *vmheap_spec_suite(void)
 
 	tc = spec_tcase(s, "discovery", 60);
 	tcase_add_test(tc, root_lists_and_reaches_a_vm_of_nobody);
-	tcase_add_test(tc, dir_finds_a_vm_of_another_tmpdir_and_no_agent_says_so);
+	tcase_add_test(tc,
+		       dir_finds_a_vm_of_another_tmpdir_and_no_agent_says_so);
 	tcase_add_test(tc, a_zombie_vm_is_never_listed);
 	tcase_add_test(tc, ps_shows_live_titles_and_the_parent_pid);
 

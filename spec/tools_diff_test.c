@@ -159,7 +159,8 @@ START_TEST(diff_prints_human_sizes_and_growth_shares_by_default)
 	snprintf(want, sizeof(want), "%.1f%%\n", -100.0 * 20 / 970);
 	ck_assert_str_eq(want, "-2.1%\n");
 	const char *total = strstr(r.out, "total (5 classes changed)");
-	ck_assert_msg(total && strstr(total, "   -20 B   -2.1%\n") == total + 25,
+	ck_assert_msg(total &&
+			  strstr(total, "   -20 B   -2.1%\n") == total + 25,
 		      "total row in:\n%s", r.out);
 	ck_assert_msg(strstr(r.out, "  Hash                       -200 B  "
 				    "-20.6%\n"),
@@ -473,7 +474,8 @@ TCase *diff_tcase(void)
 	tcase_add_test(
 	    tc, diff_shows_new_gone_and_bytes_only_classes_matched_by_name);
 	tcase_add_test(tc, diff_sorts_by_bytes_then_count);
-	tcase_add_test(tc, diff_prints_human_sizes_and_growth_shares_by_default);
+	tcase_add_test(tc,
+		       diff_prints_human_sizes_and_growth_shares_by_default);
 	tcase_add_test(tc, diff_sorts_by_name_and_top_limits_rows);
 	tcase_add_test(tc, diff_json_rows_carry_old_new_and_deltas);
 	tcase_add_test(tc, diff_csv_has_the_documented_header_and_rows);

@@ -210,7 +210,8 @@ size_t parse_text_rows(const char *out, struct trow *rows, size_t max)
 
 		/* a last "%" column (the share of the total) is dropped */
 		char *pct = strrchr(buf, ' ');
-		if (pct && (pct[strlen(pct) - 1] == '%' || !strcmp(pct, " -"))) {
+		if (pct &&
+		    (pct[strlen(pct) - 1] == '%' || !strcmp(pct, " -"))) {
 			while (pct > buf && pct[-1] == ' ')
 				pct--;
 			*pct = '\0';

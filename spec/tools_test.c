@@ -551,8 +551,8 @@ START_TEST(histo_draws_a_progress_bar_on_a_terminal_for_a_big_dump)
 	vmheap_writer_free(w);
 	close(fd);
 
-	struct run r =
-	    run_tool_tty("vmheap-histo", (const char *[]){"--bytes", path, NULL});
+	struct run r = run_tool_tty("vmheap-histo",
+				    (const char *[]){"--bytes", path, NULL});
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_msg(strstr(r.err, "big.vmheap") && strstr(r.err, "% [") &&
 			  strstr(r.err, " MB"),
