@@ -292,7 +292,13 @@ static void explain_missing_pid(const char *tmpdir, pid_t pid)
 
 void console_print_no_agent(const char *tmpdir, int foreign)
 {
-	if (foreign)
+	if (foreign && geteuid() == 0)
+		fprintf(stderr,
+			"vmheap-console: no agent is running (%s holds %d "
+			"discovery file%s of other users whose processes are "
+			"gone or not theirs); %s.\n",
+			tmpdir, foreign, foreign == 1 ? "" : "s", start_hint);
+	else if (foreign)
 		fprintf(
 		    stderr,
 		    "vmheap-console: no agent of yours is running (%s holds %d "
