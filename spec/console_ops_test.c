@@ -98,15 +98,6 @@ static char proc_state(pid_t pid)
 	return c;
 }
 
-/* The console command line for tmux, on `dir`'s agents. */
-static void console_command(char *out, size_t len, const char *dir,
-			    const char *args)
-{
-	snprintf(out, len,
-		 "env -u TMPDIR HOME='%s' VMHEAP_AGENT_TMPDIR='%s' '%s' %s",
-		 dir, dir, spec_bin("vmheap-console"), args);
-}
-
 /* ------------------------------------------------- another user's VM */
 
 /*
@@ -202,7 +193,8 @@ START_TEST(root_lists_and_reaches_a_vm_of_nobody)
 
 		snprintf(args, sizeof(args), "--dir '%s' -p %ld", dir,
 			 (long)vm);
-		console_command(cmd, sizeof(cmd), spec_mkdtemp("home"), args);
+		spec_console_command(cmd, sizeof(cmd), spec_mkdtemp("home"),
+				     args);
 		spec_tmux_start(&t, cmd);
 		snprintf(want, sizeof(want), "(pid %ld, user nobody) at",
 			 (long)vm);
@@ -460,8 +452,8 @@ START_TEST(ctrl_c_in_e_mode_says_the_dump_goes_on_and_waits)
 
 	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("ctrlc"));
 	slow_vm_start(&vm, dir);
-	console_command(cmd, sizeof(cmd), dir,
-			"-e 'set system.memory.dump slow.vmheap'");
+	spec_console_command(cmd, sizeof(cmd), dir,
+			     "-e 'set system.memory.dump slow.vmheap'");
 	spec_tmux_start(&t, cmd);
 	wait_dumping(&vm);
 	spec_tmux_key(&t, "C-c");
@@ -492,7 +484,7 @@ START_TEST(ctrl_c_twice_at_the_prompt_quits_and_the_dump_still_lands)
 
 	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("ctrlc"));
 	slow_vm_start(&vm, dir);
-	console_command(cmd, sizeof(cmd), dir, "");
+	spec_console_command(cmd, sizeof(cmd), dir, "");
 	spec_tmux_start(&t, cmd);
 	spec_tmux_see(&t, spec_console_prompt(vm.pid, ""), WAIT_MS);
 	spec_tmux_line(&t, "set system.memory.dump later.vmheap");

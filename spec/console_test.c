@@ -95,15 +95,6 @@ static void console_start(struct spec_proc *p, const char *dir,
 	spec_proc_start(p, &o, 1);
 }
 
-/* The console command line for tmux: env + binary + args, shell-quoted. */
-static void console_command(char *out, size_t len, const char *dir,
-			    const char *args)
-{
-	snprintf(out, len,
-		 "env -u TMPDIR HOME='%s' VMHEAP_AGENT_TMPDIR='%s' '%s' %s",
-		 dir, dir, spec_bin("vmheap-console"), args ? args : "");
-}
-
 /* Sum of what a dump file holds, read with libvmheap. */
 struct dump_sums {
 	uint64_t objects, bytes;
@@ -929,7 +920,7 @@ static void start_console_in_tmux(struct spec_tmux *t, const char *dir,
 {
 	char cmd[2048];
 
-	console_command(cmd, sizeof(cmd), dir, args);
+	spec_console_command(cmd, sizeof(cmd), dir, args);
 	spec_tmux_start(t, cmd);
 	spec_tmux_see(t, spec_console_prompt(vm, ""), WAIT_MS);
 }
@@ -1090,7 +1081,7 @@ START_TEST(chooser_lists_agents_and_connects_to_the_one_picked)
 	{
 		char cmd[2048];
 
-		console_command(cmd, sizeof(cmd), dir, NULL);
+		spec_console_command(cmd, sizeof(cmd), dir, NULL);
 		spec_tmux_start(&t, cmd);
 	}
 	pane = spec_tmux_expect(&t, "Which one? [1-2]", WAIT_MS);

@@ -161,3 +161,11 @@ const char *spec_console_prompt(pid_t pid, const char *typed)
 	snprintf(buf, sizeof(ring[0]), "sample %ld> %s", (long)pid, typed);
 	return buf;
 }
+
+void spec_console_command(char *out, size_t len, const char *dir,
+			  const char *args)
+{
+	snprintf(out, len,
+		 "env -u TMPDIR HOME='%s' VMHEAP_AGENT_TMPDIR='%s' '%s' %s",
+		 dir, dir, spec_bin("vmheap-console"), args ? args : "");
+}

@@ -388,4 +388,12 @@ void spec_tmux_kill(struct spec_tmux *t);
  */
 const char *spec_console_prompt(pid_t pid, const char *typed);
 
+/*
+ * A shell command line for tmux that runs vmheap-console with `args`
+ * (shell syntax, may be ""), HOME and VMHEAP_AGENT_TMPDIR set to `dir`
+ * and TMPDIR unset, into `out`.
+ */
+void spec_console_command(char *out, size_t len, const char *dir,
+			  const char *args);
+
 #endif /* VMHEAP_SPEC_H */
