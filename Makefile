@@ -47,6 +47,9 @@ ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS) -pthread
 # ABI_MAJOR when a public struct or signature changes incompatibly.
 ABI_MAJOR   = 1
 ABI_VERSION = $(ABI_MAJOR).0.0
+# The release version, kept in one place: VMHEAP_VERSION in
+# report/vmheap_report.h (the tools' --version); the .pc files get it here.
+VMHEAP_VERSION := $(shell sed -n 's/^\#define VMHEAP_VERSION "\(.*\)"/\1/p' report/vmheap_report.h)
 
 BINDIR = $(BUILD)/bin
 LIBDIR = $(BUILD)/lib
@@ -142,7 +145,7 @@ install: all
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	cp -P $(LIBS_OUT) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/vmheap/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/vmheap.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vmheap.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VMHEAP_VERSION)|g' scripts/vmheap.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vmheap.pc
 	$(if $(MAN_PAGES),install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/)
 	$(INSTALL_EXTRA)
 

@@ -31,9 +31,13 @@ const char *vmheap_discovery_default_dir(void)
 	return "/tmp";
 }
 
-long long agent_proc_start_ticks(pid_t pid)
+/*
+ * Read /proc/PID/stat into buf and return what follows the process name
+ * (" S 1 ...": the state is field 3), or NULL.
+ */
+static const char *proc_stat_fields(pid_t pid, char *buf, size_t len)
 {
-	char path[64], buf[1024];
+	char path[64];
 	const char *p;
 	ssize_t n;
 	int fd;
@@ -41,16 +45,23 @@ long long agent_proc_start_ticks(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return NULL;
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
-		return -1;
+		return NULL;
 	buf[n] = '\0';
-	p = strrchr(buf, ')');
+	p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+	return p && p[1] == ' ' ? p + 1 : NULL;
+}
+
+long long agent_proc_start_ticks(pid_t pid)
+{
+	char buf[1024];
+	const char *p = proc_stat_fields(pid, buf, sizeof(buf));
+
 	if (!p)
 		return -1;
-	p++;
 	/* p is before field 3; starttime is field 22. */
 	for (int field = 2; field < 21; field++) {
 		p = strchr(p + 1, ' ');
@@ -58,6 +69,25 @@ long long agent_proc_start_ticks(pid_t pid)
 			return -1;
 	}
 	return strtoll(p + 1, NULL, 10);
+}
+
+/* The uid that owns process `pid` (its /proc directory), or -1. */
+static long long proc_owner(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) == 0 ? (long long)st.st_uid : -1;
+}
+
+/* Is `pid` a zombie (dead, not yet reaped) or dead ('X')? */
+static int proc_is_zombie(pid_t pid)
+{
+	char buf[1024];
+	const char *p = proc_stat_fields(pid, buf, sizeof(buf));
+
+	return p && (p[1] == 'Z' || p[1] == 'X');
 }
 
 /* Replace bytes that cannot go into a key=value line. */
@@ -275,7 +305,7 @@ static int read_checked(const char *path, struct vmheap_agent_info *info,
 	struct stat st;
 	ssize_t n;
 	size_t got = 0;
-	int fd, rc;
+	int fd, rc, foreign = 0;
 
 	memset(info, 0, sizeof(*info));
 	if (take(info->path, sizeof(info->path), path))
@@ -299,9 +329,11 @@ static int read_checked(const char *path, struct vmheap_agent_info *info,
 	why[0] = '\0';
 	if (!S_ISREG(st.st_mode))
 		snprintf(why, sizeof(why), "it is not a regular file");
-	else if (st.st_uid != geteuid())
+	else if (st.st_uid != geteuid() && geteuid() != 0)
 		snprintf(why, sizeof(why), "it is owned by uid %u, not by you",
 			 (unsigned)st.st_uid);
+	else if (st.st_uid != geteuid())
+		foreign = 1; /* root: the process must be that user's, below */
 	else if (st.st_mode & 077)
 		snprintf(why, sizeof(why), "its mode is %03o; it must be 0600",
 			 (unsigned)(st.st_mode & 0777));
@@ -338,6 +370,11 @@ static int read_checked(const char *path, struct vmheap_agent_info *info,
 	if (rc < 0)
 		return agent_fail(err, errlen, rc,
 				  "malformed discovery file %s: %s", path, why);
+	if (foreign && proc_owner(info->pid) != (long long)st.st_uid)
+		return agent_fail(err, errlen, VMHEAP_AGENT_EDISCOVERY,
+				  "refusing %s: it is owned by uid %u, and "
+				  "process %d is not that user's",
+				  path, (unsigned)st.st_uid, (int)info->pid);
 	return 0;
 }
 
@@ -354,13 +391,16 @@ int vmheap_discovery_read(const char *path, struct vmheap_agent_info *info,
 	return read_checked(path, info, &ps, err, errlen);
 }
 
-/* Is the agent described by the file gone (dead pid or reused pid)? */
+/* Is the agent described by the file gone (dead or zombie pid, or a
+ * reused pid)? */
 static int agent_is_gone(const struct vmheap_agent_info *info,
 			 long long proc_start)
 {
 	long long now;
 
 	if (kill(info->pid, 0) < 0 && errno == ESRCH)
+		return 1;
+	if (proc_is_zombie(info->pid)) /* killed, not yet reaped */
 		return 1;
 	if (proc_start < 0)
 		return 0;

@@ -251,7 +251,10 @@ struct vmheap_agent_info {
 
 /*
  * Read and check one discovery file: it must be a regular file, not a
- * symlink, owned by the current user, and well formed.  Returns 0, or
+ * symlink, owned by the current user, and well formed.  For root, a file
+ * owned by another user is accepted when the process it names belongs to
+ * that user (root may reach every VM; the caller can lstat info->path to
+ * say whose it is).  Returns 0, or
  * VMHEAP_AGENT_EDISCOVERY / VMHEAP_AGENT_ESYS with a message in err.
  */
 VMHEAP_EXPORT
@@ -260,7 +263,7 @@ int vmheap_discovery_read(const char *path, struct vmheap_agent_info *info,
 
 /*
  * List agents in `tmpdir` (NULL: $TMPDIR or /tmp).  Files whose pid is
- * dead are removed (when ours).  For each live, valid agent `found` is
+ * dead or a zombie are removed (when ours) and never listed.  For each live, valid agent `found` is
  * called; for each file that cannot be used `bad` is called (may be NULL)
  * with its path and the reason.  Returns the number of agents found or a
  * negative code.

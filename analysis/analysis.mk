@@ -33,7 +33,7 @@ $(LIBDIR)/$(LIBVMHEAP_ANALYSIS_SONAME) $(LIBVMHEAP_ANALYSIS_SO): $(LIBVMHEAP_ANA
 
 define ANALYSIS_INSTALL_LINES
 
-sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/vmheap-analysis.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vmheap-analysis.pc
+sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VMHEAP_VERSION)|g' scripts/vmheap-analysis.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vmheap-analysis.pc
 
 endef
 INSTALL_EXTRA += $(ANALYSIS_INSTALL_LINES)

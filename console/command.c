@@ -22,6 +22,7 @@ void console_command_help(FILE *out)
 	    "writes\n"
 	    "                   a heap dump into the VM's dump directory\n"
 	    "  list [PREFIX]    the variables (under PREFIX)\n"
+	    "  list -v [PREFIX] the same with their values\n"
 	    "  help             this text\n"
 	    "  exit, quit       leave (or Ctrl-D)\n"
 	    "Tab completes commands and variable names.\n",
@@ -50,15 +51,51 @@ static int word_is(const char *w, size_t len, const char *name)
 	return strlen(name) == len && memcmp(w, name, len) == 0;
 }
 
+/*
+ * Where a dump named `value` will be: the value when absolute, else in
+ * the VM's dump directory (config.dump.dir, asked now).
+ */
+static void dump_target(struct console_session *s, const char *value, char *out,
+			size_t len)
+{
+	struct vmheap_reply reply;
+
+	if (value[0] == '/') {
+		snprintf(out, len, "%s", value);
+		return;
+	}
+	memset(&reply, 0, sizeof(reply));
+	if (console_session_call(s, "get", "config.dump.dir", NULL, &reply) ==
+		0 &&
+	    reply.ok && reply.value.type == MSGPACK_OBJECT_STR)
+		snprintf(out, len, "%.*s/%s", (int)reply.value.via.str.size,
+			 reply.value.via.str.ptr, value);
+	else
+		snprintf(out, len, "%s in the VM's dump directory", value);
+	vmheap_reply_release(&reply);
+}
+
 static enum console_result run_call(struct console_session *s, const char *verb,
 				    const char *path, const char *value,
 				    int json)
 {
 	struct vmheap_reply reply;
 	enum console_result res = CONSOLE_RESULT_OK;
+	struct console_dump_guard guard = {0};
+	int rc;
 
 	memset(&reply, 0, sizeof(reply));
-	if (console_session_call(s, verb, path, value, &reply) < 0) {
+	if (!strcmp(verb, "set") && !strcmp(path, "system.memory.dump")) {
+		char target[1024];
+
+		dump_target(s, value, target, sizeof(target));
+		if (s->gone)
+			return CONSOLE_RESULT_GONE;
+		console_dump_interrupt_begin(&guard, s->info.pid, target);
+	}
+	rc = console_session_call(s, verb, path, value, &reply);
+	console_dump_interrupt_end(&guard);
+	if (rc < 0) {
 		vmheap_reply_release(&reply);
 		return CONSOLE_RESULT_GONE;
 	}
@@ -78,6 +115,112 @@ static enum console_result run_call(struct console_session *s, const char *verb,
 	return res;
 }
 
+static enum console_result usage_error(const char *msg)
+{
+	fprintf(stderr, "error: %s\n", msg);
+	return CONSOLE_RESULT_ERROR;
+}
+
+/* One variable of `list -v`: its name, its type (the list reply's
+ * value), its value (a get). */
+struct listed {
+	char *name, *type, *value;
+};
+
+static void free_listed(struct listed *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].type);
+		free(v[i].value);
+	}
+	free(v);
+}
+
+/* The value of `name` on one line, or "(error CODE)" (malloc'd). */
+static char *value_of(struct console_session *s, const char *name, int *gone)
+{
+	struct vmheap_reply reply;
+	char *text = NULL;
+
+	memset(&reply, 0, sizeof(reply));
+	if (console_session_call(s, "get", name, NULL, &reply) < 0) {
+		*gone = 1;
+	} else if (reply.ok) {
+		text = console_render_inline(&reply.value, name);
+	} else if (asprintf(&text, "(error %s)",
+			    *reply.code ? reply.code : "error") < 0) {
+		text = NULL;
+	}
+	vmheap_reply_release(&reply);
+	return text ? text : strdup("");
+}
+
+/* list -v [PREFIX]: name, type and value of each variable. */
+static enum console_result list_values(struct console_session *s,
+				       const char *prefix, int json)
+{
+	struct vmheap_reply reply;
+	struct listed *vars;
+	const msgpack_object *m;
+	size_t n = 0;
+	int gone = 0;
+
+	if (json)
+		return usage_error("list -v has no JSON form; use get VAR "
+				   "with --json");
+	memset(&reply, 0, sizeof(reply));
+	if (console_session_call(s, "list", prefix, NULL, &reply) < 0) {
+		vmheap_reply_release(&reply);
+		return CONSOLE_RESULT_GONE;
+	}
+	if (!reply.ok || reply.value.type != MSGPACK_OBJECT_MAP) {
+		fprintf(stderr, "error (%s): %s\n",
+			*reply.code ? reply.code : "error",
+			*reply.message ? reply.message
+				       : "list did not answer a map");
+		vmheap_reply_release(&reply);
+		return CONSOLE_RESULT_ERROR;
+	}
+	m = &reply.value;
+	vars = calloc(m->via.map.size + 1, sizeof(*vars));
+	for (uint32_t i = 0; vars && i < m->via.map.size && !gone; i++) {
+		const msgpack_object_kv *kv = &m->via.map.ptr[i];
+
+		if (kv->key.type != MSGPACK_OBJECT_STR)
+			continue;
+		vars[n].name =
+		    strndup(kv->key.via.str.ptr, kv->key.via.str.size);
+		vars[n].type = console_render_inline(&kv->val, NULL);
+		n++;
+	}
+	vmheap_reply_release(&reply);
+	if (!vars)
+		return usage_error("out of memory");
+	for (size_t i = 0; i < n && !gone; i++)
+		if (vars[i].name)
+			vars[i].value = value_of(s, vars[i].name, &gone);
+	if (!gone) {
+		const char **cells = calloc(3 * n, sizeof(*cells));
+		size_t rows = 0;
+
+		for (size_t i = 0; cells && i < n; i++) {
+			if (!vars[i].name || !vars[i].type || !vars[i].value)
+				continue;
+			cells[3 * rows] = vars[i].name;
+			cells[3 * rows + 1] = vars[i].type;
+			cells[3 * rows + 2] = vars[i].value;
+			rows++;
+		}
+		if (cells)
+			console_print_table(stdout, cells, (int)rows, 3, "");
+		free(cells);
+		fflush(stdout);
+	}
+	free_listed(vars, n);
+	return gone ? CONSOLE_RESULT_GONE : CONSOLE_RESULT_OK;
+}
+
 /* A copy of `s` without trailing white space, or NULL. */
 static char *trimmed_copy(const char *s, size_t len)
 {
@@ -91,12 +234,6 @@ static char *trimmed_copy(const char *s, size_t len)
 		out[len] = '\0';
 	}
 	return out;
-}
-
-static enum console_result usage_error(const char *msg)
-{
-	fprintf(stderr, "error: %s\n", msg);
-	return CONSOLE_RESULT_ERROR;
 }
 
 enum console_result console_command_run(struct console_session *s,
@@ -136,6 +273,14 @@ enum console_result console_command_run(struct console_session *s,
 				    : usage_error("out of memory");
 		if (names_changed)
 			*names_changed = 1;
+	} else if (word_is(w, wlen, "list") && word_is(var, vlen, "-v")) {
+		var = next_word(after, &vlen, &after);
+		if (*after)
+			return usage_error("list -v takes at most one prefix: "
+					   "list -v [PREFIX]");
+		path = trimmed_copy(var, vlen);
+		res = path ? list_values(s, path, json)
+			   : usage_error("out of memory");
 	} else if (word_is(w, wlen, "list")) {
 		if (*after)
 			return usage_error(

@@ -3,8 +3,10 @@
  *
  *   main.c     command-line options; picks a mode
  *   pick.c     discovery: list agents, choose one, --ps
+ *   procinfo.c what /proc says of a VM now: command line, parent, user
  *   session.c  the connection: connect, call, reconnect, "the VM went away"
  *   command.c  parse one command line and run it
+ *   interrupt.c Ctrl-C while a dump runs: say it goes on, wait for it
  *   render.c   print reply values for people
  *   json.c     print reply values as JSON (--json)
  *   script.c   -e commands and stdin mode
@@ -13,6 +15,7 @@
 #ifndef VMHEAP_CONSOLE_INTERNAL_H
 #define VMHEAP_CONSOLE_INTERNAL_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include <msgpack.h>
@@ -39,11 +42,27 @@ struct console_options {
 	int ncommands;
 };
 
+/* ------------------------------------------------------- procinfo.c */
+
+/* A VM's process as /proc shows it now. */
+struct console_proc {
+	pid_t ppid;	   /* parent pid; 0 when unknown */
+	uid_t uid;	   /* owner; (uid_t)-1 when unknown */
+	char user[33];	   /* its name, or the uid as a number, or "?" */
+	char command[512]; /* /proc/PID/cmdline (a process title shows
+			      here), else the argv of the discovery file */
+};
+
+/* Fill *proc for the agent `info` names. */
+void console_proc_read(const struct vmheap_agent_info *info,
+		       struct console_proc *proc);
+
 /* ----------------------------------------------------------- pick.c */
 
 /* The agents found in a discovery directory, sorted by pid. */
 struct console_agents {
 	struct vmheap_agent_info *items;
+	struct console_proc *procs; /* procs[i]: items[i]'s process now */
 	int count;
 	int foreign; /* files owned by another user, not reported */
 };
@@ -59,6 +78,13 @@ int console_agents_find(struct console_agents *agents, const char *tmpdir,
 
 /* Free what console_agents_find() allocated. */
 void console_agents_free(struct console_agents *agents);
+
+/*
+ * Say on stderr that no agent was found in `tmpdir` (`foreign`: how many
+ * discovery files of other users were passed over), and what to do:
+ * start one, or look in another directory with --dir.
+ */
+void console_print_no_agent(const char *tmpdir, int foreign);
 
 /* Print the agents as aligned columns, or as JSON with `json`. */
 void console_agents_print(const struct console_agents *agents, FILE *out,
@@ -134,6 +160,25 @@ void console_command_help(FILE *out);
 char **console_names_fetch(struct console_session *s);
 void console_names_free(char **names);
 
+/* ------------------------------------------------------ interrupt.c */
+
+/* SIGINT's disposition while a dump runs. */
+struct console_dump_guard {
+	struct sigaction old;
+	int active;
+};
+
+/*
+ * Until console_dump_interrupt_end(): a Ctrl-C prints that the dump of
+ * the VM `pid` goes on and that its file will be `path`, and the console
+ * keeps waiting; a second Ctrl-C ends the console (SIGINT, status 130).
+ */
+void console_dump_interrupt_begin(struct console_dump_guard *g, pid_t pid,
+				  const char *path);
+
+/* Put SIGINT back as it was. */
+void console_dump_interrupt_end(struct console_dump_guard *g);
+
 /* --------------------------------------------------------- render.c */
 
 /*
@@ -143,6 +188,13 @@ void console_names_free(char **names);
  */
 void console_render_reply(FILE *out, const char *verb, const char *path,
 			  const msgpack_object *value);
+
+/*
+ * A value on one line, malloc'd (never NULL): byte counts and seconds
+ * with units as `name` says, a multi-line string cut after its first
+ * line with " ...".
+ */
+char *console_render_inline(const msgpack_object *o, const char *name);
 
 /*
  * Print `rows` x `cols` cells (row-major) as aligned columns, each line

@@ -17,12 +17,12 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: vmheap-console [-p PID] [--tmpdir DIR] [--json] [-e COMMAND]...\n"
-		"       vmheap-console --ps [--tmpdir DIR] [--json]\n"
+		"usage: vmheap-console [-p PID] [--dir DIR] [--json] [-e COMMAND]...\n"
+		"       vmheap-console --ps [--dir DIR] [--json]\n"
 		"\n"
 		"Talk to a VM running the vmheap agent.  With no -e and a terminal,\n"
-		"opens the `console> ` prompt; without a terminal, reads commands from\n"
-		"stdin, one a line.\n"
+		"opens a prompt named after the VM (`ruby 4242> `); without a terminal,\n"
+		"reads commands from stdin, one a line.\n"
 		"\n"
 		"  -p, --pid PID     the agent of this process (default: the only one,\n"
 		"                    or ask when several are running)\n"
@@ -31,9 +31,11 @@ static void usage(FILE *out)
 		"                    cannot be reached\n"
 		"      --ps          list the running agents\n"
 		"      --json        print reply values as JSON\n"
-		"      --tmpdir DIR  where discovery files are (default:\n"
-		"                    $VMHEAP_AGENT_TMPDIR, else $TMPDIR, else /tmp)\n"
+		"      --dir DIR     where discovery files are (default:\n"
+		"                    $VMHEAP_AGENT_TMPDIR, else $TMPDIR, else /tmp);\n"
+		"                    --tmpdir is the same\n"
 		"  -h, --help        this text\n"
+		"      --version     the version\n"
 		"\n"
 		"Commands: get VAR, set VAR VALUE, list [PREFIX], VAR, help, exit.\n");
 }
@@ -68,9 +70,7 @@ static int list_agents(const struct console_options *opts)
 	if (console_agents_find(&agents, opts->tmpdir, 0) < 0)
 		return CONSOLE_ECONNECT;
 	if (agents.count == 0 && !opts->json)
-		fprintf(stderr,
-			"vmheap-console: no agent is running (looked in %s).\n",
-			opts->tmpdir);
+		console_print_no_agent(opts->tmpdir, agents.foreign);
 	else
 		console_agents_print(&agents, stdout, opts->json);
 	console_agents_free(&agents);
@@ -109,7 +109,9 @@ int main(int argc, char **argv)
 	    {"ps", no_argument, NULL, 'P'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"tmpdir", required_argument, NULL, 't'},
+	    {"dir", required_argument, NULL, 't'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct console_options opts = {0};
@@ -146,6 +148,10 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			free(opts.commands);
+			return 0;
+		case 'V':
+			printf("vmheap-console %s\n", VMHEAP_VERSION);
 			free(opts.commands);
 			return 0;
 		default:

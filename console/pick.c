@@ -105,13 +105,17 @@ int console_agents_find(struct console_agents *agents, const char *tmpdir,
 	int n;
 
 	memset(agents, 0, sizeof(*agents));
+	errno = 0;
 	n = vmheap_discovery_list(tmpdir, found_agent, bad_file, &st);
 	if (n < 0) {
 		fprintf(stderr,
 			"vmheap-console: cannot read the discovery directory "
 			"%s (%s); "
-			"check that it exists or give another with --tmpdir.\n",
-			tmpdir, vmheap_agent_strerror(n));
+			"check that it exists or give another with --dir.\n",
+			tmpdir,
+			n == VMHEAP_AGENT_ESYS && errno
+			    ? strerror(errno)
+			    : vmheap_agent_strerror(n));
 		console_agents_free(agents);
 		return -1;
 	}
@@ -125,13 +129,27 @@ int console_agents_find(struct console_agents *agents, const char *tmpdir,
 	if (agents->count > 1)
 		qsort(agents->items, (size_t)agents->count,
 		      sizeof(*agents->items), by_pid);
+	if (agents->count) {
+		agents->procs =
+		    calloc((size_t)agents->count, sizeof(*agents->procs));
+		if (!agents->procs) {
+			fprintf(stderr, "vmheap-console: out of memory while "
+					"listing agents.\n");
+			console_agents_free(agents);
+			return -1;
+		}
+	}
+	for (int i = 0; i < agents->count; i++)
+		console_proc_read(&agents->items[i], &agents->procs[i]);
 	return 0;
 }
 
 void console_agents_free(struct console_agents *agents)
 {
 	free(agents->items);
+	free(agents->procs);
 	agents->items = NULL;
+	agents->procs = NULL;
 	agents->count = 0;
 }
 
@@ -140,12 +158,19 @@ static void print_json(const struct console_agents *agents, FILE *out)
 	fputc('[', out);
 	for (int i = 0; i < agents->count; i++) {
 		const struct vmheap_agent_info *a = &agents->items[i];
+		const struct console_proc *p = &agents->procs[i];
 
-		fprintf(out, "%s{\"pid\":%ld,\"vm\":", i ? "," : "",
-			(long)a->pid);
+		fprintf(out,
+			"%s{\"pid\":%ld,\"ppid\":%ld,\"uid\":%ld,\"user\":",
+			i ? "," : "", (long)a->pid, (long)p->ppid,
+			p->uid == (uid_t)-1 ? -1L : (long)p->uid);
+		console_json_string(out, p->user, strlen(p->user));
+		fputs(",\"vm\":", out);
 		console_json_string(out, a->vm, strlen(a->vm));
 		fputs(",\"address\":", out);
 		console_json_string(out, a->address, strlen(a->address));
+		fputs(",\"command\":", out);
+		console_json_string(out, p->command, strlen(p->command));
 		fputs(",\"argv\":", out);
 		console_json_string(out, a->argv, strlen(a->argv));
 		fputs(",\"exe\":", out);
@@ -158,45 +183,52 @@ static void print_json(const struct console_agents *agents, FILE *out)
 	fputs("]\n", out);
 }
 
-/* Print the agents as a table; `numbered` adds a "#" column. */
+/*
+ * Print the agents as a table; `numbered` adds a "#" column.  COMMAND is
+ * the command line as /proc shows it now (a process title included), and
+ * PPID tells a master from its forked workers.
+ */
 static void print_table(const struct console_agents *agents, FILE *out,
 			int numbered, const char *indent)
 {
-	int cols = numbered ? 5 : 4;
+	int cols = numbered ? 7 : 6;
 	int rows = agents->count + 1;
 	const char **cells = calloc((size_t)(rows * cols), sizeof(*cells));
-	char(*nums)[24] = calloc((size_t)rows, sizeof(*nums));
-	char(*pids)[24] = calloc((size_t)rows, sizeof(*pids));
+	char(*nums)[3][24] = calloc((size_t)rows, sizeof(*nums));
 	int c = 0;
 
-	if (!cells || !nums || !pids) {
+	if (!cells || !nums) {
 		free(cells);
 		free(nums);
-		free(pids);
 		return;
 	}
 	if (numbered)
 		cells[c++] = "#";
 	cells[c++] = "PID";
+	cells[c++] = "PPID";
+	cells[c++] = "USER";
 	cells[c++] = "VM";
 	cells[c++] = "ADDRESS";
-	cells[c++] = "ARGV";
+	cells[c++] = "COMMAND";
 	for (int i = 0; i < agents->count; i++) {
 		const struct vmheap_agent_info *a = &agents->items[i];
+		const struct console_proc *p = &agents->procs[i];
 
-		snprintf(nums[i], sizeof(nums[i]), "%d)", i + 1);
-		snprintf(pids[i], sizeof(pids[i]), "%ld", (long)a->pid);
+		snprintf(nums[i][0], sizeof(nums[i][0]), "%d)", i + 1);
+		snprintf(nums[i][1], sizeof(nums[i][1]), "%ld", (long)a->pid);
+		snprintf(nums[i][2], sizeof(nums[i][2]), "%ld", (long)p->ppid);
 		if (numbered)
-			cells[c++] = nums[i];
-		cells[c++] = pids[i];
+			cells[c++] = nums[i][0];
+		cells[c++] = nums[i][1];
+		cells[c++] = nums[i][2];
+		cells[c++] = p->user;
 		cells[c++] = a->vm;
 		cells[c++] = a->address;
-		cells[c++] = a->argv;
+		cells[c++] = p->command;
 	}
 	console_print_table(out, cells, rows, cols, indent);
 	free(cells);
 	free(nums);
-	free(pids);
 }
 
 void console_agents_print(const struct console_agents *agents, FILE *out,
@@ -226,6 +258,14 @@ static void explain_missing_pid(const char *tmpdir, pid_t pid)
 		    (long)pid, path);
 		return;
 	}
+	if (st.st_uid != geteuid() && geteuid() == 0) {
+		fprintf(stderr,
+			"vmheap-console: the discovery file %s is owned by uid "
+			"%ld, but process %ld is not that user's (or is gone); "
+			"the file is stale or not the agent's: remove it.\n",
+			path, (long)st.st_uid, (long)pid);
+		return;
+	}
 	if (st.st_uid != geteuid()) {
 		fprintf(stderr,
 			"vmheap-console: the VM with pid %ld belongs to "
@@ -250,20 +290,28 @@ static void explain_missing_pid(const char *tmpdir, pid_t pid)
 		(long)pid, *err ? err : vmheap_agent_strerror(rc));
 }
 
-static void print_no_agent(const char *tmpdir, int foreign)
+void console_print_no_agent(const char *tmpdir, int foreign)
 {
-	if (foreign)
+	if (foreign && geteuid() == 0)
+		fprintf(stderr,
+			"vmheap-console: no agent is running (%s holds %d "
+			"discovery file%s of other users whose processes are "
+			"gone or not theirs); %s.\n",
+			tmpdir, foreign, foreign == 1 ? "" : "s", start_hint);
+	else if (foreign)
 		fprintf(
 		    stderr,
 		    "vmheap-console: no agent of yours is running (%s holds %d "
 		    "discovery file%s of other users: run vmheap-console as "
 		    "their "
-		    "user to reach them); %s.\n",
+		    "user, or as root, to reach them); %s.\n",
 		    tmpdir, foreign, foreign == 1 ? "" : "s", start_hint);
 	else
 		fprintf(
 		    stderr,
-		    "vmheap-console: no agent is running (looked in %s); %s.\n",
+		    "vmheap-console: no agent is running (looked in %s); %s; "
+		    "a VM started with another TMPDIR or VMHEAP_AGENT_TMPDIR "
+		    "is found with --dir DIR.\n",
 		    tmpdir, start_hint);
 }
 
@@ -319,7 +367,7 @@ int console_pick_agent(const struct console_options *opts, int ask,
 		if (pick < 0)
 			explain_missing_pid(opts->tmpdir, opts->pid);
 	} else if (agents.count == 0) {
-		print_no_agent(opts->tmpdir, agents.foreign);
+		console_print_no_agent(opts->tmpdir, agents.foreign);
 	} else if (agents.count == 1) {
 		pick = 0;
 	} else if (ask) {

@@ -189,6 +189,22 @@ static char *inline_string(const msgpack_object *o, const char *name)
 	return buf ? buf : strdup("");
 }
 
+char *console_render_inline(const msgpack_object *o, const char *name)
+{
+	char *s = inline_string(o, name);
+	char *cut = strchr(s, '\n');
+	char *more;
+
+	/* one line: a multi-line string (a backtrace) shows its first */
+	if (!cut)
+		return s;
+	*cut = '\0';
+	if (!cut[1] || asprintf(&more, "%s ...", s) < 0)
+		return s;
+	free(s);
+	return more;
+}
+
 /* A table of string cells that owns them. */
 struct table {
 	char **cells;
@@ -425,7 +441,8 @@ static const msgpack_object *map_get(const msgpack_object *map,
 	return NULL;
 }
 
-/* A dump reply, as one line: path, objects, size, time.  Returns 0 when
+/* A dump reply, as one line: path, objects, the heap's bytes (the
+ * objects' sizes), the file's size, time.  Returns 0 when
  * `o` is a dump reply. */
 static int print_dump_line(FILE *out, const msgpack_object *o)
 {
@@ -433,9 +450,10 @@ static int print_dump_line(FILE *out, const msgpack_object *o)
 	static const char *const objects_keys[] = {"objects", NULL};
 	static const char *const bytes_keys[] = {"bytes", "object_bytes",
 						 "size", NULL};
+	static const char *const file_keys[] = {"file_bytes", NULL};
 	static const char *const seconds_keys[] = {"seconds", "elapsed", "time",
 						   NULL};
-	const msgpack_object *path, *objects, *bytes, *seconds;
+	const msgpack_object *path, *objects, *bytes, *file, *seconds;
 	char size[96];
 
 	if (o->type != MSGPACK_OBJECT_MAP)
@@ -446,6 +464,7 @@ static int print_dump_line(FILE *out, const msgpack_object *o)
 	    !is_integer(objects))
 		return -1;
 	bytes = map_get(o, bytes_keys);
+	file = map_get(o, file_keys);
 	seconds = map_get(o, seconds_keys);
 
 	fprintf(out, "dump written: %.*s, %.0f objects",
@@ -453,7 +472,12 @@ static int print_dump_line(FILE *out, const msgpack_object *o)
 	if (bytes && bytes->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
 		vmheap_format_bytes(size, sizeof(size),
 				    (unsigned long long)bytes->via.u64);
-		fprintf(out, ", %s", size);
+		fprintf(out, ", heap %s", size);
+	}
+	if (file && file->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+		vmheap_format_size(size, sizeof(size),
+				   (unsigned long long)file->via.u64);
+		fprintf(out, ", file %s", size);
 	}
 	if (seconds &&
 	    (is_integer(seconds) || seconds->type == MSGPACK_OBJECT_FLOAT32 ||

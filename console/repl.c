@@ -16,7 +16,6 @@
 
 #include "console-internal.h"
 
-#define PROMPT "console> "
 #define HISTORY_KEEP 1000
 
 /* Completion needs these; readline's callbacks take no context. */
@@ -237,7 +236,19 @@ static void on_sigint(int sig)
 	interrupted = 1;
 }
 
-static char *read_line(int *eof)
+/* The prompt names the VM: "ruby 4242> " (the VM name's first word). */
+static void make_prompt(char *buf, size_t len, const struct console_session *s)
+{
+	const char *vm = *s->info.vm ? s->info.vm : vmheap_client_vm(s->client);
+	size_t n = vm ? strcspn(vm, " \t") : 0;
+
+	if (n == 0 || n > 40)
+		snprintf(buf, len, "vm %ld> ", (long)s->info.pid);
+	else
+		snprintf(buf, len, "%.*s %ld> ", (int)n, vm, (long)s->info.pid);
+}
+
+static char *read_line(const char *prompt, int *eof)
 {
 	struct sigaction sa, old;
 	char *line;
@@ -248,7 +259,7 @@ static char *read_line(int *eof)
 	for (;;) {
 		interrupted = 0;
 		sigaction(SIGINT, &sa, &old);
-		line = readline(PROMPT);
+		line = readline(prompt);
 		sigaction(SIGINT, &old, NULL);
 		if (line || !interrupted)
 			break;
@@ -268,13 +279,18 @@ int console_repl(struct console_session *s, const struct console_options *opts)
 {
 	char pathbuf[4096];
 	const char *hist = history_path(pathbuf, sizeof(pathbuf));
-	char *line, *last = NULL;
+	char *line, *last = NULL, prompt[64], owner[64] = "";
+	struct console_proc proc;
 	int status = CONSOLE_OK, warned = 0, eof = 0;
 
-	printf("Connected to %s (pid %ld) at %s.\n"
+	make_prompt(prompt, sizeof(prompt), s);
+	console_proc_read(&s->info, &proc);
+	if (proc.uid != geteuid() && proc.uid != (uid_t)-1)
+		snprintf(owner, sizeof(owner), ", user %s", proc.user);
+	printf("Connected to %s (pid %ld%s) at %s.\n"
 	       "Type help for the commands; exit or Ctrl-D leaves.\n",
 	       *s->info.vm ? s->info.vm : vmheap_client_vm(s->client),
-	       (long)s->info.pid, s->info.address);
+	       (long)s->info.pid, owner, s->info.address);
 	fflush(stdout);
 
 	rl_readline_name = "vmheap-console";
@@ -294,7 +310,7 @@ int console_repl(struct console_session *s, const struct console_options *opts)
 		int changed = 0;
 		enum console_result res;
 
-		line = read_line(&eof);
+		line = read_line(prompt, &eof);
 		if (!line)
 			break;
 

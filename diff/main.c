@@ -20,8 +20,8 @@
 
 static const char usage_line[] =
     "usage: vmheap-diff [--objects | --retainers | --paths] [--sort "
-    "count|bytes|name] [--top N] [--format text|json|csv] [--threads N] "
-    "OLD NEW";
+    "count|bytes|name] [--top N] [--format text|json|csv] [--bytes] "
+    "[--threads N] OLD NEW";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -54,8 +54,10 @@ static void help(void)
 	       "  --format FMT   text (default), json or csv\n"
 	       "  --threads N    decoding threads (default: 2 on a "
 	       "multiprocessor)\n"
+	       "  --bytes        sizes as exact byte counts, not KiB/MiB/GiB\n"
 	       "  --no-progress  never draw a progress bar\n"
-	       "  --help         this text\n\n"
+	       "  --help         this text\n"
+	       "  --version      the version\n\n"
 	       "Exit status: 0 success (whether or not anything changed), 2 "
 	       "bad usage or an\nunreadable, truncated or corrupt dump.\n",
 	       usage_line);
@@ -70,6 +72,7 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	    {"retainers", no_argument, NULL, 'r'},
 	    {"paths", no_argument, NULL, 'p'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct vmheap_report_options init = VMHEAP_REPORT_OPTIONS_INIT;
@@ -101,6 +104,9 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 		case 'h':
 			help();
 			break;
+		case 'V':
+			printf("vmheap-%s %s\n", "diff", VMHEAP_VERSION);
+			exit(0);
 		default:
 			usage_error("unknown or incomplete option '%s'",
 				    argv[optind - 1]);

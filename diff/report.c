@@ -24,9 +24,11 @@ static void dump_lines(struct vmheap_strbuf *out, const struct diff_result *res)
 		    vmheap_census_totals(d[k]->census);
 		vmheap_strbuf_add(out, k ? "new: " : "old: ", 5);
 		vmheap_strbuf_add_dump_origin(out, d[k]->reader);
-		vmheap_strbuf_addf(out,
-				   ": %" PRIu64 " objects, %" PRIu64 " bytes\n",
-				   t->objects, t->bytes);
+		char size[64];
+
+		vmheap_format_bytes(size, sizeof(size), t->bytes);
+		vmheap_strbuf_addf(out, ": %" PRIu64 " objects, %s\n",
+				   t->objects, size);
 	}
 }
 
@@ -58,26 +60,30 @@ static void render_table(vmheap_table *tab, struct vmheap_strbuf *out, int rc)
 	vmheap_table_free(tab);
 }
 
-/* Row i of a count/class/bytes table: its two numbers as text, its name. */
-typedef const char *(*row_fn)(const struct diff_result *res, size_t i,
-			      char *count, char *bytes, size_t size);
+/* Row i of a count/class/bytes/% table: its numbers as text (each
+ * buffer `size` bytes), its name. */
+typedef const char *(*row_fn)(const struct diff_options *o,
+			      const struct diff_result *res, size_t i,
+			      char *count, char *bytes, char *share,
+			      size_t size);
 
-/* A count/class/bytes table of `shown` rows and a total row. */
-static void count_table(struct vmheap_strbuf *out,
+/* A count/class/bytes/% table of `shown` rows and a total row. */
+static void count_table(struct vmheap_strbuf *out, const struct diff_options *o,
 			const struct diff_result *res, size_t shown, row_fn row,
-			const char *const total[3])
+			const char *const total[4])
 {
-	vmheap_table *tab = vmheap_table_new("rlr");
-	char cnt[32], bytes[32];
+	vmheap_table *tab = vmheap_table_new("rlrr");
+	char cnt[32], bytes[32], share[32];
 	int rc = tab ? 0 : -1;
 
 	if (!rc)
 		rc = vmheap_table_add_row(
-		    tab, (const char *[]){"count", "class", "bytes"});
+		    tab, (const char *[]){"count", "class", "bytes", "%"});
 	for (size_t i = 0; i < shown && !rc; i++) {
-		const char *name = row(res, i, cnt, bytes, sizeof(cnt));
-		rc = vmheap_table_add_row(tab,
-					  (const char *[]){cnt, name, bytes});
+		const char *name =
+		    row(o, res, i, cnt, bytes, share, sizeof(cnt));
+		rc = vmheap_table_add_row(
+		    tab, (const char *[]){cnt, name, bytes, share});
 	}
 	if (!rc)
 		rc = vmheap_table_add_row(tab, total);
@@ -99,12 +105,24 @@ static void total_deltas(const struct diff_result *res, int64_t *count,
 	*bytes = (int64_t)(tn->bytes - to->bytes);
 }
 
-static const char *delta_row(const struct diff_result *res, size_t i,
-			     char *count, char *bytes, size_t size)
+/* The deltas' % column: a share of OLD's bytes, so that the total row
+ * says by how much the heap grew. */
+static double old_bytes(const struct diff_result *res)
 {
-	signed_text(count, size, res->deltas[i].count_delta);
-	signed_text(bytes, size, res->deltas[i].bytes_delta);
-	return res->deltas[i].name;
+	return (double)vmheap_census_totals(res->old_d.census)->bytes;
+}
+
+static const char *delta_row(const struct diff_options *o,
+			     const struct diff_result *res, size_t i,
+			     char *count, char *bytes, char *share, size_t size)
+{
+	const struct vmheap_census_delta *d = &res->deltas[i];
+
+	signed_text(count, size, d->count_delta);
+	vmheap_report_size_delta(&o->report, bytes, size, d->bytes_delta);
+	vmheap_format_share(share, size, (double)d->bytes_delta, old_bytes(res),
+			    1);
+	return d->name;
 }
 
 static void classes_text(const struct diff_options *o, struct diff_result *res,
@@ -112,16 +130,18 @@ static void classes_text(const struct diff_options *o, struct diff_result *res,
 {
 	size_t shown = vmheap_report_rows_shown(&o->report, res->ndeltas);
 	int64_t count_delta, bytes_delta;
-	char cnt[32], bytes[32], label[96];
+	char cnt[32], bytes[32], share[32], label[96];
 
 	dump_lines(out, res);
 	total_deltas(res, &count_delta, &bytes_delta);
 	signed_text(cnt, sizeof(cnt), count_delta);
-	signed_text(bytes, sizeof(bytes), bytes_delta);
+	vmheap_report_size_delta(&o->report, bytes, sizeof(bytes), bytes_delta);
+	vmheap_format_share(share, sizeof(share), (double)bytes_delta,
+			    old_bytes(res), 1);
 	vmheap_report_total_label(label, sizeof(label), "total", res->ndeltas,
 				  "classes changed", shown);
-	count_table(out, res, shown, delta_row,
-		    (const char *[]){cnt, label, bytes});
+	count_table(out, o, res, shown, delta_row,
+		    (const char *[]){cnt, label, bytes, share});
 }
 
 static void classes_json(const struct diff_options *o, struct diff_result *res,
@@ -172,29 +192,43 @@ static void classes_csv(const struct diff_options *o, struct diff_result *res,
 
 /* ------------------------------------------------------------ objects */
 
-static const char *new_class_row(const struct diff_result *res, size_t i,
-				 char *count, char *bytes, size_t size)
+/* The new objects' % column: a share of NEW's bytes. */
+static double new_bytes(const struct diff_result *res)
 {
-	snprintf(count, size, "%" PRIu64, res->ident.news[i].count);
-	snprintf(bytes, size, "%" PRIu64, res->ident.news[i].bytes);
-	return res->ident.news[i].name;
+	return (double)vmheap_census_totals(res->new_d.census)->bytes;
+}
+
+static const char *new_class_row(const struct diff_options *o,
+				 const struct diff_result *res, size_t i,
+				 char *count, char *bytes, char *share,
+				 size_t size)
+{
+	const struct vmheap_new_class *c = &res->ident.news[i];
+
+	snprintf(count, size, "%" PRIu64, c->count);
+	vmheap_report_size(&o->report, bytes, size, c->bytes);
+	vmheap_format_share(share, size, (double)c->bytes, new_bytes(res), 0);
+	return c->name;
 }
 
 static void objects_text(const struct diff_options *o, struct diff_result *res,
 			 struct vmheap_strbuf *out)
 {
 	size_t shown = vmheap_report_rows_shown(&o->report, res->ident.nnews);
-	char cnt[32], bytes[32], label[96];
+	char cnt[32], bytes[32], share[32], label[96];
 
 	dump_lines(out, res);
 	vmheap_strbuf_addf(out, "objects in new but not in old (by id and "
 				"class):\n");
 	snprintf(cnt, sizeof(cnt), "%" PRIu64, res->ident.new_objects);
-	snprintf(bytes, sizeof(bytes), "%" PRIu64, res->ident.new_bytes);
+	vmheap_report_size(&o->report, bytes, sizeof(bytes),
+			   res->ident.new_bytes);
+	vmheap_format_share(share, sizeof(share), (double)res->ident.new_bytes,
+			    new_bytes(res), 0);
 	vmheap_report_total_label(label, sizeof(label), "total new",
 				  res->ident.nnews, "classes", shown);
-	count_table(out, res, shown, new_class_row,
-		    (const char *[]){cnt, label, bytes});
+	count_table(out, o, res, shown, new_class_row,
+		    (const char *[]){cnt, label, bytes, share});
 }
 
 static void objects_json(const struct diff_options *o, struct diff_result *res,
@@ -237,9 +271,7 @@ static void objects_csv(const struct diff_options *o, struct diff_result *res,
 static void retainers_text(const struct diff_options *o,
 			   struct diff_result *res, struct vmheap_strbuf *out)
 {
-	char cnt[32];
-
-	(void)o; /* every top class is shown */
+	char cnt[32], size[32];
 
 	dump_lines(out, res);
 	if (!res->ident.nretained)
@@ -248,10 +280,13 @@ static void retainers_text(const struct diff_options *o,
 		const struct vmheap_retained *r = &res->ident.retained[k];
 		vmheap_strbuf_add(out, "\n", 1);
 		vmheap_strbuf_add_text(out, r->cls.name);
-		vmheap_strbuf_addf(out,
-				   ": %" PRIu64 " new objects, %" PRIu64
-				   " bytes; referenced from:\n",
-				   r->cls.count, r->cls.bytes);
+		vmheap_report_size(&o->report, size, sizeof(size),
+				   r->cls.bytes);
+		vmheap_strbuf_addf(
+		    out,
+		    ": %" PRIu64 " new objects, %s%s; referenced "
+		    "from:\n",
+		    r->cls.count, size, o->report.raw_bytes ? " bytes" : "");
 		vmheap_table *tab = vmheap_table_new("rl");
 		int rc = tab ? 0 : -1;
 		if (!rc)

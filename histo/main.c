@@ -16,7 +16,7 @@
 
 static const char usage_line[] =
     "usage: vmheap-histo [--sort count|bytes|name] [--top N] "
-    "[--format text|json|csv] [--kind | --retained] [--threads N] DUMP";
+    "[--format text|json|csv] [--bytes] [--kind | --retained] [--threads N] DUMP";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -40,8 +40,10 @@ static void help(void)
 	       "                 them unless --sort is given)\n"
 	       "  --threads N    decoding threads (default: 2 on a "
 	       "multiprocessor)\n"
+	       "  --bytes        sizes as exact byte counts, not KiB/MiB/GiB\n"
 	       "  --no-progress  never draw a progress bar\n"
-	       "  --help         this text\n\n"
+	       "  --help         this text\n"
+	       "  --version      the version\n\n"
 	       "Exit status: 0 success, 2 bad usage or an unreadable, "
 	       "truncated or corrupt dump.\n",
 	       usage_line);
@@ -55,6 +57,7 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 	    {"kind", no_argument, NULL, 'k'},
 	    {"retained", no_argument, NULL, 'r'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct vmheap_report_options init = VMHEAP_REPORT_OPTIONS_INIT;
@@ -81,6 +84,9 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 		case 'h':
 			help();
 			break;
+		case 'V':
+			printf("vmheap-%s %s\n", "histo", VMHEAP_VERSION);
+			exit(0);
 		default:
 			usage_error("unknown or incomplete option '%s'",
 				    argv[optind - 1]);

@@ -12,8 +12,9 @@ static void render_text(const struct histo_options *o, vmheap_reader *r,
 			struct vmheap_strbuf *out)
 {
 	const char *what = o->by_kind ? "kind" : "class";
-	vmheap_table *tab = vmheap_table_new("rlr");
-	char cnt[32], bytes[32], label[96];
+	vmheap_table *tab = vmheap_table_new("rlrr");
+	char cnt[32], bytes[32], share[16], label[96];
+	double total = (double)t->bytes;
 
 	if (!tab) {
 		out->failed = 1;
@@ -22,21 +23,25 @@ static void render_text(const struct histo_options *o, vmheap_reader *r,
 	vmheap_strbuf_add(out, "dump: ", 6);
 	vmheap_strbuf_add_dump_origin(out, r);
 	vmheap_strbuf_add(out, "\n", 1);
-	int rc =
-	    vmheap_table_add_row(tab, (const char *[]){"count", what, "bytes"});
+	int rc = vmheap_table_add_row(
+	    tab, (const char *[]){"count", what, "bytes", "%"});
 	for (size_t i = 0; i < shown && !rc; i++) {
 		snprintf(cnt, sizeof(cnt), "%" PRIu64, rows[i].count);
-		snprintf(bytes, sizeof(bytes), "%" PRIu64, rows[i].bytes);
+		vmheap_report_size(&o->report, bytes, sizeof(bytes),
+				   rows[i].bytes);
+		vmheap_format_share(share, sizeof(share), (double)rows[i].bytes,
+				    total, 0);
 		rc = vmheap_table_add_row(
-		    tab, (const char *[]){cnt, rows[i].name, bytes});
+		    tab, (const char *[]){cnt, rows[i].name, bytes, share});
 	}
 	snprintf(cnt, sizeof(cnt), "%" PRIu64, t->objects);
-	snprintf(bytes, sizeof(bytes), "%" PRIu64, t->bytes);
+	vmheap_report_size(&o->report, bytes, sizeof(bytes), t->bytes);
+	vmheap_format_share(share, sizeof(share), total, total, 0);
 	vmheap_report_total_label(label, sizeof(label), "total", n,
 				  o->by_kind ? "kinds" : "classes", shown);
 	if (!rc)
-		rc = vmheap_table_add_row(tab,
-					  (const char *[]){cnt, label, bytes});
+		rc = vmheap_table_add_row(
+		    tab, (const char *[]){cnt, label, bytes, share});
 	if (rc)
 		out->failed = 1;
 	else

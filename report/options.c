@@ -1,9 +1,10 @@
 /*
  * options.c - the command-line options vmheap-histo and vmheap-diff share
- * (--sort, --top, --format, --threads, --no-progress), and the scan
+ * (--sort, --top, --format, --threads, --no-progress, --bytes), and the scan
  * options and row counts that follow from them (part of
  * libvmheap-report).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,10 @@ int vmheap_report_option(struct vmheap_report_options *o, const char *name,
 		o->progress = 0;
 		return 1;
 	}
+	if (!strcmp(name, "bytes")) {
+		o->raw_bytes = 1;
+		return 1;
+	}
 	if (!value)
 		return 0;
 	if (!strcmp(name, "sort")) {
@@ -91,6 +96,24 @@ int vmheap_report_option(struct vmheap_report_options *o, const char *name,
 		return 1;
 	snprintf(err, errsz, problem, value);
 	return VMHEAP_EINVAL;
+}
+
+void vmheap_report_size(const struct vmheap_report_options *o, char *buf,
+			size_t len, uint64_t bytes)
+{
+	if (o->raw_bytes)
+		snprintf(buf, len, "%" PRIu64, bytes);
+	else
+		vmheap_format_size(buf, len, bytes);
+}
+
+void vmheap_report_size_delta(const struct vmheap_report_options *o, char *buf,
+			      size_t len, int64_t delta)
+{
+	if (o->raw_bytes)
+		snprintf(buf, len, delta > 0 ? "+%" PRId64 : "%" PRId64, delta);
+	else
+		vmheap_format_size_delta(buf, len, delta);
 }
 
 size_t vmheap_report_rows_shown(const struct vmheap_report_options *o, size_t n)

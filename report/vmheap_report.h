@@ -66,10 +66,11 @@ struct vmheap_report_options {
 	enum vmheap_output_format format; /* --format FMT; text by default */
 	unsigned threads;		  /* --threads N (1-64); 0: automatic */
 	int progress;			  /* 0 after --no-progress */
+	int raw_bytes; /* --bytes: text sizes as exact byte counts */
 };
 #define VMHEAP_REPORT_OPTIONS_INIT                                             \
 	{                                                                      \
-		VMHEAP_SORT_COUNT, 0, VMHEAP_OUTPUT_TEXT, 0, 1                 \
+		VMHEAP_SORT_COUNT, 0, VMHEAP_OUTPUT_TEXT, 0, 1, 0              \
 	}
 
 /*
@@ -90,21 +91,31 @@ struct vmheap_report_options {
 	{"top", required_argument, NULL, (val)},                               \
 	{"format", required_argument, NULL, (val)},                            \
 	{"threads", required_argument, NULL, (val)},                           \
-	{"no-progress", no_argument, NULL, (val)}
+	{"no-progress", no_argument, NULL, (val)},                             \
+	{"bytes", no_argument, NULL, (val)}
 /* clang-format on */
 
 /*
  * Apply the shared option `name` (its long name without dashes: "sort",
- * "top", "format", "threads" or "no-progress") with `value` (NULL for
- * no-progress).  Returns 1 when it was applied, 0 when `name` is none of
- * them, or VMHEAP_EINVAL with a message for the user in err, which names
- * the bad value and what is expected ("--top needs a positive number,
- * not 'x'").
+ * "top", "format", "threads", "no-progress" or "bytes") with `value`
+ * (NULL for no-progress and bytes).  Returns 1 when it was applied, 0 when
+ * `name` is none of them, or VMHEAP_EINVAL with a message for the user in err,
+ * which names the bad value and what is expected ("--top needs a positive
+ * number, not 'x'").
  */
 int vmheap_report_option(struct vmheap_report_options *o, const char *name,
 			 const char *value, char *err, size_t errsz);
 
 struct vmheap_progress;
+
+/*
+ * A size cell of a text report: vmheap_format_size(), or the exact count
+ * with o->raw_bytes (--bytes).  The _delta form signs it ("+464 KiB").
+ */
+void vmheap_report_size(const struct vmheap_report_options *o, char *buf,
+			size_t len, uint64_t bytes);
+void vmheap_report_size_delta(const struct vmheap_report_options *o, char *buf,
+			      size_t len, int64_t delta);
 
 /* How many of n rows a report prints: all, or the first o->top. */
 size_t vmheap_report_rows_shown(const struct vmheap_report_options *o,
@@ -253,7 +264,17 @@ void vmheap_progress_clear(struct vmheap_progress *p);
 
 /* ---------------------------------------------------------------- units */
 
-/* A byte count for people: "512 bytes", or "1.5 MiB (1572864 bytes)". */
+/*
+ * A byte count for people, in binary units with three significant
+ * digits: "512 B", "1.50 KiB", "14.2 MiB", "132 MiB", "1.00 GiB".
+ */
+void vmheap_format_size(char *buf, size_t len, unsigned long long bytes);
+
+/* A signed byte count the same way: "+464 KiB", "-1.20 MiB", "0 B". */
+void vmheap_format_size_delta(char *buf, size_t len, long long delta);
+
+/* A byte count with its exact figure: "512 bytes", or
+ * "1.50 MiB (1572864 bytes)". */
 void vmheap_format_bytes(char *buf, size_t len, unsigned long long bytes);
 
 /* ------------------------------------------------------ the graph tools */
@@ -363,5 +384,18 @@ int vmheap_graph_label_groups(const vmheap_graph *g, uint32_t *group,
  */
 int vmheap_tool_finish(const char *tool, int rc, const char *err,
 		       struct vmheap_strbuf *out);
+
+/*
+ * `part` as a share of `total`, one decimal: "12.3%", "0.0%"; "-" when
+ * total is not positive.  With `plus`, a positive share gets a "+".
+ */
+void vmheap_format_share(char *buf, size_t len, double part, double total,
+			 int plus);
+
+/* ------------------------------------------------------------- version */
+
+/* The version of vmheap that every tool prints for --version (the one
+ * place it is kept; `make` reads it from here for the .pc files). */
+#define VMHEAP_VERSION "0.1.0"
 
 #endif /* VMHEAP_REPORT_H */

@@ -82,11 +82,11 @@ START_TEST(byte_counts_show_a_binary_unit_and_the_exact_figure)
 	vmheap_format_bytes(buf, sizeof(buf), 1023);
 	ck_assert_str_eq(buf, "1023 bytes");
 	vmheap_format_bytes(buf, sizeof(buf), 1024);
-	ck_assert_str_eq(buf, "1.0 KiB (1024 bytes)");
+	ck_assert_str_eq(buf, "1.00 KiB (1024 bytes)");
 	vmheap_format_bytes(buf, sizeof(buf), 1572864);
-	ck_assert_str_eq(buf, "1.5 MiB (1572864 bytes)");
+	ck_assert_str_eq(buf, "1.50 MiB (1572864 bytes)");
 	vmheap_format_bytes(buf, sizeof(buf), 5ULL << 30);
-	ck_assert_str_eq(buf, "5.0 GiB (5368709120 bytes)");
+	ck_assert_str_eq(buf, "5.00 GiB (5368709120 bytes)");
 	vmheap_format_bytes(buf, sizeof(buf), UINT64_MAX);
 	ck_assert_str_eq(buf, "16.0 EiB (18446744073709551615 bytes)");
 }
@@ -100,7 +100,7 @@ START_TEST(a_byte_variable_is_shown_with_units_and_a_count_is_not)
 	value_begin(&v);
 	msgpack_pack_uint64(&v.pk, 3355443);
 	out = render("get", "system.memory.rss", value_end(&v));
-	ck_assert_str_eq(out, "3.2 MiB (3355443 bytes)\n");
+	ck_assert_str_eq(out, "3.20 MiB (3355443 bytes)\n");
 	free(out);
 	out = render("get", "system.memory.count", &v.up.data);
 	ck_assert_str_eq(out, "3355443\n");
@@ -129,7 +129,7 @@ START_TEST(a_dump_reply_is_one_line_with_path_objects_size_and_time)
 	out = render("set", "system.memory.dump", value_end(&v));
 	ck_assert_str_eq(
 	    out, "dump written: /var/dumps/heap.vmheap, 120000 objects, "
-		 "7.0 MiB (7340032 bytes), in 0.250 s\n");
+		 "heap 7.00 MiB (7340032 bytes), file 99 B, in 0.250 s\n");
 	free(out);
 	value_free(&v);
 }
@@ -151,7 +151,7 @@ START_TEST(a_map_is_printed_as_aligned_columns)
 	out = render("list", "", value_end(&v));
 	ck_assert_str_eq(out, "a                   int\n"
 			      "system.memory.dump  dump\n"
-			      "heap_bytes          2.0 KiB (2048 bytes)\n");
+			      "heap_bytes          2.00 KiB (2048 bytes)\n");
 	free(out);
 	value_free(&v);
 }

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -94,15 +95,6 @@ static void console_start(struct spec_proc *p, const char *dir,
 	spec_proc_start(p, &o, 1);
 }
 
-/* The console command line for tmux: env + binary + args, shell-quoted. */
-static void console_command(char *out, size_t len, const char *dir,
-			    const char *args)
-{
-	snprintf(out, len,
-		 "env -u TMPDIR HOME='%s' VMHEAP_AGENT_TMPDIR='%s' '%s' %s",
-		 dir, dir, spec_bin("vmheap-console"), args ? args : "");
-}
-
 /* Sum of what a dump file holds, read with libvmheap. */
 struct dump_sums {
 	uint64_t objects, bytes;
@@ -151,6 +143,33 @@ static int count_lines(const char *text)
 	return n;
 }
 
+/* The reply's "file N UNIT" is the file's size within rounding to three
+ * significant digits (checked against stat, not against the formatter). */
+static void check_file_size(const char *line, const char *path)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
+	const char *p = strstr(line, ", file ");
+	struct stat st;
+	double v, scale = 1;
+	char *end;
+	int u;
+
+	ck_assert_msg(p != NULL, "no file size in: %s", line);
+	ck_assert_int_eq(stat(path, &st), 0);
+	v = strtod(p + 7, &end);
+	ck_assert_msg(end != p + 7 && *end == ' ', "bad file size in: %s", line);
+	for (u = 0; u < 4; u++, scale *= 1024)
+		if (!strncmp(end + 1, units[u], strlen(units[u])) &&
+		    (end[1 + strlen(units[u])] == ',' ||
+		     end[1 + strlen(units[u])] == '\0'))
+			break;
+	ck_assert_msg(u < 4, "no unit after the file size in: %s", line);
+	ck_assert_msg(fabs(v * scale - (double)st.st_size) <=
+			  0.005 * (double)st.st_size + 0.5,
+		      "file %.3f x %.0f is not the file's %lld bytes: %s", v,
+		      scale, (long long)st.st_size, line);
+}
+
 /* Check a dump reply line against the file it names. */
 static void check_dump_line(const char *line, const char *path)
 {
@@ -170,9 +189,40 @@ static void check_dump_line(const char *line, const char *path)
 				  strstr(line, "GiB ("),
 			      "no unit in: %s", line);
 	ck_assert_msg(strstr(line, " s") != NULL, "no time in: %s", line);
+	check_file_size(line, path);
 }
 
 /* ------------------------------------------------------------- -e mode */
+
+/* list -v: each variable with its type and its value (the pid is known
+ * independently; a byte count keeps its unit). */
+START_TEST(list_v_shows_values)
+{
+	char dir[256], want[64];
+	pid_t vm;
+	struct spec_run r;
+	char *line;
+
+	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
+	vm = vm_start(dir);
+	console_run(&r, dir, NULL, ARGS("-e", "list -v system"));
+	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
+	snprintf(want, sizeof(want), "system.pid ");
+	line = line_with(r.out, want);
+	ck_assert_ptr_nonnull(line);
+	snprintf(want, sizeof(want), " %ld", (long)vm);
+	ck_assert_msg(strstr(line, " int ") &&
+			  !strcmp(strrchr(line, ' '), want),
+		      "'%s' in: %s", want, r.out);
+	free(line);
+	line = line_with(r.out, "system.memory.rss ");
+	ck_assert_msg(line && strstr(line, " bytes)"), "%s", r.out);
+	free(line);
+	ck_assert_ptr_null(strstr(r.out, "config."));
+	spec_run_free(&r);
+	spec_kill(vm);
+}
+END_TEST
 
 START_TEST(one_agent_is_found_and_get_prints_its_pid)
 {
@@ -544,7 +594,9 @@ START_TEST(another_users_vm_is_explained)
 	snprintf(arg, sizeof(arg), "%ld", (long)getpid());
 	console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
-	ck_assert_msg(strstr(r.err, "belongs to another user") &&
+	/* root may reach other users' VMs, but this file names a process
+	 * of root's (the test): a forged or stale file, said so */
+	ck_assert_msg(strstr(r.err, "is not that user's") &&
 			  strstr(r.err, "65534"),
 		      "stderr: %s", r.err);
 	spec_run_free(&r);
@@ -554,12 +606,15 @@ START_TEST(another_users_vm_is_explained)
 	ck_assert_int_eq(atol(r.out), (long)vm);
 	ck_assert_str_eq(r.err, "");
 	spec_run_free(&r);
-	/* with only the foreign file left, the no-agent message points at it */
+	/* with only the foreign file left, the no-agent message points at
+	 * it (as root: a file whose process is not its owner's is stale) */
 	spec_kill(vm);
 	console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
-	ck_assert_msg(strstr(r.err, "no agent of yours") &&
-			  strstr(r.err, "1 discovery file of other users"),
+	ck_assert_msg(strstr(r.err, "no agent is running") &&
+			  strstr(r.err, "1 discovery file of other users "
+					"whose processes are gone or not "
+					"theirs"),
 		      "stderr: %s", r.err);
 	ck_assert_int_eq(count_lines(r.err), 1);
 	spec_run_free(&r);
@@ -859,14 +914,15 @@ END_TEST
 
 /* ------------------------------------------------------ interactive (tmux) */
 
+/* Start the console on `vm` in tmux and wait for its prompt. */
 static void start_console_in_tmux(struct spec_tmux *t, const char *dir,
-				  const char *args)
+				  const char *args, pid_t vm)
 {
 	char cmd[2048];
 
-	console_command(cmd, sizeof(cmd), dir, args);
+	spec_console_command(cmd, sizeof(cmd), dir, args);
 	spec_tmux_start(t, cmd);
-	spec_tmux_see(t, "console> ", WAIT_MS);
+	spec_tmux_see(t, spec_console_prompt(vm, ""), WAIT_MS);
 }
 
 START_TEST(interactive_dump_reply_names_path_objects_size_and_time)
@@ -877,7 +933,7 @@ START_TEST(interactive_dump_reply_names_path_objects_size_and_time)
 
 	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
-	start_console_in_tmux(&t, dir, NULL);
+	start_console_in_tmux(&t, dir, NULL, vm);
 	spec_tmux_line(&t, "set system.memory.dump heap.vmheap");
 	pane = spec_tmux_expect(&t, "dump written", WAIT_MS);
 	snprintf(path, sizeof(path), "%s/heap.vmheap", dir);
@@ -904,10 +960,11 @@ START_TEST(tab_completes_a_partial_variable_name)
 
 	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
-	start_console_in_tmux(&t, dir, NULL);
+	start_console_in_tmux(&t, dir, NULL, vm);
 	spec_tmux_type(&t, "get system.memory.r");
 	spec_tmux_key(&t, "Tab");
-	spec_tmux_see(&t, "console> get system.memory.rss", WAIT_MS);
+	spec_tmux_see(&t, spec_console_prompt(vm, "get system.memory.rss"),
+		      WAIT_MS);
 	spec_tmux_key(&t, "Enter");
 	pane = spec_tmux_expect(&t, " bytes)", WAIT_MS);
 	ck_assert_ptr_null(strstr(pane, "error ("));
@@ -915,7 +972,7 @@ START_TEST(tab_completes_a_partial_variable_name)
 	/* command words complete too */
 	spec_tmux_type(&t, "he");
 	spec_tmux_key(&t, "Tab");
-	spec_tmux_see(&t, "console> help", WAIT_MS);
+	spec_tmux_see(&t, spec_console_prompt(vm, "help"), WAIT_MS);
 	spec_tmux_kill(&t);
 	spec_kill(vm);
 }
@@ -929,11 +986,11 @@ START_TEST(history_is_saved_and_recalled_next_session)
 
 	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
-	start_console_in_tmux(&t, dir, NULL);
+	start_console_in_tmux(&t, dir, NULL, vm);
 	spec_tmux_line(&t, "get system.pid");
-	ck_assert(spec_tmux_wait_count(&t, "console> ", 2, WAIT_MS));
+	ck_assert(spec_tmux_wait_count(&t, spec_console_prompt(vm, ""), 2, WAIT_MS));
 	spec_tmux_line(&t, "list system.memory");
-	ck_assert(spec_tmux_wait_count(&t, "console> ", 3, WAIT_MS));
+	ck_assert(spec_tmux_wait_count(&t, spec_console_prompt(vm, ""), 3, WAIT_MS));
 	spec_tmux_key(&t, "C-d");
 	spec_tmux_see(&t, "[exit 0]", WAIT_MS);
 	snprintf(hist, sizeof(hist), "%s/.vmheap_history", dir);
@@ -943,10 +1000,10 @@ START_TEST(history_is_saved_and_recalled_next_session)
 	free(text);
 	spec_tmux_kill(&t);
 
-	start_console_in_tmux(&t2, dir, NULL);
+	start_console_in_tmux(&t2, dir, NULL, vm);
 	spec_tmux_key(&t2, "Up");
 	spec_tmux_key(&t2, "Up");
-	spec_tmux_see(&t2, "console> get system.pid", WAIT_MS);
+	spec_tmux_see(&t2, spec_console_prompt(vm, "get system.pid"), WAIT_MS);
 	spec_tmux_kill(&t2);
 	spec_kill(vm);
 }
@@ -960,7 +1017,7 @@ START_TEST(help_lists_the_commands_and_quit_leaves)
 
 	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
-	start_console_in_tmux(&t, dir, NULL);
+	start_console_in_tmux(&t, dir, NULL, vm);
 	spec_tmux_line(&t, "help");
 	pane = spec_tmux_expect(&t, "list [PREFIX]", WAIT_MS);
 	ck_assert_ptr_nonnull(strstr(pane, "set VAR VALUE"));
@@ -980,12 +1037,13 @@ START_TEST(ctrl_c_drops_the_line_and_keeps_the_session)
 
 	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
-	start_console_in_tmux(&t, dir, NULL);
+	start_console_in_tmux(&t, dir, NULL, vm);
 	spec_tmux_type(&t, "set system.memory.dump never.vmheap");
 	/* as a person would: see the line, then press Ctrl-C (a ^C before
 	 * the line editor read the text would flush it from the tty) */
 	spec_tmux_see(
-	    &t, "console> set system.memory.dump never.vmheap", WAIT_MS);
+	    &t, spec_console_prompt(vm, "set system.memory.dump never.vmheap"),
+	    WAIT_MS);
 	spec_tmux_key(&t, "C-c");
 	spec_tmux_see(&t, "never.vmheap^C", WAIT_MS);
 	spec_tmux_line(&t, "get system.pid");
@@ -1023,7 +1081,7 @@ START_TEST(chooser_lists_agents_and_connects_to_the_one_picked)
 	{
 		char cmd[2048];
 
-		console_command(cmd, sizeof(cmd), dir, NULL);
+		spec_console_command(cmd, sizeof(cmd), dir, NULL);
 		spec_tmux_start(&t, cmd);
 	}
 	pane = spec_tmux_expect(&t, "Which one? [1-2]", WAIT_MS);
@@ -1032,7 +1090,7 @@ START_TEST(chooser_lists_agents_and_connects_to_the_one_picked)
 	ck_assert_int_ne(chooser_pid(pane, 1), picked);
 	free(pane);
 	spec_tmux_line(&t, "2");
-	spec_tmux_see(&t, "console> ", WAIT_MS);
+	spec_tmux_see(&t, spec_console_prompt((pid_t)picked, ""), WAIT_MS);
 	spec_tmux_line(&t, "get system.pid");
 	snprintf(want, sizeof(want), "get system.pid\n%ld\n", picked);
 	spec_tmux_see(&t, want, WAIT_MS);
@@ -1050,7 +1108,7 @@ START_TEST(interactive_vm_going_away_says_so_and_exits_2)
 
 	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
-	start_console_in_tmux(&t, dir, NULL);
+	start_console_in_tmux(&t, dir, NULL, vm);
 	spec_kill(vm);
 	spec_tmux_line(&t, "get system.uptime");
 	snprintf(want, sizeof(want), "the VM (pid %ld) went away", (long)vm);
@@ -1068,6 +1126,7 @@ Suite *vmheap_spec_suite(void)
 
 	t = spec_tcase(s, "-e mode", 60);
 	tcase_add_test(t, one_agent_is_found_and_get_prints_its_pid);
+	tcase_add_test(t, list_v_shows_values);
 	tcase_add_test(t, e_dump_reply_is_one_line_matching_the_file);
 	tcase_add_test(t, unknown_variable_exits_1_and_says_so);
 	tcase_add_test(t, dump_to_an_existing_path_exits_1_and_keeps_the_file);

@@ -1,7 +1,7 @@
 /*
  * report_test.c - Check suite for libvmheap-report: the options histo and
  * diff share, the one escaper behind JSON, CSV and text output, text
- * tables and the labels of total rows.
+ * tables, the labels of total rows, and sizes and shares for people.
  */
 #include <check.h>
 #include <stdio.h>
@@ -162,6 +162,78 @@ START_TEST(table_aligns_escaped_and_multibyte_cells)
 }
 END_TEST
 
+/* -------------------------------------------------------------- units */
+
+/* Sizes for people: binary units, three significant digits, rounding
+ * that moves to the next unit instead of printing "1024 KiB". */
+START_TEST(sizes_have_three_significant_digits_in_binary_units)
+{
+	static const struct {
+		unsigned long long bytes;
+		const char *text;
+	} cases[] = {
+	    {0, "0 B"},
+	    {1023, "1023 B"},
+	    {1024, "1.00 KiB"},
+	    {1536, "1.50 KiB"},
+	    {10235, "10.0 KiB"}, /* 9.995 KiB rounds to 10.0 */
+	    {102348, "99.9 KiB"},
+	    {102349, "100 KiB"}, /* 99.95 KiB */
+	    {1023487, "999 KiB"},
+	    {1048575, "1.00 MiB"}, /* 1023.999 KiB */
+	    {132434432, "126 MiB"},
+	    {5ULL << 30, "5.00 GiB"},
+	    {18446744073709551615ULL, "16.0 EiB"},
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		vmheap_format_size(buf, sizeof(buf), cases[i].bytes);
+		ck_assert_str_eq(buf, cases[i].text);
+	}
+	vmheap_format_size_delta(buf, sizeof(buf), 475136);
+	ck_assert_str_eq(buf, "+464 KiB");
+	vmheap_format_size_delta(buf, sizeof(buf), -1258291);
+	ck_assert_str_eq(buf, "-1.20 MiB");
+	vmheap_format_size_delta(buf, sizeof(buf), 0);
+	ck_assert_str_eq(buf, "0 B");
+	vmheap_format_bytes(buf, sizeof(buf), 4008240);
+	ck_assert_str_eq(buf, "3.82 MiB (4008240 bytes)");
+}
+END_TEST
+
+/* The % column: one decimal, no "-0.0%", "-" for an empty total; --bytes
+ * switches size cells to exact figures. */
+START_TEST(shares_and_the_bytes_option)
+{
+	struct vmheap_report_options o = VMHEAP_REPORT_OPTIONS_INIT;
+	char buf[64], err[200];
+
+	vmheap_format_share(buf, sizeof(buf), 200, 1902, 0);
+	ck_assert_str_eq(buf, "10.5%");
+	vmheap_format_share(buf, sizeof(buf), 464000, 4008240, 1);
+	ck_assert_str_eq(buf, "+11.6%");
+	vmheap_format_share(buf, sizeof(buf), -20, 970, 1);
+	ck_assert_str_eq(buf, "-2.1%");
+	vmheap_format_share(buf, sizeof(buf), -1, 1000000, 1);
+	ck_assert_str_eq(buf, "0.0%");
+	vmheap_format_share(buf, sizeof(buf), 5, 0, 0);
+	ck_assert_str_eq(buf, "-");
+
+	vmheap_report_size(&o, buf, sizeof(buf), 4008240);
+	ck_assert_str_eq(buf, "3.82 MiB");
+	vmheap_report_size_delta(&o, buf, sizeof(buf), 559288);
+	ck_assert_str_eq(buf, "+546 KiB");
+	ck_assert_int_eq(vmheap_report_option(&o, "bytes", NULL, err, 200), 1);
+	vmheap_report_size(&o, buf, sizeof(buf), 4008240);
+	ck_assert_str_eq(buf, "4008240");
+	vmheap_report_size_delta(&o, buf, sizeof(buf), 559288);
+	ck_assert_str_eq(buf, "+559288");
+	vmheap_report_size_delta(&o, buf, sizeof(buf), -20);
+	ck_assert_str_eq(buf, "-20");
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -177,5 +249,9 @@ Suite *vmheap_spec_suite(void)
 
 	tc = spec_tcase(s, "tables", 30);
 	tcase_add_test(tc, table_aligns_escaped_and_multibyte_cells);
+
+	tc = spec_tcase(s, "units", 30);
+	tcase_add_test(tc, sizes_have_three_significant_digits_in_binary_units);
+	tcase_add_test(tc, shares_and_the_bytes_option);
 	return s;
 }

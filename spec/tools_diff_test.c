@@ -111,10 +111,11 @@ static void assert_rows(const char *out, const struct expect *want,
 	}
 }
 
+/* vmheap-diff --bytes OPTS OLD NEW (exact byte counts in text). */
 static struct run diff(const char *const *opts)
 {
-	const char *argv[16];
-	size_t n = 0;
+	const char *argv[16] = {"--bytes"};
+	size_t n = 1;
 	for (; opts && *opts; opts++)
 		argv[n++] = *opts;
 	argv[n++] = old_path;
@@ -139,6 +140,32 @@ START_TEST(diff_shows_new_gone_and_bytes_only_classes_matched_by_name)
 		      "an unchanged class is listed:\n%s", r.out);
 	ck_assert_msg(strstr(r.out, "+4  New") != NULL,
 		      "growth not signed:\n%s", r.out);
+	run_free(&r);
+}
+END_TEST
+
+/* Without --bytes: sizes in units, and a % column whose total row says
+ * by how much the heap changed (-20 of OLD's 970 bytes is -2.1%). */
+START_TEST(diff_prints_human_sizes_and_growth_shares_by_default)
+{
+	char want[32];
+
+	write_pair();
+	const char *argv[] = {old_path, new_path, NULL};
+	struct run r = run_tool("vmheap-diff", NULL, argv);
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "bytes       %\n") != NULL, "%s", r.out);
+	snprintf(want, sizeof(want), "%.1f%%\n", -100.0 * 20 / 970);
+	ck_assert_str_eq(want, "-2.1%\n");
+	const char *total = strstr(r.out, "total (5 classes changed)");
+	ck_assert_msg(total &&
+			  strstr(total, "   -20 B   -2.1%\n") == total + 25,
+		      "total row in:\n%s", r.out);
+	ck_assert_msg(strstr(r.out, "  Hash                       -200 B  "
+				    "-20.6%\n"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "970 bytes\n") != NULL, "%s", r.out);
 	run_free(&r);
 }
 END_TEST
@@ -447,6 +474,8 @@ TCase *diff_tcase(void)
 	tcase_add_test(
 	    tc, diff_shows_new_gone_and_bytes_only_classes_matched_by_name);
 	tcase_add_test(tc, diff_sorts_by_bytes_then_count);
+	tcase_add_test(tc,
+		       diff_prints_human_sizes_and_growth_shares_by_default);
 	tcase_add_test(tc, diff_sorts_by_name_and_top_limits_rows);
 	tcase_add_test(tc, diff_json_rows_carry_old_new_and_deltas);
 	tcase_add_test(tc, diff_csv_has_the_documented_header_and_rows);

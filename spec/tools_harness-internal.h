@@ -91,8 +91,9 @@ struct trow {
 
 /*
  * Parse the table lines of a tool's text output that start (after spaces)
- * with a number or a sign: "<count>  <name>  <bytes>".  Returns the number
- * of rows stored (at most max).
+ * with a number or a sign: "<count>  <name>  <bytes>  [<share>%]" (bytes
+ * as exact numbers: run the tool with --bytes).  Returns the number of
+ * rows stored (at most max).
  */
 size_t parse_text_rows(const char *out, struct trow *rows, size_t max);
 

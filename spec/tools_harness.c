@@ -208,6 +208,14 @@ size_t parse_text_rows(const char *out, struct trow *rows, size_t max)
 		buf[len] = '\0';
 		line = eol ? eol + 1 : line + len;
 
+		/* a last "%" column (the share of the total) is dropped */
+		char *pct = strrchr(buf, ' ');
+		if (pct &&
+		    (pct[strlen(pct) - 1] == '%' || !strcmp(pct, " -"))) {
+			while (pct > buf && pct[-1] == ' ')
+				pct--;
+			*pct = '\0';
+		}
 		char *p = buf;
 		while (*p == ' ')
 			p++;

@@ -85,12 +85,13 @@ static void assert_rows(const struct trow *got, size_t ngot,
 	}
 }
 
-/* Run histo with args + the base dump; expect success and parse rows. */
+/* Run histo --bytes with args + the base dump; expect success and parse
+ * rows. */
 static size_t histo_rows(const char *const *args, struct trow *rows, size_t max)
 {
 	const char *path = write_base_dump("base.vmheap");
-	const char *argv[16];
-	size_t n = 0;
+	const char *argv[16] = {"--bytes"};
+	size_t n = 1;
 	for (; args && *args; args++)
 		argv[n++] = *args;
 	argv[n++] = path;
@@ -146,6 +147,69 @@ START_TEST(histo_text_has_header_and_right_aligned_numbers)
 		line = eol + 1;
 	}
 	run_free(&r);
+}
+END_TEST
+
+/* By default sizes are in human units with a % column of the total;
+ * --bytes gives the exact figures.  The shares are checked against the
+ * base dump's known sizes (1000 of 1902 bytes is 52.6%). */
+START_TEST(histo_prints_human_sizes_and_shares_unless_bytes)
+{
+	const char *path = write_base_dump("base.vmheap");
+	struct run r =
+	    run_tool("vmheap-histo", NULL, (const char *[]){path, NULL});
+	char want[64];
+
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "count  class") &&
+			  strstr(r.out, "bytes       %\n"),
+		      "no bytes and %% header:\n%s", r.out);
+	snprintf(want, sizeof(want), "%.1f%%", 100.0 * 1000 / 1902);
+	ck_assert_str_eq(want, "52.6%");
+	ck_assert_msg(strstr(r.out, "My::Thing") &&
+			  strstr(r.out, "1000 B   52.6%\n"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "String") &&
+			  strstr(r.out, "200 B   10.5%\n"),
+		      "%s", r.out);
+	/* 1902 bytes = 1.857 KiB */
+	ck_assert_msg(strstr(r.out, "total (6 classes)") &&
+			  strstr(r.out, " 1.86 KiB  100.0%\n"),
+		      "%s", r.out);
+	run_free(&r);
+
+	r = run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--bytes", path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "total (6 classes)") &&
+			  strstr(r.out, " 1902  100.0%\n"),
+		      "%s", r.out);
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(every_tool_prints_its_version)
+{
+	static const char *const tools[] = {"vmheap-histo", "vmheap-diff",
+					    "vmheap-console"};
+	char *hdr = spec_read_file(spec_src("report/vmheap_report.h"), NULL);
+	const char *v;
+	char want[128];
+
+	ck_assert_ptr_nonnull(hdr);
+	v = strstr(hdr, "#define VMHEAP_VERSION \"");
+	ck_assert_ptr_nonnull(v);
+	v += strlen("#define VMHEAP_VERSION \"");
+	for (size_t i = 0; i < 3; i++) {
+		struct run r = run_tool(tools[i], NULL,
+					(const char *[]){"--version", NULL});
+		snprintf(want, sizeof(want), "%s %.*s\n", tools[i],
+			 (int)strcspn(v, "\""), v);
+		ck_assert_msg(r.status == 0, "%s: %s", tools[i], r.err);
+		ck_assert_str_eq(r.out, want);
+		run_free(&r);
+	}
+	free(hdr);
 }
 END_TEST
 
@@ -487,8 +551,8 @@ START_TEST(histo_draws_a_progress_bar_on_a_terminal_for_a_big_dump)
 	vmheap_writer_free(w);
 	close(fd);
 
-	struct run r =
-	    run_tool_tty("vmheap-histo", (const char *[]){path, NULL});
+	struct run r = run_tool_tty("vmheap-histo",
+				    (const char *[]){"--bytes", path, NULL});
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_msg(strstr(r.err, "big.vmheap") && strstr(r.err, "% [") &&
 			  strstr(r.err, " MB"),
@@ -643,6 +707,8 @@ TCase *histo_tcase(void)
 	tcase_add_test(tc, histo_counts_objects_and_bytes_per_class_by_count);
 	tcase_add_test(tc, histo_text_has_header_and_right_aligned_numbers);
 	tcase_add_test(tc, histo_sorts_by_bytes);
+	tcase_add_test(tc, histo_prints_human_sizes_and_shares_unless_bytes);
+	tcase_add_test(tc, every_tool_prints_its_version);
 	tcase_add_test(tc, histo_sorts_by_name);
 	tcase_add_test(tc,
 		       histo_top_limits_rows_but_the_total_counts_everything);

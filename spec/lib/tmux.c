@@ -151,3 +151,21 @@ void spec_tmux_kill(struct spec_tmux *t)
 
 	tmux(t, args);
 }
+
+const char *spec_console_prompt(pid_t pid, const char *typed)
+{
+	static char ring[8][256];
+	static int next;
+	char *buf = ring[next++ % 8];
+
+	snprintf(buf, sizeof(ring[0]), "sample %ld> %s", (long)pid, typed);
+	return buf;
+}
+
+void spec_console_command(char *out, size_t len, const char *dir,
+			  const char *args)
+{
+	snprintf(out, len,
+		 "env -u TMPDIR HOME='%s' VMHEAP_AGENT_TMPDIR='%s' '%s' %s",
+		 dir, dir, spec_bin("vmheap-console"), args ? args : "");
+}

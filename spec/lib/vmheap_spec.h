@@ -381,4 +381,19 @@ int spec_tmux_count(struct spec_tmux *t, const char *text);
 /* Kill the session's server. */
 void spec_tmux_kill(struct spec_tmux *t);
 
+/*
+ * vmheap-console's prompt when it talks to the sample VM with `pid`
+ * ("sample PID> "), followed by `typed` (may be ""): what the pane shows
+ * on a prompt's line.  From a ring of 8 static buffers.
+ */
+const char *spec_console_prompt(pid_t pid, const char *typed);
+
+/*
+ * A shell command line for tmux that runs vmheap-console with `args`
+ * (shell syntax, may be ""), HOME and VMHEAP_AGENT_TMPDIR set to `dir`
+ * and TMPDIR unset, into `out`.
+ */
+void spec_console_command(char *out, size_t len, const char *dir,
+			  const char *args);
+
 #endif /* VMHEAP_SPEC_H */

@@ -1,0 +1,17 @@
+# The console's operations suite (spec/console_ops_test.c): VMs of other
+# users as root, --dir, zombie VMs, live titles and parent pids in --ps,
+# Ctrl-C during a dump.  Real sample VMs, real ruby with the agent, tmux.
+# Under SAN=1 ruby gets the ASan runtime through LD_PRELOAD, as in
+# spec/ruby.mk.
+CONSOLE_OPS_SPEC_BIN := $(SPECDIR)/console_ops_test
+CONSOLE_OPS_SPEC_OBJ := $(OBJDIR)/spec/console_ops_test.o
+CONSOLE_OPS_SPEC_ASAN := $(if $(SAN),-DVMHEAP_ASAN_RUNTIME='"$(shell $(CC) -print-file-name=libasan.so)"')
+CHECK_SUITES += $(CONSOLE_OPS_SPEC_BIN)
+EXTRA_ALL    += $(CONSOLE_OPS_SPEC_BIN)
+$(CONSOLE_OPS_SPEC_OBJ): ALL_CFLAGS += $(CHECK_CFLAGS) $(CONSOLE_OPS_SPEC_ASAN)
+$(CONSOLE_OPS_SPEC_BIN): $(CONSOLE_OPS_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
+                         $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CONSOLE_OPS_SPEC_OBJ) \
+	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
+	  $(MSGPACK_LIBS) $(EVENT_LIBS) $(CHECK_LIBS)
