@@ -639,8 +639,13 @@ static int open_listener(struct vmheap_agent *a, char *err, size_t errlen)
 		e = errno;
 		close(fd);
 		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
-				  "cannot listen on %s port %u: %s", a->bind,
-				  (unsigned)a->port, strerror(e));
+				  "cannot listen on %s port %u: %s%s", a->bind,
+				  (unsigned)a->port, strerror(e),
+				  e == EADDRINUSE && a->port
+				      ? " (another process holds it: choose "
+					"another VMHEAP_AGENT_PORT, or 0 to "
+					"let the kernel pick a free one)"
+				      : "");
 	}
 	a->port =
 	    ntohs(ss.ss_family == AF_INET ? in4->sin_port : in6->sin6_port);
@@ -656,14 +661,17 @@ static int open_listener(struct vmheap_agent *a, char *err, size_t errlen)
 	return 0;
 }
 
-static int resolve_dir(const char *in, char *out, const char *what, char *err,
-		       size_t errlen)
+/* Resolve directory `in` into out; `var` names the variable that sets it. */
+static int resolve_dir(const char *in, char *out, const char *what,
+		       const char *var, char *err, size_t errlen)
 {
 	char buf[PATH_MAX];
 
 	if (!realpath(in, buf))
-		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS, "%s %s: %s",
-				  what, in, strerror(errno));
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				  "%s %s: %s; set %s to an existing directory "
+				  "this process can write",
+				  what, in, strerror(errno), var);
 	memcpy(out, buf, strlen(buf) + 1);
 	return 0;
 }
@@ -782,13 +790,25 @@ int vmheap_agent_start(vmheap_agent **out,
 	dir = cfg->dump_dir;
 	if (!dir || !*dir)
 		dir = getcwd(cwd, sizeof(cwd)) ? cwd : ".";
-	if ((rc = resolve_dir(dir, a->dump_dir, "dump directory", err,
-			      errlen)) < 0)
+	if ((rc = resolve_dir(dir, a->dump_dir, "dump directory",
+			      "VMHEAP_AGENT_DIR", err, errlen)) < 0)
 		goto fail;
+	if (cfg->dump_dir && *cfg->dump_dir &&
+	    access(a->dump_dir, W_OK | X_OK) < 0) {
+		/* asked for by name: a directory that cannot take a dump is
+		 * a mistake to report now (the default, the working
+		 * directory, is taken as it is: `set config.dump.dir`
+		 * can change it later) */
+		rc = agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				"dump directory %s: %s; set VMHEAP_AGENT_DIR "
+				"to a directory this process can write",
+				a->dump_dir, strerror(errno));
+		goto fail;
+	}
 	dir = cfg->tmpdir && *cfg->tmpdir ? cfg->tmpdir
 					  : vmheap_discovery_default_dir();
-	if ((rc = resolve_dir(dir, a->tmpdir, "discovery directory", err,
-			      errlen)) < 0)
+	if ((rc = resolve_dir(dir, a->tmpdir, "discovery directory",
+			      "VMHEAP_AGENT_TMPDIR", err, errlen)) < 0)
 		goto fail;
 	if ((rc = agent_token_new(a->token, err, errlen)) < 0)
 		goto fail;

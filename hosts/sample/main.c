@@ -168,14 +168,31 @@ int main(int argc, char **argv)
 		if (vmheap_agent_config_from_env(&cfg, err, sizeof(err)) < 0 ||
 		    vmheap_agent_start(&vm.agent, &cfg, &host, err,
 				       sizeof(err)) < 0) {
+			if (cfg.required) {
+				fprintf(stderr,
+					"vmheap-sample: cannot start the "
+					"agent: %s (VMHEAP_AGENT_REQUIRED is "
+					"set)\n",
+					err);
+				return 1;
+			}
+			/* the agent never stops the VM: warn, run on */
 			fprintf(stderr,
-				"vmheap-sample: cannot start the agent: %s\n",
-				err);
-			return 1;
+				"vmheap-sample: warning: no agent in pid %d, "
+				"the VM runs on without it: %s (set "
+				"VMHEAP_AGENT_REQUIRED=1 to make this "
+				"fatal)\n",
+				(int)getpid(), err);
+			vm.agent = NULL;
+			vm.host = NULL;
+			printf("vmheap-sample: pid %d (no agent)\n",
+			       (int)getpid());
+		} else {
+			printf("vmheap-sample: pid %d port %u discovery %s\n",
+			       (int)getpid(),
+			       (unsigned)vmheap_agent_port(vm.agent),
+			       vmheap_agent_discovery_path(vm.agent));
 		}
-		printf("vmheap-sample: pid %d port %u discovery %s\n",
-		       (int)getpid(), (unsigned)vmheap_agent_port(vm.agent),
-		       vmheap_agent_discovery_path(vm.agent));
 	} else {
 		printf("vmheap-sample: pid %d (no agent)\n", (int)getpid());
 	}
