@@ -223,6 +223,9 @@ int agent_dump_start(struct vmheap_agent *a, const char *path, uint64_t *job,
 /* 1 while a dump runs. */
 int agent_dump_running(struct vmheap_agent *a);
 
+/* Copy the dump directory (a->dump_dir, under a->lock). */
+void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
+
 /* The last successful dump's result: 1 with *out set, or 0 if none. */
 int agent_dump_last(struct vmheap_agent *a, struct agent_dump_result *out);
 
@@ -297,7 +300,8 @@ struct vmheap_agent {
 
 	char bind[64];
 	uint16_t port;
-	char dump_dir[PATH_MAX]; /* absolute, resolved */
+	char dump_dir[PATH_MAX]; /* absolute, resolved; under lock (set at
+				    run time by config.dump.dir) */
 	char tmpdir[PATH_MAX];
 	int max_clients;
 	int idle_timeout_ms;
@@ -329,7 +333,7 @@ struct vmheap_agent {
 
 	struct agent_jobs *jobs; /* long jobs (dumps) */
 
-	/* the last successful dump (dump.c), under lock */
+	/* dump_dir, and the last successful dump (dump.c), under lock */
 	pthread_mutex_t lock;
 	int has_last;
 	struct agent_dump_result last;

@@ -270,24 +270,24 @@ static void walk_forked(struct walk *w, int gc)
 
 /* Open the directory that will hold the dump; *name is the last part.
  * Components are opened one by one without following symbolic links. */
-static int open_target_dir(struct vmheap_agent *a, const char *path, char *rel,
+static int open_target_dir(const char *dump_dir, const char *path, char *rel,
 			   size_t rellen, const char **name,
 			   struct agent_dump_result *res)
 {
-	size_t dl = strlen(a->dump_dir);
+	size_t dl = strlen(dump_dir);
 	char *comp, *next;
 	int dfd;
 
 	if (path[0] == '/') {
 		if (dl == 1) {
 			path++;
-		} else if (!strncmp(path, a->dump_dir, dl) && path[dl] == '/') {
+		} else if (!strncmp(path, dump_dir, dl) && path[dl] == '/') {
 			path += dl + 1;
 		} else {
 			res->code = VMHEAP_AGENT_EPATH;
 			msgf(res->message, sizeof(res->message),
 			     "path %s is outside the dump directory %s", path,
-			     a->dump_dir);
+			     dump_dir);
 			return -1;
 		}
 	}
@@ -306,7 +306,7 @@ static int open_target_dir(struct vmheap_agent *a, const char *path, char *rel,
 			msgf(res->message, sizeof(res->message),
 			     "path %s contains \"..\"; dumps stay inside the "
 			     "dump directory %s",
-			     path, a->dump_dir);
+			     path, dump_dir);
 			return -1;
 		}
 		if (next)
@@ -318,7 +318,7 @@ static int open_target_dir(struct vmheap_agent *a, const char *path, char *rel,
 		     "path %s names a directory, not a file", path);
 		return -1;
 	}
-	dfd = open(a->dump_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = open(dump_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		goto sys;
 	comp = rel;
@@ -368,7 +368,7 @@ static int open_target_dir(struct vmheap_agent *a, const char *path, char *rel,
 sys:
 	res->code = VMHEAP_AGENT_ESYS;
 	msgf(res->message, sizeof(res->message),
-	     "cannot open the dump directory %s: %s", a->dump_dir,
+	     "cannot open the dump directory %s: %s", dump_dir,
 	     strerror(errno));
 	return -1;
 }
@@ -389,7 +389,7 @@ static int publish(int dfd, const char *tmp, const char *name)
 void agent_dump_run(struct vmheap_agent *a, const char *path,
 		    struct agent_dump_result *res)
 {
-	char rel[PATH_MAX], tmp[64], rnd[33];
+	char rel[PATH_MAX], dump_dir[PATH_MAX], tmp[64], rnd[33];
 	struct timespec t0;
 	struct stat st;
 	const char *name = NULL;
@@ -399,15 +399,18 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	memset(res, 0, sizeof(*res));
 	tmp[0] = '\0';
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	dfd = open_target_dir(a, path, rel, sizeof(rel), &name, res);
+	/* this dump's directory: a later `set config.dump.dir` does not
+	 * move a dump that has started */
+	agent_dump_dir(a, dump_dir, sizeof(dump_dir));
+	dfd = open_target_dir(dump_dir, path, rel, sizeof(rel), &name, res);
 	if (dfd < 0)
 		return;
 	{
 		/* the reply names the file plainly: no "." or "//" parts */
-		size_t o = strlen(a->dump_dir);
+		size_t o = strlen(dump_dir);
 		const char *p = rel;
 
-		memcpy(res->path, a->dump_dir, o + 1);
+		memcpy(res->path, dump_dir, o + 1);
 		while (*p) {
 			size_t l = strcspn(p, "/");
 			if (l && !(l == 1 && *p == '.') &&
@@ -578,6 +581,13 @@ int agent_dump_start(struct vmheap_agent *a, const char *path, uint64_t *job,
 int agent_dump_running(struct vmheap_agent *a)
 {
 	return agent_job_running(a->jobs, "dump");
+}
+
+void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len)
+{
+	pthread_mutex_lock(&a->lock);
+	snprintf(buf, len, "%s", a->dump_dir);
+	pthread_mutex_unlock(&a->lock);
 }
 
 int agent_dump_last(struct vmheap_agent *a, struct agent_dump_result *out)

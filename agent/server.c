@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,8 @@ static struct vmheap_agent *stale_agents[8];
 static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
 static int hooks_error;
 
+/* How long vmheap_agent_stop() spends writing the replies still queued. */
+#define STOP_FLUSH_MS 2000
 /* How long a closing connection keeps draining input after its reply. */
 #define LINGER_MS 2000
 
@@ -695,6 +698,38 @@ static void free_agent(struct vmheap_agent *a)
 	free(a);
 }
 
+/*
+ * At stop: write what every connection still has queued (the reply of a
+ * dump that ended as the VM was exiting, above all) before the loop
+ * ends, waiting at most STOP_FLUSH_MS in all for slow readers.
+ */
+static void flush_all(struct vmheap_agent *a)
+{
+	int64_t deadline = mono_ms() + STOP_FLUSH_MS;
+
+	for (struct agent_conn *c = a->conns; c; c = c->next) {
+		struct evbuffer *out = bufferevent_get_output(c->bev);
+
+		/* a socket bufferevent keeps the draining end of its output
+		 * frozen except while it writes; write as it would, since
+		 * the loop will not run again */
+		evbuffer_unfreeze(out, 1);
+		while (evbuffer_get_length(out) > 0) {
+			struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
+			int64_t left = deadline - mono_ms();
+
+			if (left <= 0)
+				break;
+			if (evbuffer_write(out, c->fd) > 0)
+				continue;
+			if (errno != EAGAIN && errno != EINTR)
+				break;
+			poll(&pfd, 1, (int)left);
+		}
+		evbuffer_freeze(out, 1);
+	}
+}
+
 static void stop_cb(int fd, short what, void *arg)
 {
 	struct vmheap_agent *a = arg;
@@ -702,6 +737,7 @@ static void stop_cb(int fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	agent_jobs_deliver(a->jobs); /* the replies of jobs that just ended */
+	flush_all(a);
 	event_base_loopbreak(a->base);
 }
 

@@ -4,11 +4,13 @@
  * starts a long job (system.memory.dump) returns AGENT_PENDING and the
  * job's handle; it never sees the connection that asked.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent-internal.h"
@@ -328,7 +330,10 @@ static int get_config(struct vmheap_agent *a, const char *name,
 
 	(void)err, (void)errlen;
 	if (!strcmp(name, "config.dump.dir")) {
-		frame_pack_str(pk, a->dump_dir);
+		char dir[PATH_MAX];
+
+		agent_dump_dir(a, dir, sizeof(dir));
+		frame_pack_str(pk, dir);
 	} else if (!strcmp(name, "config.agent.address")) {
 		snprintf(addr, sizeof(addr), "tcp://%s:%u", a->bind,
 			 (unsigned)a->port);
@@ -347,6 +352,50 @@ static int get_config(struct vmheap_agent *a, const char *name,
 	return 0;
 }
 
+/* config.dump.dir: an absolute path to a directory this process can
+ * write.  Dumps that have started keep their directory. */
+static int set_dump_dir(struct vmheap_agent *a, const msgpack_object *value,
+			msgpack_packer *pk, uint64_t *job, char *err,
+			size_t errlen)
+{
+	char in[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
+
+	(void)job;
+	if (frame_copy_str(value, in, sizeof(in)) < 0 || !in[0])
+		return agent_fail(err, errlen, VMHEAP_AGENT_ETYPE,
+				  "config.dump.dir takes a directory name (a "
+				  "non-empty string)");
+	if (in[0] != '/')
+		return agent_fail(err, errlen, VMHEAP_EINVAL,
+				  "%s is not an absolute path; config.dump.dir "
+				  "takes one (it starts with /)",
+				  in);
+	if (stat(in, &st) < 0)
+		return agent_fail(err, errlen, VMHEAP_EINVAL, "%s %s", in,
+				  errno == ENOENT ? "does not exist"
+						  : strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return agent_fail(err, errlen, VMHEAP_EINVAL,
+				  "%s is not a directory", in);
+	if (access(in, W_OK | X_OK) < 0)
+		return agent_fail(err, errlen, VMHEAP_EINVAL,
+				  "%s is not writable by the VM (pid %d, uid "
+				  "%u): %s",
+				  in, (int)getpid(), (unsigned)geteuid(),
+				  strerror(errno));
+	if (!realpath(in, dir))
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS, "%s: %s", in,
+				  strerror(errno));
+	pthread_mutex_lock(&a->lock);
+	memcpy(a->dump_dir, dir, strlen(dir) + 1);
+	pthread_mutex_unlock(&a->lock);
+	/* the discovery file's dump_dir follows (the console looks there
+	 * for a dump whose reply it lost); on failure the old line stays */
+	agent_discovery_write(a, NULL, 0);
+	return get_config(a, "config.dump.dir", pk, err, errlen);
+}
+
 static const struct var builtins[] = {
     {"config.agent.address", "string", get_config, NULL},
     {"config.agent.frame_timeout_ms", "int", get_config, NULL},
@@ -354,7 +403,7 @@ static const struct var builtins[] = {
     {"config.agent.max_clients", "int", get_config, NULL},
     {"config.agent.max_frame_bytes", "int", get_config, NULL},
     {"config.agent.tmpdir", "string", get_config, NULL},
-    {"config.dump.dir", "string", get_config, NULL},
+    {"config.dump.dir", "string", get_config, set_dump_dir},
     {"config.dump.fork", "bool", get_flag, set_fork},
     {"config.dump.gc", "bool", get_flag, set_gc},
     {"config.dump.timeout", "int", get_dump_timeout, set_dump_timeout},

@@ -253,6 +253,9 @@ struct vmheap_agent_info {
 	char exe[256];
 	int64_t started;   /* seconds since the epoch */
 	char path[256];    /* the discovery file */
+	/* the agent's dump directory ("" when the file has none, or when it
+	 * is longer than this field) */
+	char dump_dir[1024];
 };
 
 /*
