@@ -60,7 +60,9 @@ static enum console_result run_call(struct console_session *s, const char *verb,
 	memset(&reply, 0, sizeof(reply));
 	if (console_session_call(s, verb, path, value, &reply) < 0) {
 		vmheap_reply_release(&reply);
-		return CONSOLE_RESULT_GONE;
+		/* the VM exited, but the dump asked for is whole: done */
+		return s->dump_saved ? CONSOLE_RESULT_EXIT
+				     : CONSOLE_RESULT_GONE;
 	}
 	if (reply.ok) {
 		if (json)

@@ -4,6 +4,7 @@
  *   main.c     command-line options; picks a mode
  *   pick.c     discovery: list agents, choose one, --ps
  *   session.c  the connection: connect, call, reconnect, "the VM went away"
+ *   lost_dump.c  the VM went away during a dump: was the dump completed?
  *   command.c  parse one command line and run it
  *   render.c   print reply values for people
  *   json.c     print reply values as JSON (--json)
@@ -79,6 +80,7 @@ struct console_session {
 	vmheap_client *client;
 	struct vmheap_agent_info info;
 	int gone; /* the VM went away; exit 2 */
+	int dump_saved; /* ...but the dump it was writing is whole: exit 0 */
 };
 
 /*
@@ -101,6 +103,16 @@ int console_session_call(struct console_session *s, const char *verb,
 
 /* Close the connection. */
 void console_session_close(struct console_session *s);
+
+/* ------------------------------------------------------ lost_dump.c */
+
+/*
+ * The VM went away while `set system.memory.dump NAME` waited for its
+ * reply: look for NAME in the agent's dump directory and read it to its
+ * footer.  Prints what became of the dump (stdout when it is whole,
+ * stderr otherwise) and returns 1 when it is whole, else 0.
+ */
+int console_lost_dump(const struct console_session *s, const char *name);
 
 /* -------------------------------------------------------- command.c */
 
