@@ -561,6 +561,91 @@ static int not_found(struct vmheap_agent *a, const char *name, char *err,
 			  name);
 }
 
+/* One variable's value appended to v, or nil when it cannot be read
+ * (a VM without backtraces, a host read that timed out). */
+static void pack_value(struct vmheap_agent *a, const char *name,
+		       struct agent_value *v)
+{
+	const struct var *b = find_builtin(name);
+	struct agent_value one;
+	char err[AGENT_JOB_MESSAGE_MAX];
+	int rc;
+
+	msgpack_sbuffer_init(&one.sb);
+	msgpack_packer_init(&one.pk, &one.sb, msgpack_sbuffer_write);
+	rc = b ? b->get(a, name, &one.pk, err, sizeof(err))
+	       : host_get(a, name, &one.pk);
+	if (rc == 0 && one.sb.size)
+		msgpack_sbuffer_write(&v->sb, one.sb.data, one.sb.size);
+	else
+		msgpack_pack_nil(&v->pk);
+	msgpack_sbuffer_destroy(&one.sb);
+}
+
+/* Length of the name part of e[i] from `off` to the next '.' or end. */
+static size_t part_len(const struct entry *e, size_t off)
+{
+	return strcspn(e->name + off, ".");
+}
+
+/*
+ * The variables e[0..n), which share their first `off` characters, as a
+ * map from the next name part to a value, or to a map of the variables
+ * below it (a tree).  A variable whose name is also the group of others
+ * is left out of the tree (no such variable exists among the built-ins).
+ */
+static void pack_tree(struct vmheap_agent *a, const struct entry *e, size_t n,
+		      size_t off, struct agent_value *v)
+{
+	size_t groups = 0;
+
+	for (size_t i = 0; i < n;) {
+		size_t l = part_len(&e[i], off), j = i + 1;
+
+		while (j < n && part_len(&e[j], off) == l &&
+		       !strncmp(e[j].name + off, e[i].name + off, l))
+			j++;
+		groups++;
+		i = j;
+	}
+	msgpack_pack_map(&v->pk, groups);
+	for (size_t i = 0; i < n;) {
+		size_t l = part_len(&e[i], off), j = i + 1;
+
+		while (j < n && part_len(&e[j], off) == l &&
+		       !strncmp(e[j].name + off, e[i].name + off, l))
+			j++;
+		msgpack_pack_str(&v->pk, l);
+		msgpack_pack_str_body(&v->pk, e[i].name + off, l);
+		if (j == i + 1 && e[i].name[off + l] == '\0')
+			pack_value(a, e[i].name, v);
+		else if (e[i].name[off + l] == '\0')
+			pack_tree(a, e + i + 1, j - i - 1, off + l + 1, v);
+		else
+			pack_tree(a, e + i, j - i, off + l + 1, v);
+		i = j;
+	}
+}
+
+/* get of a group ("system.memory"): the whole subtree as a map.
+ * Returns 1 when `name` is a group and v holds the map. */
+static int get_group(struct vmheap_agent *a, const char *name,
+		     struct agent_value *v)
+{
+	struct listing l;
+	size_t plen = strlen(name);
+
+	if (!*name || name[plen - 1] == '.' || collect(a, name, &l) < 0)
+		return 0;
+	if (l.n == 0) {
+		listing_free(&l);
+		return 0;
+	}
+	pack_tree(a, l.e, l.n, plen + 1, v);
+	listing_free(&l);
+	return 1;
+}
+
 int agent_var_get(struct vmheap_agent *a, const char *name,
 		  struct agent_value *v, char *err, size_t errlen)
 {
@@ -570,6 +655,8 @@ int agent_var_get(struct vmheap_agent *a, const char *name,
 	if (b)
 		return b->get(a, name, &v->pk, err, errlen);
 	rc = host_get(a, name, &v->pk);
+	if (rc == VMHEAP_AGENT_ENOTFOUND && get_group(a, name, v))
+		return 0;
 	if (rc == VMHEAP_AGENT_ENOTFOUND)
 		return not_found(a, name, err, errlen);
 	if (rc < 0)
