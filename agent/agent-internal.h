@@ -208,6 +208,9 @@ struct agent_dump_result {
 	double seconds;
 	int forked;
 	int gc;
+	/* stale temporary files of dead writers removed since the last
+	 * successful dump (at start, before dumps) */
+	uint64_t removed_tmp_files, removed_tmp_bytes;
 };
 
 /*
@@ -222,6 +225,14 @@ int agent_dump_start(struct vmheap_agent *a, const char *path, uint64_t *job,
 
 /* 1 while a dump runs. */
 int agent_dump_running(struct vmheap_agent *a);
+
+/*
+ * Remove, from the directory open as dfd, the temporary dump files whose
+ * writer is gone (its pid dead, or reused by a process that started at
+ * another time), and add their count and bytes to a->swept_*, which the
+ * next successful dump's reply reports.  Any thread.
+ */
+void agent_dump_sweep(struct vmheap_agent *a, int dfd);
 
 /* Copy the dump directory (a->dump_dir, under a->lock). */
 void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
@@ -337,6 +348,8 @@ struct vmheap_agent {
 	pthread_mutex_t lock;
 	int has_last;
 	struct agent_dump_result last;
+	uint64_t swept_files, swept_bytes; /* agent_dump_sweep(), not yet
+					      told in a reply */
 };
 
 #pragma GCC visibility pop

@@ -12,6 +12,7 @@
  * loop keeps answering, and its result goes back through the job
  * registry; this file never sees a connection.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -24,6 +25,9 @@
 #include <unistd.h>
 
 #include "agent-internal.h"
+
+/* Temporary dump files: TMP_PREFIX "<pid>-<start ticks>.<random>.tmp". */
+#define TMP_PREFIX ".vmheap-dump."
 
 /* What a forked child reports over its pipe. */
 struct child_report {
@@ -386,10 +390,67 @@ static int publish(int dfd, const char *tmp, const char *name)
 	return 0;
 }
 
+/*
+ * Is the writer named by a temporary file's name gone?  The name is
+ * TMP_PREFIX "<pid>-<start ticks>.<random>.tmp"; the writer is gone when
+ * no process has that pid, or the one that has it started at another
+ * time (the pid was reused).  Names of another form are never judged.
+ */
+static int tmp_writer_gone(const char *name)
+{
+	long long pid, start, now;
+	int used = 0;
+
+	if (strncmp(name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+		return 0;
+	name += strlen(TMP_PREFIX);
+	if (sscanf(name, "%lld-%lld.%*[0-9a-f].tmp%n", &pid, &start, &used) !=
+		2 ||
+	    used == 0 || name[used] != '\0' || pid <= 0 || pid > INT_MAX)
+		return 0;
+	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+		return 1;
+	now = agent_proc_start_ticks((pid_t)pid);
+	return start >= 0 && now >= 0 && now != start;
+}
+
+void agent_dump_sweep(struct vmheap_agent *a, int dfd)
+{
+	uint64_t files = 0, bytes = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd = dup(dfd);
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (!tmp_writer_gone(de->d_name))
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		if (unlinkat(dfd, de->d_name, 0) == 0) {
+			files++;
+			bytes += (uint64_t)st.st_size;
+		}
+	}
+	closedir(d);
+	pthread_mutex_lock(&a->lock);
+	a->swept_files += files;
+	a->swept_bytes += bytes;
+	pthread_mutex_unlock(&a->lock);
+}
+
 void agent_dump_run(struct vmheap_agent *a, const char *path,
 		    struct agent_dump_result *res)
 {
-	char rel[PATH_MAX], dump_dir[PATH_MAX], tmp[64], rnd[33];
+	char rel[PATH_MAX], dump_dir[PATH_MAX], tmp[96], rnd[33];
 	struct timespec t0;
 	struct stat st;
 	const char *name = NULL;
@@ -433,9 +494,15 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 		     res->path);
 		goto out;
 	}
+	/* stale temporary files of dead writers go first (this dump's
+	 * directory; the reply counts them with those found at start) */
+	agent_dump_sweep(a, dfd);
 	if (agent_token_new(rnd, NULL, 0) < 0)
 		snprintf(rnd, sizeof(rnd), "%d", (int)getpid());
-	snprintf(tmp, sizeof(tmp), ".vmheap-dump.%.16s.tmp", rnd);
+	/* the writer's pid and start time are in the name: a later agent
+	 * removes the file once that process is gone (kill -9, OOM) */
+	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d-%lld.%.16s.tmp",
+		 (int)getpid(), agent_proc_start_ticks(getpid()), rnd);
 	fd = openat(dfd, tmp,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
@@ -491,6 +558,12 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	tmp[0] = '\0'; /* published */
 	fsync(dfd);
 	res->seconds = since(&t0);
+	/* the reply tells of the stale files removed since the last one */
+	pthread_mutex_lock(&a->lock);
+	res->removed_tmp_files = a->swept_files;
+	res->removed_tmp_bytes = a->swept_bytes;
+	a->swept_files = a->swept_bytes = 0;
+	pthread_mutex_unlock(&a->lock);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -504,7 +577,7 @@ out:
 void agent_pack_dump_result(msgpack_packer *pk,
 			    const struct agent_dump_result *r)
 {
-	msgpack_pack_map(pk, 7);
+	msgpack_pack_map(pk, 7 + (r->removed_tmp_files > 0));
 	frame_pack_str(pk, "path");
 	frame_pack_str(pk, r->path);
 	frame_pack_str(pk, "objects");
@@ -525,6 +598,14 @@ void agent_pack_dump_result(msgpack_packer *pk,
 		msgpack_pack_true(pk);
 	else
 		msgpack_pack_false(pk);
+	if (r->removed_tmp_files > 0) {
+		frame_pack_str(pk, "removed_tmp");
+		msgpack_pack_map(pk, 2);
+		frame_pack_str(pk, "files");
+		msgpack_pack_uint64(pk, r->removed_tmp_files);
+		frame_pack_str(pk, "bytes");
+		msgpack_pack_uint64(pk, r->removed_tmp_bytes);
+	}
 }
 
 /* What a dump job is given (copied by the registry). */

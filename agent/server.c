@@ -679,6 +679,17 @@ static int resolve_dir(const char *in, char *out, const char *what,
 	return 0;
 }
 
+/* Remove dead writers' temporary dump files from `dir` (see dump.c). */
+static void sweep_dir(struct vmheap_agent *a, const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd >= 0) {
+		agent_dump_sweep(a, dfd);
+		close(dfd);
+	}
+}
+
 static void free_agent(struct vmheap_agent *a)
 {
 	/* first: a job's thread may still wake the loop through jobs_ev */
@@ -848,6 +859,7 @@ int vmheap_agent_start(vmheap_agent **out,
 		goto fail;
 	if ((rc = agent_token_new(a->token, err, errlen)) < 0)
 		goto fail;
+	sweep_dir(a, a->dump_dir);
 
 	rc = VMHEAP_AGENT_ESYS;
 	a->nslots = a->max_clients;

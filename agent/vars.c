@@ -390,6 +390,14 @@ static int set_dump_dir(struct vmheap_agent *a, const msgpack_object *value,
 	pthread_mutex_lock(&a->lock);
 	memcpy(a->dump_dir, dir, strlen(dir) + 1);
 	pthread_mutex_unlock(&a->lock);
+	{
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (dfd >= 0) { /* dead writers' leftovers, as at start */
+			agent_dump_sweep(a, dfd);
+			close(dfd);
+		}
+	}
 	/* the discovery file's dump_dir follows (the console looks there
 	 * for a dump whose reply it lost); on failure the old line stays */
 	agent_discovery_write(a, NULL, 0);
