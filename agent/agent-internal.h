@@ -54,6 +54,9 @@ struct agent_conn;
 #define AGENT_DEFAULT_IDLE_TIMEOUT_MS 300000
 #define AGENT_DEFAULT_FRAME_TIMEOUT_MS 10000
 #define AGENT_DEFAULT_DUMP_TIMEOUT_S 3600
+/* Fork dumps are refused when MemAvailable is below this share of the
+ * VM's RSS (config.dump.fork_min_free "auto"; see README, fork mode). */
+#define AGENT_FORK_RSS_PERCENT 50
 /* A client whose unread replies pass this stops being read from. */
 #define AGENT_OUTPUT_HIGH_WATER (4u * 1024u * 1024u)
 
@@ -234,6 +237,10 @@ int agent_dump_running(struct vmheap_agent *a);
  */
 void agent_dump_sweep(struct vmheap_agent *a, int dfd);
 
+/* The MemAvailable a fork dump needs now, in bytes (0: never refused):
+ * config.dump.fork_min_free, or AGENT_FORK_RSS_PERCENT of the RSS. */
+long long agent_fork_min_free(struct vmheap_agent *a);
+
 /* Copy the dump directory (a->dump_dir, under a->lock). */
 void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
 
@@ -320,6 +327,7 @@ struct vmheap_agent {
 	atomic_int dump_fork;	   /* 0/1 */
 	atomic_int dump_gc;	   /* 0/1 */
 	atomic_int dump_timeout_s; /* a forked dump child is killed after it */
+	atomic_llong fork_min_free; /* bytes; -1: auto (a share of the RSS) */
 
 	char token[33];
 	char discovery_path[PATH_MAX];

@@ -447,6 +447,79 @@ void agent_dump_sweep(struct vmheap_agent *a, int dfd)
 	pthread_mutex_unlock(&a->lock);
 }
 
+/* A "Name:   N kB" figure of /proc/meminfo in bytes, or -1. */
+static long long meminfo_bytes(const char *name)
+{
+	char line[256];
+	long long kb = -1;
+	size_t nl = strlen(name);
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, nl) && line[nl] == ':') {
+			kb = strtoll(line + nl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* This process's resident set in bytes, or -1. */
+static long long rss_bytes(void)
+{
+	long long size, resident;
+	FILE *f = fopen("/proc/self/statm", "re");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "%lld %lld", &size, &resident);
+	fclose(f);
+	return n == 2 ? resident * (long long)sysconf(_SC_PAGESIZE) : -1;
+}
+
+long long agent_fork_min_free(struct vmheap_agent *a)
+{
+	long long set = atomic_load(&a->fork_min_free), rss;
+
+	if (set >= 0)
+		return set;
+	rss = rss_bytes();
+	return rss < 0 ? 0 : rss / 100 * AGENT_FORK_RSS_PERCENT;
+}
+
+/* The fork-mode memory guard: 1 (with res filled) when MemAvailable is
+ * below config.dump.fork_min_free (by default a share of the RSS: the
+ * child's copy-on-write pages can reach that). */
+static int fork_memory_refused(struct vmheap_agent *a,
+			       struct agent_dump_result *res)
+{
+	long long need = agent_fork_min_free(a), avail;
+	char how[160];
+
+	if (need <= 0 || (avail = meminfo_bytes("MemAvailable")) < 0 ||
+	    avail >= need)
+		return 0;
+	if (atomic_load(&a->fork_min_free) >= 0)
+		snprintf(how, sizeof(how), "as config.dump.fork_min_free says");
+	else
+		snprintf(how, sizeof(how),
+			 "%d%% of the VM's RSS, what a forked child's "
+			 "copy-on-write pages can reach",
+			 AGENT_FORK_RSS_PERCENT);
+	res->code = VMHEAP_AGENT_EDUMP;
+	msgf(res->message, sizeof(res->message),
+	     "refusing a fork dump: MemAvailable is %lld bytes (%.1f MiB), "
+	     "below the threshold of %lld bytes (%.1f MiB, %s); free memory, "
+	     "set config.dump.fork false for an in-process dump, or set "
+	     "config.dump.fork_min_free 0 to fork anyway",
+	     avail, (double)avail / 1048576.0, need, (double)need / 1048576.0,
+	     how);
+	return 1;
+}
+
 void agent_dump_run(struct vmheap_agent *a, const char *path,
 		    struct agent_dump_result *res)
 {
@@ -494,6 +567,9 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 		     res->path);
 		goto out;
 	}
+	res->forked = atomic_load(&a->dump_fork) && a->host->fork_stopped;
+	if (res->forked && fork_memory_refused(a, res))
+		goto out;
 	/* stale temporary files of dead writers go first (this dump's
 	 * directory; the reply counts them with those found at start) */
 	agent_dump_sweep(a, dfd);
@@ -517,7 +593,6 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	memset(&w, 0, sizeof(w));
 	w.a = a;
 	w.fd = fd;
-	res->forked = atomic_load(&a->dump_fork) && a->host->fork_stopped;
 	res->gc =
 	    res->forked && atomic_load(&a->dump_gc) && a->host->prepare_child;
 	w.flags = (res->forked ? VMHEAP_FLAG_FORKED : 0) |

@@ -814,6 +814,7 @@ int vmheap_agent_start(vmheap_agent **out,
 			: (cfg->dump_fork && host->fork_stopped));
 	atomic_init(&a->dump_gc, cfg->dump_gc != 0);
 	atomic_init(&a->dump_timeout_s, AGENT_DEFAULT_DUMP_TIMEOUT_S);
+	atomic_init(&a->fork_min_free, -1);
 	snprintf(a->vm, sizeof(a->vm), "%s%s%s",
 		 host->vm_name ? host->vm_name : "vm",
 		 host->vm_version && *host->vm_version ? " " : "",

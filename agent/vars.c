@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +324,48 @@ static int set_dump_timeout(struct vmheap_agent *a, const msgpack_object *value,
 	return get_dump_timeout(a, "config.dump.timeout", pk, err, errlen);
 }
 
+static int get_fork_min_free(struct vmheap_agent *a, const char *name,
+			     msgpack_packer *pk, char *err, size_t errlen)
+{
+	(void)name, (void)err, (void)errlen;
+	msgpack_pack_int64(pk, agent_fork_min_free(a));
+	return 0;
+}
+
+/* config.dump.fork_min_free: bytes of MemAvailable a fork dump needs (0:
+ * never refuse), or "auto" for the default share of the RSS. */
+static int set_fork_min_free(struct vmheap_agent *a,
+			     const msgpack_object *value, msgpack_packer *pk,
+			     uint64_t *job, char *err, size_t errlen)
+{
+	char s[32], *end;
+	long long v = -1;
+
+	(void)job;
+	if (value->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	    value->via.u64 <= (uint64_t)LLONG_MAX) {
+		v = (long long)value->via.u64;
+	} else if (frame_copy_str(value, s, sizeof(s)) == 0 && s[0]) {
+		if (strcasecmp(s, "auto") != 0) {
+			errno = 0;
+			v = strtoll(s, &end, 10);
+			if (errno || *end || v < 0)
+				v = -2;
+		}
+	} else {
+		v = -2;
+	}
+	if (v == -2)
+		return agent_fail(err, errlen, VMHEAP_AGENT_ETYPE,
+				  "config.dump.fork_min_free takes bytes (0: "
+				  "never refuse a fork dump) or auto (%d%% of "
+				  "the RSS)",
+				  AGENT_FORK_RSS_PERCENT);
+	atomic_store(&a->fork_min_free, v);
+	return get_fork_min_free(a, "config.dump.fork_min_free", pk, err,
+				 errlen);
+}
+
 static int get_config(struct vmheap_agent *a, const char *name,
 		      msgpack_packer *pk, char *err, size_t errlen)
 {
@@ -354,12 +397,32 @@ static int get_config(struct vmheap_agent *a, const char *name,
 
 /* config.dump.dir: an absolute path to a directory this process can
  * write.  Dumps that have started keep their directory. */
+/* 0 when a file can be created in `dir` (tried for real: access() says
+ * yes to root on read-only or virtual file systems), else an errno. */
+static int can_create_in(const char *dir)
+{
+	char probe[PATH_MAX + 64];
+	int fd;
+
+	if (snprintf(probe, sizeof(probe), "%s/.vmheap-probe.%d", dir,
+		     (int)getpid()) >= (int)sizeof(probe))
+		return ENAMETOOLONG;
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
 static int set_dump_dir(struct vmheap_agent *a, const msgpack_object *value,
 			msgpack_packer *pk, uint64_t *job, char *err,
 			size_t errlen)
 {
 	char in[PATH_MAX], dir[PATH_MAX];
 	struct stat st;
+	int e;
 
 	(void)job;
 	if (frame_copy_str(value, in, sizeof(in)) < 0 || !in[0])
@@ -367,26 +430,26 @@ static int set_dump_dir(struct vmheap_agent *a, const msgpack_object *value,
 				  "config.dump.dir takes a directory name (a "
 				  "non-empty string)");
 	if (in[0] != '/')
-		return agent_fail(err, errlen, VMHEAP_EINVAL,
+		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH,
 				  "%s is not an absolute path; config.dump.dir "
 				  "takes one (it starts with /)",
 				  in);
 	if (stat(in, &st) < 0)
-		return agent_fail(err, errlen, VMHEAP_EINVAL, "%s %s", in,
+		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH, "%s %s", in,
 				  errno == ENOENT ? "does not exist"
 						  : strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return agent_fail(err, errlen, VMHEAP_EINVAL,
+		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH,
 				  "%s is not a directory", in);
-	if (access(in, W_OK | X_OK) < 0)
-		return agent_fail(err, errlen, VMHEAP_EINVAL,
-				  "%s is not writable by the VM (pid %d, uid "
-				  "%u): %s",
-				  in, (int)getpid(), (unsigned)geteuid(),
-				  strerror(errno));
 	if (!realpath(in, dir))
 		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS, "%s: %s", in,
 				  strerror(errno));
+	if ((e = can_create_in(dir)) != 0)
+		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH,
+				  "%s is not writable by the VM (pid %d, uid "
+				  "%u): %s",
+				  in, (int)getpid(), (unsigned)geteuid(),
+				  strerror(e));
 	pthread_mutex_lock(&a->lock);
 	memcpy(a->dump_dir, dir, strlen(dir) + 1);
 	pthread_mutex_unlock(&a->lock);
@@ -413,6 +476,7 @@ static const struct var builtins[] = {
     {"config.agent.tmpdir", "string", get_config, NULL},
     {"config.dump.dir", "string", get_config, set_dump_dir},
     {"config.dump.fork", "bool", get_flag, set_fork},
+    {"config.dump.fork_min_free", "int", get_fork_min_free, set_fork_min_free},
     {"config.dump.gc", "bool", get_flag, set_gc},
     {"config.dump.timeout", "int", get_dump_timeout, set_dump_timeout},
     {"system.argv", "array", get_argv, NULL},
