@@ -56,7 +56,7 @@ struct agent_conn;
 #define AGENT_DEFAULT_DUMP_TIMEOUT_S 3600
 /* Fork dumps are refused when MemAvailable is below this share of the
  * VM's RSS (config.dump.fork_min_free "auto"; see README, fork mode). */
-#define AGENT_FORK_RSS_PERCENT 50
+#define AGENT_FORK_RSS_PERCENT 100
 /* A client whose unread replies pass this stops being read from. */
 #define AGENT_OUTPUT_HIGH_WATER (4u * 1024u * 1024u)
 
