@@ -10,12 +10,10 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,22 +40,6 @@ static char *wait_file_for(const char *path, const char *text)
 		free(s);
 		spec_sleep_ms(20);
 	}
-}
-
-/* A listening socket on 127.0.0.1 (a port "already taken"); its port. */
-static int take_a_port(uint16_t *port)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t l = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert(fd >= 0);
-	ck_assert(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-	ck_assert(listen(fd, 1) == 0);
-	ck_assert(getsockname(fd, (struct sockaddr *)&a, &l) == 0);
-	*port = ntohs(a.sin_port);
-	return fd;
 }
 
 /*
@@ -104,13 +86,11 @@ START_TEST(an_agent_that_cannot_start_warns_once_and_the_vm_runs_on)
 {
 	char portenv[64], err[2048];
 	const char *env[] = {portenv, NULL};
-	const char *req[] = {"VMHEAP_AGENT_REQUIRED=1", portenv, NULL};
 	struct sample_opts o = {.env = {"VMHEAP_AGENT_REQUIRED=1", portenv,
 					NULL}};
 	uint16_t port;
-	int fd = take_a_port(&port), st;
+	int fd = spec_tcp_listen(&port), st;
 
-	(void)req;
 	runs_on_without_agent("/nonexistent/vmheap-dumps", NULL,
 			      "dump directory /nonexistent/vmheap-dumps: No "
 			      "such file or directory; set VMHEAP_AGENT_DIR");
