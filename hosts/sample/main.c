@@ -46,7 +46,7 @@ static void usage(FILE *f)
 	    "  --walk-delay-ms MS  pause inside every heap walk (tests)\n"
 	    "  --no-agent          run without the agent\n"
 	    "The agent reads VMHEAP_AGENT_BIND, _PORT, _DIR, _TMPDIR,\n"
-	    "_MAX_CLIENTS and _IDLE_TIMEOUT_MS.\n");
+	    "_MAX_CLIENTS, _IDLE_TIMEOUT_MS and _REQUIRED.\n");
 }
 
 static int parse_num(const char *opt, const char *s, long long max,
