@@ -230,6 +230,14 @@ int agent_dump_start(struct vmheap_agent *a, const char *path, uint64_t *job,
 int agent_dump_running(struct vmheap_agent *a);
 
 /*
+ * Does a file name in a dump directory name the temporary file of a dead
+ * writer?  1 when it is ".vmheap-dump.<pid>-<start>.<hex>.tmp" and no
+ * process has <pid>, or the one that has it did not start at <start>
+ * (clock ticks, a reused pid); 0 for a live writer or any other name.
+ */
+int agent_tmp_writer_gone(const char *name);
+
+/*
  * Remove, from the directory open as dfd, the temporary dump files whose
  * writer is gone (its pid dead, or reused by a process that started at
  * another time), and add their count and bytes to a->swept_*, which the

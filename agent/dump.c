@@ -396,22 +396,39 @@ static int publish(int dfd, const char *tmp, const char *name)
  * no process has that pid, or the one that has it started at another
  * time (the pid was reused).  Names of another form are never judged.
  */
-static int tmp_writer_gone(const char *name)
+/* Digits at *p as a number (at most 18 of them); advances *p. */
+static int take_digits(const char **p, long long *out)
+{
+	int n = 0;
+
+	*out = 0;
+	while (**p >= '0' && **p <= '9' && n < 18) {
+		*out = *out * 10 + (**p - '0');
+		(*p)++;
+		n++;
+	}
+	return n > 0 && !(**p >= '0' && **p <= '9') ? 0 : -1;
+}
+
+int agent_tmp_writer_gone(const char *name)
 {
 	long long pid, start, now;
-	int used = 0;
+	const char *p = name;
 
-	if (strncmp(name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+	if (strncmp(p, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
 		return 0;
-	name += strlen(TMP_PREFIX);
-	if (sscanf(name, "%lld-%lld.%*[0-9a-f].tmp%n", &pid, &start, &used) !=
-		2 ||
-	    used == 0 || name[used] != '\0' || pid <= 0 || pid > INT_MAX)
+	p += strlen(TMP_PREFIX);
+	if (take_digits(&p, &pid) < 0 || *p++ != '-' ||
+	    take_digits(&p, &start) < 0 || *p++ != '.' ||
+	    strspn(p, "0123456789abcdef") == 0)
+		return 0;
+	p += strspn(p, "0123456789abcdef");
+	if (strcmp(p, ".tmp") != 0 || pid <= 0 || pid > INT_MAX)
 		return 0;
 	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
 		return 1;
 	now = agent_proc_start_ticks((pid_t)pid);
-	return start >= 0 && now >= 0 && now != start;
+	return now >= 0 && now != start;
 }
 
 void agent_dump_sweep(struct vmheap_agent *a, int dfd)
@@ -430,7 +447,7 @@ void agent_dump_sweep(struct vmheap_agent *a, int dfd)
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
-		if (!tmp_writer_gone(de->d_name))
+		if (!agent_tmp_writer_gone(de->d_name))
 			continue;
 		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
