@@ -71,9 +71,9 @@ int fuzz_discovery_one(const uint8_t *data, size_t size)
 		setup();
 	{
 		char name[256];
-		size_t l = strcspn((const char *)data, "\n");
+		const uint8_t *nl = memchr(data, '\n', size);
+		size_t l = nl ? (size_t)(nl - data) : size;
 
-		l = l < size ? l : size;
 		l = l < sizeof(name) - 1 ? l : sizeof(name) - 1;
 		memcpy(name, data, l);
 		name[l] = '\0';
