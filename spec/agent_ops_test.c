@@ -162,6 +162,27 @@ static pid_t console_spawn(const struct sample *s, const char *out,
 	return spec_spawn(&sp);
 }
 
+/* Start a VM with `o`, then the console on it with `cmds` (its output
+ * in `out`, s->dir/console.out), and wait until the dump it asked for
+ * runs.  Returns the console's pid. */
+static pid_t console_dump_started(struct sample *s,
+				  const struct sample_opts *o,
+				  const char *const *cmds, char *out,
+				  size_t outlen)
+{
+	vmheap_client *c;
+	pid_t con;
+
+	sample_start(s, o);
+	c = sample_client(s);
+	snprintf(out, outlen, "%s/console.out", s->dir);
+	con = console_spawn(s, out, cmds);
+	ck_assert(con > 0);
+	wait_dumping(c);
+	vmheap_client_close(c);
+	return con;
+}
+
 /* The number of objects of a whole dump (fails the test otherwise). */
 static uint64_t whole_dump_objects(const char *path)
 {
@@ -185,20 +206,13 @@ START_TEST(a_sigterm_during_a_dump_still_tells_the_console_of_the_file)
 					    : "set config.dump.fork false",
 				      cmd, NULL};
 		struct sample s;
-		vmheap_client *c;
 		pid_t con;
 		int st;
 
-		sample_start(&s, &o);
-		c = sample_client(&s);
 		snprintf(cmd, sizeof(cmd), "set system.memory.dump d%d.vmheap",
 			 i);
-		snprintf(out, sizeof(out), "%s/console.out", s.dir);
+		con = console_dump_started(&s, &o, cmds, out, sizeof(out));
 		snprintf(path, sizeof(path), "%s/d%d.vmheap", s.dumps, i);
-		con = console_spawn(&s, out, cmds);
-		ck_assert(con > 0);
-		wait_dumping(c);
-		vmheap_client_close(c);
 		st = sample_term(&s);
 		ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 			      "run %d: the VM's status %d", i, st);
@@ -233,18 +247,11 @@ static void vm_dies_mid_dump(const char *put, const char *want, int want_st)
 			      "set system.memory.dump lost.vmheap", NULL};
 	char out[300], path[600], *said;
 	struct sample s;
-	vmheap_client *c;
 	pid_t con;
 	int st;
 
-	sample_start(&s, &o);
-	c = sample_client(&s);
-	snprintf(out, sizeof(out), "%s/console.out", s.dir);
+	con = console_dump_started(&s, &o, cmds, out, sizeof(out));
 	snprintf(path, sizeof(path), "%s/lost.vmheap", s.dumps);
-	con = console_spawn(&s, out, cmds);
-	ck_assert(con > 0);
-	wait_dumping(c);
-	vmheap_client_close(c);
 	if (put) {
 		size_t len;
 		char *bytes = spec_read_file(put, &len);

@@ -145,7 +145,7 @@ START_TEST(session_found_by_discovery_answers_get_set_and_list)
 	call_error(c, "set", "config.dump.gc", "maybe", "type");
 	call_error(c, "set", "sample.tick_ms", "soon", "type");
 	call_error(c, "get", "no.such.variable", NULL, "notfound");
-	call_error(c, "get", "system.memory", NULL, "notfound");
+	call_error(c, "get", "system.mem", NULL, "notfound"); /* not a group */
 	call_error(c, "list", "nothing.here", NULL, "notfound");
 	call_error(c, "get", "system.threads.backtrace", NULL, "unsupported");
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
