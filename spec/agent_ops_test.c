@@ -426,7 +426,7 @@ START_TEST(a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes)
 	struct vmheap_reply r;
 	const msgpack_object *rm;
 	char before[1024], after[1024], alive[600], reused[600], old[600],
-	    p[700];
+	    p[1400];
 	struct stat st;
 	int64_t deadline;
 	long long size = 0;

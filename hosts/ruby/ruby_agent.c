@@ -146,6 +146,7 @@ static int start_agent(char *err, size_t errlen, int *required)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc < 0) {
 		agent = NULL;
+		ruby_worker_stop();
 		return rc;
 	}
 	if (getenv("VMHEAP_AGENT_VERBOSE") && *getenv("VMHEAP_AGENT_VERBOSE"))
