@@ -220,8 +220,10 @@ VMHEAP_EXPORT
 const char *vmheap_agent_discovery_path(const vmheap_agent *a);
 
 /*
- * Stop the agent: close connections, wait for a running dump, join the
- * threads, remove the discovery file, free everything.  Call it from a
+ * Stop the agent: wait for a running dump (a forked child at most
+ * config.dump.timeout), send the replies still owed and write them out
+ * (up to 2 s), close connections, join the threads, remove the discovery
+ * file, free everything.  Call it from a
  * VM thread, never from a host callback (that runs on an agent thread),
  * and without holding what run_stopped waits for (Ruby: release the GVL
  * around it), or a running dump can never finish.  In a forked child

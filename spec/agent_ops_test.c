@@ -23,6 +23,16 @@
 
 #define WAIT_MS 20000
 
+/* How many names in `dir` hold `needle`. */
+static int names_with(const char *dir, const char *needle)
+{
+	char *names = spec_ls(dir, ' ');
+	int n = spec_count(names, needle);
+
+	free(names);
+	return n;
+}
+
 /* Wait until the file at `path` holds `text`: its contents (free them),
  * or fail the test. */
 static char *wait_file_for(const char *path, const char *text)
@@ -77,7 +87,7 @@ static void runs_on_without_agent(const char *dumpdir, const char *const *env,
 	/* one line: the warning is followed by the "(no agent)" line only */
 	ck_assert_int_eq(spec_count(out, "\n"), 2);
 	/* and no discovery file claims an agent */
-	ck_assert_msg(spec_count(spec_ls(dir, ' '), "vmheap-agent.") == 0,
+	ck_assert_msg(names_with(dir, "vmheap-agent.") == 0,
 		      "a discovery file was left");
 	free(out);
 }
@@ -170,16 +180,20 @@ static pid_t console_dump_started(struct sample *s,
 				  const char *const *cmds, char *out,
 				  size_t outlen)
 {
-	vmheap_client *c;
+	int64_t deadline;
 	pid_t con;
 
 	sample_start(s, o);
-	c = sample_client(s);
 	snprintf(out, outlen, "%s/console.out", s->dir);
 	con = console_spawn(s, out, cmds);
 	ck_assert(con > 0);
-	wait_dumping(c);
-	vmheap_client_close(c);
+	/* the dump has begun when its temporary file is there (watched on
+	 * disk: no request to the agent while it forks) */
+	deadline = spec_now_ms() + WAIT_MS;
+	while (names_with(s->dumps, ".vmheap-dump.") == 0) {
+		ck_assert_msg(spec_now_ms() < deadline, "no dump started");
+		spec_sleep_ms(5);
+	}
 	return con;
 }
 
@@ -583,7 +597,7 @@ START_TEST(a_fork_child_killed_mid_dump_leaves_nothing)
 	ck_assert_int_eq(spec_wait(dumper, WAIT_MS, NULL), 0);
 	tmp_files(s.dumps, left, sizeof(left));
 	ck_assert_msg(!left[0], "left behind: %s", left);
-	ck_assert_int_eq(spec_count(spec_ls(s.dumps, ' '), "child.vmheap"), 0);
+	ck_assert_int_eq(names_with(s.dumps, "child.vmheap"), 0);
 	/* and the VM answers, with no dump running */
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
 	call_ok(c, "get", "system.memory.dumping", NULL, &r);
@@ -628,7 +642,7 @@ START_TEST(fork_dumps_are_refused_below_fork_min_free)
 					    "1000000000000000 bytes"),
 		      "%s", r.message);
 	vmheap_reply_release(&r);
-	ck_assert_int_eq(spec_count(spec_ls(s.dumps, ' '), "big.vmheap"), 0);
+	ck_assert_int_eq(names_with(s.dumps, "big.vmheap"), 0);
 
 	/* in-process dumps are not concerned */
 	call_ok(c, "set", "config.dump.fork", "false", &r);
