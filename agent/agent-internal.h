@@ -54,6 +54,9 @@ struct agent_conn;
 #define AGENT_DEFAULT_IDLE_TIMEOUT_MS 300000
 #define AGENT_DEFAULT_FRAME_TIMEOUT_MS 10000
 #define AGENT_DEFAULT_DUMP_TIMEOUT_S 3600
+/* Fork dumps are refused when MemAvailable is below this share of the
+ * VM's RSS (config.dump.fork_min_free "auto"; see README, fork mode). */
+#define AGENT_FORK_RSS_PERCENT 100
 /* A client whose unread replies pass this stops being read from. */
 #define AGENT_OUTPUT_HIGH_WATER (4u * 1024u * 1024u)
 
@@ -208,6 +211,9 @@ struct agent_dump_result {
 	double seconds;
 	int forked;
 	int gc;
+	/* stale temporary files of dead writers removed since the last
+	 * successful dump (at start, before dumps) */
+	uint64_t removed_tmp_files, removed_tmp_bytes;
 };
 
 /*
@@ -222,6 +228,29 @@ int agent_dump_start(struct vmheap_agent *a, const char *path, uint64_t *job,
 
 /* 1 while a dump runs. */
 int agent_dump_running(struct vmheap_agent *a);
+
+/*
+ * Does a file name in a dump directory name the temporary file of a dead
+ * writer?  1 when it is ".vmheap-dump.<pid>-<start>.<hex>.tmp" and no
+ * process has <pid>, or the one that has it did not start at <start>
+ * (clock ticks, a reused pid); 0 for a live writer or any other name.
+ */
+int agent_tmp_writer_gone(const char *name);
+
+/*
+ * Remove, from the directory open as dfd, the temporary dump files whose
+ * writer is gone (its pid dead, or reused by a process that started at
+ * another time), and add their count and bytes to a->swept_*, which the
+ * next successful dump's reply reports.  Any thread.
+ */
+void agent_dump_sweep(struct vmheap_agent *a, int dfd);
+
+/* The MemAvailable a fork dump needs now, in bytes (0: never refused):
+ * config.dump.fork_min_free, or AGENT_FORK_RSS_PERCENT of the RSS. */
+long long agent_fork_min_free(struct vmheap_agent *a);
+
+/* Copy the dump directory (a->dump_dir, under a->lock). */
+void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
 
 /* The last successful dump's result: 1 with *out set, or 0 if none. */
 int agent_dump_last(struct vmheap_agent *a, struct agent_dump_result *out);
@@ -297,7 +326,8 @@ struct vmheap_agent {
 
 	char bind[64];
 	uint16_t port;
-	char dump_dir[PATH_MAX]; /* absolute, resolved */
+	char dump_dir[PATH_MAX]; /* absolute, resolved; under lock (set at
+				    run time by config.dump.dir) */
 	char tmpdir[PATH_MAX];
 	int max_clients;
 	int idle_timeout_ms;
@@ -305,6 +335,7 @@ struct vmheap_agent {
 	atomic_int dump_fork;	   /* 0/1 */
 	atomic_int dump_gc;	   /* 0/1 */
 	atomic_int dump_timeout_s; /* a forked dump child is killed after it */
+	atomic_llong fork_min_free; /* bytes; -1: auto (a share of the RSS) */
 
 	char token[33];
 	char discovery_path[PATH_MAX];
@@ -329,10 +360,12 @@ struct vmheap_agent {
 
 	struct agent_jobs *jobs; /* long jobs (dumps) */
 
-	/* the last successful dump (dump.c), under lock */
+	/* dump_dir, and the last successful dump (dump.c), under lock */
 	pthread_mutex_t lock;
 	int has_last;
 	struct agent_dump_result last;
+	uint64_t swept_files, swept_bytes; /* agent_dump_sweep(), not yet
+					      told in a reply */
 };
 
 #pragma GCC visibility pop

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "agent-internal.h"
 
@@ -39,6 +40,9 @@ int vmheap_agent_config_from_env(struct vmheap_agent_config *cfg, char *err,
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->dump_fork = -1;
 	cfg->dump_gc = -1;
+	v = getenv("VMHEAP_AGENT_REQUIRED");
+	cfg->required = v && *v && strcmp(v, "0") && strcasecmp(v, "false") &&
+			strcasecmp(v, "no") && strcasecmp(v, "off");
 	v = getenv("VMHEAP_AGENT_BIND");
 	if (v && *v)
 		cfg->bind = v;

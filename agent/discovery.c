@@ -123,7 +123,8 @@ void agent_read_cmdline(char *buf, size_t buflen)
 
 int agent_discovery_write(struct vmheap_agent *a, char *err, size_t errlen)
 {
-	char tmp[PATH_MAX + 64], argv[512], exe[256], body[2048];
+	char tmp[PATH_MAX + 64], argv[512], exe[256], dump_dir[PATH_MAX];
+	char body[2048 + PATH_MAX];
 	ssize_t n;
 	int fd, len;
 	size_t off = 0;
@@ -140,12 +141,15 @@ int agent_discovery_write(struct vmheap_agent *a, char *err, size_t errlen)
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
 	sanitise(exe);
+	agent_dump_dir(a, dump_dir, sizeof(dump_dir));
+	sanitise(dump_dir);
 	len = snprintf(body, sizeof(body),
 		       "pid=%d\naddress=tcp://%s:%u\ntoken=%s\nvm=%s\n"
-		       "argv=%s\nexe=%s\nstarted=%lld\nproc_start=%lld\n",
+		       "argv=%s\nexe=%s\nstarted=%lld\nproc_start=%lld\n"
+		       "dump_dir=%s\n",
 		       (int)a->pid, a->bind, (unsigned)a->port, a->token, a->vm,
 		       argv, exe, (long long)a->started,
-		       agent_proc_start_ticks(a->pid));
+		       agent_proc_start_ticks(a->pid), dump_dir);
 	if (len < 0 || len >= (int)sizeof(body))
 		return agent_fail(err, errlen, VMHEAP_EINVAL,
 				  "discovery file contents too long");
@@ -272,6 +276,10 @@ static int parse_body(char *body, struct vmheap_agent_info *info,
 			bad = take(info->argv, sizeof(info->argv), v);
 		} else if (!strcmp(line, "exe")) {
 			bad = take(info->exe, sizeof(info->exe), v);
+		} else if (!strcmp(line, "dump_dir")) {
+			/* optional (older agents lack it); too long: unknown */
+			if (take(info->dump_dir, sizeof(info->dump_dir), v))
+				info->dump_dir[0] = '\0';
 		} else if (!strcmp(line, "started")) {
 			errno = 0;
 			info->started = strtoll(v, &end, 10);

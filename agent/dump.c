@@ -12,6 +12,7 @@
  * loop keeps answering, and its result goes back through the job
  * registry; this file never sees a connection.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -24,6 +25,9 @@
 #include <unistd.h>
 
 #include "agent-internal.h"
+
+/* Temporary dump files: TMP_PREFIX "<pid>-<start ticks>.<random>.tmp". */
+#define TMP_PREFIX ".vmheap-dump."
 
 /* What a forked child reports over its pipe. */
 struct child_report {
@@ -270,24 +274,24 @@ static void walk_forked(struct walk *w, int gc)
 
 /* Open the directory that will hold the dump; *name is the last part.
  * Components are opened one by one without following symbolic links. */
-static int open_target_dir(struct vmheap_agent *a, const char *path, char *rel,
+static int open_target_dir(const char *dump_dir, const char *path, char *rel,
 			   size_t rellen, const char **name,
 			   struct agent_dump_result *res)
 {
-	size_t dl = strlen(a->dump_dir);
+	size_t dl = strlen(dump_dir);
 	char *comp, *next;
 	int dfd;
 
 	if (path[0] == '/') {
 		if (dl == 1) {
 			path++;
-		} else if (!strncmp(path, a->dump_dir, dl) && path[dl] == '/') {
+		} else if (!strncmp(path, dump_dir, dl) && path[dl] == '/') {
 			path += dl + 1;
 		} else {
 			res->code = VMHEAP_AGENT_EPATH;
 			msgf(res->message, sizeof(res->message),
 			     "path %s is outside the dump directory %s", path,
-			     a->dump_dir);
+			     dump_dir);
 			return -1;
 		}
 	}
@@ -306,7 +310,7 @@ static int open_target_dir(struct vmheap_agent *a, const char *path, char *rel,
 			msgf(res->message, sizeof(res->message),
 			     "path %s contains \"..\"; dumps stay inside the "
 			     "dump directory %s",
-			     path, a->dump_dir);
+			     path, dump_dir);
 			return -1;
 		}
 		if (next)
@@ -318,7 +322,7 @@ static int open_target_dir(struct vmheap_agent *a, const char *path, char *rel,
 		     "path %s names a directory, not a file", path);
 		return -1;
 	}
-	dfd = open(a->dump_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = open(dump_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		goto sys;
 	comp = rel;
@@ -368,7 +372,7 @@ static int open_target_dir(struct vmheap_agent *a, const char *path, char *rel,
 sys:
 	res->code = VMHEAP_AGENT_ESYS;
 	msgf(res->message, sizeof(res->message),
-	     "cannot open the dump directory %s: %s", a->dump_dir,
+	     "cannot open the dump directory %s: %s", dump_dir,
 	     strerror(errno));
 	return -1;
 }
@@ -386,10 +390,157 @@ static int publish(int dfd, const char *tmp, const char *name)
 	return 0;
 }
 
+/*
+ * Is the writer named by a temporary file's name gone?  The name is
+ * TMP_PREFIX "<pid>-<start ticks>.<random>.tmp"; the writer is gone when
+ * no process has that pid, or the one that has it started at another
+ * time (the pid was reused).  Names of another form are never judged.
+ */
+/* Digits at *p as a number (at most 18 of them); advances *p. */
+static int take_digits(const char **p, long long *out)
+{
+	int n = 0;
+
+	*out = 0;
+	while (**p >= '0' && **p <= '9' && n < 18) {
+		*out = *out * 10 + (**p - '0');
+		(*p)++;
+		n++;
+	}
+	return n > 0 && !(**p >= '0' && **p <= '9') ? 0 : -1;
+}
+
+int agent_tmp_writer_gone(const char *name)
+{
+	long long pid, start, now;
+	const char *p = name;
+
+	if (strncmp(p, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+		return 0;
+	p += strlen(TMP_PREFIX);
+	if (take_digits(&p, &pid) < 0 || *p++ != '-' ||
+	    take_digits(&p, &start) < 0 || *p++ != '.' ||
+	    strspn(p, "0123456789abcdef") == 0)
+		return 0;
+	p += strspn(p, "0123456789abcdef");
+	if (strcmp(p, ".tmp") != 0 || pid <= 0 || pid > INT_MAX)
+		return 0;
+	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+		return 1;
+	now = agent_proc_start_ticks((pid_t)pid);
+	return now >= 0 && now != start;
+}
+
+void agent_dump_sweep(struct vmheap_agent *a, int dfd)
+{
+	uint64_t files = 0, bytes = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd = dup(dfd);
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (!agent_tmp_writer_gone(de->d_name))
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		if (unlinkat(dfd, de->d_name, 0) == 0) {
+			files++;
+			bytes += (uint64_t)st.st_size;
+		}
+	}
+	closedir(d);
+	pthread_mutex_lock(&a->lock);
+	a->swept_files += files;
+	a->swept_bytes += bytes;
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* A "Name:   N kB" figure of /proc/meminfo in bytes, or -1. */
+static long long meminfo_bytes(const char *name)
+{
+	char line[256];
+	long long kb = -1;
+	size_t nl = strlen(name);
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, nl) && line[nl] == ':') {
+			kb = strtoll(line + nl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* This process's resident set in bytes, or -1. */
+static long long rss_bytes(void)
+{
+	long long size, resident;
+	FILE *f = fopen("/proc/self/statm", "re");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "%lld %lld", &size, &resident);
+	fclose(f);
+	return n == 2 ? resident * (long long)sysconf(_SC_PAGESIZE) : -1;
+}
+
+long long agent_fork_min_free(struct vmheap_agent *a)
+{
+	long long set = atomic_load(&a->fork_min_free), rss;
+
+	if (set >= 0)
+		return set;
+	rss = rss_bytes();
+	return rss < 0 ? 0 : rss / 100 * AGENT_FORK_RSS_PERCENT;
+}
+
+/* The fork-mode memory guard: 1 (with res filled) when MemAvailable is
+ * below config.dump.fork_min_free (by default a share of the RSS: the
+ * child's copy-on-write pages can reach that). */
+static int fork_memory_refused(struct vmheap_agent *a,
+			       struct agent_dump_result *res)
+{
+	long long need = agent_fork_min_free(a), avail;
+	char how[160];
+
+	if (need <= 0 || (avail = meminfo_bytes("MemAvailable")) < 0 ||
+	    avail >= need)
+		return 0;
+	if (atomic_load(&a->fork_min_free) >= 0)
+		snprintf(how, sizeof(how), "as config.dump.fork_min_free says");
+	else
+		snprintf(how, sizeof(how),
+			 "%d%% of the VM's RSS, what a forked child's "
+			 "copy-on-write pages can reach",
+			 AGENT_FORK_RSS_PERCENT);
+	res->code = VMHEAP_AGENT_EDUMP;
+	msgf(res->message, sizeof(res->message),
+	     "refusing a fork dump: MemAvailable is %lld bytes (%.1f MiB), "
+	     "below the threshold of %lld bytes (%.1f MiB, %s); free memory, "
+	     "set config.dump.fork false for an in-process dump, or set "
+	     "config.dump.fork_min_free 0 to fork anyway",
+	     avail, (double)avail / 1048576.0, need, (double)need / 1048576.0,
+	     how);
+	return 1;
+}
+
 void agent_dump_run(struct vmheap_agent *a, const char *path,
 		    struct agent_dump_result *res)
 {
-	char rel[PATH_MAX], tmp[64], rnd[33];
+	char rel[PATH_MAX], dump_dir[PATH_MAX], tmp[96], rnd[33];
 	struct timespec t0;
 	struct stat st;
 	const char *name = NULL;
@@ -399,15 +550,18 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	memset(res, 0, sizeof(*res));
 	tmp[0] = '\0';
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	dfd = open_target_dir(a, path, rel, sizeof(rel), &name, res);
+	/* this dump's directory: a later `set config.dump.dir` does not
+	 * move a dump that has started */
+	agent_dump_dir(a, dump_dir, sizeof(dump_dir));
+	dfd = open_target_dir(dump_dir, path, rel, sizeof(rel), &name, res);
 	if (dfd < 0)
 		return;
 	{
 		/* the reply names the file plainly: no "." or "//" parts */
-		size_t o = strlen(a->dump_dir);
+		size_t o = strlen(dump_dir);
 		const char *p = rel;
 
-		memcpy(res->path, a->dump_dir, o + 1);
+		memcpy(res->path, dump_dir, o + 1);
 		while (*p) {
 			size_t l = strcspn(p, "/");
 			if (l && !(l == 1 && *p == '.') &&
@@ -430,9 +584,18 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 		     res->path);
 		goto out;
 	}
+	res->forked = atomic_load(&a->dump_fork) && a->host->fork_stopped;
+	if (res->forked && fork_memory_refused(a, res))
+		goto out;
+	/* stale temporary files of dead writers go first (this dump's
+	 * directory; the reply counts them with those found at start) */
+	agent_dump_sweep(a, dfd);
 	if (agent_token_new(rnd, NULL, 0) < 0)
 		snprintf(rnd, sizeof(rnd), "%d", (int)getpid());
-	snprintf(tmp, sizeof(tmp), ".vmheap-dump.%.16s.tmp", rnd);
+	/* the writer's pid and start time are in the name: a later agent
+	 * removes the file once that process is gone (kill -9, OOM) */
+	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d-%lld.%.16s.tmp",
+		 (int)getpid(), agent_proc_start_ticks(getpid()), rnd);
 	fd = openat(dfd, tmp,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
@@ -447,7 +610,6 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	memset(&w, 0, sizeof(w));
 	w.a = a;
 	w.fd = fd;
-	res->forked = atomic_load(&a->dump_fork) && a->host->fork_stopped;
 	res->gc =
 	    res->forked && atomic_load(&a->dump_gc) && a->host->prepare_child;
 	w.flags = (res->forked ? VMHEAP_FLAG_FORKED : 0) |
@@ -488,6 +650,12 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	tmp[0] = '\0'; /* published */
 	fsync(dfd);
 	res->seconds = since(&t0);
+	/* the reply tells of the stale files removed since the last one */
+	pthread_mutex_lock(&a->lock);
+	res->removed_tmp_files = a->swept_files;
+	res->removed_tmp_bytes = a->swept_bytes;
+	a->swept_files = a->swept_bytes = 0;
+	pthread_mutex_unlock(&a->lock);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -501,7 +669,7 @@ out:
 void agent_pack_dump_result(msgpack_packer *pk,
 			    const struct agent_dump_result *r)
 {
-	msgpack_pack_map(pk, 7);
+	msgpack_pack_map(pk, 7 + (r->removed_tmp_files > 0));
 	frame_pack_str(pk, "path");
 	frame_pack_str(pk, r->path);
 	frame_pack_str(pk, "objects");
@@ -522,6 +690,14 @@ void agent_pack_dump_result(msgpack_packer *pk,
 		msgpack_pack_true(pk);
 	else
 		msgpack_pack_false(pk);
+	if (r->removed_tmp_files > 0) {
+		frame_pack_str(pk, "removed_tmp");
+		msgpack_pack_map(pk, 2);
+		frame_pack_str(pk, "files");
+		msgpack_pack_uint64(pk, r->removed_tmp_files);
+		frame_pack_str(pk, "bytes");
+		msgpack_pack_uint64(pk, r->removed_tmp_bytes);
+	}
 }
 
 /* What a dump job is given (copied by the registry). */
@@ -578,6 +754,13 @@ int agent_dump_start(struct vmheap_agent *a, const char *path, uint64_t *job,
 int agent_dump_running(struct vmheap_agent *a)
 {
 	return agent_job_running(a->jobs, "dump");
+}
+
+void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len)
+{
+	pthread_mutex_lock(&a->lock);
+	snprintf(buf, len, "%s", a->dump_dir);
+	pthread_mutex_unlock(&a->lock);
 }
 
 int agent_dump_last(struct vmheap_agent *a, struct agent_dump_result *out)

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,8 @@ static struct vmheap_agent *stale_agents[8];
 static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
 static int hooks_error;
 
+/* How long vmheap_agent_stop() spends writing the replies still queued. */
+#define STOP_FLUSH_MS 2000
 /* How long a closing connection keeps draining input after its reply. */
 #define LINGER_MS 2000
 
@@ -639,8 +642,13 @@ static int open_listener(struct vmheap_agent *a, char *err, size_t errlen)
 		e = errno;
 		close(fd);
 		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
-				  "cannot listen on %s port %u: %s", a->bind,
-				  (unsigned)a->port, strerror(e));
+				  "cannot listen on %s port %u: %s%s", a->bind,
+				  (unsigned)a->port, strerror(e),
+				  e == EADDRINUSE && a->port
+				      ? " (another process holds it: choose "
+					"another VMHEAP_AGENT_PORT, or 0 to "
+					"let the kernel pick a free one)"
+				      : "");
 	}
 	a->port =
 	    ntohs(ss.ss_family == AF_INET ? in4->sin_port : in6->sin6_port);
@@ -656,16 +664,30 @@ static int open_listener(struct vmheap_agent *a, char *err, size_t errlen)
 	return 0;
 }
 
-static int resolve_dir(const char *in, char *out, const char *what, char *err,
-		       size_t errlen)
+/* Resolve directory `in` into out; `var` names the variable that sets it. */
+static int resolve_dir(const char *in, char *out, const char *what,
+		       const char *var, char *err, size_t errlen)
 {
 	char buf[PATH_MAX];
 
 	if (!realpath(in, buf))
-		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS, "%s %s: %s",
-				  what, in, strerror(errno));
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				  "%s %s: %s; set %s to an existing directory "
+				  "this process can write",
+				  what, in, strerror(errno), var);
 	memcpy(out, buf, strlen(buf) + 1);
 	return 0;
+}
+
+/* Remove dead writers' temporary dump files from `dir` (see dump.c). */
+static void sweep_dir(struct vmheap_agent *a, const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd >= 0) {
+		agent_dump_sweep(a, dfd);
+		close(dfd);
+	}
 }
 
 static void free_agent(struct vmheap_agent *a)
@@ -687,6 +709,38 @@ static void free_agent(struct vmheap_agent *a)
 	free(a);
 }
 
+/*
+ * At stop: write what every connection still has queued (the reply of a
+ * dump that ended as the VM was exiting, above all) before the loop
+ * ends, waiting at most STOP_FLUSH_MS in all for slow readers.
+ */
+static void flush_all(struct vmheap_agent *a)
+{
+	int64_t deadline = mono_ms() + STOP_FLUSH_MS;
+
+	for (struct agent_conn *c = a->conns; c; c = c->next) {
+		struct evbuffer *out = bufferevent_get_output(c->bev);
+
+		/* a socket bufferevent keeps the draining end of its output
+		 * frozen except while it writes; write as it would, since
+		 * the loop will not run again */
+		evbuffer_unfreeze(out, 1);
+		while (evbuffer_get_length(out) > 0) {
+			struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
+			int64_t left = deadline - mono_ms();
+
+			if (left <= 0)
+				break;
+			if (evbuffer_write(out, c->fd) > 0)
+				continue;
+			if (errno != EAGAIN && errno != EINTR)
+				break;
+			poll(&pfd, 1, (int)left);
+		}
+		evbuffer_freeze(out, 1);
+	}
+}
+
 static void stop_cb(int fd, short what, void *arg)
 {
 	struct vmheap_agent *a = arg;
@@ -694,6 +748,7 @@ static void stop_cb(int fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	agent_jobs_deliver(a->jobs); /* the replies of jobs that just ended */
+	flush_all(a);
 	event_base_loopbreak(a->base);
 }
 
@@ -759,6 +814,7 @@ int vmheap_agent_start(vmheap_agent **out,
 			: (cfg->dump_fork && host->fork_stopped));
 	atomic_init(&a->dump_gc, cfg->dump_gc != 0);
 	atomic_init(&a->dump_timeout_s, AGENT_DEFAULT_DUMP_TIMEOUT_S);
+	atomic_init(&a->fork_min_free, -1);
 	snprintf(a->vm, sizeof(a->vm), "%s%s%s",
 		 host->vm_name ? host->vm_name : "vm",
 		 host->vm_version && *host->vm_version ? " " : "",
@@ -782,16 +838,29 @@ int vmheap_agent_start(vmheap_agent **out,
 	dir = cfg->dump_dir;
 	if (!dir || !*dir)
 		dir = getcwd(cwd, sizeof(cwd)) ? cwd : ".";
-	if ((rc = resolve_dir(dir, a->dump_dir, "dump directory", err,
-			      errlen)) < 0)
+	if ((rc = resolve_dir(dir, a->dump_dir, "dump directory",
+			      "VMHEAP_AGENT_DIR", err, errlen)) < 0)
 		goto fail;
+	if (cfg->dump_dir && *cfg->dump_dir &&
+	    access(a->dump_dir, W_OK | X_OK) < 0) {
+		/* asked for by name: a directory that cannot take a dump is
+		 * a mistake to report now (the default, the working
+		 * directory, is taken as it is: `set config.dump.dir`
+		 * can change it later) */
+		rc = agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				"dump directory %s: %s; set VMHEAP_AGENT_DIR "
+				"to a directory this process can write",
+				a->dump_dir, strerror(errno));
+		goto fail;
+	}
 	dir = cfg->tmpdir && *cfg->tmpdir ? cfg->tmpdir
 					  : vmheap_discovery_default_dir();
-	if ((rc = resolve_dir(dir, a->tmpdir, "discovery directory", err,
-			      errlen)) < 0)
+	if ((rc = resolve_dir(dir, a->tmpdir, "discovery directory",
+			      "VMHEAP_AGENT_TMPDIR", err, errlen)) < 0)
 		goto fail;
 	if ((rc = agent_token_new(a->token, err, errlen)) < 0)
 		goto fail;
+	sweep_dir(a, a->dump_dir);
 
 	rc = VMHEAP_AGENT_ESYS;
 	a->nslots = a->max_clients;

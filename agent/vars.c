@@ -4,11 +4,14 @@
  * starts a long job (system.memory.dump) returns AGENT_PENDING and the
  * job's handle; it never sees the connection that asked.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent-internal.h"
@@ -321,6 +324,48 @@ static int set_dump_timeout(struct vmheap_agent *a, const msgpack_object *value,
 	return get_dump_timeout(a, "config.dump.timeout", pk, err, errlen);
 }
 
+static int get_fork_min_free(struct vmheap_agent *a, const char *name,
+			     msgpack_packer *pk, char *err, size_t errlen)
+{
+	(void)name, (void)err, (void)errlen;
+	msgpack_pack_int64(pk, agent_fork_min_free(a));
+	return 0;
+}
+
+/* config.dump.fork_min_free: bytes of MemAvailable a fork dump needs (0:
+ * never refuse), or "auto" for the default share of the RSS. */
+static int set_fork_min_free(struct vmheap_agent *a,
+			     const msgpack_object *value, msgpack_packer *pk,
+			     uint64_t *job, char *err, size_t errlen)
+{
+	char s[32], *end;
+	long long v = -1;
+
+	(void)job;
+	if (value->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	    value->via.u64 <= (uint64_t)LLONG_MAX) {
+		v = (long long)value->via.u64;
+	} else if (frame_copy_str(value, s, sizeof(s)) == 0 && s[0]) {
+		if (strcasecmp(s, "auto") != 0) {
+			errno = 0;
+			v = strtoll(s, &end, 10);
+			if (errno || *end || v < 0)
+				v = -2;
+		}
+	} else {
+		v = -2;
+	}
+	if (v == -2)
+		return agent_fail(err, errlen, VMHEAP_AGENT_ETYPE,
+				  "config.dump.fork_min_free takes bytes (0: "
+				  "never refuse a fork dump) or auto (%d%% of "
+				  "the RSS)",
+				  AGENT_FORK_RSS_PERCENT);
+	atomic_store(&a->fork_min_free, v);
+	return get_fork_min_free(a, "config.dump.fork_min_free", pk, err,
+				 errlen);
+}
+
 static int get_config(struct vmheap_agent *a, const char *name,
 		      msgpack_packer *pk, char *err, size_t errlen)
 {
@@ -328,7 +373,10 @@ static int get_config(struct vmheap_agent *a, const char *name,
 
 	(void)err, (void)errlen;
 	if (!strcmp(name, "config.dump.dir")) {
-		frame_pack_str(pk, a->dump_dir);
+		char dir[PATH_MAX];
+
+		agent_dump_dir(a, dir, sizeof(dir));
+		frame_pack_str(pk, dir);
 	} else if (!strcmp(name, "config.agent.address")) {
 		snprintf(addr, sizeof(addr), "tcp://%s:%u", a->bind,
 			 (unsigned)a->port);
@@ -347,6 +395,78 @@ static int get_config(struct vmheap_agent *a, const char *name,
 	return 0;
 }
 
+/* config.dump.dir: an absolute path to a directory this process can
+ * write.  Dumps that have started keep their directory. */
+/* 0 when a file can be created in `dir` (tried for real: access() says
+ * yes to root on read-only or virtual file systems), else an errno. */
+static int can_create_in(const char *dir)
+{
+	char probe[PATH_MAX + 64];
+	int fd;
+
+	if (snprintf(probe, sizeof(probe), "%s/.vmheap-probe.%d", dir,
+		     (int)getpid()) >= (int)sizeof(probe))
+		return ENAMETOOLONG;
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
+static int set_dump_dir(struct vmheap_agent *a, const msgpack_object *value,
+			msgpack_packer *pk, uint64_t *job, char *err,
+			size_t errlen)
+{
+	char in[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
+	int e;
+
+	(void)job;
+	if (frame_copy_str(value, in, sizeof(in)) < 0 || !in[0])
+		return agent_fail(err, errlen, VMHEAP_AGENT_ETYPE,
+				  "config.dump.dir takes a directory name (a "
+				  "non-empty string)");
+	if (in[0] != '/')
+		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH,
+				  "%s is not an absolute path; config.dump.dir "
+				  "takes one (it starts with /)",
+				  in);
+	if (stat(in, &st) < 0)
+		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH, "%s %s", in,
+				  errno == ENOENT ? "does not exist"
+						  : strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH,
+				  "%s is not a directory", in);
+	if (!realpath(in, dir))
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS, "%s: %s", in,
+				  strerror(errno));
+	if ((e = can_create_in(dir)) != 0)
+		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH,
+				  "%s is not writable by the VM (pid %d, uid "
+				  "%u): %s",
+				  in, (int)getpid(), (unsigned)geteuid(),
+				  strerror(e));
+	pthread_mutex_lock(&a->lock);
+	memcpy(a->dump_dir, dir, strlen(dir) + 1);
+	pthread_mutex_unlock(&a->lock);
+	{
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (dfd >= 0) { /* dead writers' leftovers, as at start */
+			agent_dump_sweep(a, dfd);
+			close(dfd);
+		}
+	}
+	/* the discovery file's dump_dir follows (the console looks there
+	 * for a dump whose reply it lost); on failure the old line stays */
+	agent_discovery_write(a, NULL, 0);
+	return get_config(a, "config.dump.dir", pk, err, errlen);
+}
+
 static const struct var builtins[] = {
     {"config.agent.address", "string", get_config, NULL},
     {"config.agent.frame_timeout_ms", "int", get_config, NULL},
@@ -354,8 +474,9 @@ static const struct var builtins[] = {
     {"config.agent.max_clients", "int", get_config, NULL},
     {"config.agent.max_frame_bytes", "int", get_config, NULL},
     {"config.agent.tmpdir", "string", get_config, NULL},
-    {"config.dump.dir", "string", get_config, NULL},
+    {"config.dump.dir", "string", get_config, set_dump_dir},
     {"config.dump.fork", "bool", get_flag, set_fork},
+    {"config.dump.fork_min_free", "int", get_fork_min_free, set_fork_min_free},
     {"config.dump.gc", "bool", get_flag, set_gc},
     {"config.dump.timeout", "int", get_dump_timeout, set_dump_timeout},
     {"system.argv", "array", get_argv, NULL},
@@ -512,6 +633,91 @@ static int not_found(struct vmheap_agent *a, const char *name, char *err,
 			  name);
 }
 
+/* One variable's value appended to v, or nil when it cannot be read
+ * (a VM without backtraces, a host read that timed out). */
+static void pack_value(struct vmheap_agent *a, const char *name,
+		       struct agent_value *v)
+{
+	const struct var *b = find_builtin(name);
+	struct agent_value one;
+	char err[AGENT_JOB_MESSAGE_MAX];
+	int rc;
+
+	msgpack_sbuffer_init(&one.sb);
+	msgpack_packer_init(&one.pk, &one.sb, msgpack_sbuffer_write);
+	rc = b ? b->get(a, name, &one.pk, err, sizeof(err))
+	       : host_get(a, name, &one.pk);
+	if (rc == 0 && one.sb.size)
+		msgpack_sbuffer_write(&v->sb, one.sb.data, one.sb.size);
+	else
+		msgpack_pack_nil(&v->pk);
+	msgpack_sbuffer_destroy(&one.sb);
+}
+
+/* Length of the name part of e[i] from `off` to the next '.' or end. */
+static size_t part_len(const struct entry *e, size_t off)
+{
+	return strcspn(e->name + off, ".");
+}
+
+/*
+ * The variables e[0..n), which share their first `off` characters, as a
+ * map from the next name part to a value, or to a map of the variables
+ * below it (a tree).  A variable whose name is also the group of others
+ * is left out of the tree (no such variable exists among the built-ins).
+ */
+static void pack_tree(struct vmheap_agent *a, const struct entry *e, size_t n,
+		      size_t off, struct agent_value *v)
+{
+	size_t groups = 0;
+
+	for (size_t i = 0; i < n;) {
+		size_t l = part_len(&e[i], off), j = i + 1;
+
+		while (j < n && part_len(&e[j], off) == l &&
+		       !strncmp(e[j].name + off, e[i].name + off, l))
+			j++;
+		groups++;
+		i = j;
+	}
+	msgpack_pack_map(&v->pk, groups);
+	for (size_t i = 0; i < n;) {
+		size_t l = part_len(&e[i], off), j = i + 1;
+
+		while (j < n && part_len(&e[j], off) == l &&
+		       !strncmp(e[j].name + off, e[i].name + off, l))
+			j++;
+		msgpack_pack_str(&v->pk, l);
+		msgpack_pack_str_body(&v->pk, e[i].name + off, l);
+		if (j == i + 1 && e[i].name[off + l] == '\0')
+			pack_value(a, e[i].name, v);
+		else if (e[i].name[off + l] == '\0')
+			pack_tree(a, e + i + 1, j - i - 1, off + l + 1, v);
+		else
+			pack_tree(a, e + i, j - i, off + l + 1, v);
+		i = j;
+	}
+}
+
+/* get of a group ("system.memory"): the whole subtree as a map.
+ * Returns 1 when `name` is a group and v holds the map. */
+static int get_group(struct vmheap_agent *a, const char *name,
+		     struct agent_value *v)
+{
+	struct listing l;
+	size_t plen = strlen(name);
+
+	if (!*name || name[plen - 1] == '.' || collect(a, name, &l) < 0)
+		return 0;
+	if (l.n == 0) {
+		listing_free(&l);
+		return 0;
+	}
+	pack_tree(a, l.e, l.n, plen + 1, v);
+	listing_free(&l);
+	return 1;
+}
+
 int agent_var_get(struct vmheap_agent *a, const char *name,
 		  struct agent_value *v, char *err, size_t errlen)
 {
@@ -521,6 +727,8 @@ int agent_var_get(struct vmheap_agent *a, const char *name,
 	if (b)
 		return b->get(a, name, &v->pk, err, errlen);
 	rc = host_get(a, name, &v->pk);
+	if (rc == VMHEAP_AGENT_ENOTFOUND && get_group(a, name, v))
+		return 0;
 	if (rc == VMHEAP_AGENT_ENOTFOUND)
 		return not_found(a, name, err, errlen);
 	if (rc < 0)

@@ -178,6 +178,9 @@ struct vmheap_agent_config {
 	int idle_timeout_ms;     /* default 300000 */
 	int dump_fork;           /* -1 default: fork when the host can */
 	int dump_gc;             /* -1 default: GC in the forked child */
+	/* 1: the host should treat a failed start as fatal (from
+	 * VMHEAP_AGENT_REQUIRED); the library itself only reports it */
+	int required;
 };
 
 /*
@@ -185,7 +188,10 @@ struct vmheap_agent_config {
  * and VMHEAP_AGENT_TMPDIR, and the limits VMHEAP_AGENT_MAX_CLIENTS and
  * VMHEAP_AGENT_IDLE_TIMEOUT_MS (fields left unset take defaults).  Returns 0,
  * or VMHEAP_EINVAL with a message in err when a variable is invalid.  The
- * strings point into the environment.
+ * strings point into the environment.  cfg->required is set from
+ * VMHEAP_AGENT_REQUIRED (any value but "", 0, false, no, off) in every
+ * case, also when another variable is invalid: a host that cannot start
+ * its agent warns and runs on, unless it is required.
  */
 VMHEAP_EXPORT
 int vmheap_agent_config_from_env(struct vmheap_agent_config *cfg, char *err,
@@ -214,8 +220,10 @@ VMHEAP_EXPORT
 const char *vmheap_agent_discovery_path(const vmheap_agent *a);
 
 /*
- * Stop the agent: close connections, wait for a running dump, join the
- * threads, remove the discovery file, free everything.  Call it from a
+ * Stop the agent: wait for a running dump (a forked child at most
+ * config.dump.timeout), send the replies still owed and write them out
+ * (up to 2 s), close connections, join the threads, remove the discovery
+ * file, free everything.  Call it from a
  * VM thread, never from a host callback (that runs on an agent thread),
  * and without holding what run_stopped waits for (Ruby: release the GVL
  * around it), or a running dump can never finish.  In a forked child
@@ -247,6 +255,9 @@ struct vmheap_agent_info {
 	char exe[256];
 	int64_t started;   /* seconds since the epoch */
 	char path[256];    /* the discovery file */
+	/* the agent's dump directory ("" when the file has none, or when it
+	 * is longer than this field) */
+	char dump_dir[1024];
 };
 
 /*

@@ -97,7 +97,9 @@ static enum console_result run_call(struct console_session *s, const char *verb,
 	console_dump_interrupt_end(&guard);
 	if (rc < 0) {
 		vmheap_reply_release(&reply);
-		return CONSOLE_RESULT_GONE;
+		/* the VM exited, but the dump asked for is whole: done */
+		return s->dump_saved ? CONSOLE_RESULT_EXIT
+				     : CONSOLE_RESULT_GONE;
 	}
 	if (reply.ok) {
 		if (json)

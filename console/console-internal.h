@@ -5,6 +5,7 @@
  *   pick.c     discovery: list agents, choose one, --ps
  *   procinfo.c what /proc says of a VM now: command line, parent, user
  *   session.c  the connection: connect, call, reconnect, "the VM went away"
+ *   lost_dump.c  the VM went away during a dump: was the dump completed?
  *   command.c  parse one command line and run it
  *   interrupt.c Ctrl-C while a dump runs: say it goes on, wait for it
  *   render.c   print reply values for people
@@ -105,6 +106,7 @@ struct console_session {
 	vmheap_client *client;
 	struct vmheap_agent_info info;
 	int gone; /* the VM went away; exit 2 */
+	int dump_saved; /* ...but the dump it was writing is whole: exit 0 */
 };
 
 /*
@@ -127,6 +129,16 @@ int console_session_call(struct console_session *s, const char *verb,
 
 /* Close the connection. */
 void console_session_close(struct console_session *s);
+
+/* ------------------------------------------------------ lost_dump.c */
+
+/*
+ * The VM went away while `set system.memory.dump NAME` waited for its
+ * reply: look for NAME in the agent's dump directory and read it to its
+ * footer.  Prints what became of the dump (stdout when it is whole,
+ * stderr otherwise) and returns 1 when it is whole, else 0.
+ */
+int console_lost_dump(const struct console_session *s, const char *name);
 
 /* -------------------------------------------------------- command.c */
 

@@ -146,6 +146,14 @@ int console_session_call(struct console_session *s, const char *verb,
 		vmheap_reply_release(reply);
 		if (reconnect(s) == 0)
 			rc = call_once(s, verb, path, value, reply);
+		if ((rc == VMHEAP_AGENT_ECLOSED || !s->client) && value &&
+		    !strcmp(verb, "set") &&
+		    !strcmp(path, "system.memory.dump")) {
+			/* a dump was pending: it may be whole on disk */
+			s->dump_saved = console_lost_dump(s, value);
+			s->gone = 1;
+			return -1;
+		}
 		if (rc == VMHEAP_AGENT_ECLOSED || !s->client) {
 			fprintf(stderr,
 				"vmheap-console: the VM (pid %ld) went away; "

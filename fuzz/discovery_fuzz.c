@@ -5,7 +5,9 @@
  * 0600 into a private directory and read back with vmheap_discovery_read
  * (the console's way), then listed with vmheap_discovery_list.  A file
  * that is accepted must give a usable address: a host, a port from 1 to
- * 65535 and a 32-digit hex token, all NUL-terminated.
+ * 65535 and a 32-digit hex token, all NUL-terminated.  The input's first
+ * line also goes, as a file name, to the parser of temporary dump file
+ * names (agent_tmp_writer_gone): names in a dump directory are input too.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent-internal.h"
 #include "fuzz-internal.h"
 #include "vmheap_agent.h"
 
@@ -66,6 +69,18 @@ int fuzz_discovery_one(const uint8_t *data, size_t size)
 
 	if (!dir[0])
 		setup();
+	{
+		char name[256];
+		const uint8_t *nl = memchr(data, '\n', size);
+		size_t l = nl ? (size_t)(nl - data) : size;
+
+		l = l < sizeof(name) - 1 ? l : sizeof(name) - 1;
+		memcpy(name, data, l);
+		name[l] = '\0';
+		rc = agent_tmp_writer_gone(name);
+		if (rc != 0 && rc != 1)
+			abort();
+	}
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
 		abort();

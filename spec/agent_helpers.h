@@ -82,4 +82,8 @@ int dump_census(const char *path, struct census_row *rows, int max,
 /* Names in a directory, sorted, space-separated (for messages). */
 void dir_listing(const char *dir, char *buf, size_t len);
 
+/* The TCases of agent_ops_test.c (operations: issues 16 and 19). */
+#include <check.h>
+void agent_ops_tcases(Suite *s);
+
 #endif

@@ -145,7 +145,7 @@ START_TEST(session_found_by_discovery_answers_get_set_and_list)
 	call_error(c, "set", "config.dump.gc", "maybe", "type");
 	call_error(c, "set", "sample.tick_ms", "soon", "type");
 	call_error(c, "get", "no.such.variable", NULL, "notfound");
-	call_error(c, "get", "system.memory", NULL, "notfound");
+	call_error(c, "get", "system.mem", NULL, "notfound"); /* not a group */
 	call_error(c, "list", "nothing.here", NULL, "notfound");
 	call_error(c, "get", "system.threads.backtrace", NULL, "unsupported");
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
@@ -827,8 +827,12 @@ END_TEST
 
 START_TEST(the_agent_refuses_to_listen_beyond_loopback)
 {
-	struct sample_opts o = {.env = {"VMHEAP_AGENT_BIND=0.0.0.0", NULL}};
-	struct sample_opts p = {.env = {"VMHEAP_AGENT_PORT=99999", NULL}};
+	/* fatal only when required (else the VM warns and runs on: see
+	 * agent_ops_test.c) */
+	struct sample_opts o = {.env = {"VMHEAP_AGENT_BIND=0.0.0.0",
+					"VMHEAP_AGENT_REQUIRED=1", NULL}};
+	struct sample_opts p = {.env = {"VMHEAP_AGENT_PORT=99999",
+					"VMHEAP_AGENT_REQUIRED=1", NULL}};
 	char err[1024];
 	int st;
 
@@ -1704,5 +1708,6 @@ Suite *vmheap_spec_suite(void)
 	    t, a_client_gone_mid_dump_leaves_a_whole_file_in_a_forked_child);
 	tcase_add_test(t,
 		       a_second_client_gets_busy_while_a_dump_runs_then_dumps);
+	agent_ops_tcases(s);
 	return s;
 }

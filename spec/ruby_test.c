@@ -1166,6 +1166,164 @@ START_TEST(a_latin1_class_name_gives_valid_utf8_json_and_visible_text)
 }
 END_TEST
 
+/* ------------------------------------------------- operations */
+
+/* `ruby -e 'puts Thread.list.size'` (1: no agent thread either) with
+ * the agent loaded through RUBYOPT, as a
+ * service's whole environment would load it, plus `extra` settings. */
+static void puts_1_with_agent(const char *dir, const char *extra1,
+			      const char *extra2, struct spec_run *r)
+{
+	char rubyopt[PATH_MAX + 64], tmpdir[PATH_MAX + 32];
+	/* no agent: not even its thread stays */
+	const char *argv[] = {"ruby", "-e", "puts Thread.list.size", NULL};
+	const char *env[] = {rubyopt, tmpdir, "VMHEAP_AGENT_PORT",
+			     "VMHEAP_AGENT_DIR", "VMHEAP_AGENT_REQUIRED",
+#ifdef VMHEAP_ASAN_RUNTIME
+			     "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
+			     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1",
+#endif
+			     extra1, extra2, NULL};
+
+	snprintf(rubyopt, sizeof(rubyopt), "RUBYOPT=-I%s -rvmheap_agent",
+		 spec_build("ruby"));
+	snprintf(tmpdir, sizeof(tmpdir), "VMHEAP_AGENT_TMPDIR=%s", dir);
+	ck_assert_int_eq(spec_run(argv, env, NULL, 60000, r), 0);
+}
+
+/* It printed 1 (its only thread), exited 0, and said why on one stderr
+ * line. */
+static void runs_on(const struct spec_run *r, const char *why)
+{
+	ck_assert_msg(r->status == 0, "status %d: %s", r->status, r->err);
+	ck_assert_str_eq(r->out, "1\n");
+	ck_assert_msg(spec_count(r->err, "\n") == 1 &&
+			  strstr(r->err, "vmheap_agent: warning: no agent in "
+					 "pid ") &&
+			  strstr(r->err, why) &&
+			  strstr(r->err, "VMHEAP_AGENT_REQUIRED=1"),
+		      "stderr: %s", r->err);
+}
+
+START_TEST(an_agent_that_cannot_start_never_stops_the_ruby_program)
+{
+	const char *dir = spec_mkdtemp("ruby-noagent");
+	char port[64];
+	struct spec_run r;
+	uint16_t taken;
+	int fd;
+
+	/* a dump directory that does not exist */
+	puts_1_with_agent(dir, "VMHEAP_AGENT_DIR=/nonexistent/dumps", NULL,
+			  &r);
+	runs_on(&r, "dump directory /nonexistent/dumps: No such file or "
+		    "directory; set VMHEAP_AGENT_DIR");
+	spec_run_free(&r);
+
+	/* a fixed port that another process holds */
+	fd = spec_tcp_listen(&taken);
+	snprintf(port, sizeof(port), "VMHEAP_AGENT_PORT=%u", (unsigned)taken);
+	puts_1_with_agent(dir, port, NULL, &r);
+	runs_on(&r, "Address already in use");
+	spec_run_free(&r);
+
+	/* a bad value */
+	puts_1_with_agent(dir, "VMHEAP_AGENT_IDLE_TIMEOUT_MS=soon", NULL, &r);
+	runs_on(&r, "VMHEAP_AGENT_IDLE_TIMEOUT_MS=soon is not a number");
+	spec_run_free(&r);
+
+	/* VMHEAP_AGENT_REQUIRED=1: fatal, as before */
+	puts_1_with_agent(dir, port, "VMHEAP_AGENT_REQUIRED=1", &r);
+	ck_assert_msg(r.status != 0, "status %d", r.status);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(strstr(r.err, "vmheap_agent: cannot start: ") &&
+			  strstr(r.err, "Address already in use") &&
+			  strstr(r.err, "VMHEAP_AGENT_REQUIRED is set"),
+		      "stderr: %s", r.err);
+	spec_run_free(&r);
+	close(fd);
+
+	/* and nothing was left in the discovery directory */
+	{
+		char *names = spec_ls(dir, ' ');
+
+		ck_assert_str_eq(names, "");
+		free(names);
+	}
+	spec_rmrf(dir);
+}
+END_TEST
+
+static const char big_heap_program[] =
+    "STDOUT.sync = true\n"
+    "$keep = Array.new(600_000) { |i| {i => \"x\" * 30} }\n"
+    "puts 'ready'\n"
+    "STDIN.read\n";
+
+START_TEST(a_sigterm_during_a_dump_costs_no_dump_in_ruby)
+{
+	/* repeated, in-process and forked: the race is in the timing */
+	for (int i = 0; i < 4; i++) {
+		struct vm vm;
+		struct vmheap_agent_info info;
+		struct dump_view *d;
+		char pid[32], envt[PATH_MAX + 32], cmd[64], out[PATH_MAX + 32],
+		    path[PATH_MAX + 32], *said;
+		const char *fork_cmd = i % 2 ? "set config.dump.fork true"
+					     : "set config.dump.fork false";
+		const char *argv[] = {spec_bin("vmheap-console"), "-p", pid,
+				      "-e", fork_cmd, "-e", cmd, NULL};
+		const char *env[] = {envt, NULL};
+		struct spec_spawn sp = {0};
+		pid_t con;
+		int st, busy = 0;
+		int64_t deadline;
+
+		vm_start(&vm, big_heap_program);
+		vm_expect(&vm, "ready");
+		discover(vm.dir, vm.pid, &info);
+		snprintf(pid, sizeof(pid), "%d", (int)vm.pid);
+		snprintf(envt, sizeof(envt), "VMHEAP_AGENT_TMPDIR=%s", vm.dir);
+		snprintf(cmd, sizeof(cmd), "set system.memory.dump t%d.vmheap",
+			 i);
+		snprintf(out, sizeof(out), "%s/console.out", vm.dir);
+		snprintf(path, sizeof(path), "%s/t%d.vmheap", vm.dir, i);
+		sp.argv = argv;
+		sp.env = env;
+		sp.stdout_path = out;
+		sp.stderr_path = out;
+		con = spec_spawn(&sp);
+		ck_assert(con > 0);
+		/* the dump has begun when its temporary file is there
+		 * (watched on disk: no request to the agent while it forks) */
+		deadline = spec_now_ms() + CALL_TIMEOUT_MS;
+		while (!busy) {
+			char *names = spec_ls(vm.dir, ' ');
+
+			ck_assert_msg(spec_now_ms() < deadline,
+				      "the dump never started");
+			busy = strstr(names, ".vmheap-dump.") != NULL;
+			free(names);
+		}
+		ck_assert(kill(vm.pid, SIGTERM) == 0);
+		st = spec_wait(con, CALL_TIMEOUT_MS, NULL);
+		said = spec_read_file(out, NULL);
+		ck_assert_msg(st == 0, "run %d: console status %d: %s", i, st,
+			      said);
+		ck_assert_msg((strstr(said, "dump written: ") ||
+			       strstr(said, "the dump was completed: ")) &&
+				  strstr(said, path),
+			      "run %d: %s", i, said);
+		free(said);
+		d = read_dump(vm.dir, strrchr(path, '/') + 1, NULL);
+		ck_assert_uint_gt(d->totals.objects, 600000);
+		view_free(d);
+		spec_proc_wait_exit(&vm.p, 15000);
+		spec_rmrf(vm.dir);
+	}
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("ruby");
@@ -1189,5 +1347,10 @@ Suite *vmheap_spec_suite(void)
 	    t, every_superclass_of_a_300_deep_chain_is_the_one_ruby_names);
 	tcase_add_test(
 	    t, a_latin1_class_name_gives_valid_utf8_json_and_visible_text);
+
+	t = spec_tcase(s, "operations", 240);
+	tcase_add_test(t,
+		       an_agent_that_cannot_start_never_stops_the_ruby_program);
+	tcase_add_test(t, a_sigterm_during_a_dump_costs_no_dump_in_ruby);
 	return s;
 }

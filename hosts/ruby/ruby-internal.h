@@ -62,6 +62,11 @@ struct ruby_job {
  */
 int ruby_worker_start(void);
 
+/* End the "vmheap-agent" thread (Thread#kill, then join; queued jobs
+ * fail): after an agent that could not start, so that a program without
+ * an agent has no extra thread.  Holding the GVL. */
+void ruby_worker_stop(void);
+
 /*
  * Run fn(arg) on the Ruby thread, holding the GVL, and return its result.
  * Called from any non-Ruby thread (the agent's loop or dump thread).

@@ -5,7 +5,10 @@
  *
  * Loading the extension starts the agent (the VMHEAP_AGENT_* variables
  * apply) and writes its discovery file; at exit the agent stops and the
- * file goes.  Nothing is printed on stdout; with VMHEAP_AGENT_VERBOSE set
+ * file goes.  When the agent cannot start (a bad variable, a missing dump
+ * directory, a port in use) one warning line goes to stderr and the
+ * program runs on without it; VMHEAP_AGENT_REQUIRED=1 makes that an
+ * exception instead.  Nothing is printed on stdout; with VMHEAP_AGENT_VERBOSE set
  * one line on stderr gives the pid and port.
  *
  * Dumps.  run_stopped runs the agent's function on the "vmheap-agent"
@@ -119,7 +122,9 @@ static void block_async_signals(sigset_t *old)
 	pthread_sigmask(SIG_BLOCK, &all, old);
 }
 
-static int start_agent(char *err, size_t errlen)
+/* Start the agent; on failure *required says whether that is fatal
+ * (VMHEAP_AGENT_REQUIRED). */
+static int start_agent(char *err, size_t errlen, int *required)
 {
 	struct vmheap_agent_config cfg;
 	sigset_t old;
@@ -129,6 +134,7 @@ static int start_agent(char *err, size_t errlen)
 	cfg.dump_fork = -1;
 	cfg.dump_gc = -1;
 	rc = vmheap_agent_config_from_env(&cfg, err, errlen);
+	*required = cfg.required;
 	if (rc < 0)
 		return rc;
 	if (ruby_worker_start() < 0) {
@@ -140,6 +146,7 @@ static int start_agent(char *err, size_t errlen)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc < 0) {
 		agent = NULL;
+		ruby_worker_stop();
 		return rc;
 	}
 	if (getenv("VMHEAP_AGENT_VERBOSE") && *getenv("VMHEAP_AGENT_VERBOSE"))
@@ -179,7 +186,8 @@ static void at_exit_stop(VALUE unused)
 
 static void after_fork_child(void)
 {
-	char err[256];
+	char err[512];
+	int required;
 
 	ruby_worker_after_fork_child();
 	if (agent) {
@@ -190,7 +198,7 @@ static void after_fork_child(void)
 	}
 	if (stopped_by_program)
 		return;
-	if (start_agent(err, sizeof(err)) < 0)
+	if (start_agent(err, sizeof(err), &required) < 0)
 		rb_warn("vmheap_agent: no agent in the forked child %ld: %s",
 			(long)getpid(), err);
 }
@@ -250,6 +258,7 @@ RUBY_FUNC_EXPORTED void Init_vmheap_agent(void)
 {
 	VALUE mod, hook;
 	char err[512];
+	int required;
 
 	if (agent)
 		return;
@@ -268,8 +277,20 @@ RUBY_FUNC_EXPORTED void Init_vmheap_agent(void)
 	rb_define_method(hook, "daemon", daemon_hook, -1);
 	rb_prepend_module(rb_singleton_class(rb_mProcess), hook);
 
-	if (start_agent(err, sizeof(err)) < 0)
-		rb_raise(rb_eRuntimeError, "vmheap_agent: cannot start: %s",
-			 err);
+	if (start_agent(err, sizeof(err), &required) < 0) {
+		if (required)
+			rb_raise(rb_eRuntimeError,
+				 "vmheap_agent: cannot start: %s "
+				 "(VMHEAP_AGENT_REQUIRED is set)",
+				 err);
+		/* A diagnostic agent never stops the program that carries
+		 * it: one line on stderr, and the program runs on. */
+		fprintf(stderr,
+			"vmheap_agent: warning: no agent in pid %ld, the "
+			"program runs on without it: %s (set "
+			"VMHEAP_AGENT_REQUIRED=1 to make this fatal)\n",
+			(long)getpid(), err);
+		fflush(stderr);
+	}
 	rb_set_end_proc(at_exit_stop, Qnil);
 }

@@ -167,6 +167,17 @@ int ruby_worker_start(void)
 	return 0;
 }
 
+void ruby_worker_stop(void)
+{
+	VALUE t = worker_thread;
+
+	worker_thread = Qnil;
+	if (!NIL_P(t)) {
+		rb_funcall(t, rb_intern("kill"), 0);
+		rb_funcall(t, rb_intern("join"), 0);
+	}
+}
+
 static void deadline_after(struct timespec *ts, int ms)
 {
 	clock_gettime(CLOCK_MONOTONIC, ts);

@@ -46,7 +46,7 @@ static void usage(FILE *f)
 	    "  --walk-delay-ms MS  pause inside every heap walk (tests)\n"
 	    "  --no-agent          run without the agent\n"
 	    "The agent reads VMHEAP_AGENT_BIND, _PORT, _DIR, _TMPDIR,\n"
-	    "_MAX_CLIENTS and _IDLE_TIMEOUT_MS.\n");
+	    "_MAX_CLIENTS, _IDLE_TIMEOUT_MS and _REQUIRED.\n");
 }
 
 static int parse_num(const char *opt, const char *s, long long max,
@@ -168,14 +168,31 @@ int main(int argc, char **argv)
 		if (vmheap_agent_config_from_env(&cfg, err, sizeof(err)) < 0 ||
 		    vmheap_agent_start(&vm.agent, &cfg, &host, err,
 				       sizeof(err)) < 0) {
+			if (cfg.required) {
+				fprintf(stderr,
+					"vmheap-sample: cannot start the "
+					"agent: %s (VMHEAP_AGENT_REQUIRED is "
+					"set)\n",
+					err);
+				return 1;
+			}
+			/* the agent never stops the VM: warn, run on */
 			fprintf(stderr,
-				"vmheap-sample: cannot start the agent: %s\n",
-				err);
-			return 1;
+				"vmheap-sample: warning: no agent in pid %d, "
+				"the VM runs on without it: %s (set "
+				"VMHEAP_AGENT_REQUIRED=1 to make this "
+				"fatal)\n",
+				(int)getpid(), err);
+			vm.agent = NULL;
+			vm.host = NULL;
+			printf("vmheap-sample: pid %d (no agent)\n",
+			       (int)getpid());
+		} else {
+			printf("vmheap-sample: pid %d port %u discovery %s\n",
+			       (int)getpid(),
+			       (unsigned)vmheap_agent_port(vm.agent),
+			       vmheap_agent_discovery_path(vm.agent));
 		}
-		printf("vmheap-sample: pid %d port %u discovery %s\n",
-		       (int)getpid(), (unsigned)vmheap_agent_port(vm.agent),
-		       vmheap_agent_discovery_path(vm.agent));
 	} else {
 		printf("vmheap-sample: pid %d (no agent)\n", (int)getpid());
 	}

@@ -325,6 +325,11 @@ int64_t spec_get_uint(vmheap_client *c, const char *var);
  * test. */
 int spec_tcp_connect(uint16_t port);
 
+/* A socket listening on 127.0.0.1 at a port the kernel picks (a port
+ * "already taken" for a process told to use it): the fd, the port in
+ * *port.  Fails the test if it cannot. */
+int spec_tcp_listen(uint16_t *port);
+
 /* ---------------------------------------------------------------- tmux */
 
 /* A tmux server with one 200x50 session running one command. */
