@@ -96,7 +96,8 @@ void agent_dispatch(struct vmheap_agent *a, int *authed,
 		size_t l = e[1].via.str.size < sizeof(verb) - 1
 			       ? e[1].via.str.size
 			       : sizeof(verb) - 1;
-		memcpy(verb, e[1].via.str.ptr, l);
+		if (l) /* an empty string may have no buffer at all */
+			memcpy(verb, e[1].via.str.ptr, l);
 		verb[l] = '\0';
 		for (size_t i = 0; i < l; i++)
 			if ((unsigned char)verb[i] < 0x20 ||
