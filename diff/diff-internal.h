@@ -82,6 +82,12 @@ void diff_paths_json(const struct diff_options *o, struct diff_result *res,
 void diff_paths_csv(const struct diff_options *o, struct diff_result *res,
 		    struct vmheap_strbuf *out);
 
+/* "WHICH: NAME (vm VM VERSION, pid PID): N objects, SIZE" and a newline,
+ * SIZE as vmheap_report_bytes() gives it ("1.91 MiB (1999280 bytes)"). */
+void diff_dump_line(struct vmheap_strbuf *out, const struct diff_options *o,
+		    const char *which, vmheap_reader *r, uint64_t objects,
+		    uint64_t bytes);
+
 /* Render the result of o->mode into out. */
 void diff_render(const struct diff_options *o, struct diff_result *res,
 		 struct vmheap_strbuf *out);

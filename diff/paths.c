@@ -225,38 +225,44 @@ void diff_paths_text(const struct diff_options *o, struct diff_result *res,
 		     struct vmheap_strbuf *out)
 {
 	const struct diff_paths *p = res->paths;
+	char size[64], pct[16];
 
-	(void)o;
-	vmheap_strbuf_add(out, "old: ", 5);
-	vmheap_strbuf_add_dump_origin(out, res->old_d.reader);
-	vmheap_strbuf_add(out, "\nnew: ", 6);
-	vmheap_strbuf_add_dump_origin(out, res->new_d.reader);
+	diff_dump_line(out, o, "old", res->old_d.reader,
+		       vmheap_graph_object_count(p->old_g),
+		       vmheap_graph_total_bytes(p->old_g));
+	diff_dump_line(out, o, "new", res->new_d.reader,
+		       vmheap_graph_object_count(p->new_g),
+		       vmheap_graph_total_bytes(p->new_g));
+	vmheap_report_bytes(&o->report, size, sizeof(size), p->new_bytes);
 	vmheap_strbuf_addf(out,
-			   "\nnew objects: %" PRIu64 " (%" PRIu64
-			   " bytes) in %zu classes; paths of the top %zu\n",
-			   p->new_objects, p->new_bytes, p->nclasses, p->shown);
+			   "new objects: %" PRIu64 ", %s, in %zu class%s; "
+			   "paths of the top %zu\n",
+			   p->new_objects, size, p->nclasses,
+			   p->nclasses == 1 ? "" : "es", p->shown);
 	for (size_t c = 0; c < p->shown; c++) {
 		const struct path_class *pc = &p->classes[c];
 		const struct vmheap_graph_class_paths *gp = pc->paths;
 
+		vmheap_report_amount(&o->report, size, sizeof(size), pc->bytes);
 		vmheap_strbuf_add(out, "\n", 1);
 		vmheap_strbuf_add_text(out, pc->name);
 		vmheap_strbuf_addf(out,
-				   ": %" PRIu64 " new objects, %" PRIu64
-				   " bytes; %zu path shape%s; %" PRIu64
-				   " unreachable\n",
-				   pc->count, pc->bytes, gp->group_count,
+				   ": %" PRIu64 " new objects, %s; %zu path "
+				   "shape%s; %" PRIu64 " unreachable\n",
+				   pc->count, size, gp->group_count,
 				   gp->group_count == 1 ? "" : "s",
 				   gp->unreachable);
 		for (size_t k = 0; k < groups_shown(gp); k++) {
 			const struct vmheap_graph_path_group *grp = &gp->groups[k];
-			vmheap_strbuf_addf(
-			    out,
-			    "  #%zu  %" PRIu64 " new (%.1f%%), %" PRIu64
-			    " bytes, path of %zu objects\n",
-			    k + 1, grp->count,
-			    100.0 * (double)grp->count / (double)pc->count,
-			    grp->bytes, grp->length);
+			vmheap_format_share(pct, sizeof(pct), (double)grp->count,
+					    (double)pc->count, 0);
+			vmheap_report_amount(&o->report, size, sizeof(size),
+					     grp->bytes);
+			vmheap_strbuf_addf(out,
+					   "  #%zu  %" PRIu64 " new (%s), %s, "
+					   "path of %zu objects\n",
+					   k + 1, grp->count, pct, size,
+					   grp->length);
 			vmheap_strbuf_add_path_text(out, p->new_g, grp->example,
 						    "      ");
 		}

@@ -14,21 +14,29 @@ static void signed_text(char *buf, size_t sz, int64_t v)
 		snprintf(buf, sz, "%" PRId64, v);
 }
 
-/* "old: NAME (vm ..., pid ...): N objects, N bytes" and the same for new. */
-static void dump_lines(struct vmheap_strbuf *out, const struct diff_result *res)
+void diff_dump_line(struct vmheap_strbuf *out, const struct diff_options *o,
+		    const char *which, vmheap_reader *r, uint64_t objects,
+		    uint64_t bytes)
+{
+	char size[64];
+
+	vmheap_report_bytes(&o->report, size, sizeof(size), bytes);
+	vmheap_strbuf_addf(out, "%s: ", which);
+	vmheap_strbuf_add_dump_origin(out, r);
+	vmheap_strbuf_addf(out, ": %" PRIu64 " objects, %s\n", objects, size);
+}
+
+/* The old and new dump lines of the census modes. */
+static void dump_lines(struct vmheap_strbuf *out, const struct diff_options *o,
+		       const struct diff_result *res)
 {
 	const struct diff_dump *d[2] = {&res->old_d, &res->new_d};
 
 	for (int k = 0; k < 2; k++) {
 		const struct vmheap_totals *t =
 		    vmheap_census_totals(d[k]->census);
-		vmheap_strbuf_add(out, k ? "new: " : "old: ", 5);
-		vmheap_strbuf_add_dump_origin(out, d[k]->reader);
-		char size[64];
-
-		vmheap_format_bytes(size, sizeof(size), t->bytes);
-		vmheap_strbuf_addf(out, ": %" PRIu64 " objects, %s\n",
-				   t->objects, size);
+		diff_dump_line(out, o, k ? "new" : "old", d[k]->reader,
+			       t->objects, t->bytes);
 	}
 }
 
@@ -132,7 +140,7 @@ static void classes_text(const struct diff_options *o, struct diff_result *res,
 	int64_t count_delta, bytes_delta;
 	char cnt[32], bytes[32], share[32], label[96];
 
-	dump_lines(out, res);
+	dump_lines(out, o, res);
 	total_deltas(res, &count_delta, &bytes_delta);
 	signed_text(cnt, sizeof(cnt), count_delta);
 	vmheap_report_size_delta(&o->report, bytes, sizeof(bytes), bytes_delta);
@@ -217,7 +225,7 @@ static void objects_text(const struct diff_options *o, struct diff_result *res,
 	size_t shown = vmheap_report_rows_shown(&o->report, res->ident.nnews);
 	char cnt[32], bytes[32], share[32], label[96];
 
-	dump_lines(out, res);
+	dump_lines(out, o, res);
 	vmheap_strbuf_addf(out, "objects in new but not in old (by id and "
 				"class):\n");
 	snprintf(cnt, sizeof(cnt), "%" PRIu64, res->ident.new_objects);
@@ -273,20 +281,19 @@ static void retainers_text(const struct diff_options *o,
 {
 	char cnt[32], size[32];
 
-	dump_lines(out, res);
+	dump_lines(out, o, res);
 	if (!res->ident.nretained)
 		vmheap_strbuf_addf(out, "no new objects\n");
 	for (size_t k = 0; k < res->ident.nretained; k++) {
 		const struct vmheap_retained *r = &res->ident.retained[k];
 		vmheap_strbuf_add(out, "\n", 1);
 		vmheap_strbuf_add_text(out, r->cls.name);
-		vmheap_report_size(&o->report, size, sizeof(size),
-				   r->cls.bytes);
-		vmheap_strbuf_addf(
-		    out,
-		    ": %" PRIu64 " new objects, %s%s; referenced "
-		    "from:\n",
-		    r->cls.count, size, o->report.raw_bytes ? " bytes" : "");
+		vmheap_report_amount(&o->report, size, sizeof(size),
+				     r->cls.bytes);
+		vmheap_strbuf_addf(out,
+				   ": %" PRIu64 " new objects, %s; referenced "
+				   "from:\n",
+				   r->cls.count, size);
 		vmheap_table *tab = vmheap_table_new("rl");
 		int rc = tab ? 0 : -1;
 		if (!rc)

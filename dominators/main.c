@@ -17,7 +17,7 @@
 
 static const char usage_line[] =
     "usage: vmheap-dominators [--top N] [--class CLASS] "
-    "[--format text|json|csv] DUMP";
+    "[--format text|json|csv] [--bytes] DUMP";
 
 static _Noreturn void usage_error(const char *fmt, const char *arg)
 {
@@ -38,7 +38,9 @@ static _Noreturn void help(void)
 	       "  --top N        print the first N objects (default %d)\n"
 	       "  --class CLASS  only objects of this class\n"
 	       "  --format FMT   text (default), json or csv\n"
-	       "  --help         this text\n\n"
+	       "  --bytes        sizes as exact byte counts, not KiB/MiB/GiB\n"
+	       "  --help         this text\n"
+	       "  --version      the version\n\n"
 	       "Exit status: 0 success, 1 no objects of CLASS in the dump "
 	       "(the nearest class\nnames are suggested), 2 bad usage or an "
 	       "unreadable, truncated or corrupt dump.\n",
@@ -51,8 +53,10 @@ static void parse_args(int argc, char **argv, struct dominators_options *o)
 	static const struct option longopts[] = {
 	    {"top", required_argument, NULL, 'R'},
 	    {"format", required_argument, NULL, 'R'},
+	    {"bytes", no_argument, NULL, 'R'},
 	    {"class", required_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct vmheap_report_options init = VMHEAP_REPORT_OPTIONS_INIT;
@@ -65,6 +69,10 @@ static void parse_args(int argc, char **argv, struct dominators_options *o)
 					  sizeof(msg))) != -1) {
 		if (ch == 'h')
 			help();
+		if (ch == 'V') {
+			printf("vmheap-%s %s\n", "dominators", VMHEAP_VERSION);
+			exit(0);
+		}
 		if (ch != 'c')
 			usage_error("%s", msg);
 		if (!*optarg)

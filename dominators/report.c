@@ -68,12 +68,13 @@ static void chain_text(struct vmheap_strbuf *sb, const vmheap_graph *g,
 		vmheap_strbuf_add_root_text(sb, g, c->root);
 }
 
-static void render_text(const struct dominators_result *res,
+static void render_text(const struct dominators_options *o,
+			const struct dominators_result *res,
 			struct vmheap_strbuf *out)
 {
 	const vmheap_graph *g = res->g;
 	vmheap_table *tab = vmheap_table_new("rrrlll");
-	char retained[32], pct[16], own[32], addr[32];
+	char retained[32], pct[16], own[32], addr[32], all[64], lost[64];
 	struct chain c;
 	int rc;
 
@@ -83,13 +84,16 @@ static void render_text(const struct dominators_result *res,
 	}
 	vmheap_strbuf_add(out, "dump: ", 6);
 	vmheap_strbuf_add_dump_origin(out, res->reader);
+	vmheap_report_bytes(&o->report, all, sizeof(all),
+			    vmheap_graph_total_bytes(g));
+	vmheap_report_bytes(&o->report, lost, sizeof(lost),
+			    res->unreachable_bytes);
 	vmheap_strbuf_addf(out,
-			   "\n%" PRIu32 " objects, %" PRIu64 " bytes; "
+			   "\n%" PRIu32 " objects, %s; "
 			   "unreachable from the roots: %" PRIu64
-			   " objects, %" PRIu64 " bytes\n\n",
-			   vmheap_graph_object_count(g),
-			   vmheap_graph_total_bytes(g), res->unreachable,
-			   res->unreachable_bytes);
+			   " objects, %s\n\n",
+			   vmheap_graph_object_count(g), all, res->unreachable,
+			   lost);
 	rc = vmheap_table_add_row(
 	    tab, (const char *[]){"retained", "%", "own", "class", "address",
 				  "dominated by"});
@@ -98,12 +102,13 @@ static void render_text(const struct dominators_result *res,
 		struct vmheap_strbuf cls = VMHEAP_STRBUF_INIT;
 		struct vmheap_strbuf doms = VMHEAP_STRBUF_INIT;
 
-		snprintf(retained, sizeof(retained), "%" PRIu64,
-			 vmheap_graph_retained_bytes(g, v));
-		snprintf(pct, sizeof(pct), "%.2f%%",
-			 percent(g, vmheap_graph_retained_bytes(g, v)));
-		snprintf(own, sizeof(own), "%" PRIu64,
-			 vmheap_graph_object_bytes(g, v));
+		vmheap_report_size(&o->report, retained, sizeof(retained),
+				   vmheap_graph_retained_bytes(g, v));
+		vmheap_format_share(pct, sizeof(pct),
+				    (double)vmheap_graph_retained_bytes(g, v),
+				    (double)vmheap_graph_total_bytes(g), 0);
+		vmheap_report_size(&o->report, own, sizeof(own),
+				   vmheap_graph_object_bytes(g, v));
 		snprintf(addr, sizeof(addr), "0x%" PRIx64,
 			 vmheap_graph_object_id(g, v));
 		vmheap_strbuf_add_class(&cls, g, vmheap_graph_object_class(g, v),
@@ -221,7 +226,7 @@ void dominators_render(const struct dominators_options *o,
 {
 	switch (o->report.format) {
 	case VMHEAP_OUTPUT_TEXT:
-		render_text(res, out);
+		render_text(o, res, out);
 		break;
 	case VMHEAP_OUTPUT_JSON:
 		render_json(res, out);

@@ -125,11 +125,13 @@ static double share(const struct rtable *t, uint64_t bytes)
 	return total ? 100.0 * (double)bytes / (double)total : 0.0;
 }
 
-static void render_text(const struct rtable *t, size_t shown,
+static void render_text(const struct rtable *t,
+			const struct vmheap_report_options *o, size_t shown,
 			struct vmheap_strbuf *out)
 {
 	vmheap_table *tab = vmheap_table_new("rlrrr");
-	char cnt[32], bytes[32], ret[32], pct[16], label[96];
+	double total = (double)vmheap_graph_total_bytes(t->g);
+	char cnt[32], bytes[32], ret[32], pct[16], label[96], lost[64];
 	int rc;
 
 	if (!tab) {
@@ -145,16 +147,17 @@ static void render_text(const struct rtable *t, size_t shown,
 	for (size_t k = 0; k < shown && !rc; k++) {
 		const struct rrow *r = &t->rows[k];
 		snprintf(cnt, sizeof(cnt), "%" PRIu64, r->count);
-		snprintf(bytes, sizeof(bytes), "%" PRIu64, r->bytes);
-		snprintf(ret, sizeof(ret), "%" PRIu64, r->retained);
-		snprintf(pct, sizeof(pct), "%.2f%%", share(t, r->retained));
+		vmheap_report_size(o, bytes, sizeof(bytes), r->bytes);
+		vmheap_report_size(o, ret, sizeof(ret), r->retained);
+		vmheap_format_share(pct, sizeof(pct), (double)r->retained,
+				    total, 0);
 		rc = vmheap_table_add_row(
 		    tab, (const char *[]){cnt, r->name, bytes, ret, pct});
 	}
 	snprintf(cnt, sizeof(cnt), "%" PRIu32,
 		 vmheap_graph_object_count(t->g));
-	snprintf(bytes, sizeof(bytes), "%" PRIu64,
-		 vmheap_graph_total_bytes(t->g));
+	vmheap_report_size(o, bytes, sizeof(bytes),
+			   vmheap_graph_total_bytes(t->g));
 	vmheap_report_total_label(label, sizeof(label), "total", t->nrows,
 				  "classes", shown);
 	if (!rc)
@@ -165,10 +168,11 @@ static void render_text(const struct rtable *t, size_t shown,
 	else
 		vmheap_table_render(tab, out);
 	vmheap_table_free(tab);
+	vmheap_report_bytes(o, lost, sizeof(lost), t->unreachable_bytes);
 	vmheap_strbuf_addf(out,
-			   "unreachable from the roots: %" PRIu64
-			   " objects, %" PRIu64 " bytes (in no retained size)\n",
-			   t->unreachable, t->unreachable_bytes);
+			   "unreachable from the roots (in no retained size): "
+			   "%" PRIu64 " objects, %s\n",
+			   t->unreachable, lost);
 }
 
 static void render_json(const struct rtable *t, size_t shown,
@@ -236,7 +240,7 @@ int histo_run_retained(const struct histo_options *o,
 		else if (o->report.format == VMHEAP_OUTPUT_CSV)
 			render_csv(&t, shown, out);
 		else
-			render_text(&t, shown, out);
+			render_text(&t, &o->report, shown, out);
 		if (out->failed) {
 			snprintf(err, errsz, "out of memory for the report");
 			rc = VMHEAP_ENOMEM;

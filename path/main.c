@@ -14,7 +14,8 @@
 #include "path-internal.h"
 
 static const char usage_line[] =
-    "usage: vmheap-path [--top N] [--format text|json] DUMP CLASS|0xADDRESS";
+    "usage: vmheap-path [--top N] [--format text|json] [--bytes] DUMP "
+    "CLASS|0xADDRESS";
 
 static _Noreturn void usage_error(const char *fmt, const char *arg)
 {
@@ -36,7 +37,9 @@ static _Noreturn void help(void)
 	       "  --top N        print only the first N path shapes (default "
 	       "%d)\n"
 	       "  --format FMT   text (default) or json\n"
-	       "  --help         this text\n\n"
+	       "  --bytes        sizes as exact byte counts, not KiB/MiB/GiB\n"
+	       "  --help         this text\n"
+	       "  --version      the version\n\n"
 	       "Exit status: 0 success, 1 no such class or address in the "
 	       "dump (the nearest\nclass names are suggested), 2 bad usage or "
 	       "an unreadable, truncated or\ncorrupt dump.\n",
@@ -49,7 +52,9 @@ static void parse_args(int argc, char **argv, struct path_options *o)
 	static const struct option longopts[] = {
 	    {"top", required_argument, NULL, 'R'},
 	    {"format", required_argument, NULL, 'R'},
+	    {"bytes", no_argument, NULL, 'R'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct vmheap_report_options init = VMHEAP_REPORT_OPTIONS_INIT;
@@ -62,6 +67,10 @@ static void parse_args(int argc, char **argv, struct path_options *o)
 					  sizeof(msg))) != -1) {
 		if (ch == 'h')
 			help();
+		if (ch == 'V') {
+			printf("vmheap-%s %s\n", "path", VMHEAP_VERSION);
+			exit(0);
+		}
 		usage_error("%s", msg);
 	}
 	if (o->report.format == VMHEAP_OUTPUT_CSV)

@@ -23,6 +23,7 @@ static void render_text(const struct path_options *o,
 {
 	const struct vmheap_graph_class_paths *p = res->paths;
 	vmheap_graph *g = res->g;
+	char size[64], lost[64], pct[16];
 
 	vmheap_strbuf_add(out, "dump: ", 6);
 	vmheap_strbuf_add_dump_origin(out, res->reader);
@@ -32,31 +33,37 @@ static void render_text(const struct path_options *o,
 		vmheap_strbuf_addf(out, "object 0x%" PRIx64 ": ", res->address);
 		vmheap_strbuf_add_class(out, g, vmheap_graph_object_class(g, i),
 					VMHEAP_OUTPUT_TEXT);
-		vmheap_strbuf_addf(out, ", %" PRIu64 " bytes\n",
-				   vmheap_graph_object_bytes(g, i));
+		vmheap_report_bytes(&o->report, size, sizeof(size),
+				    vmheap_graph_object_bytes(g, i));
+		vmheap_strbuf_addf(out, ", %s\n", size);
 		if (p->unreachable)
 			vmheap_strbuf_addf(out, "unreachable: no root "
 						"reaches it\n");
 	} else {
+		vmheap_report_bytes(&o->report, size, sizeof(size),
+				    target_bytes(p));
+		vmheap_report_amount(&o->report, lost, sizeof(lost),
+				     p->unreachable_bytes);
 		vmheap_strbuf_add(out, "class ", 6);
 		vmheap_strbuf_add_text(out, o->target);
-		vmheap_strbuf_addf(
-		    out,
-		    ": %" PRIu64 " instances, %" PRIu64 " bytes; %zu path "
-		    "shape%s; %" PRIu64 " unreachable (%" PRIu64 " bytes)\n",
-		    p->instances, target_bytes(p), p->group_count,
-		    p->group_count == 1 ? "" : "s", p->unreachable,
-		    p->unreachable_bytes);
+		vmheap_strbuf_addf(out,
+				   ": %" PRIu64 " instances, %s; %zu path "
+				   "shape%s; %" PRIu64 " unreachable, %s\n",
+				   p->instances, size, p->group_count,
+				   p->group_count == 1 ? "" : "s",
+				   p->unreachable, lost);
 	}
 	for (size_t k = 0; k < shown; k++) {
 		const struct vmheap_graph_path_group *grp = &p->groups[k];
+		vmheap_format_share(pct, sizeof(pct), (double)grp->count,
+				    (double)p->instances, 0);
+		vmheap_report_amount(&o->report, size, sizeof(size),
+				     grp->bytes);
 		vmheap_strbuf_addf(out,
-				   "\n#%zu  %" PRIu64 " instance%s (%.1f%%), "
-				   "%" PRIu64 " bytes, path of %zu objects\n",
+				   "\n#%zu  %" PRIu64 " instance%s (%s), %s, "
+				   "path of %zu objects\n",
 				   k + 1, grp->count, grp->count == 1 ? "" : "s",
-				   100.0 * (double)grp->count /
-				       (double)p->instances,
-				   grp->bytes, grp->length);
+				   pct, size, grp->length);
 		vmheap_strbuf_add_path_text(out, g, grp->example, "    ");
 	}
 	if (shown < p->group_count)

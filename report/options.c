@@ -1,5 +1,5 @@
 /*
- * options.c - the command-line options vmheap-histo and vmheap-diff share
+ * options.c - the command-line options the tools share
  * (--sort, --top, --format, --threads, --no-progress, --bytes), and the scan
  * options and row counts that follow from them (part of
  * libvmheap-report).
@@ -114,6 +114,24 @@ void vmheap_report_size_delta(const struct vmheap_report_options *o, char *buf,
 		snprintf(buf, len, delta > 0 ? "+%" PRId64 : "%" PRId64, delta);
 	else
 		vmheap_format_size_delta(buf, len, delta);
+}
+
+void vmheap_report_amount(const struct vmheap_report_options *o, char *buf,
+			  size_t len, uint64_t bytes)
+{
+	if (o->raw_bytes)
+		snprintf(buf, len, "%" PRIu64 " bytes", bytes);
+	else
+		vmheap_format_size(buf, len, bytes);
+}
+
+void vmheap_report_bytes(const struct vmheap_report_options *o, char *buf,
+			 size_t len, uint64_t bytes)
+{
+	if (o->raw_bytes)
+		vmheap_report_amount(o, buf, len, bytes);
+	else
+		vmheap_format_bytes(buf, len, bytes);
 }
 
 size_t vmheap_report_rows_shown(const struct vmheap_report_options *o, size_t n)

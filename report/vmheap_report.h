@@ -57,8 +57,9 @@ int vmheap_sort_parse(const char *text, enum vmheap_sort *out);
 /* ------------------------------------------------------------- options */
 
 /*
- * The options vmheap-histo and vmheap-diff share, as a tool's parsed
- * command line keeps them.
+ * The options the tools share, as a tool's parsed command line keeps
+ * them (vmheap-path and vmheap-dominators take --top, --format and
+ * --bytes of them).
  */
 struct vmheap_report_options {
 	enum vmheap_sort sort;		  /* --sort KEY; count by default */
@@ -116,6 +117,21 @@ void vmheap_report_size(const struct vmheap_report_options *o, char *buf,
 			size_t len, uint64_t bytes);
 void vmheap_report_size_delta(const struct vmheap_report_options *o, char *buf,
 			      size_t len, int64_t delta);
+
+/*
+ * A byte count in a sentence of a text report ("Leak: 200 new objects,
+ * 7.81 KiB; ..."): vmheap_format_size(), or "8000 bytes" with --bytes.
+ */
+void vmheap_report_amount(const struct vmheap_report_options *o, char *buf,
+			  size_t len, uint64_t bytes);
+
+/*
+ * The size of a whole dump or target in a summary line ("20000 objects,
+ * 1.91 MiB (1999280 bytes)"): vmheap_format_bytes(), or "1999280 bytes"
+ * with --bytes.
+ */
+void vmheap_report_bytes(const struct vmheap_report_options *o, char *buf,
+			 size_t len, uint64_t bytes);
 
 /* How many of n rows a report prints: all, or the first o->top. */
 size_t vmheap_report_rows_shown(const struct vmheap_report_options *o,

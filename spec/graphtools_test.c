@@ -434,22 +434,36 @@ START_TEST(path_of_a_leak_held_by_a_globals_array)
 	struct run r = tool("vmheap-path", (const char *[]){dump, "Leak", NULL});
 
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-	ck_assert_msg(strstr(r.out, "class Leak: 325 instances, 13160 bytes; "
-				    "2 path shapes; 5 unreachable (200 bytes)"),
+	/* sizes in units (13160 bytes = 12.85 KiB), shares with one
+	 * decimal (300 of 325 = 92.3%) */
+	ck_assert_msg(strstr(r.out, "class Leak: 325 instances, 12.9 KiB "
+				    "(13160 bytes); 2 path shapes; 5 "
+				    "unreachable, 200 B\n"),
 		      "%s", r.out);
 	/* the biggest group first: the global's Array, then the Hash */
-	const char *g1 = strstr(r.out, "#1  300 instances (92.3%), 12000 bytes, "
+	const char *g1 = strstr(r.out, "#1  300 instances (92.3%), 11.7 KiB, "
 				       "path of 2 objects\n"
 				       "    root global_tbl\n"
 				       "      Array  0x1000\n"
 				       "      Leak  0x10000\n");
-	const char *g2 = strstr(r.out, "#2  20 instances (6.2%), 960 bytes, "
+	const char *g2 = strstr(r.out, "#2  20 instances (6.2%), 960 B, "
 				       "path of 3 objects\n"
 				       "    root vm\n"
 				       "      Object  0x2000\n"
 				       "      Hash  0x3000\n"
 				       "      Leak  0x60000\n");
 	ck_assert_msg(g1 && g2 && g1 < g2, "%s", r.out);
+	run_free(&r);
+
+	/* --bytes: the exact counts */
+	r = tool("vmheap-path", (const char *[]){"--bytes", dump, "Leak", NULL});
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.out, "class Leak: 325 instances, 13160 bytes; "
+				    "2 path shapes; 5 unreachable, 200 bytes\n"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "#1  300 instances (92.3%), 12000 bytes, "
+				    "path of 2 objects\n"),
+		      "%s", r.out);
 	run_free(&r);
 
 	r = tool("vmheap-path",
@@ -527,12 +541,27 @@ START_TEST(dominators_of_the_global_array_leak_match_brute_force)
 	csv_free(rows, nrows);
 	run_free(&r);
 
+	/* text: 14424 of 16984 bytes is 84.9%; 14424 bytes = 14.09 KiB,
+	 * 2424 = 2.37 KiB, 16984 = 16.59 KiB */
+	snprintf(line, sizeof(line), "%.1f%%", 100.0 * 14424 / 16984);
+	ck_assert_str_eq(line, "84.9%");
 	r = tool("vmheap-dominators", (const char *[]){"--top", "1", dump, NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "378 objects, 16.6 KiB (16984 bytes); "
+				    "unreachable from the roots: 5 objects, "
+				    "200 bytes\n"),
+		      "%s", r.out);
+	ck_assert_msg(line_starting(r.out, "14.1 KiB  84.9%  2.37 KiB  Array  "
+					   "0x1000   root global_tbl"),
+		      "%s", r.out);
+	run_free(&r);
+	r = tool("vmheap-dominators",
+		 (const char *[]){"--bytes", "--top", "1", dump, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, "378 objects, 16984 bytes; unreachable "
 				    "from the roots: 5 objects, 200 bytes\n"),
 		      "%s", r.out);
-	ck_assert_msg(line_starting(r.out, "14424  84.93%  2424  Array  0x1000   "
+	ck_assert_msg(line_starting(r.out, "14424  84.9%  2424  Array  0x1000   "
 					   "root global_tbl"),
 		      "%s", r.out);
 	run_free(&r);
@@ -569,7 +598,7 @@ START_TEST(chain_of_hashes_shows_in_paths_and_dominators)
 
 	struct run r = tool("vmheap-path", (const char *[]){dump, "Leak", NULL});
 	ck_assert_int_eq(r.status, 0);
-	ck_assert_msg(strstr(r.out, "#1  400 instances (93.0%), 16000 bytes, "
+	ck_assert_msg(strstr(r.out, "#1  400 instances (93.0%), 15.6 KiB, "
 				    "path of 4 objects\n    root vm\n"
 				    "      Hash  0x100\n      Hash  0x200\n"
 				    "      Hash  0x300\n      Leak  0x10000\n"),
@@ -614,6 +643,26 @@ START_TEST(chain_of_hashes_shows_in_paths_and_dominators)
 		      r.out);
 	ck_assert_msg(strstr(r.out, "430,Leak,17200,17200,98.2857\n"), "%s",
 		      r.out);
+	run_free(&r);
+	/* the same in text: units (17500 bytes = 17.09 KiB, 17200 = 16.80
+	 * KiB), one decimal; exact counts with --bytes */
+	r = tool("vmheap-histo", (const char *[]){"--retained", dump, NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(line_starting(r.out, "3  Hash                  300 B  "
+					   "17.1 KiB  100.0%\n"),
+		      "%s", r.out);
+	ck_assert_msg(line_starting(r.out, "430  Leak               16.8 KiB  "
+					   "16.8 KiB   98.3%\n"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "433  total (2 classes)  17.1 KiB"), "%s",
+		      r.out);
+	run_free(&r);
+	r = tool("vmheap-histo",
+		 (const char *[]){"--retained", "--bytes", dump, NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(line_starting(r.out, "430  Leak               17200     "
+					   "17200   98.3%\n"),
+		      "%s", r.out);
 	run_free(&r);
 	heap_free(&h);
 }
@@ -673,16 +722,33 @@ START_TEST(diff_paths_show_where_the_new_objects_hang)
 	struct run r = tool("vmheap-diff", (const char *[]){"--paths", old_dump,
 							    new_dump, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_msg(strstr(r.out, "new objects: 200 (8000 bytes) in 1 "
-				    "classes; paths of the top 1\n"),
+	/* 8000 bytes = 7.81 KiB */
+	ck_assert_msg(strstr(r.out, "new objects: 200, 7.81 KiB (8000 bytes), "
+				    "in 1 class; paths of the top 1\n"),
 		      "%s", r.out);
-	ck_assert_msg(strstr(r.out, "Leak: 200 new objects, 8000 bytes; 1 path "
+	ck_assert_msg(strstr(r.out, "Leak: 200 new objects, 7.81 KiB; 1 path "
 				    "shape; 0 unreachable\n"
-				    "  #1  200 new (100.0%), 8000 bytes, path "
+				    "  #1  200 new (100.0%), 7.81 KiB, path "
 				    "of 2 objects\n"
 				    "      root global_tbl\n"
 				    "        Array  0x1000\n"
 				    "        Leak  0x10640\n"),
+		      "%s", r.out);
+	run_free(&r);
+
+	/* --bytes: the exact counts, and each dump's totals */
+	r = tool("vmheap-diff", (const char *[]){"--paths", "--bytes", old_dump,
+						 new_dump, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "new objects: 200, 8000 bytes, in 1 class; "
+				    "paths of the top 1\n") &&
+			  strstr(r.out, "Leak: 200 new objects, 8000 bytes; ") &&
+			  strstr(r.out, "  #1  200 new (100.0%), 8000 bytes, "),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "old.vmheap (vm ") &&
+			  strstr(r.out, "): 178 objects, 8984 bytes\nnew: ") &&
+			  strstr(r.out, "): 378 objects, 16984 bytes\nnew "
+					"objects: "),
 		      "%s", r.out);
 	run_free(&r);
 

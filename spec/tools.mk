@@ -7,9 +7,10 @@ TOOLS_SPEC_BIN  := $(SPECDIR)/tools_test
 CHECK_SUITES += $(TOOLS_SPEC_BIN)
 EXTRA_ALL    += $(TOOLS_SPEC_BIN)
 $(TOOLS_SPEC_OBJS): ALL_CFLAGS += $(CHECK_CFLAGS)
-# the suite runs the tools: build them first
+# the suite runs the tools (and --version of every program): build them
+# first
 $(TOOLS_SPEC_BIN): $(TOOLS_SPEC_OBJS) $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_A) \
-                   | $(HISTO_BIN) $(DIFF_BIN)
+                   | $(BINS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(TOOLS_SPEC_OBJS) $(SPECDIR)/libvmheap_spec.a \
 	  $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(CHECK_LIBS)

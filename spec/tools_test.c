@@ -188,11 +188,18 @@ START_TEST(histo_prints_human_sizes_and_shares_unless_bytes)
 }
 END_TEST
 
+/* Every program under build/bin answers --version with "NAME VERSION",
+ * VERSION as report/vmheap_report.h defines it; a program there that is
+ * not in the table fails the test, so a new tool cannot miss it. */
 START_TEST(every_tool_prints_its_version)
 {
-	static const char *const tools[] = {"vmheap-histo", "vmheap-diff",
-					    "vmheap-console"};
+	static const char *const tools[] = {
+	    "vmheap-console",	 "vmheap-diff",	  "vmheap-dominators",
+	    "vmheap-histo",	 "vmheap-path",	  "vmheap-sample",
+	};
+	const size_t ntools = sizeof(tools) / sizeof(tools[0]);
 	char *hdr = spec_read_file(spec_src("report/vmheap_report.h"), NULL);
+	char *bins = spec_ls(spec_build("bin"), '\n');
 	const char *v;
 	char want[128];
 
@@ -200,15 +207,27 @@ START_TEST(every_tool_prints_its_version)
 	v = strstr(hdr, "#define VMHEAP_VERSION \"");
 	ck_assert_ptr_nonnull(v);
 	v += strlen("#define VMHEAP_VERSION \"");
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < ntools; i++) {
 		struct run r = run_tool(tools[i], NULL,
 					(const char *[]){"--version", NULL});
 		snprintf(want, sizeof(want), "%s %.*s\n", tools[i],
 			 (int)strcspn(v, "\""), v);
-		ck_assert_msg(r.status == 0, "%s: %s", tools[i], r.err);
+		ck_assert_msg(r.status == 0, "%s: status %d: %s", tools[i],
+			      r.status, r.err);
 		ck_assert_str_eq(r.out, want);
+		ck_assert_str_eq(r.err, "");
 		run_free(&r);
 	}
+	for (char *name = bins, *nl; (nl = strchr(name, '\n')); name = nl + 1) {
+		size_t i = 0;
+		*nl = '\0';
+		while (i < ntools && strcmp(tools[i], name))
+			i++;
+		ck_assert_msg(i < ntools,
+			      "build/bin/%s is not in the --version table",
+			      name);
+	}
+	free(bins);
 	free(hdr);
 }
 END_TEST

@@ -3,6 +3,7 @@
  *
  *   vmheap-sample [--leak CLASS:N]... [--ticks N] [--tick-ms MS]
  *                 [--walk-delay-ms MS] [--no-agent]
+ *   vmheap-sample --version
  *
  * It runs a mutator thread (see heap.c), starts the agent from the
  * VMHEAP_AGENT_* environment, prints "vmheap-sample: pid P port N" on
@@ -45,6 +46,7 @@ static void usage(FILE *f)
 	    "  --tick-ms MS        sleep between ticks (default 10)\n"
 	    "  --walk-delay-ms MS  pause inside every heap walk (tests)\n"
 	    "  --no-agent          run without the agent\n"
+	    "  --version           the version\n"
 	    "The agent reads VMHEAP_AGENT_BIND, _PORT, _DIR, _TMPDIR,\n"
 	    "_MAX_CLIENTS, _IDLE_TIMEOUT_MS and _REQUIRED.\n");
 }
@@ -75,6 +77,10 @@ static int parse_args(struct sample_vm *vm, int argc, char **argv,
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
+			exit(0);
+		}
+		if (!strcmp(a, "--version")) {
+			printf("vmheap-sample %s\n", VMHEAP_VERSION);
 			exit(0);
 		}
 		if (!strcmp(a, "--no-agent")) {
