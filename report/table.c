@@ -98,10 +98,15 @@ void vmheap_table_render(const vmheap_table *t, struct vmheap_strbuf *sb)
 				w[c] = cw;
 		}
 	for (size_t r = 0; r < t->nrows; r++) {
-		for (size_t c = 0; c < t->ncols; c++) {
+		/* empty cells at the end of a row are left out: no line
+		 * ends in spaces */
+		size_t used = t->ncols;
+		while (used > 1 && !*t->cells[r * t->ncols + used - 1])
+			used--;
+		for (size_t c = 0; c < used; c++) {
 			const char *cell = t->cells[r * t->ncols + c];
 			size_t gap = w[c] - width_of(cell);
-			int last = c + 1 == t->ncols;
+			int last = c + 1 == used;
 			if (c)
 				vmheap_strbuf_add(sb, "  ", 2);
 			if (t->align[c] == 'r')

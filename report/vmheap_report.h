@@ -247,8 +247,9 @@ vmheap_table *vmheap_table_new(const char *align);
  * VMHEAP_ENOMEM. */
 int vmheap_table_add_row(vmheap_table *t, const char *const *cells);
 
-/* Append the table, one line per row, to sb.  The last column is not
- * padded when it is left-aligned. */
+/* Append the table, one line per row, to sb.  No line ends in spaces:
+ * the last cell is not padded when it is left-aligned, and empty cells
+ * at the end of a row are left out. */
 void vmheap_table_render(const vmheap_table *t, struct vmheap_strbuf *sb);
 
 /* Free the table. */
