@@ -225,7 +225,7 @@ void diff_paths_text(const struct diff_options *o, struct diff_result *res,
 		     struct vmheap_strbuf *out)
 {
 	const struct diff_paths *p = res->paths;
-	char size[64], pct[16];
+	char size[64];
 
 	diff_dump_line(out, o, "old", res->old_d.reader,
 		       vmheap_graph_object_count(p->old_g),
@@ -252,20 +252,10 @@ void diff_paths_text(const struct diff_options *o, struct diff_result *res,
 				   pc->count, size, gp->group_count,
 				   gp->group_count == 1 ? "" : "s",
 				   gp->unreachable);
-		for (size_t k = 0; k < groups_shown(gp); k++) {
-			const struct vmheap_graph_path_group *grp = &gp->groups[k];
-			vmheap_format_share(pct, sizeof(pct), (double)grp->count,
-					    (double)pc->count, 0);
-			vmheap_report_amount(&o->report, size, sizeof(size),
-					     grp->bytes);
-			vmheap_strbuf_addf(out,
-					   "  #%zu  %" PRIu64 " new (%s), %s, "
-					   "path of %zu objects\n",
-					   k + 1, grp->count, pct, size,
-					   grp->length);
-			vmheap_strbuf_add_path_text(out, p->new_g, grp->example,
-						    "      ");
-		}
+		for (size_t k = 0; k < groups_shown(gp); k++)
+			vmheap_strbuf_add_path_group(out, &o->report, p->new_g,
+						     &gp->groups[k], k + 1,
+						     "new", pc->count, "  ");
 		if (groups_shown(gp) < gp->group_count)
 			vmheap_strbuf_addf(out,
 					   "  (top %zu of %zu path shapes shown: "

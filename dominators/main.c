@@ -29,22 +29,23 @@ static _Noreturn void usage_error(const char *fmt, const char *arg)
 
 static _Noreturn void help(void)
 {
-	printf("%s\n\n"
-	       "Print the objects of a vmheap dump that retain the most "
-	       "memory: address,\nclass, own bytes, retained bytes (what would "
-	       "be freed without the object)\nand their share of the dump, "
-	       "and the chain of dominators up to the root\n(DUMP may be - "
-	       "for stdin).  The summary counts the objects no root reaches.\n\n"
-	       "  --top N        print the first N objects (default %d)\n"
-	       "  --class CLASS  only objects of this class\n"
-	       "  --format FMT   text (default), json or csv\n"
-	       "  --bytes        sizes as exact byte counts, not KiB/MiB/GiB\n"
-	       "  --help         this text\n"
-	       "  --version      the version\n\n"
-	       "Exit status: 0 success, 1 no objects of CLASS in the dump "
-	       "(the nearest class\nnames are suggested), 2 bad usage or an "
-	       "unreadable, truncated or corrupt dump.\n",
-	       usage_line, DOMINATORS_DEFAULT_TOP);
+	printf(
+	    "%s\n\n"
+	    "Print the objects of a vmheap dump that retain the most "
+	    "memory: address,\nclass, own bytes, retained bytes (what would "
+	    "be freed without the object)\nand their share of the dump, "
+	    "and the chain of dominators up to the root\n(DUMP may be - "
+	    "for stdin).  The summary counts the objects no root reaches.\n\n"
+	    "  --top N        print the first N objects (default %d)\n"
+	    "  --class CLASS  only objects of this class\n"
+	    "  --format FMT   text (default), json or csv\n"
+	    "  --bytes        sizes as exact byte counts, not KiB/MiB/GiB\n"
+	    "  --help         this text\n"
+	    "  --version      the version\n\n"
+	    "Exit status: 0 success, 1 no objects of CLASS in the dump "
+	    "(the nearest class\nnames are suggested), 2 bad usage or an "
+	    "unreadable, truncated or corrupt dump.\n",
+	    usage_line, DOMINATORS_DEFAULT_TOP);
 	exit(0);
 }
 

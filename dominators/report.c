@@ -88,12 +88,11 @@ static void render_text(const struct dominators_options *o,
 			    vmheap_graph_total_bytes(g));
 	vmheap_report_bytes(&o->report, lost, sizeof(lost),
 			    res->unreachable_bytes);
-	vmheap_strbuf_addf(out,
-			   "\n%" PRIu32 " objects, %s; "
-			   "unreachable from the roots: %" PRIu64
-			   " objects, %s\n\n",
-			   vmheap_graph_object_count(g), all, res->unreachable,
-			   lost);
+	vmheap_strbuf_addf(
+	    out,
+	    "\n%" PRIu32 " objects, %s; "
+	    "unreachable from the roots: %" PRIu64 " objects, %s\n\n",
+	    vmheap_graph_object_count(g), all, res->unreachable, lost);
 	rc = vmheap_table_add_row(
 	    tab, (const char *[]){"retained", "%", "own", "class", "address",
 				  "dominated by"});

@@ -23,7 +23,7 @@ static void render_text(const struct path_options *o,
 {
 	const struct vmheap_graph_class_paths *p = res->paths;
 	vmheap_graph *g = res->g;
-	char size[64], lost[64], pct[16];
+	char size[64], lost[64];
 
 	vmheap_strbuf_add(out, "dump: ", 6);
 	vmheap_strbuf_add_dump_origin(out, res->reader);
@@ -55,16 +55,11 @@ static void render_text(const struct path_options *o,
 	}
 	for (size_t k = 0; k < shown; k++) {
 		const struct vmheap_graph_path_group *grp = &p->groups[k];
-		vmheap_format_share(pct, sizeof(pct), (double)grp->count,
-				    (double)p->instances, 0);
-		vmheap_report_amount(&o->report, size, sizeof(size),
-				     grp->bytes);
-		vmheap_strbuf_addf(out,
-				   "\n#%zu  %" PRIu64 " instance%s (%s), %s, "
-				   "path of %zu objects\n",
-				   k + 1, grp->count, grp->count == 1 ? "" : "s",
-				   pct, size, grp->length);
-		vmheap_strbuf_add_path_text(out, g, grp->example, "    ");
+		vmheap_strbuf_add(out, "\n", 1);
+		vmheap_strbuf_add_path_group(out, &o->report, g, grp, k + 1,
+					     grp->count == 1 ? "instance"
+							     : "instances",
+					     p->instances, "");
 	}
 	if (shown < p->group_count)
 		vmheap_strbuf_addf(out, "\n(top %zu of %zu path shapes shown)\n",

@@ -3,6 +3,7 @@
  * as text and JSON (part of libvmheap-report).
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "vmheap_graph_query.h"
@@ -87,6 +88,27 @@ void vmheap_strbuf_add_path_text(struct vmheap_strbuf *sb,
 				   vmheap_graph_object_id(g, path[k]));
 	}
 	free(path);
+}
+
+void vmheap_strbuf_add_path_group(struct vmheap_strbuf *sb,
+				  const struct vmheap_report_options *o,
+				  const vmheap_graph *g,
+				  const struct vmheap_graph_path_group *grp,
+				  size_t k, const char *noun, uint64_t of,
+				  const char *indent)
+{
+	char share[16], size[32], deeper[64];
+
+	vmheap_format_share(share, sizeof(share), (double)grp->count,
+			    (double)of, 0);
+	vmheap_report_amount(o, size, sizeof(size), grp->bytes);
+	vmheap_strbuf_addf(sb,
+			   "%s#%zu  %" PRIu64 " %s (%s), %s, path of %zu "
+			   "objects\n",
+			   indent, k, grp->count, noun, share, size,
+			   grp->length);
+	snprintf(deeper, sizeof(deeper), "%s    ", indent);
+	vmheap_strbuf_add_path_text(sb, g, grp->example, deeper);
 }
 
 void vmheap_strbuf_add_path_json(struct vmheap_strbuf *sb,

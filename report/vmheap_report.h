@@ -332,6 +332,20 @@ void vmheap_strbuf_add_path_text(struct vmheap_strbuf *sb,
 				 const char *indent);
 
 /*
+ * Group k (counted from 1) of merged paths (vmheap_graph_object_paths) in
+ * text: "INDENT#K  COUNT NOUN (SHARE), SIZE, path of N objects", SHARE
+ * the group's count as a share of `of` and SIZE its bytes as
+ * vmheap_report_amount() gives them, then its example's path
+ * (vmheap_strbuf_add_path_text) indented four more columns.
+ */
+void vmheap_strbuf_add_path_group(struct vmheap_strbuf *sb,
+				  const struct vmheap_report_options *o,
+				  const vmheap_graph *g,
+				  const struct vmheap_graph_path_group *grp,
+				  size_t k, const char *noun, uint64_t of,
+				  const char *indent);
+
+/*
  * The same as JSON members, without braces: "root":{"kind":KIND or null},
  * "length":N, "path":[{"class":C,"address":"0x..."}, ...] (every object,
  * root object first).

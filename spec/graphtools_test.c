@@ -426,6 +426,21 @@ static const char *line_starting(const char *out, const char *prefix)
 	return NULL;
 }
 
+/* Run tool `name` with `args`: it exits 0, and each of `want` (NULL
+ * ends it) starts a line of its output, after the line's spaces. */
+static void expect_lines(const char *name, const char *const *args,
+			 const char *const *want)
+{
+	struct run r = tool(name, args);
+
+	ck_assert_msg(r.status == 0, "%s: status %d: %s", name, r.status,
+		      r.err);
+	for (; *want; want++)
+		ck_assert_msg(line_starting(r.out, *want), "no '%s' in:\n%s",
+			      *want, r.out);
+	run_free(&r);
+}
+
 START_TEST(path_of_a_leak_held_by_a_globals_array)
 {
 	struct heap h;
@@ -456,15 +471,14 @@ START_TEST(path_of_a_leak_held_by_a_globals_array)
 	run_free(&r);
 
 	/* --bytes: the exact counts */
-	r = tool("vmheap-path", (const char *[]){"--bytes", dump, "Leak", NULL});
-	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-	ck_assert_msg(strstr(r.out, "class Leak: 325 instances, 13160 bytes; "
-				    "2 path shapes; 5 unreachable, 200 bytes\n"),
-		      "%s", r.out);
-	ck_assert_msg(strstr(r.out, "#1  300 instances (92.3%), 12000 bytes, "
-				    "path of 2 objects\n"),
-		      "%s", r.out);
-	run_free(&r);
+	expect_lines("vmheap-path",
+		     (const char *[]){"--bytes", dump, "Leak", NULL},
+		     (const char *[]){"class Leak: 325 instances, 13160 bytes; "
+				      "2 path shapes; 5 unreachable, 200 "
+				      "bytes\n",
+				      "#1  300 instances (92.3%), 12000 bytes, "
+				      "path of 2 objects\n",
+				      NULL});
 
 	r = tool("vmheap-path",
 		 (const char *[]){"--format", "json", "--top", "1", dump, "Leak",
@@ -545,26 +559,21 @@ START_TEST(dominators_of_the_global_array_leak_match_brute_force)
 	 * 2424 = 2.37 KiB, 16984 = 16.59 KiB */
 	snprintf(line, sizeof(line), "%.1f%%", 100.0 * 14424 / 16984);
 	ck_assert_str_eq(line, "84.9%");
-	r = tool("vmheap-dominators", (const char *[]){"--top", "1", dump, NULL});
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_msg(strstr(r.out, "378 objects, 16.6 KiB (16984 bytes); "
-				    "unreachable from the roots: 5 objects, "
-				    "200 bytes\n"),
-		      "%s", r.out);
-	ck_assert_msg(line_starting(r.out, "14.1 KiB  84.9%  2.37 KiB  Array  "
-					   "0x1000   root global_tbl"),
-		      "%s", r.out);
-	run_free(&r);
-	r = tool("vmheap-dominators",
-		 (const char *[]){"--bytes", "--top", "1", dump, NULL});
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_msg(strstr(r.out, "378 objects, 16984 bytes; unreachable "
-				    "from the roots: 5 objects, 200 bytes\n"),
-		      "%s", r.out);
-	ck_assert_msg(line_starting(r.out, "14424  84.9%  2424  Array  0x1000   "
-					   "root global_tbl"),
-		      "%s", r.out);
-	run_free(&r);
+	expect_lines("vmheap-dominators",
+		     (const char *[]){"--top", "1", dump, NULL},
+		     (const char *[]){"378 objects, 16.6 KiB (16984 bytes); "
+				      "unreachable from the roots: 5 objects, "
+				      "200 bytes\n",
+				      "14.1 KiB  84.9%  2.37 KiB  Array  "
+				      "0x1000   root global_tbl\n",
+				      NULL});
+	expect_lines("vmheap-dominators",
+		     (const char *[]){"--bytes", "--top", "1", dump, NULL},
+		     (const char *[]){"378 objects, 16984 bytes; unreachable "
+				      "from the roots: 5 objects, 200 bytes\n",
+				      "14424  84.9%  2424  Array  0x1000   "
+				      "root global_tbl\n",
+				      NULL});
 	heap_free(&h);
 }
 END_TEST
@@ -646,25 +655,19 @@ START_TEST(chain_of_hashes_shows_in_paths_and_dominators)
 	run_free(&r);
 	/* the same in text: units (17500 bytes = 17.09 KiB, 17200 = 16.80
 	 * KiB), one decimal; exact counts with --bytes */
-	r = tool("vmheap-histo", (const char *[]){"--retained", dump, NULL});
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_msg(line_starting(r.out, "3  Hash                  300 B  "
-					   "17.1 KiB  100.0%\n"),
-		      "%s", r.out);
-	ck_assert_msg(line_starting(r.out, "430  Leak               16.8 KiB  "
-					   "16.8 KiB   98.3%\n"),
-		      "%s", r.out);
-	/* the total row has no retained share: it ends after its bytes */
-	ck_assert_msg(strstr(r.out, "433  total (2 classes)  17.1 KiB\n"),
-		      "%s", r.out);
-	run_free(&r);
-	r = tool("vmheap-histo",
-		 (const char *[]){"--retained", "--bytes", dump, NULL});
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_msg(line_starting(r.out, "430  Leak               17200     "
-					   "17200   98.3%\n"),
-		      "%s", r.out);
-	run_free(&r);
+	/* (the total row has no retained share: it ends after its bytes) */
+	expect_lines("vmheap-histo", (const char *[]){"--retained", dump, NULL},
+		     (const char *[]){"3  Hash                  300 B  "
+				      "17.1 KiB  100.0%\n",
+				      "430  Leak               16.8 KiB  "
+				      "16.8 KiB   98.3%\n",
+				      "433  total (2 classes)  17.1 KiB\n",
+				      NULL});
+	expect_lines("vmheap-histo",
+		     (const char *[]){"--retained", "--bytes", dump, NULL},
+		     (const char *[]){"430  Leak               17200     "
+				      "17200   98.3%\n",
+				      NULL});
 	heap_free(&h);
 }
 END_TEST
@@ -741,11 +744,12 @@ START_TEST(diff_paths_show_where_the_new_objects_hang)
 	r = tool("vmheap-diff", (const char *[]){"--paths", "--bytes", old_dump,
 						 new_dump, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_msg(strstr(r.out, "new objects: 200, 8000 bytes, in 1 class; "
-				    "paths of the top 1\n") &&
-			  strstr(r.out, "Leak: 200 new objects, 8000 bytes; ") &&
-			  strstr(r.out, "  #1  200 new (100.0%), 8000 bytes, "),
-		      "%s", r.out);
+	ck_assert_msg(
+	    strstr(r.out, "new objects: 200, 8000 bytes, in 1 class; "
+			  "paths of the top 1\n") &&
+		strstr(r.out, "Leak: 200 new objects, 8000 bytes; ") &&
+		strstr(r.out, "  #1  200 new (100.0%), 8000 bytes, "),
+	    "%s", r.out);
 	ck_assert_msg(strstr(r.out, "old.vmheap (vm ") &&
 			  strstr(r.out, "): 178 objects, 8984 bytes\nnew: ") &&
 			  strstr(r.out, "): 378 objects, 16984 bytes\nnew "
