@@ -19,7 +19,7 @@
 struct dominators_options {
 	const char *dump;
 	const char *cls; /* --class, or NULL */
-	struct vmheap_report_options report; /* --top, --format */
+	struct vmheap_report_options report; /* --top, --format, --bytes */
 };
 
 struct dominators_result {

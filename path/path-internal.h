@@ -18,7 +18,7 @@
 struct path_options {
 	const char *dump;   /* path, or "-" */
 	const char *target; /* CLASS or 0xADDRESS */
-	struct vmheap_report_options report; /* --top, --format */
+	struct vmheap_report_options report; /* --top, --format, --bytes */
 };
 
 struct path_result {
