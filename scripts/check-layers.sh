@@ -8,6 +8,8 @@
 #   agent/                   -> format
 #   histo/ diff/ console/    -> report, analysis, format, agent
 #   hosts/*/                 -> agent, format
+#   import/                  -> format (the converters: the writer only)
+#   import/tool/             -> import, report, analysis, format
 #
 # and no folder includes another folder's private (*-internal.h) header.
 # Tests, fuzz targets, benchmarks and examples may include anything.
@@ -23,12 +25,14 @@ allowed() { # folder -> the folders it may include from
 	agent) echo "agent format" ;;
 	histo | diff | console) echo "$1 report analysis format agent" ;;
 	hosts/*) echo "$1 agent format" ;;
+	import) echo "import format" ;;
+	import/tool) echo "import/tool import report analysis format" ;;
 	*) echo "" ;;
 	esac
 }
 
 # header basename -> owning folder
-headers=$(find format analysis report agent histo diff console hosts \
+headers=$(find format analysis report agent histo diff console hosts import \
 	-name '*.h' 2>/dev/null)
 
 owner() {
@@ -41,7 +45,8 @@ owner() {
 }
 
 bad=0
-for dir in format analysis report agent histo diff console hosts/*; do
+for dir in format analysis report agent histo diff console hosts/* import \
+	import/tool; do
 	[ -d "$dir" ] || continue
 	ok=$(allowed "$dir")
 	for f in "$dir"/*.c "$dir"/*.h; do

@@ -1,0 +1,527 @@
+/*
+ * import_test.c - vmheap-import against the real VMs' own dumps.
+ *
+ * MRI: a real `ruby` with the vmheap agent holds known objects; the test
+ * takes a vmheap dump through the agent (in-process mode, which allocates
+ * nothing in Ruby) and then has the program write ObjectSpace.dump_all of
+ * the same heap (GC off, nothing allocated in between), imports it, and
+ * compares: vmheap-histo's per-class counts and bytes must be equal, and
+ * every object must have the same id, class, size and references, except
+ * the reference to its own class, which dump_all leaves out.
+ *
+ * Bad input: truncated, corrupt and unknown inputs exit 2, say where, and
+ * leave no OUT (nor a temporary file) behind.
+ */
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vmheap.h"
+#include "lib/vmheap_spec.h"
+
+#define RUN_MS 60000
+
+/* ------------------------------------------------------------ helpers */
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* Run vmheap-import with `args` (NULL-terminated, at most 6). */
+static void import_run(struct spec_run *r, const char *const *args,
+		       const char *input)
+{
+	const char *argv[8] = {spec_bin("vmheap-import")};
+	size_t i;
+
+	for (i = 0; args[i] && i < 6; i++)
+		argv[i + 1] = args[i];
+	argv[i + 1] = NULL;
+	ck_assert_msg(spec_run(argv, NULL, input, RUN_MS, r) == 0,
+		      "cannot start vmheap-import");
+}
+
+/* vmheap-histo --format csv --sort name of `dump` (malloc'd). */
+static char *histo_csv(const char *dump, int by_kind)
+{
+	const char *argv[] = {spec_bin("vmheap-histo"), "--format", "csv",
+			      "--sort",		    "name",	by_kind ? "--kind" : dump,
+			      by_kind ? dump : NULL, NULL};
+	struct spec_run r;
+	char *out;
+
+	ck_assert(spec_run(argv, NULL, NULL, RUN_MS, &r) == 0);
+	ck_assert_msg(r.status == 0, "vmheap-histo %s: %s", dump, r.err);
+	out = r.out;
+	r.out = NULL;
+	spec_run_free(&r);
+	return out;
+}
+
+/* One object of a dump, its class resolved to a name. */
+struct obj {
+	uint64_t id, class_id, bytes;
+	const char *class_name;
+	uint64_t *refs;
+	size_t nrefs;
+};
+
+struct dump {
+	struct obj *objs;
+	size_t n, cap;
+	uint64_t *class_ids;
+	char **class_names;
+	size_t nclasses;
+	char *root_kinds; /* "kind kind ...", sorted, unique */
+};
+
+static int by_id(const void *a, const void *b)
+{
+	const struct obj *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void read_dump(const char *path, struct dump *d)
+{
+	vmheap_reader *r = NULL;
+	struct vmheap_record rec;
+	char *strings[64][2] = {{0}}, *kinds[4096];
+	uint64_t string_ids[64];
+	size_t nstrings = 0, nkinds = 0, i, j, len = 1;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	rc = vmheap_reader_open_path(&r, path);
+	ck_assert_msg(rc == 0, "open %s: %s", path, vmheap_reader_error(r));
+	while ((rc = vmheap_reader_next(r, &rec)) > 0) {
+		struct obj *o;
+
+		switch (rec.type) {
+		case VMHEAP_RECORD_STRING:
+			ck_assert_uint_lt(nstrings, 64);
+			string_ids[nstrings] = rec.u.string.id;
+			strings[nstrings++][0] =
+			    strndup(rec.u.string.text, rec.u.string.len);
+			break;
+		case VMHEAP_RECORD_CLASS:
+			d->class_ids = realloc(d->class_ids,
+					       (d->nclasses + 1) * 8);
+			d->class_names =
+			    realloc(d->class_names,
+				    (d->nclasses + 1) * sizeof(char *));
+			d->class_ids[d->nclasses] = rec.u.klass.id;
+			d->class_names[d->nclasses++] =
+			    strndup(rec.u.klass.name, rec.u.klass.name_len);
+			break;
+		case VMHEAP_RECORD_OBJECT:
+			if (d->n == d->cap) {
+				d->cap = d->cap ? d->cap * 2 : 4096;
+				d->objs =
+				    realloc(d->objs, d->cap * sizeof(*d->objs));
+				ck_assert_ptr_nonnull(d->objs);
+			}
+			o = &d->objs[d->n++];
+			o->id = rec.u.object.id;
+			o->class_id = rec.u.object.class_id;
+			o->bytes = rec.u.object.bytes;
+			o->nrefs = rec.u.object.nrefs;
+			o->refs = malloc((o->nrefs + 1) * 8);
+			memcpy(o->refs, rec.u.object.refs, o->nrefs * 8);
+			qsort(o->refs, o->nrefs, 8, by_u64);
+			break;
+		case VMHEAP_RECORD_ROOT:
+			for (i = 0; i < nstrings; i++)
+				if (string_ids[i] == rec.u.root.kind_string_id)
+					break;
+			ck_assert_msg(i < nstrings, "a root of no kind");
+			for (j = 0; j < nkinds; j++)
+				if (kinds[j] == strings[i][0])
+					break;
+			if (j == nkinds && nkinds < 4096)
+				kinds[nkinds++] = strings[i][0];
+			break;
+		default:
+			ck_abort_msg("%s: a record of type %d", path, rec.type);
+		}
+	}
+	ck_assert_msg(rc == 0, "read %s: %s", path, vmheap_reader_error(r));
+	vmheap_reader_free(r);
+	for (i = 0; i < d->n; i++) {
+		d->objs[i].class_name = "?";
+		for (j = 0; j < d->nclasses; j++)
+			if (d->class_ids[j] == d->objs[i].class_id) {
+				d->objs[i].class_name = d->class_names[j];
+				break;
+			}
+	}
+	qsort(d->objs, d->n, sizeof(*d->objs), by_id);
+	qsort(kinds, nkinds, sizeof(char *), by_str);
+	for (i = 0; i < nkinds; i++)
+		len += strlen(kinds[i]) + 1;
+	d->root_kinds = calloc(1, len);
+	for (i = 0; i < nkinds; i++) {
+		strcat(d->root_kinds, kinds[i]);
+		strcat(d->root_kinds, i + 1 < nkinds ? " " : "");
+	}
+	for (i = 0; i < nstrings; i++)
+		free(strings[i][0]);
+}
+
+static void dump_free(struct dump *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		free(d->objs[i].refs);
+	for (i = 0; i < d->nclasses; i++)
+		free(d->class_names[i]);
+	free(d->objs);
+	free(d->class_ids);
+	free(d->class_names);
+	free(d->root_kinds);
+}
+
+static const struct obj *find(const struct dump *d, uint64_t id)
+{
+	struct obj key = {.id = id};
+
+	return bsearch(&key, d->objs, d->n, sizeof(key), by_id);
+}
+
+/* 1 when y's references are x's less every occurrence of one address
+ * (the object's class, which dump_all leaves out). */
+static int same_but_class(const struct obj *x, const struct obj *y)
+{
+	size_t p = 0, q = 0;
+	uint64_t left_out = 0;
+
+	while (p < x->nrefs) {
+		if (q < y->nrefs && x->refs[p] == y->refs[q]) {
+			p++, q++;
+			continue;
+		}
+		if (left_out && left_out != x->refs[p])
+			return 0;
+		left_out = x->refs[p++];
+	}
+	return q == y->nrefs;
+}
+
+/* ------------------------------------------------------------ ruby */
+
+/* Holds known objects; on its first stdin byte writes dump_all of the
+ * heap to all.json.  dump_all goes to a String (output: :string, which
+ * dump_all leaves out of the dump) and the method is called once before,
+ * so that the call itself allocates nothing: $stdin.getbyte returns a
+ * Fixnum. */
+static const char ruby_program[] =
+    "require 'objspace'\n"
+    "class ImportSpecThing; def initialize; @a = 'x' * 100; end; end\n"
+    "class ImportSpecOther < ImportSpecThing; end\n"
+    "$keep = Array.new(500) { ImportSpecThing.new } +\n"
+    "        Array.new(70) { ImportSpecOther.new }\n"
+    "o = Object.new; def o.single; end; $keep << o\n"
+    "$keep << Class.new.new\n"
+    "def dumpall() ObjectSpace.dump_all(output: :string) end\n"
+    "dumpall\n"
+    "GC.start\n"
+    "GC.disable\n"
+    "$stdout.puts 'ready'; $stdout.flush\n"
+    "$stdin.getbyte\n"
+    "s = dumpall\n"
+    "File.write('all.json', s)\n"
+    "$stdout.puts 'done'; $stdout.flush\n"
+    "$stdin.read\n";
+
+/* Run the program in `dir`: own.vmheap (the agent's, in-process) and
+ * all.json (dump_all) of the same heap. */
+static void ruby_dumps(const char *dir)
+{
+	char path[PATH_MAX], inc[PATH_MAX], tmpdir[PATH_MAX + 32],
+	    dumpdir[PATH_MAX + 32], env_dir[PATH_MAX + 32];
+	const char *argv[] = {"ruby", "-I", inc, "-rvmheap_agent", path, NULL};
+	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT",
+#ifdef VMHEAP_ASAN_RUNTIME
+			     "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
+			     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1",
+#endif
+			     NULL};
+	const char *console[] = {spec_bin("vmheap-console"),
+				 "-e",
+				 "set config.dump.fork false",
+				 "-e",
+				 "set system.memory.dump own.vmheap",
+				 NULL};
+	const char *console_env[] = {env_dir, NULL};
+	struct vmheap_agent_info info;
+	struct spec_spawn o = {0};
+	struct spec_proc p;
+	struct spec_run r;
+	char err[700];
+
+	snprintf(path, sizeof(path), "%s/program.rb", dir);
+	spec_write_text(path, ruby_program);
+	snprintf(inc, sizeof(inc), "%s", spec_build("ruby"));
+	snprintf(tmpdir, sizeof(tmpdir), "VMHEAP_AGENT_TMPDIR=%s", dir);
+	snprintf(dumpdir, sizeof(dumpdir), "VMHEAP_AGENT_DIR=%s", dir);
+	snprintf(env_dir, sizeof(env_dir), "VMHEAP_AGENT_TMPDIR=%s", dir);
+	o.argv = argv;
+	o.env = env;
+	o.dir = dir;
+	spec_proc_start(&p, &o, 1);
+	ck_assert_msg(spec_proc_wait_for(&p, "ready\n", 30000),
+		      "the Ruby program did not start: %.*s", (int)p.len,
+		      p.buf);
+	ck_assert_msg(spec_discovery_wait(dir, p.pid, &info, 30000, err,
+					  sizeof(err)) == 0,
+		      "discovery: %s", err);
+	ck_assert(spec_run(console, console_env, NULL, RUN_MS, &r) == 0);
+	ck_assert_msg(r.status == 0, "vmheap-console: %s%s", r.out, r.err);
+	spec_run_free(&r);
+	spec_proc_write(&p, "g");
+	ck_assert_msg(spec_proc_wait_for(&p, "done\n", 30000),
+		      "no dump_all: %.*s", (int)p.len, p.buf);
+	ck_assert_int_eq(spec_proc_wait_exit(&p, 15000), 0);
+}
+
+START_TEST(ruby_dump_all_matches_the_agents_dump_of_the_same_heap)
+{
+	const char *dir = spec_mkdtemp("ruby");
+	char json[PATH_MAX], own[PATH_MAX], imported[PATH_MAX];
+	const char *args[] = {json, imported, NULL};
+	struct dump a, b;
+	struct spec_run r;
+	char *ha, *hb;
+	size_t i, things = 0, moved = 0;
+
+	ruby_dumps(dir);
+	snprintf(json, sizeof(json), "%s/all.json", dir);
+	snprintf(own, sizeof(own), "%s/own.vmheap", dir);
+	snprintf(imported, sizeof(imported), "%s/imported.vmheap", dir);
+	import_run(&r, args, NULL);
+	ck_assert_msg(r.status == 0, "vmheap-import: %s", r.err);
+	ck_assert_msg(strstr(r.out, "(ruby-json, "), "%s", r.out);
+	spec_run_free(&r);
+
+	/* what a user compares: the histograms, by class and by name */
+	ha = histo_csv(own, 0);
+	hb = histo_csv(imported, 0);
+	ck_assert_msg(strstr(hb, "\n500,ImportSpecThing,20000\n") &&
+			  strstr(hb, "\n70,ImportSpecOther,2800\n"),
+		      "%s", hb);
+	ck_assert_str_eq(ha, hb);
+	free(ha);
+	free(hb);
+
+	/* object by object: id, class, size, references */
+	read_dump(own, &a);
+	read_dump(imported, &b);
+	ck_assert_uint_eq(a.n, b.n);
+	for (i = 0; i < a.n; i++) {
+		const struct obj *x = &a.objs[i], *y = find(&b, x->id);
+		ck_assert_msg(y, "object 0x%llx (%s) is not in the import",
+			      (unsigned long long)x->id, x->class_name);
+		ck_assert_str_eq(x->class_name, y->class_name);
+		ck_assert_uint_eq(x->bytes, y->bytes);
+		if (strcmp(x->class_name, "<imemo>") == 0 ||
+		    strcmp(x->class_name, "Thread") == 0 ||
+		    strcmp(x->class_name, "Fiber") == 0) {
+			/* running code fills inline caches of iseqs and
+			 * call caches, and moves the main thread's (and fiber's) stack,
+			 * between the two dumps: same objects, some
+			 * references moved */
+			moved += !same_but_class(x, y);
+			continue;
+		}
+		ck_assert_msg(same_but_class(x, y),
+			      "object 0x%llx (%s): its references in the "
+			      "import are not the agent's less its class",
+			      (unsigned long long)x->id, x->class_name);
+		/* an ImportSpecThing holds its class and its @a */
+		if (strcmp(x->class_name, "ImportSpecThing") == 0) {
+			ck_assert_uint_eq(x->nrefs, 2);
+			ck_assert_uint_eq(y->nrefs, 1);
+			things++;
+		}
+	}
+	ck_assert_uint_lt(moved, 20);
+	/* the agent's walk runs on its own thread, whose machine stack
+	 * holds no Ruby object; dump_all's runs on the main thread */
+	ck_assert_str_eq(b.root_kinds,
+			 "global_list global_tbl machine_context vm");
+	ck_assert_str_eq(a.root_kinds, "global_list global_tbl vm");
+	ck_assert_msg(strstr(b.root_kinds, "vm"), "%s", b.root_kinds);
+	ck_assert_uint_eq(things, 500);
+	dump_free(&a);
+	dump_free(&b);
+}
+END_TEST
+
+START_TEST(ruby_imemo_types_are_kinds)
+{
+	const char *dir = spec_mkdtemp("kinds");
+	char json[PATH_MAX], out[PATH_MAX];
+	const char *args[] = {"--from", "ruby-json", "-", out, NULL};
+	const char *input =
+	    "{\"type\":\"ROOT\", \"root\":\"vm\", "
+	    "\"references\":[\"0x1000\"]}\n"
+	    "{\"address\":\"0x1000\", \"type\":\"IMEMO\", \"class\":\"0x3000\", "
+	    "\"imemo_type\":\"ment\", \"memsize\":48}\n"
+	    "{\"address\":\"0x1028\", \"type\":\"STRING\", \"class\":\"0x2000\", "
+	    "\"bytesize\":3, \"value\":\"abc\", \"file\":\"x.rb\", \"line\":3, "
+	    "\"memsize\":40, \"references\":[\"0x1000\"]}\n"
+	    "{\"address\":\"0x1050\", \"type\":\"ARRAY\", \"memsize\":40}\n"
+	    "{\"address\":\"0x2000\", \"type\":\"CLASS\", \"class\":\"0x2028\", "
+	    "\"name\":\"String\", \"memsize\":600}\n"
+	    "{\"address\":\"0x2028\", \"type\":\"CLASS\", \"class\":\"0x2050\", "
+	    "\"superclass\":\"0x2050\", \"singleton\":true, "
+	    "\"memsize\":400}\n"
+	    "{\"address\":\"0x2050\", \"type\":\"CLASS\", \"class\":\"0x2050\", "
+	    "\"name\":\"Class\", \"memsize\":500}\n";
+	struct spec_run r;
+	char *h;
+
+	snprintf(json, sizeof(json), "%s/in.json", dir);
+	snprintf(out, sizeof(out), "%s/out.vmheap", dir);
+	import_run(&r, args, input);
+	ck_assert_msg(r.status == 0, "vmheap-import: %s", r.err);
+	spec_run_free(&r);
+	/* the class records come after their objects; the singleton class
+	 * counts as Class, as rb_obj_class says */
+	h = histo_csv(out, 0);
+	ck_assert_str_eq(h, "count,class,bytes\n"
+			    "1,<hidden-array>,40\n"
+			    "1,<imemo>,48\n"
+			    "3,Class,1500\n"
+			    "1,String,40\n");
+	free(h);
+	h = histo_csv(out, 1);
+	ck_assert_msg(strstr(h, "\n1,imemo:ment,48\n") &&
+			  strstr(h, "\n3,class,1500\n"),
+		      "%s", h);
+	free(h);
+}
+END_TEST
+
+/* ------------------------------------------------------------ bad input */
+
+static const char good_json[] =
+    "{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x1000\"]}\n"
+    "{\"address\":\"0x1000\", \"type\":\"OBJECT\", \"class\":\"0x2000\", "
+    "\"memsize\":40}\n"
+    "{\"address\":\"0x2000\", \"type\":\"CLASS\", \"name\":\"Foo\", "
+    "\"memsize\":40}\n";
+
+/* Import `input`; it must fail (exit 2) with `want` in the message and
+ * leave nothing in the directory. */
+static void import_fails(const char *input, size_t len, const char *from,
+			 const char *want)
+{
+	const char *dir = spec_mkdtemp("bad");
+	char in[PATH_MAX], out[PATH_MAX];
+	const char *args[] = {from ? "--from" : in, from ? from : out,
+			      from ? in : NULL, out, NULL};
+	struct spec_run r;
+	char *ls;
+
+	snprintf(in, sizeof(in), "%s/in", dir);
+	snprintf(out, sizeof(out), "%s/out/x.vmheap", dir);
+	spec_write_file(in, input, len);
+	snprintf(out, sizeof(out), "%s/x.vmheap", dir);
+	import_run(&r, args, NULL);
+	ck_assert_msg(r.status == 2, "exit %d, stderr %s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, want), "stderr: %s (want %s)", r.err,
+		      want);
+	ck_assert_msg(strncmp(r.err, "vmheap-import: ", 15) == 0, "%s", r.err);
+	ls = spec_ls(dir, ' ');
+	ck_assert_str_eq(ls, "in ");
+	free(ls);
+	spec_run_free(&r);
+}
+
+START_TEST(bad_json_exits_2_names_the_line_and_leaves_no_out)
+{
+	size_t cut = sizeof(good_json) - 1 - 20;
+	char corrupt[sizeof(good_json)];
+
+	/* cut in the middle of the third line, or right after its '}' */
+	import_fails(good_json, cut, NULL,
+		     "truncated: the last line (3) ends at byte offset 169 "
+		     "without a newline");
+	import_fails(good_json, sizeof(good_json) - 2, NULL,
+		     "truncated: the last line (3) ends at byte offset 188");
+	memcpy(corrupt, good_json, sizeof(good_json));
+	strstr(corrupt, "\"0x1000\", \"type\"")[2] = 'y'; /* "0y1000" */
+	import_fails(corrupt, sizeof(good_json) - 1, NULL,
+		     "without an \"address\" (\"0x...\") at line 2 (byte offset 54)");
+	import_fails("{\"type\":\"ROOT\",\"root\":\"vm\"}\n{\"type\": nope}\n",
+		     43, NULL,
+		     "malformed JSON: invalid token near 'nope' at line 2 "
+		     "(byte offset 41)");
+	import_fails("hello\n", 6, NULL, "not a dump vmheap-import reads");
+	import_fails("", 0, NULL, "empty input");
+	import_fails(good_json, sizeof(good_json) - 1, "hprof", "HPROF");
+}
+END_TEST
+
+START_TEST(out_is_never_overwritten_and_stdin_works)
+{
+	const char *dir = spec_mkdtemp("out");
+	char out[PATH_MAX];
+	const char *args[] = {"-", out, NULL};
+	struct spec_run r;
+	char *h;
+
+	snprintf(out, sizeof(out), "%s/x.vmheap", dir);
+	import_run(&r, args, good_json);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "<stdin> (ruby-json, 189 bytes) -> "),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, ": 2 objects, 2 classes, 1 roots"), "%s",
+		      r.out);
+	spec_run_free(&r);
+	h = histo_csv(out, 0);
+	ck_assert_str_eq(h, "count,class,bytes\n1,<hidden-class>,40\n"
+			    "1,Foo,40\n");
+	free(h);
+	import_run(&r, args, good_json);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "already exists"), "%s", r.err);
+	spec_run_free(&r);
+	ck_assert(exists(out));
+}
+END_TEST
+
+Suite *vmheap_spec_suite(void)
+{
+	Suite *s = suite_create("import");
+	TCase *tc;
+
+	tc = spec_tcase(s, "ruby", 120);
+	tcase_add_test(tc, ruby_dump_all_matches_the_agents_dump_of_the_same_heap);
+	tcase_add_test(tc, ruby_imemo_types_are_kinds);
+	tc = spec_tcase(s, "errors", 60);
+	tcase_add_test(tc, bad_json_exits_2_names_the_line_and_leaves_no_out);
+	tcase_add_test(tc, out_is_never_overwritten_and_stdin_works);
+	return s;
+}
