@@ -105,8 +105,8 @@ static void read_dump(const char *path, struct dump *d)
 {
 	vmheap_reader *r = NULL;
 	struct vmheap_record rec;
-	char *strings[64][2] = {{0}}, *kinds[4096];
-	uint64_t string_ids[64];
+	char *strings[256][2] = {{0}}, *kinds[4096];
+	uint64_t string_ids[256];
 	size_t nstrings = 0, nkinds = 0, i, j, len = 1;
 	int rc;
 
@@ -118,7 +118,7 @@ static void read_dump(const char *path, struct dump *d)
 
 		switch (rec.type) {
 		case VMHEAP_RECORD_STRING:
-			ck_assert_uint_lt(nstrings, 64);
+			ck_assert_uint_lt(nstrings, 256);
 			string_ids[nstrings] = rec.u.string.id;
 			strings[nstrings++][0] =
 			    strndup(rec.u.string.text, rec.u.string.len);
@@ -423,6 +423,198 @@ START_TEST(ruby_imemo_types_are_kinds)
 }
 END_TEST
 
+/* ------------------------------------------------------------ jvm */
+
+/* A row of a class histogram. */
+struct row {
+	char name[512];
+	unsigned long long count, bytes;
+};
+
+/* Rows of `jmap -histo` output ("   1:   8536   368416  [B (java.base@17)")
+ * or of vmheap-histo --format csv ("8536,[B,368416"). */
+static size_t parse_rows(const char *text, int csv, struct row *rows,
+			 size_t max)
+{
+	size_t n = 0;
+	const char *line;
+
+	for (line = text; line && *line && n < max;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		struct row *r = &rows[n];
+		char name[512];
+		const char *comma;
+
+		if (csv) {
+			comma = strchr(line, ',');
+			const char *last = comma ? strchr(comma + 1, '\n') : NULL;
+			const char *end = last ? last : line + strlen(line);
+
+			while (end > line && end[-1] != ',')
+				end--;
+			if (!comma || end <= comma + 1 ||
+			    sscanf(line, "%llu,", &r->count) != 1 ||
+			    sscanf(end, "%llu", &r->bytes) != 1)
+				continue;
+			snprintf(r->name, sizeof(r->name), "%.*s",
+				 (int)(end - 1 - (comma + 1)), comma + 1);
+		} else if (sscanf(line, " %*u: %llu %llu %511s", &r->count,
+				  &r->bytes, name) == 3) {
+			snprintf(r->name, sizeof(r->name), "%s", name);
+		} else {
+			continue;
+		}
+		n++;
+	}
+	return n;
+}
+
+static const struct row *find_row(const struct row *rows, size_t n,
+				  const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(rows[i].name, name) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+/* Run a JDK tool to completion; its stdout (malloc'd). */
+static char *jdk_tool(const char *const *argv)
+{
+	struct spec_run r;
+	char *out;
+
+	ck_assert_msg(spec_run(argv, NULL, NULL, RUN_MS, &r) == 0,
+		      "cannot start %s", argv[0]);
+	ck_assert_msg(r.status == 0, "%s %s: exit %d: %s%s", argv[0], argv[2],
+		      r.status, r.out, r.err);
+	out = r.out;
+	r.out = NULL;
+	spec_run_free(&r);
+	return out;
+}
+
+#define MAX_ROWS 4096
+
+START_TEST(hprof_histogram_equals_jmap_histo_live)
+{
+	const char *dir = spec_mkdtemp("jvm");
+	char hprof[PATH_MAX], out[PATH_MAX], cp[PATH_MAX], pid[32];
+	/* -Xshare:off: with CDS's archived heap, the heap holds the mirrors
+	 * (java.lang.Class) of archived classes that were never loaded;
+	 * jmap counts them, HPROF has no record of them */
+	const char *java[] = {"java", "-Xshare:off", "-XX:+UseSerialGC",
+			      "-Xmx64m", "-cp", cp, "ImportSpecLeak", NULL};
+	const char *gc[] = {"jcmd", pid, "GC.run", NULL};
+	const char *histo[] = {"jmap", "-histo:live", pid, NULL};
+	const char *dump[] = {"jcmd", pid, "GC.heap_dump", hprof, NULL};
+	const char *args[] = {hprof, out, NULL};
+	struct row *jrows = calloc(MAX_ROWS, sizeof(struct row)),
+		   *vrows = calloc(MAX_ROWS, sizeof(struct row));
+	struct spec_spawn o = {0};
+	struct spec_proc p;
+	struct spec_run r;
+	char *jtext, *vtext;
+	size_t nj, nv, i;
+	struct dump d;
+	const struct row *v;
+
+	snprintf(cp, sizeof(cp), "%s", spec_build("spec/java"));
+	snprintf(hprof, sizeof(hprof), "%s/heap.hprof", dir);
+	snprintf(out, sizeof(out), "%s/heap.vmheap", dir);
+	o.argv = java;
+	o.dir = dir;
+	spec_proc_start(&p, &o, 1);
+	ck_assert_msg(spec_proc_wait_for(&p, "ready\n", 30000),
+		      "the JVM did not start: %.*s", (int)p.len, p.buf);
+	snprintf(pid, sizeof(pid), "%d", (int)p.pid);
+	/* the first attach starts the JVM's attach listener (a thread and
+	 * its objects); a GC lets the cleaners settle */
+	free(jdk_tool(gc));
+	jtext = jdk_tool(histo);
+	free(jdk_tool(dump));
+	ck_assert_int_eq(spec_proc_wait_exit(&p, 15000), 0);
+
+	import_run(&r, args, NULL);
+	ck_assert_msg(r.status == 0, "vmheap-import: %s", r.err);
+	ck_assert_msg(strstr(r.out, "(hprof, "), "%s", r.out);
+	spec_run_free(&r);
+	vtext = histo_csv(out, 0);
+	nj = parse_rows(jtext, 0, jrows, MAX_ROWS);
+	nv = parse_rows(vtext, 1, vrows, MAX_ROWS);
+	ck_assert_uint_gt(nj, 100);
+	ck_assert_uint_eq(nj, nv);
+	for (i = 0; i < nj; i++) {
+		const struct row *j = &jrows[i];
+
+		v = find_row(vrows, nv, j->name);
+		ck_assert_msg(v, "jmap's class %s is not in vmheap-histo's",
+			      j->name);
+		ck_assert_msg(v->count == j->count,
+			      "%s: jmap counts %llu, vmheap-histo %llu",
+			      j->name, j->count, v->count);
+		if (strcmp(j->name, "java.lang.Class") == 0) {
+			/* the man page's rule: within 1% */
+			ck_assert_msg(v->bytes * 100 >= j->bytes * 99 &&
+					  v->bytes * 100 <= j->bytes * 101,
+				      "java.lang.Class: jmap %llu bytes, "
+				      "vmheap-histo %llu",
+				      j->bytes, v->bytes);
+			continue;
+		}
+		ck_assert_msg(v->bytes == j->bytes,
+			      "%s: jmap %llu bytes, vmheap-histo %llu",
+			      j->name, j->bytes, v->bytes);
+	}
+	v = find_row(vrows, nv, "ImportSpecLeak$Session");
+	ck_assert_msg(v && v->count == 1234, "%s", vtext);
+	v = find_row(vrows, nv, "ImportSpecLeak$Buffer");
+	ck_assert_msg(v && v->count == 30, "%s", vtext);
+
+	/* references: the static array holds the 30 buffers, a class
+	 * object holds the array, each buffer its byte[] */
+	read_dump(out, &d);
+	{
+		const struct obj *arr = NULL, *holder = NULL;
+
+		for (i = 0; i < d.n; i++)
+			if (strcmp(d.objs[i].class_name,
+				   "[LImportSpecLeak$Buffer;") == 0)
+				arr = &d.objs[i];
+		ck_assert_ptr_nonnull(arr);
+		ck_assert_uint_eq(arr->nrefs, 30);
+		for (i = 0; i < arr->nrefs; i++) {
+			const struct obj *b = find(&d, arr->refs[i]);
+
+			ck_assert_ptr_nonnull(b);
+			ck_assert_str_eq(b->class_name, "ImportSpecLeak$Buffer");
+			ck_assert_uint_eq(b->nrefs, 1);
+			ck_assert_str_eq(find(&d, b->refs[0])->class_name,
+					 "[B");
+		}
+		for (i = 0; i < d.n && !holder; i++)
+			if (strcmp(d.objs[i].class_name, "java.lang.Class") ==
+				0 &&
+			    bsearch(&arr->id, d.objs[i].refs, d.objs[i].nrefs,
+				    8, by_u64))
+				holder = &d.objs[i];
+		ck_assert_msg(holder, "no class object holds the static array");
+	}
+	ck_assert_msg(strstr(d.root_kinds, "sticky_class") &&
+			  strstr(d.root_kinds, "java_frame thread ") &&
+			  strstr(d.root_kinds, "thread_object thread ") &&
+			  strstr(d.root_kinds, "jni_global"),
+		      "%s", d.root_kinds);
+	dump_free(&d);
+	free(jtext);
+	free(vtext);
+	free(jrows);
+	free(vrows);
+}
+END_TEST
+
 /* ------------------------------------------------------------ bad input */
 
 static const char good_json[] =
@@ -520,6 +712,8 @@ Suite *vmheap_spec_suite(void)
 	tc = spec_tcase(s, "ruby", 120);
 	tcase_add_test(tc, ruby_dump_all_matches_the_agents_dump_of_the_same_heap);
 	tcase_add_test(tc, ruby_imemo_types_are_kinds);
+	tc = spec_tcase(s, "jvm", 120);
+	tcase_add_test(tc, hprof_histogram_equals_jmap_histo_live);
 	tc = spec_tcase(s, "errors", 60);
 	tcase_add_test(tc, bad_json_exits_2_names_the_line_and_leaves_no_out);
 	tcase_add_test(tc, out_is_never_overwritten_and_stdin_works);
