@@ -34,6 +34,7 @@
 #define TAG_LOAD_CLASS 0x02
 #define TAG_HEAP_DUMP 0x0c
 #define TAG_HEAP_DUMP_SEGMENT 0x1c
+#define TAG_HEAP_DUMP_END 0x2c
 
 /* Heap dump sub-record tags */
 #define SUB_ROOT_UNKNOWN 0xff
@@ -224,8 +225,10 @@ static uint32_t prim_class_id(struct hp *hp, unsigned type)
 		return hp->prim_class[type];
 	hp->prim_class[type] = ++hp->next_class_id;
 	rc = vmheap_writer_add_class(hp->w, hp->prim_class[type], name, 2, 0, 0);
-	if (rc < 0)
-		return (uint32_t)write_failed(hp, rc), 0;
+	if (rc < 0) {
+		write_failed(hp, rc);
+		return 0;
+	}
 	hp->h.res->classes++;
 	return hp->prim_class[type];
 }
@@ -849,7 +852,7 @@ int imp_hprof(struct imp_input *in, struct vmheap_import_result *res)
 	uint64_t at;
 	uint32_t len;
 	unsigned tag;
-	int rc = 0;
+	int rc = 0, heap_dumps = 0, segment_open = 0;
 
 	memset(&hp, 0, sizeof(hp));
 	hp.h.in = in;
@@ -863,8 +866,20 @@ int imp_hprof(struct imp_input *in, struct vmheap_import_result *res)
 	for (;;) {
 		long got = imp_input_fill(in, 1);
 
-		if (got == 0)
-			break; /* the end, between records */
+		if (got == 0) { /* the end, between records */
+			if (!heap_dumps || segment_open) {
+				hprof_bad(&hp.h, imp_input_offset(in),
+					  "truncated: the input ends %s",
+					  heap_dumps ? "after a HEAP DUMP "
+						       "SEGMENT, without "
+						       "HEAP DUMP END"
+						     : "before any heap dump "
+						       "record");
+				hp.h.status = VMHEAP_ETRUNCATED;
+				goto out;
+			}
+			break;
+		}
 		at = imp_input_offset(in);
 		p = hprof_get(&hp.h, 9, "a record header");
 		if (!p)
@@ -880,7 +895,13 @@ int imp_hprof(struct imp_input *in, struct vmheap_import_result *res)
 			break;
 		case TAG_HEAP_DUMP:
 		case TAG_HEAP_DUMP_SEGMENT:
+			heap_dumps++;
+			segment_open = tag == TAG_HEAP_DUMP_SEGMENT;
 			rc = heap_dump(&hp, len);
+			break;
+		case TAG_HEAP_DUMP_END:
+			segment_open = 0;
+			rc = hprof_skip(&hp.h, len, "a record");
 			break;
 		default:
 			rc = hprof_skip(&hp.h, len, "a record");

@@ -1,14 +1,11 @@
 # libvmheap-import (import/): converters of other VMs' dumps (HPROF, MRI
 # dump_all JSON) into vmheap dumps, on libvmheap's writer alone; a static
 # library of vmheap-import (import/tool/), never installed.  The JSON
-# converter parses with jansson.
+# converter parses with jansson (its header is in /usr/include on Debian).
 IMPORT_SRCS := $(wildcard import/*.c)
 IMPORT_OBJS := $(IMPORT_SRCS:%.c=$(OBJDIR)/%.o)
 LIBVMHEAP_IMPORT_A := $(LIBDIR)/libvmheap-import.a
-JANSSON_CFLAGS = $(shell pkg-config --cflags jansson 2>/dev/null)
 JANSSON_LIBS = $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
-
-$(IMPORT_OBJS): ALL_CFLAGS += -Iimport $(JANSSON_CFLAGS)
 
 $(LIBVMHEAP_IMPORT_A): $(IMPORT_OBJS)
 	@mkdir -p $(dir $@)
@@ -20,7 +17,6 @@ IMPORT_BIN := $(BINDIR)/vmheap-import
 BINS += $(IMPORT_BIN)
 MAN_PAGES += man/vmheap-import.1
 
-$(IMPORT_TOOL_OBJS): ALL_CFLAGS += -Iimport
 
 $(IMPORT_BIN): $(IMPORT_TOOL_OBJS) $(LIBVMHEAP_IMPORT_A) \
                $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A)

@@ -676,6 +676,64 @@ START_TEST(bad_json_exits_2_names_the_line_and_leaves_no_out)
 }
 END_TEST
 
+START_TEST(bad_hprof_exits_2_names_the_byte_offset_and_leaves_no_out)
+{
+	size_t len, cut;
+	char *hprof = spec_read_file(
+	    spec_src("fuzz/import-seeds/import_hprof/small.hprof"), &len);
+	const char *dir = spec_mkdtemp("hprof");
+	char in[PATH_MAX], out[PATH_MAX], *h, *ls;
+	const char *args[] = {in, out, NULL};
+	struct spec_run r;
+	unsigned char *bad;
+
+	ck_assert_ptr_nonnull(hprof);
+	snprintf(in, sizeof(in), "%s/in.hprof", dir);
+	snprintf(out, sizeof(out), "%s/out.vmheap", dir);
+	spec_write_file(in, hprof, len);
+	import_run(&r, args, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, ": 9 objects, 6 classes, 4 roots, 7 "
+				    "references"),
+		      "%s", r.out);
+	spec_run_free(&r);
+	h = histo_csv(out, 0);
+	/* Holder: 12-byte header, a reference (4) and an int: 24 bytes */
+	ck_assert_str_eq(h, "count,class,bytes\n2,Holder,48\n1,[B,32\n1,[I,32\n"
+			    "1,[Ljava.lang.Object;,32\n4,java.lang.Class,200\n");
+	free(h);
+	unlink(out);
+
+	/* cut anywhere: exit 2, the offset named, no OUT */
+	for (cut = 0; cut < len; cut += cut < len - 64 ? 7 : 1) {
+		spec_write_file(in, hprof, cut);
+		import_run(&r, args, NULL);
+		ck_assert_msg(r.status == 2, "cut at %zu: exit %d, %s%s", cut,
+			      r.status, r.out, r.err);
+		ck_assert_msg(strstr(r.err, "byte offset") ||
+				  strstr(r.err, "empty input"),
+			      "cut at %zu: %s", cut, r.err);
+		spec_run_free(&r);
+		ls = spec_ls(dir, ' ');
+		ck_assert_msg(strcmp(ls, "in.hprof ") == 0, "cut at %zu: %s",
+			      cut, ls);
+		free(ls);
+	}
+	/* a corrupt sub-record tag: the first INSTANCE DUMP's 0x21 */
+	bad = memchr(hprof + 600, 0x21, len - 600);
+	ck_assert_ptr_nonnull(bad);
+	*bad = 0x77;
+	spec_write_file(in, hprof, len);
+	import_run(&r, args, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "unknown heap dump sub-record tag 0x77 at "
+				    "byte offset"),
+		      "%s", r.err);
+	spec_run_free(&r);
+	free(hprof);
+}
+END_TEST
+
 START_TEST(out_is_never_overwritten_and_stdin_works)
 {
 	const char *dir = spec_mkdtemp("out");
@@ -716,6 +774,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, hprof_histogram_equals_jmap_histo_live);
 	tc = spec_tcase(s, "errors", 60);
 	tcase_add_test(tc, bad_json_exits_2_names_the_line_and_leaves_no_out);
+	tcase_add_test(tc, bad_hprof_exits_2_names_the_byte_offset_and_leaves_no_out);
 	tcase_add_test(tc, out_is_never_overwritten_and_stdin_works);
 	return s;
 }
