@@ -759,7 +759,6 @@ static int open_writer(struct hp *hp)
 	wo.vm_version = "";
 	wo.time = (int64_t)(hp->time_ms / 1000);
 	wo.pointer_size = hp->h.id_size;
-	wo.flags = VMHEAP_FLAG_LIVE_ONLY;
 	wo.kind_names = kind_names;
 	wo.kind_count = sizeof(kind_names) / sizeof(kind_names[0]);
 	rc = vmheap_writer_open(&hp->w, hp->h.in->opt->out_fd, &wo);
