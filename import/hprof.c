@@ -384,7 +384,7 @@ static int class_dump(struct hp *hp, uint64_t at)
 	if (!p)
 		return hp->h.status;
 	n = (unsigned)hprof_u(p, 2);
-	if (refs_room(hp, nrefs + n))
+	if (refs_room(hp, nrefs + n + 1))
 		return hp->h.status;
 	memcpy(hp->refs, refs, nrefs * sizeof(*refs));
 	for (i = 0; i < n; i++) {
@@ -508,10 +508,8 @@ static int instance_dump(struct hp *hp, uint64_t at)
 	id = get_id(hp, p);
 	cls = get_id(hp, p + ids + 4);
 	len = (uint32_t)hprof_u(p + 2 * ids + 4, 4);
-	if (refs_room(hp, len / ids + 1))
-		return hp->h.status;
 	p = hprof_get(&hp->h, len, "an INSTANCE DUMP");
-	if (!p)
+	if (!p || refs_room(hp, len / ids + 1))
 		return hp->h.status;
 	if (instance_refs(hp, at, cls, p, len, &nrefs, &heap))
 		return hp->h.status;
@@ -542,13 +540,13 @@ static int obj_array_dump(struct hp *hp)
 	id = get_id(hp, p);
 	n = (uint32_t)hprof_u(p + ids + 4, 4);
 	cls = get_id(hp, p + ids + 8);
-	if (refs_room(hp, n + 1))
-		return hp->h.status;
+	/* the buffer grows with the elements read, not with the count the
+	 * record claims */
 	for (i = 0; i < n; i += chunk) {
 		chunk = n - i < REFS_CHUNK ? n - i : REFS_CHUNK;
 		p = hprof_get(&hp->h, (size_t)chunk * ids,
 			      "an OBJECT ARRAY DUMP");
-		if (!p)
+		if (!p || refs_room(hp, nrefs + chunk + 1))
 			return hp->h.status;
 		for (k = 0; k < chunk; k++)
 			if ((hp->refs[nrefs] = get_id(hp, p + k * ids)))

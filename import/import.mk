@@ -1,11 +1,10 @@
 # libvmheap-import (import/): converters of other VMs' dumps (HPROF, MRI
 # dump_all JSON) into vmheap dumps, on libvmheap's writer alone; a static
 # library of vmheap-import (import/tool/), never installed.  The JSON
-# converter parses with jansson (its header is in /usr/include on Debian).
+# converter has its own parser of dump_all lines (import/ruby_line.c).
 IMPORT_SRCS := $(wildcard import/*.c)
 IMPORT_OBJS := $(IMPORT_SRCS:%.c=$(OBJDIR)/%.o)
 LIBVMHEAP_IMPORT_A := $(LIBDIR)/libvmheap-import.a
-JANSSON_LIBS = $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
 $(LIBVMHEAP_IMPORT_A): $(IMPORT_OBJS)
 	@mkdir -p $(dir $@)
@@ -17,10 +16,9 @@ IMPORT_BIN := $(BINDIR)/vmheap-import
 BINS += $(IMPORT_BIN)
 MAN_PAGES += man/vmheap-import.1
 
-
 $(IMPORT_BIN): $(IMPORT_TOOL_OBJS) $(LIBVMHEAP_IMPORT_A) \
                $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(IMPORT_TOOL_OBJS) $(LIBVMHEAP_IMPORT_A) \
 	  $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A) \
-	  $(MSGPACK_LIBS) $(JANSSON_LIBS)
+	  $(MSGPACK_LIBS)

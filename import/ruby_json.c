@@ -6,7 +6,7 @@
  * ({"type":"ROOT", "root":"vm", "references":[...]}), then every heap
  * slot in address order ({"address":"0x...", "type":"STRING",
  * "class":"0x...", "memsize":40, "references":[...], ...}).  Each line is
- * parsed with jansson and written at once, so memory holds one line, the
+ * parsed (ruby_line.c) and written at once, so memory holds one line, the
  * class table and the root kinds.
  *
  * Naming follows hosts/ruby, so that an import and a vmheap dump of the
@@ -27,9 +27,7 @@
  * "file" and "line" (allocation tracing) have no place in format 1.0 and
  * are dropped.
  */
-#include <errno.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,14 +42,13 @@ struct rj {
 	const char *name;
 	vmheap_writer *w;
 	struct ruby_kinds kinds;
+	struct rj_line line;	  /* the line being converted */
 	struct imp_table classes; /* address -> struct ruby_class */
 	uint32_t next_class_id;
 	uint32_t pseudo[2][RUBY_T_COUNT + 1]; /* [hidden][T] -> class id */
 	char **root_kinds;
-	size_t nroot_kinds;
-	uint64_t *refs;
-	size_t refs_cap;
-	uint64_t line, offset; /* of the line being converted */
+	size_t *root_kind_len, nroot_kinds;
+	uint64_t line_no, offset; /* of the line being converted */
 };
 
 static int bad(struct rj *rj, const char *fmt, const char *what)
@@ -61,7 +58,7 @@ static int bad(struct rj *rj, const char *fmt, const char *what)
 	snprintf(msg, sizeof(msg), fmt, what);
 	return imp_fail(rj->res, rj->name, VMHEAP_EFORMAT,
 			"%s at line %" PRIu64 " (byte offset %" PRIu64 ")", msg,
-			rj->line, rj->offset);
+			rj->line_no, rj->offset);
 }
 
 static int write_failed(struct rj *rj, int rc)
@@ -69,78 +66,18 @@ static int write_failed(struct rj *rj, int rc)
 	return imp_writer_fail(rj->res, rj->name, rj->w, rc);
 }
 
-/* "0x1f" -> 0x1f; -1 unless a "0x" and 1 to 16 hex digits. */
-static int parse_address(const json_t *v, uint64_t *out)
-{
-	const char *s;
-	uint64_t x = 0;
-	size_t i, len;
-
-	if (!json_is_string(v))
-		return -1;
-	s = json_string_value(v);
-	len = json_string_length(v);
-	if (len < 3 || len > 18 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-		return -1;
-	for (i = 2; i < len; i++) {
-		char c = s[i];
-		unsigned d;
-
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			d = (unsigned)(c - 'A' + 10);
-		else
-			return -1;
-		x = x << 4 | d;
-	}
-	*out = x;
-	return 0;
-}
-
-/* The "references" of a line into rj->refs; the count, or < 0. */
-static long parse_refs(struct rj *rj, const json_t *obj)
-{
-	const json_t *arr = json_object_get(obj, "references"), *v;
-	size_t i, n;
-
-	if (!arr)
-		return 0;
-	if (!json_is_array(arr))
-		return bad(rj, "%s is not an array", "\"references\"");
-	n = json_array_size(arr);
-	if (n > rj->refs_cap) {
-		uint64_t *refs = realloc(rj->refs, n * sizeof(*refs));
-
-		if (!refs)
-			return imp_fail(rj->res, rj->name, VMHEAP_ENOMEM,
-					"out of memory at line %" PRIu64,
-					rj->line);
-		rj->refs = refs;
-		rj->refs_cap = n;
-	}
-	json_array_foreach(arr, i, v)
-	{
-		if (parse_address(v, &rj->refs[i]) < 0)
-			return bad(rj, "%s holds something other than an "
-				       "address (\"0x...\")",
-				   "\"references\"");
-	}
-	return (long)n;
-}
-
 /* ------------------------------------------------------------ roots */
 
-static int root_kind_id(struct rj *rj, const char *kind, uint64_t *id)
+static int root_kind_id(struct rj *rj, const char *kind, size_t len,
+			uint64_t *id)
 {
-	size_t i;
+	size_t i, *lens;
 	char **kinds;
 	int rc;
 
 	for (i = 0; i < rj->nroot_kinds; i++)
-		if (strcmp(rj->root_kinds[i], kind) == 0) {
+		if (rj->root_kind_len[i] == len &&
+		    memcmp(rj->root_kinds[i], kind, len) == 0) {
 			*id = i + 1;
 			return 0;
 		}
@@ -148,35 +85,40 @@ static int root_kind_id(struct rj *rj, const char *kind, uint64_t *id)
 	if (!kinds)
 		return VMHEAP_ENOMEM;
 	rj->root_kinds = kinds;
-	kinds[i] = strdup(kind);
+	lens = realloc(rj->root_kind_len, (i + 1) * sizeof(*lens));
+	if (!lens)
+		return VMHEAP_ENOMEM;
+	rj->root_kind_len = lens;
+	kinds[i] = malloc(len + 1);
 	if (!kinds[i])
 		return VMHEAP_ENOMEM;
+	memcpy(kinds[i], kind, len);
+	kinds[i][len] = '\0';
+	lens[i] = len;
 	rj->nroot_kinds++;
 	*id = i + 1;
-	rc = vmheap_writer_add_string(rj->w, *id, kind,
-				      strnlen(kind, VMHEAP_MAX_STRING_BYTES));
+	if (len > VMHEAP_MAX_STRING_BYTES)
+		len = VMHEAP_MAX_STRING_BYTES;
+	rc = vmheap_writer_add_string(rj->w, *id, kind, len);
 	return rc < 0 ? write_failed(rj, rc) : 0;
 }
 
-static int convert_root(struct rj *rj, const json_t *obj)
+static int convert_root(struct rj *rj)
 {
-	const json_t *root = json_object_get(obj, "root");
+	const struct rj_line *l = &rj->line;
 	uint64_t kind;
-	long n, i;
+	size_t i;
 	int rc;
 
-	if (!json_is_string(root))
+	if (!l->root.set)
 		return bad(rj, "a ROOT line without a %s string", "\"root\"");
-	n = parse_refs(rj, obj);
-	if (n < 0)
-		return (int)n;
-	rc = root_kind_id(rj, json_string_value(root), &kind);
+	rc = root_kind_id(rj, rj_str_bytes(l, l->root), l->root.len, &kind);
 	if (rc == VMHEAP_ENOMEM)
 		return imp_fail(rj->res, rj->name, rc, "out of memory");
 	if (rc < 0)
 		return rc;
-	for (i = 0; i < n; i++) {
-		rc = vmheap_writer_add_root(rj->w, kind, rj->refs[i]);
+	for (i = 0; i < l->nrefs; i++) {
+		rc = vmheap_writer_add_root(rj->w, kind, l->refs[i]);
 		if (rc < 0)
 			return write_failed(rj, rc);
 		rj->res->roots++;
@@ -232,40 +174,34 @@ static struct ruby_class *class_entry(struct rj *rj, uint64_t address)
 	return c;
 }
 
-static int dup_string(const json_t *v, char **out)
+/* A copy of a decoded string, or NULL if absent; -1 when out of memory. */
+static int dup_str(const struct rj_line *l, struct rj_str s, char **out)
 {
-	if (!v)
+	if (!s.set)
 		return 0;
-	if (!json_is_string(v))
+	*out = malloc(s.len + 1);
+	if (!*out)
 		return -1;
-	*out = strdup(json_string_value(v));
-	return *out ? 0 : -2;
+	memcpy(*out, rj_str_bytes(l, s), s.len);
+	(*out)[s.len] = '\0';
+	return 0;
 }
 
 /* Keep what a CLASS, MODULE or ICLASS line says of its address. */
-static int note_class(struct rj *rj, uint64_t address, const json_t *obj,
-		      int t)
+static int note_class(struct rj *rj, int t)
 {
-	struct ruby_class *c = class_entry(rj, address);
-	const json_t *super = json_object_get(obj, "superclass");
-	int rc;
+	const struct rj_line *l = &rj->line;
+	struct ruby_class *c = class_entry(rj, l->address);
 
 	if (!c)
 		return VMHEAP_ENOMEM;
 	if (c->seen)
 		return 0; /* the first line of an address wins */
 	c->seen = 1;
-	c->skip = t == (int)RUBY_T_ICLASS ||
-		  json_is_true(json_object_get(obj, "singleton"));
-	if (super && parse_address(super, &c->super) < 0)
-		return bad(rj, "%s is not an address", "\"superclass\"");
-	rc = dup_string(json_object_get(obj, "name"), &c->name);
-	if (rc == 0)
-		rc = dup_string(json_object_get(obj, "real_class_name"),
-				&c->real_name);
-	if (rc == -1)
-		return bad(rj, "a class %s that is not a string", "name");
-	if (rc == -2)
+	c->skip = t == (int)RUBY_T_ICLASS || l->singleton;
+	c->super = l->has_super ? l->super : 0;
+	if (dup_str(l, l->name, &c->name) < 0 ||
+	    dup_str(l, l->real_name, &c->real_name) < 0)
 		return imp_fail(rj->res, rj->name, VMHEAP_ENOMEM,
 				"out of memory (class names)");
 	return 0;
@@ -336,23 +272,17 @@ static int write_classes(struct rj *rj)
 
 /* ------------------------------------------------------------ objects */
 
-static int object_class(struct rj *rj, const json_t *obj, int t,
-			uint32_t *id)
+static int object_class(struct rj *rj, int t, uint32_t *id)
 {
-	const json_t *klass = json_object_get(obj, "class");
-	uint64_t address;
+	const struct rj_line *l = &rj->line;
 	struct ruby_class *c;
 
 	if (t == (int)RUBY_T_IMEMO || t == (int)RUBY_T_NODE ||
 	    t == (int)RUBY_T_ICLASS || t < 0)
 		return pseudo_class(rj, t, 0, id);
-	if (!klass)
+	if (!l->has_class || !l->klass)
 		return pseudo_class(rj, t, 1, id);
-	if (parse_address(klass, &address) < 0)
-		return bad(rj, "%s is not an address", "\"class\"");
-	if (!address)
-		return pseudo_class(rj, t, 1, id);
-	c = class_entry(rj, address);
+	c = class_entry(rj, l->klass);
 	if (!c)
 		return VMHEAP_ENOMEM;
 	if (!c->id)
@@ -361,79 +291,60 @@ static int object_class(struct rj *rj, const json_t *obj, int t,
 	return 0;
 }
 
-static int convert_object(struct rj *rj, const json_t *obj, const char *type,
-			  size_t type_len)
+static int convert_object(struct rj *rj)
 {
-	const json_t *memsize = json_object_get(obj, "memsize");
-	int t = ruby_kind_of_type(type, type_len);
-	uint64_t address, bytes = 0;
+	const struct rj_line *l = &rj->line;
+	int t = ruby_kind_of_type(rj_str_bytes(l, l->type), l->type.len);
 	unsigned kind;
 	uint32_t cid;
-	long n;
 	int rc;
 
 	if (t == 0x00 || t == 0x1d || t == 0x1e)
 		return 0; /* NONE, ZOMBIE, MOVED: no object */
-	if (parse_address(json_object_get(obj, "address"), &address) < 0)
+	if (!l->has_address)
 		return bad(rj, "an object line without an %s (\"0x...\")",
 			   "\"address\"");
-	if (memsize) {
-		if (!json_is_integer(memsize) || json_integer_value(memsize) < 0)
-			return bad(rj, "%s is not a byte count", "\"memsize\"");
-		bytes = (uint64_t)json_integer_value(memsize);
-	}
 	if (t == 0x02 || t == 0x03 || t == (int)RUBY_T_ICLASS) {
-		rc = note_class(rj, address, obj, t);
+		rc = note_class(rj, t);
 		if (rc < 0)
 			return rc;
 	}
-	rc = object_class(rj, obj, t, &cid);
+	rc = object_class(rj, t, &cid);
 	if (rc < 0)
 		return rc;
 	if (t < 0)
 		kind = ruby_kind_unknown(&rj->kinds);
 	else if (t == (int)RUBY_T_IMEMO)
-		kind = ruby_kind_of_imemo(
-		    &rj->kinds,
-		    json_string_value(json_object_get(obj, "imemo_type")));
+		kind = ruby_kind_of_imemo(rj_str_bytes(l, l->imemo_type),
+					  l->imemo_type.len);
 	else
 		kind = (unsigned)t;
-	n = parse_refs(rj, obj);
-	if (n < 0)
-		return (int)n;
-	rc = vmheap_writer_add_object(rj->w, address, cid, bytes, kind,
-				      rj->refs, (size_t)n);
+	rc = vmheap_writer_add_object(rj->w, l->address, cid, l->memsize, kind,
+				      l->refs, l->nrefs);
 	if (rc < 0)
 		return write_failed(rj, rc);
-	rj->res->references += (uint64_t)n;
+	rj->res->references += l->nrefs;
 	return 0;
 }
 
-static int convert_line(struct rj *rj, const char *line, size_t len)
+static int convert_line(struct rj *rj, const char *text, size_t len)
 {
-	json_error_t err;
-	json_t *obj;
-	const json_t *type;
-	int rc;
+	const char *error;
+	size_t column;
 
-	obj = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
-			 &err);
-	if (!obj) {
-		rj->offset += (uint64_t)(err.position > 0 ? err.position : 0);
-		return bad(rj, "malformed JSON: %s", err.text);
+	if (rj_line_parse(&rj->line, text, len, &column, &error) < 0) {
+		if (strcmp(error, "out of memory") == 0)
+			return imp_fail(rj->res, rj->name, VMHEAP_ENOMEM,
+					"out of memory at line %" PRIu64,
+					rj->line_no);
+		rj->offset += column;
+		return bad(rj, "malformed JSON: %s", error);
 	}
-	type = json_object_get(obj, "type");
-	if (!json_is_object(obj))
-		rc = bad(rj, "a line that is not a JSON %s", "object");
-	else if (!json_is_string(type))
-		rc = bad(rj, "a line without a %s string", "\"type\"");
-	else if (strcmp(json_string_value(type), "ROOT") == 0)
-		rc = convert_root(rj, obj);
-	else
-		rc = convert_object(rj, obj, json_string_value(type),
-				    json_string_length(type));
-	json_decref(obj);
-	return rc;
+	if (!rj->line.type.set)
+		return bad(rj, "a line without a %s string", "\"type\"");
+	if (rj_str_is(&rj->line, rj->line.type, "ROOT"))
+		return convert_root(rj);
+	return convert_object(rj);
 }
 
 static int open_writer(struct rj *rj)
@@ -470,7 +381,8 @@ static void rj_free(struct rj *rj)
 	for (i = 0; i < rj->nroot_kinds; i++)
 		free(rj->root_kinds[i]);
 	free(rj->root_kinds);
-	free(rj->refs);
+	free(rj->root_kind_len);
+	rj_line_free(&rj->line);
 	ruby_kinds_free(&rj->kinds);
 	vmheap_writer_free(rj->w);
 }
@@ -495,9 +407,8 @@ int imp_ruby_json(struct imp_input *in, struct vmheap_import_result *res)
 	rc = open_writer(&rj);
 	if (rc < 0)
 		goto out;
-	json_object_seed(1); /* no /dev/urandom read per run */
 	while ((rc = imp_input_line(in, &line, &len, &rj.offset)) > 0) {
-		rj.line = in->line;
+		rj.line_no = in->line;
 		if (len == 0 || (len == 1 && line[0] == '\r'))
 			continue;
 		rc = convert_line(&rj, line, len);
@@ -505,12 +416,13 @@ int imp_ruby_json(struct imp_input *in, struct vmheap_import_result *res)
 			goto out;
 	}
 	if (rc == VMHEAP_ETRUNCATED) {
-		rj.line = in->line + 1;
+		rj.line_no = in->line + 1;
 		rc = imp_fail(res, rj.name, rc,
 			      "truncated: the last line (%" PRIu64
 			      ") ends at byte offset %" PRIu64
 			      " without a newline",
-			      rj.line, imp_input_offset(in) + (in->end - in->pos));
+			      rj.line_no,
+			      imp_input_offset(in) + (in->end - in->pos));
 		goto out;
 	}
 	if (rc < 0) {

@@ -84,14 +84,14 @@ int ruby_kind_of_type(const char *type, size_t len)
 	return -1;
 }
 
-unsigned ruby_kind_of_imemo(const struct ruby_kinds *k, const char *imemo)
+unsigned ruby_kind_of_imemo(const char *imemo, size_t len)
 {
 	size_t i;
 
-	for (i = 0; imemo && i < NIMEMO; i++)
-		if (strcmp(imemo_types[i], imemo) == 0)
+	for (i = 0; i < NIMEMO; i++)
+		if (strlen(imemo_types[i]) == len &&
+		    memcmp(imemo_types[i], imemo, len) == 0)
 			return (unsigned)(RUBY_T_COUNT + i);
-	(void)k;
 	return RUBY_T_IMEMO;
 }
 

@@ -72,12 +72,12 @@ $(FUZZ_DIR)/fuzz_client: $(FUZZ_OBJ)/fuzz/client_fuzz.o \
 $(FUZZ_DIR)/fuzz_import_json: $(FUZZ_OBJ)/fuzz/import_json_fuzz.o \
                               $(FUZZ_OBJ)/fuzz/import_fuzz.o \
                               $(FUZZ_IMPORT_OBJS) $(FUZZ_FORMAT_OBJS)
-	$(FUZZ_LINK) $(JANSSON_LIBS)
+	$(FUZZ_LINK)
 
 $(FUZZ_DIR)/fuzz_import_hprof: $(FUZZ_OBJ)/fuzz/import_hprof_fuzz.o \
                                $(FUZZ_OBJ)/fuzz/import_fuzz.o \
                                $(FUZZ_IMPORT_OBJS) $(FUZZ_FORMAT_OBJS)
-	$(FUZZ_LINK) $(JANSSON_LIBS)
+	$(FUZZ_LINK)
 
 # The seed writer is an ordinary program of this build (gcc objects).
 $(FUZZ_SEEDS_BIN): $(OBJDIR)/fuzz/seeds.o $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)

@@ -146,7 +146,9 @@ static void read_dump(const char *path, struct dump *d)
 			o->bytes = rec.u.object.bytes;
 			o->nrefs = rec.u.object.nrefs;
 			o->refs = malloc((o->nrefs + 1) * 8);
-			memcpy(o->refs, rec.u.object.refs, o->nrefs * 8);
+			if (o->nrefs)
+				memcpy(o->refs, rec.u.object.refs,
+				       o->nrefs * 8);
 			qsort(o->refs, o->nrefs, 8, by_u64);
 			break;
 		case VMHEAP_RECORD_ROOT:
@@ -665,11 +667,12 @@ START_TEST(bad_json_exits_2_names_the_line_and_leaves_no_out)
 	memcpy(corrupt, good_json, sizeof(good_json));
 	strstr(corrupt, "\"0x1000\", \"type\"")[2] = 'y'; /* "0y1000" */
 	import_fails(corrupt, sizeof(good_json) - 1, NULL,
-		     "without an \"address\" (\"0x...\") at line 2 (byte offset 54)");
+		     "malformed JSON: an address (\"0x...\") expected at line 2 "
+		     "(byte offset 65)");
 	import_fails("{\"type\":\"ROOT\",\"root\":\"vm\"}\n{\"type\": nope}\n",
 		     43, NULL,
-		     "malformed JSON: invalid token near 'nope' at line 2 "
-		     "(byte offset 41)");
+		     "malformed JSON: a string expected at line 2 (byte "
+		     "offset 37)");
 	import_fails("hello\n", 6, NULL, "not a dump vmheap-import reads");
 	import_fails("", 0, NULL, "empty input");
 	import_fails(good_json, sizeof(good_json) - 1, "hprof", "HPROF");

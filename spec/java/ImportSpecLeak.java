@@ -1,6 +1,8 @@
 // spec/import_test.c's JVM: keeps known numbers of its own objects alive
 // (a "leak" held by a static field, an array of buffers held by another),
-// prints "ready", and exits when its stdin closes.
+// prints "ready", and exits when its stdin closes.  The argument, if any,
+// is the number of sessions (default 1234; bench/import_bench.sh makes a
+// large heap with it).
 import java.util.ArrayList;
 import java.util.List;
 
@@ -24,7 +26,8 @@ public class ImportSpecLeak {
     static Buffer[] buffers = new Buffer[30];
 
     public static void main(String[] args) throws Exception {
-        for (int i = 0; i < 1234; i++)
+        int sessions = args.length > 0 ? Integer.parseInt(args[0]) : 1234;
+        for (int i = 0; i < sessions; i++)
             LEAK.add(new Session(i));
         for (int i = 0; i < buffers.length; i++)
             buffers[i] = new Buffer();
