@@ -399,7 +399,12 @@ START_TEST(ruby_imemo_types_are_kinds)
 	    "\"superclass\":\"0x2050\", \"singleton\":true, "
 	    "\"memsize\":400}\n"
 	    "{\"address\":\"0x2050\", \"type\":\"CLASS\", \"class\":\"0x2050\", "
-	    "\"name\":\"Class\", \"memsize\":500}\n";
+	    "\"name\":\"Class\", \"memsize\":500}\n"
+	    /* MRI writes a Latin-1 name's bytes as they are */
+	    "{\"address\":\"0x2078\", \"type\":\"OBJECT\", \"class\":\"0x20a0\", "
+	    "\"memsize\":40}\n"
+	    "{\"address\":\"0x20a0\", \"type\":\"CLASS\", \"class\":\"0x2050\", "
+	    "\"name\":\"Caf\xe9\\u00e9\", \"memsize\":500}\n";
 	struct spec_run r;
 	char *h;
 
@@ -414,12 +419,13 @@ START_TEST(ruby_imemo_types_are_kinds)
 	ck_assert_str_eq(h, "count,class,bytes\n"
 			    "1,<hidden-array>,40\n"
 			    "1,<imemo>,48\n"
-			    "3,Class,1500\n"
+			    "1,Caf\\xe9\xc3\xa9,40\n"
+			    "4,Class,2000\n"
 			    "1,String,40\n");
 	free(h);
 	h = histo_csv(out, 1);
 	ck_assert_msg(strstr(h, "\n1,imemo:ment,48\n") &&
-			  strstr(h, "\n3,class,1500\n"),
+			  strstr(h, "\n4,class,2000\n"),
 		      "%s", h);
 	free(h);
 }
