@@ -31,14 +31,6 @@ static const char usage_line[] =
 static char tmp_path[PATH_MAX];
 static volatile sig_atomic_t tmp_live;
 
-static void usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "vmheap-import: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s\n", usage_line);
-	exit(2);
-}
-
 static void help(void)
 {
 	printf("%s\n\n"
@@ -114,7 +106,15 @@ static int make_temp(const char *out)
 	return fd;
 }
 
-int main(int argc, char **argv)
+/* The command line. */
+struct args {
+	enum vmheap_import_format from;
+	int progress;
+	const char *in, *out;
+};
+
+/* Parse the command line into *a: NULL, or what is wrong with it. */
+static const char *parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option longopts[] = {
 	    {"from", required_argument, NULL, 'f'},
@@ -122,42 +122,100 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
+	static char why[300];
+	int ch;
+
+	memset(a, 0, sizeof(*a));
+	a->progress = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (ch == 'h')
+			help();
+		else if (ch == 'P')
+			a->progress = 0;
+		else if (ch != 'f') {
+			snprintf(why, sizeof(why),
+				 "unknown or incomplete option '%s'",
+				 argv[optind - 1]);
+			return why;
+		} else if (vmheap_import_format_parse(optarg, &a->from) < 0) {
+			snprintf(why, sizeof(why),
+				 "--from takes hprof or ruby-json, not '%s'",
+				 optarg);
+			return why;
+		}
+	}
+	if (optind + 2 > argc)
+		return "IN and OUT are needed";
+	if (optind + 2 < argc)
+		return "too many arguments (IN and OUT)";
+	a->in = argv[optind];
+	a->out = argv[optind + 1];
+	return NULL;
+}
+
+/* The progress bar on standard error, when it is a terminal and the
+ * input a large enough file. */
+static void want_progress(const struct args *a, int in_fd, const char *name,
+			  struct vmheap_progress *bar,
+			  struct vmheap_import_options *o)
+{
+	struct stat st;
+
+	if (!a->progress || fstat(in_fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    !vmheap_progress_wanted(2, (uint64_t)st.st_size))
+		return;
+	bar->fd = 2;
+	bar->name = name;
+	bar->total = (uint64_t)st.st_size;
+	o->progress = vmheap_progress_update;
+	o->progress_arg = bar;
+}
+
+static void print_summary(const char *in, const char *out,
+			  const struct vmheap_import_result *res,
+			  double seconds)
+{
+	char size[64];
+
+	vmheap_format_bytes(size, sizeof(size),
+			    (unsigned long long)res->bytes_out);
+	printf("%s (%s, %llu bytes) -> %s: %llu objects, %llu classes, %llu "
+	       "roots, %llu references, %s, in %.3f s\n",
+	       in, vmheap_import_format_name(res->from),
+	       (unsigned long long)res->bytes_in, out,
+	       (unsigned long long)res->objects,
+	       (unsigned long long)res->classes,
+	       (unsigned long long)res->roots,
+	       (unsigned long long)res->references, size, seconds);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) +
+	       (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+int main(int argc, char **argv)
+{
 	struct vmheap_import_options o = {0};
 	struct vmheap_import_result res;
 	struct vmheap_progress bar = {0};
-	struct timespec t0, t1;
-	char size[64], msg[2 * PATH_MAX + 100] = "";
-	const char *in, *out;
-	int ch, progress = 1, in_fd, out_fd, rc;
-	struct stat st;
+	struct timespec t0;
+	char msg[2 * PATH_MAX + 100] = "";
+	const char *in, *why;
+	struct args a;
+	int in_fd, out_fd, rc;
 
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'f':
-			if (vmheap_import_format_parse(optarg, &o.from) < 0)
-				usage_error("--from takes hprof or ruby-json, "
-					    "not '%s'",
-					    optarg);
-			break;
-		case 'P':
-			progress = 0;
-			break;
-		case 'h':
-			help();
-			break;
-		default:
-			usage_error("unknown or incomplete option '%s'",
-				    argv[optind - 1]);
-		}
+	why = parse_args(argc, argv, &a);
+	if (why) {
+		fprintf(stderr, "vmheap-import: %s\n%s\n", why, usage_line);
+		return 2;
 	}
-	if (argc - optind != 2)
-		usage_error("%s", argc - optind < 2
-				      ? "IN and OUT are needed"
-				      : "too many arguments (IN and OUT)");
-	in = argv[optind];
-	out = argv[optind + 1];
-
+	in = a.in;
 	if (strcmp(in, "-") == 0) {
 		in_fd = 0;
 		in = "<stdin>";
@@ -166,36 +224,30 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 2;
 	}
-	if (access(out, F_OK) == 0 || errno != ENOENT) {
+	if (access(a.out, F_OK) == 0 || errno != ENOENT) {
 		fprintf(stderr,
 			"vmheap-import: %s already exists; vmheap-import never "
 			"overwrites a file\n",
-			out);
+			a.out);
 		return 2;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	out_fd = make_temp(out);
+	out_fd = make_temp(a.out);
 	if (out_fd < 0) {
 		fprintf(stderr,
 			"vmheap-import: cannot create a file next to %s: %s\n",
-			out, strerror(errno));
+			a.out, strerror(errno));
 		return 2;
 	}
+	o.from = a.from;
 	o.name = in;
 	o.read = read_fd;
 	o.read_ctx = &in_fd;
 	o.out_fd = out_fd;
-	if (progress && fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    vmheap_progress_wanted(2, (uint64_t)st.st_size)) {
-		bar.fd = 2;
-		bar.name = in;
-		bar.total = (uint64_t)st.st_size;
-		o.progress = vmheap_progress_update;
-		o.progress_arg = &bar;
-	}
+	want_progress(&a, in_fd, in, &bar, &o);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = vmheap_import(&o, &res);
 	vmheap_progress_clear(&bar);
@@ -206,8 +258,8 @@ int main(int argc, char **argv)
 	} else if (rc < 0) {
 		close(out_fd);
 	}
-	if (rc == 0 && publish(out) < 0) {
-		snprintf(msg, sizeof(msg), "cannot create %s: %s", out,
+	if (rc == 0 && publish(a.out) < 0) {
+		snprintf(msg, sizeof(msg), "cannot create %s: %s", a.out,
 			 strerror(errno));
 		rc = VMHEAP_EIO;
 	}
@@ -221,18 +273,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	tmp_live = 0;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	vmheap_format_bytes(size, sizeof(size),
-			    (unsigned long long)res.bytes_out);
-	printf("%s (%s, %llu bytes) -> %s: %llu objects, %llu classes, %llu "
-	       "roots, %llu references, %s, in %.3f s\n",
-	       in, vmheap_import_format_name(res.from),
-	       (unsigned long long)res.bytes_in, out,
-	       (unsigned long long)res.objects,
-	       (unsigned long long)res.classes,
-	       (unsigned long long)res.roots,
-	       (unsigned long long)res.references, size,
-	       (double)(t1.tv_sec - t0.tv_sec) +
-		   (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	print_summary(in, a.out, &res, seconds_since(&t0));
 	return 0;
 }
