@@ -776,12 +776,13 @@ static int finish(struct hp *hp)
 				? imp_table_get(&hp->classes, hp->class_class)
 				: NULL;
 	uint64_t base = HEAP_INSTANCE_HEADER, cls;
-	uint32_t cid;
+	uint32_t cid, depth;
 	size_t i;
 	int rc;
 
-	/* java.lang.Class's own instance size */
-	for (cls = hp->class_class; cls;) {
+	/* java.lang.Class's own instance size (a superclass cycle in a
+	 * corrupt input ends the walk) */
+	for (cls = hp->class_class, depth = 0; cls && depth < 65536; depth++) {
 		struct hclass *c = imp_table_get(&hp->classes, cls);
 
 		if (!c || !c->dumped)
