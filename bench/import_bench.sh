@@ -12,7 +12,8 @@
 # with a warm page cache, the wall time, MB/s and objects/s of:
 #   jq -c . JSON >/dev/null  and  vmheap-import JSON OUT
 #   cat HPROF >/dev/null     and  vmheap-import HPROF OUT
-# (vmheap-import's time includes writing OUT and its fsync).
+# (vmheap-import's time includes writing OUT and its fsync), and
+# vmheap-import's peak RSS on each.
 set -e
 build=${1:?usage: import_bench.sh BUILD_DIR [OBJECTS]}
 n=${2:-300000}
@@ -87,4 +88,9 @@ row "jq -c . JSON >/dev/null" "$jb" "$jo" "$(best jq -c . "$json")"
 row "vmheap-import JSON" "$jb" "$jo" "$(best "$import" --no-progress "$json" "$out")"
 row "cat HPROF >/dev/null" "$hb" "$ho" "$(best cat "$hprof")"
 row "vmheap-import HPROF" "$hb" "$ho" "$(best "$import" --no-progress "$hprof" "$out")"
+for f in "$json" "$hprof"; do
+	rm -f "$out"
+	/usr/bin/time -f "%M" -o "$dir/rss" "$import" --no-progress "$f" "$out" >/dev/null
+	echo "vmheap-import $(basename "$f"): peak RSS $(cat "$dir/rss") KB"
+done
 rm -f "$out"
