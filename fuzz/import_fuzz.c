@@ -52,8 +52,9 @@ static void check_dump(int fd)
 	while (rc == 0 && (rc = vmheap_reader_next(r, &rec)) > 0)
 		rc = 0;
 	if (rc != 0) {
-		fprintf(stderr, "an import that succeeded wrote a dump the "
-				"reader refuses: %s\n",
+		fprintf(stderr,
+			"an import that succeeded wrote a dump the "
+			"reader refuses: %s\n",
 			vmheap_reader_error(r));
 		abort();
 	}

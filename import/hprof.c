@@ -75,12 +75,12 @@ static const struct {
 	uint32_t bytes;
 	int padding; /* @Contended padding: aligned after it */
 } hidden_fields[] = {
-    {"java/lang/Class", 36, 0}, /* klass, array_klass, oop_size,
-				static_oop_field_count, protection_domain,
-				signers, source_file */
-    {"java/lang/ClassLoader", 8, 0},	       /* loader_data */
-    {"java/lang/Module", 8, 0},		       /* module_entry */
-    {"java/lang/invoke/MemberName", 8, 0},	       /* vmindex */
+    {"java/lang/Class", 36, 0},		   /* klass, array_klass, oop_size,
+					   static_oop_field_count, protection_domain,
+					   signers, source_file */
+    {"java/lang/ClassLoader", 8, 0},	   /* loader_data */
+    {"java/lang/Module", 8, 0},		   /* module_entry */
+    {"java/lang/invoke/MemberName", 8, 0}, /* vmindex */
     {"java/lang/invoke/ResolvedMethodName", 8, 0}, /* vmtarget */
     {"java/lang/invoke/MethodHandleNatives$CallSiteContext", 16, 0},
     {"java/lang/Thread", 256, 1}, /* @Contended("tlr") */
@@ -96,9 +96,9 @@ struct hclass {
 	uint64_t super;	       /* CLASS DUMP: the superclass, 0 for none */
 	unsigned char *ftypes; /* its own instance fields' types */
 	uint32_t nfields;
-	uint32_t hprof_bytes; /* its own fields' bytes in an INSTANCE DUMP */
-	uint32_t heap_bytes;  /* its own fields' bytes in the heap */
-	uint32_t id;	      /* vmheap class id, 0: none yet */
+	uint32_t hprof_bytes;  /* its own fields' bytes in an INSTANCE DUMP */
+	uint32_t heap_bytes;   /* its own fields' bytes in the heap */
+	uint32_t id;	       /* vmheap class id, 0: none yet */
 	uint64_t *static_refs; /* the class object's references */
 	uint32_t nstatic_refs;
 	uint32_t static_heap_bytes; /* its statics' bytes in the mirror */
@@ -108,10 +108,10 @@ struct hclass {
 struct hp {
 	struct hprof_in h;
 	vmheap_writer *w;
-	struct imp_table strings; /* UTF8 id -> struct hstring */
-	struct imp_table classes; /* class object id -> struct hclass */
+	struct imp_table strings;    /* UTF8 id -> struct hstring */
+	struct imp_table classes;    /* class object id -> struct hclass */
 	struct imp_table root_kinds; /* (tag, thread serial) -> string id */
-	uint64_t class_class;	  /* java.lang.Class's class object id */
+	uint64_t class_class;	     /* java.lang.Class's class object id */
 	uint32_t next_class_id, next_string_id;
 	uint32_t prim_class[12]; /* primitive array classes by type */
 	uint64_t *refs;
@@ -122,7 +122,8 @@ struct hp {
 static int write_failed(struct hp *hp, int rc)
 {
 	if (!hp->h.status)
-		hp->h.status = imp_writer_fail(hp->h.res, hp->h.name, hp->w, rc);
+		hp->h.status =
+		    imp_writer_fail(hp->h.res, hp->h.name, hp->w, rc);
 	return hp->h.status;
 }
 
@@ -224,7 +225,8 @@ static uint32_t prim_class_id(struct hp *hp, unsigned type)
 	if (hp->prim_class[type])
 		return hp->prim_class[type];
 	hp->prim_class[type] = ++hp->next_class_id;
-	rc = vmheap_writer_add_class(hp->w, hp->prim_class[type], name, 2, 0, 0);
+	rc =
+	    vmheap_writer_add_class(hp->w, hp->prim_class[type], name, 2, 0, 0);
 	if (rc < 0) {
 		write_failed(hp, rc);
 		return 0;
@@ -263,8 +265,8 @@ static const char *root_kind_name(unsigned tag)
 static int add_root(struct hp *hp, unsigned tag, uint64_t object,
 		    int with_thread, uint32_t serial)
 {
-	uint64_t key = ((uint64_t)tag << 33 | (uint64_t)with_thread << 32 |
-			serial) + 1;
+	uint64_t key =
+	    ((uint64_t)tag << 33 | (uint64_t)with_thread << 32 | serial) + 1;
 	int created, rc;
 	uint64_t *sid = imp_table_put(&hp->root_kinds, key, &created);
 	char text[64];
@@ -354,8 +356,7 @@ static int class_dump(struct hp *hp, uint64_t at)
 		return hp->h.status;
 	if (c->dumped)
 		return hprof_bad(&hp->h, at,
-				 "a second CLASS DUMP of class 0x%" PRIx64,
-				 id);
+				 "a second CLASS DUMP of class 0x%" PRIx64, id);
 	c->dumped = 1;
 	c->super = get_id(hp, p + ids + 4);
 	for (k = 0; k < 4; k++) /* super, loader, signers, domain */
@@ -667,8 +668,9 @@ static int utf8_record(struct hp *hp, uint64_t at, uint32_t len)
 	int created;
 
 	if (len < ids)
-		return hprof_bad(&hp->h, at, "a UTF8 record of %" PRIu32
-					     " bytes, shorter than an id",
+		return hprof_bad(&hp->h, at,
+				 "a UTF8 record of %" PRIu32
+				 " bytes, shorter than an id",
 				 len);
 	p = hprof_get(&hp->h, len, "a UTF8 record");
 	if (!p)
@@ -728,12 +730,14 @@ static int header(struct hp *hp)
 	for (n = 0; n < (size_t)got && p[n]; n++)
 		;
 	if (n == (size_t)got)
-		return hprof_bad(&hp->h, 0, "no HPROF header (\"JAVA PROFILE "
-					    "1.0.2\" and a NUL)");
+		return hprof_bad(&hp->h, 0,
+				 "no HPROF header (\"JAVA PROFILE "
+				 "1.0.2\" and a NUL)");
 	if (strcmp((const char *)p, "JAVA PROFILE 1.0.2") != 0 &&
 	    strcmp((const char *)p, "JAVA PROFILE 1.0.1") != 0)
-		return hprof_bad(&hp->h, 0, "HPROF version \"%.40s\", not "
-					    "\"JAVA PROFILE 1.0.2\"",
+		return hprof_bad(&hp->h, 0,
+				 "HPROF version \"%.40s\", not "
+				 "\"JAVA PROFILE 1.0.2\"",
 				 (const char *)p);
 	hp->h.in->pos += n + 1;
 	p = hprof_get(&hp->h, 12, "the header");
@@ -800,8 +804,7 @@ static int finish(struct hp *hp)
 		rc = vmheap_writer_add_object(
 		    hp->w, hp->classes.keys[i], cid,
 		    HEAP_ALIGN(HEAP_ALIGN(base) + c->static_heap_bytes),
-		    KIND_CLASS,
-		    c->static_refs, c->nstatic_refs);
+		    KIND_CLASS, c->static_refs, c->nstatic_refs);
 		if (rc < 0)
 			return write_failed(hp, rc);
 		hp->h.res->references += c->nstatic_refs;
@@ -810,7 +813,8 @@ static int finish(struct hp *hp)
 	{
 		struct hclass *c = imp_table_value(&hp->classes, i);
 
-		if (c->id && !c->written && write_class(hp, hp->classes.keys[i], c))
+		if (c->id && !c->written &&
+		    write_class(hp, hp->classes.keys[i], c))
 			return hp->h.status;
 	}
 	if (!cc) {

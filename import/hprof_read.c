@@ -32,14 +32,14 @@ static int truncated(struct hprof_in *h, long got, const char *what)
 	if (h->status)
 		return h->status;
 	if (got == VMHEAP_EIO)
-		h->status = imp_fail(h->res, h->name, VMHEAP_EIO,
-				     "cannot read at byte offset %" PRIu64
-				     ": %s",
-				     at, strerror(h->in->error));
+		h->status =
+		    imp_fail(h->res, h->name, VMHEAP_EIO,
+			     "cannot read at byte offset %" PRIu64 ": %s", at,
+			     strerror(h->in->error));
 	else if (got < 0)
-		h->status = imp_fail(h->res, h->name, (int)got,
-				     "out of memory at byte offset %" PRIu64,
-				     at);
+		h->status =
+		    imp_fail(h->res, h->name, (int)got,
+			     "out of memory at byte offset %" PRIu64, at);
 	else
 		h->status = imp_fail(h->res, h->name, VMHEAP_ETRUNCATED,
 				     "truncated: the input ends at byte offset "

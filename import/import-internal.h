@@ -20,15 +20,16 @@ struct imp_input {
 	const struct vmheap_import_options *opt;
 	unsigned char *buf;
 	size_t cap;
-	size_t pos, end;   /* unread bytes are buf[pos..end) */
-	uint64_t base;	   /* input offset of buf[0] */
-	uint64_t line;	   /* lines returned so far (JSON) */
+	size_t pos, end; /* unread bytes are buf[pos..end) */
+	uint64_t base;	 /* input offset of buf[0] */
+	uint64_t line;	 /* lines returned so far (JSON) */
 	uint64_t next_progress;
-	int eof, error;	   /* error: errno of a failed read */
+	int eof, error; /* error: errno of a failed read */
 };
 
 /* Set up (allocating the buffer); VMHEAP_ENOMEM on failure. */
-int imp_input_init(struct imp_input *in, const struct vmheap_import_options *opt);
+int imp_input_init(struct imp_input *in,
+		   const struct vmheap_import_options *opt);
 void imp_input_free(struct imp_input *in);
 
 /* Input offset of the next unread byte. */
@@ -72,7 +73,9 @@ void *imp_table_get(const struct imp_table *t, uint64_t key);
  * imp_table_put. */
 void *imp_table_put(struct imp_table *t, uint64_t key, int *created);
 /* Visit every (key, value); order unspecified. */
-#define IMP_TABLE_FOR(t, i) for ((i) = 0; (i) < (t)->cap; (i)++) if ((t)->keys[i])
+#define IMP_TABLE_FOR(t, i)                                                    \
+	for ((i) = 0; (i) < (t)->cap; (i)++)                                   \
+		if ((t)->keys[i])
 static inline void *imp_table_value(const struct imp_table *t, size_t i)
 {
 	return t->values + i * t->value_size;

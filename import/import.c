@@ -19,8 +19,8 @@ enum vmheap_import_format vmheap_import_guess(const void *head, size_t len)
 	if (len >= sizeof(hprof_magic) - 1 &&
 	    memcmp(p, hprof_magic, sizeof(hprof_magic) - 1) == 0)
 		return VMHEAP_IMPORT_HPROF;
-	while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' ||
-			   p[i] == '\n'))
+	while (i < len &&
+	       (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
 		i++;
 	if (i < len && p[i] == '{')
 		return VMHEAP_IMPORT_RUBY_JSON;
@@ -39,8 +39,7 @@ const char *vmheap_import_format_name(enum vmheap_import_format f)
 	}
 }
 
-int vmheap_import_format_parse(const char *text,
-			       enum vmheap_import_format *out)
+int vmheap_import_format_parse(const char *text, enum vmheap_import_format *out)
 {
 	if (strcmp(text, "ruby-json") == 0)
 		*out = VMHEAP_IMPORT_RUBY_JSON;

@@ -32,13 +32,13 @@ unsigned ruby_kind_unknown(const struct ruby_kinds *k);
 
 /* What the table knows of one CLASS, MODULE or ICLASS address. */
 struct ruby_class {
-	char *name;	      /* "name", or NULL */
-	char *real_name;      /* "real_class_name", or NULL */
-	uint64_t super;	      /* "superclass", or 0 */
-	uint32_t id;	      /* the class id objects use, 0: none yet */
-	unsigned char seen;   /* its record was read */
-	unsigned char skip;   /* singleton or ICLASS: its real class is
-				 further up */
+	char *name;	    /* "name", or NULL */
+	char *real_name;    /* "real_class_name", or NULL */
+	uint64_t super;	    /* "superclass", or 0 */
+	uint32_t id;	    /* the class id objects use, 0: none yet */
+	unsigned char seen; /* its record was read */
+	unsigned char skip; /* singleton or ICLASS: its real class is
+			       further up */
 };
 
 /* A decoded string of a line: bytes scratch[off..off+len). */
@@ -68,8 +68,7 @@ void rj_line_free(struct rj_line *l);
 int rj_line_scratch_add(struct rj_line *l, const void *bytes, size_t n);
 int rj_line_ref_add(struct rj_line *l, uint64_t ref);
 /* The bytes of a decoded string (valid until the next line). */
-static inline const char *rj_str_bytes(const struct rj_line *l,
-				       struct rj_str s)
+static inline const char *rj_str_bytes(const struct rj_line *l, struct rj_str s)
 {
 	return l->scratch ? (const char *)l->scratch + s.off : "";
 }

@@ -128,8 +128,8 @@ static int convert_root(struct rj *rj)
 
 /* ------------------------------------------------------------ classes */
 
-static int add_class(struct rj *rj, uint32_t *id, const char *name,
-		     size_t len, uint64_t super_id, uint32_t flags)
+static int add_class(struct rj *rj, uint32_t *id, const char *name, size_t len,
+		     uint64_t super_id, uint32_t flags)
 {
 	int rc;
 
@@ -146,8 +146,8 @@ static int add_class(struct rj *rj, uint32_t *id, const char *name,
 /* "<imemo>", "<hidden-string>", ...: written at their first object. */
 static int pseudo_class(struct rj *rj, int t, int hidden, uint32_t *id)
 {
-	unsigned k = t >= 0 && t < (int)RUBY_T_COUNT ? (unsigned)t
-						      : RUBY_T_COUNT;
+	unsigned k =
+	    t >= 0 && t < (int)RUBY_T_COUNT ? (unsigned)t : RUBY_T_COUNT;
 	char name[64];
 	int len, rc;
 
@@ -253,8 +253,8 @@ static int write_classes(struct rj *rj)
 		if (!name && c->real_name)
 			name = c->real_name;
 		if (!name) {
-			snprintf(anon, sizeof(anon), "#<Class:0x%016" PRIx64 ">",
-				 address);
+			snprintf(anon, sizeof(anon),
+				 "#<Class:0x%016" PRIx64 ">", address);
 			name = anon;
 			flags = RUBY_CLASS_ANONYMOUS;
 		}
@@ -417,12 +417,11 @@ int imp_ruby_json(struct imp_input *in, struct vmheap_import_result *res)
 	}
 	if (rc == VMHEAP_ETRUNCATED) {
 		rj.line_no = in->line + 1;
-		rc = imp_fail(res, rj.name, rc,
-			      "truncated: the last line (%" PRIu64
-			      ") ends at byte offset %" PRIu64
-			      " without a newline",
-			      rj.line_no,
-			      imp_input_offset(in) + (in->end - in->pos));
+		rc = imp_fail(
+		    res, rj.name, rc,
+		    "truncated: the last line (%" PRIu64
+		    ") ends at byte offset %" PRIu64 " without a newline",
+		    rj.line_no, imp_input_offset(in) + (in->end - in->pos));
 		goto out;
 	}
 	if (rc < 0) {

@@ -10,25 +10,46 @@
 
 #include "ruby_json-internal.h"
 
-/* dump_all's "type" strings and Ruby's T_ values (ruby/internal/value_type.h) */
+/* dump_all's "type" strings and Ruby's T_ values (ruby/internal/value_type.h)
+ */
 static const struct {
 	const char *type;
 	unsigned t;
 } types[] = {
-    {"NONE", 0x00},    {"OBJECT", 0x01},  {"CLASS", 0x02},	 {"MODULE", 0x03},
-    {"FLOAT", 0x04},   {"STRING", 0x05},  {"REGEXP", 0x06},	 {"ARRAY", 0x07},
-    {"HASH", 0x08},    {"STRUCT", 0x09},  {"BIGNUM", 0x0a},	 {"FILE", 0x0b},
-    {"DATA", 0x0c},    {"MATCH", 0x0d},   {"COMPLEX", 0x0e},	 {"RATIONAL", 0x0f},
-    {"NIL", 0x11},     {"TRUE", 0x12},	  {"FALSE", 0x13},	 {"SYMBOL", 0x14},
-    {"FIXNUM", 0x15},  {"UNDEF", 0x16},	  {"IMEMO", RUBY_T_IMEMO}, {"NODE", RUBY_T_NODE},
-    {"ICLASS", RUBY_T_ICLASS}, {"ZOMBIE", 0x1d}, {"MOVED", 0x1e},
+    {"NONE", 0x00},
+    {"OBJECT", 0x01},
+    {"CLASS", 0x02},
+    {"MODULE", 0x03},
+    {"FLOAT", 0x04},
+    {"STRING", 0x05},
+    {"REGEXP", 0x06},
+    {"ARRAY", 0x07},
+    {"HASH", 0x08},
+    {"STRUCT", 0x09},
+    {"BIGNUM", 0x0a},
+    {"FILE", 0x0b},
+    {"DATA", 0x0c},
+    {"MATCH", 0x0d},
+    {"COMPLEX", 0x0e},
+    {"RATIONAL", 0x0f},
+    {"NIL", 0x11},
+    {"TRUE", 0x12},
+    {"FALSE", 0x13},
+    {"SYMBOL", 0x14},
+    {"FIXNUM", 0x15},
+    {"UNDEF", 0x16},
+    {"IMEMO", RUBY_T_IMEMO},
+    {"NODE", RUBY_T_NODE},
+    {"ICLASS", RUBY_T_ICLASS},
+    {"ZOMBIE", 0x1d},
+    {"MOVED", 0x1e},
 };
 
 /* rb_imemo_name()'s names (MRI 3.1) */
 static const char *const imemo_types[] = {
-    "env",  "cref",   "svar",	"throw_data",	  "ifunc",    "memo",
-    "ment", "iseq",   "tmpbuf", "parser_strterm", "ast",      "callinfo",
-    "callcache", "constcache",
+    "env",  "cref",	"svar",	     "throw_data", "ifunc",
+    "memo", "ment",	"iseq",	     "tmpbuf",	   "parser_strterm",
+    "ast",  "callinfo", "callcache", "constcache",
 };
 #define NIMEMO (sizeof(imemo_types) / sizeof(imemo_types[0]))
 

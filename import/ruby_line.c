@@ -34,8 +34,8 @@ static int fail(struct cur *c, const char *what)
 
 static void ws(struct cur *c)
 {
-	while (c->p < c->end &&
-	       (*c->p == ' ' || *c->p == '\t' || *c->p == '\r' || *c->p == '\n'))
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' ||
+				 *c->p == '\r' || *c->p == '\n'))
 		c->p++;
 }
 
@@ -212,9 +212,9 @@ static int number(struct cur *c)
 		c->p++;
 	if (c->p >= c->end || *c->p < '0' || *c->p > '9')
 		return fail(c, "an unexpected character");
-	while (c->p < c->end && ((*c->p >= '0' && *c->p <= '9') ||
-				 *c->p == '.' || *c->p == 'e' ||
-				 *c->p == 'E' || *c->p == '+' || *c->p == '-'))
+	while (c->p < c->end &&
+	       ((*c->p >= '0' && *c->p <= '9') || *c->p == '.' ||
+		*c->p == 'e' || *c->p == 'E' || *c->p == '+' || *c->p == '-'))
 		c->p++;
 	return c->p > start ? 0 : -1;
 }
@@ -326,8 +326,8 @@ static int byte_count(struct cur *c, uint64_t *out)
 			return fail(c, "\"memsize\" is too large");
 		x = x * 10 + (uint64_t)(*c->p++ - '0');
 	}
-	if (c->p == start || (c->p < c->end && (*c->p == '.' || *c->p == 'e' ||
-						 *c->p == 'E')))
+	if (c->p == start ||
+	    (c->p < c->end && (*c->p == '.' || *c->p == 'e' || *c->p == 'E')))
 		return fail(c, "\"memsize\" is not a byte count");
 	*out = x;
 	return 0;
@@ -375,7 +375,8 @@ static int member(struct cur *c, const unsigned char *k, size_t n)
 int rj_line_parse(struct rj_line *l, const char *text, size_t len,
 		  size_t *column, const char **error)
 {
-	struct cur c = {(const unsigned char *)text, (const unsigned char *)text,
+	struct cur c = {(const unsigned char *)text,
+			(const unsigned char *)text,
 			(const unsigned char *)text + len, l, NULL};
 	const unsigned char *k;
 	size_t n;

@@ -54,7 +54,8 @@ static int grow(struct imp_table *t)
 	}
 	IMP_TABLE_FOR(t, i)
 	{
-		for (j = home(t->keys[i], cap); keys[j]; j = (j + 1) & (cap - 1))
+		for (j = home(t->keys[i], cap); keys[j];
+		     j = (j + 1) & (cap - 1))
 			;
 		keys[j] = t->keys[i];
 		memcpy(values + j * t->value_size, imp_table_value(t, i),

@@ -51,9 +51,14 @@ static void import_run(struct spec_run *r, const char *const *args,
 /* vmheap-histo --format csv --sort name of `dump` (malloc'd). */
 static char *histo_csv(const char *dump, int by_kind)
 {
-	const char *argv[] = {spec_bin("vmheap-histo"), "--format", "csv",
-			      "--sort",		    "name",	by_kind ? "--kind" : dump,
-			      by_kind ? dump : NULL, NULL};
+	const char *argv[] = {spec_bin("vmheap-histo"),
+			      "--format",
+			      "csv",
+			      "--sort",
+			      "name",
+			      by_kind ? "--kind" : dump,
+			      by_kind ? dump : NULL,
+			      NULL};
 	struct spec_run r;
 	char *out;
 
@@ -124,11 +129,10 @@ static void read_dump(const char *path, struct dump *d)
 			    strndup(rec.u.string.text, rec.u.string.len);
 			break;
 		case VMHEAP_RECORD_CLASS:
-			d->class_ids = realloc(d->class_ids,
-					       (d->nclasses + 1) * 8);
-			d->class_names =
-			    realloc(d->class_names,
-				    (d->nclasses + 1) * sizeof(char *));
+			d->class_ids =
+			    realloc(d->class_ids, (d->nclasses + 1) * 8);
+			d->class_names = realloc(
+			    d->class_names, (d->nclasses + 1) * sizeof(char *));
 			d->class_ids[d->nclasses] = rec.u.klass.id;
 			d->class_names[d->nclasses++] =
 			    strndup(rec.u.klass.name, rec.u.klass.name_len);
@@ -262,18 +266,17 @@ static void ruby_dumps(const char *dir)
 	char path[PATH_MAX], inc[PATH_MAX], tmpdir[PATH_MAX + 32],
 	    dumpdir[PATH_MAX + 32], env_dir[PATH_MAX + 32];
 	const char *argv[] = {"ruby", "-I", inc, "-rvmheap_agent", path, NULL};
-	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT",
+	const char *env[] = {tmpdir,
+			     dumpdir,
+			     "VMHEAP_AGENT_PORT",
 #ifdef VMHEAP_ASAN_RUNTIME
 			     "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
 			     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1",
 #endif
 			     NULL};
-	const char *console[] = {spec_bin("vmheap-console"),
-				 "-e",
-				 "set config.dump.fork false",
-				 "-e",
-				 "set system.memory.dump own.vmheap",
-				 NULL};
+	const char *console[] = {spec_bin("vmheap-console"),	      "-e",
+				 "set config.dump.fork false",	      "-e",
+				 "set system.memory.dump own.vmheap", NULL};
 	const char *console_env[] = {env_dir, NULL};
 	struct vmheap_agent_info info;
 	struct spec_spawn o = {0};
@@ -349,9 +352,9 @@ START_TEST(ruby_dump_all_matches_the_agents_dump_of_the_same_heap)
 		    strcmp(x->class_name, "Thread") == 0 ||
 		    strcmp(x->class_name, "Fiber") == 0) {
 			/* running code fills inline caches of iseqs and
-			 * call caches, and moves the main thread's (and fiber's) stack,
-			 * between the two dumps: same objects, some
-			 * references moved */
+			 * call caches, and moves the main thread's (and
+			 * fiber's) stack, between the two dumps: same objects,
+			 * some references moved */
 			moved += !same_but_class(x, y);
 			continue;
 		}
@@ -387,23 +390,30 @@ START_TEST(ruby_imemo_types_are_kinds)
 	const char *input =
 	    "{\"type\":\"ROOT\", \"root\":\"vm\", "
 	    "\"references\":[\"0x1000\"]}\n"
-	    "{\"address\":\"0x1000\", \"type\":\"IMEMO\", \"class\":\"0x3000\", "
+	    "{\"address\":\"0x1000\", \"type\":\"IMEMO\", "
+	    "\"class\":\"0x3000\", "
 	    "\"imemo_type\":\"ment\", \"memsize\":48}\n"
-	    "{\"address\":\"0x1028\", \"type\":\"STRING\", \"class\":\"0x2000\", "
+	    "{\"address\":\"0x1028\", \"type\":\"STRING\", "
+	    "\"class\":\"0x2000\", "
 	    "\"bytesize\":3, \"value\":\"abc\", \"file\":\"x.rb\", \"line\":3, "
 	    "\"memsize\":40, \"references\":[\"0x1000\"]}\n"
 	    "{\"address\":\"0x1050\", \"type\":\"ARRAY\", \"memsize\":40}\n"
-	    "{\"address\":\"0x2000\", \"type\":\"CLASS\", \"class\":\"0x2028\", "
+	    "{\"address\":\"0x2000\", \"type\":\"CLASS\", "
+	    "\"class\":\"0x2028\", "
 	    "\"name\":\"String\", \"memsize\":600}\n"
-	    "{\"address\":\"0x2028\", \"type\":\"CLASS\", \"class\":\"0x2050\", "
+	    "{\"address\":\"0x2028\", \"type\":\"CLASS\", "
+	    "\"class\":\"0x2050\", "
 	    "\"superclass\":\"0x2050\", \"singleton\":true, "
 	    "\"memsize\":400}\n"
-	    "{\"address\":\"0x2050\", \"type\":\"CLASS\", \"class\":\"0x2050\", "
+	    "{\"address\":\"0x2050\", \"type\":\"CLASS\", "
+	    "\"class\":\"0x2050\", "
 	    "\"name\":\"Class\", \"memsize\":500}\n"
 	    /* MRI writes a Latin-1 name's bytes as they are */
-	    "{\"address\":\"0x2078\", \"type\":\"OBJECT\", \"class\":\"0x20a0\", "
+	    "{\"address\":\"0x2078\", \"type\":\"OBJECT\", "
+	    "\"class\":\"0x20a0\", "
 	    "\"memsize\":40}\n"
-	    "{\"address\":\"0x20a0\", \"type\":\"CLASS\", \"class\":\"0x2050\", "
+	    "{\"address\":\"0x20a0\", \"type\":\"CLASS\", "
+	    "\"class\":\"0x2050\", "
 	    "\"name\":\"Caf\xe9\\u00e9\", \"memsize\":500}\n";
 	struct spec_run r;
 	char *h;
@@ -455,7 +465,8 @@ static size_t parse_rows(const char *text, int csv, struct row *rows,
 
 		if (csv) {
 			comma = strchr(line, ',');
-			const char *last = comma ? strchr(comma + 1, '\n') : NULL;
+			const char *last =
+			    comma ? strchr(comma + 1, '\n') : NULL;
 			const char *end = last ? last : line + strlen(line);
 
 			while (end > line && end[-1] != ',')
@@ -513,8 +524,10 @@ START_TEST(hprof_histogram_equals_jmap_histo_live)
 	/* -Xshare:off: with CDS's archived heap, the heap holds the mirrors
 	 * (java.lang.Class) of archived classes that were never loaded;
 	 * jmap counts them, HPROF has no record of them */
-	const char *java[] = {"java", "-Xshare:off", "-XX:+UseSerialGC",
-			      "-Xmx64m", "-cp", cp, "ImportSpecLeak", NULL};
+	const char *java[] = {
+	    "java",	      "-Xshare:off", "-XX:+UseSerialGC",
+	    "-Xmx64m",	      "-cp",	     cp,
+	    "ImportSpecLeak", NULL};
 	const char *gc[] = {"jcmd", pid, "GC.run", NULL};
 	const char *histo[] = {"jmap", "-histo:live", pid, NULL};
 	const char *dump[] = {"jcmd", pid, "GC.heap_dump", hprof, NULL};
@@ -573,8 +586,8 @@ START_TEST(hprof_histogram_equals_jmap_histo_live)
 			continue;
 		}
 		ck_assert_msg(v->bytes == j->bytes,
-			      "%s: jmap %llu bytes, vmheap-histo %llu",
-			      j->name, j->bytes, v->bytes);
+			      "%s: jmap %llu bytes, vmheap-histo %llu", j->name,
+			      j->bytes, v->bytes);
 	}
 	v = find_row(vrows, nv, "ImportSpecLeak$Session");
 	ck_assert_msg(v && v->count == 1234, "%s", vtext);
@@ -597,7 +610,8 @@ START_TEST(hprof_histogram_equals_jmap_histo_live)
 			const struct obj *b = find(&d, arr->refs[i]);
 
 			ck_assert_ptr_nonnull(b);
-			ck_assert_str_eq(b->class_name, "ImportSpecLeak$Buffer");
+			ck_assert_str_eq(b->class_name,
+					 "ImportSpecLeak$Buffer");
 			ck_assert_uint_eq(b->nrefs, 1);
 			ck_assert_str_eq(find(&d, b->refs[0])->class_name,
 					 "[B");
@@ -650,8 +664,7 @@ static void import_fails(const char *input, size_t len, const char *from,
 	snprintf(out, sizeof(out), "%s/x.vmheap", dir);
 	import_run(&r, args, NULL);
 	ck_assert_msg(r.status == 2, "exit %d, stderr %s", r.status, r.err);
-	ck_assert_msg(strstr(r.err, want), "stderr: %s (want %s)", r.err,
-		      want);
+	ck_assert_msg(strstr(r.err, want), "stderr: %s (want %s)", r.err, want);
 	ck_assert_msg(strncmp(r.err, "vmheap-import: ", 15) == 0, "%s", r.err);
 	ls = spec_ls(dir, ' ');
 	ck_assert_str_eq(ls, "in ");
@@ -672,9 +685,10 @@ START_TEST(bad_json_exits_2_names_the_line_and_leaves_no_out)
 		     "truncated: the last line (3) ends at byte offset 188");
 	memcpy(corrupt, good_json, sizeof(good_json));
 	strstr(corrupt, "\"0x1000\", \"type\"")[2] = 'y'; /* "0y1000" */
-	import_fails(corrupt, sizeof(good_json) - 1, NULL,
-		     "malformed JSON: an address (\"0x...\") expected at line 2 "
-		     "(byte offset 65)");
+	import_fails(
+	    corrupt, sizeof(good_json) - 1, NULL,
+	    "malformed JSON: an address (\"0x...\") expected at line 2 "
+	    "(byte offset 65)");
 	import_fails("{\"type\":\"ROOT\",\"root\":\"vm\"}\n{\"type\": nope}\n",
 		     43, NULL,
 		     "malformed JSON: a string expected at line 2 (byte "
@@ -708,8 +722,9 @@ START_TEST(bad_hprof_exits_2_names_the_byte_offset_and_leaves_no_out)
 	spec_run_free(&r);
 	h = histo_csv(out, 0);
 	/* Holder: 12-byte header, a reference (4) and an int: 24 bytes */
-	ck_assert_str_eq(h, "count,class,bytes\n2,Holder,48\n1,[B,32\n1,[I,32\n"
-			    "1,[Ljava.lang.Object;,32\n4,java.lang.Class,200\n");
+	ck_assert_str_eq(h,
+			 "count,class,bytes\n2,Holder,48\n1,[B,32\n1,[I,32\n"
+			 "1,[Ljava.lang.Object;,32\n4,java.lang.Class,200\n");
 	free(h);
 	unlink(out);
 
@@ -754,8 +769,8 @@ START_TEST(out_is_never_overwritten_and_stdin_works)
 	snprintf(out, sizeof(out), "%s/x.vmheap", dir);
 	import_run(&r, args, good_json);
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_msg(strstr(r.out, "<stdin> (ruby-json, 189 bytes) -> "),
-		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "<stdin> (ruby-json, 189 bytes) -> "), "%s",
+		      r.out);
 	ck_assert_msg(strstr(r.out, ": 2 objects, 2 classes, 1 roots"), "%s",
 		      r.out);
 	spec_run_free(&r);
@@ -771,19 +786,68 @@ START_TEST(out_is_never_overwritten_and_stdin_works)
 }
 END_TEST
 
+/* ------------------------------------------------------------ terminal */
+
+START_TEST(a_large_input_gets_a_progress_bar_on_a_terminal)
+{
+	const char *dir = spec_mkdtemp("progress");
+	char in[PATH_MAX], cmd[3 * PATH_MAX], out[PATH_MAX];
+	const char *argv[] = {"script", "-qec", cmd, "/dev/null", NULL};
+	struct spec_run r;
+	unsigned long i;
+	FILE *f;
+
+	/* just over VMHEAP_PROGRESS_MIN_BYTES (100 MiB) of dump_all lines */
+	snprintf(in, sizeof(in), "%s/big.json", dir);
+	f = fopen(in, "w");
+	ck_assert_ptr_nonnull(f);
+	for (i = 0; ftell(f) < 101L * 1024 * 1024; i++)
+		fprintf(f,
+			"{\"address\":\"0x%lx\", \"type\":\"STRING\", "
+			"\"class\":\"0x10\", \"memsize\":40}\n",
+			0x100000ul + i * 40);
+	ck_assert_int_eq(fclose(f), 0);
+
+	/* under script(1), standard error is a terminal */
+	snprintf(out, sizeof(out), "%s/a.vmheap", dir);
+	snprintf(cmd, sizeof(cmd), "%s %s %s", spec_bin("vmheap-import"), in,
+		 out);
+	ck_assert(spec_run(argv, NULL, NULL, RUN_MS, &r) == 0);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_msg(strstr(r.out, "big.json ") && strstr(r.out, "% [#") &&
+			  strstr(r.out, "\r\033[K"),
+		      "no progress bar: %.300s", r.out);
+	spec_run_free(&r);
+
+	snprintf(out, sizeof(out), "%s/b.vmheap", dir);
+	snprintf(cmd, sizeof(cmd), "%s --no-progress %s %s",
+		 spec_bin("vmheap-import"), in, out);
+	ck_assert(spec_run(argv, NULL, NULL, RUN_MS, &r) == 0);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_msg(!strstr(r.out, "% ["), "a bar after --no-progress: %s",
+		      r.out);
+	spec_run_free(&r);
+	unlink(in);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("import");
 	TCase *tc;
 
 	tc = spec_tcase(s, "ruby", 120);
-	tcase_add_test(tc, ruby_dump_all_matches_the_agents_dump_of_the_same_heap);
+	tcase_add_test(tc,
+		       ruby_dump_all_matches_the_agents_dump_of_the_same_heap);
 	tcase_add_test(tc, ruby_imemo_types_are_kinds);
 	tc = spec_tcase(s, "jvm", 120);
 	tcase_add_test(tc, hprof_histogram_equals_jmap_histo_live);
+	tc = spec_tcase(s, "terminal", 120);
+	tcase_add_test(tc, a_large_input_gets_a_progress_bar_on_a_terminal);
 	tc = spec_tcase(s, "errors", 60);
 	tcase_add_test(tc, bad_json_exits_2_names_the_line_and_leaves_no_out);
-	tcase_add_test(tc, bad_hprof_exits_2_names_the_byte_offset_and_leaves_no_out);
+	tcase_add_test(
+	    tc, bad_hprof_exits_2_names_the_byte_offset_and_leaves_no_out);
 	tcase_add_test(tc, out_is_never_overwritten_and_stdin_works);
 	return s;
 }

@@ -70,8 +70,7 @@ static long read_fd(void *ctx, void *buf, size_t len)
  * file.  Returns 0 or -1 (errno set). */
 static int publish(const char *out)
 {
-	if (renameat2(AT_FDCWD, tmp_path, AT_FDCWD, out, RENAME_NOREPLACE) ==
-	    0)
+	if (renameat2(AT_FDCWD, tmp_path, AT_FDCWD, out, RENAME_NOREPLACE) == 0)
 		return 0;
 	if (errno != EINVAL && errno != ENOSYS)
 		return -1;
@@ -89,8 +88,8 @@ static int make_temp(const char *out)
 
 	if (slash)
 		n = snprintf(tmp_path, sizeof(tmp_path),
-			     "%.*s/.vmheap-import.XXXXXX",
-			     (int)(slash - out), out);
+			     "%.*s/.vmheap-import.XXXXXX", (int)(slash - out),
+			     out);
 	else
 		n = snprintf(tmp_path, sizeof(tmp_path),
 			     ".vmheap-import.XXXXXX");
@@ -185,8 +184,7 @@ static void print_summary(const char *in, const char *out,
 	       in, vmheap_import_format_name(res->from),
 	       (unsigned long long)res->bytes_in, out,
 	       (unsigned long long)res->objects,
-	       (unsigned long long)res->classes,
-	       (unsigned long long)res->roots,
+	       (unsigned long long)res->classes, (unsigned long long)res->roots,
 	       (unsigned long long)res->references, size, seconds);
 }
 
