@@ -759,6 +759,7 @@ static int open_writer(struct hp *hp)
 
 	wo.vm_name = "java";
 	wo.vm_version = "";
+	wo.pid = hp->h.in->opt->pid;
 	wo.time = (int64_t)(hp->time_ms / 1000);
 	wo.pointer_size = hp->h.id_size;
 	wo.kind_names = kind_names;

@@ -354,7 +354,7 @@ static int open_writer(struct rj *rj)
 
 	wo.vm_name = "ruby";
 	wo.vm_version = "";
-	wo.pid = 0;
+	wo.pid = rj->in->opt->pid;
 	wo.pointer_size = 8;
 	wo.kind_names = (const char *const *)rj->kinds.names;
 	wo.kind_count = rj->kinds.count;

@@ -43,6 +43,9 @@ struct vmheap_import_options {
 	vmheap_import_read_fn read;
 	void *read_ctx;
 	int out_fd; /* the vmheap dump is written here (not closed) */
+	/* The VM's pid for the dump's header (neither input records it);
+	 * 0: libvmheap's writer puts the caller's own. */
+	uint64_t pid;
 	/* Called now and then with the input bytes read so far; may be
 	 * NULL. */
 	void (*progress)(void *arg, uint64_t offset);

@@ -762,7 +762,8 @@ START_TEST(out_is_never_overwritten_and_stdin_works)
 {
 	const char *dir = spec_mkdtemp("out");
 	char out[PATH_MAX];
-	const char *args[] = {"-", out, NULL};
+	const char *args[] = {"--pid", "4242", "-", out, NULL};
+	const char *histo[] = {spec_bin("vmheap-histo"), out, NULL};
 	struct spec_run r;
 	char *h;
 
@@ -778,6 +779,10 @@ START_TEST(out_is_never_overwritten_and_stdin_works)
 	ck_assert_str_eq(h, "count,class,bytes\n1,<hidden-class>,40\n"
 			    "1,Foo,40\n");
 	free(h);
+	/* the header names the VM and the pid given */
+	ck_assert(spec_run(histo, NULL, NULL, RUN_MS, &r) == 0);
+	ck_assert_msg(strstr(r.out, "(vm ruby , pid 4242)"), "%s", r.out);
+	spec_run_free(&r);
 	import_run(&r, args, good_json);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "already exists"), "%s", r.err);

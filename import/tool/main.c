@@ -24,8 +24,8 @@
 #include "vmheap_report.h"
 
 static const char usage_line[] =
-    "usage: vmheap-import [--from hprof|ruby-json] [--no-progress] IN "
-    "OUT.vmheap";
+    "usage: vmheap-import [--from hprof|ruby-json] [--pid PID] "
+    "[--no-progress] IN OUT.vmheap";
 
 /* The temporary file, removed by the signal handler too. */
 static char tmp_path[PATH_MAX];
@@ -42,6 +42,11 @@ static void help(void)
 	       "                 (MRI's ObjectSpace.dump_all); guessed from "
 	       "the content\n"
 	       "                 when not given\n"
+	       "  --pid PID      the pid of the VM that wrote IN, for the "
+	       "dump's header\n"
+	       "                 (neither format records it; without it the "
+	       "header has\n"
+	       "                 vmheap-import's own)\n"
 	       "  --no-progress  never draw a progress bar\n"
 	       "  --help         this text\n\n"
 	       "OUT is written atomically and never overwritten: on any error "
@@ -108,6 +113,7 @@ static int make_temp(const char *out)
 /* The command line. */
 struct args {
 	enum vmheap_import_format from;
+	uint64_t pid;
 	int progress;
 	const char *in, *out;
 };
@@ -118,10 +124,12 @@ static const char *parse_args(int argc, char **argv, struct args *a)
 	static const struct option longopts[] = {
 	    {"from", required_argument, NULL, 'f'},
 	    {"no-progress", no_argument, NULL, 'P'},
+	    {"pid", required_argument, NULL, 'p'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	static char why[300];
+	char *end;
 	int ch;
 
 	memset(a, 0, sizeof(*a));
@@ -132,7 +140,18 @@ static const char *parse_args(int argc, char **argv, struct args *a)
 			help();
 		else if (ch == 'P')
 			a->progress = 0;
-		else if (ch != 'f') {
+		else if (ch == 'p') {
+			errno = 0;
+			a->pid = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || !a->pid ||
+			    optarg[0] == '-') {
+				snprintf(why, sizeof(why),
+					 "--pid needs a positive number, not "
+					 "'%s'",
+					 optarg);
+				return why;
+			}
+		} else if (ch != 'f') {
 			snprintf(why, sizeof(why),
 				 "unknown or incomplete option '%s'",
 				 argv[optind - 1]);
@@ -241,6 +260,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	o.from = a.from;
+	o.pid = a.pid;
 	o.name = in;
 	o.read = read_fd;
 	o.read_ctx = &in_fd;
