@@ -728,6 +728,21 @@ START_TEST(bad_hprof_exits_2_names_the_byte_offset_and_leaves_no_out)
 	free(h);
 	unlink(out);
 
+	/* through a pipe, the format guessed from its first bytes */
+	{
+		char cmd[3 * PATH_MAX];
+		const char *sh[] = {"sh", "-c", cmd, NULL};
+
+		snprintf(cmd, sizeof(cmd), "cat %s | %s - %s", in,
+			 spec_bin("vmheap-import"), out);
+		ck_assert(spec_run(sh, NULL, NULL, RUN_MS, &r) == 0);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		ck_assert_msg(strstr(r.out, "<stdin> (hprof, 933 bytes)"), "%s",
+			      r.out);
+		spec_run_free(&r);
+		unlink(out);
+	}
+
 	/* cut anywhere: exit 2, the offset named, no OUT */
 	for (cut = 0; cut < len; cut += cut < len - 64 ? 7 : 1) {
 		spec_write_file(in, hprof, cut);
