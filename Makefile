@@ -38,7 +38,7 @@ CFLAGS  ?= $(O) -g
 # -fvisibility=hidden: the shared libraries export only what a public
 # header marks VMHEAP_EXPORT (spec/abi.mk checks it).
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -fvisibility=hidden \
-             $(CFLAGS) $(SANFLAGS) -Iformat -Ianalysis -Ireport -Iagent \
+             $(CFLAGS) $(SANFLAGS) -Iformat -Ianalysis -Ireport -Iagent -Iimport \
              $(PKG_CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS) -pthread
 
@@ -79,6 +79,7 @@ include report/report.mk
 -include console/console.mk
 -include hosts/sample/sample.mk
 -include hosts/ruby/ruby.mk
+-include import/import.mk
 -include $(wildcard spec/*.mk)
 -include $(wildcard bench/*.mk)
 -include examples/examples.mk

@@ -9,6 +9,8 @@
 #   histo/ diff/ console/    -> report, analysis, format, agent
 #   path/ dominators/         (the graph tools, likewise)
 #   hosts/*/                 -> agent, format
+#   import/                  -> format (the converters: the writer only)
+#   import/tool/             -> import, report, analysis, format
 #
 # and no folder includes another folder's private (*-internal.h) header.
 # Tests, fuzz targets, benchmarks and examples may include anything.
@@ -24,12 +26,14 @@ allowed() { # folder -> the folders it may include from
 	agent) echo "agent format" ;;
 	histo | diff | console | path | dominators) echo "$1 report analysis format agent" ;;
 	hosts/*) echo "$1 agent format" ;;
+	import) echo "import format" ;;
+	import/tool) echo "import/tool import report analysis format" ;;
 	*) echo "" ;;
 	esac
 }
 
 # header basename -> owning folder
-headers=$(find format analysis report agent histo diff console path dominators hosts \
+headers=$(find format analysis report agent histo diff console path dominators hosts import \
 	-name '*.h' 2>/dev/null)
 
 owner() {
@@ -42,7 +46,8 @@ owner() {
 }
 
 bad=0
-for dir in format analysis report agent histo diff console path dominators hosts/*; do
+for dir in format analysis report agent histo diff console path dominators hosts/* import \
+	import/tool; do
 	[ -d "$dir" ] || continue
 	ok=$(allowed "$dir")
 	for f in "$dir"/*.c "$dir"/*.h; do
