@@ -38,7 +38,7 @@ CFLAGS  ?= $(O) -g
 # -fvisibility=hidden: the shared libraries export only what a public
 # header marks VMHEAP_EXPORT (spec/abi.mk checks it).
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -fvisibility=hidden \
-             $(CFLAGS) $(SANFLAGS) -Iformat -Ianalysis -Ireport -Iagent \
+             $(CFLAGS) $(SANFLAGS) -Iformat -Ianalysis -Ireport -Iagent -Inative \
              $(PKG_CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS) -pthread
 
@@ -69,6 +69,7 @@ include format/format.mk
 include analysis/analysis.mk
 include report/report.mk
 -include agent/agent.mk
+-include native/native.mk
 -include histo/histo.mk
 -include diff/diff.mk
 -include console/console.mk

@@ -5,7 +5,9 @@
 #   format/                  -> nothing else of ours
 #   analysis/                -> format
 #   report/                  -> format, analysis
-#   agent/                   -> format
+#   agent/                   -> format, native (its public header's
+#                               types only: the tracker is found with dlsym)
+#   native/                  -> format
 #   histo/ diff/ console/    -> report, analysis, format, agent
 #   hosts/*/                 -> agent, format
 #
@@ -20,7 +22,8 @@ allowed() { # folder -> the folders it may include from
 	format) echo "format" ;;
 	analysis) echo "analysis format" ;;
 	report) echo "report analysis format" ;;
-	agent) echo "agent format" ;;
+	agent) echo "agent format native" ;;
+	native) echo "native format" ;;
 	histo | diff | console) echo "$1 report analysis format agent" ;;
 	hosts/*) echo "$1 agent format" ;;
 	*) echo "" ;;
@@ -28,7 +31,7 @@ allowed() { # folder -> the folders it may include from
 }
 
 # header basename -> owning folder
-headers=$(find format analysis report agent histo diff console hosts \
+headers=$(find format analysis report agent native histo diff console hosts \
 	-name '*.h' 2>/dev/null)
 
 owner() {
@@ -41,7 +44,7 @@ owner() {
 }
 
 bad=0
-for dir in format analysis report agent histo diff console hosts/*; do
+for dir in format analysis report agent native histo diff console hosts/*; do
 	[ -d "$dir" ] || continue
 	ok=$(allowed "$dir")
 	for f in "$dir"/*.c "$dir"/*.h; do

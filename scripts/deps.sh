@@ -4,7 +4,8 @@
 # apt-get (updating the package lists first: a fresh machine may have
 # none); otherwise it prints the exact command to run.
 PKGS="build-essential pkg-config libmsgpack-dev libevent-dev check libedit-dev
-ruby ruby-dev tmux jq time clang libclang-rt-14-dev valgrind procps"
+ruby ruby-dev tmux jq time clang libclang-rt-14-dev valgrind procps
+libunwind-dev libdw-dev heaptrack"
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)

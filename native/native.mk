@@ -1,0 +1,24 @@
+# libvmheap-malloc.so: the malloc tracker, loaded with LD_PRELOAD
+# (vmheap-run does it).  Not linked by anything of ours: the agent finds
+# its API (native/vmheap_native.h) at run time with dlsym.
+#
+# It exports the allocator's entry points besides the VMHEAP_EXPORT
+# functions of its header, so it stays out of SHARED_LIBS (spec/abi.mk's
+# rule is for the libraries programs link); spec/native_test.c checks its
+# exports instead.  It is built without the sanitizers even in
+# build/asan: an instrumented library cannot be preloaded into the
+# uninstrumented programs it tracks (ruby, the test's victims).
+NATIVE_SRCS := $(wildcard native/*.c)
+NATIVE_OBJS := $(NATIVE_SRCS:%.c=$(OBJDIR)/%.o)
+NATIVE_SO   := $(LIBDIR)/libvmheap-malloc.so
+LIBS_OUT    += $(NATIVE_SO)
+INSTALL_NATIVE_HEADER := native/vmheap_native.h
+UNWIND_LIBS := -lunwind
+
+$(NATIVE_OBJS): SANFLAGS =
+$(NATIVE_OBJS): ALL_CFLAGS += -fno-omit-frame-pointer -ftls-model=initial-exec
+
+$(NATIVE_SO): $(NATIVE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libvmheap-malloc.so -Wl,--no-undefined \
+	  -pthread $(LDFLAGS) -o $@ $^ $(UNWIND_LIBS) -ldl

@@ -1,0 +1,20 @@
+# The malloc tracker's suite (spec/native_test.c): real processes under
+# LD_PRELOAD.  The victim is built without the sanitizers (the tracker is
+# preloaded into it) and with -rdynamic so that dladdr names its functions.
+NATIVE_TEST   := $(SPECDIR)/native_test
+NATIVE_VICTIM := $(SPECDIR)/native_victim
+CHECK_SUITES  += $(NATIVE_TEST)
+EXTRA_ALL     += $(NATIVE_TEST) $(NATIVE_VICTIM)
+
+$(OBJDIR)/spec/native_test.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+$(OBJDIR)/spec/native/victim.o: SANFLAGS =
+
+$(NATIVE_VICTIM): $(OBJDIR)/spec/native/victim.o
+	@mkdir -p $(dir $@)
+	$(CC) -rdynamic -pthread $(LDFLAGS) -o $@ $< -ldl
+
+$(NATIVE_TEST): $(OBJDIR)/spec/native_test.o $(SPECDIR)/libvmheap_spec.a \
+                $(AGENT_LINK) | $(NATIVE_SO) $(NATIVE_VICTIM)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(SPECDIR)/libvmheap_spec.a $(AGENT_LINK) \
+	  $(CHECK_LIBS)

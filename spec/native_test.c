@@ -1,0 +1,186 @@
+/*
+ * native_test.c - the malloc tracker (libvmheap-malloc.so) in real
+ * processes: spec/native/victim.c runs under LD_PRELOAD, switches tracking
+ * through the tracker's API and prints the tracker's sites next to its
+ * own count of what it did.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/vmheap_spec.h"
+
+static const char *preload_env(void)
+{
+	static char buf[4096];
+	snprintf(buf, sizeof buf, "LD_PRELOAD=%s",
+		 spec_build("lib/libvmheap-malloc.so"));
+	return buf;
+}
+
+/* Run the victim with the tracker; fails the test unless it exits 0. */
+static void victim(struct spec_run *r, const char *const *args)
+{
+	const char *argv[8] = {spec_build("spec/native_victim")};
+	for (int i = 0; args[i] != NULL && i < 6; i++)
+		argv[i + 1] = args[i];
+	const char *env[] = {preload_env(), NULL};
+	ck_assert_int_eq(spec_run(argv, env, NULL, 60000, r), 0);
+	ck_assert_msg(r->status == 0, "victim exited %d: %s%s", r->status,
+		      r->out, r->err);
+}
+
+/* The numbers of the "site" line of function `fn` in `out` after
+ * `from` (NULL: the start); fails the test when there is none. */
+static void site_of(const char *out, const char *fn,
+		    unsigned long long v[4])
+{
+	char want[128];
+	snprintf(want, sizeof want, " %s\n", fn);
+	const char *line = out;
+	while ((line = strstr(line, "site ")) != NULL) {
+		const char *eol = strchr(line, '\n');
+		ck_assert_ptr_nonnull(eol);
+		if ((size_t)(eol - line) + 1 >= strlen(want) &&
+		    strncmp(eol + 1 - strlen(want), want, strlen(want)) == 0) {
+			ck_assert_int_eq(sscanf(line, "site %llu %llu %llu %llu",
+						&v[0], &v[1], &v[2], &v[3]),
+					 4);
+			return;
+		}
+		line = eol + 1;
+	}
+	ck_abort_msg("no site in %s in:\n%s", fn, out);
+}
+
+static unsigned long long own(const char *out, const char *name)
+{
+	char want[64];
+	snprintf(want, sizeof want, "own %s ", name);
+	const char *p = strstr(out, want);
+	ck_assert_msg(p != NULL, "no \"%s\" in:\n%s", want, out);
+	return strtoull(p + strlen(want), NULL, 10);
+}
+
+START_TEST(leak_named_with_exact_bytes)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"leak", "1000", "1234", NULL});
+	unsigned long long v[4];
+	site_of(r.out, "leak_here", v);
+	ck_assert_uint_eq(v[0], 1000);             /* live count */
+	ck_assert_uint_eq(v[1], own(r.out, "leaked")); /* 1234000 bytes */
+	ck_assert_uint_eq(v[1], 1234000);
+	ck_assert_uint_eq(v[2], 1000);
+	ck_assert_uint_eq(v[3], 0);
+	/* malloc and free in balance: 10000 each way, nothing live */
+	site_of(r.out, "churn_here", v);
+	ck_assert_uint_eq(v[0], 0);
+	ck_assert_uint_eq(v[1], 0);
+	ck_assert_uint_eq(v[2], 10000);
+	ck_assert_uint_eq(v[3], 10000);
+	spec_run_free(&r);
+}
+END_TEST
+
+START_TEST(eight_threads_lose_no_count)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"threads", "8", "100000", NULL});
+	unsigned long long v[4];
+	site_of(r.out, "thread_here", v);
+	ck_assert_uint_eq(v[2], own(r.out, "allocs"));
+	ck_assert_uint_eq(v[2], 800000);
+	ck_assert_uint_eq(v[3], own(r.out, "frees"));
+	ck_assert_uint_eq(v[0], 400000);
+	spec_run_free(&r);
+}
+END_TEST
+
+START_TEST(fork_while_tracking)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"fork", "500", NULL});
+	ck_assert_uint_eq(own(r.out, "child-status"), 0);
+	const char *child = strstr(r.out, "child:\n");
+	const char *parent = strstr(r.out, "parent:\n");
+	ck_assert_ptr_nonnull(child);
+	ck_assert_ptr_nonnull(parent);
+	unsigned long long v[4];
+	/* The child inherited the parent's 500 and made 500 of its own. */
+	char *c = strndup(child, (size_t)(parent > child ? parent - child
+						       : (long)strlen(child)));
+	site_of(c, "leak_here", v);
+	ck_assert_uint_eq(v[0], 1000);
+	ck_assert_uint_eq(v[1], 100000);
+	free(c);
+	/* The parent's own 500 only; its threads went on. */
+	site_of(parent, "leak_here", v);
+	ck_assert_uint_eq(v[0], 500);
+	site_of(parent, "thread_here", v);
+	ck_assert_uint_eq(v[2], 800000);
+	ck_assert_uint_eq(v[0], 400000);
+	spec_run_free(&r);
+}
+END_TEST
+
+START_TEST(switched_on_and_off_repeatedly)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"onoff", "300", NULL});
+	ck_assert_uint_eq(own(r.out, "bad-rounds"), 0);
+	spec_run_free(&r);
+}
+END_TEST
+
+/* Real programs run under it unharmed, with tracking on from the start:
+ * ruby (threads, fork, dlopen of extensions). */
+START_TEST(ruby_runs_under_tracking)
+{
+	const char *argv[] = {"ruby", "-e",
+		"t = 4.times.map { Thread.new { 20000.times { 'x' * 300 } } }; "
+		"t.each(&:join); pid = fork { require 'json'; "
+		"exit!(JSON.generate([1]) == '[1]' ? 0 : 1) }; "
+		"Process.wait(pid); require 'fiddle'; "
+		"puts $?.exitstatus", NULL};
+	const char *env[] = {preload_env(), "VMHEAP_NATIVE_TRACK=1", NULL};
+	struct spec_run r;
+	ck_assert_int_eq(spec_run(argv, env, NULL, 60000, &r), 0);
+	ck_assert_msg(r.status == 0, "ruby: %d %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "0\n");
+	spec_run_free(&r);
+}
+END_TEST
+
+/* The library exports the allocator's entry points and its API, and
+ * nothing else. */
+START_TEST(exports_only_the_allocator_and_api)
+{
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd,
+		 "nm -D --defined-only %s | awk 'NF >= 3 {print $3}' | sort | tr '\\n' ' '",
+		 spec_build("lib/libvmheap-malloc.so"));
+	const char *argv[] = {"sh", "-c", cmd, NULL};
+	struct spec_run r;
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 20000, &r), 0);
+	ck_assert_str_eq(r.out,
+		"aligned_alloc calloc free malloc malloc_usable_size memalign "
+		"posix_memalign pvalloc realloc valloc vmheap_native_get_totals "
+		"vmheap_native_modules vmheap_native_sites vmheap_native_start "
+		"vmheap_native_stop vmheap_native_tracking ");
+	spec_run_free(&r);
+}
+END_TEST
+
+Suite *vmheap_spec_suite(void)
+{
+	Suite *s = suite_create("native");
+	TCase *t = spec_tcase(s, "tracker", 120);
+	tcase_add_test(t, leak_named_with_exact_bytes);
+	tcase_add_test(t, eight_threads_lose_no_count);
+	tcase_add_test(t, fork_while_tracking);
+	tcase_add_test(t, switched_on_and_off_repeatedly);
+	tcase_add_test(t, ruby_runs_under_tracking);
+	tcase_add_test(t, exports_only_the_allocator_and_api);
+	return s;
+}
