@@ -70,6 +70,7 @@ include analysis/analysis.mk
 include report/report.mk
 -include agent/agent.mk
 -include native/native.mk
+-include run/run.mk
 -include histo/histo.mk
 -include diff/diff.mk
 -include console/console.mk

@@ -15,8 +15,13 @@ LIBS_OUT    += $(NATIVE_SO)
 INSTALL_NATIVE_HEADER := native/vmheap_native.h
 UNWIND_LIBS := -lunwind
 
-$(NATIVE_OBJS): SANFLAGS =
-$(NATIVE_OBJS): ALL_CFLAGS += -fno-omit-frame-pointer -ftls-model=initial-exec
+# Its own compile rule rather than target-specific variables, which would
+# reach $(FLAGS_STAMP) (a prerequisite) and change the stamp's text.
+NATIVE_CFLAGS = $(filter-out $(SANITIZE),$(ALL_CFLAGS)) \
+                -fno-omit-frame-pointer -ftls-model=initial-exec
+$(OBJDIR)/native/%.o: native/%.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NATIVE_CFLAGS) -MMD -MP -c $< -o $@
 
 $(NATIVE_SO): $(NATIVE_OBJS)
 	@mkdir -p $(dir $@)

@@ -8,7 +8,7 @@
 #   agent/                   -> format, native (its public header's
 #                               types only: the tracker is found with dlsym)
 #   native/                  -> format
-#   histo/ diff/ console/    -> report, analysis, format, agent
+#   histo/ diff/ console/ run/ -> report, analysis, format, agent
 #   hosts/*/                 -> agent, format
 #
 # and no folder includes another folder's private (*-internal.h) header.
@@ -24,14 +24,14 @@ allowed() { # folder -> the folders it may include from
 	report) echo "report analysis format" ;;
 	agent) echo "agent format native" ;;
 	native) echo "native format" ;;
-	histo | diff | console) echo "$1 report analysis format agent" ;;
+	histo | diff | console | run) echo "$1 report analysis format agent" ;;
 	hosts/*) echo "$1 agent format" ;;
 	*) echo "" ;;
 	esac
 }
 
 # header basename -> owning folder
-headers=$(find format analysis report agent native histo diff console hosts \
+headers=$(find format analysis report agent native histo diff console run hosts \
 	-name '*.h' 2>/dev/null)
 
 owner() {
@@ -44,7 +44,7 @@ owner() {
 }
 
 bad=0
-for dir in format analysis report agent native histo diff console hosts/*; do
+for dir in format analysis report agent native histo diff console run hosts/*; do
 	[ -d "$dir" ] || continue
 	ok=$(allowed "$dir")
 	for f in "$dir"/*.c "$dir"/*.h; do

@@ -7,14 +7,12 @@ CHECK_SUITES  += $(NATIVE_TEST)
 EXTRA_ALL     += $(NATIVE_TEST) $(NATIVE_VICTIM)
 
 $(OBJDIR)/spec/native_test.o: ALL_CFLAGS += $(CHECK_CFLAGS)
-$(OBJDIR)/spec/native/victim.o: SANFLAGS =
-
-$(NATIVE_VICTIM): $(OBJDIR)/spec/native/victim.o
+$(NATIVE_VICTIM): spec/native/victim.c native/vmheap_native.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) -rdynamic -pthread $(LDFLAGS) -o $@ $< -ldl
+	$(CC) $(NATIVE_CFLAGS) -rdynamic -pthread $(LDFLAGS) -o $@ $< -ldl
 
 $(NATIVE_TEST): $(OBJDIR)/spec/native_test.o $(SPECDIR)/libvmheap_spec.a \
-                $(AGENT_LINK) | $(NATIVE_SO) $(NATIVE_VICTIM)
+                $(AGENT_LINK) | $(NATIVE_SO) $(NATIVE_VICTIM) $(RUN_BIN)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(SPECDIR)/libvmheap_spec.a $(AGENT_LINK) \
 	  $(CHECK_LIBS)

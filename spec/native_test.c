@@ -172,6 +172,66 @@ START_TEST(exports_only_the_allocator_and_api)
 }
 END_TEST
 
+/* vmheap-run appends the tracker to an existing LD_PRELOAD, and the
+ * program it starts is tracked (the victim finds the API). */
+START_TEST(run_appends_to_ld_preload)
+{
+	const char *argv[] = {spec_bin("vmheap-run"), "sh", "-c",
+			      "echo \"$LD_PRELOAD\"", NULL};
+	const char *env[] = {"LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6",
+			     NULL};
+	struct spec_run r;
+	ck_assert_int_eq(spec_run(argv, env, NULL, 20000, &r), 0);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strncmp(r.out, "/lib/x86_64-linux-gnu/libm.so.6:", 32) == 0 &&
+			      strstr(r.out, "/libvmheap-malloc.so\n") != NULL,
+		      "LD_PRELOAD=%s", r.out);
+	spec_run_free(&r);
+
+	const char *v[] = {spec_bin("vmheap-run"),
+			   spec_build("spec/native_victim"), "leak", "10", "7",
+			   NULL};
+	ck_assert_int_eq(spec_run(v, NULL, NULL, 20000, &r), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "site 10 70 10 0 leak_here\n"));
+	spec_run_free(&r);
+}
+END_TEST
+
+/* For ruby it also loads the agent: the VM's discovery file appears. */
+START_TEST(run_loads_the_agent_into_ruby)
+{
+	const char *dir = spec_mkdtemp("run");
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "VMHEAP_AGENT_TMPDIR=%s", dir);
+	const char *argv[] = {spec_bin("vmheap-run"), "ruby", "-e",
+		"f = File.join(ENV['VMHEAP_AGENT_TMPDIR'], \"vmheap-agent.#{$$}\"); "
+		"50.times { break if File.exist?(f); sleep 0.1 }; "
+		"puts File.exist?(f)", NULL};
+	const char *env[] = {tmp, NULL};
+	struct spec_run r;
+	ck_assert_int_eq(spec_run(argv, env, NULL, 30000, &r), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(r.out, "true\n");
+	spec_run_free(&r);
+}
+END_TEST
+
+/* Without its library it says which file is missing and exits 2. */
+START_TEST(run_without_the_library)
+{
+	const char *argv[] = {spec_bin("vmheap-run"), "true", NULL};
+	const char *env[] = {"VMHEAP_MALLOC_LIB=/nonexistent/libvmheap-malloc.so",
+			     NULL};
+	struct spec_run r;
+	ck_assert_int_eq(spec_run(argv, env, NULL, 20000, &r), 0);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "/nonexistent/libvmheap-malloc.so is missing") != NULL,
+		      "%s", r.err);
+	spec_run_free(&r);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("native");
@@ -182,5 +242,9 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, switched_on_and_off_repeatedly);
 	tcase_add_test(t, ruby_runs_under_tracking);
 	tcase_add_test(t, exports_only_the_allocator_and_api);
+	TCase *run = spec_tcase(s, "vmheap-run", 60);
+	tcase_add_test(run, run_appends_to_ld_preload);
+	tcase_add_test(run, run_loads_the_agent_into_ruby);
+	tcase_add_test(run, run_without_the_library);
 	return s;
 }
