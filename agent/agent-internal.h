@@ -66,6 +66,20 @@ int agent_fail(char *err, size_t errlen, int code, const char *fmt, ...)
 /* The protocol's code word for an error code ("busy", "exists", ...). */
 const char *agent_code_word(int code);
 
+/* -------------------------------------------------------- native_vars.c */
+
+/* config.native.track and system.native.sites (the malloc tracker's
+ * variables; getters and setter as in vars.c's table). */
+int agent_native_get_track(struct vmheap_agent *a, const char *name,
+			   msgpack_packer *pk, char *err, size_t errlen);
+int agent_native_set_track(struct vmheap_agent *a, const msgpack_object *value,
+			   msgpack_packer *pk, uint64_t *job, char *err,
+			   size_t errlen);
+int agent_native_get_sites(struct vmheap_agent *a, const char *name,
+			   msgpack_packer *pk, char *err, size_t errlen);
+/* vars.c: a bool from true/false, 0/1, yes/no, on/off; -1 if none. */
+int agent_want_bool(const msgpack_object *o, int *out);
+
 /* ------------------------------------------------------------- frame.c */
 
 /*

@@ -12,7 +12,7 @@ $(NATIVE_VICTIM): spec/native/victim.c native/vmheap_native.h $(FLAGS_STAMP)
 	$(CC) $(NATIVE_CFLAGS) -rdynamic -pthread $(LDFLAGS) -o $@ $< -ldl
 
 $(NATIVE_TEST): $(OBJDIR)/spec/native_test.o $(SPECDIR)/libvmheap_spec.a \
-                $(AGENT_LINK) | $(NATIVE_SO) $(NATIVE_VICTIM) $(RUN_BIN)
+                $(AGENT_LINK) | $(NATIVE_SO) $(NATIVE_VICTIM) $(RUN_BIN) $(CONSOLE_BIN) $(RUBY_HOST_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(SPECDIR)/libvmheap_spec.a $(AGENT_LINK) \
 	  $(CHECK_LIBS)

@@ -232,6 +232,136 @@ START_TEST(run_without_the_library)
 }
 END_TEST
 
+/* ------------------------------------------------------- the console */
+
+/* A ruby under vmheap-run (or not) that mallocs N x 1024 bytes through
+ * Fiddle each time it reads a line, and says "done N". */
+static const char fiddle_script[] =
+	"require 'fiddle'\n"
+	"STDOUT.sync = true\n"
+	"$kept = []\n"
+	"puts 'ready'\n"
+	"while (l = STDIN.gets)\n"
+	"  n = l.to_i\n"
+	"  n.times { $kept << Fiddle.malloc(1024) }\n"
+	"  puts \"done #{n}\"\n"
+	"end\n";
+
+struct rb {
+	struct spec_proc p;
+	char dir[512];
+};
+
+static void rb_start(struct rb *r, int with_tracker)
+{
+	char script[700], tmpdir[600];
+	snprintf(r->dir, sizeof r->dir, "%s", spec_mkdtemp("rb"));
+	snprintf(script, sizeof script, "%s/program.rb", r->dir);
+	spec_write_text(script, fiddle_script);
+	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", r->dir);
+	const char *tracked[] = {spec_bin("vmheap-run"), "ruby", script, NULL};
+	const char *plain[] = {"ruby", "-I", spec_build("ruby"), "-rvmheap_agent",
+			       script, NULL};
+	const char *env[] = {tmpdir, "VMHEAP_AGENT_PORT", NULL};
+	struct spec_spawn o = {0};
+	o.argv = with_tracker ? tracked : plain;
+	o.env = env;
+	o.dir = r->dir;
+	spec_proc_start(&r->p, &o, 1);
+	ck_assert_msg(spec_proc_wait_for(&r->p, "ready\n", 30000),
+		      "ruby did not start: %s", r->p.buf);
+	struct vmheap_agent_info info;
+	char err[700];
+	ck_assert_msg(spec_discovery_wait(r->dir, r->p.pid, &info, 30000, err,
+					  sizeof err) == 0,
+		      "discovery: %s", err);
+}
+
+/* vmheap-console -p PID --tmpdir DIR --json -e C1 [-e C2] */
+static void console(struct rb *r, struct spec_run *out, const char *c1,
+		    const char *c2)
+{
+	char pid[32];
+	snprintf(pid, sizeof pid, "%d", (int)r->p.pid);
+	const char *argv[] = {spec_bin("vmheap-console"), "-p", pid, "--tmpdir",
+			      r->dir, "--json", "-e", c1, c2 ? "-e" : NULL, c2,
+			      NULL};
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 30000, out), 0);
+}
+
+static void rb_alloc(struct rb *r, const char *n)
+{
+	char want[64];
+	snprintf(want, sizeof want, "done %s\n", n);
+	r->p.len = 0;
+	spec_proc_write(&r->p, n);
+	spec_proc_write(&r->p, "\n");
+	ck_assert_msg(spec_proc_wait_for(&r->p, want, 60000), "%s", r->p.buf);
+}
+
+START_TEST(console_switches_tracking)
+{
+	if (SPEC_SANITIZED)
+		return; /* ASan's malloc comes first in an instrumented agent */
+	struct rb r;
+	struct spec_run o;
+	rb_start(&r, 1);
+	rb_alloc(&r, "100"); /* before tracking: not counted */
+	console(&r, &o, "get config.native.track", NULL);
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	ck_assert_str_eq(o.out, "false\n");
+	spec_run_free(&o);
+	console(&r, &o, "set config.native.track true", NULL);
+	ck_assert_str_eq(o.out, "true\n");
+	spec_run_free(&o);
+	rb_alloc(&r, "3000");
+	console(&r, &o, "get system.native.sites", NULL);
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	/* The top site: the 3000 Fiddle.malloc(1024), exactly. */
+	const char *top = "[{\"live_bytes\":3072000,\"live_count\":3000,"
+			  "\"allocs\":3000,\"frees\":0,\"site\":";
+	ck_assert_msg(strncmp(o.out, top, strlen(top)) == 0, "%s", o.out);
+	ck_assert_msg(strstr(o.out, "(fiddle.so)") != NULL, "%s", o.out);
+	spec_run_free(&o);
+	/* Off forgets; on again starts from nothing. */
+	console(&r, &o, "set config.native.track false", "get system.native.sites");
+	ck_assert_int_eq(o.status, 1);
+	ck_assert_msg(strstr(o.err, "native tracking is off") != NULL, "%s", o.err);
+	spec_run_free(&o);
+	console(&r, &o, "set config.native.track on", NULL);
+	spec_run_free(&o);
+	rb_alloc(&r, "7");
+	console(&r, &o, "get system.native.sites", NULL);
+	/* (the agent's own 80 KiB read buffer may come first now) */
+	const char *row = strstr(o.out, "{\"live_bytes\":7168,\"live_count\":7,"
+				       "\"allocs\":7,\"frees\":0,\"site\":");
+	ck_assert_msg(row != NULL, "%s", o.out);
+	ck_assert_msg(strstr(row, "(fiddle.so)") != NULL, "%s", row);
+	spec_run_free(&o);
+	spec_kill(r.p.pid);
+}
+END_TEST
+
+START_TEST(console_without_the_tracker)
+{
+	if (SPEC_SANITIZED)
+		return; /* the agent needs ASan's runtime preloaded there */
+	struct rb r;
+	struct spec_run o;
+	rb_start(&r, 0);
+	console(&r, &o, "set config.native.track true", NULL);
+	ck_assert_int_eq(o.status, 1);
+	ck_assert_msg(strstr(o.err, "the malloc tracker is not loaded in this VM; "
+				    "start the VM with vmheap-run") != NULL,
+		      "%s", o.err);
+	spec_run_free(&o);
+	console(&r, &o, "get config.native.track", NULL);
+	ck_assert_str_eq(o.out, "false\n");
+	spec_run_free(&o);
+	spec_kill(r.p.pid);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("native");
@@ -246,5 +376,8 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(run, run_appends_to_ld_preload);
 	tcase_add_test(run, run_loads_the_agent_into_ruby);
 	tcase_add_test(run, run_without_the_library);
+	TCase *con = spec_tcase(s, "console", 120);
+	tcase_add_test(con, console_switches_tracking);
+	tcase_add_test(con, console_without_the_tracker);
 	return s;
 }
