@@ -77,6 +77,13 @@ int agent_native_set_track(struct vmheap_agent *a, const msgpack_object *value,
 			   size_t errlen);
 int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen);
+/* native_dump.c: the tracker's sites and modules, taken before a heap
+ * walk (NULL when the tracker is absent or off), and written into the
+ * dump's native section after it. */
+struct agent_native_snap;
+struct agent_native_snap *agent_native_snapshot(void);
+int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s);
+void agent_native_snap_free(struct agent_native_snap *s);
 /* vars.c: a bool from true/false, 0/1, yes/no, on/off; -1 if none. */
 int agent_want_bool(const msgpack_object *o, int *out);
 

@@ -18,7 +18,7 @@
 #include "diff-internal.h"
 
 static const char usage_line[] =
-    "usage: vmheap-diff [--objects | --retainers] [--sort "
+    "usage: vmheap-diff [--objects | --retainers | --native] [--sort "
     "count|bytes|name] [--top N] [--format text|json|csv] [--threads N] "
     "OLD NEW";
 
@@ -42,6 +42,10 @@ static void help(void)
 	       "classes reference\n"
 	       "                 the new objects (NEW must be a regular "
 	       "file: it is read 3 times)\n"
+	       "  --native       growth of live malloc memory by call site "
+	       "(the dumps'\n"
+	       "                 native sections, symbolized; top 20 "
+	       "unless --top)\n"
 	       "  --sort KEY     count (default), bytes or name\n"
 	       "  --top N        print only the first N rows (--retainers: N "
 	       "classes, default 10)\n"
@@ -50,8 +54,9 @@ static void help(void)
 	       "multiprocessor)\n"
 	       "  --no-progress  never draw a progress bar\n"
 	       "  --help         this text\n\n"
-	       "Exit status: 0 success (whether or not anything changed), 2 "
-	       "bad usage or an\nunreadable, truncated or corrupt dump.\n",
+	       "Exit status: 0 success (whether or not anything changed), 1 "
+	       "--native on a dump\nwithout a native section, 2 "
+	       "bad usage or an unreadable, truncated or corrupt dump.\n",
 	       usage_line);
 	exit(0);
 }
@@ -62,6 +67,7 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	    VMHEAP_REPORT_LONGOPTS('R'),
 	    {"objects", no_argument, NULL, 'o'},
 	    {"retainers", no_argument, NULL, 'r'},
+	    {"native", no_argument, NULL, 'n'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -87,6 +93,10 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			o->mode = DIFF_RETAINERS;
 			modes++;
 			break;
+		case 'n':
+			o->mode = DIFF_NATIVE;
+			modes++;
+			break;
 		case 'h':
 			help();
 			break;
@@ -97,7 +107,8 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	}
 	if (modes > 1)
 		usage_error("%s",
-			    "--objects and --retainers exclude each other");
+			    "--objects, --retainers and --native exclude each "
+			    "other");
 	if (argc - optind != 2)
 		usage_error("%s", argc - optind < 2
 				      ? "two dumps needed: OLD NEW"
@@ -187,6 +198,8 @@ int main(int argc, char **argv)
 	int rc;
 
 	parse_args(argc, argv, &o);
+	if (o.mode == DIFF_NATIVE)
+		return diff_native_main(&o);
 	memset(&res, 0, sizeof(res));
 	rc = diff_open(&o, &res, err, sizeof(err));
 	if (!rc) {

@@ -11,6 +11,7 @@ struct histo_options {
 	const char *path; /* the dump, or "-" */
 	struct vmheap_report_options report; /* --sort, --top, --format... */
 	int by_kind;			     /* group by object kind */
+	int native;			     /* --native: malloc sites */
 };
 
 /*
@@ -24,5 +25,13 @@ int histo_run(const struct histo_options *o, struct vmheap_strbuf *out,
 /* Render the sorted rows of a finished census in o->format. */
 void histo_render(const struct histo_options *o, vmheap_reader *r,
 		  vmheap_census *c, struct vmheap_strbuf *out);
+
+/*
+ * --native (native.c): the dump's native section by call site into
+ * `out`.  0; 1 when the dump is whole but has no native section (err
+ * says so); or a negative code with err set.
+ */
+int histo_native(const struct histo_options *o, struct vmheap_strbuf *out,
+		 char *err, size_t errsz);
 
 #endif /* HISTO_INTERNAL_H */

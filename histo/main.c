@@ -16,7 +16,7 @@
 
 static const char usage_line[] =
     "usage: vmheap-histo [--sort count|bytes|name] [--top N] "
-    "[--format text|json|csv] [--kind] [--threads N] DUMP";
+    "[--format text|json|csv] [--kind] [--native] [--threads N] DUMP";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -35,11 +35,14 @@ static void help(void)
 	       "  --top N        print only the first N rows\n"
 	       "  --format FMT   text (default), json or csv\n"
 	       "  --kind         group by object kind instead of class\n"
+	       "  --native       live malloc bytes by call site (the dump's "
+	       "native section)\n"
 	       "  --threads N    decoding threads (default: 2 on a "
 	       "multiprocessor)\n"
 	       "  --no-progress  never draw a progress bar\n"
 	       "  --help         this text\n\n"
-	       "Exit status: 0 success, 2 bad usage or an unreadable, "
+	       "Exit status: 0 success, 1 --native on a dump without a "
+	       "native section,\n2 bad usage or an unreadable, "
 	       "truncated or corrupt dump.\n",
 	       usage_line);
 	exit(0);
@@ -50,6 +53,7 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 	static const struct option longopts[] = {
 	    VMHEAP_REPORT_LONGOPTS('R'),
 	    {"kind", no_argument, NULL, 'k'},
+	    {"native", no_argument, NULL, 'n'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -69,6 +73,9 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 			break;
 		case 'k':
 			o->by_kind = 1;
+			break;
+		case 'n':
+			o->native = 1;
 			break;
 		case 'h':
 			help();
@@ -92,7 +99,13 @@ int main(int argc, char **argv)
 	char err[1024];
 
 	parse_args(argc, argv, &o);
-	int rc = histo_run(&o, &out, err, sizeof(err));
+	int rc = o.native ? histo_native(&o, &out, err, sizeof(err))
+			  : histo_run(&o, &out, err, sizeof(err));
+	if (rc == 1) {
+		fprintf(stderr, "vmheap-histo: %s\n", err);
+		vmheap_strbuf_release(&out);
+		return 1;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "vmheap-histo: %s\n", err);
 		vmheap_strbuf_release(&out);
