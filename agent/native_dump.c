@@ -91,7 +91,7 @@ void agent_native_snap_free(struct agent_native_snap *s)
 	free(s->hi);
 	if (s->sites)
 		munmap(s->sites, s->sites_bytes);
-	free(s);
+	munmap(s, sizeof(*s));
 }
 
 struct agent_native_snap *agent_native_snapshot(void)
@@ -110,8 +110,11 @@ struct agent_native_snap *agent_native_snapshot(void)
 
 	if (!on || !sites || !modules || !on())
 		return NULL;
-	s = calloc(1, sizeof(*s));
-	if (!s)
+	/* mmap'd like the sites, so that the snapshot is not a site of the
+	 * dump it goes into (in an in-process dump). */
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s == MAP_FAILED)
 		return NULL;
 	ssize_t l = readlink("/proc/self/exe", s->exe, sizeof(s->exe) - 1);
 	s->exe[l > 0 ? l : 0] = '\0';

@@ -16,3 +16,12 @@ $(NATIVE_TEST): $(OBJDIR)/spec/native_test.o $(SPECDIR)/libvmheap_spec.a \
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(SPECDIR)/libvmheap_spec.a $(AGENT_LINK) \
 	  $(CHECK_LIBS)
+
+# The leaker: a C "VM" with the agent (spec/native/leaker.c), tracked
+# under vmheap-run; its dumps' native sections are what the tests diff.
+NATIVE_LEAKER := $(SPECDIR)/native_leaker
+EXTRA_ALL     += $(NATIVE_LEAKER)
+$(NATIVE_TEST): | $(NATIVE_LEAKER) $(HISTO_BIN) $(DIFF_BIN)
+$(NATIVE_LEAKER): $(OBJDIR)/spec/native/leaker.o $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AGENT_LINK)

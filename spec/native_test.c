@@ -294,6 +294,7 @@ static void rb_alloc(struct rb *r, const char *n)
 	char want[64];
 	snprintf(want, sizeof want, "done %s\n", n);
 	r->p.len = 0;
+	r->p.buf[0] = '\0'; /* strstr reads up to the NUL */
 	spec_proc_write(&r->p, n);
 	spec_proc_write(&r->p, "\n");
 	ck_assert_msg(spec_proc_wait_for(&r->p, want, 60000), "%s", r->p.buf);
@@ -362,6 +363,194 @@ START_TEST(console_without_the_tracker)
 }
 END_TEST
 
+/* ------------------------------------------------------------- dumps */
+
+/* The leaker (a C VM with the agent) under vmheap-run. */
+static void leaker_start(struct rb *r)
+{
+	char tmpdir[600], dumpdir[600];
+	snprintf(r->dir, sizeof r->dir, "%s", spec_mkdtemp("leaker"));
+	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", r->dir);
+	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", r->dir);
+	const char *argv[] = {spec_bin("vmheap-run"),
+			      spec_build("spec/native_leaker"), NULL};
+	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
+	struct spec_spawn o = {0};
+	o.argv = argv;
+	o.env = env;
+	o.dir = r->dir;
+	spec_proc_start(&r->p, &o, 1);
+	ck_assert_msg(spec_proc_wait_for(&r->p, "ready\n", 30000), "%s",
+		      r->p.buf);
+	struct vmheap_agent_info info;
+	char err[700];
+	ck_assert_msg(spec_discovery_wait(r->dir, r->p.pid, &info, 30000, err,
+					  sizeof err) == 0,
+		      "discovery: %s", err);
+}
+
+/* Send a command line, wait for its "ok". */
+static void say(struct rb *r, const char *cmd)
+{
+	r->p.len = 0;
+	r->p.buf[0] = '\0'; /* strstr reads up to the NUL */
+	spec_proc_write(&r->p, cmd);
+	spec_proc_write(&r->p, "\n");
+	ck_assert_msg(spec_proc_wait_for(&r->p, "ok\n", 60000), "%s", r->p.buf);
+}
+
+static void dump(struct rb *r, const char *name)
+{
+	char cmd[256];
+	struct spec_run o;
+	snprintf(cmd, sizeof cmd, "set system.memory.dump %s", name);
+	console(r, &o, cmd, NULL);
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	spec_run_free(&o);
+}
+
+/* vmheap-histo / vmheap-diff (tool) with `a` and `b` (may be NULL) in
+ * r->dir. */
+static void tool(struct rb *r, struct spec_run *o, const char *tool,
+		 const char *opt, const char *a, const char *b)
+{
+	char pa[700], pb[700];
+	snprintf(pa, sizeof pa, "%s/%s", r->dir, a);
+	if (b)
+		snprintf(pb, sizeof pb, "%s/%s", r->dir, b);
+	const char *argv[] = {spec_bin(tool), "--native", opt ? opt : pa,
+			      opt ? pa : (b ? pb : NULL), opt && b ? pb : NULL,
+			      NULL};
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, o), 0);
+}
+
+/* The first row of a text report (after the "count  bytes  site"
+ * header). */
+static const char *first_row(const char *out)
+{
+	const char *h = strstr(out, "count");
+	ck_assert_msg(h != NULL, "%s", out);
+	const char *nl = strchr(h, '\n');
+	ck_assert_ptr_nonnull(nl);
+	return nl + 1;
+}
+
+static int starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+START_TEST(diff_names_the_leaking_function)
+{
+	if (SPEC_SANITIZED)
+		return; /* ASan's malloc comes first in an instrumented VM */
+	struct rb r;
+	struct spec_run o;
+	leaker_start(&r);
+	dump(&r, "plain.vmheap"); /* before tracking: no native section */
+	console(&r, &o, "set config.native.track true", NULL);
+	spec_run_free(&o);
+	dump(&r, "a.vmheap");
+	say(&r, "leak 1000 1234");
+	say(&r, "churn 20000"); /* in balance: no growth */
+	dump(&r, "b.vmheap");
+	say(&r, "free 400");    /* freed in another function */
+	dump(&r, "c.vmheap");
+	spec_kill(r.p.pid);
+
+	/* The top row: the function, file:line, the leaked bytes exact. */
+	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	const char *row = first_row(o.out);
+	ck_assert_msg(starts(row, "+1000  +1234000  leak_in_here (leaker.c:26) < "
+				  "main (leaker.c:"),
+		      "%s", o.out);
+	ck_assert_msg(strstr(o.out, "churn_in_here") == NULL, "%s", o.out);
+	spec_run_free(&o);
+
+	tool(&r, &o, "vmheap-diff", NULL, "b.vmheap", "c.vmheap");
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	ck_assert_msg(strstr(o.out, "\n -400  -493600  leak_in_here (leaker.c:26) < ") != NULL,
+		      "%s", o.out);
+	spec_run_free(&o);
+
+	tool(&r, &o, "vmheap-histo", NULL, "c.vmheap", NULL);
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	ck_assert_msg(starts(first_row(o.out), "  600  740400  leak_in_here (leaker.c:26)"),
+		      "%s", o.out);
+	spec_run_free(&o);
+
+	tool(&r, &o, "vmheap-diff", "--format=csv", "a.vmheap", "b.vmheap");
+	ck_assert_msg(starts(o.out, "count,bytes,site\n1000,1234000,leak_in_here (leaker.c:26) < "),
+		      "%s", o.out);
+	spec_run_free(&o);
+
+	/* A dump without the section: said, exit status 1. */
+	tool(&r, &o, "vmheap-histo", NULL, "plain.vmheap", NULL);
+	ck_assert_int_eq(o.status, 1);
+	ck_assert_msg(strstr(o.err, "plain.vmheap has no native section") != NULL,
+		      "%s", o.err);
+	spec_run_free(&o);
+	tool(&r, &o, "vmheap-diff", NULL, "plain.vmheap", "b.vmheap");
+	ck_assert_int_eq(o.status, 1);
+	ck_assert_msg(strstr(o.err, "has no native section") != NULL, "%s", o.err);
+	spec_run_free(&o);
+}
+END_TEST
+
+/* Fiddle.malloc(1024) 100,000 times in real ruby, 50,000 freed: the diff
+ * shows 51,200,000 bytes at Fiddle's call site. */
+START_TEST(fiddle_leak_in_ruby)
+{
+	if (SPEC_SANITIZED)
+		return;
+	static const char script[] =
+		"require 'fiddle'\n"
+		"STDOUT.sync = true\n"
+		"$kept = []\n"
+		"puts 'ready'\n"
+		"while (l = STDIN.gets)\n"
+		"  w, n = l.split\n"
+		"  n = n.to_i\n"
+		"  if w == 'leak' then n.times { $kept << Fiddle.malloc(1024) }\n"
+		"  else n.times { Fiddle.free($kept.pop) } end\n"
+		"  puts 'ok'\n"
+		"end\n";
+	struct rb r;
+	struct spec_run o;
+	char path[700], tmpdir[600], dumpdir[600];
+	snprintf(r.dir, sizeof r.dir, "%s", spec_mkdtemp("fiddle"));
+	snprintf(path, sizeof path, "%s/leak.rb", r.dir);
+	spec_write_text(path, script);
+	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", r.dir);
+	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", r.dir);
+	const char *argv[] = {spec_bin("vmheap-run"), "ruby", path, NULL};
+	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
+	struct spec_spawn sp = {0};
+	sp.argv = argv;
+	sp.env = env;
+	sp.dir = r.dir;
+	spec_proc_start(&r.p, &sp, 1);
+	ck_assert_msg(spec_proc_wait_for(&r.p, "ready\n", 30000), "%s", r.p.buf);
+	struct vmheap_agent_info info;
+	char err[700];
+	ck_assert_msg(spec_discovery_wait(r.dir, r.p.pid, &info, 30000, err,
+					  sizeof err) == 0, "%s", err);
+	console(&r, &o, "set config.native.track true", NULL);
+	spec_run_free(&o);
+	dump(&r, "a.vmheap");
+	say(&r, "leak 100000");
+	say(&r, "free 50000");
+	dump(&r, "b.vmheap");
+	spec_kill(r.p.pid);
+	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	ck_assert_msg(starts(first_row(o.out), "+50000  +51200000  "), "%s", o.out);
+	ck_assert_msg(strstr(first_row(o.out), "fiddle.so") != NULL, "%s", o.out);
+	spec_run_free(&o);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("native");
@@ -379,5 +568,8 @@ Suite *vmheap_spec_suite(void)
 	TCase *con = spec_tcase(s, "console", 120);
 	tcase_add_test(con, console_switches_tracking);
 	tcase_add_test(con, console_without_the_tracker);
+	TCase *dumps = spec_tcase(s, "dumps", 180);
+	tcase_add_test(dumps, diff_names_the_leaking_function);
+	tcase_add_test(dumps, fiddle_leak_in_ruby);
 	return s;
 }
