@@ -24,7 +24,8 @@ FUZZ_FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_AGENT_OBJS  := $(AGENT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_ANALYSIS_OBJS := $(ANALYSIS_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
-                $(FUZZ_DIR)/fuzz_discovery $(FUZZ_DIR)/fuzz_client
+                $(FUZZ_DIR)/fuzz_discovery $(FUZZ_DIR)/fuzz_client \
+                $(FUZZ_DIR)/fuzz_native
 FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
 FUZZ_SEEDS_STAMP := $(FUZZ_DIR)/seeds/.stamp
 FUZZ_SMOKE := $(FUZZ_DIR)/fuzz-smoke
@@ -63,6 +64,9 @@ $(FUZZ_DIR)/fuzz_discovery: $(FUZZ_OBJ)/fuzz/discovery_fuzz.o \
 
 $(FUZZ_DIR)/fuzz_client: $(FUZZ_OBJ)/fuzz/client_fuzz.o \
                          $(FUZZ_AGENT_OBJS) $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK)
+
+$(FUZZ_DIR)/fuzz_native: $(FUZZ_OBJ)/fuzz/native_fuzz.o $(FUZZ_FORMAT_OBJS)
 	$(FUZZ_LINK)
 
 # The seed writer is an ordinary program of this build (gcc objects).

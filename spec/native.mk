@@ -6,15 +6,16 @@ NATIVE_VICTIM := $(SPECDIR)/native_victim
 CHECK_SUITES  += $(NATIVE_TEST)
 EXTRA_ALL     += $(NATIVE_TEST) $(NATIVE_VICTIM)
 
-$(OBJDIR)/spec/native_test.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+NATIVE_TEST_OBJS := $(OBJDIR)/spec/native_test.o $(OBJDIR)/spec/native_format_test.o
+$(NATIVE_TEST_OBJS): ALL_CFLAGS += $(CHECK_CFLAGS)
 $(NATIVE_VICTIM): spec/native/victim.c native/vmheap_native.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(NATIVE_CFLAGS) -rdynamic -pthread $(LDFLAGS) -o $@ $< -ldl
 
-$(NATIVE_TEST): $(OBJDIR)/spec/native_test.o $(SPECDIR)/libvmheap_spec.a \
-                $(AGENT_LINK) | $(NATIVE_SO) $(NATIVE_VICTIM) $(RUN_BIN) $(CONSOLE_BIN) $(RUBY_HOST_SO)
+$(NATIVE_TEST): $(NATIVE_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a \
+                $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) | $(NATIVE_SO) $(NATIVE_VICTIM) $(RUN_BIN) $(CONSOLE_BIN) $(RUBY_HOST_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(SPECDIR)/libvmheap_spec.a $(AGENT_LINK) \
+	$(CC) $(ALL_LDFLAGS) -o $@ $(NATIVE_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a $(AGENT_LINK) \
 	  $(CHECK_LIBS)
 
 # The leaker: a C "VM" with the agent (spec/native/leaker.c), tracked

@@ -551,6 +551,8 @@ START_TEST(fiddle_leak_in_ruby)
 }
 END_TEST
 
+void native_format_tests(Suite *s); /* native_format_test.c */
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("native");
@@ -568,6 +570,7 @@ Suite *vmheap_spec_suite(void)
 	TCase *con = spec_tcase(s, "console", 120);
 	tcase_add_test(con, console_switches_tracking);
 	tcase_add_test(con, console_without_the_tracker);
+	native_format_tests(s);
 	TCase *dumps = spec_tcase(s, "dumps", 180);
 	tcase_add_test(dumps, diff_names_the_leaking_function);
 	tcase_add_test(dumps, fiddle_leak_in_ruby);
