@@ -12,16 +12,47 @@
 #include "native-internal.h"
 
 #define INDEX_STRIPES 16
-#define CHUNK_SITES 4096
-#define CHUNKS 1024 /* at most 4M sites */
+#define CHUNK_SITES 1024
+#define CHUNKS 4096 /* at most 4M sites */
 #define FIRST_CAP 256
+
+/* A site's counters are split into shards, each on its own cache line,
+ * and a thread counts into its own shard: threads that allocate at the
+ * same site do not fight over one line.  A snapshot adds them up. */
+#define SHARDS 8
+struct counters {
+	_Atomic uint64_t allocs, frees, live_bytes, alloc_bytes;
+} __attribute__((aligned(64)));
 
 struct site {
 	uint64_t hash;
 	uint32_t depth;
 	uint64_t frames[VMHEAP_NATIVE_MAX_FRAMES];
-	_Atomic uint64_t allocs, frees, live_bytes, alloc_bytes;
+	struct counters c[SHARDS];
 };
+
+static _Atomic unsigned next_shard;
+static __thread unsigned my_shard __attribute__((tls_model("initial-exec")));
+
+static struct counters *shard_of(struct site *s)
+{
+	if (my_shard == 0) /* 1..SHARDS, round robin over the threads */
+		my_shard = atomic_fetch_add(&next_shard, 1) % SHARDS + 1;
+	return &s->c[my_shard - 1];
+}
+
+/* The sums of a site's shards. */
+static void sum_site(struct site *s, uint64_t *allocs, uint64_t *frees,
+		     uint64_t *live, uint64_t *bytes)
+{
+	*allocs = *frees = *live = *bytes = 0;
+	for (int i = 0; i < SHARDS; i++) {
+		*allocs += atomic_load(&s->c[i].allocs);
+		*frees += atomic_load(&s->c[i].frees);
+		*live += atomic_load(&s->c[i].live_bytes);
+		*bytes += atomic_load(&s->c[i].alloc_bytes);
+	}
+}
 
 struct index {
 	pthread_mutex_t lock;
@@ -94,10 +125,40 @@ static int index_grow(struct index *x)
 	return 0;
 }
 
+/* A small per-thread cache of the sites a thread used last: a hit needs
+ * no lock (sites never move; an entry of another generation is stale). */
+#define CACHE 64
+struct cached {
+	uint64_t state, hash;
+	uint32_t id;
+};
+static __thread struct cached cache[CACHE]
+	__attribute__((tls_model("initial-exec")));
+
+static uint32_t site_get_locked(const uint64_t *frames, unsigned depth,
+				uint64_t state, uint64_t h);
+
 uint32_t native_site_get(const uint64_t *frames, unsigned depth,
 			 uint64_t state)
 {
 	uint64_t h = hash_frames(frames, depth);
+	struct cached *c = &cache[h % CACHE];
+
+	if (c->state == state && c->hash == h) {
+		struct site *s = site_at(c->id);
+		if (s->depth == depth &&
+		    memcmp(s->frames, frames, depth * sizeof *frames) == 0)
+			return c->id;
+	}
+	uint32_t id = site_get_locked(frames, depth, state, h);
+	if (id != 0)
+		*c = (struct cached){state, h, id};
+	return id;
+}
+
+static uint32_t site_get_locked(const uint64_t *frames, unsigned depth,
+				uint64_t state, uint64_t h)
+{
 	struct index *x = &index_[h >> 60 & (INDEX_STRIPES - 1)];
 	uint32_t id = 0;
 	pthread_mutex_lock(&x->lock);
@@ -121,10 +182,12 @@ uint32_t native_site_get(const uint64_t *frames, unsigned depth,
 	s->hash = h;
 	s->depth = depth;
 	memcpy(s->frames, frames, depth * sizeof *frames);
-	atomic_store(&s->allocs, 0);
-	atomic_store(&s->frees, 0);
-	atomic_store(&s->live_bytes, 0);
-	atomic_store(&s->alloc_bytes, 0);
+	for (int i = 0; i < SHARDS; i++) {
+		atomic_store(&s->c[i].allocs, 0);
+		atomic_store(&s->c[i].frees, 0);
+		atomic_store(&s->c[i].live_bytes, 0);
+		atomic_store(&s->c[i].alloc_bytes, 0);
+	}
 	size_t i = h & (x->cap - 1);
 	while (x->ids[i] != 0)
 		i = (i + 1) & (x->cap - 1);
@@ -137,18 +200,20 @@ out:
 
 void native_site_alloc(uint32_t id, uint64_t bytes)
 {
-	struct site *s = site_at(id);
-	atomic_fetch_add_explicit(&s->allocs, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->live_bytes, bytes, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->alloc_bytes, bytes,
+	struct counters *c = shard_of(site_at(id));
+	atomic_fetch_add_explicit(&c->allocs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->live_bytes, bytes, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->alloc_bytes, bytes,
 				  memory_order_relaxed);
 }
 
+/* A shard's live_bytes may go below zero (freed by another thread than
+ * the one that allocated): the sum is right, modulo 2^64. */
 void native_site_free(uint32_t id, uint64_t bytes)
 {
-	struct site *s = site_at(id);
-	atomic_fetch_add_explicit(&s->frees, 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&s->live_bytes, bytes, memory_order_relaxed);
+	struct counters *c = shard_of(site_at(id));
+	atomic_fetch_add_explicit(&c->frees, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&c->live_bytes, bytes, memory_order_relaxed);
 }
 
 void native_sites_lock(void)
@@ -197,10 +262,8 @@ size_t native_sites_copy(vmheap_native_site *out, size_t cap)
 			o->depth = s->depth;
 			memcpy(o->frames, s->frames,
 			       s->depth * sizeof *s->frames);
-			o->allocs = atomic_load(&s->allocs);
-			o->frees = atomic_load(&s->frees);
-			o->live_bytes = atomic_load(&s->live_bytes);
-			o->alloc_bytes = atomic_load(&s->alloc_bytes);
+			sum_site(s, &o->allocs, &o->frees, &o->live_bytes,
+				 &o->alloc_bytes);
 			o->live_count = o->allocs - o->frees;
 		}
 		got++;
@@ -219,12 +282,13 @@ void native_sites_sum(vmheap_native_totals *t)
 		struct site *s = site_at(id);
 		if (s->depth == 0)
 			continue;
-		uint64_t a = atomic_load(&s->allocs), f = atomic_load(&s->frees);
+		uint64_t a, f, live, bytes;
+		sum_site(s, &a, &f, &live, &bytes);
 		t->sites++;
 		t->allocs += a;
 		t->frees += f;
 		t->live_count += a - f;
-		t->live_bytes += atomic_load(&s->live_bytes);
+		t->live_bytes += live;
 	}
 	native_sites_unlock();
 }
