@@ -12,7 +12,6 @@ NATIVE_SRCS := $(wildcard native/*.c)
 NATIVE_OBJS := $(NATIVE_SRCS:%.c=$(OBJDIR)/%.o)
 NATIVE_SO   := $(LIBDIR)/libvmheap-malloc.so
 LIBS_OUT    += $(NATIVE_SO)
-INSTALL_NATIVE_HEADER := native/vmheap_native.h
 UNWIND_LIBS := -lunwind
 
 # Its own compile rule rather than target-specific variables, which would
@@ -27,3 +26,13 @@ $(NATIVE_SO): $(NATIVE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libvmheap-malloc.so -Wl,--no-undefined \
 	  -pthread $(LDFLAGS) -o $@ $^ $(UNWIND_LIBS) -ldl
+
+# make install: the library goes with LIBS_OUT into PREFIX/lib (where
+# vmheap-run looks for it, ../lib from its own directory); the header
+# with the others.
+define NATIVE_INSTALL_LINES
+
+install -m 0644 native/vmheap_native.h $(DESTDIR)$(PREFIX)/include/vmheap/
+
+endef
+INSTALL_EXTRA += $(NATIVE_INSTALL_LINES)
