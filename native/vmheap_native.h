@@ -21,9 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifndef VMHEAP_EXPORT
-#define VMHEAP_EXPORT __attribute__((visibility("default")))
-#endif
+#include "vmheap.h" /* VMHEAP_EXPORT */
 
 #ifdef __cplusplus
 extern "C" {

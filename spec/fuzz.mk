@@ -19,7 +19,8 @@ FUZZ_OBJ   := $(FUZZ_DIR)/obj
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -g -O1 \
                -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
-               -DVMHEAP_LIBFUZZER -Iformat -Ianalysis -Iagent -Ifuzz $(PKG_CFLAGS)
+               -DVMHEAP_LIBFUZZER -Iformat -Ianalysis -Iagent -Inative -Ifuzz \
+               $(PKG_CFLAGS)
 FUZZ_FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_AGENT_OBJS  := $(AGENT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_ANALYSIS_OBJS := $(ANALYSIS_SRCS:%.c=$(FUZZ_OBJ)/%.o)

@@ -21,32 +21,10 @@ struct buf {
 /* The hex between FORMAT.md's native-example markers. */
 static struct buf example_from_format_md(void)
 {
-	char line[512];
-	struct buf b = {malloc(4096), 0};
-	int inside = 0;
-	FILE *f = fopen(spec_src("format/FORMAT.md"), "r");
+	struct buf b;
 
-	ck_assert_msg(f != NULL, "cannot open %s", spec_src("format/FORMAT.md"));
-	while (fgets(line, sizeof line, f)) {
-		char *p;
-		if (strstr(line, "<!-- native-example: begin -->"))
-			inside = 1;
-		else if (strstr(line, "<!-- native-example: end -->"))
-			inside = 0;
-		if (!inside || !(p = strchr(line, ':')) || line[0] == '<')
-			continue;
-		ck_assert_uint_eq(strtoul(line, NULL, 16), b.len);
-		for (p++; *p;) {
-			char *e;
-			unsigned long v = strtoul(p, &e, 16);
-			if (e == p)
-				break;
-			ck_assert_uint_lt(b.len, 4096);
-			b.p[b.len++] = (uint8_t)v;
-			p = e;
-		}
-	}
-	fclose(f);
+	b.p = spec_md_hex(spec_src("format/FORMAT.md"), "native-example",
+			  &b.len);
 	return b;
 }
 
