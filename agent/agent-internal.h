@@ -77,6 +77,10 @@ int agent_native_set_track(struct vmheap_agent *a, const msgpack_object *value,
 			   size_t errlen);
 int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen);
+/* native_vars.c: the malloc tracker's function `name` (vmheap_native.h),
+ * or NULL when the tracker is not loaded (libvmheap-malloc.so preloaded by
+ * vmheap-run). */
+void *agent_native_api(const char *name);
 /* native_dump.c: the tracker's sites and modules, taken before a heap
  * walk (NULL when the tracker is absent or off), and written into the
  * dump's native section after it. */

@@ -5,7 +5,6 @@
  * allocates, and in a forked child collects garbage), the section is
  * written after it.
  */
-#include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,15 +95,12 @@ void agent_native_snap_free(struct agent_native_snap *s)
 
 struct agent_native_snap *agent_native_snapshot(void)
 {
-	vmheap_native_tracking_fn on =
-		(vmheap_native_tracking_fn)dlsym(RTLD_DEFAULT,
-						 "vmheap_native_tracking");
-	vmheap_native_sites_fn sites =
-		(vmheap_native_sites_fn)dlsym(RTLD_DEFAULT,
-					      "vmheap_native_sites");
-	vmheap_native_modules_fn modules =
-		(vmheap_native_modules_fn)dlsym(RTLD_DEFAULT,
-						"vmheap_native_modules");
+	vmheap_native_tracking_fn on = (vmheap_native_tracking_fn)
+		agent_native_api("vmheap_native_tracking");
+	vmheap_native_sites_fn sites = (vmheap_native_sites_fn)
+		agent_native_api("vmheap_native_sites");
+	vmheap_native_modules_fn modules = (vmheap_native_modules_fn)
+		agent_native_api("vmheap_native_modules");
 	struct agent_native_snap *s;
 	size_t cap, n;
 

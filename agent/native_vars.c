@@ -9,11 +9,13 @@
  *                                 site}], site the innermost frames as
  *                               "function+0xoff (module)" from dladdr
  *
- * The agent does not link the tracker: it finds its API with
- * dlsym(RTLD_DEFAULT, ...) at each use, so the same agent runs with and
- * without it.  Loop thread only.
+ * The agent does not link the tracker: it finds its API at run time
+ * (agent_native_api), so the same agent runs with and without it.  Loop
+ * thread only.
  */
 #include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +31,44 @@ static const char missing[] =
 	"vmheap-run (for example `vmheap-run ruby app.rb`), which preloads "
 	"libvmheap-malloc.so";
 
+/*
+ * The tracker's handle: the loaded module named libvmheap-malloc*, opened
+ * again with RTLD_NOLOAD, or NULL.  Looked for once, by name, so that no
+ * dl call fails when the tracker is absent: a failing dlsym leaves a
+ * dlerror record behind in the calling thread (LeakSanitizer reports it).
+ */
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static void *handle;
+
+static int find_tracker(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *name = info->dlpi_name, *base;
+
+	(void)size, (void)arg;
+	if (!name || !*name)
+		return 0;
+	base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	if (strncmp(base, "libvmheap-malloc", 16) != 0)
+		return 0;
+	handle = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+	return handle != NULL;
+}
+
+static void find_once(void)
+{
+	dl_iterate_phdr(find_tracker, NULL);
+}
+
+void *agent_native_api(const char *name)
+{
+	pthread_once(&once, find_once);
+	return handle ? dlsym(handle, name) : NULL;
+}
+
 static void *api(const char *name)
 {
-	return dlsym(RTLD_DEFAULT, name);
+	return agent_native_api(name);
 }
 
 int agent_native_get_track(struct vmheap_agent *a, const char *name,

@@ -11,8 +11,9 @@
  * that led to the allocation.
  *
  * A program that does not link the tracker (the agent) finds these
- * functions at run time with dlsym(RTLD_DEFAULT, "vmheap_native_start")
- * and so on; the typedefs below are their types.  All functions are
+ * functions at run time with dlsym (the agent looks for the loaded module
+ * by name first, so that no dlsym fails when it is absent); the typedefs
+ * below are their types.  All functions are
  * thread-safe, never allocate with malloc, and never print.
  */
 #ifndef VMHEAP_NATIVE_H
