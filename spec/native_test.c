@@ -201,6 +201,8 @@ END_TEST
 /* For ruby it also loads the agent: the VM's discovery file appears. */
 START_TEST(run_loads_the_agent_into_ruby)
 {
+	if (SPEC_SANITIZED)
+		return; /* the instrumented extension needs ASan's runtime first */
 	const char *dir = spec_mkdtemp("run");
 	char tmp[4200];
 	snprintf(tmp, sizeof tmp, "VMHEAP_AGENT_TMPDIR=%s", dir);
