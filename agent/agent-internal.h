@@ -88,6 +88,10 @@ struct agent_native_snap;
 struct agent_native_snap *agent_native_snapshot(void);
 int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s);
 void agent_native_snap_free(struct agent_native_snap *s);
+/* The memory figures of a dump's header: the RSS of process `pid` (the
+ * VM, also from a forked child) and this process's mallinfo2.  0, or -1
+ * when /proc cannot be read (rss is then 0). */
+int agent_process_memory(pid_t pid, struct vmheap_process_memory *m);
 /* vars.c: a bool from true/false, 0/1, yes/no, on/off; -1 if none. */
 int agent_want_bool(const msgpack_object *o, int *out);
 

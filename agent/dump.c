@@ -75,9 +75,12 @@ static int walk_into_file(void *arg)
 	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
 	vmheap_writer *wr = NULL;
 	struct agent_native_snap *native = agent_native_snapshot();
+	struct vmheap_process_memory memory;
 	int rc;
 
 	opt.native = native != NULL;
+	if (agent_process_memory(w->a->pid, &memory) == 0)
+		opt.memory = &memory;
 	opt.vm_name = h->vm_name;
 	opt.vm_version = h->vm_version;
 	opt.pid = (uint64_t)w->a->pid; /* the VM, also in a forked child */

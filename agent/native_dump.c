@@ -5,7 +5,10 @@
  * allocates, and in a forked child collects garbage), the section is
  * written after it.
  */
+#include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -178,4 +181,30 @@ int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s)
 	free(out);
 	free(frames);
 	return rc;
+}
+
+int agent_process_memory(pid_t pid, struct vmheap_process_memory *m)
+{
+	char path[64], buf[128];
+	long long size, resident;
+	struct mallinfo2 mi = mallinfo2();
+	int fd;
+	ssize_t n;
+
+	memset(m, 0, sizeof(*m));
+	m->malloc_in_use = mi.uordblks;
+	m->malloc_free = mi.fordblks;
+	m->malloc_mmap = mi.hblkhd;
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (sscanf(buf, "%lld %lld", &size, &resident) != 2)
+		return -1;
+	m->rss = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+	return 0;
 }

@@ -178,6 +178,11 @@ static void check_pair(const struct diff_options *o,
 				   "different VMs: %s is %s %s, %s is %s %s\n",
 				   o->old_path, a->vm_name, a->vm_version,
 				   o->new_path, b->vm_name, b->vm_version);
+	if (res->old_d.census && res->new_d.census)
+		vmheap_strbuf_add_memory_delta(
+		    NULL, w, a, b,
+		    vmheap_census_totals(res->old_d.census)->bytes,
+		    vmheap_census_totals(res->new_d.census)->bytes);
 	if (o->mode != DIFF_CLASSES && a->pid != b->pid)
 		vmheap_strbuf_addf(w,
 				   "vmheap-diff: warning: the dumps come from "

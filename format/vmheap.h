@@ -137,6 +137,20 @@ const char *vmheap_strerror(int code);
 #define VMHEAP_FLAG_FORKED 0x2u	   /* written by a forked child of the VM */
 
 /*
+ * The process's memory when it was dumped (header keys `rss`,
+ * `malloc_in_use`, `malloc_free`, `malloc_mmap`, format 1.0: readers
+ * that do not know them skip them): its resident set, and the C
+ * allocator's own figures (glibc mallinfo2: arena bytes in use and free,
+ * and bytes in mmapped chunks).
+ */
+struct vmheap_process_memory {
+	uint64_t rss;
+	uint64_t malloc_in_use;
+	uint64_t malloc_free;
+	uint64_t malloc_mmap;
+};
+
+/*
  * The dump header, as written and as read back.  Strings are NUL-terminated
  * UTF-8.  In a reader they stay valid until vmheap_reader_free().
  */
@@ -150,6 +164,10 @@ struct vmheap_header {
 	uint32_t flags;		       /* VMHEAP_FLAG_* */
 	const char *const *kind_names; /* kind_names[k] names object kind k */
 	size_t kind_count;
+	/* The process's memory; has_memory is 0 when the header has none of
+	 * its keys (then memory is all zero). */
+	struct vmheap_process_memory memory;
+	int has_memory;
 };
 
 /* ---------------------------------------------------------------- writer */
@@ -172,6 +190,8 @@ struct vmheap_writer_options {
 	 * (vmheap_writer_add_native): the header then says format 1.1.
 	 * Otherwise it says 1.0, which 1.0 readers know. */
 	int native;
+	/* The process's memory, written into the header; NULL: none. */
+	const struct vmheap_process_memory *memory;
 };
 #define VMHEAP_WRITER_OPTIONS_INIT                                             \
 	{                                                                      \

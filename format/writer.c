@@ -277,7 +277,7 @@ static int pack_header(vmheap_writer *w, const struct vmheap_writer_options *o)
 	if (append(w, VMHEAP_MAGIC, VMHEAP_MAGIC_LEN) < 0 ||
 	    begin_section(w, &at) < 0)
 		return VMHEAP_ENOMEM;
-	msgpack_pack_map(pk, 8);
+	msgpack_pack_map(pk, o->memory ? 12 : 8);
 	pack_str(pk, "version", 7);
 	msgpack_pack_array(pk, 2);
 	msgpack_pack_uint32(pk, VMHEAP_FORMAT_MAJOR);
@@ -301,6 +301,16 @@ static int pack_header(vmheap_writer *w, const struct vmheap_writer_options *o)
 	for (i = 0; i < o->kind_count; i++) {
 		const char *k = o->kind_names[i] ? o->kind_names[i] : "";
 		pack_str(pk, k, strlen(k));
+	}
+	if (o->memory) {
+		pack_str(pk, "rss", 3);
+		msgpack_pack_uint64(pk, o->memory->rss);
+		pack_str(pk, "malloc_in_use", 13);
+		msgpack_pack_uint64(pk, o->memory->malloc_in_use);
+		pack_str(pk, "malloc_free", 11);
+		msgpack_pack_uint64(pk, o->memory->malloc_free);
+		pack_str(pk, "malloc_mmap", 11);
+		msgpack_pack_uint64(pk, o->memory->malloc_mmap);
 	}
 	if (w->nomem)
 		return VMHEAP_ENOMEM;

@@ -308,6 +308,31 @@ void vmheap_native_render(struct vmheap_strbuf *sb,
 			  size_t shown, enum vmheap_output_format format,
 			  int sign);
 
+/* ------------------------------------------------------ process memory */
+
+/*
+ * "memory: RSS X; the heap's objects Y (P% of RSS); malloc holds A in use,
+ * F free, M mmapped" and a newline, from a header's memory figures and
+ * the heap's object bytes; nothing when the header has none.
+ */
+void vmheap_strbuf_add_memory_line(struct vmheap_strbuf *sb,
+				   const struct vmheap_header *h,
+				   uint64_t heap_bytes);
+
+/*
+ * Between two dumps (headers a and b, heap object bytes old and new):
+ * "memory: RSS +X; malloc (in use and mmapped) +Y; the heap's objects +Z"
+ * into sb (may be NULL), and into warn (may be NULL) a warning that points
+ * at --native when RSS or malloc grew by more than 1 MiB and the heap by
+ * less than a quarter of that.  Nothing unless both headers have memory
+ * figures.
+ */
+void vmheap_strbuf_add_memory_delta(struct vmheap_strbuf *sb,
+				    struct vmheap_strbuf *warn,
+				    const struct vmheap_header *a,
+				    const struct vmheap_header *b,
+				    uint64_t old_heap, uint64_t new_heap);
+
 /* ---------------------------------------------------------------- units */
 
 /* A byte count for people: "512 bytes", or "1.5 MiB (1572864 bytes)". */

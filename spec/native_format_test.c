@@ -185,6 +185,42 @@ START_TEST(decoder_errors_name_the_offset)
 }
 END_TEST
 
+/* The header's memory figures go through writer and reader; a header
+ * without them reads as has_memory 0. */
+START_TEST(header_memory_figures_round_trip)
+{
+	struct vmheap_process_memory pm = {123456789, 1000, 2000, 3000};
+	struct vmheap_writer_options o = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+	vmheap_reader *r;
+	struct vmheap_record rec;
+	int fd = memfd_create("mem", 0);
+
+	o.memory = &pm;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &o), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	lseek(fd, 0, SEEK_SET);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "mem"), 0);
+	const struct vmheap_header *h = vmheap_reader_header(r);
+	ck_assert_int_eq(h->has_memory, 1);
+	ck_assert_uint_eq(h->memory.rss, 123456789);
+	ck_assert_uint_eq(h->memory.malloc_in_use, 1000);
+	ck_assert_uint_eq(h->memory.malloc_free, 2000);
+	ck_assert_uint_eq(h->memory.malloc_mmap, 3000);
+	ck_assert_int_eq(vmheap_reader_next(r, &rec), 0);
+	vmheap_reader_free(r);
+	close(fd);
+
+	int rc;
+	fd = write_example(1, &rc);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "plain"), 0);
+	ck_assert_int_eq(vmheap_reader_header(r)->has_memory, 0);
+	vmheap_reader_free(r);
+	close(fd);
+}
+END_TEST
+
 void native_format_tests(Suite *s);
 void native_format_tests(Suite *s)
 {
@@ -193,4 +229,5 @@ void native_format_tests(Suite *s)
 	tcase_add_test(t, writer_needs_the_native_option);
 	tcase_add_test(t, writer_refuses_bad_frames);
 	tcase_add_test(t, decoder_errors_name_the_offset);
+	tcase_add_test(t, header_memory_figures_round_trip);
 }

@@ -500,6 +500,43 @@ START_TEST(diff_names_the_leaking_function)
 }
 END_TEST
 
+/* Every dump's header has the RSS and malloc's figures: histo prints
+ * them, and diff warns when they grew while the heap did not. */
+START_TEST(memory_summary_and_warning)
+{
+	if (SPEC_SANITIZED)
+		return;
+	struct rb r;
+	struct spec_run o;
+	leaker_start(&r);
+	dump(&r, "a.vmheap");
+	say(&r, "leak 4000 4096"); /* 16 MB of malloc, nothing in the heap */
+	dump(&r, "b.vmheap");
+	spec_kill(r.p.pid);
+	char pa[700], pb[700];
+	snprintf(pa, sizeof pa, "%s/a.vmheap", r.dir);
+	snprintf(pb, sizeof pb, "%s/b.vmheap", r.dir);
+	const char *h[] = {spec_bin("vmheap-histo"), pb, NULL};
+	ck_assert_int_eq(spec_run(h, NULL, NULL, 30000, &o), 0);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	ck_assert_msg(strstr(o.out, "\nmemory: RSS ") != NULL &&
+			      strstr(o.out, "; the heap's objects 0 bytes (0.0% of RSS); "
+					    "malloc holds ") != NULL,
+		      "%s", o.out);
+	spec_run_free(&o);
+	const char *d[] = {spec_bin("vmheap-diff"), pa, pb, NULL};
+	ck_assert_int_eq(spec_run(d, NULL, NULL, 30000, &o), 0);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	ck_assert_msg(strstr(o.out, "\nmemory: RSS +") != NULL, "%s", o.out);
+	ck_assert_msg(strstr(o.err, "vmheap-diff: warning: RSS grew by ") != NULL &&
+			      strstr(o.err, "while the VM heap's objects grew by 0 bytes: "
+					    "the growth is outside the VM heap; find it with "
+					    "vmheap-diff --native") != NULL,
+		      "%s", o.err);
+	spec_run_free(&o);
+}
+END_TEST
+
 /* Fiddle.malloc(1024) 100,000 times in real ruby, 50,000 freed: the diff
  * shows 51,200,000 bytes at Fiddle's call site. */
 START_TEST(fiddle_leak_in_ruby)
@@ -576,5 +613,6 @@ Suite *vmheap_spec_suite(void)
 	TCase *dumps = spec_tcase(s, "dumps", 180);
 	tcase_add_test(dumps, diff_names_the_leaking_function);
 	tcase_add_test(dumps, fiddle_leak_in_ruby);
+	tcase_add_test(dumps, memory_summary_and_warning);
 	return s;
 }
