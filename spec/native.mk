@@ -26,3 +26,16 @@ $(NATIVE_TEST): | $(NATIVE_LEAKER) $(HISTO_BIN) $(DIFF_BIN)
 $(NATIVE_LEAKER): $(OBJDIR)/spec/native/leaker.o $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AGENT_LINK)
+
+# A C extension that leaks, loaded into real ruby (spec/native/leaky/);
+# built without the sanitizers like everything the tracker is preloaded
+# into.  Only where ruby's headers are (RUBY_CFLAGS).
+NATIVE_LEAKY := $(SPECDIR)/leaky/leaky.so
+ifneq ($(RUBY_CFLAGS),)
+EXTRA_ALL += $(NATIVE_LEAKY)
+$(NATIVE_TEST): | $(NATIVE_LEAKY)
+$(NATIVE_LEAKY): spec/native/leaky/leaky.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Wextra,$(NATIVE_CFLAGS)) $(RUBY_CFLAGS) -shared \
+	  -o $@ $< $(RUBY_LIBS)
+endif

@@ -537,6 +537,37 @@ START_TEST(memory_summary_and_warning)
 }
 END_TEST
 
+/* A ruby program under vmheap-run (with `-I incdir` when not NULL) that
+ * answers "ok" to each line, tracked from the console. */
+static void tracked_ruby(struct rb *r, const char *tag, const char *script,
+			 const char *incdir)
+{
+	char path[700], tmpdir[600], dumpdir[600];
+	snprintf(r->dir, sizeof r->dir, "%s", spec_mkdtemp(tag));
+	snprintf(path, sizeof path, "%s/program.rb", r->dir);
+	spec_write_text(path, script);
+	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", r->dir);
+	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", r->dir);
+	const char *with_inc[] = {spec_bin("vmheap-run"), "ruby", "-I", incdir,
+				  path, NULL};
+	const char *plain[] = {spec_bin("vmheap-run"), "ruby", path, NULL};
+	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
+	struct spec_spawn sp = {0};
+	sp.argv = incdir ? with_inc : plain;
+	sp.env = env;
+	sp.dir = r->dir;
+	spec_proc_start(&r->p, &sp, 1);
+	ck_assert_msg(spec_proc_wait_for(&r->p, "ready\n", 30000), "%s", r->p.buf);
+	struct vmheap_agent_info info;
+	char err[700];
+	ck_assert_msg(spec_discovery_wait(r->dir, r->p.pid, &info, 30000, err,
+					  sizeof err) == 0, "%s", err);
+	struct spec_run o;
+	console(r, &o, "set config.native.track true", NULL);
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	spec_run_free(&o);
+}
+
 /* Fiddle.malloc(1024) 100,000 times in real ruby, 50,000 freed: the diff
  * shows 51,200,000 bytes at Fiddle's call site. */
 START_TEST(fiddle_leak_in_ruby)
@@ -557,26 +588,7 @@ START_TEST(fiddle_leak_in_ruby)
 		"end\n";
 	struct rb r;
 	struct spec_run o;
-	char path[700], tmpdir[600], dumpdir[600];
-	snprintf(r.dir, sizeof r.dir, "%s", spec_mkdtemp("fiddle"));
-	snprintf(path, sizeof path, "%s/leak.rb", r.dir);
-	spec_write_text(path, script);
-	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", r.dir);
-	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", r.dir);
-	const char *argv[] = {spec_bin("vmheap-run"), "ruby", path, NULL};
-	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
-	struct spec_spawn sp = {0};
-	sp.argv = argv;
-	sp.env = env;
-	sp.dir = r.dir;
-	spec_proc_start(&r.p, &sp, 1);
-	ck_assert_msg(spec_proc_wait_for(&r.p, "ready\n", 30000), "%s", r.p.buf);
-	struct vmheap_agent_info info;
-	char err[700];
-	ck_assert_msg(spec_discovery_wait(r.dir, r.p.pid, &info, 30000, err,
-					  sizeof err) == 0, "%s", err);
-	console(&r, &o, "set config.native.track true", NULL);
-	spec_run_free(&o);
+	tracked_ruby(&r, "fiddle", script, NULL);
 	dump(&r, "a.vmheap");
 	say(&r, "leak 100000");
 	say(&r, "free 50000");
@@ -586,6 +598,37 @@ START_TEST(fiddle_leak_in_ruby)
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(starts(first_row(o.out), "+50000  +51200000  "), "%s", o.out);
 	ck_assert_msg(strstr(first_row(o.out), "fiddle.so") != NULL, "%s", o.out);
+	spec_run_free(&o);
+}
+END_TEST
+
+/* A C extension loaded into real ruby leaks in leaky_keep(): the diff
+ * names it and its file:line at the top, with the bytes exact. */
+START_TEST(c_extension_leak_in_ruby)
+{
+	if (SPEC_SANITIZED)
+		return;
+	static const char script[] =
+		"require 'leaky'\n"
+		"STDOUT.sync = true\n"
+		"puts 'ready'\n"
+		"while (l = STDIN.gets)\n"
+		"  w, n = l.split\n"
+		"  if w == 'leak' then Leaky.leak(n.to_i, 3000) else Leaky.release(n.to_i) end\n"
+		"  puts 'ok'\n"
+		"end\n";
+	struct rb r;
+	struct spec_run o;
+	tracked_ruby(&r, "leaky", script, spec_build("spec/leaky"));
+	dump(&r, "a.vmheap");
+	say(&r, "leak 2000");
+	say(&r, "release 500");
+	dump(&r, "b.vmheap");
+	spec_kill(r.p.pid);
+	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	ck_assert_msg(starts(first_row(o.out), "+1500  +4500000  leaky_keep (leaky.c:20) < "),
+		      "%s", o.out);
 	spec_run_free(&o);
 }
 END_TEST
@@ -613,6 +656,7 @@ Suite *vmheap_spec_suite(void)
 	TCase *dumps = spec_tcase(s, "dumps", 180);
 	tcase_add_test(dumps, diff_names_the_leaking_function);
 	tcase_add_test(dumps, fiddle_leak_in_ruby);
+	tcase_add_test(dumps, c_extension_leak_in_ruby);
 	tcase_add_test(dumps, memory_summary_and_warning);
 	return s;
 }
