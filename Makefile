@@ -39,6 +39,7 @@ CFLAGS  ?= $(O) -g
 # header marks VMHEAP_EXPORT (spec/abi.mk checks it).
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -fvisibility=hidden \
              $(CFLAGS) $(SANFLAGS) -Iformat -Ianalysis -Ireport -Iagent -Iimport \
+             -Inative \
              $(PKG_CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS) -pthread
 
@@ -72,6 +73,8 @@ include format/format.mk
 include analysis/analysis.mk
 include report/report.mk
 -include agent/agent.mk
+-include native/native.mk
+-include run/run.mk
 -include histo/histo.mk
 -include diff/diff.mk
 -include path/path.mk

@@ -20,14 +20,16 @@ FUZZ_OBJ   := $(FUZZ_DIR)/obj
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -g -O1 \
                -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
-               -DVMHEAP_LIBFUZZER -Iformat -Ianalysis -Iagent -Iimport -Ifuzz $(PKG_CFLAGS)
+               -DVMHEAP_LIBFUZZER -Iformat -Ianalysis -Iagent -Iimport -Inative \
+               -Ifuzz $(PKG_CFLAGS)
 FUZZ_FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_AGENT_OBJS  := $(AGENT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_ANALYSIS_OBJS := $(ANALYSIS_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_IMPORT_OBJS := $(IMPORT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
                 $(FUZZ_DIR)/fuzz_discovery $(FUZZ_DIR)/fuzz_client \
-                $(FUZZ_DIR)/fuzz_import_json $(FUZZ_DIR)/fuzz_import_hprof
+                $(FUZZ_DIR)/fuzz_import_json $(FUZZ_DIR)/fuzz_import_hprof \
+                $(FUZZ_DIR)/fuzz_native
 FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
 FUZZ_SEEDS_STAMP := $(FUZZ_DIR)/seeds/.stamp
 FUZZ_SMOKE := $(FUZZ_DIR)/fuzz-smoke
@@ -77,6 +79,9 @@ $(FUZZ_DIR)/fuzz_import_json: $(FUZZ_OBJ)/fuzz/import_json_fuzz.o \
 $(FUZZ_DIR)/fuzz_import_hprof: $(FUZZ_OBJ)/fuzz/import_hprof_fuzz.o \
                                $(FUZZ_OBJ)/fuzz/import_fuzz.o \
                                $(FUZZ_IMPORT_OBJS) $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK)
+
+$(FUZZ_DIR)/fuzz_native: $(FUZZ_OBJ)/fuzz/native_fuzz.o $(FUZZ_FORMAT_OBJS)
 	$(FUZZ_LINK)
 
 # The seed writer is an ordinary program of this build (gcc objects).
