@@ -9,7 +9,7 @@ ifneq ($(LIBVMHEAP_AGENT_A),)
 CHECK_SUITES += $(IMPORT_SPEC_BIN)
 EXTRA_ALL += $(IMPORT_SPEC_BIN)
 endif
-$(IMPORT_SPEC_OBJ): ALL_CFLAGS += $(CHECK_CFLAGS) $(RUBY_SPEC_ASAN)
+$(IMPORT_SPEC_OBJ): private ALL_CFLAGS += $(CHECK_CFLAGS) $(RUBY_SPEC_ASAN)
 # The JVM's program, compiled here (javac takes seconds: not per test).
 IMPORT_SPEC_JAVA := $(SPECDIR)/java/ImportSpecLeak.class
 $(IMPORT_SPEC_JAVA): spec/java/ImportSpecLeak.java

@@ -7,7 +7,7 @@ CHECK_SUITES  += $(NATIVE_TEST)
 EXTRA_ALL     += $(NATIVE_TEST) $(NATIVE_VICTIM)
 
 NATIVE_TEST_OBJS := $(OBJDIR)/spec/native_test.o $(OBJDIR)/spec/native_format_test.o
-$(NATIVE_TEST_OBJS): ALL_CFLAGS += $(CHECK_CFLAGS)
+$(NATIVE_TEST_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
 $(NATIVE_VICTIM): spec/native/victim.c native/vmheap_native.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(NATIVE_CFLAGS) -rdynamic -pthread $(LDFLAGS) -o $@ $< -ldl
