@@ -38,7 +38,8 @@ CFLAGS  ?= $(O) -g
 # -fvisibility=hidden: the shared libraries export only what a public
 # header marks VMHEAP_EXPORT (spec/abi.mk checks it).
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -fvisibility=hidden \
-             $(CFLAGS) $(SANFLAGS) -Iformat -Ianalysis -Ireport -Iagent \
+             $(CFLAGS) $(SANFLAGS) -Iformat -Ianalysis -Ireport -Iagent -Iimport \
+             -Inative \
              $(PKG_CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS) -pthread
 
@@ -72,6 +73,8 @@ include format/format.mk
 include analysis/analysis.mk
 include report/report.mk
 -include agent/agent.mk
+-include native/native.mk
+-include run/run.mk
 -include histo/histo.mk
 -include diff/diff.mk
 -include path/path.mk
@@ -79,6 +82,7 @@ include report/report.mk
 -include console/console.mk
 -include hosts/sample/sample.mk
 -include hosts/ruby/ruby.mk
+-include import/import.mk
 -include $(wildcard spec/*.mk)
 -include $(wildcard bench/*.mk)
 -include examples/examples.mk

@@ -69,6 +69,35 @@ int agent_fail(char *err, size_t errlen, int code, const char *fmt, ...)
 /* The protocol's code word for an error code ("busy", "exists", ...). */
 const char *agent_code_word(int code);
 
+/* -------------------------------------------------------- native_vars.c */
+
+/* config.native.track and system.native.sites (the malloc tracker's
+ * variables; getters and setter as in vars.c's table). */
+int agent_native_get_track(struct vmheap_agent *a, const char *name,
+			   msgpack_packer *pk, char *err, size_t errlen);
+int agent_native_set_track(struct vmheap_agent *a, const msgpack_object *value,
+			   msgpack_packer *pk, uint64_t *job, char *err,
+			   size_t errlen);
+int agent_native_get_sites(struct vmheap_agent *a, const char *name,
+			   msgpack_packer *pk, char *err, size_t errlen);
+/* native_vars.c: the malloc tracker's function `name` (vmheap_native.h),
+ * or NULL when the tracker is not loaded (libvmheap-malloc.so preloaded by
+ * vmheap-run). */
+void *agent_native_api(const char *name);
+/* native_dump.c: the tracker's sites and modules, taken before a heap
+ * walk (NULL when the tracker is absent or off), and written into the
+ * dump's native section after it. */
+struct agent_native_snap;
+struct agent_native_snap *agent_native_snapshot(void);
+int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s);
+void agent_native_snap_free(struct agent_native_snap *s);
+/* The memory figures of a dump's header: the RSS of process `pid` (the
+ * VM, also from a forked child) and this process's mallinfo2.  0, or -1
+ * when /proc cannot be read (rss is then 0). */
+int agent_process_memory(pid_t pid, struct vmheap_process_memory *m);
+/* vars.c: a bool from true/false, 0/1, yes/no, on/off; -1 if none. */
+int agent_want_bool(const msgpack_object *o, int *out);
+
 /* ------------------------------------------------------------- frame.c */
 
 /*

@@ -78,8 +78,13 @@ static int walk_into_file(void *arg)
 	const struct vmheap_agent_host *h = w->a->host;
 	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
 	vmheap_writer *wr = NULL;
+	struct agent_native_snap *native = agent_native_snapshot();
+	struct vmheap_process_memory memory;
 	int rc;
 
+	opt.native = native != NULL;
+	if (agent_process_memory(w->a->pid, &memory) == 0)
+		opt.memory = &memory;
 	opt.vm_name = h->vm_name;
 	opt.vm_version = h->vm_version;
 	opt.pid = (uint64_t)w->a->pid; /* the VM, also in a forked child */
@@ -95,8 +100,11 @@ static int walk_into_file(void *arg)
 			     "the VM's heap walk failed: %s",
 			     vmheap_agent_strerror(rc));
 			vmheap_writer_free(wr);
+			agent_native_snap_free(native);
 			return rc;
 		}
+		if (rc == 0 && native)
+			rc = agent_native_write(wr, native);
 		if (rc == 0)
 			rc = vmheap_writer_finish(wr);
 	}
@@ -111,6 +119,7 @@ static int walk_into_file(void *arg)
 		w->bytes = vmheap_writer_object_bytes(wr);
 	}
 	vmheap_writer_free(wr);
+	agent_native_snap_free(native);
 	return rc;
 }
 

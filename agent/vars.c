@@ -30,7 +30,7 @@ struct var {
 /* ---------------------------------------------------------- coercion */
 
 /* A bool from true/false, 0/1, or the strings a person types. */
-static int want_bool(const msgpack_object *o, int *out)
+int agent_want_bool(const msgpack_object *o, int *out)
 {
 	static const char *const yes[] = {"true", "yes", "on", "1"};
 	static const char *const no[] = {"false", "no", "off", "0"};
@@ -259,7 +259,7 @@ static int set_fork(struct vmheap_agent *a, const msgpack_object *value,
 	int v;
 
 	(void)job;
-	if (want_bool(value, &v) < 0)
+	if (agent_want_bool(value, &v) < 0)
 		return agent_fail(
 		    err, errlen, VMHEAP_AGENT_ETYPE,
 		    "config.dump.fork takes a boolean (true/false)");
@@ -276,7 +276,7 @@ static int set_gc(struct vmheap_agent *a, const msgpack_object *value,
 	int v;
 
 	(void)job;
-	if (want_bool(value, &v) < 0)
+	if (agent_want_bool(value, &v) < 0)
 		return agent_fail(
 		    err, errlen, VMHEAP_AGENT_ETYPE,
 		    "config.dump.gc takes a boolean (true/false)");
@@ -479,12 +479,14 @@ static const struct var builtins[] = {
     {"config.dump.fork_min_free", "int", get_fork_min_free, set_fork_min_free},
     {"config.dump.gc", "bool", get_flag, set_gc},
     {"config.dump.timeout", "int", get_dump_timeout, set_dump_timeout},
+    {"config.native.track", "bool", agent_native_get_track, agent_native_set_track},
     {"system.argv", "array", get_argv, NULL},
     {"system.memory.bytes", "int", get_memory_figure, NULL},
     {"system.memory.count", "int", get_memory_figure, NULL},
     {"system.memory.dump", "dump", get_last_dump, set_dump},
     {"system.memory.dumping", "bool", get_dumping, NULL},
     {"system.memory.rss", "int", get_rss, NULL},
+    {"system.native.sites", "array", agent_native_get_sites, NULL},
     {"system.pid", "int", get_pid, NULL},
     {"system.threads.backtrace", "string", get_backtrace, NULL},
     {"system.uptime", "float", get_uptime, NULL},

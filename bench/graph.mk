@@ -13,8 +13,6 @@ GRAPH_BENCH_DIR := $(BUILD)/bench/graph
 EXTRA_ALL += $(GRAPH_BENCH)
 BENCH_TARGETS += bench-graph
 
-$(OBJDIR)/bench/graph_bench.o: ALL_CFLAGS +=
-
 $(GRAPH_BENCH): $(OBJDIR)/bench/graph_bench.o $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A) \

@@ -5,7 +5,7 @@ CONSOLE_BIN  := $(BINDIR)/vmheap-console
 MAN_PAGES    += man/vmheap-console.1
 BINS         += $(CONSOLE_BIN)
 
-$(CONSOLE_OBJS): ALL_CFLAGS += $(EDIT_CFLAGS)
+$(CONSOLE_OBJS): private ALL_CFLAGS += $(EDIT_CFLAGS)
 
 $(CONSOLE_BIN): $(CONSOLE_OBJS) $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_AGENT_A) \
                 $(LIBVMHEAP_A)

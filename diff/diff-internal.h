@@ -19,7 +19,13 @@
 #include "vmheap_analysis.h"
 #include "vmheap_report.h"
 
-enum diff_mode { DIFF_CLASSES, DIFF_OBJECTS, DIFF_RETAINERS, DIFF_PATHS };
+enum diff_mode {
+	DIFF_CLASSES,
+	DIFF_OBJECTS,
+	DIFF_RETAINERS,
+	DIFF_PATHS,
+	DIFF_NATIVE
+};
 
 struct diff_paths; /* --paths (paths.c) */
 
@@ -99,5 +105,9 @@ void diff_result_release(struct diff_result *res);
 void diff_scan_options(const struct diff_options *o, const struct diff_dump *d,
 		       struct vmheap_progress *bar,
 		       struct vmheap_scan_options *sopt);
+
+/* --native (native.c): print the growth of native memory by call site;
+ * the exit status (0, 1 when a dump has no native section, 2). */
+int diff_native_main(const struct diff_options *o);
 
 #endif /* DIFF_INTERNAL_H */

@@ -19,7 +19,7 @@
 #include "diff-internal.h"
 
 static const char usage_line[] =
-    "usage: vmheap-diff [--objects | --retainers | --paths] [--sort "
+    "usage: vmheap-diff [--objects | --retainers | --paths | --native] [--sort "
     "count|bytes|name] [--top N] [--format text|json|csv] [--bytes] "
     "[--threads N] OLD NEW";
 
@@ -48,6 +48,10 @@ static void help(void)
 	       "                 roots to the new objects, merged by shape "
 	       "(--top N: N classes,\n"
 	       "                 default 5)\n"
+	       "  --native       growth of live malloc memory by call site "
+	       "(the dumps'\n"
+	       "                 native sections, symbolized; top 20 "
+	       "unless --top)\n"
 	       "  --sort KEY     count (default), bytes or name\n"
 	       "  --top N        print only the first N rows (--retainers: N "
 	       "classes, default 10)\n"
@@ -58,8 +62,9 @@ static void help(void)
 	       "  --no-progress  never draw a progress bar\n"
 	       "  --help         this text\n"
 	       "  --version      the version\n\n"
-	       "Exit status: 0 success (whether or not anything changed), 2 "
-	       "bad usage or an\nunreadable, truncated or corrupt dump.\n",
+	       "Exit status: 0 success (whether or not anything changed), 1 "
+	       "--native on a dump\nwithout a native section, 2 "
+	       "bad usage or an unreadable, truncated or corrupt dump.\n",
 	       usage_line);
 	exit(0);
 }
@@ -71,6 +76,7 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	    {"objects", no_argument, NULL, 'o'},
 	    {"retainers", no_argument, NULL, 'r'},
 	    {"paths", no_argument, NULL, 'p'},
+	    {"native", no_argument, NULL, 'n'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -101,6 +107,10 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			o->mode = DIFF_PATHS;
 			modes++;
 			break;
+		case 'n':
+			o->mode = DIFF_NATIVE;
+			modes++;
+			break;
 		case 'h':
 			help();
 			break;
@@ -113,9 +123,8 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 		}
 	}
 	if (modes > 1)
-		usage_error("%s",
-			    "--objects, --retainers and --paths exclude each "
-			    "other");
+		usage_error("%s", "--objects, --retainers, --paths and --native "
+				  "exclude each other");
 	if (argc - optind != 2)
 		usage_error("%s", argc - optind < 2
 				      ? "two dumps needed: OLD NEW"
@@ -187,6 +196,11 @@ static void check_pair(const struct diff_options *o,
 				   "different VMs: %s is %s %s, %s is %s %s\n",
 				   o->old_path, a->vm_name, a->vm_version,
 				   o->new_path, b->vm_name, b->vm_version);
+	if (res->old_d.census && res->new_d.census)
+		vmheap_strbuf_add_memory_delta(
+		    NULL, w, a, b,
+		    vmheap_census_totals(res->old_d.census)->bytes,
+		    vmheap_census_totals(res->new_d.census)->bytes);
 	if (o->mode != DIFF_CLASSES && a->pid != b->pid)
 		vmheap_strbuf_addf(w,
 				   "vmheap-diff: warning: the dumps come from "
@@ -207,6 +221,8 @@ int main(int argc, char **argv)
 	int rc;
 
 	parse_args(argc, argv, &o);
+	if (o.mode == DIFF_NATIVE)
+		return diff_native_main(&o);
 	memset(&res, 0, sizeof(res));
 	rc = diff_open(&o, &res, err, sizeof(err));
 	if (!rc) {

@@ -38,6 +38,11 @@ static void dump_lines(struct vmheap_strbuf *out, const struct diff_options *o,
 		diff_dump_line(out, o, k ? "new" : "old", d[k]->reader,
 			       t->objects, t->bytes);
 	}
+	vmheap_strbuf_add_memory_delta(
+	    out, NULL, vmheap_reader_header(d[0]->reader),
+	    vmheap_reader_header(d[1]->reader),
+	    vmheap_census_totals(d[0]->census)->bytes,
+	    vmheap_census_totals(d[1]->census)->bytes);
 }
 
 /* Open the JSON report: {"old":{...},"new":{...} */

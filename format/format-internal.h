@@ -24,6 +24,7 @@
 #define VMHEAP_TAG_HEAD "HEAD"
 #define VMHEAP_TAG_BLCK "BLCK"
 #define VMHEAP_TAG_FOOT "FOOT"
+#define VMHEAP_TAG_NATV "NATV" /* the native section, format 1.1 */
 
 /* A block is closed at most this far past its target size, so the writer
  * caps the block_bytes option well below VMHEAP_MAX_SECTION_BYTES. */

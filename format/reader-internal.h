@@ -37,6 +37,12 @@ struct vmheap_reader {
 	size_t blk_cap;
 	uint64_t foot_offset; /* of the FOOT header once it checked out */
 
+	/* The first native section's payload (FORMAT.md section 15), kept
+	 * for vmheap_reader_native(); native_offset 0: none seen. */
+	uint8_t *native;
+	uint32_t native_len;
+	uint64_t native_offset;
+
 	/* More-references records (record mode): chain_ok says the last
 	 * known record was an object or more-references record, of object
 	 * chain_id.  Objects of the fast path only count seen.objects; the

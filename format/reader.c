@@ -331,6 +331,18 @@ static int next_section(vmheap_reader *r, struct vmheap_block *blk,
 			    r, VMHEAP_EFORMAT,
 			    "second HEAD section at byte offset %llu",
 			    (unsigned long long)s.offset);
+		/* The native section (1.1): kept for vmheap_reader_native;
+		 * a second one is skipped like any other section. */
+		if (!memcmp(s.tag, VMHEAP_TAG_NATV, 4) && !r->native_offset) {
+			r->native = malloc(s.length ? s.length : 1);
+			if (!r->native)
+				return vmheap_reader_fail(
+				    r, VMHEAP_ENOMEM,
+				    "out of memory for the native section");
+			memcpy(r->native, s.payload, s.length);
+			r->native_len = s.length;
+			r->native_offset = s.offset;
+		}
 		/* A section of a newer minor version: skipped (its CRC was
 		 * checked). */
 	}
@@ -566,5 +578,27 @@ void vmheap_reader_free(vmheap_reader *r)
 			free(r->kinds[i]);
 	free(r->kinds);
 	free(r->blk_offsets);
+	free(r->native);
 	free(r);
+}
+
+int vmheap_reader_native(vmheap_reader *r, struct vmheap_native **out)
+{
+	char err[512];
+	int rc;
+
+	if (!r || !out)
+		return VMHEAP_EINVAL;
+	*out = NULL;
+	if (r->err)
+		return r->err;
+	if (!r->done)
+		return VMHEAP_ESTATE;
+	if (!r->native_offset)
+		return 0;
+	rc = vmheap_native_decode(r->native, r->native_len, r->native_offset,
+				  out, err, sizeof(err));
+	if (rc)
+		return vmheap_reader_fail(r, rc, "%s", err);
+	return 0;
 }

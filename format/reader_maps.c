@@ -204,6 +204,18 @@ int vmheap_reader_parse_header(vmheap_reader *r, const struct vmheap_section *s)
 			r->hdr.flags = (uint32_t)v;
 		} else if (key_is(k, klen, "kinds")) {
 			rc = read_kinds(r, s, &m);
+		} else if (key_is(k, klen, "rss") ||
+			   key_is(k, klen, "malloc_in_use") ||
+			   key_is(k, klen, "malloc_free") ||
+			   key_is(k, klen, "malloc_mmap")) {
+			struct vmheap_process_memory *pm = &r->hdr.memory;
+			uint64_t *at = key_is(k, klen, "rss")		? &pm->rss
+				       : key_is(k, klen, "malloc_in_use") ? &pm->malloc_in_use
+				       : key_is(k, klen, "malloc_free")	? &pm->malloc_free
+									: &pm->malloc_mmap;
+			rc = read_header_uint(r, s, &m, "memory figure",
+					      UINT64_MAX, at);
+			r->hdr.has_memory = 1;
 		} else {
 			/* "version" (already read) or a newer key. */
 			if ((rc = mpc_skip(&m)))

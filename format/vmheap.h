@@ -91,6 +91,8 @@ extern "C" {
 /* Format version written by this library. */
 #define VMHEAP_FORMAT_MAJOR 1
 #define VMHEAP_FORMAT_MINOR 0
+/* The minor version of a dump that carries a native section. */
+#define VMHEAP_FORMAT_MINOR_NATIVE 1
 
 /* Error codes.  All are negative; 0 is success. */
 enum vmheap_error {
@@ -135,6 +137,20 @@ const char *vmheap_strerror(int code);
 #define VMHEAP_FLAG_FORKED 0x2u	   /* written by a forked child of the VM */
 
 /*
+ * The process's memory when it was dumped (header keys `rss`,
+ * `malloc_in_use`, `malloc_free`, `malloc_mmap`, format 1.0: readers
+ * that do not know them skip them): its resident set, and the C
+ * allocator's own figures (glibc mallinfo2: arena bytes in use and free,
+ * and bytes in mmapped chunks).
+ */
+struct vmheap_process_memory {
+	uint64_t rss;
+	uint64_t malloc_in_use;
+	uint64_t malloc_free;
+	uint64_t malloc_mmap;
+};
+
+/*
  * The dump header, as written and as read back.  Strings are NUL-terminated
  * UTF-8.  In a reader they stay valid until vmheap_reader_free().
  */
@@ -148,6 +164,10 @@ struct vmheap_header {
 	uint32_t flags;		       /* VMHEAP_FLAG_* */
 	const char *const *kind_names; /* kind_names[k] names object kind k */
 	size_t kind_count;
+	/* The process's memory; has_memory is 0 when the header has none of
+	 * its keys (then memory is all zero). */
+	struct vmheap_process_memory memory;
+	int has_memory;
 };
 
 /* ---------------------------------------------------------------- writer */
@@ -166,6 +186,12 @@ struct vmheap_writer_options {
 	const char *const *kind_names;
 	size_t kind_count;
 	uint32_t block_bytes; /* 0: VMHEAP_DEFAULT_BLOCK_BYTES; at most 8 MiB */
+	/* Non-zero when the dump will carry a native section
+	 * (vmheap_writer_add_native): the header then says format 1.1.
+	 * Otherwise it says 1.0, which 1.0 readers know. */
+	int native;
+	/* The process's memory, written into the header; NULL: none. */
+	const struct vmheap_process_memory *memory;
 };
 #define VMHEAP_WRITER_OPTIONS_INIT                                             \
 	{                                                                      \
@@ -264,6 +290,85 @@ const char *vmheap_writer_error(const vmheap_writer *w);
  * (it has no footer), and every reader reports it as truncated. */
 VMHEAP_EXPORT
 void vmheap_writer_free(vmheap_writer *w);
+
+/* --------------------------------------------------------- native section */
+
+/*
+ * The native section (FORMAT.md section 15, format 1.1): the C allocator's
+ * live memory by call site, from the malloc tracker, and the modules the
+ * sites' frames point into.  A frame is (module, offset): the return
+ * address minus the module's load address, so that a tool resolves it
+ * offline against the module's file (same build id).
+ */
+
+/* A frame's module when the address lies in no listed module (then
+ * `offset` is the address itself). */
+#define VMHEAP_NO_MODULE UINT32_MAX
+/* Most frames in one site, and longest module path and build id. */
+#define VMHEAP_MAX_SITE_FRAMES 256u
+#define VMHEAP_MAX_BUILD_ID_BYTES 64u
+
+struct vmheap_dump_frame {
+	uint32_t module; /* index into the modules, or VMHEAP_NO_MODULE */
+	uint64_t offset; /* return address minus the module's base */
+};
+
+struct vmheap_dump_module {
+	const char *path; /* not NUL-terminated; "" when unknown */
+	size_t path_len;  /* at most VMHEAP_MAX_STRING_BYTES */
+	const uint8_t *build_id; /* GNU build id, may be NULL */
+	size_t build_id_len;     /* at most VMHEAP_MAX_BUILD_ID_BYTES */
+	uint64_t base;		 /* load address */
+};
+
+struct vmheap_dump_site {
+	uint64_t live_bytes, live_count; /* not yet freed */
+	uint64_t allocs, frees; /* since tracking began */
+	const struct vmheap_dump_frame *frames; /* innermost first */
+	size_t depth; /* at most VMHEAP_MAX_SITE_FRAMES */
+};
+
+/*
+ * Add the native section: `nmodules` modules and `nsites` sites, whose
+ * frames name modules by index.  The writer must have been opened with
+ * options.native set (else VMHEAP_ESTATE).  The section goes between
+ * blocks (a block holding records is closed first).  Non-sticky errors,
+ * nothing added: VMHEAP_EINVAL (a module index out of range, a NULL
+ * array with a non-zero count), VMHEAP_ELIMIT (a path, build id or depth
+ * past its limit, or a section past VMHEAP_MAX_SECTION_BYTES: pass fewer
+ * sites, the largest first).  At most one per dump.
+ */
+VMHEAP_EXPORT
+int vmheap_writer_add_native(vmheap_writer *w,
+			     const struct vmheap_dump_module *modules,
+			     size_t nmodules,
+			     const struct vmheap_dump_site *sites,
+			     size_t nsites);
+
+/* A decoded native section: arrays and strings owned by it. */
+struct vmheap_native {
+	uint64_t offset; /* of the section's header in the file */
+	struct vmheap_dump_module *modules;
+	size_t nmodules;
+	struct vmheap_dump_site *sites;
+	size_t nsites;
+	void *payload_copy, *frame_pool; /* private: what the above use */
+};
+
+/*
+ * Decode the payload of a native section (`len` bytes; `offset` is the
+ * section header's file offset, for messages).  0 with *out set (free it
+ * with vmheap_native_free), or VMHEAP_EFORMAT / VMHEAP_ELIMIT /
+ * VMHEAP_ENOMEM with *out NULL and the reason in err ("what at byte
+ * offset N").
+ */
+VMHEAP_EXPORT
+int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
+			 struct vmheap_native **out, char *err, size_t errlen);
+
+/* Free a decoded native section (NULL is fine). */
+VMHEAP_EXPORT
+void vmheap_native_free(struct vmheap_native *n);
 
 /* ---------------------------------------------------------------- records */
 
@@ -477,6 +582,15 @@ const struct vmheap_totals *vmheap_reader_totals(const vmheap_reader *r);
  */
 VMHEAP_EXPORT
 uint64_t vmheap_reader_footer_offset(const vmheap_reader *r);
+
+/*
+ * Once next()/next_block() returned 0 (the dump is complete): decode its
+ * native section.  0 with *out set, 0 with *out NULL when the dump has
+ * none, or a negative code (the message via vmheap_reader_error()).
+ * VMHEAP_ESTATE before the end.
+ */
+VMHEAP_EXPORT
+int vmheap_reader_native(vmheap_reader *r, struct vmheap_native **out);
 
 /* Bytes consumed from the input so far (for progress displays). */
 VMHEAP_EXPORT

@@ -31,6 +31,7 @@ struct vmheap_writer {
 	int err;      /* sticky error code, 0 if none */
 	int finished; /* finish() ran (successfully or not) */
 	int nomem;    /* the packer's append callback ran out of memory */
+	int native;   /* opened for a native section; 2 once it is written */
 	char errmsg[512];
 
 	/* Pending output: buf[0..blk_start) is ready to be written, then the
@@ -276,11 +277,12 @@ static int pack_header(vmheap_writer *w, const struct vmheap_writer_options *o)
 	if (append(w, VMHEAP_MAGIC, VMHEAP_MAGIC_LEN) < 0 ||
 	    begin_section(w, &at) < 0)
 		return VMHEAP_ENOMEM;
-	msgpack_pack_map(pk, 8);
+	msgpack_pack_map(pk, o->memory ? 12 : 8);
 	pack_str(pk, "version", 7);
 	msgpack_pack_array(pk, 2);
 	msgpack_pack_uint32(pk, VMHEAP_FORMAT_MAJOR);
-	msgpack_pack_uint32(pk, VMHEAP_FORMAT_MINOR);
+	msgpack_pack_uint32(pk, o->native ? VMHEAP_FORMAT_MINOR_NATIVE
+				       : VMHEAP_FORMAT_MINOR);
 	pack_str(pk, "vm", 2);
 	pack_str(pk, vm, strlen(vm));
 	pack_str(pk, "vm_version", 10);
@@ -299,6 +301,16 @@ static int pack_header(vmheap_writer *w, const struct vmheap_writer_options *o)
 	for (i = 0; i < o->kind_count; i++) {
 		const char *k = o->kind_names[i] ? o->kind_names[i] : "";
 		pack_str(pk, k, strlen(k));
+	}
+	if (o->memory) {
+		pack_str(pk, "rss", 3);
+		msgpack_pack_uint64(pk, o->memory->rss);
+		pack_str(pk, "malloc_in_use", 13);
+		msgpack_pack_uint64(pk, o->memory->malloc_in_use);
+		pack_str(pk, "malloc_free", 11);
+		msgpack_pack_uint64(pk, o->memory->malloc_free);
+		pack_str(pk, "malloc_mmap", 11);
+		msgpack_pack_uint64(pk, o->memory->malloc_mmap);
 	}
 	if (w->nomem)
 		return VMHEAP_ENOMEM;
@@ -330,6 +342,7 @@ int vmheap_writer_open(vmheap_writer **out, int fd,
 	    opt->block_bytes ? opt->block_bytes : VMHEAP_DEFAULT_BLOCK_BYTES;
 	if (w->block_bytes > VMHEAP_MAX_BLOCK_TARGET)
 		w->block_bytes = VMHEAP_MAX_BLOCK_TARGET;
+	w->native = opt->native != 0;
 	msgpack_packer_init(&w->pk, w, append_cb);
 	/* The magic and header wait in the buffer and go out with the first
 	 * block (or with the footer), so open itself does no I/O. */
@@ -475,6 +488,135 @@ int vmheap_writer_add_root(vmheap_writer *w, uint64_t kind_string_id,
 	msgpack_pack_uint64(&w->pk, object_id);
 	w->totals.roots++;
 	return end_record(w);
+}
+
+/* The arguments of add_native, checked before anything is packed. */
+static int check_native(vmheap_writer *w, const struct vmheap_dump_module *m,
+			size_t nm, const struct vmheap_dump_site *s, size_t ns)
+{
+	if ((nm && !m) || (ns && !s)) {
+		set_error(w, 0, "NULL modules or sites with a non-zero count");
+		return VMHEAP_EINVAL;
+	}
+	for (size_t i = 0; i < nm; i++) {
+		if (m[i].path_len > VMHEAP_MAX_STRING_BYTES ||
+		    m[i].build_id_len > VMHEAP_MAX_BUILD_ID_BYTES) {
+			set_error(w, 0, "module %zu: path or build id too long",
+				  i);
+			return VMHEAP_ELIMIT;
+		}
+		if ((m[i].path_len && !m[i].path) ||
+		    (m[i].build_id_len && !m[i].build_id)) {
+			set_error(w, 0, "module %zu: NULL path or build id", i);
+			return VMHEAP_EINVAL;
+		}
+	}
+	for (size_t i = 0; i < ns; i++) {
+		if (s[i].depth > VMHEAP_MAX_SITE_FRAMES) {
+			set_error(w, 0, "site %zu: %zu frames, more than %u", i,
+				  s[i].depth, VMHEAP_MAX_SITE_FRAMES);
+			return VMHEAP_ELIMIT;
+		}
+		if (s[i].depth && !s[i].frames) {
+			set_error(w, 0, "site %zu: NULL frames", i);
+			return VMHEAP_EINVAL;
+		}
+		for (size_t k = 0; k < s[i].depth; k++)
+			if (s[i].frames[k].module != VMHEAP_NO_MODULE &&
+			    s[i].frames[k].module >= nm) {
+				set_error(w, 0,
+					  "site %zu frame %zu: module %u of %zu",
+					  i, k, s[i].frames[k].module, nm);
+				return VMHEAP_EINVAL;
+			}
+	}
+	return 0;
+}
+
+int vmheap_writer_add_native(vmheap_writer *w,
+			     const struct vmheap_dump_module *modules,
+			     size_t nmodules,
+			     const struct vmheap_dump_site *sites,
+			     size_t nsites)
+{
+	msgpack_packer *pk;
+	size_t at;
+	int rc = usable(w);
+
+	if (rc)
+		return rc;
+	if (w->native != 1) {
+		set_error(w, 0, "%s",
+			  w->native ? "the dump has its native section already"
+				    : "the writer was not opened for a native "
+				      "section (options.native)");
+		return VMHEAP_ESTATE;
+	}
+	if (nsites > UINT32_MAX) {
+		set_error(w, 0, "%zu sites, more than a section counts",
+			  nsites);
+		return VMHEAP_ELIMIT;
+	}
+	if ((rc = check_native(w, modules, nmodules, sites, nsites)))
+		return rc;
+	/* Close the block that holds records; the section goes where the
+	 * next block's header slot was. */
+	if (w->blk_records && (rc = flush_block(w)))
+		return rc;
+	w->len = w->blk_start;
+	if (begin_section(w, &at) < 0)
+		return out_of_memory(w);
+	pk = &w->pk;
+	msgpack_pack_map(pk, 2);
+	pack_str(pk, "modules", 7);
+	msgpack_pack_array(pk, nmodules);
+	for (size_t i = 0; i < nmodules; i++) {
+		msgpack_pack_array(pk, 3);
+		pack_str(pk, modules[i].path ? modules[i].path : "",
+			 modules[i].path_len);
+		msgpack_pack_bin(pk, modules[i].build_id_len);
+		msgpack_pack_bin_body(pk, modules[i].build_id,
+				      modules[i].build_id_len);
+		msgpack_pack_uint64(pk, modules[i].base);
+	}
+	pack_str(pk, "sites", 5);
+	msgpack_pack_array(pk, nsites);
+	for (size_t i = 0; i < nsites; i++) {
+		const struct vmheap_dump_site *s = &sites[i];
+		msgpack_pack_array(pk, 5);
+		msgpack_pack_uint64(pk, s->live_bytes);
+		msgpack_pack_uint64(pk, s->live_count);
+		msgpack_pack_uint64(pk, s->allocs);
+		msgpack_pack_uint64(pk, s->frees);
+		msgpack_pack_array(pk, 2 * s->depth);
+		for (size_t k = 0; k < s->depth; k++) {
+			if (s->frames[k].module == VMHEAP_NO_MODULE)
+				msgpack_pack_nil(pk);
+			else
+				msgpack_pack_uint32(pk, s->frames[k].module);
+			msgpack_pack_uint64(pk, s->frames[k].offset);
+		}
+	}
+	if (w->nomem)
+		return out_of_memory(w);
+	if (w->len - at - VMHEAP_SECTION_HEADER_LEN >
+	    VMHEAP_MAX_SECTION_BYTES) {
+		size_t big = w->len - at - VMHEAP_SECTION_HEADER_LEN;
+		w->len = at; /* take it back; the dump goes on */
+		if (begin_section(w, &w->blk_start) < 0)
+			return out_of_memory(w);
+		set_error(w, 0,
+			  "native section would be %zu bytes, more than the "
+			  "format's section limit of %u bytes; pass fewer "
+			  "sites",
+			  big, VMHEAP_MAX_SECTION_BYTES);
+		return VMHEAP_ELIMIT;
+	}
+	seal_section(w, at, VMHEAP_TAG_NATV, (uint32_t)nsites);
+	w->native = 2;
+	if (begin_section(w, &w->blk_start) < 0)
+		return out_of_memory(w);
+	return 0;
 }
 
 static void pack_total(msgpack_packer *pk, const char *key, uint64_t v)

@@ -27,6 +27,10 @@ int fuzz_discovery_one(const uint8_t *data, size_t size);
 /* The client API against a peer that sends these bytes. */
 int fuzz_client_one(const uint8_t *data, size_t size);
 
+/* vmheap_import() on these bytes as dump_all JSON (hprof 0) or HPROF
+ * (hprof 1): import_fuzz.c. */
+int fuzz_import_one(const uint8_t *data, size_t size, int hprof);
+
 /* Stop the protocol target's agent (the suite calls it when done). */
 void fuzz_protocol_shutdown(void);
 

@@ -76,6 +76,12 @@ static void read_records(int fd)
 		}
 		if (rc == 0 && !vmheap_reader_totals(r))
 			abort();
+		if (rc == 0) { /* and its native section, if any */
+			struct vmheap_native *n = NULL;
+			int nrc = vmheap_reader_native(r, &n);
+			check_error(nrc, vmheap_reader_error(r));
+			vmheap_native_free(n);
+		}
 		(void)sum;
 	}
 	if (r)

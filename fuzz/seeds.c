@@ -462,6 +462,48 @@ static void discovery(void)
 	put("discovery", "missing-token", tmp, strlen(tmp));
 }
 
+/* The native section: a dump that carries one (a reader seed), and its
+ * payload alone (the native target's seed). */
+static void native_seeds(void)
+{
+	static const uint8_t id[4] = {0xde, 0xad, 0xbe, 0xef};
+	struct vmheap_dump_module m[2] = {{"/bin/app", 8, id, 4, 0x400000},
+					  {"/lib/libc.so.6", 14, NULL, 0, 0}};
+	struct vmheap_dump_frame f[3] = {
+	    {0, 0x1139}, {1, 0x2724a}, {VMHEAP_NO_MODULE, 0x7f0000001000}};
+	struct vmheap_dump_site s[2] = {{2048, 2, 3, 1, f, 3},
+					{64, 1, 1, 0, f + 1, 1}};
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+	int fd = create("reader", "native");
+	uint8_t buf[4096];
+	ssize_t n;
+
+	opt.native = 1;
+	if (vmheap_writer_open(&w, fd, &opt) ||
+	    vmheap_writer_add_native(w, m, 2, s, 2) ||
+	    vmheap_writer_finish(w))
+		die("native seed");
+	vmheap_writer_free(w);
+	close(fd);
+	/* The payload: after magic, HEAD and the NATV section's header. */
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/reader/native", outdir);
+	fd = open(path, O_RDONLY);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	for (ssize_t i = 8; i + 16 <= n; i++)
+		if (!memcmp(buf + i, "NATV", 4)) {
+			uint32_t len = (uint32_t)buf[i + 4] << 24 |
+				       (uint32_t)buf[i + 5] << 16 |
+				       (uint32_t)buf[i + 6] << 8 | buf[i + 7];
+			if (i + 16 + (ssize_t)len <= n)
+				put("native", "example", buf + i + 16, len);
+			break;
+		}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -473,6 +515,8 @@ int main(int argc, char **argv)
 	mkdir_p("protocol");
 	mkdir_p("discovery");
 	mkdir_p("client");
+	mkdir_p("native");
+	native_seeds();
 	dump("empty", EMPTY);
 	dump("small", SMALL);
 	dump("blocks", BLOCKS);

@@ -13,6 +13,7 @@ struct histo_options {
 	int by_kind;			     /* group by object kind */
 	int retained;			     /* --retained (retained.c) */
 	int sort_given;			     /* --sort was on the line */
+	int native;			     /* --native: malloc sites */
 };
 
 /*
@@ -33,5 +34,13 @@ void histo_render(const struct histo_options *o, vmheap_reader *r,
  */
 int histo_run_retained(const struct histo_options *o,
 		       struct vmheap_strbuf *out, char *err, size_t errsz);
+
+/*
+ * --native (native.c): the dump's native section by call site into
+ * `out`.  0; 1 when the dump is whole but has no native section (err
+ * says so); or a negative code with err set.
+ */
+int histo_native(const struct histo_options *o, struct vmheap_strbuf *out,
+		 char *err, size_t errsz);
 
 #endif /* HISTO_INTERNAL_H */

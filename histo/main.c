@@ -16,7 +16,8 @@
 
 static const char usage_line[] =
     "usage: vmheap-histo [--sort count|bytes|name] [--top N] "
-    "[--format text|json|csv] [--bytes] [--kind | --retained] [--threads N] DUMP";
+    "[--format text|json|csv] [--bytes] [--kind | --retained | --native] "
+    "[--threads N] DUMP";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -38,13 +39,16 @@ static void help(void)
 	       "  --retained     add each class's retained bytes (the heap "
 	       "graph: sorted by\n"
 	       "                 them unless --sort is given)\n"
+	       "  --native       live malloc bytes by call site (the dump's "
+	       "native section)\n"
 	       "  --threads N    decoding threads (default: 2 on a "
 	       "multiprocessor)\n"
 	       "  --bytes        sizes as exact byte counts, not KiB/MiB/GiB\n"
 	       "  --no-progress  never draw a progress bar\n"
 	       "  --help         this text\n"
 	       "  --version      the version\n\n"
-	       "Exit status: 0 success, 2 bad usage or an unreadable, "
+	       "Exit status: 0 success, 1 --native on a dump without a "
+	       "native section,\n2 bad usage or an unreadable, "
 	       "truncated or corrupt dump.\n",
 	       usage_line);
 	exit(0);
@@ -56,6 +60,7 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 	    VMHEAP_REPORT_LONGOPTS('R'),
 	    {"kind", no_argument, NULL, 'k'},
 	    {"retained", no_argument, NULL, 'r'},
+	    {"native", no_argument, NULL, 'n'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -81,6 +86,9 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 		case 'r':
 			o->retained = 1;
 			break;
+		case 'n':
+			o->native = 1;
+			break;
 		case 'h':
 			help();
 			break;
@@ -92,8 +100,9 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 				    argv[optind - 1]);
 		}
 	}
-	if (o->by_kind && o->retained)
-		usage_error("%s", "--kind and --retained exclude each other");
+	if (o->by_kind + o->retained + o->native > 1)
+		usage_error("%s", "--kind, --retained and --native exclude each "
+				  "other");
 	if (argc - optind != 1)
 		usage_error("%s", argc - optind < 1
 				      ? "no dump given"
@@ -108,7 +117,13 @@ int main(int argc, char **argv)
 	char err[1024];
 
 	parse_args(argc, argv, &o);
-	int rc = histo_run(&o, &out, err, sizeof(err));
+	int rc = o.native ? histo_native(&o, &out, err, sizeof(err))
+			  : histo_run(&o, &out, err, sizeof(err));
+	if (rc == 1) {
+		fprintf(stderr, "vmheap-histo: %s\n", err);
+		vmheap_strbuf_release(&out);
+		return 1;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "vmheap-histo: %s\n", err);
 		vmheap_strbuf_release(&out);

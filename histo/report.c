@@ -23,6 +23,7 @@ static void render_text(const struct histo_options *o, vmheap_reader *r,
 	vmheap_strbuf_add(out, "dump: ", 6);
 	vmheap_strbuf_add_dump_origin(out, r);
 	vmheap_strbuf_add(out, "\n", 1);
+	vmheap_strbuf_add_memory_line(out, vmheap_reader_header(r), t->bytes);
 	int rc = vmheap_table_add_row(
 	    tab, (const char *[]){"count", what, "bytes", "%"});
 	for (size_t i = 0; i < shown && !rc; i++) {

@@ -8,3 +8,5 @@ LIBVMHEAP_REPORT_A := $(LIBDIR)/libvmheap-report.a
 $(LIBVMHEAP_REPORT_A): $(REPORT_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
+# What a tool that symbolizes native frames (report/symbols.c) links.
+REPORT_NATIVE_LIBS := -ldw -lelf

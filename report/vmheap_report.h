@@ -279,6 +279,89 @@ void vmheap_progress_update(void *progress, uint64_t offset);
 /* Erase the bar if one was drawn. */
 void vmheap_progress_clear(struct vmheap_progress *p);
 
+/* ------------------------------------------------------- native sites */
+
+/*
+ * Naming native frames offline (symbols.c, elfutils' libdw): the module
+ * file at the dump's path, if its build id matches, gives the function
+ * and, with debug info, the file and line.
+ */
+typedef struct vmheap_symbolizer vmheap_symbolizer;
+
+/* A new symbolizer (it caches each module it opens), or NULL. */
+vmheap_symbolizer *vmheap_symbolizer_new(void);
+
+/* "function (file.c:LINE)", "function (module)", "module+0xOFF" (with
+ * " (missing)" or " (other build)" when the file cannot be trusted) or
+ * "0xADDR" for frame f of native section n. */
+void vmheap_symbolize(vmheap_symbolizer *s, const struct vmheap_native *n,
+		      const struct vmheap_dump_frame *f, char *buf, size_t len);
+
+void vmheap_symbolizer_free(vmheap_symbolizer *s);
+
+/*
+ * Read the dump named `arg` (as vmheap_dump_open) to its end and decode
+ * its native section into *out.  0, or a negative code with the message
+ * in err.  A whole dump without a native section gives 0 with *out NULL
+ * and "ARG has no native section: ..." in err.  *r (free it) keeps the
+ * header.
+ */
+int vmheap_native_load(const char *arg, vmheap_reader **r,
+		       struct vmheap_native **out, char *err, size_t errsz);
+
+/* A row of a native report: the sites whose innermost frames read the
+ * same, their live count and bytes (or the change of them). */
+struct vmheap_native_row {
+	char *site; /* frames joined by " < ", innermost first */
+	int64_t count, bytes;
+};
+
+/* The rows of section n, grouped by their first `frames` frames, in the
+ * order of `site`.  0 or VMHEAP_ENOMEM. */
+int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
+		       size_t frames, struct vmheap_native_row **rows,
+		       size_t *nrows);
+void vmheap_native_rows_free(struct vmheap_native_row *rows, size_t n);
+
+/* Largest bytes first (then count, then site). */
+void vmheap_native_rows_sort(struct vmheap_native_row *rows, size_t n);
+
+/*
+ * Append the first `shown` of n rows in `format`: a text table
+ * "count  bytes  site" with a total row, CSV "count,bytes,site" lines,
+ * or the JSON members "sites": [...], "total": {...} (no braces).
+ * `sign` writes positive figures with a '+' (a diff).
+ */
+void vmheap_native_render(struct vmheap_strbuf *sb,
+			  const struct vmheap_native_row *rows, size_t n,
+			  size_t shown, enum vmheap_output_format format,
+			  int sign);
+
+/* ------------------------------------------------------ process memory */
+
+/*
+ * "memory: RSS X; the heap's objects Y (P% of RSS); malloc holds A in use,
+ * F free, M mmapped" and a newline, from a header's memory figures and
+ * the heap's object bytes; nothing when the header has none.
+ */
+void vmheap_strbuf_add_memory_line(struct vmheap_strbuf *sb,
+				   const struct vmheap_header *h,
+				   uint64_t heap_bytes);
+
+/*
+ * Between two dumps (headers a and b, heap object bytes old and new):
+ * "memory: RSS +X; malloc (in use and mmapped) +Y; the heap's objects +Z"
+ * into sb (may be NULL), and into warn (may be NULL) a warning that points
+ * at --native when RSS or malloc grew by more than 1 MiB and the heap by
+ * less than a quarter of that.  Nothing unless both headers have memory
+ * figures.
+ */
+void vmheap_strbuf_add_memory_delta(struct vmheap_strbuf *sb,
+				    struct vmheap_strbuf *warn,
+				    const struct vmheap_header *a,
+				    const struct vmheap_header *b,
+				    uint64_t old_heap, uint64_t new_heap);
+
 /* ---------------------------------------------------------------- units */
 
 /*

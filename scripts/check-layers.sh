@@ -5,10 +5,14 @@
 #   format/                  -> nothing else of ours
 #   analysis/                -> format
 #   report/                  -> format, analysis
-#   agent/                   -> format
-#   histo/ diff/ console/    -> report, analysis, format, agent
+#   agent/                   -> format, native (its public header's
+#                               types only: the tracker is found with dlsym)
+#   native/                  -> format
+#   histo/ diff/ console/ run/ -> report, analysis, format, agent
 #   path/ dominators/         (the graph tools, likewise)
 #   hosts/*/                 -> agent, format
+#   import/                  -> format (the converters: the writer only)
+#   import/tool/             -> import, report, analysis, format
 #
 # and no folder includes another folder's private (*-internal.h) header.
 # Tests, fuzz targets, benchmarks and examples may include anything.
@@ -21,15 +25,18 @@ allowed() { # folder -> the folders it may include from
 	format) echo "format" ;;
 	analysis) echo "analysis format" ;;
 	report) echo "report analysis format" ;;
-	agent) echo "agent format" ;;
-	histo | diff | console | path | dominators) echo "$1 report analysis format agent" ;;
+	agent) echo "agent format native" ;;
+	native) echo "native format" ;;
+	histo | diff | console | run | path | dominators) echo "$1 report analysis format agent" ;;
 	hosts/*) echo "$1 agent format" ;;
+	import) echo "import format" ;;
+	import/tool) echo "import/tool import report analysis format" ;;
 	*) echo "" ;;
 	esac
 }
 
 # header basename -> owning folder
-headers=$(find format analysis report agent histo diff console path dominators hosts \
+headers=$(find format analysis report agent native histo diff console run path dominators hosts import \
 	-name '*.h' 2>/dev/null)
 
 owner() {
@@ -42,7 +49,8 @@ owner() {
 }
 
 bad=0
-for dir in format analysis report agent histo diff console path dominators hosts/*; do
+for dir in format analysis report agent native histo diff console run path dominators hosts/* import \
+	import/tool; do
 	[ -d "$dir" ] || continue
 	ok=$(allowed "$dir")
 	for f in "$dir"/*.c "$dir"/*.h; do

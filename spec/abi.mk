@@ -27,7 +27,7 @@ $(ABI_EXPORTS_TEST): spec/abi.mk scripts/check-exports.sh $(ABI_SHARED_FILES) \
 	   echo 'exec sh scripts/check-exports.sh "$(ABI_CPP)" $(PUBLIC_HEADERS) -- $(abspath $(SHARED_LIBS))$(if $(ABI_RUBY_EXT), -- $(abspath $(ABI_RUBY_EXT)) Init_vmheap_agent)'; \
 	 } > $@.tmp && chmod +x $@.tmp && mv -f $@.tmp $@
 
-$(OBJDIR)/spec/abi_test.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+$(OBJDIR)/spec/abi_test.o: private ALL_CFLAGS += $(CHECK_CFLAGS)
 
 # Linked by path against the .so files (their NEEDED entries are the
 # sonames), found at run time through the rpath.

@@ -5,7 +5,7 @@ AGENT_TEST_OBJS := $(OBJDIR)/spec/agent_test.o $(OBJDIR)/spec/agent_helpers.o \
                    $(OBJDIR)/spec/agent_ops_test.o
 CHECK_SUITES += $(AGENT_TEST)
 EXTRA_ALL += $(AGENT_TEST)
-$(AGENT_TEST_OBJS): ALL_CFLAGS += $(CHECK_CFLAGS)
+$(AGENT_TEST_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
 $(AGENT_TEST): $(AGENT_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a \
                $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(VMHEAP_SAMPLE)
 	@mkdir -p $(dir $@)
@@ -17,7 +17,7 @@ $(AGENT_TEST): $(AGENT_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a \
 AGENT_FRAME_TEST := $(SPECDIR)/agent_frame_test
 CHECK_SUITES += $(AGENT_FRAME_TEST)
 EXTRA_ALL += $(AGENT_FRAME_TEST)
-$(OBJDIR)/spec/agent_frame_test.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+$(OBJDIR)/spec/agent_frame_test.o: private ALL_CFLAGS += $(CHECK_CFLAGS)
 $(AGENT_FRAME_TEST): $(OBJDIR)/spec/agent_frame_test.o $(SPECDIR)/libvmheap_spec.a \
                      $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)

@@ -3,7 +3,7 @@
 ANALYSIS_TEST := $(SPECDIR)/analysis_test
 CHECK_SUITES += $(ANALYSIS_TEST)
 
-$(OBJDIR)/spec/analysis_test.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+$(OBJDIR)/spec/analysis_test.o: private ALL_CFLAGS += $(CHECK_CFLAGS)
 
 $(ANALYSIS_TEST): $(OBJDIR)/spec/analysis_test.o $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_ANALYSIS_A) \
                   $(LIBVMHEAP_A)

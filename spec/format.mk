@@ -2,7 +2,7 @@
 FORMAT_TEST := $(SPECDIR)/format_test
 CHECK_SUITES += $(FORMAT_TEST)
 
-$(OBJDIR)/spec/format_test.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+$(OBJDIR)/spec/format_test.o: private ALL_CFLAGS += $(CHECK_CFLAGS)
 
 $(FORMAT_TEST): $(OBJDIR)/spec/format_test.o $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)

@@ -1763,36 +1763,11 @@ END_TEST
 /* The hex of FORMAT.md's worked example, between its markers. */
 static struct bytes worked_example_from_format_md(void)
 {
-	const char *src = getenv("VMHEAP_SRC");
-	char path[4096], line[512];
 	struct bytes b = {0};
-	int inside = 0;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/format/FORMAT.md",
-		 src && *src ? src : ".");
-	f = fopen(path, "r");
-	ck_assert_msg(f, "cannot open %s", path);
-	while (fgets(line, sizeof(line), f)) {
-		char *p;
-		if (strstr(line, "<!-- worked-example: begin -->"))
-			inside = 1;
-		else if (strstr(line, "<!-- worked-example: end -->"))
-			inside = 0;
-		if (!inside || !(p = strchr(line, ':')) || line[0] == '<')
-			continue;
-		ck_assert_uint_eq(strtoul(line, NULL, 16), b.len);
-		for (p++; *p;) {
-			char *e;
-			unsigned long v = strtoul(p, &e, 16);
-			if (e == p)
-				break;
-			uint8_t byte = (uint8_t)v;
-			bytes_add(&b, &byte, 1);
-			p = e;
-		}
-	}
-	fclose(f);
+	b.p = spec_md_hex(spec_src("format/FORMAT.md"), "worked-example",
+			  &b.len);
+	b.cap = b.len;
 	return b;
 }
 

@@ -1,4 +1,5 @@
-# Fuzzing (fuzz/): libFuzzer targets of the dump reader, the wire protocol
+# Fuzzing (fuzz/): libFuzzer targets of the dump reader, vmheap-import's two
+# converters (dump_all JSON, HPROF), the wire protocol
 # (agent side, and the client API against any peer) and the discovery-file
 # parser, built with clang into $(BUILD)/fuzz/ (their
 # own objects, compiled with -fsanitize=fuzzer-no-link,address,undefined;
@@ -19,12 +20,16 @@ FUZZ_OBJ   := $(FUZZ_DIR)/obj
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -g -O1 \
                -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
-               -DVMHEAP_LIBFUZZER -Iformat -Ianalysis -Iagent -Ifuzz $(PKG_CFLAGS)
+               -DVMHEAP_LIBFUZZER -Iformat -Ianalysis -Iagent -Iimport -Inative \
+               -Ifuzz $(PKG_CFLAGS)
 FUZZ_FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_AGENT_OBJS  := $(AGENT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_ANALYSIS_OBJS := $(ANALYSIS_SRCS:%.c=$(FUZZ_OBJ)/%.o)
+FUZZ_IMPORT_OBJS := $(IMPORT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
-                $(FUZZ_DIR)/fuzz_discovery $(FUZZ_DIR)/fuzz_client
+                $(FUZZ_DIR)/fuzz_discovery $(FUZZ_DIR)/fuzz_client \
+                $(FUZZ_DIR)/fuzz_import_json $(FUZZ_DIR)/fuzz_import_hprof \
+                $(FUZZ_DIR)/fuzz_native
 FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
 FUZZ_SEEDS_STAMP := $(FUZZ_DIR)/seeds/.stamp
 FUZZ_SMOKE := $(FUZZ_DIR)/fuzz-smoke
@@ -65,15 +70,30 @@ $(FUZZ_DIR)/fuzz_client: $(FUZZ_OBJ)/fuzz/client_fuzz.o \
                          $(FUZZ_AGENT_OBJS) $(FUZZ_FORMAT_OBJS)
 	$(FUZZ_LINK)
 
+# vmheap-import's converters; their seeds are fuzz/import-seeds/<target>/.
+$(FUZZ_DIR)/fuzz_import_json: $(FUZZ_OBJ)/fuzz/import_json_fuzz.o \
+                              $(FUZZ_OBJ)/fuzz/import_fuzz.o \
+                              $(FUZZ_IMPORT_OBJS) $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK)
+
+$(FUZZ_DIR)/fuzz_import_hprof: $(FUZZ_OBJ)/fuzz/import_hprof_fuzz.o \
+                               $(FUZZ_OBJ)/fuzz/import_fuzz.o \
+                               $(FUZZ_IMPORT_OBJS) $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK)
+
+$(FUZZ_DIR)/fuzz_native: $(FUZZ_OBJ)/fuzz/native_fuzz.o $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK)
+
 # The seed writer is an ordinary program of this build (gcc objects).
 $(FUZZ_SEEDS_BIN): $(OBJDIR)/fuzz/seeds.o $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
 	  $(MSGPACK_LIBS) $(EVENT_LIBS)
 
-$(FUZZ_SEEDS_STAMP): $(FUZZ_SEEDS_BIN)
+$(FUZZ_SEEDS_STAMP): $(FUZZ_SEEDS_BIN) $(wildcard fuzz/import-seeds/*/*)
 	rm -rf $(FUZZ_DIR)/seeds
 	$(FUZZ_SEEDS_BIN) $(FUZZ_DIR)/seeds
+	cp -R fuzz/import-seeds/. $(FUZZ_DIR)/seeds/
 	touch $@
 
 # The suite that `make check` runs: a smoke of every target, or a note

@@ -3,7 +3,7 @@
 GRAPH_TEST := $(SPECDIR)/graph_test
 CHECK_SUITES += $(GRAPH_TEST)
 
-$(OBJDIR)/spec/graph_test.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+$(OBJDIR)/spec/graph_test.o: private ALL_CFLAGS += $(CHECK_CFLAGS)
 
 $(GRAPH_TEST): $(OBJDIR)/spec/graph_test.o $(SPECDIR)/libvmheap_spec.a \
                $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A)

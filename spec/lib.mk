@@ -4,7 +4,7 @@
 # sample VM part needs libvmheap_agent; the others only Check.
 SPEC_LIB_SRCS := $(wildcard spec/lib/*.c)
 SPEC_LIB_OBJS := $(SPEC_LIB_SRCS:%.c=$(OBJDIR)/%.o)
-$(SPEC_LIB_OBJS): ALL_CFLAGS += $(CHECK_CFLAGS)
+$(SPEC_LIB_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
 $(SPECDIR)/libvmheap_spec.a: $(SPEC_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@

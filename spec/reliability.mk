@@ -14,7 +14,7 @@ ifneq ($(LIBVMHEAP_AGENT_A),)
 CHECK_SUITES += $(RL_LOAD_BIN) $(RL_FAULTS_BIN)
 EXTRA_ALL    += $(RL_LOAD_BIN) $(RL_FAULTS_BIN)
 endif
-$(OBJDIR)/spec/reliability_%.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+$(OBJDIR)/spec/reliability_%.o: private ALL_CFLAGS += $(CHECK_CFLAGS)
 # the sample host's objects come after the archive's embedded VM needs them
 $(RL_LOAD_BIN): $(OBJDIR)/spec/reliability_test.o $(SPECDIR)/libvmheap_spec.a \
                 $(RL_SAMPLE_OBJS) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)

@@ -3,7 +3,7 @@
 REPORT_TEST := $(SPECDIR)/report_test
 CHECK_SUITES += $(REPORT_TEST)
 
-$(OBJDIR)/spec/report_test.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+$(OBJDIR)/spec/report_test.o: private ALL_CFLAGS += $(CHECK_CFLAGS)
 
 $(REPORT_TEST): $(OBJDIR)/spec/report_test.o $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_REPORT_A) \
                 $(LIBVMHEAP_A)

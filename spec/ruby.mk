@@ -14,7 +14,7 @@ ifneq ($(LIBVMHEAP_AGENT_A),)
 CHECK_SUITES += $(RUBY_SPEC_BIN)
 EXTRA_ALL += $(RUBY_SPEC_BIN)
 endif
-$(RUBY_SPEC_OBJ): ALL_CFLAGS += $(CHECK_CFLAGS) $(RUBY_SPEC_ASAN)
+$(RUBY_SPEC_OBJ): private ALL_CFLAGS += $(CHECK_CFLAGS) $(RUBY_SPEC_ASAN)
 $(RUBY_SPEC_BIN): $(RUBY_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
                   $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)

@@ -6,7 +6,7 @@ TOOLS_SPEC_OBJS := $(TOOLS_SPEC_SRCS:%.c=$(OBJDIR)/%.o)
 TOOLS_SPEC_BIN  := $(SPECDIR)/tools_test
 CHECK_SUITES += $(TOOLS_SPEC_BIN)
 EXTRA_ALL    += $(TOOLS_SPEC_BIN)
-$(TOOLS_SPEC_OBJS): ALL_CFLAGS += $(CHECK_CFLAGS)
+$(TOOLS_SPEC_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
 # the suite runs the tools (and --version of every program): build them
 # first
 $(TOOLS_SPEC_BIN): $(TOOLS_SPEC_OBJS) $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_A) \

@@ -28,7 +28,7 @@ RUBY_HOST_SRCS := $(wildcard hosts/ruby/*.c)
 RUBY_HOST_OBJS := $(RUBY_HOST_SRCS:%.c=$(OBJDIR)/%.o)
 RUBY_HOST_SO := $(BUILD)/ruby/vmheap_agent.so
 
-$(RUBY_HOST_OBJS): ALL_CFLAGS += $(RUBY_CFLAGS)
+$(RUBY_HOST_OBJS): private ALL_CFLAGS += $(RUBY_CFLAGS)
 
 # The extension needs libvmheap-agent; until agent/agent.mk defines it the
 # extension is not part of `make`.

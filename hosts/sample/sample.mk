@@ -12,5 +12,5 @@ $(VMHEAP_SAMPLE): $(SAMPLE_OBJS) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
 # --version prints the release version that report/vmheap_report.h keeps
 # (the Makefile reads it into VMHEAP_VERSION; a host may not include
 # report/ headers).
-$(OBJDIR)/hosts/sample/main.o: ALL_CFLAGS += -DVMHEAP_VERSION='"$(VMHEAP_VERSION)"'
+$(OBJDIR)/hosts/sample/main.o: private ALL_CFLAGS += -DVMHEAP_VERSION='"$(VMHEAP_VERSION)"'
 $(OBJDIR)/hosts/sample/main.o: report/vmheap_report.h

@@ -121,3 +121,42 @@ char *spec_ls(const char *dir, char sep)
 	free(names);
 	return out;
 }
+
+uint8_t *spec_md_hex(const char *path, const char *tag, size_t *len)
+{
+	char line[512], begin[128], end[128];
+	size_t n = 0, cap = 4096;
+	uint8_t *b = malloc(cap);
+	int inside = 0;
+	FILE *f = fopen(path, "r");
+
+	ck_assert_msg(f != NULL && b != NULL, "cannot open %s", path);
+	snprintf(begin, sizeof(begin), "<!-- %s: begin -->", tag);
+	snprintf(end, sizeof(end), "<!-- %s: end -->", tag);
+	while (fgets(line, sizeof(line), f)) {
+		char *p;
+		if (strstr(line, begin))
+			inside = 1;
+		else if (strstr(line, end))
+			inside = 0;
+		if (!inside || !(p = strchr(line, ':')) || line[0] == '<')
+			continue;
+		ck_assert_uint_eq(strtoul(line, NULL, 16), n);
+		for (p++; *p;) {
+			char *e;
+			unsigned long v = strtoul(p, &e, 16);
+			if (e == p)
+				break;
+			if (n == cap) {
+				cap *= 2;
+				b = realloc(b, cap);
+				ck_assert_ptr_nonnull(b);
+			}
+			b[n++] = (uint8_t)v;
+			p = e;
+		}
+	}
+	fclose(f);
+	*len = n;
+	return b;
+}

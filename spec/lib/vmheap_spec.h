@@ -119,6 +119,15 @@ void spec_write_file(const char *path, const void *data, size_t len);
 /* spec_write_file of a NUL-terminated text. */
 void spec_write_text(const char *path, const char *text);
 
+/*
+ * The bytes of a hex dump in a Markdown file, lines "OFFSET: XX XX ..."
+ * between the lines "<!-- TAG: begin -->" and "<!-- TAG: end -->" (the
+ * worked examples of format/FORMAT.md), malloc'd; *len gets their count.
+ * Fails the test if the file cannot be read or an offset is not the count
+ * of the bytes before it.
+ */
+uint8_t *spec_md_hex(const char *path, const char *tag, size_t *len);
+
 /* How many times `needle` occurs in `hay` (not overlapping). */
 int spec_count(const char *hay, const char *needle);
 

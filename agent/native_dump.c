@@ -1,0 +1,210 @@
+/*
+ * native_dump.c - the native section of a dump (FORMAT.md section 15):
+ * while the malloc tracker tracks, a dump carries its live sites and the
+ * loaded modules.  The snapshot is taken before the heap walk (which
+ * allocates, and in a forked child collects garbage), the section is
+ * written after it.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "agent-internal.h"
+#include "vmheap_native.h"
+
+/* Sites kept in a dump: the largest by live bytes (the section limit). */
+#define MAX_DUMP_SITES 100000
+
+struct agent_native_snap {
+	vmheap_native_site *sites; /* mmap'd: not a site of its own */
+	size_t nsites, sites_bytes;
+	struct vmheap_dump_module *mods;
+	uint64_t *lo, *hi; /* each module's code range */
+	size_t nmods, cap;
+	char exe[PATH_MAX];
+};
+
+static int by_live(const void *x, const void *y)
+{
+	const vmheap_native_site *a = x, *b = y;
+
+	return a->live_bytes < b->live_bytes ? 1
+	       : a->live_bytes > b->live_bytes ? -1 : 0;
+}
+
+static int add_module(const vmheap_native_module *m, void *arg)
+{
+	struct agent_native_snap *s = arg;
+	const char *path = m->path;
+
+	if (m->text_hi == 0)
+		return 0; /* no code: no frame can point into it */
+	if (s->nmods == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct vmheap_dump_module *g = realloc(s->mods, cap * sizeof(*g));
+		uint64_t *lo = g ? realloc(s->lo, cap * sizeof(*lo)) : NULL;
+		uint64_t *hi = lo ? realloc(s->hi, cap * sizeof(*hi)) : NULL;
+		if (g)
+			s->mods = g;
+		if (lo)
+			s->lo = lo;
+		if (!hi)
+			return -1;
+		s->hi = hi;
+		s->cap = cap;
+	}
+	if (path[0] == '\0' && s->nmods == 0)
+		path = s->exe; /* the main program */
+	char *copy = strdup(path);
+	uint8_t *id = m->build_id_len ? malloc(m->build_id_len) : NULL;
+	if (!copy || (m->build_id_len && !id)) {
+		free(copy);
+		free(id);
+		return -1;
+	}
+	if (id)
+		memcpy(id, m->build_id, m->build_id_len);
+	s->mods[s->nmods] = (struct vmheap_dump_module){
+		copy, strlen(copy), id,
+		m->build_id_len > VMHEAP_MAX_BUILD_ID_BYTES
+			? VMHEAP_MAX_BUILD_ID_BYTES : m->build_id_len,
+		m->base};
+	s->lo[s->nmods] = m->text_lo;
+	s->hi[s->nmods] = m->text_hi;
+	s->nmods++;
+	return 0;
+}
+
+void agent_native_snap_free(struct agent_native_snap *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nmods; i++) {
+		free((void *)s->mods[i].path);
+		free((void *)s->mods[i].build_id);
+	}
+	free(s->mods);
+	free(s->lo);
+	free(s->hi);
+	if (s->sites)
+		munmap(s->sites, s->sites_bytes);
+	munmap(s, sizeof(*s));
+}
+
+struct agent_native_snap *agent_native_snapshot(void)
+{
+	vmheap_native_tracking_fn on = (vmheap_native_tracking_fn)
+		agent_native_api("vmheap_native_tracking");
+	vmheap_native_sites_fn sites = (vmheap_native_sites_fn)
+		agent_native_api("vmheap_native_sites");
+	vmheap_native_modules_fn modules = (vmheap_native_modules_fn)
+		agent_native_api("vmheap_native_modules");
+	struct agent_native_snap *s;
+	size_t cap, n;
+
+	if (!on || !sites || !modules || !on())
+		return NULL;
+	/* mmap'd like the sites, so that the snapshot is not a site of the
+	 * dump it goes into (in an in-process dump). */
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s == MAP_FAILED)
+		return NULL;
+	ssize_t l = readlink("/proc/self/exe", s->exe, sizeof(s->exe) - 1);
+	s->exe[l > 0 ? l : 0] = '\0';
+	cap = sites(NULL, 0) + 256;
+	s->sites_bytes = cap * sizeof(*s->sites);
+	s->sites = mmap(NULL, s->sites_bytes, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->sites == MAP_FAILED) {
+		s->sites = NULL;
+		goto fail;
+	}
+	n = sites(s->sites, cap);
+	s->nsites = n < cap ? n : cap;
+	/* The live ones, the largest first. */
+	qsort(s->sites, s->nsites, sizeof(*s->sites), by_live);
+	while (s->nsites > 0 && s->sites[s->nsites - 1].live_count == 0)
+		s->nsites--;
+	if (s->nsites > MAX_DUMP_SITES)
+		s->nsites = MAX_DUMP_SITES;
+	if (modules(add_module, s) != 0)
+		goto fail;
+	return s;
+fail:
+	agent_native_snap_free(s);
+	return NULL;
+}
+
+static uint32_t module_of(const struct agent_native_snap *s, uint64_t pc)
+{
+	for (size_t i = 0; i < s->nmods; i++)
+		if (pc >= s->lo[i] && pc < s->hi[i])
+			return (uint32_t)i;
+	return VMHEAP_NO_MODULE;
+}
+
+int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s)
+{
+	struct vmheap_dump_site *out;
+	struct vmheap_dump_frame *frames;
+	int rc;
+
+	out = calloc(s->nsites ? s->nsites : 1, sizeof(*out));
+	frames = calloc(s->nsites ? s->nsites * VMHEAP_NATIVE_MAX_FRAMES : 1,
+			sizeof(*frames));
+	if (!out || !frames) {
+		free(out);
+		free(frames);
+		return VMHEAP_ENOMEM;
+	}
+	for (size_t i = 0; i < s->nsites; i++) {
+		const vmheap_native_site *v = &s->sites[i];
+		struct vmheap_dump_frame *f = frames + i * VMHEAP_NATIVE_MAX_FRAMES;
+
+		for (uint32_t k = 0; k < v->depth; k++) {
+			f[k].module = module_of(s, v->frames[k]);
+			f[k].offset = f[k].module == VMHEAP_NO_MODULE
+					  ? v->frames[k]
+					  : v->frames[k] - s->mods[f[k].module].base;
+		}
+		out[i] = (struct vmheap_dump_site){v->live_bytes, v->live_count,
+						   v->allocs, v->frees, f,
+						   v->depth};
+	}
+	rc = vmheap_writer_add_native(wr, s->mods, s->nmods, out, s->nsites);
+	free(out);
+	free(frames);
+	return rc;
+}
+
+int agent_process_memory(pid_t pid, struct vmheap_process_memory *m)
+{
+	char path[64], buf[128];
+	long long size, resident;
+	struct mallinfo2 mi = mallinfo2();
+	int fd;
+	ssize_t n;
+
+	memset(m, 0, sizeof(*m));
+	m->malloc_in_use = mi.uordblks;
+	m->malloc_free = mi.fordblks;
+	m->malloc_mmap = mi.hblkhd;
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (sscanf(buf, "%lld %lld", &size, &resident) != 2)
+		return -1;
+	m->rss = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+	return 0;
+}

@@ -1,0 +1,200 @@
+/*
+ * native_vars.c - the malloc tracker's variables:
+ *
+ *   config.native.track   bool  true starts tracking, false stops and
+ *                               forgets (libvmheap-malloc.so must be
+ *                               preloaded: vmheap-run does it)
+ *   system.native.sites   array the top sites by live bytes, now:
+ *                               [{live_bytes, live_count, allocs, frees,
+ *                                 site}], site the innermost frames as
+ *                               "function+0xoff (module)" from dladdr
+ *
+ * The agent does not link the tracker: it finds its API at run time
+ * (agent_native_api), so the same agent runs with and without it.  Loop
+ * thread only.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent-internal.h"
+#include "vmheap_native.h"
+
+#define TOP_SITES 20
+#define SHOWN_FRAMES 4
+
+static const char missing[] =
+	"the malloc tracker is not loaded in this VM; start the VM with "
+	"vmheap-run (for example `vmheap-run ruby app.rb`), which preloads "
+	"libvmheap-malloc.so";
+
+/*
+ * The tracker's handle: the loaded module named libvmheap-malloc*, opened
+ * again with RTLD_NOLOAD, or NULL.  Looked for once, by name, so that no
+ * dl call fails when the tracker is absent: a failing dlsym leaves a
+ * dlerror record behind in the calling thread (LeakSanitizer reports it).
+ */
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static void *handle;
+
+static int find_tracker(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *name = info->dlpi_name, *base;
+
+	(void)size, (void)arg;
+	if (!name || !*name)
+		return 0;
+	base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	if (strncmp(base, "libvmheap-malloc", 16) != 0)
+		return 0;
+	handle = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+	return handle != NULL;
+}
+
+static void find_once(void)
+{
+	dl_iterate_phdr(find_tracker, NULL);
+}
+
+void *agent_native_api(const char *name)
+{
+	pthread_once(&once, find_once);
+	return handle ? dlsym(handle, name) : NULL;
+}
+
+static void *api(const char *name)
+{
+	return agent_native_api(name);
+}
+
+int agent_native_get_track(struct vmheap_agent *a, const char *name,
+			   msgpack_packer *pk, char *err, size_t errlen)
+{
+	vmheap_native_tracking_fn on =
+		(vmheap_native_tracking_fn)api("vmheap_native_tracking");
+
+	(void)a, (void)name, (void)err, (void)errlen;
+	if (on != NULL && on())
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+	return 0;
+}
+
+int agent_native_set_track(struct vmheap_agent *a, const msgpack_object *value,
+			   msgpack_packer *pk, uint64_t *job, char *err,
+			   size_t errlen)
+{
+	vmheap_native_start_fn start =
+		(vmheap_native_start_fn)api("vmheap_native_start");
+	vmheap_native_stop_fn stop =
+		(vmheap_native_stop_fn)api("vmheap_native_stop");
+	int v;
+
+	(void)job;
+	if (agent_want_bool(value, &v) < 0)
+		return agent_fail(err, errlen, VMHEAP_AGENT_ETYPE,
+				  "config.native.track takes a boolean "
+				  "(true/false)");
+	if (start == NULL || stop == NULL)
+		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
+				  "%s", missing);
+	if (v && start() != 0)
+		return agent_fail(err, errlen, VMHEAP_ENOMEM,
+				  "the malloc tracker cannot map its tables");
+	if (!v)
+		stop();
+	return agent_native_get_track(a, "config.native.track", pk, err,
+				      errlen);
+}
+
+static int by_live_bytes(const void *x, const void *y)
+{
+	const vmheap_native_site *a = x, *b = y;
+
+	if (a->live_bytes != b->live_bytes)
+		return a->live_bytes < b->live_bytes ? 1 : -1;
+	return a->live_count < b->live_count ? 1 : a->live_count > b->live_count ? -1 : 0;
+}
+
+/* "function+0xoff (module)" of a return address, or "0xaddr". */
+static void frame_name(char *out, size_t cap, uint64_t ret)
+{
+	Dl_info info;
+	void *at = (void *)(uintptr_t)(ret - 1); /* in the call */
+
+	if (ret == 0 || !dladdr(at, &info) || info.dli_fname == NULL) {
+		snprintf(out, cap, "0x%llx", (unsigned long long)ret);
+		return;
+	}
+	const char *mod = strrchr(info.dli_fname, '/');
+	mod = mod != NULL ? mod + 1 : info.dli_fname;
+	if (info.dli_sname != NULL)
+		snprintf(out, cap, "%s+0x%llx (%s)", info.dli_sname,
+			 (unsigned long long)(ret - (uintptr_t)info.dli_saddr),
+			 mod);
+	else
+		snprintf(out, cap, "0x%llx (%s)",
+			 (unsigned long long)(ret - (uintptr_t)info.dli_fbase),
+			 mod);
+}
+
+int agent_native_get_sites(struct vmheap_agent *a, const char *name,
+			   msgpack_packer *pk, char *err, size_t errlen)
+{
+	vmheap_native_sites_fn sites =
+		(vmheap_native_sites_fn)api("vmheap_native_sites");
+	vmheap_native_tracking_fn on =
+		(vmheap_native_tracking_fn)api("vmheap_native_tracking");
+	vmheap_native_site *v;
+	size_t n, cap;
+
+	(void)a, (void)name;
+	if (sites == NULL || on == NULL)
+		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
+				  "%s", missing);
+	if (!on())
+		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
+				  "native tracking is off; start it with: "
+				  "set config.native.track true");
+	/* Sites may appear between the count and the copy: some room. */
+	cap = sites(NULL, 0) + 256;
+	v = malloc(cap * sizeof(*v));
+	if (v == NULL)
+		return agent_fail(err, errlen, VMHEAP_ENOMEM, "out of memory");
+	n = sites(v, cap);
+	if (n > cap)
+		n = cap;
+	qsort(v, n, sizeof(*v), by_live_bytes);
+	size_t shown = 0;
+	while (shown < n && shown < TOP_SITES && v[shown].live_bytes > 0)
+		shown++;
+	msgpack_pack_array(pk, shown);
+	for (size_t i = 0; i < shown; i++) {
+		char site[SHOWN_FRAMES * 160 + 8] = "", f[160];
+
+		for (uint32_t k = 0; k < v[i].depth && k < SHOWN_FRAMES; k++) {
+			frame_name(f, sizeof(f), v[i].frames[k]);
+			if (k)
+				strcat(site, " < ");
+			strcat(site, f);
+		}
+		msgpack_pack_map(pk, 5);
+		frame_pack_str(pk, "live_bytes");
+		msgpack_pack_uint64(pk, v[i].live_bytes);
+		frame_pack_str(pk, "live_count");
+		msgpack_pack_uint64(pk, v[i].live_count);
+		frame_pack_str(pk, "allocs");
+		msgpack_pack_uint64(pk, v[i].allocs);
+		frame_pack_str(pk, "frees");
+		msgpack_pack_uint64(pk, v[i].frees);
+		frame_pack_str(pk, "site");
+		frame_pack_str(pk, site);
+	}
+	free(v);
+	return 0;
+}

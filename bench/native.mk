@@ -1,0 +1,13 @@
+# make bench-native: the malloc tracker against no tracker and heaptrack
+# (bench/native_bench.sh; heaptrack comes from `make deps`).
+NATIVE_BENCH := $(BUILD)/bench/native_bench
+EXTRA_ALL += $(NATIVE_BENCH)
+
+$(NATIVE_BENCH): bench/native_bench.c native/vmheap_native.h $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NATIVE_CFLAGS) -pthread $(LDFLAGS) -o $@ $< -ldl
+
+BENCH_TARGETS += bench-native
+.PHONY: bench-native
+bench-native: $(NATIVE_BENCH) $(NATIVE_SO)
+	sh bench/native_bench.sh $(BUILD) $(BENCH_NATIVE_ARGS)

@@ -1,0 +1,72 @@
+#!/bin/sh
+# The malloc tracker's cost (issue 14), as ratios in one run: the same
+# workload with no tracker, with libvmheap-malloc.so loaded but off, on
+# (libunwind stacks, the default), on with frame-pointer stacks, and under
+# heaptrack; then the tracker's own memory as a share of the tracked heap.
+# Each figure is the median of RUNS runs, the configurations interleaved.
+#
+# usage: native_bench.sh BUILD [THREADS OPS RUNS]
+build=$1
+threads=${2:-4}
+ops=${3:-1000000}
+runs=${4:-5}
+bin="$build/bench/native_bench"
+lib="$(cd "$build/lib" && pwd)/libvmheap-malloc.so"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmheap-native-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+have_heaptrack=0
+command -v heaptrack >/dev/null 2>&1 && have_heaptrack=1
+
+# wall seconds of one run of "$@" (the whole process, heaptrack's
+# interpretation included)
+wall() {
+	s=$(date +%s.%N)
+	"$@" >"$tmp/out" 2>&1 || { echo "native bench: failed: $*" >&2; cat "$tmp/out" >&2; exit 1; }
+	e=$(date +%s.%N)
+	echo "$e - $s" | bc -l
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+ruby_work='a = []; 400_000.times { |i| a << ("x" * (24 + i % 200)); a.shift if a.size > 20_000 }; h = {}; 200_000.times { |i| h["k#{i % 50_000}"] = [i, i.to_s * 3] }'
+
+for w in c ruby; do
+	: >"$tmp/$w.none"; : >"$tmp/$w.off"; : >"$tmp/$w.on"; : >"$tmp/$w.fp"; : >"$tmp/$w.ht"
+	if [ $w = c ]; then set -- "$bin" "$threads" "$ops"; else set -- ruby -e "$ruby_work"; fi
+	i=0
+	while [ $i -lt "$runs" ]; do
+		wall "$@" >>"$tmp/$w.none"
+		wall env LD_PRELOAD="$lib" "$@" >>"$tmp/$w.off"
+		wall env LD_PRELOAD="$lib" VMHEAP_NATIVE_TRACK=1 "$@" >>"$tmp/$w.on"
+		wall env LD_PRELOAD="$lib" VMHEAP_NATIVE_TRACK=1 VMHEAP_NATIVE_UNWIND=fp "$@" >>"$tmp/$w.fp"
+		if [ $have_heaptrack = 1 ]; then
+			wall heaptrack -o "$tmp/ht.$w.$i" "$@" >>"$tmp/$w.ht"
+			rm -f "$tmp"/ht.$w.$i*
+		fi
+		i=$((i + 1))
+	done
+	none=$(median <"$tmp/$w.none")
+	if [ $w = c ]; then
+		echo "native bench, C workload: $threads threads x $ops mallocs (16 B-64 KiB, window 4096), median of $runs runs"
+	else
+		echo "native bench, Ruby workload: 400,000 strings and 200,000 hash stores, median of $runs runs"
+	fi
+	printf '  %-34s %8.3f s  1.00x\n' "no tracker" "$none"
+	for c in off on fp ht; do
+		[ -s "$tmp/$w.$c" ] || continue
+		m=$(median <"$tmp/$w.$c")
+		case $c in
+		off) label="tracker loaded, off" ;;
+		on) label="tracker on (libunwind)" ;;
+		fp) label="tracker on (frame pointers)" ;;
+		ht) label="heaptrack" ;;
+		esac
+		printf '  %-34s %8.3f s  %.2fx\n' "$label" "$m" "$(echo "$m / $none" | bc -l)"
+	done
+done
+[ $have_heaptrack = 1 ] || echo "  (heaptrack not installed: make deps installs it)"
+# The tracker's memory against the heap it tracks (C workload, on).
+env LD_PRELOAD="$lib" VMHEAP_NATIVE_TRACK=1 "$bin" "$threads" "$ops" >"$tmp/mem"
+awk '/^tracked:/ { live=$7; mem=$12;
+	printf "  tracker memory: %d bytes for %d live bytes tracked in %s allocations, %.1f%% of the tracked heap\n", mem, live, $4, 100*mem/live }' \
+	"$tmp/mem"

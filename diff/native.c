@@ -1,0 +1,147 @@
+/*
+ * native.c - vmheap-diff --native: the growth of live native (malloc)
+ * memory by call site between two dumps, symbolized offline.  Sites are
+ * matched by their symbolized frames, which stay the same across runs
+ * and address-space layouts.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff-internal.h"
+
+#define SITE_FRAMES 5
+#define DEFAULT_TOP 20
+
+struct side {
+	vmheap_reader *r;
+	struct vmheap_native *n;
+	struct vmheap_native_row *rows;
+	size_t nrows;
+};
+
+static void side_release(struct side *s)
+{
+	vmheap_native_rows_free(s->rows, s->nrows);
+	vmheap_native_free(s->n);
+	vmheap_reader_free(s->r);
+}
+
+/* 0, 1 (no native section, err says so) or a negative code. */
+static int load(const char *path, vmheap_symbolizer *sym, struct side *s,
+		char *err, size_t errsz)
+{
+	int rc = vmheap_native_load(path, &s->r, &s->n, err, errsz);
+
+	if (rc < 0)
+		return rc;
+	if (!s->n)
+		return 1;
+	if (vmheap_native_rows(s->n, sym, SITE_FRAMES, &s->rows, &s->nrows)) {
+		snprintf(err, errsz, "out of memory");
+		return VMHEAP_ENOMEM;
+	}
+	return 0;
+}
+
+/* new minus old, row by row (both sorted by site); unchanged rows go. */
+static int delta(const struct side *o, const struct side *n,
+		 struct vmheap_native_row **out, size_t *nout)
+{
+	struct vmheap_native_row *d =
+	    calloc(o->nrows + n->nrows + 1, sizeof(*d));
+	size_t i = 0, j = 0, k = 0;
+
+	if (!d)
+		return VMHEAP_ENOMEM;
+	while (i < o->nrows || j < n->nrows) {
+		int c = i == o->nrows   ? 1
+			: j == n->nrows ? -1
+					: strcmp(o->rows[i].site, n->rows[j].site);
+		const char *site = c <= 0 ? o->rows[i].site : n->rows[j].site;
+		int64_t dc = 0, db = 0;
+		if (c <= 0) {
+			dc -= o->rows[i].count;
+			db -= o->rows[i].bytes;
+			i++;
+		}
+		if (c >= 0) {
+			dc += n->rows[j].count;
+			db += n->rows[j].bytes;
+			j++;
+		}
+		if (dc == 0 && db == 0)
+			continue;
+		d[k].site = strdup(site);
+		if (!d[k].site) {
+			vmheap_native_rows_free(d, k);
+			return VMHEAP_ENOMEM;
+		}
+		d[k].count = dc;
+		d[k].bytes = db;
+		k++;
+	}
+	*out = d;
+	*nout = k;
+	return 0;
+}
+
+int diff_native_main(const struct diff_options *o)
+{
+	struct side old = {0}, new = {0};
+	struct vmheap_native_row *d = NULL;
+	struct vmheap_strbuf out = VMHEAP_STRBUF_INIT;
+	size_t nd = 0;
+	char err[1024];
+	vmheap_symbolizer *sym = vmheap_symbolizer_new();
+	int rc = sym ? 0 : VMHEAP_ENOMEM;
+
+	if (!sym)
+		snprintf(err, sizeof(err), "out of memory");
+	if (!rc)
+		rc = load(o->old_path, sym, &old, err, sizeof(err));
+	if (!rc)
+		rc = load(o->new_path, sym, &new, err, sizeof(err));
+	if (!rc && (rc = delta(&old, &new, &d, &nd)))
+		snprintf(err, sizeof(err), "out of memory");
+	if (!rc) {
+		vmheap_native_rows_sort(d, nd);
+		size_t top = o->report.top ? o->report.top : DEFAULT_TOP;
+		size_t shown = nd < top ? nd : top;
+		if (o->report.format == VMHEAP_OUTPUT_JSON) {
+			vmheap_strbuf_addf(&out, "{\"native\": true, ");
+			vmheap_native_render(&out, d, nd, shown,
+					     o->report.format, 1);
+			vmheap_strbuf_addf(&out, "}\n");
+		} else if (o->report.format == VMHEAP_OUTPUT_CSV) {
+			vmheap_native_render(&out, d, nd, shown,
+					     o->report.format, 1);
+		} else {
+			vmheap_strbuf_addf(&out, "old: ");
+			vmheap_strbuf_add_dump_origin(&out, old.r);
+			vmheap_strbuf_addf(&out, "\nnew: ");
+			vmheap_strbuf_add_dump_origin(&out, new.r);
+			vmheap_strbuf_addf(&out, "\nlive malloc memory "
+						 "by call site, new minus old\n");
+			vmheap_native_render(&out, d, nd, shown,
+					     o->report.format, 1);
+		}
+		if (out.failed) {
+			snprintf(err, sizeof(err),
+				 "out of memory for the report");
+			rc = VMHEAP_ENOMEM;
+		}
+	}
+	if (rc)
+		fprintf(stderr, "vmheap-diff: %s\n", err);
+	else if (vmheap_strbuf_write(&out, 1) < 0) {
+		perror("vmheap-diff: writing the output");
+		rc = VMHEAP_EIO;
+	}
+	vmheap_strbuf_release(&out);
+	vmheap_native_rows_free(d, nd);
+	side_release(&old);
+	side_release(&new);
+	vmheap_symbolizer_free(sym);
+	return rc == 0 ? 0 : rc == 1 ? 1 : 2;
+}

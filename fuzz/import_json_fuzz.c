@@ -1,0 +1,13 @@
+/*
+ * import_json_fuzz.c - fuzz target of vmheap-import's dump_all JSON converter
+ * (the checks are import_fuzz.c's).
+ */
+#include "fuzz-internal.h"
+
+#ifdef VMHEAP_LIBFUZZER
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_import_one(data, size, 0);
+}
+#endif

@@ -1,0 +1,64 @@
+/*
+ * native_fuzz.c - fuzz target of the native section's decoder
+ * (vmheap_native_decode, FORMAT.md section 15).
+ *
+ * The input is a NATV payload.  Whatever the bytes, decoding ends in 0 or
+ * a negative code with a message, never a crash or a leak; a decoded
+ * section holds only frames that name a listed module (or none), and
+ * paths and build ids within their limits.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmheap.h"
+
+int fuzz_native_one(const uint8_t *data, size_t size);
+
+int fuzz_native_one(const uint8_t *data, size_t size)
+{
+	struct vmheap_native *n = NULL;
+	char err[512] = "";
+	int rc = vmheap_native_decode(data, size, 1000, &n, err, sizeof(err));
+	uint64_t sum = 0;
+
+	if (rc < 0) {
+		if (!err[0] || n)
+			abort();
+		return 0;
+	}
+	if (rc != 0 || !n)
+		abort();
+	for (size_t i = 0; i < n->nmodules; i++) {
+		const struct vmheap_dump_module *m = &n->modules[i];
+		if (m->path_len > VMHEAP_MAX_STRING_BYTES ||
+		    m->build_id_len > VMHEAP_MAX_BUILD_ID_BYTES)
+			abort();
+		if (m->path_len)
+			sum += (uint8_t)m->path[m->path_len - 1];
+		if (m->build_id_len)
+			sum += m->build_id[m->build_id_len - 1];
+	}
+	for (size_t i = 0; i < n->nsites; i++) {
+		const struct vmheap_dump_site *s = &n->sites[i];
+		if (s->depth > VMHEAP_MAX_SITE_FRAMES)
+			abort();
+		for (size_t k = 0; k < s->depth; k++) {
+			if (s->frames[k].module != VMHEAP_NO_MODULE &&
+			    s->frames[k].module >= n->nmodules)
+				abort();
+			sum += s->frames[k].offset;
+		}
+	}
+	(void)sum;
+	vmheap_native_free(n);
+	return 0;
+}
+
+#ifdef VMHEAP_LIBFUZZER
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_native_one(data, size);
+}
+#endif

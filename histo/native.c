@@ -1,0 +1,63 @@
+/*
+ * native.c - vmheap-histo --native: the live native (malloc) bytes of a
+ * dump by call site, symbolized offline.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "histo-internal.h"
+
+/* Frames of a site shown (and grouped by). */
+#define SITE_FRAMES 5
+/* Rows shown without --top. */
+#define DEFAULT_TOP 20
+
+int histo_native(const struct histo_options *o, struct vmheap_strbuf *out,
+		 char *err, size_t errsz)
+{
+	vmheap_reader *r = NULL;
+	struct vmheap_native *n = NULL;
+	struct vmheap_native_row *rows = NULL;
+	size_t nrows = 0;
+	vmheap_symbolizer *sym = NULL;
+	int rc = vmheap_native_load(o->path, &r, &n, err, errsz);
+
+	if (rc == 0 && !n) {
+		rc = 1; /* whole, but without the section */
+		goto out;
+	}
+	if (rc < 0)
+		goto out;
+	sym = vmheap_symbolizer_new();
+	if (!sym || vmheap_native_rows(n, sym, SITE_FRAMES, &rows, &nrows)) {
+		snprintf(err, errsz, "out of memory");
+		rc = VMHEAP_ENOMEM;
+		goto out;
+	}
+	vmheap_native_rows_sort(rows, nrows);
+	size_t shown = nrows;
+	size_t top = o->report.top ? o->report.top : DEFAULT_TOP;
+	if (shown > top)
+		shown = top;
+	if (o->report.format == VMHEAP_OUTPUT_JSON) {
+		vmheap_strbuf_addf(out, "{\"native\": true, ");
+		vmheap_native_render(out, rows, nrows, shown,
+				     o->report.format, 0);
+		vmheap_strbuf_addf(out, "}\n");
+	} else if (o->report.format == VMHEAP_OUTPUT_CSV) {
+		vmheap_native_render(out, rows, nrows, shown,
+				     o->report.format, 0);
+	} else {
+		vmheap_strbuf_addf(out, "native: ");
+		vmheap_strbuf_add_dump_origin(out, r);
+		vmheap_strbuf_addf(out, ": live malloc memory by call site\n");
+		vmheap_native_render(out, rows, nrows, shown,
+				     o->report.format, 0);
+	}
+out:
+	vmheap_native_rows_free(rows, nrows);
+	vmheap_symbolizer_free(sym);
+	vmheap_native_free(n);
+	vmheap_reader_free(r);
+	return rc;
+}

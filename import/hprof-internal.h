@@ -1,0 +1,142 @@
+/*
+ * hprof-internal.h - the parts of the HPROF converter: reading HPROF's
+ * big-endian values from the input, and the class table.
+ */
+#ifndef VMHEAP_HPROF_INTERNAL_H
+#define VMHEAP_HPROF_INTERNAL_H
+
+#include "import-internal.h"
+
+/* HPROF basic types (the `type` byte of fields and primitive arrays). */
+enum hprof_type {
+	HPROF_OBJECT = 2,
+	HPROF_BOOLEAN = 4,
+	HPROF_CHAR = 5,
+	HPROF_FLOAT = 6,
+	HPROF_DOUBLE = 7,
+	HPROF_BYTE = 8,
+	HPROF_SHORT = 9,
+	HPROF_INT = 10,
+	HPROF_LONG = 11,
+};
+
+/* The reader of one HPROF input. */
+struct hprof_in {
+	struct imp_input *in;
+	struct vmheap_import_result *res;
+	const char *name;
+	unsigned id_size; /* 4 or 8 */
+	int status;	  /* sticky error, 0 if none */
+};
+
+/*
+ * The next `n` bytes (at most 1 MiB), valid until the next call, or NULL
+ * after an error (a truncated input: h->status and res->error set).
+ * `what` names the thing being read for the message.
+ */
+const unsigned char *hprof_get(struct hprof_in *h, size_t n, const char *what);
+/* Skip `n` bytes; 0 or the error. */
+int hprof_skip(struct hprof_in *h, uint64_t n, const char *what);
+/* Values at p: big-endian. */
+uint64_t hprof_u(const unsigned char *p, unsigned size);
+/* The bytes a value of `type` takes in HPROF (ids: id_size), 0 for a
+ * type that is none of enum hprof_type. */
+unsigned hprof_type_size(const struct hprof_in *h, unsigned type);
+/* Fail with "MSG at byte offset N" (N: `offset`). Returns the code. */
+int hprof_bad(struct hprof_in *h, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Record tags */
+#define TAG_UTF8 0x01
+#define TAG_LOAD_CLASS 0x02
+#define TAG_HEAP_DUMP 0x0c
+#define TAG_HEAP_DUMP_SEGMENT 0x1c
+#define TAG_HEAP_DUMP_END 0x2c
+
+/* Heap dump sub-record tags */
+#define SUB_ROOT_UNKNOWN 0xff
+#define SUB_ROOT_JNI_GLOBAL 0x01
+#define SUB_ROOT_JNI_LOCAL 0x02
+#define SUB_ROOT_JAVA_FRAME 0x03
+#define SUB_ROOT_NATIVE_STACK 0x04
+#define SUB_ROOT_STICKY_CLASS 0x05
+#define SUB_ROOT_THREAD_BLOCK 0x06
+#define SUB_ROOT_MONITOR_USED 0x07
+#define SUB_ROOT_THREAD_OBJECT 0x08
+#define SUB_CLASS_DUMP 0x20
+#define SUB_INSTANCE_DUMP 0x21
+#define SUB_OBJ_ARRAY_DUMP 0x22
+#define SUB_PRIM_ARRAY_DUMP 0x23
+
+/* Object kinds of an imported HPROF. */
+enum { KIND_INSTANCE, KIND_OBJECT_ARRAY, KIND_PRIMITIVE_ARRAY, KIND_CLASS };
+
+/* Sizes of HotSpot's layout (the model: hprof.c, man/vmheap-import.1). */
+#define HEAP_REF 4u
+#define HEAP_INSTANCE_HEADER 12u
+#define HEAP_ARRAY_HEADER 16u
+#define HEAP_ALIGN(n) (((n) + 7u) & ~(uint64_t)7u)
+
+/* Object array elements read at a time. */
+#define REFS_CHUNK 8192u
+
+/* A UTF8 record's text (NUL-terminated copy). */
+struct hstring {
+	char *text;
+	size_t len;
+};
+
+/* What the converter knows of one class object id. */
+struct hclass {
+	uint64_t name_sid;     /* LOAD CLASS: the UTF8 id of its name */
+	uint64_t super;	       /* CLASS DUMP: the superclass, 0 for none */
+	unsigned char *ftypes; /* its own instance fields' types */
+	uint32_t nfields;
+	uint32_t hprof_bytes;  /* its own fields' bytes in an INSTANCE DUMP */
+	uint32_t heap_bytes;   /* its own fields' bytes in the heap */
+	uint32_t id;	       /* vmheap class id, 0: none yet */
+	uint64_t *static_refs; /* the class object's references */
+	uint32_t nstatic_refs;
+	uint32_t static_heap_bytes; /* its statics' bytes in the mirror */
+	unsigned char dumped, written;
+};
+
+/* One HPROF conversion. */
+struct hp {
+	struct hprof_in h;
+	vmheap_writer *w;
+	struct imp_table strings;    /* UTF8 id -> struct hstring */
+	struct imp_table classes;    /* class object id -> struct hclass */
+	struct imp_table root_kinds; /* (tag, thread serial) -> string id */
+	uint64_t class_class;	     /* java.lang.Class's class object id */
+	uint32_t next_class_id, next_string_id;
+	uint32_t prim_class[12]; /* primitive array classes by type */
+	uint64_t *refs;
+	size_t refs_cap;
+	uint64_t time_ms;
+};
+
+/* hprof.c: errors (they set hp->h.status and return it), ids, and the
+ * reference buffer (room for n references; 0 or the error). */
+int hp_write_failed(struct hp *hp, int rc);
+int hp_nomem(struct hp *hp);
+uint64_t hp_id(struct hp *hp, const unsigned char *p);
+int hp_refs_room(struct hp *hp, size_t n);
+
+/* hprof_classes.c: the class of an id (made if new; NULL when out of
+ * memory), its vmheap class id (assigned on first use), its class record,
+ * a primitive array type's class (0 on an error), a CLASS DUMP
+ * sub-record (at byte offset `at`), and at the end the class objects and
+ * the class records not yet written. */
+struct hclass *hp_class_entry(struct hp *hp, uint64_t id);
+uint32_t hp_class_id(struct hp *hp, struct hclass *c);
+int hp_write_class(struct hp *hp, uint64_t address, struct hclass *c);
+uint32_t hp_prim_class_id(struct hp *hp, unsigned type);
+int hp_class_dump(struct hp *hp, uint64_t at);
+int hp_class_objects(struct hp *hp);
+
+/* hprof_objects.c: one HEAP DUMP (SEGMENT) record's `len` bytes of
+ * sub-records. */
+int hp_heap_dump(struct hp *hp, uint64_t len);
+
+#endif /* VMHEAP_HPROF_INTERNAL_H */

@@ -1,0 +1,298 @@
+/*
+ * hprof_objects.c - the heap dump sub-records of an HPROF import: roots,
+ * instances, object and primitive arrays (part of libvmheap-import;
+ * hprof.c says how the converter works).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hprof-internal.h"
+
+/* ------------------------------------------------------------ roots */
+
+static const char *root_kind_name(unsigned tag)
+{
+	switch (tag) {
+	case SUB_ROOT_JNI_GLOBAL:
+		return "jni_global";
+	case SUB_ROOT_JNI_LOCAL:
+		return "jni_local";
+	case SUB_ROOT_JAVA_FRAME:
+		return "java_frame";
+	case SUB_ROOT_NATIVE_STACK:
+		return "native_stack";
+	case SUB_ROOT_STICKY_CLASS:
+		return "sticky_class";
+	case SUB_ROOT_THREAD_BLOCK:
+		return "thread_block";
+	case SUB_ROOT_MONITOR_USED:
+		return "monitor_used";
+	case SUB_ROOT_THREAD_OBJECT:
+		return "thread_object";
+	default:
+		return "unknown";
+	}
+}
+
+/* A root of kind `tag`, of thread `serial` when with_thread. */
+static int add_root(struct hp *hp, unsigned tag, uint64_t object,
+		    int with_thread, uint32_t serial)
+{
+	uint64_t key =
+	    ((uint64_t)tag << 33 | (uint64_t)with_thread << 32 | serial) + 1;
+	int created, rc;
+	uint64_t *sid = imp_table_put(&hp->root_kinds, key, &created);
+	char text[64];
+	int len;
+
+	if (!sid)
+		return hp_nomem(hp);
+	if (created) {
+		*sid = ++hp->next_string_id;
+		if (with_thread)
+			len = snprintf(text, sizeof(text), "%s thread %" PRIu32,
+				       root_kind_name(tag), serial);
+		else
+			len = snprintf(text, sizeof(text), "%s",
+				       root_kind_name(tag));
+		rc = vmheap_writer_add_string(hp->w, *sid, text, (size_t)len);
+		if (rc < 0)
+			return hp_write_failed(hp, rc);
+	}
+	rc = vmheap_writer_add_root(hp->w, *sid, object);
+	if (rc < 0)
+		return hp_write_failed(hp, rc);
+	hp->h.res->roots++;
+	return 0;
+}
+
+/* A root sub-record: an id, then `extra` bytes; the thread serial is the
+ * first u4 of them when with_thread. */
+static int root_record(struct hp *hp, unsigned tag, unsigned extra,
+		       int with_thread)
+{
+	unsigned ids = hp->h.id_size;
+	const unsigned char *p = hprof_get(&hp->h, ids + extra, "a root");
+
+	if (!p)
+		return hp->h.status;
+	return add_root(hp, tag, hp_id(hp, p), with_thread,
+			with_thread ? (uint32_t)hprof_u(p + ids, 4) : 0);
+}
+
+/* ------------------------------------------------------------ objects */
+
+/* The references in an instance's field values `v` of `len` bytes, class
+ * `c` first, then its superclasses; *heap gets its size in the heap. */
+static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
+			 const unsigned char *v, size_t len, size_t *nrefs,
+			 uint64_t *heap)
+{
+	size_t off = 0, depth = 0;
+	uint64_t fields = 0;
+	uint32_t i;
+
+	*nrefs = 0;
+	while (cls) {
+		struct hclass *c = imp_table_get(&hp->classes, cls);
+
+		if (!c || !c->dumped)
+			return hprof_bad(&hp->h, at,
+					 "an instance of class 0x%" PRIx64
+					 " before its CLASS DUMP",
+					 cls);
+		if (++depth > 65536)
+			return hprof_bad(&hp->h, at,
+					 "a superclass cycle at class "
+					 "0x%" PRIx64,
+					 cls);
+		if (off + c->hprof_bytes > len)
+			break;
+		for (i = 0; i < c->nfields; i++) {
+			unsigned size = hprof_type_size(&hp->h, c->ftypes[i]);
+
+			if (c->ftypes[i] == HPROF_OBJECT) {
+				uint64_t ref = hp_id(hp, v + off);
+
+				if (ref)
+					hp->refs[(*nrefs)++] = ref;
+			}
+			off += size;
+		}
+		fields += c->heap_bytes;
+		cls = c->super;
+	}
+	if (cls || off != len)
+		return hprof_bad(&hp->h, at,
+				 "an INSTANCE DUMP of %zu bytes of fields, "
+				 "but its class's fields take %s",
+				 len, cls ? "more" : "fewer");
+	*heap = HEAP_ALIGN(HEAP_INSTANCE_HEADER + fields);
+	return 0;
+}
+
+static int instance_dump(struct hp *hp, uint64_t at)
+{
+	unsigned ids = hp->h.id_size;
+	const unsigned char *p =
+	    hprof_get(&hp->h, 2 * ids + 8, "an INSTANCE DUMP");
+	uint64_t id, cls, heap = 0;
+	uint32_t len;
+	size_t nrefs;
+	struct hclass *c;
+	int rc;
+
+	if (!p)
+		return hp->h.status;
+	id = hp_id(hp, p);
+	cls = hp_id(hp, p + ids + 4);
+	len = (uint32_t)hprof_u(p + 2 * ids + 4, 4);
+	p = hprof_get(&hp->h, len, "an INSTANCE DUMP");
+	if (!p || hp_refs_room(hp, len / ids + 1))
+		return hp->h.status;
+	if (instance_refs(hp, at, cls, p, len, &nrefs, &heap))
+		return hp->h.status;
+	c = hp_class_entry(hp, cls);
+	if (!c)
+		return hp->h.status;
+	rc = vmheap_writer_add_object(hp->w, id, hp_class_id(hp, c), heap,
+				      KIND_INSTANCE, hp->refs, nrefs);
+	if (rc < 0)
+		return hp_write_failed(hp, rc);
+	hp->h.res->references += nrefs;
+	return 0;
+}
+
+static int obj_array_dump(struct hp *hp)
+{
+	unsigned ids = hp->h.id_size;
+	const unsigned char *p =
+	    hprof_get(&hp->h, 2 * ids + 8, "an OBJECT ARRAY DUMP");
+	uint64_t id, cls;
+	uint32_t n, i, k, chunk;
+	size_t nrefs = 0;
+	struct hclass *c;
+	int rc;
+
+	if (!p)
+		return hp->h.status;
+	id = hp_id(hp, p);
+	n = (uint32_t)hprof_u(p + ids + 4, 4);
+	cls = hp_id(hp, p + ids + 8);
+	/* the buffer grows with the elements read, not with the count the
+	 * record claims */
+	for (i = 0; i < n; i += chunk) {
+		chunk = n - i < REFS_CHUNK ? n - i : REFS_CHUNK;
+		p = hprof_get(&hp->h, (size_t)chunk * ids,
+			      "an OBJECT ARRAY DUMP");
+		if (!p || hp_refs_room(hp, nrefs + chunk + 1))
+			return hp->h.status;
+		for (k = 0; k < chunk; k++)
+			if ((hp->refs[nrefs] = hp_id(hp, p + k * ids)))
+				nrefs++;
+	}
+	c = hp_class_entry(hp, cls);
+	if (!c)
+		return hp->h.status;
+	rc = vmheap_writer_add_object(
+	    hp->w, id, hp_class_id(hp, c),
+	    HEAP_ALIGN(HEAP_ARRAY_HEADER + (uint64_t)n * HEAP_REF),
+	    KIND_OBJECT_ARRAY, hp->refs, nrefs);
+	if (rc < 0)
+		return hp_write_failed(hp, rc);
+	hp->h.res->references += nrefs;
+	return 0;
+}
+
+static int prim_array_dump(struct hp *hp, uint64_t at)
+{
+	unsigned ids = hp->h.id_size, type, size;
+	const unsigned char *p =
+	    hprof_get(&hp->h, ids + 9, "a PRIMITIVE ARRAY DUMP");
+	uint64_t id;
+	uint32_t n, cid;
+	int rc;
+
+	if (!p)
+		return hp->h.status;
+	id = hp_id(hp, p);
+	n = (uint32_t)hprof_u(p + ids + 4, 4);
+	type = p[ids + 8];
+	size = hprof_type_size(&hp->h, type);
+	if (!size || type == HPROF_OBJECT)
+		return hprof_bad(&hp->h, at,
+				 "a PRIMITIVE ARRAY DUMP of unknown element "
+				 "type %u",
+				 type);
+	if (hprof_skip(&hp->h, (uint64_t)n * size, "a PRIMITIVE ARRAY DUMP"))
+		return hp->h.status;
+	cid = hp_prim_class_id(hp, type);
+	if (!cid)
+		return hp->h.status;
+	rc = vmheap_writer_add_object(
+	    hp->w, id, cid, HEAP_ALIGN(HEAP_ARRAY_HEADER + (uint64_t)n * size),
+	    KIND_PRIMITIVE_ARRAY, NULL, 0);
+	return rc < 0 ? hp_write_failed(hp, rc) : 0;
+}
+
+/* One heap dump segment of `len` bytes. */
+int hp_heap_dump(struct hp *hp, uint64_t len)
+{
+	uint64_t start = imp_input_offset(hp->h.in), at;
+	const unsigned char *p;
+	unsigned tag;
+	int rc;
+
+	while ((at = imp_input_offset(hp->h.in)) < start + len) {
+		p = hprof_get(&hp->h, 1, "a heap dump sub-record");
+		if (!p)
+			return hp->h.status;
+		tag = p[0];
+		switch (tag) {
+		case SUB_ROOT_UNKNOWN:
+		case SUB_ROOT_STICKY_CLASS:
+		case SUB_ROOT_MONITOR_USED:
+			rc = root_record(hp, tag, 0, 0);
+			break;
+		case SUB_ROOT_JNI_GLOBAL:
+			rc = root_record(hp, tag, hp->h.id_size, 0);
+			break;
+		case SUB_ROOT_JNI_LOCAL:
+		case SUB_ROOT_JAVA_FRAME:
+		case SUB_ROOT_THREAD_OBJECT:
+			rc = root_record(hp, tag, 8, 1);
+			break;
+		case SUB_ROOT_NATIVE_STACK:
+		case SUB_ROOT_THREAD_BLOCK:
+			rc = root_record(hp, tag, 4, 1);
+			break;
+		case SUB_CLASS_DUMP:
+			rc = hp_class_dump(hp, at);
+			break;
+		case SUB_INSTANCE_DUMP:
+			rc = instance_dump(hp, at);
+			break;
+		case SUB_OBJ_ARRAY_DUMP:
+			rc = obj_array_dump(hp);
+			break;
+		case SUB_PRIM_ARRAY_DUMP:
+			rc = prim_array_dump(hp, at);
+			break;
+		default:
+			return hprof_bad(&hp->h, at,
+					 "unknown heap dump sub-record tag "
+					 "0x%02x",
+					 tag);
+		}
+		if (rc)
+			return rc;
+	}
+	if (at != start + len)
+		return hprof_bad(&hp->h, at,
+				 "a heap dump sub-record crosses the end of "
+				 "its segment (at byte offset %" PRIu64 ")",
+				 start + len);
+	return 0;
+}

@@ -1,0 +1,106 @@
+/*
+ * native-internal.h - the pieces of the malloc tracker.
+ *
+ *   interpose.c  the allocator's entry points; the fast path and the
+ *                tracked path, the thread's reentrancy guard, fork
+ *   live.c       the lock-striped hash of live allocations:
+ *                pointer -> (site, size)
+ *   sites.c      call sites: stack -> site id, and each site's counters
+ *   stack.c      taking the caller's stack (libunwind)
+ *   modules.c    the module list (dl_iterate_phdr, build ids)
+ *   api.c        start, stop, snapshot (vmheap_native.h)
+ *   pages.c      the tracker's own memory, straight from mmap
+ */
+#ifndef VMHEAP_NATIVE_INTERNAL_H
+#define VMHEAP_NATIVE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmheap_native.h"
+
+/* glibc's own allocator, under names that no preload can take. */
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t m);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+extern void *__libc_memalign(size_t align, size_t n);
+extern void *__libc_valloc(size_t n);
+extern void *__libc_pvalloc(size_t n);
+
+/*
+ * The tracker's state: bit 0 is "tracking", the other bits count the
+ * starts (a generation).  An allocation that began in one generation is
+ * never accounted in another.
+ */
+extern _Atomic uint64_t native_state;
+
+#define NATIVE_ON(state) (((state) & 1u) != 0)
+
+/* Frames taken per allocation (VMHEAP_NATIVE_DEPTH, default 16). */
+extern unsigned native_depth;
+
+/* ------------------------------------------------------------ pages.c */
+
+/* Zeroed memory from mmap, NULL on failure; counted in the overhead. */
+void *native_pages(size_t bytes);
+/* Give back what native_pages gave. */
+void native_pages_free(void *p, size_t bytes);
+/* Bytes mapped now. */
+uint64_t native_pages_bytes(void);
+
+/* ------------------------------------------------------------ sites.c */
+
+/*
+ * The id (> 0) of the site with these frames, made if new, in the
+ * generation of `state`; 0 when the tracker stopped or restarted since,
+ * or when no memory is left.
+ */
+uint32_t native_site_get(const uint64_t *frames, unsigned depth,
+			 uint64_t state);
+/* Count an allocation of `bytes` at site `id`. */
+void native_site_alloc(uint32_t id, uint64_t bytes);
+/* Count a free of `bytes` allocated at site `id`. */
+void native_site_free(uint32_t id, uint64_t bytes);
+/* Forget every site (the caller holds no lock of the tracker). */
+void native_sites_clear(void);
+/* Copy out, as vmheap_native_sites. */
+size_t native_sites_copy(vmheap_native_site *out, size_t cap);
+/* Add every site's counters into *t (sites, live, allocs, frees). */
+void native_sites_sum(vmheap_native_totals *t);
+/* Lock and unlock the site table around fork(). */
+void native_sites_lock(void);
+void native_sites_unlock(void);
+
+/* ------------------------------------------------------------- live.c */
+
+/*
+ * Record live allocation p of `size` bytes from site `id`, and count it
+ * at the site, if the tracker is still in generation `state`.
+ */
+void native_live_add(void *p, uint64_t size, uint32_t id, uint64_t state);
+/*
+ * Forget p if it is tracked and count the free at its site; *size gets
+ * its size and the return is its site id, or 0 when p was not tracked.
+ */
+uint32_t native_live_remove(void *p, uint64_t *size);
+/* Put back a record that native_live_remove took (a failed realloc),
+ * without counting anything. */
+void native_live_restore(void *p, uint64_t size, uint32_t id,
+			 uint64_t state);
+/* Forget every live allocation. */
+void native_live_clear(void);
+/* Lock and unlock every stripe around fork(). */
+void native_live_lock(void);
+void native_live_unlock(void);
+
+/* ------------------------------------------------------------ stack.c */
+
+/* The caller's stack, innermost first, without the tracker's own frames:
+ * at most `max` return addresses.  Returns how many. */
+unsigned native_stack(uint64_t *frames, unsigned max);
+/* Find the tracker's own code range (once, from the constructor). */
+void native_stack_init(void);
+
+#endif

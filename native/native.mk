@@ -1,0 +1,38 @@
+# libvmheap-malloc.so: the malloc tracker, loaded with LD_PRELOAD
+# (vmheap-run does it).  Not linked by anything of ours: the agent finds
+# its API (native/vmheap_native.h) at run time with dlsym.
+#
+# It exports the allocator's entry points besides the VMHEAP_EXPORT
+# functions of its header, so it stays out of SHARED_LIBS (spec/abi.mk's
+# rule is for the libraries programs link); spec/native_test.c checks its
+# exports instead.  It is built without the sanitizers even in
+# build/asan: an instrumented library cannot be preloaded into the
+# uninstrumented programs it tracks (ruby, the test's victims).
+NATIVE_SRCS := $(wildcard native/*.c)
+NATIVE_OBJS := $(NATIVE_SRCS:%.c=$(OBJDIR)/%.o)
+NATIVE_SO   := $(LIBDIR)/libvmheap-malloc.so
+LIBS_OUT    += $(NATIVE_SO)
+UNWIND_LIBS := -lunwind
+
+# Its own compile rule rather than target-specific variables, which would
+# reach $(FLAGS_STAMP) (a prerequisite) and change the stamp's text.
+NATIVE_CFLAGS = $(filter-out $(SANITIZE),$(ALL_CFLAGS)) \
+                -fno-omit-frame-pointer -ftls-model=initial-exec
+$(OBJDIR)/native/%.o: native/%.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NATIVE_CFLAGS) -MMD -MP -c $< -o $@
+
+$(NATIVE_SO): $(NATIVE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libvmheap-malloc.so -Wl,--no-undefined \
+	  -pthread $(LDFLAGS) -o $@ $^ $(UNWIND_LIBS) -ldl
+
+# make install: the library goes with LIBS_OUT into PREFIX/lib (where
+# vmheap-run looks for it, ../lib from its own directory); the header
+# with the others.
+define NATIVE_INSTALL_LINES
+
+install -m 0644 native/vmheap_native.h $(DESTDIR)$(PREFIX)/include/vmheap/
+
+endef
+INSTALL_EXTRA += $(NATIVE_INSTALL_LINES)

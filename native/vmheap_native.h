@@ -1,0 +1,112 @@
+/*
+ * vmheap_native.h - the native (malloc) tracker's C API.
+ *
+ * libvmheap-malloc.so is loaded with LD_PRELOAD (vmheap-run does it).  It
+ * interposes the C allocator's entry points (malloc, calloc, realloc,
+ * free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc,
+ * malloc_usable_size) and forwards each to glibc.  Until tracking is
+ * started, that is all it does: one predictable branch per call.  While
+ * tracking, each live allocation is accounted to its call site, the stack
+ * of return addresses (at most VMHEAP_NATIVE_MAX_FRAMES, innermost first)
+ * that led to the allocation.
+ *
+ * A program that does not link the tracker (the agent) finds these
+ * functions at run time with dlsym (the agent looks for the loaded module
+ * by name first, so that no dlsym fails when it is absent); the typedefs
+ * below are their types.  All functions are
+ * thread-safe, never allocate with malloc, and never print.
+ */
+#ifndef VMHEAP_NATIVE_H
+#define VMHEAP_NATIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmheap.h" /* VMHEAP_EXPORT */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most frames a site holds. */
+#define VMHEAP_NATIVE_MAX_FRAMES 32
+
+/* One call site, copied out by vmheap_native_sites(). */
+typedef struct vmheap_native_site {
+	uint32_t depth;                              /* frames used */
+	uint64_t frames[VMHEAP_NATIVE_MAX_FRAMES];   /* return addresses */
+	uint64_t live_count; /* allocations from here not yet freed */
+	uint64_t live_bytes; /* their requested bytes */
+	uint64_t allocs;     /* allocations since tracking began */
+	uint64_t frees;      /* frees of those since tracking began */
+	uint64_t alloc_bytes; /* bytes requested since tracking began */
+} vmheap_native_site;
+
+/* The tracker's totals over all sites. */
+typedef struct vmheap_native_totals {
+	uint64_t sites;      /* distinct call sites */
+	uint64_t live_count; /* live tracked allocations */
+	uint64_t live_bytes; /* their requested bytes */
+	uint64_t allocs;     /* allocations since tracking began */
+	uint64_t frees;      /* frees of tracked allocations */
+	uint64_t overhead_bytes; /* memory the tracker maps for its tables */
+} vmheap_native_totals;
+
+/* One loaded module (the program, a shared library, the vDSO). */
+typedef struct vmheap_native_module {
+	const char *path;   /* "" for the main program when the loader
+			       gives no name: then see /proc/self/exe */
+	uint64_t base;      /* load address (the ELF's l_addr) */
+	uint64_t text_lo, text_hi; /* its executable segments' range */
+	const uint8_t *build_id; /* GNU build id, NULL if none */
+	size_t build_id_len;
+} vmheap_native_module;
+
+/* Called once per module; a non-zero return stops the walk. */
+typedef int (*vmheap_native_module_fn)(const vmheap_native_module *m,
+				       void *arg);
+
+/*
+ * Start tracking (a no-op when already on).  Allocations made from now on
+ * are accounted; those made before are not (their frees are ignored).
+ * Returns 0, or -1 when the tracker's tables cannot be mapped.
+ */
+VMHEAP_EXPORT int vmheap_native_start(void);
+
+/* Stop tracking and forget every site and live allocation. */
+VMHEAP_EXPORT void vmheap_native_stop(void);
+
+/* Non-zero while tracking. */
+VMHEAP_EXPORT int vmheap_native_tracking(void);
+
+/*
+ * Copy up to `cap` sites into `out` (may be NULL when cap is 0), in no
+ * particular order.  Returns the number of sites the tracker holds, which
+ * may be more than `cap`: call again with a larger buffer for all of them.
+ */
+VMHEAP_EXPORT size_t vmheap_native_sites(vmheap_native_site *out, size_t cap);
+
+/* Fill *t with the totals (all zero when tracking is off). */
+VMHEAP_EXPORT void vmheap_native_get_totals(vmheap_native_totals *t);
+
+/*
+ * Call `fn` for each loaded module, in the loader's order (the main
+ * program first).  Returns fn's first non-zero value, or 0.  The module's
+ * strings are valid only during the call.
+ */
+VMHEAP_EXPORT int vmheap_native_modules(vmheap_native_module_fn fn,
+					void *arg);
+
+/* The types of the functions above, for dlsym. */
+typedef int (*vmheap_native_start_fn)(void);
+typedef void (*vmheap_native_stop_fn)(void);
+typedef int (*vmheap_native_tracking_fn)(void);
+typedef size_t (*vmheap_native_sites_fn)(vmheap_native_site *, size_t);
+typedef void (*vmheap_native_get_totals_fn)(vmheap_native_totals *);
+typedef int (*vmheap_native_modules_fn)(vmheap_native_module_fn, void *);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,191 @@
+/*
+ * native_sites.c - the native section for people, shared by vmheap-histo
+ * --native and vmheap-diff --native: reading a dump to its native
+ * section, its sites grouped by their symbolized innermost frames, and
+ * the table of such rows (text, JSON or CSV).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmheap_report.h"
+
+int vmheap_native_load(const char *arg, vmheap_reader **r,
+		       struct vmheap_native **out, char *err, size_t errsz)
+{
+	struct vmheap_block blk;
+	uint64_t size;
+	int regular, rc;
+
+	*out = NULL;
+	rc = vmheap_dump_open(r, arg, &size, &regular, err, errsz);
+	while (rc == 0 && (rc = vmheap_reader_next_block(*r, &blk)) == 1)
+		rc = 0;
+	if (rc == 0)
+		rc = vmheap_reader_native(*r, out);
+	if (rc < 0 && *r && vmheap_reader_error(*r)[0])
+		snprintf(err, errsz, "%s", vmheap_reader_error(*r));
+	if (rc == 0 && !*out) {
+		snprintf(err, errsz,
+			 "%s has no native section: the VM was not tracking "
+			 "malloc when it was dumped (start it with vmheap-run "
+			 "and `set config.native.track true` in "
+			 "vmheap-console before the dump)",
+			 arg);
+		return 0;
+	}
+	return rc;
+}
+
+static int by_site(const void *x, const void *y)
+{
+	return strcmp(((const struct vmheap_native_row *)x)->site,
+		      ((const struct vmheap_native_row *)y)->site);
+}
+
+int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
+		       size_t frames, struct vmheap_native_row **rows,
+		       size_t *nrows)
+{
+	struct vmheap_native_row *v = calloc(n->nsites ? n->nsites : 1,
+					     sizeof(*v));
+	size_t k = 0;
+
+	*rows = NULL;
+	*nrows = 0;
+	if (!v)
+		return VMHEAP_ENOMEM;
+	for (size_t i = 0; i < n->nsites; i++) {
+		const struct vmheap_dump_site *s = &n->sites[i];
+		struct vmheap_strbuf sb = VMHEAP_STRBUF_INIT;
+		char f[1024];
+
+		for (size_t d = 0; d < s->depth && d < frames; d++) {
+			vmheap_symbolize(sym, n, &s->frames[d], f, sizeof(f));
+			if (d)
+				vmheap_strbuf_add(&sb, " < ", 3);
+			vmheap_strbuf_add(&sb, f, strlen(f));
+		}
+		if (sb.failed) {
+			vmheap_strbuf_release(&sb);
+			goto nomem;
+		}
+		v[k].site = sb.len ? sb.buf : strdup("");
+		if (!v[k].site)
+			goto nomem;
+		v[k].count = (int64_t)s->live_count;
+		v[k].bytes = (int64_t)s->live_bytes;
+		k++;
+	}
+	/* Sites that name the same frames are one row. */
+	qsort(v, k, sizeof(*v), by_site);
+	size_t m = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (m && !strcmp(v[m - 1].site, v[i].site)) {
+			v[m - 1].count += v[i].count;
+			v[m - 1].bytes += v[i].bytes;
+			free(v[i].site);
+			continue;
+		}
+		v[m++] = v[i];
+	}
+	*rows = v;
+	*nrows = m;
+	return 0;
+nomem:
+	vmheap_native_rows_free(v, k);
+	return VMHEAP_ENOMEM;
+}
+
+void vmheap_native_rows_free(struct vmheap_native_row *rows, size_t n)
+{
+	for (size_t i = 0; rows && i < n; i++)
+		free(rows[i].site);
+	free(rows);
+}
+
+static int by_bytes(const void *x, const void *y)
+{
+	const struct vmheap_native_row *a = x, *b = y;
+
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	if (a->count != b->count)
+		return a->count < b->count ? 1 : -1;
+	return strcmp(a->site, b->site);
+}
+
+void vmheap_native_rows_sort(struct vmheap_native_row *rows, size_t n)
+{
+	qsort(rows, n, sizeof(*rows), by_bytes);
+}
+
+static void num(char *buf, size_t len, int64_t v, int sign)
+{
+	snprintf(buf, len, sign && v > 0 ? "+%lld" : "%lld", (long long)v);
+}
+
+void vmheap_native_render(struct vmheap_strbuf *sb,
+			  const struct vmheap_native_row *rows, size_t n,
+			  size_t shown, enum vmheap_output_format format,
+			  int sign)
+{
+	char c[32], b[32];
+	int64_t tc = 0, tb = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		tc += rows[i].count;
+		tb += rows[i].bytes;
+	}
+	if (format == VMHEAP_OUTPUT_JSON) {
+		vmheap_strbuf_addf(sb, "\"sites\": [");
+		for (size_t i = 0; i < shown; i++) {
+			vmheap_strbuf_addf(sb,
+					   "%s{\"count\": %lld, \"bytes\": %lld, "
+					   "\"site\": ",
+					   i ? ", " : "",
+					   (long long)rows[i].count,
+					   (long long)rows[i].bytes);
+			vmheap_strbuf_add_json(sb, rows[i].site);
+			vmheap_strbuf_add(sb, "}", 1);
+		}
+		vmheap_strbuf_addf(sb,
+				   "], \"total\": {\"sites\": %zu, \"count\": "
+				   "%lld, \"bytes\": %lld}",
+				   n, (long long)tc, (long long)tb);
+		return;
+	}
+	if (format == VMHEAP_OUTPUT_CSV) {
+		vmheap_strbuf_addf(sb, "count,bytes,site\n");
+		for (size_t i = 0; i < shown; i++) {
+			vmheap_strbuf_addf(sb, "%lld,%lld,",
+					   (long long)rows[i].count,
+					   (long long)rows[i].bytes);
+			vmheap_strbuf_add_csv(sb, rows[i].site);
+			vmheap_strbuf_add(sb, "\n", 1);
+		}
+		return;
+	}
+	vmheap_table *t = vmheap_table_new("rrl");
+	if (!t) {
+		sb->failed = 1;
+		return;
+	}
+	const char *head[] = {"count", "bytes", "site"};
+	vmheap_table_add_row(t, head);
+	for (size_t i = 0; i < shown; i++) {
+		num(c, sizeof(c), rows[i].count, sign);
+		num(b, sizeof(b), rows[i].bytes, sign);
+		const char *row[] = {c, b, rows[i].site};
+		vmheap_table_add_row(t, row);
+	}
+	char label[128];
+	vmheap_report_total_label(label, sizeof(label), "total", n,
+				  sign ? "sites changed" : "sites", shown);
+	num(c, sizeof(c), tc, sign);
+	num(b, sizeof(b), tb, sign);
+	const char *total[] = {c, b, label};
+	vmheap_table_add_row(t, total);
+	vmheap_table_render(t, sb);
+	vmheap_table_free(t);
+}

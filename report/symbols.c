@@ -1,0 +1,149 @@
+/*
+ * symbols.c - naming native frames offline: (module file, offset) to
+ * "function (file:line)" with elfutils' libdw, which reads the module's
+ * symbol table and, where there is debug info (in the file, or found by
+ * build id under /usr/lib/debug), its line table.  One Dwfl per module,
+ * the module placed at address 0 so that a frame's offset is its address.
+ * A file whose build id differs from the dump's is not trusted.
+ */
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmheap_report.h"
+
+struct sym_module {
+	char *path;
+	Dwfl *dwfl;      /* NULL: cannot be read */
+	Dwfl_Module *mod;
+	const char *why; /* when dwfl is NULL or the build id differs */
+};
+
+struct vmheap_symbolizer {
+	struct sym_module *m;
+	size_t n, cap;
+};
+
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+vmheap_symbolizer *vmheap_symbolizer_new(void)
+{
+	return calloc(1, sizeof(vmheap_symbolizer));
+}
+
+void vmheap_symbolizer_free(vmheap_symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->m[i].dwfl)
+			dwfl_end(s->m[i].dwfl);
+		free(s->m[i].path);
+	}
+	free(s->m);
+	free(s);
+}
+
+static struct sym_module *load(vmheap_symbolizer *s,
+			       const struct vmheap_dump_module *dm)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strlen(s->m[i].path) == dm->path_len &&
+		    !memcmp(s->m[i].path, dm->path, dm->path_len))
+			return &s->m[i];
+	if (s->n == s->cap) {
+		struct sym_module *g =
+		    vmheap_array_grow(s->m, &s->cap, sizeof(*g), 16);
+		if (!g)
+			return NULL;
+		s->m = g;
+	}
+	struct sym_module *m = &s->m[s->n];
+	memset(m, 0, sizeof(*m));
+	m->path = strndup(dm->path, dm->path_len);
+	if (!m->path)
+		return NULL;
+	s->n++;
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		m->why = "missing";
+		return m;
+	}
+	m->dwfl = dwfl_begin(&callbacks);
+	if (m->dwfl)
+		m->mod = dwfl_report_elf(m->dwfl, m->path, m->path, fd, 0,
+					 false);
+	if (!m->dwfl || !m->mod) {
+		close(fd);
+		if (m->dwfl)
+			dwfl_end(m->dwfl);
+		m->dwfl = NULL;
+		m->why = "not an ELF file";
+		return m;
+	}
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(m->mod, &id, &vaddr);
+	if (dm->build_id_len &&
+	    (len != (int)dm->build_id_len ||
+	     memcmp(id, dm->build_id, dm->build_id_len) != 0))
+		m->why = "other build";
+	return m;
+}
+
+/* The base name of a path. */
+static const char *base(const char *path, size_t len, size_t *blen)
+{
+	const char *p = path + len;
+	while (p > path && p[-1] != '/')
+		p--;
+	*blen = len - (size_t)(p - path);
+	return p;
+}
+
+void vmheap_symbolize(vmheap_symbolizer *s,
+		      const struct vmheap_native *n,
+		      const struct vmheap_dump_frame *f, char *buf, size_t len)
+{
+	if (f->module == VMHEAP_NO_MODULE || f->module >= n->nmodules) {
+		snprintf(buf, len, "0x%llx", (unsigned long long)f->offset);
+		return;
+	}
+	const struct vmheap_dump_module *dm = &n->modules[f->module];
+	size_t blen;
+	const char *b = base(dm->path, dm->path_len, &blen);
+	struct sym_module *m = load(s, dm);
+	if (!m || !m->dwfl || (m->why && !strcmp(m->why, "other build"))) {
+		snprintf(buf, len, "%.*s+0x%llx%s%s%s", (int)blen, b,
+			 (unsigned long long)f->offset,
+			 m && m->why ? " (" : "", m && m->why ? m->why : "",
+			 m && m->why ? ")" : "");
+		return;
+	}
+	/* A return address: the call is the byte before it. */
+	Dwarf_Addr pc = f->offset ? f->offset - 1 : 0;
+	const char *fn = dwfl_module_addrname(m->mod, pc);
+	Dwfl_Line *line = dwfl_module_getsrc(m->mod, pc);
+	int lineno = 0;
+	const char *file =
+	    line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	if (file) {
+		const char *slash = strrchr(file, '/');
+		file = slash ? slash + 1 : file;
+	}
+	if (fn && file)
+		snprintf(buf, len, "%s (%s:%d)", fn, file, lineno);
+	else if (fn)
+		snprintf(buf, len, "%s (%.*s)", fn, (int)blen, b);
+	else
+		snprintf(buf, len, "%.*s+0x%llx", (int)blen, b,
+			 (unsigned long long)f->offset);
+}

@@ -1,0 +1,873 @@
+/*
+ * import_test.c - vmheap-import against the real VMs' own dumps.
+ *
+ * MRI: a real `ruby` with the vmheap agent holds known objects; the test
+ * takes a vmheap dump through the agent (in-process mode, which allocates
+ * nothing in Ruby) and then has the program write ObjectSpace.dump_all of
+ * the same heap (GC off, nothing allocated in between), imports it, and
+ * compares: vmheap-histo's per-class counts and bytes must be equal, and
+ * every object must have the same id, class, size and references, except
+ * the reference to its own class, which dump_all leaves out.
+ *
+ * Bad input: truncated, corrupt and unknown inputs exit 2, say where, and
+ * leave no OUT (nor a temporary file) behind.
+ */
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vmheap.h"
+#include "lib/vmheap_spec.h"
+
+#define RUN_MS 60000
+
+/* ------------------------------------------------------------ helpers */
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* Run vmheap-import with `args` (NULL-terminated, at most 6). */
+static void import_run(struct spec_run *r, const char *const *args,
+		       const char *input)
+{
+	const char *argv[8] = {spec_bin("vmheap-import")};
+	size_t i;
+
+	for (i = 0; args[i] && i < 6; i++)
+		argv[i + 1] = args[i];
+	argv[i + 1] = NULL;
+	ck_assert_msg(spec_run(argv, NULL, input, RUN_MS, r) == 0,
+		      "cannot start vmheap-import");
+}
+
+/* vmheap-histo --format csv --sort name of `dump` (malloc'd). */
+static char *histo_csv(const char *dump, int by_kind)
+{
+	const char *argv[] = {spec_bin("vmheap-histo"),
+			      "--format",
+			      "csv",
+			      "--sort",
+			      "name",
+			      by_kind ? "--kind" : dump,
+			      by_kind ? dump : NULL,
+			      NULL};
+	struct spec_run r;
+	char *out;
+
+	ck_assert(spec_run(argv, NULL, NULL, RUN_MS, &r) == 0);
+	ck_assert_msg(r.status == 0, "vmheap-histo %s: %s", dump, r.err);
+	out = r.out;
+	r.out = NULL;
+	spec_run_free(&r);
+	return out;
+}
+
+/* One object of a dump, its class resolved to a name. */
+struct obj {
+	uint64_t id, class_id, bytes;
+	const char *class_name;
+	uint64_t *refs;
+	size_t nrefs;
+};
+
+struct dump {
+	struct obj *objs;
+	size_t n, cap;
+	uint64_t *class_ids;
+	char **class_names;
+	size_t nclasses;
+	char *root_kinds; /* "kind kind ...", sorted, unique */
+};
+
+static int by_id(const void *a, const void *b)
+{
+	const struct obj *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void read_dump(const char *path, struct dump *d)
+{
+	vmheap_reader *r = NULL;
+	struct vmheap_record rec;
+	char *strings[256][2] = {{0}}, *kinds[4096];
+	uint64_t string_ids[256];
+	size_t nstrings = 0, nkinds = 0, i, j, len = 1;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	rc = vmheap_reader_open_path(&r, path);
+	ck_assert_msg(rc == 0, "open %s: %s", path, vmheap_reader_error(r));
+	while ((rc = vmheap_reader_next(r, &rec)) > 0) {
+		struct obj *o;
+
+		switch (rec.type) {
+		case VMHEAP_RECORD_STRING:
+			ck_assert_uint_lt(nstrings, 256);
+			string_ids[nstrings] = rec.u.string.id;
+			strings[nstrings++][0] =
+			    strndup(rec.u.string.text, rec.u.string.len);
+			break;
+		case VMHEAP_RECORD_CLASS:
+			d->class_ids =
+			    realloc(d->class_ids, (d->nclasses + 1) * 8);
+			d->class_names = realloc(
+			    d->class_names, (d->nclasses + 1) * sizeof(char *));
+			d->class_ids[d->nclasses] = rec.u.klass.id;
+			d->class_names[d->nclasses++] =
+			    strndup(rec.u.klass.name, rec.u.klass.name_len);
+			break;
+		case VMHEAP_RECORD_OBJECT:
+			if (d->n == d->cap) {
+				d->cap = d->cap ? d->cap * 2 : 4096;
+				d->objs =
+				    realloc(d->objs, d->cap * sizeof(*d->objs));
+				ck_assert_ptr_nonnull(d->objs);
+			}
+			o = &d->objs[d->n++];
+			o->id = rec.u.object.id;
+			o->class_id = rec.u.object.class_id;
+			o->bytes = rec.u.object.bytes;
+			o->nrefs = rec.u.object.nrefs;
+			o->refs = malloc((o->nrefs + 1) * 8);
+			if (o->nrefs)
+				memcpy(o->refs, rec.u.object.refs,
+				       o->nrefs * 8);
+			qsort(o->refs, o->nrefs, 8, by_u64);
+			break;
+		case VMHEAP_RECORD_ROOT:
+			for (i = 0; i < nstrings; i++)
+				if (string_ids[i] == rec.u.root.kind_string_id)
+					break;
+			ck_assert_msg(i < nstrings, "a root of no kind");
+			for (j = 0; j < nkinds; j++)
+				if (kinds[j] == strings[i][0])
+					break;
+			if (j == nkinds && nkinds < 4096)
+				kinds[nkinds++] = strings[i][0];
+			break;
+		default:
+			ck_abort_msg("%s: a record of type %d", path, rec.type);
+		}
+	}
+	ck_assert_msg(rc == 0, "read %s: %s", path, vmheap_reader_error(r));
+	vmheap_reader_free(r);
+	for (i = 0; i < d->n; i++) {
+		d->objs[i].class_name = "?";
+		for (j = 0; j < d->nclasses; j++)
+			if (d->class_ids[j] == d->objs[i].class_id) {
+				d->objs[i].class_name = d->class_names[j];
+				break;
+			}
+	}
+	qsort(d->objs, d->n, sizeof(*d->objs), by_id);
+	qsort(kinds, nkinds, sizeof(char *), by_str);
+	for (i = 0; i < nkinds; i++)
+		len += strlen(kinds[i]) + 1;
+	d->root_kinds = calloc(1, len);
+	for (i = 0; i < nkinds; i++) {
+		strcat(d->root_kinds, kinds[i]);
+		strcat(d->root_kinds, i + 1 < nkinds ? " " : "");
+	}
+	for (i = 0; i < nstrings; i++)
+		free(strings[i][0]);
+}
+
+static void dump_free(struct dump *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		free(d->objs[i].refs);
+	for (i = 0; i < d->nclasses; i++)
+		free(d->class_names[i]);
+	free(d->objs);
+	free(d->class_ids);
+	free(d->class_names);
+	free(d->root_kinds);
+}
+
+static const struct obj *find(const struct dump *d, uint64_t id)
+{
+	struct obj key = {.id = id};
+
+	return bsearch(&key, d->objs, d->n, sizeof(key), by_id);
+}
+
+/* 1 when y's references are x's less every occurrence of one address
+ * (the object's class, which dump_all leaves out). */
+static int same_but_class(const struct obj *x, const struct obj *y)
+{
+	size_t p = 0, q = 0;
+	uint64_t left_out = 0;
+
+	while (p < x->nrefs) {
+		if (q < y->nrefs && x->refs[p] == y->refs[q]) {
+			p++, q++;
+			continue;
+		}
+		if (left_out && left_out != x->refs[p])
+			return 0;
+		left_out = x->refs[p++];
+	}
+	return q == y->nrefs;
+}
+
+/* ------------------------------------------------------------ ruby */
+
+/* Holds known objects; on its first stdin byte writes dump_all of the
+ * heap to all.json.  dump_all goes to a String (output: :string, which
+ * dump_all leaves out of the dump) and the method is called once before,
+ * so that the call itself allocates nothing: $stdin.getbyte returns a
+ * Fixnum. */
+static const char ruby_program[] =
+    "require 'objspace'\n"
+    "class ImportSpecThing; def initialize; @a = 'x' * 100; end; end\n"
+    "class ImportSpecOther < ImportSpecThing; end\n"
+    "$keep = Array.new(500) { ImportSpecThing.new } +\n"
+    "        Array.new(70) { ImportSpecOther.new }\n"
+    "o = Object.new; def o.single; end; $keep << o\n"
+    "$keep << Class.new.new\n"
+    "def dumpall() ObjectSpace.dump_all(output: :string) end\n"
+    "dumpall\n"
+    "GC.start\n"
+    "GC.disable\n"
+    "$stdout.puts 'ready'; $stdout.flush\n"
+    "$stdin.getbyte\n"
+    "s = dumpall\n"
+    "File.write('all.json', s)\n"
+    "$stdout.puts 'done'; $stdout.flush\n"
+    "$stdin.read\n";
+
+/* Run the program in `dir`: own.vmheap (the agent's, in-process) and
+ * all.json (dump_all) of the same heap. */
+static void ruby_dumps(const char *dir)
+{
+	char path[PATH_MAX], inc[PATH_MAX], tmpdir[PATH_MAX + 32],
+	    dumpdir[PATH_MAX + 32], env_dir[PATH_MAX + 32];
+	const char *argv[] = {"ruby", "-I", inc, "-rvmheap_agent", path, NULL};
+	const char *env[] = {tmpdir,
+			     dumpdir,
+			     "VMHEAP_AGENT_PORT",
+#ifdef VMHEAP_ASAN_RUNTIME
+			     "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
+			     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1",
+#endif
+			     NULL};
+	const char *console[] = {spec_bin("vmheap-console"),	      "-e",
+				 "set config.dump.fork false",	      "-e",
+				 "set system.memory.dump own.vmheap", NULL};
+	const char *console_env[] = {env_dir, NULL};
+	struct vmheap_agent_info info;
+	struct spec_spawn o = {0};
+	struct spec_proc p;
+	struct spec_run r;
+	char err[700];
+
+	snprintf(path, sizeof(path), "%s/program.rb", dir);
+	spec_write_text(path, ruby_program);
+	snprintf(inc, sizeof(inc), "%s", spec_build("ruby"));
+	snprintf(tmpdir, sizeof(tmpdir), "VMHEAP_AGENT_TMPDIR=%s", dir);
+	snprintf(dumpdir, sizeof(dumpdir), "VMHEAP_AGENT_DIR=%s", dir);
+	snprintf(env_dir, sizeof(env_dir), "VMHEAP_AGENT_TMPDIR=%s", dir);
+	o.argv = argv;
+	o.env = env;
+	o.dir = dir;
+	spec_proc_start(&p, &o, 1);
+	ck_assert_msg(spec_proc_wait_for(&p, "ready\n", 30000),
+		      "the Ruby program did not start: %.*s", (int)p.len,
+		      p.buf);
+	ck_assert_msg(spec_discovery_wait(dir, p.pid, &info, 30000, err,
+					  sizeof(err)) == 0,
+		      "discovery: %s", err);
+	ck_assert(spec_run(console, console_env, NULL, RUN_MS, &r) == 0);
+	ck_assert_msg(r.status == 0, "vmheap-console: %s%s", r.out, r.err);
+	spec_run_free(&r);
+	spec_proc_write(&p, "g");
+	ck_assert_msg(spec_proc_wait_for(&p, "done\n", 30000),
+		      "no dump_all: %.*s", (int)p.len, p.buf);
+	ck_assert_int_eq(spec_proc_wait_exit(&p, 15000), 0);
+}
+
+START_TEST(ruby_dump_all_matches_the_agents_dump_of_the_same_heap)
+{
+	const char *dir = spec_mkdtemp("ruby");
+	char json[PATH_MAX], own[PATH_MAX], imported[PATH_MAX];
+	const char *args[] = {json, imported, NULL};
+	struct dump a, b;
+	struct spec_run r;
+	char *ha, *hb;
+	size_t i, things = 0, moved = 0;
+
+	ruby_dumps(dir);
+	snprintf(json, sizeof(json), "%s/all.json", dir);
+	snprintf(own, sizeof(own), "%s/own.vmheap", dir);
+	snprintf(imported, sizeof(imported), "%s/imported.vmheap", dir);
+	import_run(&r, args, NULL);
+	ck_assert_msg(r.status == 0, "vmheap-import: %s", r.err);
+	ck_assert_msg(strstr(r.out, "(ruby-json, "), "%s", r.out);
+	spec_run_free(&r);
+
+	/* what a user compares: the histograms, by class and by name */
+	ha = histo_csv(own, 0);
+	hb = histo_csv(imported, 0);
+	ck_assert_msg(strstr(hb, "\n500,ImportSpecThing,20000\n") &&
+			  strstr(hb, "\n70,ImportSpecOther,2800\n"),
+		      "%s", hb);
+	ck_assert_str_eq(ha, hb);
+	free(ha);
+	free(hb);
+
+	/* object by object: id, class, size, references */
+	read_dump(own, &a);
+	read_dump(imported, &b);
+	ck_assert_uint_eq(a.n, b.n);
+	for (i = 0; i < a.n; i++) {
+		const struct obj *x = &a.objs[i], *y = find(&b, x->id);
+		ck_assert_msg(y, "object 0x%llx (%s) is not in the import",
+			      (unsigned long long)x->id, x->class_name);
+		ck_assert_str_eq(x->class_name, y->class_name);
+		ck_assert_uint_eq(x->bytes, y->bytes);
+		if (strcmp(x->class_name, "<imemo>") == 0 ||
+		    strcmp(x->class_name, "Thread") == 0 ||
+		    strcmp(x->class_name, "Fiber") == 0) {
+			/* running code fills inline caches of iseqs and
+			 * call caches, and moves the main thread's (and
+			 * fiber's) stack, between the two dumps: same objects,
+			 * some references moved */
+			moved += !same_but_class(x, y);
+			continue;
+		}
+		ck_assert_msg(same_but_class(x, y),
+			      "object 0x%llx (%s): its references in the "
+			      "import are not the agent's less its class",
+			      (unsigned long long)x->id, x->class_name);
+		/* an ImportSpecThing holds its class and its @a */
+		if (strcmp(x->class_name, "ImportSpecThing") == 0) {
+			ck_assert_uint_eq(x->nrefs, 2);
+			ck_assert_uint_eq(y->nrefs, 1);
+			things++;
+		}
+	}
+	ck_assert_uint_lt(moved, 20);
+	/* the agent's walk runs on its own thread, whose machine stack
+	 * holds no Ruby object; dump_all's runs on the main thread */
+	ck_assert_str_eq(b.root_kinds,
+			 "global_list global_tbl machine_context vm");
+	ck_assert_str_eq(a.root_kinds, "global_list global_tbl vm");
+	ck_assert_msg(strstr(b.root_kinds, "vm"), "%s", b.root_kinds);
+	ck_assert_uint_eq(things, 500);
+	dump_free(&a);
+	dump_free(&b);
+}
+END_TEST
+
+START_TEST(ruby_imemo_types_are_kinds)
+{
+	const char *dir = spec_mkdtemp("kinds");
+	char json[PATH_MAX], out[PATH_MAX];
+	const char *args[] = {"--from", "ruby-json", "-", out, NULL};
+	const char *input =
+	    "{\"type\":\"ROOT\", \"root\":\"vm\", "
+	    "\"references\":[\"0x1000\"]}\n"
+	    "{\"address\":\"0x1000\", \"type\":\"IMEMO\", "
+	    "\"class\":\"0x3000\", "
+	    "\"imemo_type\":\"ment\", \"memsize\":48}\n"
+	    "{\"address\":\"0x1028\", \"type\":\"STRING\", "
+	    "\"class\":\"0x2000\", "
+	    "\"bytesize\":3, \"value\":\"abc\", \"file\":\"x.rb\", \"line\":3, "
+	    "\"memsize\":40, \"references\":[\"0x1000\"]}\n"
+	    "{\"address\":\"0x1050\", \"type\":\"ARRAY\", \"memsize\":40}\n"
+	    "{\"address\":\"0x2000\", \"type\":\"CLASS\", "
+	    "\"class\":\"0x2028\", "
+	    "\"name\":\"String\", \"memsize\":600}\n"
+	    "{\"address\":\"0x2028\", \"type\":\"CLASS\", "
+	    "\"class\":\"0x2050\", "
+	    "\"superclass\":\"0x2050\", \"singleton\":true, "
+	    "\"memsize\":400}\n"
+	    "{\"address\":\"0x2050\", \"type\":\"CLASS\", "
+	    "\"class\":\"0x2050\", "
+	    "\"name\":\"Class\", \"memsize\":500}\n"
+	    /* MRI writes a Latin-1 name's bytes as they are */
+	    "{\"address\":\"0x2078\", \"type\":\"OBJECT\", "
+	    "\"class\":\"0x20a0\", "
+	    "\"memsize\":40}\n"
+	    "{\"address\":\"0x20a0\", \"type\":\"CLASS\", "
+	    "\"class\":\"0x2050\", "
+	    "\"name\":\"Caf\xe9\\u00e9\", \"memsize\":500}\n";
+	struct spec_run r;
+	char *h;
+
+	snprintf(json, sizeof(json), "%s/in.json", dir);
+	snprintf(out, sizeof(out), "%s/out.vmheap", dir);
+	import_run(&r, args, input);
+	ck_assert_msg(r.status == 0, "vmheap-import: %s", r.err);
+	spec_run_free(&r);
+	/* the class records come after their objects; the singleton class
+	 * counts as Class, as rb_obj_class says */
+	h = histo_csv(out, 0);
+	ck_assert_str_eq(h, "count,class,bytes\n"
+			    "1,<hidden-array>,40\n"
+			    "1,<imemo>,48\n"
+			    "1,Caf\\xe9\xc3\xa9,40\n"
+			    "4,Class,2000\n"
+			    "1,String,40\n");
+	free(h);
+	h = histo_csv(out, 1);
+	ck_assert_msg(strstr(h, "\n1,imemo:ment,48\n") &&
+			  strstr(h, "\n4,class,2000\n"),
+		      "%s", h);
+	free(h);
+}
+END_TEST
+
+/* ------------------------------------------------------------ jvm */
+
+/* A row of a class histogram. */
+struct row {
+	char name[512];
+	unsigned long long count, bytes;
+};
+
+/* Rows of `jmap -histo` output ("   1:   8536   368416  [B (java.base@17)")
+ * or of vmheap-histo --format csv ("8536,[B,368416"). */
+static size_t parse_rows(const char *text, int csv, struct row *rows,
+			 size_t max)
+{
+	size_t n = 0;
+	const char *line;
+
+	for (line = text; line && *line && n < max;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		struct row *r = &rows[n];
+		char name[512];
+		const char *comma;
+
+		if (csv) {
+			comma = strchr(line, ',');
+			const char *last =
+			    comma ? strchr(comma + 1, '\n') : NULL;
+			const char *end = last ? last : line + strlen(line);
+
+			while (end > line && end[-1] != ',')
+				end--;
+			if (!comma || end <= comma + 1 ||
+			    sscanf(line, "%llu,", &r->count) != 1 ||
+			    sscanf(end, "%llu", &r->bytes) != 1)
+				continue;
+			snprintf(r->name, sizeof(r->name), "%.*s",
+				 (int)(end - 1 - (comma + 1)), comma + 1);
+		} else if (sscanf(line, " %*u: %llu %llu %511s", &r->count,
+				  &r->bytes, name) == 3) {
+			snprintf(r->name, sizeof(r->name), "%s", name);
+		} else {
+			continue;
+		}
+		n++;
+	}
+	return n;
+}
+
+static const struct row *find_row(const struct row *rows, size_t n,
+				  const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(rows[i].name, name) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+/* Run a JDK tool to completion; its stdout (malloc'd). */
+static char *jdk_tool(const char *const *argv)
+{
+	struct spec_run r;
+	char *out;
+
+	ck_assert_msg(spec_run(argv, NULL, NULL, RUN_MS, &r) == 0,
+		      "cannot start %s", argv[0]);
+	ck_assert_msg(r.status == 0, "%s %s: exit %d: %s%s", argv[0], argv[2],
+		      r.status, r.out, r.err);
+	out = r.out;
+	r.out = NULL;
+	spec_run_free(&r);
+	return out;
+}
+
+#define MAX_ROWS 4096
+
+START_TEST(hprof_histogram_equals_jmap_histo_live)
+{
+	const char *dir = spec_mkdtemp("jvm");
+	char hprof[PATH_MAX], out[PATH_MAX], cp[PATH_MAX], pid[32];
+	/* -Xshare:off: with CDS's archived heap, the heap holds the mirrors
+	 * (java.lang.Class) of archived classes that were never loaded;
+	 * jmap counts them, HPROF has no record of them */
+	const char *java[] = {
+	    "java",	      "-Xshare:off", "-XX:+UseSerialGC",
+	    "-Xmx64m",	      "-cp",	     cp,
+	    "ImportSpecLeak", NULL};
+	const char *gc[] = {"jcmd", pid, "GC.run", NULL};
+	const char *histo[] = {"jmap", "-histo:live", pid, NULL};
+	const char *dump[] = {"jcmd", pid, "GC.heap_dump", hprof, NULL};
+	const char *args[] = {hprof, out, NULL};
+	struct row *jrows = calloc(MAX_ROWS, sizeof(struct row)),
+		   *vrows = calloc(MAX_ROWS, sizeof(struct row));
+	struct spec_spawn o = {0};
+	struct spec_proc p;
+	struct spec_run r;
+	char *jtext, *vtext;
+	size_t nj, nv, i;
+	struct dump d;
+	const struct row *v;
+
+	snprintf(cp, sizeof(cp), "%s", spec_build("spec/java"));
+	snprintf(hprof, sizeof(hprof), "%s/heap.hprof", dir);
+	snprintf(out, sizeof(out), "%s/heap.vmheap", dir);
+	o.argv = java;
+	o.dir = dir;
+	spec_proc_start(&p, &o, 1);
+	ck_assert_msg(spec_proc_wait_for(&p, "ready\n", 30000),
+		      "the JVM did not start: %.*s", (int)p.len, p.buf);
+	snprintf(pid, sizeof(pid), "%d", (int)p.pid);
+	/* the first attach starts the JVM's attach listener (a thread and
+	 * its objects); a GC lets the cleaners settle */
+	free(jdk_tool(gc));
+	jtext = jdk_tool(histo);
+	free(jdk_tool(dump));
+	ck_assert_int_eq(spec_proc_wait_exit(&p, 15000), 0);
+
+	import_run(&r, args, NULL);
+	ck_assert_msg(r.status == 0, "vmheap-import: %s", r.err);
+	ck_assert_msg(strstr(r.out, "(hprof, "), "%s", r.out);
+	spec_run_free(&r);
+	vtext = histo_csv(out, 0);
+	nj = parse_rows(jtext, 0, jrows, MAX_ROWS);
+	nv = parse_rows(vtext, 1, vrows, MAX_ROWS);
+	ck_assert_uint_gt(nj, 100);
+	ck_assert_uint_eq(nj, nv);
+	for (i = 0; i < nj; i++) {
+		const struct row *j = &jrows[i];
+
+		v = find_row(vrows, nv, j->name);
+		ck_assert_msg(v, "jmap's class %s is not in vmheap-histo's",
+			      j->name);
+		ck_assert_msg(v->count == j->count,
+			      "%s: jmap counts %llu, vmheap-histo %llu",
+			      j->name, j->count, v->count);
+		if (strcmp(j->name, "java.lang.Class") == 0) {
+			/* the man page's rule: within 1% */
+			ck_assert_msg(v->bytes * 100 >= j->bytes * 99 &&
+					  v->bytes * 100 <= j->bytes * 101,
+				      "java.lang.Class: jmap %llu bytes, "
+				      "vmheap-histo %llu",
+				      j->bytes, v->bytes);
+			continue;
+		}
+		ck_assert_msg(v->bytes == j->bytes,
+			      "%s: jmap %llu bytes, vmheap-histo %llu", j->name,
+			      j->bytes, v->bytes);
+	}
+	v = find_row(vrows, nv, "ImportSpecLeak$Session");
+	ck_assert_msg(v && v->count == 1234, "%s", vtext);
+	v = find_row(vrows, nv, "ImportSpecLeak$Buffer");
+	ck_assert_msg(v && v->count == 30, "%s", vtext);
+
+	/* references: the static array holds the 30 buffers, a class
+	 * object holds the array, each buffer its byte[] */
+	read_dump(out, &d);
+	{
+		const struct obj *arr = NULL, *holder = NULL;
+
+		for (i = 0; i < d.n; i++)
+			if (strcmp(d.objs[i].class_name,
+				   "[LImportSpecLeak$Buffer;") == 0)
+				arr = &d.objs[i];
+		ck_assert_ptr_nonnull(arr);
+		ck_assert_uint_eq(arr->nrefs, 30);
+		for (i = 0; i < arr->nrefs; i++) {
+			const struct obj *b = find(&d, arr->refs[i]);
+
+			ck_assert_ptr_nonnull(b);
+			ck_assert_str_eq(b->class_name,
+					 "ImportSpecLeak$Buffer");
+			ck_assert_uint_eq(b->nrefs, 1);
+			ck_assert_str_eq(find(&d, b->refs[0])->class_name,
+					 "[B");
+		}
+		for (i = 0; i < d.n && !holder; i++)
+			if (strcmp(d.objs[i].class_name, "java.lang.Class") ==
+				0 &&
+			    bsearch(&arr->id, d.objs[i].refs, d.objs[i].nrefs,
+				    8, by_u64))
+				holder = &d.objs[i];
+		ck_assert_msg(holder, "no class object holds the static array");
+	}
+	ck_assert_msg(strstr(d.root_kinds, "sticky_class") &&
+			  strstr(d.root_kinds, "java_frame thread ") &&
+			  strstr(d.root_kinds, "thread_object thread ") &&
+			  strstr(d.root_kinds, "jni_global"),
+		      "%s", d.root_kinds);
+	dump_free(&d);
+	free(jtext);
+	free(vtext);
+	free(jrows);
+	free(vrows);
+}
+END_TEST
+
+/* ------------------------------------------------------------ bad input */
+
+static const char good_json[] =
+    "{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x1000\"]}\n"
+    "{\"address\":\"0x1000\", \"type\":\"OBJECT\", \"class\":\"0x2000\", "
+    "\"memsize\":40}\n"
+    "{\"address\":\"0x2000\", \"type\":\"CLASS\", \"name\":\"Foo\", "
+    "\"memsize\":40}\n";
+
+/* Import `input`; it must fail (exit 2) with `want` in the message and
+ * leave nothing in the directory. */
+static void import_fails(const char *input, size_t len, const char *from,
+			 const char *want)
+{
+	const char *dir = spec_mkdtemp("bad");
+	char in[PATH_MAX], out[PATH_MAX];
+	const char *args[] = {from ? "--from" : in, from ? from : out,
+			      from ? in : NULL, out, NULL};
+	struct spec_run r;
+	char *ls;
+
+	snprintf(in, sizeof(in), "%s/in", dir);
+	snprintf(out, sizeof(out), "%s/out/x.vmheap", dir);
+	spec_write_file(in, input, len);
+	snprintf(out, sizeof(out), "%s/x.vmheap", dir);
+	import_run(&r, args, NULL);
+	ck_assert_msg(r.status == 2, "exit %d, stderr %s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, want), "stderr: %s (want %s)", r.err, want);
+	ck_assert_msg(strncmp(r.err, "vmheap-import: ", 15) == 0, "%s", r.err);
+	ls = spec_ls(dir, ' ');
+	ck_assert_str_eq(ls, "in ");
+	free(ls);
+	spec_run_free(&r);
+}
+
+START_TEST(bad_json_exits_2_names_the_line_and_leaves_no_out)
+{
+	size_t cut = sizeof(good_json) - 1 - 20;
+	char corrupt[sizeof(good_json)];
+
+	/* cut in the middle of the third line, or right after its '}' */
+	import_fails(good_json, cut, NULL,
+		     "truncated: the last line (3) ends at byte offset 169 "
+		     "without a newline");
+	import_fails(good_json, sizeof(good_json) - 2, NULL,
+		     "truncated: the last line (3) ends at byte offset 188");
+	memcpy(corrupt, good_json, sizeof(good_json));
+	strstr(corrupt, "\"0x1000\", \"type\"")[2] = 'y'; /* "0y1000" */
+	import_fails(
+	    corrupt, sizeof(good_json) - 1, NULL,
+	    "malformed JSON: an address (\"0x...\") expected at line 2 "
+	    "(byte offset 65)");
+	import_fails("{\"type\":\"ROOT\",\"root\":\"vm\"}\n{\"type\": nope}\n",
+		     43, NULL,
+		     "malformed JSON: a string expected at line 2 (byte "
+		     "offset 37)");
+	import_fails("hello\n", 6, NULL, "not a dump vmheap-import reads");
+	import_fails("", 0, NULL, "empty input");
+	import_fails(good_json, sizeof(good_json) - 1, "hprof", "HPROF");
+}
+END_TEST
+
+START_TEST(bad_hprof_exits_2_names_the_byte_offset_and_leaves_no_out)
+{
+	size_t len, cut;
+	char *hprof = spec_read_file(
+	    spec_src("fuzz/import-seeds/import_hprof/small.hprof"), &len);
+	const char *dir = spec_mkdtemp("hprof");
+	char in[PATH_MAX], out[PATH_MAX], *h, *ls;
+	const char *args[] = {in, out, NULL};
+	struct spec_run r;
+	unsigned char *bad;
+
+	ck_assert_ptr_nonnull(hprof);
+	snprintf(in, sizeof(in), "%s/in.hprof", dir);
+	snprintf(out, sizeof(out), "%s/out.vmheap", dir);
+	spec_write_file(in, hprof, len);
+	import_run(&r, args, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, ": 9 objects, 6 classes, 4 roots, 7 "
+				    "references"),
+		      "%s", r.out);
+	spec_run_free(&r);
+	h = histo_csv(out, 0);
+	/* Holder: 12-byte header, a reference (4) and an int: 24 bytes */
+	ck_assert_str_eq(h,
+			 "count,class,bytes\n2,Holder,48\n1,[B,32\n1,[I,32\n"
+			 "1,[Ljava.lang.Object;,32\n4,java.lang.Class,200\n");
+	free(h);
+	unlink(out);
+
+	/* through a pipe, the format guessed from its first bytes */
+	{
+		char cmd[3 * PATH_MAX];
+		const char *sh[] = {"sh", "-c", cmd, NULL};
+
+		snprintf(cmd, sizeof(cmd), "cat %s | %s - %s", in,
+			 spec_bin("vmheap-import"), out);
+		ck_assert(spec_run(sh, NULL, NULL, RUN_MS, &r) == 0);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		ck_assert_msg(strstr(r.out, "<stdin> (hprof, 933 bytes)"), "%s",
+			      r.out);
+		spec_run_free(&r);
+		unlink(out);
+	}
+
+	/* cut anywhere: exit 2, the offset named, no OUT */
+	for (cut = 0; cut < len; cut += cut < len - 64 ? 7 : 1) {
+		spec_write_file(in, hprof, cut);
+		import_run(&r, args, NULL);
+		ck_assert_msg(r.status == 2, "cut at %zu: exit %d, %s%s", cut,
+			      r.status, r.out, r.err);
+		ck_assert_msg(strstr(r.err, "byte offset") ||
+				  strstr(r.err, "empty input"),
+			      "cut at %zu: %s", cut, r.err);
+		spec_run_free(&r);
+		ls = spec_ls(dir, ' ');
+		ck_assert_msg(strcmp(ls, "in.hprof ") == 0, "cut at %zu: %s",
+			      cut, ls);
+		free(ls);
+	}
+	/* a corrupt sub-record tag: the first INSTANCE DUMP's 0x21 */
+	bad = memchr(hprof + 600, 0x21, len - 600);
+	ck_assert_ptr_nonnull(bad);
+	*bad = 0x77;
+	spec_write_file(in, hprof, len);
+	import_run(&r, args, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "unknown heap dump sub-record tag 0x77 at "
+				    "byte offset"),
+		      "%s", r.err);
+	spec_run_free(&r);
+	free(hprof);
+}
+END_TEST
+
+START_TEST(out_is_never_overwritten_and_stdin_works)
+{
+	const char *dir = spec_mkdtemp("out");
+	char out[PATH_MAX];
+	const char *args[] = {"--pid", "4242", "-", out, NULL};
+	const char *histo[] = {spec_bin("vmheap-histo"), out, NULL};
+	struct spec_run r;
+	char *h;
+
+	snprintf(out, sizeof(out), "%s/x.vmheap", dir);
+	import_run(&r, args, good_json);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "<stdin> (ruby-json, 189 bytes) -> "), "%s",
+		      r.out);
+	ck_assert_msg(strstr(r.out, ": 2 objects, 2 classes, 1 roots"), "%s",
+		      r.out);
+	spec_run_free(&r);
+	h = histo_csv(out, 0);
+	ck_assert_str_eq(h, "count,class,bytes\n1,<hidden-class>,40\n"
+			    "1,Foo,40\n");
+	free(h);
+	/* the header names the VM and the pid given */
+	ck_assert(spec_run(histo, NULL, NULL, RUN_MS, &r) == 0);
+	ck_assert_msg(strstr(r.out, "(vm ruby , pid 4242)"), "%s", r.out);
+	spec_run_free(&r);
+	import_run(&r, args, good_json);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "already exists"), "%s", r.err);
+	spec_run_free(&r);
+	ck_assert(exists(out));
+}
+END_TEST
+
+/* ------------------------------------------------------------ terminal */
+
+START_TEST(a_large_input_gets_a_progress_bar_on_a_terminal)
+{
+	const char *dir = spec_mkdtemp("progress");
+	char in[PATH_MAX], cmd[3 * PATH_MAX], out[PATH_MAX];
+	const char *argv[] = {"script", "-qec", cmd, "/dev/null", NULL};
+	struct spec_run r;
+	unsigned long i;
+	FILE *f;
+
+	/* just over VMHEAP_PROGRESS_MIN_BYTES (100 MiB) of dump_all lines */
+	snprintf(in, sizeof(in), "%s/big.json", dir);
+	f = fopen(in, "w");
+	ck_assert_ptr_nonnull(f);
+	for (i = 0; ftell(f) < 101L * 1024 * 1024; i++)
+		fprintf(f,
+			"{\"address\":\"0x%lx\", \"type\":\"STRING\", "
+			"\"class\":\"0x10\", \"memsize\":40}\n",
+			0x100000ul + i * 40);
+	ck_assert_int_eq(fclose(f), 0);
+
+	/* under script(1), standard error is a terminal */
+	snprintf(out, sizeof(out), "%s/a.vmheap", dir);
+	snprintf(cmd, sizeof(cmd), "%s %s %s", spec_bin("vmheap-import"), in,
+		 out);
+	ck_assert(spec_run(argv, NULL, NULL, RUN_MS, &r) == 0);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_msg(strstr(r.out, "big.json ") && strstr(r.out, "% [#") &&
+			  strstr(r.out, "\r\033[K"),
+		      "no progress bar: %.300s", r.out);
+	spec_run_free(&r);
+
+	snprintf(out, sizeof(out), "%s/b.vmheap", dir);
+	snprintf(cmd, sizeof(cmd), "%s --no-progress %s %s",
+		 spec_bin("vmheap-import"), in, out);
+	ck_assert(spec_run(argv, NULL, NULL, RUN_MS, &r) == 0);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_msg(!strstr(r.out, "% ["), "a bar after --no-progress: %s",
+		      r.out);
+	spec_run_free(&r);
+	unlink(in);
+}
+END_TEST
+
+Suite *vmheap_spec_suite(void)
+{
+	Suite *s = suite_create("import");
+	TCase *tc;
+
+	tc = spec_tcase(s, "ruby", 120);
+	tcase_add_test(tc,
+		       ruby_dump_all_matches_the_agents_dump_of_the_same_heap);
+	tcase_add_test(tc, ruby_imemo_types_are_kinds);
+	tc = spec_tcase(s, "jvm", 120);
+	tcase_add_test(tc, hprof_histogram_equals_jmap_histo_live);
+	tc = spec_tcase(s, "terminal", 120);
+	tcase_add_test(tc, a_large_input_gets_a_progress_bar_on_a_terminal);
+	tc = spec_tcase(s, "errors", 60);
+	tcase_add_test(tc, bad_json_exits_2_names_the_line_and_leaves_no_out);
+	tcase_add_test(
+	    tc, bad_hprof_exits_2_names_the_byte_offset_and_leaves_no_out);
+	tcase_add_test(tc, out_is_never_overwritten_and_stdin_works);
+	return s;
+}

@@ -1,0 +1,41 @@
+# The malloc tracker's suite (spec/native_test.c): real processes under
+# LD_PRELOAD.  The victim is built without the sanitizers (the tracker is
+# preloaded into it) and with -rdynamic so that dladdr names its functions.
+NATIVE_TEST   := $(SPECDIR)/native_test
+NATIVE_VICTIM := $(SPECDIR)/native_victim
+CHECK_SUITES  += $(NATIVE_TEST)
+EXTRA_ALL     += $(NATIVE_TEST) $(NATIVE_VICTIM)
+
+NATIVE_TEST_OBJS := $(OBJDIR)/spec/native_test.o $(OBJDIR)/spec/native_format_test.o
+$(NATIVE_TEST_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
+$(NATIVE_VICTIM): spec/native/victim.c native/vmheap_native.h $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NATIVE_CFLAGS) -rdynamic -pthread $(LDFLAGS) -o $@ $< -ldl
+
+$(NATIVE_TEST): $(NATIVE_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a \
+                $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) | $(NATIVE_SO) $(NATIVE_VICTIM) $(RUN_BIN) $(CONSOLE_BIN) $(RUBY_HOST_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(NATIVE_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a $(AGENT_LINK) \
+	  $(CHECK_LIBS)
+
+# The leaker: a C "VM" with the agent (spec/native/leaker.c), tracked
+# under vmheap-run; its dumps' native sections are what the tests diff.
+NATIVE_LEAKER := $(SPECDIR)/native_leaker
+EXTRA_ALL     += $(NATIVE_LEAKER)
+$(NATIVE_TEST): | $(NATIVE_LEAKER) $(HISTO_BIN) $(DIFF_BIN)
+$(NATIVE_LEAKER): $(OBJDIR)/spec/native/leaker.o $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AGENT_LINK)
+
+# A C extension that leaks, loaded into real ruby (spec/native/leaky/);
+# built without the sanitizers like everything the tracker is preloaded
+# into.  Only where ruby's headers are (RUBY_CFLAGS).
+NATIVE_LEAKY := $(SPECDIR)/leaky/leaky.so
+ifneq ($(RUBY_CFLAGS),)
+EXTRA_ALL += $(NATIVE_LEAKY)
+$(NATIVE_TEST): | $(NATIVE_LEAKY)
+$(NATIVE_LEAKY): spec/native/leaky/leaky.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Wextra,$(NATIVE_CFLAGS)) $(RUBY_CFLAGS) -shared \
+	  -o $@ $< $(RUBY_LIBS)
+endif

@@ -1,0 +1,90 @@
+/*
+ * leaker.c - a small C "VM" with the vmheap agent, run under vmheap-run
+ * by spec/native_test.c.  Its heap walk writes nothing; its native memory
+ * is the point.  Each line on stdin is a command, answered "ok":
+ *
+ *   leak N SIZE     N mallocs of SIZE bytes in leak_in_here(), kept
+ *   free N          free N of them in release_in_here()
+ *   churn N         N malloc/free pairs in churn_in_here()
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmheap_agent.h"
+
+static void **kept;
+static size_t nkept, capkept;
+
+__attribute__((noinline)) void leak_in_here(size_t n, size_t size)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (nkept == capkept) {
+			capkept = capkept ? 2 * capkept : 1024;
+			kept = realloc(kept, capkept * sizeof(*kept));
+		}
+		kept[nkept] = malloc(size); /* the leak */
+		memset(kept[nkept], 0x5a, size);
+		nkept++;
+	}
+}
+
+__attribute__((noinline)) void release_in_here(size_t n)
+{
+	while (n-- > 0 && nkept > 0)
+		free(kept[--nkept]);
+}
+
+__attribute__((noinline)) void churn_in_here(size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *volatile p = malloc(100 + i % 50);
+		p[0] = 1;
+		free(p);
+	}
+}
+
+static int run_stopped(void *ctx, int (*fn)(void *arg), void *arg)
+{
+	(void)ctx;
+	return fn(arg);
+}
+
+static int walk_heap(void *ctx, vmheap_writer *w)
+{
+	(void)ctx, (void)w;
+	return 0;
+}
+
+int main(void)
+{
+	static const struct vmheap_agent_host host = {
+		.vm_name = "leaker",
+		.vm_version = "1.0",
+		.run_stopped = run_stopped,
+		.walk_heap = walk_heap,
+	};
+	struct vmheap_agent_config cfg;
+	vmheap_agent *a;
+	char err[512], line[256];
+
+	if (vmheap_agent_config_from_env(&cfg, err, sizeof(err)) < 0 ||
+	    vmheap_agent_start(&a, &cfg, &host, err, sizeof(err)) < 0) {
+		fprintf(stderr, "leaker: %s\n", err);
+		return 1;
+	}
+	setvbuf(stdout, NULL, _IONBF, 0);
+	printf("ready\n");
+	while (fgets(line, sizeof(line), stdin)) {
+		unsigned long n = 0, size = 0;
+		if (sscanf(line, "leak %lu %lu", &n, &size) == 2)
+			leak_in_here(n, size);
+		else if (sscanf(line, "free %lu", &n) == 1)
+			release_in_here(n);
+		else if (sscanf(line, "churn %lu", &n) == 1)
+			churn_in_here(n);
+		printf("ok\n");
+	}
+	vmheap_agent_stop(a);
+	return 0;
+}

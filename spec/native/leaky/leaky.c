@@ -1,0 +1,51 @@
+/*
+ * leaky.c - a C extension for real Ruby that leaks, for spec/native_test.c:
+ * Leaky.leak(N, SIZE) mallocs N buffers of SIZE bytes in leaky_keep() and
+ * keeps them; Leaky.release(N) frees N of them in leaky_drop().
+ */
+#include <ruby.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void **kept;
+static long nkept, capkept;
+
+__attribute__((noinline)) static void leaky_keep(long n, long size)
+{
+	for (long i = 0; i < n; i++) {
+		if (nkept == capkept) {
+			capkept = capkept ? 2 * capkept : 1024;
+			kept = realloc(kept, (size_t)capkept * sizeof(*kept));
+		}
+		kept[nkept] = malloc((size_t)size); /* the leak */
+		memset(kept[nkept], 1, (size_t)size);
+		nkept++;
+	}
+}
+
+__attribute__((noinline)) static void leaky_drop(long n)
+{
+	while (n-- > 0 && nkept > 0)
+		free(kept[--nkept]);
+}
+
+static VALUE leak(VALUE self, VALUE n, VALUE size)
+{
+	(void)self;
+	leaky_keep(NUM2LONG(n), NUM2LONG(size));
+	return Qnil;
+}
+
+static VALUE release(VALUE self, VALUE n)
+{
+	(void)self;
+	leaky_drop(NUM2LONG(n));
+	return Qnil;
+}
+
+RUBY_FUNC_EXPORTED void Init_leaky(void)
+{
+	VALUE m = rb_define_module("Leaky");
+	rb_define_module_function(m, "leak", leak, 2);
+	rb_define_module_function(m, "release", release, 1);
+}

@@ -1,0 +1,208 @@
+/*
+ * victim.c - a program run under the malloc tracker by spec/native_test.c.
+ * It switches tracking through the tracker's API (found with dlsym, as the
+ * agent finds it), allocates in functions of known names, keeps its own
+ * count of what it did, and prints the tracker's view next to it:
+ *
+ *   site LIVE_COUNT LIVE_BYTES ALLOCS FREES FUNC   one line per site
+ *                                                  whose top frame is in
+ *                                                  one of our functions
+ *   own NAME VALUE                                 the program's own count
+ *
+ * usage: victim leak N SIZE | threads T N | fork N | onoff ROUNDS
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "vmheap_native.h"
+
+static vmheap_native_start_fn start;
+static vmheap_native_stop_fn stop;
+static vmheap_native_sites_fn sites;
+static vmheap_native_get_totals_fn totals;
+
+static void **kept;
+static size_t nkept;
+
+__attribute__((noinline, visibility("default"))) void leak_here(size_t n, size_t size)
+{
+	for (size_t i = 0; i < n; i++) {
+		kept[nkept] = malloc(size);
+		memset(kept[nkept], 1, size);
+		nkept++;
+	}
+}
+
+__attribute__((noinline, visibility("default"))) void churn_here(size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *volatile p = malloc(64 + i % 200);
+		p[0] = 1;
+		free(p);
+	}
+}
+
+static __attribute__((noinline)) void free_kept(size_t n)
+{
+	while (n-- > 0 && nkept > 0)
+		free(kept[--nkept]);
+}
+
+/* Print, summed by function, the sites whose top frame is in one of
+ * this program's *_here functions. */
+static void report(void)
+{
+	size_t n = sites(NULL, 0) + 64;
+	vmheap_native_site *v = calloc(n, sizeof *v);
+	n = sites(v, n);
+	static const char *const names[] = {"leak_here", "churn_here",
+					    "thread_here"};
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+		unsigned long long sum[4] = {0, 0, 0, 0};
+		int seen = 0;
+		for (size_t i = 0; i < n; i++) {
+			Dl_info info;
+			if (!dladdr((void *)(uintptr_t)(v[i].frames[0] - 1),
+				    &info) ||
+			    info.dli_sname == NULL ||
+			    strcmp(info.dli_sname, names[k]) != 0)
+				continue;
+			seen = 1;
+			sum[0] += v[i].live_count;
+			sum[1] += v[i].live_bytes;
+			sum[2] += v[i].allocs;
+			sum[3] += v[i].frees;
+		}
+		if (seen)
+			printf("site %llu %llu %llu %llu %s\n", sum[0], sum[1],
+			       sum[2], sum[3], names[k]);
+	}
+	free(v);
+	fflush(stdout);
+}
+
+/* The array a thread keeps its pointers in (not a *_here site). */
+static __attribute__((noinline)) void **array_of(unsigned long n)
+{
+	void **p = calloc(n, sizeof(void *));
+	__asm__ volatile("" : : "r"(p) : "memory"); /* no tail call */
+	return p;
+}
+
+static _Atomic unsigned long thread_allocs, thread_frees;
+static unsigned long per_thread;
+
+__attribute__((noinline, visibility("default"))) void *thread_here(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	void **mine = array_of(per_thread);
+	for (unsigned long i = 0; i < per_thread; i++) {
+		mine[i] = malloc(16 + rand_r(&seed) % 4000);
+		atomic_fetch_add(&thread_allocs, 1);
+		if (i % 2 == 1) {
+			free(mine[i - 1]);
+			mine[i - 1] = NULL;
+			atomic_fetch_add(&thread_frees, 1);
+		}
+	}
+	return mine; /* the odd ones stay live */
+}
+
+int main(int argc, char **argv)
+{
+	start = (vmheap_native_start_fn)dlsym(RTLD_DEFAULT, "vmheap_native_start");
+	stop = (vmheap_native_stop_fn)dlsym(RTLD_DEFAULT, "vmheap_native_stop");
+	sites = (vmheap_native_sites_fn)dlsym(RTLD_DEFAULT, "vmheap_native_sites");
+	totals = (vmheap_native_get_totals_fn)dlsym(RTLD_DEFAULT,
+						   "vmheap_native_get_totals");
+	if (start == NULL || stop == NULL || sites == NULL || totals == NULL) {
+		fprintf(stderr, "victim: the tracker is not loaded\n");
+		return 2;
+	}
+	if (argc < 3)
+		return 2;
+	const char *mode = argv[1];
+	unsigned long a = strtoul(argv[2], NULL, 10);
+	unsigned long b = argc > 3 ? strtoul(argv[3], NULL, 10) : 0;
+	kept = calloc(1000000, sizeof *kept);
+
+	if (strcmp(mode, "leak") == 0) {
+		start();
+		leak_here(a, b);
+		churn_here(10000);
+		report();
+		printf("own leaked %lu\n", a * b);
+	} else if (strcmp(mode, "threads") == 0) {
+		pthread_t t[64];
+		per_thread = b;
+		start();
+		for (unsigned long i = 0; i < a && i < 64; i++)
+			pthread_create(&t[i], NULL, thread_here, (void *)(i + 1));
+		for (unsigned long i = 0; i < a && i < 64; i++)
+			pthread_join(t[i], NULL);
+		report();
+		printf("own allocs %lu\nown frees %lu\n",
+		       atomic_load(&thread_allocs), atomic_load(&thread_frees));
+	} else if (strcmp(mode, "fork") == 0) {
+		/* Threads allocate while the main thread forks. */
+		pthread_t t[4];
+		per_thread = 200000;
+		start();
+		for (int i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, thread_here, (void *)(uintptr_t)(i + 1));
+		leak_here(a, 100);
+		pid_t pid = fork();
+		if (pid == 0) {
+			leak_here(a, 100); /* the child goes on tracking */
+			printf("child:\n");
+			report();
+			_exit(0);
+		}
+		int st;
+		waitpid(pid, &st, 0);
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		printf("parent:\n");
+		report();
+		printf("own child-status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	} else if (strcmp(mode, "onoff") == 0) {
+		pthread_t t;
+		per_thread = 500000;
+		pthread_create(&t, NULL, thread_here, (void *)7);
+		unsigned long bad = 0;
+		for (unsigned long r = 0; r < a; r++) {
+			start();
+			leak_here(10, 32);
+			vmheap_native_totals tt;
+			size_t n = sites(NULL, 0);
+			vmheap_native_site *v = calloc(n + 64, sizeof *v);
+			n = sites(v, n + 64);
+			unsigned long live = 0;
+			for (size_t i = 0; i < n; i++) {
+				Dl_info info;
+				if (dladdr((void *)(uintptr_t)(v[i].frames[0] - 1), &info) &&
+				    info.dli_sname != NULL && strcmp(info.dli_sname, "leak_here") == 0)
+					live += v[i].live_bytes;
+			}
+			free(v);
+			if (live != 320)
+				bad++;
+			stop();
+			totals(&tt);
+			if (tt.sites != 0 || tt.live_count != 0)
+				bad++;
+			free_kept(10);
+		}
+		pthread_join(t, NULL);
+		printf("own bad-rounds %lu\n", bad);
+	} else {
+		return 2;
+	}
+	return 0;
+}

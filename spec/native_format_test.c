@@ -1,0 +1,233 @@
+/*
+ * native_format_test.c - the native section of the dump format (FORMAT.md
+ * section 15): the worked example is what the writer writes, byte for
+ * byte, and what the reader reads back; the writer's rules; the
+ * decoder's errors.  Part of the native suite.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "vmheap.h"
+#include "lib/vmheap_spec.h"
+
+struct buf {
+	uint8_t *p;
+	size_t len;
+};
+
+/* The hex between FORMAT.md's native-example markers. */
+static struct buf example_from_format_md(void)
+{
+	struct buf b;
+
+	b.p = spec_md_hex(spec_src("format/FORMAT.md"), "native-example",
+			  &b.len);
+	return b;
+}
+
+static const uint8_t example_id[4] = {0xde, 0xad, 0xbe, 0xef};
+
+/* Write FORMAT.md's example into a memfd; returns it, rewound. */
+static int write_example(int native, int *add_rc)
+{
+	struct vmheap_writer_options o = VMHEAP_WRITER_OPTIONS_INIT;
+	struct vmheap_dump_module m = {"/bin/app", 8, example_id, 4,
+				       0x555555554000ull};
+	struct vmheap_dump_frame f[2] = {{0, 0x1139},
+					 {VMHEAP_NO_MODULE, 0x7f0000001000ull}};
+	struct vmheap_dump_site s = {2048, 2, 3, 1, f, 2};
+	vmheap_writer *w;
+	int fd = memfd_create("native", 0);
+
+	o.vm_name = "app";
+	o.vm_version = "1";
+	o.pid = 1234;
+	o.time = 1700000000;
+	o.pointer_size = 8;
+	o.native = native;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &o), 0);
+	*add_rc = vmheap_writer_add_native(w, &m, 1, &s, 1);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+START_TEST(native_example_in_format_md_is_what_the_writer_writes)
+{
+	struct buf doc = example_from_format_md();
+	uint8_t mine[4096];
+	int rc, fd = write_example(1, &rc);
+
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(doc.len, 290);
+	ck_assert_int_eq(read(fd, mine, sizeof mine), 290);
+	for (size_t i = 0; i < doc.len; i++)
+		ck_assert_msg(mine[i] == doc.p[i],
+			      "byte 0x%zx: writer 0x%02x, FORMAT.md 0x%02x", i,
+			      mine[i], doc.p[i]);
+
+	/* Read back: a complete 1.1 dump with one site. */
+	lseek(fd, 0, SEEK_SET);
+	vmheap_reader *r;
+	struct vmheap_record rec;
+	struct vmheap_native *n;
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "native.vmheap"), 0);
+	ck_assert_uint_eq(vmheap_reader_header(r)->minor, 1);
+	ck_assert_int_eq(vmheap_reader_native(r, &n), VMHEAP_ESTATE);
+	ck_assert_int_eq(vmheap_reader_next(r, &rec), 0);
+	ck_assert_int_eq(vmheap_reader_native(r, &n), 0);
+	ck_assert_ptr_nonnull(n);
+	ck_assert_uint_eq(n->offset, 0x65);
+	ck_assert_uint_eq(n->nmodules, 1);
+	ck_assert_uint_eq(n->modules[0].path_len, 8);
+	ck_assert(memcmp(n->modules[0].path, "/bin/app", 8) == 0);
+	ck_assert_uint_eq(n->modules[0].build_id_len, 4);
+	ck_assert(memcmp(n->modules[0].build_id, example_id, 4) == 0);
+	ck_assert_uint_eq(n->modules[0].base, 0x555555554000ull);
+	ck_assert_uint_eq(n->nsites, 1);
+	ck_assert_uint_eq(n->sites[0].live_bytes, 2048);
+	ck_assert_uint_eq(n->sites[0].live_count, 2);
+	ck_assert_uint_eq(n->sites[0].allocs, 3);
+	ck_assert_uint_eq(n->sites[0].frees, 1);
+	ck_assert_uint_eq(n->sites[0].depth, 2);
+	ck_assert_uint_eq(n->sites[0].frames[0].module, 0);
+	ck_assert_uint_eq(n->sites[0].frames[0].offset, 0x1139);
+	ck_assert_uint_eq(n->sites[0].frames[1].module, VMHEAP_NO_MODULE);
+	ck_assert_uint_eq(n->sites[0].frames[1].offset, 0x7f0000001000ull);
+	vmheap_native_free(n);
+	vmheap_reader_free(r);
+	close(fd);
+	free(doc.p);
+}
+END_TEST
+
+/* A writer not opened for it refuses the section; it says 1.0 and its
+ * dump is a 1.0 dump without one. */
+START_TEST(writer_needs_the_native_option)
+{
+	int rc, fd = write_example(0, &rc);
+	vmheap_reader *r;
+	struct vmheap_record rec;
+	struct vmheap_native *n = (void *)1;
+
+	ck_assert_int_eq(rc, VMHEAP_ESTATE);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "plain"), 0);
+	ck_assert_uint_eq(vmheap_reader_header(r)->minor, 0);
+	ck_assert_int_eq(vmheap_reader_next(r, &rec), 0);
+	ck_assert_int_eq(vmheap_reader_native(r, &n), 0);
+	ck_assert_ptr_null(n);
+	vmheap_reader_free(r);
+	close(fd);
+}
+END_TEST
+
+/* Bad arguments add nothing and the dump goes on. */
+START_TEST(writer_refuses_bad_frames)
+{
+	struct vmheap_writer_options o = VMHEAP_WRITER_OPTIONS_INIT;
+	struct vmheap_dump_frame f = {1, 0x10}; /* module 1 of 1 */
+	struct vmheap_dump_site s = {1, 1, 1, 0, &f, 1};
+	struct vmheap_dump_module m = {"/x", 2, NULL, 0, 0};
+	vmheap_writer *w;
+	int fd = memfd_create("bad", 0);
+
+	o.native = 1;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &o), 0);
+	ck_assert_int_eq(vmheap_writer_add_native(w, &m, 1, &s, 1), VMHEAP_EINVAL);
+	ck_assert_str_eq(vmheap_writer_error(w), "site 0 frame 0: module 1 of 1");
+	f.module = 0;
+	ck_assert_int_eq(vmheap_writer_add_native(w, &m, 1, &s, 1), 0);
+	ck_assert_int_eq(vmheap_writer_add_native(w, &m, 1, &s, 1), VMHEAP_ESTATE);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	close(fd);
+}
+END_TEST
+
+/* The decoder's errors name what is wrong and the byte offset. */
+START_TEST(decoder_errors_name_the_offset)
+{
+	struct buf doc = example_from_format_md();
+	const uint8_t *payload = doc.p + 0x75;
+	size_t len = 64;
+	struct vmheap_native *n;
+	char err[512];
+	uint8_t bad[64];
+
+	ck_assert_int_eq(vmheap_native_decode(payload, len, 0x65, &n, err,
+					      sizeof err), 0);
+	vmheap_native_free(n);
+	/* frame 0 names module 1 of 1 */
+	memcpy(bad, payload, len);
+	bad[0xa7 - 0x75] = 0x01;
+	ck_assert_int_eq(vmheap_native_decode(bad, len, 0x65, &n, err,
+					      sizeof err), VMHEAP_EFORMAT);
+	ck_assert_ptr_null(n);
+	ck_assert_str_eq(err, "malformed native section at byte offset 117: "
+			      "site 0 frame 0 names module 1 of 1");
+	/* cut short inside the key "sites" */
+	ck_assert_int_eq(vmheap_native_decode(payload, 40, 0x65, &n, err,
+					      sizeof err), VMHEAP_EFORMAT);
+	ck_assert_str_eq(err, "malformed native section at byte offset 152: "
+			      "a key is not a str");
+	/* a live count that is a str */
+	memcpy(bad, payload, len);
+	bad[0xa3 - 0x75] = 0xa0;
+	ck_assert_int_eq(vmheap_native_decode(bad, len, 0x65, &n, err,
+					      sizeof err), VMHEAP_EFORMAT);
+	ck_assert_str_eq(err, "malformed native section at byte offset 163: "
+			      "site 0: a count is not a uint");
+	free(doc.p);
+}
+END_TEST
+
+/* The header's memory figures go through writer and reader; a header
+ * without them reads as has_memory 0. */
+START_TEST(header_memory_figures_round_trip)
+{
+	struct vmheap_process_memory pm = {123456789, 1000, 2000, 3000};
+	struct vmheap_writer_options o = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+	vmheap_reader *r;
+	struct vmheap_record rec;
+	int fd = memfd_create("mem", 0);
+
+	o.memory = &pm;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &o), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	lseek(fd, 0, SEEK_SET);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "mem"), 0);
+	const struct vmheap_header *h = vmheap_reader_header(r);
+	ck_assert_int_eq(h->has_memory, 1);
+	ck_assert_uint_eq(h->memory.rss, 123456789);
+	ck_assert_uint_eq(h->memory.malloc_in_use, 1000);
+	ck_assert_uint_eq(h->memory.malloc_free, 2000);
+	ck_assert_uint_eq(h->memory.malloc_mmap, 3000);
+	ck_assert_int_eq(vmheap_reader_next(r, &rec), 0);
+	vmheap_reader_free(r);
+	close(fd);
+
+	int rc;
+	fd = write_example(1, &rc);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "plain"), 0);
+	ck_assert_int_eq(vmheap_reader_header(r)->has_memory, 0);
+	vmheap_reader_free(r);
+	close(fd);
+}
+END_TEST
+
+void native_format_tests(Suite *s);
+void native_format_tests(Suite *s)
+{
+	TCase *t = spec_tcase(s, "format", 30);
+	tcase_add_test(t, native_example_in_format_md_is_what_the_writer_writes);
+	tcase_add_test(t, writer_needs_the_native_option);
+	tcase_add_test(t, writer_refuses_bad_frames);
+	tcase_add_test(t, decoder_errors_name_the_offset);
+	tcase_add_test(t, header_memory_figures_round_trip);
+}

@@ -1,0 +1,662 @@
+/*
+ * native_test.c - the malloc tracker (libvmheap-malloc.so) in real
+ * processes: spec/native/victim.c runs under LD_PRELOAD, switches tracking
+ * through the tracker's API and prints the tracker's sites next to its
+ * own count of what it did.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/vmheap_spec.h"
+
+static const char *preload_env(void)
+{
+	static char buf[4096];
+	snprintf(buf, sizeof buf, "LD_PRELOAD=%s",
+		 spec_build("lib/libvmheap-malloc.so"));
+	return buf;
+}
+
+/* Run the victim with the tracker; fails the test unless it exits 0. */
+static void victim(struct spec_run *r, const char *const *args)
+{
+	const char *argv[8] = {spec_build("spec/native_victim")};
+	for (int i = 0; args[i] != NULL && i < 6; i++)
+		argv[i + 1] = args[i];
+	const char *env[] = {preload_env(), NULL};
+	ck_assert_int_eq(spec_run(argv, env, NULL, 60000, r), 0);
+	ck_assert_msg(r->status == 0, "victim exited %d: %s%s", r->status,
+		      r->out, r->err);
+}
+
+/* The numbers of the "site" line of function `fn` in `out` after
+ * `from` (NULL: the start); fails the test when there is none. */
+static void site_of(const char *out, const char *fn,
+		    unsigned long long v[4])
+{
+	char want[128];
+	snprintf(want, sizeof want, " %s\n", fn);
+	const char *line = out;
+	while ((line = strstr(line, "site ")) != NULL) {
+		const char *eol = strchr(line, '\n');
+		ck_assert_ptr_nonnull(eol);
+		if ((size_t)(eol - line) + 1 >= strlen(want) &&
+		    strncmp(eol + 1 - strlen(want), want, strlen(want)) == 0) {
+			ck_assert_int_eq(sscanf(line, "site %llu %llu %llu %llu",
+						&v[0], &v[1], &v[2], &v[3]),
+					 4);
+			return;
+		}
+		line = eol + 1;
+	}
+	ck_abort_msg("no site in %s in:\n%s", fn, out);
+}
+
+static unsigned long long own(const char *out, const char *name)
+{
+	char want[64];
+	snprintf(want, sizeof want, "own %s ", name);
+	const char *p = strstr(out, want);
+	ck_assert_msg(p != NULL, "no \"%s\" in:\n%s", want, out);
+	return strtoull(p + strlen(want), NULL, 10);
+}
+
+START_TEST(leak_named_with_exact_bytes)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"leak", "1000", "1234", NULL});
+	unsigned long long v[4];
+	site_of(r.out, "leak_here", v);
+	ck_assert_uint_eq(v[0], 1000);             /* live count */
+	ck_assert_uint_eq(v[1], own(r.out, "leaked")); /* 1234000 bytes */
+	ck_assert_uint_eq(v[1], 1234000);
+	ck_assert_uint_eq(v[2], 1000);
+	ck_assert_uint_eq(v[3], 0);
+	/* malloc and free in balance: 10000 each way, nothing live */
+	site_of(r.out, "churn_here", v);
+	ck_assert_uint_eq(v[0], 0);
+	ck_assert_uint_eq(v[1], 0);
+	ck_assert_uint_eq(v[2], 10000);
+	ck_assert_uint_eq(v[3], 10000);
+	spec_run_free(&r);
+}
+END_TEST
+
+START_TEST(eight_threads_lose_no_count)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"threads", "8", "100000", NULL});
+	unsigned long long v[4];
+	site_of(r.out, "thread_here", v);
+	ck_assert_uint_eq(v[2], own(r.out, "allocs"));
+	ck_assert_uint_eq(v[2], 800000);
+	ck_assert_uint_eq(v[3], own(r.out, "frees"));
+	ck_assert_uint_eq(v[0], 400000);
+	spec_run_free(&r);
+}
+END_TEST
+
+START_TEST(fork_while_tracking)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"fork", "500", NULL});
+	ck_assert_uint_eq(own(r.out, "child-status"), 0);
+	const char *child = strstr(r.out, "child:\n");
+	const char *parent = strstr(r.out, "parent:\n");
+	ck_assert_ptr_nonnull(child);
+	ck_assert_ptr_nonnull(parent);
+	unsigned long long v[4];
+	/* The child inherited the parent's 500 and made 500 of its own. */
+	char *c = strndup(child, (size_t)(parent > child ? parent - child
+						       : (long)strlen(child)));
+	site_of(c, "leak_here", v);
+	ck_assert_uint_eq(v[0], 1000);
+	ck_assert_uint_eq(v[1], 100000);
+	free(c);
+	/* The parent's own 500 only; its threads went on. */
+	site_of(parent, "leak_here", v);
+	ck_assert_uint_eq(v[0], 500);
+	site_of(parent, "thread_here", v);
+	ck_assert_uint_eq(v[2], 800000);
+	ck_assert_uint_eq(v[0], 400000);
+	spec_run_free(&r);
+}
+END_TEST
+
+START_TEST(switched_on_and_off_repeatedly)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"onoff", "300", NULL});
+	ck_assert_uint_eq(own(r.out, "bad-rounds"), 0);
+	spec_run_free(&r);
+}
+END_TEST
+
+/* Real programs run under it unharmed, with tracking on from the start:
+ * ruby (threads, fork, dlopen of extensions). */
+START_TEST(ruby_runs_under_tracking)
+{
+	const char *argv[] = {"ruby", "-e",
+		"t = 4.times.map { Thread.new { 20000.times { 'x' * 300 } } }; "
+		"t.each(&:join); pid = fork { require 'json'; "
+		"exit!(JSON.generate([1]) == '[1]' ? 0 : 1) }; "
+		"Process.wait(pid); require 'fiddle'; "
+		"puts $?.exitstatus", NULL};
+	const char *env[] = {preload_env(), "VMHEAP_NATIVE_TRACK=1", NULL};
+	struct spec_run r;
+	ck_assert_int_eq(spec_run(argv, env, NULL, 60000, &r), 0);
+	ck_assert_msg(r.status == 0, "ruby: %d %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "0\n");
+	spec_run_free(&r);
+}
+END_TEST
+
+/* The library exports the allocator's entry points and its API, and
+ * nothing else. */
+START_TEST(exports_only_the_allocator_and_api)
+{
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd,
+		 "nm -D --defined-only %s | awk 'NF >= 3 {print $3}' | sort | tr '\\n' ' '",
+		 spec_build("lib/libvmheap-malloc.so"));
+	const char *argv[] = {"sh", "-c", cmd, NULL};
+	struct spec_run r;
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 20000, &r), 0);
+	ck_assert_str_eq(r.out,
+		"aligned_alloc calloc free malloc malloc_usable_size memalign "
+		"posix_memalign pvalloc realloc valloc vmheap_native_get_totals "
+		"vmheap_native_modules vmheap_native_sites vmheap_native_start "
+		"vmheap_native_stop vmheap_native_tracking ");
+	spec_run_free(&r);
+}
+END_TEST
+
+/* vmheap-run appends the tracker to an existing LD_PRELOAD, and the
+ * program it starts is tracked (the victim finds the API). */
+START_TEST(run_appends_to_ld_preload)
+{
+	const char *argv[] = {spec_bin("vmheap-run"), "sh", "-c",
+			      "echo \"$LD_PRELOAD\"", NULL};
+	const char *env[] = {"LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6",
+			     NULL};
+	struct spec_run r;
+	ck_assert_int_eq(spec_run(argv, env, NULL, 20000, &r), 0);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strncmp(r.out, "/lib/x86_64-linux-gnu/libm.so.6:", 32) == 0 &&
+			      strstr(r.out, "/libvmheap-malloc.so\n") != NULL,
+		      "LD_PRELOAD=%s", r.out);
+	spec_run_free(&r);
+
+	const char *v[] = {spec_bin("vmheap-run"),
+			   spec_build("spec/native_victim"), "leak", "10", "7",
+			   NULL};
+	ck_assert_int_eq(spec_run(v, NULL, NULL, 20000, &r), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "site 10 70 10 0 leak_here\n"));
+	spec_run_free(&r);
+}
+END_TEST
+
+/* For ruby it also loads the agent: the VM's discovery file appears. */
+START_TEST(run_loads_the_agent_into_ruby)
+{
+	if (SPEC_SANITIZED)
+		return; /* the instrumented extension needs ASan's runtime first */
+	const char *dir = spec_mkdtemp("run");
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "VMHEAP_AGENT_TMPDIR=%s", dir);
+	const char *argv[] = {spec_bin("vmheap-run"), "ruby", "-e",
+		"f = File.join(ENV['VMHEAP_AGENT_TMPDIR'], \"vmheap-agent.#{$$}\"); "
+		"50.times { break if File.exist?(f); sleep 0.1 }; "
+		"puts File.exist?(f)", NULL};
+	const char *env[] = {tmp, NULL};
+	struct spec_run r;
+	ck_assert_int_eq(spec_run(argv, env, NULL, 30000, &r), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(r.out, "true\n");
+	spec_run_free(&r);
+}
+END_TEST
+
+/* Without its library it says which file is missing and exits 2. */
+START_TEST(run_without_the_library)
+{
+	const char *argv[] = {spec_bin("vmheap-run"), "true", NULL};
+	const char *env[] = {"VMHEAP_MALLOC_LIB=/nonexistent/libvmheap-malloc.so",
+			     NULL};
+	struct spec_run r;
+	ck_assert_int_eq(spec_run(argv, env, NULL, 20000, &r), 0);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "/nonexistent/libvmheap-malloc.so is missing") != NULL,
+		      "%s", r.err);
+	spec_run_free(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------- the console */
+
+/* A ruby under vmheap-run (or not) that mallocs N x 1024 bytes through
+ * Fiddle each time it reads a line, and says "done N". */
+static const char fiddle_script[] =
+	"require 'fiddle'\n"
+	"STDOUT.sync = true\n"
+	"$kept = []\n"
+	"puts 'ready'\n"
+	"while (l = STDIN.gets)\n"
+	"  n = l.to_i\n"
+	"  n.times { $kept << Fiddle.malloc(1024) }\n"
+	"  puts \"done #{n}\"\n"
+	"end\n";
+
+struct rb {
+	struct spec_proc p;
+	char dir[512];
+};
+
+static void rb_start(struct rb *r, int with_tracker)
+{
+	char script[700], tmpdir[600];
+	snprintf(r->dir, sizeof r->dir, "%s", spec_mkdtemp("rb"));
+	snprintf(script, sizeof script, "%s/program.rb", r->dir);
+	spec_write_text(script, fiddle_script);
+	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", r->dir);
+	const char *tracked[] = {spec_bin("vmheap-run"), "ruby", script, NULL};
+	const char *plain[] = {"ruby", "-I", spec_build("ruby"), "-rvmheap_agent",
+			       script, NULL};
+	const char *env[] = {tmpdir, "VMHEAP_AGENT_PORT", NULL};
+	struct spec_spawn o = {0};
+	o.argv = with_tracker ? tracked : plain;
+	o.env = env;
+	o.dir = r->dir;
+	spec_proc_start(&r->p, &o, 1);
+	ck_assert_msg(spec_proc_wait_for(&r->p, "ready\n", 30000),
+		      "ruby did not start: %s", r->p.buf);
+	struct vmheap_agent_info info;
+	char err[700];
+	ck_assert_msg(spec_discovery_wait(r->dir, r->p.pid, &info, 30000, err,
+					  sizeof err) == 0,
+		      "discovery: %s", err);
+}
+
+/* vmheap-console -p PID --tmpdir DIR --json -e C1 [-e C2] */
+static void console(struct rb *r, struct spec_run *out, const char *c1,
+		    const char *c2)
+{
+	char pid[32];
+	snprintf(pid, sizeof pid, "%d", (int)r->p.pid);
+	const char *argv[] = {spec_bin("vmheap-console"), "-p", pid, "--tmpdir",
+			      r->dir, "--json", "-e", c1, c2 ? "-e" : NULL, c2,
+			      NULL};
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 30000, out), 0);
+}
+
+static void rb_alloc(struct rb *r, const char *n)
+{
+	char want[64];
+	snprintf(want, sizeof want, "done %s\n", n);
+	r->p.len = 0;
+	r->p.buf[0] = '\0'; /* strstr reads up to the NUL */
+	spec_proc_write(&r->p, n);
+	spec_proc_write(&r->p, "\n");
+	ck_assert_msg(spec_proc_wait_for(&r->p, want, 60000), "%s", r->p.buf);
+}
+
+START_TEST(console_switches_tracking)
+{
+	if (SPEC_SANITIZED)
+		return; /* ASan's malloc comes first in an instrumented agent */
+	struct rb r;
+	struct spec_run o;
+	rb_start(&r, 1);
+	rb_alloc(&r, "100"); /* before tracking: not counted */
+	console(&r, &o, "get config.native.track", NULL);
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	ck_assert_str_eq(o.out, "false\n");
+	spec_run_free(&o);
+	console(&r, &o, "set config.native.track true", NULL);
+	ck_assert_str_eq(o.out, "true\n");
+	spec_run_free(&o);
+	rb_alloc(&r, "3000");
+	console(&r, &o, "get system.native.sites", NULL);
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	/* The top site: the 3000 Fiddle.malloc(1024), exactly. */
+	const char *top = "[{\"live_bytes\":3072000,\"live_count\":3000,"
+			  "\"allocs\":3000,\"frees\":0,\"site\":";
+	ck_assert_msg(strncmp(o.out, top, strlen(top)) == 0, "%s", o.out);
+	ck_assert_msg(strstr(o.out, "(fiddle.so)") != NULL, "%s", o.out);
+	spec_run_free(&o);
+	/* Off forgets; on again starts from nothing. */
+	console(&r, &o, "set config.native.track false", "get system.native.sites");
+	ck_assert_int_eq(o.status, 1);
+	ck_assert_msg(strstr(o.err, "native tracking is off") != NULL, "%s", o.err);
+	spec_run_free(&o);
+	console(&r, &o, "set config.native.track on", NULL);
+	spec_run_free(&o);
+	rb_alloc(&r, "7");
+	console(&r, &o, "get system.native.sites", NULL);
+	/* (the agent's own 80 KiB read buffer may come first now) */
+	const char *row = strstr(o.out, "{\"live_bytes\":7168,\"live_count\":7,"
+				       "\"allocs\":7,\"frees\":0,\"site\":");
+	ck_assert_msg(row != NULL, "%s", o.out);
+	ck_assert_msg(strstr(row, "(fiddle.so)") != NULL, "%s", row);
+	spec_run_free(&o);
+	spec_kill(r.p.pid);
+}
+END_TEST
+
+START_TEST(console_without_the_tracker)
+{
+	if (SPEC_SANITIZED)
+		return; /* the agent needs ASan's runtime preloaded there */
+	struct rb r;
+	struct spec_run o;
+	rb_start(&r, 0);
+	console(&r, &o, "set config.native.track true", NULL);
+	ck_assert_int_eq(o.status, 1);
+	ck_assert_msg(strstr(o.err, "the malloc tracker is not loaded in this VM; "
+				    "start the VM with vmheap-run") != NULL,
+		      "%s", o.err);
+	spec_run_free(&o);
+	console(&r, &o, "get config.native.track", NULL);
+	ck_assert_str_eq(o.out, "false\n");
+	spec_run_free(&o);
+	spec_kill(r.p.pid);
+}
+END_TEST
+
+/* ------------------------------------------------------------- dumps */
+
+/* The leaker (a C VM with the agent) under vmheap-run. */
+static void leaker_start(struct rb *r)
+{
+	char tmpdir[600], dumpdir[600];
+	snprintf(r->dir, sizeof r->dir, "%s", spec_mkdtemp("leaker"));
+	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", r->dir);
+	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", r->dir);
+	const char *argv[] = {spec_bin("vmheap-run"),
+			      spec_build("spec/native_leaker"), NULL};
+	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
+	struct spec_spawn o = {0};
+	o.argv = argv;
+	o.env = env;
+	o.dir = r->dir;
+	spec_proc_start(&r->p, &o, 1);
+	ck_assert_msg(spec_proc_wait_for(&r->p, "ready\n", 30000), "%s",
+		      r->p.buf);
+	struct vmheap_agent_info info;
+	char err[700];
+	ck_assert_msg(spec_discovery_wait(r->dir, r->p.pid, &info, 30000, err,
+					  sizeof err) == 0,
+		      "discovery: %s", err);
+}
+
+/* Send a command line, wait for its "ok". */
+static void say(struct rb *r, const char *cmd)
+{
+	r->p.len = 0;
+	r->p.buf[0] = '\0'; /* strstr reads up to the NUL */
+	spec_proc_write(&r->p, cmd);
+	spec_proc_write(&r->p, "\n");
+	ck_assert_msg(spec_proc_wait_for(&r->p, "ok\n", 60000), "%s", r->p.buf);
+}
+
+static void dump(struct rb *r, const char *name)
+{
+	char cmd[256];
+	struct spec_run o;
+	snprintf(cmd, sizeof cmd, "set system.memory.dump %s", name);
+	console(r, &o, cmd, NULL);
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	spec_run_free(&o);
+}
+
+/* vmheap-histo / vmheap-diff (tool) with `a` and `b` (may be NULL) in
+ * r->dir. */
+static void tool(struct rb *r, struct spec_run *o, const char *tool,
+		 const char *opt, const char *a, const char *b)
+{
+	char pa[700], pb[700];
+	snprintf(pa, sizeof pa, "%s/%s", r->dir, a);
+	if (b)
+		snprintf(pb, sizeof pb, "%s/%s", r->dir, b);
+	const char *argv[] = {spec_bin(tool), "--native", opt ? opt : pa,
+			      opt ? pa : (b ? pb : NULL), opt && b ? pb : NULL,
+			      NULL};
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, o), 0);
+}
+
+/* The first row of a text report (after the "count  bytes  site"
+ * header). */
+static const char *first_row(const char *out)
+{
+	const char *h = strstr(out, "count");
+	ck_assert_msg(h != NULL, "%s", out);
+	const char *nl = strchr(h, '\n');
+	ck_assert_ptr_nonnull(nl);
+	return nl + 1;
+}
+
+static int starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+START_TEST(diff_names_the_leaking_function)
+{
+	if (SPEC_SANITIZED)
+		return; /* ASan's malloc comes first in an instrumented VM */
+	struct rb r;
+	struct spec_run o;
+	leaker_start(&r);
+	dump(&r, "plain.vmheap"); /* before tracking: no native section */
+	console(&r, &o, "set config.native.track true", NULL);
+	spec_run_free(&o);
+	dump(&r, "a.vmheap");
+	say(&r, "leak 1000 1234");
+	say(&r, "churn 20000"); /* in balance: no growth */
+	dump(&r, "b.vmheap");
+	say(&r, "free 400");    /* freed in another function */
+	dump(&r, "c.vmheap");
+	spec_kill(r.p.pid);
+
+	/* The top row: the function, file:line, the leaked bytes exact. */
+	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	const char *row = first_row(o.out);
+	ck_assert_msg(starts(row, "+1000  +1234000  leak_in_here (leaker.c:26) < "
+				  "main (leaker.c:"),
+		      "%s", o.out);
+	ck_assert_msg(strstr(o.out, "churn_in_here") == NULL, "%s", o.out);
+	spec_run_free(&o);
+
+	tool(&r, &o, "vmheap-diff", NULL, "b.vmheap", "c.vmheap");
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	ck_assert_msg(strstr(o.out, "\n -400  -493600  leak_in_here (leaker.c:26) < ") != NULL,
+		      "%s", o.out);
+	spec_run_free(&o);
+
+	tool(&r, &o, "vmheap-histo", NULL, "c.vmheap", NULL);
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	ck_assert_msg(starts(first_row(o.out), "  600  740400  leak_in_here (leaker.c:26)"),
+		      "%s", o.out);
+	spec_run_free(&o);
+
+	tool(&r, &o, "vmheap-diff", "--format=csv", "a.vmheap", "b.vmheap");
+	ck_assert_msg(starts(o.out, "count,bytes,site\n1000,1234000,leak_in_here (leaker.c:26) < "),
+		      "%s", o.out);
+	spec_run_free(&o);
+
+	/* A dump without the section: said, exit status 1. */
+	tool(&r, &o, "vmheap-histo", NULL, "plain.vmheap", NULL);
+	ck_assert_int_eq(o.status, 1);
+	ck_assert_msg(strstr(o.err, "plain.vmheap has no native section") != NULL,
+		      "%s", o.err);
+	spec_run_free(&o);
+	tool(&r, &o, "vmheap-diff", NULL, "plain.vmheap", "b.vmheap");
+	ck_assert_int_eq(o.status, 1);
+	ck_assert_msg(strstr(o.err, "has no native section") != NULL, "%s", o.err);
+	spec_run_free(&o);
+}
+END_TEST
+
+/* Every dump's header has the RSS and malloc's figures: histo prints
+ * them, and diff warns when they grew while the heap did not. */
+START_TEST(memory_summary_and_warning)
+{
+	if (SPEC_SANITIZED)
+		return;
+	struct rb r;
+	struct spec_run o;
+	leaker_start(&r);
+	dump(&r, "a.vmheap");
+	say(&r, "leak 4000 4096"); /* 16 MB of malloc, nothing in the heap */
+	dump(&r, "b.vmheap");
+	spec_kill(r.p.pid);
+	char pa[700], pb[700];
+	snprintf(pa, sizeof pa, "%s/a.vmheap", r.dir);
+	snprintf(pb, sizeof pb, "%s/b.vmheap", r.dir);
+	const char *h[] = {spec_bin("vmheap-histo"), pb, NULL};
+	ck_assert_int_eq(spec_run(h, NULL, NULL, 30000, &o), 0);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	ck_assert_msg(strstr(o.out, "\nmemory: RSS ") != NULL &&
+			      strstr(o.out, "; the heap's objects 0 bytes (0.0% of RSS); "
+					    "malloc holds ") != NULL,
+		      "%s", o.out);
+	spec_run_free(&o);
+	const char *d[] = {spec_bin("vmheap-diff"), pa, pb, NULL};
+	ck_assert_int_eq(spec_run(d, NULL, NULL, 30000, &o), 0);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	ck_assert_msg(strstr(o.out, "\nmemory: RSS +") != NULL, "%s", o.out);
+	ck_assert_msg(strstr(o.err, "vmheap-diff: warning: RSS grew by ") != NULL &&
+			      strstr(o.err, "while the VM heap's objects grew by 0 bytes: "
+					    "the growth is outside the VM heap; find it with "
+					    "vmheap-diff --native") != NULL,
+		      "%s", o.err);
+	spec_run_free(&o);
+}
+END_TEST
+
+/* A ruby program under vmheap-run (with `-I incdir` when not NULL) that
+ * answers "ok" to each line, tracked from the console. */
+static void tracked_ruby(struct rb *r, const char *tag, const char *script,
+			 const char *incdir)
+{
+	char path[700], tmpdir[600], dumpdir[600];
+	snprintf(r->dir, sizeof r->dir, "%s", spec_mkdtemp(tag));
+	snprintf(path, sizeof path, "%s/program.rb", r->dir);
+	spec_write_text(path, script);
+	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", r->dir);
+	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", r->dir);
+	const char *with_inc[] = {spec_bin("vmheap-run"), "ruby", "-I", incdir,
+				  path, NULL};
+	const char *plain[] = {spec_bin("vmheap-run"), "ruby", path, NULL};
+	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
+	struct spec_spawn sp = {0};
+	sp.argv = incdir ? with_inc : plain;
+	sp.env = env;
+	sp.dir = r->dir;
+	spec_proc_start(&r->p, &sp, 1);
+	ck_assert_msg(spec_proc_wait_for(&r->p, "ready\n", 30000), "%s", r->p.buf);
+	struct vmheap_agent_info info;
+	char err[700];
+	ck_assert_msg(spec_discovery_wait(r->dir, r->p.pid, &info, 30000, err,
+					  sizeof err) == 0, "%s", err);
+	struct spec_run o;
+	console(r, &o, "set config.native.track true", NULL);
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	spec_run_free(&o);
+}
+
+/* Fiddle.malloc(1024) 100,000 times in real ruby, 50,000 freed: the diff
+ * shows 51,200,000 bytes at Fiddle's call site. */
+START_TEST(fiddle_leak_in_ruby)
+{
+	if (SPEC_SANITIZED)
+		return;
+	static const char script[] =
+		"require 'fiddle'\n"
+		"STDOUT.sync = true\n"
+		"$kept = []\n"
+		"puts 'ready'\n"
+		"while (l = STDIN.gets)\n"
+		"  w, n = l.split\n"
+		"  n = n.to_i\n"
+		"  if w == 'leak' then n.times { $kept << Fiddle.malloc(1024) }\n"
+		"  else n.times { Fiddle.free($kept.pop) } end\n"
+		"  puts 'ok'\n"
+		"end\n";
+	struct rb r;
+	struct spec_run o;
+	tracked_ruby(&r, "fiddle", script, NULL);
+	dump(&r, "a.vmheap");
+	say(&r, "leak 100000");
+	say(&r, "free 50000");
+	dump(&r, "b.vmheap");
+	spec_kill(r.p.pid);
+	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	ck_assert_msg(starts(first_row(o.out), "+50000  +51200000  "), "%s", o.out);
+	ck_assert_msg(strstr(first_row(o.out), "fiddle.so") != NULL, "%s", o.out);
+	spec_run_free(&o);
+}
+END_TEST
+
+/* A C extension loaded into real ruby leaks in leaky_keep(): the diff
+ * names it and its file:line at the top, with the bytes exact. */
+START_TEST(c_extension_leak_in_ruby)
+{
+	if (SPEC_SANITIZED)
+		return;
+	static const char script[] =
+		"require 'leaky'\n"
+		"STDOUT.sync = true\n"
+		"puts 'ready'\n"
+		"while (l = STDIN.gets)\n"
+		"  w, n = l.split\n"
+		"  if w == 'leak' then Leaky.leak(n.to_i, 3000) else Leaky.release(n.to_i) end\n"
+		"  puts 'ok'\n"
+		"end\n";
+	struct rb r;
+	struct spec_run o;
+	tracked_ruby(&r, "leaky", script, spec_build("spec/leaky"));
+	dump(&r, "a.vmheap");
+	say(&r, "leak 2000");
+	say(&r, "release 500");
+	dump(&r, "b.vmheap");
+	spec_kill(r.p.pid);
+	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	ck_assert_msg(starts(first_row(o.out), "+1500  +4500000  leaky_keep (leaky.c:20) < "),
+		      "%s", o.out);
+	spec_run_free(&o);
+}
+END_TEST
+
+void native_format_tests(Suite *s); /* native_format_test.c */
+
+Suite *vmheap_spec_suite(void)
+{
+	Suite *s = suite_create("native");
+	TCase *t = spec_tcase(s, "tracker", 120);
+	tcase_add_test(t, leak_named_with_exact_bytes);
+	tcase_add_test(t, eight_threads_lose_no_count);
+	tcase_add_test(t, fork_while_tracking);
+	tcase_add_test(t, switched_on_and_off_repeatedly);
+	tcase_add_test(t, ruby_runs_under_tracking);
+	tcase_add_test(t, exports_only_the_allocator_and_api);
+	TCase *run = spec_tcase(s, "vmheap-run", 60);
+	tcase_add_test(run, run_appends_to_ld_preload);
+	tcase_add_test(run, run_loads_the_agent_into_ruby);
+	tcase_add_test(run, run_without_the_library);
+	TCase *con = spec_tcase(s, "console", 120);
+	tcase_add_test(con, console_switches_tracking);
+	tcase_add_test(con, console_without_the_tracker);
+	native_format_tests(s);
+	TCase *dumps = spec_tcase(s, "dumps", 180);
+	tcase_add_test(dumps, diff_names_the_leaking_function);
+	tcase_add_test(dumps, fiddle_leak_in_ruby);
+	tcase_add_test(dumps, c_extension_leak_in_ruby);
+	tcase_add_test(dumps, memory_summary_and_warning);
+	return s;
+}
