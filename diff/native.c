@@ -111,11 +111,11 @@ int diff_native_main(const struct diff_options *o)
 		if (o->report.format == VMHEAP_OUTPUT_JSON) {
 			vmheap_strbuf_addf(&out, "{\"native\": true, ");
 			vmheap_native_render(&out, d, nd, shown,
-					     o->report.format, 1);
+					     &o->report, 1);
 			vmheap_strbuf_addf(&out, "}\n");
 		} else if (o->report.format == VMHEAP_OUTPUT_CSV) {
 			vmheap_native_render(&out, d, nd, shown,
-					     o->report.format, 1);
+					     &o->report, 1);
 		} else {
 			vmheap_strbuf_addf(&out, "old: ");
 			vmheap_strbuf_add_dump_origin(&out, old.r);
@@ -124,7 +124,7 @@ int diff_native_main(const struct diff_options *o)
 			vmheap_strbuf_addf(&out, "\nlive malloc memory "
 						 "by call site, new minus old\n");
 			vmheap_native_render(&out, d, nd, shown,
-					     o->report.format, 1);
+					     &o->report, 1);
 		}
 		if (out.failed) {
 			snprintf(err, sizeof(err),

@@ -42,17 +42,17 @@ int histo_native(const struct histo_options *o, struct vmheap_strbuf *out,
 	if (o->report.format == VMHEAP_OUTPUT_JSON) {
 		vmheap_strbuf_addf(out, "{\"native\": true, ");
 		vmheap_native_render(out, rows, nrows, shown,
-				     o->report.format, 0);
+				     &o->report, 0);
 		vmheap_strbuf_addf(out, "}\n");
 	} else if (o->report.format == VMHEAP_OUTPUT_CSV) {
 		vmheap_native_render(out, rows, nrows, shown,
-				     o->report.format, 0);
+				     &o->report, 0);
 	} else {
 		vmheap_strbuf_addf(out, "native: ");
 		vmheap_strbuf_add_dump_origin(out, r);
 		vmheap_strbuf_addf(out, ": live malloc memory by call site\n");
 		vmheap_native_render(out, rows, nrows, shown,
-				     o->report.format, 0);
+				     &o->report, 0);
 	}
 out:
 	vmheap_native_rows_free(rows, nrows);

@@ -125,11 +125,22 @@ static void num(char *buf, size_t len, int64_t v, int sign)
 	snprintf(buf, len, sign && v > 0 ? "+%lld" : "%lld", (long long)v);
 }
 
+/* A bytes cell: human units unless --bytes, signed in a diff. */
+static void native_size(const struct vmheap_report_options *o, char *buf,
+			size_t len, int64_t v, int sign)
+{
+	if (sign)
+		vmheap_report_size_delta(o, buf, len, v);
+	else
+		vmheap_report_size(o, buf, len, (uint64_t)v);
+}
+
 void vmheap_native_render(struct vmheap_strbuf *sb,
 			  const struct vmheap_native_row *rows, size_t n,
-			  size_t shown, enum vmheap_output_format format,
+			  size_t shown, const struct vmheap_report_options *o,
 			  int sign)
 {
+	enum vmheap_output_format format = o->format;
 	char c[32], b[32];
 	int64_t tc = 0, tb = 0;
 
@@ -175,7 +186,7 @@ void vmheap_native_render(struct vmheap_strbuf *sb,
 	vmheap_table_add_row(t, head);
 	for (size_t i = 0; i < shown; i++) {
 		num(c, sizeof(c), rows[i].count, sign);
-		num(b, sizeof(b), rows[i].bytes, sign);
+		native_size(o, b, sizeof(b), rows[i].bytes, sign);
 		const char *row[] = {c, b, rows[i].site};
 		vmheap_table_add_row(t, row);
 	}
@@ -183,7 +194,7 @@ void vmheap_native_render(struct vmheap_strbuf *sb,
 	vmheap_report_total_label(label, sizeof(label), "total", n,
 				  sign ? "sites changed" : "sites", shown);
 	num(c, sizeof(c), tc, sign);
-	num(b, sizeof(b), tb, sign);
+	native_size(o, b, sizeof(b), tb, sign);
 	const char *total[] = {c, b, label};
 	vmheap_table_add_row(t, total);
 	vmheap_table_render(t, sb);

@@ -327,14 +327,15 @@ void vmheap_native_rows_free(struct vmheap_native_row *rows, size_t n);
 void vmheap_native_rows_sort(struct vmheap_native_row *rows, size_t n);
 
 /*
- * Append the first `shown` of n rows in `format`: a text table
- * "count  bytes  site" with a total row, CSV "count,bytes,site" lines,
- * or the JSON members "sites": [...], "total": {...} (no braces).
- * `sign` writes positive figures with a '+' (a diff).
+ * Append the first `shown` of n rows in o->format: a text table
+ * "count  bytes  site" with a total row (bytes in human units unless
+ * o->raw_bytes, --bytes), CSV "count,bytes,site" lines, or the JSON
+ * members "sites": [...], "total": {...} (no braces); CSV and JSON give
+ * exact bytes.  `sign` writes positive figures with a '+' (a diff).
  */
 void vmheap_native_render(struct vmheap_strbuf *sb,
 			  const struct vmheap_native_row *rows, size_t n,
-			  size_t shown, enum vmheap_output_format format,
+			  size_t shown, const struct vmheap_report_options *o,
 			  int sign);
 
 /* ------------------------------------------------------ process memory */

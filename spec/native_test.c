@@ -411,8 +411,8 @@ static void dump(struct rb *r, const char *name)
 	spec_run_free(&o);
 }
 
-/* vmheap-histo / vmheap-diff (tool) with `a` and `b` (may be NULL) in
- * r->dir. */
+/* vmheap-histo / vmheap-diff (tool) --native --bytes (exact figures)
+ * with `a` and `b` (may be NULL) in r->dir. */
 static void tool(struct rb *r, struct spec_run *o, const char *tool,
 		 const char *opt, const char *a, const char *b)
 {
@@ -420,7 +420,7 @@ static void tool(struct rb *r, struct spec_run *o, const char *tool,
 	snprintf(pa, sizeof pa, "%s/%s", r->dir, a);
 	if (b)
 		snprintf(pb, sizeof pb, "%s/%s", r->dir, b);
-	const char *argv[] = {spec_bin(tool), "--native", opt ? opt : pa,
+	const char *argv[] = {spec_bin(tool), "--native", "--bytes", opt ? opt : pa,
 			      opt ? pa : (b ? pb : NULL), opt && b ? pb : NULL,
 			      NULL};
 	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, o), 0);
