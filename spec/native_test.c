@@ -470,6 +470,22 @@ START_TEST(diff_names_the_leaking_function)
 	ck_assert_msg(strstr(o.out, "churn_in_here") == NULL, "%s", o.out);
 	spec_run_free(&o);
 
+	/* Without --bytes, the same row in human units (1234000 bytes). */
+	{
+		char pa[700], pb[700];
+		snprintf(pa, sizeof pa, "%s/a.vmheap", r.dir);
+		snprintf(pb, sizeof pb, "%s/b.vmheap", r.dir);
+		const char *argv[] = {spec_bin("vmheap-diff"), "--native", pa,
+				      pb, NULL};
+		ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
+		ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+		ck_assert_msg(strstr(first_row(o.out),
+				     "+1.18 MiB  leak_in_here (leaker.c:26)") ==
+				  first_row(o.out) + strlen("+1000  "),
+			      "%s", o.out);
+		spec_run_free(&o);
+	}
+
 	tool(&r, &o, "vmheap-diff", NULL, "b.vmheap", "c.vmheap");
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(strstr(o.out, "\n -400  -493600  leak_in_here (leaker.c:26) < ") != NULL,
