@@ -9,6 +9,9 @@
  *   report.c    text, JSON and CSV output of every mode
  *   paths.c     --paths: the new objects' paths from the roots, merged
  *               by shape, for the classes that grew most (heap graphs)
+ *   suspects.c  --suspects: the new objects grouped by their owner (the
+ *               top-most new object that dominates them), owners' classes
+ *               ranked by the new bytes they hold (heap graphs)
  */
 #ifndef DIFF_INTERNAL_H
 #define DIFF_INTERNAL_H
@@ -19,9 +22,17 @@
 #include "vmheap_analysis.h"
 #include "vmheap_report.h"
 
-enum diff_mode { DIFF_CLASSES, DIFF_OBJECTS, DIFF_RETAINERS, DIFF_PATHS };
+enum diff_mode {
+	DIFF_CLASSES,
+	DIFF_OBJECTS,
+	DIFF_RETAINERS,
+	DIFF_PATHS,
+	DIFF_SUSPECTS
+};
 
-struct diff_paths; /* --paths (paths.c) */
+struct diff_paths;    /* --paths (paths.c) */
+struct diff_suspects; /* --suspects (suspects.c) */
+#include "vmheap_graph.h"
 
 struct diff_options {
 	const char *old_path, *new_path;
@@ -50,6 +61,8 @@ struct diff_result {
 	struct vmheap_identity_result ident;
 	/* DIFF_PATHS */
 	struct diff_paths *paths;
+	/* DIFF_SUSPECTS */
+	struct diff_suspects *suspects;
 };
 
 /* Open both dumps (headers only).  Returns 0 or a code with err set. */
@@ -75,12 +88,37 @@ int diff_identity(const struct diff_options *o, struct diff_result *res,
 int diff_paths(const struct diff_options *o, struct diff_result *res,
 	       char *err, size_t errsz);
 void diff_paths_release(struct diff_paths *p);
+
+/* Read OLD and NEW (the readers diff_open opened) into heap graphs.
+ * Returns 0 or a code with err set. */
+int diff_read_graphs(struct diff_result *res, vmheap_graph **old_g,
+		     vmheap_graph **new_g, char *err, size_t errsz);
+
+/* The new objects of NEW: mark[i] is group[class of i] + 1 when object i
+ * is new (OLD has no object of its id, or one of another class name: the
+ * rule of vmheap_identity_diff), else 0.  `group` numbers NEW's class
+ * table by label (vmheap_graph_label_groups).  Returns 0 or
+ * VMHEAP_ENOMEM. */
+int diff_mark_new(const vmheap_graph *old_g, const vmheap_graph *new_g,
+		  const uint32_t *group, uint32_t *mark);
 void diff_paths_text(const struct diff_options *o, struct diff_result *res,
 		     struct vmheap_strbuf *out);
 void diff_paths_json(const struct diff_options *o, struct diff_result *res,
 		     struct vmheap_strbuf *out);
 void diff_paths_csv(const struct diff_options *o, struct diff_result *res,
 		    struct vmheap_strbuf *out);
+
+/* --suspects: both dumps read into heap graphs, the new objects marked
+ * by identity (diff_mark_new), grouped by owner, ranked. */
+int diff_suspects(const struct diff_options *o, struct diff_result *res,
+		  char *err, size_t errsz);
+void diff_suspects_release(struct diff_suspects *s);
+void diff_suspects_text(const struct diff_options *o, struct diff_result *res,
+			struct vmheap_strbuf *out);
+void diff_suspects_json(const struct diff_options *o, struct diff_result *res,
+			struct vmheap_strbuf *out);
+void diff_suspects_csv(const struct diff_options *o, struct diff_result *res,
+		       struct vmheap_strbuf *out);
 
 /* Render the result of o->mode into out. */
 void diff_render(const struct diff_options *o, struct diff_result *res,

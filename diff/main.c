@@ -5,6 +5,7 @@
  *   vmheap-diff --objects OLD NEW    objects in NEW not in OLD, by identity
  *   vmheap-diff --retainers OLD NEW  who references those new objects
  *   vmheap-diff --paths OLD NEW      their paths from the roots (paths.c)
+ *   vmheap-diff --suspects OLD NEW   the classes that hold them (suspects.c)
  *
  * Nothing is printed until both dumps were read and verified whole; a
  * damaged dump gives one error message and exit status 2.
@@ -19,7 +20,8 @@
 #include "diff-internal.h"
 
 static const char usage_line[] =
-    "usage: vmheap-diff [--objects | --retainers | --paths] [--sort "
+    "usage: vmheap-diff [--objects | --retainers | --paths | --suspects] "
+    "[--sort "
     "count|bytes|name] [--top N] [--format text|json|csv] [--threads N] "
     "OLD NEW";
 
@@ -48,6 +50,13 @@ static void help(void)
 	       "                 roots to the new objects, merged by shape "
 	       "(--top N: N classes,\n"
 	       "                 default 5)\n"
+	       "  --suspects     leak suspects: the new objects grouped by "
+	       "their owner (the\n"
+	       "                 top-most new object that dominates them), "
+	       "owners' classes\n"
+	       "                 ranked by the new bytes they hold, with "
+	       "their path (--top N:\n"
+	       "                 N suspects, default 10)\n"
 	       "  --sort KEY     count (default), bytes or name\n"
 	       "  --top N        print only the first N rows (--retainers: N "
 	       "classes, default 10)\n"
@@ -69,6 +78,7 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	    {"objects", no_argument, NULL, 'o'},
 	    {"retainers", no_argument, NULL, 'r'},
 	    {"paths", no_argument, NULL, 'p'},
+	    {"suspects", no_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -98,6 +108,10 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			o->mode = DIFF_PATHS;
 			modes++;
 			break;
+		case 's':
+			o->mode = DIFF_SUSPECTS;
+			modes++;
+			break;
 		case 'h':
 			help();
 			break;
@@ -108,8 +122,8 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	}
 	if (modes > 1)
 		usage_error("%s",
-			    "--objects, --retainers and --paths exclude each "
-			    "other");
+			    "--objects, --retainers, --paths and --suspects "
+			    "exclude each other");
 	if (argc - optind != 2)
 		usage_error("%s", argc - optind < 2
 				      ? "two dumps needed: OLD NEW"
@@ -145,7 +159,7 @@ static int same_file(const char *a, const char *b)
  * in their totals, nearly always). */
 static int same_totals(const struct diff_result *res)
 {
-	if (!res->old_d.census || !res->new_d.census) /* --paths */
+	if (!res->old_d.census || !res->new_d.census) /* graph modes */
 		return 0;
 	const struct vmheap_totals *x = vmheap_census_totals(res->old_d.census);
 	const struct vmheap_totals *y = vmheap_census_totals(res->new_d.census);
@@ -208,6 +222,8 @@ int main(int argc, char **argv)
 			rc = diff_classes(&o, &res, err, sizeof(err));
 		else if (o.mode == DIFF_PATHS)
 			rc = diff_paths(&o, &res, err, sizeof(err));
+		else if (o.mode == DIFF_SUSPECTS)
+			rc = diff_suspects(&o, &res, err, sizeof(err));
 		else
 			rc = diff_identity(&o, &res, err, sizeof(err));
 	}

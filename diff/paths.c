@@ -32,21 +32,6 @@ struct diff_paths {
 	uint64_t new_objects, new_bytes;
 };
 
-/* 1 when object i of NEW is new: OLD has no object of its id, or one of
- * another class name. */
-static int is_new(const struct diff_paths *p, char **old_labels,
-		  char **new_labels, uint32_t i)
-{
-	uint32_t j =
-	    vmheap_graph_find(p->old_g, vmheap_graph_object_id(p->new_g, i));
-
-	if (j == VMHEAP_GRAPH_NONE)
-		return 1;
-	return strcmp(new_labels[vmheap_graph_object_class_index(p->new_g, i)],
-		      old_labels[vmheap_graph_object_class_index(p->old_g, j)]) !=
-	       0;
-}
-
 /* The label of each class of g's class table. */
 static char **class_labels(const vmheap_graph *g)
 {
@@ -62,6 +47,56 @@ static char **class_labels(const vmheap_graph *g)
 			return NULL;
 		}
 	return l;
+}
+
+/* 1 when object i of NEW is new: OLD has no object of its id, or one of
+ * another class name. */
+static int is_new(const vmheap_graph *old_g, const vmheap_graph *new_g,
+		  char **old_labels, char **new_labels, uint32_t i)
+{
+	uint32_t j = vmheap_graph_find(old_g, vmheap_graph_object_id(new_g, i));
+
+	if (j == VMHEAP_GRAPH_NONE)
+		return 1;
+	return strcmp(new_labels[vmheap_graph_object_class_index(new_g, i)],
+		      old_labels[vmheap_graph_object_class_index(old_g, j)]) != 0;
+}
+
+int diff_mark_new(const vmheap_graph *old_g, const vmheap_graph *new_g,
+		  const uint32_t *group, uint32_t *mark)
+{
+	char **old_labels = class_labels(old_g);
+	char **new_labels = class_labels(new_g);
+	size_t nold = vmheap_graph_class_count(old_g);
+	size_t nnew = vmheap_graph_class_count(new_g);
+	int rc = 0;
+
+	if (!old_labels || !new_labels) {
+		rc = VMHEAP_ENOMEM;
+		goto done;
+	}
+	for (uint32_t i = 0; i < vmheap_graph_object_count(new_g); i++)
+		mark[i] = is_new(old_g, new_g, old_labels, new_labels, i)
+			      ? group[vmheap_graph_object_class_index(new_g, i)] + 1
+			      : 0;
+done:
+	for (size_t k = 0; old_labels && k < nold; k++)
+		free(old_labels[k]);
+	for (size_t k = 0; new_labels && k < nnew; k++)
+		free(new_labels[k]);
+	free(old_labels);
+	free(new_labels);
+	return rc;
+}
+
+int diff_read_graphs(struct diff_result *res, vmheap_graph **old_g,
+		     vmheap_graph **new_g, char *err, size_t errsz)
+{
+	int rc = vmheap_graph_read(old_g, res->old_d.reader, err, errsz);
+
+	if (rc == 0)
+		rc = vmheap_graph_read(new_g, res->new_d.reader, err, errsz);
+	return rc;
 }
 
 static enum vmheap_sort sort_key;
@@ -81,35 +116,18 @@ static int compare_classes(const void *a, const void *b)
 static int mark_new(struct diff_paths *p, const uint32_t *group,
 		    uint32_t *mark)
 {
-	char **old_labels = class_labels(p->old_g);
-	char **new_labels = class_labels(p->new_g);
-	size_t nold = vmheap_graph_class_count(p->old_g);
-	size_t nnew = vmheap_graph_class_count(p->new_g);
-	int rc = 0;
+	int rc = diff_mark_new(p->old_g, p->new_g, group, mark);
 
-	if (!old_labels || !new_labels) {
-		rc = VMHEAP_ENOMEM;
-		goto done;
-	}
-	for (uint32_t i = 0; i < vmheap_graph_object_count(p->new_g); i++) {
-		mark[i] = 0;
-		if (!is_new(p, old_labels, new_labels, i))
+	for (uint32_t i = 0; rc == 0 && i < vmheap_graph_object_count(p->new_g);
+	     i++) {
+		if (!mark[i])
 			continue;
-		uint32_t x = group[vmheap_graph_object_class_index(p->new_g, i)];
 		uint64_t b = vmheap_graph_object_bytes(p->new_g, i);
-		mark[i] = x + 1;
-		p->classes[x].count++;
-		p->classes[x].bytes += b;
+		p->classes[mark[i] - 1].count++;
+		p->classes[mark[i] - 1].bytes += b;
 		p->new_objects++;
 		p->new_bytes += b;
 	}
-done:
-	for (size_t k = 0; old_labels && k < nold; k++)
-		free(old_labels[k]);
-	for (size_t k = 0; new_labels && k < nnew; k++)
-		free(new_labels[k]);
-	free(old_labels);
-	free(new_labels);
 	return rc;
 }
 
@@ -189,9 +207,7 @@ int diff_paths(const struct diff_options *o, struct diff_result *res,
 		return VMHEAP_ENOMEM;
 	}
 	res->paths = p;
-	rc = vmheap_graph_read(&p->old_g, res->old_d.reader, err, errsz);
-	if (rc == 0)
-		rc = vmheap_graph_read(&p->new_g, res->new_d.reader, err, errsz);
+	rc = diff_read_graphs(res, &p->old_g, &p->new_g, err, errsz);
 	if (rc == 0 && (rc = compute(o, p)) < 0)
 		snprintf(err, errsz, "out of memory");
 	return rc;

@@ -1,0 +1,603 @@
+/*
+ * suspects.c - vmheap-diff --suspects: leak suspects ranked by what they
+ * hold.
+ *
+ * The new objects of NEW (diff_mark_new: the identity rule) are grouped by
+ * their owner: the top-most new object on their dominator chain in NEW
+ * (the object itself when no new object dominates it).  A leaked request
+ * holding strings and hashes is then one owner, and its strings are not
+ * suspects of their own.  For each class of owners (by label):
+ *
+ *   held bytes   the shallow sizes of the new objects its owners dominate,
+ *                the owners included: their retained size restricted to
+ *                new objects;
+ *   growth       instances in NEW less instances in OLD;
+ *   net          growth less the new instances that owners hold (not
+ *                owners themselves: their bytes count for their owners),
+ *                at least 0;
+ *   ranked bytes held bytes x min(owners, net) / owners: the share of the
+ *                owners that the class's growth accounts for (new owners
+ *                that took the place of as many freed ones are churn, not
+ *                growth).
+ *
+ * Suspects are the classes whose ranked bytes reach the threshold,
+ * max(1 KiB, 1% of the reachable new bytes), most ranked bytes first.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff-internal.h"
+#include "vmheap_graph_query.h"
+
+#define DEFAULT_SUSPECTS 10
+#define HELD_CLASSES 3
+#define THRESHOLD_MIN 1024u
+#define THRESHOLD_PERCENT 1u
+
+/* Owner memo: not yet computed, and "no new object at or above". */
+#define OWNER_UNSET VMHEAP_GRAPH_NONE
+#define OWNER_NO_NEW VMHEAP_GRAPH_ROOT
+
+/* New objects of one class that the owners of a suspect hold. */
+struct held {
+	size_t name; /* class label index */
+	uint64_t count, bytes;
+};
+
+/* One class of owners. */
+struct suspect {
+	size_t name; /* class label index */
+	uint64_t owners;
+	int64_t growth;
+	uint64_t inside; /* new instances held by owners, not owners */
+	uint64_t held_objects, held_bytes, ranked_bytes;
+	struct held held[HELD_CLASSES]; /* most first, held_count used */
+	size_t held_count, held_classes;
+	struct vmheap_graph_class_paths *paths; /* of its owners */
+};
+
+struct diff_suspects {
+	vmheap_graph *old_g, *new_g;
+	char **names; /* NEW's class labels, sorted (vmheap_graph_label_groups) */
+	size_t nnames;
+	uint64_t new_objects, new_bytes;	 /* reachable new ones */
+	uint64_t unreachable, unreachable_bytes; /* new ones no root reaches */
+	uint64_t owners;
+	size_t owner_classes;
+	uint64_t threshold;
+	struct suspect *rows; /* one per label; sorted; the first nrows pass */
+	size_t nrows, shown;
+};
+
+/* ------------------------------------------------------------ compute */
+
+/* Instances per label in OLD, by NEW's labels (classes NEW lacks are left
+ * out), subtracted from `growth`. */
+static int old_instances(const struct diff_suspects *s, int64_t *growth)
+{
+	size_t nold = vmheap_graph_class_count(s->old_g);
+	uint32_t *to = malloc((nold ? nold : 1) * sizeof(*to));
+
+	if (!to)
+		return VMHEAP_ENOMEM;
+	for (size_t k = 0; k < nold; k++) {
+		char *l = vmheap_graph_class_label(
+		    s->old_g, vmheap_graph_class_id(s->old_g, k));
+		if (!l) {
+			free(to);
+			return VMHEAP_ENOMEM;
+		}
+		size_t lo = 0, hi = s->nnames;
+		while (lo < hi) { /* the names are sorted */
+			size_t mid = lo + (hi - lo) / 2;
+			if (strcmp(s->names[mid], l) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		to[k] = lo < s->nnames && !strcmp(s->names[lo], l)
+			    ? (uint32_t)lo
+			    : VMHEAP_GRAPH_NONE;
+		free(l);
+	}
+	for (uint32_t j = 0; j < vmheap_graph_object_count(s->old_g); j++) {
+		uint32_t x = to[vmheap_graph_object_class_index(s->old_g, j)];
+		if (x != VMHEAP_GRAPH_NONE)
+			growth[x]--;
+	}
+	free(to);
+	return 0;
+}
+
+/*
+ * owner[i] for every object i: the top-most new object on the dominator
+ * chain of i, i included (OWNER_NO_NEW when there is none, as for an
+ * unreachable object).  Each object is settled once: a walk up stops at
+ * the first object already settled, then a second walk settles the chain.
+ */
+static void find_owners(const vmheap_graph *g, const uint32_t *mark,
+			uint32_t *owner)
+{
+	uint32_t n = vmheap_graph_object_count(g);
+
+	for (uint32_t i = 0; i < n; i++)
+		owner[i] = OWNER_UNSET;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t top = OWNER_NO_NEW, v = i, stop;
+		/* up to a settled object or the (virtual) root */
+		while (v < VMHEAP_GRAPH_ROOT && owner[v] == OWNER_UNSET) {
+			if (mark[v])
+				top = v;
+			v = vmheap_graph_idom(g, v);
+		}
+		stop = v;
+		if (stop < VMHEAP_GRAPH_ROOT && owner[stop] != OWNER_NO_NEW)
+			top = owner[stop];
+		/* settle the chain: below `top` it owns, above it nothing */
+		int past = 0;
+		for (v = i; v != stop; v = vmheap_graph_idom(g, v)) {
+			if (stop < VMHEAP_GRAPH_ROOT &&
+			    owner[stop] != OWNER_NO_NEW)
+				owner[v] = top;
+			else {
+				owner[v] = past ? OWNER_NO_NEW : top;
+				if (v == top)
+					past = 1;
+			}
+		}
+	}
+}
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct suspect *x = a, *y = b;
+
+	if (x->ranked_bytes != y->ranked_bytes)
+		return x->ranked_bytes > y->ranked_bytes ? -1 : 1;
+	if (x->held_bytes != y->held_bytes)
+		return x->held_bytes > y->held_bytes ? -1 : 1;
+	return (x->name > y->name) - (x->name < y->name);
+}
+
+/* Per label: owners, held objects and bytes; the totals. */
+static void sum_owners(struct diff_suspects *s, const uint32_t *mark,
+		       const uint32_t *owner, const uint32_t *group)
+{
+	const vmheap_graph *g = s->new_g;
+
+	for (uint32_t i = 0; i < vmheap_graph_object_count(g); i++) {
+		uint64_t b = vmheap_graph_object_bytes(g, i);
+		if (!mark[i])
+			continue;
+		if (vmheap_graph_idom(g, i) == VMHEAP_GRAPH_NONE) {
+			s->unreachable++;
+			s->unreachable_bytes += b;
+			continue;
+		}
+		struct suspect *r =
+		    &s->rows[group[vmheap_graph_object_class_index(
+			g, owner[i])]];
+		if (owner[i] == i) {
+			r->owners++;
+			s->owners++;
+		} else
+			s->rows[mark[i] - 1].inside++;
+		r->held_objects++;
+		r->held_bytes += b;
+		s->new_objects++;
+		s->new_bytes += b;
+	}
+}
+
+/* The ranked bytes of each label, the threshold, the order. */
+static void rank(const struct diff_options *o, struct diff_suspects *s)
+{
+	size_t top = o->report.top ? o->report.top : DEFAULT_SUSPECTS;
+
+	s->threshold = s->new_bytes / 100 * THRESHOLD_PERCENT;
+	if (s->threshold < THRESHOLD_MIN)
+		s->threshold = THRESHOLD_MIN;
+	for (size_t x = 0; x < s->nnames; x++) {
+		struct suspect *r = &s->rows[x];
+		uint64_t net = r->growth > 0 && (uint64_t)r->growth > r->inside
+				   ? (uint64_t)r->growth - r->inside
+				   : 0;
+		if (r->owners)
+			s->owner_classes++;
+		if (!r->owners || net >= r->owners)
+			r->ranked_bytes = r->held_bytes;
+		else
+			r->ranked_bytes = (uint64_t)((long double)r->held_bytes *
+						     (long double)net /
+						     (long double)r->owners);
+	}
+	qsort(s->rows, s->nnames, sizeof(*s->rows), by_rank);
+	while (s->nrows < s->nnames && s->rows[s->nrows].owners &&
+	       s->rows[s->nrows].ranked_bytes >= s->threshold)
+		s->nrows++;
+	s->shown = s->nrows < top ? s->nrows : top;
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return (x->name > y->name) - (x->name < y->name);
+}
+
+/* For each suspect shown: the classes of the new objects its owners hold
+ * (the owners left out), most first. */
+static int held_classes(struct diff_suspects *s, const uint32_t *mark,
+			const uint32_t *owner, const uint32_t *group)
+{
+	const vmheap_graph *g = s->new_g;
+	size_t *slot = malloc((s->nnames ? s->nnames : 1) * sizeof(*slot));
+	struct held *h = calloc(s->shown * s->nnames + 1, sizeof(*h));
+
+	if (!slot || !h) {
+		free(slot);
+		free(h);
+		return VMHEAP_ENOMEM;
+	}
+	for (size_t x = 0; x < s->nnames; x++)
+		slot[x] = SIZE_MAX;
+	for (size_t k = 0; k < s->shown; k++)
+		slot[s->rows[k].name] = k;
+	for (uint32_t i = 0; i < vmheap_graph_object_count(g); i++) {
+		if (!mark[i] || owner[i] == i || owner[i] >= VMHEAP_GRAPH_ROOT)
+			continue;
+		size_t k = slot[group[vmheap_graph_object_class_index(
+		    g, owner[i])]];
+		if (k == SIZE_MAX)
+			continue;
+		struct held *c = &h[k * s->nnames + mark[i] - 1];
+		c->count++;
+		c->bytes += vmheap_graph_object_bytes(g, i);
+	}
+	for (size_t k = 0; k < s->shown; k++) {
+		struct held *row = &h[k * s->nnames];
+		struct suspect *r = &s->rows[k];
+		for (size_t x = 0; x < s->nnames; x++) {
+			row[x].name = x;
+			r->held_classes += row[x].count != 0;
+		}
+		qsort(row, s->nnames, sizeof(*row), by_count);
+		while (r->held_count < HELD_CLASSES &&
+		       r->held_count < r->held_classes) {
+			r->held[r->held_count] = row[r->held_count];
+			r->held_count++;
+		}
+	}
+	free(slot);
+	free(h);
+	return 0;
+}
+
+/* The paths of each shown suspect's owners, merged by shape. */
+static int owner_paths(struct diff_suspects *s, const uint32_t *mark,
+		       const uint32_t *owner)
+{
+	uint32_t n = vmheap_graph_object_count(s->new_g);
+	uint32_t *objects = malloc((n ? n : 1) * sizeof(*objects));
+
+	if (!objects)
+		return VMHEAP_ENOMEM;
+	for (size_t k = 0; k < s->shown; k++) {
+		size_t m = 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (owner[i] == i && mark[i] == s->rows[k].name + 1 &&
+			    vmheap_graph_idom(s->new_g, i) != VMHEAP_GRAPH_NONE)
+				objects[m++] = i;
+		if (vmheap_graph_object_paths(s->new_g, objects, m,
+					      &s->rows[k].paths) < 0) {
+			free(objects);
+			return VMHEAP_ENOMEM;
+		}
+	}
+	free(objects);
+	return 0;
+}
+
+static int compute(const struct diff_options *o, struct diff_suspects *s)
+{
+	size_t ncls = vmheap_graph_class_count(s->new_g);
+	uint32_t n = vmheap_graph_object_count(s->new_g);
+	uint32_t *group = malloc((ncls ? ncls : 1) * sizeof(*group));
+	uint32_t *mark = malloc((n ? n : 1) * sizeof(*mark));
+	uint32_t *owner = malloc((n ? n : 1) * sizeof(*owner));
+	int64_t *growth = NULL;
+	int rc = VMHEAP_ENOMEM;
+
+	if (!group || !mark || !owner ||
+	    vmheap_graph_label_groups(s->new_g, group, &s->names,
+				      &s->nnames) < 0)
+		goto done;
+	if (!(s->rows = calloc(s->nnames ? s->nnames : 1, sizeof(*s->rows))) ||
+	    !(growth = calloc(s->nnames ? s->nnames : 1, sizeof(*growth))))
+		goto done;
+	for (uint32_t i = 0; i < n; i++)
+		growth[group[vmheap_graph_object_class_index(s->new_g, i)]]++;
+	if ((rc = old_instances(s, growth)) < 0 ||
+	    (rc = diff_mark_new(s->old_g, s->new_g, group, mark)) < 0 ||
+	    (rc = vmheap_graph_dominators(s->new_g)) < 0)
+		goto done;
+	find_owners(s->new_g, mark, owner);
+	for (size_t x = 0; x < s->nnames; x++) {
+		s->rows[x].name = x;
+		s->rows[x].growth = growth[x];
+	}
+	sum_owners(s, mark, owner, group);
+	rank(o, s);
+	if ((rc = held_classes(s, mark, owner, group)) == 0)
+		rc = owner_paths(s, mark, owner);
+done:
+	free(group);
+	free(mark);
+	free(owner);
+	free(growth);
+	return rc;
+}
+
+int diff_suspects(const struct diff_options *o, struct diff_result *res,
+		  char *err, size_t errsz)
+{
+	struct diff_suspects *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (!s) {
+		snprintf(err, errsz, "out of memory");
+		return VMHEAP_ENOMEM;
+	}
+	res->suspects = s;
+	rc = diff_read_graphs(res, &s->old_g, &s->new_g, err, errsz);
+	if (rc == 0 && (rc = compute(o, s)) < 0)
+		snprintf(err, errsz, "out of memory");
+	return rc;
+}
+
+void diff_suspects_release(struct diff_suspects *s)
+{
+	if (!s)
+		return;
+	for (size_t x = 0; x < s->nnames; x++) {
+		if (s->rows)
+			vmheap_graph_object_paths_free(s->rows[x].paths);
+		free(s->names[x]);
+	}
+	free(s->names);
+	free(s->rows);
+	vmheap_graph_free(s->old_g);
+	vmheap_graph_free(s->new_g);
+	free(s);
+}
+
+/* ------------------------------------------------------------ output */
+
+/* "KIND > A > B": the root kind and the classes of the top shape above
+ * the owner (added as `f` requires: a CSV field is quoted whole). */
+static void held_by(struct vmheap_strbuf *out, const struct diff_suspects *s,
+		    const struct vmheap_graph_path_group *grp)
+{
+	const char *kind = vmheap_graph_root(s->new_g, grp->root)->kind;
+
+	vmheap_strbuf_add(out, "root", 4);
+	if (kind) {
+		vmheap_strbuf_add(out, " ", 1);
+		vmheap_strbuf_add_text(out, kind);
+	}
+	for (size_t l = 0; l + 1 < grp->length; l++) {
+		vmheap_strbuf_add(out, " > ", 3);
+		vmheap_strbuf_add_class(out, s->new_g, grp->classes[l],
+					VMHEAP_OUTPUT_TEXT);
+	}
+}
+
+/* "A, B and C" of the held classes. */
+static void held_names(struct vmheap_strbuf *out,
+		       const struct diff_suspects *s, const struct suspect *r)
+{
+	for (size_t k = 0; k < r->held_count; k++) {
+		if (k)
+			vmheap_strbuf_addf(out, "%s", k + 1 == r->held_count
+							  ? " and "
+							  : ", ");
+		vmheap_strbuf_add_text(out, s->names[r->held[k].name]);
+	}
+}
+
+static void suspect_text(struct vmheap_strbuf *out,
+			 const struct diff_suspects *s, size_t k)
+{
+	const struct suspect *r = &s->rows[k];
+	const struct vmheap_graph_class_paths *gp = r->paths;
+	char held[96], ranked[96];
+
+	vmheap_format_bytes(held, sizeof(held), r->held_bytes);
+	vmheap_strbuf_addf(out, "\n#%zu  ", k + 1);
+	vmheap_strbuf_add_text(out, s->names[r->name]);
+	vmheap_strbuf_addf(out, ": %" PRIu64 " new, holding %s", r->owners,
+			   held);
+	if (r->held_count) {
+		vmheap_strbuf_add(out, " (their ", 8);
+		held_names(out, s, r);
+		vmheap_strbuf_add(out, " objects)", 9);
+	}
+	vmheap_strbuf_addf(out, "\n    class grew by %" PRId64, r->growth);
+	if (r->ranked_bytes != r->held_bytes) {
+		vmheap_format_bytes(ranked, sizeof(ranked), r->ranked_bytes);
+		vmheap_strbuf_addf(out, " (ranked by the growth's share: %s)",
+				   ranked);
+	}
+	vmheap_strbuf_addf(out, "; %" PRIu64 " new objects in all",
+			   r->held_objects);
+	for (size_t h = 0; h < r->held_count; h++) {
+		vmheap_strbuf_addf(out, "%s%" PRIu64 " ", h ? ", " : ": ",
+				   r->held[h].count);
+		vmheap_strbuf_add_text(out, s->names[r->held[h].name]);
+	}
+	if (r->held_classes > r->held_count)
+		vmheap_strbuf_addf(out, ", %zu more classes",
+				   r->held_classes - r->held_count);
+	vmheap_strbuf_add(out, "\n", 1);
+	if (!gp->group_count)
+		return;
+	const struct vmheap_graph_path_group *grp = &gp->groups[0];
+	vmheap_strbuf_add(out, "    held by ", 12);
+	held_by(out, s, grp);
+	vmheap_strbuf_addf(out,
+			   " (%" PRIu64 " of the %" PRIu64 ", %.1f%%; %zu "
+			   "path shape%s)\n",
+			   grp->count, r->owners,
+			   100.0 * (double)grp->count / (double)r->owners,
+			   gp->group_count, gp->group_count == 1 ? "" : "s");
+	vmheap_strbuf_add_path_text(out, s->new_g, grp->example, "      ");
+}
+
+void diff_suspects_text(const struct diff_options *o, struct diff_result *res,
+			struct vmheap_strbuf *out)
+{
+	const struct diff_suspects *s = res->suspects;
+	char bytes[96], threshold[96];
+
+	(void)o;
+	vmheap_strbuf_add(out, "old: ", 5);
+	vmheap_strbuf_add_dump_origin(out, res->old_d.reader);
+	vmheap_strbuf_add(out, "\nnew: ", 6);
+	vmheap_strbuf_add_dump_origin(out, res->new_d.reader);
+	vmheap_format_bytes(bytes, sizeof(bytes), s->new_bytes);
+	vmheap_format_bytes(threshold, sizeof(threshold), s->threshold);
+	vmheap_strbuf_addf(out,
+			   "\nnew objects: %" PRIu64 ", %s, held by %" PRIu64
+			   " owner%s of %zu class%s",
+			   s->new_objects, bytes, s->owners,
+			   s->owners == 1 ? "" : "s", s->owner_classes,
+			   s->owner_classes == 1 ? "" : "es");
+	if (s->unreachable) {
+		vmheap_format_bytes(bytes, sizeof(bytes), s->unreachable_bytes);
+		vmheap_strbuf_addf(out, "; %" PRIu64 " more reached by no root (%s)",
+				   s->unreachable, bytes);
+	}
+	if (!s->nrows) {
+		vmheap_strbuf_addf(out,
+				   "\nno leak suspects: no class of owners "
+				   "holds %s of new objects beyond churn\n",
+				   threshold);
+		return;
+	}
+	vmheap_strbuf_addf(out,
+			   "\nleak suspects: %zu class%s of owners holding %s "
+			   "or more of new objects",
+			   s->nrows, s->nrows == 1 ? "" : "es", threshold);
+	if (s->shown < s->nrows)
+		vmheap_strbuf_addf(out, "; the top %zu", s->shown);
+	vmheap_strbuf_add(out, "\n", 1);
+	for (size_t k = 0; k < s->shown; k++)
+		suspect_text(out, s, k);
+}
+
+void diff_suspects_json(const struct diff_options *o, struct diff_result *res,
+			struct vmheap_strbuf *out)
+{
+	const struct diff_suspects *s = res->suspects;
+
+	(void)o;
+	vmheap_strbuf_add(out, "{\"old\":", 7);
+	vmheap_strbuf_add_json(out, vmheap_reader_name(res->old_d.reader));
+	vmheap_strbuf_add(out, ",\"new\":", 7);
+	vmheap_strbuf_add_json(out, vmheap_reader_name(res->new_d.reader));
+	vmheap_strbuf_addf(
+	    out,
+	    ",\"new_objects\":%" PRIu64 ",\"new_bytes\":%" PRIu64
+	    ",\"unreachable_new_objects\":%" PRIu64
+	    ",\"unreachable_new_bytes\":%" PRIu64 ",\"owners\":%" PRIu64
+	    ",\"owner_classes\":%zu,\"threshold_bytes\":%" PRIu64
+	    ",\"suspect_count\":%zu,\"suspects\":[",
+	    s->new_objects, s->new_bytes, s->unreachable, s->unreachable_bytes,
+	    s->owners, s->owner_classes, s->threshold, s->nrows);
+	for (size_t k = 0; k < s->shown; k++) {
+		const struct suspect *r = &s->rows[k];
+		const struct vmheap_graph_class_paths *gp = r->paths;
+
+		vmheap_strbuf_add(out, k ? ",{\"class\":" : "{\"class\":",
+				  k ? 10 : 9);
+		vmheap_strbuf_add_json(out, s->names[r->name]);
+		vmheap_strbuf_addf(
+		    out,
+		    ",\"owners\":%" PRIu64 ",\"growth\":%" PRId64
+		    ",\"held_objects\":%" PRIu64 ",\"held_bytes\":%" PRIu64
+		    ",\"ranked_bytes\":%" PRIu64 ",\"held_classes\":%zu"
+		    ",\"held\":[",
+		    r->owners, r->growth, r->held_objects, r->held_bytes,
+		    r->ranked_bytes, r->held_classes);
+		for (size_t h = 0; h < r->held_count; h++) {
+			vmheap_strbuf_add(out, h ? ",{\"class\":" : "{\"class\":",
+					  h ? 10 : 9);
+			vmheap_strbuf_add_json(out, s->names[r->held[h].name]);
+			vmheap_strbuf_addf(out,
+					   ",\"count\":%" PRIu64
+					   ",\"bytes\":%" PRIu64 "}",
+					   r->held[h].count, r->held[h].bytes);
+		}
+		vmheap_strbuf_addf(out, "],\"path_shapes\":%zu", gp->group_count);
+		if (gp->group_count) {
+			const struct vmheap_graph_path_group *grp = &gp->groups[0];
+			vmheap_strbuf_addf(
+			    out,
+			    ",\"top_path\":{\"count\":%" PRIu64
+			    ",\"example\":\"0x%" PRIx64 "\",",
+			    grp->count,
+			    vmheap_graph_object_id(s->new_g, grp->example));
+			vmheap_strbuf_add_path_json(out, s->new_g, grp->example);
+			vmheap_strbuf_add(out, "}", 1);
+		}
+		vmheap_strbuf_add(out, "}", 1);
+	}
+	vmheap_strbuf_add(out, "]}\n", 3);
+}
+
+void diff_suspects_csv(const struct diff_options *o, struct diff_result *res,
+		       struct vmheap_strbuf *out)
+{
+	const struct diff_suspects *s = res->suspects;
+
+	(void)o;
+	vmheap_strbuf_addf(out, "rank,class,owners,growth,held_objects,"
+				"held_bytes,ranked_bytes,held,path_count,"
+				"held_by\n");
+	for (size_t k = 0; k < s->shown; k++) {
+		const struct suspect *r = &s->rows[k];
+		const struct vmheap_graph_class_paths *gp = r->paths;
+		struct vmheap_strbuf f = VMHEAP_STRBUF_INIT;
+
+		vmheap_strbuf_addf(out, "%zu,", k + 1);
+		vmheap_strbuf_add_csv(out, s->names[r->name]);
+		vmheap_strbuf_addf(out,
+				   ",%" PRIu64 ",%" PRId64 ",%" PRIu64
+				   ",%" PRIu64 ",%" PRIu64 ",",
+				   r->owners, r->growth, r->held_objects,
+				   r->held_bytes, r->ranked_bytes);
+		for (size_t h = 0; h < r->held_count; h++) {
+			vmheap_strbuf_addf(&f, "%s%" PRIu64 " ", h ? "; " : "",
+					   r->held[h].count);
+			vmheap_strbuf_add_text(&f, s->names[r->held[h].name]);
+		}
+		vmheap_strbuf_add_csv(out, f.buf ? f.buf : "");
+		vmheap_strbuf_release(&f);
+		f = (struct vmheap_strbuf)VMHEAP_STRBUF_INIT;
+		if (gp->group_count)
+			held_by(&f, s, &gp->groups[0]);
+		vmheap_strbuf_addf(out, ",%" PRIu64 ",",
+				   gp->group_count ? gp->groups[0].count : 0);
+		vmheap_strbuf_add_csv(out, f.buf ? f.buf : "");
+		vmheap_strbuf_add(out, "\n", 1);
+		if (f.failed)
+			out->failed = 1;
+		vmheap_strbuf_release(&f);
+	}
+}
