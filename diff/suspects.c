@@ -12,13 +12,14 @@
  *                the owners included: their retained size restricted to
  *                new objects;
  *   growth       instances in NEW less instances in OLD;
- *   net          growth less the new instances that owners hold (not
- *                owners themselves: their bytes count for their owners),
- *                at least 0;
- *   ranked bytes held bytes x min(owners, net) / owners: the share of the
+ *   share        min(1, max(0, growth - inside) / owners): the part of the
  *                owners that the class's growth accounts for (new owners
- *                that took the place of as many freed ones are churn, not
- *                growth).
+ *                that took the place of as many freed ones are churn);
+ *   inside       the new instances of the class that owners hold (not
+ *                owners themselves), each weighted by its owner class's
+ *                share counted without `inside`: growth that a growing
+ *                owner holds is that owner's, not its parts' own;
+ *   ranked bytes held bytes x share.
  *
  * Suspects are the classes whose ranked bytes reach the threshold,
  * max(1 KiB, 1% of the reachable new bytes), most ranked bytes first.
@@ -51,7 +52,7 @@ struct suspect {
 	size_t name; /* class label index */
 	uint64_t owners;
 	int64_t growth;
-	uint64_t inside; /* new instances held by owners, not owners */
+	double inside; /* new instances held by owners, weighted */
 	uint64_t held_objects, held_bytes, ranked_bytes;
 	struct held held[HELD_CLASSES]; /* most first, held_count used */
 	size_t held_count, held_classes;
@@ -182,13 +183,44 @@ static void sum_owners(struct diff_suspects *s, const uint32_t *mark,
 		if (owner[i] == i) {
 			r->owners++;
 			s->owners++;
-		} else
-			s->rows[mark[i] - 1].inside++;
+		}
 		r->held_objects++;
 		r->held_bytes += b;
 		s->new_objects++;
 		s->new_bytes += b;
 	}
+}
+
+/* The part of the owners of r that the growth of their class, less
+ * `less`, accounts for: 0 to 1. */
+static double share(const struct suspect *r, double less)
+{
+	double net = (double)r->growth - less;
+
+	if (!r->owners || net >= (double)r->owners)
+		return 1.0;
+	return net > 0 ? net / (double)r->owners : 0.0;
+}
+
+/* The `inside` of each label: its new instances that owners hold, each
+ * weighted by the share of its owner's class. */
+static int weigh_inside(struct diff_suspects *s, const uint32_t *mark,
+			const uint32_t *owner, const uint32_t *group)
+{
+	const vmheap_graph *g = s->new_g;
+	double *raw = malloc((s->nnames ? s->nnames : 1) * sizeof(*raw));
+
+	if (!raw)
+		return VMHEAP_ENOMEM;
+	for (size_t x = 0; x < s->nnames; x++)
+		raw[x] = share(&s->rows[x], 0.0);
+	for (uint32_t i = 0; i < vmheap_graph_object_count(g); i++)
+		if (mark[i] && owner[i] != i && owner[i] < VMHEAP_GRAPH_ROOT)
+			s->rows[mark[i] - 1].inside +=
+			    raw[group[vmheap_graph_object_class_index(
+				g, owner[i])]];
+	free(raw);
+	return 0;
 }
 
 /* The ranked bytes of each label, the threshold, the order. */
@@ -201,17 +233,12 @@ static void rank(const struct diff_options *o, struct diff_suspects *s)
 		s->threshold = THRESHOLD_MIN;
 	for (size_t x = 0; x < s->nnames; x++) {
 		struct suspect *r = &s->rows[x];
-		uint64_t net = r->growth > 0 && (uint64_t)r->growth > r->inside
-				   ? (uint64_t)r->growth - r->inside
-				   : 0;
+		double part = share(r, r->inside);
 		if (r->owners)
 			s->owner_classes++;
-		if (!r->owners || net >= r->owners)
-			r->ranked_bytes = r->held_bytes;
-		else
-			r->ranked_bytes = (uint64_t)((long double)r->held_bytes *
-						     (long double)net /
-						     (long double)r->owners);
+		r->ranked_bytes = part >= 1.0 ? r->held_bytes
+					      : (uint64_t)((double)r->held_bytes *
+							   part);
 	}
 	qsort(s->rows, s->nnames, sizeof(*s->rows), by_rank);
 	while (s->nrows < s->nnames && s->rows[s->nrows].owners &&
@@ -333,6 +360,8 @@ static int compute(const struct diff_options *o, struct diff_suspects *s)
 		s->rows[x].growth = growth[x];
 	}
 	sum_owners(s, mark, owner, group);
+	if ((rc = weigh_inside(s, mark, owner, group)) < 0)
+		goto done;
 	rank(o, s);
 	if ((rc = held_classes(s, mark, owner, group)) == 0)
 		rc = owner_paths(s, mark, owner);
