@@ -11,7 +11,8 @@
  *               by shape, for the classes that grew most (heap graphs)
  *   suspects.c  --suspects: the new objects grouped by their owner (the
  *               top-most new object that dominates them), owners' classes
- *               ranked by the new bytes they hold (heap graphs)
+ *               ranked by the new bytes they hold (heap graphs);
+ *               suspects_report.c prints them (suspects-internal.h)
  */
 #ifndef DIFF_INTERNAL_H
 #define DIFF_INTERNAL_H
