@@ -779,8 +779,9 @@ START_TEST(unknown_class_or_address_exit_1_damaged_dump_exit_2)
 	    (const char *[]){"vmheap-dominators", cut, NULL},
 	    (const char *[]){"vmheap-histo", "--retained", cut, NULL},
 	    (const char *[]){"vmheap-diff", "--paths", dump, cut, NULL},
+	    (const char *[]){"vmheap-diff", "--suspects", cut, dump, NULL},
 	};
-	for (size_t c = 0; c < 4; c++) {
+	for (size_t c = 0; c < sizeof(cmds) / sizeof(*cmds); c++) {
 		r = tool(cmds[c][0], cmds[c] + 1);
 		ck_assert_msg(r.status == 2, "%s: status %d", cmds[c][0],
 			      r.status);
@@ -789,6 +790,13 @@ START_TEST(unknown_class_or_address_exit_1_damaged_dump_exit_2)
 		ck_assert_str_eq(r.out, "");
 		run_free(&r);
 	}
+	/* one graph mode at a time */
+	r = tool("vmheap-diff",
+		 (const char *[]){"--paths", "--suspects", dump, dump, NULL});
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "--paths and --suspects exclude each other"),
+		      "%s", r.err);
+	run_free(&r);
 	heap_free(&h);
 }
 END_TEST
