@@ -7,6 +7,7 @@
  *   objects.c   --objects and --retainers (libvmheap-analysis's identity
  *               matching), with a progress bar per pass
  *   report.c    text, JSON and CSV output of every mode
+ *   graphs.c    the graph modes' reading: heap graphs, new objects marked
  *   paths.c     --paths: the new objects' paths from the roots, merged
  *               by shape, for the classes that grew most (heap graphs)
  *   suspects.c  --suspects: the new objects grouped by their owner (the
@@ -90,18 +91,25 @@ int diff_paths(const struct diff_options *o, struct diff_result *res,
 	       char *err, size_t errsz);
 void diff_paths_release(struct diff_paths *p);
 
-/* Read OLD and NEW (the readers diff_open opened) into heap graphs.
- * Returns 0 or a code with err set. */
-int diff_read_graphs(struct diff_result *res, vmheap_graph **old_g,
-		     vmheap_graph **new_g, char *err, size_t errsz);
+/* What the graph modes (--paths, --suspects) read: both dumps as heap
+ * graphs (graphs.c). */
+struct diff_graphs {
+	vmheap_graph *old_g, *new_g;
+	char **names;	 /* NEW's class labels, sorted, each once */
+	size_t nnames;
+	uint32_t *group; /* NEW's class k is labelled names[group[k]] */
+	/* object i of NEW: group + 1 of its class when it is new (OLD has
+	 * no object of its id, or one of another class name: the rule of
+	 * vmheap_identity_diff), else 0 */
+	uint32_t *mark;
+};
 
-/* The new objects of NEW: mark[i] is group[class of i] + 1 when object i
- * is new (OLD has no object of its id, or one of another class name: the
- * rule of vmheap_identity_diff), else 0.  `group` numbers NEW's class
- * table by label (vmheap_graph_label_groups).  Returns 0 or
- * VMHEAP_ENOMEM. */
-int diff_mark_new(const vmheap_graph *old_g, const vmheap_graph *new_g,
-		  const uint32_t *group, uint32_t *mark);
+/* Read OLD and NEW (the readers diff_open opened) into *dg, group NEW's
+ * classes by label, mark its new objects.  Returns 0 or a code with err
+ * set; *dg is released with diff_graphs_release() either way. */
+int diff_graphs_read(struct diff_result *res, struct diff_graphs *dg,
+		     char *err, size_t errsz);
+void diff_graphs_release(struct diff_graphs *dg);
 void diff_paths_text(const struct diff_options *o, struct diff_result *res,
 		     struct vmheap_strbuf *out);
 void diff_paths_json(const struct diff_options *o, struct diff_result *res,
@@ -110,7 +118,7 @@ void diff_paths_csv(const struct diff_options *o, struct diff_result *res,
 		    struct vmheap_strbuf *out);
 
 /* --suspects: both dumps read into heap graphs, the new objects marked
- * by identity (diff_mark_new), grouped by owner, ranked. */
+ * by identity (diff_graphs_read), grouped by owner, ranked. */
 int diff_suspects(const struct diff_options *o, struct diff_result *res,
 		  char *err, size_t errsz);
 void diff_suspects_release(struct diff_suspects *s);

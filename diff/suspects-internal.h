@@ -33,10 +33,7 @@ struct suspect {
 };
 
 struct diff_suspects {
-	vmheap_graph *old_g, *new_g;
-	char *
-	    *names; /* NEW's class labels, sorted (vmheap_graph_label_groups) */
-	size_t nnames;
+	struct diff_graphs g; /* g.names: the labels rows[].name index */
 	uint64_t new_objects, new_bytes;	 /* reachable new ones */
 	uint64_t unreachable, unreachable_bytes; /* new ones no root reaches */
 	uint64_t owners;

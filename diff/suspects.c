@@ -2,7 +2,7 @@
  * suspects.c - vmheap-diff --suspects: leak suspects ranked by what they
  * hold.
  *
- * The new objects of NEW (diff_mark_new: the identity rule) are grouped by
+ * The new objects of NEW (graphs.c: the identity rule) are grouped by
  * their owner: the top-most new object on their dominator chain in NEW
  * (the object itself when no new object dominates it).  A leaked request
  * holding strings and hashes is then one owner, and its strings are not
@@ -45,33 +45,33 @@
  * out), subtracted from `growth`. */
 static int old_instances(const struct diff_suspects *s, int64_t *growth)
 {
-	size_t nold = vmheap_graph_class_count(s->old_g);
+	size_t nold = vmheap_graph_class_count(s->g.old_g);
 	uint32_t *to = malloc((nold ? nold : 1) * sizeof(*to));
 
 	if (!to)
 		return VMHEAP_ENOMEM;
 	for (size_t k = 0; k < nold; k++) {
 		char *l = vmheap_graph_class_label(
-		    s->old_g, vmheap_graph_class_id(s->old_g, k));
+		    s->g.old_g, vmheap_graph_class_id(s->g.old_g, k));
 		if (!l) {
 			free(to);
 			return VMHEAP_ENOMEM;
 		}
-		size_t lo = 0, hi = s->nnames;
+		size_t lo = 0, hi = s->g.nnames;
 		while (lo < hi) { /* the names are sorted */
 			size_t mid = lo + (hi - lo) / 2;
-			if (strcmp(s->names[mid], l) < 0)
+			if (strcmp(s->g.names[mid], l) < 0)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		to[k] = lo < s->nnames && !strcmp(s->names[lo], l)
+		to[k] = lo < s->g.nnames && !strcmp(s->g.names[lo], l)
 			    ? (uint32_t)lo
 			    : VMHEAP_GRAPH_NONE;
 		free(l);
 	}
-	for (uint32_t j = 0; j < vmheap_graph_object_count(s->old_g); j++) {
-		uint32_t x = to[vmheap_graph_object_class_index(s->old_g, j)];
+	for (uint32_t j = 0; j < vmheap_graph_object_count(s->g.old_g); j++) {
+		uint32_t x = to[vmheap_graph_object_class_index(s->g.old_g, j)];
 		if (x != VMHEAP_GRAPH_NONE)
 			growth[x]--;
 	}
@@ -133,7 +133,7 @@ static int by_rank(const void *a, const void *b)
 static void sum_owners(struct diff_suspects *s, const uint32_t *mark,
 		       const uint32_t *owner, const uint32_t *group)
 {
-	const vmheap_graph *g = s->new_g;
+	const vmheap_graph *g = s->g.new_g;
 
 	for (uint32_t i = 0; i < vmheap_graph_object_count(g); i++) {
 		uint64_t b = vmheap_graph_object_bytes(g, i);
@@ -174,12 +174,12 @@ static double share(const struct suspect *r, double less)
 static int weigh_inside(struct diff_suspects *s, const uint32_t *mark,
 			const uint32_t *owner, const uint32_t *group)
 {
-	const vmheap_graph *g = s->new_g;
-	double *raw = malloc((s->nnames ? s->nnames : 1) * sizeof(*raw));
+	const vmheap_graph *g = s->g.new_g;
+	double *raw = malloc((s->g.nnames ? s->g.nnames : 1) * sizeof(*raw));
 
 	if (!raw)
 		return VMHEAP_ENOMEM;
-	for (size_t x = 0; x < s->nnames; x++)
+	for (size_t x = 0; x < s->g.nnames; x++)
 		raw[x] = share(&s->rows[x], 0.0);
 	for (uint32_t i = 0; i < vmheap_graph_object_count(g); i++)
 		if (mark[i] && owner[i] != i && owner[i] < VMHEAP_GRAPH_ROOT)
@@ -198,7 +198,7 @@ static void rank(const struct diff_options *o, struct diff_suspects *s)
 	s->threshold = s->new_bytes / 100 * THRESHOLD_PERCENT;
 	if (s->threshold < THRESHOLD_MIN)
 		s->threshold = THRESHOLD_MIN;
-	for (size_t x = 0; x < s->nnames; x++) {
+	for (size_t x = 0; x < s->g.nnames; x++) {
 		struct suspect *r = &s->rows[x];
 		double part = share(r, r->inside);
 		if (r->owners)
@@ -207,8 +207,8 @@ static void rank(const struct diff_options *o, struct diff_suspects *s)
 		    part >= 1.0 ? r->held_bytes
 				: (uint64_t)((double)r->held_bytes * part);
 	}
-	qsort(s->rows, s->nnames, sizeof(*s->rows), by_rank);
-	while (s->nrows < s->nnames && s->rows[s->nrows].owners &&
+	qsort(s->rows, s->g.nnames, sizeof(*s->rows), by_rank);
+	while (s->nrows < s->g.nnames && s->rows[s->nrows].owners &&
 	       s->rows[s->nrows].ranked_bytes >= s->threshold)
 		s->nrows++;
 	s->shown = s->nrows < top ? s->nrows : top;
@@ -230,16 +230,16 @@ static int by_count(const void *a, const void *b)
 static int held_classes(struct diff_suspects *s, const uint32_t *mark,
 			const uint32_t *owner, const uint32_t *group)
 {
-	const vmheap_graph *g = s->new_g;
-	size_t *slot = malloc((s->nnames ? s->nnames : 1) * sizeof(*slot));
-	struct held *h = calloc(s->shown * s->nnames + 1, sizeof(*h));
+	const vmheap_graph *g = s->g.new_g;
+	size_t *slot = malloc((s->g.nnames ? s->g.nnames : 1) * sizeof(*slot));
+	struct held *h = calloc(s->shown * s->g.nnames + 1, sizeof(*h));
 
 	if (!slot || !h) {
 		free(slot);
 		free(h);
 		return VMHEAP_ENOMEM;
 	}
-	for (size_t x = 0; x < s->nnames; x++)
+	for (size_t x = 0; x < s->g.nnames; x++)
 		slot[x] = SIZE_MAX;
 	for (size_t k = 0; k < s->shown; k++)
 		slot[s->rows[k].name] = k;
@@ -250,18 +250,18 @@ static int held_classes(struct diff_suspects *s, const uint32_t *mark,
 		    slot[group[vmheap_graph_object_class_index(g, owner[i])]];
 		if (k == SIZE_MAX)
 			continue;
-		struct held *c = &h[k * s->nnames + mark[i] - 1];
+		struct held *c = &h[k * s->g.nnames + mark[i] - 1];
 		c->count++;
 		c->bytes += vmheap_graph_object_bytes(g, i);
 	}
 	for (size_t k = 0; k < s->shown; k++) {
-		struct held *row = &h[k * s->nnames];
+		struct held *row = &h[k * s->g.nnames];
 		struct suspect *r = &s->rows[k];
-		for (size_t x = 0; x < s->nnames; x++) {
+		for (size_t x = 0; x < s->g.nnames; x++) {
 			row[x].name = x;
 			r->held_classes += row[x].count != 0;
 		}
-		qsort(row, s->nnames, sizeof(*row), by_count);
+		qsort(row, s->g.nnames, sizeof(*row), by_count);
 		while (r->held_count < HELD_CLASSES &&
 		       r->held_count < r->held_classes) {
 			r->held[r->held_count] = row[r->held_count];
@@ -277,7 +277,7 @@ static int held_classes(struct diff_suspects *s, const uint32_t *mark,
 static int owner_paths(struct diff_suspects *s, const uint32_t *mark,
 		       const uint32_t *owner)
 {
-	uint32_t n = vmheap_graph_object_count(s->new_g);
+	uint32_t n = vmheap_graph_object_count(s->g.new_g);
 	uint32_t *objects = malloc((n ? n : 1) * sizeof(*objects));
 
 	if (!objects)
@@ -286,9 +286,10 @@ static int owner_paths(struct diff_suspects *s, const uint32_t *mark,
 		size_t m = 0;
 		for (uint32_t i = 0; i < n; i++)
 			if (owner[i] == i && mark[i] == s->rows[k].name + 1 &&
-			    vmheap_graph_idom(s->new_g, i) != VMHEAP_GRAPH_NONE)
+			    vmheap_graph_idom(s->g.new_g, i) !=
+				VMHEAP_GRAPH_NONE)
 				objects[m++] = i;
-		if (vmheap_graph_object_paths(s->new_g, objects, m,
+		if (vmheap_graph_object_paths(s->g.new_g, objects, m,
 					      &s->rows[k].paths) < 0) {
 			free(objects);
 			return VMHEAP_ENOMEM;
@@ -300,29 +301,25 @@ static int owner_paths(struct diff_suspects *s, const uint32_t *mark,
 
 static int compute(const struct diff_options *o, struct diff_suspects *s)
 {
-	size_t ncls = vmheap_graph_class_count(s->new_g);
-	uint32_t n = vmheap_graph_object_count(s->new_g);
-	uint32_t *group = malloc((ncls ? ncls : 1) * sizeof(*group));
-	uint32_t *mark = malloc((n ? n : 1) * sizeof(*mark));
+	const uint32_t *group = s->g.group, *mark = s->g.mark;
+	uint32_t n = vmheap_graph_object_count(s->g.new_g);
 	uint32_t *owner = malloc((n ? n : 1) * sizeof(*owner));
 	int64_t *growth = NULL;
 	int rc = VMHEAP_ENOMEM;
 
-	if (!group || !mark || !owner ||
-	    vmheap_graph_label_groups(s->new_g, group, &s->names, &s->nnames) <
-		0)
+	if (!owner)
 		goto done;
-	if (!(s->rows = calloc(s->nnames ? s->nnames : 1, sizeof(*s->rows))) ||
-	    !(growth = calloc(s->nnames ? s->nnames : 1, sizeof(*growth))))
+	if (!(s->rows =
+		  calloc(s->g.nnames ? s->g.nnames : 1, sizeof(*s->rows))) ||
+	    !(growth = calloc(s->g.nnames ? s->g.nnames : 1, sizeof(*growth))))
 		goto done;
 	for (uint32_t i = 0; i < n; i++)
-		growth[group[vmheap_graph_object_class_index(s->new_g, i)]]++;
+		growth[group[vmheap_graph_object_class_index(s->g.new_g, i)]]++;
 	if ((rc = old_instances(s, growth)) < 0 ||
-	    (rc = diff_mark_new(s->old_g, s->new_g, group, mark)) < 0 ||
-	    (rc = vmheap_graph_dominators(s->new_g)) < 0)
+	    (rc = vmheap_graph_dominators(s->g.new_g)) < 0)
 		goto done;
-	find_owners(s->new_g, mark, owner);
-	for (size_t x = 0; x < s->nnames; x++) {
+	find_owners(s->g.new_g, mark, owner);
+	for (size_t x = 0; x < s->g.nnames; x++) {
 		s->rows[x].name = x;
 		s->rows[x].growth = growth[x];
 	}
@@ -333,8 +330,6 @@ static int compute(const struct diff_options *o, struct diff_suspects *s)
 	if ((rc = held_classes(s, mark, owner, group)) == 0)
 		rc = owner_paths(s, mark, owner);
 done:
-	free(group);
-	free(mark);
 	free(owner);
 	free(growth);
 	return rc;
@@ -351,7 +346,7 @@ int diff_suspects(const struct diff_options *o, struct diff_result *res,
 		return VMHEAP_ENOMEM;
 	}
 	res->suspects = s;
-	rc = diff_read_graphs(res, &s->old_g, &s->new_g, err, errsz);
+	rc = diff_graphs_read(res, &s->g, err, errsz);
 	if (rc == 0 && (rc = compute(o, s)) < 0)
 		snprintf(err, errsz, "out of memory");
 	return rc;
@@ -361,14 +356,9 @@ void diff_suspects_release(struct diff_suspects *s)
 {
 	if (!s)
 		return;
-	for (size_t x = 0; x < s->nnames; x++) {
-		if (s->rows)
-			vmheap_graph_object_paths_free(s->rows[x].paths);
-		free(s->names[x]);
-	}
-	free(s->names);
+	for (size_t x = 0; s->rows && x < s->g.nnames; x++)
+		vmheap_graph_object_paths_free(s->rows[x].paths);
 	free(s->rows);
-	vmheap_graph_free(s->old_g);
-	vmheap_graph_free(s->new_g);
+	diff_graphs_release(&s->g);
 	free(s);
 }

@@ -12,7 +12,7 @@
 static void held_by(struct vmheap_strbuf *out, const struct diff_suspects *s,
 		    const struct vmheap_graph_path_group *grp)
 {
-	const char *kind = vmheap_graph_root(s->new_g, grp->root)->kind;
+	const char *kind = vmheap_graph_root(s->g.new_g, grp->root)->kind;
 
 	vmheap_strbuf_add(out, "root", 4);
 	if (kind) {
@@ -21,7 +21,7 @@ static void held_by(struct vmheap_strbuf *out, const struct diff_suspects *s,
 	}
 	for (size_t l = 0; l + 1 < grp->length; l++) {
 		vmheap_strbuf_add(out, " > ", 3);
-		vmheap_strbuf_add_class(out, s->new_g, grp->classes[l],
+		vmheap_strbuf_add_class(out, s->g.new_g, grp->classes[l],
 					VMHEAP_OUTPUT_TEXT);
 	}
 }
@@ -34,7 +34,7 @@ static void held_names(struct vmheap_strbuf *out, const struct diff_suspects *s,
 		if (k)
 			vmheap_strbuf_addf(
 			    out, "%s", k + 1 == r->held_count ? " and " : ", ");
-		vmheap_strbuf_add_text(out, s->names[r->held[k].name]);
+		vmheap_strbuf_add_text(out, s->g.names[r->held[k].name]);
 	}
 }
 
@@ -47,7 +47,7 @@ static void suspect_text(struct vmheap_strbuf *out,
 
 	vmheap_format_bytes(held, sizeof(held), r->held_bytes);
 	vmheap_strbuf_addf(out, "\n#%zu  ", k + 1);
-	vmheap_strbuf_add_text(out, s->names[r->name]);
+	vmheap_strbuf_add_text(out, s->g.names[r->name]);
 	vmheap_strbuf_addf(out, ": %" PRIu64 " new, holding %s", r->owners,
 			   held);
 	if (r->held_count) {
@@ -66,7 +66,7 @@ static void suspect_text(struct vmheap_strbuf *out,
 	for (size_t h = 0; h < r->held_count; h++) {
 		vmheap_strbuf_addf(out, "%s%" PRIu64 " ", h ? ", " : ": ",
 				   r->held[h].count);
-		vmheap_strbuf_add_text(out, s->names[r->held[h].name]);
+		vmheap_strbuf_add_text(out, s->g.names[r->held[h].name]);
 	}
 	if (r->held_classes > r->held_count)
 		vmheap_strbuf_addf(out, ", %zu more classes",
@@ -83,7 +83,7 @@ static void suspect_text(struct vmheap_strbuf *out,
 			   grp->count, r->owners,
 			   100.0 * (double)grp->count / (double)r->owners,
 			   gp->group_count, gp->group_count == 1 ? "" : "s");
-	vmheap_strbuf_add_path_text(out, s->new_g, grp->example, "      ");
+	vmheap_strbuf_add_path_text(out, s->g.new_g, grp->example, "      ");
 }
 
 void diff_suspects_text(const struct diff_options *o, struct diff_result *res,
@@ -154,7 +154,7 @@ void diff_suspects_json(const struct diff_options *o, struct diff_result *res,
 
 		vmheap_strbuf_add(
 		    out, k ? ",{\"class\":" : "{\"class\":", k ? 10 : 9);
-		vmheap_strbuf_add_json(out, s->names[r->name]);
+		vmheap_strbuf_add_json(out, s->g.names[r->name]);
 		vmheap_strbuf_addf(
 		    out,
 		    ",\"owners\":%" PRIu64 ",\"growth\":%" PRId64
@@ -167,7 +167,8 @@ void diff_suspects_json(const struct diff_options *o, struct diff_result *res,
 			vmheap_strbuf_add(
 			    out,
 			    h ? ",{\"class\":" : "{\"class\":", h ? 10 : 9);
-			vmheap_strbuf_add_json(out, s->names[r->held[h].name]);
+			vmheap_strbuf_add_json(out,
+					       s->g.names[r->held[h].name]);
 			vmheap_strbuf_addf(out,
 					   ",\"count\":%" PRIu64
 					   ",\"bytes\":%" PRIu64 "}",
@@ -183,8 +184,8 @@ void diff_suspects_json(const struct diff_options *o, struct diff_result *res,
 			    ",\"top_path\":{\"count\":%" PRIu64
 			    ",\"example\":\"0x%" PRIx64 "\",",
 			    grp->count,
-			    vmheap_graph_object_id(s->new_g, grp->example));
-			vmheap_strbuf_add_path_json(out, s->new_g,
+			    vmheap_graph_object_id(s->g.new_g, grp->example));
+			vmheap_strbuf_add_path_json(out, s->g.new_g,
 						    grp->example);
 			vmheap_strbuf_add(out, "}", 1);
 		}
@@ -208,7 +209,7 @@ void diff_suspects_csv(const struct diff_options *o, struct diff_result *res,
 		struct vmheap_strbuf f = VMHEAP_STRBUF_INIT;
 
 		vmheap_strbuf_addf(out, "%zu,", k + 1);
-		vmheap_strbuf_add_csv(out, s->names[r->name]);
+		vmheap_strbuf_add_csv(out, s->g.names[r->name]);
 		vmheap_strbuf_addf(out,
 				   ",%" PRIu64 ",%" PRId64 ",%" PRIu64
 				   ",%" PRIu64 ",%" PRIu64 ",",
@@ -217,7 +218,7 @@ void diff_suspects_csv(const struct diff_options *o, struct diff_result *res,
 		for (size_t h = 0; h < r->held_count; h++) {
 			vmheap_strbuf_addf(&f, "%s%" PRIu64 " ", h ? "; " : "",
 					   r->held[h].count);
-			vmheap_strbuf_add_text(&f, s->names[r->held[h].name]);
+			vmheap_strbuf_add_text(&f, s->g.names[r->held[h].name]);
 		}
 		vmheap_strbuf_add_csv(out, f.buf ? f.buf : "");
 		vmheap_strbuf_release(&f);
