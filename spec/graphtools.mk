@@ -12,9 +12,10 @@ $(GRAPHTOOLS_SPEC_OBJS): ALL_CFLAGS += $(CHECK_CFLAGS)
 # the Ruby test's ruby gets the ASan runtime as spec/ruby_test does
 $(OBJDIR)/spec/graphtools_test.o: ALL_CFLAGS += $(RUBY_SPEC_ASAN)
 $(GRAPHTOOLS_SPEC_BIN): $(GRAPHTOOLS_SPEC_OBJS) $(SPECDIR)/libvmheap_spec.a \
-                        $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A) \
+                        $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A) \
                         | $(PATH_BIN) $(DOMINATORS_BIN) $(HISTO_BIN) $(DIFF_BIN)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(GRAPHTOOLS_SPEC_OBJS) \
-	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A) \
+	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_REPORT_A) \
+	  $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A) \
 	  $(MSGPACK_LIBS) $(CHECK_LIBS)

@@ -19,6 +19,7 @@
  */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "tools_harness-internal.h"
 #include "vmheap.h"
 #include "vmheap_graph_query.h"
+#include "vmheap_report.h"
 
 /* ------------------------------------------------------------ heaps */
 
@@ -852,6 +854,30 @@ static void request_heap(struct heap *h, size_t first, size_t requests,
 	root(h, "vm", HOLDER_ID);
 }
 
+/* A byte count as the text reports print it (vmheap_format_bytes), in
+ * one of 4 buffers used in turn. */
+static const char *human(unsigned long long bytes)
+{
+	static char buf[4][96];
+	static int k;
+
+	k = (k + 1) % 4;
+	vmheap_format_bytes(buf[k], sizeof(buf[k]), bytes);
+	return buf[k];
+}
+
+/* Assert that `out` holds the text that fmt and its arguments make. */
+static void expect_text(const char *out, const char *fmt, ...)
+{
+	char want[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(want, sizeof(want), fmt, ap);
+	va_end(ap);
+	ck_assert_msg(strstr(out, want), "wanted:\n%s\nin:\n%s", want, out);
+}
+
 /* vmheap-diff --suspects [--format FMT] of two request heaps. */
 static struct run suspects(struct heap *old_h, struct heap *new_h,
 			   const char *format)
@@ -878,22 +904,20 @@ START_TEST(suspects_name_the_owner_of_a_composite_leak_first)
 	request_heap(&new_h, 0, 120, 0, 0x600000);
 
 	struct run r = suspects(&old_h, &new_h, "text");
-	ck_assert_msg(strstr(r.out, "new objects: 850, 62.1 KiB (63600 bytes), "
-				    "held by 150 owners of 2 classes\n"
-				    "leak suspects: 1 class of owners holding "
-				    "1.0 KiB (1024 bytes) or more of new "
-				    "objects\n\n"
-				    "#1  LeakedRequest: 100 new, holding 60.2 "
-				    "KiB (61600 bytes) (their String, Hash and "
-				    "Time objects)\n"
-				    "    class grew by 100; 800 new objects in "
-				    "all: 400 String, 200 Hash, 100 Time\n"
-				    "    held by root global_tbl > Array (100 of "
-				    "the 100, 100.0%; 1 path shape)\n"
-				    "      root global_tbl\n"
-				    "        Array  0x1000\n"
-				    "        LeakedRequest  0x101400\n"),
-		      "%s", r.out);
+	expect_text(r.out,
+		    "new objects: 850, %s, held by 150 owners of 2 classes\n"
+		    "leak suspects: 1 class of owners holding %s or more of "
+		    "new objects\n\n"
+		    "#1  LeakedRequest: 100 new, holding %s (their String, "
+		    "Hash and Time objects)\n"
+		    "    class grew by 100; 800 new objects in all: 400 "
+		    "String, 200 Hash, 100 Time\n"
+		    "    held by root global_tbl > Array (100 of the 100, "
+		    "100.0%%; 1 path shape)\n"
+		    "      root global_tbl\n"
+		    "        Array  0x1000\n"
+		    "        LeakedRequest  0x101400\n",
+		    human(63600), human(1024), human(100 * REQUEST_BYTES));
 	run_free(&r);
 	/* the class-by-class diff ranks the parts first: the reason for
 	 * --suspects */
@@ -948,14 +972,13 @@ START_TEST(suspects_find_a_leak_of_lone_strings)
 	request_heap(&new_h, 0, 0, 210, 0x600000);
 
 	struct run r = suspects(&old_h, &new_h, "text");
-	ck_assert_msg(strstr(r.out, "#1  String: 250 new, holding 9.8 KiB "
-				    "(10000 bytes)\n"
-				    "    class grew by 200 (ranked by the "
-				    "growth's share: 7.8 KiB (8000 bytes)); "
-				    "250 new objects in all\n"
-				    "    held by root global_tbl > Array (200 of "
-				    "the 250, 80.0%; 2 path shapes)\n"),
-		      "%s", r.out);
+	expect_text(r.out,
+		    "#1  String: 250 new, holding %s\n"
+		    "    class grew by 200 (ranked by the growth's share: "
+		    "%s); 250 new objects in all\n"
+		    "    held by root global_tbl > Array (200 of the 250, "
+		    "80.0%%; 2 path shapes)\n",
+		    human(10000), human(8000));
 	ck_assert_ptr_null(strstr(r.out, "#2"));
 	run_free(&r);
 	heap_free(&old_h);
@@ -972,12 +995,11 @@ START_TEST(suspects_of_churn_without_a_leak_are_none)
 	request_heap(&new_h, 50, 50, 0, 0x600000);
 
 	struct run r = suspects(&old_h, &new_h, "text");
-	ck_assert_msg(strstr(r.out, "new objects: 450, 32.0 KiB (32800 bytes), "
-				    "held by 100 owners of 2 classes\n"
-				    "no leak suspects: no class of owners holds "
-				    "1.0 KiB (1024 bytes) of new objects beyond "
-				    "churn\n"),
-		      "%s", r.out);
+	expect_text(r.out,
+		    "new objects: 450, %s, held by 100 owners of 2 classes\n"
+		    "no leak suspects: no class of owners holds %s of new "
+		    "objects beyond churn\n",
+		    human(32800), human(1024));
 	run_free(&r);
 	r = suspects(&old_h, &new_h, "json");
 	struct jval *j = json_parse(r.out);
