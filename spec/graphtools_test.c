@@ -14,8 +14,12 @@
  * Known shapes (a leak held by a global's Array, by a chain of Hashes)
  * check what a person reads in the output; random heaps (cycles,
  * self-loops, missing ids, unreachable objects, several roots) check the
- * numbers.  The last TCase runs a real Ruby VM with three leaks and checks
- * that the top path of each leads to the root that holds it.
+ * numbers.  The "suspects" TCase checks vmheap-diff --suspects on pairs of
+ * heaps whose owners, held bytes and growth are known by construction (a
+ * composite leak, lone Strings, churn).  The "ruby" TCase runs real Ruby
+ * VMs: three leaks whose top paths lead to the roots that hold them, and
+ * four dumps of one VM for --suspects (churn, LeakedRequests under
+ * $REQUEST_CACHE, lone Strings under $LINES).
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -986,6 +990,40 @@ START_TEST(suspects_find_a_leak_of_lone_strings)
 }
 END_TEST
 
+/* Both leaks at once: the requests first, then the lone Strings, whose
+ * growth less the 400 Strings inside the requests is theirs; --top 1
+ * shows the first. */
+START_TEST(suspects_rank_two_leaks_and_top_cuts_them)
+{
+	static struct heap old_h, new_h;
+	request_heap(&old_h, 0, 20, 10, 0x500000);
+	request_heap(&new_h, 0, 120, 210, 0x600000);
+
+	struct run r = suspects(&old_h, &new_h, "text");
+	expect_text(r.out,
+		    "leak suspects: 2 classes of owners holding %s or more of "
+		    "new objects\n\n#1  LeakedRequest: 100 new, holding %s",
+		    human(1024), human(100 * REQUEST_BYTES));
+	expect_text(r.out,
+		    "#2  String: 250 new, holding %s\n"
+		    "    class grew by 600 (ranked by the growth's share: %s)",
+		    human(10000), human(8000));
+	run_free(&r);
+	r = tool("vmheap-diff",
+		 (const char *[]){"--suspects", "--top", "1",
+				  tmp_path("s_old.vmheap"),
+				  tmp_path("s_new.vmheap"), NULL});
+	ck_assert_int_eq(r.status, 0);
+	expect_text(r.out, "2 classes of owners holding %s or more of new "
+			   "objects; the top 1\n\n#1  LeakedRequest",
+		    human(1024));
+	ck_assert_ptr_null(strstr(r.out, "#2"));
+	run_free(&r);
+	heap_free(&old_h);
+	heap_free(&new_h);
+}
+END_TEST
+
 /* The same heap shape with every request and String replaced by a new
  * one: 450 new objects, no growth, no suspect. */
 START_TEST(suspects_of_churn_without_a_leak_are_none)
@@ -1283,6 +1321,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(rb, ruby_leaks_lead_to_the_constant_the_global_and_the_ivar);
 	tcase_add_test(sus, suspects_name_the_owner_of_a_composite_leak_first);
 	tcase_add_test(sus, suspects_find_a_leak_of_lone_strings);
+	tcase_add_test(sus, suspects_rank_two_leaks_and_top_cuts_them);
 	tcase_add_test(sus, suspects_of_churn_without_a_leak_are_none);
 	tcase_add_test(rb, ruby_suspects_name_the_request_cache_and_the_lines);
 	return s;
