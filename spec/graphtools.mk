@@ -1,9 +1,9 @@
 # The graph tools' suite (spec/graphtools_test.c): vmheap-path,
 # vmheap-dominators, vmheap-histo --retained, vmheap-diff --paths and
 # --suspects on dumps of the real writer and of a real Ruby VM, and the
-# queries of
-# vmheap_graph_query.h, against brute force.  main() and the harness come
-# from spec/lib; the dump writer and output parsers from tools_harness.c.
+# queries of vmheap_graph_query.h, against brute force.  main() and the
+# harness come from spec/lib; the dump writer and output parsers from
+# tools_harness.c.
 GRAPHTOOLS_SPEC_BIN := $(SPECDIR)/graphtools_test
 GRAPHTOOLS_SPEC_OBJS := $(OBJDIR)/spec/graphtools_test.o \
                         $(OBJDIR)/spec/tools_harness.o
