@@ -89,6 +89,7 @@ void diff_result_release(struct diff_result *res)
 	free(res->deltas);
 	vmheap_identity_result_release(&res->ident);
 	diff_paths_release(res->paths);
+	diff_suspects_release(res->suspects);
 	release_dump(&res->old_d);
 	release_dump(&res->new_d);
 }

@@ -7,8 +7,13 @@
  *   objects.c   --objects and --retainers (libvmheap-analysis's identity
  *               matching), with a progress bar per pass
  *   report.c    text, JSON and CSV output of every mode
+ *   graphs.c    the graph modes' reading: heap graphs, new objects marked
  *   paths.c     --paths: the new objects' paths from the roots, merged
  *               by shape, for the classes that grew most (heap graphs)
+ *   suspects.c  --suspects: the new objects grouped by their owner (the
+ *               top-most new object that dominates them), owners' classes
+ *               ranked by the new bytes they hold (heap graphs);
+ *               suspects_report.c prints them (suspects-internal.h)
  */
 #ifndef DIFF_INTERNAL_H
 #define DIFF_INTERNAL_H
@@ -24,10 +29,13 @@ enum diff_mode {
 	DIFF_OBJECTS,
 	DIFF_RETAINERS,
 	DIFF_PATHS,
-	DIFF_NATIVE
+	DIFF_NATIVE,
+	DIFF_SUSPECTS
 };
 
-struct diff_paths; /* --paths (paths.c) */
+struct diff_paths;    /* --paths (paths.c) */
+struct diff_suspects; /* --suspects (suspects.c) */
+#include "vmheap_graph.h"
 
 struct diff_options {
 	const char *old_path, *new_path;
@@ -56,6 +64,8 @@ struct diff_result {
 	struct vmheap_identity_result ident;
 	/* DIFF_PATHS */
 	struct diff_paths *paths;
+	/* DIFF_SUSPECTS */
+	struct diff_suspects *suspects;
 };
 
 /* Open both dumps (headers only).  Returns 0 or a code with err set. */
@@ -81,6 +91,26 @@ int diff_identity(const struct diff_options *o, struct diff_result *res,
 int diff_paths(const struct diff_options *o, struct diff_result *res,
 	       char *err, size_t errsz);
 void diff_paths_release(struct diff_paths *p);
+
+/* What the graph modes (--paths, --suspects) read: both dumps as heap
+ * graphs (graphs.c). */
+struct diff_graphs {
+	vmheap_graph *old_g, *new_g;
+	char **names;	 /* NEW's class labels, sorted, each once */
+	size_t nnames;
+	uint32_t *group; /* NEW's class k is labelled names[group[k]] */
+	/* object i of NEW: group + 1 of its class when it is new (OLD has
+	 * no object of its id, or one of another class name: the rule of
+	 * vmheap_identity_diff), else 0 */
+	uint32_t *mark;
+};
+
+/* Read OLD and NEW (the readers diff_open opened) into *dg, group NEW's
+ * classes by label, mark its new objects.  Returns 0 or a code with err
+ * set; *dg is released with diff_graphs_release() either way. */
+int diff_graphs_read(struct diff_result *res, struct diff_graphs *dg,
+		     char *err, size_t errsz);
+void diff_graphs_release(struct diff_graphs *dg);
 void diff_paths_text(const struct diff_options *o, struct diff_result *res,
 		     struct vmheap_strbuf *out);
 void diff_paths_json(const struct diff_options *o, struct diff_result *res,
@@ -93,6 +123,18 @@ void diff_paths_csv(const struct diff_options *o, struct diff_result *res,
 void diff_dump_line(struct vmheap_strbuf *out, const struct diff_options *o,
 		    const char *which, vmheap_reader *r, uint64_t objects,
 		    uint64_t bytes);
+
+/* --suspects: both dumps read into heap graphs, the new objects marked
+ * by identity (diff_graphs_read), grouped by owner, ranked. */
+int diff_suspects(const struct diff_options *o, struct diff_result *res,
+		  char *err, size_t errsz);
+void diff_suspects_release(struct diff_suspects *s);
+void diff_suspects_text(const struct diff_options *o, struct diff_result *res,
+			struct vmheap_strbuf *out);
+void diff_suspects_json(const struct diff_options *o, struct diff_result *res,
+			struct vmheap_strbuf *out);
+void diff_suspects_csv(const struct diff_options *o, struct diff_result *res,
+		       struct vmheap_strbuf *out);
 
 /* Render the result of o->mode into out. */
 void diff_render(const struct diff_options *o, struct diff_result *res,

@@ -5,6 +5,7 @@
  *   vmheap-diff --objects OLD NEW    objects in NEW not in OLD, by identity
  *   vmheap-diff --retainers OLD NEW  who references those new objects
  *   vmheap-diff --paths OLD NEW      their paths from the roots (paths.c)
+ *   vmheap-diff --suspects OLD NEW   the classes that hold them (suspects.c)
  *
  * Nothing is printed until both dumps were read and verified whole; a
  * damaged dump gives one error message and exit status 2.
@@ -19,9 +20,9 @@
 #include "diff-internal.h"
 
 static const char usage_line[] =
-    "usage: vmheap-diff [--objects | --retainers | --paths | --native] [--sort "
-    "count|bytes|name] [--top N] [--format text|json|csv] [--bytes] "
-    "[--threads N] OLD NEW";
+    "usage: vmheap-diff [--objects | --retainers | --paths | --suspects |\n"
+    "                   --native] [--sort count|bytes|name] [--top N]\n"
+    "                   [--format text|json|csv] [--bytes] [--threads N] OLD NEW";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -52,9 +53,17 @@ static void help(void)
 	       "(the dumps'\n"
 	       "                 native sections, symbolized; top 20 "
 	       "unless --top)\n"
+	       "  --suspects     leak suspects: the new objects grouped by "
+	       "their owner (the\n"
+	       "                 top-most new object that dominates them), "
+	       "owners' classes\n"
+	       "                 ranked by the new bytes they hold, with "
+	       "their path (--top N:\n"
+	       "                 N suspects, default 10)\n"
 	       "  --sort KEY     count (default), bytes or name\n"
 	       "  --top N        print only the first N rows (--retainers: N "
-	       "classes, default 10)\n"
+	       "classes, default 10;\n"
+	       "                 --suspects: N suspects, default 10)\n"
 	       "  --format FMT   text (default), json or csv\n"
 	       "  --threads N    decoding threads (default: 2 on a "
 	       "multiprocessor)\n"
@@ -77,6 +86,7 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	    {"retainers", no_argument, NULL, 'r'},
 	    {"paths", no_argument, NULL, 'p'},
 	    {"native", no_argument, NULL, 'n'},
+	    {"suspects", no_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -111,6 +121,10 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			o->mode = DIFF_NATIVE;
 			modes++;
 			break;
+		case 's':
+			o->mode = DIFF_SUSPECTS;
+			modes++;
+			break;
 		case 'h':
 			help();
 			break;
@@ -123,8 +137,8 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 		}
 	}
 	if (modes > 1)
-		usage_error("%s", "--objects, --retainers, --paths and --native "
-				  "exclude each other");
+		usage_error("%s", "--objects, --retainers, --paths, --suspects and "
+				  "--native exclude each other");
 	if (argc - optind != 2)
 		usage_error("%s", argc - optind < 2
 				      ? "two dumps needed: OLD NEW"
@@ -160,7 +174,7 @@ static int same_file(const char *a, const char *b)
  * in their totals, nearly always). */
 static int same_totals(const struct diff_result *res)
 {
-	if (!res->old_d.census || !res->new_d.census) /* --paths */
+	if (!res->old_d.census || !res->new_d.census) /* graph modes */
 		return 0;
 	const struct vmheap_totals *x = vmheap_census_totals(res->old_d.census);
 	const struct vmheap_totals *y = vmheap_census_totals(res->new_d.census);
@@ -230,6 +244,8 @@ int main(int argc, char **argv)
 			rc = diff_classes(&o, &res, err, sizeof(err));
 		else if (o.mode == DIFF_PATHS)
 			rc = diff_paths(&o, &res, err, sizeof(err));
+		else if (o.mode == DIFF_SUSPECTS)
+			rc = diff_suspects(&o, &res, err, sizeof(err));
 		else
 			rc = diff_identity(&o, &res, err, sizeof(err));
 	}

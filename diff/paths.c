@@ -17,52 +17,18 @@
 #define GROUPS_PER_CLASS 3
 
 struct path_class {
-	char *name; /* NEW's class label, owned by names below */
+	char *name; /* NEW's class label, owned by g.names */
 	uint64_t count, bytes;
 	struct vmheap_graph_class_paths *paths;
 };
 
 struct diff_paths {
-	vmheap_graph *old_g, *new_g;
-	char **names; /* NEW's class labels, grouped */
-	size_t nnames;
+	struct diff_graphs g;
 	struct path_class *classes; /* one per name; sorted, then the top */
 	size_t nclasses;	    /* names with new objects */
 	size_t shown;		    /* the first `shown` have paths */
 	uint64_t new_objects, new_bytes;
 };
-
-/* 1 when object i of NEW is new: OLD has no object of its id, or one of
- * another class name. */
-static int is_new(const struct diff_paths *p, char **old_labels,
-		  char **new_labels, uint32_t i)
-{
-	uint32_t j =
-	    vmheap_graph_find(p->old_g, vmheap_graph_object_id(p->new_g, i));
-
-	if (j == VMHEAP_GRAPH_NONE)
-		return 1;
-	return strcmp(new_labels[vmheap_graph_object_class_index(p->new_g, i)],
-		      old_labels[vmheap_graph_object_class_index(p->old_g, j)]) !=
-	       0;
-}
-
-/* The label of each class of g's class table. */
-static char **class_labels(const vmheap_graph *g)
-{
-	size_t n = vmheap_graph_class_count(g);
-	char **l = calloc(n ? n : 1, sizeof(*l));
-
-	for (size_t k = 0; l && k < n; k++)
-		if (!(l[k] = vmheap_graph_class_label(
-			  g, vmheap_graph_class_id(g, k)))) {
-			while (k--)
-				free(l[k]);
-			free(l);
-			return NULL;
-		}
-	return l;
-}
 
 static enum vmheap_sort sort_key;
 static int compare_classes(const void *a, const void *b)
@@ -76,47 +42,27 @@ static int compare_classes(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Mark the new objects (group + 1 of their class, 0 when not new) and
- * count them per class name. */
-static int mark_new(struct diff_paths *p, const uint32_t *group,
-		    uint32_t *mark)
+/* Count the new objects per class name. */
+static void count_new(struct diff_paths *p)
 {
-	char **old_labels = class_labels(p->old_g);
-	char **new_labels = class_labels(p->new_g);
-	size_t nold = vmheap_graph_class_count(p->old_g);
-	size_t nnew = vmheap_graph_class_count(p->new_g);
-	int rc = 0;
+	const uint32_t *mark = p->g.mark;
 
-	if (!old_labels || !new_labels) {
-		rc = VMHEAP_ENOMEM;
-		goto done;
-	}
-	for (uint32_t i = 0; i < vmheap_graph_object_count(p->new_g); i++) {
-		mark[i] = 0;
-		if (!is_new(p, old_labels, new_labels, i))
+	for (uint32_t i = 0; i < vmheap_graph_object_count(p->g.new_g); i++) {
+		if (!mark[i])
 			continue;
-		uint32_t x = group[vmheap_graph_object_class_index(p->new_g, i)];
-		uint64_t b = vmheap_graph_object_bytes(p->new_g, i);
-		mark[i] = x + 1;
-		p->classes[x].count++;
-		p->classes[x].bytes += b;
+		uint64_t b = vmheap_graph_object_bytes(p->g.new_g, i);
+		p->classes[mark[i] - 1].count++;
+		p->classes[mark[i] - 1].bytes += b;
 		p->new_objects++;
 		p->new_bytes += b;
 	}
-done:
-	for (size_t k = 0; old_labels && k < nold; k++)
-		free(old_labels[k]);
-	for (size_t k = 0; new_labels && k < nnew; k++)
-		free(new_labels[k]);
-	free(old_labels);
-	free(new_labels);
-	return rc;
 }
 
 /* The paths of the new objects of the top classes. */
-static int merge_top(struct diff_paths *p, const uint32_t *mark)
+static int merge_top(struct diff_paths *p)
 {
-	uint32_t n = vmheap_graph_object_count(p->new_g);
+	const uint32_t *mark = p->g.mark;
+	uint32_t n = vmheap_graph_object_count(p->g.new_g);
 	uint32_t *objects = malloc((n ? n : 1) * sizeof(*objects));
 
 	if (!objects)
@@ -125,12 +71,12 @@ static int merge_top(struct diff_paths *p, const uint32_t *mark)
 		size_t m = 0;
 		/* the rows were sorted: find the group by its name */
 		uint32_t x = 0;
-		while (p->names[x] != p->classes[c].name)
+		while (p->g.names[x] != p->classes[c].name)
 			x++;
 		for (uint32_t i = 0; i < n; i++)
 			if (mark[i] == x + 1)
 				objects[m++] = i;
-		if (vmheap_graph_object_paths(p->new_g, objects, m,
+		if (vmheap_graph_object_paths(p->g.new_g, objects, m,
 					      &p->classes[c].paths) < 0) {
 			free(objects);
 			return VMHEAP_ENOMEM;
@@ -142,40 +88,27 @@ static int merge_top(struct diff_paths *p, const uint32_t *mark)
 
 static int compute(const struct diff_options *o, struct diff_paths *p)
 {
-	size_t ncls = vmheap_graph_class_count(p->new_g);
-	uint32_t n = vmheap_graph_object_count(p->new_g);
-	uint32_t *group = malloc((ncls ? ncls : 1) * sizeof(*group));
-	uint32_t *mark = malloc((n ? n : 1) * sizeof(*mark));
 	size_t top = o->report.top ? o->report.top : DEFAULT_PATH_CLASSES;
-	int rc = VMHEAP_ENOMEM;
 
-	if (!group || !mark ||
-	    vmheap_graph_label_groups(p->new_g, group, &p->names, &p->nnames) < 0)
-		goto done;
-	if (!(p->classes = calloc(p->nnames ? p->nnames : 1,
+	if (!(p->classes = calloc(p->g.nnames ? p->g.nnames : 1,
 				  sizeof(*p->classes))))
-		goto done;
-	for (size_t x = 0; x < p->nnames; x++)
-		p->classes[x].name = p->names[x];
-	if ((rc = mark_new(p, group, mark)) < 0)
-		goto done;
+		return VMHEAP_ENOMEM;
+	for (size_t x = 0; x < p->g.nnames; x++)
+		p->classes[x].name = p->g.names[x];
+	count_new(p);
 	sort_key = o->report.sort;
-	qsort(p->classes, p->nnames, sizeof(*p->classes), compare_classes);
-	while (p->nclasses < p->nnames && p->classes[p->nclasses].count)
+	qsort(p->classes, p->g.nnames, sizeof(*p->classes), compare_classes);
+	while (p->nclasses < p->g.nnames && p->classes[p->nclasses].count)
 		p->nclasses++;
 	if (o->report.sort == VMHEAP_SORT_NAME) { /* new ones only */
 		size_t kept = 0;
-		for (size_t x = 0; x < p->nnames; x++)
+		for (size_t x = 0; x < p->g.nnames; x++)
 			if (p->classes[x].count)
 				p->classes[kept++] = p->classes[x];
 		p->nclasses = kept;
 	}
 	p->shown = p->nclasses < top ? p->nclasses : top;
-	rc = merge_top(p, mark);
-done:
-	free(group);
-	free(mark);
-	return rc;
+	return merge_top(p);
 }
 
 int diff_paths(const struct diff_options *o, struct diff_result *res,
@@ -189,9 +122,7 @@ int diff_paths(const struct diff_options *o, struct diff_result *res,
 		return VMHEAP_ENOMEM;
 	}
 	res->paths = p;
-	rc = vmheap_graph_read(&p->old_g, res->old_d.reader, err, errsz);
-	if (rc == 0)
-		rc = vmheap_graph_read(&p->new_g, res->new_d.reader, err, errsz);
+	rc = diff_graphs_read(res, &p->g, err, errsz);
 	if (rc == 0 && (rc = compute(o, p)) < 0)
 		snprintf(err, errsz, "out of memory");
 	return rc;
@@ -201,15 +132,10 @@ void diff_paths_release(struct diff_paths *p)
 {
 	if (!p)
 		return;
-	for (size_t c = 0; c < p->nnames; c++) {
-		if (p->classes)
-			vmheap_graph_object_paths_free(p->classes[c].paths);
-		free(p->names[c]);
-	}
-	free(p->names);
+	for (size_t c = 0; p->classes && c < p->g.nnames; c++)
+		vmheap_graph_object_paths_free(p->classes[c].paths);
 	free(p->classes);
-	vmheap_graph_free(p->old_g);
-	vmheap_graph_free(p->new_g);
+	diff_graphs_release(&p->g);
 	free(p);
 }
 
@@ -228,11 +154,11 @@ void diff_paths_text(const struct diff_options *o, struct diff_result *res,
 	char size[64];
 
 	diff_dump_line(out, o, "old", res->old_d.reader,
-		       vmheap_graph_object_count(p->old_g),
-		       vmheap_graph_total_bytes(p->old_g));
+		       vmheap_graph_object_count(p->g.old_g),
+		       vmheap_graph_total_bytes(p->g.old_g));
 	diff_dump_line(out, o, "new", res->new_d.reader,
-		       vmheap_graph_object_count(p->new_g),
-		       vmheap_graph_total_bytes(p->new_g));
+		       vmheap_graph_object_count(p->g.new_g),
+		       vmheap_graph_total_bytes(p->g.new_g));
 	vmheap_report_bytes(&o->report, size, sizeof(size), p->new_bytes);
 	vmheap_strbuf_addf(out,
 			   "new objects: %" PRIu64 ", %s, in %zu class%s; "
@@ -253,7 +179,7 @@ void diff_paths_text(const struct diff_options *o, struct diff_result *res,
 				   gp->group_count == 1 ? "" : "s",
 				   gp->unreachable);
 		for (size_t k = 0; k < groups_shown(gp); k++)
-			vmheap_strbuf_add_path_group(out, &o->report, p->new_g,
+			vmheap_strbuf_add_path_group(out, &o->report, p->g.new_g,
 						     &gp->groups[k], k + 1,
 						     "new", pc->count, "  ");
 		if (groups_shown(gp) < gp->group_count)
@@ -297,8 +223,8 @@ void diff_paths_json(const struct diff_options *o, struct diff_result *res,
 			    "%s{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
 			    ",\"example\":\"0x%" PRIx64 "\",",
 			    k ? "," : "", grp->count, grp->bytes,
-			    vmheap_graph_object_id(p->new_g, grp->example));
-			vmheap_strbuf_add_path_json(out, p->new_g, grp->example);
+			    vmheap_graph_object_id(p->g.new_g, grp->example));
+			vmheap_strbuf_add_path_json(out, p->g.new_g, grp->example);
 			vmheap_strbuf_add(out, "}", 1);
 		}
 		vmheap_strbuf_add(out, "]}", 2);
@@ -322,7 +248,7 @@ void diff_paths_csv(const struct diff_options *o, struct diff_result *res,
 			const struct vmheap_graph_path_group *grp = &gp->groups[k];
 			struct vmheap_strbuf shape = VMHEAP_STRBUF_INIT;
 			const char *kind =
-			    vmheap_graph_root(p->new_g, grp->root)->kind;
+			    vmheap_graph_root(p->g.new_g, grp->root)->kind;
 
 			vmheap_strbuf_add_csv(out, pc->name);
 			vmheap_strbuf_addf(out,
@@ -334,7 +260,7 @@ void diff_paths_csv(const struct diff_options *o, struct diff_result *res,
 			for (size_t l = 0; l < grp->length; l++) {
 				if (l)
 					vmheap_strbuf_add(&shape, " > ", 3);
-				vmheap_strbuf_add_class(&shape, p->new_g,
+				vmheap_strbuf_add_class(&shape, p->g.new_g,
 							grp->classes[l],
 							VMHEAP_OUTPUT_TEXT);
 			}

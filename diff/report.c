@@ -385,6 +385,9 @@ static const render_fn renderers[][3] = {
     [DIFF_PATHS] = {[VMHEAP_OUTPUT_TEXT] = diff_paths_text,
 		    [VMHEAP_OUTPUT_JSON] = diff_paths_json,
 		    [VMHEAP_OUTPUT_CSV] = diff_paths_csv},
+    [DIFF_SUSPECTS] = {[VMHEAP_OUTPUT_TEXT] = diff_suspects_text,
+		       [VMHEAP_OUTPUT_JSON] = diff_suspects_json,
+		       [VMHEAP_OUTPUT_CSV] = diff_suspects_csv},
 };
 
 void diff_render(const struct diff_options *o, struct diff_result *res,

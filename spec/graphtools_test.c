@@ -14,11 +14,16 @@
  * Known shapes (a leak held by a global's Array, by a chain of Hashes)
  * check what a person reads in the output; random heaps (cycles,
  * self-loops, missing ids, unreachable objects, several roots) check the
- * numbers.  The last TCase runs a real Ruby VM with three leaks and checks
- * that the top path of each leads to the root that holds it.
+ * numbers.  The "suspects" TCase checks vmheap-diff --suspects on pairs of
+ * heaps whose owners, held bytes and growth are known by construction (a
+ * composite leak, lone Strings, churn).  The "ruby" TCase runs real Ruby
+ * VMs: three leaks whose top paths lead to the roots that hold them, and
+ * four dumps of one VM for --suspects (churn, LeakedRequests under
+ * $REQUEST_CACHE, lone Strings under $LINES).
  */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +32,7 @@
 #include "tools_harness-internal.h"
 #include "vmheap.h"
 #include "vmheap_graph_query.h"
+#include "vmheap_report.h"
 
 /* ------------------------------------------------------------ heaps */
 
@@ -850,8 +856,9 @@ START_TEST(unknown_class_or_address_exit_1_damaged_dump_exit_2)
 	    (const char *[]){"vmheap-dominators", cut, NULL},
 	    (const char *[]){"vmheap-histo", "--retained", cut, NULL},
 	    (const char *[]){"vmheap-diff", "--paths", dump, cut, NULL},
+	    (const char *[]){"vmheap-diff", "--suspects", cut, dump, NULL},
 	};
-	for (size_t c = 0; c < 4; c++) {
+	for (size_t c = 0; c < sizeof(cmds) / sizeof(*cmds); c++) {
 		r = tool(cmds[c][0], cmds[c] + 1);
 		ck_assert_msg(r.status == 2, "%s: status %d", cmds[c][0],
 			      r.status);
@@ -860,7 +867,260 @@ START_TEST(unknown_class_or_address_exit_1_damaged_dump_exit_2)
 		ck_assert_str_eq(r.out, "");
 		run_free(&r);
 	}
+	/* one graph mode at a time */
+	r = tool("vmheap-diff",
+		 (const char *[]){"--paths", "--suspects", dump, dump, NULL});
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "--paths, --suspects and --native exclude "
+				    "each other"),
+		      "%s", r.err);
+	run_free(&r);
 	heap_free(&h);
+}
+END_TEST
+
+/* ------------------------------------------------------------ suspects */
+
+#define C_REQUEST 6
+#define C_STRING 7
+#define C_TIME 8
+#define REQUEST_BYTES (80 + 4 * 40 + 2 * 160 + 56)
+
+/*
+ * A global's Array (root global_tbl, 0x1000) holding `requests`
+ * LeakedRequests numbered from `first` (80 bytes, each holding 4 Strings of
+ * 40 bytes, 2 Hashes of 160 and a Time of 56) and `lone` Strings of 40
+ * bytes; a "vm" root Object holding a Hash with 50 Strings of 40 bytes
+ * whose ids start at `churn` (a new `churn` replaces them all).
+ */
+static void request_heap(struct heap *h, size_t first, size_t requests,
+			 size_t lone, uint64_t churn)
+{
+	static const struct tclass more[] = {
+	    {C_REQUEST, "LeakedRequest"}, {C_STRING, "String"}, {C_TIME, "Time"}};
+	static const uint64_t parts[7][2] = {
+	    {C_STRING, 40}, {C_STRING, 40}, {C_STRING, 40}, {C_STRING, 40},
+	    {3, 160},	    {3, 160},	    {C_TIME, 56}};
+
+	heap_init(h);
+	memcpy(h->classes + h->nclasses, more, sizeof(more));
+	h->nclasses += sizeof(more) / sizeof(*more);
+	size_t array = obj(h, ARRAY_ID, 2, 40 + 8 * (requests + lone));
+	size_t holder = obj(h, HOLDER_ID, 1, 40);
+	size_t hash = obj(h, HASH_ID, 3, 160);
+	ref(h, holder, HASH_ID);
+	for (size_t k = first; k < first + requests; k++) {
+		uint64_t id = 0x100000 + 0x100 * k;
+		size_t req = obj(h, id, C_REQUEST, 80);
+		ref(h, array, id);
+		for (size_t j = 0; j < 7; j++) {
+			obj(h, id + 0x10 * (j + 1), parts[j][0], parts[j][1]);
+			ref(h, req, id + 0x10 * (j + 1));
+		}
+	}
+	for (size_t k = 0; k < lone; k++) {
+		obj(h, 0x200000 + 0x10 * k, C_STRING, 40);
+		ref(h, array, 0x200000 + 0x10 * k);
+	}
+	for (size_t k = 0; k < 50; k++) {
+		obj(h, churn + 0x10 * k, C_STRING, 40);
+		ref(h, hash, churn + 0x10 * k);
+	}
+	root(h, "global_tbl", ARRAY_ID);
+	root(h, "vm", HOLDER_ID);
+}
+
+/* A byte count as the text reports print it (vmheap_format_bytes), in
+ * one of 4 buffers used in turn. */
+static const char *human(unsigned long long bytes)
+{
+	static char buf[4][96];
+	static int k;
+
+	k = (k + 1) % 4;
+	vmheap_format_bytes(buf[k], sizeof(buf[k]), bytes);
+	return buf[k];
+}
+
+/* Assert that `out` holds the text that fmt and its arguments make. */
+static void expect_text(const char *out, const char *fmt, ...)
+{
+	char want[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(want, sizeof(want), fmt, ap);
+	va_end(ap);
+	ck_assert_msg(strstr(out, want), "wanted:\n%s\nin:\n%s", want, out);
+}
+
+/* vmheap-diff --suspects [--format FMT] of two request heaps. */
+static struct run suspects(struct heap *old_h, struct heap *new_h,
+			   const char *format)
+{
+	const char *old_dump = heap_write(old_h, "s_old.vmheap");
+	const char *new_dump = heap_write(new_h, "s_new.vmheap");
+	struct run r = tool("vmheap-diff",
+			    (const char *[]){"--suspects", "--format", format,
+					     old_dump, new_dump, NULL});
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	return r;
+}
+
+/*
+ * 100 more LeakedRequests under the global, and the 50 Strings of the vm
+ * root's Hash replaced: the diff's top rows are +400 String and +200 Hash,
+ * but the one suspect is LeakedRequest, holding every byte of its 800 new
+ * objects, held by the global's Array.
+ */
+START_TEST(suspects_name_the_owner_of_a_composite_leak_first)
+{
+	static struct heap old_h, new_h;
+	request_heap(&old_h, 0, 20, 0, 0x500000);
+	request_heap(&new_h, 0, 120, 0, 0x600000);
+
+	struct run r = suspects(&old_h, &new_h, "text");
+	expect_text(r.out,
+		    "new objects: 850, %s, held by 150 owners of 2 classes\n"
+		    "leak suspects: 1 class of owners holding %s or more of "
+		    "new objects\n\n"
+		    "#1  LeakedRequest: 100 new, holding %s (their String, "
+		    "Hash and Time objects)\n"
+		    "    class grew by 100; 800 new objects in all: 400 "
+		    "String, 200 Hash, 100 Time\n"
+		    "    held by root global_tbl > Array (100 of the 100, "
+		    "100.0%%; 1 path shape)\n"
+		    "      root global_tbl\n"
+		    "        Array  0x1000\n"
+		    "        LeakedRequest  0x101400\n",
+		    human(63600), human(1024), human(100 * REQUEST_BYTES));
+	run_free(&r);
+	/* the class-by-class diff ranks the parts first: the reason for
+	 * --suspects */
+	r = tool("vmheap-diff", (const char *[]){"--format", "csv",
+						 tmp_path("s_old.vmheap"),
+						 tmp_path("s_new.vmheap"), NULL});
+	ck_assert_msg(strstr(r.out, "400,String,16000") <
+			  strstr(r.out, "100,LeakedRequest,8000"),
+		      "%s", r.out);
+	run_free(&r);
+
+	r = suspects(&old_h, &new_h, "json");
+	struct jval *j = json_parse(r.out);
+	ck_assert_msg(j, "not JSON: %s", r.out);
+	ck_assert_int_eq(json_get(j, "suspect_count")->inum, 1);
+	const struct jval *s0 = json_get(j, "suspects")->items[0];
+	ck_assert_str_eq(json_get(s0, "class")->str, "LeakedRequest");
+	ck_assert_int_eq(json_get(s0, "owners")->inum, 100);
+	ck_assert_int_eq(json_get(s0, "held_bytes")->inum, 100 * REQUEST_BYTES);
+	ck_assert_int_eq(json_get(s0, "ranked_bytes")->inum,
+			 100 * REQUEST_BYTES);
+	const struct jval *held = json_get(s0, "held");
+	ck_assert_uint_eq(held->n, 3);
+	ck_assert_str_eq(json_get(held->items[0], "class")->str, "String");
+	ck_assert_int_eq(json_get(held->items[0], "count")->inum, 400);
+	ck_assert_int_eq(json_get(held->items[0], "bytes")->inum, 16000);
+	const struct jval *top = json_get(s0, "top_path");
+	ck_assert_int_eq(json_get(top, "count")->inum, 100);
+	ck_assert_str_eq(json_get(json_get(top, "root"), "kind")->str,
+			 "global_tbl");
+	json_free(j);
+	run_free(&r);
+
+	r = suspects(&old_h, &new_h, "csv");
+	ck_assert_msg(strstr(r.out, "1,LeakedRequest,100,100,800,61600,61600,"
+				    "400 String; 200 Hash; 100 Time,100,"
+				    "root global_tbl > Array\n"),
+		      "%s", r.out);
+	run_free(&r);
+	heap_free(&old_h);
+	heap_free(&new_h);
+}
+END_TEST
+
+/* 200 lone Strings under the global, 50 more replaced under the vm root:
+ * String is the suspect, ranked by the growth's share of its 250 new
+ * owners, and its top path is the global's. */
+START_TEST(suspects_find_a_leak_of_lone_strings)
+{
+	static struct heap old_h, new_h;
+	request_heap(&old_h, 0, 0, 10, 0x500000);
+	request_heap(&new_h, 0, 0, 210, 0x600000);
+
+	struct run r = suspects(&old_h, &new_h, "text");
+	expect_text(r.out,
+		    "#1  String: 250 new, holding %s\n"
+		    "    class grew by 200 (ranked by the growth's share: "
+		    "%s); 250 new objects in all\n"
+		    "    held by root global_tbl > Array (200 of the 250, "
+		    "80.0%%; 2 path shapes)\n",
+		    human(10000), human(8000));
+	ck_assert_ptr_null(strstr(r.out, "#2"));
+	run_free(&r);
+	heap_free(&old_h);
+	heap_free(&new_h);
+}
+END_TEST
+
+/* Both leaks at once: the requests first, then the lone Strings, whose
+ * growth less the 400 Strings inside the requests is theirs; --top 1
+ * shows the first. */
+START_TEST(suspects_rank_two_leaks_and_top_cuts_them)
+{
+	static struct heap old_h, new_h;
+	request_heap(&old_h, 0, 20, 10, 0x500000);
+	request_heap(&new_h, 0, 120, 210, 0x600000);
+
+	struct run r = suspects(&old_h, &new_h, "text");
+	expect_text(r.out,
+		    "leak suspects: 2 classes of owners holding %s or more of "
+		    "new objects\n\n#1  LeakedRequest: 100 new, holding %s",
+		    human(1024), human(100 * REQUEST_BYTES));
+	expect_text(r.out,
+		    "#2  String: 250 new, holding %s\n"
+		    "    class grew by 600 (ranked by the growth's share: %s)",
+		    human(10000), human(8000));
+	run_free(&r);
+	r = tool("vmheap-diff",
+		 (const char *[]){"--suspects", "--top", "1",
+				  tmp_path("s_old.vmheap"),
+				  tmp_path("s_new.vmheap"), NULL});
+	ck_assert_int_eq(r.status, 0);
+	expect_text(r.out, "2 classes of owners holding %s or more of new "
+			   "objects; the top 1\n\n#1  LeakedRequest",
+		    human(1024));
+	ck_assert_ptr_null(strstr(r.out, "#2"));
+	run_free(&r);
+	heap_free(&old_h);
+	heap_free(&new_h);
+}
+END_TEST
+
+/* The same heap shape with every request and String replaced by a new
+ * one: 450 new objects, no growth, no suspect. */
+START_TEST(suspects_of_churn_without_a_leak_are_none)
+{
+	static struct heap old_h, new_h;
+	request_heap(&old_h, 0, 50, 0, 0x500000);
+	request_heap(&new_h, 50, 50, 0, 0x600000);
+
+	struct run r = suspects(&old_h, &new_h, "text");
+	expect_text(r.out,
+		    "new objects: 450, %s, held by 100 owners of 2 classes\n"
+		    "no leak suspects: no class of owners holds %s of new "
+		    "objects beyond churn\n",
+		    human(32800), human(1024));
+	run_free(&r);
+	r = suspects(&old_h, &new_h, "json");
+	struct jval *j = json_parse(r.out);
+	ck_assert_msg(j, "not JSON: %s", r.out);
+	ck_assert_int_eq(json_get(j, "new_objects")->inum, 450);
+	ck_assert_int_eq(json_get(j, "suspect_count")->inum, 0);
+	ck_assert_uint_eq(json_get(j, "suspects")->n, 0);
+	json_free(j);
+	run_free(&r);
+	heap_free(&old_h);
+	heap_free(&new_h);
 }
 END_TEST
 
@@ -911,41 +1171,68 @@ static void top_path(const char *dump, const char *cls, char *line,
 	run_free(&r);
 }
 
-START_TEST(ruby_leaks_lead_to_the_constant_the_global_and_the_ivar)
-{
-	const char *dir = spec_mkdtemp("ruby");
-	char script[512], dump[512], env_dir[600], env_tmp[600], pidarg[32],
-	    line[512], setcmd[600];
-	struct spec_proc vm;
+/* A Ruby VM with the agent loaded, running a script of the test. */
+struct ruby_vm {
+	struct spec_proc p;
+	const char *dir;
+	char env_dir[600], env_tmp[600];
+	const char *env[5];
+};
 
-	snprintf(script, sizeof(script), "%s/leaks.rb", dir);
-	spec_write_text(script, leaks_rb);
-	snprintf(env_dir, sizeof(env_dir), "VMHEAP_AGENT_DIR=%s", dir);
-	snprintf(env_tmp, sizeof(env_tmp), "VMHEAP_AGENT_TMPDIR=%s", dir);
-	const char *const env[] = {env_dir, env_tmp,
+/* Start `script_text` under ruby -rvmheap_agent; wait for "ready". */
+static void ruby_start(struct ruby_vm *vm, const char *script_text)
+{
+	char script[512];
+	size_t e = 0;
+
+	vm->dir = spec_mkdtemp("ruby");
+	snprintf(script, sizeof(script), "%s/script.rb", vm->dir);
+	spec_write_text(script, script_text);
+	snprintf(vm->env_dir, sizeof(vm->env_dir), "VMHEAP_AGENT_DIR=%s",
+		 vm->dir);
+	snprintf(vm->env_tmp, sizeof(vm->env_tmp), "VMHEAP_AGENT_TMPDIR=%s",
+		 vm->dir);
+	vm->env[e++] = vm->env_dir;
+	vm->env[e++] = vm->env_tmp;
 #ifdef VMHEAP_ASAN_RUNTIME
-				   /* the ASan-built extension needs the
-				    * runtime preloaded (spec/ruby.mk) */
-				   "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
-				   "ASAN_OPTIONS=detect_leaks=0",
+	/* the ASan-built extension needs the runtime preloaded
+	 * (spec/ruby.mk) */
+	vm->env[e++] = "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME;
+	vm->env[e++] = "ASAN_OPTIONS=detect_leaks=0";
 #endif
-				   NULL};
+	vm->env[e] = NULL;
 	const char *const argv[] = {"ruby", "-I", spec_build("ruby"),
 				    "-rvmheap_agent", script, NULL};
-	struct spec_spawn sp = {.argv = argv, .env = env};
-	spec_proc_start(&vm, &sp, 1);
-	ck_assert_msg(spec_proc_wait_for(&vm, "ready", 60000),
-		      "ruby did not start: %.*s", (int)vm.len, vm.buf);
+	struct spec_spawn sp = {.argv = argv, .env = vm->env};
+	spec_proc_start(&vm->p, &sp, 1);
+	ck_assert_msg(spec_proc_wait_for(&vm->p, "ready", 60000),
+		      "ruby did not start: %.*s", (int)vm->p.len, vm->p.buf);
+}
 
-	snprintf(dump, sizeof(dump), "%s/leaks.vmheap", dir);
-	snprintf(pidarg, sizeof(pidarg), "%d", (int)vm.pid);
+/* Dump the VM's heap through vmheap-console into DIR/name, kept in dump. */
+static void ruby_dump(struct ruby_vm *vm, const char *name, char *dump,
+		      size_t size)
+{
+	char pidarg[32], setcmd[600];
+	struct spec_run cr;
+
+	snprintf(dump, size, "%s/%s", vm->dir, name);
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)vm->p.pid);
 	snprintf(setcmd, sizeof(setcmd), "set system.memory.dump %s", dump);
 	const char *const cargv[] = {spec_bin("vmheap-console"), "-p", pidarg,
 				     "-e", setcmd, NULL};
-	struct spec_run cr;
-	ck_assert_int_eq(spec_run(cargv, env, NULL, 120000, &cr), 0);
+	ck_assert_int_eq(spec_run(cargv, vm->env, NULL, 120000, &cr), 0);
 	ck_assert_msg(cr.status == 0, "console: %s", cr.err);
 	spec_run_free(&cr);
+}
+
+START_TEST(ruby_leaks_lead_to_the_constant_the_global_and_the_ivar)
+{
+	char dump[512], line[512];
+	struct ruby_vm vm;
+
+	ruby_start(&vm, leaks_rb);
+	ruby_dump(&vm, "leaks.vmheap", dump, sizeof(dump));
 
 	/* a constant's Hash: the module Registry, held by the VM's class
 	 * table, then its constant table's Hash */
@@ -969,7 +1256,115 @@ START_TEST(ruby_leaks_lead_to_the_constant_the_global_and_the_ivar)
 	ck_assert_msg(strstr(r.out, ",Array,") && strstr(r.out, "root global_tbl"),
 		      "%s", r.out);
 	run_free(&r);
-	ck_assert_int_eq(spec_proc_wait_exit(&vm, 30000), 0);
+	ck_assert_int_eq(spec_proc_wait_exit(&vm.p, 30000), 0);
+}
+END_TEST
+
+/*
+ * Four dumps of one Ruby VM: A; B after a churn (every String of $churn
+ * replaced); C after 3000 LeakedRequests (4 Strings, 2 Hashes and a Time
+ * each) went into $REQUEST_CACHE; D after 20000 lone Strings went into
+ * $LINES.
+ */
+static const char suspects_rb[] =
+    "class LeakedRequest\n"
+    "  def initialize(i)\n"
+    "    @path = \"/items/#{i}\"; @verb = String.new(\"GET\")\n"
+    "    @body = \"x\" * 200; @agent = \"agent-#{i}\"\n"
+    "    @headers = {}; @params = {}; @at = Time.now\n"
+    "  end\n"
+    "end\n"
+    "$REQUEST_CACHE = []\n"
+    "$LINES = []\n"
+    "def churn; $churn = Array.new(2000) { |i| \"c#{i}\" * 4 }; end\n"
+    "churn; GC.start\n"
+    "$stdout.puts \"ready\"; $stdout.flush\n"
+    "$stdin.gets; churn; GC.start\n"
+    "$stdout.puts \"churned\"; $stdout.flush\n"
+    "$stdin.gets\n"
+    "3000.times { |i| $REQUEST_CACHE << LeakedRequest.new(i) }\n"
+    "churn; GC.start\n"
+    "$stdout.puts \"requests\"; $stdout.flush\n"
+    "$stdin.gets\n"
+    "20000.times { |i| $LINES << \"line #{i} \" * 3 }\n"
+    "churn; GC.start\n"
+    "$stdout.puts \"lines\"; $stdout.flush\n"
+    "$stdin.read\n";
+
+/* vmheap-diff --suspects --format json OLD NEW, parsed. */
+static struct jval *ruby_suspects(const char *old_dump, const char *new_dump)
+{
+	struct run r = tool("vmheap-diff",
+			    (const char *[]){"--suspects", "--format", "json",
+					     old_dump, new_dump, NULL});
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	struct jval *j = json_parse(r.out);
+	ck_assert_msg(j, "not JSON: %s", r.out);
+	run_free(&r);
+	return j;
+}
+
+/* The top path of suspect `s` as "KIND: A > B". */
+static void suspect_path(const struct jval *s, char *line, size_t size)
+{
+	const struct jval *top = json_get(s, "top_path");
+	const struct jval *path = json_get(top, "path");
+	size_t at = (size_t)snprintf(
+	    line, size, "%s:", json_get(json_get(top, "root"), "kind")->str);
+
+	for (size_t k = 0; k < path->n && at < size; k++)
+		at += (size_t)snprintf(line + at, size - at, "%s %s",
+				       k ? " >" : "",
+				       json_get(path->items[k], "class")->str);
+}
+
+START_TEST(ruby_suspects_name_the_request_cache_and_the_lines)
+{
+	char a[512], b[512], c[512], d[512], line[512];
+	struct ruby_vm vm;
+
+	ruby_start(&vm, suspects_rb);
+	ruby_dump(&vm, "a.vmheap", a, sizeof(a));
+	spec_proc_write(&vm.p, "go\n");
+	ck_assert(spec_proc_wait_for(&vm.p, "churned", 60000));
+	ruby_dump(&vm, "b.vmheap", b, sizeof(b));
+	spec_proc_write(&vm.p, "go\n");
+	ck_assert(spec_proc_wait_for(&vm.p, "requests", 60000));
+	ruby_dump(&vm, "c.vmheap", c, sizeof(c));
+	spec_proc_write(&vm.p, "go\n");
+	ck_assert(spec_proc_wait_for(&vm.p, "lines", 60000));
+	ruby_dump(&vm, "d.vmheap", d, sizeof(d));
+	ck_assert_int_eq(spec_proc_wait_exit(&vm.p, 30000), 0);
+
+	/* churn only: no suspect above the threshold */
+	struct jval *j = ruby_suspects(a, b);
+	ck_assert_msg(json_get(j, "new_objects")->inum >= 2000,
+		      "new objects: %lld", json_get(j, "new_objects")->inum);
+	ck_assert_int_eq(json_get(j, "suspect_count")->inum, 0);
+	json_free(j);
+
+	/* the requests: LeakedRequest first, all 3000, each holding at
+	 * least its 4 Strings, 2 Hashes and Time, held by the global */
+	j = ruby_suspects(b, c);
+	const struct jval *s0 = json_get(j, "suspects")->items[0];
+	ck_assert_str_eq(json_get(s0, "class")->str, "LeakedRequest");
+	ck_assert_int_eq(json_get(s0, "owners")->inum, 3000);
+	ck_assert_int_ge(json_get(s0, "held_objects")->inum, 3000 * 8);
+	const struct jval *held = json_get(s0, "held");
+	ck_assert_str_eq(json_get(held->items[0], "class")->str, "String");
+	ck_assert_int_ge(json_get(held->items[0], "count")->inum, 3000 * 4);
+	suspect_path(s0, line, sizeof(line));
+	ck_assert_str_eq(line, "global_tbl: Array > LeakedRequest");
+	json_free(j);
+
+	/* the lone Strings: String first, held by the other global */
+	j = ruby_suspects(c, d);
+	s0 = json_get(j, "suspects")->items[0];
+	ck_assert_str_eq(json_get(s0, "class")->str, "String");
+	ck_assert_int_ge(json_get(s0, "owners")->inum, 20000);
+	suspect_path(s0, line, sizeof(line));
+	ck_assert_str_eq(line, "global_tbl: Array > String");
+	json_free(j);
 }
 END_TEST
 
@@ -980,6 +1375,7 @@ Suite *vmheap_spec_suite(void)
 	TCase *t = spec_tcase(s, "tools", 120);
 	TCase *b = spec_tcase(s, "bad input", 60);
 	TCase *rb = spec_tcase(s, "ruby", 180);
+	TCase *sus = spec_tcase(s, "suspects", 60);
 
 	tcase_add_loop_test(q, class_retained_bytes_agree_with_brute_force, 0,
 			    4);
@@ -995,5 +1391,10 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, long_paths_show_both_ends);
 	tcase_add_test(b, unknown_class_or_address_exit_1_damaged_dump_exit_2);
 	tcase_add_test(rb, ruby_leaks_lead_to_the_constant_the_global_and_the_ivar);
+	tcase_add_test(sus, suspects_name_the_owner_of_a_composite_leak_first);
+	tcase_add_test(sus, suspects_find_a_leak_of_lone_strings);
+	tcase_add_test(sus, suspects_rank_two_leaks_and_top_cuts_them);
+	tcase_add_test(sus, suspects_of_churn_without_a_leak_are_none);
+	tcase_add_test(rb, ruby_suspects_name_the_request_cache_and_the_lines);
 	return s;
 }
