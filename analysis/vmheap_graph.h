@@ -69,11 +69,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmheap.h"
-
-#ifndef VMHEAP_EXPORT
-#define VMHEAP_EXPORT __attribute__((visibility("default")))
-#endif
+#include "vmheap.h" /* also VMHEAP_EXPORT */
 
 #ifdef __cplusplus
 extern "C" {
