@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "vmheap_report.h"
 
@@ -34,9 +35,28 @@ void vmheap_strbuf_add_dump_json(struct vmheap_strbuf *sb, vmheap_reader *r,
 			   h->pid, h->time, t->objects, t->bytes);
 }
 
+/* The length of the singular of `noun`'s first word (a plural): "classes"
+ * -> "class", "kinds" -> "kind", "sites" -> "site". */
+static size_t singular_len(const char *noun)
+{
+	size_t w = strcspn(noun, " ");
+
+	if (w > 4 && !strncmp(noun + w - 4, "sses", 4))
+		return w - 2;
+	if (w > 1 && noun[w - 1] == 's')
+		return w - 1;
+	return w;
+}
+
 void vmheap_report_total_label(char *buf, size_t size, const char *total,
 			       size_t n, const char *noun, size_t shown)
 {
+	if (n == 1) {
+		size_t w = strcspn(noun, " ");
+		snprintf(buf, size, "%s (1 %.*s%s)", total,
+			 (int)singular_len(noun), noun, noun + w);
+		return;
+	}
 	if (shown < n)
 		snprintf(buf, size, "%s (%zu %s, top %zu shown)", total, n,
 			 noun, shown);

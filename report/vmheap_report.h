@@ -224,7 +224,9 @@ void vmheap_strbuf_add_dump_json(struct vmheap_strbuf *sb, vmheap_reader *r,
 /*
  * The label of a report's total row: "TOTAL (N NOUN)", or
  * "TOTAL (N NOUN, top SHOWN shown)" when only the first `shown` of the n
- * rows are printed; e.g. "total (12 classes, top 5 shown)".
+ * rows are printed; e.g. "total (12 classes, top 5 shown)".  `noun` is
+ * plural; for n = 1 its first word is made singular ("total (1 class
+ * changed)").
  */
 void vmheap_report_total_label(char *buf, size_t size, const char *total,
 			       size_t n, const char *noun, size_t shown);

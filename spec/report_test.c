@@ -59,6 +59,17 @@ START_TEST(report_options_take_good_values_and_name_bad_ones)
 	vmheap_report_total_label(err, sizeof(err), "total new", 3, "classes",
 				  3);
 	ck_assert_str_eq(err, "total new (3 classes)");
+	vmheap_report_total_label(err, sizeof(err), "total", 1,
+				  "classes changed", 1);
+	ck_assert_str_eq(err, "total (1 class changed)");
+	vmheap_report_total_label(err, sizeof(err), "total", 1, "kinds", 1);
+	ck_assert_str_eq(err, "total (1 kind)");
+	vmheap_report_total_label(err, sizeof(err), "total", 1,
+				  "sites changed", 1);
+	ck_assert_str_eq(err, "total (1 site changed)");
+	vmheap_report_total_label(err, sizeof(err), "total", 0,
+				  "classes changed", 0);
+	ck_assert_str_eq(err, "total (0 classes changed)");
 }
 END_TEST
 
