@@ -103,6 +103,36 @@ VMHEAP_EXPORT int vmheap_graph_group_retained(vmheap_graph *g,
 					      const uint32_t *group,
 					      size_t ngroups, uint64_t *out);
 
+/* ------------------------------------------------------ classes by label */
+
+/*
+ * A mask over the class table (vmheap_graph_class_count() bytes): 1 for
+ * the classes labelled `label`, their number in *nclasses.  malloc'd;
+ * NULL when out of memory.
+ */
+VMHEAP_EXPORT unsigned char *vmheap_graph_label_mask(const vmheap_graph *g,
+						     const char *label,
+						     size_t *nclasses);
+
+/*
+ * The objects of every class labelled `label`, in index order: *objects
+ * (malloc'd, NULL when none) and *n.  Returns 0 or VMHEAP_ENOMEM.
+ */
+VMHEAP_EXPORT int vmheap_graph_instances_of(const vmheap_graph *g,
+					    const char *label,
+					    uint32_t **objects, size_t *n);
+
+/*
+ * Group the class table of `g` by label (class ids that share a name are
+ * one class for the tools): group[k] (vmheap_graph_class_count() entries,
+ * the caller's) is set to the group of class k; *names to the groups'
+ * labels in bytewise order (malloc'd, each malloc'd: free them and the
+ * array), *ngroups to their number.  Returns 0 or VMHEAP_ENOMEM.
+ */
+VMHEAP_EXPORT int vmheap_graph_label_groups(const vmheap_graph *g,
+					    uint32_t *group, char ***names,
+					    size_t *ngroups);
+
 #ifdef __cplusplus
 }
 #endif

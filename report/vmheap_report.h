@@ -450,24 +450,8 @@ void vmheap_strbuf_add_class(struct vmheap_strbuf *sb, const vmheap_graph *g,
  * class names by edit distance, vmheap_graph_nearest_classes), or "...;
  * no class name is near it".
  */
-void vmheap_strbuf_add_no_class(struct vmheap_strbuf *sb,
-				const vmheap_graph *g, const char *label,
-				const char *dump);
-
-/*
- * A mask over the class table (vmheap_graph_class_count() bytes): 1 for
- * the classes labelled `label`, their number in *nclasses.  malloc'd;
- * NULL when out of memory.
- */
-unsigned char *vmheap_graph_label_mask(const vmheap_graph *g,
-				       const char *label, size_t *nclasses);
-
-/*
- * The objects of every class labelled `label`, in index order: *objects
- * (malloc'd, NULL when none) and *n.  Returns 0 or VMHEAP_ENOMEM.
- */
-int vmheap_graph_instances_of(const vmheap_graph *g, const char *label,
-			      uint32_t **objects, size_t *n);
+void vmheap_strbuf_add_no_class(struct vmheap_strbuf *sb, const vmheap_graph *g,
+				const char *label, const char *dump);
 
 struct option;
 
@@ -482,16 +466,6 @@ struct option;
 int vmheap_report_getopt(int argc, char **argv, const struct option *longopts,
 			 struct vmheap_report_options *o, char *msg,
 			 size_t msgsz);
-
-/*
- * Group the class table of `g` by label (class ids that share a name are
- * one class for the tools): group[k] (vmheap_graph_class_count() entries,
- * the caller's) is set to the group of class k; *names to the groups'
- * labels in bytewise order (malloc'd, each malloc'd: free them and the
- * array), *ngroups to their number.  Returns 0 or VMHEAP_ENOMEM.
- */
-int vmheap_graph_label_groups(const vmheap_graph *g, uint32_t *group,
-			      char ***names, size_t *ngroups);
 
 /*
  * The end of a graph tool's main(): with rc 0, write `out` to stdout;
