@@ -11,65 +11,51 @@
 #include "diff-internal.h"
 #include "vmheap_graph_query.h"
 
-/* The label of each class of g's class table. */
-static char **class_labels(const vmheap_graph *g)
+static int by_name(const void *key, const void *elem)
 {
-	size_t n = vmheap_graph_class_count(g);
-	char **l = calloc(n ? n : 1, sizeof(*l));
+	return strcmp(key, *(char *const *)elem);
+}
 
-	for (size_t k = 0; l && k < n; k++)
-		if (!(l[k] = vmheap_graph_class_label(
-			  g, vmheap_graph_class_id(g, k)))) {
-			while (k--)
-				free(l[k]);
-			free(l);
-			return NULL;
+/* mark[i]: group + 1 of the class of object i of NEW when it is new (OLD
+ * has no object of its id, or one of another class name), else 0.  OLD's
+ * classes are put into NEW's label groups once (UINT32_MAX for a label
+ * NEW lacks), so that each object costs a lookup and an integer compare.
+ * Returns 0 or VMHEAP_ENOMEM. */
+static int mark_new(const struct diff_graphs *dg)
+{
+	size_t nold = vmheap_graph_class_count(dg->old_g);
+	uint32_t *old_group = malloc((nold ? nold : 1) * sizeof(*old_group));
+
+	if (!old_group)
+		return VMHEAP_ENOMEM;
+	for (size_t k = 0; k < nold; k++) {
+		char *l = vmheap_graph_class_label(
+		    dg->old_g, vmheap_graph_class_id(dg->old_g, k));
+		char **hit;
+
+		if (!l) {
+			free(old_group);
+			return VMHEAP_ENOMEM;
 		}
-	return l;
-}
-
-/* 1 when object i of NEW is new: OLD has no object of its id, or one of
- * another class name. */
-static int is_new(const vmheap_graph *old_g, const vmheap_graph *new_g,
-		  char **old_labels, char **new_labels, uint32_t i)
-{
-	uint32_t j = vmheap_graph_find(old_g, vmheap_graph_object_id(new_g, i));
-
-	if (j == VMHEAP_GRAPH_NONE)
-		return 1;
-	return strcmp(new_labels[vmheap_graph_object_class_index(new_g, i)],
-		      old_labels[vmheap_graph_object_class_index(old_g, j)]) !=
-	       0;
-}
-
-/* mark[i]: group + 1 of the class of object i of NEW when it is new, else
- * 0.  Returns 0 or VMHEAP_ENOMEM. */
-static int mark_new(const vmheap_graph *old_g, const vmheap_graph *new_g,
-		    const uint32_t *group, uint32_t *mark)
-{
-	char **old_labels = class_labels(old_g);
-	char **new_labels = class_labels(new_g);
-	size_t nold = vmheap_graph_class_count(old_g);
-	size_t nnew = vmheap_graph_class_count(new_g);
-	int rc = 0;
-
-	if (!old_labels || !new_labels) {
-		rc = VMHEAP_ENOMEM;
-		goto done;
+		hit = bsearch(l, dg->names, dg->nnames, sizeof(*dg->names),
+			      by_name);
+		old_group[k] = hit ? (uint32_t)(hit - dg->names) : UINT32_MAX;
+		free(l);
 	}
-	for (uint32_t i = 0; i < vmheap_graph_object_count(new_g); i++)
-		mark[i] =
-		    is_new(old_g, new_g, old_labels, new_labels, i)
-			? group[vmheap_graph_object_class_index(new_g, i)] + 1
-			: 0;
-done:
-	for (size_t k = 0; old_labels && k < nold; k++)
-		free(old_labels[k]);
-	for (size_t k = 0; new_labels && k < nnew; k++)
-		free(new_labels[k]);
-	free(old_labels);
-	free(new_labels);
-	return rc;
+	for (uint32_t i = 0; i < vmheap_graph_object_count(dg->new_g); i++) {
+		uint32_t grp =
+		    dg->group[vmheap_graph_object_class_index(dg->new_g, i)];
+		uint32_t j = vmheap_graph_find(
+		    dg->old_g, vmheap_graph_object_id(dg->new_g, i));
+
+		dg->mark[i] = j == VMHEAP_GRAPH_NONE ||
+				      old_group[vmheap_graph_object_class_index(
+					  dg->old_g, j)] != grp
+				  ? grp + 1
+				  : 0;
+	}
+	free(old_group);
+	return 0;
 }
 
 int diff_graphs_read(struct diff_result *res, struct diff_graphs *dg, char *err,
@@ -90,7 +76,7 @@ int diff_graphs_read(struct diff_result *res, struct diff_graphs *dg, char *err,
 	    !(dg->mark = malloc((n ? n : 1) * sizeof(*dg->mark))) ||
 	    vmheap_graph_label_groups(dg->new_g, dg->group, &dg->names,
 				      &dg->nnames) < 0 ||
-	    mark_new(dg->old_g, dg->new_g, dg->group, dg->mark) < 0) {
+	    mark_new(dg) < 0) {
 		snprintf(err, errsz, "out of memory");
 		return VMHEAP_ENOMEM;
 	}
