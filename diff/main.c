@@ -203,13 +203,18 @@ static void check_pair(const struct diff_options *o,
 		    "same dump (%s and %s have the same vm %s, "
 		    "pid %" PRIu64 ", time %" PRId64 " and totals)\n",
 		    o->old_path, o->new_path, a->vm_name, a->pid, a->time);
+	/* an import's header may not know the version (empty): then only
+	 * the VMs' names are compared */
 	if (strcmp(a->vm_name, b->vm_name) ||
-	    strcmp(a->vm_version, b->vm_version))
+	    (a->vm_version[0] && b->vm_version[0] &&
+	     strcmp(a->vm_version, b->vm_version)))
 		vmheap_strbuf_addf(w,
 				   "vmheap-diff: warning: the dumps are of "
-				   "different VMs: %s is %s %s, %s is %s %s\n",
-				   o->old_path, a->vm_name, a->vm_version,
-				   o->new_path, b->vm_name, b->vm_version);
+				   "different VMs: %s is %s%s%s, %s is %s%s%s\n",
+				   o->old_path, a->vm_name,
+				   a->vm_version[0] ? " " : "", a->vm_version,
+				   o->new_path, b->vm_name,
+				   b->vm_version[0] ? " " : "", b->vm_version);
 	if (res->old_d.census && res->new_d.census)
 		vmheap_strbuf_add_memory_delta(
 		    NULL, w, a, b,

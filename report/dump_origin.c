@@ -13,9 +13,10 @@ void vmheap_strbuf_add_dump_origin(struct vmheap_strbuf *sb, vmheap_reader *r)
 {
 	const struct vmheap_header *h = vmheap_reader_header(r);
 
-	vmheap_strbuf_addf(sb, "%s (vm %s %s, pid %" PRIu64 ")",
-			   vmheap_reader_name(r), h->vm_name, h->vm_version,
-			   h->pid);
+	/* an imported dump may not know the VM's version: no gap then */
+	vmheap_strbuf_addf(sb, "%s (vm %s%s%s, pid %" PRIu64 ")",
+			   vmheap_reader_name(r), h->vm_name,
+			   h->vm_version[0] ? " " : "", h->vm_version, h->pid);
 }
 
 void vmheap_strbuf_add_dump_json(struct vmheap_strbuf *sb, vmheap_reader *r,

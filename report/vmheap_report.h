@@ -210,7 +210,8 @@ int vmheap_strbuf_write(const struct vmheap_strbuf *sb, int fd);
 /* Free the buffer and reset it to empty. */
 void vmheap_strbuf_release(struct vmheap_strbuf *sb);
 
-/* Append "NAME (vm VM VERSION, pid PID)" for the dump `r` reads. */
+/* Append "NAME (vm VM VERSION, pid PID)" for the dump `r` reads;
+ * "NAME (vm VM, pid PID)" when the header has no version (an import). */
 void vmheap_strbuf_add_dump_origin(struct vmheap_strbuf *sb, vmheap_reader *r);
 
 /*

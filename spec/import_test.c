@@ -796,7 +796,7 @@ START_TEST(out_is_never_overwritten_and_stdin_works)
 	free(h);
 	/* the header names the VM and the pid given */
 	ck_assert(spec_run(histo, NULL, NULL, RUN_MS, &r) == 0);
-	ck_assert_msg(strstr(r.out, "(vm ruby , pid 4242)"), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "(vm ruby, pid 4242)"), "%s", r.out);
 	spec_run_free(&r);
 	import_run(&r, args, good_json);
 	ck_assert_int_eq(r.status, 2);
