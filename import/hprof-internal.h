@@ -49,6 +49,8 @@ int hprof_bad(struct hprof_in *h, uint64_t offset, const char *fmt, ...)
 /* Record tags */
 #define TAG_UTF8 0x01
 #define TAG_LOAD_CLASS 0x02
+#define TAG_FRAME 0x04
+#define TAG_TRACE 0x05
 #define TAG_HEAP_DUMP 0x0c
 #define TAG_HEAP_DUMP_SEGMENT 0x1c
 #define TAG_HEAP_DUMP_END 0x2c
@@ -84,6 +86,20 @@ enum { KIND_INSTANCE, KIND_OBJECT_ARRAY, KIND_PRIMITIVE_ARRAY, KIND_CLASS };
 struct hstring {
 	char *text;
 	size_t len;
+	uint64_t edge_name; /* string id of its edge name, 0: none yet */
+};
+
+/* A FRAME record: one method of a stack trace. */
+struct hframe {
+	uint64_t method, file; /* UTF8 ids */
+	uint32_t class_serial;
+	int32_t line; /* > 0; -1 unknown, -2 compiled, -3 native */
+};
+
+/* A TRACE record: a thread's stack, its FRAME ids from the top. */
+struct htrace {
+	uint64_t *frames;
+	uint32_t nframes;
 };
 
 /* What the converter knows of one class object id. */
@@ -91,11 +107,14 @@ struct hclass {
 	uint64_t name_sid;     /* LOAD CLASS: the UTF8 id of its name */
 	uint64_t super;	       /* CLASS DUMP: the superclass, 0 for none */
 	unsigned char *ftypes; /* its own instance fields' types */
+	int64_t *ref_names;    /* the edge name of each of its own
+				  reference fields, in order */
 	uint32_t nfields;
 	uint32_t hprof_bytes;  /* its own fields' bytes in an INSTANCE DUMP */
 	uint32_t heap_bytes;   /* its own fields' bytes in the heap */
 	uint32_t id;	       /* vmheap class id, 0: none yet */
 	uint64_t *static_refs; /* the class object's references */
+	int64_t *static_names; /* and their edge names */
 	uint32_t nstatic_refs;
 	uint32_t static_heap_bytes; /* its statics' bytes in the mirror */
 	unsigned char dumped, written;
@@ -107,21 +126,47 @@ struct hp {
 	vmheap_writer *w;
 	struct imp_table strings;    /* UTF8 id -> struct hstring */
 	struct imp_table classes;    /* class object id -> struct hclass */
-	struct imp_table root_kinds; /* (tag, thread serial) -> string id */
+	struct imp_table root_kinds; /* tag -> string id */
+	struct imp_table root_names; /* (thread serial, depth) -> string id */
+	struct imp_table frames;     /* FRAME id -> struct hframe */
+	struct imp_table traces;     /* thread serial + 1 -> struct htrace */
+	struct imp_table serials;    /* class serial + 1 -> name's UTF8 id */
 	uint64_t class_class;	     /* java.lang.Class's class object id */
 	uint32_t next_class_id, next_string_id;
 	uint32_t prim_class[12]; /* primitive array classes by type */
+	uint64_t class_ref_names[4]; /* superclass, class loader, signers,
+					protection domain: string ids */
 	uint64_t *refs;
+	int64_t *names; /* the edge name of each of refs */
 	size_t refs_cap;
 	uint64_t time_ms;
 };
 
-/* hprof.c: errors (they set hp->h.status and return it), ids, and the
- * reference buffer (room for n references; 0 or the error). */
+/* hprof.c: errors (they set hp->h.status and return it), ids, the
+ * reference buffer (room for n references and their names; 0 or the
+ * error), and a string record of `len` bytes (*id gets its new id; 0 or
+ * the error). */
 int hp_write_failed(struct hp *hp, int rc);
 int hp_nomem(struct hp *hp);
 uint64_t hp_id(struct hp *hp, const unsigned char *p);
 int hp_refs_room(struct hp *hp, size_t n);
+int hp_add_string(struct hp *hp, const char *text, size_t len, uint64_t *id);
+
+/* hprof_names.c: the edge name of a field whose name is UTF8 record
+ * `sid` (".name", or "<name>" as HotSpot writes it for a class's
+ * pseudo-statics; 0: an unknown name, or the error in hp->h.status);
+ * the names of a class object's other references (k: 0 superclass,
+ * 1 class loader, 2 signers, 3 protection domain); Java's name of a
+ * class ("java/lang/String" -> "java.lang.String"); FRAME and TRACE
+ * records; the name of a root of thread `serial` at stack depth `depth`
+ * (depth < 0: the thread; 0 when there is none, or the error). */
+int64_t hp_field_name(struct hp *hp, uint64_t sid);
+int64_t hp_class_ref_name(struct hp *hp, unsigned k);
+size_t hp_java_name(const struct hstring *s, char *out, size_t size);
+int hp_frame_record(struct hp *hp, uint64_t at, uint32_t len);
+int hp_trace_record(struct hp *hp, uint64_t at, uint32_t len);
+uint64_t hp_root_name(struct hp *hp, uint32_t serial, int64_t depth);
+void hp_names_free(struct hp *hp);
 
 /* hprof_classes.c: the class of an id (made if new; NULL when out of
  * memory), its vmheap class id (assigned on first use), its class record,

@@ -20,7 +20,12 @@
  *
  * HotSpot writes every CLASS DUMP before the first instance; an instance
  * whose class (or a superclass) has not been dumped yet is refused.
- * Field names (as edge names) need format 1.1 and are not kept.
+ *
+ * Names (format 1.1): field names become edge names, array elements
+ * their index, and roots on a thread's stack are named by the thread and
+ * its frame (FRAME and TRACE records come before the heap dump);
+ * hprof_names.c.  The header gets the dump's time in milliseconds from
+ * HPROF's header; HPROF has no VM version, so the header has none.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -57,6 +62,7 @@ uint64_t hp_id(struct hp *hp, const unsigned char *p)
 int hp_refs_room(struct hp *hp, size_t n)
 {
 	uint64_t *refs;
+	int64_t *names;
 
 	if (n <= hp->refs_cap)
 		return 0;
@@ -64,7 +70,24 @@ int hp_refs_room(struct hp *hp, size_t n)
 	if (!refs)
 		return hp_nomem(hp);
 	hp->refs = refs;
+	names = realloc(hp->names, n * sizeof(*names));
+	if (!names)
+		return hp_nomem(hp);
+	hp->names = names;
 	hp->refs_cap = n;
+	return 0;
+}
+
+int hp_add_string(struct hp *hp, const char *text, size_t len, uint64_t *id)
+{
+	int rc;
+
+	if (len > VMHEAP_MAX_STRING_BYTES)
+		len = VMHEAP_MAX_STRING_BYTES;
+	rc = vmheap_writer_add_string(hp->w, hp->next_string_id + 1, text, len);
+	if (rc < 0)
+		return hp_write_failed(hp, rc);
+	*id = ++hp->next_string_id;
 	return 0;
 }
 
@@ -107,7 +130,8 @@ static int load_class_record(struct hp *hp, uint64_t at, uint32_t len)
 	const unsigned char *p;
 	const struct hstring *s;
 	struct hclass *c;
-	uint64_t id;
+	uint64_t id, *serial;
+	int created;
 
 	if (len != 2 * ids + 8)
 		return hprof_bad(&hp->h, at,
@@ -123,6 +147,12 @@ static int load_class_record(struct hp *hp, uint64_t at, uint32_t len)
 		return hp->h.status;
 	if (!c->name_sid)
 		c->name_sid = hp_id(hp, p + ids + 8);
+	/* FRAME records name their class by this serial */
+	serial = imp_table_put(&hp->serials, hprof_u(p, 4) + 1, &created);
+	if (!serial)
+		return hp_nomem(hp);
+	if (created)
+		*serial = c->name_sid;
 	s = imp_table_get(&hp->strings, c->name_sid);
 	if (s && s->len == 15 && memcmp(s->text, "java/lang/Class", 15) == 0)
 		hp->class_class = id;
@@ -169,9 +199,10 @@ static int open_writer(struct hp *hp)
 	int rc;
 
 	wo.vm_name = "java";
-	wo.vm_version = "";
+	wo.vm_version = ""; /* HPROF does not say */
 	wo.pid = hp->h.in->opt->pid;
 	wo.time = (int64_t)(hp->time_ms / 1000);
+	wo.time_ms = (int64_t)hp->time_ms;
 	wo.pointer_size = hp->h.id_size;
 	wo.kind_names = kind_names;
 	wo.kind_count = sizeof(kind_names) / sizeof(kind_names[0]);
@@ -195,12 +226,16 @@ static void hp_free(struct hp *hp)
 		struct hclass *c = imp_table_value(&hp->classes, i);
 
 		free(c->ftypes);
+		free(c->ref_names);
 		free(c->static_refs);
+		free(c->static_names);
 	}
 	imp_table_free(&hp->strings);
 	imp_table_free(&hp->classes);
 	imp_table_free(&hp->root_kinds);
+	hp_names_free(hp);
 	free(hp->refs);
+	free(hp->names);
 	vmheap_writer_free(hp->w);
 }
 
@@ -220,6 +255,10 @@ int imp_hprof(struct imp_input *in, struct vmheap_import_result *res)
 	imp_table_init(&hp.strings, sizeof(struct hstring));
 	imp_table_init(&hp.classes, sizeof(struct hclass));
 	imp_table_init(&hp.root_kinds, sizeof(uint64_t));
+	imp_table_init(&hp.root_names, sizeof(uint64_t));
+	imp_table_init(&hp.frames, sizeof(struct hframe));
+	imp_table_init(&hp.traces, sizeof(struct htrace));
+	imp_table_init(&hp.serials, sizeof(uint64_t));
 	if (header(&hp) || open_writer(&hp))
 		goto out;
 	for (;;) {
@@ -251,6 +290,12 @@ int imp_hprof(struct imp_input *in, struct vmheap_import_result *res)
 			break;
 		case TAG_LOAD_CLASS:
 			rc = load_class_record(&hp, at, len);
+			break;
+		case TAG_FRAME:
+			rc = hp_frame_record(&hp, at, len);
+			break;
+		case TAG_TRACE:
+			rc = hp_trace_record(&hp, at, len);
 			break;
 		case TAG_HEAP_DUMP:
 		case TAG_HEAP_DUMP_SEGMENT:

@@ -53,25 +53,6 @@ uint32_t hp_class_id(struct hp *hp, struct hclass *c)
 	return c->id;
 }
 
-/* "java/lang/String" -> "java.lang.String"; a hidden class's
- * "Foo+0x0800" -> "Foo/0x0800", as jmap and Class.getName() say. */
-static size_t java_name(const struct hstring *s, char *out, size_t size)
-{
-	size_t i, n = s->len < size ? s->len : size;
-
-	for (i = 0; i < n; i++) {
-		char ch = s->text[i];
-
-		if (ch == '/')
-			ch = '.';
-		else if (ch == '+' && i + 2 < s->len && s->text[i + 1] == '0' &&
-			 s->text[i + 2] == 'x')
-			ch = '/';
-		out[i] = ch;
-	}
-	return n;
-}
-
 int hp_write_class(struct hp *hp, uint64_t address, struct hclass *c)
 {
 	static char name[VMHEAP_MAX_STRING_BYTES];
@@ -84,7 +65,7 @@ int hp_write_class(struct hp *hp, uint64_t address, struct hclass *c)
 	if (c->super && !super)
 		return hp->h.status;
 	if (s)
-		len = java_name(s, name, sizeof(name));
+		len = hp_java_name(s, name, sizeof(name));
 	rc = vmheap_writer_add_class(hp->w, hp_class_id(hp, c), name, len,
 				     super ? hp_class_id(hp, super) : 0, 0);
 	if (rc < 0)
@@ -149,8 +130,9 @@ int hp_class_dump(struct hp *hp, uint64_t at)
 	unsigned ids = hp->h.id_size, i, n, size, type;
 	const unsigned char *p = hprof_get(&hp->h, 7 * ids + 8, "a CLASS DUMP");
 	uint64_t id, name, refs[4];
+	int64_t names[4];
 	struct hclass *c;
-	size_t nrefs = 0, k;
+	size_t nrefs = 0, nref_fields = 0, k;
 
 	if (!p)
 		return hp->h.status;
@@ -165,7 +147,9 @@ int hp_class_dump(struct hp *hp, uint64_t at)
 	c->super = hp_id(hp, p + ids + 4);
 	for (k = 0; k < 4; k++) /* super, loader, signers, domain */
 		if ((refs[nrefs] = hp_id(hp, p + (k + 1) * ids + 4)))
-			nrefs++;
+			names[nrefs++] = hp_class_ref_name(hp, (unsigned)k);
+	if (hp->h.status)
+		return hp->h.status;
 	/* constant pool */
 	p = hprof_get(&hp->h, 2, "a CLASS DUMP");
 	if (!p)
@@ -192,6 +176,7 @@ int hp_class_dump(struct hp *hp, uint64_t at)
 	if (hp_refs_room(hp, nrefs + n + 1))
 		return hp->h.status;
 	memcpy(hp->refs, refs, nrefs * sizeof(*refs));
+	memcpy(hp->names, names, nrefs * sizeof(*names));
 	for (i = 0; i < n; i++) {
 		p = hprof_get(&hp->h, ids + 1, "a static field");
 		if (!p)
@@ -210,13 +195,18 @@ int hp_class_dump(struct hp *hp, uint64_t at)
 		if (!name_is_fake(hp, name))
 			c->static_heap_bytes +=
 			    type == HPROF_OBJECT ? HEAP_REF : size;
-		if (type == HPROF_OBJECT && (hp->refs[nrefs] = hp_id(hp, p)))
-			nrefs++;
+		if (type == HPROF_OBJECT && (hp->refs[nrefs] = hp_id(hp, p))) {
+			hp->names[nrefs++] = hp_field_name(hp, name);
+			if (hp->h.status)
+				return hp->h.status;
+		}
 	}
 	c->static_refs = malloc((nrefs + 1) * sizeof(uint64_t));
-	if (!c->static_refs)
+	c->static_names = malloc((nrefs + 1) * sizeof(int64_t));
+	if (!c->static_refs || !c->static_names)
 		return hp_nomem(hp);
 	memcpy(c->static_refs, hp->refs, nrefs * sizeof(uint64_t));
+	memcpy(c->static_names, hp->names, nrefs * sizeof(int64_t));
 	c->nstatic_refs = (uint32_t)nrefs;
 	/* instance fields */
 	p = hprof_get(&hp->h, 2, "a CLASS DUMP");
@@ -224,13 +214,20 @@ int hp_class_dump(struct hp *hp, uint64_t at)
 		return hp->h.status;
 	n = (unsigned)hprof_u(p, 2);
 	c->ftypes = malloc(n + 1);
-	if (!c->ftypes)
+	c->ref_names = malloc((n + 1) * sizeof(int64_t));
+	if (!c->ftypes || !c->ref_names)
 		return hp_nomem(hp);
 	for (i = 0; i < n; i++) {
 		p = hprof_get(&hp->h, ids + 1, "an instance field");
 		if (!p)
 			return hp->h.status;
 		type = p[ids];
+		if (type == HPROF_OBJECT) {
+			c->ref_names[nref_fields++] =
+			    hp_field_name(hp, hp_id(hp, p));
+			if (hp->h.status)
+				return hp->h.status;
+		}
 		size = hprof_type_size(&hp->h, type);
 		if (!size)
 			return hprof_bad(&hp->h, at,
@@ -277,10 +274,12 @@ int hp_class_objects(struct hp *hp)
 
 		if (!c->dumped)
 			continue;
-		rc = vmheap_writer_add_object(
+		rc = vmheap_writer_add_object_named(
 		    hp->w, hp->classes.keys[i], cid,
 		    HEAP_ALIGN(HEAP_ALIGN(base) + c->static_heap_bytes),
-		    KIND_CLASS, c->static_refs, c->nstatic_refs);
+		    KIND_CLASS, c->static_refs,
+		    c->nstatic_refs ? c->static_names : NULL, c->nstatic_refs,
+		    0);
 		if (rc < 0)
 			return hp_write_failed(hp, rc);
 		hp->h.res->references += c->nstatic_refs;

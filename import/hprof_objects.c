@@ -1,7 +1,8 @@
 /*
  * hprof_objects.c - the heap dump sub-records of an HPROF import: roots,
- * instances, object and primitive arrays (part of libvmheap-import;
- * hprof.c says how the converter works).
+ * instances, object and primitive arrays, with the names of roots and
+ * references (part of libvmheap-import; hprof.c says how the converter
+ * works).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,50 +37,59 @@ static const char *root_kind_name(unsigned tag)
 	}
 }
 
-/* A root of kind `tag`, of thread `serial` when with_thread. */
+/* A root of kind `tag`, named `name` (a string id, 0: none). */
 static int add_root(struct hp *hp, unsigned tag, uint64_t object,
-		    int with_thread, uint32_t serial)
+		    uint64_t name)
 {
-	uint64_t key =
-	    ((uint64_t)tag << 33 | (uint64_t)with_thread << 32 | serial) + 1;
 	int created, rc;
-	uint64_t *sid = imp_table_put(&hp->root_kinds, key, &created);
-	char text[64];
-	int len;
+	uint64_t *sid = imp_table_put(&hp->root_kinds, tag + 1, &created);
+	const char *kind = root_kind_name(tag);
 
 	if (!sid)
 		return hp_nomem(hp);
-	if (created) {
-		*sid = ++hp->next_string_id;
-		if (with_thread)
-			len = snprintf(text, sizeof(text), "%s thread %" PRIu32,
-				       root_kind_name(tag), serial);
-		else
-			len = snprintf(text, sizeof(text), "%s",
-				       root_kind_name(tag));
-		rc = vmheap_writer_add_string(hp->w, *sid, text, (size_t)len);
-		if (rc < 0)
-			return hp_write_failed(hp, rc);
-	}
-	rc = vmheap_writer_add_root(hp->w, *sid, object);
+	if (created && hp_add_string(hp, kind, strlen(kind), sid))
+		return hp->h.status;
+	rc = vmheap_writer_add_root_named(hp->w, *sid, object, name);
 	if (rc < 0)
 		return hp_write_failed(hp, rc);
 	hp->h.res->roots++;
 	return 0;
 }
 
-/* A root sub-record: an id, then `extra` bytes; the thread serial is the
- * first u4 of them when with_thread. */
-static int root_record(struct hp *hp, unsigned tag, unsigned extra,
-		       int with_thread)
+/* What follows a root sub-record's id. */
+enum root_extra {
+	ROOT_NONE,	   /* nothing */
+	ROOT_ID,	   /* an id (JNI GLOBAL's reference) */
+	ROOT_THREAD,	   /* the thread's serial */
+	ROOT_THREAD_FRAME, /* the thread's serial and the frame's depth */
+	ROOT_THREAD_TRACE, /* the thread's serial and its trace's serial */
+};
+
+/* A root sub-record: an id, then what `extra` says. */
+static int root_record(struct hp *hp, unsigned tag, enum root_extra extra)
 {
 	unsigned ids = hp->h.id_size;
-	const unsigned char *p = hprof_get(&hp->h, ids + extra, "a root");
+	const unsigned char *p = hprof_get(
+	    &hp->h,
+	    ids + (extra == ROOT_NONE    ? 0
+		   : extra == ROOT_ID	 ? ids
+		   : extra == ROOT_THREAD ? 4
+					 : 8),
+	    "a root");
+	uint64_t object, name = 0;
+	int32_t depth = -1;
 
 	if (!p)
 		return hp->h.status;
-	return add_root(hp, tag, hp_id(hp, p), with_thread,
-			with_thread ? (uint32_t)hprof_u(p + ids, 4) : 0);
+	object = hp_id(hp, p);
+	if (extra >= ROOT_THREAD) {
+		if (extra == ROOT_THREAD_FRAME)
+			depth = (int32_t)(uint32_t)hprof_u(p + ids + 4, 4);
+		name = hp_root_name(hp, (uint32_t)hprof_u(p + ids, 4), depth);
+		if (hp->h.status)
+			return hp->h.status;
+	}
+	return add_root(hp, tag, object, name);
 }
 
 /* ------------------------------------------------------------ objects */
@@ -92,7 +102,7 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 {
 	size_t off = 0, depth = 0;
 	uint64_t fields = 0;
-	uint32_t i;
+	uint32_t i, k;
 
 	*nrefs = 0;
 	while (cls) {
@@ -110,14 +120,17 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 					 cls);
 		if (off + c->hprof_bytes > len)
 			break;
-		for (i = 0; i < c->nfields; i++) {
+		for (i = k = 0; i < c->nfields; i++) {
 			unsigned size = hprof_type_size(&hp->h, c->ftypes[i]);
 
 			if (c->ftypes[i] == HPROF_OBJECT) {
 				uint64_t ref = hp_id(hp, v + off);
 
-				if (ref)
+				if (ref) {
+					hp->names[*nrefs] = c->ref_names[k];
 					hp->refs[(*nrefs)++] = ref;
+				}
+				k++;
 			}
 			off += size;
 		}
@@ -157,8 +170,9 @@ static int instance_dump(struct hp *hp, uint64_t at)
 	c = hp_class_entry(hp, cls);
 	if (!c)
 		return hp->h.status;
-	rc = vmheap_writer_add_object(hp->w, id, hp_class_id(hp, c), heap,
-				      KIND_INSTANCE, hp->refs, nrefs);
+	rc = vmheap_writer_add_object_named(
+	    hp->w, id, hp_class_id(hp, c), heap, KIND_INSTANCE, hp->refs,
+	    nrefs ? hp->names : NULL, nrefs, 0);
 	if (rc < 0)
 		return hp_write_failed(hp, rc);
 	hp->h.res->references += nrefs;
@@ -191,15 +205,16 @@ static int obj_array_dump(struct hp *hp)
 			return hp->h.status;
 		for (k = 0; k < chunk; k++)
 			if ((hp->refs[nrefs] = hp_id(hp, p + k * ids)))
-				nrefs++;
+				hp->names[nrefs++] =
+				    vmheap_edge_name_index((uint64_t)i + k);
 	}
 	c = hp_class_entry(hp, cls);
 	if (!c)
 		return hp->h.status;
-	rc = vmheap_writer_add_object(
+	rc = vmheap_writer_add_object_named(
 	    hp->w, id, hp_class_id(hp, c),
 	    HEAP_ALIGN(HEAP_ARRAY_HEADER + (uint64_t)n * HEAP_REF),
-	    KIND_OBJECT_ARRAY, hp->refs, nrefs);
+	    KIND_OBJECT_ARRAY, hp->refs, nrefs ? hp->names : NULL, nrefs, 0);
 	if (rc < 0)
 		return hp_write_failed(hp, rc);
 	hp->h.res->references += nrefs;
@@ -254,19 +269,21 @@ int hp_heap_dump(struct hp *hp, uint64_t len)
 		case SUB_ROOT_UNKNOWN:
 		case SUB_ROOT_STICKY_CLASS:
 		case SUB_ROOT_MONITOR_USED:
-			rc = root_record(hp, tag, 0, 0);
+			rc = root_record(hp, tag, ROOT_NONE);
 			break;
 		case SUB_ROOT_JNI_GLOBAL:
-			rc = root_record(hp, tag, hp->h.id_size, 0);
+			rc = root_record(hp, tag, ROOT_ID);
 			break;
 		case SUB_ROOT_JNI_LOCAL:
 		case SUB_ROOT_JAVA_FRAME:
+			rc = root_record(hp, tag, ROOT_THREAD_FRAME);
+			break;
 		case SUB_ROOT_THREAD_OBJECT:
-			rc = root_record(hp, tag, 8, 1);
+			rc = root_record(hp, tag, ROOT_THREAD_TRACE);
 			break;
 		case SUB_ROOT_NATIVE_STACK:
 		case SUB_ROOT_THREAD_BLOCK:
-			rc = root_record(hp, tag, 4, 1);
+			rc = root_record(hp, tag, ROOT_THREAD);
 			break;
 		case SUB_CLASS_DUMP:
 			rc = hp_class_dump(hp, at);

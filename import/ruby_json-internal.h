@@ -26,6 +26,25 @@ unsigned ruby_kind_of_imemo(const char *imemo, size_t len);
 /* The kind of an object of a type this converter does not know. */
 unsigned ruby_kind_unknown(const struct ruby_kinds *k);
 
+/* One allocation site (file, line, method) of the site table. */
+struct ruby_site {
+	char *file, *method;
+	size_t file_len, method_len;
+	uint64_t line, id;
+};
+
+/*
+ * ruby_sites.c: the site (file, line, method) of table `t` (values:
+ * struct ruby_site), made if new: *created is then 1 and its id 0 (the
+ * caller gives it one).  Texts longer than a string record holds are cut.
+ * NULL when out of memory.
+ */
+struct ruby_site *ruby_site_get(struct imp_table *t, const char *file,
+				size_t file_len, uint64_t line,
+				const char *method, size_t method_len,
+				int *created);
+void ruby_sites_free(struct imp_table *t);
+
 /* Class flags, as hosts/ruby writes them. */
 #define RUBY_CLASS_ANONYMOUS 0x1u
 #define RUBY_CLASS_INTERNAL 0x2u
@@ -50,7 +69,8 @@ struct rj_str {
 /* What one dump_all line says (the members the converter uses). */
 struct rj_line {
 	struct rj_str type, name, real_name, root, imemo_type;
-	uint64_t address, klass, super, memsize;
+	struct rj_str file, method; /* allocation tracing's */
+	uint64_t address, klass, super, memsize, line;
 	unsigned char has_address, has_class, has_super, has_memsize;
 	unsigned char singleton;
 	uint64_t *refs; /* "references" */

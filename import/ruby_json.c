@@ -15,8 +15,10 @@
  *    ICLASSes are skipped up their "superclass" chain to the real class
  *    (rb_obj_class), named by that class's "name", or "#<Class:0x...>"
  *    when it has none (anonymous);
- *  - IMEMO, NODE and ICLASS slots are "<imemo>", "<node>", "<iclass>";
- *    objects without a class (hidden) are "<hidden-TYPE>";
+ *  - IMEMO slots are named by their imemo_type as dump_all writes it,
+ *    "<imemo:iseq>", "<imemo:ment>", ... ("<imemo>" for a type this
+ *    converter does not know); NODE and ICLASS slots are "<node>" and
+ *    "<iclass>"; objects without a class (hidden) are "<hidden-TYPE>";
  *  - the kind is the T_ type; an imemo's kind names its imemo_type.
  * A class record may come after the objects of its class in dump_all's
  * order, so object records carry a class id per "class" address at once,
@@ -24,8 +26,12 @@
  * been read (FORMAT.md allows a class record after its objects).
  *
  * NONE, ZOMBIE and MOVED slots are skipped, as hosts/ruby skips them.
- * "file" and "line" (allocation tracing) have no place in format 1.0 and
- * are dropped.
+ *
+ * Objects allocated while ObjectSpace.trace_object_allocations was on
+ * carry "file", "line" and "method" (the method may be missing): each
+ * distinct three is a site record (format 1.1), written before the first
+ * object of that site, and the object records its site's id.  dump_all
+ * gives no names to references, so none are written.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,6 +41,7 @@
 #include "ruby_json-internal.h"
 
 #define MAX_CHAIN 4096 /* superclass steps followed to a real class */
+#define PSEUDO_KINDS 64 /* more than the kinds (ruby_kinds.c) */
 
 struct rj {
 	struct imp_input *in;
@@ -45,7 +52,9 @@ struct rj {
 	struct rj_line line;	  /* the line being converted */
 	struct imp_table classes; /* address -> struct ruby_class */
 	uint32_t next_class_id;
-	uint32_t pseudo[2][RUBY_T_COUNT + 1]; /* [hidden][T] -> class id */
+	uint32_t pseudo[2][PSEUDO_KINDS]; /* [hidden][kind] -> class id */
+	struct imp_table sites;		  /* hash -> struct ruby_site */
+	uint64_t next_site_id;
 	char **root_kinds;
 	size_t *root_kind_len, nroot_kinds;
 	uint64_t line_no, offset; /* of the line being converted */
@@ -143,11 +152,14 @@ static int add_class(struct rj *rj, uint32_t *id, const char *name, size_t len,
 	return 0;
 }
 
-/* "<imemo>", "<hidden-string>", ...: written at their first object. */
-static int pseudo_class(struct rj *rj, int t, int hidden, uint32_t *id)
+/* "<imemo:iseq>", "<hidden-string>", ... (the name of the object's
+ * kind): written at their first object. */
+static int pseudo_class(struct rj *rj, unsigned kind, int hidden,
+			uint32_t *id)
 {
-	unsigned k =
-	    t >= 0 && t < (int)RUBY_T_COUNT ? (unsigned)t : RUBY_T_COUNT;
+	unsigned k = kind < rj->kinds.count && kind < PSEUDO_KINDS
+			 ? kind
+			 : ruby_kind_unknown(&rj->kinds);
 	char name[64];
 	int len, rc;
 
@@ -156,7 +168,7 @@ static int pseudo_class(struct rj *rj, int t, int hidden, uint32_t *id)
 		return 0;
 	}
 	len = snprintf(name, sizeof(name), hidden ? "<hidden-%s>" : "<%s>",
-		       k < RUBY_T_COUNT ? rj->kinds.names[k] : "unknown");
+		       rj->kinds.names[k]);
 	rc = add_class(rj, id, name, (size_t)len, 0, RUBY_CLASS_INTERNAL);
 	if (rc == 0)
 		rj->pseudo[hidden][k] = *id;
@@ -272,16 +284,16 @@ static int write_classes(struct rj *rj)
 
 /* ------------------------------------------------------------ objects */
 
-static int object_class(struct rj *rj, int t, uint32_t *id)
+static int object_class(struct rj *rj, int t, unsigned kind, uint32_t *id)
 {
 	const struct rj_line *l = &rj->line;
 	struct ruby_class *c;
 
 	if (t == (int)RUBY_T_IMEMO || t == (int)RUBY_T_NODE ||
 	    t == (int)RUBY_T_ICLASS || t < 0)
-		return pseudo_class(rj, t, 0, id);
+		return pseudo_class(rj, kind, 0, id);
 	if (!l->has_class || !l->klass)
-		return pseudo_class(rj, t, 1, id);
+		return pseudo_class(rj, kind, 1, id);
 	c = class_entry(rj, l->klass);
 	if (!c)
 		return VMHEAP_ENOMEM;
@@ -291,12 +303,43 @@ static int object_class(struct rj *rj, int t, uint32_t *id)
 	return 0;
 }
 
+/* The id of the line's allocation site, 0 for none; its site record is
+ * written when new. */
+static int object_site(struct rj *rj, uint64_t *id)
+{
+	const struct rj_line *l = &rj->line;
+	struct ruby_site *s;
+	int created, rc;
+
+	*id = 0;
+	if (!l->file.set)
+		return 0;
+	s = ruby_site_get(&rj->sites, rj_str_bytes(l, l->file), l->file.len,
+			  l->line, rj_str_bytes(l, l->method), l->method.len,
+			  &created);
+	if (!s)
+		return imp_fail(rj->res, rj->name, VMHEAP_ENOMEM,
+				"out of memory (site table)");
+	if (created) {
+		rc = vmheap_writer_add_site(rj->w, rj->next_site_id + 1,
+					    s->file, s->file_len, s->line,
+					    s->method, s->method_len);
+		if (rc < 0)
+			return write_failed(rj, rc);
+		s->id = ++rj->next_site_id;
+		rj->res->sites++;
+	}
+	*id = s->id;
+	return 0;
+}
+
 static int convert_object(struct rj *rj)
 {
 	const struct rj_line *l = &rj->line;
 	int t = ruby_kind_of_type(rj_str_bytes(l, l->type), l->type.len);
 	unsigned kind;
 	uint32_t cid;
+	uint64_t site;
 	int rc;
 
 	if (t == 0x00 || t == 0x1d || t == 0x1e)
@@ -309,9 +352,6 @@ static int convert_object(struct rj *rj)
 		if (rc < 0)
 			return rc;
 	}
-	rc = object_class(rj, t, &cid);
-	if (rc < 0)
-		return rc;
 	if (t < 0)
 		kind = ruby_kind_unknown(&rj->kinds);
 	else if (t == (int)RUBY_T_IMEMO)
@@ -319,8 +359,15 @@ static int convert_object(struct rj *rj)
 					  l->imemo_type.len);
 	else
 		kind = (unsigned)t;
-	rc = vmheap_writer_add_object(rj->w, l->address, cid, l->memsize, kind,
-				      l->refs, l->nrefs);
+	rc = object_class(rj, t, kind, &cid);
+	if (rc < 0)
+		return rc;
+	rc = object_site(rj, &site);
+	if (rc < 0)
+		return rc;
+	rc = vmheap_writer_add_object_named(rj->w, l->address, cid, l->memsize,
+					    kind, l->refs, NULL, l->nrefs,
+					    site);
 	if (rc < 0)
 		return write_failed(rj, rc);
 	rj->res->references += l->nrefs;
@@ -378,6 +425,7 @@ static void rj_free(struct rj *rj)
 		free(c->real_name);
 	}
 	imp_table_free(&rj->classes);
+	ruby_sites_free(&rj->sites);
 	for (i = 0; i < rj->nroot_kinds; i++)
 		free(rj->root_kinds[i]);
 	free(rj->root_kinds);
@@ -399,6 +447,7 @@ int imp_ruby_json(struct imp_input *in, struct vmheap_import_result *res)
 	rj.res = res;
 	rj.name = in->opt->name ? in->opt->name : "<input>";
 	imp_table_init(&rj.classes, sizeof(struct ruby_class));
+	imp_table_init(&rj.sites, sizeof(struct ruby_site));
 	rc = ruby_kinds_init(&rj.kinds);
 	if (rc < 0) {
 		rc = imp_fail(res, rj.name, rc, "out of memory");

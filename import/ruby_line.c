@@ -4,9 +4,10 @@
  *
  * A dump_all line is one JSON object whose values the converter needs are
  * flat: strings ("type", "name", "root", ...), addresses ("0x..."),
- * arrays of addresses ("references"), a byte count ("memsize") and a
- * boolean ("singleton").  Everything else ("flags", "value", "file", ...)
- * is checked to be well-formed JSON and skipped.  Strings are taken as
+ * arrays of addresses ("references"), a byte count ("memsize"), a line
+ * number ("line", with "file" and "method" when allocation tracing was
+ * on) and a boolean ("singleton").  Everything else ("flags", "value",
+ * "generation", ...) is checked to be well-formed JSON and skipped.  Strings are taken as
  * the bytes Ruby writes: MRI escapes quotes, backslashes and control
  * characters but passes other bytes through, so a class name in Latin-1
  * arrives as Latin-1; this parser keeps such bytes rather than refusing
@@ -316,19 +317,22 @@ static int references(struct cur *c)
 	}
 }
 
-static int byte_count(struct cur *c, uint64_t *out)
+/* A non-negative integer: "memsize" (too_large and not_count are the
+ * messages) or "line". */
+static int count(struct cur *c, uint64_t *out, const char *too_large,
+		 const char *not_count)
 {
 	uint64_t x = 0;
 	const unsigned char *start = c->p;
 
 	while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
 		if (x > (UINT64_MAX - 9) / 10)
-			return fail(c, "\"memsize\" is too large");
+			return fail(c, too_large);
 		x = x * 10 + (uint64_t)(*c->p++ - '0');
 	}
 	if (c->p == start ||
 	    (c->p < c->end && (*c->p == '.' || *c->p == 'e' || *c->p == 'E')))
-		return fail(c, "\"memsize\" is not a byte count");
+		return fail(c, not_count);
 	*out = x;
 	return 0;
 }
@@ -354,7 +358,16 @@ static int member(struct cur *c, const unsigned char *k, size_t n)
 	if (key_is(c, k, n, "superclass"))
 		return l->has_super = 1, address(c, &l->super);
 	if (key_is(c, k, n, "memsize"))
-		return l->has_memsize = 1, byte_count(c, &l->memsize);
+		return l->has_memsize = 1,
+		       count(c, &l->memsize, "\"memsize\" is too large",
+			     "\"memsize\" is not a byte count");
+	if (key_is(c, k, n, "file"))
+		return string(c, 1, &l->file);
+	if (key_is(c, k, n, "line"))
+		return count(c, &l->line, "\"line\" is too large",
+			     "\"line\" is not a line number");
+	if (key_is(c, k, n, "method"))
+		return string(c, 1, &l->method);
 	if (key_is(c, k, n, "references"))
 		return l->nrefs = 0, references(c);
 	if (key_is(c, k, n, "name"))
@@ -442,6 +455,8 @@ void rj_line_reset(struct rj_line *l)
 	struct rj_str none = {0, 0, 0};
 
 	l->type = l->name = l->real_name = l->root = l->imemo_type = none;
+	l->file = l->method = none;
+	l->line = 0;
 	l->has_address = l->has_class = l->has_super = l->has_memsize = 0;
 	l->singleton = 0;
 	l->address = l->klass = l->super = l->memsize = 0;

@@ -57,6 +57,8 @@ struct vmheap_import_result {
 	enum vmheap_import_format from; /* the format read */
 	uint64_t bytes_in;		/* input bytes read */
 	uint64_t objects, classes, roots, references;
+	uint64_t sites; /* allocation sites (dump_all with allocation
+			   tracing) */
 	uint64_t bytes_out; /* vmheap dump bytes written */
 	char error[512];    /* "what is wrong at line N (byte offset M)" */
 };

@@ -199,17 +199,20 @@ static void print_summary(const char *in, const char *out,
 			  const struct vmheap_import_result *res,
 			  double seconds)
 {
-	char size[64];
+	char size[64], sites[64] = "";
 
 	vmheap_format_bytes(size, sizeof(size),
 			    (unsigned long long)res->bytes_out);
+	if (res->sites)
+		snprintf(sites, sizeof(sites), "%llu allocation sites, ",
+			 (unsigned long long)res->sites);
 	printf("%s (%s, %llu bytes) -> %s: %llu objects, %llu classes, %llu "
-	       "roots, %llu references, %s, in %.3f s\n",
+	       "roots, %llu references, %s%s, in %.3f s\n",
 	       in, vmheap_import_format_name(res->from),
 	       (unsigned long long)res->bytes_in, out,
 	       (unsigned long long)res->objects,
 	       (unsigned long long)res->classes, (unsigned long long)res->roots,
-	       (unsigned long long)res->references, size, seconds);
+	       (unsigned long long)res->references, sites, size, seconds);
 }
 
 static double seconds_since(const struct timespec *t0)
