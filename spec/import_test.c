@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmheap.h"
@@ -70,12 +71,23 @@ static char *histo_csv(const char *dump, int by_kind)
 	return out;
 }
 
-/* One object of a dump, its class resolved to a name. */
+/* One object of a dump, its class resolved to a name; its references
+ * sorted, each with its edge name (format 1.1; 0: none). */
 struct obj {
-	uint64_t id, class_id, bytes;
+	uint64_t id, class_id, bytes, site;
 	const char *class_name;
 	uint64_t *refs;
+	int64_t *names;
 	size_t nrefs;
+};
+
+struct root {
+	uint64_t kind, name, object; /* string ids, the object */
+};
+
+struct site {
+	uint64_t id, line;
+	char *file, *method;
 };
 
 struct dump {
@@ -84,7 +96,15 @@ struct dump {
 	uint64_t *class_ids;
 	char **class_names;
 	size_t nclasses;
+	uint64_t *string_ids;
+	char **strings;
+	size_t nstrings;
+	struct root *roots;
+	size_t nroots;
+	struct site *sites;
+	size_t nsites;
 	char *root_kinds; /* "kind kind ...", sorted, unique */
+	int64_t time, time_ms; /* the header's */
 };
 
 static int by_id(const void *a, const void *b)
@@ -106,65 +126,117 @@ static int by_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Grow *p (of *cap elements of `size` bytes) to hold n + 1. */
+static void *grow(void *p, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? *cap * 2 : 64;
+	p = realloc(p, *cap * size);
+	ck_assert_ptr_nonnull(p);
+	return p;
+}
+
+/* The text of string record `id`, or NULL. */
+static const char *string_of(const struct dump *d, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; id && i < d->nstrings; i++)
+		if (d->string_ids[i] == id)
+			return d->strings[i];
+	return NULL;
+}
+
+/* Sort an object's references, their names with them. */
+static void sort_refs(struct obj *o)
+{
+	size_t i, j;
+
+	for (i = 1; i < o->nrefs; i++)
+		for (j = i; j > 0 && o->refs[j - 1] > o->refs[j]; j--) {
+			uint64_t r = o->refs[j];
+			int64_t nm = o->names[j];
+
+			o->refs[j] = o->refs[j - 1];
+			o->names[j] = o->names[j - 1];
+			o->refs[j - 1] = r;
+			o->names[j - 1] = nm;
+		}
+}
+
 static void read_dump(const char *path, struct dump *d)
 {
 	vmheap_reader *r = NULL;
 	struct vmheap_record rec;
-	char *strings[256][2] = {{0}}, *kinds[4096];
-	uint64_t string_ids[256];
-	size_t nstrings = 0, nkinds = 0, i, j, len = 1;
+	char **kinds = NULL;
+	size_t nkinds = 0, i, j, len = 1, ocap = 0, scap = 0, ccap = 0,
+	       rcap = 0, tcap = 0, cap;
 	int rc;
 
 	memset(d, 0, sizeof(*d));
 	rc = vmheap_reader_open_path(&r, path);
 	ck_assert_msg(rc == 0, "open %s: %s", path, vmheap_reader_error(r));
+	d->time = vmheap_reader_header(r)->time;
+	d->time_ms = vmheap_reader_header(r)->time_ms;
 	while ((rc = vmheap_reader_next(r, &rec)) > 0) {
 		struct obj *o;
+		struct site *t;
 
 		switch (rec.type) {
 		case VMHEAP_RECORD_STRING:
-			ck_assert_uint_lt(nstrings, 256);
-			string_ids[nstrings] = rec.u.string.id;
-			strings[nstrings++][0] =
+			cap = scap;
+			d->string_ids =
+			    grow(d->string_ids, d->nstrings, &cap, 8);
+			d->strings = grow(d->strings, d->nstrings, &scap,
+					  sizeof(char *));
+			d->string_ids[d->nstrings] = rec.u.string.id;
+			d->strings[d->nstrings++] =
 			    strndup(rec.u.string.text, rec.u.string.len);
 			break;
 		case VMHEAP_RECORD_CLASS:
-			d->class_ids =
-			    realloc(d->class_ids, (d->nclasses + 1) * 8);
-			d->class_names = realloc(
-			    d->class_names, (d->nclasses + 1) * sizeof(char *));
+			cap = ccap;
+			d->class_ids = grow(d->class_ids, d->nclasses, &cap, 8);
+			d->class_names = grow(d->class_names, d->nclasses,
+					      &ccap, sizeof(char *));
 			d->class_ids[d->nclasses] = rec.u.klass.id;
 			d->class_names[d->nclasses++] =
 			    strndup(rec.u.klass.name, rec.u.klass.name_len);
 			break;
 		case VMHEAP_RECORD_OBJECT:
-			if (d->n == d->cap) {
-				d->cap = d->cap ? d->cap * 2 : 4096;
-				d->objs =
-				    realloc(d->objs, d->cap * sizeof(*d->objs));
-				ck_assert_ptr_nonnull(d->objs);
-			}
+			d->objs = grow(d->objs, d->n, &ocap, sizeof(*d->objs));
 			o = &d->objs[d->n++];
 			o->id = rec.u.object.id;
 			o->class_id = rec.u.object.class_id;
 			o->bytes = rec.u.object.bytes;
+			o->site = rec.u.object.site;
 			o->nrefs = rec.u.object.nrefs;
 			o->refs = malloc((o->nrefs + 1) * 8);
+			o->names = calloc(o->nrefs + 1, 8);
 			if (o->nrefs)
 				memcpy(o->refs, rec.u.object.refs,
 				       o->nrefs * 8);
-			qsort(o->refs, o->nrefs, 8, by_u64);
+			if (o->nrefs && rec.u.object.names)
+				memcpy(o->names, rec.u.object.names,
+				       o->nrefs * 8);
+			sort_refs(o);
 			break;
 		case VMHEAP_RECORD_ROOT:
-			for (i = 0; i < nstrings; i++)
-				if (string_ids[i] == rec.u.root.kind_string_id)
-					break;
-			ck_assert_msg(i < nstrings, "a root of no kind");
-			for (j = 0; j < nkinds; j++)
-				if (kinds[j] == strings[i][0])
-					break;
-			if (j == nkinds && nkinds < 4096)
-				kinds[nkinds++] = strings[i][0];
+			d->roots =
+			    grow(d->roots, d->nroots, &rcap, sizeof(*d->roots));
+			d->roots[d->nroots].kind = rec.u.root.kind_string_id;
+			d->roots[d->nroots].name = rec.u.root.name_string_id;
+			d->roots[d->nroots++].object = rec.u.root.object_id;
+			break;
+		case VMHEAP_RECORD_SITE:
+			d->sites =
+			    grow(d->sites, d->nsites, &tcap, sizeof(*d->sites));
+			t = &d->sites[d->nsites++];
+			t->id = rec.u.site.id;
+			t->line = rec.u.site.line;
+			t->file = strndup(rec.u.site.file, rec.u.site.file_len);
+			t->method =
+			    strndup(rec.u.site.method, rec.u.site.method_len);
 			break;
 		default:
 			ck_abort_msg("%s: a record of type %d", path, rec.type);
@@ -181,6 +253,17 @@ static void read_dump(const char *path, struct dump *d)
 			}
 	}
 	qsort(d->objs, d->n, sizeof(*d->objs), by_id);
+	kinds = calloc(d->nroots + 1, sizeof(char *));
+	for (i = 0; i < d->nroots; i++) {
+		const char *kind = string_of(d, d->roots[i].kind);
+
+		ck_assert_msg(kind, "a root of no kind");
+		for (j = 0; j < nkinds; j++)
+			if (strcmp(kinds[j], kind) == 0)
+				break;
+		if (j == nkinds)
+			kinds[nkinds++] = (char *)kind;
+	}
 	qsort(kinds, nkinds, sizeof(char *), by_str);
 	for (i = 0; i < nkinds; i++)
 		len += strlen(kinds[i]) + 1;
@@ -189,22 +272,57 @@ static void read_dump(const char *path, struct dump *d)
 		strcat(d->root_kinds, kinds[i]);
 		strcat(d->root_kinds, i + 1 < nkinds ? " " : "");
 	}
-	for (i = 0; i < nstrings; i++)
-		free(strings[i][0]);
+	free(kinds);
 }
 
 static void dump_free(struct dump *d)
 {
 	size_t i;
 
-	for (i = 0; i < d->n; i++)
+	for (i = 0; i < d->n; i++) {
 		free(d->objs[i].refs);
+		free(d->objs[i].names);
+	}
 	for (i = 0; i < d->nclasses; i++)
 		free(d->class_names[i]);
+	for (i = 0; i < d->nstrings; i++)
+		free(d->strings[i]);
+	for (i = 0; i < d->nsites; i++) {
+		free(d->sites[i].file);
+		free(d->sites[i].method);
+	}
 	free(d->objs);
 	free(d->class_ids);
 	free(d->class_names);
+	free(d->string_ids);
+	free(d->strings);
+	free(d->roots);
+	free(d->sites);
 	free(d->root_kinds);
+}
+
+/* The edge name of x's reference to `ref` as text: ".LEAK", "[3]" for
+ * an element index; "" for none. */
+static const char *edge_name(const struct dump *d, const struct obj *x,
+			     uint64_t ref, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < x->nrefs; i++)
+		if (x->refs[i] == ref) {
+			int64_t n = x->names[i];
+			const char *t;
+
+			if (vmheap_edge_name_is_index(n)) {
+				snprintf(buf, size, "[%llu]",
+					 (unsigned long long)
+					     vmheap_edge_name_index_of(n));
+				return buf;
+			}
+			t = string_of(d, (uint64_t)n);
+			return t ? t : "";
+		}
+	return "";
 }
 
 static const struct obj *find(const struct dump *d, uint64_t id)
@@ -309,6 +427,54 @@ static void ruby_dumps(const char *dir)
 	ck_assert_int_eq(spec_proc_wait_exit(&p, 15000), 0);
 }
 
+/*
+ * The agent's Ruby host names an imemo "<imemo:TYPE>" (format 1.1), as the
+ * import does; a host from before that names them all "<imemo>".  Against
+ * such a host, `csv` (vmheap-histo's by class) is compared with its
+ * "<imemo:TYPE>" rows summed into one "<imemo>" row.  Returns the rows
+ * sorted (malloc'd), the header line first.
+ */
+static char *imemo_rows(const char *csv, int fold)
+{
+	char **lines = calloc(strlen(csv) + 1, sizeof(char *)), *out, *copy;
+	unsigned long long count = 0, bytes = 0, c, b;
+	size_t n = 0, i, len = 64;
+	char *line, *save = NULL;
+
+	copy = strdup(csv);
+	for (line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const char *name = strchr(line, ',');
+
+		if (fold && name && strncmp(name + 1, "<imemo:", 7) == 0 &&
+		    sscanf(line, "%llu,", &c) == 1 &&
+		    sscanf(strrchr(line, ',') + 1, "%llu", &b) == 1) {
+			count += c;
+			bytes += b;
+			continue;
+		}
+		lines[n++] = line;
+		len += strlen(line) + 1;
+	}
+	qsort(lines + 1, n ? n - 1 : 0, sizeof(char *), by_str);
+	out = calloc(1, len + 64);
+	for (i = 0; i < n; i++) {
+		strcat(out, lines[i]);
+		strcat(out, "\n");
+	}
+	if (count)
+		sprintf(out + strlen(out), "%llu,<imemo>,%llu\n", count, bytes);
+	free(lines);
+	free(copy);
+	return out;
+}
+
+/* A class name of the import as the agent (folded or not) names it. */
+static const char *as_agent_names(const char *name, int fold)
+{
+	return fold && strncmp(name, "<imemo:", 7) == 0 ? "<imemo>" : name;
+}
+
 START_TEST(ruby_dump_all_matches_the_agents_dump_of_the_same_heap)
 {
 	const char *dir = spec_mkdtemp("ruby");
@@ -316,8 +482,9 @@ START_TEST(ruby_dump_all_matches_the_agents_dump_of_the_same_heap)
 	const char *args[] = {json, imported, NULL};
 	struct dump a, b;
 	struct spec_run r;
-	char *ha, *hb;
+	char *ha, *hb, *ra, *rb;
 	size_t i, things = 0, moved = 0;
+	int fold;
 
 	ruby_dumps(dir);
 	snprintf(json, sizeof(json), "%s/all.json", dir);
@@ -332,9 +499,18 @@ START_TEST(ruby_dump_all_matches_the_agents_dump_of_the_same_heap)
 	ha = histo_csv(own, 0);
 	hb = histo_csv(imported, 0);
 	ck_assert_msg(strstr(hb, "\n500,ImportSpecThing,20000\n") &&
-			  strstr(hb, "\n70,ImportSpecOther,2800\n"),
+			  strstr(hb, "\n70,ImportSpecOther,2800\n") &&
+			  strstr(hb, ",<imemo:iseq>,") &&
+			  strstr(hb, ",<imemo:ment>,") && !strstr(hb, "<imemo>"),
 		      "%s", hb);
-	ck_assert_str_eq(ha, hb);
+	fold = !strstr(ha, "<imemo:");
+	if (!fold)
+		ck_assert_str_eq(ha, hb);
+	ra = imemo_rows(ha, 0);
+	rb = imemo_rows(hb, fold);
+	ck_assert_str_eq(ra, rb);
+	free(ra);
+	free(rb);
 	free(ha);
 	free(hb);
 
@@ -346,9 +522,10 @@ START_TEST(ruby_dump_all_matches_the_agents_dump_of_the_same_heap)
 		const struct obj *x = &a.objs[i], *y = find(&b, x->id);
 		ck_assert_msg(y, "object 0x%llx (%s) is not in the import",
 			      (unsigned long long)x->id, x->class_name);
-		ck_assert_str_eq(x->class_name, y->class_name);
+		ck_assert_str_eq(x->class_name,
+				 as_agent_names(y->class_name, fold));
 		ck_assert_uint_eq(x->bytes, y->bytes);
-		if (strcmp(x->class_name, "<imemo>") == 0 ||
+		if (strncmp(x->class_name, "<imemo", 6) == 0 ||
 		    strcmp(x->class_name, "Thread") == 0 ||
 		    strcmp(x->class_name, "Fiber") == 0) {
 			/* running code fills inline caches of iseqs and
@@ -428,7 +605,7 @@ START_TEST(ruby_imemo_types_are_kinds)
 	h = histo_csv(out, 0);
 	ck_assert_str_eq(h, "count,class,bytes\n"
 			    "1,<hidden-array>,40\n"
-			    "1,<imemo>,48\n"
+			    "1,<imemo:ment>,48\n"
 			    "1,Caf\\xe9\xc3\xa9,40\n"
 			    "4,Class,2000\n"
 			    "1,String,40\n");
@@ -438,6 +615,100 @@ START_TEST(ruby_imemo_types_are_kinds)
 			  strstr(h, "\n4,class,2000\n"),
 		      "%s", h);
 	free(h);
+}
+END_TEST
+
+/* With allocation tracing on, dump_all gives each object allocated since
+ * its file, line and method: the import keeps them as allocation sites,
+ * the same Ruby's own ObjectSpace.allocation_* methods give. */
+static const char sites_program[] =
+    "require 'objspace'\n"
+    "class SiteWidget; def initialize; @tag = 'w' * 20; end; end\n"
+    "def build_widgets(n)\n"
+    "  Array.new(n) { SiteWidget.new }\n"
+    "end\n"
+    "ObjectSpace.trace_object_allocations_start\n"
+    "$w = build_widgets(100)\n"
+    "w = $w.first\n"
+    "t = w.instance_variable_get(:@tag)\n"
+    "puts [ObjectSpace.allocation_sourcefile(w),\n"
+    "      ObjectSpace.allocation_sourceline(w),\n"
+    "      ObjectSpace.allocation_method_id(w),\n"
+    "      ObjectSpace.allocation_sourceline(t),\n"
+    "      ObjectSpace.allocation_method_id(t)].join('|')\n"
+    "File.write(ARGV[0], ObjectSpace.dump_all(output: :string))\n";
+
+START_TEST(ruby_allocation_sites_are_kept)
+{
+	const char *dir = spec_mkdtemp("sites");
+	char path[PATH_MAX], json[PATH_MAX], out[PATH_MAX], file[PATH_MAX],
+	    method[64], tmethod[64], want[64];
+	const char *ruby[] = {"ruby", path, json, NULL};
+	const char *args[] = {json, out, NULL};
+	unsigned line, tline;
+	uint64_t site = 0;
+	size_t i, j, widgets = 0, tags = 0, untraced = 0;
+	struct spec_run r;
+	struct dump d;
+
+	snprintf(path, sizeof(path), "%s/program.rb", dir);
+	snprintf(json, sizeof(json), "%s/all.json", dir);
+	snprintf(out, sizeof(out), "%s/all.vmheap", dir);
+	spec_write_text(path, sites_program);
+	ck_assert(spec_run(ruby, NULL, NULL, RUN_MS, &r) == 0);
+	ck_assert_msg(r.status == 0, "ruby: %s%s", r.out, r.err);
+	ck_assert_msg(sscanf(r.out, "%4095[^|]|%u|%63[^|]|%u|%63[^\n]", file,
+			     &line, method, &tline, tmethod) == 5,
+		      "%s", r.out);
+	spec_run_free(&r);
+	import_run(&r, args, NULL);
+	ck_assert_msg(r.status == 0, "vmheap-import: %s", r.err);
+	read_dump(out, &d);
+	snprintf(want, sizeof(want), " references, %zu allocation sites, ",
+		 d.nsites);
+	ck_assert_msg(strstr(r.out, want), "%s (want %s)", r.out, want);
+	spec_run_free(&r);
+	ck_assert_uint_ge(d.nsites, 3);
+	for (i = 0; i < d.nsites; i++)
+		for (j = 0; j < i; j++)
+			ck_assert(d.sites[i].id != d.sites[j].id &&
+				  (d.sites[i].line != d.sites[j].line ||
+				   strcmp(d.sites[i].file, d.sites[j].file) ||
+				   strcmp(d.sites[i].method,
+					  d.sites[j].method)));
+	for (i = 0; i < d.n; i++) {
+		const struct obj *x = &d.objs[i];
+		const struct site *t = NULL;
+
+		for (j = 0; x->site && j < d.nsites; j++)
+			if (d.sites[j].id == x->site)
+				t = &d.sites[j];
+		ck_assert_msg(!x->site || t, "object 0x%llx: no site %llu",
+			      (unsigned long long)x->id,
+			      (unsigned long long)x->site);
+		if (strcmp(x->class_name, "SiteWidget") == 0) {
+			/* Ruby's own answer for every widget */
+			ck_assert_ptr_nonnull(t);
+			ck_assert_str_eq(t->file, file);
+			ck_assert_uint_eq(t->line, line);
+			ck_assert_str_eq(t->method, method);
+			ck_assert(!site || site == x->site);
+			site = x->site;
+			widgets++;
+		} else if (t && t->line == tline &&
+			   strcmp(t->method, tmethod) == 0 &&
+			   strcmp(x->class_name, "String") == 0) {
+			tags++;
+		} else if (strcmp(x->class_name, "Class") == 0) {
+			/* classes were made before tracing started */
+			untraced += !x->site;
+		}
+	}
+	ck_assert_uint_eq(widgets, 100);
+	ck_assert_uint_eq(tags, 100);
+	ck_assert_uint_gt(untraced, 100);
+	ck_assert_uint_eq(line, 4);
+	dump_free(&d);
 }
 END_TEST
 
@@ -517,6 +788,139 @@ static char *jdk_tool(const char *const *argv)
 
 #define MAX_ROWS 4096
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The object x refers to by the edge named `name`, or NULL. */
+static const struct obj *by_edge(const struct dump *d, const struct obj *x,
+				 const char *name)
+{
+	char buf[32];
+	size_t i;
+
+	for (i = 0; i < x->nrefs; i++)
+		if (strcmp(edge_name(d, x, x->refs[i], buf, sizeof(buf)),
+			   name) == 0)
+			return find(d, x->refs[i]);
+	return NULL;
+}
+
+/* The line of spec/java/ImportSpecLeak.java that holds `text`. */
+static unsigned source_line(const char *text)
+{
+	size_t len;
+	char *src = spec_read_file(spec_src("spec/java/ImportSpecLeak.java"),
+				   &len),
+	     *at, *p;
+	unsigned line = 1;
+
+	ck_assert_ptr_nonnull(src);
+	at = strstr(src, text);
+	ck_assert_ptr_nonnull(at);
+	for (p = src; p < at; p++)
+		line += *p == '\n';
+	free(src);
+	return line;
+}
+
+/*
+ * The names of an HPROF import (format 1.1): the static field LEAK (a
+ * field of class ImportSpecLeak) holds the ArrayList of 1234 sessions,
+ * its elementData holds them by index, each session its .name; the
+ * static array `buffers` holds 30 Buffers at [0] to [29], each its .data;
+ * the main thread's stack frame in main() is a named root, at the line
+ * where main() waits.
+ */
+static void hprof_names(const struct dump *d, const char *out,
+			const char *pid)
+{
+	const struct obj *holder = NULL, *list, *arr, *buffers, *x;
+	char buf[32], want[128], frame[256];
+	const char *histo[] = {spec_bin("vmheap-histo"), "--top", "1", out,
+			       NULL};
+	struct spec_run r;
+	size_t i, k, frames = 0, threads = 0;
+	int seen[1234] = {0};
+
+	for (i = 0; i < d->n && !holder; i++)
+		if (strcmp(d->objs[i].class_name, "java.lang.Class") == 0 &&
+		    by_edge(d, &d->objs[i], ".LEAK"))
+			holder = &d->objs[i];
+	ck_assert_msg(holder, "no class object has a reference named .LEAK");
+	list = by_edge(d, holder, ".LEAK");
+	ck_assert_str_eq(list->class_name, "java.util.ArrayList");
+	arr = by_edge(d, list, ".elementData");
+	ck_assert_ptr_nonnull(arr);
+	ck_assert_str_eq(arr->class_name, "[Ljava.lang.Object;");
+	ck_assert_uint_eq(arr->nrefs, 1234);
+	for (i = 0; i < arr->nrefs; i++) {
+		x = find(d, arr->refs[i]);
+		ck_assert_str_eq(x->class_name, "ImportSpecLeak$Session");
+		ck_assert_str_eq(by_edge(d, x, ".name")->class_name,
+				 "java.lang.String");
+		/* each element's index, once (Sessions were added in
+		 * order, but their addresses need not be) */
+		ck_assert(sscanf(edge_name(d, arr, arr->refs[i], buf,
+					   sizeof(buf)),
+				 "[%zu]", &k) == 1);
+		ck_assert_uint_lt(k, 1234);
+		ck_assert_int_eq(seen[k]++, 0);
+	}
+	/* the same class object holds the other static, and the mirror's
+	 * own references are named too */
+	buffers = by_edge(d, holder, ".buffers");
+	ck_assert_ptr_nonnull(buffers);
+	ck_assert_str_eq(buffers->class_name, "[LImportSpecLeak$Buffer;");
+	for (i = 0; i < 30; i++) {
+		snprintf(want, sizeof(want), "[%zu]", i);
+		x = by_edge(d, buffers, want);
+		ck_assert_msg(x, "no element %s", want);
+		ck_assert_str_eq(x->class_name, "ImportSpecLeak$Buffer");
+		ck_assert_str_eq(by_edge(d, x, ".data")->class_name, "[B");
+	}
+	ck_assert_str_eq(by_edge(d, holder, "superclass")->class_name,
+			 "java.lang.Class");
+	ck_assert_str_eq(by_edge(d, holder, "class loader")->class_name,
+			 "jdk.internal.loader.ClassLoaders$AppClassLoader");
+
+	/* roots on a thread's stack name the thread and the frame, as
+	 * Java prints a stack frame */
+	snprintf(frame, sizeof(frame),
+		 ": ImportSpecLeak.main(ImportSpecLeak.java:%u)",
+		 source_line("System.in.read()"));
+	for (i = 0; i < d->nroots; i++) {
+		const char *kind = string_of(d, d->roots[i].kind),
+			   *name = string_of(d, d->roots[i].name);
+
+		if (strcmp(kind, "java_frame") == 0) {
+			ck_assert_msg(name && strncmp(name, "thread ", 7) == 0 &&
+					  strstr(name, " frame "),
+				      "java_frame root named %s", name);
+			frames += strstr(name, frame) != NULL;
+		} else if (strcmp(kind, "thread_object") == 0) {
+			ck_assert_msg(name && strncmp(name, "thread ", 7) == 0,
+				      "thread_object root named %s", name);
+			threads++;
+		} else if (strcmp(kind, "sticky_class") == 0) {
+			ck_assert_msg(!name, "a sticky class root named %s",
+				      name);
+		}
+	}
+	ck_assert_msg(frames >= 1, "no java_frame root in main() (%s)", frame);
+	ck_assert_uint_ge(threads, 5);
+
+	/* the header: no version (HPROF has none), no gap for it */
+	ck_assert(spec_run(histo, NULL, NULL, RUN_MS, &r) == 0);
+	snprintf(want, sizeof(want), "(vm java, pid %s)", pid);
+	ck_assert_msg(strstr(r.out, want), "%s", r.out);
+	spec_run_free(&r);
+}
+
 START_TEST(hprof_histogram_equals_jmap_histo_live)
 {
 	const char *dir = spec_mkdtemp("jvm");
@@ -531,7 +935,7 @@ START_TEST(hprof_histogram_equals_jmap_histo_live)
 	const char *gc[] = {"jcmd", pid, "GC.run", NULL};
 	const char *histo[] = {"jmap", "-histo:live", pid, NULL};
 	const char *dump[] = {"jcmd", pid, "GC.heap_dump", hprof, NULL};
-	const char *args[] = {hprof, out, NULL};
+	const char *args[] = {"--pid", pid, hprof, out, NULL};
 	struct row *jrows = calloc(MAX_ROWS, sizeof(struct row)),
 		   *vrows = calloc(MAX_ROWS, sizeof(struct row));
 	struct spec_spawn o = {0};
@@ -541,6 +945,7 @@ START_TEST(hprof_histogram_equals_jmap_histo_live)
 	size_t nj, nv, i;
 	struct dump d;
 	const struct row *v;
+	int64_t t0, t1;
 
 	snprintf(cp, sizeof(cp), "%s", spec_build("spec/java"));
 	snprintf(hprof, sizeof(hprof), "%s/heap.hprof", dir);
@@ -555,7 +960,9 @@ START_TEST(hprof_histogram_equals_jmap_histo_live)
 	 * its objects); a GC lets the cleaners settle */
 	free(jdk_tool(gc));
 	jtext = jdk_tool(histo);
+	t0 = now_ms();
 	free(jdk_tool(dump));
+	t1 = now_ms();
 	ck_assert_int_eq(spec_proc_wait_exit(&p, 15000), 0);
 
 	import_run(&r, args, NULL);
@@ -625,10 +1032,16 @@ START_TEST(hprof_histogram_equals_jmap_histo_live)
 		ck_assert_msg(holder, "no class object holds the static array");
 	}
 	ck_assert_msg(strstr(d.root_kinds, "sticky_class") &&
-			  strstr(d.root_kinds, "java_frame thread ") &&
-			  strstr(d.root_kinds, "thread_object thread ") &&
+			  strstr(d.root_kinds, "java_frame") &&
+			  strstr(d.root_kinds, "thread_object") &&
 			  strstr(d.root_kinds, "jni_global"),
 		      "%s", d.root_kinds);
+	hprof_names(&d, out, pid);
+	/* HPROF's header has the time in ms: the dump's header keeps it */
+	ck_assert_msg(d.time_ms >= t0 && d.time_ms <= t1,
+		      "time_ms %lld, the dump was taken between %lld and %lld",
+		      (long long)d.time_ms, (long long)t0, (long long)t1);
+	ck_assert_int_eq(d.time, d.time_ms / 1000);
 	dump_free(&d);
 	free(jtext);
 	free(vtext);
@@ -860,6 +1273,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc,
 		       ruby_dump_all_matches_the_agents_dump_of_the_same_heap);
 	tcase_add_test(tc, ruby_imemo_types_are_kinds);
+	tcase_add_test(tc, ruby_allocation_sites_are_kept);
 	tc = spec_tcase(s, "jvm", 120);
 	tcase_add_test(tc, hprof_histogram_equals_jmap_histo_live);
 	tc = spec_tcase(s, "terminal", 120);
