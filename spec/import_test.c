@@ -1186,6 +1186,81 @@ START_TEST(bad_hprof_exits_2_names_the_byte_offset_and_leaves_no_out)
 }
 END_TEST
 
+/* The name of the root of `object` of kind `kind` ("" for none, NULL
+ * when there is no such root). */
+static const char *root_name(const struct dump *d, const char *kind,
+			     uint64_t object)
+{
+	size_t i;
+
+	for (i = 0; i < d->nroots; i++)
+		if (d->roots[i].object == object &&
+		    strcmp(string_of(d, d->roots[i].kind), kind) == 0)
+			return d->roots[i].name ? string_of(d, d->roots[i].name)
+						: "";
+	return NULL;
+}
+
+/*
+ * fuzz/import-seeds/import_hprof/names.hprof, made to hold each kind of
+ * name: class Holder (fields next and count, statics INSTANCE and
+ * HotSpot's <resolved_references>), Holder 0x1000 -> 0x1100, an array
+ * 0x1200 of [0x1000, null, 0x1100], thread 1's trace of three frames
+ * (native, with a line, without a source file), roots on its stack, a
+ * frame root of thread 2 which has no trace, and header time
+ * 1700000000123 ms.
+ */
+START_TEST(hprof_names_of_fields_elements_and_roots)
+{
+	const char *dir = spec_mkdtemp("names");
+	char in[PATH_MAX], out[PATH_MAX], buf[32];
+	const char *args[] = {in, out, NULL};
+	struct spec_run r;
+	struct dump d;
+
+	snprintf(in, sizeof(in), "%s",
+		 spec_src("fuzz/import-seeds/import_hprof/names.hprof"));
+	snprintf(out, sizeof(out), "%s/names.vmheap", dir);
+	import_run(&r, args, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	spec_run_free(&r);
+	read_dump(out, &d);
+	ck_assert_int_eq(d.time_ms, 1700000000123);
+	ck_assert_int_eq(d.time, 1700000000);
+	/* instance fields, element indices (the null one left out) */
+	ck_assert_str_eq(edge_name(&d, find(&d, 0x1000), 0x1100, buf, 32),
+			 ".next");
+	ck_assert_uint_eq(find(&d, 0x1200)->nrefs, 2);
+	ck_assert_str_eq(edge_name(&d, find(&d, 0x1200), 0x1000, buf, 32),
+			 "[0]");
+	ck_assert_str_eq(edge_name(&d, find(&d, 0x1200), 0x1100, buf, 32),
+			 "[2]");
+	/* the class object: statics, HotSpot's pseudo-static, superclass */
+	ck_assert_str_eq(edge_name(&d, find(&d, 0x200), 0x1000, buf, 32),
+			 ".INSTANCE");
+	ck_assert_str_eq(edge_name(&d, find(&d, 0x200), 0x1300, buf, 32),
+			 "<resolved_references>");
+	ck_assert_str_eq(edge_name(&d, find(&d, 0x200), 0x100, buf, 32),
+			 "superclass");
+	/* roots: the frame as Java prints it, the thread, or none */
+	ck_assert_str_eq(root_name(&d, "java_frame", 0x1200),
+			 "thread 1 frame 1: Holder.main(Holder.java:12)");
+	ck_assert_str_eq(root_name(&d, "java_frame", 0x1100),
+			 "thread 1 frame 2: Holder.run(Unknown Source)");
+	ck_assert_str_eq(root_name(&d, "jni_local", 0x1000),
+			 "thread 1 frame 0: Holder.sleep(Native Method)");
+	ck_assert_str_eq(root_name(&d, "java_frame", 0x1000),
+			 "thread 2 frame 0");
+	ck_assert_str_eq(root_name(&d, "thread_object", 0x1000), "thread 1");
+	ck_assert_str_eq(root_name(&d, "sticky_class", 0x200), "");
+	ck_assert_str_eq(root_name(&d, "jni_global", 0x1300), "");
+	ck_assert_str_eq(root_name(&d, "unknown", 0x1100), "");
+	ck_assert_str_eq(d.root_kinds, "java_frame jni_global jni_local "
+				       "sticky_class thread_object unknown");
+	dump_free(&d);
+}
+END_TEST
+
 START_TEST(out_is_never_overwritten_and_stdin_works)
 {
 	const char *dir = spec_mkdtemp("out");
@@ -1283,5 +1358,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(
 	    tc, bad_hprof_exits_2_names_the_byte_offset_and_leaves_no_out);
 	tcase_add_test(tc, out_is_never_overwritten_and_stdin_works);
+	tc = spec_tcase(s, "names", 60);
+	tcase_add_test(tc, hprof_names_of_fields_elements_and_roots);
 	return s;
 }
