@@ -201,8 +201,8 @@ static int open_writer(struct hp *hp)
 	wo.vm_name = "java";
 	wo.vm_version = ""; /* HPROF does not say */
 	wo.pid = hp->h.in->opt->pid;
-	wo.time = (int64_t)(hp->time_ms / 1000);
-	wo.time_ms = (int64_t)hp->time_ms;
+	wo.time_ms = (int64_t)hp->time_ms; /* 0: the writer's clock */
+	wo.edge_names = 1;
 	wo.pointer_size = hp->h.id_size;
 	wo.kind_names = kind_names;
 	wo.kind_count = sizeof(kind_names) / sizeof(kind_names[0]);

@@ -403,6 +403,7 @@ static int open_writer(struct rj *rj)
 	wo.vm_version = "";
 	wo.pid = rj->in->opt->pid;
 	wo.pointer_size = 8;
+	wo.sites = 1; /* when allocation tracing was on */
 	wo.kind_names = (const char *const *)rj->kinds.names;
 	wo.kind_count = rj->kinds.count;
 	rc = vmheap_writer_open(&rj->w, rj->in->opt->out_fd, &wo);

@@ -436,10 +436,10 @@ static void ruby_dumps(const char *dir)
  */
 static char *imemo_rows(const char *csv, int fold)
 {
-	char **lines = calloc(strlen(csv) + 1, sizeof(char *)), *out, *copy;
+	char **lines = calloc(strlen(csv) + 2, sizeof(char *)), *out, *copy;
 	unsigned long long count = 0, bytes = 0, c, b;
 	size_t n = 0, i, len = 64;
-	char *line, *save = NULL;
+	char *line, *save = NULL, folded[96];
 
 	copy = strdup(csv);
 	for (line = strtok_r(copy, "\n", &save); line;
@@ -456,14 +456,18 @@ static char *imemo_rows(const char *csv, int fold)
 		lines[n++] = line;
 		len += strlen(line) + 1;
 	}
+	if (count) {
+		snprintf(folded, sizeof(folded), "%llu,<imemo>,%llu", count,
+			 bytes);
+		lines[n++] = folded;
+		len += strlen(folded) + 1;
+	}
 	qsort(lines + 1, n ? n - 1 : 0, sizeof(char *), by_str);
-	out = calloc(1, len + 64);
+	out = calloc(1, len);
 	for (i = 0; i < n; i++) {
 		strcat(out, lines[i]);
 		strcat(out, "\n");
 	}
-	if (count)
-		sprintf(out + strlen(out), "%llu,<imemo>,%llu\n", count, bytes);
 	free(lines);
 	free(copy);
 	return out;
