@@ -35,6 +35,11 @@ struct hprof_in {
  * `what` names the thing being read for the message.
  */
 const unsigned char *hprof_get(struct hprof_in *h, size_t n, const char *what);
+/* The `len` bytes of a record that takes exactly `expected` bytes
+ * (`what`: "a FRAME record"), or NULL after the error. */
+const unsigned char *hprof_get_record(struct hprof_in *h, uint64_t at,
+				      uint32_t len, uint32_t expected,
+				      const char *what);
 /* Skip `n` bytes; 0 or the error. */
 int hprof_skip(struct hprof_in *h, uint64_t n, const char *what);
 /* Values at p: big-endian. */

@@ -133,12 +133,8 @@ static int load_class_record(struct hp *hp, uint64_t at, uint32_t len)
 	uint64_t id, *serial;
 	int created;
 
-	if (len != 2 * ids + 8)
-		return hprof_bad(&hp->h, at,
-				 "a LOAD CLASS record of %" PRIu32
-				 " bytes (expected %u)",
-				 len, 2 * ids + 8);
-	p = hprof_get(&hp->h, len, "a LOAD CLASS record");
+	p = hprof_get_record(&hp->h, at, len, 2 * ids + 8,
+			     "a LOAD CLASS record");
 	if (!p)
 		return hp->h.status;
 	id = hp_id(hp, p + 4);

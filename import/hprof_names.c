@@ -98,12 +98,7 @@ int hp_frame_record(struct hp *hp, uint64_t at, uint32_t len)
 	struct hframe *f;
 	int created;
 
-	if (len != 4 * ids + 8)
-		return hprof_bad(&hp->h, at,
-				 "a FRAME record of %" PRIu32
-				 " bytes (expected %u)",
-				 len, 4 * ids + 8);
-	p = hprof_get(&hp->h, len, "a FRAME record");
+	p = hprof_get_record(&hp->h, at, len, 4 * ids + 8, "a FRAME record");
 	if (!p)
 		return hp->h.status;
 	f = imp_table_put(&hp->frames, hp_id(hp, p), &created);

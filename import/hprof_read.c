@@ -72,6 +72,18 @@ const unsigned char *hprof_get(struct hprof_in *h, size_t n, const char *what)
 	return p;
 }
 
+const unsigned char *hprof_get_record(struct hprof_in *h, uint64_t at,
+				      uint32_t len, uint32_t expected,
+				      const char *what)
+{
+	if (len != expected) {
+		hprof_bad(h, at, "%s of %" PRIu32 " bytes (expected %" PRIu32 ")",
+			  what, len, expected);
+		return NULL;
+	}
+	return hprof_get(h, len, what);
+}
+
 int hprof_skip(struct hprof_in *h, uint64_t n, const char *what)
 {
 	while (n > 0 && !h->status) {
