@@ -18,7 +18,7 @@ $(IMPORT_SPEC_JAVA): spec/java/ImportSpecLeak.java
 
 $(IMPORT_SPEC_BIN): $(IMPORT_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
                     $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
-                    | $(IMPORT_BIN) $(HISTO_BIN) $(IMPORT_SPEC_JAVA)
+                    | $(IMPORT_BIN) $(HISTO_BIN) $(DIFF_BIN) $(IMPORT_SPEC_JAVA)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(IMPORT_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
 	  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) \
