@@ -164,13 +164,15 @@ int hp_add_string(struct hp *hp, const char *text, size_t len, uint64_t *id);
  * 1 class loader, 2 signers, 3 protection domain); Java's name of a
  * class ("java/lang/String" -> "java.lang.String"); FRAME and TRACE
  * records; the name of a root of thread `serial` at stack depth `depth`
- * (depth < 0: the thread; 0 when there is none, or the error). */
+ * (depth < 0: the thread), and of a root that is a class object, its
+ * class's name (both: a string id, 0 when there is none, or the error). */
 int64_t hp_field_name(struct hp *hp, uint64_t sid);
 int64_t hp_class_ref_name(struct hp *hp, unsigned k);
 size_t hp_java_name(const struct hstring *s, char *out, size_t size);
 int hp_frame_record(struct hp *hp, uint64_t at, uint32_t len);
 int hp_trace_record(struct hp *hp, uint64_t at, uint32_t len);
 uint64_t hp_root_name(struct hp *hp, uint32_t serial, int64_t depth);
+uint64_t hp_class_root_name(struct hp *hp, uint64_t class_object);
 void hp_names_free(struct hp *hp);
 
 /* hprof_classes.c: the class of an id (made if new; NULL when out of

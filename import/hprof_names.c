@@ -17,7 +17,9 @@
  * "thread 1 frame 6: ImportSpecLeak.main(ImportSpecLeak.java:35)".  The
  * other roots of a thread (thread_object, native_stack, thread_block)
  * are "thread N".  HPROF has no thread names (they are in the Thread
- * objects' strings, whose bytes come after the roots).
+ * objects' strings, whose bytes come after the roots).  A sticky_class
+ * root, a class object, is named by its class ("java.lang.System"), so
+ * that a path from it says which class's static holds what follows.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -209,6 +211,20 @@ uint64_t hp_root_name(struct hp *hp, uint32_t serial, int64_t depth)
 	if (hp_add_string(hp, text, n, sid))
 		return 0;
 	return *sid;
+}
+
+uint64_t hp_class_root_name(struct hp *hp, uint64_t class_object)
+{
+	static char text[VMHEAP_MAX_STRING_BYTES];
+	const struct hclass *c = imp_table_get(&hp->classes, class_object);
+	const struct hstring *s =
+	    c ? imp_table_get(&hp->strings, c->name_sid) : NULL;
+	uint64_t sid;
+
+	if (!s || !s->len ||
+	    hp_add_string(hp, text, hp_java_name(s, text, sizeof(text)), &sid))
+		return 0;
+	return sid;
 }
 
 void hp_names_free(struct hp *hp)

@@ -82,7 +82,11 @@ static int root_record(struct hp *hp, unsigned tag, enum root_extra extra)
 	if (!p)
 		return hp->h.status;
 	object = hp_id(hp, p);
-	if (extra >= ROOT_THREAD) {
+	if (tag == SUB_ROOT_STICKY_CLASS) {
+		name = hp_class_root_name(hp, object);
+		if (hp->h.status)
+			return hp->h.status;
+	} else if (extra >= ROOT_THREAD) {
 		if (extra == ROOT_THREAD_FRAME)
 			depth = (int32_t)(uint32_t)hprof_u(p + ids + 4, 4);
 		name = hp_root_name(hp, (uint32_t)hprof_u(p + ids, 4), depth);
