@@ -245,6 +245,38 @@ int hp_class_dump(struct hp *hp, uint64_t at)
 	return 0;
 }
 
+/*
+ * A class record of each class object's own address, with the class's
+ * name: no object uses it, but a tool that shows a static field of a
+ * class object (".LEAK") names the class by it ("ImportSpecLeak.LEAK"),
+ * as FORMAT.md's names say.  The objects' class ids stay small (an
+ * address in every object record would make the dump much larger).  An
+ * address that could be one of the small ids (a crafted input) gets
+ * none.
+ */
+static int own_names(struct hp *hp)
+{
+	static char name[VMHEAP_MAX_STRING_BYTES];
+	size_t i, len;
+	int rc;
+
+	IMP_TABLE_FOR(&hp->classes, i)
+	{
+		struct hclass *c = imp_table_value(&hp->classes, i);
+		const struct hstring *s =
+		    imp_table_get(&hp->strings, c->name_sid);
+
+		if (!c->dumped || !s || hp->classes.keys[i] <= hp->next_class_id)
+			continue;
+		len = hp_java_name(s, name, sizeof(name));
+		rc = vmheap_writer_add_class(hp->w, hp->classes.keys[i], name,
+					     len, 0, 0);
+		if (rc < 0)
+			return hp_write_failed(hp, rc);
+	}
+	return 0;
+}
+
 /* The class objects (java.lang.Class), then the class records not yet
  * written. */
 int hp_class_objects(struct hp *hp)
@@ -299,5 +331,5 @@ int hp_class_objects(struct hp *hp)
 			return hp_write_failed(hp, rc);
 		hp->h.res->classes++;
 	}
-	return 0;
+	return own_names(hp);
 }

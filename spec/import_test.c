@@ -325,6 +325,17 @@ static const char *edge_name(const struct dump *d, const struct obj *x,
 	return "";
 }
 
+/* The name of class record `id`, or NULL. */
+static const char *class_name_of(const struct dump *d, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < d->nclasses; i++)
+		if (d->class_ids[i] == id)
+			return d->class_names[i];
+	return NULL;
+}
+
 static const struct obj *find(const struct dump *d, uint64_t id)
 {
 	struct obj key = {.id = id};
@@ -909,6 +920,11 @@ static void hprof_names(const struct dump *d, const char *out,
 	for (i = 0; i < d->n && !launcher_id; i++)
 		if (by_edge(d, &d->objs[i], ".appClass") == holder)
 			launcher_id = d->objs[i].id;
+	/* a tool names the holder of .LEAK by the class record of the
+	 * class object's own address: ImportSpecLeak.LEAK */
+	ck_assert_str_eq(class_name_of(d, holder->id), "ImportSpecLeak");
+	ck_assert_str_eq(class_name_of(d, launcher_id),
+			 "sun.launcher.LauncherHelper");
 	ck_assert_str_eq(by_edge(d, holder, "class loader")->class_name,
 			 "jdk.internal.loader.ClassLoaders$AppClassLoader");
 
@@ -1275,6 +1291,12 @@ START_TEST(hprof_names_of_fields_elements_and_roots)
 			 "<resolved_references>");
 	ck_assert_str_eq(edge_name(&d, find(&d, 0x200), 0x100, buf, 32),
 			 "superclass");
+	/* the class object's own name: a class record of its address,
+	 * which no object uses (Holder's objects have a small class id) */
+	ck_assert_str_eq(class_name_of(&d, 0x200), "Holder");
+	ck_assert_str_eq(class_name_of(&d, 0x100), "java.lang.Object");
+	ck_assert_str_eq(find(&d, 0x1000)->class_name, "Holder");
+	ck_assert_uint_lt(find(&d, 0x1000)->class_id, 0x100);
 	/* roots: the frame as Java prints it, the thread, or none */
 	ck_assert_str_eq(root_name(&d, "java_frame", 0x1200),
 			 "thread 1 frame 1: Holder.main(Holder.java:12)");
