@@ -24,8 +24,8 @@
 static const char usage_line[] =
     "usage: vmheap-diff [--objects | --retainers | --paths | --suspects |\n"
     "                   --native] [--no-suspects] [--sort count|bytes|name]\n"
-    "                   [--top N]"
-    "                   [--format text|json|csv] [--bytes] [--threads N] OLD NEW";
+    "                   [--top N] [--format text|json|csv] [--bytes] [--threads N]\n"
+    "                   OLD NEW";
 
 static void usage_error(const char *fmt, const char *arg)
 {
