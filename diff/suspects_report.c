@@ -38,6 +38,19 @@ static void held_names(struct vmheap_strbuf *out, const struct diff_suspects *s,
 	}
 }
 
+/* "leak suspects: N classes of owners holding THRESHOLD or more of new
+ * objects", and CUT " K" when only the top K are shown. */
+static void headline(struct vmheap_strbuf *out, const struct diff_suspects *s,
+		     const char *threshold, const char *cut)
+{
+	vmheap_strbuf_addf(out,
+			   "leak suspects: %zu class%s of owners holding %s "
+			   "or more of new objects",
+			   s->nrows, s->nrows == 1 ? "" : "es", threshold);
+	if (s->shown < s->nrows)
+		vmheap_strbuf_addf(out, "%s %zu", cut, s->shown);
+}
+
 static void suspect_text(struct vmheap_strbuf *out,
 			 const struct diff_suspects *s, size_t k)
 {
@@ -118,12 +131,8 @@ void diff_suspects_text(const struct diff_options *o, struct diff_result *res,
 				   threshold);
 		return;
 	}
-	vmheap_strbuf_addf(out,
-			   "\nleak suspects: %zu class%s of owners holding %s "
-			   "or more of new objects",
-			   s->nrows, s->nrows == 1 ? "" : "es", threshold);
-	if (s->shown < s->nrows)
-		vmheap_strbuf_addf(out, "; the top %zu", s->shown);
+	vmheap_strbuf_add(out, "\n", 1);
+	headline(out, s, threshold, "; the top");
 	vmheap_strbuf_add(out, "\n", 1);
 	for (size_t k = 0; k < s->shown; k++)
 		suspect_text(out, s, k);
@@ -238,12 +247,7 @@ void diff_suspects_section_text(const struct diff_options *o,
 				   size);
 		return;
 	}
-	vmheap_strbuf_addf(out,
-			   "leak suspects: %zu class%s of owners holding %s "
-			   "or more of new objects",
-			   s->nrows, s->nrows == 1 ? "" : "es", size);
-	if (s->shown < s->nrows)
-		vmheap_strbuf_addf(out, ", the top %zu", s->shown);
+	headline(out, s, size, ", the top");
 	vmheap_strbuf_add(out, " (paths: vmheap-diff --suspects)\n", 33);
 	for (size_t k = 0; k < s->shown; k++) {
 		const struct suspect *r = &s->rows[k];

@@ -954,17 +954,34 @@ static void expect_text(const char *out, const char *fmt, ...)
 	ck_assert_msg(strstr(out, want), "wanted:\n%s\nin:\n%s", want, out);
 }
 
+/* vmheap-diff [MODE] --format FMT s_old.vmheap s_new.vmheap [ARG] (MODE
+ * and ARG may be NULL): it exits 0. */
+static struct run diff_ok(const char *mode, const char *format,
+			  const char *arg)
+{
+	const char *args[7];
+	size_t n = 0;
+
+	if (mode)
+		args[n++] = mode;
+	args[n++] = "--format";
+	args[n++] = format;
+	args[n++] = tmp_path("s_old.vmheap");
+	args[n++] = tmp_path("s_new.vmheap");
+	args[n++] = arg;
+	args[n] = NULL;
+	struct run r = tool("vmheap-diff", args);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	return r;
+}
+
 /* vmheap-diff --suspects [--format FMT] of two request heaps. */
 static struct run suspects(struct heap *old_h, struct heap *new_h,
 			   const char *format)
 {
-	const char *old_dump = heap_write(old_h, "s_old.vmheap");
-	const char *new_dump = heap_write(new_h, "s_new.vmheap");
-	struct run r = tool("vmheap-diff",
-			    (const char *[]){"--suspects", "--format", format,
-					     old_dump, new_dump, NULL});
-	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-	return r;
+	heap_write(old_h, "s_old.vmheap");
+	heap_write(new_h, "s_new.vmheap");
+	return diff_ok("--suspects", format, NULL);
 }
 
 /*
@@ -1135,18 +1152,6 @@ static const char *size_text(unsigned long long bytes)
 	return buf[k];
 }
 
-/* vmheap-diff [ARG] s_old.vmheap s_new.vmheap (written before). */
-static struct run class_diff(const char *arg, const char *format)
-{
-	struct run r = tool("vmheap-diff",
-			    (const char *[]){"--format", format,
-					     tmp_path("s_old.vmheap"),
-					     tmp_path("s_new.vmheap"), arg,
-					     NULL});
-	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-	return r;
-}
-
 /*
  * The class-by-class diff of the composite leak: its suspects section
  * names LeakedRequest above the table that starts with +400 String, as
@@ -1161,7 +1166,7 @@ START_TEST(class_diff_puts_the_suspects_above_the_table)
 	heap_write(&old_h, "s_old.vmheap");
 	heap_write(&new_h, "s_new.vmheap");
 
-	struct run r = class_diff(NULL, "text");
+	struct run r = diff_ok(NULL, "text", NULL);
 	expect_text(r.out,
 		    "leak suspects: 1 class of owners holding %s or more of "
 		    "new objects (paths: vmheap-diff --suspects)\n"
@@ -1178,7 +1183,7 @@ START_TEST(class_diff_puts_the_suspects_above_the_table)
 		      "%s", r.out);
 	run_free(&r);
 
-	r = class_diff(NULL, "json");
+	r = diff_ok(NULL, "json", NULL);
 	struct jval *j = json_parse(r.out);
 	ck_assert_msg(j, "not JSON: %s", r.out);
 	const struct jval *ls = json_get(j, "leak_suspects");
@@ -1192,14 +1197,14 @@ START_TEST(class_diff_puts_the_suspects_above_the_table)
 	json_free(j);
 	run_free(&r);
 
-	r = class_diff("--no-suspects", "text");
+	r = diff_ok(NULL, "text", "--no-suspects");
 	ck_assert_msg(!strstr(r.out, "suspects"), "%s", r.out);
 	ck_assert_msg(strstr(r.out, "+400  String"), "%s", r.out);
 	run_free(&r);
-	r = class_diff("--no-suspects", "json");
+	r = diff_ok(NULL, "json", "--no-suspects");
 	ck_assert_msg(!strstr(r.out, "leak_suspects"), "%s", r.out);
 	run_free(&r);
-	r = class_diff(NULL, "csv");
+	r = diff_ok(NULL, "csv", NULL);
 	ck_assert_msg(!strstr(r.out, "suspect") &&
 			  !strncmp(r.out, "count_delta,class,", 18),
 		      "%s", r.out);
@@ -1221,13 +1226,13 @@ START_TEST(class_diff_puts_the_suspects_above_the_table)
 	request_heap(&new_h, 50, 50, 0, 0x600000);
 	heap_write(&old_h, "s_old.vmheap");
 	heap_write(&new_h, "s_new.vmheap");
-	r = class_diff(NULL, "text");
+	r = diff_ok(NULL, "text", NULL);
 	expect_text(r.out,
 		    "leak suspects: none (no class of owners holds %s of new "
 		    "objects beyond churn)\n",
 		    size_text(1024));
 	run_free(&r);
-	r = class_diff(NULL, "json");
+	r = diff_ok(NULL, "json", NULL);
 	j = json_parse(r.out);
 	ck_assert_msg(j, "not JSON: %s", r.out);
 	ck_assert_int_eq(
@@ -1250,12 +1255,12 @@ START_TEST(class_diff_section_needs_references_roots_and_files)
 	heap_write(&old_h, "s_old.vmheap");
 	heap_write(&new_h, "s_new.vmheap");
 
-	struct run r = class_diff(NULL, "text");
+	struct run r = diff_ok(NULL, "text", NULL);
 	ck_assert_msg(!strstr(r.out, "suspects") &&
 			  strstr(r.out, "+400  String"),
 		      "%s", r.out);
 	run_free(&r);
-	r = class_diff(NULL, "json");
+	r = diff_ok(NULL, "json", NULL);
 	ck_assert_msg(!strstr(r.out, "leak_suspects"), "%s", r.out);
 	run_free(&r);
 	heap_free(&new_h);
