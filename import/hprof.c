@@ -195,13 +195,15 @@ static int open_writer(struct hp *hp)
 	int rc;
 
 	wo.vm_name = "java";
-	wo.vm_version = ""; /* HPROF does not say */
+	wo.vm_version = "";
 	wo.pid = hp->h.in->opt->pid;
-	wo.time_ms = (int64_t)hp->time_ms; /* 0: the writer's clock */
-	wo.edge_names = 1;
+	/* HPROF's milliseconds as they are, at most INT64_MAX (a bogus
+	 * header); 0: the writer's clock.  HPROF has no VM version. */
+	wo.time_ms = hp->time_ms <= INT64_MAX ? (int64_t)hp->time_ms : INT64_MAX;
 	wo.pointer_size = hp->h.id_size;
 	wo.kind_names = kind_names;
 	wo.kind_count = sizeof(kind_names) / sizeof(kind_names[0]);
+	wo.edge_names = 1;
 	rc = vmheap_writer_open(&hp->w, hp->h.in->opt->out_fd, &wo);
 	if (rc < 0)
 		return hp->h.status = imp_fail(hp->h.res, hp->h.name, rc,
