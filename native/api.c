@@ -58,3 +58,8 @@ VMHEAP_EXPORT void vmheap_native_get_totals(vmheap_native_totals *t)
 	native_sites_sum(t);
 	t->overhead_bytes = native_pages_bytes();
 }
+
+VMHEAP_EXPORT void vmheap_native_set_location(vmheap_native_location_fn fn)
+{
+	atomic_store_explicit(&native_location, fn, memory_order_release);
+}

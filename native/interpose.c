@@ -24,6 +24,7 @@
 
 _Atomic uint64_t native_state;
 unsigned native_depth = 16;
+_Atomic(vmheap_native_location_fn) native_location;
 
 static __thread int busy __attribute__((tls_model("initial-exec")));
 
@@ -40,8 +41,17 @@ static uint64_t state_now(void)
 static void track(void *p, size_t n, uint64_t state)
 {
 	uint64_t frames[VMHEAP_NATIVE_MAX_FRAMES];
-	unsigned depth = native_stack(frames, native_depth);
-	uint32_t id = native_site_get(frames, depth, state);
+	struct native_where w = {frames, native_stack(frames, native_depth),
+				 NULL, 0};
+	vmheap_native_location_fn loc =
+		atomic_load_explicit(&native_location, memory_order_acquire);
+	const char *file;
+	uint32_t line;
+	if (loc != NULL && loc(&file, &line) && file != NULL) {
+		w.file = native_file_intern(file);
+		w.line = w.file != NULL ? line : 0;
+	}
+	uint32_t id = native_site_get(&w, state);
 	if (id != 0)
 		native_live_add(p, n, id, state);
 }
@@ -223,6 +233,7 @@ PUBLIC size_t malloc_usable_size(void *p)
 static void fork_prepare(void)
 {
 	busy++; /* the fork handlers' own mallocs go straight through */
+	native_files_lock();
 	native_sites_lock();
 	native_live_lock();
 }
@@ -231,6 +242,7 @@ static void fork_parent(void)
 {
 	native_live_unlock();
 	native_sites_unlock();
+	native_files_unlock();
 	busy--;
 }
 
@@ -241,6 +253,7 @@ static void fork_child(void)
 {
 	native_live_unlock();
 	native_sites_unlock();
+	native_files_unlock();
 	busy--;
 }
 

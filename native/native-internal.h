@@ -7,6 +7,7 @@
  *                pointer -> (site, size)
  *   sites.c      call sites: stack -> site id, and each site's counters
  *   stack.c      taking the caller's stack (libunwind)
+ *   files.c      the VM source files that sites name (the location hook)
  *   modules.c    the module list (dl_iterate_phdr, build ids)
  *   api.c        start, stop, snapshot (vmheap_native.h)
  *   pages.c      the tracker's own memory, straight from mmap
@@ -41,6 +42,18 @@ extern _Atomic uint64_t native_state;
 /* Frames taken per allocation (VMHEAP_NATIVE_DEPTH, default 16). */
 extern unsigned native_depth;
 
+/* The VM's location hook (vmheap_native_set_location), or NULL. */
+extern _Atomic(vmheap_native_location_fn) native_location;
+
+/* Where an allocation was made: its stack and the VM's source location
+ * (file NULL when none; an interned copy, see files.c). */
+struct native_where {
+	const uint64_t *frames;
+	unsigned depth;
+	const char *file;
+	uint32_t line;
+};
+
 /* ------------------------------------------------------------ pages.c */
 
 /* Zeroed memory from mmap, NULL on failure; counted in the overhead. */
@@ -57,8 +70,7 @@ uint64_t native_pages_bytes(void);
  * generation of `state`; 0 when the tracker stopped or restarted since,
  * or when no memory is left.
  */
-uint32_t native_site_get(const uint64_t *frames, unsigned depth,
-			 uint64_t state);
+uint32_t native_site_get(const struct native_where *w, uint64_t state);
 /* Count an allocation of `bytes` at site `id`. */
 void native_site_alloc(uint32_t id, uint64_t bytes);
 /* Count a free of `bytes` allocated at site `id`. */
@@ -102,5 +114,14 @@ void native_live_unlock(void);
 unsigned native_stack(uint64_t *frames, unsigned max);
 /* Find the tracker's own code range (once, from the constructor). */
 void native_stack_init(void);
+
+/* ------------------------------------------------------------ files.c */
+
+/* The tracker's copy of path s (NUL-terminated, never freed: one pointer
+ * per distinct path), or NULL when no memory is left. */
+const char *native_file_intern(const char *s);
+/* Lock and unlock the file table around fork(). */
+void native_files_lock(void);
+void native_files_unlock(void);
 
 #endif

@@ -26,6 +26,8 @@ struct counters {
 
 struct site {
 	uint64_t hash;
+	const char *file; /* the VM's location (files.c), or NULL */
+	uint32_t line;
 	uint32_t depth;
 	uint64_t frames[VMHEAP_NATIVE_MAX_FRAMES];
 	struct counters c[SHARDS];
@@ -74,15 +76,28 @@ static struct site *site_at(uint32_t id)
 	return &c[(id - 1) % CHUNK_SITES];
 }
 
-static uint64_t hash_frames(const uint64_t *f, unsigned n)
+static uint64_t hash_where(const struct native_where *w)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-	for (unsigned i = 0; i < n; i++) {
-		h ^= f[i];
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ w->depth;
+	for (unsigned i = 0; i < w->depth; i++) {
+		h ^= w->frames[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (w->file != NULL) { /* interned: the pointer is the file */
+		h ^= (uint64_t)(uintptr_t)w->file ^ (uint64_t)w->line << 48;
 		h *= 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
 	return h;
+}
+
+/* Is site s the one of w? */
+static int is_at(const struct site *s, const struct native_where *w)
+{
+	return s->depth == w->depth && s->file == w->file &&
+	       s->line == w->line &&
+	       memcmp(s->frames, w->frames, w->depth * sizeof *w->frames) == 0;
 }
 
 /* A new site's storage, its chunk mapped if this is the chunk's first. */
@@ -135,28 +150,23 @@ struct cached {
 static __thread struct cached cache[CACHE]
 	__attribute__((tls_model("initial-exec")));
 
-static uint32_t site_get_locked(const uint64_t *frames, unsigned depth,
+static uint32_t site_get_locked(const struct native_where *w,
 				uint64_t state, uint64_t h);
 
-uint32_t native_site_get(const uint64_t *frames, unsigned depth,
-			 uint64_t state)
+uint32_t native_site_get(const struct native_where *w, uint64_t state)
 {
-	uint64_t h = hash_frames(frames, depth);
+	uint64_t h = hash_where(w);
 	struct cached *c = &cache[h % CACHE];
 
-	if (c->state == state && c->hash == h) {
-		struct site *s = site_at(c->id);
-		if (s->depth == depth &&
-		    memcmp(s->frames, frames, depth * sizeof *frames) == 0)
-			return c->id;
-	}
-	uint32_t id = site_get_locked(frames, depth, state, h);
+	if (c->state == state && c->hash == h && is_at(site_at(c->id), w))
+		return c->id;
+	uint32_t id = site_get_locked(w, state, h);
 	if (id != 0)
 		*c = (struct cached){state, h, id};
 	return id;
 }
 
-static uint32_t site_get_locked(const uint64_t *frames, unsigned depth,
+static uint32_t site_get_locked(const struct native_where *w,
 				uint64_t state, uint64_t h)
 {
 	struct index *x = &index_[h >> 60 & (INDEX_STRIPES - 1)];
@@ -168,9 +178,7 @@ static uint32_t site_get_locked(const uint64_t *frames, unsigned depth,
 		size_t mask = x->cap - 1;
 		for (size_t i = h & mask; x->ids[i] != 0; i = (i + 1) & mask) {
 			struct site *s = site_at(x->ids[i]);
-			if (s->hash == h && s->depth == depth &&
-			    memcmp(s->frames, frames,
-				   depth * sizeof *frames) == 0) {
+			if (s->hash == h && is_at(s, w)) {
 				id = x->ids[i];
 				goto out;
 			}
@@ -180,8 +188,10 @@ static uint32_t site_get_locked(const uint64_t *frames, unsigned depth,
 		goto out;
 	struct site *s = site_at(id);
 	s->hash = h;
-	s->depth = depth;
-	memcpy(s->frames, frames, depth * sizeof *frames);
+	s->file = w->file;
+	s->line = w->line;
+	s->depth = w->depth;
+	memcpy(s->frames, w->frames, w->depth * sizeof *w->frames);
 	for (int i = 0; i < SHARDS; i++) {
 		atomic_store(&s->c[i].allocs, 0);
 		atomic_store(&s->c[i].frees, 0);
@@ -265,6 +275,8 @@ size_t native_sites_copy(vmheap_native_site *out, size_t cap)
 			sum_site(s, &o->allocs, &o->frees, &o->live_bytes,
 				 &o->alloc_bytes);
 			o->live_count = o->allocs - o->frees;
+			o->vm_file = s->file;
+			o->vm_line = s->line;
 		}
 		got++;
 	}

@@ -166,7 +166,8 @@ START_TEST(exports_only_the_allocator_and_api)
 	ck_assert_str_eq(r.out,
 		"aligned_alloc calloc free malloc malloc_usable_size memalign "
 		"posix_memalign pvalloc realloc valloc vmheap_native_get_totals "
-		"vmheap_native_modules vmheap_native_sites vmheap_native_start "
+		"vmheap_native_modules vmheap_native_set_location "
+		"vmheap_native_sites vmheap_native_start "
 		"vmheap_native_stop vmheap_native_tracking ");
 	spec_run_free(&r);
 }
@@ -585,7 +586,8 @@ static void tracked_ruby(struct rb *r, const char *tag, const char *script,
 }
 
 /* Fiddle.malloc(1024) 100,000 times in real ruby, 50,000 freed: the diff
- * shows 51,200,000 bytes at Fiddle's call site. */
+ * shows 51,200,000 bytes at Fiddle's call site and at the Ruby line that
+ * called it (the Ruby host's location hook), line 8 of the script. */
 START_TEST(fiddle_leak_in_ruby)
 {
 	if (SPEC_SANITIZED)
@@ -614,6 +616,13 @@ START_TEST(fiddle_leak_in_ruby)
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(starts(first_row(o.out), "+50000  +51200000  "), "%s", o.out);
 	ck_assert_msg(strstr(first_row(o.out), "fiddle.so") != NULL, "%s", o.out);
+	char want[700], row[4096];
+	snprintf(want, sizeof want, " < %s/program.rb:8", r.dir);
+	snprintf(row, sizeof row, "%.*s",
+		 (int)strcspn(first_row(o.out), "\n"), first_row(o.out));
+	ck_assert_msg(strlen(row) > strlen(want) &&
+			      !strcmp(row + strlen(row) - strlen(want), want),
+		      "the top row does not end in \"%s\":\n%s", want, o.out);
 	spec_run_free(&o);
 }
 END_TEST
