@@ -2,9 +2,10 @@
  * native-internal.h - the pieces of the malloc tracker.
  *
  *   interpose.c  the allocator's entry points; the fast path and the
- *                tracked path, the thread's reentrancy guard, fork
- *   live.c       the lock-striped hash of live allocations:
- *                pointer -> (site, size)
+ *                tracked path, the header in front of each tracked
+ *                block, the thread's reentrancy guard, fork
+ *   live.c       the lock-striped hash of the live allocations that have
+ *                no header (aligned ones): pointer -> (site, size)
  *   sites.c      call sites: stack -> site id, and each site's counters
  *   stack.c      taking the caller's stack (libunwind)
  *   files.c      the VM source files that sites name (the location hook)
@@ -53,6 +54,14 @@ struct native_where {
 	const char *file;
 	uint32_t line;
 };
+
+/* Bytes of the header in front of each block that malloc, calloc and
+ * realloc make while tracking (interpose.c). */
+#define NATIVE_HEADER_BYTES 16u
+
+/* interpose.c: from now on blocks may carry headers (called by start,
+ * before tracking goes on). */
+void native_headers_begin(void);
 
 /* ------------------------------------------------------------ pages.c */
 
