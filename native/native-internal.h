@@ -90,6 +90,11 @@ void native_sites_clear(void);
 size_t native_sites_copy(vmheap_native_site *out, size_t cap);
 /* Add every site's counters into *t (sites, live, allocs, frees). */
 void native_sites_sum(vmheap_native_totals *t);
+/* Make the key that frees a thread's counter shard when it exits (from
+ * the constructor), and forget the other threads' shards in a forked
+ * child. */
+void native_shards_init(void);
+void native_shards_after_fork(void);
 /* Lock and unlock the site table around fork(). */
 void native_sites_lock(void);
 void native_sites_unlock(void);

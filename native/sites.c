@@ -16,10 +16,13 @@
 #define CHUNKS 4096 /* at most 4M sites */
 #define FIRST_CAP 256
 
-/* A site's counters are split into shards, each on its own cache line,
- * and a thread counts into its own shard: threads that allocate at the
- * same site do not fight over one line.  A snapshot adds them up. */
+/* A site's counters are split into shards, each on its own cache line.
+ * A thread owns one of the first SHARDS - 1 while it lives and counts
+ * into it with plain adds (no other thread writes there; a snapshot reads
+ * each word whole); threads that find none free share the last one, with
+ * atomic adds.  A snapshot adds the shards up. */
 #define SHARDS 8
+#define SHARED (SHARDS - 1)
 struct counters {
 	_Atomic uint64_t allocs, frees, live_bytes, alloc_bytes;
 } __attribute__((aligned(64)));
@@ -33,14 +36,64 @@ struct site {
 	struct counters c[SHARDS];
 };
 
-static _Atomic unsigned next_shard;
+static _Atomic unsigned owned; /* bit i: shard i has its thread */
+static pthread_key_t shard_key; /* its value: the owned shard + 1 */
+static int have_key;
+/* 0: not chosen yet, else the shard + 1 */
 static __thread unsigned my_shard __attribute__((tls_model("initial-exec")));
 
-static struct counters *shard_of(struct site *s)
+/* At thread exit: the shard is free again (the counts in it stay). */
+static void shard_release(void *v)
 {
-	if (my_shard == 0) /* 1..SHARDS, round robin over the threads */
-		my_shard = atomic_fetch_add(&next_shard, 1) % SHARDS + 1;
-	return &s->c[my_shard - 1];
+	unsigned i = (unsigned)(uintptr_t)v - 1;
+	atomic_fetch_and(&owned, ~(1u << i));
+	my_shard = SHARED + 1; /* what it frees from now on */
+}
+
+static unsigned claim(void)
+{
+	unsigned m = atomic_load(&owned);
+	while (have_key) {
+		unsigned free_ = ~m & ((1u << SHARED) - 1);
+		if (free_ == 0)
+			break;
+		unsigned i = (unsigned)__builtin_ctz(free_);
+		if (atomic_compare_exchange_weak(&owned, &m, m | 1u << i)) {
+			if (pthread_setspecific(shard_key,
+						(void *)(uintptr_t)(i + 1)) != 0) {
+				atomic_fetch_and(&owned, ~(1u << i));
+				break;
+			}
+			my_shard = i + 1;
+			return i;
+		}
+	}
+	my_shard = SHARED + 1;
+	return SHARED;
+}
+
+void native_shards_init(void)
+{
+	have_key = pthread_key_create(&shard_key, shard_release) == 0;
+}
+
+/* In a forked child only the forking thread lives on. */
+void native_shards_after_fork(void)
+{
+	unsigned mine = my_shard;
+	atomic_store(&owned, mine != 0 && mine - 1 != SHARED
+				     ? 1u << (mine - 1) : 0u);
+}
+
+/* Add v to x of shard `shard`. */
+static void add(_Atomic uint64_t *x, uint64_t v, unsigned shard)
+{
+	if (shard != SHARED)
+		atomic_store_explicit(
+			x, atomic_load_explicit(x, memory_order_relaxed) + v,
+			memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(x, v, memory_order_relaxed);
 }
 
 /* The sums of a site's shards. */
@@ -210,20 +263,21 @@ out:
 
 void native_site_alloc(uint32_t id, uint64_t bytes)
 {
-	struct counters *c = shard_of(site_at(id));
-	atomic_fetch_add_explicit(&c->allocs, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->live_bytes, bytes, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->alloc_bytes, bytes,
-				  memory_order_relaxed);
+	unsigned k = my_shard ? my_shard - 1 : claim();
+	struct counters *c = &site_at(id)->c[k];
+	add(&c->allocs, 1, k);
+	add(&c->live_bytes, bytes, k);
+	add(&c->alloc_bytes, bytes, k);
 }
 
 /* A shard's live_bytes may go below zero (freed by another thread than
  * the one that allocated): the sum is right, modulo 2^64. */
 void native_site_free(uint32_t id, uint64_t bytes)
 {
-	struct counters *c = shard_of(site_at(id));
-	atomic_fetch_add_explicit(&c->frees, 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&c->live_bytes, bytes, memory_order_relaxed);
+	unsigned k = my_shard ? my_shard - 1 : claim();
+	struct counters *c = &site_at(id)->c[k];
+	add(&c->frees, 1, k);
+	add(&c->live_bytes, -bytes, k);
 }
 
 void native_sites_lock(void)
