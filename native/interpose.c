@@ -42,7 +42,9 @@ static uint64_t state_now(void)
 static uint32_t site_here(uint64_t state)
 {
 	uint64_t frames[VMHEAP_NATIVE_MAX_FRAMES];
-	struct native_where w = {frames, native_stack(frames, native_depth),
+	struct native_site_memo *memo;
+	struct native_where w = {frames,
+				 native_stack(frames, native_depth, &memo),
 				 NULL, 0};
 	vmheap_native_location_fn loc =
 		atomic_load_explicit(&native_location, memory_order_acquire);
@@ -52,7 +54,14 @@ static uint32_t site_here(uint64_t state)
 		w.file = native_file_intern(file);
 		w.line = w.file != NULL ? line : 0;
 	}
-	return native_site_get(&w, state);
+	/* The same stack and location as the last time: the same site. */
+	if (memo != NULL && memo->state == state && memo->file == w.file &&
+	    memo->line == w.line)
+		return memo->id;
+	uint32_t id = native_site_get(&w, state);
+	if (memo != NULL && id != 0)
+		*memo = (struct native_site_memo){state, w.file, w.line, id};
+	return id;
 }
 
 /* Account p (just allocated, n bytes) in the live table. */

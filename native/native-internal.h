@@ -123,9 +123,20 @@ void native_live_unlock(void);
 
 /* ------------------------------------------------------------ stack.c */
 
+/* The site that a cached stack was last found to be, with the VM's
+ * location and the tracker's state then (0: none yet). */
+struct native_site_memo {
+	uint64_t state;
+	const char *file;
+	uint32_t line, id;
+};
+
 /* The caller's stack, innermost first, without the tracker's own frames:
- * at most `max` return addresses.  Returns how many. */
-unsigned native_stack(uint64_t *frames, unsigned max);
+ * at most `max` return addresses.  Returns how many.  *memo is the
+ * stack's memo in the thread's stack cache, or NULL when it is not
+ * cached (valid until the thread's next call). */
+unsigned native_stack(uint64_t *frames, unsigned max,
+		      struct native_site_memo **memo);
 /* Find the tracker's own code range (once, from the constructor). */
 void native_stack_init(void);
 

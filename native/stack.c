@@ -174,6 +174,7 @@ static unsigned unw_walk(uint64_t *frames, uint64_t *slots, unsigned max)
 #define CACHE_FRAMES 16
 struct stack_entry {
 	uint64_t slot0;			/* 0: empty */
+	struct native_site_memo memo;	/* the site it was last */
 	uint64_t frames[CACHE_FRAMES];	/* frames[0] the first outside */
 	uint32_t offs[CACHE_FRAMES];	/* slot k - slot0 */
 	unsigned depth;
@@ -208,10 +209,10 @@ static struct stack_entry *entry_of(uint64_t slot0, uint64_t ret0)
 }
 
 static unsigned from_cache(uint64_t slot0, uint64_t hi, uint64_t *frames,
-			   unsigned max)
+			   unsigned max, struct native_site_memo **memo)
 {
 	uint64_t ret0 = *(const uint64_t *)(uintptr_t)slot0;
-	const struct stack_entry *e = entry_of(slot0, ret0);
+	struct stack_entry *e = entry_of(slot0, ret0);
 
 	if (e->slot0 != slot0 || e->frames[0] != ret0)
 		return 0;
@@ -223,13 +224,15 @@ static unsigned from_cache(uint64_t slot0, uint64_t hi, uint64_t *frames,
 			return 0;
 	}
 	memcpy(frames, e->frames, n * sizeof *frames);
+	*memo = &e->memo;
 	return n;
 }
 
 /* Keep a stack that libunwind found, if each of its return addresses lies
  * at its slot in this thread's stack (ordinary calls, no signal frame). */
 static void to_cache(uint64_t slot0, uint64_t hi, const uint64_t *frames,
-		     const uint64_t *slots, unsigned n)
+		     const uint64_t *slots, unsigned n,
+		     struct native_site_memo **memo)
 {
 	if (n == 0 || n > CACHE_FRAMES || slots[0] != slot0)
 		return;
@@ -240,6 +243,8 @@ static void to_cache(uint64_t slot0, uint64_t hi, const uint64_t *frames,
 			return;
 	struct stack_entry *e = entry_of(slot0, frames[0]);
 	e->slot0 = slot0;
+	e->memo.state = 0; /* no generation is 0 */
+	*memo = &e->memo;
 	e->depth = n;
 	for (unsigned k = 0; k < n; k++) {
 		e->frames[k] = frames[k];
@@ -249,10 +254,12 @@ static void to_cache(uint64_t slot0, uint64_t hi, const uint64_t *frames,
 
 /* A cached entry of another generation is as good: a stack does not
  * depend on the tracker's state. */
-unsigned native_stack(uint64_t *frames, unsigned max)
+unsigned native_stack(uint64_t *frames, unsigned max,
+		      struct native_site_memo **memo)
 {
 	unsigned n = 0;
 
+	*memo = NULL;
 	if (use_fp) {
 		void *raw[VMHEAP_NATIVE_MAX_FRAMES + 8];
 		unsigned want = max + 8 > sizeof raw / sizeof *raw
@@ -269,11 +276,12 @@ unsigned native_stack(uint64_t *frames, unsigned max)
 		cache_bounds(&lo, &hi);
 		uint64_t slot0 = max <= CACHE_FRAMES
 			? first_outside(__builtin_frame_address(0), lo, hi) : 0;
-		if (slot0 != 0 && (n = from_cache(slot0, hi, frames, max)) != 0)
+		if (slot0 != 0 &&
+		    (n = from_cache(slot0, hi, frames, max, memo)) != 0)
 			return n;
 		n = unw_walk(frames, slots, max);
 		if (slot0 != 0)
-			to_cache(slot0, hi, frames, slots, n);
+			to_cache(slot0, hi, frames, slots, n, memo);
 	}
 	if (n == 0)
 		frames[n++] = 0; /* an unknown caller is still a site */
