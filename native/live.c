@@ -1,11 +1,11 @@
 /*
  * live.c - the live allocations that carry no header (the aligned ones,
  * and reallocs of blocks made before tracking began): a hash of pointer
- * -> (site, size), split
- * into stripes that each have their own lock, so that threads freeing and
- * allocating different pointers rarely meet.  Each stripe is an open-
- * addressing table with linear probing, kept at most half full, deleted
- * from by shifting back (no tombstones).  Its memory comes from mmap.
+ * -> (site, size), split into stripes that each have their own lock, so
+ * that threads freeing and allocating different pointers rarely meet.
+ * Each stripe is an open-addressing table with linear probing, kept at
+ * most half full, deleted from by shifting back (no tombstones).  Its
+ * memory comes from mmap.
  */
 #include <pthread.h>
 #include <string.h>
