@@ -174,6 +174,7 @@ static unsigned unw_walk(uint64_t *frames, uint64_t *slots, unsigned max)
 #define CACHE_FRAMES 16
 struct stack_entry {
 	uint64_t slot0;			/* 0: empty */
+	uint64_t seen;			/* a stack met once, not kept */
 	struct native_site_memo memo;	/* the site it was last */
 	uint64_t frames[CACHE_FRAMES];	/* frames[0] the first outside */
 	uint32_t offs[CACHE_FRAMES];	/* slot k - slot0 */
@@ -252,36 +253,74 @@ static void to_cache(uint64_t slot0, uint64_t hi, const uint64_t *frames,
 	}
 }
 
-/* A cached entry of another generation is as good: a stack does not
- * depend on the tracker's state. */
+/* The return addresses in raw[0..got), the tracker's own dropped from
+ * the top, into frames: how many. */
+static unsigned outside(void *const *raw, unsigned got, uint64_t *frames,
+			unsigned max)
+{
+	unsigned n = 0, i = 0;
+	while (i < got && (uint64_t)(uintptr_t)raw[i] >= self_lo &&
+	       (uint64_t)(uintptr_t)raw[i] < self_hi)
+		i++;
+	for (; i < got && n < max; i++)
+		frames[n++] = (uint64_t)(uintptr_t)raw[i];
+	return n;
+}
+
+/*
+ * With libunwind: from the cache, or else by unw_backtrace (its fast path
+ * keeps its own cache of frame layouts).  Finding the slots takes
+ * unw_step, which costs several times as much (it blocks signals around
+ * its cache), so a stack is walked that way, and cached, only when the
+ * same stack (same frames from the same slot) comes twice in a row to its
+ * cache entry: a program's one-off stacks (an interpreter's deep
+ * recursion) do not pay for it.
+ */
+static unsigned unw_stack(uint64_t *frames, unsigned max,
+			  struct native_site_memo **memo)
+{
+	void *raw[VMHEAP_NATIVE_MAX_FRAMES + 8];
+	uint64_t slots[VMHEAP_NATIVE_MAX_FRAMES];
+	uintptr_t lo, hi;
+	unsigned n;
+
+	cache_bounds(&lo, &hi);
+	uint64_t slot0 = max <= CACHE_FRAMES
+		? first_outside(__builtin_frame_address(0), lo, hi) : 0;
+	if (slot0 != 0 && (n = from_cache(slot0, hi, frames, max, memo)) != 0)
+		return n;
+	unsigned want = max + 8 > sizeof raw / sizeof *raw
+				? sizeof raw / sizeof *raw : max + 8;
+	n = outside(raw, (unsigned)unw_backtrace(raw, (int)want), frames, max);
+	if (slot0 == 0 || n == 0 ||
+	    frames[0] != *(const uint64_t *)(uintptr_t)slot0)
+		return n;
+	uint64_t seen = slot0 ^ n;
+	for (unsigned k = 0; k < n; k++)
+		seen = (seen ^ frames[k]) * 0x9e3779b97f4a7c15ull;
+	struct stack_entry *e = entry_of(slot0, frames[0]);
+	if (e->seen != seen) {
+		e->seen = seen; /* once: not worth unw_step yet */
+		return n;
+	}
+	unsigned m = unw_walk(frames, slots, max);
+	to_cache(slot0, hi, frames, slots, m, memo);
+	return m;
+}
+
 unsigned native_stack(uint64_t *frames, unsigned max,
 		      struct native_site_memo **memo)
 {
-	unsigned n = 0;
+	unsigned n;
 
 	*memo = NULL;
 	if (use_fp) {
 		void *raw[VMHEAP_NATIVE_MAX_FRAMES + 8];
 		unsigned want = max + 8 > sizeof raw / sizeof *raw
 					? sizeof raw / sizeof *raw : max + 8;
-		unsigned got = fp_walk(raw, want), i = 0;
-		while (i < got && (uint64_t)(uintptr_t)raw[i] >= self_lo &&
-		       (uint64_t)(uintptr_t)raw[i] < self_hi)
-			i++;
-		for (; i < got && n < max; i++)
-			frames[n++] = (uint64_t)(uintptr_t)raw[i];
+		n = outside(raw, fp_walk(raw, want), frames, max);
 	} else {
-		uint64_t slots[VMHEAP_NATIVE_MAX_FRAMES];
-		uintptr_t lo, hi;
-		cache_bounds(&lo, &hi);
-		uint64_t slot0 = max <= CACHE_FRAMES
-			? first_outside(__builtin_frame_address(0), lo, hi) : 0;
-		if (slot0 != 0 &&
-		    (n = from_cache(slot0, hi, frames, max, memo)) != 0)
-			return n;
-		n = unw_walk(frames, slots, max);
-		if (slot0 != 0)
-			to_cache(slot0, hi, frames, slots, n, memo);
+		n = unw_stack(frames, max, memo);
 	}
 	if (n == 0)
 		frames[n++] = 0; /* an unknown caller is still a site */
