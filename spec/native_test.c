@@ -133,6 +133,26 @@ START_TEST(switched_on_and_off_repeatedly)
 }
 END_TEST
 
+/* malloc, calloc, realloc (of a block made while tracking, and of one
+ * made before) and posix_memalign while tracking, one freed; then a
+ * realloc after a stop and frees in a new generation: contents, usable
+ * sizes and alignment hold, and the site's counts are exact (the first
+ * realloc frees the 1000-byte block). */
+START_TEST(blocks_keep_their_contents_and_counts)
+{
+	struct spec_run r;
+	unsigned long long v[4];
+	victim(&r, (const char *[]){"blocks", "1", NULL});
+	site_of(r.out, "blocks_here", v);
+	ck_assert_uint_eq(v[0], 3);
+	ck_assert_uint_eq(v[1], 50000 + 4096 + 200);
+	ck_assert_uint_eq(v[2], 5);
+	ck_assert_uint_eq(v[3], 2);
+	ck_assert_uint_eq(own(r.out, "bad"), 0);
+	spec_run_free(&r);
+}
+END_TEST
+
 /* Real programs run under it unharmed, with tracking on from the start:
  * ruby (threads, fork, dlopen of extensions). */
 START_TEST(ruby_runs_under_tracking)
@@ -668,6 +688,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, eight_threads_lose_no_count);
 	tcase_add_test(t, fork_while_tracking);
 	tcase_add_test(t, switched_on_and_off_repeatedly);
+	tcase_add_test(t, blocks_keep_their_contents_and_counts);
 	tcase_add_test(t, ruby_runs_under_tracking);
 	tcase_add_test(t, exports_only_the_allocator_and_api);
 	TCase *run = spec_tcase(s, "vmheap-run", 60);
