@@ -33,9 +33,11 @@ static void *(*next_aligned_alloc)(size_t, size_t);
 static int (*next_posix_memalign)(void **, size_t, size_t);
 static size_t (*next_usable_size)(void *);
 
+/* Acquire (a plain load on x86-64): a thread that sees tracking on also
+ * sees headers_made set, and so does any thread it hands a block to. */
 static uint64_t state_now(void)
 {
-	return atomic_load_explicit(&native_state, memory_order_relaxed);
+	return atomic_load_explicit(&native_state, memory_order_acquire);
 }
 
 /* The site of an allocation made here and now, 0 when none. */
