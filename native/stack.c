@@ -224,7 +224,8 @@ static unsigned from_cache(uint64_t slot0, uint64_t hi, uint64_t *frames,
 		    *(const uint64_t *)(uintptr_t)at != e->frames[k])
 			return 0;
 	}
-	memcpy(frames, e->frames, n * sizeof *frames);
+	for (unsigned k = 0; k < n; k++) /* few: no rep movs */
+		frames[k] = e->frames[k];
 	*memo = &e->memo;
 	return n;
 }
