@@ -9,6 +9,10 @@
  *   fp        the frame-pointer chain, bounded by the thread's stack; it
  *             stops early (or goes astray) in such code.  Kept for the
  *             benchmark that justified the choice (bench/RESULTS.md).
+ *             It asks pthread_getattr_np for each thread's bounds, once,
+ *             inside malloc: a thread whose first tracked allocation is
+ *             made inside pthread_getattr_np (ruby's threads) waits for
+ *             itself.  The default way does not (see cache_bounds).
  * The tracker's own frames (its code range) are dropped from the top.
  */
 #define UNW_LOCAL_ONLY
