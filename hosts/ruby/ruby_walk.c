@@ -19,7 +19,8 @@
  *    called during the walk because it allocates;
  *  - the class of an object is rb_obj_class (singleton classes and
  *    included-module iclasses resolve to the real class).  Internal slots
- *    without a Ruby class get a name in angle brackets by type: "<imemo>",
+ *    without a Ruby class get a name in angle brackets by type: imemos by
+ *    their imemo type, "<imemo:iseq>", "<imemo:ment>", ... (ruby_imemo.c),
  *    "<node>", "<iclass>", and hidden objects (klass 0, e.g. the VM's own
  *    strings and arrays) "<hidden-string>", "<hidden-array>", ...;
  *  - class ids are small dense integers from a C hash table, and a class
@@ -58,6 +59,7 @@ const size_t ruby_kind_count =
 #define MAX_CATEGORIES 64
 /* Pseudo-class keys: far below any heap address, never 0. */
 #define PSEUDO_KEY(type, hidden) (0x1000u | ((hidden) ? 0x100u : 0) | (type))
+#define IMEMO_KEY(imemo_type) (0x2000u | (imemo_type))
 
 struct walk {
 	vmheap_writer *w;
@@ -236,12 +238,30 @@ static uint32_t pseudo_class_id(struct walk *wk, int type, int hidden)
 	return emit_class(wk, key, name, (size_t)len, 0, RUBY_CLASS_INTERNAL);
 }
 
+/* "<imemo:iseq>", ...: one class per imemo type (ruby_imemo.c). */
+static uint32_t imemo_class_id(struct walk *wk, VALUE obj)
+{
+	int type = ruby_imemo_type(obj);
+	uint64_t key = IMEMO_KEY((unsigned)type);
+	uint32_t id = ruby_class_table_get(&wk->classes, key);
+	char name[64];
+	int len;
+
+	if (id)
+		return id;
+	len = ruby_imemo_class_name(type, name, sizeof(name));
+	if (len < 0 || (size_t)len >= sizeof(name))
+		len = (int)strlen(name);
+	return emit_class(wk, key, name, (size_t)len, 0, RUBY_CLASS_INTERNAL);
+}
+
 static uint32_t object_class_id(struct walk *wk, VALUE obj, int type)
 {
 	VALUE klass;
 
 	switch (type) {
 	case T_IMEMO:
+		return imemo_class_id(wk, obj);
 	case T_NODE:
 	case T_ICLASS:
 		return pseudo_class_id(wk, type, 0);
