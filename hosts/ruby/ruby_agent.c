@@ -99,6 +99,7 @@ static void host_init(void)
 	host.kind_count = ruby_kind_count;
 	host.list_vars = ruby_vars_list;
 	host.get_var = ruby_vars_get;
+	host.set_var = ruby_vars_set;
 }
 
 /* ------------------------------------------------------------ start/stop */

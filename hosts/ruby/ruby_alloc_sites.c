@@ -1,0 +1,302 @@
+/*
+ * ruby_alloc_sites.c - the allocation tracer: where each object was made.
+ *
+ *   set config.trace.allocations true    start recording
+ *   set config.trace.allocations false   stop, and free every record
+ *   system.allocations.objects  objects recorded (alive, made while on)
+ *   system.allocations.sites    distinct sites recorded
+ *   system.allocations.bytes    the C memory of both tables
+ *
+ * Like ObjectSpace.trace_object_allocations, but in C and compact.  One
+ * TracePoint on MRI's internal NEWOBJ and FREEOBJ events:
+ *
+ *  - NEWOBJ: the Ruby-level file and line of the allocation
+ *    (rb_tracearg_path, rb_tracearg_lineno: the nearest Ruby frame) and
+ *    the method that allocated (rb_tracearg_method_id, as
+ *    ObjectSpace.allocation_method_id gives it: `new` for Foo.new) are
+ *    interned into a site table (ruby_site_table.c), and the object's
+ *    VALUE is mapped to the site id (ruby_object_table.c).  A small
+ *    direct-mapped cache on (path string, line, method) finds the site of
+ *    a hot allocation without hashing its file name; a hit is checked
+ *    against the site's own text, so a path string that died and whose
+ *    slot holds another string cannot give a wrong site.
+ *  - FREEOBJ: the object's entry is removed.  A site stays in the table
+ *    (sites are few; an id must stay stable while dumps refer to it).
+ *
+ * Nothing here makes a Ruby object (MRI forbids it in these hooks); the
+ * tables live on the C heap.  The hooks run holding the GVL, and so do
+ * the dump's walk (ruby_dump_sites.c) and the set/get jobs, which run on
+ * the agent's Ruby thread (ruby_worker.c): no lock is needed.  Memory a
+ * record cannot get is counted in `dropped` and the object goes without a
+ * site.  Objects moved by GC.compact keep their entry at the old address
+ * (MRI has no move event for tracers): they read as untraced.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ruby-internal.h"
+
+#include <ruby/debug.h>
+
+#define TRACE_VAR "config.trace.allocations"
+#define OBJECTS_VAR "system.allocations.objects"
+#define SITES_VAR "system.allocations.sites"
+#define BYTES_VAR "system.allocations.bytes"
+#define VAR_TIMEOUT_MS 10000
+#define CACHE_SIZE 512 /* a power of two */
+
+struct cache_entry {
+	VALUE path;
+	long line;
+	VALUE mid;
+	uint32_t site;
+};
+
+static struct {
+	VALUE tracepoint; /* 0 until first started; then kept (registered) */
+	int on;
+	struct ruby_site_table sites;
+	struct ruby_object_table objects;
+	struct cache_entry cache[CACHE_SIZE];
+	uint64_t dropped;
+} tracer;
+
+/* ------------------------------------------------------------ hooks */
+
+static uint32_t intern_site(VALUE path, long line, VALUE mid)
+{
+	const char *method = "";
+	size_t method_len = 0;
+	int added;
+
+	if (RB_SYMBOL_P(mid)) {
+		const char *name = rb_id2name(RB_SYM2ID(mid));
+
+		if (name) {
+			method = name;
+			method_len = strlen(name);
+		}
+	}
+	return ruby_site_table_intern(
+	    &tracer.sites, RSTRING_PTR(path), (size_t)RSTRING_LEN(path),
+	    line > 0 ? (uint64_t)line : 0, method, method_len, &added);
+}
+
+static uint32_t site_of(VALUE path, long line, VALUE mid)
+{
+	size_t i = (size_t)(((uint64_t)path ^ (uint64_t)line * 0x9E3779B1u ^
+			     (uint64_t)mid * 31u) *
+				0x9E3779B97F4A7C15ull >>
+			    50) &
+		   (CACHE_SIZE - 1);
+	struct cache_entry *e = &tracer.cache[i];
+	const struct ruby_site *s;
+	uint32_t id;
+
+	if (e->site && e->path == path && e->line == line && e->mid == mid) {
+		s = ruby_site_table_get(&tracer.sites, e->site);
+		if ((long)RSTRING_LEN(path) == (long)s->file_len &&
+		    memcmp(RSTRING_PTR(path), s->file, s->file_len) == 0)
+			return e->site;
+	}
+	id = intern_site(path, line, mid);
+	if (id) {
+		e->path = path;
+		e->line = line;
+		e->mid = mid;
+		e->site = id;
+	}
+	return id;
+}
+
+static void on_event(VALUE tpval, void *data)
+{
+	rb_trace_arg_t *arg = rb_tracearg_from_tracepoint(tpval);
+	VALUE obj = rb_tracearg_object(arg);
+	VALUE path;
+	uint32_t site;
+
+	(void)data;
+	if (rb_tracearg_event_flag(arg) == RUBY_INTERNAL_EVENT_FREEOBJ) {
+		ruby_object_table_remove(&tracer.objects, (uint64_t)obj);
+		return;
+	}
+	path = rb_tracearg_path(arg);
+	if (!RB_TYPE_P(path, T_STRING)) {
+		/* no Ruby frame (the VM's own work): no site; a stale entry
+		 * for this address (a moved object) must not be read */
+		ruby_object_table_remove(&tracer.objects, (uint64_t)obj);
+		return;
+	}
+	site = site_of(path, FIX2LONG(rb_tracearg_lineno(arg)),
+		       rb_tracearg_method_id(arg));
+	if (!site || ruby_object_table_set(&tracer.objects, (uint64_t)obj,
+					   site) < 0) {
+		tracer.dropped++;
+		ruby_object_table_remove(&tracer.objects, (uint64_t)obj);
+	}
+}
+
+/* ------------------------------------------------------------ on/off */
+
+static void forget_all(void)
+{
+	ruby_object_table_free(&tracer.objects);
+	ruby_site_table_free(&tracer.sites);
+	memset(tracer.cache, 0, sizeof(tracer.cache));
+	tracer.dropped = 0;
+}
+
+/* With the GVL. */
+static int trace_job(void *arg)
+{
+	int want = *(int *)arg;
+
+	if (want == tracer.on)
+		return 0;
+	if (want) {
+		if (!tracer.tracepoint) {
+			tracer.tracepoint = rb_tracepoint_new(
+			    0,
+			    RUBY_INTERNAL_EVENT_NEWOBJ |
+				RUBY_INTERNAL_EVENT_FREEOBJ,
+			    on_event, NULL);
+			rb_gc_register_mark_object(tracer.tracepoint);
+		}
+		rb_tracepoint_enable(tracer.tracepoint);
+		tracer.on = 1;
+	} else {
+		rb_tracepoint_disable(tracer.tracepoint);
+		tracer.on = 0;
+		forget_all();
+	}
+	return 0;
+}
+
+int ruby_alloc_sites_on(void)
+{
+	return tracer.on;
+}
+
+uint32_t ruby_alloc_site_of(VALUE obj)
+{
+	return tracer.on ? ruby_object_table_get(&tracer.objects,
+						 (uint64_t)obj)
+			 : 0;
+}
+
+const struct ruby_site *ruby_alloc_site(uint32_t id)
+{
+	return ruby_site_table_get(&tracer.sites, id);
+}
+
+uint32_t ruby_alloc_site_count(void)
+{
+	return (uint32_t)tracer.sites.count;
+}
+
+/* ------------------------------------------------------------ variables */
+
+void ruby_alloc_sites_list(void (*add)(void *arg, const char *name,
+				       const char *type),
+			   void *arg)
+{
+	add(arg, TRACE_VAR, "bool");
+	add(arg, OBJECTS_VAR, "int");
+	add(arg, SITES_VAR, "int");
+	add(arg, BYTES_VAR, "int");
+}
+
+struct read_job {
+	const char *name;
+	msgpack_packer *pk;
+};
+
+static int read_job(void *arg)
+{
+	struct read_job *job = arg;
+	uint64_t v;
+
+	if (strcmp(job->name, TRACE_VAR) == 0) {
+		if (tracer.on)
+			msgpack_pack_true(job->pk);
+		else
+			msgpack_pack_false(job->pk);
+		return 0;
+	}
+	if (strcmp(job->name, OBJECTS_VAR) == 0)
+		v = tracer.objects.count;
+	else if (strcmp(job->name, SITES_VAR) == 0)
+		v = tracer.sites.count;
+	else
+		v = ruby_object_table_bytes(&tracer.objects) +
+		    tracer.sites.bytes;
+	msgpack_pack_uint64(job->pk, v);
+	return 0;
+}
+
+int ruby_alloc_sites_get(const char *name, msgpack_packer *pk)
+{
+	struct read_job job = {name, pk};
+
+	if (strcmp(name, TRACE_VAR) && strcmp(name, OBJECTS_VAR) &&
+	    strcmp(name, SITES_VAR) && strcmp(name, BYTES_VAR))
+		return VMHEAP_AGENT_ENOTFOUND;
+	return ruby_worker_run(read_job, &job, VAR_TIMEOUT_MS);
+}
+
+/* true/false, or the strings a person types. */
+static int want_bool(const msgpack_object *o, int *out)
+{
+	static const char *const words[][2] = {
+	    {"true", "false"}, {"on", "off"}, {"1", "0"}, {"yes", "no"}};
+
+	if (o->type == MSGPACK_OBJECT_BOOLEAN) {
+		*out = o->via.boolean;
+		return 0;
+	}
+	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= 1) {
+		*out = (int)o->via.u64;
+		return 0;
+	}
+	if (o->type != MSGPACK_OBJECT_STR)
+		return -1;
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		for (int v = 0; v < 2; v++)
+			if (o->via.str.size == strlen(words[i][v]) &&
+			    memcmp(o->via.str.ptr, words[i][v],
+				   o->via.str.size) == 0) {
+				*out = !v;
+				return 0;
+			}
+	return -1;
+}
+
+int ruby_alloc_sites_set(void *ctx, const char *name,
+			 const msgpack_object *value, msgpack_packer *pk,
+			 char *err, size_t errlen)
+{
+	int want, rc;
+
+	(void)ctx;
+	if (strcmp(name, TRACE_VAR) != 0) {
+		if (!strcmp(name, OBJECTS_VAR) || !strcmp(name, SITES_VAR) ||
+		    !strcmp(name, BYTES_VAR)) {
+			snprintf(err, errlen, "%s is read-only", name);
+			return VMHEAP_AGENT_EREADONLY;
+		}
+		return VMHEAP_AGENT_ENOTFOUND;
+	}
+	if (want_bool(value, &want) < 0) {
+		snprintf(err, errlen, "%s takes a boolean (true/false)", name);
+		return VMHEAP_AGENT_ETYPE;
+	}
+	rc = ruby_worker_run(trace_job, &want, VAR_TIMEOUT_MS);
+	if (rc < 0)
+		return rc;
+	if (want)
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+	return 0;
+}
