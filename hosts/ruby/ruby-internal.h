@@ -196,16 +196,19 @@ const struct ruby_site *ruby_site_table_get(const struct ruby_site_table *t,
 
 void ruby_site_table_free(struct ruby_site_table *t);
 
-/* Object VALUE -> site id (ruby_object_table.c). */
-struct ruby_object_slot {
-	uint64_t key; /* 0 = empty */
-	uint32_t site;
+/* Object VALUE -> site id (ruby_object_table.c): per 64 KiB heap page an
+ * array of site ids, found through a directory of pages. */
+struct ruby_object_page;
+struct ruby_object_dir {
+	uint64_t page; /* VALUE >> 16; 0 = empty entry */
+	struct ruby_object_page *p; /* NULL: no traced object there now */
 };
 struct ruby_object_table {
-	struct ruby_object_slot *slots;
-	size_t cap; /* 1 << bits, or 0 */
-	unsigned bits;
-	size_t count;
+	struct ruby_object_dir *dir;
+	size_t dir_cap, dir_len;
+	struct ruby_object_dir *last; /* the entry used last */
+	size_t pages;		      /* arrays allocated */
+	size_t count;		      /* objects */
 };
 
 void ruby_object_table_init(struct ruby_object_table *t);
@@ -214,8 +217,7 @@ void ruby_object_table_init(struct ruby_object_table *t);
 int ruby_object_table_set(struct ruby_object_table *t, uint64_t key,
 			  uint32_t site);
 /* The site of key, or 0. */
-uint32_t ruby_object_table_get(const struct ruby_object_table *t,
-			       uint64_t key);
+uint32_t ruby_object_table_get(struct ruby_object_table *t, uint64_t key);
 void ruby_object_table_remove(struct ruby_object_table *t, uint64_t key);
 size_t ruby_object_table_bytes(const struct ruby_object_table *t);
 void ruby_object_table_free(struct ruby_object_table *t);

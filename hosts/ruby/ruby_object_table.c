@@ -2,123 +2,166 @@
  * ruby_object_table.c - object (VALUE) -> allocation site id, for the
  * allocation tracer.
  *
- * Open addressing with linear probing over a power-of-two table kept at
- * most half full; removal shifts the entries that follow back into the
- * hole (no tombstones), so that a table whose objects keep dying stays
- * short.  Keys and site ids live in one 16-byte slot array, so a lookup
- * touches one cache line.  C heap only (see ruby_site_table.c).
+ * MRI's objects live in heap pages of 64 KiB, aligned to 64 KiB, and no
+ * two objects are less than 40 bytes (one slot) apart.  So the table is
+ * two levels: a directory from page (VALUE >> 16) to an array of site ids
+ * indexed by (VALUE & 0xffff) / 40, 1639 entries of 4 bytes.  That is 4
+ * bytes per slot of a page holding a traced object, instead of the 16 or
+ * more per object of a hash table, and no probing: MRI allocates from a
+ * page's free slots and sweeps page after page, so NEWOBJ and FREEOBJ walk
+ * one array in order and the last page is remembered.  A page's array is
+ * freed when its last traced object dies; its directory entry stays (a
+ * page number, a NULL array), since MRI reuses its pages.  C heap only.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ruby-internal.h"
 
-#define INITIAL_BITS 12
+#define PAGE_SHIFT 16
+#define SLOT_BYTES 40
+#define SLOTS_PER_PAGE ((1u << PAGE_SHIFT) / SLOT_BYTES + 1)
+#define INITIAL_DIR 256
 
-static size_t home(const struct ruby_object_table *t, uint64_t key)
-{
-	/* Fibonacci hashing: the top bits of the product */
-	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - t->bits));
-}
+struct ruby_object_page {
+	uint32_t count; /* non-zero entries of site[] */
+	uint32_t site[SLOTS_PER_PAGE];
+};
 
 void ruby_object_table_init(struct ruby_object_table *t)
 {
 	memset(t, 0, sizeof(*t));
 }
 
-static void put(struct ruby_object_table *t, uint64_t key, uint32_t site)
+static size_t dir_home(uint64_t page, size_t cap)
 {
-	size_t mask = t->cap - 1, i = home(t, key);
-
-	while (t->slots[i].key)
-		i = (i + 1) & mask;
-	t->slots[i].key = key;
-	t->slots[i].site = site;
+	return (size_t)((page * 0x9E3779B97F4A7C15ull) >> 40) & (cap - 1);
 }
 
-static int grow(struct ruby_object_table *t)
+static void dir_put(struct ruby_object_dir *dir, size_t cap, uint64_t page,
+		    struct ruby_object_page *p)
 {
-	struct ruby_object_table bigger = *t;
+	size_t i = dir_home(page, cap);
+
+	while (dir[i].page)
+		i = (i + 1) & (cap - 1);
+	dir[i].page = page;
+	dir[i].p = p;
+}
+
+static int dir_grow(struct ruby_object_table *t)
+{
+	size_t cap = t->dir_cap ? t->dir_cap * 2 : INITIAL_DIR;
+	struct ruby_object_dir *dir = calloc(cap, sizeof(*dir));
+
+	if (!dir)
+		return -1;
+	for (size_t i = 0; i < t->dir_cap; i++)
+		if (t->dir[i].page)
+			dir_put(dir, cap, t->dir[i].page, t->dir[i].p);
+	free(t->dir);
+	t->dir = dir;
+	t->dir_cap = cap;
+	t->last = NULL;
+	return 0;
+}
+
+/* The directory entry of `page` (page numbers are never 0: no object
+ * lives in the first 64 KiB), added when `add`; NULL when absent, or out
+ * of memory. */
+static struct ruby_object_dir *dir_entry(struct ruby_object_table *t,
+					 uint64_t page, int add)
+{
 	size_t i;
 
-	bigger.bits = t->bits ? t->bits + 1 : INITIAL_BITS;
-	bigger.cap = (size_t)1 << bigger.bits;
-	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return -1;
-	for (i = 0; i < t->cap; i++)
-		if (t->slots[i].key)
-			put(&bigger, t->slots[i].key, t->slots[i].site);
-	free(t->slots);
-	*t = bigger;
-	return 0;
+	if (t->last && t->last->page == page)
+		return t->last;
+	if (t->dir_cap) {
+		for (i = dir_home(page, t->dir_cap); t->dir[i].page;
+		     i = (i + 1) & (t->dir_cap - 1))
+			if (t->dir[i].page == page)
+				return t->last = &t->dir[i];
+	}
+	if (!add)
+		return NULL;
+	if ((t->dir_len + 1) * 2 > t->dir_cap && dir_grow(t) < 0)
+		return NULL;
+	for (i = dir_home(page, t->dir_cap); t->dir[i].page;
+	     i = (i + 1) & (t->dir_cap - 1))
+		;
+	t->dir[i].page = page;
+	t->dir[i].p = NULL;
+	t->dir_len++;
+	return t->last = &t->dir[i];
 }
 
 int ruby_object_table_set(struct ruby_object_table *t, uint64_t key,
 			  uint32_t site)
 {
-	size_t mask, i;
+	struct ruby_object_dir *d = dir_entry(t, key >> PAGE_SHIFT, 1);
+	uint32_t *slot;
 
-	if ((t->count + 1) * 2 > t->cap && grow(t) < 0)
+	if (!d)
 		return -1;
-	mask = t->cap - 1;
-	for (i = home(t, key); t->slots[i].key; i = (i + 1) & mask) {
-		if (t->slots[i].key == key) {
-			t->slots[i].site = site;
-			return 0;
-		}
+	if (!d->p) {
+		d->p = calloc(1, sizeof(*d->p));
+		if (!d->p)
+			return -1;
+		t->pages++;
 	}
-	t->slots[i].key = key;
-	t->slots[i].site = site;
-	t->count++;
+	slot = &d->p->site[(key & ((1u << PAGE_SHIFT) - 1)) / SLOT_BYTES];
+	if (!*slot) {
+		d->p->count++;
+		t->count++;
+	}
+	*slot = site;
 	return 0;
 }
 
-uint32_t ruby_object_table_get(const struct ruby_object_table *t, uint64_t key)
+uint32_t ruby_object_table_get(struct ruby_object_table *t, uint64_t key)
 {
-	size_t mask, i;
+	struct ruby_object_dir *d;
 
 	if (!t->count)
 		return 0;
-	mask = t->cap - 1;
-	for (i = home(t, key); t->slots[i].key; i = (i + 1) & mask)
-		if (t->slots[i].key == key)
-			return t->slots[i].site;
-	return 0;
+	d = dir_entry(t, key >> PAGE_SHIFT, 0);
+	if (!d || !d->p)
+		return 0;
+	return d->p->site[(key & ((1u << PAGE_SHIFT) - 1)) / SLOT_BYTES];
 }
 
 void ruby_object_table_remove(struct ruby_object_table *t, uint64_t key)
 {
-	size_t mask, i, j;
+	struct ruby_object_dir *d;
+	uint32_t *slot;
 
 	if (!t->count)
 		return;
-	mask = t->cap - 1;
-	for (i = home(t, key); t->slots[i].key != key; i = (i + 1) & mask)
-		if (!t->slots[i].key)
-			return;
-	/* Shift back every entry after the hole that may move into it:
-	 * one whose home is not cyclically in (i, j]. */
-	for (j = (i + 1) & mask; t->slots[j].key; j = (j + 1) & mask) {
-		size_t h = home(t, t->slots[j].key);
-
-		if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
-			continue;
-		t->slots[i] = t->slots[j];
-		i = j;
-	}
-	t->slots[i].key = 0;
-	t->slots[i].site = 0;
+	d = dir_entry(t, key >> PAGE_SHIFT, 0);
+	if (!d || !d->p)
+		return;
+	slot = &d->p->site[(key & ((1u << PAGE_SHIFT) - 1)) / SLOT_BYTES];
+	if (!*slot)
+		return;
+	*slot = 0;
 	t->count--;
+	if (--d->p->count == 0) {
+		free(d->p);
+		d->p = NULL;
+		t->pages--;
+	}
 }
 
 size_t ruby_object_table_bytes(const struct ruby_object_table *t)
 {
-	return t->cap * sizeof(*t->slots);
+	return t->dir_cap * sizeof(*t->dir) +
+	       t->pages * sizeof(struct ruby_object_page);
 }
 
 void ruby_object_table_free(struct ruby_object_table *t)
 {
-	free(t->slots);
+	for (size_t i = 0; i < t->dir_cap; i++)
+		free(t->dir[i].p);
+	free(t->dir);
 	ruby_object_table_init(t);
 }
