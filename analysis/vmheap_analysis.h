@@ -106,6 +106,7 @@ VMHEAP_EXPORT int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn,
 enum vmheap_census_group {
 	VMHEAP_GROUP_CLASS, /* the object's class name */
 	VMHEAP_GROUP_KIND,  /* the object's kind, named by the header */
+	VMHEAP_GROUP_SITE,  /* the object's class name and allocation site */
 };
 
 typedef struct vmheap_census vmheap_census;
@@ -121,6 +122,12 @@ struct vmheap_census_row {
 	const char *name; /* NUL-terminated; owned by the census */
 	uint64_t count;	  /* objects */
 	uint64_t bytes;	  /* sum of their shallow sizes */
+	/* VMHEAP_GROUP_SITE: the allocation site of these objects as
+	 * "file:line in method" ("file:line" when the site names no
+	 * method; "<unknown site N>" for an id without a site record), or
+	 * NULL when they have none.  NULL in the other groups.  Owned by
+	 * the census. */
+	const char *site;
 };
 
 /*
@@ -213,6 +220,7 @@ VMHEAP_EXPORT void vmheap_census_rows_sort(struct vmheap_census_row *rows,
 /* How one class (matched by display name) changed between two dumps. */
 struct vmheap_census_delta {
 	const char *name; /* owned by one of the two censuses */
+	const char *site; /* by site: as in struct vmheap_census_row */
 	uint64_t count_old, count_new;
 	uint64_t bytes_old, bytes_new;
 	int64_t count_delta; /* count_new - count_old */
@@ -220,7 +228,8 @@ struct vmheap_census_delta {
 };
 
 /*
- * Compare two finished censuses by display name.  Every name whose count
+ * Compare two finished censuses by display name (and by site, for
+ * censuses grouped by site: a row is a class at one site).  Every name whose count
  * or bytes changed gets a delta, including names present in only one of
  * them (new and gone classes).  *out is a malloc'ed array of *n deltas
  * (free it with free()); names stay valid while both censuses live.

@@ -10,16 +10,17 @@
  * Like ObjectSpace.trace_object_allocations, but in C and compact.  One
  * TracePoint on MRI's internal NEWOBJ and FREEOBJ events:
  *
- *  - NEWOBJ: the Ruby-level file and line of the allocation
- *    (rb_tracearg_path, rb_tracearg_lineno: the nearest Ruby frame) and
- *    the method that allocated (rb_tracearg_method_id, as
- *    ObjectSpace.allocation_method_id gives it: `new` for Foo.new) are
- *    interned into a site table (ruby_site_table.c), and the object's
- *    VALUE is mapped to the site id (ruby_object_table.c).  A small
- *    direct-mapped cache on (path string, line, method) finds the site of
- *    a hot allocation without hashing its file name; a hit is checked
- *    against the site's own text, so a path string that died and whose
- *    slot holds another string cannot give a wrong site.
+ *  - NEWOBJ: the nearest Ruby frame (rb_profile_frames: C frames such as
+ *    Class#new are skipped, so `Foo.new` in method `leak` is "in leak",
+ *    where ObjectSpace.allocation_method_id says `new`) gives the file,
+ *    the line and the method (rb_profile_frame_path, _method_name; no
+ *    method at the top level).  They are interned into a site table
+ *    (ruby_site_table.c), and the object's VALUE is mapped to the site id
+ *    (ruby_object_table.c).  A small direct-mapped cache on (frame, line)
+ *    finds the site of a hot allocation without hashing its file name; a
+ *    hit is checked against the site's own file name, so a frame (method
+ *    entry or iseq) that died and whose slot holds another cannot give a
+ *    wrong site.
  *  - FREEOBJ: the object's entry is removed.  A site stays in the table
  *    (sites are few; an id must stay stable while dumps refer to it).
  *
@@ -46,9 +47,8 @@
 #define CACHE_SIZE 512 /* a power of two */
 
 struct cache_entry {
-	VALUE path;
-	long line;
-	VALUE mid;
+	VALUE frame; /* a method entry or an iseq (rb_profile_frames) */
+	int line;
 	uint32_t site;
 };
 
@@ -63,47 +63,46 @@ static struct {
 
 /* ------------------------------------------------------------ hooks */
 
-static uint32_t intern_site(VALUE path, long line, VALUE mid)
+static uint32_t intern_site(VALUE frame, VALUE path, int line)
 {
-	const char *method = "";
-	size_t method_len = 0;
+	VALUE method = rb_profile_frame_method_name(frame);
+	const char *m = "";
+	size_t mlen = 0;
 	int added;
 
-	if (RB_SYMBOL_P(mid)) {
-		const char *name = rb_id2name(RB_SYM2ID(mid));
-
-		if (name) {
-			method = name;
-			method_len = strlen(name);
-		}
+	if (RB_TYPE_P(method, T_STRING)) {
+		m = RSTRING_PTR(method);
+		mlen = (size_t)RSTRING_LEN(method);
 	}
-	return ruby_site_table_intern(
-	    &tracer.sites, RSTRING_PTR(path), (size_t)RSTRING_LEN(path),
-	    line > 0 ? (uint64_t)line : 0, method, method_len, &added);
+	return ruby_site_table_intern(&tracer.sites, RSTRING_PTR(path),
+				      (size_t)RSTRING_LEN(path),
+				      line > 0 ? (uint64_t)line : 0, m, mlen,
+				      &added);
 }
 
-static uint32_t site_of(VALUE path, long line, VALUE mid)
+static uint32_t site_of(VALUE frame, int line)
 {
-	size_t i = (size_t)(((uint64_t)path ^ (uint64_t)line * 0x9E3779B1u ^
-			     (uint64_t)mid * 31u) *
+	size_t i = (size_t)(((uint64_t)frame ^ (uint64_t)line * 0x9E3779B1u) *
 				0x9E3779B97F4A7C15ull >>
 			    50) &
 		   (CACHE_SIZE - 1);
 	struct cache_entry *e = &tracer.cache[i];
+	VALUE path = rb_profile_frame_path(frame);
 	const struct ruby_site *s;
 	uint32_t id;
 
-	if (e->site && e->path == path && e->line == line && e->mid == mid) {
+	if (!RB_TYPE_P(path, T_STRING))
+		return 0;
+	if (e->site && e->frame == frame && e->line == line) {
 		s = ruby_site_table_get(&tracer.sites, e->site);
-		if ((long)RSTRING_LEN(path) == (long)s->file_len &&
+		if ((size_t)RSTRING_LEN(path) == s->file_len &&
 		    memcmp(RSTRING_PTR(path), s->file, s->file_len) == 0)
 			return e->site;
 	}
-	id = intern_site(path, line, mid);
+	id = intern_site(frame, path, line);
 	if (id) {
-		e->path = path;
+		e->frame = frame;
 		e->line = line;
-		e->mid = mid;
 		e->site = id;
 	}
 	return id;
@@ -113,7 +112,8 @@ static void on_event(VALUE tpval, void *data)
 {
 	rb_trace_arg_t *arg = rb_tracearg_from_tracepoint(tpval);
 	VALUE obj = rb_tracearg_object(arg);
-	VALUE path;
+	VALUE frame;
+	int line;
 	uint32_t site;
 
 	(void)data;
@@ -121,17 +121,14 @@ static void on_event(VALUE tpval, void *data)
 		ruby_object_table_remove(&tracer.objects, (uint64_t)obj);
 		return;
 	}
-	path = rb_tracearg_path(arg);
-	if (!RB_TYPE_P(path, T_STRING)) {
+	if (rb_profile_frames(0, 1, &frame, &line) < 1 ||
+	    !(site = site_of(frame, line))) {
 		/* no Ruby frame (the VM's own work): no site; a stale entry
 		 * for this address (a moved object) must not be read */
 		ruby_object_table_remove(&tracer.objects, (uint64_t)obj);
 		return;
 	}
-	site = site_of(path, FIX2LONG(rb_tracearg_lineno(arg)),
-		       rb_tracearg_method_id(arg));
-	if (!site || ruby_object_table_set(&tracer.objects, (uint64_t)obj,
-					   site) < 0) {
+	if (ruby_object_table_set(&tracer.objects, (uint64_t)obj, site) < 0) {
 		tracer.dropped++;
 		ruby_object_table_remove(&tracer.objects, (uint64_t)obj);
 	}

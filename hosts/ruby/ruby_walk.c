@@ -28,6 +28,8 @@
  *    its flags say anonymous (0x1) or internal (0x2, no Ruby class).
  *
  * Object kinds are Ruby's T_ type values; ruby_kind_names names them.
+ * Each object carries its allocation site when it has one
+ * (ruby_dump_sites.c: an iseq's own location, or the tracer's record).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -73,6 +75,7 @@ struct walk {
 	 * limit. */
 	VALUE *chain;
 	size_t chain_cap;
+	struct ruby_dump_sites sites; /* ruby_dump_sites.c */
 	const char *category[MAX_CATEGORIES];
 	uint64_t category_id[MAX_CATEGORIES];
 	size_t ncategories;
@@ -305,6 +308,7 @@ static int walk_page(void *start, void *end, size_t stride, void *data)
 		VALUE obj = (VALUE)p;
 		uint32_t cid;
 		size_t bytes;
+		uint64_t site;
 		int type, rc;
 
 		if (!RBASIC(obj)->flags)
@@ -322,9 +326,11 @@ static int walk_page(void *start, void *end, size_t stride, void *data)
 			fail(wk, VMHEAP_ENOMEM);
 			return 1;
 		}
-		rc = vmheap_writer_add_object(wk->w, (uint64_t)obj, cid,
-					      (uint64_t)bytes, (uint32_t)type,
-					      wk->refs, wk->nrefs);
+		rc = ruby_dump_site_of(&wk->sites, obj, type, &site);
+		if (rc == 0)
+			rc = vmheap_writer_add_object_named(
+			    wk->w, (uint64_t)obj, cid, (uint64_t)bytes,
+			    (uint32_t)type, wk->refs, NULL, wk->nrefs, site);
 		if (rc < 0) {
 			fail(wk, rc);
 			return 1;
@@ -341,6 +347,7 @@ int ruby_walk_heap(vmheap_writer *w)
 	memset(&wk, 0, sizeof(wk));
 	wk.w = w;
 	ruby_class_table_init(&wk.classes);
+	ruby_dump_sites_init(&wk.sites, w);
 
 	gc_was_disabled = rb_gc_disable();
 	rb_objspace_reachable_objects_from_root(add_root, &wk);
@@ -350,6 +357,7 @@ int ruby_walk_heap(vmheap_writer *w)
 		rb_gc_enable();
 
 	ruby_class_table_free(&wk.classes);
+	ruby_dump_sites_free(&wk.sites);
 	free(wk.refs);
 	free(wk.chain);
 	return wk.rc;
