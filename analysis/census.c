@@ -127,24 +127,28 @@ static int add_class(struct part *p, const struct vmheap_record *rec)
 		       rec->u.klass.id, rec->offset, name);
 }
 
-/* A site record, kept as its display text: "file:line in method", or
- * "file:line" when it names no method. */
-static int add_site(struct part *p, const struct vmheap_record *rec)
+char *vmheap_site_text(const struct vmheap_record *rec)
 {
 	const size_t fl = rec->u.site.file_len, ml = rec->u.site.method_len;
 	char *text = malloc(fl + ml + 32);
-	if (text) {
-		memcpy(text, rec->u.site.file, fl);
-		int n = sprintf(text + fl, ":%" PRIu64, rec->u.site.line);
-		if (ml) {
-			memcpy(text + fl + n, " in ", 4);
-			memcpy(text + fl + n + 4, rec->u.site.method, ml);
-			n += 4 + (int)ml;
-		}
-		text[fl + n] = '\0';
+	if (!text)
+		return NULL;
+	memcpy(text, rec->u.site.file, fl);
+	int n = sprintf(text + fl, ":%" PRIu64, rec->u.site.line);
+	if (ml) {
+		memcpy(text + fl + n, " in ", 4);
+		memcpy(text + fl + n + 4, rec->u.site.method, ml);
+		n += 4 + (int)ml;
 	}
+	text[fl + n] = '\0';
+	return text;
+}
+
+/* A site record, kept as its display text. */
+static int add_site(struct part *p, const struct vmheap_record *rec)
+{
 	return add_rec(&p->sites, &p->nsites, &p->sites_cap, rec->u.site.id,
-		       rec->offset, text);
+		       rec->offset, vmheap_site_text(rec));
 }
 
 /* Count an object under a key too large for the direct array, or under

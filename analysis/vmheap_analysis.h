@@ -179,6 +179,14 @@ VMHEAP_EXPORT int vmheap_census_read(vmheap_census *c, vmheap_reader *r,
 VMHEAP_EXPORT const char *vmheap_census_error(const vmheap_census *c);
 
 /*
+ * The display text of a site record (VMHEAP_RECORD_SITE), as census rows
+ * by site show it: "file:line in method", or "file:line" when the site
+ * names no method.  A malloc'ed NUL-terminated string (free it), or NULL
+ * when out of memory.
+ */
+VMHEAP_EXPORT char *vmheap_site_text(const struct vmheap_record *rec);
+
+/*
  * The rows after finish, one per distinct display name, in no particular
  * order; *n is set to their number.  The caller may reorder them (e.g.
  * with vmheap_census_rows_sort) but not free them.

@@ -21,7 +21,7 @@
 
 static const char usage_line[] =
     "usage: vmheap-diff [--objects | --retainers | --paths | --suspects |\n"
-    "                   --native] [--sort count|bytes|name] [--top N]\n"
+    "                   --native | --by site] [--sort count|bytes|name] [--top N]\n"
     "                   [--format text|json|csv] [--bytes] [--threads N] OLD NEW";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -38,6 +38,11 @@ static void help(void)
 	       "Compare two vmheap dumps of a VM (OLD or NEW may be - for "
 	       "stdin).\n\n"
 	       "  (default)      per class: count delta, class, bytes delta\n"
+	       "  --by site      per class and allocation site (file:line in "
+	       "method; dumps\n"
+	       "                 with sites: Ruby's config.trace.allocations "
+	       "and code's\n"
+	       "                 <imemo:iseq>)\n"
 	       "  --objects      objects of NEW absent from OLD (same id and "
 	       "class), per class\n"
 	       "  --retainers    for the top classes of --objects, which "
@@ -87,6 +92,7 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	    {"paths", no_argument, NULL, 'p'},
 	    {"native", no_argument, NULL, 'n'},
 	    {"suspects", no_argument, NULL, 's'},
+	    {"by", required_argument, NULL, 'b'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -125,6 +131,12 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			o->mode = DIFF_SUSPECTS;
 			modes++;
 			break;
+		case 'b':
+			if (strcmp(optarg, "site") && strcmp(optarg, "class"))
+				usage_error("--by takes class or site, not '%s'",
+					    optarg);
+			o->by_site = !strcmp(optarg, "site");
+			break;
 		case 'h':
 			help();
 			break;
@@ -139,6 +151,10 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	if (modes > 1)
 		usage_error("%s", "--objects, --retainers, --paths, --suspects and "
 				  "--native exclude each other");
+	if (modes && o->by_site)
+		usage_error("%s", "--by site is a class diff: it excludes "
+				  "--objects, --retainers, --paths, --suspects "
+				  "and --native");
 	if (argc - optind != 2)
 		usage_error("%s", argc - optind < 2
 				      ? "two dumps needed: OLD NEW"
