@@ -10,8 +10,8 @@
  * Like ObjectSpace.trace_object_allocations, but in C and compact.  One
  * TracePoint on MRI's internal NEWOBJ and FREEOBJ events:
  *
- *  - NEWOBJ: the nearest Ruby frame (rb_profile_frames: C frames such as
- *    Class#new are skipped, so `Foo.new` in method `leak` is "in leak",
+ *  - NEWOBJ: the nearest Ruby frame (rb_profile_frames, whose C frames
+ *    such as Class#new have no file and are skipped, within 8 frames, so `Foo.new` in method `leak` is "in leak",
  *    where ObjectSpace.allocation_method_id says `new`) gives the file,
  *    the line and the method (rb_profile_frame_path, _method_name; no
  *    method at the top level).  They are interned into a site table
@@ -45,6 +45,7 @@
 #define BYTES_VAR "system.allocations.bytes"
 #define VAR_TIMEOUT_MS 10000
 #define CACHE_SIZE 512 /* a power of two */
+#define MAX_FRAMES 8   /* C frames looked through for a Ruby one */
 
 struct cache_entry {
 	VALUE frame; /* a method entry or an iseq (rb_profile_frames) */
@@ -80,19 +81,16 @@ static uint32_t intern_site(VALUE frame, VALUE path, int line)
 				      &added);
 }
 
-static uint32_t site_of(VALUE frame, int line)
+static uint32_t site_of(VALUE frame, VALUE path, int line)
 {
 	size_t i = (size_t)(((uint64_t)frame ^ (uint64_t)line * 0x9E3779B1u) *
 				0x9E3779B97F4A7C15ull >>
 			    50) &
 		   (CACHE_SIZE - 1);
 	struct cache_entry *e = &tracer.cache[i];
-	VALUE path = rb_profile_frame_path(frame);
 	const struct ruby_site *s;
 	uint32_t id;
 
-	if (!RB_TYPE_P(path, T_STRING))
-		return 0;
 	if (e->site && e->frame == frame && e->line == line) {
 		s = ruby_site_table_get(&tracer.sites, e->site);
 		if ((size_t)RSTRING_LEN(path) == s->file_len &&
@@ -112,17 +110,23 @@ static void on_event(VALUE tpval, void *data)
 {
 	rb_trace_arg_t *arg = rb_tracearg_from_tracepoint(tpval);
 	VALUE obj = rb_tracearg_object(arg);
-	VALUE frame;
-	int line;
-	uint32_t site;
+	VALUE frames[MAX_FRAMES], path = Qnil;
+	int lines[MAX_FRAMES], n, k;
+	uint32_t site = 0;
 
 	(void)data;
 	if (rb_tracearg_event_flag(arg) == RUBY_INTERNAL_EVENT_FREEOBJ) {
 		ruby_object_table_remove(&tracer.objects, (uint64_t)obj);
 		return;
 	}
-	if (rb_profile_frames(0, 1, &frame, &line) < 1 ||
-	    !(site = site_of(frame, line))) {
+	/* the first frame with a file: C methods (Class#new) have none */
+	n = rb_profile_frames(0, MAX_FRAMES, frames, lines);
+	for (k = 0; k < n; k++) {
+		path = rb_profile_frame_path(frames[k]);
+		if (RB_TYPE_P(path, T_STRING))
+			break;
+	}
+	if (k == n || !(site = site_of(frames[k], path, lines[k]))) {
 		/* no Ruby frame (the VM's own work): no site; a stale entry
 		 * for this address (a moved object) must not be read */
 		ruby_object_table_remove(&tracer.objects, (uint64_t)obj);
