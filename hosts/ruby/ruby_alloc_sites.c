@@ -10,17 +10,20 @@
  * Like ObjectSpace.trace_object_allocations, but in C and compact.  One
  * TracePoint on MRI's internal NEWOBJ and FREEOBJ events:
  *
- *  - NEWOBJ: the nearest Ruby frame (rb_profile_frames, whose C frames
- *    such as Class#new have no file and are skipped, within 8 frames, so `Foo.new` in method `leak` is "in leak",
- *    where ObjectSpace.allocation_method_id says `new`) gives the file,
- *    the line and the method (rb_profile_frame_path, _method_name; no
- *    method at the top level).  They are interned into a site table
+ *  - NEWOBJ: the file and line of the nearest Ruby frame
+ *    (rb_tracearg_path, rb_tracearg_lineno: the frame's own file, so code
+ *    run by eval is "(eval)" or the name eval was given) and the method
+ *    that frame belongs to (the first frame of rb_profile_frames that has
+ *    a file: C methods such as Class#new are skipped, so `Foo.new` in
+ *    method `leak` is "in leak", where ObjectSpace.allocation_method_id
+ *    says `new`; none at the top level) are interned into a site table
  *    (ruby_site_table.c), and the object's VALUE is mapped to the site id
- *    (ruby_object_table.c).  A small direct-mapped cache on (frame, line)
- *    finds the site of a hot allocation without hashing its file name; a
- *    hit is checked against the site's own file name, so a frame (method
- *    entry or iseq) that died and whose slot holds another cannot give a
- *    wrong site.
+ *    (ruby_object_table.c).  A small direct-mapped cache on (file name
+ *    string, line) finds the site of a hot allocation without hashing its
+ *    text or looking for its method; a hit is checked against the site's
+ *    own file name, so a string that died and whose slot holds another
+ *    cannot give a wrong site.  (Two methods that eval code without a file
+ *    name share "(eval)":LINE, and may share the method of the first.)
  *  - FREEOBJ: the object's entry is removed.  A site stays in the table
  *    (sites are few; an id must stay stable while dumps refer to it).
  *
@@ -48,8 +51,8 @@
 #define MAX_FRAMES 8   /* C frames looked through for a Ruby one */
 
 struct cache_entry {
-	VALUE frame; /* a method entry or an iseq (rb_profile_frames) */
-	int line;
+	VALUE path; /* the frame's file name string */
+	long line;
 	uint32_t site;
 };
 
@@ -64,9 +67,24 @@ static struct {
 
 /* ------------------------------------------------------------ hooks */
 
-static uint32_t intern_site(VALUE frame, VALUE path, int line)
+/* The method of the nearest Ruby frame: the first of rb_profile_frames
+ * with a file (C methods, such as Class#new, have none).  "" at the top
+ * level.  Allocates nothing. */
+static VALUE frame_method(void)
 {
-	VALUE method = rb_profile_frame_method_name(frame);
+	VALUE frames[MAX_FRAMES];
+	int lines[MAX_FRAMES], n = rb_profile_frames(0, MAX_FRAMES, frames,
+						     lines);
+
+	for (int k = 0; k < n; k++)
+		if (RB_TYPE_P(rb_profile_frame_path(frames[k]), T_STRING))
+			return rb_profile_frame_method_name(frames[k]);
+	return Qnil;
+}
+
+static uint32_t intern_site(VALUE path, long line)
+{
+	VALUE method = frame_method();
 	const char *m = "";
 	size_t mlen = 0;
 	int added;
@@ -81,9 +99,9 @@ static uint32_t intern_site(VALUE frame, VALUE path, int line)
 				      &added);
 }
 
-static uint32_t site_of(VALUE frame, VALUE path, int line)
+static uint32_t site_of(VALUE path, long line)
 {
-	size_t i = (size_t)(((uint64_t)frame ^ (uint64_t)line * 0x9E3779B1u) *
+	size_t i = (size_t)(((uint64_t)path ^ (uint64_t)line * 0x9E3779B1u) *
 				0x9E3779B97F4A7C15ull >>
 			    50) &
 		   (CACHE_SIZE - 1);
@@ -91,15 +109,15 @@ static uint32_t site_of(VALUE frame, VALUE path, int line)
 	const struct ruby_site *s;
 	uint32_t id;
 
-	if (e->site && e->frame == frame && e->line == line) {
+	if (e->site && e->path == path && e->line == line) {
 		s = ruby_site_table_get(&tracer.sites, e->site);
 		if ((size_t)RSTRING_LEN(path) == s->file_len &&
 		    memcmp(RSTRING_PTR(path), s->file, s->file_len) == 0)
 			return e->site;
 	}
-	id = intern_site(frame, path, line);
+	id = intern_site(path, line);
 	if (id) {
-		e->frame = frame;
+		e->path = path;
 		e->line = line;
 		e->site = id;
 	}
@@ -110,8 +128,7 @@ static void on_event(VALUE tpval, void *data)
 {
 	rb_trace_arg_t *arg = rb_tracearg_from_tracepoint(tpval);
 	VALUE obj = rb_tracearg_object(arg);
-	VALUE frames[MAX_FRAMES], path = Qnil;
-	int lines[MAX_FRAMES], n, k;
+	VALUE path;
 	uint32_t site = 0;
 
 	(void)data;
@@ -119,14 +136,10 @@ static void on_event(VALUE tpval, void *data)
 		ruby_object_table_remove(&tracer.objects, (uint64_t)obj);
 		return;
 	}
-	/* the first frame with a file: C methods (Class#new) have none */
-	n = rb_profile_frames(0, MAX_FRAMES, frames, lines);
-	for (k = 0; k < n; k++) {
-		path = rb_profile_frame_path(frames[k]);
-		if (RB_TYPE_P(path, T_STRING))
-			break;
-	}
-	if (k == n || !(site = site_of(frames[k], path, lines[k]))) {
+	path = rb_tracearg_path(arg);
+	if (RB_TYPE_P(path, T_STRING))
+		site = site_of(path, FIX2LONG(rb_tracearg_lineno(arg)));
+	if (!site) {
 		/* no Ruby frame (the VM's own work): no site; a stale entry
 		 * for this address (a moved object) must not be read */
 		ruby_object_table_remove(&tracer.objects, (uint64_t)obj);
