@@ -10,7 +10,8 @@
  * console), takes its dumps, and prints what MRI itself says at the same
  * moments (ObjectSpace.trace_object_allocations' lines,
  * ObjectSpace.count_imemo_objects): the independent truth the tools'
- * figures are checked against.
+ * figures are checked against.  Under ASan ruby gets the ASan runtime by
+ * LD_PRELOAD (spec/alloc_sites.mk).
  */
 #include <check.h>
 #include <limits.h>
@@ -45,7 +46,12 @@ static char *run_program(const char *script, char *dir, size_t dirsz)
 	const char *argv[] = {"ruby",	 "-C",	  dir,	   "-I",
 			      inc,	 "-rvmheap_agent", "program.rb", console,
 			      dir,	 NULL};
-	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
+	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT",
+#ifdef VMHEAP_ASAN_RUNTIME
+			     "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
+			     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1",
+#endif
+			     NULL};
 	struct spec_run r;
 	size_t len = strlen(PRELUDE) + strlen(script) + 1;
 	char *text = malloc(len), *out;
