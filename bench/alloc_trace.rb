@@ -2,15 +2,17 @@
 # the same loop untraced, with vmheap's tracer (set
 # config.trace.allocations true, through vmheap-console against this very
 # process) and with ObjectSpace.trace_object_allocations_start, in one
-# process, in turn, RUNS times; prints the median seconds of each and
-# their ratios to the untraced loop, as a Markdown table.
+# process, in turn, RUNS times; prints the median CPU seconds of each
+# (the process's CPU clock: other processes on a loaded machine move it
+# less than the wall clock) and their ratios to the untraced loop, as a
+# Markdown table, and the wall times of every run.
 #
 #   ruby -I BUILD/ruby -rvmheap_agent bench/alloc_trace.rb CONSOLE [N] [RUNS]
 #
-# The loop makes 3 objects per step (an object, a string, an array slot
-# grows now and then) from two lines of one method, and keeps at most 1000
-# of them, so that the GC frees as fast as the loop allocates: the tracer
-# pays for NEWOBJ and FREEOBJ both.
+# The loop makes an object and a string per step from two lines of one
+# method (GC.stat counts the allocations), and keeps at most 1000 of them,
+# so that the GC frees as fast as the loop allocates: the tracer pays for
+# NEWOBJ and FREEOBJ both.
 require "objspace"
 
 console = ARGV[0] or abort "usage: alloc_trace.rb CONSOLE [N] [RUNS]"
@@ -34,10 +36,13 @@ def work(n)
 	end
 end
 
+# [CPU seconds, wall seconds] of the block
 def seconds
+	c0 = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
 	t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 	yield
-	Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+	[Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) - c0,
+	 Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0]
 end
 
 def agent(console, command)
@@ -53,6 +58,9 @@ def median(a)
 end
 
 work(n / 10) # warm up
+a0 = GC.stat(:total_allocated_objects)
+work(n)
+allocations = GC.stat(:total_allocated_objects) - a0
 t = { base: [], vmheap: [], objspace: [] }
 objects = sites = bytes = nil
 runs.times do
@@ -74,17 +82,18 @@ runs.times do
 	ObjectSpace.trace_object_allocations_clear
 end
 
-base = median(t[:base])
-puts "| #{n} steps (#{3 * n} allocations), #{runs} runs, median | seconds | x untraced |"
+cpu = t.transform_values { |v| median(v.map(&:first)) }
+base = cpu[:base]
+puts "| #{n} steps (#{allocations} allocations), #{runs} runs | CPU s, median | x untraced |"
 puts "| --- | --- | --- |"
 puts format("| untraced | %.3f | 1.00 |", base)
 puts format("| vmheap (config.trace.allocations) | %.3f | %.2f |",
-	    median(t[:vmheap]), median(t[:vmheap]) / base)
+	    cpu[:vmheap], cpu[:vmheap] / base)
 puts format("| ObjectSpace.trace_object_allocations_start | %.3f | %.2f |",
-	    median(t[:objspace]), median(t[:objspace]) / base)
+	    cpu[:objspace], cpu[:objspace] / base)
 puts
 puts "vmheap's tables at the end of a traced loop: #{objects} objects, " \
-     "#{sites} sites, #{bytes.tr("\n", " ")}"
-puts "Every run (s): untraced #{t[:base].map { |x| x.round(3) }.join(" ")}; " \
-     "vmheap #{t[:vmheap].map { |x| x.round(3) }.join(" ")}; " \
-     "objspace #{t[:objspace].map { |x| x.round(3) }.join(" ")}"
+     "#{sites} sites, #{bytes.tr("\n", " ")}."
+puts "Every run, CPU/wall s: " + t.map { |k, v|
+	"#{k} " + v.map { |c, w| format("%.3f/%.3f", c, w) }.join(" ")
+}.join("; ")

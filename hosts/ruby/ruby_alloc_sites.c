@@ -8,7 +8,11 @@
  *   system.allocations.bytes    the C memory of both tables
  *
  * Like ObjectSpace.trace_object_allocations, but in C and compact.  One
- * TracePoint on MRI's internal NEWOBJ and FREEOBJ events:
+ * event hook on MRI's internal NEWOBJ and FREEOBJ events, added with
+ * rb_add_event_hook2 and RUBY_EVENT_HOOK_FLAG_RAW_ARG (ruby/debug.h): it
+ * gets the trace argument itself, without the TracePoint object that
+ * rb_tracepoint_new would wrap it in (rb_tracearg_from_tracepoint and its
+ * type check, once per event):
  *
  *  - NEWOBJ: the file and line of the nearest Ruby frame
  *    (rb_tracearg_path, rb_tracearg_lineno: the frame's own file, so code
@@ -57,7 +61,6 @@ struct cache_entry {
 };
 
 static struct {
-	VALUE tracepoint; /* 0 until first started; then kept (registered) */
 	int on;
 	struct ruby_site_table sites;
 	struct ruby_object_table objects;
@@ -124,9 +127,10 @@ static uint32_t site_of(VALUE path, long line)
 	return id;
 }
 
-static void on_event(VALUE tpval, void *data)
+/* The hook, called as a raw-argument event hook (rb_add_event_hook2 with
+ * RUBY_EVENT_HOOK_FLAG_RAW_ARG): (data, trace arg). */
+static void on_event(VALUE data, rb_trace_arg_t *arg)
 {
-	rb_trace_arg_t *arg = rb_tracearg_from_tracepoint(tpval);
 	VALUE obj = rb_tracearg_object(arg);
 	VALUE path;
 	uint32_t site = 0;
@@ -169,18 +173,16 @@ static int trace_job(void *arg)
 	if (want == tracer.on)
 		return 0;
 	if (want) {
-		if (!tracer.tracepoint) {
-			tracer.tracepoint = rb_tracepoint_new(
-			    0,
-			    RUBY_INTERNAL_EVENT_NEWOBJ |
-				RUBY_INTERNAL_EVENT_FREEOBJ,
-			    on_event, NULL);
-			rb_gc_register_mark_object(tracer.tracepoint);
-		}
-		rb_tracepoint_enable(tracer.tracepoint);
+		/* the cast through void (*)(void) is how C says "a function
+		 * of another type": MRI calls it with the raw arguments */
+		rb_add_event_hook2(
+		    (rb_event_hook_func_t)(void (*)(void))on_event,
+		    RUBY_INTERNAL_EVENT_NEWOBJ | RUBY_INTERNAL_EVENT_FREEOBJ,
+		    Qnil, RUBY_EVENT_HOOK_FLAG_RAW_ARG);
 		tracer.on = 1;
 	} else {
-		rb_tracepoint_disable(tracer.tracepoint);
+		rb_remove_event_hook(
+		    (rb_event_hook_func_t)(void (*)(void))on_event);
 		tracer.on = 0;
 		forget_all();
 	}
