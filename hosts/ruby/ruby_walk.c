@@ -56,7 +56,7 @@ const size_t ruby_kind_count =
 
 /* Class record flags written by the Ruby host (FORMAT.md: VM-specific). */
 #define RUBY_CLASS_ANONYMOUS 0x1u /* no name: "#<Class:0x...>" made here */
-#define RUBY_CLASS_INTERNAL 0x2u  /* "<imemo>" etc.: no Ruby class */
+#define RUBY_CLASS_INTERNAL 0x2u  /* "<imemo:iseq>" etc.: no Ruby class */
 
 #define MAX_CATEGORIES 64
 /* Pseudo-class keys: far below any heap address, never 0. */
