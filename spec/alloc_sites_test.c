@@ -414,6 +414,36 @@ START_TEST(tracing_off_frees_every_record_and_dead_objects_leave_the_table)
 }
 END_TEST
 
+/* ------------------------------------------------------------ usage */
+
+/* Run a tool that must fail with exit status 2 and say `why` on stderr. */
+static void usage_fails(const char *const *argv, const char *why)
+{
+	struct spec_run r;
+
+	ck_assert(spec_run(argv, NULL, NULL, RUN_MS, &r) == 0);
+	ck_assert_msg(r.status == 2 && strstr(r.err, why),
+		      "%s: status %d, stderr: %s", argv[0], r.status, r.err);
+	spec_run_free(&r);
+}
+
+START_TEST(by_takes_only_what_it_can_group_by)
+{
+	usage_fails((const char *[]){spec_bin("vmheap-histo"), "--by", "line",
+				     "x.vmheap", NULL},
+		    "--by takes class, kind or site, not 'line'");
+	usage_fails((const char *[]){spec_bin("vmheap-histo"), "--by", "site",
+				     "--retained", "x.vmheap", NULL},
+		    "--kind, --by site, --retained and --native exclude");
+	usage_fails((const char *[]){spec_bin("vmheap-diff"), "--by", "kind",
+				     "a", "b", NULL},
+		    "--by takes class or site, not 'kind'");
+	usage_fails((const char *[]){spec_bin("vmheap-diff"), "--by", "site",
+				     "--objects", "a", "b", NULL},
+		    "--by site is a class diff");
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("alloc_sites");
@@ -425,5 +455,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, imemo_classes_count_what_mri_counts_per_imemo_type);
 	tcase_add_test(
 	    t, tracing_off_frees_every_record_and_dead_objects_leave_the_table);
+	t = spec_tcase(s, "usage", 30);
+	tcase_add_test(t, by_takes_only_what_it_can_group_by);
 	return s;
 }
