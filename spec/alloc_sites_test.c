@@ -52,9 +52,8 @@ static char *run_program(const char *script, char *dir, size_t dirsz)
 			     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1",
 #endif
 			     NULL};
-	struct spec_run r;
 	size_t len = strlen(PRELUDE) + strlen(script) + 1;
-	char *text = malloc(len), *out;
+	char *text = malloc(len);
 
 	ck_assert_ptr_nonnull(text);
 	snprintf(text, len, "%s%s", PRELUDE, script);
@@ -67,13 +66,7 @@ static char *run_program(const char *script, char *dir, size_t dirsz)
 	ck_assert_ptr_nonnull(realpath(spec_bin("vmheap-console"), console));
 	snprintf(tmpdir, sizeof(tmpdir), "VMHEAP_AGENT_TMPDIR=%s", dir);
 	snprintf(dumpdir, sizeof(dumpdir), "VMHEAP_AGENT_DIR=%s", dir);
-	ck_assert(spec_run(argv, env, NULL, RUN_MS, &r) == 0);
-	ck_assert_msg(r.status == 0, "the Ruby program failed (%d): %s%s",
-		      r.status, r.out, r.err);
-	out = r.out;
-	r.out = NULL;
-	spec_run_free(&r);
-	return out;
+	return spec_run_stdout(argv, env, RUN_MS);
 }
 
 /* Run a tool (argv[0] a name under BUILD/bin) that must succeed; its
@@ -81,19 +74,12 @@ static char *run_program(const char *script, char *dir, size_t dirsz)
 static char *tool(const char *name, const char *const *args)
 {
 	const char *argv[16] = {spec_bin(name)};
-	struct spec_run r;
-	char *out;
 	size_t n = 1;
 
 	for (; args[n - 1] && n < 15; n++)
 		argv[n] = args[n - 1];
 	argv[n] = NULL;
-	ck_assert(spec_run(argv, NULL, NULL, RUN_MS, &r) == 0);
-	ck_assert_msg(r.status == 0, "%s: %s", name, r.err);
-	out = r.out;
-	r.out = NULL;
-	spec_run_free(&r);
-	return out;
+	return spec_run_stdout(argv, NULL, RUN_MS);
 }
 
 /* The value printed as "KEY=VALUE" on a line of `out`, or fail. */

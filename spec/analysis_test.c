@@ -37,6 +37,34 @@ struct aobj {
 	uint64_t ref; /* 0: none */
 };
 
+/* A real writer on the new file scratch/name (*f, for
+ * finish_scratch_dump), vm "testvm", pid 77, kinds object and string;
+ * with allocation sites when `sites`. */
+static vmheap_writer *open_scratch_dump(const char *name, int sites, FILE **f)
+{
+	static const char *const kinds[] = {"object", "string"};
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+
+	*f = fopen(scratch_path(name), "wb");
+	ck_assert_ptr_nonnull(*f);
+	opt.vm_name = "testvm";
+	opt.pid = 77;
+	opt.kind_names = kinds;
+	opt.kind_count = 2;
+	opt.sites = sites;
+	ck_assert_int_eq(vmheap_writer_open(&w, fileno(*f), &opt), 0);
+	return w;
+}
+
+static void finish_scratch_dump(vmheap_writer *w, FILE *f)
+{
+	ck_assert_msg(vmheap_writer_finish(w) == 0, "%s",
+		      vmheap_writer_error(w));
+	vmheap_writer_free(w);
+	fclose(f);
+}
+
 /*
  * Write a dump of `classes` (id i+1 is named names[i]) and objects to
  * scratch/name with the real writer; a root of kind "global" holds
@@ -46,18 +74,9 @@ static const char *write_dump(const char *name, const char *const *names,
 			      size_t nclasses, const struct aobj *objs,
 			      size_t nobjs, uint64_t root)
 {
-	static const char *const kinds[] = {"object", "string"};
-	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
-	const char *path = scratch_path(name);
-	FILE *f = fopen(path, "wb");
-	vmheap_writer *w;
+	FILE *f;
+	vmheap_writer *w = open_scratch_dump(name, 0, &f);
 
-	ck_assert_ptr_nonnull(f);
-	opt.vm_name = "testvm";
-	opt.pid = 77;
-	opt.kind_names = kinds;
-	opt.kind_count = 2;
-	ck_assert_int_eq(vmheap_writer_open(&w, fileno(f), &opt), 0);
 	for (size_t i = 0; i < nclasses; i++)
 		ck_assert_int_eq(vmheap_writer_add_class(w, i + 1, names[i],
 							 strlen(names[i]), 0,
@@ -74,11 +93,8 @@ static const char *write_dump(const char *name, const char *const *names,
 				 0);
 		ck_assert_int_eq(vmheap_writer_add_root(w, 500, root), 0);
 	}
-	ck_assert_msg(vmheap_writer_finish(w) == 0, "%s",
-		      vmheap_writer_error(w));
-	vmheap_writer_free(w);
-	fclose(f);
-	return path;
+	finish_scratch_dump(w, f);
+	return scratch_path(name);
 }
 
 /* The census of the dump at `path`, read on `threads` threads. */
@@ -333,15 +349,9 @@ struct site_obj {
 static const char *write_site_dump(const char *name, int swapped,
 				   const struct site_obj *objs, size_t n)
 {
-	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
-	const char *path = scratch_path(name);
-	FILE *f = fopen(path, "wb");
-	vmheap_writer *w;
+	FILE *f;
+	vmheap_writer *w = open_scratch_dump(name, 1, &f);
 
-	ck_assert_ptr_nonnull(f);
-	opt.vm_name = "testvm";
-	opt.sites = 1;
-	ck_assert_int_eq(vmheap_writer_open(&w, fileno(f), &opt), 0);
 	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "A", 1, 0, 0), 0);
 	ck_assert_int_eq(vmheap_writer_add_class(w, 2, "B", 1, 0, 0), 0);
 	ck_assert_int_eq(
@@ -355,11 +365,8 @@ static const char *write_site_dump(const char *name, int swapped,
 				     w, objs[i].id, objs[i].cls, objs[i].bytes,
 				     0, NULL, NULL, 0, objs[i].site),
 				 0);
-	ck_assert_msg(vmheap_writer_finish(w) == 0, "%s",
-		      vmheap_writer_error(w));
-	vmheap_writer_free(w);
-	fclose(f);
-	return path;
+	finish_scratch_dump(w, f);
+	return scratch_path(name);
 }
 
 /* The row of (name, site) in a census by site (site NULL: none). */
