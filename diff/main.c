@@ -1,7 +1,9 @@
 /*
  * vmheap-diff - what grew between two heap dumps.
  *
- *   vmheap-diff OLD NEW              per class: count and bytes deltas
+ *   vmheap-diff OLD NEW              per class: count and bytes deltas,
+ *                                    under a short suspects section
+ *                                    (class_suspects.c)
  *   vmheap-diff --objects OLD NEW    objects in NEW not in OLD, by identity
  *   vmheap-diff --retainers OLD NEW  who references those new objects
  *   vmheap-diff --paths OLD NEW      their paths from the roots (paths.c)
@@ -21,8 +23,9 @@
 
 static const char usage_line[] =
     "usage: vmheap-diff [--objects | --retainers | --paths | --suspects |\n"
-    "                   --native | --by site] [--sort count|bytes|name] [--top N]\n"
-    "                   [--format text|json|csv] [--bytes] [--threads N] OLD NEW";
+    "                   --native | --by site] [--no-suspects]\n"
+    "                   [--sort count|bytes|name] [--top N] [--format text|json|csv]\n"
+    "                   [--bytes] [--threads N] OLD NEW";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -37,7 +40,14 @@ static void help(void)
 	printf("%s\n\n"
 	       "Compare two vmheap dumps of a VM (OLD or NEW may be - for "
 	       "stdin).\n\n"
-	       "  (default)      per class: count delta, class, bytes delta\n"
+	       "  (default)      per class: count delta, class, bytes delta; "
+	       "above it the 3\n"
+	       "                 top leak suspects (as --suspects) when "
+	       "both dumps have\n"
+	       "                 references and roots, are regular files "
+	       "and NEW has at most\n"
+	       "                 2000000 objects (text and JSON)\n"
+	       "  --no-suspects  no suspects section in the default diff\n"
 	       "  --by site      per class and allocation site (file:line in "
 	       "method; dumps\n"
 	       "                 with sites: Ruby's config.trace.allocations "
@@ -92,6 +102,7 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	    {"paths", no_argument, NULL, 'p'},
 	    {"native", no_argument, NULL, 'n'},
 	    {"suspects", no_argument, NULL, 's'},
+	    {"no-suspects", no_argument, NULL, 'S'},
 	    {"by", required_argument, NULL, 'b'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -131,6 +142,9 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			o->mode = DIFF_SUSPECTS;
 			modes++;
 			break;
+		case 'S':
+			o->no_suspects = 1;
+			break;
 		case 'b':
 			if (strcmp(optarg, "site") && strcmp(optarg, "class"))
 				usage_error("--by takes class or site, not '%s'",
@@ -151,6 +165,9 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	if (modes > 1)
 		usage_error("%s", "--objects, --retainers, --paths, --suspects and "
 				  "--native exclude each other");
+	if (o->no_suspects && o->mode != DIFF_CLASSES)
+		usage_error("%s", "--no-suspects goes with the class-by-class "
+				  "diff (no mode option)");
 	if (modes && o->by_site)
 		usage_error("%s", "--by site is a class diff: it excludes "
 				  "--objects, --retainers, --paths, --suspects "
@@ -256,8 +273,11 @@ int main(int argc, char **argv)
 	memset(&res, 0, sizeof(res));
 	rc = diff_open(&o, &res, err, sizeof(err));
 	if (!rc) {
-		if (o.mode == DIFF_CLASSES)
+		if (o.mode == DIFF_CLASSES) {
 			rc = diff_classes(&o, &res, err, sizeof(err));
+			if (!rc)
+				diff_class_suspects(&o, &res);
+		}
 		else if (o.mode == DIFF_PATHS)
 			rc = diff_paths(&o, &res, err, sizeof(err));
 		else if (o.mode == DIFF_SUSPECTS)
