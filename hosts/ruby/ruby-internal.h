@@ -260,4 +260,12 @@ void ruby_dump_sites_free(struct ruby_dump_sites *ds);
 int ruby_dump_site_of(struct ruby_dump_sites *ds, VALUE obj, int type,
 		      uint64_t *site);
 
+/* ------------------------------------------------------- ruby_native.c */
+
+/* Give the malloc tracker the Ruby file:line of each allocation made by a
+ * thread that holds the GVL (0), or -1 when the tracker is not loaded. */
+int ruby_native_init(void);
+/* Take that back (at exit, before the VM goes). */
+void ruby_native_stop(void);
+
 #endif /* VMHEAP_RUBY_INTERNAL_H */
