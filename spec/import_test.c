@@ -680,6 +680,24 @@ START_TEST(ruby_allocation_sites_are_kept)
 	ck_assert_uint_gt(untraced, 100);
 	ck_assert_uint_eq(line, 4);
 	dump_free(&d);
+	/* what a user sees: vmheap-histo --by site */
+	{
+		const char *histo[] = {spec_bin("vmheap-histo"),
+				       "--by",
+				       "site",
+				       "--format",
+				       "csv",
+				       out,
+				       NULL};
+		char row[PATH_MAX + 128];
+
+		ck_assert(spec_run(histo, NULL, NULL, RUN_MS, &r) == 0);
+		ck_assert_msg(r.status == 0, "vmheap-histo: %s", r.err);
+		snprintf(row, sizeof(row), "\n100,SiteWidget,%s:%u in %s,4000\n",
+			 file, line, method);
+		ck_assert_msg(strstr(r.out, row), "%s (want %s)", r.out, row);
+		spec_run_free(&r);
+	}
 }
 END_TEST
 
