@@ -39,6 +39,10 @@ struct diff_suspects; /* --suspects (suspects.c) */
 
 struct diff_options {
 	const char *old_path, *new_path;
+	/* every dump named, in order (old_path and new_path are the first
+	 * two); three or more give the timeline (timeline.c) */
+	char **dumps;
+	int ndumps;
 	enum diff_mode mode;
 	/* --sort, --top (0: every row; retainers: 10 classes), --format,
 	 * --threads, --no-progress */

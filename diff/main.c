@@ -18,11 +18,13 @@
 #include <sys/stat.h>
 
 #include "diff-internal.h"
+#include "timeline-internal.h"
 
 static const char usage_line[] =
     "usage: vmheap-diff [--objects | --retainers | --paths | --suspects |\n"
     "                   --native] [--sort count|bytes|name] [--top N]\n"
-    "                   [--format text|json|csv] [--bytes] [--threads N] OLD NEW";
+    "                   [--format text|json|csv] [--bytes] [--threads N] OLD NEW\n"
+    "       vmheap-diff [options] DUMP1 DUMP2 DUMP3 ...   (a timeline)";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -36,7 +38,10 @@ static void help(void)
 {
 	printf("%s\n\n"
 	       "Compare two vmheap dumps of a VM (OLD or NEW may be - for "
-	       "stdin).\n\n"
+	       "stdin).  Three or\nmore dumps, oldest first, give a "
+	       "timeline: per class the count at each\ndump, the change, "
+	       "and the growth per minute from the dumps' start times;\n"
+	       "classes that grew at every step are marked *.\n\n"
 	       "  (default)      per class: count delta, class, bytes delta\n"
 	       "  --objects      objects of NEW absent from OLD (same id and "
 	       "class), per class\n"
@@ -139,14 +144,22 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	if (modes > 1)
 		usage_error("%s", "--objects, --retainers, --paths, --suspects and "
 				  "--native exclude each other");
-	if (argc - optind != 2)
-		usage_error("%s", argc - optind < 2
-				      ? "two dumps needed: OLD NEW"
-				      : "too many arguments (two dumps)");
+	if (argc - optind < 2)
+		usage_error("%s", "two dumps needed: OLD NEW");
+	if (argc - optind > 2 && o->mode != DIFF_CLASSES)
+		usage_error("%s", "--objects, --retainers, --paths, --suspects "
+				  "and --native take two dumps, OLD NEW (three "
+				  "or more give the class timeline)");
 	o->old_path = argv[optind];
 	o->new_path = argv[optind + 1];
-	if (!strcmp(o->old_path, "-") && !strcmp(o->new_path, "-"))
-		usage_error("%s", "only one of OLD and NEW can be - (stdin)");
+	o->dumps = argv + optind;
+	o->ndumps = argc - optind;
+	for (int k = 1; k < o->ndumps; k++)
+		for (int j = 0; j < k; j++)
+			if (!strcmp(o->dumps[j], "-") &&
+			    !strcmp(o->dumps[k], "-"))
+				usage_error("%s", "only one dump can be - "
+						  "(stdin)");
 	if (o->mode == DIFF_RETAINERS) {
 		struct stat st;
 		if (!strcmp(o->new_path, "-") ||
@@ -215,6 +228,7 @@ static void check_pair(const struct diff_options *o,
 		    NULL, w, a, b,
 		    vmheap_census_totals(res->old_d.census)->bytes,
 		    vmheap_census_totals(res->new_d.census)->bytes);
+	diff_warn_order(w, 1, o->old_path, 1, a, o->new_path, 2, b);
 	if (o->mode != DIFF_CLASSES && a->pid != b->pid)
 		vmheap_strbuf_addf(w,
 				   "vmheap-diff: warning: the dumps come from "
@@ -237,6 +251,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	if (o.mode == DIFF_NATIVE)
 		return diff_native_main(&o);
+	if (o.ndumps > 2)
+		return diff_timeline_main(&o);
 	memset(&res, 0, sizeof(res));
 	rc = diff_open(&o, &res, err, sizeof(err));
 	if (!rc) {
