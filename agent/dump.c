@@ -39,6 +39,8 @@ struct child_report {
 struct walk {
 	struct vmheap_agent *a;
 	int fd;
+	agent_walk_body_fn body; /* NULL: write a dump into fd */
+	void *body_arg;
 	uint32_t flags;
 	int code;
 	uint64_t objects, bytes;
@@ -146,6 +148,22 @@ struct fork_call {
 	int err;
 };
 
+/* What the walk does: a dump into w->fd, or another body
+ * (agent_walk_with). */
+static int walk_body(void *arg)
+{
+	struct walk *w = arg;
+	int rc;
+
+	if (!w->body)
+		return walk_into_file(w);
+	rc = w->body(w->a, w->fd, w->body_arg, w->message,
+		     sizeof(w->message));
+	if (rc < 0)
+		w->code = rc;
+	return rc;
+}
+
 /* The child's whole life: it runs on the thread that ran fn, alone. */
 static void __attribute__((noreturn)) child_main(struct fork_call *fc)
 {
@@ -161,7 +179,7 @@ static void __attribute__((noreturn)) child_main(struct fork_call *fc)
 		     "the VM could not prepare the forked child%s",
 		     fc->gc ? " (its GC failed)" : "");
 	} else {
-		walk_into_file(w);
+		walk_body(w);
 	}
 	if (w->code == 0 && fsync(w->fd) < 0) {
 		w->code =
@@ -279,6 +297,26 @@ static void walk_forked(struct walk *w, int gc)
 	w->bytes = rep.bytes;
 	memcpy(w->message, rep.message, sizeof(w->message));
 	w->message[sizeof(w->message) - 1] = '\0';
+}
+
+int agent_walk_with(struct vmheap_agent *a, int fd, int forked, int gc,
+		    agent_walk_body_fn body, void *arg, char *err,
+		    size_t errlen)
+{
+	struct walk w;
+
+	memset(&w, 0, sizeof(w));
+	w.a = a;
+	w.fd = fd;
+	w.body = body;
+	w.body_arg = arg;
+	if (forked)
+		walk_forked(&w, gc);
+	else
+		a->host->run_stopped(a->host->ctx, walk_body, &w);
+	if (w.code < 0)
+		snprintf(err, errlen, "%s", w.message);
+	return w.code < 0 ? w.code : 0;
 }
 
 /* Open the directory that will hold the dump; *name is the last part.
