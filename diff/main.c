@@ -158,7 +158,11 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 		for (int j = 0; j < k; j++)
 			if (!strcmp(o->dumps[j], "-") &&
 			    !strcmp(o->dumps[k], "-"))
-				usage_error("%s", "only one dump can be - "
+				usage_error("%s",
+					    o->ndumps == 2
+						? "only one of OLD and NEW "
+						  "can be - (stdin)"
+						: "only one dump can be - "
 						  "(stdin)");
 	if (o->mode == DIFF_RETAINERS) {
 		struct stat st;

@@ -19,7 +19,7 @@
 
 int64_t diff_time_ms(const struct vmheap_header *h)
 {
-	return h->time * 1000;
+	return h->time_ms ? h->time_ms : h->time * 1000;
 }
 
 /* "3.0 s" or "2.5 min": a span of milliseconds for a person. */
