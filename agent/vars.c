@@ -722,6 +722,16 @@ static int get_group(struct vmheap_agent *a, const char *name,
 
 	if (!*name || name[plen - 1] == '.' || collect(a, name, &l) < 0)
 		return 0;
+	/* the histogram is a walk of the heap: taken by its own get only */
+	for (size_t i = 0; i < l.n; i++)
+		if (!strcmp(l.e[i].name, AGENT_HISTOGRAM_VAR)) {
+			free(l.e[i].name);
+			free(l.e[i].type);
+			memmove(&l.e[i], &l.e[i + 1],
+				(l.n - i - 1) * sizeof(*l.e));
+			l.n--;
+			break;
+		}
 	if (l.n == 0) {
 		listing_free(&l);
 		return 0;
