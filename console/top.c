@@ -167,16 +167,17 @@ static void top_draw(FILE *out, const struct top *t,
 		"began; q quits\n",
 		*s->info.vm ? s->info.vm : "vm", (long)s->info.pid, interval,
 		secs);
-	vmheap_format_bytes(size, sizeof(size),
-			    (unsigned long long)t->now.bytes);
+	vmheap_format_size(size, sizeof(size), (unsigned long long)t->now.bytes);
 	vmheap_format_size_delta(dsize, sizeof(dsize),
 				 (long long)(t->now.bytes - t->first_bytes));
 	signed_count(cnt, sizeof(cnt),
 		     (int64_t)(t->now.objects - t->first_objects));
-	fprintf(out, "heap: %llu objects (%s), %s (%s); %s%s; walked in %.3f s\n\n",
+	fprintf(out, "heap: %llu objects (%s), %s (%s); walked %s in %.3f s\n\n",
 		(unsigned long long)t->now.objects, cnt, size, dsize,
-		t->now.forked ? "forked" : "in the VM",
-		t->now.live_only ? ", after a GC" : "", t->now.seconds);
+		t->now.forked ? (t->now.live_only ? "in a forked child after a GC"
+						  : "in a forked child")
+			      : "in the VM",
+		t->now.seconds);
 	cells = calloc(5 * (rows + 1), sizeof(*cells));
 	nums = calloc(rows + 1, sizeof(*nums));
 	if (cells && nums) {
