@@ -284,6 +284,13 @@ void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
 /* The last successful dump's result: 1 with *out set, or 0 if none. */
 int agent_dump_last(struct vmheap_agent *a, struct agent_dump_result *out);
 
+/* Seconds on CLOCK_MONOTONIC since *t0. */
+double agent_seconds_since(const struct timespec *t0);
+
+/* Read len bytes from fd (retrying on EINTR): how many were read, fewer
+ * at end of file or on an error. */
+ssize_t agent_read_full(int fd, void *buf, size_t len);
+
 /* Run a dump synchronously (a dump job's body). */
 void agent_dump_run(struct vmheap_agent *a, const char *path,
 		    struct agent_dump_result *res);

@@ -59,7 +59,7 @@ static void msgf(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-static double since(const struct timespec *t0)
+double agent_seconds_since(const struct timespec *t0)
 {
 	struct timespec t;
 
@@ -125,7 +125,7 @@ static int walk_into_file(void *arg)
 	return rc;
 }
 
-static ssize_t read_full(int fd, void *buf, size_t len)
+ssize_t agent_read_full(int fd, void *buf, size_t len)
 {
 	size_t got = 0;
 
@@ -218,7 +218,8 @@ static int wait_readable(int fd, int timeout_s)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		int left = timeout_s * 1000 - (int)(since(&t0) * 1000);
+		int left = timeout_s * 1000 -
+			   (int)(agent_seconds_since(&t0) * 1000);
 
 		if (left <= 0)
 			return 0;
@@ -268,7 +269,7 @@ static void walk_forked(struct walk *w, int gc)
 		timed_out = 1;
 	}
 	if (timed_out ||
-	    read_full(p[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
+	    agent_read_full(p[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
 		memset(&rep, 0, sizeof(rep));
 		rep.code = VMHEAP_AGENT_EDUMP;
 	}
@@ -696,7 +697,7 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	}
 	tmp[0] = '\0'; /* published */
 	fsync(dfd);
-	res->seconds = since(&t0);
+	res->seconds = agent_seconds_since(&t0);
 	/* the reply tells of the stale files removed since the last one */
 	pthread_mutex_lock(&a->lock);
 	res->removed_tmp_files = a->swept_files;

@@ -338,30 +338,6 @@ out:
 	return rc;
 }
 
-static int read_full(int fd, void *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = read(fd, (char *)buf + got, len - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		got += (size_t)n;
-	}
-	return 0;
-}
-
-static double since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) +
-	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 /* The job's body, on its own thread. */
 static int histogram_job_run(void *arg, msgpack_packer *value, char *err,
 			     size_t errlen)
@@ -384,10 +360,12 @@ static int histogram_job_run(void *arg, msgpack_packer *value, char *err,
 	if (rc < 0)
 		goto out;
 	if (lseek(fd, 0, SEEK_SET) < 0 ||
-	    read_full(fd, &head, sizeof(head)) < 0 ||
+	    agent_read_full(fd, &head, sizeof(head)) !=
+		(ssize_t)sizeof(head) ||
 	    head.packed_len > VMHEAP_MAX_FRAME_BYTES ||
 	    !(packed = malloc(head.packed_len ? head.packed_len : 1)) ||
-	    read_full(fd, packed, head.packed_len) < 0) {
+	    agent_read_full(fd, packed, head.packed_len) !=
+		(ssize_t)head.packed_len) {
 		rc = agent_fail(err, errlen, VMHEAP_AGENT_EDUMP,
 				"the histogram's walk sent no histogram");
 		goto out;
@@ -414,7 +392,7 @@ static int histogram_job_run(void *arg, msgpack_packer *value, char *err,
 	else
 		msgpack_pack_false(value);
 	frame_pack_str(value, "seconds");
-	msgpack_pack_double(value, since(&t0));
+	msgpack_pack_double(value, agent_seconds_since(&t0));
 out:
 	free(packed);
 	close(fd);

@@ -152,6 +152,12 @@ void diff_scan_options(const struct diff_options *o, const struct diff_dump *d,
 		       struct vmheap_progress *bar,
 		       struct vmheap_scan_options *sopt);
 
+/* The end of a run (main.c): with rc < 0 print err and return 2, else
+ * write the warnings to stderr and the report to stdout and return 0 (2
+ * when stdout fails); both buffers are released. */
+int diff_emit(int rc, const char *err, struct vmheap_strbuf *out,
+	      struct vmheap_strbuf *warn);
+
 /* --native (native.c): print the growth of native memory by call site;
  * the exit status (0, 1 when a dump has no native section, 2). */
 int diff_native_main(const struct diff_options *o);

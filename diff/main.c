@@ -243,6 +243,26 @@ static void check_pair(const struct diff_options *o,
 				   a->pid, b->pid);
 }
 
+int diff_emit(int rc, const char *err, struct vmheap_strbuf *out,
+	      struct vmheap_strbuf *warn)
+{
+	if (rc < 0) {
+		fprintf(stderr, "vmheap-diff: %s\n", err);
+		vmheap_strbuf_release(out);
+		vmheap_strbuf_release(warn);
+		return 2;
+	}
+	vmheap_strbuf_write(warn, 2);
+	rc = vmheap_strbuf_write(out, 1);
+	vmheap_strbuf_release(out);
+	vmheap_strbuf_release(warn);
+	if (rc < 0) {
+		perror("vmheap-diff: writing the output");
+		return 2;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct diff_options o;
@@ -279,19 +299,5 @@ int main(int argc, char **argv)
 		}
 	}
 	diff_result_release(&res);
-	if (rc < 0) {
-		fprintf(stderr, "vmheap-diff: %s\n", err);
-		vmheap_strbuf_release(&out);
-		vmheap_strbuf_release(&warn);
-		return 2;
-	}
-	vmheap_strbuf_write(&warn, 2);
-	rc = vmheap_strbuf_write(&out, 1);
-	vmheap_strbuf_release(&out);
-	vmheap_strbuf_release(&warn);
-	if (rc < 0) {
-		perror("vmheap-diff: writing the output");
-		return 2;
-	}
-	return 0;
+	return diff_emit(rc, err, &out, &warn);
 }

@@ -93,30 +93,42 @@ static int entry_by_name(const void *pa, const void *pb)
 	return d ? d : (a->dump > b->dump) - (a->dump < b->dump);
 }
 
-#define CMP_DESC(a, b) ((a) < (b) ? 1 : (a) > (b) ? -1 : 0)
-
-static int row_by_count(const void *pa, const void *pb)
-{
-	const struct tl_row *a = pa, *b = pb;
-	int d = CMP_DESC(a->count_delta, b->count_delta);
-	if (!d)
-		d = CMP_DESC(a->bytes_delta, b->bytes_delta);
-	return d ? d : strcmp(a->name, b->name);
-}
-
-static int row_by_bytes(const void *pa, const void *pb)
-{
-	const struct tl_row *a = pa, *b = pb;
-	int d = CMP_DESC(a->bytes_delta, b->bytes_delta);
-	if (!d)
-		d = CMP_DESC(a->count_delta, b->count_delta);
-	return d ? d : strcmp(a->name, b->name);
-}
-
 static int row_by_name(const void *pa, const void *pb)
 {
 	return strcmp(((const struct tl_row *)pa)->name,
 		      ((const struct tl_row *)pb)->name);
+}
+
+/* Put tl->rows (in name order) in the order of the two-dump diff's rows
+ * (vmheap_census_deltas_sort on first and last dump). */
+static int sort_rows(struct timeline *tl, enum vmheap_sort key)
+{
+	struct vmheap_census_delta *d = calloc(tl->nrows + 1, sizeof(*d));
+	struct tl_row *sorted = calloc(tl->nrows + 1, sizeof(*sorted));
+	size_t last = tl->n - 1;
+
+	if (!d || !sorted) {
+		free(d);
+		free(sorted);
+		return VMHEAP_ENOMEM;
+	}
+	for (size_t i = 0; i < tl->nrows; i++) {
+		const struct tl_row *r = &tl->rows[i];
+		d[i] = (struct vmheap_census_delta){
+		    r->name,	    r->count[0],    r->count[last],
+		    r->bytes[0],    r->bytes[last], r->count_delta,
+		    r->bytes_delta};
+	}
+	vmheap_census_deltas_sort(d, tl->nrows, key);
+	for (size_t i = 0; i < tl->nrows; i++) {
+		struct tl_row k = {.name = d[i].name};
+		sorted[i] = *(struct tl_row *)bsearch(&k, tl->rows, tl->nrows,
+						      sizeof(k), row_by_name);
+	}
+	free(tl->rows);
+	free(d);
+	tl->rows = sorted;
+	return 0;
 }
 
 /* The deltas and the every-step mark of a row whose figures are set. */
@@ -187,11 +199,8 @@ static int build_rows(struct timeline *tl, const struct diff_options *o)
 		else
 			free(r.count);
 	}
-	if (tl->nrows)
-		qsort(tl->rows, tl->nrows, sizeof(*tl->rows),
-		      o->report.sort == VMHEAP_SORT_BYTES  ? row_by_bytes
-		      : o->report.sort == VMHEAP_SORT_NAME ? row_by_name
-							   : row_by_count);
+	if (sort_rows(tl, o->report.sort) < 0)
+		goto out;
 	tl->total.name = "total";
 	tl->total.count = calloc(2 * tl->n, sizeof(uint64_t));
 	if (!tl->total.count)
@@ -550,19 +559,5 @@ int diff_timeline_main(const struct diff_options *o)
 		}
 	}
 	timeline_release(&tl);
-	if (rc < 0) {
-		fprintf(stderr, "vmheap-diff: %s\n", err);
-		vmheap_strbuf_release(&out);
-		vmheap_strbuf_release(&warn);
-		return 2;
-	}
-	vmheap_strbuf_write(&warn, 2);
-	rc = vmheap_strbuf_write(&out, 1);
-	vmheap_strbuf_release(&out);
-	vmheap_strbuf_release(&warn);
-	if (rc < 0) {
-		perror("vmheap-diff: writing the output");
-		return 2;
-	}
-	return 0;
+	return diff_emit(rc, err, &out, &warn);
 }

@@ -4,13 +4,11 @@
 # from spec/lib.
 LIVE_SPEC_BIN := $(SPECDIR)/live_test
 LIVE_SPEC_OBJ := $(OBJDIR)/spec/live_test.o
-# under SAN=1 ruby needs the ASan runtime preloaded (as in spec/ruby.mk)
-LIVE_SPEC_ASAN := $(if $(SAN),-DVMHEAP_ASAN_RUNTIME='"$(shell $(CC) -print-file-name=libasan.so)"')
 ifneq ($(LIBVMHEAP_AGENT_A),)
 CHECK_SUITES += $(LIVE_SPEC_BIN)
 EXTRA_ALL += $(LIVE_SPEC_BIN)
 endif
-$(LIVE_SPEC_OBJ): private ALL_CFLAGS += $(CHECK_CFLAGS) $(LIVE_SPEC_ASAN)
+$(LIVE_SPEC_OBJ): private ALL_CFLAGS += $(CHECK_CFLAGS)
 # the suite runs the sample VM, the console, vmheap-histo and vmheap-diff
 $(LIVE_SPEC_BIN): $(LIVE_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
                   $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) | $(BINS)

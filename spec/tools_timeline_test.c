@@ -52,6 +52,17 @@ static const char *timeline_dump(const char *name, int k)
 	return path;
 }
 
+/* The three dumps, as TAG1.vmheap, TAG2.vmheap, TAG3.vmheap. */
+static void three_dumps(const char *tag, const char *path[3])
+{
+	char name[64];
+
+	for (int k = 0; k < 3; k++) {
+		snprintf(name, sizeof(name), "%s%d.vmheap", tag, k + 1);
+		path[k] = timeline_dump(name, k);
+	}
+}
+
 static struct run diff(const char *const *args)
 {
 	return run_tool("vmheap-diff", NULL, args);
@@ -90,11 +101,12 @@ static char *squeeze(char *line)
 
 START_TEST(timeline_text_gives_counts_change_rate_and_the_every_step_mark)
 {
-	const char *a = timeline_dump("tl1.vmheap", 0);
-	const char *b = timeline_dump("tl2.vmheap", 1);
-	const char *c = timeline_dump("tl3.vmheap", 2);
+	const char *d[3];
 	char line[512];
-	struct run r = diff((const char *[]){"--bytes", a, b, c, NULL});
+	struct run r;
+
+	three_dumps("tl", d);
+	r = diff((const char *[]){"--bytes", d[0], d[1], d[2], NULL});
 
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
 	ck_assert_str_eq(r.err, "");
@@ -121,7 +133,7 @@ START_TEST(timeline_text_gives_counts_change_rate_and_the_every_step_mark)
 	run_free(&r);
 
 	/* --top 1: the leak and the total only */
-	r = diff((const char *[]){"--top", "1", a, b, c, NULL});
+	r = diff((const char *[]){"--top", "1", d[0], d[1], d[2], NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_null(strstr(r.out, "Churn"));
 	ck_assert_ptr_nonnull(strstr(r.out, "total (3 classes changed, top 1 "
@@ -132,14 +144,15 @@ END_TEST
 
 START_TEST(timeline_json_and_csv_carry_the_same_figures)
 {
-	const char *a = timeline_dump("tj1.vmheap", 0);
-	const char *b = timeline_dump("tj2.vmheap", 1);
-	const char *c = timeline_dump("tj3.vmheap", 2);
-	struct run r = diff((const char *[]){"--format", "json", a, b, c, NULL});
+	const char *d[3];
+	struct run r;
 	struct jval *j;
 	const struct jval *cls, *leak, *churn;
 	size_t nrows;
 	char ***rows;
+
+	three_dumps("tj", d);
+	r = diff((const char *[]){"--format", "json", d[0], d[1], d[2], NULL});
 
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	j = json_parse(r.out);
@@ -175,7 +188,7 @@ START_TEST(timeline_json_and_csv_carry_the_same_figures)
 	json_free(j);
 	run_free(&r);
 
-	r = diff((const char *[]){"--format", "csv", a, b, c, NULL});
+	r = diff((const char *[]){"--format", "csv", d[0], d[1], d[2], NULL});
 	ck_assert_int_eq(r.status, 0);
 	rows = parse_csv(r.out, &nrows);
 	ck_assert_int_eq(nrows, 4);
@@ -196,13 +209,13 @@ END_TEST
 
 START_TEST(dumps_out_of_time_order_get_a_warning)
 {
-	const char *a = timeline_dump("to1.vmheap", 0);
-	const char *b = timeline_dump("to2.vmheap", 1);
-	const char *c = timeline_dump("to3.vmheap", 2);
+	const char *d[3];
 	struct run r;
 
+	three_dumps("to", d);
+
 	/* a timeline given #1 #3 #2 */
-	r = diff((const char *[]){a, c, b, NULL});
+	r = diff((const char *[]){d[0], d[2], d[1], NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.err, "vmheap-diff: warning: the dumps are out "
 				    "of time order: #3 (") &&
@@ -213,7 +226,7 @@ START_TEST(dumps_out_of_time_order_get_a_warning)
 	run_free(&r);
 
 	/* OLD and NEW swapped: the two-dump diff warns, its table stays */
-	r = diff((const char *[]){b, a, NULL});
+	r = diff((const char *[]){d[1], d[0], NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.err, "vmheap-diff: warning: NEW (") &&
 			  strstr(r.err, "to1.vmheap) was taken 30.3 s before "
@@ -225,7 +238,7 @@ START_TEST(dumps_out_of_time_order_get_a_warning)
 	run_free(&r);
 
 	/* in order: no warning, and the two-dump diff as before */
-	r = diff((const char *[]){a, b, NULL});
+	r = diff((const char *[]){d[0], d[1], NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	ck_assert_msg(strstr(r.out, "old: ") == r.out, "%s", r.out);
@@ -236,10 +249,11 @@ END_TEST
 
 START_TEST(modes_other_than_classes_take_two_dumps)
 {
-	const char *a = timeline_dump("tm1.vmheap", 0);
-	const char *b = timeline_dump("tm2.vmheap", 1);
-	const char *c = timeline_dump("tm3.vmheap", 2);
-	struct run r = diff((const char *[]){"--objects", a, b, c, NULL});
+	const char *d[3];
+	struct run r;
+
+	three_dumps("tm", d);
+	r = diff((const char *[]){"--objects", d[0], d[1], d[2], NULL});
 
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "take two dumps, OLD NEW (three or more "
@@ -247,7 +261,7 @@ START_TEST(modes_other_than_classes_take_two_dumps)
 		      "%s", r.err);
 	ck_assert_str_eq(r.out, "");
 	run_free(&r);
-	r = diff((const char *[]){a, "-", c, "-", NULL});
+	r = diff((const char *[]){d[0], "-", d[2], "-", NULL});
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "only one dump can be - (stdin)"));
 	run_free(&r);
