@@ -165,12 +165,21 @@ static int walk_body(void *arg)
 }
 
 /* The child's whole life: it runs on the thread that ran fn, alone. */
-static void __attribute__((noreturn)) child_main(struct fork_call *fc)
+static void __attribute__((noreturn)) child_main(struct fork_call *parent_fc)
 {
-	const struct vmheap_agent_host *h = fc->w->a->host;
-	struct walk *w = fc->w;
+	/* *parent_fc and its walk live on the stack of the thread that ran
+	 * walk_forked, which need not be this one (Ruby: fn runs on a Ruby
+	 * thread).  That thread does not exist in the child, and glibc hands
+	 * its stack to the next thread created here (a walk body may create
+	 * one): copy both to this thread's stack first. */
+	struct walk walk_copy = *parent_fc->w;
+	struct fork_call call_copy = *parent_fc;
+	struct fork_call *fc = &call_copy;
+	struct walk *w = &walk_copy;
+	const struct vmheap_agent_host *h = w->a->host;
 	struct child_report rep;
 
+	fc->w = w;
 	close(fc->pipe[0]);
 	memset(&rep, 0, sizeof(rep));
 	if (h->prepare_child && h->prepare_child(h->ctx, fc->gc) < 0) {
@@ -238,7 +247,7 @@ static void walk_forked(struct walk *w, int gc)
 	const struct vmheap_agent_host *h = w->a->host;
 	struct fork_call fc = {.w = w, .gc = gc, .pid = -1};
 	struct child_report rep;
-	int p[2], status = 0, timed_out = 0, timeout_s;
+	int p[2], status = 0, timed_out = 0, timeout_s, reported = 1;
 	pid_t pid;
 
 	if (pipe2(fc.pipe, O_CLOEXEC) < 0) {
@@ -272,6 +281,7 @@ static void walk_forked(struct walk *w, int gc)
 	    agent_read_full(p[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
 		memset(&rep, 0, sizeof(rep));
 		rep.code = VMHEAP_AGENT_EDUMP;
+		reported = 0;
 	}
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -287,6 +297,11 @@ static void walk_forked(struct walk *w, int gc)
 		msgf(rep.message, sizeof(rep.message),
 		     "the dump child (pid %d) was killed by signal %d (%s)",
 		     (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+	} else if (!reported) {
+		msgf(rep.message, sizeof(rep.message),
+		     "the dump child (pid %d) exited with status %d without "
+		     "reporting",
+		     (int)pid, WEXITSTATUS(status));
 	} else if (rep.code == 0 && WEXITSTATUS(status) != 0) {
 		rep.code = VMHEAP_AGENT_EDUMP;
 		msgf(rep.message, sizeof(rep.message),

@@ -65,7 +65,8 @@ static int top_update(struct top *t, const struct console_histogram *h)
 {
 	size_t known = t->n;
 
-	qsort(t->c, t->n, sizeof(*t->c), by_name);
+	if (t->n) /* t->c is NULL before the first class */
+		qsort(t->c, t->n, sizeof(*t->c), by_name);
 	for (size_t i = 0; i < t->n; i++)
 		t->c[i].count = t->c[i].bytes = 0;
 	for (uint32_t i = 0; i < h->classes->via.array.size; i++) {
@@ -110,7 +111,8 @@ static int top_update(struct top *t, const struct console_histogram *h)
 		t->have_first = 1;
 	}
 	t->now = *h;
-	qsort(t->c, t->n, sizeof(*t->c), by_growth);
+	if (t->n)
+		qsort(t->c, t->n, sizeof(*t->c), by_growth);
 	return 0;
 }
 
