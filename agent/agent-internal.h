@@ -358,7 +358,8 @@ typedef int (*agent_walk_body_fn)(struct vmheap_agent *a, int fd, void *arg,
 
 /*
  * Run body(a, fd, arg) as a dump runs its walk: in a forked child of the
- * VM (forked != 0: after prepare_child(gc), killed after
+ * VM (forked != 0: refused as a fork dump is while MemAvailable is below
+ * what the child may copy; after prepare_child(gc), killed after
  * config.dump.timeout; fd is then fsync'd, so a regular file or memfd)
  * or inside run_stopped.  Returns 0, or a negative code with a message.
  * A job's thread.

@@ -326,12 +326,30 @@ static void walk_forked(struct walk *w, int gc)
 	w->message[sizeof(w->message) - 1] = '\0';
 }
 
+static int fork_memory_refused(struct vmheap_agent *a, int gc,
+			       struct agent_dump_result *res);
+
 int agent_walk_with(struct vmheap_agent *a, int fd, int forked, int gc,
 		    agent_walk_body_fn body, void *arg, char *err,
 		    size_t errlen)
 {
 	struct walk w;
 
+	if (forked) { /* the fork guard of dumps: the child copies as much */
+		struct agent_dump_result *res = calloc(1, sizeof(*res));
+
+		if (!res)
+			return agent_fail(err, errlen, VMHEAP_ENOMEM,
+					  "out of memory");
+		if (fork_memory_refused(a, gc, res)) {
+			int code = res->code;
+
+			snprintf(err, errlen, "%s", res->message);
+			free(res);
+			return code;
+		}
+		free(res);
+	}
 	memset(&w, 0, sizeof(w));
 	w.a = a;
 	w.fd = fd;

@@ -252,6 +252,23 @@ START_TEST(histogram_equals_a_dump_of_the_same_heap)
 	assert_same_histogram(&live, &dumped);
 	histo_free(&live);
 	histo_free(&dumped);
+
+	/* the fork guard of dumps holds for the histogram too */
+	call_ok(c, "set", "config.dump.fork", "true");
+	call_ok(c, "set", "config.dump.fork_min_free", "1000000000000000000");
+	{
+		struct vmheap_reply r;
+		ck_assert_int_eq(vmheap_client_call(c, "get",
+						    "system.memory.histogram",
+						    NULL, &r),
+				 0);
+		ck_assert(!r.ok);
+		ck_assert_str_eq(r.code, "dump");
+		ck_assert_msg(strstr(r.message, "refusing a fork dump: "
+						"MemAvailable is"),
+			      "%s", r.message);
+		vmheap_reply_release(&r);
+	}
 	vmheap_client_close(c);
 	spec_vm_stop(&vm);
 }
