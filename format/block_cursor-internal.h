@@ -80,6 +80,8 @@ vmheap_block_cursor_fast_object_done(struct vmheap_block_cursor *c,
 	c->records_left--;
 	c->pos = p;
 	rec->type = VMHEAP_RECORD_OBJECT;
+	rec->u.object.names = NULL; /* six elements: no names, no site */
+	rec->u.object.site = 0;
 }
 
 /* The object record with its references decoded into the cursor's
