@@ -150,9 +150,9 @@ void vmheap_strbuf_add_path_group(struct vmheap_strbuf *sb,
 	vmheap_report_amount(o, size, sizeof(size), grp->bytes);
 	vmheap_strbuf_addf(sb,
 			   "%s#%zu  %" PRIu64 " %s (%s), %s, path of %zu "
-			   "objects\n",
+			   "object%s\n",
 			   indent, k, grp->count, noun, share, size,
-			   grp->length);
+			   grp->length, grp->length == 1 ? "" : "s");
 	snprintf(deeper, sizeof(deeper), "%s    ", indent);
 	vmheap_strbuf_add_path_text(sb, g, grp->example, deeper);
 }
