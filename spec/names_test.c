@@ -34,6 +34,7 @@
  *                               ["k2"] 0x420
  *       @cache -> Hash 0x310 -["k1"]-> Entry 0x430
  *   root globals $audit -> Array 0x500 -[0]-> Node 0x600, [1] Node 0x610
+ *     Node 0x610 .next (another string of that text) -> Node 0x740
  *     Node 0x600 .next -> Node 0x700, key -> String 0x710,
  *       weird -> String 0x720, string 999 (no record) -> String 0x730
  *   root vm -> Object 0x900 ::App -> Module 0xa00 ::CONFIG -> Hash 0xb00
@@ -53,7 +54,8 @@ enum {
 	S_WEIRD,
 	S_APP,
 	S_CONFIG,
-	S_K1_AGAIN, /* the text of S_K1 under another id */
+	S_K1_AGAIN,   /* the text of S_K1 under another id */
+	S_NEXT_AGAIN, /* the text of S_NEXT under another id */
 	S_MISSING = 999,
 };
 
@@ -95,7 +97,7 @@ static const char *write_named_heap(const char *name, int named)
 	    {S_CACHE, "@cache"},   {S_K17, "[\"k17\"]"}, {S_K1, "[\"k1\"]"},
 	    {S_K2, "[\"k2\"]"},	   {S_NEXT, ".next"},	   {S_KEY, "key"},
 	    {S_WEIRD, "weird"},	   {S_APP, "::App"},	   {S_CONFIG, "::CONFIG"},
-	    {S_K1_AGAIN, "[\"k1\"]"},
+	    {S_K1_AGAIN, "[\"k1\"]"}, {S_NEXT_AGAIN, ".next"},
 	};
 	static const struct {
 		uint64_t id;
@@ -123,11 +125,7 @@ static const char *write_named_heap(const char *name, int named)
 		ok(vmheap_writer_add_class(w, classes[k].id, classes[k].name,
 					   strlen(classes[k].name), 0, 0),
 		   w);
-#define OBJ(id, cls, bytes, ...)                                               \
-	do {                                                                   \
-		static const uint64_t r_[] = {__VA_ARGS__};                    \
-		obj(w, id, cls, bytes, r_, NULL, sizeof(r_) / sizeof(*r_));    \
-	} while (0)
+#define LEAF(id, cls, bytes) obj(w, id, cls, bytes, NULL, NULL, 0)
 #define NAMED(id, cls, bytes, names, ...)                                      \
 	do {                                                                   \
 		static const uint64_t r_[] = {__VA_ARGS__};                    \
@@ -140,22 +138,23 @@ static const char *write_named_heap(const char *name, int named)
 	NAMED(0x200, C_REGISTRY, 40, N(S_STORE, S_CACHE), 0x300, 0x310);
 	NAMED(0x300, C_HASH, 80, N(S_K17, S_K1, S_K2), 0x400, 0x410, 0x420);
 	NAMED(0x310, C_HASH, 80, N(S_K1_AGAIN), 0x430);
-	OBJ(0x400, C_ENTRY, 24, 0);
-	OBJ(0x410, C_ENTRY, 24, 0);
-	OBJ(0x420, C_ENTRY, 24, 0);
-	OBJ(0x430, C_ENTRY, 24, 0);
+	LEAF(0x400, C_ENTRY, 24);
+	LEAF(0x410, C_ENTRY, 24);
+	LEAF(0x420, C_ENTRY, 24);
+	LEAF(0x430, C_ENTRY, 24);
 	NAMED(0x500, C_ARRAY, 56, N(-1, -2), 0x600, 0x610);
 	NAMED(0x600, C_NODE, 32, N(S_NEXT, S_KEY, S_WEIRD, S_MISSING), 0x700,
 	      0x710, 0x720, 0x730);
-	OBJ(0x610, C_NODE, 32, 0);
-	OBJ(0x700, C_NODE, 32, 0);
-	OBJ(0x710, C_STRING, 16, 0);
-	OBJ(0x720, C_STRING, 16, 0);
-	OBJ(0x730, C_STRING, 16, 0);
+	NAMED(0x610, C_NODE, 32, N(S_NEXT_AGAIN), 0x740);
+	LEAF(0x700, C_NODE, 32);
+	LEAF(0x710, C_STRING, 16);
+	LEAF(0x720, C_STRING, 16);
+	LEAF(0x730, C_STRING, 16);
+	LEAF(0x740, C_NODE, 32);
 	NAMED(0x900, C_OBJECT, 40, N(S_APP), 0xa00);
 	NAMED(0xa00, C_MODULE, 40, N(S_CONFIG), 0xb00);
-	OBJ(0xb00, C_HASH, 80, 0);
-#undef OBJ
+	LEAF(0xb00, C_HASH, 80);
+#undef LEAF
 #undef NAMED
 #undef N
 	ok(vmheap_writer_add_root(w, S_VM, 0x100), w);
@@ -298,6 +297,17 @@ START_TEST(paths_read_as_people_say_them)
 				    " Array[0] " LEFT),
 		      "%s", r.out);
 	ck_assert_msg(strstr(r.out, "    String " LEFT " <string 999> of Node "),
+		      "%s", r.out);
+	run_free(&r);
+	/* two string records of one text are one name: Node 0x700 and Node
+	 * 0x740, each reached by a ".next" of its own record, are one shape */
+	r = tool("vmheap-path", (const char *[]){path, "Node", NULL});
+	ck_assert_msg(strstr(r.out, "class Node: 4 instances, 128 bytes; 2 path "
+				    "shapes;"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "#2  2 instances (50.0%), 64 B, path of 3 "
+				    "objects\n    Node " LEFT " Node.next " LEFT
+				    " Array[0] " LEFT " root globals $audit\n"),
 		      "%s", r.out);
 	run_free(&r);
 	r = tool("vmheap-path", (const char *[]){path, "0x700", NULL});
