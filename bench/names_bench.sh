@@ -21,10 +21,11 @@ per_object() {
 run() {
 	name=$1
 	shift
-	/usr/bin/time -f "%e %M" -o "$dir/out.time" "$@" >"$dir/out.$name" \
-		2>"$dir/out.$name.err"
+	/usr/bin/time -f "%e %U %S %M" -o "$dir/out.time" "$@" \
+		>"$dir/out.$name" 2>"$dir/out.$name.err"
 	set -- $(tail -n 1 "$dir/out.time")
-	echo "$name: $1 s, peak RSS $2 KB ($(per_object $(( $2 * 1024 ))) bytes per object)"
+	echo "$name: $1 s (user $2 s, system $3 s), peak RSS $4 KB" \
+	     "($(per_object $(( $4 * 1024 ))) bytes per object)"
 }
 
 echo "== edge names on a gen_dump heap of $total objects"
