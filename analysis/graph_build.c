@@ -5,7 +5,10 @@
  * reference ids (8 bytes each) to growing arrays.  At the end the ids are
  * indexed (graph_ids.c), and every raw reference is resolved to a 4-byte
  * index in place, dropping the missing ones, so the raw array shrinks to
- * the final CSR targets without a second copy.
+ * the final CSR targets without a second copy.  When records name their
+ * references (format 1.1), a 4-byte name code per raw reference runs
+ * alongside (graph_names.c) and is compacted with it; a dump without
+ * names never allocates it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,13 +103,12 @@ static int add_root(struct build *b, const struct vmheap_record *rec)
 			return VMHEAP_ENOMEM;
 		g->roots = p;
 	}
-	g->roots[g->nroots] = (struct vmheap_graph_root){
+	g->roots[g->nroots++] = (struct vmheap_graph_root){
 	    .object = VMHEAP_GRAPH_NONE,
 	    .object_id = rec->u.root.object_id,
 	    .kind_string_id = rec->u.root.kind_string_id,
 	    .name_string_id = rec->u.root.name_string_id,
 	};
-	g->nroots++;
 	return 0;
 }
 
