@@ -35,10 +35,11 @@ static void add_class_of(struct vmheap_strbuf *sb, const vmheap_graph *g,
 }
 
 /*
- * The own name of `holder`, a class or module object holding a constant:
- * the class record whose id is the holder's id (a VM whose class ids are
- * its class objects' addresses), else the constant the holder is itself
- * reached by ("::Registry": Registry), else its class.
+ * The own name of `holder`, a class or module object holding a constant
+ * or a static field: the class record whose id is the holder's id (a VM
+ * whose class ids are its class objects' addresses), else the constant
+ * the holder is itself reached by (*holder_in "::Registry": Registry;
+ * holder_in may be NULL), else its class.
  */
 static void add_holder_own_name(struct vmheap_strbuf *sb,
 				const vmheap_graph *g, uint32_t holder,
@@ -85,7 +86,11 @@ void vmheap_strbuf_add_holder(struct vmheap_strbuf *sb, const vmheap_graph *g,
 		vmheap_strbuf_add(sb, "constant ", 9);
 		add_holder_own_name(sb, g, holder, holder_in);
 		add_text_bytes(sb, t, name->len);
-	} else if (t[0] == '[' || t[0] == '.') {
+	} else if (t[0] == '.') {
+		/* a static field's class object has the class's own name */
+		add_holder_own_name(sb, g, holder, NULL);
+		add_text_bytes(sb, t, name->len);
+	} else if (t[0] == '[') {
 		add_class_of(sb, g, holder);
 		add_text_bytes(sb, t, name->len);
 	} else {

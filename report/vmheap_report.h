@@ -420,7 +420,9 @@ void vmheap_strbuf_add_root_json(struct vmheap_strbuf *sb,
  *                    own name: the class record whose id is its id, else
  *                    the constant it is held by, *holder_in, else its
  *                    class)
- *   ".next"          Node.next                 (fields)
+ *   ".next"          Node.next                 (fields; a class object
+ *                                              with a class record of its
+ *                                              id: Registry.COUNT)
  *   "key", other     key of Hash, NAME of Hash
  *   unknown string   <string 12> of Hash
  *

@@ -29,6 +29,7 @@
  * Strings, classes and objects of the named heap:
  *
  *   root vm -> Registry (class object 0x100, also class id 0x100)
+ *     .COUNT -> String 0x7a0
  *     ::STORE -> Registry 0x200
  *       @store -> Hash 0x300 -["k17"]-> Entry 0x400, ["k1"] 0x410,
  *                               ["k2"] 0x420
@@ -56,6 +57,7 @@ enum {
 	S_CONFIG,
 	S_K1_AGAIN,   /* the text of S_K1 under another id */
 	S_NEXT_AGAIN, /* the text of S_NEXT under another id */
+	S_COUNT,
 	S_MISSING = 999,
 };
 
@@ -98,6 +100,7 @@ static const char *write_named_heap(const char *name, int named)
 	    {S_K2, "[\"k2\"]"},	   {S_NEXT, ".next"},	   {S_KEY, "key"},
 	    {S_WEIRD, "weird"},	   {S_APP, "::App"},	   {S_CONFIG, "::CONFIG"},
 	    {S_K1_AGAIN, "[\"k1\"]"}, {S_NEXT_AGAIN, ".next"},
+	    {S_COUNT, ".COUNT"},
 	};
 	static const struct {
 		uint64_t id;
@@ -134,7 +137,7 @@ static const char *write_named_heap(const char *name, int named)
 		    sizeof(r_) / sizeof(*r_));                                 \
 	} while (0)
 #define N(...) {__VA_ARGS__}
-	NAMED(0x100, C_CLASS, 100, N(S_CONST_STORE), 0x200);
+	NAMED(0x100, C_CLASS, 100, N(S_CONST_STORE, S_COUNT), 0x200, 0x7a0);
 	NAMED(0x200, C_REGISTRY, 40, N(S_STORE, S_CACHE), 0x300, 0x310);
 	NAMED(0x300, C_HASH, 80, N(S_K17, S_K1, S_K2), 0x400, 0x410, 0x420);
 	NAMED(0x310, C_HASH, 80, N(S_K1_AGAIN), 0x430);
@@ -151,6 +154,7 @@ static const char *write_named_heap(const char *name, int named)
 	LEAF(0x720, C_STRING, 16);
 	LEAF(0x730, C_STRING, 16);
 	LEAF(0x740, C_NODE, 32);
+	LEAF(0x7a0, C_STRING, 16);
 	NAMED(0x900, C_OBJECT, 40, N(S_APP), 0xa00);
 	NAMED(0xa00, C_MODULE, 40, N(S_CONFIG), 0xb00);
 	LEAF(0xb00, C_HASH, 80);
@@ -297,6 +301,9 @@ START_TEST(paths_read_as_people_say_them)
 				    " Array[0] " LEFT),
 		      "%s", r.out);
 	ck_assert_msg(strstr(r.out, "    String " LEFT " <string 999> of Node "),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "    String " LEFT " Registry.COUNT " LEFT
+				    " root vm\n"),
 		      "%s", r.out);
 	run_free(&r);
 	/* two string records of one text are one name: Node 0x700 and Node
