@@ -34,12 +34,30 @@ static void add_class_of(struct vmheap_strbuf *sb, const vmheap_graph *g,
 				VMHEAP_OUTPUT_TEXT);
 }
 
+/* The name of a root record of object `i` that reads as a class's path
+ * (its first letter upper case: a VM that names a class root by its
+ * path, as the Ruby host does), or NULL. */
+static const char *class_root_name(const vmheap_graph *g, uint32_t i,
+				   size_t *len)
+{
+	for (size_t k = 0; k < vmheap_graph_root_count(g); k++) {
+		const char *name;
+		if (vmheap_graph_root(g, k)->object != i)
+			continue;
+		name = vmheap_graph_root_name(g, k, len);
+		if (name && *name >= 'A' && *name <= 'Z')
+			return name;
+	}
+	return NULL;
+}
+
 /*
  * The own name of `holder`, a class or module object holding a constant
  * or a static field: the class record whose id is the holder's id (a VM
  * whose class ids are its class objects' addresses), else the constant
  * the holder is itself reached by (*holder_in "::Registry": Registry;
- * holder_in may be NULL), else its class.
+ * holder_in may be NULL), else the name of a root that holds it and
+ * reads as a class's path, else its class.
  */
 static void add_holder_own_name(struct vmheap_strbuf *sb,
 				const vmheap_graph *g, uint32_t holder,
@@ -54,6 +72,8 @@ static void add_holder_own_name(struct vmheap_strbuf *sb,
 	} else if (holder_in && holder_in->type == VMHEAP_GRAPH_NAME_TEXT &&
 		   holder_in->len > 2 && !strncmp(holder_in->text, "::", 2)) {
 		add_text_bytes(sb, holder_in->text + 2, holder_in->len - 2);
+	} else if ((own = class_root_name(g, holder, &len))) {
+		add_text_bytes(sb, own, len);
 	} else {
 		add_class_of(sb, g, holder);
 	}

@@ -418,7 +418,9 @@ void vmheap_strbuf_add_root_json(struct vmheap_strbuf *sb,
  *   "@store"         @store of Registry        (instance variables)
  *   "::STORE"        constant Registry::STORE  (Registry: the holder's
  *                    own name: the class record whose id is its id, else
- *                    the constant it is held by, *holder_in, else its
+ *                    the constant it is held by, *holder_in, else the
+ *                    name of a root of it that starts with an upper-case
+ *                    letter (a class root named by its path), else its
  *                    class)
  *   ".next"          Node.next                 (fields; a class object
  *                                              with a class record of its

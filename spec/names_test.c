@@ -39,6 +39,8 @@
  *     Node 0x600 .next -> Node 0x700, key -> String 0x710,
  *       weird -> String 0x720, string 999 (no record) -> String 0x730
  *   root vm -> Object 0x900 ::App -> Module 0xa00 ::CONFIG -> Hash 0xb00
+ *   root vm Config -> Class 0xd00 (no class record of its id)
+ *     ::LIMIT -> Hash 0xd10
  */
 enum {
 	S_VM = 1,
@@ -58,6 +60,8 @@ enum {
 	S_K1_AGAIN,   /* the text of S_K1 under another id */
 	S_NEXT_AGAIN, /* the text of S_NEXT under another id */
 	S_COUNT,
+	S_CONFIG_ROOT, /* "Config": a root named by its class's path */
+	S_LIMIT,
 	S_MISSING = 999,
 };
 
@@ -100,7 +104,8 @@ static const char *write_named_heap(const char *name, int named)
 	    {S_K2, "[\"k2\"]"},	   {S_NEXT, ".next"},	   {S_KEY, "key"},
 	    {S_WEIRD, "weird"},	   {S_APP, "::App"},	   {S_CONFIG, "::CONFIG"},
 	    {S_K1_AGAIN, "[\"k1\"]"}, {S_NEXT_AGAIN, ".next"},
-	    {S_COUNT, ".COUNT"},
+	    {S_COUNT, ".COUNT"}, {S_CONFIG_ROOT, "Config"},
+	    {S_LIMIT, "::LIMIT"},
 	};
 	static const struct {
 		uint64_t id;
@@ -158,6 +163,8 @@ static const char *write_named_heap(const char *name, int named)
 	NAMED(0x900, C_OBJECT, 40, N(S_APP), 0xa00);
 	NAMED(0xa00, C_MODULE, 40, N(S_CONFIG), 0xb00);
 	LEAF(0xb00, C_HASH, 80);
+	NAMED(0xd00, C_CLASS, 100, N(S_LIMIT), 0xd10);
+	LEAF(0xd10, C_HASH, 80);
 #undef LEAF
 #undef NAMED
 #undef N
@@ -166,6 +173,9 @@ static const char *write_named_heap(const char *name, int named)
 		 : vmheap_writer_add_root(w, S_GLOBALS, 0x500),
 	   w);
 	ok(vmheap_writer_add_root(w, S_VM, 0x900), w);
+	ok(named ? vmheap_writer_add_root_named(w, S_VM, 0xd00, S_CONFIG_ROOT)
+		 : vmheap_writer_add_root(w, S_VM, 0xd00),
+	   w);
 	ok(vmheap_writer_finish(w), w);
 	vmheap_writer_free(w);
 	fclose(f);
@@ -329,6 +339,12 @@ START_TEST(paths_read_as_people_say_them)
 	r = tool("vmheap-path", (const char *[]){path, "0xb00", NULL});
 	ck_assert_msg(strstr(r.out, "    Hash " LEFT " constant App::CONFIG " LEFT
 				    " constant Object::App " LEFT " root vm\n"),
+		      "%s", r.out);
+	run_free(&r);
+	/* a class that is a root named by its path (as the Ruby host does) */
+	r = tool("vmheap-path", (const char *[]){path, "0xd10", NULL});
+	ck_assert_msg(strstr(r.out, "    Hash " LEFT " constant Config::LIMIT " LEFT
+				    " root vm Config\n"),
 		      "%s", r.out);
 	run_free(&r);
 
