@@ -5,7 +5,8 @@
  *
  *  - "queries": a dump written with the real writer, every name form
  *    (instance variable, constant, hash key, field, "key", element index,
- *    a string the dump lacks), read back through vmheap_graph.h;
+ *    a string the dump lacks), read back through vmheap_graph.h; path
+ *    shapes with names against brute force on random heaps;
  *  - "tools": the same dump through the tools (text and JSON), the same
  *    heap without names (paths as before, no names), and the real sample
  *    VM's dumps (no Ruby needed): its leak's path names the global root,
@@ -259,6 +260,225 @@ START_TEST(graph_keeps_every_name_form)
 			 VMHEAP_GRAPH_NAME_NONE);
 	ck_assert_ptr_null(vmheap_graph_root_name(g, 1, NULL));
 	vmheap_graph_free(g);
+}
+END_TEST
+
+/*
+ * Shapes against brute force: random heaps (up to 150 objects of classes
+ * 1..4, 0 to 3 references each, duplicates, self-loops and missing ids;
+ * 1 to 4 roots of two kinds, named or not) whose references carry random
+ * names: an ivar under two string ids of one text, another ivar, a hash
+ * key, a field, an index, a string the dump lacks, or none.  A breadth-
+ * first search from the root records in file order gives each object its
+ * path; its shape is spelled out as text (root kind and name, then each
+ * class with the name it is reached by, elements as one word); the
+ * groups vmheap_graph_class_paths() makes must be exactly those texts,
+ * with the same counts.
+ */
+#define RMAX 150
+
+static unsigned rnd(unsigned *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return (*s >> 8) & 0xffff;
+}
+
+struct rheap {
+	size_t n, nroots;
+	uint64_t cls[RMAX];
+	size_t nrefs[RMAX];
+	long ref[RMAX][3]; /* object index, -1: a missing id */
+	int64_t name[RMAX][3];
+	size_t root_obj[4];
+	uint64_t root_kind[4], root_name[4];
+};
+
+/* Name values: string ids 1..7 (see texts), 0, or an index. */
+static const char *const rtexts[] = {NULL,     "@a",   "@b", "[\"x\"]",
+				     ".f",     "@a",   "$g", "$h"};
+
+static const char *write_rheap(const struct rheap *h, const char *name)
+{
+	const char *path = tmp_path(name);
+	struct vmheap_writer_options o = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w = NULL;
+	FILE *f = fopen(path, "wb");
+	uint64_t refs[3];
+
+	ck_assert_ptr_nonnull(f);
+	o.edge_names = 1;
+	ok(vmheap_writer_open(&w, fileno(f), &o), w);
+	for (uint64_t k = 1; k < sizeof(rtexts) / sizeof(*rtexts); k++)
+		ok(vmheap_writer_add_string(w, k, rtexts[k], strlen(rtexts[k])),
+		   w);
+	ok(vmheap_writer_add_string(w, 10, "vm", 2), w);
+	ok(vmheap_writer_add_string(w, 11, "globals", 7), w);
+	for (size_t i = 0; i < h->n; i++) {
+		for (size_t r = 0; r < h->nrefs[i]; r++)
+			refs[r] = h->ref[i][r] < 0 ? 0x99990
+						   : 0x1000 + 0x10 * (uint64_t)
+								      h->ref[i][r];
+		obj(w, 0x1000 + 0x10 * i, h->cls[i], 16, refs, h->name[i],
+		    h->nrefs[i]);
+	}
+	for (size_t k = 0; k < h->nroots; k++)
+		ok(vmheap_writer_add_root_named(
+		       w, h->root_kind[k], 0x1000 + 0x10 * h->root_obj[k],
+		       h->root_name[k]),
+		   w);
+	ok(vmheap_writer_finish(w), w);
+	vmheap_writer_free(w);
+	fclose(f);
+	return path;
+}
+
+static void random_rheap(struct rheap *h, unsigned seed)
+{
+	unsigned s = seed * 2654435761u + 7;
+
+	memset(h, 0, sizeof(*h));
+	h->n = 1 + rnd(&s) % RMAX;
+	for (size_t i = 0; i < h->n; i++) {
+		h->cls[i] = 1 + rnd(&s) % 4;
+		h->nrefs[i] = rnd(&s) % 4;
+		for (size_t r = 0; r < h->nrefs[i]; r++) {
+			/* "@a" under either of its ids most often */
+			static const int64_t pick[10] = {0, 1, 1, 5, 5,
+							 2, 3, 4, -1, 99};
+			int64_t v = pick[rnd(&s) % 10];
+			h->ref[i][r] =
+			    rnd(&s) % 12 ? (long)(rnd(&s) % h->n) : -1;
+			h->name[i][r] = v == -1 ? vmheap_edge_name_index(r) : v;
+		}
+	}
+	h->nroots = 1 + rnd(&s) % 4;
+	for (size_t k = 0; k < h->nroots; k++) {
+		h->root_obj[k] = rnd(&s) % h->n;
+		h->root_kind[k] = 10 + rnd(&s) % 2;
+		h->root_name[k] = rnd(&s) % 3 ? 6 + rnd(&s) % 2 : 0;
+	}
+}
+
+/* The shape text of a name value: "" none, "E" element, else its text
+ * (two ids of one text are one name), "?99" a string the dump lacks. */
+static void name_word(int64_t v, char *buf, size_t len)
+{
+	if (v == 0)
+		snprintf(buf, len, "-");
+	else if (v < 0 || (v < 8 && rtexts[v][0] == '['))
+		snprintf(buf, len, "E");
+	else if (v < 8)
+		snprintf(buf, len, "%s", rtexts[v]);
+	else
+		snprintf(buf, len, "?%lld", (long long)v);
+}
+
+/* Breadth-first from the roots in file order; the shape text of each
+ * reachable object into shape[i] (NULL: unreachable). */
+static void brute_shapes(const struct rheap *h, char **shape)
+{
+	long parent[RMAX], via[RMAX], root_of[RMAX];
+	size_t queue[RMAX], head = 0, tail = 0;
+	char word[32];
+
+	for (size_t i = 0; i < h->n; i++)
+		parent[i] = -2, shape[i] = NULL;
+	for (size_t k = 0; k < h->nroots; k++) {
+		size_t v = h->root_obj[k];
+		if (parent[v] != -2)
+			continue;
+		parent[v] = -1;
+		root_of[v] = (long)k;
+		queue[tail++] = v;
+	}
+	while (head < tail) {
+		size_t v = queue[head++];
+		for (size_t r = 0; r < h->nrefs[v]; r++) {
+			long w = h->ref[v][r];
+			if (w < 0 || parent[w] != -2)
+				continue;
+			parent[w] = (long)v;
+			via[w] = (long)r;
+			queue[tail++] = (size_t)w;
+		}
+	}
+	/* in BFS order, so that a parent's text exists before its child's */
+	for (size_t q = 0; q < tail; q++) {
+		size_t v = queue[q];
+		char buf[4096];
+		if (parent[v] == -1) {
+			size_t k = (size_t)root_of[v];
+			name_word((int64_t)h->root_name[k], word, sizeof(word));
+			snprintf(buf, sizeof(buf), "%llu %s | %llu",
+				 (unsigned long long)h->root_kind[k], word,
+				 (unsigned long long)h->cls[v]);
+		} else {
+			size_t p = (size_t)parent[v];
+			name_word(h->name[p][via[v]], word, sizeof(word));
+			snprintf(buf, sizeof(buf), "%s > %s %llu", shape[p],
+				 word, (unsigned long long)h->cls[v]);
+		}
+		shape[v] = strdup(buf);
+	}
+}
+
+START_TEST(shapes_with_names_agree_with_brute_force)
+{
+	struct rheap *h = malloc(sizeof(*h));
+	char *shape[RMAX], name[64];
+	vmheap_graph *g = NULL;
+	char err[256];
+
+	ck_assert_ptr_nonnull(h);
+	random_rheap(h, (unsigned)_i);
+	brute_shapes(h, shape);
+	snprintf(name, sizeof(name), "random-%d.vmheap", _i);
+	ck_assert_int_eq(vmheap_graph_open_path(&g, write_rheap(h, name), err,
+						sizeof(err)),
+			 0);
+	for (uint64_t c = 1; c <= 4; c++) {
+		struct vmheap_graph_class_paths *p = NULL;
+		size_t shapes = 0, covered = 0;
+
+		ck_assert_int_eq(vmheap_graph_class_paths(g, c, &p), 0);
+		/* the distinct shape texts of class c, and their counts */
+		for (size_t i = 0; i < h->n; i++) {
+			int first = 1;
+			if (h->cls[i] != c || !shape[i])
+				continue;
+			for (size_t j = 0; j < i && first; j++)
+				if (h->cls[j] == c && shape[j] &&
+				    !strcmp(shape[j], shape[i]))
+					first = 0;
+			shapes += first;
+		}
+		ck_assert_uint_eq(p->group_count, shapes);
+		for (size_t k = 0; k < p->group_count; k++) {
+			const struct vmheap_graph_path_group *grp =
+			    &p->groups[k];
+			size_t ex = (size_t)((vmheap_graph_object_id(
+						  g, grp->example) -
+					      0x1000) /
+					     0x10);
+			uint64_t count = 0;
+			for (size_t i = 0; i < h->n; i++)
+				count += h->cls[i] == c && shape[i] &&
+					 !strcmp(shape[i], shape[ex]);
+			ck_assert_msg(count == grp->count,
+				      "seed %d class %llu shape '%s': %llu "
+				      "objects, the graph says %llu",
+				      _i, (unsigned long long)c, shape[ex],
+				      (unsigned long long)count,
+				      (unsigned long long)grp->count);
+			covered += count;
+		}
+		ck_assert_uint_eq(covered + p->unreachable, p->instances);
+		vmheap_graph_class_paths_free(p);
+	}
+	for (size_t i = 0; i < h->n; i++)
+		free(shape[i]);
+	vmheap_graph_free(g);
+	free(h);
 }
 END_TEST
 
@@ -561,6 +781,7 @@ Suite *vmheap_spec_suite(void)
 	TCase *vm = spec_tcase(s, "sample VM", 120);
 
 	tcase_add_test(q, graph_keeps_every_name_form);
+	tcase_add_loop_test(q, shapes_with_names_agree_with_brute_force, 0, 40);
 	tcase_add_test(t, paths_read_as_people_say_them);
 	tcase_add_test(t, json_carries_the_names);
 	tcase_add_test(t, a_dump_without_names_prints_its_paths_as_before);
