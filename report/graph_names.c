@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmheap_graph_query.h"
 #include "vmheap_report.h"
 
 /* Append len bytes of text as a text cell would show them. */
