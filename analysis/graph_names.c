@@ -50,8 +50,8 @@ int graph_name_code(vmheap_graph *g, struct graph_name_codes *c, int64_t v,
 		return 0;
 	}
 	if (v < 0 && vmheap_edge_name_index_of(v) < GRAPH_NAME_INDEX) {
-		*code = GRAPH_NAME_INDEX |
-			(uint32_t)vmheap_edge_name_index_of(v);
+		*code =
+		    GRAPH_NAME_INDEX | (uint32_t)vmheap_edge_name_index_of(v);
 		return 0;
 	}
 	if (c->last_code && c->last_value == v) {
@@ -87,8 +87,8 @@ found:
 }
 
 /* The first string record of `id`, or NULL. */
-static const struct graph_string *
-find_string(const struct graph_string *s, size_t n, uint64_t id)
+static const struct graph_string *find_string(const struct graph_string *s,
+					      size_t n, uint64_t id)
 {
 	size_t lo = 0, hi = n;
 
@@ -167,9 +167,9 @@ int graph_names_resolve(vmheap_graph *g, struct graph_name_codes *c,
 	}
 	for (size_t k = 0; k < n; k++) {
 		const struct graph_name *x = &g->name_table[k];
-		order[k] = (struct by_text){
-		    x->has_text ? g->names + x->off : NULL, x->len,
-		    (uint32_t)k};
+		order[k] =
+		    (struct by_text){x->has_text ? g->names + x->off : NULL,
+				     x->len, (uint32_t)k};
 	}
 	qsort(order, n, sizeof(*order), compare_texts);
 	to[0] = 0;
@@ -249,8 +249,8 @@ int vmheap_graph_has_edge_names(const vmheap_graph *g)
 	return g->edge_name != NULL;
 }
 
-int vmheap_graph_reference_name(const vmheap_graph *g, uint32_t i,
-				uint32_t k, struct vmheap_graph_name *out)
+int vmheap_graph_reference_name(const vmheap_graph *g, uint32_t i, uint32_t k,
+				struct vmheap_graph_name *out)
 {
 	return describe(g, g->edge_name ? g->edge_name[g->fwd_off[i] + k] : 0,
 			out);
@@ -278,8 +278,7 @@ int vmheap_graph_path_name(const vmheap_graph *g, uint32_t i,
 	return describe(g, code, out);
 }
 
-const char *vmheap_graph_root_name(const vmheap_graph *g, size_t k,
-				   size_t *len)
+const char *vmheap_graph_root_name(const vmheap_graph *g, size_t k, size_t *len)
 {
 	struct vmheap_graph_name x;
 

@@ -58,8 +58,8 @@ static const char *class_root_name(const vmheap_graph *g, uint32_t i,
  * holder_in may be NULL), else the name of a root that holds it and
  * reads as a class's path, else its class.
  */
-static void add_holder_own_name(struct vmheap_strbuf *sb,
-				const vmheap_graph *g, uint32_t holder,
+static void add_holder_own_name(struct vmheap_strbuf *sb, const vmheap_graph *g,
+				uint32_t holder,
 				const struct vmheap_graph_name *holder_in)
 {
 	size_t len;

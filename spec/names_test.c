@@ -86,8 +86,8 @@ static void ok(int rc, vmheap_writer *w)
 static void obj(vmheap_writer *w, uint64_t id, uint64_t cls, uint64_t bytes,
 		const uint64_t *refs, const int64_t *names, size_t n)
 {
-	ok(vmheap_writer_add_object_named(w, id, cls, bytes, 0, refs,
-					  names, n, 0),
+	ok(vmheap_writer_add_object_named(w, id, cls, bytes, 0, refs, names, n,
+					  0),
 	   w);
 }
 
@@ -99,22 +99,35 @@ static const char *write_named_heap(const char *name, int named)
 		uint64_t id;
 		const char *text;
 	} strings[] = {
-	    {S_VM, "vm"},	   {S_GLOBALS, "globals"}, {S_AUDIT, "$audit"},
-	    {S_CONST_STORE, "::STORE"}, {S_STORE, "@store"},
-	    {S_CACHE, "@cache"},   {S_K17, "[\"k17\"]"}, {S_K1, "[\"k1\"]"},
-	    {S_K2, "[\"k2\"]"},	   {S_NEXT, ".next"},	   {S_KEY, "key"},
-	    {S_WEIRD, "weird"},	   {S_APP, "::App"},	   {S_CONFIG, "::CONFIG"},
-	    {S_K1_AGAIN, "[\"k1\"]"}, {S_NEXT_AGAIN, ".next"},
-	    {S_COUNT, ".COUNT"}, {S_CONFIG_ROOT, "Config"},
+	    {S_VM, "vm"},
+	    {S_GLOBALS, "globals"},
+	    {S_AUDIT, "$audit"},
+	    {S_CONST_STORE, "::STORE"},
+	    {S_STORE, "@store"},
+	    {S_CACHE, "@cache"},
+	    {S_K17, "[\"k17\"]"},
+	    {S_K1, "[\"k1\"]"},
+	    {S_K2, "[\"k2\"]"},
+	    {S_NEXT, ".next"},
+	    {S_KEY, "key"},
+	    {S_WEIRD, "weird"},
+	    {S_APP, "::App"},
+	    {S_CONFIG, "::CONFIG"},
+	    {S_K1_AGAIN, "[\"k1\"]"},
+	    {S_NEXT_AGAIN, ".next"},
+	    {S_COUNT, ".COUNT"},
+	    {S_CONFIG_ROOT, "Config"},
 	    {S_LIMIT, "::LIMIT"},
 	};
 	static const struct {
 		uint64_t id;
 		const char *name;
 	} classes[] = {
-	    {C_REGISTRY, "Registry"}, {C_HASH, "Hash"},	    {C_ENTRY, "Entry"},
-	    {C_ARRAY, "Array"},	      {C_NODE, "Node"},	    {C_STRING, "String"},
-	    {C_OBJECT, "Object"},     {C_MODULE, "Module"}, {C_CLASS, "Class"},
+	    {C_REGISTRY, "Registry"}, {C_HASH, "Hash"},
+	    {C_ENTRY, "Entry"},	      {C_ARRAY, "Array"},
+	    {C_NODE, "Node"},	      {C_STRING, "String"},
+	    {C_OBJECT, "Object"},     {C_MODULE, "Module"},
+	    {C_CLASS, "Class"},
 	};
 	const char *path = tmp_path(name);
 	struct vmheap_writer_options o = VMHEAP_WRITER_OPTIONS_INIT;
@@ -194,8 +207,8 @@ static uint32_t find(const vmheap_graph *g, uint64_t id)
 }
 
 /* The text of the name of the reference from `from` to `to`. */
-static void expect_edge_text(const vmheap_graph *g, uint64_t from,
-			     uint64_t to, const char *text)
+static void expect_edge_text(const vmheap_graph *g, uint64_t from, uint64_t to,
+			     const char *text)
 {
 	struct vmheap_graph_name n;
 
@@ -214,8 +227,7 @@ START_TEST(graph_keeps_every_name_form)
 	char err[256];
 	size_t len;
 
-	ck_assert_int_eq(vmheap_graph_open_path(&g, path, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(vmheap_graph_open_path(&g, path, err, sizeof(err)), 0);
 	ck_assert_int_eq(vmheap_graph_has_edge_names(g), 1);
 	expect_edge_text(g, 0x100, 0x200, "::STORE");
 	expect_edge_text(g, 0x200, 0x310, "@cache");
@@ -223,17 +235,17 @@ START_TEST(graph_keeps_every_name_form)
 	expect_edge_text(g, 0x310, 0x430, "[\"k1\"]");
 	expect_edge_text(g, 0x600, 0x710, "key");
 	/* element index 1, and a string id without a record */
-	ck_assert_int_eq(vmheap_graph_edge_name(g, find(g, 0x500),
-						find(g, 0x610), &n),
-			 VMHEAP_GRAPH_NAME_INDEX);
+	ck_assert_int_eq(
+	    vmheap_graph_edge_name(g, find(g, 0x500), find(g, 0x610), &n),
+	    VMHEAP_GRAPH_NAME_INDEX);
 	ck_assert_uint_eq(n.index, 1);
 	ck_assert_int_eq(vmheap_graph_reference_name(g, find(g, 0x600), 3, &n),
 			 VMHEAP_GRAPH_NAME_UNKNOWN);
 	ck_assert_uint_eq(n.string_id, S_MISSING);
 	/* no reference, and an unnamed one */
-	ck_assert_int_eq(vmheap_graph_edge_name(g, find(g, 0x400),
-						find(g, 0x100), &n),
-			 VMHEAP_GRAPH_NAME_NONE);
+	ck_assert_int_eq(
+	    vmheap_graph_edge_name(g, find(g, 0x400), find(g, 0x100), &n),
+	    VMHEAP_GRAPH_NAME_NONE);
 	/* root names */
 	ck_assert_ptr_null(vmheap_graph_root_name(g, 0, &len));
 	ck_assert_str_eq(vmheap_graph_root_name(g, 1, &len), "$audit");
@@ -252,8 +264,7 @@ START_TEST(graph_keeps_every_name_form)
 
 	/* the same heap without names: nothing kept, nothing shown */
 	path = write_named_heap("plain.vmheap", 0);
-	ck_assert_int_eq(vmheap_graph_open_path(&g, path, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(vmheap_graph_open_path(&g, path, err, sizeof(err)), 0);
 	ck_assert_int_eq(vmheap_graph_has_edge_names(g), 0);
 	ck_assert_int_eq(vmheap_graph_shortest_paths(g), 0);
 	ck_assert_int_eq(vmheap_graph_path_name(g, find(g, 0x400), &n),
@@ -294,8 +305,8 @@ struct rheap {
 };
 
 /* Name values: string ids 1..7 (see texts), 0, or an index. */
-static const char *const rtexts[] = {NULL,     "@a",   "@b", "[\"x\"]",
-				     ".f",     "@a",   "$g", "$h"};
+static const char *const rtexts[] = {NULL, "@a", "@b", "[\"x\"]",
+				     ".f", "@a", "$g", "$h"};
 
 static const char *write_rheap(const struct rheap *h, const char *name)
 {
@@ -315,16 +326,16 @@ static const char *write_rheap(const struct rheap *h, const char *name)
 	ok(vmheap_writer_add_string(w, 11, "globals", 7), w);
 	for (size_t i = 0; i < h->n; i++) {
 		for (size_t r = 0; r < h->nrefs[i]; r++)
-			refs[r] = h->ref[i][r] < 0 ? 0x99990
-						   : 0x1000 + 0x10 * (uint64_t)
-								      h->ref[i][r];
+			refs[r] = h->ref[i][r] < 0
+				      ? 0x99990
+				      : 0x1000 + 0x10 * (uint64_t)h->ref[i][r];
 		obj(w, 0x1000 + 0x10 * i, h->cls[i], 16, refs, h->name[i],
 		    h->nrefs[i]);
 	}
 	for (size_t k = 0; k < h->nroots; k++)
-		ok(vmheap_writer_add_root_named(
-		       w, h->root_kind[k], 0x1000 + 0x10 * h->root_obj[k],
-		       h->root_name[k]),
+		ok(vmheap_writer_add_root_named(w, h->root_kind[k],
+						0x1000 + 0x10 * h->root_obj[k],
+						h->root_name[k]),
 		   w);
 	ok(vmheap_writer_finish(w), w);
 	vmheap_writer_free(w);
@@ -343,7 +354,7 @@ static void random_rheap(struct rheap *h, unsigned seed)
 		h->nrefs[i] = rnd(&s) % 4;
 		for (size_t r = 0; r < h->nrefs[i]; r++) {
 			/* "@a" under either of its ids most often */
-			static const int64_t pick[10] = {0, 1, 1, 5, 5,
+			static const int64_t pick[10] = {0, 1, 1, 5,  5,
 							 2, 3, 4, -1, 99};
 			int64_t v = pick[rnd(&s) % 10];
 			h->ref[i][r] =
@@ -433,9 +444,9 @@ START_TEST(shapes_with_names_agree_with_brute_force)
 	random_rheap(h, (unsigned)_i);
 	brute_shapes(h, shape);
 	snprintf(name, sizeof(name), "random-%d.vmheap", _i);
-	ck_assert_int_eq(vmheap_graph_open_path(&g, write_rheap(h, name), err,
-						sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+	    vmheap_graph_open_path(&g, write_rheap(h, name), err, sizeof(err)),
+	    0);
 	for (uint64_t c = 1; c <= 4; c++) {
 		struct vmheap_graph_class_paths *p = NULL;
 		size_t shapes = 0, covered = 0;
@@ -456,10 +467,10 @@ START_TEST(shapes_with_names_agree_with_brute_force)
 		for (size_t k = 0; k < p->group_count; k++) {
 			const struct vmheap_graph_path_group *grp =
 			    &p->groups[k];
-			size_t ex = (size_t)((vmheap_graph_object_id(
-						  g, grp->example) -
-					      0x1000) /
-					     0x10);
+			size_t ex =
+			    (size_t)((vmheap_graph_object_id(g, grp->example) -
+				      0x1000) /
+				     0x10);
 			uint64_t count = 0;
 			for (size_t i = 0; i < h->n; i++)
 				count += h->cls[i] == c && shape[i] &&
@@ -492,6 +503,16 @@ static struct run tool(const char *name, const char *const *args)
 	return r;
 }
 
+/* Run `name` with `args` (exit 0) and expect `want` in its output. */
+static void expect_out(const char *name, const char *const *args,
+		       const char *want)
+{
+	struct run r = tool(name, args);
+
+	ck_assert_msg(strstr(r.out, want), "%s", r.out);
+	run_free(&r);
+}
+
 START_TEST(paths_read_as_people_say_them)
 {
 	const char *path = write_named_heap("named.vmheap", 1);
@@ -502,21 +523,21 @@ START_TEST(paths_read_as_people_say_them)
 	r = tool("vmheap-path", (const char *[]){path, "Entry", NULL});
 	ck_assert_msg(strstr(r.out, "2 path shapes"), "%s", r.out);
 	ck_assert_msg(
-	    strstr(r.out, "#1  3 instances (75.0%), 72 B, path of 4 objects\n"
-			  "    Entry " LEFT " Hash[\"k17\"] " LEFT
-			  " @store of Registry " LEFT
-			  " constant Registry::STORE " LEFT " root vm\n"
-			  "    root vm\n"
-			  "      Class  0x100\n"
-			  "      Registry  0x200  " LEFT
-			  " constant Registry::STORE\n"
-			  "      Hash  0x300  " LEFT " @store of Registry\n"
-			  "      Entry  0x400  " LEFT " Hash[\"k17\"]\n"),
+	    strstr(r.out,
+		   "#1  3 instances (75.0%), 72 B, path of 4 objects\n"
+		   "    Entry " LEFT " Hash[\"k17\"] " LEFT
+		   " @store of Registry " LEFT " constant Registry::STORE " LEFT
+		   " root vm\n"
+		   "    root vm\n"
+		   "      Class  0x100\n"
+		   "      Registry  0x200  " LEFT " constant Registry::STORE\n"
+		   "      Hash  0x300  " LEFT " @store of Registry\n"
+		   "      Entry  0x400  " LEFT " Hash[\"k17\"]\n"),
 	    "%s", r.out);
-	ck_assert_msg(strstr(r.out, "#2  1 instance (25.0%), 24 B, path of 4 "
-				    "objects\n    Entry " LEFT
-				    " Hash[\"k1\"] " LEFT
-				    " @cache of Registry " LEFT),
+	ck_assert_msg(strstr(r.out,
+			     "#2  1 instance (25.0%), 24 B, path of 4 "
+			     "objects\n    Entry " LEFT " Hash[\"k1\"] " LEFT
+			     " @cache of Registry " LEFT),
 		      "%s", r.out);
 	run_free(&r);
 
@@ -524,14 +545,14 @@ START_TEST(paths_read_as_people_say_them)
 	 * dump lacks, and the root's name */
 	r = tool("vmheap-path", (const char *[]){path, "String", NULL});
 	ck_assert_msg(strstr(r.out, "    String " LEFT " key of Node " LEFT
-				    " Array[0] " LEFT
-				    " root globals $audit\n"),
+				    " Array[0] " LEFT " root globals $audit\n"),
 		      "%s", r.out);
 	ck_assert_msg(strstr(r.out, "    String " LEFT " weird of Node " LEFT
 				    " Array[0] " LEFT),
 		      "%s", r.out);
-	ck_assert_msg(strstr(r.out, "    String " LEFT " <string 999> of Node "),
-		      "%s", r.out);
+	ck_assert_msg(
+	    strstr(r.out, "    String " LEFT " <string 999> of Node "), "%s",
+	    r.out);
 	ck_assert_msg(strstr(r.out, "    String " LEFT " Registry.COUNT " LEFT
 				    " root vm\n"),
 		      "%s", r.out);
@@ -539,53 +560,45 @@ START_TEST(paths_read_as_people_say_them)
 	/* two string records of one text are one name: Node 0x700 and Node
 	 * 0x740, each reached by a ".next" of its own record, are one shape */
 	r = tool("vmheap-path", (const char *[]){path, "Node", NULL});
-	ck_assert_msg(strstr(r.out, "class Node: 4 instances, 128 bytes; 2 path "
-				    "shapes;"),
+	ck_assert_msg(strstr(r.out,
+			     "class Node: 4 instances, 128 bytes; 2 path "
+			     "shapes;"),
 		      "%s", r.out);
 	ck_assert_msg(strstr(r.out, "#2  2 instances (50.0%), 64 B, path of 3 "
 				    "objects\n    Node " LEFT " Node.next " LEFT
 				    " Array[0] " LEFT " root globals $audit\n"),
 		      "%s", r.out);
 	run_free(&r);
-	r = tool("vmheap-path", (const char *[]){path, "0x700", NULL});
-	ck_assert_msg(strstr(r.out, "    Node " LEFT " Node.next " LEFT
-				    " Array[0] " LEFT " root globals $audit\n"
-				    "    root globals $audit\n"),
-		      "%s", r.out);
-	run_free(&r);
+	expect_out("vmheap-path", (const char *[]){path, "0x700", NULL},
+		   "    Node " LEFT " Node.next " LEFT " Array[0] " LEFT
+		   " root globals $audit\n"
+		   "    root globals $audit\n");
 
 	/* a constant of a module that has no class record of its own id:
 	 * its name is the constant that holds it */
-	r = tool("vmheap-path", (const char *[]){path, "0xb00", NULL});
-	ck_assert_msg(strstr(r.out, "    Hash " LEFT " constant App::CONFIG " LEFT
-				    " constant Object::App " LEFT " root vm\n"),
-		      "%s", r.out);
-	run_free(&r);
+	expect_out("vmheap-path", (const char *[]){path, "0xb00", NULL},
+		   "    Hash " LEFT " constant App::CONFIG " LEFT
+		   " constant Object::App " LEFT " root vm\n");
 	/* a class that is a root named by its path (as the Ruby host does) */
-	r = tool("vmheap-path", (const char *[]){path, "0xd10", NULL});
-	ck_assert_msg(strstr(r.out, "    Hash " LEFT " constant Config::LIMIT " LEFT
-				    " root vm Config\n"),
-		      "%s", r.out);
-	run_free(&r);
+	expect_out("vmheap-path", (const char *[]){path, "0xd10", NULL},
+		   "    Hash " LEFT " constant Config::LIMIT " LEFT
+		   " root vm Config\n");
 
 	/* the dominators' chain */
-	r = tool("vmheap-dominators",
-		 (const char *[]){"--class", "Hash", "--format", "csv", path,
-				  NULL});
-	ck_assert_msg(strstr(r.out, ",@store of Registry 0x200 " LEFT
-				    " constant Registry::STORE 0x100 " LEFT
-				    " root vm\n"),
-		      "%s", r.out);
-	run_free(&r);
+	expect_out(
+	    "vmheap-dominators",
+	    (const char *[]){"--class", "Hash", "--format", "csv", path, NULL},
+	    ",@store of Registry 0x200 " LEFT
+	    " constant Registry::STORE 0x100 " LEFT " root vm\n");
 }
 END_TEST
 
 START_TEST(json_carries_the_names)
 {
 	const char *path = write_named_heap("named.vmheap", 1);
-	struct run r = tool("vmheap-path",
-			    (const char *[]){"--format", "json", path, "Node",
-					     NULL});
+	struct run r =
+	    tool("vmheap-path",
+		 (const char *[]){"--format", "json", path, "Node", NULL});
 	struct jval *j = json_parse(r.out);
 	const struct jval *grp, *p, *root;
 
@@ -610,10 +623,10 @@ START_TEST(json_carries_the_names)
 	ck_assert_str_eq(json_get(p->items[1], "name")->str, "::STORE");
 	ck_assert_str_eq(json_get(p->items[2], "name")->str, "@store");
 	ck_assert_str_eq(json_get(p->items[3], "name")->str, "[\"k17\"]");
-	ck_assert_int_eq(json_get(json_get(json_get(j, "groups")->items[0],
-					    "root"),
-				   "name")->type,
-			 J_NULL);
+	ck_assert_int_eq(
+	    json_get(json_get(json_get(j, "groups")->items[0], "root"), "name")
+		->type,
+	    J_NULL);
 	json_free(j);
 	run_free(&r);
 }
@@ -622,7 +635,8 @@ END_TEST
 START_TEST(a_dump_without_names_prints_its_paths_as_before)
 {
 	const char *path = write_named_heap("plain.vmheap", 0);
-	struct run r = tool("vmheap-path", (const char *[]){path, "Entry", NULL});
+	struct run r =
+	    tool("vmheap-path", (const char *[]){path, "Entry", NULL});
 
 	/* no shape per name: the four Entries of the two Hashes are one */
 	ck_assert_msg(strstr(r.out, "#1  4 instances (100.0%), 96 B, path of 4 "
@@ -635,18 +649,20 @@ START_TEST(a_dump_without_names_prints_its_paths_as_before)
 		      "%s", r.out);
 	ck_assert_msg(!strstr(r.out, LEFT), "%s", r.out);
 	run_free(&r);
-	r = tool("vmheap-dominators", (const char *[]){"--top", "3", path, NULL});
+	r = tool("vmheap-dominators",
+		 (const char *[]){"--top", "3", path, NULL});
 	ck_assert_msg(!strstr(r.out, "@store") && !strstr(r.out, "constant") &&
 			  !strstr(r.out, "$audit"),
 		      "%s", r.out);
 	run_free(&r);
-	r = tool("vmheap-path", (const char *[]){"--format", "json", path,
-						 "0x400", NULL});
-	ck_assert_msg(!strstr(r.out, "\"index\"") &&
-			  strstr(r.out, "\"root\":{\"kind\":\"vm\",\"name\":null}") &&
-			  strstr(r.out, "{\"class\":\"Entry\",\"address\":"
-					"\"0x400\"}"),
-		      "%s", r.out);
+	r = tool("vmheap-path",
+		 (const char *[]){"--format", "json", path, "0x400", NULL});
+	ck_assert_msg(
+	    !strstr(r.out, "\"index\"") &&
+		strstr(r.out, "\"root\":{\"kind\":\"vm\",\"name\":null}") &&
+		strstr(r.out, "{\"class\":\"Entry\",\"address\":"
+			      "\"0x400\"}"),
+	    "%s", r.out);
 	run_free(&r);
 }
 END_TEST
@@ -661,18 +677,18 @@ static void sample_dump(const struct spec_vm *vm, const char *path)
 
 	snprintf(cmd, sizeof(cmd), "set system.memory.dump %s", path);
 	snprintf(envtmp, sizeof(envtmp), "VMHEAP_AGENT_TMPDIR=%s", vm->tmpdir);
-	ck_assert_int_eq(
-	    spec_run((const char *[]){spec_bin("vmheap-console"), "-e", cmd,
-				      NULL},
-		     (const char *[]){envtmp, NULL}, NULL, 60000, &r),
-	    0);
+	ck_assert_int_eq(spec_run((const char *[]){spec_bin("vmheap-console"),
+						   "-e", cmd, NULL},
+				  (const char *[]){envtmp, NULL}, NULL, 60000,
+				  &r),
+			 0);
 	ck_assert_msg(r.status == 0, "console: %s%s", r.out, r.err);
 	spec_run_free(&r);
 }
 
 /* Dumps of the sample VM until its leak Array holds `want` Requests. */
-static const char *sample_dump_with(const struct spec_vm *vm,
-				    const char *name, int want)
+static const char *sample_dump_with(const struct spec_vm *vm, const char *name,
+				    int want)
 {
 	char wanted[64], file[64];
 
@@ -712,17 +728,15 @@ START_TEST(the_sample_vm_names_its_leak_path)
 	 * the newest (the sample lists its objects newest first): element 11 */
 	r = tool("vmheap-path", (const char *[]){dump, "Request", NULL});
 	ck_assert_msg(strstr(r.out, "1 path shape;"), "%s", r.out);
-	ck_assert_msg(strstr(r.out, "    Request " LEFT " Array[11] " LEFT
-				    " Hash[:leaks] " LEFT
-				    " root globals $globals\n"
-				    "    root globals $globals\n"),
+	ck_assert_msg(strstr(r.out,
+			     "    Request " LEFT " Array[11] " LEFT
+			     " Hash[:leaks] " LEFT " root globals $globals\n"
+			     "    root globals $globals\n"),
 		      "%s", r.out);
 	run_free(&r);
-	r = tool("vmheap-path", (const char *[]){dump, "Buffer", NULL});
-	ck_assert_msg(strstr(r.out, "    Buffer " LEFT " @buffer of Session " LEFT
-				    " root stack thread \"mutator\"\n"),
-		      "%s", r.out);
-	run_free(&r);
+	expect_out("vmheap-path", (const char *[]){dump, "Buffer", NULL},
+		   "    Buffer " LEFT " @buffer of Session " LEFT
+		   " root stack thread \"mutator\"\n");
 	r = tool("vmheap-path",
 		 (const char *[]){"--format", "json", dump, "Request", NULL});
 	ck_assert_msg((j = json_parse(r.out)), "%s", r.out);
@@ -732,7 +746,8 @@ START_TEST(the_sample_vm_names_its_leak_path)
 	ck_assert_int_eq(json_get(p->items[2], "index")->inum, 11);
 	json_free(j);
 	run_free(&r);
-	r = tool("vmheap-dominators", (const char *[]){"--top", "2", dump, NULL});
+	r = tool("vmheap-dominators",
+		 (const char *[]){"--top", "2", dump, NULL});
 	ck_assert_msg(strstr(r.out, "Hash[:leaks] 0x"), "%s", r.out);
 	ck_assert_msg(strstr(r.out, " " LEFT " root globals $globals\n"), "%s",
 		      r.out);
