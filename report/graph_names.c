@@ -112,8 +112,14 @@ void vmheap_strbuf_add_holder(struct vmheap_strbuf *sb, const vmheap_graph *g,
 	} else if (t[0] == '[') {
 		add_class_of(sb, g, holder);
 		add_text_bytes(sb, t, name->len);
+	} else if (t[0] == '@') {
+		/* "@store of Registry"; a class object known by name holds
+		 * its own ivars: "@cache of Gem" */
+		add_text_bytes(sb, t, name->len);
+		vmheap_strbuf_add(sb, " of ", 4);
+		add_holder_own_name(sb, g, holder, NULL);
 	} else {
-		/* "@store of Registry", "key of Hash", "NAME of Holder" */
+		/* "key of Hash", "NAME of Holder" */
 		add_text_bytes(sb, t, name->len);
 		vmheap_strbuf_add(sb, " of ", 4);
 		add_class_of(sb, g, holder);

@@ -415,7 +415,9 @@ void vmheap_strbuf_add_root_json(struct vmheap_strbuf *sb,
  *   no name          Hash                      (the holder's class)
  *   index 17         Array[17]
  *   ["k17"]          Hash["k17"]               (hash keys, "[...]")
- *   "@store"         @store of Registry        (instance variables)
+ *   "@store"         @store of Registry        (instance variables; a
+ *                                              class object known by name,
+ *                                              as for fields: @cache of Gem)
  *   "::STORE"        constant Registry::STORE  (Registry: the holder's
  *                    own name: the class record whose id is its id, else
  *                    the constant it is held by, *holder_in, else the

@@ -41,7 +41,7 @@
  *       weird -> String 0x720, string 999 (no record) -> String 0x730
  *   root vm -> Object 0x900 ::App -> Module 0xa00 ::CONFIG -> Hash 0xb00
  *   root vm Config -> Class 0xd00 (no class record of its id)
- *     ::LIMIT -> Hash 0xd10
+ *     ::LIMIT -> Hash 0xd10, @cache -> String 0xd20
  */
 enum {
 	S_VM = 1,
@@ -177,8 +177,9 @@ static const char *write_named_heap(const char *name, int named)
 	NAMED(0x900, C_OBJECT, 40, N(S_APP), 0xa00);
 	NAMED(0xa00, C_MODULE, 40, N(S_CONFIG), 0xb00);
 	LEAF(0xb00, C_HASH, 80);
-	NAMED(0xd00, C_CLASS, 100, N(S_LIMIT), 0xd10);
+	NAMED(0xd00, C_CLASS, 100, N(S_LIMIT, S_CACHE), 0xd10, 0xd20);
 	LEAF(0xd10, C_HASH, 80);
+	LEAF(0xd20, C_STRING, 16);
 #undef LEAF
 #undef NAMED
 #undef N
@@ -582,6 +583,9 @@ START_TEST(paths_read_as_people_say_them)
 	/* a class that is a root named by its path (as the Ruby host does) */
 	expect_out("vmheap-path", (const char *[]){path, "0xd10", NULL},
 		   "    Hash " LEFT " constant Config::LIMIT " LEFT
+		   " root vm Config\n");
+	expect_out("vmheap-path", (const char *[]){path, "0xd20", NULL},
+		   "    String " LEFT " @cache of Config " LEFT
 		   " root vm Config\n");
 
 	/* the dominators' chain */
