@@ -171,6 +171,13 @@ struct vmheap_agent_host {
 	int (*get_var)(void *ctx, const char *name, msgpack_packer *pk);
 	int (*set_var)(void *ctx, const char *name, const msgpack_object *value,
 		       msgpack_packer *pk, char *err, size_t errlen);
+
+	/*
+	 * Optional (format 1.1).  Non-zero when walk_heap names references
+	 * or roots (vmheap_writer_add_object_named, _add_root_named): the
+	 * agent opens the writer with the option edge_names.
+	 */
+	int edge_names;
 };
 
 /* Agent settings.  Zero/NULL fields take defaults, except dump_fork and
