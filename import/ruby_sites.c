@@ -24,17 +24,6 @@ static uint64_t fnv(uint64_t h, const void *bytes, size_t n)
 	return h;
 }
 
-static char *copy(const char *s, size_t n)
-{
-	char *c = malloc(n + 1);
-
-	if (c) {
-		memcpy(c, s, n);
-		c[n] = '\0';
-	}
-	return c;
-}
-
 struct ruby_site *ruby_site_get(struct imp_table *t, const char *file,
 				size_t file_len, uint64_t line,
 				const char *method, size_t method_len,
@@ -57,10 +46,15 @@ struct ruby_site *ruby_site_get(struct imp_table *t, const char *file,
 		if (!s)
 			return NULL;
 		if (*created) {
-			s->file = copy(file, file_len);
-			s->method = copy(method, method_len);
-			if (!s->file || !s->method)
-				return NULL; /* freed by ruby_sites_free */
+			/* one block: the file, a NUL, the method, a NUL */
+			s->file = malloc(file_len + method_len + 2);
+			if (!s->file)
+				return NULL;
+			memcpy(s->file, file, file_len);
+			s->file[file_len] = '\0';
+			s->method = s->file + file_len + 1;
+			memcpy(s->method, method, method_len);
+			s->method[method_len] = '\0';
 			s->file_len = file_len;
 			s->method_len = method_len;
 			s->line = line;
@@ -83,8 +77,7 @@ void ruby_sites_free(struct imp_table *t)
 	{
 		struct ruby_site *s = imp_table_value(t, i);
 
-		free(s->file);
-		free(s->method);
+		free(s->file); /* and the method, in the same block */
 	}
 	imp_table_free(t);
 }

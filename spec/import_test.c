@@ -922,31 +922,23 @@ static void hprof_names(const struct dump *d, const char *out,
 	ck_assert_uint_ge(threads, 5);
 
 	/* vmheap-path names the static field that holds the leak, and the
-	 * class whose static holds that class (names need a vmheap-path
-	 * that shows them: issue 13's, whose --help says so) */
+	 * class whose static holds that class */
 	{
-		const char *help[] = {spec_bin("vmheap-path"), "--help", NULL};
 		const char *path[] = {spec_bin("vmheap-path"),
 				      "--top",
 				      "1",
 				      out,
 				      "ImportSpecLeak$Session",
 				      NULL};
-		int names;
 
-		ck_assert(spec_run(help, NULL, NULL, RUN_MS, &r) == 0);
-		names = strstr(r.out, "A dump with names") != NULL;
-		spec_run_free(&r);
 		ck_assert(spec_run(path, NULL, NULL, RUN_MS, &r) == 0);
 		ck_assert_msg(r.status == 0, "vmheap-path: %s", r.err);
-		ck_assert_msg(
-		    !names ||
-			strstr(r.out, LEFT " java.util.ArrayList.elementData " LEFT
-				      " ImportSpecLeak.LEAK " LEFT
-				      " sun.launcher.LauncherHelper.appClass " LEFT
-				      " root sticky_class "
-				      "sun.launcher.LauncherHelper\n"),
-		    "%s", r.out);
+		ck_assert_msg(strstr(r.out, LEFT " java.util.ArrayList.elementData "
+					    LEFT " ImportSpecLeak.LEAK " LEFT
+					    " sun.launcher.LauncherHelper.appClass "
+					    LEFT " root sticky_class "
+					    "sun.launcher.LauncherHelper\n"),
+			      "%s", r.out);
 		spec_run_free(&r);
 	}
 
