@@ -1,0 +1,561 @@
+/*
+ * report_html_test.c - vmheap-report as a person sees it: the real tool
+ * writes the HTML file, a real headless Chromium loads it with its
+ * JavaScript (spec/report_html_browser.js drives it over the DevTools
+ * protocol) and the tests read what the page shows and click what a
+ * person would click:
+ *
+ *  - the leaking class is the first bar of the class chart;
+ *  - the growth chart has one line per class in its legend, the classes
+ *    that grew;
+ *  - the diff table has vmheap-diff's rows, in its order, with its figures
+ *    (vmheap-diff's text output is the independent truth);
+ *  - the dominator tree expands on a click, down to the leak, and says how
+ *    many objects it leaves out;
+ *  - class names holding HTML and JavaScript (<script>, </script>, quotes,
+ *    <img onerror=...>, <!--) are shown as text and never run;
+ *  - the console shows no error and no exception;
+ *  - a real sample VM's dumps, and a single dump, give a full report.
+ *
+ * Dumps come from the real writer (tools_harness.c) or the real sample
+ * VM.  Timeouts are generous (Chromium starts slowly on a loaded machine)
+ * and nothing is timed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools_harness-internal.h"
+#include "vmheap_agent.h"
+
+/* ------------------------------------------------------------ dumps */
+
+enum { CL_HASH = 1, CL_ARRAY, CL_LEAK, CL_MINOR, CL_NOISE, CL_SHRINK };
+
+/* Dump k (0, 1, 2) of a leaking heap: a Hash under the root "globals"
+ * holds an Array that holds 100 + 500 k objects of class `leak` (200
+ * bytes each); a second Hash (root "stack") holds 10 + 10 k `minor`
+ * objects (24 bytes); 50 Noise objects and 60 - 20 k `shrink` objects
+ * are held by nothing. */
+static const char *leak_dump(const char *name, int k, const char *leak,
+			     const char *minor, const char *shrink)
+{
+	const struct tclass classes[] = {
+	    {CL_HASH, "Hash"},	{CL_ARRAY, "Array"},   {CL_LEAK, leak},
+	    {CL_MINOR, minor},	{CL_NOISE, "Noise"},   {CL_SHRINK, shrink},
+	};
+	size_t nleak = 100 + 500 * (size_t)k, nminor = 10 + 10 * (size_t)k;
+	size_t nshrink = 60 - 20 * (size_t)k, n = 0;
+	struct tobj *objs = calloc(4 + nleak + nminor + 50 + nshrink,
+				   sizeof(*objs));
+	uint64_t *leaks = calloc(nleak, sizeof(*leaks));
+	uint64_t *minors = calloc(nminor, sizeof(*minors));
+	const struct troot roots[] = {{1, "globals", 0x1000},
+				      {2, "stack", 0x3000}};
+
+	ck_assert(objs && leaks && minors);
+	for (size_t i = 0; i < nleak; i++)
+		leaks[i] = 0x100000 + 16 * i;
+	for (size_t i = 0; i < nminor; i++)
+		minors[i] = 0x200000 + 16 * i;
+	objs[n++] = (struct tobj){.id = 0x1000, .cls = CL_HASH, .bytes = 40,
+				  .nrefs = 1, .refs = {0x2000}};
+	objs[n++] = (struct tobj){.id = 0x2000, .cls = CL_ARRAY, .bytes = 64,
+				  .nrefs = nleak, .many = leaks};
+	objs[n++] = (struct tobj){.id = 0x3000, .cls = CL_HASH, .bytes = 40,
+				  .nrefs = nminor, .many = minors};
+	for (size_t i = 0; i < nleak; i++)
+		objs[n++] = (struct tobj){
+		    .id = leaks[i], .cls = CL_LEAK, .bytes = 200};
+	for (size_t i = 0; i < nminor; i++)
+		objs[n++] = (struct tobj){
+		    .id = minors[i], .cls = CL_MINOR, .bytes = 24};
+	for (size_t i = 0; i < 50; i++)
+		objs[n++] = (struct tobj){
+		    .id = 0x300000 + 16 * i, .cls = CL_NOISE, .bytes = 16};
+	for (size_t i = 0; i < nshrink; i++)
+		objs[n++] = (struct tobj){
+		    .id = 0x400000 + 16 * i, .cls = CL_SHRINK, .bytes = 32};
+	struct tdump d = {.time = 1700000000 + 60 * k,
+			  .classes = classes,
+			  .nclasses = sizeof(classes) / sizeof(*classes),
+			  .objs = objs,
+			  .nobjs = n,
+			  .roots = roots,
+			  .nroots = 2};
+	const char *path = write_dump(name, &d);
+	free(objs);
+	free(leaks);
+	free(minors);
+	return path;
+}
+
+/* Run vmheap-report -o OUT on the dumps (NULL-terminated); fails the
+ * test unless it succeeds.  Returns OUT's path. */
+static const char *report(const char *out_name, const char *const *dumps)
+{
+	const char *args[16];
+	const char *out = tmp_path(out_name);
+	size_t n = 0;
+
+	args[n++] = "-o";
+	args[n++] = out;
+	while (*dumps && n < 15)
+		args[n++] = *dumps++;
+	args[n] = NULL;
+	struct run r = run_tool("vmheap-report", NULL, args);
+	ck_assert_msg(r.status == 0, "vmheap-report: status %d: %s", r.status,
+		      r.err);
+	ck_assert_msg(strstr(r.out, "report written: "), "%s", r.out);
+	run_free(&r);
+	return out;
+}
+
+/* ------------------------------------------------------------ browser */
+
+/* What the browser saw: one value per step, then the final line. */
+struct seen {
+	struct jval *lines[32];
+	size_t n;
+	const struct jval *final; /* console_errors, exceptions, dialogs */
+};
+
+/* Load `html` in headless Chromium and run `steps` (NULL-terminated,
+ * see report_html_browser.js).  Fails the test if the browser cannot. */
+static void browse(const char *html, const char *const *steps,
+		   struct seen *s)
+{
+	const char *argv[40];
+	char url[4200], *line, *save = NULL;
+	struct spec_run r;
+	size_t n = 0;
+
+	snprintf(url, sizeof(url), "file://%s", html);
+	argv[n++] = "node";
+	argv[n++] = spec_src("spec/report_html_browser.js");
+	argv[n++] = url;
+	while (*steps && n < 39)
+		argv[n++] = *steps++;
+	argv[n] = NULL;
+	memset(s, 0, sizeof(*s));
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 240000, &r), 0);
+	ck_assert_msg(r.status == 0, "browser: status %d: %s", r.status,
+		      r.err);
+	for (line = strtok_r(r.out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		ck_assert_uint_lt(s->n, 32);
+		s->lines[s->n] = json_parse(line);
+		ck_assert_msg(s->lines[s->n], "not JSON: %s", line);
+		s->n++;
+	}
+	ck_assert_uint_gt(s->n, 0);
+	s->final = s->lines[s->n - 1];
+	ck_assert_ptr_nonnull(json_get(s->final, "console_errors"));
+	spec_run_free(&r);
+}
+
+/* The value of step i. */
+static const struct jval *value(const struct seen *s, size_t i)
+{
+	ck_assert_uint_lt(i, s->n - 1);
+	const struct jval *v = json_get(s->lines[i], "value");
+	ck_assert_ptr_nonnull(v);
+	return v;
+}
+
+static const char *value_str(const struct seen *s, size_t i)
+{
+	const struct jval *v = value(s, i);
+	ck_assert_int_eq(v->type, J_STR);
+	return v->str;
+}
+
+static long long value_int(const struct seen *s, size_t i)
+{
+	const struct jval *v = value(s, i);
+	ck_assert_int_eq(v->type, J_NUM);
+	return v->inum;
+}
+
+/* No console error, no uncaught exception, no dialog, and the page's
+ * script ran to its end. */
+static void assert_clean(const struct seen *s)
+{
+	static const char *const keys[] = {"console_errors", "exceptions",
+					   "dialogs"};
+	const struct jval *rendered = json_get(s->final, "rendered");
+
+	for (size_t k = 0; k < 3; k++) {
+		const struct jval *v = json_get(s->final, keys[k]);
+		ck_assert_ptr_nonnull(v);
+		ck_assert_msg(v->n == 0, "%s: %s", keys[k],
+			      v->n && v->items[0]->type == J_STR
+				  ? v->items[0]->str
+				  : "?");
+	}
+	ck_assert_msg(rendered && rendered->type == J_BOOL && rendered->inum,
+		      "the page's script did not finish");
+}
+
+static void seen_free(struct seen *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		json_free(s->lines[i]);
+}
+
+/* A JSON array of the texts of the elements matching `sel`. */
+#define TEXTS(sel)                                                             \
+	"eval:JSON.stringify([...document.querySelectorAll('" sel              \
+	"')].map(e => e.textContent))"
+
+static struct jval *texts(const struct seen *s, size_t i)
+{
+	struct jval *v = json_parse(value_str(s, i));
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->type, J_ARR);
+	return v;
+}
+
+/* ------------------------------------------------------------ tests */
+
+/* Three dumps of a leak: the leaking class is the first bar, the growth
+ * chart has a line for each class that grew (and its legend names them),
+ * and the diff table is vmheap-diff's, row for row. */
+START_TEST(leak_is_the_first_bar_and_each_growing_class_has_a_line)
+{
+	const char *d0 = leak_dump("a0.vmheap", 0, "Leak", "Minor", "Shrink");
+	const char *d1 = leak_dump("a1.vmheap", 1, "Leak", "Minor", "Shrink");
+	const char *d2 = leak_dump("a2.vmheap", 2, "Leak", "Minor", "Shrink");
+	const char *html = report("a.html", (const char *[]){d0, d1, d2, NULL});
+	struct seen s;
+
+	browse(html,
+	       (const char *[]){
+		   TEXTS("#class-bars .bar-name"),
+		   "eval:document.querySelectorAll('#growth-chart "
+		   "path.growth-line').length",
+		   TEXTS("#growth-body .legend-name"),
+		   "eval:JSON.stringify([...document.querySelectorAll('#diff-"
+		   "table tbody tr')].map(tr => [...tr.cells].slice(0, "
+		   "4).map(c => c.textContent)))",
+		   "eval:document.querySelectorAll('#summary-table tr').length",
+		   NULL},
+	       &s);
+	assert_clean(&s);
+
+	struct jval *bars = texts(&s, 0);
+	ck_assert_uint_ge(bars->n, 3);
+	ck_assert_str_eq(bars->items[0]->str, "Leak");
+
+	/* Leak and Minor grew; Shrink shrank; Hash, Array, Noise stayed */
+	ck_assert_int_eq(value_int(&s, 1), 2);
+	struct jval *legend = texts(&s, 2);
+	ck_assert_uint_eq(legend->n, 2);
+	ck_assert_str_eq(legend->items[0]->str, "Leak");
+	ck_assert_str_eq(legend->items[1]->str, "Minor");
+
+	/* the diff: vmheap-diff's text rows, tokens for tokens */
+	struct run r = run_tool("vmheap-diff", NULL,
+				(const char *[]){d0, d2, NULL});
+	ck_assert_int_eq(r.status, 0);
+	struct jval *rows = json_parse(value_str(&s, 3));
+	ck_assert_ptr_nonnull(rows);
+	ck_assert_uint_eq(rows->n, 3); /* Leak, Minor, Shrink changed */
+	const char *at = r.out;
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct jval *c = rows->items[i];
+		char want[256];
+		snprintf(want, sizeof(want), "%s  %s", c->items[0]->str,
+			 c->items[1]->str);
+		at = strstr(at, want);
+		ck_assert_msg(at, "row %zu '%s' not in vmheap-diff's order:\n%s",
+			      i, want, r.out);
+		/* the same line ends with its bytes and % cells */
+		const char *eol = strchr(at, '\n');
+		char line[256];
+		snprintf(line, sizeof(line), "%.*s", (int)(eol - at), at);
+		ck_assert_msg(strstr(line, c->items[2]->str) &&
+				  strstr(line, c->items[3]->str),
+			      "row %zu: page '%s %s', vmheap-diff '%s'", i,
+			      c->items[2]->str, c->items[3]->str, line);
+	}
+	ck_assert_str_eq(rows->items[0]->items[0]->str, "+1000");
+	ck_assert_int_eq(value_int(&s, 4), 4); /* header and three dumps */
+	run_free(&r);
+	json_free(rows);
+	json_free(legend);
+	json_free(bars);
+	seen_free(&s);
+}
+END_TEST
+
+/* The dominator tree: a click on the first object (the Hash under the
+ * globals root) shows the Array it holds; a click on the Array shows the
+ * leaked objects, 25 of them, and a line for the 1075 left out. */
+START_TEST(tree_expands_on_a_click)
+{
+	const char *d0 = leak_dump("t0.vmheap", 0, "Leak", "Minor", "Shrink");
+	const char *d2 = leak_dump("t2.vmheap", 2, "Leak", "Minor", "Shrink");
+	const char *html = report("t.html", (const char *[]){d0, d2, NULL});
+	const char *first = "#tree-body > ul > li.node:first-child";
+	char click1[128], click2[160], kids[200], kids2[220], more[200],
+	    exp[160];
+	struct seen s;
+
+	snprintf(click1, sizeof(click1), "click:%s > button.toggle", first);
+	snprintf(kids, sizeof(kids),
+		 TEXTS("%s > ul > li.node > .label"), first);
+	snprintf(exp, sizeof(exp),
+		 "eval:document.querySelector('%s > "
+		 "button').getAttribute('aria-expanded')",
+		 first);
+	snprintf(click2, sizeof(click2),
+		 "click:%s > ul > li.node:first-child > button.toggle", first);
+	snprintf(kids2, sizeof(kids2),
+		 TEXTS("%s > ul > li.node > ul > li.node > .label"), first);
+	snprintf(more, sizeof(more), TEXTS("%s > ul > li.node > ul > li.more"),
+		 first);
+	browse(html,
+	       (const char *[]){
+		   TEXTS("#tree-body > ul > li.node > .label"),
+		   "eval:document.querySelectorAll('#tree-body li.node').length",
+		   kids, click1, kids, exp, click2, kids2, more, NULL},
+	       &s);
+	assert_clean(&s);
+
+	struct jval *top = texts(&s, 0);
+	ck_assert_uint_eq(top->n, 2); /* the two roots' Hashes */
+	ck_assert_str_eq(top->items[0]->str, "Hash");
+	ck_assert_int_eq(value_int(&s, 1), 2); /* nothing expanded yet */
+	struct jval *before = texts(&s, 2);
+	ck_assert_uint_eq(before->n, 0);
+	struct jval *after = texts(&s, 4);
+	ck_assert_uint_eq(after->n, 1);
+	ck_assert_str_eq(after->items[0]->str, "Array");
+	ck_assert_str_eq(value_str(&s, 5), "true");
+	struct jval *leaks = texts(&s, 7);
+	ck_assert_uint_eq(leaks->n, 25);
+	for (size_t i = 0; i < leaks->n; i++)
+		ck_assert_str_eq(leaks->items[i]->str, "Leak");
+	struct jval *m = texts(&s, 8);
+	ck_assert_uint_eq(m->n, 1);
+	ck_assert_msg(strstr(m->items[0]->str, "1,075 more objects"), "%s",
+		      m->items[0]->str);
+	json_free(m);
+	json_free(leaks);
+	json_free(after);
+	json_free(before);
+	json_free(top);
+	seen_free(&s);
+}
+END_TEST
+
+/* Class names that are HTML and JavaScript show as text, everywhere, and
+ * none of them runs: no global set, no dialog, no element made. */
+START_TEST(hostile_class_names_are_text_and_never_run)
+{
+	const char *leak = "</script><script>window.__pwned=1;alert(1)"
+			   "</script><img src=x onerror=\"window.__pwned=2\">";
+	const char *minor = "\"quoted' & <!-- <b>bold</b> &lt;";
+	const char *shrink = "<script>window.__pwned=3</script>";
+	const char *d0 = leak_dump("x0.vmheap", 0, leak, minor, shrink);
+	const char *d2 = leak_dump("x2.vmheap", 2, leak, minor, shrink);
+	const char *html = report("x.html", (const char *[]){d0, d2, NULL});
+	const char *first = "#tree-body > ul > li.node:first-child";
+	char click1[128], click2[160], kids2[220];
+	struct seen s;
+	size_t len;
+	char *raw = slurp(html, &len);
+
+	/* the file: our two script elements, no other tag from the names */
+	ck_assert_int_eq(spec_count(raw, "<script"), 2);
+	ck_assert_int_eq(spec_count(raw, "</script>"), 2);
+	ck_assert_int_eq(spec_count(raw, "<img"), 0);
+	ck_assert_int_eq(spec_count(raw, "<!-- <b>"), 0);
+	free(raw);
+
+	snprintf(click1, sizeof(click1), "click:%s > button.toggle", first);
+	snprintf(click2, sizeof(click2),
+		 "click:%s > ul > li.node:first-child > button.toggle", first);
+	snprintf(kids2, sizeof(kids2),
+		 TEXTS("%s > ul > li.node > ul > li.node > .label"), first);
+	browse(html,
+	       (const char *[]){
+		   TEXTS("#class-bars .bar-name"),
+		   TEXTS("#class-table td.name"),
+		   TEXTS("#growth-body .legend-name"),
+		   TEXTS("#diff-table td.name"),
+		   TEXTS(".path-class-name"),
+		   click1,
+		   click2,
+		   kids2,
+		   "eval:typeof window.__pwned",
+		   "eval:document.querySelectorAll('img, b').length",
+		   "eval:document.scripts.length",
+		   "click:#class-filter",
+		   NULL},
+	       &s);
+	assert_clean(&s);
+
+	/* a bar's name is cut after 47 characters, with an ellipsis */
+	struct jval *bars = texts(&s, 0);
+	char cut[64];
+	snprintf(cut, sizeof(cut), "%.47s\u2026", leak);
+	ck_assert_str_eq(bars->items[0]->str, cut);
+	for (size_t i = 1; i <= 3; i++) {
+		struct jval *t = texts(&s, i);
+		int has[3] = {0};
+		for (size_t k = 0; k < t->n; k++) {
+			has[0] |= !strcmp(t->items[k]->str, leak);
+			has[1] |= !strcmp(t->items[k]->str, minor);
+			has[2] |= !strcmp(t->items[k]->str, shrink);
+		}
+		ck_assert_msg(has[0] && has[1] && (i == 2 || has[2]),
+			      "step %zu shows the names as text: %d %d %d", i,
+			      has[0], has[1], has[2]);
+		json_free(t);
+	}
+	struct jval *paths = texts(&s, 4);
+	ck_assert_uint_ge(paths->n, 1);
+	ck_assert_str_eq(paths->items[0]->str, leak);
+	struct jval *kids = texts(&s, 7);
+	ck_assert_uint_eq(kids->n, 25);
+	ck_assert_str_eq(kids->items[0]->str, leak);
+	ck_assert_str_eq(value_str(&s, 8), "undefined");
+	ck_assert_int_eq(value_int(&s, 9), 0);
+	ck_assert_int_eq(value_int(&s, 10), 2);
+	json_free(kids);
+	json_free(paths);
+	json_free(bars);
+	seen_free(&s);
+}
+END_TEST
+
+/* Dump the sample VM into `dir`/`name` through its agent. */
+static void vm_dump(const struct spec_vm *vm, const char *path)
+{
+	vmheap_client *c = spec_connect(vm, 30000);
+	struct vmheap_reply r;
+
+	ck_assert_ptr_nonnull(c);
+	vmheap_client_set_timeout(c, 120000);
+	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
+						path, &r),
+			 0);
+	ck_assert_msg(r.ok, "dump %s failed", path);
+	vmheap_reply_release(&r);
+	vmheap_client_close(c);
+}
+
+/* The real sample VM leaking Sessions: two dumps a second apart give a
+ * report whose first bar and first diff row are Session, whose summary
+ * shows the VM's RSS, and one dump alone gives a report without growth
+ * and diff, with the rest; no console error in either. */
+START_TEST(sample_vm_report_shows_the_leak_and_one_dump_works_alone)
+{
+	const char *dir = spec_mkdtemp("report-vm");
+	struct spec_vm vm;
+	struct spec_vm_opts vo = {
+	    .args = (const char *const[]){"--leak", "Session:50", NULL}};
+	char h1[512], h2[512];
+	struct seen s;
+
+	snprintf(h1, sizeof(h1), "%s/h1.vmheap", dir);
+	snprintf(h2, sizeof(h2), "%s/h2.vmheap", dir);
+	spec_vm_start(&vm, dir, dir, &vo);
+	vm_dump(&vm, h1);
+	spec_sleep_ms(1000);
+	vm_dump(&vm, h2);
+	spec_vm_stop(&vm);
+
+	const char *two = report("vm2.html", (const char *[]){h1, h2, NULL});
+	browse(two,
+	       (const char *[]){
+		   TEXTS("#class-bars .bar-name"),
+		   TEXTS("#diff-table td.name"),
+		   "eval:document.querySelector('#summary-table "
+		   "tr:nth-child(2)').cells[7].textContent",
+		   "eval:document.getElementById('tree').hidden",
+		   NULL},
+	       &s);
+	assert_clean(&s);
+	struct jval *bars = texts(&s, 0);
+	ck_assert_str_eq(bars->items[0]->str, "Session");
+	struct jval *diff = texts(&s, 1);
+	ck_assert_str_eq(diff->items[0]->str, "Session");
+	ck_assert_msg(strstr(value_str(&s, 2), "iB"), "RSS: %s",
+		      value_str(&s, 2)); /* the header's RSS, in units */
+	ck_assert_int_eq(value(&s, 3)->type, J_BOOL);
+	ck_assert_int_eq(value(&s, 3)->inum, 0);
+	json_free(diff);
+	json_free(bars);
+	seen_free(&s);
+
+	const char *one = report("vm1.html", (const char *[]){h1, NULL});
+	browse(one,
+	       (const char *[]){
+		   "eval:document.getElementById('growth').hidden",
+		   "eval:document.getElementById('diff').hidden",
+		   "eval:document.querySelectorAll('#class-table "
+		   "tbody tr').length",
+		   TEXTS("#class-bars .bar-name"),
+		   "eval:document.querySelectorAll('#tree-body li.node')."
+		   "length > 0",
+		   NULL},
+	       &s);
+	assert_clean(&s);
+	ck_assert_int_eq(value(&s, 0)->inum, 1);
+	ck_assert_int_eq(value(&s, 1)->inum, 1);
+	ck_assert_int_eq(value_int(&s, 2), 6); /* the sample's six classes */
+	bars = texts(&s, 3);
+	ck_assert_str_eq(bars->items[0]->str, "Session");
+	ck_assert_int_eq(value(&s, 4)->inum, 1);
+	json_free(bars);
+	seen_free(&s);
+}
+END_TEST
+
+/* A damaged dump: exit status 2, one message naming the file, and no
+ * report left behind (not even half of one). */
+START_TEST(damaged_dump_gives_status_2_and_no_file)
+{
+	const char *d0 = leak_dump("b0.vmheap", 0, "Leak", "Minor", "Shrink");
+	size_t len;
+	char *bytes = slurp(d0, &len);
+	const char *cut = tmp_path("b-cut.vmheap");
+	const char *out = tmp_path("b.html");
+
+	spec_write_file(cut, bytes, len / 2);
+	free(bytes);
+	struct run r = run_tool("vmheap-report", NULL,
+				(const char *[]){"-o", out, d0, cut, NULL});
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "vmheap-report: ") && strstr(r.err, cut),
+		      "%s", r.err);
+	ck_assert_int_eq(access(out, F_OK), -1);
+	char *left = spec_ls(tmp_dir(), ' ');
+	ck_assert_msg(!strstr(left, "b.html"), "left behind: %s", left);
+	free(left);
+	run_free(&r);
+
+	r = run_tool("vmheap-report", NULL, (const char *[]){NULL});
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "no dump given"));
+	run_free(&r);
+}
+END_TEST
+
+Suite *vmheap_spec_suite(void)
+{
+	Suite *s = suite_create("report_html");
+	TCase *b = spec_tcase(s, "browser", 600);
+	TCase *t = spec_tcase(s, "tool", 60);
+
+	tcase_add_test(b, leak_is_the_first_bar_and_each_growing_class_has_a_line);
+	tcase_add_test(b, tree_expands_on_a_click);
+	tcase_add_test(b, hostile_class_names_are_text_and_never_run);
+	tcase_add_test(b, sample_vm_report_shows_the_leak_and_one_dump_works_alone);
+	tcase_add_test(t, damaged_dump_gives_status_2_and_no_file);
+	return s;
+}
