@@ -389,6 +389,8 @@ static int read_records(struct build *b, vmheap_reader *r)
 		case VMHEAP_RECORD_MORE_REFS:
 			rc = add_more_refs(b, &rec);
 			break;
+		case VMHEAP_RECORD_SITE: /* not part of the graph */
+			break;
 		}
 		if (rc < 0)
 			return rc;

@@ -13,7 +13,8 @@
 #include "mpcursor-internal.h"
 
 /*
- * The fast paths take an object record of exactly six elements, far
+ * The fast paths take an object record of six elements (eight in format
+ * 1.1: names and a site, see fast_object_tail()), far
  * enough from the block's end that no field needs a bounds check, with
  * integers in the encodings msgpack-c produces.  Each returns 1 with *rec
  * filled, or 0 to let the checked decoder handle the record (nothing was
@@ -27,7 +28,8 @@
  */
 static inline __attribute__((always_inline)) const uint8_t *
 vmheap_block_cursor_fast_object_head(const struct vmheap_block_cursor *c,
-				     struct vmheap_record *rec, uint32_t *n)
+				     struct vmheap_record *rec, uint32_t *n,
+				     unsigned *elems)
 {
 	const uint8_t *p = c->pos;
 	uint64_t v;
@@ -35,11 +37,10 @@ vmheap_block_cursor_fast_object_head(const struct vmheap_block_cursor *c,
 	/* fixarray(6), tag 3, four ints, array header: at most 43 bytes.
 	 * Fields go straight into *rec as they are decoded (few values stay
 	 * live, so the caller's registers suffice). */
-	if (c->end - p < 48 ||
-	    (p[0] | (unsigned)p[1] << 8) !=
-		(0x96 | VMHEAP_RECORD_OBJECT << 8) ||
-	    !c->records_left)
+	if (c->end - p < 48 || (unsigned)(p[0] - 0x96) > 2 ||
+	    p[1] != VMHEAP_RECORD_OBJECT || !c->records_left)
 		return NULL;
+	*elems = p[0] & 0x0f;
 	rec->offset = c->base_offset + (uint64_t)(p - c->data);
 	p += 2;
 	if (mpc_int_small_unchecked(&p, &v))
@@ -82,6 +83,58 @@ vmheap_block_cursor_fast_object_done(struct vmheap_block_cursor *c,
 	rec->type = VMHEAP_RECORD_OBJECT;
 }
 
+/*
+ * Elements 6 and 7 of an object record (format 1.1), at p, right after the
+ * references: the names (nil, or one integer per reference) and the site.
+ * With `shallow` the names are checked but not stored.  Returns the
+ * position after them, or NULL to leave the record to the checked decoder
+ * (nil names inside the array, string ids in uint 64 form and anything
+ * malformed go that way, so both decoders report faults alike).
+ */
+static inline __attribute__((always_inline)) const uint8_t *
+vmheap_block_cursor_fast_object_tail(struct vmheap_block_cursor *c,
+				     struct vmheap_record *rec,
+				     const uint8_t *p, unsigned elems,
+				     uint32_t n, int shallow)
+{
+	uint32_t m;
+
+	rec->u.object.names = NULL;
+	rec->u.object.site = 0;
+	if (__builtin_expect(elems == 6, 1))
+		return p;
+	if ((size_t)(c->end - p) <
+	    3 + ((size_t)n + 1) * MPC_MAX_INT_BYTES)
+		return NULL;
+	if (p[0] == 0xc0) {
+		p++;
+	} else {
+		if ((p[0] & 0xf0) == 0x90) {
+			m = p[0] & 0x0f;
+			p++;
+		} else if (p[0] == 0xdc) {
+			m = mpc_be16(p + 1);
+			p += 3;
+		} else {
+			return NULL;
+		}
+		if (m != n || (!shallow && n > c->names_cap))
+			return NULL;
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t v;
+			if (p[0] == 0xcf || mpc_int_unchecked(&p, &v))
+				return NULL;
+			if (!shallow)
+				c->names[i] = (int64_t)v;
+		}
+		if (!shallow && n)
+			rec->u.object.names = c->names;
+	}
+	if (elems == 8 && mpc_uint_unchecked(&p, &rec->u.object.site))
+		return NULL;
+	return p;
+}
+
 /* The object record with its references decoded into the cursor's
  * buffer (vmheap_block_cursor_next, vmheap_reader_next). */
 static inline __attribute__((always_inline)) int
@@ -91,8 +144,9 @@ vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
 	const uint8_t *p;
 	uint64_t v, id, *refs, *stop;
 	uint32_t n;
+	unsigned elems;
 
-	p = vmheap_block_cursor_fast_object_head(c, rec, &n);
+	p = vmheap_block_cursor_fast_object_head(c, rec, &n, &elems);
 	/* No call here (the checked decoder grows the reference buffer), so
 	 * that this path needs no callee-saved registers. */
 	if (!p || (size_t)(c->end - p) < (size_t)n * MPC_MAX_INT_BYTES ||
@@ -109,6 +163,9 @@ vmheap_block_cursor_fast_object(struct vmheap_block_cursor *c,
 			return 0;
 		*refs = id + v;
 	}
+	p = vmheap_block_cursor_fast_object_tail(c, rec, p, elems, n, 0);
+	if (!p)
+		return 0;
 	vmheap_block_cursor_fast_object_done(c, rec, p);
 	return 1;
 }
@@ -126,10 +183,10 @@ vmheap_block_cursor_fast_object_shallow(struct vmheap_block_cursor *c,
 					struct vmheap_record *rec)
 {
 	const uint8_t *p;
-	unsigned bad = 0;
+	unsigned bad = 0, elems;
 	uint32_t n;
 
-	p = vmheap_block_cursor_fast_object_head(c, rec, &n);
+	p = vmheap_block_cursor_fast_object_head(c, rec, &n, &elems);
 	if (!p || (size_t)(c->end - p) < (size_t)n * MPC_MAX_INT_BYTES ||
 	    n > VMHEAP_MAX_REFS_PER_RECORD)
 		return 0;
@@ -139,6 +196,9 @@ vmheap_block_cursor_fast_object_shallow(struct vmheap_block_cursor *c,
 		p += len;
 	}
 	if (bad)
+		return 0;
+	p = vmheap_block_cursor_fast_object_tail(c, rec, p, elems, n, 1);
+	if (!p)
 		return 0;
 	rec->u.object.refs = NULL;
 	rec->u.object.nrefs = n;

@@ -21,6 +21,7 @@ static const char *const record_names[] = {
     [VMHEAP_RECORD_OBJECT] = "object",
     [VMHEAP_RECORD_ROOT] = "root",
     [VMHEAP_RECORD_MORE_REFS] = "more-references",
+    [VMHEAP_RECORD_SITE] = "site",
 };
 
 static int fail(struct vmheap_block_cursor *c, int code, const uint8_t *at,
@@ -77,6 +78,9 @@ void vmheap_block_cursor_release(struct vmheap_block_cursor *c)
 	free(c->refs);
 	c->refs = NULL;
 	c->refs_cap = 0;
+	free(c->names);
+	c->names = NULL;
+	c->names_cap = 0;
 }
 
 /* Grow c->refs to hold at least n references; -1 when out of memory. */
@@ -134,6 +138,67 @@ static int read_refs(struct vmheap_block_cursor *c, struct mpc *m, uint64_t tag,
 	return 0;
 }
 
+/*
+ * Read the names element of an object or more-references record (format
+ * 1.1): nil, or one name value per reference (FORMAT.md section 16).
+ * With `shallow` it is checked (so that both modes find the same faults)
+ * but not stored, and *names is NULL.
+ */
+static int read_names(struct vmheap_block_cursor *c, struct mpc *m,
+		      uint64_t tag, size_t nrefs, const int64_t **names,
+		      int shallow)
+{
+	const uint8_t *at = m->p;
+	uint32_t n;
+	int rc;
+
+	*names = NULL;
+	if (m->p < m->end && *m->p == 0xc0) { /* nil: no names */
+		m->p++;
+		return 0;
+	}
+	if ((rc = mpc_array(m, &n)))
+		return field_error(c, m, rc, tag, "names");
+	if (n != nrefs)
+		return fail(c, VMHEAP_EFORMAT, at,
+			    "malformed %s record: %u names for %zu references",
+			    record_names[tag], n, nrefs);
+	if (!shallow && n > c->names_cap) {
+		size_t cap = c->names_cap ? c->names_cap : 64;
+		int64_t *p;
+		while (cap < n)
+			cap *= 2;
+		p = realloc(c->names, cap * sizeof(*p));
+		if (!p)
+			return fail(c, VMHEAP_ENOMEM, at,
+				    "out of memory for %u names", n);
+		c->names = p;
+		c->names_cap = cap;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t bits;
+		int neg;
+		if (m->p < m->end && *m->p == 0xc0) {
+			m->p++;
+			bits = VMHEAP_EDGE_NAME_NONE;
+			goto store;
+		}
+		if ((rc = mpc_int_bits(m, &bits, &neg)))
+			return field_error(c, m, rc, tag, "name");
+		if (!neg && bits > (uint64_t)INT64_MAX)
+			return fail(c, VMHEAP_EFORMAT, at,
+				    "malformed %s record: name %u is string "
+				    "id %llu, above the limit of 2^63-1",
+				    record_names[tag], i,
+				    (unsigned long long)bits);
+	store:
+		if (!shallow)
+			c->names[i] = (int64_t)bits;
+	}
+	*names = n && !shallow ? c->names : NULL;
+	return 0;
+}
+
 /* Skip elements a newer minor version appended to a known record. */
 static int skip_extra(struct vmheap_block_cursor *c, struct mpc *m,
 		      uint64_t tag, uint32_t extra)
@@ -185,7 +250,14 @@ static int decode_object(struct vmheap_block_cursor *c, struct mpc *m,
 			    shallow)))
 		return rc;
 	rec->u.object.refs = shallow ? NULL : c->refs;
-	return skip_extra(c, m, 3, n - 6);
+	rec->u.object.names = NULL;
+	rec->u.object.site = 0;
+	if (n > 6 && (rc = read_names(c, m, 3, rec->u.object.nrefs,
+				      &rec->u.object.names, shallow)))
+		return rc;
+	if (n > 7 && (rc = mpc_uint(m, &rec->u.object.site)))
+		return field_error(c, m, rc, 3, "site");
+	return skip_extra(c, m, 3, n > 8 ? n - 8 : 0);
 }
 
 static int decode_more_refs(struct vmheap_block_cursor *c, struct mpc *m,
@@ -209,7 +281,12 @@ static int decode_more_refs(struct vmheap_block_cursor *c, struct mpc *m,
 			    shallow)))
 		return rc;
 	rec->u.object.refs = shallow ? NULL : c->refs;
-	return skip_extra(c, m, 5, n - 3);
+	rec->u.object.names = NULL;
+	rec->u.object.site = 0;
+	if (n > 3 && (rc = read_names(c, m, 5, rec->u.object.nrefs,
+				      &rec->u.object.names, shallow)))
+		return rc;
+	return skip_extra(c, m, 5, n > 4 ? n - 4 : 0);
 }
 
 static int read_text(struct vmheap_block_cursor *c, struct mpc *m, uint64_t tag,
@@ -285,7 +362,31 @@ static int decode_root(struct vmheap_block_cursor *c, struct mpc *m, uint32_t n,
 		return field_error(c, m, rc, 4, "kind string id");
 	if ((rc = mpc_uint(m, &rec->u.root.object_id)))
 		return field_error(c, m, rc, 4, "object id");
-	return skip_extra(c, m, 4, n - 3);
+	rec->u.root.name_string_id = 0;
+	if (n > 3 && (rc = mpc_uint(m, &rec->u.root.name_string_id)))
+		return field_error(c, m, rc, 4, "name string id");
+	return skip_extra(c, m, 4, n > 4 ? n - 4 : 0);
+}
+
+static int decode_site(struct vmheap_block_cursor *c, struct mpc *m, uint32_t n,
+		       const uint8_t *start, struct vmheap_record *rec)
+{
+	int rc;
+
+	if ((rc = need_fields(c, start, VMHEAP_RECORD_SITE, n, 5)))
+		return rc;
+	rec->type = VMHEAP_RECORD_SITE;
+	if ((rc = mpc_uint(m, &rec->u.site.id)))
+		return field_error(c, m, rc, 6, "id");
+	if ((rc = read_text(c, m, 6, "file", &rec->u.site.file,
+			    &rec->u.site.file_len)))
+		return rc;
+	if ((rc = mpc_uint(m, &rec->u.site.line)))
+		return field_error(c, m, rc, 6, "line");
+	if ((rc = read_text(c, m, 6, "method", &rec->u.site.method,
+			    &rec->u.site.method_len)))
+		return rc;
+	return skip_extra(c, m, 6, n - 5);
 }
 
 /* Every record the fast paths leave, and every error. */
@@ -337,6 +438,9 @@ static int next_checked(struct vmheap_block_cursor *c,
 			break;
 		case VMHEAP_RECORD_ROOT:
 			rc = decode_root(c, &m, n, start, rec);
+			break;
+		case VMHEAP_RECORD_SITE:
+			rc = decode_site(c, &m, n, start, rec);
 			break;
 		default:
 			/* A record of a newer minor version: skip it. */

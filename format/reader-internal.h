@@ -33,6 +33,7 @@ struct vmheap_reader {
 	int in_block;
 	struct vmheap_block_cursor cur;
 	struct vmheap_totals seen, foot;
+	int foot_has_sites; /* the footer has a `sites` key (1.1) */
 	uint64_t *blk_offsets;
 	size_t blk_cap;
 	uint64_t foot_offset; /* of the FOOT header once it checked out */

@@ -265,16 +265,23 @@ static int read_trailer(vmheap_reader *r, uint64_t foot_offset)
 
 static int check_totals(vmheap_reader *r, uint64_t foot_offset)
 {
-	static const char *const names[] = {"objects", "bytes",	     "classes",
-					    "roots",   "references", "strings"};
+	static const char *const names[] = {"objects", "bytes",	"classes",
+					    "roots",   "references", "strings",
+					    "sites"};
 	const uint64_t f[] = {r->foot.objects,	  r->foot.bytes,
 			      r->foot.classes,	  r->foot.roots,
-			      r->foot.references, r->foot.strings};
+			      r->foot.references, r->foot.strings,
+			      r->foot.sites};
 	const uint64_t s[] = {r->seen.objects,	  r->seen.bytes,
 			      r->seen.classes,	  r->seen.roots,
-			      r->seen.references, r->seen.strings};
+			      r->seen.references, r->seen.strings,
+			      r->seen.sites};
 
-	for (int i = 0; i < 6; i++)
+	/* `sites` is a 1.1 key, written only when non-zero: checked when
+	 * present, and a dump whose footer lacks it must hold no sites. */
+	int n = r->foot_has_sites || r->seen.sites ? 7 : 6;
+
+	for (int i = 0; i < n; i++)
 		if (f[i] != s[i])
 			return vmheap_reader_fail(
 			    r, VMHEAP_ETOTALS,
@@ -425,6 +432,7 @@ static int follow_chain(vmheap_reader *r, const struct vmheap_record *rec)
 		    [VMHEAP_RECORD_STRING] = "a string record",
 		    [VMHEAP_RECORD_CLASS] = "a class record",
 		    [VMHEAP_RECORD_ROOT] = "a root record",
+		    [VMHEAP_RECORD_SITE] = "a site record",
 		};
 		char before[64];
 

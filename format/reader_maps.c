@@ -174,7 +174,7 @@ int vmheap_reader_parse_header(vmheap_reader *r, const struct vmheap_section *s)
 	uint32_t n, klen;
 	const char *k;
 	uint64_t v;
-	int rc;
+	int rc, have_time_ms = 0;
 
 	if ((rc = read_version(r, s)))
 		return rc;
@@ -195,6 +195,12 @@ int vmheap_reader_parse_header(vmheap_reader *r, const struct vmheap_section *s)
 			if ((rc = mpc_int_wrap(&m, &v)))
 				return map_error(r, s, &m, "header time", rc);
 			r->hdr.time = (int64_t)v;
+		} else if (key_is(k, klen, "time_ms")) {
+			if ((rc = mpc_int_wrap(&m, &v)))
+				return map_error(r, s, &m, "header time_ms",
+						 rc);
+			r->hdr.time_ms = (int64_t)v;
+			have_time_ms = 1;
 		} else if (key_is(k, klen, "pointer_size")) {
 			rc = read_header_uint(r, s, &m, "pointer_size", 64, &v);
 			r->hdr.pointer_size = (uint32_t)v;
@@ -226,6 +232,8 @@ int vmheap_reader_parse_header(vmheap_reader *r, const struct vmheap_section *s)
 	}
 	if ((rc = check_map_end(r, s, &m, "header")))
 		return rc;
+	if (!have_time_ms)
+		r->hdr.time_ms = r->hdr.time * 1000;
 	if (!r->vm_name)
 		r->vm_name = dup_text("", 0);
 	if (!r->vm_version)
@@ -269,6 +277,12 @@ int vmheap_reader_parse_footer(vmheap_reader *r, const struct vmheap_section *s)
 			if ((rc = mpc_uint(&m, dst[i])))
 				return map_error(r, s, &m, "footer total", rc);
 			have |= 1u << i;
+			continue;
+		}
+		if (key_is(k, klen, "sites")) { /* 1.1, only when non-zero */
+			if ((rc = mpc_uint(&m, &r->foot.sites)))
+				return map_error(r, s, &m, "footer total", rc);
+			r->foot_has_sites = 1;
 			continue;
 		}
 		if (!key_is(k, klen, "block_offsets")) {

@@ -25,5 +25,8 @@ void vmheap_totals_add_record(struct vmheap_totals *t,
 	case VMHEAP_RECORD_ROOT:
 		t->roots++;
 		break;
+	case VMHEAP_RECORD_SITE:
+		t->sites++;
+		break;
 	}
 }

@@ -91,8 +91,11 @@ extern "C" {
 /* Format version written by this library. */
 #define VMHEAP_FORMAT_MAJOR 1
 #define VMHEAP_FORMAT_MINOR 0
-/* The minor version of a dump that carries a native section. */
+/* The minor version of a dump that carries anything 1.0 does not know: a
+ * native section, edge or root names, allocation sites (FORMAT.md
+ * section 10). */
 #define VMHEAP_FORMAT_MINOR_NATIVE 1
+#define VMHEAP_FORMAT_MINOR_1_1 1
 
 /* Error codes.  All are negative; 0 is success. */
 enum vmheap_error {
@@ -160,6 +163,8 @@ struct vmheap_header {
 	const char *vm_version;	       /* e.g. "3.1.2" */
 	uint64_t pid;		       /* pid of the VM that was dumped */
 	int64_t time;		       /* seconds since the Unix epoch */
+	int64_t time_ms;	       /* milliseconds since the epoch: the
+					  header's `time_ms`, else time * 1000 */
 	uint32_t pointer_size;	       /* bytes in a VM pointer: 4 or 8 */
 	uint32_t flags;		       /* VMHEAP_FLAG_* */
 	const char *const *kind_names; /* kind_names[k] names object kind k */
@@ -180,7 +185,12 @@ struct vmheap_writer_options {
 	const char *vm_version;
 	uint64_t pid;	       /* 0: getpid(), wrong in a forked child:
 				  there, pass the VM's pid */
-	int64_t time;	       /* 0: time(NULL) */
+	int64_t time;	       /* 0: time(NULL), or time_ms / 1000 */
+	/* Milliseconds since the epoch; 0: time * 1000 when `time` is
+	 * given, else the clock (CLOCK_REALTIME).  The header carries the key
+	 * `time_ms` only when it is not a whole second (FORMAT.md section 5);
+	 * readers get time * 1000 otherwise, which is then exact. */
+	int64_t time_ms;
 	uint32_t pointer_size; /* 0: sizeof(void *) */
 	uint32_t flags;
 	const char *const *kind_names;
@@ -192,6 +202,13 @@ struct vmheap_writer_options {
 	int native;
 	/* The process's memory, written into the header; NULL: none. */
 	const struct vmheap_process_memory *memory;
+	/* Non-zero when objects and roots will carry names (edge names,
+	 * root names: vmheap_writer_add_object_named, _add_root_named), and
+	 * when objects will carry allocation sites (vmheap_writer_add_site).
+	 * Either makes the header say 1.1; without it the writer refuses
+	 * names and sites (VMHEAP_EINVAL). */
+	int edge_names;
+	int sites;
 };
 #define VMHEAP_WRITER_OPTIONS_INIT                                             \
 	{                                                                      \
@@ -261,6 +278,74 @@ int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
 VMHEAP_EXPORT
 int vmheap_writer_add_root(vmheap_writer *w, uint64_t kind_string_id,
 			   uint64_t object_id);
+
+/* ------------------------------------------------ names and sites (1.1) */
+
+/*
+ * Edge names (FORMAT.md section 16).  A reference may carry a name: the
+ * id of a string record whose text names it (`@store`, `::STORE`,
+ * `["k17"]`, `.next`: the text conventions are in FORMAT.md), or an
+ * element index.  One int64_t per reference says which:
+ *   0            no name (VMHEAP_EDGE_NAME_NONE)
+ *   N > 0        the text of string record N
+ *   v < 0        element index -1 - v (vmheap_edge_name_index())
+ */
+#define VMHEAP_EDGE_NAME_NONE 0
+
+/* The name value of element index i (index 0 is -1). */
+static inline int64_t vmheap_edge_name_index(uint64_t i)
+{
+	return -1 - (int64_t)i;
+}
+
+/* Non-zero when the name value n is an element index. */
+static inline int vmheap_edge_name_is_index(int64_t n)
+{
+	return n < 0;
+}
+
+/* The element index of a name value for which vmheap_edge_name_is_index(). */
+static inline uint64_t vmheap_edge_name_index_of(int64_t n)
+{
+	return (uint64_t)(-1 - n);
+}
+
+/*
+ * Add an object as vmheap_writer_add_object() does, with a name for each
+ * reference and an allocation site (format 1.1).  `names` is NULL (no
+ * names) or holds nrefs name values as above; string ids used as names
+ * are at most INT64_MAX.  `site_id` is the id of a site record
+ * (vmheap_writer_add_site), 0 for none.  Names need the writer option
+ * `edge_names`, a site the option `sites` (else VMHEAP_EINVAL, not
+ * sticky).  A record whose names are all 0 is written without names.
+ */
+VMHEAP_EXPORT
+int vmheap_writer_add_object_named(vmheap_writer *w, uint64_t id,
+				   uint64_t class_id, uint64_t bytes,
+				   uint32_t kind, const uint64_t *refs,
+				   const int64_t *names, size_t nrefs,
+				   uint64_t site_id);
+
+/*
+ * Add a root with a name: `name_string_id` is the id of a string record
+ * (a global variable `$audit`, a thread), 0 for none.  A name needs the
+ * writer option `edge_names`.
+ */
+VMHEAP_EXPORT
+int vmheap_writer_add_root_named(vmheap_writer *w, uint64_t kind_string_id,
+				 uint64_t object_id, uint64_t name_string_id);
+
+/*
+ * Add an allocation site record (format 1.1): `site_id` (at least 1) is
+ * what objects name it by; `file` (`file_len` bytes) and `line` say where
+ * the allocation happened, `method` (may be empty) in which method.  Needs
+ * the writer option `sites`.  A site record should come before the first
+ * object that uses it.
+ */
+VMHEAP_EXPORT
+int vmheap_writer_add_site(vmheap_writer *w, uint64_t site_id,
+			   const char *file, size_t file_len, uint64_t line,
+			   const char *method, size_t method_len);
 
 /*
  * Flush the last block and write the footer and trailer.  Returns 0 only
@@ -379,6 +464,7 @@ enum vmheap_record_type {
 	VMHEAP_RECORD_ROOT = 4,
 	VMHEAP_RECORD_MORE_REFS =
 	    5, /* continues the references of `object.id` */
+	VMHEAP_RECORD_SITE = 6, /* an allocation site (format 1.1) */
 };
 
 /*
@@ -408,11 +494,26 @@ struct vmheap_record {
 			uint32_t kind;	   /* 0 in a MORE_REFS record */
 			const uint64_t *refs;
 			size_t nrefs;
+			/* NULL, or a name value per reference (see
+			 * VMHEAP_EDGE_NAME_NONE); always NULL from the
+			 * shallow decoders */
+			const int64_t *names;
+			uint64_t site; /* site id, 0 for none (and in a
+					  MORE_REFS record) */
 		} object; /* also used by VMHEAP_RECORD_MORE_REFS */
 		struct {
 			uint64_t kind_string_id;
 			uint64_t object_id;
+			uint64_t name_string_id; /* 0: no name */
 		} root;
+		struct {
+			uint64_t id;
+			const char *file; /* not NUL-terminated */
+			size_t file_len;
+			uint64_t line;
+			const char *method; /* not NUL-terminated */
+			size_t method_len;
+		} site;
 	} u;
 };
 
@@ -425,14 +526,15 @@ struct vmheap_totals {
 	uint64_t references;
 	uint64_t strings;
 	uint64_t blocks;
+	uint64_t sites; /* site records (format 1.1) */
 };
 
 /*
  * Count one decoded record into *t the way the footer counts records
  * (FORMAT.md section 7): an object adds 1 to objects, its size to bytes
  * and its references to references; a more-references record adds its
- * references; string, class and root records add 1 to strings, classes
- * and roots.  `blocks` is left alone.  A caller that decodes the blocks
+ * references; string, class, root and site records add 1 to strings,
+ * classes, roots and sites.  `blocks` is left alone.  A caller that decodes the blocks
  * of vmheap_reader_next_block() itself sums its records with this and
  * compares the sums with vmheap_reader_totals() at the end.
  */
@@ -466,6 +568,8 @@ struct vmheap_block_cursor {
 	uint32_t records_left;
 	uint64_t *refs; /* reference buffer, grown on demand */
 	size_t refs_cap;
+	int64_t *names; /* edge name buffer, grown on demand */
+	size_t names_cap;
 	int status;	 /* sticky error code, 0 if none */
 	char error[256]; /* "what at byte offset N (block at M)" */
 };

@@ -32,6 +32,8 @@ struct vmheap_writer {
 	int finished; /* finish() ran (successfully or not) */
 	int nomem;    /* the packer's append callback ran out of memory */
 	int native;   /* opened for a native section; 2 once it is written */
+	int edge_names; /* opened for edge and root names (1.1) */
+	int sites;	/* opened for allocation sites (1.1) */
 	char errmsg[512];
 
 	/* Pending output: buf[0..blk_start) is ready to be written, then the
@@ -247,13 +249,35 @@ static int check_string(vmheap_writer *w, const char *what, const char *s,
 	return 0;
 }
 
+/* Seconds of a millisecond time, rounded down (also before 1970). */
+static int64_t floor_div_1000(int64_t ms)
+{
+	return ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+}
+
+/* When the dump starts, in milliseconds: the caller's time_ms, else its
+ * time in seconds, else the clock. */
+static int64_t start_time_ms(const struct vmheap_writer_options *o)
+{
+	struct timespec ts;
+
+	if (o->time_ms)
+		return o->time_ms;
+	if (o->time)
+		return o->time * 1000;
+	if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
+		return (int64_t)time(NULL) * 1000;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int pack_header(vmheap_writer *w, const struct vmheap_writer_options *o)
 {
 	msgpack_packer *pk = &w->pk;
 	const char *vm = o->vm_name ? o->vm_name : "";
 	const char *ver = o->vm_version ? o->vm_version : "";
+	int64_t time_ms, time_s;
 	size_t at, i;
-	int rc;
+	int rc, with_ms;
 
 	if ((rc = check_string(w, "vm name", vm, strlen(vm))) ||
 	    (rc = check_string(w, "vm version", ver, strlen(ver))))
@@ -277,12 +301,16 @@ static int pack_header(vmheap_writer *w, const struct vmheap_writer_options *o)
 	if (append(w, VMHEAP_MAGIC, VMHEAP_MAGIC_LEN) < 0 ||
 	    begin_section(w, &at) < 0)
 		return VMHEAP_ENOMEM;
-	msgpack_pack_map(pk, o->memory ? 12 : 8);
+	time_ms = start_time_ms(o);
+	time_s = o->time ? o->time : floor_div_1000(time_ms);
+	with_ms = time_ms != time_s * 1000;
+	msgpack_pack_map(pk, (o->memory ? 12 : 8) + with_ms);
 	pack_str(pk, "version", 7);
 	msgpack_pack_array(pk, 2);
 	msgpack_pack_uint32(pk, VMHEAP_FORMAT_MAJOR);
-	msgpack_pack_uint32(pk, o->native ? VMHEAP_FORMAT_MINOR_NATIVE
-				       : VMHEAP_FORMAT_MINOR);
+	msgpack_pack_uint32(pk, o->native || o->edge_names || o->sites
+				    ? VMHEAP_FORMAT_MINOR_1_1
+				    : VMHEAP_FORMAT_MINOR);
 	pack_str(pk, "vm", 2);
 	pack_str(pk, vm, strlen(vm));
 	pack_str(pk, "vm_version", 10);
@@ -290,7 +318,11 @@ static int pack_header(vmheap_writer *w, const struct vmheap_writer_options *o)
 	pack_str(pk, "pid", 3);
 	msgpack_pack_uint64(pk, o->pid ? o->pid : (uint64_t)getpid());
 	pack_str(pk, "time", 4);
-	msgpack_pack_int64(pk, o->time ? o->time : (int64_t)time(NULL));
+	msgpack_pack_int64(pk, time_s);
+	if (with_ms) {
+		pack_str(pk, "time_ms", 7);
+		msgpack_pack_int64(pk, time_ms);
+	}
 	pack_str(pk, "pointer_size", 12);
 	msgpack_pack_uint32(pk, o->pointer_size ? o->pointer_size
 						: (uint32_t)sizeof(void *));
@@ -343,6 +375,8 @@ int vmheap_writer_open(vmheap_writer **out, int fd,
 	if (w->block_bytes > VMHEAP_MAX_BLOCK_TARGET)
 		w->block_bytes = VMHEAP_MAX_BLOCK_TARGET;
 	w->native = opt->native != 0;
+	w->edge_names = opt->edge_names != 0;
+	w->sites = opt->sites != 0;
 	msgpack_packer_init(&w->pk, w, append_cb);
 	/* The magic and header wait in the buffer and go out with the first
 	 * block (or with the footer), so open itself does no I/O. */
@@ -407,54 +441,110 @@ static uint8_t *encode_refs(uint8_t *p, uint64_t id, const uint64_t *refs,
 	return p;
 }
 
+/* NULL when names[0..n) are all VMHEAP_EDGE_NAME_NONE, else names. */
+static const int64_t *some_names(const int64_t *names, size_t n)
+{
+	if (names)
+		for (size_t i = 0; i < n; i++)
+			if (names[i] != VMHEAP_EDGE_NAME_NONE)
+				return names;
+	return NULL;
+}
+
+/* Store the names element (an array of name values) at p. */
+static uint8_t *encode_names(uint8_t *p, const int64_t *names, size_t n)
+{
+	p = mpw_array(p, (uint32_t)n);
+	for (size_t i = 0; i < n; i++)
+		p = mpw_int(p, names[i]);
+	return p;
+}
+
 /* Object records are encoded straight into the block buffer with the typed
  * encoder (mpwriter-internal.h), the same bytes msgpack-c's packer would
- * produce: room for the worst case is reserved once per record. */
+ * produce: room for the worst case is reserved once per record (twice
+ * MPW_INT_MAX per reference: its delta and its name). */
 static int add_more_refs(vmheap_writer *w, uint64_t id, const uint64_t *refs,
-			 size_t n)
+			 const int64_t *names, size_t n)
 {
 	uint8_t *p;
 
-	if (reserve(w, OBJECT_RECORD_FIXED_MAX + n * MPW_INT_MAX) < 0)
+	names = some_names(names, n);
+	if (reserve(w, OBJECT_RECORD_FIXED_MAX + MPW_ARRAY_MAX +
+			   n * 2 * MPW_INT_MAX) < 0)
 		return out_of_memory(w);
 	p = w->buf + w->len;
-	p = mpw_array(p, 3);
+	p = mpw_array(p, names ? 4 : 3);
 	p = mpw_uint(p, VMHEAP_RECORD_MORE_REFS);
 	p = mpw_int(p, (int64_t)(id - w->prev_id));
 	p = encode_refs(p, id, refs, n);
+	if (names)
+		p = encode_names(p, names, n);
 	w->len = (size_t)(p - w->buf);
 	w->prev_id = id;
 	return end_record(w);
 }
 
-int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
-			     uint64_t bytes, uint32_t kind,
-			     const uint64_t *refs, size_t nrefs)
+/* The checks of add_object_named that leave the writer usable. */
+static int check_object(vmheap_writer *w, const uint64_t *refs,
+			const int64_t *names, size_t nrefs, uint64_t site_id)
+{
+	if (nrefs && !refs) {
+		snprintf(w->errmsg, sizeof(w->errmsg),
+			 "object has %zu references but refs is NULL", nrefs);
+		return VMHEAP_EINVAL;
+	}
+	if (names && !w->edge_names) {
+		snprintf(w->errmsg, sizeof(w->errmsg),
+			 "object has edge names, but the writer was opened "
+			 "without the edge_names option");
+		return VMHEAP_EINVAL;
+	}
+	if (site_id && !w->sites) {
+		snprintf(w->errmsg, sizeof(w->errmsg),
+			 "object has a site, but the writer was opened "
+			 "without the sites option");
+		return VMHEAP_EINVAL;
+	}
+	return 0;
+}
+
+int vmheap_writer_add_object_named(vmheap_writer *w, uint64_t id,
+				   uint64_t class_id, uint64_t bytes,
+				   uint32_t kind, const uint64_t *refs,
+				   const int64_t *names, size_t nrefs,
+				   uint64_t site_id)
 {
 	size_t first = nrefs < VMHEAP_MAX_REFS_PER_RECORD
 			   ? nrefs
 			   : VMHEAP_MAX_REFS_PER_RECORD;
+	const int64_t *first_names;
 	size_t done;
 	uint8_t *p;
 	int rc = usable(w);
 
 	if (rc)
 		return rc;
-	if (nrefs && !refs) {
-		snprintf(w->errmsg, sizeof(w->errmsg),
-			 "object has %zu references but refs is NULL", nrefs);
-		return VMHEAP_EINVAL;
-	}
-	if (reserve(w, OBJECT_RECORD_FIXED_MAX + first * MPW_INT_MAX) < 0)
+	if ((rc = check_object(w, refs, names, nrefs, site_id)))
+		return rc;
+	first_names = some_names(names, first);
+	if (reserve(w, OBJECT_RECORD_FIXED_MAX + MPW_ARRAY_MAX + MPW_INT_MAX +
+			   first * 2 * MPW_INT_MAX) < 0)
 		return out_of_memory(w);
 	p = w->buf + w->len;
-	p = mpw_array(p, 6);
+	p = mpw_array(p, site_id ? 8 : first_names ? 7 : 6);
 	p = mpw_uint(p, VMHEAP_RECORD_OBJECT);
 	p = mpw_int(p, (int64_t)(id - w->prev_id));
 	p = mpw_uint(p, class_id);
 	p = mpw_uint(p, bytes);
 	p = mpw_uint(p, kind);
 	p = encode_refs(p, id, refs, first);
+	if (first_names)
+		p = encode_names(p, first_names, first);
+	else if (site_id)
+		*p++ = 0xc0; /* nil: no names */
+	if (site_id)
+		p = mpw_uint(p, site_id);
 	w->len = (size_t)(p - w->buf);
 	w->prev_id = id;
 	w->totals.objects++;
@@ -468,25 +558,76 @@ int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
 		size_t n = nrefs - done;
 		if (n > VMHEAP_MAX_REFS_PER_RECORD)
 			n = VMHEAP_MAX_REFS_PER_RECORD;
-		if ((rc = add_more_refs(w, id, refs + done, n)))
+		if ((rc = add_more_refs(w, id, refs + done,
+					names ? names + done : NULL, n)))
 			return rc;
 		done += n;
 	}
 	return 0;
 }
 
-int vmheap_writer_add_root(vmheap_writer *w, uint64_t kind_string_id,
-			   uint64_t object_id)
+int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
+			     uint64_t bytes, uint32_t kind,
+			     const uint64_t *refs, size_t nrefs)
+{
+	return vmheap_writer_add_object_named(w, id, class_id, bytes, kind,
+					      refs, NULL, nrefs, 0);
+}
+
+int vmheap_writer_add_root_named(vmheap_writer *w, uint64_t kind_string_id,
+				 uint64_t object_id, uint64_t name_string_id)
 {
 	int rc = usable(w);
 
 	if (rc)
 		return rc;
-	msgpack_pack_array(&w->pk, 3);
+	if (name_string_id && !w->edge_names) {
+		snprintf(w->errmsg, sizeof(w->errmsg),
+			 "root has a name, but the writer was opened without "
+			 "the edge_names option");
+		return VMHEAP_EINVAL;
+	}
+	msgpack_pack_array(&w->pk, name_string_id ? 4 : 3);
 	msgpack_pack_uint8(&w->pk, VMHEAP_RECORD_ROOT);
 	msgpack_pack_uint64(&w->pk, kind_string_id);
 	msgpack_pack_uint64(&w->pk, object_id);
+	if (name_string_id)
+		msgpack_pack_uint64(&w->pk, name_string_id);
 	w->totals.roots++;
+	return end_record(w);
+}
+
+int vmheap_writer_add_root(vmheap_writer *w, uint64_t kind_string_id,
+			   uint64_t object_id)
+{
+	return vmheap_writer_add_root_named(w, kind_string_id, object_id, 0);
+}
+
+int vmheap_writer_add_site(vmheap_writer *w, uint64_t site_id,
+			   const char *file, size_t file_len, uint64_t line,
+			   const char *method, size_t method_len)
+{
+	int rc = usable(w);
+
+	if (rc)
+		return rc;
+	if (!w->sites || !site_id) {
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s",
+			 site_id ? "site record, but the writer was opened "
+				   "without the sites option"
+				 : "site id 0 (site ids start at 1)");
+		return VMHEAP_EINVAL;
+	}
+	if ((rc = check_string(w, "site file", file, file_len)) ||
+	    (rc = check_string(w, "site method", method, method_len)))
+		return rc;
+	msgpack_pack_array(&w->pk, 5);
+	msgpack_pack_uint8(&w->pk, VMHEAP_RECORD_SITE);
+	msgpack_pack_uint64(&w->pk, site_id);
+	pack_str(&w->pk, file, file_len);
+	msgpack_pack_uint64(&w->pk, line);
+	pack_str(&w->pk, method, method_len);
+	w->totals.sites++;
 	return end_record(w);
 }
 
@@ -647,7 +788,7 @@ int vmheap_writer_finish(vmheap_writer *w)
 	foot_offset = w->written + w->len;
 	if (begin_section(w, &at) < 0)
 		return out_of_memory(w);
-	msgpack_pack_map(&w->pk, 8);
+	msgpack_pack_map(&w->pk, t->sites ? 9 : 8);
 	pack_total(&w->pk, "objects", t->objects);
 	pack_total(&w->pk, "bytes", t->bytes);
 	pack_total(&w->pk, "classes", t->classes);
@@ -655,6 +796,8 @@ int vmheap_writer_finish(vmheap_writer *w)
 	pack_total(&w->pk, "references", t->references);
 	pack_total(&w->pk, "strings", t->strings);
 	pack_total(&w->pk, "blocks", t->blocks);
+	if (t->sites) /* 1.1: only when the dump has sites */
+		pack_total(&w->pk, "sites", t->sites);
 	pack_str(&w->pk, "block_offsets", 13);
 	msgpack_pack_array(&w->pk, t->blocks);
 	for (uint64_t i = 0; i < t->blocks; i++)

@@ -322,10 +322,12 @@ static uint64_t add_thing_block(struct bytes *f, int unknown)
 		msgpack_pack_true(&pk);
 		msgpack_pack_float(&pk, 2.5f);
 		msgpack_pack_array(&pk, 1);
-		msgpack_pack_uint8(&pk, 6);
+		msgpack_pack_uint8(&pk, 77);
 		n += 2;
 	}
-	msgpack_pack_array(&pk, 6);
+	/* With `unknown`, the 1.1 elements (no names, no site) and then one
+	 * of a newer minor version. */
+	msgpack_pack_array(&pk, unknown ? 9 : 6);
 	msgpack_pack_uint8(&pk, 3);
 	msgpack_pack_int64(&pk, 0x500);
 	msgpack_pack_uint8(&pk, 1);
@@ -333,12 +335,19 @@ static uint64_t add_thing_block(struct bytes *f, int unknown)
 	msgpack_pack_uint8(&pk, 0);
 	msgpack_pack_array(&pk, 1);
 	msgpack_pack_int64(&pk, 0);
-	msgpack_pack_array(&pk, unknown ? 4 : 3);
+	if (unknown) {
+		msgpack_pack_nil(&pk);
+		msgpack_pack_uint8(&pk, 0);
+		pk_str(&pk, "a newer field");
+	}
+	msgpack_pack_array(&pk, unknown ? 5 : 3);
 	msgpack_pack_uint8(&pk, 4);
 	msgpack_pack_uint8(&pk, 0);
 	msgpack_pack_uint64(&pk, 0x500);
-	if (unknown)
+	if (unknown) {
+		msgpack_pack_uint8(&pk, 0); /* no name (1.1) */
 		pk_str(&pk, "a newer field");
+	}
 	at = add_section(f, "BLCK", n, sb.data, sb.size);
 	msgpack_sbuffer_destroy(&sb);
 	return at;
@@ -2814,6 +2823,266 @@ static void add_format_rule_tests(Suite *s)
 	suite_add_tcase(s, tc);
 }
 
+/* ------------------------------------------- names and sites (1.1) */
+
+/* FORMAT.md section 16's example, written with the public calls. */
+static struct bytes write_names_example(void)
+{
+	static const char *const kinds[] = {"object"};
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	uint64_t r1[] = {0x1028}, r2[] = {0x1000, 0x1028};
+	int64_t n1[] = {2}, n2[] = {vmheap_edge_name_index(0),
+				    vmheap_edge_name_index(1)};
+	vmheap_writer *w;
+	int fd = memfd_create("t", 0);
+
+	opt.vm_name = "sample";
+	opt.vm_version = "1.0";
+	opt.kind_names = kinds;
+	opt.kind_count = 1;
+	opt.pid = 1234;
+	opt.time_ms = 1700000000250;
+	opt.pointer_size = 8;
+	opt.flags = VMHEAP_FLAG_LIVE_ONLY;
+	opt.edge_names = 1;
+	opt.sites = 1;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	ck_assert_int_eq(vmheap_writer_add_string(w, 1, "vm", 2), 0);
+	ck_assert_int_eq(vmheap_writer_add_string(w, 2, "@next", 5), 0);
+	ck_assert_int_eq(vmheap_writer_add_string(w, 3, "$head", 5), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Node", 4, 0, 0), 0);
+	ck_assert_int_eq(
+	    vmheap_writer_add_site(w, 1, "app.rb", 6, 7, "build", 5), 0);
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x1000, 1, 40, 0,
+							r1, n1, 1, 1),
+			 0);
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x1028, 1, 40, 0,
+							r2, n2, 2, 0),
+			 0);
+	ck_assert_int_eq(vmheap_writer_add_root_named(w, 1, 0x1000, 3), 0);
+	return finish_to_bytes(w, fd);
+}
+
+START_TEST(names_example_in_format_md_is_what_the_writer_writes)
+{
+	struct bytes doc, mine = write_names_example();
+	struct vmheap_record rec;
+	vmheap_reader *r;
+	int fd;
+
+	doc.p = spec_md_hex(spec_src("format/FORMAT.md"), "names-example",
+			    &doc.len);
+	ck_assert_uint_eq(doc.len, 348);
+	ck_assert_uint_eq(mine.len, doc.len);
+	for (size_t i = 0; i < doc.len; i++)
+		ck_assert_msg(mine.p[i] == doc.p[i],
+			      "byte 0x%zx: writer 0x%02x, FORMAT.md 0x%02x", i,
+			      mine.p[i], doc.p[i]);
+
+	/* What a reader gets back. */
+	fd = memfd_with(mine.p, mine.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "names.vmheap"), 0);
+	ck_assert_uint_eq(vmheap_reader_header(r)->minor, 1);
+	ck_assert_int_eq(vmheap_reader_header(r)->time, 1700000000);
+	ck_assert_int_eq(vmheap_reader_header(r)->time_ms, 1700000000250);
+	for (int i = 0; i < 5; i++) /* 3 strings, a class, the site */
+		ck_assert_int_eq(vmheap_reader_next(r, &rec), 1);
+	ck_assert_int_eq(rec.type, VMHEAP_RECORD_SITE);
+	ck_assert_uint_eq(rec.u.site.id, 1);
+	ck_assert_int_eq(rec.u.site.file_len, 6);
+	ck_assert(!memcmp(rec.u.site.file, "app.rb", 6));
+	ck_assert_uint_eq(rec.u.site.line, 7);
+	ck_assert(!memcmp(rec.u.site.method, "build", 5));
+	ck_assert_int_eq(vmheap_reader_next(r, &rec), 1);
+	ck_assert_uint_eq(rec.u.object.id, 0x1000);
+	ck_assert_uint_eq(rec.u.object.site, 1);
+	ck_assert_ptr_nonnull(rec.u.object.names);
+	ck_assert_int_eq(rec.u.object.names[0], 2);
+	ck_assert_int_eq(vmheap_reader_next(r, &rec), 1);
+	ck_assert_uint_eq(rec.u.object.id, 0x1028);
+	ck_assert_uint_eq(rec.u.object.site, 0);
+	ck_assert(vmheap_edge_name_is_index(rec.u.object.names[0]));
+	ck_assert_uint_eq(vmheap_edge_name_index_of(rec.u.object.names[0]), 0);
+	ck_assert_uint_eq(vmheap_edge_name_index_of(rec.u.object.names[1]), 1);
+	ck_assert_int_eq(vmheap_reader_next(r, &rec), 1);
+	ck_assert_int_eq(rec.type, VMHEAP_RECORD_ROOT);
+	ck_assert_uint_eq(rec.u.root.name_string_id, 3);
+	ck_assert_int_eq(vmheap_reader_next(r, &rec), 0);
+	ck_assert_uint_eq(vmheap_reader_totals(r)->sites, 1);
+	vmheap_reader_free(r);
+	close(fd);
+	free(mine.p);
+	free(doc.p);
+}
+END_TEST
+
+START_TEST(names_and_sites_need_their_writer_options)
+{
+	uint64_t ref = 0x1000;
+	int64_t name = 2;
+	int fd;
+	vmheap_writer *w = new_writer(&fd, 0);
+	struct bytes b;
+	vmheap_reader *r;
+
+	/* Each is refused, and the writer goes on. */
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x1000, 1, 8, 0,
+							&ref, &name, 1, 0),
+			 VMHEAP_EINVAL);
+	ck_assert_msg(strstr(vmheap_writer_error(w), "edge_names"), "%s",
+		      vmheap_writer_error(w));
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x1000, 1, 8, 0,
+							&ref, NULL, 1, 4),
+			 VMHEAP_EINVAL);
+	ck_assert_int_eq(vmheap_writer_add_root_named(w, 1, 0x1000, 2),
+			 VMHEAP_EINVAL);
+	ck_assert_int_eq(vmheap_writer_add_site(w, 1, "a.rb", 4, 1, "", 0),
+			 VMHEAP_EINVAL);
+	/* All-zero names are no names: a plain object record. */
+	name = 0;
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x1000, 1, 8, 0,
+							&ref, NULL, 1, 0),
+			 0);
+	b = finish_to_bytes(w, fd);
+	fd = memfd_with(b.p, b.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "d"), 0);
+	/* Without names or sites the dump is a 1.0 dump. */
+	ck_assert_uint_eq(vmheap_reader_header(r)->minor, 0);
+	vmheap_reader_free(r);
+	close(fd);
+	free(b.p);
+}
+END_TEST
+
+START_TEST(names_continue_across_more_references_records)
+{
+	enum { N = 70000 };
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	uint64_t *refs = malloc(N * sizeof(*refs));
+	int64_t *names = calloc(N, sizeof(*names));
+	struct vmheap_record rec;
+	vmheap_writer *w;
+	vmheap_reader *r;
+	struct bytes b;
+	size_t got = 0, named = 0;
+	int fd = memfd_create("t", 0), rc;
+
+	/* Element indices in the first record, string names past it. */
+	for (size_t i = 0; i < N; i++) {
+		refs[i] = 0x100000 + 8 * i;
+		if (i < 100)
+			names[i] = vmheap_edge_name_index(i);
+		else if (i >= 65536 && i % 3 == 0)
+			names[i] = 1;
+	}
+	opt.edge_names = 1;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	ck_assert_int_eq(vmheap_writer_add_string(w, 1, "@x", 2), 0);
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x1000, 1, 8, 0,
+							refs, names, N, 0),
+			 0);
+	b = finish_to_bytes(w, fd);
+	fd = memfd_with(b.p, b.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "d"), 0);
+	ck_assert_uint_eq(vmheap_reader_header(r)->minor, 1);
+	while ((rc = vmheap_reader_next(r, &rec)) > 0) {
+		if (rec.type != VMHEAP_RECORD_OBJECT &&
+		    rec.type != VMHEAP_RECORD_MORE_REFS)
+			continue;
+		ck_assert_ptr_nonnull(rec.u.object.names);
+		for (size_t i = 0; i < rec.u.object.nrefs; i++, got++) {
+			ck_assert_uint_eq(rec.u.object.refs[i], refs[got]);
+			ck_assert_int_eq(rec.u.object.names[i], names[got]);
+			named += rec.u.object.names[i] != 0;
+		}
+	}
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(got, N);
+	ck_assert_uint_eq(named, 100 + (N - 65536 + 2) / 3);
+	vmheap_reader_free(r);
+	close(fd);
+	free(b.p);
+	free(refs);
+	free(names);
+}
+END_TEST
+
+/* Patch byte `at` of a names-example copy, reseal its block, read it. */
+static struct outcome names_example_with(size_t at, uint8_t v)
+{
+	struct bytes b = write_names_example();
+	struct outcome o;
+
+	b.p[at] = v;
+	reseal(b.p, 0x82);
+	o = read_bytes(b.p, b.len);
+	free(b.p);
+	return o;
+}
+
+START_TEST(bad_names_are_refused_with_their_offset)
+{
+	/* The second object's names array (at 0xdc, FORMAT.md section 16)
+	 * says 1 element for its 2 references. */
+	struct outcome o = names_example_with(0xdc, 0x91);
+
+	ck_assert_int_eq(o.rc, VMHEAP_EFORMAT);
+	ck_assert_msg(strstr(o.error, "1 names for 2 references at byte "
+				      "offset 220"),
+		      "%s", o.error);
+	/* A name that is neither an integer nor nil. */
+	o = names_example_with(0xdd, 0xa0);
+	ck_assert_int_eq(o.rc, VMHEAP_EFORMAT);
+	ck_assert_msg(strstr(o.error, "name: ") &&
+			  strstr(o.error, "byte offset"),
+		      "%s", o.error);
+	/* The root's name is not a uint. */
+	o = names_example_with(0xe5, 0xff);
+	ck_assert_int_eq(o.rc, VMHEAP_EFORMAT);
+	ck_assert_msg(strstr(o.error, "root record: name string id"), "%s",
+		      o.error);
+}
+END_TEST
+
+START_TEST(time_ms_is_written_only_when_it_is_not_whole_seconds)
+{
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+	vmheap_reader *r;
+	struct bytes b;
+	int fd = memfd_create("t", 0);
+	struct timespec before;
+
+	/* No time given: the clock, with its milliseconds. */
+	clock_gettime(CLOCK_REALTIME, &before);
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	b = finish_to_bytes(w, fd);
+	fd = memfd_with(b.p, b.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "d"), 0);
+	ck_assert_int_ge(vmheap_reader_header(r)->time_ms,
+			 (int64_t)before.tv_sec * 1000 +
+			     before.tv_nsec / 1000000);
+	ck_assert_int_eq(vmheap_reader_header(r)->time,
+			 vmheap_reader_header(r)->time_ms / 1000);
+	vmheap_reader_free(r);
+	close(fd);
+	free(b.p);
+
+	/* Whole seconds: no key, and the reader gives time * 1000. */
+	fd = memfd_create("t", 0);
+	opt.time = 1700000000;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	b = finish_to_bytes(w, fd);
+	ck_assert_ptr_null(memmem(b.p, b.len, "time_ms", 7));
+	fd = memfd_with(b.p, b.len);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "d"), 0);
+	ck_assert_int_eq(vmheap_reader_header(r)->time_ms, 1700000000000);
+	vmheap_reader_free(r);
+	close(fd);
+	free(b.p);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("format");
@@ -2832,6 +3101,13 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, object_with_100000_references_round_trips);
 	tcase_add_test(tc, dump_without_records_is_complete);
 	tcase_add_test(tc, header_defaults_fill_pid_time_and_pointer_size);
+
+	tc = spec_tcase(s, "names and sites", 120);
+	tcase_add_test(tc, names_example_in_format_md_is_what_the_writer_writes);
+	tcase_add_test(tc, names_and_sites_need_their_writer_options);
+	tcase_add_test(tc, names_continue_across_more_references_records);
+	tcase_add_test(tc, bad_names_are_refused_with_their_offset);
+	tcase_add_test(tc, time_ms_is_written_only_when_it_is_not_whole_seconds);
 
 	tc = spec_tcase(s, "forward compatibility", 120);
 	tcase_add_test(tc, unknown_record_tags_and_extra_fields_are_skipped);
