@@ -92,8 +92,10 @@ static void dump_json(struct vmheap_strbuf *sb, const struct html_dump *d)
 	vmheap_census_rows(d->census, &nclasses);
 	vmheap_strbuf_add(sb, "{", 1);
 	vmheap_strbuf_add_dump_json(sb, d->reader, t);
-	vmheap_strbuf_addf(sb, ",\"format\":\"%" PRIu32 ".%" PRIu32 "\"",
-			   h->major, h->minor);
+	vmheap_strbuf_addf(sb,
+			   ",\"time_ms\":%" PRId64 ",\"format\":\"%" PRIu32
+			   ".%" PRIu32 "\"",
+			   h->time_ms, h->major, h->minor);
 	vmheap_strbuf_addf(sb, ",\"classes\":%zu", nclasses);
 	if (h->has_memory)
 		vmheap_strbuf_addf(
