@@ -36,6 +36,11 @@ struct tree {
 	size_t nheap;
 	uint32_t *labels; /* class table position -> label index, or NONE */
 	uint32_t nlabels;
+	/* per class table position, while the children of one object are
+	 * grouped by class: their retained bytes and count */
+	uint64_t *class_bytes;
+	uint32_t *class_count;
+	size_t *touched; /* the positions set, to clear them after */
 };
 
 static uint64_t retained(const struct tree *t, uint32_t obj)
@@ -170,6 +175,49 @@ static uint32_t label_of(struct tree *t, uint32_t obj)
 	return t->labels[c];
 }
 
+/*
+ * All the children of `o` (n: the virtual root) grouped by class: the
+ * HTML_TREE_GROUPS classes whose children retain the most, as
+ * [[label, count, retained bytes], ...], most first.
+ */
+static void groups_json(struct tree *t, struct vmheap_strbuf *sb, size_t o)
+{
+	size_t ntouched = 0, best[HTML_TREE_GROUPS], k = 0;
+
+	for (uint32_t j = t->first[o]; j < t->first[o + 1]; j++) {
+		size_t c = vmheap_graph_object_class_index(t->g, t->kids[j]);
+		if (!t->class_count[c]++)
+			t->touched[ntouched++] = c;
+		t->class_bytes[c] += retained(t, t->kids[j]);
+	}
+	for (size_t i = 0; i < ntouched; i++) {
+		size_t c = t->touched[i], at = k;
+		uint64_t b = t->class_bytes[c];
+		if (k == HTML_TREE_GROUPS && b <= t->class_bytes[best[k - 1]])
+			continue;
+		while (at > 0 && t->class_bytes[best[at - 1]] < b)
+			at--;
+		if (k < HTML_TREE_GROUPS)
+			k++;
+		memmove(best + at + 1, best + at, (k - 1 - at) * sizeof(*best));
+		best[at] = c;
+	}
+	vmheap_strbuf_add(sb, "[", 1);
+	for (size_t i = 0; i < k; i++) {
+		size_t c = best[i];
+		if (t->labels[c] == UINT32_MAX)
+			t->labels[c] = t->nlabels++;
+		vmheap_strbuf_addf(sb, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu64 "]",
+				   i ? "," : "", t->labels[c], t->class_count[c],
+				   t->class_bytes[c]);
+	}
+	vmheap_strbuf_add(sb, "]", 1);
+	for (size_t i = 0; i < ntouched; i++) {
+		t->class_bytes[t->touched[i]] = 0;
+		t->class_count[t->touched[i]] = 0;
+	}
+}
+
 static void tree_json(struct tree *t, struct vmheap_strbuf *sb,
 		      size_t top_shown)
 {
@@ -186,24 +234,32 @@ static void tree_json(struct tree *t, struct vmheap_strbuf *sb,
 	    "{\"objects\":%" PRIu32 ",\"bytes\":%" PRIu64
 	    ",\"unreachable\":%" PRIu64 ",\"unreachable_bytes\":%" PRIu64
 	    ",\"top\":%" PRIu32 ",\"top_bytes\":%" PRIu64
-	    ",\"top_shown_bytes\":%" PRIu64 ",\"nodes\":[",
+	    ",\"top_shown_bytes\":%" PRIu64 ",\"top_groups\":",
 	    n, vmheap_graph_total_bytes(t->g), unreachable, unreachable_bytes,
 	    t->first[n + 1] - t->first[n],
 	    vmheap_graph_total_bytes(t->g) - unreachable_bytes, top_bytes);
+	groups_json(t, sb, n);
+	vmheap_strbuf_add(sb, ",\"nodes\":[", 10);
 	/* [parent, label, "0xID", shallow, retained, children, shown,
-	 * shown retained bytes] */
+	 * shown retained bytes, and for an object whose children are shown
+	 * its children grouped by class (groups_json)] */
 	for (size_t i = 0; i < t->nnodes; i++) {
 		const struct tree_node *nd = &t->nodes[i];
 		vmheap_strbuf_addf(
 		    sb,
 		    "%s[%" PRId32 ",%" PRIu32 ",\"0x%" PRIx64 "\",%" PRIu64
-		    ",%" PRIu64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu64 "]",
+		    ",%" PRIu64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu64,
 		    i ? "," : "", nd->parent, label_of(t, nd->obj),
 		    vmheap_graph_object_id(t->g, nd->obj),
 		    vmheap_graph_object_bytes(t->g, nd->obj),
 		    retained(t, nd->obj),
 		    t->first[nd->obj + 1] - t->first[nd->obj], nd->shown,
 		    nd->shown_bytes);
+		if (nd->shown) {
+			vmheap_strbuf_add(sb, ",", 1);
+			groups_json(t, sb, nd->obj);
+		}
+		vmheap_strbuf_add(sb, "]", 1);
 	}
 	vmheap_strbuf_add(sb, "],\"labels\":[", 12);
 	order = malloc((t->nlabels ? t->nlabels : 1) * sizeof(*order));
@@ -236,7 +292,11 @@ static int dominator_tree(vmheap_graph *g, struct vmheap_strbuf *sb)
 	t.nodes = malloc(HTML_TREE_NODES * sizeof(*t.nodes));
 	t.heap = malloc(HTML_TREE_NODES * sizeof(*t.heap));
 	t.labels = malloc((nclasses ? nclasses : 1) * sizeof(*t.labels));
-	if (!t.nodes || !t.heap || !t.labels)
+	t.class_bytes = calloc(nclasses ? nclasses : 1, sizeof(uint64_t));
+	t.class_count = calloc(nclasses ? nclasses : 1, sizeof(uint32_t));
+	t.touched = malloc((nclasses ? nclasses : 1) * sizeof(size_t));
+	if (!t.nodes || !t.heap || !t.labels || !t.class_bytes ||
+	    !t.class_count || !t.touched)
 		rc = VMHEAP_ENOMEM;
 	if (rc == 0) {
 		memset(t.labels, 0xff, nclasses * sizeof(*t.labels));
@@ -251,6 +311,9 @@ static int dominator_tree(vmheap_graph *g, struct vmheap_strbuf *sb)
 	free(t.nodes);
 	free(t.heap);
 	free(t.labels);
+	free(t.class_bytes);
+	free(t.class_count);
+	free(t.touched);
 	return rc;
 }
 

@@ -33,6 +33,9 @@
 #define HTML_TREE_CHILDREN 25
 #define HTML_TREE_DEPTH 12
 #define HTML_TREE_NODES 4000
+/* Classes shown when the children of an object are grouped by class (the
+ * treemap, the "more" line). */
+#define HTML_TREE_GROUPS 10
 /* Merged paths: for this many classes, this many shapes each, and the
  * objects shown at each end of a long shape. */
 #define HTML_PATH_CLASSES 5

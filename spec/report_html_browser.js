@@ -12,7 +12,8 @@
 //   eval:EXPR         evaluate EXPR in the page; prints {"value": ...}
 //   click:SELECTOR    scroll the element into view and click its middle
 //                     with real mouse events; prints {"clicked": true}
-//   screenshot:PATH   a PNG of the whole page
+//   screenshot:PATH   a PNG of the whole page (PATH@HEIGHT: its top HEIGHT
+//                     pixels)
 //
 // Each step prints one JSON line.  Then one last line:
 //   {"load_ms":N, "painted_ms":N, "console_errors":[...],
@@ -141,11 +142,14 @@ async function main() {
       console.log(JSON.stringify({clicked: true}));
     } else if (kind === "screenshot") {
       const m = await page("Page.getLayoutMetrics");
-      const h = Math.ceil(m.cssContentSize ? m.cssContentSize.height : m.contentSize.height);
+      const at = /^(.*)@(\d+)$/.exec(arg);
+      const file = at ? at[1] : arg;
+      const h = Math.min(at ? Number(at[2]) : Infinity,
+        Math.ceil(m.cssContentSize ? m.cssContentSize.height : m.contentSize.height));
       const shot = await page("Page.captureScreenshot", {format: "png", captureBeyondViewport: true,
         clip: {x: 0, y: 0, width: 1280, height: Math.min(h, 6000), scale: 1}});
-      fs.writeFileSync(arg, Buffer.from(shot.data, "base64"));
-      console.log(JSON.stringify({screenshot: arg}));
+      fs.writeFileSync(file, Buffer.from(shot.data, "base64"));
+      console.log(JSON.stringify({screenshot: file}));
     } else {
       throw new Error("unknown step " + s);
     }
