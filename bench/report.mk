@@ -3,12 +3,13 @@
 #
 #   make bench-report [REPORT_BENCH_OBJECTS=3000000] [REPORT_BENCH_CLASSES=2000]
 #
-# Two gen_dump heaps of REPORT_BENCH_OBJECTS objects in
-# REPORT_BENCH_CLASSES classes, the second with a 100,000-object leak:
-# vmheap-report's time and peak RSS, the HTML file's size (the bench fails
-# at 5 MB or more), then five loads of the file in Chromium
-# (spec/report_html_browser.js): the time from navigation to the load
-# event and to the first frames after it (the median is the figure).
+# Two pairs of gen_dump heaps of REPORT_BENCH_OBJECTS objects, the second
+# of each with a 100,000-object leak: in REPORT_BENCH_CLASSES classes, then
+# in ten times as many with every class changed (every cap of the report
+# full).  For each: vmheap-report's time and peak RSS, the HTML file's size
+# (the bench fails at 5 MB or more), then five loads of the file in
+# Chromium (spec/report_html_browser.js): the time from navigation to the
+# load event and to the first frames after it (the median is the figure).
 REPORT_BENCH_OBJECTS ?= 3000000
 REPORT_BENCH_CLASSES ?= 2000
 REPORT_BENCH_DIR := $(BUILD)/bench/report
