@@ -11,7 +11,7 @@ EXTRA_ALL    += $(REPORT_HTML_SPEC_BIN)
 $(REPORT_HTML_SPEC_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
 $(REPORT_HTML_SPEC_BIN): $(REPORT_HTML_SPEC_OBJS) $(SPECDIR)/libvmheap_spec.a \
                          $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
-                         | $(HTML_BIN) $(DIFF_BIN) $(VMHEAP_SAMPLE)
+                         | $(HTML_BIN) $(DIFF_BIN) $(HISTO_BIN) $(VMHEAP_SAMPLE)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(REPORT_HTML_SPEC_OBJS) \
 	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \

@@ -15,12 +15,15 @@
  *  - class names holding HTML and JavaScript (<script>, </script>, quotes,
  *    <img onerror=...>, <!--) are shown as text and never run;
  *  - the console shows no error and no exception;
- *  - a real sample VM's dumps, and a single dump, give a full report.
+ *  - a real sample VM's dumps, and a single dump, give a full report;
+ *  - a native section's sites are listed as vmheap-histo --native lists
+ *    them.
  *
  * Dumps come from the real writer (tools_harness.c) or the real sample
  * VM.  Timeouts are generous (Chromium starts slowly on a loaded machine)
  * and nothing is timed.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -516,6 +519,96 @@ START_TEST(sample_vm_report_shows_the_leak_and_one_dump_works_alone)
 }
 END_TEST
 
+/* A dump with a native section (written here with the real writer):
+ * the page lists its sites in vmheap-histo --native's order with its
+ * figures, and a hostile module path shows as text. */
+START_TEST(native_sites_show_as_vmheap_histo_lists_them)
+{
+	static const char *const kinds[] = {"object"};
+	static const char module[] = "/nowhere/<b>lib</b><img src=x "
+				     "onerror=\"window.__pwned=4\">.so";
+	const char *path = tmp_path("n.vmheap");
+	const char *html = tmp_path("n.html");
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	struct vmheap_dump_module mod = {.path = module,
+					 .path_len = strlen(module),
+					 .base = 0x7f0000000000};
+	struct vmheap_dump_frame frames[3][2] = {
+	    {{0, 0x1100}, {0, 0x2200}},
+	    {{0, 0x3300}, {0, 0x2200}},
+	    {{0, 0x4400}, {0, 0x2200}}};
+	struct vmheap_dump_site sites[3] = {
+	    {.live_bytes = 4096, .live_count = 4, .allocs = 9, .frees = 5,
+	     .frames = frames[0], .depth = 2},
+	    {.live_bytes = 1 << 20, .live_count = 16, .allocs = 16,
+	     .frames = frames[1], .depth = 2},
+	    {.live_bytes = 64, .live_count = 1, .allocs = 1,
+	     .frames = frames[2], .depth = 2}};
+	vmheap_writer *w;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	struct seen s;
+
+	ck_assert_int_ge(fd, 0);
+	opt.vm_name = "sample";
+	opt.kind_names = kinds;
+	opt.kind_count = 1;
+	opt.native = 1;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Blob", 4, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_string(w, 2, "globals", 7), 0);
+	ck_assert_int_eq(vmheap_writer_add_object(w, 0x1000, 1, 48, 0, NULL,
+						  0),
+			 0);
+	ck_assert_int_eq(vmheap_writer_add_root(w, 2, 0x1000), 0);
+	ck_assert_int_eq(vmheap_writer_add_native(w, &mod, 1, sites, 3), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	close(fd);
+
+	report("n.html", (const char *[]){path, NULL});
+	browse(html,
+	       (const char *[]){
+		   "eval:JSON.stringify([...document.querySelectorAll('#native-"
+		   "table tr')].slice(1).map(tr => [...tr.cells].map(c => "
+		   "c.textContent)))",
+		   "eval:document.getElementById('native').hidden",
+		   "eval:typeof window.__pwned + ' ' + "
+		   "document.querySelectorAll('img, b').length",
+		   NULL},
+	       &s);
+	assert_clean(&s);
+	ck_assert_int_eq(value(&s, 1)->inum, 0);
+	ck_assert_str_eq(value_str(&s, 2), "undefined 0");
+
+	/* vmheap-histo --native --format csv: count,bytes,site per row */
+	struct run r = run_tool("vmheap-histo", NULL,
+				(const char *[]){"--native", "--format", "csv",
+						 path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	size_t nrows;
+	char ***csv = parse_csv(r.out, &nrows);
+	struct jval *rows = json_parse(value_str(&s, 0));
+	ck_assert_ptr_nonnull(rows);
+	ck_assert_uint_eq(nrows, 4); /* header and three sites */
+	ck_assert_uint_eq(rows->n, 3);
+	for (size_t i = 0; i < 3; i++) {
+		const struct jval *row = rows->items[i];
+		char count[32];
+		snprintf(count, sizeof(count), "%s", csv[i + 1][0]);
+		ck_assert_str_eq(row->items[0]->str, count);
+		ck_assert_str_eq(row->items[2]->str, csv[i + 1][2]);
+		ck_assert_msg(strstr(row->items[2]->str, "<img src=x"),
+			      "the module path as text: %s",
+			      row->items[2]->str);
+	}
+	ck_assert_str_eq(rows->items[0]->items[1]->str, "1.00 MiB");
+	csv_free(csv, nrows);
+	json_free(rows);
+	run_free(&r);
+	seen_free(&s);
+}
+END_TEST
+
 /* A damaged dump: exit status 2, one message naming the file, and no
  * report left behind (not even half of one). */
 START_TEST(damaged_dump_gives_status_2_and_no_file)
@@ -556,6 +649,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(b, tree_expands_on_a_click);
 	tcase_add_test(b, hostile_class_names_are_text_and_never_run);
 	tcase_add_test(b, sample_vm_report_shows_the_leak_and_one_dump_works_alone);
+	tcase_add_test(b, native_sites_show_as_vmheap_histo_lists_them);
 	tcase_add_test(t, damaged_dump_gives_status_2_and_no_file);
 	return s;
 }
