@@ -243,9 +243,13 @@ START_TEST(leak_is_the_first_bar_and_each_growing_class_has_a_line)
 		   "table tbody tr')].map(tr => [...tr.cells].slice(0, "
 		   "4).map(c => c.textContent)))",
 		   "eval:document.querySelectorAll('#summary-table tr').length",
+		   "eval:document.querySelector('#summary-table "
+		   "tr:nth-child(2)').cells[1].textContent",
 		   NULL},
 	       &s);
 	assert_clean(&s);
+	/* the writer makes 1.0 dumps of these (no names, sites, native) */
+	ck_assert_str_eq(value_str(&s, 5), "1.0");
 
 	struct jval *bars = texts(&s, 0);
 	ck_assert_uint_ge(bars->n, 3);
@@ -478,7 +482,7 @@ START_TEST(sample_vm_report_shows_the_leak_and_one_dump_works_alone)
 		   TEXTS("#class-bars .bar-name"),
 		   TEXTS("#diff-table td.name"),
 		   "eval:document.querySelector('#summary-table "
-		   "tr:nth-child(2)').cells[7].textContent",
+		   "tr:nth-child(2)').cells[8].textContent",
 		   "eval:document.getElementById('tree').hidden",
 		   NULL},
 	       &s);
@@ -574,9 +578,12 @@ START_TEST(native_sites_show_as_vmheap_histo_lists_them)
 		   "eval:document.getElementById('native').hidden",
 		   "eval:typeof window.__pwned + ' ' + "
 		   "document.querySelectorAll('img, b').length",
+		   "eval:document.querySelector('#summary-table "
+		   "tr:nth-child(2)').cells[1].textContent",
 		   NULL},
 	       &s);
 	assert_clean(&s);
+	ck_assert_str_eq(value_str(&s, 3), "1.1"); /* a native section */
 	ck_assert_int_eq(value(&s, 1)->inum, 0);
 	ck_assert_str_eq(value_str(&s, 2), "undefined 0");
 
