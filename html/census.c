@@ -14,30 +14,19 @@
 static int read_one(struct html_dump *d, char *err, size_t errsz)
 {
 	struct vmheap_report_options ro = VMHEAP_REPORT_OPTIONS_INIT;
-	struct vmheap_scan_options sopt;
-	struct vmheap_progress bar;
 	uint64_t size;
-	int regular, rc;
+	int regular;
+	int rc =
+	    vmheap_dump_open(&d->reader, d->arg, &size, &regular, err, errsz);
 
-	rc = vmheap_dump_open(&d->reader, d->arg, &size, &regular, err, errsz);
 	if (rc < 0) {
 		if (d->reader)
 			snprintf(err, errsz, "%s",
 				 vmheap_reader_error(d->reader));
 		return rc;
 	}
-	vmheap_report_scan_options(&ro, d->arg, size, &bar, &sopt);
-	rc = vmheap_census_new(&d->census, VMHEAP_GROUP_CLASS,
-			       vmheap_scan_threads(&sopt));
-	if (rc < 0) {
-		snprintf(err, errsz, "out of memory");
-		return rc;
-	}
-	rc = vmheap_census_read(d->census, d->reader, &sopt);
-	vmheap_progress_clear(&bar);
-	if (rc < 0)
-		snprintf(err, errsz, "%s", vmheap_census_error(d->census));
-	return rc;
+	return vmheap_census_scan(&ro, d->reader, d->arg, size,
+				  VMHEAP_GROUP_CLASS, &d->census, err, errsz);
 }
 
 int html_read_censuses(const struct html_options *o, struct html_report *rep,
@@ -100,8 +89,9 @@ static void dump_json(struct vmheap_strbuf *sb, const struct html_dump *d)
 	if (h->has_memory)
 		vmheap_strbuf_addf(
 		    sb,
-		    ",\"memory\":{\"rss\":%" PRIu64 ",\"malloc_in_use\":%" PRIu64
-		    ",\"malloc_free\":%" PRIu64 ",\"malloc_mmap\":%" PRIu64 "}",
+		    ",\"memory\":{\"rss\":%" PRIu64
+		    ",\"malloc_in_use\":%" PRIu64 ",\"malloc_free\":%" PRIu64
+		    ",\"malloc_mmap\":%" PRIu64 "}",
 		    h->memory.rss, h->memory.malloc_in_use,
 		    h->memory.malloc_free, h->memory.malloc_mmap);
 	else
@@ -130,24 +120,31 @@ static void classes_json(struct vmheap_strbuf *sb, vmheap_census *c)
 
 /* ------------------------------------------------------------- growth */
 
-/* Count and bytes of the class named `name` in census c (0 when absent). */
-static void find_row(vmheap_census *c, const char *name, uint64_t *count,
-		     uint64_t *bytes)
+/* The count (or with `bytes`, the bytes) of the class named `name` in
+ * census c; 0 when absent. */
+static uint64_t find_row(vmheap_census *c, const char *name, int bytes)
 {
 	size_t n = 0;
 	const struct vmheap_census_row *rows = vmheap_census_rows(c, &n);
 
-	*count = *bytes = 0;
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(rows[i].name, name)) {
-			*count = rows[i].count;
-			*bytes = rows[i].bytes;
-			return;
-		}
+		if (!strcmp(rows[i].name, name))
+			return bytes ? rows[i].bytes : rows[i].count;
+	return 0;
 }
 
-static void growth_json(struct vmheap_strbuf *sb,
-			const struct html_report *rep)
+/* "KEY":[the class's count (or bytes) in each dump] */
+static void series_json(struct vmheap_strbuf *sb, const struct html_report *rep,
+			const char *name, int bytes)
+{
+	vmheap_strbuf_addf(sb, "\"%s\":[", bytes ? "bytes" : "count");
+	for (size_t k = 0; k < rep->ndumps; k++)
+		vmheap_strbuf_addf(sb, "%s%" PRIu64, k ? "," : "",
+				   find_row(rep->dumps[k].census, name, bytes));
+	vmheap_strbuf_add(sb, "]", 1);
+}
+
+static void growth_json(struct vmheap_strbuf *sb, const struct html_report *rep)
 {
 	size_t shown = 0;
 
@@ -157,24 +154,14 @@ static void growth_json(struct vmheap_strbuf *sb,
 		const struct vmheap_census_delta *d = &rep->deltas[i];
 		if (d->count_delta <= 0 && d->bytes_delta <= 0)
 			continue;
-		vmheap_strbuf_add(sb, shown ? ",{\"name\":" : "{\"name\":",
-				  shown ? 9 : 8);
+		vmheap_strbuf_add(
+		    sb, shown ? ",{\"name\":" : "{\"name\":", shown ? 9 : 8);
 		vmheap_strbuf_add_json(sb, d->name);
-		vmheap_strbuf_add(sb, ",\"count\":[", 10);
-		for (size_t k = 0; k < rep->ndumps; k++) {
-			uint64_t count, bytes;
-			find_row(rep->dumps[k].census, d->name, &count, &bytes);
-			vmheap_strbuf_addf(sb, "%s%" PRIu64, k ? "," : "",
-					   count);
-		}
-		vmheap_strbuf_add(sb, "],\"bytes\":[", 11);
-		for (size_t k = 0; k < rep->ndumps; k++) {
-			uint64_t count, bytes;
-			find_row(rep->dumps[k].census, d->name, &count, &bytes);
-			vmheap_strbuf_addf(sb, "%s%" PRIu64, k ? "," : "",
-					   bytes);
-		}
-		vmheap_strbuf_add(sb, "]}", 2);
+		vmheap_strbuf_add(sb, ",", 1);
+		series_json(sb, rep, d->name, 0);
+		vmheap_strbuf_add(sb, ",", 1);
+		series_json(sb, rep, d->name, 1);
+		vmheap_strbuf_add(sb, "}", 1);
 		shown++;
 	}
 	vmheap_strbuf_add(sb, "]}", 2);
@@ -188,21 +175,23 @@ static void growth_json(struct vmheap_strbuf *sb,
 static void diff_json(struct vmheap_strbuf *sb, const struct html_report *rep)
 {
 	struct vmheap_report_options ro = VMHEAP_REPORT_OPTIONS_INIT;
-	const struct vmheap_totals *to = vmheap_census_totals(rep->dumps[0].census);
+	const struct vmheap_totals *to =
+	    vmheap_census_totals(rep->dumps[0].census);
 	const struct vmheap_totals *tn =
 	    vmheap_census_totals(rep->dumps[rep->ndumps - 1].census);
-	size_t shown = rep->ndeltas < HTML_DIFF_MAX ? rep->ndeltas
-						    : HTML_DIFF_MAX;
+	size_t shown =
+	    rep->ndeltas < HTML_DIFF_MAX ? rep->ndeltas : HTML_DIFF_MAX;
 	int64_t dc = (int64_t)(tn->objects - to->objects);
 	int64_t db = (int64_t)(tn->bytes - to->bytes);
 	char bytes[32], share[32];
 
 	vmheap_report_size_delta(&ro, bytes, sizeof(bytes), db);
-	vmheap_format_share(share, sizeof(share), (double)db,
-			    (double)to->bytes, 1);
+	vmheap_format_share(share, sizeof(share), (double)db, (double)to->bytes,
+			    1);
 	vmheap_strbuf_addf(sb,
 			   "{\"old\":0,\"new\":%zu,\"changed\":%zu,"
-			   "\"count_delta\":%" PRId64 ",\"bytes_delta\":%" PRId64
+			   "\"count_delta\":%" PRId64
+			   ",\"bytes_delta\":%" PRId64
 			   ",\"bytes_text\":\"%s\",\"share_text\":\"%s\","
 			   "\"rows\":[",
 			   rep->ndumps - 1, rep->ndeltas, dc, db, bytes, share);
@@ -215,12 +204,12 @@ static void diff_json(struct vmheap_strbuf *sb, const struct html_report *rep)
 				    1);
 		vmheap_strbuf_add(sb, i ? ",[" : "[", i ? 2 : 1);
 		vmheap_strbuf_add_json(sb, d->name);
-		vmheap_strbuf_addf(sb,
-				   ",%" PRId64 ",%" PRId64 ",\"%s\",\"%s\",%" PRIu64
-				   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
-				   d->count_delta, d->bytes_delta, bytes, share,
-				   d->count_old, d->count_new, d->bytes_old,
-				   d->bytes_new);
+		vmheap_strbuf_addf(
+		    sb,
+		    ",%" PRId64 ",%" PRId64 ",\"%s\",\"%s\",%" PRIu64
+		    ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
+		    d->count_delta, d->bytes_delta, bytes, share, d->count_old,
+		    d->count_new, d->bytes_old, d->bytes_new);
 	}
 	vmheap_strbuf_add(sb, "]}", 2);
 }

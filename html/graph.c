@@ -19,9 +19,9 @@
 
 struct tree_node {
 	uint32_t obj;
-	int32_t parent; /* node index, -1 under the virtual root */
-	uint32_t depth; /* 1 under the virtual root */
-	uint32_t shown; /* children in the report */
+	int32_t parent;	      /* node index, -1 under the virtual root */
+	uint32_t depth;	      /* 1 under the virtual root */
+	uint32_t shown;	      /* children in the report */
 	uint64_t shown_bytes; /* their retained bytes */
 };
 
@@ -134,8 +134,7 @@ static size_t top_children(const struct tree *t, size_t o, uint32_t *best,
 			at--;
 		if (k < cap)
 			k++;
-		memmove(best + at + 1, best + at,
-			(k - 1 - at) * sizeof(*best));
+		memmove(best + at + 1, best + at, (k - 1 - at) * sizeof(*best));
 		best[at] = c;
 	}
 	return k;
@@ -207,9 +206,9 @@ static void groups_json(struct tree *t, struct vmheap_strbuf *sb, size_t o)
 		size_t c = best[i];
 		if (t->labels[c] == UINT32_MAX)
 			t->labels[c] = t->nlabels++;
-		vmheap_strbuf_addf(sb, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu64 "]",
-				   i ? "," : "", t->labels[c], t->class_count[c],
-				   t->class_bytes[c]);
+		vmheap_strbuf_addf(
+		    sb, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu64 "]", i ? "," : "",
+		    t->labels[c], t->class_count[c], t->class_bytes[c]);
 	}
 	vmheap_strbuf_add(sb, "]", 1);
 	for (size_t i = 0; i < ntouched; i++) {
@@ -360,12 +359,11 @@ static int class_paths_json(vmheap_graph *g, const char *name,
 	if (rc == 0) {
 		vmheap_strbuf_add(sb, "{\"class\":", 9);
 		vmheap_strbuf_add_json(sb, name);
-		vmheap_strbuf_addf(sb,
-				   ",\"instances\":%" PRIu64
-				   ",\"unreachable\":%" PRIu64
-				   ",\"shapes\":%zu,\"groups\":[",
-				   p->instances, p->unreachable,
-				   p->group_count);
+		vmheap_strbuf_addf(
+		    sb,
+		    ",\"instances\":%" PRIu64 ",\"unreachable\":%" PRIu64
+		    ",\"shapes\":%zu,\"groups\":[",
+		    p->instances, p->unreachable, p->group_count);
 		for (size_t k = 0; k < p->group_count && k < HTML_PATH_GROUPS;
 		     k++) {
 			if (k)

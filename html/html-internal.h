@@ -46,10 +46,10 @@
 #define HTML_NATIVE_FRAMES 5
 
 struct html_options {
-	const char *out;     /* -o FILE */
-	char **dumps;	     /* operands */
+	const char *out; /* -o FILE */
+	char **dumps;	 /* operands */
 	size_t ndumps;
-	int no_graph;	     /* --no-graph: no tree, no paths */
+	int no_graph; /* --no-graph: no tree, no paths */
 };
 
 /* One dump read into a census. */

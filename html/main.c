@@ -157,8 +157,9 @@ static int build_json(const struct html_options *o, struct html_report *rep,
 	}
 	rc = vmheap_reader_native(rep->dumps[rep->ndumps - 1].reader, &n);
 	if (rc < 0) {
-		snprintf(err, errsz, "%s",
-			 vmheap_reader_error(rep->dumps[rep->ndumps - 1].reader));
+		snprintf(
+		    err, errsz, "%s",
+		    vmheap_reader_error(rep->dumps[rep->ndumps - 1].reader));
 		return rc;
 	}
 	vmheap_strbuf_add(json, ",\"native\":", 10);

@@ -19,8 +19,8 @@ int html_native_json(const struct vmheap_native *n, struct vmheap_strbuf *sb)
 		return 0;
 	}
 	sym = vmheap_symbolizer_new();
-	if (!sym || vmheap_native_rows(n, sym, HTML_NATIVE_FRAMES, &rows,
-				       &nrows) < 0) {
+	if (!sym ||
+	    vmheap_native_rows(n, sym, HTML_NATIVE_FRAMES, &rows, &nrows) < 0) {
 		vmheap_symbolizer_free(sym);
 		return VMHEAP_ENOMEM;
 	}

@@ -53,5 +53,6 @@ void html_page(struct vmheap_strbuf *out, const struct vmheap_strbuf *json)
 		return;
 	add_script_json(out, json);
 	at += sizeof(marker) - 1;
-	vmheap_strbuf_add(out, at, html_page_len - (size_t)(at - html_page_text));
+	vmheap_strbuf_add(out, at,
+			  html_page_len - (size_t)(at - html_page_text));
 }

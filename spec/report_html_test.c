@@ -45,13 +45,13 @@ static const char *leak_dump(const char *name, int k, const char *leak,
 			     const char *minor, const char *shrink)
 {
 	const struct tclass classes[] = {
-	    {CL_HASH, "Hash"},	{CL_ARRAY, "Array"},   {CL_LEAK, leak},
-	    {CL_MINOR, minor},	{CL_NOISE, "Noise"},   {CL_SHRINK, shrink},
+	    {CL_HASH, "Hash"}, {CL_ARRAY, "Array"}, {CL_LEAK, leak},
+	    {CL_MINOR, minor}, {CL_NOISE, "Noise"}, {CL_SHRINK, shrink},
 	};
 	size_t nleak = 100 + 500 * (size_t)k, nminor = 10 + 10 * (size_t)k;
 	size_t nshrink = 60 - 20 * (size_t)k, n = 0;
-	struct tobj *objs = calloc(4 + nleak + nminor + 50 + nshrink,
-				   sizeof(*objs));
+	struct tobj *objs =
+	    calloc(4 + nleak + nminor + 50 + nshrink, sizeof(*objs));
 	uint64_t *leaks = calloc(nleak, sizeof(*leaks));
 	uint64_t *minors = calloc(nminor, sizeof(*minors));
 	const struct troot roots[] = {{1, "globals", 0x1000},
@@ -62,15 +62,24 @@ static const char *leak_dump(const char *name, int k, const char *leak,
 		leaks[i] = 0x100000 + 16 * i;
 	for (size_t i = 0; i < nminor; i++)
 		minors[i] = 0x200000 + 16 * i;
-	objs[n++] = (struct tobj){.id = 0x1000, .cls = CL_HASH, .bytes = 40,
-				  .nrefs = 1, .refs = {0x2000}};
-	objs[n++] = (struct tobj){.id = 0x2000, .cls = CL_ARRAY, .bytes = 64,
-				  .nrefs = nleak, .many = leaks};
-	objs[n++] = (struct tobj){.id = 0x3000, .cls = CL_HASH, .bytes = 40,
-				  .nrefs = nminor, .many = minors};
+	objs[n++] = (struct tobj){.id = 0x1000,
+				  .cls = CL_HASH,
+				  .bytes = 40,
+				  .nrefs = 1,
+				  .refs = {0x2000}};
+	objs[n++] = (struct tobj){.id = 0x2000,
+				  .cls = CL_ARRAY,
+				  .bytes = 64,
+				  .nrefs = nleak,
+				  .many = leaks};
+	objs[n++] = (struct tobj){.id = 0x3000,
+				  .cls = CL_HASH,
+				  .bytes = 40,
+				  .nrefs = nminor,
+				  .many = minors};
 	for (size_t i = 0; i < nleak; i++)
-		objs[n++] = (struct tobj){
-		    .id = leaks[i], .cls = CL_LEAK, .bytes = 200};
+		objs[n++] =
+		    (struct tobj){.id = leaks[i], .cls = CL_LEAK, .bytes = 200};
 	for (size_t i = 0; i < nminor; i++)
 		objs[n++] = (struct tobj){
 		    .id = minors[i], .cls = CL_MINOR, .bytes = 24};
@@ -126,8 +135,7 @@ struct seen {
 
 /* Load `html` in headless Chromium and run `steps` (NULL-terminated,
  * see report_html_browser.js).  Fails the test if the browser cannot. */
-static void browse(const char *html, const char *const *steps,
-		   struct seen *s)
+static void browse(const char *html, const char *const *steps, struct seen *s)
 {
 	const char *argv[40];
 	char url[4200], *line, *save = NULL;
@@ -143,8 +151,7 @@ static void browse(const char *html, const char *const *steps,
 	argv[n] = NULL;
 	memset(s, 0, sizeof(*s));
 	ck_assert_int_eq(spec_run(argv, NULL, NULL, 240000, &r), 0);
-	ck_assert_msg(r.status == 0, "browser: status %d: %s", r.status,
-		      r.err);
+	ck_assert_msg(r.status == 0, "browser: status %d: %s", r.status, r.err);
 	for (line = strtok_r(r.out, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		ck_assert_uint_lt(s->n, 32);
@@ -263,8 +270,8 @@ START_TEST(leak_is_the_first_bar_and_each_growing_class_has_a_line)
 	ck_assert_str_eq(legend->items[1]->str, "Minor");
 
 	/* the diff: vmheap-diff's text rows, tokens for tokens */
-	struct run r = run_tool("vmheap-diff", NULL,
-				(const char *[]){d0, d2, NULL});
+	struct run r =
+	    run_tool("vmheap-diff", NULL, (const char *[]){d0, d2, NULL});
 	ck_assert_int_eq(r.status, 0);
 	struct jval *rows = json_parse(value_str(&s, 3));
 	ck_assert_ptr_nonnull(rows);
@@ -276,8 +283,9 @@ START_TEST(leak_is_the_first_bar_and_each_growing_class_has_a_line)
 		snprintf(want, sizeof(want), "%s  %s", c->items[0]->str,
 			 c->items[1]->str);
 		at = strstr(at, want);
-		ck_assert_msg(at, "row %zu '%s' not in vmheap-diff's order:\n%s",
-			      i, want, r.out);
+		ck_assert_msg(at,
+			      "row %zu '%s' not in vmheap-diff's order:\n%s", i,
+			      want, r.out);
 		/* the same line ends with its bytes and % cells */
 		const char *eol = strchr(at, '\n');
 		char line[256];
@@ -311,8 +319,8 @@ START_TEST(tree_expands_on_a_click)
 	struct seen s;
 
 	snprintf(click1, sizeof(click1), "click:%s > button.toggle", first);
-	snprintf(kids, sizeof(kids),
-		 TEXTS("%s > ul > li.node > .label"), first);
+	snprintf(kids, sizeof(kids), TEXTS("%s > ul > li.node > .label"),
+		 first);
 	snprintf(exp, sizeof(exp),
 		 "eval:document.querySelector('%s > "
 		 "button').getAttribute('aria-expanded')",
@@ -323,12 +331,13 @@ START_TEST(tree_expands_on_a_click)
 		 TEXTS("%s > ul > li.node > ul > li.node > .label"), first);
 	snprintf(more, sizeof(more), TEXTS("%s > ul > li.node > ul > li.more"),
 		 first);
-	browse(html,
-	       (const char *[]){
-		   TEXTS("#tree-body > ul > li.node > .label"),
-		   "eval:document.querySelectorAll('#tree-body li.node').length",
-		   kids, click1, kids, exp, click2, kids2, more, NULL},
-	       &s);
+	browse(
+	    html,
+	    (const char *[]){
+		TEXTS("#tree-body > ul > li.node > .label"),
+		"eval:document.querySelectorAll('#tree-body li.node').length",
+		kids, click1, kids, exp, click2, kids2, more, NULL},
+	    &s);
 	assert_clean(&s);
 
 	struct jval *top = texts(&s, 0);
@@ -392,16 +401,10 @@ START_TEST(hostile_class_names_are_text_and_never_run)
 		   TEXTS("#class-bars .bar-name"),
 		   TEXTS("#class-table td.name"),
 		   TEXTS("#growth-body .legend-name"),
-		   TEXTS("#diff-table td.name"),
-		   TEXTS(".path-class-name"),
-		   click1,
-		   click2,
-		   kids2,
-		   "eval:typeof window.__pwned",
+		   TEXTS("#diff-table td.name"), TEXTS(".path-class-name"),
+		   click1, click2, kids2, "eval:typeof window.__pwned",
 		   "eval:document.querySelectorAll('img, b').length",
-		   "eval:document.scripts.length",
-		   "click:#class-filter",
-		   NULL},
+		   "eval:document.scripts.length", "click:#class-filter", NULL},
 	       &s);
 	assert_clean(&s);
 
@@ -447,9 +450,9 @@ static void vm_dump(const struct spec_vm *vm, const char *path)
 
 	ck_assert_ptr_nonnull(c);
 	vmheap_client_set_timeout(c, 120000);
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
-						path, &r),
-			 0);
+	ck_assert_int_eq(
+	    vmheap_client_call_str(c, "set", "system.memory.dump", path, &r),
+	    0);
 	ck_assert_msg(r.ok, "dump %s failed", path);
 	vmheap_reply_release(&r);
 	vmheap_client_close(c);
@@ -479,12 +482,10 @@ START_TEST(sample_vm_report_shows_the_leak_and_one_dump_works_alone)
 	const char *two = report("vm2.html", (const char *[]){h1, h2, NULL});
 	browse(two,
 	       (const char *[]){
-		   TEXTS("#class-bars .bar-name"),
-		   TEXTS("#diff-table td.name"),
+		   TEXTS("#class-bars .bar-name"), TEXTS("#diff-table td.name"),
 		   "eval:document.querySelector('#summary-table "
 		   "tr:nth-child(2)').cells[8].textContent",
-		   "eval:document.getElementById('tree').hidden",
-		   NULL},
+		   "eval:document.getElementById('tree').hidden", NULL},
 	       &s);
 	assert_clean(&s);
 	struct jval *bars = texts(&s, 0);
@@ -534,20 +535,27 @@ START_TEST(native_sites_show_as_vmheap_histo_lists_them)
 	const char *path = tmp_path("n.vmheap");
 	const char *html = tmp_path("n.html");
 	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
-	struct vmheap_dump_module mod = {.path = module,
-					 .path_len = strlen(module),
-					 .base = 0x7f0000000000};
-	struct vmheap_dump_frame frames[3][2] = {
-	    {{0, 0x1100}, {0, 0x2200}},
-	    {{0, 0x3300}, {0, 0x2200}},
-	    {{0, 0x4400}, {0, 0x2200}}};
-	struct vmheap_dump_site sites[3] = {
-	    {.live_bytes = 4096, .live_count = 4, .allocs = 9, .frees = 5,
-	     .frames = frames[0], .depth = 2},
-	    {.live_bytes = 1 << 20, .live_count = 16, .allocs = 16,
-	     .frames = frames[1], .depth = 2},
-	    {.live_bytes = 64, .live_count = 1, .allocs = 1,
-	     .frames = frames[2], .depth = 2}};
+	struct vmheap_dump_module mod = {
+	    .path = module, .path_len = strlen(module), .base = 0x7f0000000000};
+	struct vmheap_dump_frame frames[3][2] = {{{0, 0x1100}, {0, 0x2200}},
+						 {{0, 0x3300}, {0, 0x2200}},
+						 {{0, 0x4400}, {0, 0x2200}}};
+	struct vmheap_dump_site sites[3] = {{.live_bytes = 4096,
+					     .live_count = 4,
+					     .allocs = 9,
+					     .frees = 5,
+					     .frames = frames[0],
+					     .depth = 2},
+					    {.live_bytes = 1 << 20,
+					     .live_count = 16,
+					     .allocs = 16,
+					     .frames = frames[1],
+					     .depth = 2},
+					    {.live_bytes = 64,
+					     .live_count = 1,
+					     .allocs = 1,
+					     .frames = frames[2],
+					     .depth = 2}};
 	vmheap_writer *w;
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	struct seen s;
@@ -560,8 +568,7 @@ START_TEST(native_sites_show_as_vmheap_histo_lists_them)
 	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
 	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Blob", 4, 0, 0), 0);
 	ck_assert_int_eq(vmheap_writer_add_string(w, 2, "globals", 7), 0);
-	ck_assert_int_eq(vmheap_writer_add_object(w, 0x1000, 1, 48, 0, NULL,
-						  0),
+	ck_assert_int_eq(vmheap_writer_add_object(w, 0x1000, 1, 48, 0, NULL, 0),
 			 0);
 	ck_assert_int_eq(vmheap_writer_add_root(w, 2, 0x1000), 0);
 	ck_assert_int_eq(vmheap_writer_add_native(w, &mod, 1, sites, 3), 0);
@@ -588,9 +595,9 @@ START_TEST(native_sites_show_as_vmheap_histo_lists_them)
 	ck_assert_str_eq(value_str(&s, 2), "undefined 0");
 
 	/* vmheap-histo --native --format csv: count,bytes,site per row */
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){"--native", "--format", "csv",
-						 path, NULL});
+	struct run r = run_tool(
+	    "vmheap-histo", NULL,
+	    (const char *[]){"--native", "--format", "csv", path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	size_t nrows;
 	char ***csv = parse_csv(r.out, &nrows);
@@ -652,10 +659,12 @@ Suite *vmheap_spec_suite(void)
 	TCase *b = spec_tcase(s, "browser", 600);
 	TCase *t = spec_tcase(s, "tool", 60);
 
-	tcase_add_test(b, leak_is_the_first_bar_and_each_growing_class_has_a_line);
+	tcase_add_test(b,
+		       leak_is_the_first_bar_and_each_growing_class_has_a_line);
 	tcase_add_test(b, tree_expands_on_a_click);
 	tcase_add_test(b, hostile_class_names_are_text_and_never_run);
-	tcase_add_test(b, sample_vm_report_shows_the_leak_and_one_dump_works_alone);
+	tcase_add_test(
+	    b, sample_vm_report_shows_the_leak_and_one_dump_works_alone);
 	tcase_add_test(b, native_sites_show_as_vmheap_histo_lists_them);
 	tcase_add_test(t, damaged_dump_gives_status_2_and_no_file);
 	return s;
