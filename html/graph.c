@@ -217,6 +217,37 @@ static void groups_json(struct tree *t, struct vmheap_strbuf *sb, size_t o)
 	}
 }
 
+/*
+ * "top_roots": for each of the first `top` nodes (those under the virtual
+ * root), the kind of the first root record that names its object, or null
+ * (an object reached from several roots, no single one holding it).
+ */
+static void top_roots_json(struct tree *t, struct vmheap_strbuf *sb, size_t top)
+{
+	size_t nroots = vmheap_graph_root_count(t->g);
+
+	vmheap_strbuf_add(sb, ",\"top_roots\":[", 14);
+	for (size_t i = 0; i < top; i++) {
+		const char *kind = NULL;
+		int found = 0;
+		for (size_t k = 0; k < nroots && !found; k++) {
+			const struct vmheap_graph_root *root =
+			    vmheap_graph_root(t->g, k);
+			if (root->object == t->nodes[i].obj) {
+				kind = root->kind ? root->kind : "";
+				found = 1;
+			}
+		}
+		if (i)
+			vmheap_strbuf_add(sb, ",", 1);
+		if (kind)
+			vmheap_strbuf_add_json(sb, kind);
+		else
+			vmheap_strbuf_add(sb, "null", 4);
+	}
+	vmheap_strbuf_add(sb, "]", 1);
+}
+
 static void tree_json(struct tree *t, struct vmheap_strbuf *sb,
 		      size_t top_shown)
 {
@@ -238,6 +269,7 @@ static void tree_json(struct tree *t, struct vmheap_strbuf *sb,
 	    t->first[n + 1] - t->first[n],
 	    vmheap_graph_total_bytes(t->g) - unreachable_bytes, top_bytes);
 	groups_json(t, sb, n);
+	top_roots_json(t, sb, top_shown);
 	vmheap_strbuf_add(sb, ",\"nodes\":[", 10);
 	/* [parent, label, "0xID", shallow, retained, children, shown,
 	 * shown retained bytes, and for an object whose children are shown

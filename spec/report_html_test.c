@@ -336,7 +336,8 @@ START_TEST(tree_expands_on_a_click)
 	    (const char *[]){
 		TEXTS("#tree-body > ul > li.node > .label"),
 		"eval:document.querySelectorAll('#tree-body li.node').length",
-		kids, click1, kids, exp, click2, kids2, more, NULL},
+		kids, click1, kids, exp, click2, kids2, more,
+		TEXTS("#tree-body > ul > li.node > .root-kind"), NULL},
 	    &s);
 	assert_clean(&s);
 
@@ -358,6 +359,12 @@ START_TEST(tree_expands_on_a_click)
 	ck_assert_uint_eq(m->n, 1);
 	ck_assert_msg(strstr(m->items[0]->str, "1,075 more objects"), "%s",
 		      m->items[0]->str);
+	/* each top object names the root that holds it */
+	struct jval *roots = texts(&s, 9);
+	ck_assert_uint_eq(roots->n, 2);
+	ck_assert_str_eq(roots->items[0]->str, "  (root globals)");
+	ck_assert_str_eq(roots->items[1]->str, "  (root stack)");
+	json_free(roots);
 	json_free(m);
 	json_free(leaks);
 	json_free(after);
