@@ -12,6 +12,7 @@
 //   eval:EXPR         evaluate EXPR in the page; prints {"value": ...}
 //   click:SELECTOR    scroll the element into view and click its middle
 //                     with real mouse events; prints {"clicked": true}
+//   type:SELECTOR=TEXT  click the element, then type TEXT as keyboard input
 //   screenshot:PATH   a PNG of the whole page (PATH@HEIGHT: its top HEIGHT
 //                     pixels)
 //
@@ -140,6 +141,11 @@ async function main() {
     } else if (kind === "click") {
       await click(arg);
       console.log(JSON.stringify({clicked: true}));
+    } else if (kind === "type") {
+      const eq = arg.indexOf("=");
+      await click(arg.slice(0, eq));
+      await page("Input.insertText", {text: arg.slice(eq + 1)});
+      console.log(JSON.stringify({typed: true}));
     } else if (kind === "screenshot") {
       const m = await page("Page.getLayoutMetrics");
       const at = /^(.*)@(\d+)$/.exec(arg);

@@ -12,6 +12,7 @@
  *    (vmheap-diff's text output is the independent truth);
  *  - the dominator tree expands on a click, down to the leak, and says how
  *    many objects it leaves out;
+ *  - the class table sorts on a click and filters as one types;
  *  - class names holding HTML and JavaScript (<script>, </script>, quotes,
  *    <img onerror=...>, <!--) are shown as text and never run;
  *  - the console shows no error and no exception;
@@ -449,6 +450,52 @@ START_TEST(hostile_class_names_are_text_and_never_run)
 }
 END_TEST
 
+/* The class table sorts on a click on a column's title and filters as
+ * one types. */
+START_TEST(class_table_sorts_on_a_click_and_filters_as_you_type)
+{
+	const char *d0 = leak_dump("s0.vmheap", 0, "Leak", "Minor", "Shrink");
+	const char *d2 = leak_dump("s2.vmheap", 2, "Leak", "Minor", "Shrink");
+	const char *html = report("s.html", (const char *[]){d0, d2, NULL});
+	struct seen s;
+
+	browse(html,
+	       (const char *[]){"click:#class-table th[data-col='0']",
+				TEXTS("#class-table td.name"),
+				"click:#class-table th[data-col='1']",
+				TEXTS("#class-table td.name"),
+				"type:#class-filter=iN",
+				TEXTS("#class-table td.name"),
+				"eval:document.getElementById('class-count')."
+				"textContent",
+				NULL},
+	       &s);
+	assert_clean(&s);
+	static const char *const by_name[] = {"Array", "Hash",	"Leak",
+					      "Minor", "Noise", "Shrink"};
+	struct jval *names = texts(&s, 1);
+	ck_assert_uint_eq(names->n, 6);
+	for (size_t i = 0; i < 6; i++)
+		ck_assert_str_eq(names->items[i]->str, by_name[i]);
+	json_free(names);
+	/* most objects first: 1100 Leak, 50 Noise, 30 Minor, 20 Shrink */
+	names = texts(&s, 3);
+	ck_assert_str_eq(names->items[0]->str, "Leak");
+	ck_assert_str_eq(names->items[1]->str, "Noise");
+	ck_assert_str_eq(names->items[2]->str, "Minor");
+	json_free(names);
+	/* "iN" matches Minor and Shrink, in the count order, any case */
+	names = texts(&s, 5);
+	ck_assert_uint_eq(names->n, 2);
+	ck_assert_str_eq(names->items[0]->str, "Minor");
+	ck_assert_str_eq(names->items[1]->str, "Shrink");
+	ck_assert_msg(strstr(value_str(&s, 6), "2 of 6 classes shown"), "%s",
+		      value_str(&s, 6));
+	json_free(names);
+	seen_free(&s);
+}
+END_TEST
+
 /* Dump the sample VM into `dir`/`name` through its agent. */
 static void vm_dump(const struct spec_vm *vm, const char *path)
 {
@@ -669,6 +716,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(b,
 		       leak_is_the_first_bar_and_each_growing_class_has_a_line);
 	tcase_add_test(b, tree_expands_on_a_click);
+	tcase_add_test(b, class_table_sorts_on_a_click_and_filters_as_you_type);
 	tcase_add_test(b, hostile_class_names_are_text_and_never_run);
 	tcase_add_test(
 	    b, sample_vm_report_shows_the_leak_and_one_dump_works_alone);
