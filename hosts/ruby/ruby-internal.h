@@ -134,4 +134,12 @@ void ruby_vars_list(void *ctx,
 		    void *arg);
 int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk);
 
+/* ------------------------------------------------------- ruby_native.c */
+
+/* Give the malloc tracker the Ruby file:line of each allocation made by a
+ * thread that holds the GVL (0), or -1 when the tracker is not loaded. */
+int ruby_native_init(void);
+/* Take that back (at exit, before the VM goes). */
+void ruby_native_stop(void);
+
 #endif /* VMHEAP_RUBY_INTERNAL_H */
