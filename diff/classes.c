@@ -40,7 +40,9 @@ int diff_read_census(const struct diff_options *o, struct diff_dump *d,
 		     char *err, size_t errsz)
 {
 	return vmheap_census_scan(&o->report, d->reader, d->path, d->size,
-				  VMHEAP_GROUP_CLASS, &d->census, err, errsz);
+				  o->by_site ? VMHEAP_GROUP_SITE
+					     : VMHEAP_GROUP_CLASS,
+				  &d->census, err, errsz);
 }
 
 int diff_classes(const struct diff_options *o, struct diff_result *res,

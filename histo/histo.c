@@ -23,8 +23,9 @@ int histo_run(const struct histo_options *o, struct vmheap_strbuf *out,
 		return rc;
 	}
 	rc = vmheap_census_scan(&o->report, r, o->path, size,
-				o->by_kind ? VMHEAP_GROUP_KIND
-					   : VMHEAP_GROUP_CLASS,
+				o->by_kind   ? VMHEAP_GROUP_KIND
+				: o->by_site ? VMHEAP_GROUP_SITE
+					     : VMHEAP_GROUP_CLASS,
 				&c, err, errsz);
 	if (rc == 0) {
 		histo_render(o, r, c, out);

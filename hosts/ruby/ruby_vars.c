@@ -4,11 +4,13 @@
  *   system.gc.<key>           every GC.stat figure (system.gc.count, ...)
  *   system.threads.backtrace  [{"thread": inspect, "backtrace": [...]}]
  *                             for every Ruby thread but the agent's own
+ *   config.trace.allocations, system.allocations.*: ruby_alloc_sites.c
  *
  * The agent asks for them on its loop thread, which may not call Ruby;
  * the values are read by a job on the Ruby worker thread with the GVL.
  * The key list is learnt once at load, so list_vars needs no Ruby.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +74,7 @@ void ruby_vars_list(void *ctx,
 	for (i = 0; i < gc_count; i++)
 		add(arg, gc_names[i], "int");
 	add(arg, BACKTRACE_VAR, "array");
+	ruby_alloc_sites_list(add, arg);
 }
 
 /* ------------------------------------------------------------ GC.stat */
@@ -173,10 +176,14 @@ static int backtrace_job(void *arg)
 int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk)
 {
 	size_t i;
+	int rc;
 
 	(void)ctx;
 	if (strcmp(name, BACKTRACE_VAR) == 0)
 		return ruby_worker_run(backtrace_job, pk, VAR_TIMEOUT_MS);
+	rc = ruby_alloc_sites_get(name, pk);
+	if (rc != VMHEAP_AGENT_ENOTFOUND)
+		return rc;
 	for (i = 0; i < gc_count; i++) {
 		if (strcmp(name, gc_names[i]) == 0) {
 			struct gc_job job = {name + strlen(GC_PREFIX), pk};
@@ -186,4 +193,23 @@ int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk)
 		}
 	}
 	return VMHEAP_AGENT_ENOTFOUND;
+}
+
+/* ------------------------------------------------------------ set */
+
+int ruby_vars_set(void *ctx, const char *name, const msgpack_object *value,
+		  msgpack_packer *pk, char *err, size_t errlen)
+{
+	int rc = ruby_alloc_sites_set(ctx, name, value, pk, err, errlen);
+	size_t i;
+
+	if (rc != VMHEAP_AGENT_ENOTFOUND || err[0])
+		return rc;
+	for (i = 0; i < gc_count; i++)
+		if (strcmp(name, gc_names[i]) == 0)
+			break;
+	if (i == gc_count && strcmp(name, BACKTRACE_VAR) != 0)
+		return VMHEAP_AGENT_ENOTFOUND;
+	snprintf(err, errlen, "%s is read-only", name);
+	return VMHEAP_AGENT_EREADONLY;
 }
