@@ -48,6 +48,18 @@ static uint64_t retained(const struct tree *t, uint32_t obj)
 	return vmheap_graph_retained_bytes(t->g, obj);
 }
 
+/* `text` (the shared text helpers' output) as a JSON string. */
+static void text_json(struct vmheap_strbuf *sb, struct vmheap_strbuf *text)
+{
+	if (text->failed) {
+		sb->failed = 1;
+	} else {
+		vmheap_strbuf_add_json_bytes(sb, text->len ? text->buf : "",
+					     text->len);
+	}
+	vmheap_strbuf_release(text);
+}
+
 /* The children lists of the dominator tree (counting sort by idom). */
 static int build_children(struct tree *t)
 {
@@ -219,8 +231,9 @@ static void groups_json(struct tree *t, struct vmheap_strbuf *sb, size_t o)
 
 /*
  * "top_roots": for each of the first `top` nodes (those under the virtual
- * root), the kind of the first root record that names its object, or null
- * (an object reached from several roots, no single one holding it).
+ * root), the first root record that names its object as people read it
+ * ("root KIND NAME"), or null (an object reached from several roots, no
+ * single one holding it).
  */
 static void top_roots_json(struct tree *t, struct vmheap_strbuf *sb, size_t top)
 {
@@ -228,22 +241,19 @@ static void top_roots_json(struct tree *t, struct vmheap_strbuf *sb, size_t top)
 
 	vmheap_strbuf_add(sb, ",\"top_roots\":[", 14);
 	for (size_t i = 0; i < top; i++) {
-		const char *kind = NULL;
-		int found = 0;
-		for (size_t k = 0; k < nroots && !found; k++) {
-			const struct vmheap_graph_root *root =
-			    vmheap_graph_root(t->g, k);
-			if (root->object == t->nodes[i].obj) {
-				kind = root->kind ? root->kind : "";
-				found = 1;
-			}
-		}
+		size_t k = 0;
+		while (k < nroots &&
+		       vmheap_graph_root(t->g, k)->object != t->nodes[i].obj)
+			k++;
 		if (i)
 			vmheap_strbuf_add(sb, ",", 1);
-		if (kind)
-			vmheap_strbuf_add_json(sb, kind);
-		else
+		if (k < nroots) {
+			struct vmheap_strbuf text = VMHEAP_STRBUF_INIT;
+			vmheap_strbuf_add_root_text(&text, t->g, k);
+			text_json(sb, &text);
+		} else {
 			vmheap_strbuf_add(sb, "null", 4);
+		}
 	}
 	vmheap_strbuf_add(sb, "]", 1);
 }
@@ -350,20 +360,32 @@ static int dominator_tree(vmheap_graph *g, struct vmheap_strbuf *sb)
 
 /* ------------------------------------------------------------- paths */
 
+/*
+ * A shape: its count, bytes, root record as people read it ("root KIND
+ * NAME"), then both ends of its classes and, for each, the holder phrase
+ * of the reference that reaches that object on the example's path
+ * ("@store of Registry", "Hash[\"k17\"]"; null without a name: dumps
+ * before format 1.1 have none).
+ */
 static void shape_json(struct vmheap_strbuf *sb, const vmheap_graph *g,
 		       const struct vmheap_graph_path_group *grp)
 {
-	const struct vmheap_graph_root *root = vmheap_graph_root(g, grp->root);
+	struct vmheap_strbuf text = VMHEAP_STRBUF_INIT;
 	size_t len = grp->length, ends = HTML_PATH_ENDS;
+	uint32_t *path = malloc((len ? len : 1) * sizeof(*path));
+	size_t root;
 
+	if (!path || vmheap_graph_path(g, grp->example, path, len, &root) !=
+			 (int64_t)len) {
+		free(path);
+		path = NULL;
+	}
 	vmheap_strbuf_addf(sb,
 			   "{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
 			   ",\"length\":%zu,\"root\":",
 			   grp->count, grp->bytes, len);
-	if (root->kind)
-		vmheap_strbuf_add_json(sb, root->kind);
-	else
-		vmheap_strbuf_add(sb, "null", 4);
+	vmheap_strbuf_add_root_text(&text, g, grp->root);
+	text_json(sb, &text);
 	/* both ends of a long shape; "skipped" objects between them */
 	vmheap_strbuf_addf(sb, ",\"skipped\":%zu,\"classes\":[",
 			   len > 2 * ends ? len - 2 * ends : 0);
@@ -375,7 +397,27 @@ static void shape_json(struct vmheap_strbuf *sb, const vmheap_graph *g,
 		vmheap_strbuf_add_class(sb, g, grp->classes[i],
 					VMHEAP_OUTPUT_JSON);
 	}
+	vmheap_strbuf_add(sb, "],\"holders\":[", 13);
+	for (size_t i = 0; i < len; i++) {
+		struct vmheap_graph_name name, in;
+		if (len > 2 * ends && i >= ends && i < len - ends)
+			continue;
+		if (i)
+			vmheap_strbuf_add(sb, ",", 1);
+		if (!path || !i ||
+		    vmheap_graph_path_name(g, path[i], &name) ==
+			VMHEAP_GRAPH_NAME_NONE) {
+			vmheap_strbuf_add(sb, "null", 4);
+			continue;
+		}
+		if (i > 1)
+			vmheap_graph_path_name(g, path[i - 1], &in);
+		vmheap_strbuf_add_holder(&text, g, path[i - 1], &name,
+					 i > 1 ? &in : NULL);
+		text_json(sb, &text);
+	}
 	vmheap_strbuf_add(sb, "]}", 2);
+	free(path);
 }
 
 static int class_paths_json(vmheap_graph *g, const char *name,

@@ -535,13 +535,34 @@ START_TEST(sample_vm_report_shows_the_leak_and_one_dump_works_alone)
 
 	const char *two = report("vm2.html", (const char *[]){h1, h2, NULL});
 	browse(two,
-	       (const char *[]){
-		   TEXTS("#class-bars .bar-name"), TEXTS("#diff-table td.name"),
-		   "eval:document.querySelector('#summary-table "
-		   "tr:nth-child(2)').cells[8].textContent",
-		   "eval:document.getElementById('tree').hidden", NULL},
+	       (const char *[]){TEXTS("#class-bars .bar-name"),
+				TEXTS("#diff-table td.name"),
+				"eval:document.querySelector('#summary-table "
+				"tr:nth-child(2)').cells[8].textContent",
+				"eval:document.getElementById('tree').hidden",
+				TEXTS(".path-class-name"), TEXTS(".path .root-text"),
+				TEXTS(".path .holder"),
+				TEXTS("#tree-body .root-kind"), NULL},
 	       &s);
 	assert_clean(&s);
+	/* the sample's dumps name roots and references (format 1.1): its
+	 * leak hangs in the Array at :leaks of the Hash of $globals */
+	struct jval *pc = texts(&s, 4), *pr = texts(&s, 5), *ph = texts(&s, 6),
+		    *tr = texts(&s, 7);
+	ck_assert_uint_ge(pc->n, 1);
+	ck_assert_str_eq(pc->items[0]->str, "Session");
+	ck_assert_uint_ge(pr->n, 1);
+	ck_assert_str_eq(pr->items[0]->str, "root globals $globals");
+	ck_assert_uint_ge(ph->n, 2);
+	ck_assert_str_eq(ph->items[0]->str, "  \u2190 Hash[:leaks]");
+	ck_assert_msg(!strncmp(ph->items[1]->str, "  \u2190 Array[", 10), "%s",
+		      ph->items[1]->str);
+	ck_assert_uint_ge(tr->n, 1);
+	ck_assert_str_eq(tr->items[0]->str, "  (root globals $globals)");
+	json_free(tr);
+	json_free(ph);
+	json_free(pr);
+	json_free(pc);
 	struct jval *bars = texts(&s, 0);
 	ck_assert_str_eq(bars->items[0]->str, "Session");
 	struct jval *diff = texts(&s, 1);
