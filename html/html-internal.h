@@ -8,6 +8,7 @@
  *              and last dumps (the figures of vmheap-diff)
  *   graph.c    the last dump's heap graph: the dominator tree (capped) and
  *              the merged paths to the roots of the classes that grew most
+ *   sites.c    the allocation sites of the last dump, when it has them
  *   native.c   the native (malloc) sites of the last dump, when it has them
  *   page.c     the HTML: page.html (built into the tool) with the data as
  *              JSON in a <script type="application/json"> element
@@ -41,6 +42,8 @@
 #define HTML_PATH_CLASSES 5
 #define HTML_PATH_GROUPS 5
 #define HTML_PATH_ENDS 12
+/* Allocation sites: rows (class and site, most bytes first). */
+#define HTML_SITES_MAX 1000
 /* Native sites: rows, and frames of a site shown (as vmheap-histo). */
 #define HTML_NATIVE_ROWS 100
 #define HTML_NATIVE_FRAMES 5
@@ -86,6 +89,12 @@ size_t html_path_classes(const struct html_report *rep, const char **names,
  * reader once the graph has read it to its end). */
 int html_graph_json(const struct html_options *o, const struct html_report *rep,
 		    struct vmheap_strbuf *sb, char *err, size_t errsz);
+
+/* Read the dump `arg` again into a census by class and allocation site
+ * and append its rows as the value of "sites".  0, or a negative code
+ * with err set. */
+int html_sites_json(const char *arg, struct vmheap_strbuf *sb, char *err,
+		    size_t errsz);
 
 /* Append "native": {...} or null for the native section `n` (may be
  * NULL).  0 or VMHEAP_ENOMEM. */

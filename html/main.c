@@ -155,6 +155,14 @@ static int build_json(const struct html_options *o, struct html_report *rep,
 		if (rc < 0)
 			return rc;
 	}
+	vmheap_strbuf_add(json, ",\"sites\":", 9);
+	if (vmheap_reader_totals(rep->dumps[rep->ndumps - 1].reader)->sites) {
+		rc = html_sites_json(o->dumps[o->ndumps - 1], json, err, errsz);
+		if (rc < 0)
+			return rc;
+	} else {
+		vmheap_strbuf_add(json, "null", 4);
+	}
 	rc = vmheap_reader_native(rep->dumps[rep->ndumps - 1].reader, &n);
 	if (rc < 0) {
 		snprintf(

@@ -535,14 +535,14 @@ START_TEST(sample_vm_report_shows_the_leak_and_one_dump_works_alone)
 
 	const char *two = report("vm2.html", (const char *[]){h1, h2, NULL});
 	browse(two,
-	       (const char *[]){TEXTS("#class-bars .bar-name"),
-				TEXTS("#diff-table td.name"),
-				"eval:document.querySelector('#summary-table "
-				"tr:nth-child(2)').cells[8].textContent",
-				"eval:document.getElementById('tree').hidden",
-				TEXTS(".path-class-name"), TEXTS(".path .root-text"),
-				TEXTS(".path .holder"),
-				TEXTS("#tree-body .root-kind"), NULL},
+	       (const char *[]){
+		   TEXTS("#class-bars .bar-name"), TEXTS("#diff-table td.name"),
+		   "eval:document.querySelector('#summary-table "
+		   "tr:nth-child(2)').cells[8].textContent",
+		   "eval:document.getElementById('tree').hidden",
+		   TEXTS(".path-class-name"), TEXTS(".path .root-text"),
+		   TEXTS(".path .holder"), TEXTS("#tree-body .root-kind"),
+		   NULL},
 	       &s);
 	assert_clean(&s);
 	/* the sample's dumps name roots and references (format 1.1): its
@@ -698,6 +698,84 @@ START_TEST(native_sites_show_as_vmheap_histo_lists_them)
 }
 END_TEST
 
+/* A dump with allocation sites (format 1.1, written here): the page
+ * lists class and site pairs with vmheap-histo --by site's figures, most
+ * bytes first, and filters them by site. */
+START_TEST(allocation_sites_show_by_class_and_site)
+{
+	static const char *const kinds[] = {"object"};
+	const char *path = tmp_path("st.vmheap");
+	const char *html = tmp_path("st.html");
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	struct seen s;
+
+	ck_assert_int_ge(fd, 0);
+	opt.vm_name = "sample";
+	opt.kind_names = kinds;
+	opt.kind_count = 1;
+	opt.sites = 1;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Leak", 4, 0, 0), 0);
+	ck_assert_int_eq(
+	    vmheap_writer_add_site(w, 1, "app.rb", 6, 12, "handle", 6), 0);
+	ck_assert_int_eq(
+	    vmheap_writer_add_site(w, 2, "<script>x.rb", 12, 3, "", 0), 0);
+	for (uint64_t i = 0; i < 30; i++)
+		ck_assert_int_eq(vmheap_writer_add_object_named(
+				     w, 0x1000 + 16 * i, 1, 40, 0, NULL, NULL,
+				     0, i < 20 ? 1 : 2),
+				 0);
+	ck_assert_int_eq(vmheap_writer_add_object(w, 0x9000, 1, 40, 0, NULL, 0),
+			 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	close(fd);
+
+	report("st.html", (const char *[]){path, NULL});
+	browse(html,
+	       (const char *[]){
+		   "eval:JSON.stringify([...document.querySelectorAll('#sites-"
+		   "table tbody tr')].map(tr => [...tr.cells].map(c => "
+		   "c.textContent)))",
+		   "type:#sites-filter=x.rb", TEXTS("#sites-table tbody tr"),
+		   NULL},
+	       &s);
+	assert_clean(&s);
+	struct jval *rows = json_parse(value_str(&s, 0));
+	ck_assert_ptr_nonnull(rows);
+	ck_assert_uint_eq(rows->n, 3);
+	/* vmheap-histo --by site --sort bytes --format csv:
+	 * count,class,site,bytes */
+	struct run r =
+	    run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--by", "site", "--sort", "bytes",
+				      "--format", "csv", path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	size_t nrows;
+	char ***csv = parse_csv(r.out, &nrows);
+	ck_assert_uint_eq(nrows, 4);
+	for (size_t i = 0; i < 3; i++) {
+		const struct jval *row = rows->items[i];
+		ck_assert_str_eq(row->items[0]->str, csv[i + 1][1]);
+		ck_assert_str_eq(row->items[2]->str, csv[i + 1][0]);
+	}
+	ck_assert_str_eq(rows->items[0]->items[1]->str, "app.rb:12 in handle");
+	ck_assert_str_eq(rows->items[1]->items[1]->str, "<script>x.rb:3");
+	ck_assert_str_eq(rows->items[2]->items[1]->str, "-");
+	struct jval *left = texts(&s, 2); /* the rows the filter leaves */
+	ck_assert_uint_eq(left->n, 1);
+	ck_assert_msg(strstr(left->items[0]->str, "<script>x.rb:3"), "%s",
+		      left->items[0]->str);
+	json_free(left);
+	csv_free(csv, nrows);
+	json_free(rows);
+	run_free(&r);
+	seen_free(&s);
+}
+END_TEST
+
 /* A damaged dump: exit status 2, one message naming the file, and no
  * report left behind (not even half of one). */
 START_TEST(damaged_dump_gives_status_2_and_no_file)
@@ -742,6 +820,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(
 	    b, sample_vm_report_shows_the_leak_and_one_dump_works_alone);
 	tcase_add_test(b, native_sites_show_as_vmheap_histo_lists_them);
+	tcase_add_test(b, allocation_sites_show_by_class_and_site);
 	tcase_add_test(t, damaged_dump_gives_status_2_and_no_file);
 	return s;
 }
