@@ -163,6 +163,16 @@ struct vmheap_agent_host {
 	int (*get_var)(void *ctx, const char *name, msgpack_packer *pk);
 	int (*set_var)(void *ctx, const char *name, const msgpack_object *value,
 		       msgpack_packer *pk, char *err, size_t errlen);
+
+	/*
+	 * Optional.  Called before each dump's writer is opened, where
+	 * walk_heap will run (inside run_stopped, or in the forked child),
+	 * to ask for the format options the walk needs: set
+	 * opt->edge_names when walk_heap will write names
+	 * (vmheap_writer_add_object_named, _add_root_named), opt->sites
+	 * when it will write allocation sites.  Leave the other fields.
+	 */
+	void (*writer_options)(void *ctx, struct vmheap_writer_options *opt);
 };
 
 /* Agent settings.  Zero/NULL fields take defaults, except dump_fork and

@@ -13,6 +13,8 @@
  *                  without allocating a Ruby object.
  *   ruby_class_table.c  VALUE -> dense class id map (C heap only).
  *   ruby_vars.c    host variables: system.gc.*, system.threads.backtrace.
+ *   ruby_names.c   names on references and roots (format 1.1 edge names):
+ *                  @ivar, ::CONST, hash keys, array indices, $global.
  *
  * Ruby's own headers warn under -Wextra; the build includes them with
  * -isystem (see hosts/ruby/ruby.mk).
@@ -133,5 +135,60 @@ void ruby_vars_list(void *ctx,
 		    void (*add)(void *arg, const char *name, const char *type),
 		    void *arg);
 int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk);
+
+/* ------------------------------------------------------------ names */
+
+/* The names of one walk: a string table and scratch space (C heap). */
+struct ruby_names;
+
+/*
+ * Start naming for a walk writing into `w`; name strings take string ids
+ * from `first_string_id` up.  Sets *out to NULL and returns 0 when
+ * config.dump.names is false; returns VMHEAP_ENOMEM or a writer error.
+ */
+int ruby_names_open(struct ruby_names **out, vmheap_writer *w,
+		    uint64_t first_string_id);
+
+/*
+ * The names of obj's references refs[0..nrefs-1] (as reported by
+ * rb_objspace_reachable_objects_from), one per reference as in
+ * vmheap_writer_add_object_named, or NULL when none has a name.  The
+ * array is valid until the next call.  Writes the string records of new
+ * names first.  Allocates no Ruby object.
+ */
+const int64_t *ruby_names_for_object(struct ruby_names *n, VALUE obj,
+				     int type, const uint64_t *refs,
+				     size_t nrefs);
+
+/* The name string id of a root of MRI's `category` holding obj, or 0. */
+uint64_t ruby_names_for_root(struct ruby_names *n, const char *category,
+			     VALUE obj);
+
+/* The first error of the walk's naming (0: none). */
+int ruby_names_error(const struct ruby_names *n);
+
+void ruby_names_close(struct ruby_names *n);
+
+/*
+ * In a forked dump child, before its GC: learn the global variables and
+ * their values (which needs Ruby calls that allocate), keeping only C
+ * copies.  In-process dumps go without.
+ */
+void ruby_names_prepare_child(void);
+
+/* Set opt->edge_names when this dump will carry names. */
+void ruby_names_writer_options(struct vmheap_writer_options *opt);
+
+/* config.dump.names (bool, default true): the host variable. */
+void ruby_names_list_var(void (*add)(void *arg, const char *name,
+				     const char *type),
+			 void *arg);
+int ruby_names_get_var(const char *name, msgpack_packer *pk);
+int ruby_names_set_var(const char *name, const msgpack_object *value,
+		       msgpack_packer *pk, char *err, size_t errlen);
+
+/* system variables' set_var: config.dump.names. */
+int ruby_vars_set(void *ctx, const char *name, const msgpack_object *value,
+		  msgpack_packer *pk, char *err, size_t errlen);
 
 #endif /* VMHEAP_RUBY_INTERNAL_H */

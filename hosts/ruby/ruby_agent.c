@@ -77,6 +77,7 @@ static pid_t host_fork_stopped(void *ctx)
 static int host_prepare_child(void *ctx, int gc)
 {
 	(void)ctx;
+	ruby_names_prepare_child(); /* its Ruby garbage goes in the GC */
 	if (gc) {
 		/* The program may have disabled the GC; only the child's copy
 		 * is enabled here.  rb_gc() does not run finalizers. */
@@ -84,6 +85,12 @@ static int host_prepare_child(void *ctx, int gc)
 		rb_gc();
 	}
 	return 0;
+}
+
+static void host_writer_options(void *ctx, struct vmheap_writer_options *opt)
+{
+	(void)ctx;
+	ruby_names_writer_options(opt);
 }
 
 static void host_init(void)
@@ -99,6 +106,8 @@ static void host_init(void)
 	host.kind_count = ruby_kind_count;
 	host.list_vars = ruby_vars_list;
 	host.get_var = ruby_vars_get;
+	host.set_var = ruby_vars_set;
+	host.writer_options = host_writer_options;
 }
 
 /* ------------------------------------------------------------ start/stop */

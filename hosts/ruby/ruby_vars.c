@@ -72,6 +72,7 @@ void ruby_vars_list(void *ctx,
 	for (i = 0; i < gc_count; i++)
 		add(arg, gc_names[i], "int");
 	add(arg, BACKTRACE_VAR, "array");
+	ruby_names_list_var(add, arg);
 }
 
 /* ------------------------------------------------------------ GC.stat */
@@ -177,6 +178,8 @@ int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk)
 	(void)ctx;
 	if (strcmp(name, BACKTRACE_VAR) == 0)
 		return ruby_worker_run(backtrace_job, pk, VAR_TIMEOUT_MS);
+	if (ruby_names_get_var(name, pk) == 0)
+		return 0;
 	for (i = 0; i < gc_count; i++) {
 		if (strcmp(name, gc_names[i]) == 0) {
 			struct gc_job job = {name + strlen(GC_PREFIX), pk};
@@ -186,4 +189,11 @@ int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk)
 		}
 	}
 	return VMHEAP_AGENT_ENOTFOUND;
+}
+
+int ruby_vars_set(void *ctx, const char *name, const msgpack_object *value,
+		  msgpack_packer *pk, char *err, size_t errlen)
+{
+	(void)ctx;
+	return ruby_names_set_var(name, value, pk, err, errlen);
 }

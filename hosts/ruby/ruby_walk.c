@@ -27,6 +27,8 @@
  *    its flags say anonymous (0x1) or internal (0x2, no Ruby class).
  *
  * Object kinds are Ruby's T_ type values; ruby_kind_names names them.
+ * Names on references and roots come from ruby_names.c (unless
+ * config.dump.names is false).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -74,6 +76,7 @@ struct walk {
 	const char *category[MAX_CATEGORIES];
 	uint64_t category_id[MAX_CATEGORIES];
 	size_t ncategories;
+	struct ruby_names *names; /* NULL: config.dump.names false */
 };
 
 static void fail(struct walk *wk, int rc)
@@ -108,7 +111,7 @@ static uint64_t category_string(struct walk *wk, const char *category)
 static void add_root(const char *category, VALUE obj, void *data)
 {
 	struct walk *wk = data;
-	uint64_t kind;
+	uint64_t kind, name;
 	int rc;
 
 	if (wk->rc)
@@ -116,7 +119,14 @@ static void add_root(const char *category, VALUE obj, void *data)
 	kind = category_string(wk, category ? category : "unknown");
 	if (wk->rc)
 		return;
-	rc = vmheap_writer_add_root(wk->w, kind, (uint64_t)obj);
+	name = wk->names ? ruby_names_for_root(wk->names, category, obj) : 0;
+	if (ruby_names_error(wk->names)) {
+		fail(wk, ruby_names_error(wk->names));
+		return;
+	}
+	rc = name ? vmheap_writer_add_root_named(wk->w, kind, (uint64_t)obj,
+						 name)
+		  : vmheap_writer_add_root(wk->w, kind, (uint64_t)obj);
 	if (rc < 0)
 		fail(wk, rc);
 }
@@ -283,6 +293,7 @@ static int walk_page(void *start, void *end, size_t stride, void *data)
 
 	for (p = (uintptr_t)start; p < (uintptr_t)end; p += stride) {
 		VALUE obj = (VALUE)p;
+		const int64_t *names = NULL;
 		uint32_t cid;
 		size_t bytes;
 		int type, rc;
@@ -302,9 +313,17 @@ static int walk_page(void *start, void *end, size_t stride, void *data)
 			fail(wk, VMHEAP_ENOMEM);
 			return 1;
 		}
-		rc = vmheap_writer_add_object(wk->w, (uint64_t)obj, cid,
-					      (uint64_t)bytes, (uint32_t)type,
-					      wk->refs, wk->nrefs);
+		if (wk->names) {
+			names = ruby_names_for_object(wk->names, obj, type,
+						      wk->refs, wk->nrefs);
+			if (ruby_names_error(wk->names)) {
+				fail(wk, ruby_names_error(wk->names));
+				return 1;
+			}
+		}
+		rc = vmheap_writer_add_object_named(
+		    wk->w, (uint64_t)obj, cid, (uint64_t)bytes,
+		    (uint32_t)type, wk->refs, names, wk->nrefs, 0);
 		if (rc < 0) {
 			fail(wk, rc);
 			return 1;
@@ -322,6 +341,11 @@ int ruby_walk_heap(vmheap_writer *w)
 	wk.w = w;
 	ruby_class_table_init(&wk.classes);
 
+	wk.rc = ruby_names_open(&wk.names, w, MAX_CATEGORIES + 1);
+	if (wk.rc) {
+		ruby_class_table_free(&wk.classes);
+		return wk.rc;
+	}
 	gc_was_disabled = rb_gc_disable();
 	rb_objspace_reachable_objects_from_root(add_root, &wk);
 	if (!wk.rc)
@@ -329,6 +353,7 @@ int ruby_walk_heap(vmheap_writer *w)
 	if (!RTEST(gc_was_disabled))
 		rb_gc_enable();
 
+	ruby_names_close(wk.names);
 	ruby_class_table_free(&wk.classes);
 	free(wk.refs);
 	free(wk.chain);

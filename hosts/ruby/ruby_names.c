@@ -1,0 +1,806 @@
+/*
+ * ruby_names.c - names on the references and roots of a Ruby dump
+ * (dump format 1.1: FORMAT.md, "Edge names").
+ *
+ * A name labels a reference that rb_objspace_reachable_objects_from
+ * already reported; it never adds or removes one.  For each object the
+ * names it can have are gathered from the VM as (target, name) pairs,
+ * then given to the references whose target is that object, in order
+ * (two references to one target take that target's names in turn).  A
+ * reference that no pair matches has no name (0).
+ *
+ *   T_OBJECT, and any object with generic ivars   "@ivar"  (rb_ivar_foreach)
+ *   T_CLASS / T_MODULE instance variables         "@ivar"  (the same)
+ *   T_CLASS / T_MODULE constants                  "::NAME" (rb_mod_const_at,
+ *                                                 rb_const_lookup)
+ *   T_HASH values by key: Symbol [:sym], String ["k17"] (cut to 64 bytes
+ *   with ...), Integer [42]; the reference to a key object itself "key"
+ *   T_ARRAY elements                              index (negative-int form)
+ *   a Ractor's Thread objects                     "thread 0x... [main]"
+ *   roots: global_tbl (fork mode only)            "$name"
+ *          machine_context (the walking thread)   "thread 0x..."
+ *
+ * None of this allocates a Ruby object or calls a Ruby method:
+ * rb_ivar_foreach, rb_hash_foreach, rb_id2str and rb_sym2str read what
+ * exists, rb_mod_const_at builds a C st_table.  Global variables need
+ * rb_f_global_variables (a new Array) and their getters (rb_gv_get):
+ * ruby_names_prepare_child reads them in a forked dump child before its
+ * GC, which frees that garbage, and keeps C copies; in-process dumps have
+ * no "$name" roots.  Threads are named by address and not by Thread#name:
+ * calling a method in the child would add a call cache to the heap being
+ * dumped.
+ *
+ * Each name text is one string record, written just before its first
+ * use; string ids start at the id ruby_names_open is given.
+ *
+ * The rb_const_entry_t layout below is MRI's constant.h (the same from
+ * 2.3 to 3.3): flag, line, value, file.  Autoload constants, whose value
+ * is not loaded, have no reference and so no name.
+ */
+#include "ruby-internal.h" /* first: Ruby's headers before stdatomic.h */
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ruby/ractor.h>
+
+struct ruby_const_entry {
+	int flag;
+	int line;
+	VALUE value;
+	VALUE file;
+};
+
+/* MRI exports it from libruby; declared only in its internal headers. */
+struct ruby_const_entry *rb_const_lookup(VALUE klass, ID id);
+
+/* Hash key text longer than this is cut and ends in "...". */
+#define KEY_TEXT_MAX 64
+/* Longest name text built here (a cut key with its escapes and quotes). */
+#define NAME_MAX_BYTES 512
+
+/* config.dump.names: names are written unless it is set to false. */
+static atomic_int names_on = 1;
+
+/* ------------------------------------------------------ child state */
+
+/* A global variable learnt by ruby_names_prepare_child. */
+struct learnt {
+	VALUE value;
+	char *text;
+};
+
+static struct learnt *child_globals;
+static size_t child_nglobals;
+
+/* ------------------------------------------------------ the state */
+
+struct name_pair {
+	uint64_t target;
+	int64_t name;
+	uint32_t next; /* next pair with the same target, + 1; 0: none */
+};
+
+struct string_slot {
+	uint64_t hash;
+	uint64_t id; /* 0: empty */
+	size_t off;
+	size_t len;
+};
+
+struct ruby_names {
+	vmheap_writer *w;
+	int rc;
+	uint64_t next_id;
+	/* dedupe: text -> string id */
+	struct string_slot *slots;
+	size_t slots_cap, nstrings;
+	char *arena;
+	size_t arena_len, arena_cap;
+	/* the current object's (target, name) pairs */
+	struct name_pair *pairs;
+	size_t npairs, pairs_cap;
+	/* target -> first pair (index + 1), per object */
+	uint64_t *map_keys;
+	uint32_t *map_head;
+	size_t map_cap;
+	/* the names handed out */
+	int64_t *names;
+	size_t names_cap;
+	/* globals: string ids and "used" marks for roots */
+	uint64_t *global_ids;
+	unsigned char *global_used;
+	uint64_t current_thread_id;
+};
+
+static void fail(struct ruby_names *n, int rc)
+{
+	if (!n->rc)
+		n->rc = rc;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	q = realloc(*p, c * size);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+/* ------------------------------------------------------ strings */
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h | 1; /* never 0 */
+}
+
+static int slots_grow(struct ruby_names *n)
+{
+	size_t cap = n->slots_cap ? n->slots_cap * 2 : 1024, i;
+	struct string_slot *s = calloc(cap, sizeof(*s));
+
+	if (!s)
+		return -1;
+	for (i = 0; i < n->slots_cap; i++) {
+		size_t j;
+
+		if (!n->slots[i].id)
+			continue;
+		for (j = n->slots[i].hash & (cap - 1); s[j].id;
+		     j = (j + 1) & (cap - 1))
+			;
+		s[j] = n->slots[i];
+	}
+	free(n->slots);
+	n->slots = s;
+	n->slots_cap = cap;
+	return 0;
+}
+
+/* The string id of `text`, writing its string record the first time;
+ * 0 after a failure (recorded in n->rc). */
+static uint64_t string_id(struct ruby_names *n, const char *text, size_t len)
+{
+	uint64_t h = hash_bytes(text, len);
+	size_t i;
+	int rc;
+
+	if (n->rc)
+		return 0;
+	if ((n->nstrings + 1) * 2 > n->slots_cap && slots_grow(n) < 0) {
+		fail(n, VMHEAP_ENOMEM);
+		return 0;
+	}
+	for (i = h & (n->slots_cap - 1); n->slots[i].id;
+	     i = (i + 1) & (n->slots_cap - 1)) {
+		struct string_slot *s = &n->slots[i];
+
+		if (s->hash == h && s->len == len &&
+		    memcmp(n->arena + s->off, text, len) == 0)
+			return s->id;
+	}
+	if (grow((void **)&n->arena, &n->arena_cap, n->arena_len + len + 1,
+		 1) < 0) {
+		fail(n, VMHEAP_ENOMEM);
+		return 0;
+	}
+	memcpy(n->arena + n->arena_len, text, len);
+	rc = vmheap_writer_add_string(n->w, n->next_id, text, len);
+	if (rc < 0) {
+		fail(n, rc);
+		return 0;
+	}
+	n->slots[i].hash = h;
+	n->slots[i].id = n->next_id++;
+	n->slots[i].off = n->arena_len;
+	n->slots[i].len = len;
+	n->arena_len += len;
+	n->nstrings++;
+	return n->slots[i].id;
+}
+
+static uint64_t cstring_id(struct ruby_names *n, const char *text)
+{
+	return string_id(n, text, strlen(text));
+}
+
+/* ------------------------------------------------------ pairs */
+
+static void push_pair(struct ruby_names *n, VALUE target, int64_t name)
+{
+	if (RB_SPECIAL_CONST_P(target) || !name)
+		return; /* not a heap object: no reference to name */
+	if (grow((void **)&n->pairs, &n->pairs_cap, n->npairs + 1,
+		 sizeof(*n->pairs)) < 0) {
+		fail(n, VMHEAP_ENOMEM);
+		return;
+	}
+	n->pairs[n->npairs].target = (uint64_t)target;
+	n->pairs[n->npairs].name = name;
+	n->pairs[n->npairs].next = 0;
+	n->npairs++;
+}
+
+static size_t map_slot(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+}
+
+/*
+ * Give each reference the name of a pair with its target.  First in
+ * order (the VM reports references in the order the pairs were gathered
+ * for arrays, hashes and ivars): when that uses every pair, done.  Else
+ * by a map from target to its pairs, each pair used once.
+ */
+static int match_pairs(struct ruby_names *n, const uint64_t *refs,
+		       size_t nrefs)
+{
+	size_t i, j = 0, cap;
+	int named = 0;
+
+	for (i = 0; i < nrefs; i++) {
+		n->names[i] = 0;
+		if (j < n->npairs && refs[i] == n->pairs[j].target) {
+			n->names[i] = n->pairs[j++].name;
+			named = 1;
+		}
+	}
+	if (j == n->npairs)
+		return named;
+
+	for (cap = 16; cap < n->npairs * 2; cap *= 2)
+		;
+	if (cap > n->map_cap) {
+		uint64_t *k = realloc(n->map_keys, cap * sizeof(*k));
+		uint32_t *h;
+
+		if (k)
+			n->map_keys = k;
+		h = k ? realloc(n->map_head, cap * sizeof(*h)) : NULL;
+		if (!h) {
+			fail(n, VMHEAP_ENOMEM);
+			return 0;
+		}
+		n->map_head = h;
+		n->map_cap = cap;
+	}
+	memset(n->map_keys, 0, cap * sizeof(*n->map_keys));
+	/* Chain each target's pairs in order: insert from the last. */
+	for (j = n->npairs; j-- > 0;) {
+		uint64_t t = n->pairs[j].target;
+		size_t s;
+
+		for (s = map_slot(t, cap); n->map_keys[s] && n->map_keys[s] != t;
+		     s = (s + 1) & (cap - 1))
+			;
+		n->pairs[j].next = n->map_keys[s] ? n->map_head[s] : 0;
+		n->map_keys[s] = t;
+		n->map_head[s] = (uint32_t)(j + 1);
+	}
+	named = 0;
+	for (i = 0; i < nrefs; i++) {
+		size_t s;
+
+		n->names[i] = 0;
+		for (s = map_slot(refs[i], cap);
+		     n->map_keys[s] && n->map_keys[s] != refs[i];
+		     s = (s + 1) & (cap - 1))
+			;
+		if (n->map_keys[s] && n->map_head[s]) {
+			struct name_pair *p = &n->pairs[n->map_head[s] - 1];
+
+			n->names[i] = p->name;
+			n->map_head[s] = p->next;
+			named = 1;
+		}
+	}
+	return named;
+}
+
+/* ------------------------------------------------------ texts */
+
+static void put(char *buf, size_t *len, const char *s, size_t slen)
+{
+	if (*len + slen < NAME_MAX_BYTES) {
+		memcpy(buf + *len, s, slen);
+		*len += slen;
+	}
+}
+
+/* Bytes of the valid UTF-8 sequence at s (at most `left`), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t left)
+{
+	size_t want, i;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	want = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+	if (want > left)
+		return 0;
+	for (i = 1; i < want; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return want;
+}
+
+/*
+ * Append `s` as Ruby's inspect would quote it: backslash, double quote
+ * and control bytes escaped, valid UTF-8 kept, other bytes as \xNN; at
+ * most KEY_TEXT_MAX bytes of `s`, then "..." when cut.
+ */
+static void put_quoted(char *buf, size_t *len, const char *s, size_t slen)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, lim = slen > KEY_TEXT_MAX ? KEY_TEXT_MAX : slen;
+
+	put(buf, len, "\"", 1);
+	while (i < lim) {
+		char esc[8];
+		size_t k;
+
+		if (u[i] == '"' || u[i] == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)u[i];
+			put(buf, len, esc, 2);
+			i++;
+		} else if (u[i] == '\n' || u[i] == '\t') {
+			put(buf, len, u[i] == '\n' ? "\\n" : "\\t", 2);
+			i++;
+		} else if (u[i] >= 0x20 && u[i] < 0x7f) {
+			put(buf, len, s + i, 1);
+			i++;
+		} else if ((k = utf8_len(u + i, lim - i)) != 0) {
+			put(buf, len, s + i, k);
+			i += k;
+		} else {
+			snprintf(esc, sizeof(esc), "\\x%02X", u[i]);
+			put(buf, len, esc, 4);
+			i++;
+		}
+	}
+	if (slen > lim)
+		put(buf, len, "...", 3);
+	put(buf, len, "\"", 1);
+}
+
+/* A Symbol that Ruby prints bare after ':' (foo, foo?, Foo, foo=). */
+static int plain_symbol(const char *s, size_t len)
+{
+	size_t i;
+
+	if (!len || (s[0] >= '0' && s[0] <= '9'))
+		return 0;
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+		int word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			   (c >= '0' && c <= '9') || c == '_' ||
+			   (unsigned char)c >= 0x80;
+
+		if (!word && !(i == len - 1 && i > 0 &&
+			       (c == '?' || c == '!' || c == '=')))
+			return 0;
+	}
+	return len <= KEY_TEXT_MAX;
+}
+
+/* The name of the value of hash key `key`: 0 for keys not named. */
+static int64_t key_name(struct ruby_names *n, VALUE key)
+{
+	char buf[NAME_MAX_BYTES];
+	size_t len = 0;
+
+	if (RB_FIXNUM_P(key)) {
+		int l = snprintf(buf, sizeof(buf), "[%ld]", FIX2LONG(key));
+
+		return (int64_t)string_id(n, buf, (size_t)l);
+	}
+	if (RB_SYMBOL_P(key)) {
+		VALUE s = rb_sym2str(key);
+
+		if (!RB_TYPE_P(s, T_STRING))
+			return 0;
+		put(buf, &len, "[:", 2);
+		if (plain_symbol(RSTRING_PTR(s), (size_t)RSTRING_LEN(s)))
+			put(buf, &len, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
+		else
+			put_quoted(buf, &len, RSTRING_PTR(s),
+				   (size_t)RSTRING_LEN(s));
+		put(buf, &len, "]", 1);
+		return (int64_t)string_id(n, buf, len);
+	}
+	if (RB_TYPE_P(key, T_STRING)) {
+		put(buf, &len, "[", 1);
+		put_quoted(buf, &len, RSTRING_PTR(key),
+			   (size_t)RSTRING_LEN(key));
+		put(buf, &len, "]", 1);
+		return (int64_t)string_id(n, buf, len);
+	}
+	return 0;
+}
+
+/* The text of an ID ("@name", "NAME"), or NULL. */
+static const char *id_text(ID id, size_t *len)
+{
+	VALUE s = rb_id2str(id);
+
+	if (!s || !RB_TYPE_P(s, T_STRING))
+		return NULL;
+	*len = (size_t)RSTRING_LEN(s);
+	return RSTRING_PTR(s);
+}
+
+/* ------------------------------------------------------ gatherers */
+
+static int ivar_pair(ID id, VALUE value, st_data_t arg)
+{
+	struct ruby_names *n = (struct ruby_names *)arg;
+	size_t len;
+	const char *t = id_text(id, &len);
+
+	if (t && !RB_SPECIAL_CONST_P(value))
+		push_pair(n, value, (int64_t)string_id(n, t, len));
+	return n->rc ? ST_STOP : ST_CONTINUE;
+}
+
+struct const_walk {
+	struct ruby_names *n;
+	VALUE mod;
+};
+
+static int const_pair(st_data_t key, st_data_t value, st_data_t arg)
+{
+	struct const_walk *cw = (struct const_walk *)arg;
+	struct ruby_const_entry *ce = rb_const_lookup(cw->mod, (ID)key);
+	char buf[NAME_MAX_BYTES];
+	size_t len, tlen = 0;
+	const char *t;
+
+	(void)value;
+	if (!ce || RB_SPECIAL_CONST_P(ce->value) || ce->value == Qundef)
+		return ST_CONTINUE;
+	t = id_text((ID)key, &tlen);
+	if (!t)
+		return ST_CONTINUE;
+	len = 0;
+	put(buf, &len, "::", 2);
+	put(buf, &len, t, tlen);
+	push_pair(cw->n, ce->value, (int64_t)string_id(cw->n, buf, len));
+	return cw->n->rc ? ST_STOP : ST_CONTINUE;
+}
+
+static void constant_pairs(struct ruby_names *n, VALUE mod)
+{
+	struct const_walk cw = {n, mod};
+	st_table *tbl = rb_mod_const_at(mod, NULL);
+
+	if (!tbl)
+		return;
+	st_foreach(tbl, const_pair, (st_data_t)&cw);
+	st_free_table(tbl);
+}
+
+static int hash_pair(VALUE key, VALUE value, VALUE arg)
+{
+	struct ruby_names *n = (struct ruby_names *)arg;
+
+	if (!RB_SPECIAL_CONST_P(key))
+		push_pair(n, key, (int64_t)cstring_id(n, "key"));
+	if (!RB_SPECIAL_CONST_P(value))
+		push_pair(n, value, key_name(n, key));
+	return n->rc ? ST_STOP : ST_CONTINUE;
+}
+
+static void array_pairs(struct ruby_names *n, VALUE ary)
+{
+	long i, len = RARRAY_LEN(ary);
+	const VALUE *p = RARRAY_CONST_PTR_TRANSIENT(ary);
+
+	for (i = 0; i < len && !n->rc; i++)
+		push_pair(n, p[i], vmheap_edge_name_index((uint64_t)i));
+}
+
+/* "thread 0x55d0c0a8", with " main" for the main thread. */
+static uint64_t thread_name(struct ruby_names *n, VALUE th)
+{
+	char buf[64];
+	int len = snprintf(buf, sizeof(buf), "thread 0x%" PRIxPTR "%s",
+			   (uintptr_t)th,
+			   th == rb_thread_main() ? " main" : "");
+
+	return string_id(n, buf, (size_t)len);
+}
+
+/* A Ractor's references to its Thread objects. */
+static void thread_pairs(struct ruby_names *n, const uint64_t *refs,
+			 size_t nrefs)
+{
+	size_t i;
+
+	for (i = 0; i < nrefs && !n->rc; i++) {
+		VALUE t = (VALUE)refs[i];
+
+		if (RB_TYPE_P(t, T_DATA) && RBASIC_CLASS(t) &&
+		    rb_obj_class(t) == rb_cThread)
+			push_pair(n, t, (int64_t)thread_name(n, t));
+	}
+}
+
+const int64_t *ruby_names_for_object(struct ruby_names *n, VALUE obj,
+				     int type, const uint64_t *refs,
+				     size_t nrefs)
+{
+	if (!nrefs || n->rc)
+		return NULL;
+	n->npairs = 0;
+	switch (type) {
+	case T_OBJECT:
+	case T_CLASS:
+	case T_MODULE:
+		rb_ivar_foreach(obj, ivar_pair, (st_data_t)n);
+		if (type != T_OBJECT)
+			constant_pairs(n, obj);
+		break;
+	case T_HASH:
+		rb_hash_foreach(obj, hash_pair, (VALUE)n);
+		break;
+	case T_ARRAY:
+		array_pairs(n, obj);
+		break;
+	case T_DATA:
+		if (RBASIC_CLASS(obj) && rb_obj_class(obj) == rb_cRactor)
+			thread_pairs(n, refs, nrefs);
+		break;
+	default:
+		/* Strings, Structs, ... with instance variables of their
+		 * own (generic ivars). */
+		if (RB_FL_TEST_RAW(obj, RUBY_FL_EXIVAR))
+			rb_ivar_foreach(obj, ivar_pair, (st_data_t)n);
+		break;
+	}
+	if (n->rc || !n->npairs)
+		return NULL;
+	if (grow((void **)&n->names, &n->names_cap, nrefs,
+		 sizeof(*n->names)) < 0) {
+		fail(n, VMHEAP_ENOMEM);
+		return NULL;
+	}
+	return match_pairs(n, refs, nrefs) ? n->names : NULL;
+}
+
+/* ------------------------------------------------------ roots */
+
+uint64_t ruby_names_for_root(struct ruby_names *n, const char *category,
+			     VALUE obj)
+{
+	size_t i;
+
+	if (!category || n->rc)
+		return 0;
+	if (strcmp(category, "global_tbl") == 0) {
+		for (i = 0; i < child_nglobals; i++)
+			if (!n->global_used[i] &&
+			    child_globals[i].value == obj) {
+				n->global_used[i] = 1;
+				return n->global_ids[i];
+			}
+		return 0;
+	}
+	if (strcmp(category, "machine_context") == 0) {
+		/* the stack of the thread that walks */
+		if (!n->current_thread_id)
+			n->current_thread_id =
+			    thread_name(n, rb_thread_current());
+		return n->current_thread_id;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------ open/close */
+
+int ruby_names_open(struct ruby_names **out, vmheap_writer *w,
+		    uint64_t first_string_id)
+{
+	struct ruby_names *n;
+	size_t i;
+
+	*out = NULL;
+	if (!atomic_load(&names_on))
+		return 0;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return VMHEAP_ENOMEM;
+	n->w = w;
+	n->next_id = first_string_id;
+	n->global_ids = calloc(child_nglobals + 1, sizeof(*n->global_ids));
+	n->global_used = calloc(child_nglobals + 1, 1);
+	if (!n->global_ids || !n->global_used) {
+		ruby_names_close(n);
+		return VMHEAP_ENOMEM;
+	}
+	for (i = 0; i < child_nglobals; i++)
+		n->global_ids[i] = cstring_id(n, child_globals[i].text);
+	if (n->rc) {
+		int rc = n->rc;
+
+		ruby_names_close(n);
+		return rc;
+	}
+	*out = n;
+	return 0;
+}
+
+int ruby_names_error(const struct ruby_names *n)
+{
+	return n ? n->rc : 0;
+}
+
+void ruby_names_close(struct ruby_names *n)
+{
+	if (!n)
+		return;
+	free(n->slots);
+	free(n->arena);
+	free(n->pairs);
+	free(n->map_keys);
+	free(n->map_head);
+	free(n->names);
+	free(n->global_ids);
+	free(n->global_used);
+	free(n);
+}
+
+/* ------------------------------------------------------ the child */
+
+static int learn(struct learnt **list, size_t *count, VALUE value,
+		 const char *text)
+{
+	struct learnt *l = realloc(*list, (*count + 1) * sizeof(**list));
+
+	if (!l)
+		return -1;
+	*list = l;
+	l[*count].value = value;
+	l[*count].text = strdup(text);
+	if (!l[*count].text)
+		return -1;
+	(*count)++;
+	return 0;
+}
+
+/* A user's global: "$" and a word ($FILENAME and $_ excluded: their
+ * getters read ARGF and the caller's frame). */
+static int plain_global(const char *name)
+{
+	const char *p;
+
+	if (name[0] != '$' || !name[1] || (name[1] >= '0' && name[1] <= '9'))
+		return 0;
+	if (!strcmp(name, "$FILENAME") || !strcmp(name, "$_"))
+		return 0;
+	for (p = name + 1; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_'))
+			return 0;
+	return 1;
+}
+
+static VALUE read_global(VALUE name)
+{
+	return rb_gv_get((const char *)name);
+}
+
+static VALUE read_globals(VALUE unused)
+{
+	VALUE list = rb_f_global_variables();
+	long i;
+
+	(void)unused;
+	for (i = 0; i < RARRAY_LEN(list); i++) {
+		VALUE sym = RARRAY_AREF(list, i), v;
+		const char *name;
+		int state = 0;
+
+		if (!RB_SYMBOL_P(sym))
+			continue;
+		name = rb_id2name(rb_sym2id(sym));
+		if (!name || !plain_global(name))
+			continue;
+		v = rb_protect(read_global, (VALUE)name, &state);
+		if (state) {
+			rb_set_errinfo(Qnil);
+			continue;
+		}
+		if (!RB_SPECIAL_CONST_P(v) &&
+		    learn(&child_globals, &child_nglobals, v, name) < 0)
+			break;
+	}
+	RB_GC_GUARD(list);
+	return Qnil;
+}
+
+void ruby_names_prepare_child(void)
+{
+	int state = 0;
+
+	if (!atomic_load(&names_on))
+		return;
+	/* No warning text for a global that was never set. */
+	ruby_verbose = Qnil;
+	rb_protect(read_globals, Qnil, &state);
+	if (state)
+		rb_set_errinfo(Qnil);
+}
+
+/* ------------------------------------------------------ config */
+
+void ruby_names_writer_options(struct vmheap_writer_options *opt)
+{
+	if (atomic_load(&names_on))
+		opt->edge_names = 1;
+}
+
+#define NAMES_VAR "config.dump.names"
+
+void ruby_names_list_var(void (*add)(void *arg, const char *name,
+				     const char *type),
+			 void *arg)
+{
+	add(arg, NAMES_VAR, "bool");
+}
+
+int ruby_names_get_var(const char *name, msgpack_packer *pk)
+{
+	if (strcmp(name, NAMES_VAR) != 0)
+		return VMHEAP_AGENT_ENOTFOUND;
+	if (atomic_load(&names_on))
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+	return 0;
+}
+
+int ruby_names_set_var(const char *name, const msgpack_object *value,
+		       msgpack_packer *pk, char *err, size_t errlen)
+{
+	int on;
+
+	if (strcmp(name, NAMES_VAR) != 0)
+		return VMHEAP_AGENT_ENOTFOUND;
+	if (value->type == MSGPACK_OBJECT_BOOLEAN)
+		on = value->via.boolean;
+	else if (value->type == MSGPACK_OBJECT_STR &&
+		 value->via.str.size == 4 &&
+		 !memcmp(value->via.str.ptr, "true", 4))
+		on = 1;
+	else if (value->type == MSGPACK_OBJECT_STR &&
+		 value->via.str.size == 5 &&
+		 !memcmp(value->via.str.ptr, "false", 5))
+		on = 0;
+	else {
+		if (errlen)
+			snprintf(err, errlen,
+				 NAMES_VAR " takes a boolean (true/false)");
+		return VMHEAP_AGENT_ETYPE;
+	}
+	atomic_store(&names_on, on);
+	return ruby_names_get_var(name, pk);
+}
