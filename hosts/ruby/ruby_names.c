@@ -21,8 +21,11 @@
  *          machine_context (the walking thread)   "thread 0x..."
  *
  * None of this allocates a Ruby object or calls a Ruby method:
- * rb_ivar_foreach, rb_hash_foreach, rb_id2str and rb_sym2str read what
- * exists, rb_mod_const_at builds a C st_table.  Global variables need
+ * rb_ivar_foreach, rb_id2str and rb_sym2str read what exists, and so
+ * does rb_hash_stlike_foreach (what the GC's marking uses, in the same
+ * order; rb_hash_foreach would write the hash's iteration level into
+ * every Hash, which in a fork child copies each page that holds one);
+ * rb_mod_const_at builds a C st_table.  Global variables need
  * rb_f_global_variables (a new Array) and their getters (rb_gv_get):
  * ruby_names_prepare_child reads them in a forked dump child before its
  * GC, which frees that garbage, and keeps C copies; in-process dumps have
@@ -54,8 +57,11 @@ struct ruby_const_entry {
 	VALUE file;
 };
 
-/* MRI exports it from libruby; declared only in its internal headers. */
+/* MRI exports these from libruby; declared only in its internal headers
+ * (prototypes as in Ruby 3.1's variable.c and hash.c). */
 struct ruby_const_entry *rb_const_lookup(VALUE klass, ID id);
+int rb_hash_stlike_foreach(VALUE hash, st_foreach_callback_func *func,
+			   st_data_t arg);
 
 /* Hash key text longer than this is cut and ends in "...". */
 #define KEY_TEXT_MAX 64
@@ -91,6 +97,12 @@ struct string_slot {
 	size_t len;
 };
 
+/* uint64 -> uint64 (0 is no key): open addressing, at most half full. */
+struct u64_map {
+	uint64_t *k, *v;
+	size_t cap, count;
+};
+
 struct ruby_names {
 	vmheap_writer *w;
 	int rc;
@@ -110,6 +122,10 @@ struct ruby_names {
 	/* the names handed out */
 	int64_t *names;
 	size_t names_cap;
+	/* name string ids already made: of IDs (ivars, constants) and of
+	 * hash keys that are Symbols or Integers */
+	struct u64_map ids, keys;
+	uint64_t key_id; /* "key" */
 	/* globals: string ids and "used" marks for roots */
 	uint64_t *global_ids;
 	unsigned char *global_used;
@@ -120,6 +136,67 @@ static void fail(struct ruby_names *n, int rc)
 {
 	if (!n->rc)
 		n->rc = rc;
+}
+
+static size_t map_slot(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+}
+
+static uint64_t map_get(const struct u64_map *m, uint64_t key)
+{
+	size_t i;
+
+	if (!m->cap)
+		return 0;
+	for (i = map_slot(key, m->cap); m->k[i]; i = (i + 1) & (m->cap - 1))
+		if (m->k[i] == key)
+			return m->v[i];
+	return 0;
+}
+
+static void map_put_raw(uint64_t *k, uint64_t *v, size_t cap, uint64_t key,
+			uint64_t value)
+{
+	size_t i;
+
+	for (i = map_slot(key, cap); k[i]; i = (i + 1) & (cap - 1))
+		;
+	k[i] = key;
+	v[i] = value;
+}
+
+/* Add key (absent, non-zero); -1 when out of memory. */
+static int map_put(struct u64_map *m, uint64_t key, uint64_t value)
+{
+	if ((m->count + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256, i;
+		uint64_t *k = calloc(cap, sizeof(*k)),
+			 *v = calloc(cap, sizeof(*v));
+
+		if (!k || !v) {
+			free(k);
+			free(v);
+			return -1;
+		}
+		for (i = 0; i < m->cap; i++)
+			if (m->k[i])
+				map_put_raw(k, v, cap, m->k[i], m->v[i]);
+		free(m->k);
+		free(m->v);
+		m->k = k;
+		m->v = v;
+		m->cap = cap;
+	}
+	map_put_raw(m->k, m->v, m->cap, key, value);
+	m->count++;
+	return 0;
+}
+
+static void map_free(struct u64_map *m)
+{
+	free(m->k);
+	free(m->v);
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -238,11 +315,6 @@ static void push_pair(struct ruby_names *n, VALUE target, int64_t name)
 	n->pairs[n->npairs].name = name;
 	n->pairs[n->npairs].next = 0;
 	n->npairs++;
-}
-
-static size_t map_slot(uint64_t key, size_t cap)
-{
-	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
 }
 
 /*
@@ -402,17 +474,15 @@ static int plain_symbol(const char *s, size_t len)
 	return len <= KEY_TEXT_MAX;
 }
 
-/* The name of the value of hash key `key`: 0 for keys not named. */
-static int64_t key_name(struct ruby_names *n, VALUE key)
+/* The text of the value of hash key `key` into buf; 0 for keys not
+ * named. */
+static size_t key_text(VALUE key, char *buf)
 {
-	char buf[NAME_MAX_BYTES];
 	size_t len = 0;
 
-	if (RB_FIXNUM_P(key)) {
-		int l = snprintf(buf, sizeof(buf), "[%ld]", FIX2LONG(key));
-
-		return (int64_t)string_id(n, buf, (size_t)l);
-	}
+	if (RB_FIXNUM_P(key))
+		return (size_t)snprintf(buf, NAME_MAX_BYTES, "[%ld]",
+					FIX2LONG(key));
 	if (RB_SYMBOL_P(key)) {
 		VALUE s = rb_sym2str(key);
 
@@ -424,28 +494,60 @@ static int64_t key_name(struct ruby_names *n, VALUE key)
 		else
 			put_quoted(buf, &len, RSTRING_PTR(s),
 				   (size_t)RSTRING_LEN(s));
-		put(buf, &len, "]", 1);
-		return (int64_t)string_id(n, buf, len);
-	}
-	if (RB_TYPE_P(key, T_STRING)) {
+	} else if (RB_TYPE_P(key, T_STRING)) {
 		put(buf, &len, "[", 1);
 		put_quoted(buf, &len, RSTRING_PTR(key),
 			   (size_t)RSTRING_LEN(key));
-		put(buf, &len, "]", 1);
-		return (int64_t)string_id(n, buf, len);
+	} else {
+		return 0;
 	}
-	return 0;
+	put(buf, &len, "]", 1);
+	return len;
 }
 
-/* The text of an ID ("@name", "NAME"), or NULL. */
-static const char *id_text(ID id, size_t *len)
+/* The name of the value of hash key `key`: 0 for keys not named.  Symbol
+ * and Integer keys are looked up by VALUE; Strings by their text. */
+static int64_t key_name(struct ruby_names *n, VALUE key)
 {
-	VALUE s = rb_id2str(id);
+	char buf[NAME_MAX_BYTES];
+	int by_value = RB_FIXNUM_P(key) || RB_SYMBOL_P(key);
+	uint64_t id = by_value ? map_get(&n->keys, (uint64_t)key) : 0;
+	size_t len;
 
+	if (id)
+		return (int64_t)id;
+	len = key_text(key, buf);
+	if (!len)
+		return 0;
+	id = string_id(n, buf, len);
+	if (id && by_value && map_put(&n->keys, (uint64_t)key, id) < 0)
+		fail(n, VMHEAP_ENOMEM);
+	return (int64_t)id;
+}
+
+/*
+ * The name string id of ID `id`: "@name" for an ivar (as MRI spells it),
+ * "::NAME" for a constant; 0 when the ID has no text.  Cached by ID.
+ */
+static uint64_t id_name(struct ruby_names *n, ID id, int constant)
+{
+	uint64_t key = ((uint64_t)id << 1) | (constant ? 1 : 0), sid;
+	char buf[NAME_MAX_BYTES];
+	size_t len = 0;
+	VALUE s;
+
+	if ((sid = map_get(&n->ids, key)) != 0)
+		return sid;
+	s = rb_id2str(id);
 	if (!s || !RB_TYPE_P(s, T_STRING))
-		return NULL;
-	*len = (size_t)RSTRING_LEN(s);
-	return RSTRING_PTR(s);
+		return 0;
+	if (constant)
+		put(buf, &len, "::", 2);
+	put(buf, &len, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
+	sid = string_id(n, buf, len);
+	if (sid && map_put(&n->ids, key, sid) < 0)
+		fail(n, VMHEAP_ENOMEM);
+	return sid;
 }
 
 /* ------------------------------------------------------ gatherers */
@@ -453,11 +555,9 @@ static const char *id_text(ID id, size_t *len)
 static int ivar_pair(ID id, VALUE value, st_data_t arg)
 {
 	struct ruby_names *n = (struct ruby_names *)arg;
-	size_t len;
-	const char *t = id_text(id, &len);
 
-	if (t && !RB_SPECIAL_CONST_P(value))
-		push_pair(n, value, (int64_t)string_id(n, t, len));
+	if (!RB_SPECIAL_CONST_P(value))
+		push_pair(n, value, (int64_t)id_name(n, id, 0));
 	return n->rc ? ST_STOP : ST_CONTINUE;
 }
 
@@ -470,20 +570,11 @@ static int const_pair(st_data_t key, st_data_t value, st_data_t arg)
 {
 	struct const_walk *cw = (struct const_walk *)arg;
 	struct ruby_const_entry *ce = rb_const_lookup(cw->mod, (ID)key);
-	char buf[NAME_MAX_BYTES];
-	size_t len, tlen = 0;
-	const char *t;
 
 	(void)value;
 	if (!ce || RB_SPECIAL_CONST_P(ce->value) || ce->value == Qundef)
 		return ST_CONTINUE;
-	t = id_text((ID)key, &tlen);
-	if (!t)
-		return ST_CONTINUE;
-	len = 0;
-	put(buf, &len, "::", 2);
-	put(buf, &len, t, tlen);
-	push_pair(cw->n, ce->value, (int64_t)string_id(cw->n, buf, len));
+	push_pair(cw->n, ce->value, (int64_t)id_name(cw->n, (ID)key, 1));
 	return cw->n->rc ? ST_STOP : ST_CONTINUE;
 }
 
@@ -498,12 +589,17 @@ static void constant_pairs(struct ruby_names *n, VALUE mod)
 	st_free_table(tbl);
 }
 
-static int hash_pair(VALUE key, VALUE value, VALUE arg)
+/* rb_hash_stlike_foreach's callback (key, value, arg as st_data_t). */
+static int hash_pair(st_data_t k, st_data_t v, st_data_t arg)
 {
 	struct ruby_names *n = (struct ruby_names *)arg;
+	VALUE key = (VALUE)k, value = (VALUE)v;
 
-	if (!RB_SPECIAL_CONST_P(key))
-		push_pair(n, key, (int64_t)cstring_id(n, "key"));
+	if (!RB_SPECIAL_CONST_P(key)) {
+		if (!n->key_id)
+			n->key_id = cstring_id(n, "key");
+		push_pair(n, key, (int64_t)n->key_id);
+	}
 	if (!RB_SPECIAL_CONST_P(value))
 		push_pair(n, value, key_name(n, key));
 	return n->rc ? ST_STOP : ST_CONTINUE;
@@ -560,7 +656,7 @@ const int64_t *ruby_names_for_object(struct ruby_names *n, VALUE obj,
 			constant_pairs(n, obj);
 		break;
 	case T_HASH:
-		rb_hash_foreach(obj, hash_pair, (VALUE)n);
+		rb_hash_stlike_foreach(obj, hash_pair, (st_data_t)n);
 		break;
 	case T_ARRAY:
 		array_pairs(n, obj);
@@ -665,6 +761,8 @@ void ruby_names_close(struct ruby_names *n)
 	free(n->names);
 	free(n->global_ids);
 	free(n->global_used);
+	map_free(&n->ids);
+	map_free(&n->keys);
 	free(n);
 }
 
