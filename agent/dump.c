@@ -91,8 +91,7 @@ static int walk_into_file(void *arg)
 	opt.flags = w->flags;
 	opt.kind_names = h->kind_names;
 	opt.kind_count = h->kind_count;
-	if (h->writer_options)
-		h->writer_options(h->ctx, &opt);
+	opt.edge_names = h->edge_names;
 	rc = vmheap_writer_open(&wr, w->fd, &opt);
 	if (rc == 0) {
 		rc = h->walk_heap(h->ctx, wr);

@@ -165,14 +165,11 @@ struct vmheap_agent_host {
 		       msgpack_packer *pk, char *err, size_t errlen);
 
 	/*
-	 * Optional.  Called before each dump's writer is opened, where
-	 * walk_heap will run (inside run_stopped, or in the forked child),
-	 * to ask for the format options the walk needs: set
-	 * opt->edge_names when walk_heap will write names
-	 * (vmheap_writer_add_object_named, _add_root_named), opt->sites
-	 * when it will write allocation sites.  Leave the other fields.
+	 * Optional (format 1.1).  Non-zero when walk_heap names references
+	 * or roots (vmheap_writer_add_object_named, _add_root_named): the
+	 * agent opens the writer with the option edge_names.
 	 */
-	void (*writer_options)(void *ctx, struct vmheap_writer_options *opt);
+	int edge_names;
 };
 
 /* Agent settings.  Zero/NULL fields take defaults, except dump_fork and

@@ -176,9 +176,6 @@ void ruby_names_close(struct ruby_names *n);
  */
 void ruby_names_prepare_child(void);
 
-/* Set opt->edge_names when this dump will carry names. */
-void ruby_names_writer_options(struct vmheap_writer_options *opt);
-
 /* config.dump.names (bool, default true): the host variable. */
 void ruby_names_list_var(void (*add)(void *arg, const char *name,
 				     const char *type),

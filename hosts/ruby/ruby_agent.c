@@ -87,12 +87,6 @@ static int host_prepare_child(void *ctx, int gc)
 	return 0;
 }
 
-static void host_writer_options(void *ctx, struct vmheap_writer_options *opt)
-{
-	(void)ctx;
-	ruby_names_writer_options(opt);
-}
-
 static void host_init(void)
 {
 	memset(&host, 0, sizeof(host));
@@ -107,7 +101,7 @@ static void host_init(void)
 	host.list_vars = ruby_vars_list;
 	host.get_var = ruby_vars_get;
 	host.set_var = ruby_vars_set;
-	host.writer_options = host_writer_options;
+	host.edge_names = 1; /* unless config.dump.names is false */
 }
 
 /* ------------------------------------------------------------ start/stop */

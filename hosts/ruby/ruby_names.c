@@ -390,12 +390,16 @@ static int match_pairs(struct ruby_names *n, const uint64_t *refs,
 
 /* ------------------------------------------------------ texts */
 
+/* Append s to buf (NAME_MAX_BYTES, one kept for a NUL); a longer text
+ * is cut. */
 static void put(char *buf, size_t *len, const char *s, size_t slen)
 {
-	if (*len + slen < NAME_MAX_BYTES) {
-		memcpy(buf + *len, s, slen);
-		*len += slen;
-	}
+	if (*len >= NAME_MAX_BYTES - 1)
+		return;
+	if (slen > NAME_MAX_BYTES - 1 - *len)
+		slen = NAME_MAX_BYTES - 1 - *len;
+	memcpy(buf + *len, s, slen);
+	*len += slen;
 }
 
 /* Bytes of the valid UTF-8 sequence at s (at most `left`), or 0. */
@@ -608,7 +612,13 @@ static int hash_pair(st_data_t k, st_data_t v, st_data_t arg)
 static void array_pairs(struct ruby_names *n, VALUE ary)
 {
 	long i, len = RARRAY_LEN(ary);
-	const VALUE *p = RARRAY_CONST_PTR_TRANSIENT(ary);
+	const VALUE *p;
+
+	/* A shared array's references are its class and the shared root,
+	 * not its elements: nothing to name. */
+	if (RB_FL_TEST_RAW(ary, RUBY_ELTS_SHARED))
+		return;
+	p = RARRAY_CONST_PTR_TRANSIENT(ary);
 
 	for (i = 0; i < len && !n->rc; i++)
 		push_pair(n, p[i], vmheap_edge_name_index((uint64_t)i));
@@ -849,12 +859,6 @@ void ruby_names_prepare_child(void)
 }
 
 /* ------------------------------------------------------ config */
-
-void ruby_names_writer_options(struct vmheap_writer_options *opt)
-{
-	if (atomic_load(&names_on))
-		opt->edge_names = 1;
-}
 
 #define NAMES_VAR "config.dump.names"
 
