@@ -126,8 +126,7 @@ struct ruby_names {
 	 * hash keys that are Symbols or Integers */
 	struct u64_map ids, keys;
 	uint64_t key_id; /* "key" */
-	/* globals: string ids and "used" marks for roots */
-	uint64_t *global_ids;
+	/* globals: "used" marks for roots */
 	unsigned char *global_used;
 	uint64_t current_thread_id;
 };
@@ -706,7 +705,7 @@ uint64_t ruby_names_for_root(struct ruby_names *n, const char *category,
 			if (!n->global_used[i] &&
 			    child_globals[i].value == obj) {
 				n->global_used[i] = 1;
-				return n->global_ids[i];
+				return cstring_id(n, child_globals[i].text);
 			}
 		return 0;
 	}
@@ -726,7 +725,6 @@ int ruby_names_open(struct ruby_names **out, vmheap_writer *w,
 		    uint64_t first_string_id)
 {
 	struct ruby_names *n;
-	size_t i;
 
 	*out = NULL;
 	if (!atomic_load(&names_on))
@@ -736,19 +734,10 @@ int ruby_names_open(struct ruby_names **out, vmheap_writer *w,
 		return VMHEAP_ENOMEM;
 	n->w = w;
 	n->next_id = first_string_id;
-	n->global_ids = calloc(child_nglobals + 1, sizeof(*n->global_ids));
 	n->global_used = calloc(child_nglobals + 1, 1);
-	if (!n->global_ids || !n->global_used) {
+	if (!n->global_used) {
 		ruby_names_close(n);
 		return VMHEAP_ENOMEM;
-	}
-	for (i = 0; i < child_nglobals; i++)
-		n->global_ids[i] = cstring_id(n, child_globals[i].text);
-	if (n->rc) {
-		int rc = n->rc;
-
-		ruby_names_close(n);
-		return rc;
 	}
 	*out = n;
 	return 0;
@@ -769,7 +758,6 @@ void ruby_names_close(struct ruby_names *n)
 	free(n->map_keys);
 	free(n->map_head);
 	free(n->names);
-	free(n->global_ids);
 	free(n->global_used);
 	map_free(&n->ids);
 	map_free(&n->keys);
