@@ -19,13 +19,10 @@ require_relative "lib/figures"
 require_relative "lib/heap_vm"
 require_relative "lib/timed_process"
 require_relative "lib/vmheap_console"
+require_relative "lib/bench_env"
 
-SRC = File.expand_path(ENV["VMHEAP_SRC"] || File.join(__dir__, ".."))
-BUILD = File.expand_path(ENV["VMHEAP_BUILD"] || File.join(SRC, "build"), SRC)
-OBJECTS = Integer(ENV["BENCH_OBJECTS"] || 3_000_000)
-RUNS = Integer(ENV["BENCH_RUNS"] || 3)
-DIR = File.expand_path(ENV["BENCH_DIR"] || File.join(BUILD, "bench-names"), SRC)
-TIMEOUT = Integer(ENV["BENCH_TIMEOUT"] || 900)
+include BenchEnv # SRC, BUILD, OBJECTS, RUNS, TIMEOUT
+DIR = BenchEnv.dir("bench-names")
 CONSOLE = File.join(BUILD, "bin", "vmheap-console")
 AGENT_DIR = File.join(BUILD, "ruby")
 

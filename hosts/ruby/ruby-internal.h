@@ -14,7 +14,9 @@
  *   ruby_class_table.c  VALUE -> dense class id map (C heap only).
  *   ruby_vars.c    host variables: system.gc.*, system.threads.backtrace.
  *   ruby_names.c   names on references and roots (format 1.1 edge names):
- *                  @ivar, ::CONST, hash keys, array indices, $global.
+ *                  @ivar, ::CONST, hash keys, array indices, $global;
+ *                  ruby_name_text.c how they read, ruby_name_strings.c
+ *                  each text once as a string record.
  *
  * Ruby's own headers warn under -Wextra; the build includes them with
  * -isystem (see hosts/ruby/ruby.mk).
@@ -103,8 +105,9 @@ int ruby_walk_heap(vmheap_writer *w);
 
 /* ------------------------------------------------------------ classes */
 
-/* Open-addressing map from a key (class VALUE, or a small pseudo key) to
- * a dense class id starting at 1.  C heap only. */
+/* Open-addressing map from a non-zero key (a class VALUE or a small
+ * pseudo key; the names use it for IDs, objects and text hashes) to a
+ * dense id starting at 1.  C heap only. */
 struct ruby_class_table {
 	uint64_t *keys; /* 0 = empty slot */
 	uint32_t *ids;
@@ -137,6 +140,46 @@ void ruby_vars_list(void *ctx,
 int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk);
 
 /* ------------------------------------------------------------ names */
+
+/* ruby_name_text.c: how a name reads.  Texts built here are at most
+ * RUBY_NAME_MAX_BYTES - 1 bytes; a hash key's text is cut at
+ * RUBY_NAME_KEY_MAX bytes and ends in "...". */
+#define RUBY_NAME_MAX_BYTES 512
+#define RUBY_NAME_KEY_MAX 64
+
+/* Append s[0..slen-1] to buf (holding *len bytes), cut at the limit. */
+void ruby_name_put(char *buf, size_t *len, const char *s, size_t slen);
+
+/* Append s quoted as Ruby's inspect quotes a String ("a\"b"), the
+ * escapes making it valid UTF-8; cut after RUBY_NAME_KEY_MAX bytes of s
+ * with "...". */
+void ruby_name_put_quoted(char *buf, size_t *len, const char *s, size_t slen);
+
+/* The name of a Hash value by its key into buf (RUBY_NAME_MAX_BYTES):
+ * [:sym], ["text"], [42]; returns its length, 0 for other keys. */
+size_t ruby_name_key_text(VALUE key, char *buf);
+
+/* ruby_name_strings.c: each name text once, as a string record. */
+struct ruby_name_strings {
+	vmheap_writer *w;
+	uint64_t first_id;		 /* the first text's string id */
+	struct ruby_class_table index;	 /* text hash -> dense index */
+	size_t *off, *len, cap;		 /* each index's text in arena */
+	char *arena;
+	size_t arena_len, arena_cap;
+};
+
+void ruby_name_strings_init(struct ruby_name_strings *s, vmheap_writer *w,
+			    uint64_t first_id);
+
+/* The string id of `text` in *id, writing its string record the first
+ * time.  0, VMHEAP_ENOMEM or the writer's error. */
+int ruby_name_strings_id(struct ruby_name_strings *s, const char *text,
+			 size_t len, uint64_t *id);
+
+void ruby_name_strings_free(struct ruby_name_strings *s);
+
+/* ruby_names.c: the names of a walk. */
 
 /* The names of one walk: a string table and scratch space (C heap). */
 struct ruby_names;

@@ -63,11 +63,6 @@ struct ruby_const_entry *rb_const_lookup(VALUE klass, ID id);
 int rb_hash_stlike_foreach(VALUE hash, st_foreach_callback_func *func,
 			   st_data_t arg);
 
-/* Hash key text longer than this is cut and ends in "...". */
-#define KEY_TEXT_MAX 64
-/* Longest name text built here (a cut key with its escapes and quotes). */
-#define NAME_MAX_BYTES 512
-
 /* config.dump.names: names are written unless it is set to false. */
 static atomic_int names_on = 1;
 
@@ -90,41 +85,28 @@ struct name_pair {
 	uint32_t next; /* next pair with the same target, + 1; 0: none */
 };
 
-struct string_slot {
-	uint64_t hash;
-	uint64_t id; /* 0: empty */
-	size_t off;
-	size_t len;
-};
-
-/* uint64 -> uint64 (0 is no key): open addressing, at most half full. */
-struct u64_map {
-	uint64_t *k, *v;
-	size_t cap, count;
+/* A key's name string id, by a dense index from a ruby_class_table. */
+struct name_cache {
+	struct ruby_class_table index;
+	uint64_t *sid;
+	size_t cap;
 };
 
 struct ruby_names {
-	vmheap_writer *w;
 	int rc;
-	uint64_t next_id;
-	/* dedupe: text -> string id */
-	struct string_slot *slots;
-	size_t slots_cap, nstrings;
-	char *arena;
-	size_t arena_len, arena_cap;
+	struct ruby_name_strings strings;
 	/* the current object's (target, name) pairs */
 	struct name_pair *pairs;
 	size_t npairs, pairs_cap;
-	/* target -> first pair (index + 1), per object */
-	uint64_t *map_keys;
-	uint32_t *map_head;
-	size_t map_cap;
+	/* match_pairs' fallback: a target's first unused pair (+ 1) */
+	uint32_t *heads;
+	size_t heads_cap;
 	/* the names handed out */
 	int64_t *names;
 	size_t names_cap;
 	/* name string ids already made: of IDs (ivars, constants) and of
 	 * hash keys that are Symbols or Integers */
-	struct u64_map ids, keys;
+	struct name_cache ids, keys;
 	uint64_t key_id; /* "key" */
 	/* globals: "used" marks for roots */
 	unsigned char *global_used;
@@ -135,67 +117,6 @@ static void fail(struct ruby_names *n, int rc)
 {
 	if (!n->rc)
 		n->rc = rc;
-}
-
-static size_t map_slot(uint64_t key, size_t cap)
-{
-	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
-}
-
-static uint64_t map_get(const struct u64_map *m, uint64_t key)
-{
-	size_t i;
-
-	if (!m->cap)
-		return 0;
-	for (i = map_slot(key, m->cap); m->k[i]; i = (i + 1) & (m->cap - 1))
-		if (m->k[i] == key)
-			return m->v[i];
-	return 0;
-}
-
-static void map_put_raw(uint64_t *k, uint64_t *v, size_t cap, uint64_t key,
-			uint64_t value)
-{
-	size_t i;
-
-	for (i = map_slot(key, cap); k[i]; i = (i + 1) & (cap - 1))
-		;
-	k[i] = key;
-	v[i] = value;
-}
-
-/* Add key (absent, non-zero); -1 when out of memory. */
-static int map_put(struct u64_map *m, uint64_t key, uint64_t value)
-{
-	if ((m->count + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256, i;
-		uint64_t *k = calloc(cap, sizeof(*k)),
-			 *v = calloc(cap, sizeof(*v));
-
-		if (!k || !v) {
-			free(k);
-			free(v);
-			return -1;
-		}
-		for (i = 0; i < m->cap; i++)
-			if (m->k[i])
-				map_put_raw(k, v, cap, m->k[i], m->v[i]);
-		free(m->k);
-		free(m->v);
-		m->k = k;
-		m->v = v;
-		m->cap = cap;
-	}
-	map_put_raw(m->k, m->v, m->cap, key, value);
-	m->count++;
-	return 0;
-}
-
-static void map_free(struct u64_map *m)
-{
-	free(m->k);
-	free(m->v);
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -217,81 +138,19 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 
 /* ------------------------------------------------------ strings */
 
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h | 1; /* never 0 */
-}
-
-static int slots_grow(struct ruby_names *n)
-{
-	size_t cap = n->slots_cap ? n->slots_cap * 2 : 1024, i;
-	struct string_slot *s = calloc(cap, sizeof(*s));
-
-	if (!s)
-		return -1;
-	for (i = 0; i < n->slots_cap; i++) {
-		size_t j;
-
-		if (!n->slots[i].id)
-			continue;
-		for (j = n->slots[i].hash & (cap - 1); s[j].id;
-		     j = (j + 1) & (cap - 1))
-			;
-		s[j] = n->slots[i];
-	}
-	free(n->slots);
-	n->slots = s;
-	n->slots_cap = cap;
-	return 0;
-}
-
-/* The string id of `text`, writing its string record the first time;
- * 0 after a failure (recorded in n->rc). */
+/* The string id of `text` (its record written the first time); 0 after
+ * a failure, recorded in n->rc. */
 static uint64_t string_id(struct ruby_names *n, const char *text, size_t len)
 {
-	uint64_t h = hash_bytes(text, len);
-	size_t i;
+	uint64_t id = 0;
 	int rc;
 
 	if (n->rc)
 		return 0;
-	if ((n->nstrings + 1) * 2 > n->slots_cap && slots_grow(n) < 0) {
-		fail(n, VMHEAP_ENOMEM);
-		return 0;
-	}
-	for (i = h & (n->slots_cap - 1); n->slots[i].id;
-	     i = (i + 1) & (n->slots_cap - 1)) {
-		struct string_slot *s = &n->slots[i];
-
-		if (s->hash == h && s->len == len &&
-		    memcmp(n->arena + s->off, text, len) == 0)
-			return s->id;
-	}
-	if (grow((void **)&n->arena, &n->arena_cap, n->arena_len + len + 1,
-		 1) < 0) {
-		fail(n, VMHEAP_ENOMEM);
-		return 0;
-	}
-	memcpy(n->arena + n->arena_len, text, len);
-	rc = vmheap_writer_add_string(n->w, n->next_id, text, len);
-	if (rc < 0) {
+	rc = ruby_name_strings_id(&n->strings, text, len, &id);
+	if (rc < 0)
 		fail(n, rc);
-		return 0;
-	}
-	n->slots[i].hash = h;
-	n->slots[i].id = n->next_id++;
-	n->slots[i].off = n->arena_len;
-	n->slots[i].len = len;
-	n->arena_len += len;
-	n->nstrings++;
-	return n->slots[i].id;
+	return rc < 0 ? 0 : id;
 }
 
 static uint64_t cstring_id(struct ruby_names *n, const char *text)
@@ -317,6 +176,54 @@ static void push_pair(struct ruby_names *n, VALUE target, int64_t name)
 }
 
 /*
+ * Name the references by target: each target's pairs in the order they
+ * were gathered, each used once.  Non-zero when one got a name.
+ */
+static int match_by_target(struct ruby_names *n, const uint64_t *refs,
+			   size_t nrefs)
+{
+	struct ruby_class_table index;
+	size_t i, j;
+	int named = 0;
+
+	ruby_class_table_init(&index);
+	if (grow((void **)&n->heads, &n->heads_cap, n->npairs + 1,
+		 sizeof(*n->heads)) < 0) {
+		fail(n, VMHEAP_ENOMEM);
+		return 0;
+	}
+	/* Chain each target's pairs: insert from the last. */
+	for (j = n->npairs; j-- > 0;) {
+		uint32_t d = ruby_class_table_get(&index, n->pairs[j].target);
+
+		if (!d) {
+			d = ruby_class_table_add(&index, n->pairs[j].target);
+			if (!d) {
+				fail(n, VMHEAP_ENOMEM);
+				break;
+			}
+			n->heads[d] = 0;
+		}
+		n->pairs[j].next = n->heads[d];
+		n->heads[d] = (uint32_t)(j + 1);
+	}
+	for (i = 0; i < nrefs && !n->rc; i++) {
+		uint32_t d = ruby_class_table_get(&index, refs[i]);
+
+		n->names[i] = 0;
+		if (d && n->heads[d]) {
+			struct name_pair *p = &n->pairs[n->heads[d] - 1];
+
+			n->names[i] = p->name;
+			n->heads[d] = p->next;
+			named = 1;
+		}
+	}
+	ruby_class_table_free(&index);
+	return named;
+}
+
+/*
  * Give each reference the name of a pair with its target.  First in
  * order (the VM reports references in the order the pairs were gathered
  * for arrays, hashes and ivars): when that uses every pair, done.  Else
@@ -325,7 +232,7 @@ static void push_pair(struct ruby_names *n, VALUE target, int64_t name)
 static int match_pairs(struct ruby_names *n, const uint64_t *refs,
 		       size_t nrefs)
 {
-	size_t i, j = 0, cap;
+	size_t i, j = 0;
 	int named = 0;
 
 	for (i = 0; i < nrefs; i++) {
@@ -337,194 +244,53 @@ static int match_pairs(struct ruby_names *n, const uint64_t *refs,
 	}
 	if (j == n->npairs)
 		return named;
-
-	for (cap = 16; cap < n->npairs * 2; cap *= 2)
-		;
-	if (cap > n->map_cap) {
-		uint64_t *k = realloc(n->map_keys, cap * sizeof(*k));
-		uint32_t *h;
-
-		if (k)
-			n->map_keys = k;
-		h = k ? realloc(n->map_head, cap * sizeof(*h)) : NULL;
-		if (!h) {
-			fail(n, VMHEAP_ENOMEM);
-			return 0;
-		}
-		n->map_head = h;
-		n->map_cap = cap;
-	}
-	memset(n->map_keys, 0, cap * sizeof(*n->map_keys));
-	/* Chain each target's pairs in order: insert from the last. */
-	for (j = n->npairs; j-- > 0;) {
-		uint64_t t = n->pairs[j].target;
-		size_t s;
-
-		for (s = map_slot(t, cap); n->map_keys[s] && n->map_keys[s] != t;
-		     s = (s + 1) & (cap - 1))
-			;
-		n->pairs[j].next = n->map_keys[s] ? n->map_head[s] : 0;
-		n->map_keys[s] = t;
-		n->map_head[s] = (uint32_t)(j + 1);
-	}
-	named = 0;
-	for (i = 0; i < nrefs; i++) {
-		size_t s;
-
-		n->names[i] = 0;
-		for (s = map_slot(refs[i], cap);
-		     n->map_keys[s] && n->map_keys[s] != refs[i];
-		     s = (s + 1) & (cap - 1))
-			;
-		if (n->map_keys[s] && n->map_head[s]) {
-			struct name_pair *p = &n->pairs[n->map_head[s] - 1];
-
-			n->names[i] = p->name;
-			n->map_head[s] = p->next;
-			named = 1;
-		}
-	}
-	return named;
+	return match_by_target(n, refs, nrefs);
 }
 
-/* ------------------------------------------------------ texts */
-
-/* Append s to buf (NAME_MAX_BYTES, one kept for a NUL); a longer text
- * is cut. */
-static void put(char *buf, size_t *len, const char *s, size_t slen)
+/* The string id cached for key, or 0. */
+static uint64_t cache_get(const struct name_cache *c, uint64_t key)
 {
-	if (*len >= NAME_MAX_BYTES - 1)
+	uint32_t d = ruby_class_table_get(&c->index, key);
+
+	return d ? c->sid[d] : 0;
+}
+
+static void cache_put(struct ruby_names *n, struct name_cache *c,
+		      uint64_t key, uint64_t sid)
+{
+	uint32_t d = ruby_class_table_add(&c->index, key);
+
+	if (!d || grow((void **)&c->sid, &c->cap, (size_t)d + 1,
+		       sizeof(*c->sid)) < 0) {
+		fail(n, VMHEAP_ENOMEM);
 		return;
-	if (slen > NAME_MAX_BYTES - 1 - *len)
-		slen = NAME_MAX_BYTES - 1 - *len;
-	memcpy(buf + *len, s, slen);
-	*len += slen;
-}
-
-/* Bytes of the valid UTF-8 sequence at s (at most `left`), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t left)
-{
-	size_t want, i;
-
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	want = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
-	if (want > left)
-		return 0;
-	for (i = 1; i < want; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return want;
-}
-
-/*
- * Append `s` as Ruby's inspect would quote it: backslash, double quote
- * and control bytes escaped, valid UTF-8 kept, other bytes as \xNN; at
- * most KEY_TEXT_MAX bytes of `s`, then "..." when cut.
- */
-static void put_quoted(char *buf, size_t *len, const char *s, size_t slen)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, lim = slen > KEY_TEXT_MAX ? KEY_TEXT_MAX : slen;
-
-	put(buf, len, "\"", 1);
-	while (i < lim) {
-		char esc[8];
-		size_t k;
-
-		if (u[i] == '"' || u[i] == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)u[i];
-			put(buf, len, esc, 2);
-			i++;
-		} else if (u[i] == '\n' || u[i] == '\t') {
-			put(buf, len, u[i] == '\n' ? "\\n" : "\\t", 2);
-			i++;
-		} else if (u[i] >= 0x20 && u[i] < 0x7f) {
-			put(buf, len, s + i, 1);
-			i++;
-		} else if ((k = utf8_len(u + i, lim - i)) != 0) {
-			put(buf, len, s + i, k);
-			i += k;
-		} else {
-			snprintf(esc, sizeof(esc), "\\x%02X", u[i]);
-			put(buf, len, esc, 4);
-			i++;
-		}
 	}
-	if (slen > lim)
-		put(buf, len, "...", 3);
-	put(buf, len, "\"", 1);
+	c->sid[d] = sid;
 }
 
-/* A Symbol that Ruby prints bare after ':' (foo, foo?, Foo, foo=). */
-static int plain_symbol(const char *s, size_t len)
+static void cache_free(struct name_cache *c)
 {
-	size_t i;
-
-	if (!len || (s[0] >= '0' && s[0] <= '9'))
-		return 0;
-	for (i = 0; i < len; i++) {
-		char c = s[i];
-		int word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			   (c >= '0' && c <= '9') || c == '_' ||
-			   (unsigned char)c >= 0x80;
-
-		if (!word && !(i == len - 1 && i > 0 &&
-			       (c == '?' || c == '!' || c == '=')))
-			return 0;
-	}
-	return len <= KEY_TEXT_MAX;
-}
-
-/* The text of the value of hash key `key` into buf; 0 for keys not
- * named. */
-static size_t key_text(VALUE key, char *buf)
-{
-	size_t len = 0;
-
-	if (RB_FIXNUM_P(key))
-		return (size_t)snprintf(buf, NAME_MAX_BYTES, "[%ld]",
-					FIX2LONG(key));
-	if (RB_SYMBOL_P(key)) {
-		VALUE s = rb_sym2str(key);
-
-		if (!RB_TYPE_P(s, T_STRING))
-			return 0;
-		put(buf, &len, "[:", 2);
-		if (plain_symbol(RSTRING_PTR(s), (size_t)RSTRING_LEN(s)))
-			put(buf, &len, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
-		else
-			put_quoted(buf, &len, RSTRING_PTR(s),
-				   (size_t)RSTRING_LEN(s));
-	} else if (RB_TYPE_P(key, T_STRING)) {
-		put(buf, &len, "[", 1);
-		put_quoted(buf, &len, RSTRING_PTR(key),
-			   (size_t)RSTRING_LEN(key));
-	} else {
-		return 0;
-	}
-	put(buf, &len, "]", 1);
-	return len;
+	ruby_class_table_free(&c->index);
+	free(c->sid);
 }
 
 /* The name of the value of hash key `key`: 0 for keys not named.  Symbol
- * and Integer keys are looked up by VALUE; Strings by their text. */
+ * and Integer keys are cached by VALUE; Strings go by their text. */
 static int64_t key_name(struct ruby_names *n, VALUE key)
 {
-	char buf[NAME_MAX_BYTES];
+	char buf[RUBY_NAME_MAX_BYTES];
 	int by_value = RB_FIXNUM_P(key) || RB_SYMBOL_P(key);
-	uint64_t id = by_value ? map_get(&n->keys, (uint64_t)key) : 0;
+	uint64_t id = by_value ? cache_get(&n->keys, (uint64_t)key) : 0;
 	size_t len;
 
 	if (id)
 		return (int64_t)id;
-	len = key_text(key, buf);
+	len = ruby_name_key_text(key, buf);
 	if (!len)
 		return 0;
 	id = string_id(n, buf, len);
-	if (id && by_value && map_put(&n->keys, (uint64_t)key, id) < 0)
-		fail(n, VMHEAP_ENOMEM);
+	if (id && by_value)
+		cache_put(n, &n->keys, (uint64_t)key, id);
 	return (int64_t)id;
 }
 
@@ -535,21 +301,21 @@ static int64_t key_name(struct ruby_names *n, VALUE key)
 static uint64_t id_name(struct ruby_names *n, ID id, int constant)
 {
 	uint64_t key = ((uint64_t)id << 1) | (constant ? 1 : 0), sid;
-	char buf[NAME_MAX_BYTES];
+	char buf[RUBY_NAME_MAX_BYTES];
 	size_t len = 0;
 	VALUE s;
 
-	if ((sid = map_get(&n->ids, key)) != 0)
+	if ((sid = cache_get(&n->ids, key)) != 0)
 		return sid;
 	s = rb_id2str(id);
 	if (!s || !RB_TYPE_P(s, T_STRING))
 		return 0;
 	if (constant)
-		put(buf, &len, "::", 2);
-	put(buf, &len, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
+		ruby_name_put(buf, &len, "::", 2);
+	ruby_name_put(buf, &len, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
 	sid = string_id(n, buf, len);
-	if (sid && map_put(&n->ids, key, sid) < 0)
-		fail(n, VMHEAP_ENOMEM);
+	if (sid)
+		cache_put(n, &n->ids, key, sid);
 	return sid;
 }
 
@@ -732,8 +498,9 @@ int ruby_names_open(struct ruby_names **out, vmheap_writer *w,
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return VMHEAP_ENOMEM;
-	n->w = w;
-	n->next_id = first_string_id;
+	ruby_name_strings_init(&n->strings, w, first_string_id);
+	ruby_class_table_init(&n->ids.index);
+	ruby_class_table_init(&n->keys.index);
 	n->global_used = calloc(child_nglobals + 1, 1);
 	if (!n->global_used) {
 		ruby_names_close(n);
@@ -752,15 +519,13 @@ void ruby_names_close(struct ruby_names *n)
 {
 	if (!n)
 		return;
-	free(n->slots);
-	free(n->arena);
+	ruby_name_strings_free(&n->strings);
 	free(n->pairs);
-	free(n->map_keys);
-	free(n->map_head);
+	free(n->heads);
 	free(n->names);
 	free(n->global_used);
-	map_free(&n->ids);
-	map_free(&n->keys);
+	cache_free(&n->ids);
+	cache_free(&n->keys);
 	free(n);
 }
 
