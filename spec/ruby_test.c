@@ -1666,6 +1666,8 @@ static void check_leak_names(const struct names_view *v, int fork_mode)
 	ck_assert_str_eq(t, "@pending");
 	t = name_from(v, h2, "Class", &holder, buf, sizeof(buf));
 	ck_assert_str_eq(t, "::VMHEAP_SPEC_APP");
+	/* that Class is Object, a root named by its path */
+	ck_assert_pstr_eq(root_name_of(v, holder), "Object");
 
 	/* hash keys: Symbol, Integer, a long String cut at 64 bytes */
 	ids = objects_of(v, "VmheapSpecKeyed", &n);

@@ -19,6 +19,7 @@
  *   a Ractor's Thread objects                     "thread 0x... [main]"
  *   roots: global_tbl (fork mode only)            "$name"
  *          machine_context (the walking thread)   "thread 0x..."
+ *          a named class or module (vm, ...)      its path: "Object"
  *
  * None of this allocates a Ruby object or calls a Ruby method:
  * rb_ivar_foreach, rb_id2str and rb_sym2str read what exists, and so
@@ -481,6 +482,15 @@ uint64_t ruby_names_for_root(struct ruby_names *n, const char *category,
 			n->current_thread_id =
 			    thread_name(n, rb_thread_current());
 		return n->current_thread_id;
+	}
+	/* A class or module that the VM holds (Object, Kernel, ...) is
+	 * named by its path, the string it already holds. */
+	if (RB_TYPE_P(obj, T_CLASS) || RB_TYPE_P(obj, T_MODULE)) {
+		VALUE path = rb_class_path_cached(obj);
+
+		if (RB_TYPE_P(path, T_STRING))
+			return string_id(n, RSTRING_PTR(path),
+					 (size_t)RSTRING_LEN(path));
 	}
 	return 0;
 }
