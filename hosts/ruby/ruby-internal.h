@@ -160,22 +160,28 @@ void ruby_name_put_quoted(char *buf, size_t *len, const char *s, size_t slen);
 size_t ruby_name_key_text(VALUE key, char *buf);
 
 /* ruby_name_strings.c: each name text once, as a string record. */
+#define RUBY_NAME_ROOT_IDS (UINT64_C(1) << 32) /* first id of root names */
+
 struct ruby_name_strings {
 	vmheap_writer *w;
-	uint64_t first_id;		 /* the first text's string id */
+	uint64_t next_id[2];		 /* reference names, root names */
 	struct ruby_class_table index;	 /* text hash -> dense index */
 	size_t *off, *len, cap;		 /* each index's text in arena */
+	uint64_t *id;			 /* each index's string id */
 	char *arena;
 	size_t arena_len, arena_cap;
 };
 
+/* Reference names take string ids from first_id up (it must be below
+ * RUBY_NAME_ROOT_IDS). */
 void ruby_name_strings_init(struct ruby_name_strings *s, vmheap_writer *w,
 			    uint64_t first_id);
 
 /* The string id of `text` in *id, writing its string record the first
- * time.  0, VMHEAP_ENOMEM or the writer's error. */
+ * time, with an id of the root range when `root` is non-zero.  0,
+ * VMHEAP_ENOMEM or the writer's error. */
 int ruby_name_strings_id(struct ruby_name_strings *s, const char *text,
-			 size_t len, uint64_t *id);
+			 size_t len, int root, uint64_t *id);
 
 void ruby_name_strings_free(struct ruby_name_strings *s);
 

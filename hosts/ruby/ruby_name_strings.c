@@ -2,10 +2,16 @@
  * ruby_name_strings.c - each name text of a dump as one string record.
  *
  * A text's 64-bit hash (FNV-1a) is the key of a ruby_class_table, which
- * gives each text a dense index; the string id is first_id + index - 1.
- * The texts are kept (in one arena) to tell two texts of one hash apart:
- * the second then takes the key hash * K + 1, and so on, so a collision
- * costs a probe, never a wrong name.  C heap only.
+ * gives each text a dense index, and the index its string id.  The texts
+ * are kept (in one arena) to tell two texts of one hash apart: the second
+ * then takes the key hash * K + 1, and so on, so a collision costs a
+ * probe, never a wrong name.  C heap only.
+ *
+ * Two id ranges: names of references count up from first_id, so the
+ * names used most (by many objects) have small ids that take 1 or 2
+ * bytes in each object record; names first used by a root (each used
+ * about once: a global, a class) count up from RUBY_NAME_ROOT_IDS and
+ * leave the small ids to the references.
  */
 #include "ruby-internal.h"
 
@@ -17,7 +23,8 @@ void ruby_name_strings_init(struct ruby_name_strings *s, vmheap_writer *w,
 {
 	memset(s, 0, sizeof(*s));
 	s->w = w;
-	s->first_id = first_id;
+	s->next_id[0] = first_id;
+	s->next_id[1] = RUBY_NAME_ROOT_IDS;
 	ruby_class_table_init(&s->index);
 }
 
@@ -41,12 +48,15 @@ static int keep(struct ruby_name_strings *s, uint32_t d, const char *text,
 		size_t cap = s->cap ? s->cap * 2 : 1024;
 		size_t *off = realloc(s->off, cap * sizeof(*off));
 		size_t *lens = off ? realloc(s->len, cap * sizeof(*lens)) : NULL;
+		uint64_t *ids = lens ? realloc(s->id, cap * sizeof(*ids)) : NULL;
 
 		if (off)
 			s->off = off;
-		if (!lens)
+		if (lens)
+			s->len = lens;
+		if (!ids)
 			return -1;
-		s->len = lens;
+		s->id = ids;
 		s->cap = cap;
 	}
 	if (s->arena_len + len > s->arena_cap) {
@@ -69,7 +79,7 @@ static int keep(struct ruby_name_strings *s, uint32_t d, const char *text,
 }
 
 int ruby_name_strings_id(struct ruby_name_strings *s, const char *text,
-			 size_t len, uint64_t *id)
+			 size_t len, int root, uint64_t *id)
 {
 	uint64_t key = hash_text(text, len);
 	uint32_t d;
@@ -83,14 +93,14 @@ int ruby_name_strings_id(struct ruby_name_strings *s, const char *text,
 			break;
 		if (s->len[d] == len &&
 		    memcmp(s->arena + s->off[d], text, len) == 0) {
-			*id = s->first_id + d - 1;
+			*id = s->id[d];
 			return 0;
 		}
 	}
 	d = ruby_class_table_add(&s->index, key);
 	if (!d || keep(s, d, text, len) < 0)
 		return VMHEAP_ENOMEM;
-	*id = s->first_id + d - 1;
+	*id = s->id[d] = s->next_id[root ? 1 : 0]++;
 	rc = vmheap_writer_add_string(s->w, *id, text, len);
 	return rc < 0 ? rc : 0;
 }
@@ -100,5 +110,6 @@ void ruby_name_strings_free(struct ruby_name_strings *s)
 	ruby_class_table_free(&s->index);
 	free(s->off);
 	free(s->len);
+	free(s->id);
 	free(s->arena);
 }

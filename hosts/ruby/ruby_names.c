@@ -35,7 +35,9 @@
  * dumped.
  *
  * Each name text is one string record, written just before its first
- * use; string ids start at the id ruby_names_open is given.
+ * use (ruby_name_strings.c); names of references take string ids from
+ * the id ruby_names_open is given, names first used by roots from
+ * RUBY_NAME_ROOT_IDS, so that the names objects use most stay small.
  *
  * The rb_const_entry_t layout below is MRI's constant.h (the same from
  * 2.3 to 3.3): flag, line, value, file.  Autoload constants, whose value
@@ -139,24 +141,30 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 
 /* ------------------------------------------------------ strings */
 
-/* The string id of `text` (its record written the first time); 0 after
- * a failure, recorded in n->rc. */
-static uint64_t string_id(struct ruby_names *n, const char *text, size_t len)
+/* The string id of `text` (its record written the first time; a root's
+ * name in the root range); 0 after a failure, recorded in n->rc. */
+static uint64_t text_id(struct ruby_names *n, const char *text, size_t len,
+			int root)
 {
 	uint64_t id = 0;
 	int rc;
 
 	if (n->rc)
 		return 0;
-	rc = ruby_name_strings_id(&n->strings, text, len, &id);
+	rc = ruby_name_strings_id(&n->strings, text, len, root, &id);
 	if (rc < 0)
 		fail(n, rc);
 	return rc < 0 ? 0 : id;
 }
 
+static uint64_t string_id(struct ruby_names *n, const char *text, size_t len)
+{
+	return text_id(n, text, len, 0);
+}
+
 static uint64_t cstring_id(struct ruby_names *n, const char *text)
 {
-	return string_id(n, text, strlen(text));
+	return text_id(n, text, strlen(text), 0);
 }
 
 /* ------------------------------------------------------ pairs */
@@ -391,14 +399,14 @@ static void array_pairs(struct ruby_names *n, VALUE ary)
 }
 
 /* "thread 0x55d0c0a8", with " main" for the main thread. */
-static uint64_t thread_name(struct ruby_names *n, VALUE th)
+static uint64_t thread_name(struct ruby_names *n, VALUE th, int root)
 {
 	char buf[64];
 	int len = snprintf(buf, sizeof(buf), "thread 0x%" PRIxPTR "%s",
 			   (uintptr_t)th,
 			   th == rb_thread_main() ? " main" : "");
 
-	return string_id(n, buf, (size_t)len);
+	return text_id(n, buf, (size_t)len, root);
 }
 
 /* A Ractor's references to its Thread objects. */
@@ -412,7 +420,7 @@ static void thread_pairs(struct ruby_names *n, const uint64_t *refs,
 
 		if (RB_TYPE_P(t, T_DATA) && RBASIC_CLASS(t) &&
 		    rb_obj_class(t) == rb_cThread)
-			push_pair(n, t, (int64_t)thread_name(n, t));
+			push_pair(n, t, (int64_t)thread_name(n, t, 0));
 	}
 }
 
@@ -472,7 +480,8 @@ uint64_t ruby_names_for_root(struct ruby_names *n, const char *category,
 			if (!n->global_used[i] &&
 			    child_globals[i].value == obj) {
 				n->global_used[i] = 1;
-				return cstring_id(n, child_globals[i].text);
+				return text_id(n, child_globals[i].text,
+					       strlen(child_globals[i].text), 1);
 			}
 		return 0;
 	}
@@ -480,7 +489,7 @@ uint64_t ruby_names_for_root(struct ruby_names *n, const char *category,
 		/* the stack of the thread that walks */
 		if (!n->current_thread_id)
 			n->current_thread_id =
-			    thread_name(n, rb_thread_current());
+			    thread_name(n, rb_thread_current(), 1);
 		return n->current_thread_id;
 	}
 	/* A class or module that the VM holds (Object, Kernel, ...) is
@@ -489,8 +498,8 @@ uint64_t ruby_names_for_root(struct ruby_names *n, const char *category,
 		VALUE path = rb_class_path_cached(obj);
 
 		if (RB_TYPE_P(path, T_STRING))
-			return string_id(n, RSTRING_PTR(path),
-					 (size_t)RSTRING_LEN(path));
+			return text_id(n, RSTRING_PTR(path),
+				       (size_t)RSTRING_LEN(path), 1);
 	}
 	return 0;
 }
