@@ -110,8 +110,10 @@ static void read_dump(const char *path, struct dump *d)
 {
 	vmheap_reader *r = NULL;
 	struct vmheap_record rec;
-	char *strings[256][2] = {{0}}, *kinds[4096];
-	uint64_t string_ids[256];
+	/* root kinds, and the names of references and roots (format 1.1) */
+	static char *strings[16384][2];
+	static uint64_t string_ids[16384];
+	char *kinds[4096];
 	size_t nstrings = 0, nkinds = 0, i, j, len = 1;
 	int rc;
 
@@ -123,7 +125,7 @@ static void read_dump(const char *path, struct dump *d)
 
 		switch (rec.type) {
 		case VMHEAP_RECORD_STRING:
-			ck_assert_uint_lt(nstrings, 256);
+			ck_assert_uint_lt(nstrings, 16384);
 			string_ids[nstrings] = rec.u.string.id;
 			strings[nstrings++][0] =
 			    strndup(rec.u.string.text, rec.u.string.len);

@@ -4,11 +4,13 @@
  *   system.gc.<key>           every GC.stat figure (system.gc.count, ...)
  *   system.threads.backtrace  [{"thread": inspect, "backtrace": [...]}]
  *                             for every Ruby thread but the agent's own
+ *   config.dump.names         ruby_names.c
  *
  * The agent asks for them on its loop thread, which may not call Ruby;
  * the values are read by a job on the Ruby worker thread with the GVL.
  * The key list is learnt once at load, so list_vars needs no Ruby.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,9 +193,22 @@ int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk)
 	return VMHEAP_AGENT_ENOTFOUND;
 }
 
+/* ------------------------------------------------------------ set */
+
 int ruby_vars_set(void *ctx, const char *name, const msgpack_object *value,
 		  msgpack_packer *pk, char *err, size_t errlen)
 {
+	int rc = ruby_names_set_var(name, value, pk, err, errlen);
+	size_t i;
+
 	(void)ctx;
-	return ruby_names_set_var(name, value, pk, err, errlen);
+	if (rc != VMHEAP_AGENT_ENOTFOUND || err[0])
+		return rc;
+	for (i = 0; i < gc_count; i++)
+		if (strcmp(name, gc_names[i]) == 0)
+			break;
+	if (i == gc_count && strcmp(name, BACKTRACE_VAR) != 0)
+		return VMHEAP_AGENT_ENOTFOUND;
+	snprintf(err, errlen, "%s is read-only", name);
+	return VMHEAP_AGENT_EREADONLY;
 }
