@@ -55,8 +55,13 @@ struct agent_conn;
 #define AGENT_DEFAULT_FRAME_TIMEOUT_MS 10000
 #define AGENT_DEFAULT_DUMP_TIMEOUT_S 3600
 /* Fork dumps are refused when MemAvailable is below this share of the
- * VM's RSS (config.dump.fork_min_free "auto"; see README, fork mode). */
+ * VM's RSS (config.dump.fork_min_free "auto"; see README, fork mode), or,
+ * when it is, below the estimate of fork_cost.c. */
 #define AGENT_FORK_RSS_PERCENT 100
+/* fork_cost.c: how long the probe child lives, and the dump speed taken
+ * before a fork dump was measured (bytes of RSS per second). */
+#define AGENT_FORK_PROBE_MS 100
+#define AGENT_FORK_PRIOR_BYTES_PER_S (100LL * 1024 * 1024)
 /* A client whose unread replies pass this stops being read from. */
 #define AGENT_OUTPUT_HIGH_WATER (4u * 1024u * 1024u)
 
@@ -278,6 +283,53 @@ void agent_dump_sweep(struct vmheap_agent *a, int dfd);
  * config.dump.fork_min_free, or AGENT_FORK_RSS_PERCENT of the RSS. */
 long long agent_fork_min_free(struct vmheap_agent *a);
 
+/* --------------------------------------------------------- fork_cost.c */
+
+/* What the last fork dumps measured (struct vmheap_agent, under lock). */
+struct agent_fork_cost {
+	uint64_t dumps;		   /* fork dumps measured */
+	double seconds;		   /* the last one's walk, fork to exit */
+	long long rss;		   /* the VM's RSS at its fork */
+	long long parent_bytes;	   /* the VM's minor faults meanwhile */
+	long long child_bytes[2];  /* its child's own, by config.dump.gc */
+	long long child_rss[2];	   /* the RSS at that fork; 0: none yet */
+};
+
+/* The guard's estimate of a fork dump's copy-on-write memory. */
+struct agent_fork_estimate {
+	long long rss;		/* the VM's RSS now */
+	double write_rate;	/* bytes/s the VM copied during the probe */
+	double seconds;		/* the dump's expected duration */
+	int seconds_measured;	/* 1: from a fork dump, 0: the prior */
+	long long child_bytes;	/* the child's own copies expected */
+	int child_measured;	/* 1: from a fork dump, 0: the whole RSS */
+	long long parent_bytes; /* the last fork dump's VM faults, or -1 */
+	long long need;		/* min(rss, child + write_rate x seconds) */
+};
+
+/* MemAvailable of /proc/meminfo in bytes, or -1; the environment's
+ * VMHEAP_AGENT_TEST_MEM_AVAILABLE (bytes) pretends, for tests of the
+ * guard (PROTOCOL.md). */
+long long agent_mem_available(void);
+
+/* Minor page faults of process `pid` (0: this one), from /proc, or -1. */
+long long agent_minor_faults(pid_t pid);
+
+/* This process's resident set in bytes, or -1. */
+long long agent_rss_bytes(void);
+
+/* Estimate what a fork dump with config.dump.gc `gc` would copy: forks a
+ * probe child for AGENT_FORK_PROBE_MS (fork_cost.c's comment).  Returns 0,
+ * or -1 with errno set when /proc or fork fails.  Any thread. */
+int agent_fork_estimate(struct vmheap_agent *a, int gc,
+			struct agent_fork_estimate *e);
+
+/* Record a finished fork dump: its walk's seconds, the RSS at its fork,
+ * its child's minor faults and the VM's meanwhile (-1: unknown). */
+void agent_fork_record(struct vmheap_agent *a, int gc, double seconds,
+		       long long rss, long long child_faults,
+		       long long parent_faults);
+
 /* Copy the dump directory (a->dump_dir, under a->lock). */
 void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
 
@@ -365,6 +417,7 @@ struct vmheap_agent {
 	atomic_int dump_gc;	   /* 0/1 */
 	atomic_int dump_timeout_s; /* a forked dump child is killed after it */
 	atomic_llong fork_min_free; /* bytes; -1: auto (a share of the RSS) */
+	struct agent_fork_cost fork_cost; /* under lock (fork_cost.c) */
 
 	char token[33];
 	char discovery_path[PATH_MAX];

@@ -33,6 +33,7 @@
 struct child_report {
 	int code;
 	uint64_t objects, bytes;
+	long long minor_faults; /* the child's own (fork_cost.c), or -1 */
 	char message[400];
 };
 
@@ -173,6 +174,7 @@ static void __attribute__((noreturn)) child_main(struct fork_call *fc)
 	rep.code = w->code;
 	rep.objects = w->objects;
 	rep.bytes = w->bytes;
+	rep.minor_faults = agent_minor_faults(0);
 	memcpy(rep.message, w->message, sizeof(rep.message));
 	if (write(fc->pipe[1], &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
 		_exit(2);
@@ -221,8 +223,12 @@ static void walk_forked(struct walk *w, int gc)
 	struct fork_call fc = {.w = w, .gc = gc, .pid = -1};
 	struct child_report rep;
 	int p[2], status = 0, timed_out = 0, timeout_s;
+	long long rss = agent_rss_bytes(), f0 = agent_minor_faults(0), f1;
+	struct timespec t0;
+	double seconds;
 	pid_t pid;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (pipe2(fc.pipe, O_CLOEXEC) < 0) {
 		w->code = VMHEAP_AGENT_ESYS;
 		msgf(w->message, sizeof(w->message), "pipe: %s",
@@ -255,6 +261,8 @@ static void walk_forked(struct walk *w, int gc)
 		memset(&rep, 0, sizeof(rep));
 		rep.code = VMHEAP_AGENT_EDUMP;
 	}
+	seconds = since(&t0);
+	f1 = agent_minor_faults(0);
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
@@ -275,6 +283,9 @@ static void walk_forked(struct walk *w, int gc)
 		     "the dump child (pid %d) exited with status %d", (int)pid,
 		     WEXITSTATUS(status));
 	}
+	if (rep.code == 0 && !timed_out)
+		agent_fork_record(w->a, gc, seconds, rss, rep.minor_faults,
+				  f0 < 0 || f1 < f0 ? -1 : f1 - f0);
 	w->code = rep.code;
 	w->objects = rep.objects;
 	w->bytes = rep.bytes;
@@ -493,57 +504,84 @@ static long long meminfo_bytes(const char *name)
 	return kb < 0 ? -1 : kb * 1024;
 }
 
-/* This process's resident set in bytes, or -1. */
-static long long rss_bytes(void)
-{
-	long long size, resident;
-	FILE *f = fopen("/proc/self/statm", "re");
-	int n;
-
-	if (!f)
-		return -1;
-	n = fscanf(f, "%lld %lld", &size, &resident);
-	fclose(f);
-	return n == 2 ? resident * (long long)sysconf(_SC_PAGESIZE) : -1;
-}
-
 long long agent_fork_min_free(struct vmheap_agent *a)
 {
 	long long set = atomic_load(&a->fork_min_free), rss;
 
 	if (set >= 0)
 		return set;
-	rss = rss_bytes();
+	rss = agent_rss_bytes();
 	return rss < 0 ? 0 : rss / 100 * AGENT_FORK_RSS_PERCENT;
 }
 
-/* The fork-mode memory guard: 1 (with res filled) when MemAvailable is
- * below config.dump.fork_min_free (by default a share of the RSS: the
- * child's copy-on-write pages can reach that). */
-static int fork_memory_refused(struct vmheap_agent *a,
+long long agent_mem_available(void)
+{
+	const char *fake = getenv("VMHEAP_AGENT_TEST_MEM_AVAILABLE");
+	char *end;
+	long long v;
+
+	if (fake && *fake) {
+		errno = 0;
+		v = strtoll(fake, &end, 10);
+		if (!errno && !*end && v >= 0)
+			return v;
+	}
+	return meminfo_bytes("MemAvailable");
+}
+
+static double mib(long long bytes)
+{
+	return (double)bytes / 1048576.0;
+}
+
+/*
+ * The fork-mode memory guard: 1 (with res filled) when MemAvailable is
+ * below what the dump would copy.  With config.dump.fork_min_free set,
+ * that is its value.  In auto, it is at most the RSS: with MemAvailable
+ * at or above the RSS the dump goes ahead; below, the estimate from the
+ * VM's write rate decides (fork_cost.c).
+ */
+static int fork_memory_refused(struct vmheap_agent *a, int gc,
 			       struct agent_dump_result *res)
 {
+	long long set = atomic_load(&a->fork_min_free);
 	long long need = agent_fork_min_free(a), avail;
-	char how[160];
+	struct agent_fork_estimate e;
+	char how[300];
 
-	if (need <= 0 || (avail = meminfo_bytes("MemAvailable")) < 0 ||
-	    avail >= need)
+	if (need <= 0 || (avail = agent_mem_available()) < 0 || avail >= need)
 		return 0;
-	if (atomic_load(&a->fork_min_free) >= 0)
+	if (set >= 0) {
 		snprintf(how, sizeof(how), "as config.dump.fork_min_free says");
-	else
+	} else if (agent_fork_estimate(a, gc, &e) < 0) {
 		snprintf(how, sizeof(how),
 			 "%d%% of the VM's RSS, what a forked child's "
-			 "copy-on-write pages can reach",
-			 AGENT_FORK_RSS_PERCENT);
+			 "copy-on-write pages can reach (the write rate could "
+			 "not be measured: %s)",
+			 AGENT_FORK_RSS_PERCENT, strerror(errno));
+	} else {
+		if (avail >= e.need)
+			return 0;
+		need = e.need;
+		snprintf(how, sizeof(how),
+			 "what the dump is expected to copy: the VM writes "
+			 "%.1f MiB/s, for %.2f s%s, plus the child's own "
+			 "%.1f MiB%s; at most the RSS, %.1f MiB",
+			 mib((long long)e.write_rate), e.seconds,
+			 e.seconds_measured ? " (the last fork dump's time)"
+					    : "",
+			 mib(e.child_bytes),
+			 e.child_measured ? " (measured in the last fork dump)"
+					  : " (none measured yet: the RSS)",
+			 mib(e.rss));
+	}
 	res->code = VMHEAP_AGENT_EDUMP;
 	msgf(res->message, sizeof(res->message),
 	     "refusing a fork dump: MemAvailable is %lld bytes (%.1f MiB), "
 	     "below the threshold of %lld bytes (%.1f MiB, %s); free memory, "
 	     "set config.dump.fork false for an in-process dump, or set "
 	     "config.dump.fork_min_free 0 to fork anyway",
-	     avail, (double)avail / 1048576.0, need, (double)need / 1048576.0,
-	     how);
+	     avail, mib(avail), need, mib(need), how);
 	return 1;
 }
 
@@ -595,7 +633,9 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 		goto out;
 	}
 	res->forked = atomic_load(&a->dump_fork) && a->host->fork_stopped;
-	if (res->forked && fork_memory_refused(a, res))
+	if (res->forked &&
+	    fork_memory_refused(
+		a, atomic_load(&a->dump_gc) && a->host->prepare_child, res))
 		goto out;
 	/* stale temporary files of dead writers go first (this dump's
 	 * directory; the reply counts them with those found at start) */

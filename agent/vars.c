@@ -366,6 +366,45 @@ static int set_fork_min_free(struct vmheap_agent *a,
 				 errlen);
 }
 
+/* system.fork_estimate: what a fork dump would copy now (fork_cost.c);
+ * forks a probe child for AGENT_FORK_PROBE_MS. */
+static int get_fork_estimate(struct vmheap_agent *a, const char *name,
+			     msgpack_packer *pk, char *err, size_t errlen)
+{
+	struct agent_fork_estimate e;
+	int gc = atomic_load(&a->dump_gc) && a->host->prepare_child;
+
+	(void)name;
+	if (agent_fork_estimate(a, gc, &e) < 0)
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				  "cannot measure the write rate: %s",
+				  strerror(errno));
+	msgpack_pack_map(pk, 8);
+	frame_pack_str(pk, "bytes");
+	msgpack_pack_int64(pk, e.need);
+	frame_pack_str(pk, "rss");
+	msgpack_pack_int64(pk, e.rss);
+	frame_pack_str(pk, "write_rate");
+	msgpack_pack_int64(pk, (int64_t)e.write_rate);
+	frame_pack_str(pk, "seconds");
+	msgpack_pack_double(pk, e.seconds);
+	frame_pack_str(pk, "seconds_measured");
+	if (e.seconds_measured)
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+	frame_pack_str(pk, "child_bytes");
+	msgpack_pack_int64(pk, e.child_bytes);
+	frame_pack_str(pk, "child_measured");
+	if (e.child_measured)
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+	frame_pack_str(pk, "mem_available");
+	msgpack_pack_int64(pk, agent_mem_available());
+	return 0;
+}
+
 static int get_config(struct vmheap_agent *a, const char *name,
 		      msgpack_packer *pk, char *err, size_t errlen)
 {
@@ -481,6 +520,7 @@ static const struct var builtins[] = {
     {"config.dump.timeout", "int", get_dump_timeout, set_dump_timeout},
     {"config.native.track", "bool", agent_native_get_track, agent_native_set_track},
     {"system.argv", "array", get_argv, NULL},
+    {"system.fork_estimate", "map", get_fork_estimate, NULL},
     {"system.memory.bytes", "int", get_memory_figure, NULL},
     {"system.memory.count", "int", get_memory_figure, NULL},
     {"system.memory.dump", "dump", get_last_dump, set_dump},

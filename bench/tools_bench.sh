@@ -10,7 +10,11 @@
 #   cat DUMP >/dev/null, vmheap-histo DUMP, and their ratio;
 #   vmheap-diff OLD NEW and vmheap-diff --objects OLD NEW;
 #   the peak RSS of vmheap-histo on a dump a tenth the size and on the full
-#   one (it must not grow with the dump).
+#   one (it must not grow with the dump);
+#   the class diff's leak suspects section: vmheap-diff with and without it
+#   (--no-suspects) on a pair a third the size (under the section's limit
+#   of 2000000 objects of NEW), and vmheap-diff --suspects on the full pair
+#   (what the section would cost there), with their peak RSS.
 set -e
 build=${1:?usage: tools_bench.sh BUILD_DIR [OBJECTS]}
 n=${2:-3000000}
@@ -23,10 +27,14 @@ diff=$build/bin/vmheap-diff
 old=$dir/old.vmheap
 new=$dir/new.vmheap
 small=$dir/small.vmheap
-rm -f "$old" "$new" "$small"
+mid_old=$dir/mid_old.vmheap
+mid_new=$dir/mid_new.vmheap
+rm -f "$old" "$new" "$small" "$mid_old" "$mid_new"
 "$gen" -n "$n" "$old"
 "$gen" -n "$n" -g $((n / 10)) "$new"
 "$gen" -n $((n / 10)) "$small"
+"$gen" -n $((n / 3)) "$mid_old"
+"$gen" -n $((n / 3)) -g $((n / 30)) "$mid_new"
 
 now() { date +%s%N; }
 
@@ -47,7 +55,7 @@ best() {
 ms() { awk -v ns="$1" 'BEGIN { printf "%.1f", ns / 1e6 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-cat "$old" "$new" >/dev/null # warm the page cache
+cat "$old" "$new" "$mid_old" "$mid_new" >/dev/null # warm the page cache
 size=$(wc -c <"$old")
 c=$(best cat "$old")
 h=$(best "$histo" "$old")
@@ -57,6 +65,13 @@ o=$(best "$diff" --objects "$old" "$new")
 rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
 rs=$(rss "$histo" "$small")
 rf=$(rss "$histo" "$old")
+sm=$(best "$diff" "$mid_old" "$mid_new")
+sn=$(best "$diff" --no-suspects "$mid_old" "$mid_new")
+sf=$(best "$diff" --suspects "$old" "$new")
+dn=$(best "$diff" --no-suspects "$old" "$new")
+rsm=$(rss "$diff" "$mid_old" "$mid_new")
+rsn=$(rss "$diff" --no-suspects "$mid_old" "$mid_new")
+rsf=$(rss "$diff" --suspects "$old" "$new")
 
 echo "vmheap-histo / vmheap-diff on $n objects ($size bytes of dump), best of $runs, $(nproc) CPUs"
 echo "  cat DUMP >/dev/null         $(ms "$c") ms"
@@ -65,3 +80,8 @@ echo "  vmheap-histo --threads 1    $(ms "$h1") ms   ratio to cat $(ratio "$h1" 
 echo "  vmheap-diff OLD NEW         $(ms "$d") ms"
 echo "  vmheap-diff --objects       $(ms "$o") ms"
 echo "  histo peak RSS: $rs KB at $((n / 10)) objects, $rf KB at $n objects"
+echo "  suspects section, $((n / 3)) objects (NEW $((n / 3 + n / 30))):"
+echo "    vmheap-diff OLD NEW       $(ms "$sm") ms, peak RSS $rsm KB (with the section)"
+echo "    vmheap-diff --no-suspects $(ms "$sn") ms, peak RSS $rsn KB"
+echo "  above the section's limit, $n objects: vmheap-diff --no-suspects $(ms "$dn") ms;"
+echo "    vmheap-diff --suspects    $(ms "$sf") ms, peak RSS $rsf KB (what the section would cost)"

@@ -14,6 +14,7 @@
  *               top-most new object that dominates them), owners' classes
  *               ranked by the new bytes they hold (heap graphs);
  *               suspects_report.c prints them (suspects-internal.h)
+ *   class_suspects.c  the short suspects section of the class diff
  */
 #ifndef DIFF_INTERNAL_H
 #define DIFF_INTERNAL_H
@@ -43,6 +44,7 @@ struct diff_options {
 	/* --sort, --top (0: every row; retainers: 10 classes), --format,
 	 * --threads, --no-progress */
 	struct vmheap_report_options report;
+	int no_suspects; /* --no-suspects: no section in the class diff */
 };
 
 /* One side of the comparison, once read. */
@@ -64,8 +66,11 @@ struct diff_result {
 	struct vmheap_identity_result ident;
 	/* DIFF_PATHS */
 	struct diff_paths *paths;
-	/* DIFF_SUSPECTS */
+	/* DIFF_SUSPECTS, and the class diff's suspects section */
 	struct diff_suspects *suspects;
+	/* DIFF_CLASSES: why the section was not computed ("" when it was,
+	 * or when the dumps have no references or roots to compute it) */
+	char suspects_skipped[400];
 };
 
 /* Open both dumps (headers only).  Returns 0 or a code with err set. */
@@ -135,6 +140,25 @@ void diff_suspects_json(const struct diff_options *o, struct diff_result *res,
 			struct vmheap_strbuf *out);
 void diff_suspects_csv(const struct diff_options *o, struct diff_result *res,
 		       struct vmheap_strbuf *out);
+
+/* The class diff's suspects section: most suspects shown, and most
+ * objects of NEW for which it is computed by default. */
+#define DIFF_SECTION_SUSPECTS 3
+#define DIFF_SECTION_MAX_OBJECTS 2000000u
+
+/* After diff_classes: compute the suspects section into res->suspects
+ * when the options and dumps allow it (class_suspects.c), else say why in
+ * res->suspects_skipped (or nothing, for dumps without references). */
+void diff_class_suspects(const struct diff_options *o, struct diff_result *res);
+
+/* The section in text (nothing when neither computed nor skipped), and as
+ * the JSON member ,"leak_suspects":{...} (nothing unless computed). */
+void diff_suspects_section_text(const struct diff_options *o,
+				struct diff_result *res,
+				struct vmheap_strbuf *out);
+void diff_suspects_section_json(const struct diff_options *o,
+				struct diff_result *res,
+				struct vmheap_strbuf *out);
 
 /* Render the result of o->mode into out. */
 void diff_render(const struct diff_options *o, struct diff_result *res,

@@ -1,7 +1,9 @@
 /*
  * vmheap-diff - what grew between two heap dumps.
  *
- *   vmheap-diff OLD NEW              per class: count and bytes deltas
+ *   vmheap-diff OLD NEW              per class: count and bytes deltas,
+ *                                    under a short suspects section
+ *                                    (class_suspects.c)
  *   vmheap-diff --objects OLD NEW    objects in NEW not in OLD, by identity
  *   vmheap-diff --retainers OLD NEW  who references those new objects
  *   vmheap-diff --paths OLD NEW      their paths from the roots (paths.c)
@@ -21,8 +23,9 @@
 
 static const char usage_line[] =
     "usage: vmheap-diff [--objects | --retainers | --paths | --suspects |\n"
-    "                   --native] [--sort count|bytes|name] [--top N]\n"
-    "                   [--format text|json|csv] [--bytes] [--threads N] OLD NEW";
+    "                   --native] [--no-suspects] [--sort count|bytes|name]\n"
+    "                   [--top N] [--format text|json|csv] [--bytes] [--threads N]\n"
+    "                   OLD NEW";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -37,7 +40,14 @@ static void help(void)
 	printf("%s\n\n"
 	       "Compare two vmheap dumps of a VM (OLD or NEW may be - for "
 	       "stdin).\n\n"
-	       "  (default)      per class: count delta, class, bytes delta\n"
+	       "  (default)      per class: count delta, class, bytes delta; "
+	       "above it the 3\n"
+	       "                 top leak suspects (as --suspects) when "
+	       "both dumps have\n"
+	       "                 references and roots, are regular files "
+	       "and NEW has at most\n"
+	       "                 2000000 objects (text and JSON)\n"
+	       "  --no-suspects  no suspects section in the default diff\n"
 	       "  --objects      objects of NEW absent from OLD (same id and "
 	       "class), per class\n"
 	       "  --retainers    for the top classes of --objects, which "
@@ -87,6 +97,7 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	    {"paths", no_argument, NULL, 'p'},
 	    {"native", no_argument, NULL, 'n'},
 	    {"suspects", no_argument, NULL, 's'},
+	    {"no-suspects", no_argument, NULL, 'S'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -125,6 +136,9 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			o->mode = DIFF_SUSPECTS;
 			modes++;
 			break;
+		case 'S':
+			o->no_suspects = 1;
+			break;
 		case 'h':
 			help();
 			break;
@@ -139,6 +153,9 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	if (modes > 1)
 		usage_error("%s", "--objects, --retainers, --paths, --suspects and "
 				  "--native exclude each other");
+	if (o->no_suspects && o->mode != DIFF_CLASSES)
+		usage_error("%s", "--no-suspects goes with the class-by-class "
+				  "diff (no mode option)");
 	if (argc - optind != 2)
 		usage_error("%s", argc - optind < 2
 				      ? "two dumps needed: OLD NEW"
@@ -240,8 +257,11 @@ int main(int argc, char **argv)
 	memset(&res, 0, sizeof(res));
 	rc = diff_open(&o, &res, err, sizeof(err));
 	if (!rc) {
-		if (o.mode == DIFF_CLASSES)
+		if (o.mode == DIFF_CLASSES) {
 			rc = diff_classes(&o, &res, err, sizeof(err));
+			if (!rc)
+				diff_class_suspects(&o, &res);
+		}
 		else if (o.mode == DIFF_PATHS)
 			rc = diff_paths(&o, &res, err, sizeof(err));
 		else if (o.mode == DIFF_SUSPECTS)

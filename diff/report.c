@@ -146,6 +146,7 @@ static void classes_text(const struct diff_options *o, struct diff_result *res,
 	char cnt[32], bytes[32], share[32], label[96];
 
 	dump_lines(out, o, res);
+	diff_suspects_section_text(o, res, out);
 	total_deltas(res, &count_delta, &bytes_delta);
 	signed_text(cnt, sizeof(cnt), count_delta);
 	vmheap_report_size_delta(&o->report, bytes, sizeof(bytes), bytes_delta);
@@ -165,6 +166,7 @@ static void classes_json(const struct diff_options *o, struct diff_result *res,
 
 	total_deltas(res, &count_delta, &bytes_delta);
 	dumps_json(out, res);
+	diff_suspects_section_json(o, res, out);
 	vmheap_strbuf_addf(out,
 			   ",\"count_delta\":%" PRId64
 			   ",\"bytes_delta\":%" PRId64

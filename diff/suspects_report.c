@@ -38,6 +38,19 @@ static void held_names(struct vmheap_strbuf *out, const struct diff_suspects *s,
 	}
 }
 
+/* "leak suspects: N classes of owners holding THRESHOLD or more of new
+ * objects", and CUT " K" when only the top K are shown. */
+static void headline(struct vmheap_strbuf *out, const struct diff_suspects *s,
+		     const char *threshold, const char *cut)
+{
+	vmheap_strbuf_addf(out,
+			   "leak suspects: %zu class%s of owners holding %s "
+			   "or more of new objects",
+			   s->nrows, s->nrows == 1 ? "" : "es", threshold);
+	if (s->shown < s->nrows)
+		vmheap_strbuf_addf(out, "%s %zu", cut, s->shown);
+}
+
 static void suspect_text(struct vmheap_strbuf *out,
 			 const struct diff_suspects *s, size_t k)
 {
@@ -118,30 +131,21 @@ void diff_suspects_text(const struct diff_options *o, struct diff_result *res,
 				   threshold);
 		return;
 	}
-	vmheap_strbuf_addf(out,
-			   "\nleak suspects: %zu class%s of owners holding %s "
-			   "or more of new objects",
-			   s->nrows, s->nrows == 1 ? "" : "es", threshold);
-	if (s->shown < s->nrows)
-		vmheap_strbuf_addf(out, "; the top %zu", s->shown);
+	vmheap_strbuf_add(out, "\n", 1);
+	headline(out, s, threshold, "; the top");
 	vmheap_strbuf_add(out, "\n", 1);
 	for (size_t k = 0; k < s->shown; k++)
 		suspect_text(out, s, k);
 }
 
-void diff_suspects_json(const struct diff_options *o, struct diff_result *res,
-			struct vmheap_strbuf *out)
+/* The members of a suspects report after "old" and "new":
+ * "new_objects":N,...,"suspects":[...] (the shown suspects). */
+static void suspects_json_members(struct vmheap_strbuf *out,
+				  const struct diff_suspects *s)
 {
-	const struct diff_suspects *s = res->suspects;
-
-	(void)o;
-	vmheap_strbuf_add(out, "{\"old\":", 7);
-	vmheap_strbuf_add_json(out, vmheap_reader_name(res->old_d.reader));
-	vmheap_strbuf_add(out, ",\"new\":", 7);
-	vmheap_strbuf_add_json(out, vmheap_reader_name(res->new_d.reader));
 	vmheap_strbuf_addf(
 	    out,
-	    ",\"new_objects\":%" PRIu64 ",\"new_bytes\":%" PRIu64
+	    "\"new_objects\":%" PRIu64 ",\"new_bytes\":%" PRIu64
 	    ",\"unreachable_new_objects\":%" PRIu64
 	    ",\"unreachable_new_bytes\":%" PRIu64 ",\"owners\":%" PRIu64
 	    ",\"owner_classes\":%zu,\"threshold_bytes\":%" PRIu64
@@ -191,7 +195,79 @@ void diff_suspects_json(const struct diff_options *o, struct diff_result *res,
 		}
 		vmheap_strbuf_add(out, "}", 1);
 	}
-	vmheap_strbuf_add(out, "]}\n", 3);
+	vmheap_strbuf_add(out, "]", 1);
+}
+
+void diff_suspects_json(const struct diff_options *o, struct diff_result *res,
+			struct vmheap_strbuf *out)
+{
+	(void)o;
+	vmheap_strbuf_add(out, "{\"old\":", 7);
+	vmheap_strbuf_add_json(out, vmheap_reader_name(res->old_d.reader));
+	vmheap_strbuf_add(out, ",\"new\":", 7);
+	vmheap_strbuf_add_json(out, vmheap_reader_name(res->new_d.reader));
+	vmheap_strbuf_add(out, ",", 1);
+	suspects_json_members(out, res->suspects);
+	vmheap_strbuf_add(out, "}\n", 2);
+}
+
+void diff_suspects_section_json(const struct diff_options *o,
+				struct diff_result *res,
+				struct vmheap_strbuf *out)
+{
+	(void)o;
+	if (!res->suspects)
+		return;
+	vmheap_strbuf_add(out, ",\"leak_suspects\":{", 18);
+	suspects_json_members(out, res->suspects);
+	vmheap_strbuf_add(out, "}", 1);
+}
+
+void diff_suspects_section_text(const struct diff_options *o,
+				struct diff_result *res,
+				struct vmheap_strbuf *out)
+{
+	const struct diff_suspects *s = res->suspects;
+	char size[96];
+
+	if (!s) {
+		if (res->suspects_skipped[0])
+			vmheap_strbuf_addf(out,
+					   "leak suspects: not computed: %s; "
+					   "vmheap-diff --suspects computes "
+					   "them\n",
+					   res->suspects_skipped);
+		return;
+	}
+	vmheap_report_amount(&o->report, size, sizeof(size), s->threshold);
+	if (!s->nrows) {
+		vmheap_strbuf_addf(out,
+				   "leak suspects: none (no class of owners "
+				   "holds %s of new objects beyond churn)\n",
+				   size);
+		return;
+	}
+	headline(out, s, size, ", the top");
+	vmheap_strbuf_add(out, " (paths: vmheap-diff --suspects)\n", 33);
+	for (size_t k = 0; k < s->shown; k++) {
+		const struct suspect *r = &s->rows[k];
+		vmheap_report_amount(&o->report, size, sizeof(size),
+				     r->held_bytes);
+		vmheap_strbuf_addf(out, "#%zu  ", k + 1);
+		vmheap_strbuf_add_text(out, s->g.names[r->name]);
+		vmheap_strbuf_addf(out, ": %" PRIu64 " new, holding %s",
+				   r->owners, size);
+		if (r->held_count) {
+			vmheap_strbuf_add(out, " (their ", 8);
+			held_names(out, s, r);
+			vmheap_strbuf_add(out, " objects)", 9);
+		}
+		if (r->paths->group_count) {
+			vmheap_strbuf_add(out, ", held by ", 10);
+			held_by(out, s, &r->paths->groups[0]);
+		}
+		vmheap_strbuf_add(out, "\n", 1);
+	}
 }
 
 void diff_suspects_csv(const struct diff_options *o, struct diff_result *res,

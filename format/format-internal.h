@@ -55,4 +55,15 @@ static inline uint64_t vmheap_get_be64(const uint8_t *p)
 	return ((uint64_t)vmheap_get_be32(p) << 32) | vmheap_get_be32(p + 4);
 }
 
+/* seconds * 1000, saturated at the ends of int64_t (a damaged or odd
+ * header's time must not overflow). */
+static inline int64_t vmheap_seconds_to_ms(int64_t s)
+{
+	if (s > INT64_MAX / 1000)
+		return INT64_MAX;
+	if (s < INT64_MIN / 1000)
+		return INT64_MIN;
+	return s * 1000;
+}
+
 #endif /* VMHEAP_FORMAT_INTERNAL_H */

@@ -233,7 +233,7 @@ int vmheap_reader_parse_header(vmheap_reader *r, const struct vmheap_section *s)
 	if ((rc = check_map_end(r, s, &m, "header")))
 		return rc;
 	if (!have_time_ms)
-		r->hdr.time_ms = r->hdr.time * 1000;
+		r->hdr.time_ms = vmheap_seconds_to_ms(r->hdr.time);
 	if (!r->vm_name)
 		r->vm_name = dup_text("", 0);
 	if (!r->vm_version)

@@ -252,11 +252,14 @@ static int check_string(vmheap_writer *w, const char *what, const char *s,
 /* Seconds of a millisecond time, rounded down (also before 1970). */
 static int64_t floor_div_1000(int64_t ms)
 {
-	return ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+	int64_t q = ms / 1000;
+
+	return ms % 1000 < 0 ? q - 1 : q;
 }
 
 /* When the dump starts, in milliseconds: the caller's time_ms, else its
- * time in seconds, else the clock. */
+ * time in seconds (saturated where seconds * 1000 do not fit), else the
+ * clock. */
 static int64_t start_time_ms(const struct vmheap_writer_options *o)
 {
 	struct timespec ts;
@@ -264,7 +267,7 @@ static int64_t start_time_ms(const struct vmheap_writer_options *o)
 	if (o->time_ms)
 		return o->time_ms;
 	if (o->time)
-		return o->time * 1000;
+		return vmheap_seconds_to_ms(o->time);
 	if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
 		return (int64_t)time(NULL) * 1000;
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
@@ -303,7 +306,7 @@ static int pack_header(vmheap_writer *w, const struct vmheap_writer_options *o)
 		return VMHEAP_ENOMEM;
 	time_ms = start_time_ms(o);
 	time_s = o->time ? o->time : floor_div_1000(time_ms);
-	with_ms = time_ms != time_s * 1000;
+	with_ms = time_ms != vmheap_seconds_to_ms(time_s);
 	msgpack_pack_map(pk, (o->memory ? 12 : 8) + with_ms);
 	pack_str(pk, "version", 7);
 	msgpack_pack_array(pk, 2);

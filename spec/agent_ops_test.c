@@ -667,6 +667,197 @@ START_TEST(fork_dumps_are_refused_below_fork_min_free)
 }
 END_TEST
 
+/* ------------------------------------------- the fork guard's estimate */
+
+#define MIB (1024 * 1024)
+/* What the guard test pretends MemAvailable is: below the RSS of the VM
+ * with its 96 MiB written, above what an idle fork dump copies. */
+#define FAKE_AVAILABLE (48 * MIB)
+
+/* A field of system.fork_estimate, as an integer. */
+static int64_t estimate_int(const struct vmheap_reply *r, const char *key)
+{
+	const msgpack_object *v = map_get(&r->value, key);
+
+	ck_assert_msg(v, "no %s in system.fork_estimate", key);
+	if (v->type == MSGPACK_OBJECT_BOOLEAN)
+		return v->via.boolean;
+	ck_assert(v->type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		  v->type == MSGPACK_OBJECT_NEGATIVE_INTEGER);
+	return v->via.i64;
+}
+
+/* Private_Dirty of process `pid` (/proc/PID/smaps_rollup) in bytes, or
+ * -1 when it is gone. */
+static int64_t private_dirty(pid_t pid)
+{
+	char path[64], *text, *at;
+	int64_t kb = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	text = spec_read_file(path, NULL);
+	if (text && (at = strstr(text, "\nPrivate_Dirty:")))
+		kb = strtoll(at + 15, NULL, 10);
+	free(text);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* A fork dump of `name` (config.dump.fork_min_free must let it fork)
+ * while this test samples the dump child's Private_Dirty every 5 ms: the
+ * kernel's own count of the pages that fork copied.  Returns the peak. */
+static int64_t dump_child_peak(const struct sample *s, vmheap_client *c,
+			       const char *name)
+{
+	vmheap_client *d = sample_client(s);
+	int64_t peak = 0, pd, deadline;
+	struct vmheap_reply r;
+	pid_t child, dumper;
+
+	vmheap_client_set_timeout(d, 0);
+	dumper = fork();
+	ck_assert(dumper >= 0);
+	if (dumper == 0) {
+		int rc = vmheap_client_call_str(d, "set", "system.memory.dump",
+						name, &r);
+		_exit(rc == 0 && r.ok ? 0 : 1);
+	}
+	wait_dumping(c);
+	deadline = spec_now_ms() + WAIT_MS;
+	while (!(child = child_of(s->pid))) {
+		ck_assert_msg(spec_now_ms() < deadline, "no dump child");
+		spec_sleep_ms(2);
+	}
+	while ((pd = private_dirty(child)) >= 0) {
+		if (pd > peak)
+			peak = pd;
+		spec_sleep_ms(5);
+	}
+	ck_assert_int_eq(spec_wait(dumper, WAIT_MS, NULL), 0);
+	vmheap_client_close(d);
+	return peak;
+}
+
+/* system.fork_estimate, read until the write rate is on the side of
+ * `busy` (a loaded machine may not run the writer for a whole probe). */
+static void estimate(vmheap_client *c, int busy, struct vmheap_reply *r)
+{
+	for (int k = 0;; k++) {
+		call_ok(c, "get", "system.fork_estimate", NULL, r);
+		int64_t rate = estimate_int(r, "write_rate");
+		if (busy ? rate >= 100 * MIB : rate < 10 * MIB)
+			return;
+		ck_assert_msg(k < 20, "write rate %lld B/s, VM %s",
+			      (long long)rate, busy ? "busy" : "idle");
+		vmheap_reply_release(r);
+		spec_sleep_ms(50);
+	}
+}
+
+/*
+ * The sample VM with 96 MiB that its writer thread writes over and over
+ * (sample.write_mb), MemAvailable pretended to be 48 MiB, below its RSS,
+ * as on a host short of memory.  The old rule (the RSS) refused every
+ * fork dump there.  Now the estimate is measured: while the VM writes,
+ * the dump child's Private_Dirty really grows by tens of MiB (the kernel
+ * says so), the guard measures a write rate of 100 MiB/s or more and
+ * refuses; when it stops writing, the child copies little, the rate
+ * falls under 10 MiB/s and the dump goes ahead in fork mode.
+ */
+START_TEST(fork_guard_estimates_from_the_vm_s_write_rate)
+{
+	struct sample_opts o = {
+	    .args = {"--walk-delay-ms", "1000", NULL},
+	    .env = {"VMHEAP_AGENT_TEST_MEM_AVAILABLE=50331648", NULL}};
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	int64_t rss, peak, deadline, busy_rate, busy_peak;
+
+	sample_start(&s, &o);
+	c = sample_client(&s);
+	call_ok(c, "set", "sample.write_mb", "96", &r);
+	vmheap_reply_release(&r);
+	deadline = spec_now_ms() + WAIT_MS;
+	while ((rss = get_int(c, "system.memory.rss")) < 96 * MIB) {
+		ck_assert_msg(spec_now_ms() < deadline, "rss %lld",
+			      (long long)rss);
+		spec_sleep_ms(10);
+	}
+
+	/* busy, before any fork dump: the child's part is the whole RSS */
+	estimate(c, 1, &r);
+	ck_assert_int_eq(estimate_int(&r, "mem_available"), FAKE_AVAILABLE);
+	ck_assert_int_eq(estimate_int(&r, "child_measured"), 0);
+	ck_assert_int_ge(estimate_int(&r, "bytes"), 96 * MIB);
+	busy_rate = estimate_int(&r, "write_rate");
+	vmheap_reply_release(&r);
+	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
+						"busy.vmheap", &r),
+			 0);
+	ck_assert_msg(!r.ok && strstr(r.message, "refusing a fork dump: "
+						 "MemAvailable is 50331648 "
+						 "bytes") &&
+			  strstr(r.message, "the VM writes "),
+		      "%s", r.ok ? "it was not refused" : r.message);
+	vmheap_reply_release(&r);
+
+	/* a busy fork dump, allowed by hand: the child's Private_Dirty
+	 * shows the copies the busy VM causes */
+	call_ok(c, "set", "config.dump.fork_min_free", "0", &r);
+	vmheap_reply_release(&r);
+	busy_peak = dump_child_peak(&s, c, "busy_forced.vmheap");
+	ck_assert_msg(busy_peak >= 32 * MIB,
+		      "busy child's Private_Dirty peak %lld",
+		      (long long)busy_peak);
+
+	/* idle: a measured fork dump, then the estimate is small */
+	call_ok(c, "set", "sample.write_mb", "0", &r);
+	vmheap_reply_release(&r);
+	spec_sleep_ms(50);
+	peak = dump_child_peak(&s, c, "idle_forced.vmheap");
+	call_ok(c, "set", "config.dump.fork_min_free", "auto", &r);
+	vmheap_reply_release(&r);
+	estimate(c, 0, &r);
+	ck_assert_int_eq(estimate_int(&r, "child_measured"), 1);
+	ck_assert_int_eq(estimate_int(&r, "seconds_measured"), 1);
+	ck_assert_msg(estimate_int(&r, "bytes") < FAKE_AVAILABLE &&
+			  estimate_int(&r, "bytes") >= peak / 4,
+		      "idle estimate %lld, the child's peak %lld",
+		      (long long)estimate_int(&r, "bytes"), (long long)peak);
+	ck_assert_int_gt(estimate_int(&r, "rss"), FAKE_AVAILABLE);
+	fprintf(stderr,
+		"fork guard, sample VM of %.1f MiB RSS, dumps of 1 s: writing "
+		"96 MiB: write rate %.1f MiB/s, estimate the RSS, the child's "
+		"Private_Dirty peak %.1f MiB; idle: write rate %.2f MiB/s, "
+		"estimate %.2f MiB, peak %.2f MiB\n",
+		(double)estimate_int(&r, "rss") / MIB, (double)busy_rate / MIB,
+		(double)busy_peak / MIB,
+		(double)estimate_int(&r, "write_rate") / MIB,
+		(double)estimate_int(&r, "bytes") / MIB, (double)peak / MIB);
+	vmheap_reply_release(&r);
+	call_ok(c, "set", "system.memory.dump", "idle.vmheap", &r);
+	ck_assert(map_get(&r.value, "forked")->via.boolean);
+	vmheap_reply_release(&r);
+	ck_assert_int_eq(names_with(s.dumps, "idle.vmheap"), 1);
+
+	/* busy again: refused, on the measured child's part */
+	call_ok(c, "set", "sample.write_mb", "96", &r);
+	vmheap_reply_release(&r);
+	estimate(c, 1, &r);
+	vmheap_reply_release(&r);
+	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
+						"busy2.vmheap", &r),
+			 0);
+	ck_assert_msg(!r.ok && strstr(r.message, "(measured in the last fork "
+						 "dump)"),
+		      "%s", r.ok ? "it was not refused" : r.message);
+	vmheap_reply_release(&r);
+	ck_assert_int_eq(names_with(s.dumps, "busy2.vmheap"), 0);
+	vmheap_client_close(c);
+	sample_cleanup(&s);
+}
+END_TEST
+
 /* ------------------------------------------------------ get of a group */
 
 START_TEST(get_of_a_group_returns_its_subtree_as_a_map)
@@ -741,5 +932,6 @@ void agent_ops_tcases(Suite *s)
 	    t, a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes);
 	tcase_add_test(t, a_fork_child_killed_mid_dump_leaves_nothing);
 	tcase_add_test(t, fork_dumps_are_refused_below_fork_min_free);
+	tcase_add_test(t, fork_guard_estimates_from_the_vm_s_write_rate);
 	tcase_add_test(t, get_of_a_group_returns_its_subtree_as_a_map);
 }

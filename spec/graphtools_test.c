@@ -954,17 +954,34 @@ static void expect_text(const char *out, const char *fmt, ...)
 	ck_assert_msg(strstr(out, want), "wanted:\n%s\nin:\n%s", want, out);
 }
 
+/* vmheap-diff [MODE] --format FMT s_old.vmheap s_new.vmheap [ARG] (MODE
+ * and ARG may be NULL): it exits 0. */
+static struct run diff_ok(const char *mode, const char *format,
+			  const char *arg)
+{
+	const char *args[7];
+	size_t n = 0;
+
+	if (mode)
+		args[n++] = mode;
+	args[n++] = "--format";
+	args[n++] = format;
+	args[n++] = tmp_path("s_old.vmheap");
+	args[n++] = tmp_path("s_new.vmheap");
+	args[n++] = arg;
+	args[n] = NULL;
+	struct run r = tool("vmheap-diff", args);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	return r;
+}
+
 /* vmheap-diff --suspects [--format FMT] of two request heaps. */
 static struct run suspects(struct heap *old_h, struct heap *new_h,
 			   const char *format)
 {
-	const char *old_dump = heap_write(old_h, "s_old.vmheap");
-	const char *new_dump = heap_write(new_h, "s_new.vmheap");
-	struct run r = tool("vmheap-diff",
-			    (const char *[]){"--suspects", "--format", format,
-					     old_dump, new_dump, NULL});
-	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-	return r;
+	heap_write(old_h, "s_old.vmheap");
+	heap_write(new_h, "s_new.vmheap");
+	return diff_ok("--suspects", format, NULL);
 }
 
 /*
@@ -1123,6 +1140,147 @@ START_TEST(suspects_of_churn_without_a_leak_are_none)
 	heap_free(&new_h);
 }
 END_TEST
+
+/* A size as the short section prints it (vmheap_format_size). */
+static const char *size_text(unsigned long long bytes)
+{
+	static char buf[4][64];
+	static int k;
+
+	k = (k + 1) % 4;
+	vmheap_format_size(buf[k], sizeof(buf[k]), bytes);
+	return buf[k];
+}
+
+/*
+ * The class-by-class diff of the composite leak: its suspects section
+ * names LeakedRequest above the table that starts with +400 String, as
+ * --suspects does; the JSON has it as leak_suspects; --no-suspects and
+ * CSV leave it out; churn alone says none.
+ */
+START_TEST(class_diff_puts_the_suspects_above_the_table)
+{
+	static struct heap old_h, new_h;
+	request_heap(&old_h, 0, 20, 0, 0x500000);
+	request_heap(&new_h, 0, 120, 0, 0x600000);
+	heap_write(&old_h, "s_old.vmheap");
+	heap_write(&new_h, "s_new.vmheap");
+
+	struct run r = diff_ok(NULL, "text", NULL);
+	expect_text(r.out,
+		    "leak suspects: 1 class of owners holding %s or more of "
+		    "new objects (paths: vmheap-diff --suspects)\n"
+		    "#1  LeakedRequest: 100 new, holding %s (their String, "
+		    "Hash and Time objects), held by root global_tbl > Array\n",
+		    size_text(1024), size_text(100 * REQUEST_BYTES));
+	/* the table comes right after it */
+	const char *table = strstr(r.out, "> Array\n") + 8;
+	table += strspn(table, " ");
+	ck_assert_msg(!strncmp(table, "count  class", 12), "%s", r.out);
+	ck_assert_msg(table && strstr(table, "+400  String") &&
+			  strstr(table, "+400  String") <
+			      strstr(table, "+100  LeakedRequest"),
+		      "%s", r.out);
+	run_free(&r);
+
+	r = diff_ok(NULL, "json", NULL);
+	struct jval *j = json_parse(r.out);
+	ck_assert_msg(j, "not JSON: %s", r.out);
+	const struct jval *ls = json_get(j, "leak_suspects");
+	ck_assert_ptr_nonnull(ls);
+	ck_assert_int_eq(json_get(ls, "suspect_count")->inum, 1);
+	const struct jval *s0 = json_get(ls, "suspects")->items[0];
+	ck_assert_str_eq(json_get(s0, "class")->str, "LeakedRequest");
+	ck_assert_int_eq(json_get(s0, "held_bytes")->inum, 100 * REQUEST_BYTES);
+	ck_assert_str_eq(json_get(json_get(j, "classes")->items[0], "class")->str,
+			 "String");
+	json_free(j);
+	run_free(&r);
+
+	r = diff_ok(NULL, "text", "--no-suspects");
+	ck_assert_msg(!strstr(r.out, "suspects"), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "+400  String"), "%s", r.out);
+	run_free(&r);
+	r = diff_ok(NULL, "json", "--no-suspects");
+	ck_assert_msg(!strstr(r.out, "leak_suspects"), "%s", r.out);
+	run_free(&r);
+	r = diff_ok(NULL, "csv", NULL);
+	ck_assert_msg(!strstr(r.out, "suspect") &&
+			  !strncmp(r.out, "count_delta,class,", 18),
+		      "%s", r.out);
+	run_free(&r);
+	r = tool("vmheap-diff",
+		 (const char *[]){"--objects", "--no-suspects",
+				  tmp_path("s_old.vmheap"),
+				  tmp_path("s_new.vmheap"), NULL});
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "--no-suspects goes with the class-by-"
+				    "class diff"),
+		      "%s", r.err);
+	run_free(&r);
+	heap_free(&old_h);
+	heap_free(&new_h);
+
+	/* churn only: the section says none */
+	request_heap(&old_h, 0, 50, 0, 0x500000);
+	request_heap(&new_h, 50, 50, 0, 0x600000);
+	heap_write(&old_h, "s_old.vmheap");
+	heap_write(&new_h, "s_new.vmheap");
+	r = diff_ok(NULL, "text", NULL);
+	expect_text(r.out,
+		    "leak suspects: none (no class of owners holds %s of new "
+		    "objects beyond churn)\n",
+		    size_text(1024));
+	run_free(&r);
+	r = diff_ok(NULL, "json", NULL);
+	j = json_parse(r.out);
+	ck_assert_msg(j, "not JSON: %s", r.out);
+	ck_assert_int_eq(
+	    json_get(json_get(j, "leak_suspects"), "suspect_count")->inum, 0);
+	json_free(j);
+	run_free(&r);
+	heap_free(&old_h);
+	heap_free(&new_h);
+}
+END_TEST
+
+/* Without references or roots the section is left out without a word;
+ * from standard input it is one line saying why. */
+START_TEST(class_diff_section_needs_references_roots_and_files)
+{
+	static struct heap old_h, new_h;
+	request_heap(&old_h, 0, 20, 0, 0x500000);
+	request_heap(&new_h, 0, 120, 0, 0x600000);
+	new_h.nroots = 0;
+	heap_write(&old_h, "s_old.vmheap");
+	heap_write(&new_h, "s_new.vmheap");
+
+	struct run r = diff_ok(NULL, "text", NULL);
+	ck_assert_msg(!strstr(r.out, "suspects") &&
+			  strstr(r.out, "+400  String"),
+		      "%s", r.out);
+	run_free(&r);
+	r = diff_ok(NULL, "json", NULL);
+	ck_assert_msg(!strstr(r.out, "leak_suspects"), "%s", r.out);
+	run_free(&r);
+	heap_free(&new_h);
+
+	request_heap(&new_h, 0, 120, 0, 0x600000);
+	heap_write(&new_h, "s_new.vmheap");
+	r = run_tool("vmheap-diff", tmp_path("s_old.vmheap"),
+		     (const char *[]){"-", tmp_path("s_new.vmheap"), NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "leak suspects: not computed: OLD is "
+				    "standard input (the section reads both "
+				    "dumps a second time); vmheap-diff "
+				    "--suspects computes them\n"),
+		      "%s", r.out);
+	run_free(&r);
+	heap_free(&old_h);
+	heap_free(&new_h);
+}
+END_TEST
+
 
 /* ------------------------------------------------------------ ruby */
 
@@ -1304,6 +1462,25 @@ static struct jval *ruby_suspects(const char *old_dump, const char *new_dump)
 	return j;
 }
 
+/* The class-by-class diff (text, or JSON parsed into *json) of two
+ * dumps: its leak suspects section. */
+static struct run ruby_class_diff(const char *old_dump, const char *new_dump,
+				  struct jval **json)
+{
+	struct run r = tool("vmheap-diff", (const char *[]){"--format", "json",
+							    old_dump, new_dump,
+							    NULL});
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	*json = json_parse(r.out);
+	ck_assert_msg(*json, "not JSON: %s", r.out);
+	ck_assert_msg(json_get(*json, "leak_suspects"), "no section: %s",
+		      r.out);
+	run_free(&r);
+	r = tool("vmheap-diff", (const char *[]){old_dump, new_dump, NULL});
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	return r;
+}
+
 /* The top path of suspect `s` as "KIND: A > B". */
 static void suspect_path(const struct jval *s, char *line, size_t size)
 {
@@ -1365,6 +1542,42 @@ START_TEST(ruby_suspects_name_the_request_cache_and_the_lines)
 	suspect_path(s0, line, sizeof(line));
 	ck_assert_str_eq(line, "global_tbl: Array > String");
 	json_free(j);
+
+	/* the default diff's section says the same, above the table */
+	struct run r = ruby_class_diff(a, b, &j);
+	ck_assert_int_eq(
+	    json_get(json_get(j, "leak_suspects"), "suspect_count")->inum, 0);
+	ck_assert_msg(strstr(r.out, "\nleak suspects: none (no class of "
+				    "owners holds "),
+		      "%s", r.out);
+	json_free(j);
+	run_free(&r);
+
+	r = ruby_class_diff(b, c, &j);
+	s0 = json_get(json_get(j, "leak_suspects"), "suspects")->items[0];
+	ck_assert_str_eq(json_get(s0, "class")->str, "LeakedRequest");
+	ck_assert_int_eq(json_get(s0, "owners")->inum, 3000);
+	suspect_path(s0, line, sizeof(line));
+	ck_assert_str_eq(line, "global_tbl: Array > LeakedRequest");
+	/* the table's first row is a part (String), the section's the
+	 * owner, and the section comes first */
+	ck_assert_str_eq(json_get(json_get(j, "classes")->items[0], "class")->str,
+			 "String");
+	const char *first = strstr(r.out, "\n#1  LeakedRequest: 3000 new, ");
+	ck_assert_msg(first && strstr(first, ", held by root global_tbl > "
+					     "Array\n") &&
+			  first < strstr(r.out, "count  class"),
+		      "%s", r.out);
+	json_free(j);
+	run_free(&r);
+
+	r = ruby_class_diff(c, d, &j);
+	s0 = json_get(json_get(j, "leak_suspects"), "suspects")->items[0];
+	ck_assert_str_eq(json_get(s0, "class")->str, "String");
+	ck_assert_int_ge(json_get(s0, "owners")->inum, 20000);
+	ck_assert_msg(strstr(r.out, "\n#1  String: "), "%s", r.out);
+	json_free(j);
+	run_free(&r);
 }
 END_TEST
 
@@ -1395,6 +1608,8 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(sus, suspects_find_a_leak_of_lone_strings);
 	tcase_add_test(sus, suspects_rank_two_leaks_and_top_cuts_them);
 	tcase_add_test(sus, suspects_of_churn_without_a_leak_are_none);
+	tcase_add_test(sus, class_diff_puts_the_suspects_above_the_table);
+	tcase_add_test(sus, class_diff_section_needs_references_roots_and_files);
 	tcase_add_test(rb, ruby_suspects_name_the_request_cache_and_the_lines);
 	return s;
 }

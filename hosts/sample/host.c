@@ -106,6 +106,7 @@ static const struct {
     {"sample.census", "map"},	    {"sample.fork", "int"},
     {"sample.fork_agent", "int"},   {"sample.fork_status", "int"},
     {"sample.tick_ms", "int"},	    {"sample.ticks", "int"},
+    {"sample.write_mb", "int"},
     {"system.memory.bytes", "int"}, {"system.memory.count", "int"},
 };
 
@@ -132,6 +133,8 @@ static int get_var(void *ctx, const char *name, msgpack_packer *pk)
 		msgpack_pack_uint64(pk, atomic_load(&vm->ticks));
 	} else if (!strcmp(name, "sample.tick_ms")) {
 		msgpack_pack_int64(pk, atomic_load(&vm->tick_ms));
+	} else if (!strcmp(name, "sample.write_mb")) {
+		msgpack_pack_int64(pk, atomic_load(&vm->write_mb));
 	} else if (!strcmp(name, "sample.fork_status")) {
 		msgpack_pack_int64(pk, atomic_load(&vm->fork_status));
 	} else if (!strcmp(name, "sample.fork") ||
@@ -245,6 +248,19 @@ static int set_var(void *ctx, const char *name, const msgpack_object *value,
 	struct sample_vm *vm = ctx;
 	long long v;
 
+	if (!strcmp(name, "sample.write_mb")) {
+		if (want_int(value, &v) < 0 ||
+		    sample_writer_set(vm, v, err, errlen) < 0) {
+			if (want_int(value, &v) < 0)
+				snprintf(err, errlen,
+					 "sample.write_mb takes MiB from 0 to "
+					 "%d",
+					 SAMPLE_WRITE_MAX_MB);
+			return VMHEAP_AGENT_ETYPE;
+		}
+		msgpack_pack_int64(pk, v);
+		return 0;
+	}
 	if (!strcmp(name, "sample.tick_ms") || !strcmp(name, "sample.fork") ||
 	    !strcmp(name, "sample.fork_agent")) {
 		if (want_int(value, &v) < 0) {

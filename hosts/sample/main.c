@@ -153,6 +153,7 @@ int main(int argc, char **argv)
 
 	main_pid = getpid();
 	sample_heap_init(&vm);
+	pthread_mutex_init(&vm.write_lock, NULL);
 	atomic_store(&vm.tick_ms, 10);
 	atomic_store(&vm.fork_status, -1);
 	if (parse_args(&vm, argc, argv, &no_agent) < 0)
@@ -231,6 +232,7 @@ int main(int argc, char **argv)
 	}
 	atomic_store(&vm.stop, 1);
 	pthread_join(vm.mutator, NULL);
+	sample_writer_stop(&vm);
 	vmheap_agent_stop(vm.agent);
 	sample_heap_free(&vm);
 	return 0;

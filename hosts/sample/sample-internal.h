@@ -70,6 +70,13 @@ struct sample_vm {
 	vmheap_agent *agent;
 	const struct vmheap_agent_host *host; /* for a fresh agent after fork */
 	struct vmheap_agent_config cfg;
+	/* the page writer (writer.c, sample.write_mb) */
+	pthread_mutex_t write_lock;
+	pthread_t writer;
+	int write_started;
+	atomic_int write_mb, stop_writer;
+	char *write_buf;
+	size_t write_cap_mb;
 	atomic_int fork_child;	/* pid of a test fork child, or 0 */
 	atomic_int fork_status; /* its exit status, -1 while it runs */
 	uint64_t rng;
@@ -82,6 +89,14 @@ uint32_t sample_class_find_or_add(struct sample_vm *vm, const char *name);
 void sample_tick(struct sample_vm *vm);
 void sample_publish_census(struct sample_vm *vm);
 void *sample_mutator_main(void *arg);
+
+/* writer.c: `set sample.write_mb N` (0 to SAMPLE_WRITE_MAX_MB): write
+ * every page of N MiB over and over; returns 0, or -1 with err set.  The
+ * writer is stopped and its buffer freed by sample_writer_stop. */
+#define SAMPLE_WRITE_MAX_MB 4096
+int sample_writer_set(struct sample_vm *vm, long long mb, char *err,
+		      size_t errlen);
+void sample_writer_stop(struct sample_vm *vm);
 
 /* host.c */
 void sample_host_init(struct vmheap_agent_host *h, struct sample_vm *vm);
