@@ -1364,6 +1364,11 @@ static const char names_program[] =
     "$vmheap_spec_keys = { alpha: VmheapSpecKeyed.new, 42 => "
     "VmheapSpecKeyed.new, ('q\"' + 'x' * 100) => VmheapSpecKeyed.new, "
     "'fine' => VmheapSpecKeyed.new }\n"
+    /* a Hash over RUBY_NAME_HASH_MAX (10000) entries: values unnamed */
+    "class VmheapSpecInBigHash; end\n"
+    "$vmheap_spec_big = {}\n"
+    "10_001.times { |i| $vmheap_spec_big[\"b#{i}\"] = "
+    "VmheapSpecInBigHash.new }\n"
     "puts 'ready'\n"
     "STDIN.read\n";
 
@@ -1707,6 +1712,28 @@ static void check_leak_names(const struct names_view *v, int fork_mode)
 				keys++;
 			}
 		ck_assert_uint_eq(keys, 2);
+	}
+	free(ids);
+
+	/* a Hash of 10,001 entries: its values have no names, its keys do */
+	ids = objects_of(v, "VmheapSpecInBigHash", &n);
+	ck_assert_uint_eq(n, 10001);
+	{
+		size_t refs, k, keys = 0;
+		const struct named_edge *e = referrers_of(v, ids[0], &refs);
+
+		ck_assert_uint_eq(refs, 1);
+		ck_assert_int_eq(e[0].name, 0);
+		holder = e[0].holder;
+		for (k = 0; k < v->nedges; k++)
+			if (v->edges[k].holder == holder &&
+			    v->edges[k].name > 0)
+				keys++;
+		ck_assert_uint_eq(keys, 10001);
+		for (i = 0; i < n; i++) {
+			e = referrers_of(v, ids[i], &refs);
+			ck_assert(refs == 1 && e[0].name == 0);
+		}
 	}
 	free(ids);
 }

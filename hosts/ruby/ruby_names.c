@@ -14,7 +14,8 @@
  *   T_CLASS / T_MODULE constants                  "::NAME" (rb_mod_const_at,
  *                                                 rb_const_lookup)
  *   T_HASH values by key: Symbol [:sym], String ["k17"] (cut to 64 bytes
- *   with ...), Integer [42]; the reference to a key object itself "key"
+ *   with ...), Integer [42], in a Hash of at most RUBY_NAME_HASH_MAX
+ *   entries; the reference to a key object itself "key"
  *   T_ARRAY elements                              index (negative-int form)
  *   a Ractor's Thread objects                     "thread 0x... [main]"
  *   roots: global_tbl (fork mode only)            "$name"
@@ -111,6 +112,7 @@ struct ruby_names {
 	 * hash keys that are Symbols or Integers */
 	struct name_cache ids, keys;
 	uint64_t key_id; /* "key" */
+	int hash_values; /* name this Hash's values by their keys */
 	/* globals: "used" marks for roots */
 	unsigned char *global_used;
 	uint64_t current_thread_id;
@@ -378,7 +380,7 @@ static int hash_pair(st_data_t k, st_data_t v, st_data_t arg)
 			n->key_id = cstring_id(n, "key");
 		push_pair(n, key, (int64_t)n->key_id);
 	}
-	if (!RB_SPECIAL_CONST_P(value))
+	if (n->hash_values && !RB_SPECIAL_CONST_P(value))
 		push_pair(n, value, key_name(n, key));
 	return n->rc ? ST_STOP : ST_CONTINUE;
 }
@@ -440,6 +442,9 @@ const int64_t *ruby_names_for_object(struct ruby_names *n, VALUE obj,
 			constant_pairs(n, obj);
 		break;
 	case T_HASH:
+		/* Each distinct key text is a string record: a big Hash's
+		 * values are not named by key (its keys still are "key"). */
+		n->hash_values = RHASH_SIZE(obj) <= RUBY_NAME_HASH_MAX;
 		rb_hash_stlike_foreach(obj, hash_pair, (st_data_t)n);
 		break;
 	case T_ARRAY:
