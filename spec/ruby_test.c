@@ -1364,6 +1364,9 @@ static const char names_program[] =
     "$vmheap_spec_keys = { alpha: VmheapSpecKeyed.new, 42 => "
     "VmheapSpecKeyed.new, ('q\"' + 'x' * 100) => VmheapSpecKeyed.new, "
     "'fine' => VmheapSpecKeyed.new }\n"
+    "class VmheapSpecInStruct; end\n"
+    "VmheapSpecPoint = Struct.new(:x, :label)\n"
+    "$vmheap_spec_point = VmheapSpecPoint.new(1, VmheapSpecInStruct.new)\n"
     /* a Hash over RUBY_NAME_HASH_MAX (10000) entries: values unnamed */
     "class VmheapSpecInBigHash; end\n"
     "$vmheap_spec_big = {}\n"
@@ -1713,6 +1716,13 @@ static void check_leak_names(const struct names_view *v, int fork_mode)
 			}
 		ck_assert_uint_eq(keys, 2);
 	}
+	free(ids);
+
+	/* a Struct member */
+	ids = objects_of(v, "VmheapSpecInStruct", &n);
+	ck_assert_uint_eq(n, 1);
+	t = name_from(v, ids[0], "VmheapSpecPoint", &holder, buf, sizeof(buf));
+	ck_assert_str_eq(t, ".label");
 	free(ids);
 
 	/* a Hash of 10,001 entries: its values have no names, its keys do */

@@ -17,6 +17,7 @@
  *   with ...), Integer [42], in a Hash of at most RUBY_NAME_HASH_MAX
  *   entries; the reference to a key object itself "key"
  *   T_ARRAY elements                              index (negative-int form)
+ *   T_STRUCT members                              ".name"
  *   a Ractor's Thread objects                     "thread 0x... [main]"
  *   roots: global_tbl (fork mode only)            "$name"
  *          machine_context (the walking thread)   "thread 0x..."
@@ -305,13 +306,17 @@ static int64_t key_name(struct ruby_names *n, VALUE key)
 	return (int64_t)id;
 }
 
+enum id_kind { ID_IVAR, ID_CONST, ID_FIELD };
+
 /*
  * The name string id of ID `id`: "@name" for an ivar (as MRI spells it),
- * "::NAME" for a constant; 0 when the ID has no text.  Cached by ID.
+ * "::NAME" for a constant, ".name" for a Struct member; 0 when the ID has
+ * no text.  Cached by ID and kind.
  */
-static uint64_t id_name(struct ruby_names *n, ID id, int constant)
+static uint64_t id_name(struct ruby_names *n, ID id, enum id_kind kind)
 {
-	uint64_t key = ((uint64_t)id << 1) | (constant ? 1 : 0), sid;
+	static const char *const prefix[] = {"", "::", "."};
+	uint64_t key = ((uint64_t)id << 2) | (uint64_t)kind, sid;
 	char buf[RUBY_NAME_MAX_BYTES];
 	size_t len = 0;
 	VALUE s;
@@ -321,8 +326,7 @@ static uint64_t id_name(struct ruby_names *n, ID id, int constant)
 	s = rb_id2str(id);
 	if (!s || !RB_TYPE_P(s, T_STRING))
 		return 0;
-	if (constant)
-		ruby_name_put(buf, &len, "::", 2);
+	ruby_name_put(buf, &len, prefix[kind], strlen(prefix[kind]));
 	ruby_name_put(buf, &len, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
 	sid = string_id(n, buf, len);
 	if (sid)
@@ -337,7 +341,7 @@ static int ivar_pair(ID id, VALUE value, st_data_t arg)
 	struct ruby_names *n = (struct ruby_names *)arg;
 
 	if (!RB_SPECIAL_CONST_P(value))
-		push_pair(n, value, (int64_t)id_name(n, id, 0));
+		push_pair(n, value, (int64_t)id_name(n, id, ID_IVAR));
 	return n->rc ? ST_STOP : ST_CONTINUE;
 }
 
@@ -354,7 +358,8 @@ static int const_pair(st_data_t key, st_data_t value, st_data_t arg)
 	(void)value;
 	if (!ce || RB_SPECIAL_CONST_P(ce->value) || ce->value == Qundef)
 		return ST_CONTINUE;
-	push_pair(cw->n, ce->value, (int64_t)id_name(cw->n, (ID)key, 1));
+	push_pair(cw->n, ce->value,
+		  (int64_t)id_name(cw->n, (ID)key, ID_CONST));
 	return cw->n->rc ? ST_STOP : ST_CONTINUE;
 }
 
@@ -383,6 +388,41 @@ static int hash_pair(st_data_t k, st_data_t v, st_data_t arg)
 	if (n->hash_values && !RB_SPECIAL_CONST_P(value))
 		push_pair(n, value, key_name(n, key));
 	return n->rc ? ST_STOP : ST_CONTINUE;
+}
+
+/*
+ * A Struct's members: ".name" each.  The member names are the Array of
+ * Symbols that Struct.new keeps in the class's "__members__" (read with
+ * rb_attr_get, up the superclasses; rb_struct_members would raise on a
+ * malformed class).
+ */
+static void struct_pairs(struct ruby_names *n, VALUE st)
+{
+	static ID members_id;
+	VALUE klass, members = Qnil;
+	long i, len;
+
+	if (!members_id)
+		members_id = rb_intern("__members__");
+	for (klass = rb_obj_class(st); klass && RB_TYPE_P(klass, T_CLASS);
+	     klass = rb_class_get_superclass(klass)) {
+		members = rb_attr_get(klass, members_id);
+		if (RB_TYPE_P(members, T_ARRAY))
+			break;
+	}
+	if (!RB_TYPE_P(members, T_ARRAY))
+		return;
+	len = RSTRUCT_LEN(st);
+	if (len != RARRAY_LEN(members))
+		return;
+	for (i = 0; i < len && !n->rc; i++) {
+		VALUE sym = RARRAY_AREF(members, i);
+		VALUE v = RSTRUCT_GET(st, (int)i);
+
+		if (RB_STATIC_SYM_P(sym) && !RB_SPECIAL_CONST_P(v))
+			push_pair(n, v,
+				  (int64_t)id_name(n, RB_SYM2ID(sym), ID_FIELD));
+	}
 }
 
 static void array_pairs(struct ruby_names *n, VALUE ary)
@@ -449,6 +489,11 @@ const int64_t *ruby_names_for_object(struct ruby_names *n, VALUE obj,
 		break;
 	case T_ARRAY:
 		array_pairs(n, obj);
+		break;
+	case T_STRUCT:
+		struct_pairs(n, obj);
+		if (RB_FL_TEST_RAW(obj, RUBY_FL_EXIVAR))
+			rb_ivar_foreach(obj, ivar_pair, (st_data_t)n);
 		break;
 	case T_DATA:
 		if (RBASIC_CLASS(obj) && rb_obj_class(obj) == rb_cRactor)
