@@ -1810,6 +1810,18 @@ static void check_same_references(struct names_view *on,
 	ck_assert_uint_gt(holders, 100);
 }
 
+/* `set var value` must fail with error `code`. */
+static void set_fails(vmheap_client *c, const char *var, const char *value,
+		      const char *code)
+{
+	struct vmheap_reply r;
+
+	ck_assert_int_eq(vmheap_client_call_str(c, "set", var, value, &r), 0);
+	ck_assert_msg(!r.ok, "set %s %s succeeded", var, value);
+	ck_assert_str_eq(r.code, code);
+	vmheap_reply_release(&r);
+}
+
 START_TEST(names_say_which_constant_global_and_ivar_hold_each_leak)
 {
 	struct vm vm;
@@ -1851,18 +1863,8 @@ START_TEST(names_say_which_constant_global_and_ivar_hold_each_leak)
 
 	/* set takes only a boolean; the other Ruby variables stay
 	 * read-only now that the host has a setter */
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "config.dump.names",
-						"maybe", &r),
-			 0);
-	ck_assert(!r.ok);
-	ck_assert_str_eq(r.code, "type");
-	vmheap_reply_release(&r);
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.gc.count",
-						"5", &r),
-			 0);
-	ck_assert(!r.ok);
-	ck_assert_str_eq(r.code, "readonly");
-	vmheap_reply_release(&r);
+	set_fails(c, "config.dump.names", "maybe", "type");
+	set_fails(c, "system.gc.count", "5", "readonly");
 
 	vmheap_client_close(c);
 	ck_assert_int_eq(vm_stop(&vm), 0);
