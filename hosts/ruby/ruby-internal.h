@@ -16,7 +16,9 @@
  *   ruby_names.c   names on references and roots (format 1.1 edge names):
  *                  @ivar, ::CONST, hash keys, array indices, $global;
  *                  ruby_name_text.c how they read, ruby_name_strings.c
- *                  each text once as a string record.
+ *                  each text once as a string record, ruby_name_globals.c
+ *                  the globals of a dump child, ruby_names_var.c
+ *                  config.dump.names.
  *
  * Ruby's own headers warn under -Wextra; the build includes them with
  * -isystem (see hosts/ruby/ruby.mk).
@@ -225,11 +227,22 @@ void ruby_names_close(struct ruby_names *n);
 /*
  * In a forked dump child, before its GC: learn the global variables and
  * their values (which needs Ruby calls that allocate), keeping only C
- * copies.  In-process dumps go without.
+ * copies (ruby_name_globals.c).  In-process dumps go without.
  */
 void ruby_names_prepare_child(void);
 
-/* config.dump.names (bool, default true): the host variable. */
+/* A global variable learnt by ruby_names_prepare_child. */
+struct ruby_name_global {
+	VALUE value;
+	char *text; /* "$audit" */
+};
+
+/* The globals learnt (none outside a dump child); *count of them. */
+const struct ruby_name_global *ruby_name_globals(size_t *count);
+
+/* config.dump.names (bool, default true): the host variable
+ * (ruby_names_var.c). */
+int ruby_names_enabled(void);
 void ruby_names_list_var(void (*add)(void *arg, const char *name,
 				     const char *type),
 			 void *arg);

@@ -45,10 +45,9 @@
  * 2.3 to 3.3): flag, line, value, file.  Autoload constants, whose value
  * is not loaded, have no reference and so no name.
  */
-#include "ruby-internal.h" /* first: Ruby's headers before stdatomic.h */
+#include "ruby-internal.h"
 
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,20 +66,6 @@ struct ruby_const_entry {
 struct ruby_const_entry *rb_const_lookup(VALUE klass, ID id);
 int rb_hash_stlike_foreach(VALUE hash, st_foreach_callback_func *func,
 			   st_data_t arg);
-
-/* config.dump.names: names are written unless it is set to false. */
-static atomic_int names_on = 1;
-
-/* ------------------------------------------------------ child state */
-
-/* A global variable learnt by ruby_names_prepare_child. */
-struct learnt {
-	VALUE value;
-	char *text;
-};
-
-static struct learnt *child_globals;
-static size_t child_nglobals;
 
 /* ------------------------------------------------------ the state */
 
@@ -521,17 +506,18 @@ const int64_t *ruby_names_for_object(struct ruby_names *n, VALUE obj,
 uint64_t ruby_names_for_root(struct ruby_names *n, const char *category,
 			     VALUE obj)
 {
-	size_t i;
+	size_t i, count;
 
 	if (!category || n->rc)
 		return 0;
 	if (strcmp(category, "global_tbl") == 0) {
-		for (i = 0; i < child_nglobals; i++)
-			if (!n->global_used[i] &&
-			    child_globals[i].value == obj) {
+		const struct ruby_name_global *g = ruby_name_globals(&count);
+
+		for (i = 0; i < count; i++)
+			if (!n->global_used[i] && g[i].value == obj) {
 				n->global_used[i] = 1;
-				return text_id(n, child_globals[i].text,
-					       strlen(child_globals[i].text), 1);
+				return text_id(n, g[i].text, strlen(g[i].text),
+					       1);
 			}
 		return 0;
 	}
@@ -560,9 +546,10 @@ int ruby_names_open(struct ruby_names **out, vmheap_writer *w,
 		    uint64_t first_string_id)
 {
 	struct ruby_names *n;
+	size_t count;
 
 	*out = NULL;
-	if (!atomic_load(&names_on))
+	if (!ruby_names_enabled())
 		return 0;
 	n = calloc(1, sizeof(*n));
 	if (!n)
@@ -570,7 +557,8 @@ int ruby_names_open(struct ruby_names **out, vmheap_writer *w,
 	ruby_name_strings_init(&n->strings, w, first_string_id);
 	ruby_class_table_init(&n->ids.index);
 	ruby_class_table_init(&n->keys.index);
-	n->global_used = calloc(child_nglobals + 1, 1);
+	ruby_name_globals(&count);
+	n->global_used = calloc(count + 1, 1);
 	if (!n->global_used) {
 		ruby_names_close(n);
 		return VMHEAP_ENOMEM;
@@ -596,135 +584,4 @@ void ruby_names_close(struct ruby_names *n)
 	cache_free(&n->ids);
 	cache_free(&n->keys);
 	free(n);
-}
-
-/* ------------------------------------------------------ the child */
-
-static int learn(struct learnt **list, size_t *count, VALUE value,
-		 const char *text)
-{
-	struct learnt *l = realloc(*list, (*count + 1) * sizeof(**list));
-
-	if (!l)
-		return -1;
-	*list = l;
-	l[*count].value = value;
-	l[*count].text = strdup(text);
-	if (!l[*count].text)
-		return -1;
-	(*count)++;
-	return 0;
-}
-
-/* A user's global: "$" and a word ($FILENAME and $_ excluded: their
- * getters read ARGF and the caller's frame). */
-static int plain_global(const char *name)
-{
-	const char *p;
-
-	if (name[0] != '$' || !name[1] || (name[1] >= '0' && name[1] <= '9'))
-		return 0;
-	if (!strcmp(name, "$FILENAME") || !strcmp(name, "$_"))
-		return 0;
-	for (p = name + 1; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '_'))
-			return 0;
-	return 1;
-}
-
-static VALUE read_global(VALUE name)
-{
-	return rb_gv_get((const char *)name);
-}
-
-static VALUE read_globals(VALUE unused)
-{
-	VALUE list = rb_f_global_variables();
-	long i;
-
-	(void)unused;
-	for (i = 0; i < RARRAY_LEN(list); i++) {
-		VALUE sym = RARRAY_AREF(list, i), v;
-		const char *name;
-		int state = 0;
-
-		if (!RB_SYMBOL_P(sym))
-			continue;
-		name = rb_id2name(rb_sym2id(sym));
-		if (!name || !plain_global(name))
-			continue;
-		v = rb_protect(read_global, (VALUE)name, &state);
-		if (state) {
-			rb_set_errinfo(Qnil);
-			continue;
-		}
-		if (!RB_SPECIAL_CONST_P(v) &&
-		    learn(&child_globals, &child_nglobals, v, name) < 0)
-			break;
-	}
-	RB_GC_GUARD(list);
-	return Qnil;
-}
-
-void ruby_names_prepare_child(void)
-{
-	int state = 0;
-
-	if (!atomic_load(&names_on))
-		return;
-	/* No warning text for a global that was never set. */
-	ruby_verbose = Qnil;
-	rb_protect(read_globals, Qnil, &state);
-	if (state)
-		rb_set_errinfo(Qnil);
-}
-
-/* ------------------------------------------------------ config */
-
-#define NAMES_VAR "config.dump.names"
-
-void ruby_names_list_var(void (*add)(void *arg, const char *name,
-				     const char *type),
-			 void *arg)
-{
-	add(arg, NAMES_VAR, "bool");
-}
-
-int ruby_names_get_var(const char *name, msgpack_packer *pk)
-{
-	if (strcmp(name, NAMES_VAR) != 0)
-		return VMHEAP_AGENT_ENOTFOUND;
-	if (atomic_load(&names_on))
-		msgpack_pack_true(pk);
-	else
-		msgpack_pack_false(pk);
-	return 0;
-}
-
-int ruby_names_set_var(const char *name, const msgpack_object *value,
-		       msgpack_packer *pk, char *err, size_t errlen)
-{
-	int on;
-
-	if (strcmp(name, NAMES_VAR) != 0)
-		return VMHEAP_AGENT_ENOTFOUND;
-	if (value->type == MSGPACK_OBJECT_BOOLEAN)
-		on = value->via.boolean;
-	else if (value->type == MSGPACK_OBJECT_STR &&
-		 value->via.str.size == 4 &&
-		 !memcmp(value->via.str.ptr, "true", 4))
-		on = 1;
-	else if (value->type == MSGPACK_OBJECT_STR &&
-		 value->via.str.size == 5 &&
-		 !memcmp(value->via.str.ptr, "false", 5))
-		on = 0;
-	else {
-		if (errlen)
-			snprintf(err, errlen,
-				 NAMES_VAR " takes a boolean (true/false)");
-		return VMHEAP_AGENT_ETYPE;
-	}
-	atomic_store(&names_on, on);
-	return ruby_names_get_var(name, pk);
 }
