@@ -38,6 +38,23 @@ static size_t utf8_len(const unsigned char *s, size_t left)
 	return want;
 }
 
+/* The letter of a control byte's escape as inspect writes it (\n, \e,
+ * ...), or 0. */
+static size_t control_escape(unsigned char c)
+{
+	switch (c) {
+	case '\n': return 'n';
+	case '\t': return 't';
+	case '\r': return 'r';
+	case '\f': return 'f';
+	case '\v': return 'v';
+	case '\a': return 'a';
+	case '\b': return 'b';
+	case 0x1b: return 'e';
+	default: return 0;
+	}
+}
+
 /*
  * Append `s` as Ruby's inspect would quote it: backslash, double quote
  * and control bytes escaped, valid UTF-8 kept, other bytes as \xNN; at
@@ -58,8 +75,10 @@ void ruby_name_put_quoted(char *buf, size_t *len, const char *s, size_t slen)
 			esc[1] = (char)u[i];
 			ruby_name_put(buf, len, esc, 2);
 			i++;
-		} else if (u[i] == '\n' || u[i] == '\t') {
-			ruby_name_put(buf, len, u[i] == '\n' ? "\\n" : "\\t", 2);
+		} else if ((k = control_escape(u[i])) != 0) {
+			esc[0] = '\\';
+			esc[1] = (char)k;
+			ruby_name_put(buf, len, esc, 2);
 			i++;
 		} else if (u[i] >= 0x20 && u[i] < 0x7f) {
 			ruby_name_put(buf, len, s + i, 1);
