@@ -173,9 +173,10 @@ int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s)
 					  ? v->frames[k]
 					  : v->frames[k] - s->mods[f[k].module].base;
 		}
-		out[i] = (struct vmheap_dump_site){v->live_bytes, v->live_count,
-						   v->allocs, v->frees, f,
-						   v->depth};
+		out[i] = (struct vmheap_dump_site){
+			v->live_bytes, v->live_count, v->allocs, v->frees, f,
+			v->depth, v->vm_file,
+			v->vm_file ? strlen(v->vm_file) : 0, v->vm_line};
 	}
 	rc = vmheap_writer_add_native(wr, s->mods, s->nmods, out, s->nsites);
 	free(out);

@@ -71,6 +71,18 @@ static void *api(const char *name)
 	return agent_native_api(name);
 }
 
+VMHEAP_EXPORT int vmheap_agent_native_location(int (*where)(const char **,
+							    uint32_t *))
+{
+	vmheap_native_set_location_fn set = (vmheap_native_set_location_fn)api(
+		"vmheap_native_set_location");
+
+	if (set == NULL)
+		return -1;
+	set(where);
+	return 0;
+}
+
 int agent_native_get_track(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen)
 {
@@ -175,13 +187,18 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 		shown++;
 	msgpack_pack_array(pk, shown);
 	for (size_t i = 0; i < shown; i++) {
-		char site[SHOWN_FRAMES * 160 + 8] = "", f[160];
+		char site[SHOWN_FRAMES * 160 + 8] = "", f[160], vm[256];
 
 		for (uint32_t k = 0; k < v[i].depth && k < SHOWN_FRAMES; k++) {
 			frame_name(f, sizeof(f), v[i].frames[k]);
 			if (k)
 				strcat(site, " < ");
 			strcat(site, f);
+		}
+		if (v[i].vm_file) { /* the VM's line, outermost */
+			snprintf(vm, sizeof(vm), " < %s:%u", v[i].vm_file,
+				 (unsigned)v[i].vm_line);
+			strncat(site, vm, sizeof(site) - strlen(site) - 1);
 		}
 		msgpack_pack_map(pk, 5);
 		frame_pack_str(pk, "live_bytes");

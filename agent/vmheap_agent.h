@@ -248,6 +248,20 @@ void vmheap_agent_stop(vmheap_agent *a);
 VMHEAP_EXPORT
 int vmheap_agent_is_stale(const vmheap_agent *a);
 
+/*
+ * Give the malloc tracker (libvmheap-malloc.so, when vmheap-run preloaded
+ * it) the VM's source location, so that a native site also names the VM
+ * line that allocated (vmheap_native_set_location in native/
+ * vmheap_native.h says what `where` may and must not do).  `where` sets
+ * *file and *line and returns non-zero, or returns 0 when the calling
+ * thread has no location.  NULL removes it: do that before the VM's
+ * state that `where` reads goes away.  Returns 0, or -1 when the tracker
+ * is not loaded (nothing to do).  Needs no agent.
+ */
+VMHEAP_EXPORT
+int vmheap_agent_native_location(int (*where)(const char **file,
+					      uint32_t *line));
+
 /* ----------------------------------------------------------- discovery */
 
 /* One agent, as read from its discovery file. */

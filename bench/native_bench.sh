@@ -17,16 +17,21 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 have_heaptrack=0
 command -v heaptrack >/dev/null 2>&1 && have_heaptrack=1
 
-# wall seconds of one run of "$@" (the whole process, heaptrack's
-# interpretation included)
+# wall and CPU seconds (user + system, the process and its children) of
+# one run of "$@" (the whole process, heaptrack's interpretation
+# included).  CPU time moves less than wall time when the shared machine
+# is busy.
 wall() {
 	s=$(date +%s.%N)
-	"$@" >"$tmp/out" 2>&1 || { echo "native bench: failed: $*" >&2; cat "$tmp/out" >&2; exit 1; }
+	sh -c '"$@" >"$0" 2>&1 || exit 1; times' "$tmp/out" "$@" >"$tmp/times" ||
+		{ echo "native bench: failed: $*" >&2; cat "$tmp/out" >&2; exit 1; }
 	e=$(date +%s.%N)
-	echo "$e - $s" | bc -l
+	cpu=$(tail -1 "$tmp/times" | awk '{ split($1, u, "m"); split($2, s, "m"); print u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+	echo "$(echo "$e - $s" | bc -l) $cpu"
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+col() { awk -v c="$1" '{print $c}' | median; } # median of column $1
 
 ruby_work='a = []; 400_000.times { |i| a << ("x" * (24 + i % 200)); a.shift if a.size > 20_000 }; h = {}; 200_000.times { |i| h["k#{i % 50_000}"] = [i, i.to_s * 3] }'
 
@@ -45,23 +50,26 @@ for w in c ruby; do
 		fi
 		i=$((i + 1))
 	done
-	none=$(median <"$tmp/$w.none")
+	none=$(col 1 <"$tmp/$w.none")
+	none_cpu=$(col 2 <"$tmp/$w.none")
 	if [ $w = c ]; then
 		echo "native bench, C workload: $threads threads x $ops mallocs (16 B-64 KiB, window 4096), median of $runs runs"
 	else
 		echo "native bench, Ruby workload: 400,000 strings and 200,000 hash stores, median of $runs runs"
 	fi
-	printf '  %-34s %8.3f s  1.00x\n' "no tracker" "$none"
+	printf '  %-34s %8.3f s  1.00x   cpu %8.3f s  1.00x\n' "no tracker" "$none" "$none_cpu"
 	for c in off on fp ht; do
 		[ -s "$tmp/$w.$c" ] || continue
-		m=$(median <"$tmp/$w.$c")
+		m=$(col 1 <"$tmp/$w.$c")
+		mc=$(col 2 <"$tmp/$w.$c")
 		case $c in
 		off) label="tracker loaded, off" ;;
 		on) label="tracker on (libunwind)" ;;
 		fp) label="tracker on (frame pointers)" ;;
 		ht) label="heaptrack" ;;
 		esac
-		printf '  %-34s %8.3f s  %.2fx\n' "$label" "$m" "$(echo "$m / $none" | bc -l)"
+		printf '  %-34s %8.3f s  %.2fx   cpu %8.3f s  %.2fx\n' "$label" "$m" \
+			"$(echo "$m / $none" | bc -l)" "$mc" "$(echo "$mc / $none_cpu" | bc -l)"
 	done
 done
 [ $have_heaptrack = 1 ] || echo "  (heaptrack not installed: make deps installs it)"

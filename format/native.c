@@ -129,6 +129,26 @@ static int modules(struct dec *d, struct vmheap_native *n)
 	return 0;
 }
 
+/* Site elements 5 and 6: the VM's source file and line. */
+static int vm_location(struct dec *d, struct vmheap_dump_site *s, uint32_t i)
+{
+	const char *file;
+	uint32_t len;
+
+	if (mpc_str(&d->c, &file, &len))
+		return fail(d, VMHEAP_EFORMAT, "site %u: VM file is not a str",
+			    i);
+	if (len > VMHEAP_MAX_STRING_BYTES)
+		return fail(d, VMHEAP_ELIMIT, "site %u: VM file of %u bytes",
+			    i, len);
+	if (mpc_uint(&d->c, &s->vm_line))
+		return fail(d, VMHEAP_EFORMAT,
+			    "site %u: VM line is not a uint", i);
+	s->vm_file = file;
+	s->vm_file_len = len;
+	return 0;
+}
+
 static int sites(struct dec *d, struct vmheap_native *n,
 		 struct vmheap_dump_frame **pool)
 {
@@ -213,7 +233,9 @@ static int sites(struct dec *d, struct vmheap_native *n,
 			}
 			(*pool)[used++] = fr;
 		}
-		if ((rc = skip_extra(d, k, 5)))
+		if (k >= 7 && (rc = vm_location(d, s, i)))
+			goto out;
+		if ((rc = skip_extra(d, k, k >= 7 ? 7 : 5)))
 			goto out;
 	}
 	for (uint32_t i = 0; i < count; i++)
@@ -304,6 +326,11 @@ int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
 		if (m->build_id)
 			m->build_id = copy + (m->build_id - payload);
 	}
+	for (size_t i = 0; i < n->nsites; i++)
+		if (n->sites[i].vm_file)
+			n->sites[i].vm_file =
+			    (const char *)copy +
+			    ((const uint8_t *)n->sites[i].vm_file - payload);
 	n->payload_copy = copy;
 	n->frame_pool = pool;
 	*out = n;

@@ -411,6 +411,12 @@ struct vmheap_dump_site {
 	uint64_t allocs, frees; /* since tracking began */
 	const struct vmheap_dump_frame *frames; /* innermost first */
 	size_t depth; /* at most VMHEAP_MAX_SITE_FRAMES */
+	/* The VM's source location of the allocations (a Ruby file and
+	 * line), when the VM gave one: vm_file NULL (and vm_file_len 0)
+	 * when none.  Not NUL-terminated; at most VMHEAP_MAX_STRING_BYTES. */
+	const char *vm_file;
+	size_t vm_file_len;
+	uint64_t vm_line;
 };
 
 /*

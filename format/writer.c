@@ -665,6 +665,10 @@ static int check_native(vmheap_writer *w, const struct vmheap_dump_module *m,
 			set_error(w, 0, "site %zu: NULL frames", i);
 			return VMHEAP_EINVAL;
 		}
+		if (s[i].vm_file_len > VMHEAP_MAX_STRING_BYTES) {
+			set_error(w, 0, "site %zu: VM file name too long", i);
+			return VMHEAP_ELIMIT;
+		}
 		for (size_t k = 0; k < s[i].depth; k++)
 			if (s[i].frames[k].module != VMHEAP_NO_MODULE &&
 			    s[i].frames[k].module >= nm) {
@@ -727,7 +731,8 @@ int vmheap_writer_add_native(vmheap_writer *w,
 	msgpack_pack_array(pk, nsites);
 	for (size_t i = 0; i < nsites; i++) {
 		const struct vmheap_dump_site *s = &sites[i];
-		msgpack_pack_array(pk, 5);
+		/* 7 with the VM's location (FORMAT.md section 15). */
+		msgpack_pack_array(pk, s->vm_file ? 7 : 5);
 		msgpack_pack_uint64(pk, s->live_bytes);
 		msgpack_pack_uint64(pk, s->live_count);
 		msgpack_pack_uint64(pk, s->allocs);
@@ -739,6 +744,10 @@ int vmheap_writer_add_native(vmheap_writer *w,
 			else
 				msgpack_pack_uint32(pk, s->frames[k].module);
 			msgpack_pack_uint64(pk, s->frames[k].offset);
+		}
+		if (s->vm_file) {
+			pack_str(pk, s->vm_file, s->vm_file_len);
+			msgpack_pack_uint64(pk, s->vm_line);
 		}
 	}
 	if (w->nomem)

@@ -471,8 +471,9 @@ static void native_seeds(void)
 					  {"/lib/libc.so.6", 14, NULL, 0, 0}};
 	struct vmheap_dump_frame f[3] = {
 	    {0, 0x1139}, {1, 0x2724a}, {VMHEAP_NO_MODULE, 0x7f0000001000}};
-	struct vmheap_dump_site s[2] = {{2048, 2, 3, 1, f, 3},
-					{64, 1, 1, 0, f + 1, 1}};
+	struct vmheap_dump_site s[2] = {
+	    {2048, 2, 3, 1, f, 3, NULL, 0, 0},
+	    {64, 1, 1, 0, f + 1, 1, "/app/a.rb", 9, 12}}; /* a VM line */
 	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
 	vmheap_writer *w;
 	int fd = create("reader", "native");

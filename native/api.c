@@ -17,6 +17,7 @@ VMHEAP_EXPORT int vmheap_native_start(void)
 		 * odd: on. */
 		native_live_clear();
 		native_sites_clear();
+		native_headers_begin();
 		atomic_store(&native_state, (s | 1u) + 2u);
 	}
 	pthread_mutex_unlock(&switch_lock);
@@ -56,5 +57,13 @@ VMHEAP_EXPORT void vmheap_native_get_totals(vmheap_native_totals *t)
 	if (!vmheap_native_tracking())
 		return;
 	native_sites_sum(t);
-	t->overhead_bytes = native_pages_bytes();
+	/* The tables, and the header of each live block (the aligned ones,
+	 * which have none, are few). */
+	t->overhead_bytes = native_pages_bytes() +
+			    t->live_count * NATIVE_HEADER_BYTES;
+}
+
+VMHEAP_EXPORT void vmheap_native_set_location(vmheap_native_location_fn fn)
+{
+	atomic_store_explicit(&native_location, fn, memory_order_release);
 }

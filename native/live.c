@@ -1,9 +1,11 @@
 /*
- * live.c - the live allocations: a hash of pointer -> (site, size), split
- * into stripes that each have their own lock, so that threads freeing and
- * allocating different pointers rarely meet.  Each stripe is an open-
- * addressing table with linear probing, kept at most half full, deleted
- * from by shifting back (no tombstones).  Its memory comes from mmap.
+ * live.c - the live allocations that carry no header (the aligned ones,
+ * and reallocs of blocks made before tracking began): a hash of pointer
+ * -> (site, size), split into stripes that each have their own lock, so
+ * that threads freeing and allocating different pointers rarely meet.
+ * Each stripe is an open-addressing table with linear probing, kept at
+ * most half full, deleted from by shifting back (no tombstones).  Its
+ * memory comes from mmap.
  */
 #include <pthread.h>
 #include <string.h>
@@ -22,7 +24,8 @@ struct entry {
 struct stripe {
 	pthread_mutex_t lock;
 	struct entry *slots;
-	size_t cap, count;
+	size_t cap;
+	_Atomic size_t count; /* written under the lock, read without */
 	char pad[64];
 };
 
@@ -108,6 +111,11 @@ uint32_t native_live_remove(void *p, uint64_t *size)
 	uint64_t h, key = (uint64_t)(uintptr_t)p;
 	struct stripe *s = stripe_of(key, &h);
 	uint32_t id = 0;
+	/* Most frees while tracking are of blocks with a header or made
+	 * before tracking began: an empty stripe needs no lock.  (p, if it
+	 * is here, was put here before the program could free it.) */
+	if (atomic_load_explicit(&s->count, memory_order_relaxed) == 0)
+		return 0;
 	pthread_mutex_lock(&s->lock);
 	if (s->count == 0)
 		goto out;
@@ -146,7 +154,8 @@ void native_live_clear(void)
 		pthread_mutex_lock(&s->lock);
 		native_pages_free(s->slots, s->cap * sizeof *s->slots);
 		s->slots = NULL;
-		s->cap = s->count = 0;
+		s->cap = 0;
+		s->count = 0;
 		pthread_mutex_unlock(&s->lock);
 	}
 }

@@ -2,11 +2,13 @@
  * native-internal.h - the pieces of the malloc tracker.
  *
  *   interpose.c  the allocator's entry points; the fast path and the
- *                tracked path, the thread's reentrancy guard, fork
- *   live.c       the lock-striped hash of live allocations:
- *                pointer -> (site, size)
+ *                tracked path, the header in front of each tracked
+ *                block, the thread's reentrancy guard, fork
+ *   live.c       the lock-striped hash of the live allocations that have
+ *                no header (aligned ones): pointer -> (site, size)
  *   sites.c      call sites: stack -> site id, and each site's counters
  *   stack.c      taking the caller's stack (libunwind)
+ *   files.c      the VM source files that sites name (the location hook)
  *   modules.c    the module list (dl_iterate_phdr, build ids)
  *   api.c        start, stop, snapshot (vmheap_native.h)
  *   pages.c      the tracker's own memory, straight from mmap
@@ -41,6 +43,26 @@ extern _Atomic uint64_t native_state;
 /* Frames taken per allocation (VMHEAP_NATIVE_DEPTH, default 16). */
 extern unsigned native_depth;
 
+/* The VM's location hook (vmheap_native_set_location), or NULL. */
+extern _Atomic(vmheap_native_location_fn) native_location;
+
+/* Where an allocation was made: its stack and the VM's source location
+ * (file NULL when none; an interned copy, see files.c). */
+struct native_where {
+	const uint64_t *frames;
+	unsigned depth;
+	const char *file;
+	uint32_t line;
+};
+
+/* Bytes of the header in front of each block that malloc, calloc and
+ * realloc make while tracking (interpose.c). */
+#define NATIVE_HEADER_BYTES 16u
+
+/* interpose.c: from now on blocks may carry headers (called by start,
+ * before tracking goes on). */
+void native_headers_begin(void);
+
 /* ------------------------------------------------------------ pages.c */
 
 /* Zeroed memory from mmap, NULL on failure; counted in the overhead. */
@@ -57,8 +79,7 @@ uint64_t native_pages_bytes(void);
  * generation of `state`; 0 when the tracker stopped or restarted since,
  * or when no memory is left.
  */
-uint32_t native_site_get(const uint64_t *frames, unsigned depth,
-			 uint64_t state);
+uint32_t native_site_get(const struct native_where *w, uint64_t state);
 /* Count an allocation of `bytes` at site `id`. */
 void native_site_alloc(uint32_t id, uint64_t bytes);
 /* Count a free of `bytes` allocated at site `id`. */
@@ -69,6 +90,11 @@ void native_sites_clear(void);
 size_t native_sites_copy(vmheap_native_site *out, size_t cap);
 /* Add every site's counters into *t (sites, live, allocs, frees). */
 void native_sites_sum(vmheap_native_totals *t);
+/* Make the key that frees a thread's counter shard when it exits (from
+ * the constructor), and forget the other threads' shards in a forked
+ * child. */
+void native_shards_init(void);
+void native_shards_after_fork(void);
 /* Lock and unlock the site table around fork(). */
 void native_sites_lock(void);
 void native_sites_unlock(void);
@@ -97,10 +123,30 @@ void native_live_unlock(void);
 
 /* ------------------------------------------------------------ stack.c */
 
+/* The site that a cached stack was last found to be, with the VM's
+ * location and the tracker's state then (0: none yet). */
+struct native_site_memo {
+	uint64_t state;
+	const char *file;
+	uint32_t line, id;
+};
+
 /* The caller's stack, innermost first, without the tracker's own frames:
- * at most `max` return addresses.  Returns how many. */
-unsigned native_stack(uint64_t *frames, unsigned max);
+ * at most `max` return addresses.  Returns how many.  *memo is the
+ * stack's memo in the thread's stack cache, or NULL when it is not
+ * cached (valid until the thread's next call). */
+unsigned native_stack(uint64_t *frames, unsigned max,
+		      struct native_site_memo **memo);
 /* Find the tracker's own code range (once, from the constructor). */
 void native_stack_init(void);
+
+/* ------------------------------------------------------------ files.c */
+
+/* The tracker's copy of path s (NUL-terminated, never freed: one pointer
+ * per distinct path), or NULL when no memory is left. */
+const char *native_file_intern(const char *s);
+/* Lock and unlock the file table around fork(). */
+void native_files_lock(void);
+void native_files_unlock(void);
 
 #endif

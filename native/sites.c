@@ -16,29 +16,84 @@
 #define CHUNKS 4096 /* at most 4M sites */
 #define FIRST_CAP 256
 
-/* A site's counters are split into shards, each on its own cache line,
- * and a thread counts into its own shard: threads that allocate at the
- * same site do not fight over one line.  A snapshot adds them up. */
+/* A site's counters are split into shards, each on its own cache line.
+ * A thread owns one of the first SHARDS - 1 while it lives and counts
+ * into it with plain adds (no other thread writes there; a snapshot reads
+ * each word whole); threads that find none free share the last one, with
+ * atomic adds.  A snapshot adds the shards up. */
 #define SHARDS 8
+#define SHARED (SHARDS - 1)
 struct counters {
 	_Atomic uint64_t allocs, frees, live_bytes, alloc_bytes;
 } __attribute__((aligned(64)));
 
 struct site {
 	uint64_t hash;
+	const char *file; /* the VM's location (files.c), or NULL */
+	uint32_t line;
 	uint32_t depth;
 	uint64_t frames[VMHEAP_NATIVE_MAX_FRAMES];
 	struct counters c[SHARDS];
 };
 
-static _Atomic unsigned next_shard;
+static _Atomic unsigned owned; /* bit i: shard i has its thread */
+static pthread_key_t shard_key; /* its value: the owned shard + 1 */
+static int have_key;
+/* 0: not chosen yet, else the shard + 1 */
 static __thread unsigned my_shard __attribute__((tls_model("initial-exec")));
 
-static struct counters *shard_of(struct site *s)
+/* At thread exit: the shard is free again (the counts in it stay). */
+static void shard_release(void *v)
 {
-	if (my_shard == 0) /* 1..SHARDS, round robin over the threads */
-		my_shard = atomic_fetch_add(&next_shard, 1) % SHARDS + 1;
-	return &s->c[my_shard - 1];
+	unsigned i = (unsigned)(uintptr_t)v - 1;
+	atomic_fetch_and(&owned, ~(1u << i));
+	my_shard = SHARED + 1; /* what it frees from now on */
+}
+
+static unsigned claim(void)
+{
+	unsigned m = atomic_load(&owned);
+	while (have_key) {
+		unsigned free_ = ~m & ((1u << SHARED) - 1);
+		if (free_ == 0)
+			break;
+		unsigned i = (unsigned)__builtin_ctz(free_);
+		if (atomic_compare_exchange_weak(&owned, &m, m | 1u << i)) {
+			if (pthread_setspecific(shard_key,
+						(void *)(uintptr_t)(i + 1)) != 0) {
+				atomic_fetch_and(&owned, ~(1u << i));
+				break;
+			}
+			my_shard = i + 1;
+			return i;
+		}
+	}
+	my_shard = SHARED + 1;
+	return SHARED;
+}
+
+void native_shards_init(void)
+{
+	have_key = pthread_key_create(&shard_key, shard_release) == 0;
+}
+
+/* In a forked child only the forking thread lives on. */
+void native_shards_after_fork(void)
+{
+	unsigned mine = my_shard;
+	atomic_store(&owned, mine != 0 && mine - 1 != SHARED
+				     ? 1u << (mine - 1) : 0u);
+}
+
+/* Add v to x of shard `shard`. */
+static void add(_Atomic uint64_t *x, uint64_t v, unsigned shard)
+{
+	if (shard != SHARED)
+		atomic_store_explicit(
+			x, atomic_load_explicit(x, memory_order_relaxed) + v,
+			memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(x, v, memory_order_relaxed);
 }
 
 /* The sums of a site's shards. */
@@ -74,15 +129,28 @@ static struct site *site_at(uint32_t id)
 	return &c[(id - 1) % CHUNK_SITES];
 }
 
-static uint64_t hash_frames(const uint64_t *f, unsigned n)
+static uint64_t hash_where(const struct native_where *w)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-	for (unsigned i = 0; i < n; i++) {
-		h ^= f[i];
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ w->depth;
+	for (unsigned i = 0; i < w->depth; i++) {
+		h ^= w->frames[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (w->file != NULL) { /* interned: the pointer is the file */
+		h ^= (uint64_t)(uintptr_t)w->file ^ (uint64_t)w->line << 48;
 		h *= 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
 	return h;
+}
+
+/* Is site s the one of w? */
+static int is_at(const struct site *s, const struct native_where *w)
+{
+	return s->depth == w->depth && s->file == w->file &&
+	       s->line == w->line &&
+	       memcmp(s->frames, w->frames, w->depth * sizeof *w->frames) == 0;
 }
 
 /* A new site's storage, its chunk mapped if this is the chunk's first. */
@@ -135,28 +203,23 @@ struct cached {
 static __thread struct cached cache[CACHE]
 	__attribute__((tls_model("initial-exec")));
 
-static uint32_t site_get_locked(const uint64_t *frames, unsigned depth,
+static uint32_t site_get_locked(const struct native_where *w,
 				uint64_t state, uint64_t h);
 
-uint32_t native_site_get(const uint64_t *frames, unsigned depth,
-			 uint64_t state)
+uint32_t native_site_get(const struct native_where *w, uint64_t state)
 {
-	uint64_t h = hash_frames(frames, depth);
+	uint64_t h = hash_where(w);
 	struct cached *c = &cache[h % CACHE];
 
-	if (c->state == state && c->hash == h) {
-		struct site *s = site_at(c->id);
-		if (s->depth == depth &&
-		    memcmp(s->frames, frames, depth * sizeof *frames) == 0)
-			return c->id;
-	}
-	uint32_t id = site_get_locked(frames, depth, state, h);
+	if (c->state == state && c->hash == h && is_at(site_at(c->id), w))
+		return c->id;
+	uint32_t id = site_get_locked(w, state, h);
 	if (id != 0)
 		*c = (struct cached){state, h, id};
 	return id;
 }
 
-static uint32_t site_get_locked(const uint64_t *frames, unsigned depth,
+static uint32_t site_get_locked(const struct native_where *w,
 				uint64_t state, uint64_t h)
 {
 	struct index *x = &index_[h >> 60 & (INDEX_STRIPES - 1)];
@@ -168,9 +231,7 @@ static uint32_t site_get_locked(const uint64_t *frames, unsigned depth,
 		size_t mask = x->cap - 1;
 		for (size_t i = h & mask; x->ids[i] != 0; i = (i + 1) & mask) {
 			struct site *s = site_at(x->ids[i]);
-			if (s->hash == h && s->depth == depth &&
-			    memcmp(s->frames, frames,
-				   depth * sizeof *frames) == 0) {
+			if (s->hash == h && is_at(s, w)) {
 				id = x->ids[i];
 				goto out;
 			}
@@ -180,8 +241,10 @@ static uint32_t site_get_locked(const uint64_t *frames, unsigned depth,
 		goto out;
 	struct site *s = site_at(id);
 	s->hash = h;
-	s->depth = depth;
-	memcpy(s->frames, frames, depth * sizeof *frames);
+	s->file = w->file;
+	s->line = w->line;
+	s->depth = w->depth;
+	memcpy(s->frames, w->frames, w->depth * sizeof *w->frames);
 	for (int i = 0; i < SHARDS; i++) {
 		atomic_store(&s->c[i].allocs, 0);
 		atomic_store(&s->c[i].frees, 0);
@@ -200,20 +263,21 @@ out:
 
 void native_site_alloc(uint32_t id, uint64_t bytes)
 {
-	struct counters *c = shard_of(site_at(id));
-	atomic_fetch_add_explicit(&c->allocs, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->live_bytes, bytes, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->alloc_bytes, bytes,
-				  memory_order_relaxed);
+	unsigned k = my_shard ? my_shard - 1 : claim();
+	struct counters *c = &site_at(id)->c[k];
+	add(&c->allocs, 1, k);
+	add(&c->live_bytes, bytes, k);
+	add(&c->alloc_bytes, bytes, k);
 }
 
 /* A shard's live_bytes may go below zero (freed by another thread than
  * the one that allocated): the sum is right, modulo 2^64. */
 void native_site_free(uint32_t id, uint64_t bytes)
 {
-	struct counters *c = shard_of(site_at(id));
-	atomic_fetch_add_explicit(&c->frees, 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&c->live_bytes, bytes, memory_order_relaxed);
+	unsigned k = my_shard ? my_shard - 1 : claim();
+	struct counters *c = &site_at(id)->c[k];
+	add(&c->frees, 1, k);
+	add(&c->live_bytes, -bytes, k);
 }
 
 void native_sites_lock(void)
@@ -265,6 +329,8 @@ size_t native_sites_copy(vmheap_native_site *out, size_t cap)
 			sum_site(s, &o->allocs, &o->frees, &o->live_bytes,
 				 &o->alloc_bytes);
 			o->live_count = o->allocs - o->frees;
+			o->vm_file = s->file;
+			o->vm_line = s->line;
 		}
 		got++;
 	}

@@ -2,12 +2,17 @@
  * stack.c - the caller's stack.
  *
  * Two ways, chosen at start by VMHEAP_NATIVE_UNWIND:
- *   (default) libunwind's unw_backtrace, which reads the unwind tables
- *             (.eh_frame), so it walks through code built without frame
- *             pointers: Debian's glibc and ruby are;
+ *   (default) libunwind, which reads the unwind tables (.eh_frame), so it
+ *             walks through code built without frame pointers: Debian's
+ *             glibc and ruby are; a per-thread cache of the stacks it
+ *             found makes a repeated call path cheap (below);
  *   fp        the frame-pointer chain, bounded by the thread's stack; it
  *             stops early (or goes astray) in such code.  Kept for the
  *             benchmark that justified the choice (bench/RESULTS.md).
+ *             It asks pthread_getattr_np for each thread's bounds, once,
+ *             inside malloc: a thread whose first tracked allocation is
+ *             made inside pthread_getattr_np (ruby's threads) waits for
+ *             itself.  The default way does not (see cache_bounds).
  * The tracker's own frames (its code range) are dropped from the top.
  */
 #define UNW_LOCAL_ONLY
@@ -24,6 +29,28 @@ static int use_fp;
 
 static __thread uintptr_t stack_lo, stack_hi
 	__attribute__((tls_model("initial-exec")));
+
+/* The stack cache's bounds, found without pthread_getattr_np, which takes
+ * the thread's lock: an allocation made inside it (ruby calls it as each
+ * thread starts, glibc reallocs there) would wait for that lock forever.
+ * The main thread's come from the constructor; another thread's stack
+ * lies below its thread control block (glibc on x86-64 puts it at the
+ * top of the thread's stack mapping), and the cache is used only within
+ * CACHE_SPAN below it. */
+#define CACHE_SPAN ((uintptr_t)64 << 20)
+static uintptr_t main_lo, main_hi;
+static __thread int on_main __attribute__((tls_model("initial-exec")));
+
+static void cache_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+	if (on_main) {
+		*lo = main_lo;
+		*hi = main_hi;
+		return;
+	}
+	*hi = (uintptr_t)pthread_self();
+	*lo = *hi > CACHE_SPAN ? *hi - CACHE_SPAN : 0;
+}
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -49,7 +76,19 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 
 void native_stack_init(void)
 {
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)native_stack_init);
+	on_main = 1; /* the constructor runs on the main thread */
+	if (pthread_getattr_np(pthread_self(), &a) == 0) {
+		if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+			main_lo = (uintptr_t)addr;
+			main_hi = main_lo + size;
+		}
+		pthread_attr_destroy(&a);
+	}
 	const char *how = getenv("VMHEAP_NATIVE_UNWIND");
 	use_fp = how != NULL && strcmp(how, "fp") == 0;
 	if (!use_fp)
@@ -57,7 +96,8 @@ void native_stack_init(void)
 				       UNW_CACHE_PER_THREAD);
 }
 
-/* The thread's stack bounds, once per thread. */
+/* The thread's stack bounds, once per thread (frame-pointer walks only:
+ * see cache_bounds for why the default way does not ask glibc). */
 static int bounds(void)
 {
 	if (stack_hi != 0)
@@ -96,20 +136,197 @@ static unsigned fp_walk(void **out, unsigned max)
 	return n;
 }
 
-unsigned native_stack(uint64_t *frames, unsigned max)
+/* libunwind's stack, each frame with the stack address its return
+ * address was read from (the caller's stack pointer after the return,
+ * minus 8): at most `max`, the tracker's own frames dropped. */
+static unsigned unw_walk(uint64_t *frames, uint64_t *slots, unsigned max)
 {
-	void *raw[VMHEAP_NATIVE_MAX_FRAMES + 8];
-	unsigned want = max + 8 > sizeof raw / sizeof *raw
-				? sizeof raw / sizeof *raw : max + 8;
-	int got = use_fp ? (int)fp_walk(raw, want)
-			 : unw_backtrace(raw, (int)want);
+	unw_context_t uc;
+	unw_cursor_t c;
 	unsigned n = 0;
-	int i = 0;
+
+	if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0)
+		return 0;
+	while (n < max && unw_step(&c) > 0) {
+		unw_word_t ip, sp;
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) != 0 ||
+		    unw_get_reg(&c, UNW_REG_SP, &sp) != 0)
+			break;
+		if (n == 0 && ip >= self_lo && ip < self_hi)
+			continue;
+		frames[n] = ip;
+		slots[n] = sp - 8;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The stack cache.  Unwinding with libunwind costs far more than the rest
+ * of a tracked malloc, and a program allocates from few call paths, again
+ * and again, at the same depth.  Each thread keeps the stacks it unwound,
+ * with the stack address each return address was read from (its "slot").
+ * A stack is the same as a cached one when the first return address
+ * outside the tracker and its slot are the same (found through the
+ * tracker's own frame pointers) and every other slot still holds the
+ * cached return address: the unwinder would read exactly those values
+ * from exactly those places.  Only slots inside the thread's own stack,
+ * above the current frame, are read (mapped and in use); a stack that is
+ * not the thread's (a fiber's, a signal stack's) is unwound each time.
+ */
+#define CACHE_WAYS 128 /* a power of two */
+#define CACHE_FRAMES 16
+struct stack_entry {
+	uint64_t slot0;			/* 0: empty */
+	uint64_t seen;			/* a stack met once, not kept */
+	struct native_site_memo memo;	/* the site it was last */
+	uint64_t frames[CACHE_FRAMES];	/* frames[0] the first outside */
+	uint32_t offs[CACHE_FRAMES];	/* slot k - slot0 */
+	unsigned depth;
+};
+static __thread struct stack_entry stack_cache[CACHE_WAYS]
+	__attribute__((tls_model("initial-exec")));
+
+/* The first return address outside the tracker, by the tracker's own
+ * frame pointers (it is built with them): its slot, or 0. */
+static uint64_t first_outside(uintptr_t *fp, uintptr_t lo, uintptr_t hi)
+{
+	for (int i = 0; i < 8; i++) {
+		if ((uintptr_t)fp < lo || (uintptr_t)fp + 16 > hi ||
+		    ((uintptr_t)fp & 7) != 0)
+			return 0;
+		uint64_t ret = fp[1];
+		if (ret < self_lo || ret >= self_hi)
+			return (uint64_t)(uintptr_t)&fp[1];
+		uintptr_t *next = (uintptr_t *)fp[0];
+		if (next <= fp)
+			return 0;
+		fp = next;
+	}
+	return 0;
+}
+
+static struct stack_entry *entry_of(uint64_t slot0, uint64_t ret0)
+{
+	uint64_t h = (slot0 ^ ret0 * 0x9e3779b97f4a7c15ull) >> 4;
+	h ^= h >> 17;
+	return &stack_cache[h & (CACHE_WAYS - 1)];
+}
+
+static unsigned from_cache(uint64_t slot0, uint64_t hi, uint64_t *frames,
+			   unsigned max, struct native_site_memo **memo)
+{
+	uint64_t ret0 = *(const uint64_t *)(uintptr_t)slot0;
+	struct stack_entry *e = entry_of(slot0, ret0);
+
+	if (e->slot0 != slot0 || e->frames[0] != ret0)
+		return 0;
+	unsigned n = e->depth < max ? e->depth : max;
+	for (unsigned k = 1; k < n; k++) {
+		uint64_t at = slot0 + e->offs[k];
+		if (at + 8 > hi ||
+		    *(const uint64_t *)(uintptr_t)at != e->frames[k])
+			return 0;
+	}
+	for (unsigned k = 0; k < n; k++) /* few: no rep movs */
+		frames[k] = e->frames[k];
+	*memo = &e->memo;
+	return n;
+}
+
+/* Keep a stack that libunwind found, if each of its return addresses lies
+ * at its slot in this thread's stack (ordinary calls, no signal frame). */
+static void to_cache(uint64_t slot0, uint64_t hi, const uint64_t *frames,
+		     const uint64_t *slots, unsigned n,
+		     struct native_site_memo **memo)
+{
+	if (n == 0 || n > CACHE_FRAMES || slots[0] != slot0)
+		return;
+	for (unsigned k = 0; k < n; k++)
+		if (slots[k] < slot0 || slots[k] + 8 > hi ||
+		    slots[k] - slot0 > UINT32_MAX ||
+		    *(const uint64_t *)(uintptr_t)slots[k] != frames[k])
+			return;
+	struct stack_entry *e = entry_of(slot0, frames[0]);
+	e->slot0 = slot0;
+	e->memo.state = 0; /* no generation is 0 */
+	*memo = &e->memo;
+	e->depth = n;
+	for (unsigned k = 0; k < n; k++) {
+		e->frames[k] = frames[k];
+		e->offs[k] = (uint32_t)(slots[k] - slot0);
+	}
+}
+
+/* The return addresses in raw[0..got), the tracker's own dropped from
+ * the top, into frames: how many. */
+static unsigned outside(void *const *raw, unsigned got, uint64_t *frames,
+			unsigned max)
+{
+	unsigned n = 0, i = 0;
 	while (i < got && (uint64_t)(uintptr_t)raw[i] >= self_lo &&
 	       (uint64_t)(uintptr_t)raw[i] < self_hi)
 		i++;
 	for (; i < got && n < max; i++)
 		frames[n++] = (uint64_t)(uintptr_t)raw[i];
+	return n;
+}
+
+/*
+ * With libunwind: from the cache, or else by unw_backtrace (its fast path
+ * keeps its own cache of frame layouts).  Finding the slots takes
+ * unw_step, which costs several times as much (it blocks signals around
+ * its cache), so a stack is walked that way, and cached, only when the
+ * same stack (same frames from the same slot) comes twice in a row to its
+ * cache entry: a program's one-off stacks (an interpreter's deep
+ * recursion) do not pay for it.
+ */
+static unsigned unw_stack(uint64_t *frames, unsigned max,
+			  struct native_site_memo **memo)
+{
+	void *raw[VMHEAP_NATIVE_MAX_FRAMES + 8];
+	uint64_t slots[VMHEAP_NATIVE_MAX_FRAMES];
+	uintptr_t lo, hi;
+	unsigned n;
+
+	cache_bounds(&lo, &hi);
+	uint64_t slot0 = max <= CACHE_FRAMES
+		? first_outside(__builtin_frame_address(0), lo, hi) : 0;
+	if (slot0 != 0 && (n = from_cache(slot0, hi, frames, max, memo)) != 0)
+		return n;
+	unsigned want = max + 8 > sizeof raw / sizeof *raw
+				? sizeof raw / sizeof *raw : max + 8;
+	n = outside(raw, (unsigned)unw_backtrace(raw, (int)want), frames, max);
+	if (slot0 == 0 || n == 0 ||
+	    frames[0] != *(const uint64_t *)(uintptr_t)slot0)
+		return n;
+	uint64_t seen = slot0 ^ n;
+	for (unsigned k = 0; k < n; k++)
+		seen = (seen ^ frames[k]) * 0x9e3779b97f4a7c15ull;
+	struct stack_entry *e = entry_of(slot0, frames[0]);
+	if (e->seen != seen) {
+		e->seen = seen; /* once: not worth unw_step yet */
+		return n;
+	}
+	unsigned m = unw_walk(frames, slots, max);
+	to_cache(slot0, hi, frames, slots, m, memo);
+	return m;
+}
+
+unsigned native_stack(uint64_t *frames, unsigned max,
+		      struct native_site_memo **memo)
+{
+	unsigned n;
+
+	*memo = NULL;
+	if (use_fp) {
+		void *raw[VMHEAP_NATIVE_MAX_FRAMES + 8];
+		unsigned want = max + 8 > sizeof raw / sizeof *raw
+					? sizeof raw / sizeof *raw : max + 8;
+		n = outside(raw, fp_walk(raw, want), frames, max);
+	} else {
+		n = unw_stack(frames, max, memo);
+	}
 	if (n == 0)
 		frames[n++] = 0; /* an unknown caller is still a site */
 	return n;

@@ -40,6 +40,12 @@ typedef struct vmheap_native_site {
 	uint64_t allocs;     /* allocations since tracking began */
 	uint64_t frees;      /* frees of those since tracking began */
 	uint64_t alloc_bytes; /* bytes requested since tracking began */
+	/* The VM's source location of the allocation (see
+	 * vmheap_native_set_location): file NULL when there was none.  The
+	 * string is the tracker's copy and stays valid while the process
+	 * lives. */
+	const char *vm_file;
+	uint32_t vm_line;
 } vmheap_native_site;
 
 /* The tracker's totals over all sites. */
@@ -97,6 +103,29 @@ VMHEAP_EXPORT void vmheap_native_get_totals(vmheap_native_totals *t);
 VMHEAP_EXPORT int vmheap_native_modules(vmheap_native_module_fn fn,
 					void *arg);
 
+/*
+ * The location hook: a VM's host (the Ruby agent does) tells the tracker
+ * how to read the VM's current source location, so that an allocation
+ * made while the VM runs code also names the line of that code (for
+ * Ruby, the line of the Ruby method that called Fiddle.malloc or a C
+ * extension).  Sites are then told apart by their stack and that
+ * location.
+ *
+ * The tracker calls fn on the allocating thread, inside malloc, for each
+ * tracked allocation.  fn sets *file (a NUL-terminated path, read only
+ * during the call: the tracker copies it once) and *line and returns
+ * non-zero, or returns 0 when the thread has no location (it is not a VM
+ * thread, or does not hold the VM's lock).  fn must be cheap and must not
+ * wait for a lock; an allocation it makes is forwarded to the C allocator
+ * untracked.
+ */
+typedef int (*vmheap_native_location_fn)(const char **file, uint32_t *line);
+
+/* Set the location hook, or remove it with NULL.  A call of the old hook
+ * that is under way on another thread may still finish after this
+ * returns; remove the hook before what it reads goes away. */
+VMHEAP_EXPORT void vmheap_native_set_location(vmheap_native_location_fn fn);
+
 /* The types of the functions above, for dlsym. */
 typedef int (*vmheap_native_start_fn)(void);
 typedef void (*vmheap_native_stop_fn)(void);
@@ -104,6 +133,7 @@ typedef int (*vmheap_native_tracking_fn)(void);
 typedef size_t (*vmheap_native_sites_fn)(vmheap_native_site *, size_t);
 typedef void (*vmheap_native_get_totals_fn)(vmheap_native_totals *);
 typedef int (*vmheap_native_modules_fn)(vmheap_native_module_fn, void *);
+typedef void (*vmheap_native_set_location_fn)(vmheap_native_location_fn);
 
 #ifdef __cplusplus
 }

@@ -66,6 +66,10 @@ int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
 				vmheap_strbuf_add(&sb, " < ", 3);
 			vmheap_strbuf_add(&sb, f, strlen(f));
 		}
+		if (s->vm_file) /* the VM's line, outermost */
+			vmheap_strbuf_addf(&sb, "%s%.*s:%llu", sb.len ? " < " : "",
+					   (int)s->vm_file_len, s->vm_file,
+					   (unsigned long long)s->vm_line);
 		if (sb.failed) {
 			vmheap_strbuf_release(&sb);
 			goto nomem;

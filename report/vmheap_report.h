@@ -314,7 +314,8 @@ int vmheap_native_load(const char *arg, vmheap_reader **r,
 /* A row of a native report: the sites whose innermost frames read the
  * same, their live count and bytes (or the change of them). */
 struct vmheap_native_row {
-	char *site; /* frames joined by " < ", innermost first */
+	char *site; /* frames joined by " < ", innermost first, then the
+		       VM's "file:line" when the site has one */
 	int64_t count, bytes;
 };
 

@@ -38,7 +38,7 @@ static int write_example(int native, int *add_rc)
 				       0x555555554000ull};
 	struct vmheap_dump_frame f[2] = {{0, 0x1139},
 					 {VMHEAP_NO_MODULE, 0x7f0000001000ull}};
-	struct vmheap_dump_site s = {2048, 2, 3, 1, f, 2};
+	struct vmheap_dump_site s = {2048, 2, 3, 1, f, 2, NULL, 0, 0};
 	vmheap_writer *w;
 	int fd = memfd_create("native", 0);
 
@@ -105,6 +105,67 @@ START_TEST(native_example_in_format_md_is_what_the_writer_writes)
 }
 END_TEST
 
+/* FORMAT.md's site with the VM's location (a Ruby file and line) is what
+ * the writer writes for such a site, and the reader reads it back; the
+ * site without one in the same section stays an array of 5. */
+START_TEST(native_site_with_vm_location_in_format_md)
+{
+	size_t len;
+	uint8_t *doc = spec_md_hex(spec_src("format/FORMAT.md"),
+				   "native-vm-site", &len);
+	struct vmheap_writer_options o = VMHEAP_WRITER_OPTIONS_INIT;
+	struct vmheap_dump_module m = {"/bin/app", 8, example_id, 4,
+				       0x555555554000ull};
+	struct vmheap_dump_frame f[1] = {{0, 0x1139}};
+	struct vmheap_dump_site s[2] = {
+		{1024, 1, 1, 0, f, 1, "a.rb", 4, 12},
+		{512, 1, 1, 0, f, 1, NULL, 0, 0},
+	};
+	vmheap_writer *w;
+	int fd = memfd_create("native", 0);
+	uint8_t mine[4096];
+
+	ck_assert_uint_eq(len, 18);
+	o.vm_name = "app";
+	o.vm_version = "1";
+	o.pointer_size = 8;
+	o.native = 1;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &o), 0);
+	ck_assert_int_eq(vmheap_writer_add_native(w, &m, 1, s, 2), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	ssize_t got = pread(fd, mine, sizeof mine, 0);
+	ck_assert_int_gt(got, 0);
+	uint8_t *at = memmem(mine, (size_t)got, doc, len);
+	ck_assert_msg(at != NULL, "the writer's section lacks FORMAT.md's site");
+	/* The next site: an array of 5, its frames, no location. */
+	static const uint8_t plain[] = {0x95, 0xcd, 0x02, 0x00, 0x01, 0x01,
+					0x00, 0x92, 0x00, 0xcd, 0x11, 0x39};
+	ck_assert(memcmp(at + len, plain, sizeof plain) == 0);
+
+	vmheap_reader *r;
+	struct vmheap_record rec;
+	struct vmheap_native *n;
+	lseek(fd, 0, SEEK_SET);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "vm-site.vmheap"), 0);
+	ck_assert_int_eq(vmheap_reader_next(r, &rec), 0);
+	ck_assert_int_eq(vmheap_reader_native(r, &n), 0);
+	ck_assert_ptr_nonnull(n);
+	ck_assert_uint_eq(n->nsites, 2);
+	ck_assert_uint_eq(n->sites[0].vm_file_len, 4);
+	ck_assert(memcmp(n->sites[0].vm_file, "a.rb", 4) == 0);
+	ck_assert_uint_eq(n->sites[0].vm_line, 12);
+	ck_assert_uint_eq(n->sites[0].live_bytes, 1024);
+	ck_assert_uint_eq(n->sites[0].frames[0].offset, 0x1139);
+	ck_assert_ptr_null(n->sites[1].vm_file);
+	ck_assert_uint_eq(n->sites[1].live_bytes, 512);
+	vmheap_native_free(n);
+	vmheap_reader_free(r);
+	close(fd);
+	free(doc);
+}
+END_TEST
+
 /* A writer not opened for it refuses the section; it says 1.0 and its
  * dump is a 1.0 dump without one. */
 START_TEST(writer_needs_the_native_option)
@@ -130,7 +191,7 @@ START_TEST(writer_refuses_bad_frames)
 {
 	struct vmheap_writer_options o = VMHEAP_WRITER_OPTIONS_INIT;
 	struct vmheap_dump_frame f = {1, 0x10}; /* module 1 of 1 */
-	struct vmheap_dump_site s = {1, 1, 1, 0, &f, 1};
+	struct vmheap_dump_site s = {1, 1, 1, 0, &f, 1, NULL, 0, 0};
 	struct vmheap_dump_module m = {"/x", 2, NULL, 0, 0};
 	vmheap_writer *w;
 	int fd = memfd_create("bad", 0);
@@ -226,6 +287,7 @@ void native_format_tests(Suite *s)
 {
 	TCase *t = spec_tcase(s, "format", 30);
 	tcase_add_test(t, native_example_in_format_md_is_what_the_writer_writes);
+	tcase_add_test(t, native_site_with_vm_location_in_format_md);
 	tcase_add_test(t, writer_needs_the_native_option);
 	tcase_add_test(t, writer_refuses_bad_frames);
 	tcase_add_test(t, decoder_errors_name_the_offset);

@@ -133,6 +133,26 @@ START_TEST(switched_on_and_off_repeatedly)
 }
 END_TEST
 
+/* malloc, calloc, realloc (of a block made while tracking, and of one
+ * made before) and posix_memalign while tracking, one freed; then a
+ * realloc after a stop and frees in a new generation: contents, usable
+ * sizes and alignment hold, and the site's counts are exact (the first
+ * realloc frees the 1000-byte block). */
+START_TEST(blocks_keep_their_contents_and_counts)
+{
+	struct spec_run r;
+	unsigned long long v[4];
+	victim(&r, (const char *[]){"blocks", "1", NULL});
+	site_of(r.out, "blocks_here", v);
+	ck_assert_uint_eq(v[0], 3);
+	ck_assert_uint_eq(v[1], 50000 + 4096 + 200);
+	ck_assert_uint_eq(v[2], 5);
+	ck_assert_uint_eq(v[3], 2);
+	ck_assert_uint_eq(own(r.out, "bad"), 0);
+	spec_run_free(&r);
+}
+END_TEST
+
 /* Real programs run under it unharmed, with tracking on from the start:
  * ruby (threads, fork, dlopen of extensions). */
 START_TEST(ruby_runs_under_tracking)
@@ -166,7 +186,8 @@ START_TEST(exports_only_the_allocator_and_api)
 	ck_assert_str_eq(r.out,
 		"aligned_alloc calloc free malloc malloc_usable_size memalign "
 		"posix_memalign pvalloc realloc valloc vmheap_native_get_totals "
-		"vmheap_native_modules vmheap_native_sites vmheap_native_start "
+		"vmheap_native_modules vmheap_native_set_location "
+		"vmheap_native_sites vmheap_native_start "
 		"vmheap_native_stop vmheap_native_tracking ");
 	spec_run_free(&r);
 }
@@ -585,7 +606,9 @@ static void tracked_ruby(struct rb *r, const char *tag, const char *script,
 }
 
 /* Fiddle.malloc(1024) 100,000 times in real ruby, 50,000 freed: the diff
- * shows 51,200,000 bytes at Fiddle's call site. */
+ * shows 51,200,000 bytes at Fiddle's call site and at the Ruby line that
+ * called it (the Ruby host's location hook), line 8 of the script; so
+ * does vmheap-histo --native of the second dump. */
 START_TEST(fiddle_leak_in_ruby)
 {
 	if (SPEC_SANITIZED)
@@ -614,6 +637,22 @@ START_TEST(fiddle_leak_in_ruby)
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(starts(first_row(o.out), "+50000  +51200000  "), "%s", o.out);
 	ck_assert_msg(strstr(first_row(o.out), "fiddle.so") != NULL, "%s", o.out);
+	char want[700], row[4096];
+	snprintf(want, sizeof want, " < %s/program.rb:8", r.dir);
+	snprintf(row, sizeof row, "%.*s",
+		 (int)strcspn(first_row(o.out), "\n"), first_row(o.out));
+	ck_assert_msg(strlen(row) > strlen(want) &&
+			      !strcmp(row + strlen(row) - strlen(want), want),
+		      "the top row does not end in \"%s\":\n%s", want, o.out);
+	spec_run_free(&o);
+	/* One dump's live sites: the 50,000 kept, at the same line. */
+	tool(&r, &o, "vmheap-histo", NULL, "b.vmheap", NULL);
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	ck_assert_msg(starts(first_row(o.out), "50000  51200000  "), "%s", o.out);
+	snprintf(row, sizeof row, "%.*s",
+		 (int)strcspn(first_row(o.out), "\n"), first_row(o.out));
+	ck_assert_msg(!strcmp(row + strlen(row) - strlen(want), want),
+		      "the top row does not end in \"%s\":\n%s", want, o.out);
 	spec_run_free(&o);
 }
 END_TEST
@@ -659,6 +698,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, eight_threads_lose_no_count);
 	tcase_add_test(t, fork_while_tracking);
 	tcase_add_test(t, switched_on_and_off_repeatedly);
+	tcase_add_test(t, blocks_keep_their_contents_and_counts);
 	tcase_add_test(t, ruby_runs_under_tracking);
 	tcase_add_test(t, exports_only_the_allocator_and_api);
 	TCase *run = spec_tcase(s, "vmheap-run", 60);

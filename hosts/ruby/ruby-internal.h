@@ -254,4 +254,12 @@ int ruby_names_set_var(const char *name, const msgpack_object *value,
 int ruby_vars_set(void *ctx, const char *name, const msgpack_object *value,
 		  msgpack_packer *pk, char *err, size_t errlen);
 
+/* ------------------------------------------------------- ruby_native.c */
+
+/* Give the malloc tracker the Ruby file:line of each allocation made by a
+ * thread that holds the GVL (0), or -1 when the tracker is not loaded. */
+int ruby_native_init(void);
+/* Take that back (at exit, before the VM goes). */
+void ruby_native_stop(void);
+
 #endif /* VMHEAP_RUBY_INTERNAL_H */

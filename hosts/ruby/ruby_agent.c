@@ -182,6 +182,7 @@ static void stop_agent(void)
 static void at_exit_stop(VALUE unused)
 {
 	(void)unused;
+	ruby_native_stop();
 	stop_agent();
 }
 
@@ -295,5 +296,6 @@ RUBY_FUNC_EXPORTED void Init_vmheap_agent(void)
 			(long)getpid(), err);
 		fflush(stderr);
 	}
+	ruby_native_init(); /* -1: no tracker, nothing to name lines for */
 	rb_set_end_proc(at_exit_stop, Qnil);
 }

@@ -9,9 +9,10 @@
  *                                                  one of our functions
  *   own NAME VALUE                                 the program's own count
  *
- * usage: victim leak N SIZE | threads T N | fork N | onoff ROUNDS
+ * usage: victim leak N SIZE | threads T N | fork N | onoff ROUNDS | blocks 1
  */
 #include <dlfcn.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -62,7 +63,7 @@ static void report(void)
 	vmheap_native_site *v = calloc(n, sizeof *v);
 	n = sites(v, n);
 	static const char *const names[] = {"leak_here", "churn_here",
-					    "thread_here"};
+					    "thread_here", "blocks_here"};
 	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
 		unsigned long long sum[4] = {0, 0, 0, 0};
 		int seen = 0;
@@ -112,6 +113,65 @@ __attribute__((noinline, visibility("default"))) void *thread_here(void *arg)
 		}
 	}
 	return mine; /* the odd ones stay live */
+}
+
+/* One allocation of each kind: 0 malloc, 1 calloc, 2 realloc of p,
+ * 3 posix_memalign (64). */
+__attribute__((noinline, visibility("default"))) void *
+blocks_here(int kind, void *p, size_t n)
+{
+	void *r = NULL;
+	if (kind == 0)
+		r = malloc(n);
+	else if (kind == 1)
+		r = calloc(n, 1);
+	else if (kind == 2)
+		r = realloc(p, n);
+	else if (posix_memalign(&r, 64, n) != 0)
+		r = NULL;
+	__asm__ volatile("" : : "r"(r) : "memory"); /* no tail call */
+	return r;
+}
+
+/* Blocks with the tracker's header and without, through realloc,
+ * malloc_usable_size and a stop: contents, sizes and alignment hold, and
+ * the counts are exact.  Prints the site and "own bad N". */
+static unsigned long blocks(void)
+{
+	unsigned long bad = 0;
+	char *before = malloc(100); /* before tracking: no header */
+	memset(before, 5, 100);
+	start();
+	char *a = blocks_here(0, NULL, 1000);
+	bad += malloc_usable_size(a) < 1000;
+	memset(a, 7, 1000);
+	char *b = blocks_here(1, NULL, 3000);
+	for (int i = 0; i < 3000; i++)
+		bad += b[i] != 0;
+	a = blocks_here(2, a, 50000);
+	for (int i = 0; i < 1000; i++)
+		bad += a[i] != 7;
+	char *c = blocks_here(3, NULL, 4096);
+	bad += ((uintptr_t)c & 63) != 0;
+	before = blocks_here(2, before, 200);
+	for (int i = 0; i < 100; i++)
+		bad += before[i] != 5;
+	free(b);
+	report(); /* 3 live: 50000 + 4096 + 200 (a's first block and b freed) */
+	stop();
+	a = realloc(a, 10); /* a header outlives the stop */
+	bad += malloc_usable_size(a) < 10;
+	for (int i = 0; i < 10; i++)
+		bad += a[i] != 7;
+	start();
+	free(a); /* counted in no site of this generation */
+	free(c);
+	free(before);
+	vmheap_native_totals t;
+	totals(&t);
+	bad += t.live_count != 0;
+	stop();
+	return bad;
 }
 
 int main(int argc, char **argv)
@@ -201,6 +261,9 @@ int main(int argc, char **argv)
 		}
 		pthread_join(t, NULL);
 		printf("own bad-rounds %lu\n", bad);
+	} else if (strcmp(mode, "blocks") == 0) {
+		unsigned long bad = blocks();
+		printf("own bad %lu\n", bad);
 	} else {
 		return 2;
 	}
