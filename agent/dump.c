@@ -93,6 +93,7 @@ static int walk_into_file(void *arg)
 	opt.kind_names = h->kind_names;
 	opt.kind_count = h->kind_count;
 	opt.edge_names = h->edge_names;
+	opt.sites = h->sites;
 	rc = vmheap_writer_open(&wr, w->fd, &opt);
 	if (rc == 0) {
 		rc = h->walk_heap(h->ctx, wr);

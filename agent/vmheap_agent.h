@@ -144,6 +144,14 @@ struct vmheap_agent_host {
 	size_t kind_count;
 
 	/*
+	 * Optional.  Non-zero when walk_heap may write allocation sites
+	 * (vmheap_writer_add_site, a site id in
+	 * vmheap_writer_add_object_named): the writer is opened for them and
+	 * the dump says format 1.1.
+	 */
+	int sites;
+
+	/*
 	 * Optional host variables.  list_vars calls add() once per variable
 	 * with its full dotted name and a type word ("int", "string", ...).
 	 * get_var packs the value of `name` into `pk` and returns 0, or

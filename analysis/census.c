@@ -7,6 +7,10 @@
  * is shared while the dump is read.  vmheap_census_finish() merges the
  * parts: class records give names (the earliest record of an id wins),
  * names are interned in one pool, and the rows are merged by name.
+ *
+ * Grouped by site (VMHEAP_GROUP_SITE), a part counts per (class id, site
+ * id) pair and keeps the site records it saw; finish names the sites
+ * ("file:line in method") and merges the rows by (class name, site text).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,7 +23,7 @@
 struct class_rec {
 	uint64_t id;
 	uint64_t offset;
-	char *name; /* NUL-terminated copy */
+	char *name; /* NUL-terminated copy; for a site, its display text */
 };
 
 /* Keys (class ids, kinds) below this are counted in a plain array: dense
@@ -37,6 +41,8 @@ struct part {
 	struct vmheap_map_slot *last_slot;
 	struct class_rec *classes;
 	size_t nclasses, classes_cap;
+	struct class_rec *sites; /* VMHEAP_GROUP_SITE: the site records */
+	size_t nsites, sites_cap;
 	struct vmheap_totals totals;
 	struct vmheap_block_cursor cur; /* reused block after block */
 	int cur_ready;
@@ -55,6 +61,12 @@ struct vmheap_census {
 	size_t pool_cap;
 	struct vmheap_map class_pool; /* class id -> a: pool index */
 	const char **pool_names;      /* pool index -> name */
+
+	/* VMHEAP_GROUP_SITE */
+	struct vmheap_namemap site_pool; /* site text -> index */
+	const char **site_names;	 /* index -> text */
+	size_t site_names_cap;
+	struct vmheap_map site_ids; /* site id -> a: site_pool index + 1 */
 
 	struct vmheap_census_row *rows;
 	size_t nrows;
@@ -82,35 +94,73 @@ int vmheap_census_new(vmheap_census **out, enum vmheap_census_group group,
 	return 0;
 }
 
-static int add_class(struct part *p, const struct vmheap_record *rec)
+/* Append a record (id, offset, name) to a part's list. */
+static int add_rec(struct class_rec **list, size_t *n, size_t *cap,
+		   uint64_t id, uint64_t offset, char *name)
 {
-	if (p->nclasses == p->classes_cap) {
-		struct class_rec *g = vmheap_array_grow(
-		    p->classes, &p->classes_cap, sizeof(*g), 64);
-		if (!g)
-			return VMHEAP_ENOMEM;
-		p->classes = g;
-	}
-	char *name = malloc(rec->u.klass.name_len + 1);
 	if (!name)
 		return VMHEAP_ENOMEM;
-	memcpy(name, rec->u.klass.name, rec->u.klass.name_len);
-	name[rec->u.klass.name_len] = '\0';
-	struct class_rec *cr = &p->classes[p->nclasses++];
-	cr->id = rec->u.klass.id;
-	cr->offset = rec->offset;
+	if (*n == *cap) {
+		struct class_rec *g =
+		    vmheap_array_grow(*list, cap, sizeof(*g), 64);
+		if (!g) {
+			free(name);
+			return VMHEAP_ENOMEM;
+		}
+		*list = g;
+	}
+	struct class_rec *cr = &(*list)[(*n)++];
+	cr->id = id;
+	cr->offset = offset;
 	cr->name = name;
 	return 0;
 }
 
-/* Count an object under a key too large for the direct array. */
-static int count_sparse(struct part *p, uint64_t key, uint64_t bytes)
+static int add_class(struct part *p, const struct vmheap_record *rec)
+{
+	char *name = malloc(rec->u.klass.name_len + 1);
+	if (name) {
+		memcpy(name, rec->u.klass.name, rec->u.klass.name_len);
+		name[rec->u.klass.name_len] = '\0';
+	}
+	return add_rec(&p->classes, &p->nclasses, &p->classes_cap,
+		       rec->u.klass.id, rec->offset, name);
+}
+
+char *vmheap_site_text(const struct vmheap_record *rec)
+{
+	const size_t fl = rec->u.site.file_len, ml = rec->u.site.method_len;
+	char *text = malloc(fl + ml + 32);
+	if (!text)
+		return NULL;
+	memcpy(text, rec->u.site.file, fl);
+	int n = sprintf(text + fl, ":%" PRIu64, rec->u.site.line);
+	if (ml) {
+		memcpy(text + fl + n, " in ", 4);
+		memcpy(text + fl + n + 4, rec->u.site.method, ml);
+		n += 4 + (int)ml;
+	}
+	text[fl + n] = '\0';
+	return text;
+}
+
+/* A site record, kept as its display text. */
+static int add_site(struct part *p, const struct vmheap_record *rec)
+{
+	return add_rec(&p->sites, &p->nsites, &p->sites_cap, rec->u.site.id,
+		       rec->offset, vmheap_site_text(rec));
+}
+
+/* Count an object under a key too large for the direct array, or under
+ * (class id, site id) when grouping by site (key2). */
+static int count_sparse(struct part *p, uint64_t key, uint64_t key2,
+			uint64_t bytes)
 {
 	struct vmheap_map_slot *s;
-	if (p->last_slot && p->last_key == key) {
+	if (p->last_slot && p->last_key == key && p->last_slot->key2 == key2) {
 		s = p->last_slot;
 	} else {
-		s = vmheap_map_upsert(&p->counts, key, 0, 0);
+		s = vmheap_map_upsert(&p->counts, key, key2, 0);
 		if (!s)
 			return VMHEAP_ENOMEM;
 		p->last_slot = s;
@@ -127,9 +177,12 @@ static inline int count_record(vmheap_census *c, struct part *p,
 	vmheap_totals_add_record(&p->totals, rec);
 	switch (rec->type) {
 	case VMHEAP_RECORD_OBJECT: {
-		uint64_t key = c->group == VMHEAP_GROUP_CLASS
+		uint64_t key = c->group != VMHEAP_GROUP_KIND
 				   ? rec->u.object.class_id
 				   : rec->u.object.kind;
+		if (c->group == VMHEAP_GROUP_SITE)
+			return count_sparse(p, key, rec->u.object.site,
+					    rec->u.object.bytes);
 		if (key < DIRECT_KEYS) {
 			if (!p->direct) {
 				p->direct =
@@ -141,10 +194,12 @@ static inline int count_record(vmheap_census *c, struct part *p,
 			p->direct[key].bytes += rec->u.object.bytes;
 			return 0;
 		}
-		return count_sparse(p, key, rec->u.object.bytes);
+		return count_sparse(p, key, 0, rec->u.object.bytes);
 	}
 	case VMHEAP_RECORD_CLASS:
 		return add_class(p, rec);
+	case VMHEAP_RECORD_SITE:
+		return c->group == VMHEAP_GROUP_SITE ? add_site(p, rec) : 0;
 	default:
 		return 0;
 	}
@@ -178,7 +233,9 @@ static int count_batch(vmheap_census *c, struct part *p,
 
 	for (int i = 0; i < n && rc >= 0; i++) {
 		const struct vmheap_record *rec = &recs[i];
-		if (rec->type != VMHEAP_RECORD_OBJECT) {
+		if (rec->type != VMHEAP_RECORD_OBJECT ||
+		    c->group == VMHEAP_GROUP_SITE) {
+			/* count_record also adds it to the totals */
 			rc = count_record(c, p, rec);
 			continue;
 		}
@@ -191,7 +248,7 @@ static int count_batch(vmheap_census *c, struct part *p,
 			direct[key].count++;
 			direct[key].bytes += rec->u.object.bytes;
 		} else {
-			rc = count_sparse(p, key, rec->u.object.bytes);
+			rc = count_sparse(p, key, 0, rec->u.object.bytes);
 		}
 	}
 	p->totals.objects += objects;
@@ -318,6 +375,115 @@ out:
 	return rc;
 }
 
+static size_t class_pool_index(vmheap_census *c, uint64_t id);
+
+/* Site text -> site_pool index; (size_t)-1 when out of memory. */
+static size_t site_intern(vmheap_census *c, const char *text)
+{
+	int added;
+	const char *stored;
+	size_t idx = vmheap_namemap_intern(&c->site_pool, text,
+					   c->site_pool.len, &added, &stored);
+	if (idx == (size_t)-1 || !added)
+		return idx;
+	if (idx >= c->site_names_cap) {
+		size_t ncap = c->site_names_cap ? c->site_names_cap * 2 : 64;
+		const char **nn =
+		    realloc(c->site_names, ncap * sizeof(*nn));
+		if (!nn)
+			return (size_t)-1;
+		c->site_names = nn;
+		c->site_names_cap = ncap;
+	}
+	c->site_names[idx] = stored;
+	return idx;
+}
+
+/* Merge every part's site records into site_ids (the earliest record of
+ * an id wins, as for classes). */
+static int merge_sites(vmheap_census *c)
+{
+	for (unsigned t = 0; t < c->threads; t++) {
+		struct part *p = &c->parts[t];
+		for (size_t i = 0; i < p->nsites; i++) {
+			struct class_rec *sr = &p->sites[i];
+			struct vmheap_map_slot *s =
+			    vmheap_map_upsert(&c->site_ids, sr->id, 0, 0);
+			if (!s)
+				return VMHEAP_ENOMEM;
+			if (!s->a || sr->offset + 1 < s->b) {
+				size_t idx = site_intern(c, sr->name);
+				if (idx == (size_t)-1)
+					return VMHEAP_ENOMEM;
+				s->a = idx + 1;
+				s->b = sr->offset + 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * The rows of a census by site: every part's (class id, site id) counts
+ * merged by (class name, site text).  A site id without a record reads
+ * "<unknown site N>"; objects without a site have a NULL site.
+ */
+static int finish_by_site(vmheap_census *c)
+{
+	struct vmheap_map pairs = VMHEAP_MAP_INIT; /* (class, site+1) -> n */
+	int rc = VMHEAP_ENOMEM;
+
+	if (merge_sites(c) < 0)
+		goto out;
+	for (unsigned t = 0; t < c->threads; t++) {
+		struct vmheap_map *m = &c->parts[t].counts;
+		for (size_t i = 0; i < m->cap; i++) {
+			struct vmheap_map_slot *s = &m->slots[i];
+			if (!s->used)
+				continue;
+			size_t cls = class_pool_index(c, s->key), site = 0;
+			if (cls == (size_t)-1)
+				goto out;
+			if (s->key2) {
+				struct vmheap_map_slot *id = vmheap_map_find(
+				    &c->site_ids, s->key2, 0, 0);
+				char buf[48];
+				snprintf(buf, sizeof(buf),
+					 "<unknown site %" PRIu64 ">",
+					 s->key2);
+				site = id ? (size_t)id->a
+					  : site_intern(c, buf) + 1;
+				if (site == 0)
+					goto out;
+			}
+			struct vmheap_map_slot *d =
+			    vmheap_map_upsert(&pairs, cls, site, 0);
+			if (!d)
+				goto out;
+			d->a += s->a;
+			d->b += s->b;
+		}
+	}
+	c->rows = calloc(pairs.len ? pairs.len : 1, sizeof(*c->rows));
+	if (!c->rows)
+		goto out;
+	c->nrows = 0;
+	for (size_t i = 0; i < pairs.cap; i++) {
+		struct vmheap_map_slot *s = &pairs.slots[i];
+		if (!s->used)
+			continue;
+		struct vmheap_census_row *row = &c->rows[c->nrows++];
+		row->name = c->pool_names[s->key];
+		row->site = s->key2 ? c->site_names[s->key2 - 1] : NULL;
+		row->count = s->a;
+		row->bytes = s->b;
+	}
+	rc = 0;
+out:
+	vmheap_map_release(&pairs);
+	return rc;
+}
+
 static size_t kind_pool_index(vmheap_census *c, const struct vmheap_header *h,
 			      uint64_t kind)
 {
@@ -367,6 +533,8 @@ static int check_totals(vmheap_census *c, vmheap_reader *r)
 				 t->references);
 	if (!rc)
 		rc = check_total(c, r, "strings", f->strings, t->strings);
+	if (!rc)
+		rc = check_total(c, r, "sites", f->sites, t->sites);
 	return rc;
 }
 
@@ -393,12 +561,19 @@ int vmheap_census_finish(vmheap_census *c, vmheap_reader *r)
 		c->totals.references += p->totals.references;
 		c->totals.strings += p->totals.strings;
 		c->totals.blocks += p->totals.blocks;
+		c->totals.sites += p->totals.sites;
 	}
 	int rc = check_totals(c, r);
 	if (rc < 0)
 		return rc;
 	if (merge_classes(c) < 0)
 		return oom(c, r);
+	if (c->group == VMHEAP_GROUP_SITE) {
+		if (finish_by_site(c) < 0)
+			return oom(c, r);
+		c->finished = 1;
+		return 0;
+	}
 
 	for (unsigned t = 0; t < c->threads; t++) {
 		struct part *p = &c->parts[t];
@@ -499,7 +674,13 @@ void vmheap_census_free(vmheap_census *c)
 		for (size_t i = 0; i < p->nclasses; i++)
 			free(p->classes[i].name);
 		free(p->classes);
+		for (size_t i = 0; i < p->nsites; i++)
+			free(p->sites[i].name);
+		free(p->sites);
 	}
+	vmheap_namemap_release(&c->site_pool);
+	free(c->site_names);
+	vmheap_map_release(&c->site_ids);
 	free(c->parts);
 	vmheap_namemap_release(&c->pool);
 	vmheap_map_release(&c->class_pool);

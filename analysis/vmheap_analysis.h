@@ -106,6 +106,7 @@ VMHEAP_EXPORT int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn,
 enum vmheap_census_group {
 	VMHEAP_GROUP_CLASS, /* the object's class name */
 	VMHEAP_GROUP_KIND,  /* the object's kind, named by the header */
+	VMHEAP_GROUP_SITE,  /* the object's class name and allocation site */
 };
 
 typedef struct vmheap_census vmheap_census;
@@ -121,6 +122,12 @@ struct vmheap_census_row {
 	const char *name; /* NUL-terminated; owned by the census */
 	uint64_t count;	  /* objects */
 	uint64_t bytes;	  /* sum of their shallow sizes */
+	/* VMHEAP_GROUP_SITE: the allocation site of these objects as
+	 * "file:line in method" ("file:line" when the site names no
+	 * method; "<unknown site N>" for an id without a site record), or
+	 * NULL when they have none.  NULL in the other groups.  Owned by
+	 * the census. */
+	const char *site;
 };
 
 /*
@@ -172,6 +179,14 @@ VMHEAP_EXPORT int vmheap_census_read(vmheap_census *c, vmheap_reader *r,
 VMHEAP_EXPORT const char *vmheap_census_error(const vmheap_census *c);
 
 /*
+ * The display text of a site record (VMHEAP_RECORD_SITE), as census rows
+ * by site show it: "file:line in method", or "file:line" when the site
+ * names no method.  A malloc'ed NUL-terminated string (free it), or NULL
+ * when out of memory.
+ */
+VMHEAP_EXPORT char *vmheap_site_text(const struct vmheap_record *rec);
+
+/*
  * The rows after finish, one per distinct display name, in no particular
  * order; *n is set to their number.  The caller may reorder them (e.g.
  * with vmheap_census_rows_sort) but not free them.
@@ -213,6 +228,7 @@ VMHEAP_EXPORT void vmheap_census_rows_sort(struct vmheap_census_row *rows,
 /* How one class (matched by display name) changed between two dumps. */
 struct vmheap_census_delta {
 	const char *name; /* owned by one of the two censuses */
+	const char *site; /* by site: as in struct vmheap_census_row */
 	uint64_t count_old, count_new;
 	uint64_t bytes_old, bytes_new;
 	int64_t count_delta; /* count_new - count_old */
@@ -220,7 +236,8 @@ struct vmheap_census_delta {
 };
 
 /*
- * Compare two finished censuses by display name.  Every name whose count
+ * Compare two finished censuses by display name (and by site, for
+ * censuses grouped by site: a row is a class at one site).  Every name whose count
  * or bytes changed gets a delta, including names present in only one of
  * them (new and gone classes).  *out is a malloc'ed array of *n deltas
  * (free it with free()); names stay valid while both censuses live.

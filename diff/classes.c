@@ -44,7 +44,9 @@ int diff_read_census(const struct diff_options *o, struct diff_dump *d,
 	int rc;
 
 	diff_scan_options(o, d, &bar, &sopt);
-	rc = vmheap_census_new(&d->census, VMHEAP_GROUP_CLASS,
+	rc = vmheap_census_new(&d->census,
+			       o->by_site ? VMHEAP_GROUP_SITE
+					  : VMHEAP_GROUP_CLASS,
 			       vmheap_scan_threads(&sopt));
 	if (rc < 0) {
 		snprintf(err, errsz, "out of memory");

@@ -41,6 +41,7 @@ struct diff_suspects; /* --suspects (suspects.c) */
 struct diff_options {
 	const char *old_path, *new_path;
 	enum diff_mode mode;
+	int by_site; /* --by site: the class diff by class and site */
 	/* --sort, --top (0: every row; retainers: 10 classes), --format,
 	 * --threads, --no-progress */
 	struct vmheap_report_options report;

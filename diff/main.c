@@ -23,9 +23,9 @@
 
 static const char usage_line[] =
     "usage: vmheap-diff [--objects | --retainers | --paths | --suspects |\n"
-    "                   --native] [--no-suspects] [--sort count|bytes|name]\n"
-    "                   [--top N] [--format text|json|csv] [--bytes] [--threads N]\n"
-    "                   OLD NEW";
+    "                   --native | --by site] [--no-suspects]\n"
+    "                   [--sort count|bytes|name] [--top N] [--format text|json|csv]\n"
+    "                   [--bytes] [--threads N] OLD NEW";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -48,6 +48,11 @@ static void help(void)
 	       "and NEW has at most\n"
 	       "                 2000000 objects (text and JSON)\n"
 	       "  --no-suspects  no suspects section in the default diff\n"
+	       "  --by site      per class and allocation site (file:line in "
+	       "method; dumps\n"
+	       "                 with sites: Ruby's config.trace.allocations "
+	       "and code's\n"
+	       "                 <imemo:iseq>)\n"
 	       "  --objects      objects of NEW absent from OLD (same id and "
 	       "class), per class\n"
 	       "  --retainers    for the top classes of --objects, which "
@@ -98,6 +103,7 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	    {"native", no_argument, NULL, 'n'},
 	    {"suspects", no_argument, NULL, 's'},
 	    {"no-suspects", no_argument, NULL, 'S'},
+	    {"by", required_argument, NULL, 'b'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -139,6 +145,12 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 		case 'S':
 			o->no_suspects = 1;
 			break;
+		case 'b':
+			if (strcmp(optarg, "site") && strcmp(optarg, "class"))
+				usage_error("--by takes class or site, not '%s'",
+					    optarg);
+			o->by_site = !strcmp(optarg, "site");
+			break;
 		case 'h':
 			help();
 			break;
@@ -156,6 +168,10 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	if (o->no_suspects && o->mode != DIFF_CLASSES)
 		usage_error("%s", "--no-suspects goes with the class-by-class "
 				  "diff (no mode option)");
+	if (modes && o->by_site)
+		usage_error("%s", "--by site is a class diff: it excludes "
+				  "--objects, --retainers, --paths, --suspects "
+				  "and --native");
 	if (argc - optind != 2)
 		usage_error("%s", argc - optind < 2
 				      ? "two dumps needed: OLD NEW"

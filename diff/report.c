@@ -1,5 +1,8 @@
 /*
  * report.c - vmheap-diff's output in text, JSON or CSV for each mode.
+ * With --by site a row of the class diff is a class at an allocation
+ * site: a site column follows the class ("-", null or empty for objects
+ * without a site).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -80,26 +83,43 @@ typedef const char *(*row_fn)(const struct diff_options *o,
 			      char *count, char *bytes, char *share,
 			      size_t size);
 
-/* A count/class/bytes/% table of `shown` rows and a total row. */
+/* The site of delta i (--by site), "-" for none. */
+static const char *delta_site(const struct diff_result *res, size_t i)
+{
+	return res->deltas[i].site ? res->deltas[i].site : "-";
+}
+
+/* A count/class/bytes/% table of `shown` rows and a total row; with
+ * `site` (NULL: none) a site column after the class. */
 static void count_table(struct vmheap_strbuf *out, const struct diff_options *o,
 			const struct diff_result *res, size_t shown, row_fn row,
-			const char *const total[4])
+			const char *const total[4],
+			const char *(*site)(const struct diff_result *res,
+					    size_t i))
 {
-	vmheap_table *tab = vmheap_table_new("rlrr");
+	vmheap_table *tab = vmheap_table_new(site ? "rllrr" : "rlrr");
 	char cnt[32], bytes[32], share[32];
 	int rc = tab ? 0 : -1;
 
 	if (!rc)
 		rc = vmheap_table_add_row(
-		    tab, (const char *[]){"count", "class", "bytes", "%"});
+		    tab, site ? (const char *[]){"count", "class", "site",
+						 "bytes", "%"}
+			      : (const char *[]){"count", "class", "bytes",
+						 "%"});
 	for (size_t i = 0; i < shown && !rc; i++) {
 		const char *name =
 		    row(o, res, i, cnt, bytes, share, sizeof(cnt));
 		rc = vmheap_table_add_row(
-		    tab, (const char *[]){cnt, name, bytes, share});
+		    tab, site ? (const char *[]){cnt, name, site(res, i), bytes,
+						 share}
+			      : (const char *[]){cnt, name, bytes, share});
 	}
 	if (!rc)
-		rc = vmheap_table_add_row(tab, total);
+		rc = vmheap_table_add_row(
+		    tab, site ? (const char *[]){total[0], total[1], "",
+						 total[2], total[3]}
+			      : total);
 	render_table(tab, out, rc);
 }
 
@@ -153,9 +173,12 @@ static void classes_text(const struct diff_options *o, struct diff_result *res,
 	vmheap_format_share(share, sizeof(share), (double)bytes_delta,
 			    old_bytes(res), 1);
 	vmheap_report_total_label(label, sizeof(label), "total", res->ndeltas,
-				  "classes changed", shown);
+				  o->by_site ? "sites changed"
+					     : "classes changed",
+				  shown);
 	count_table(out, o, res, shown, delta_row,
-		    (const char *[]){cnt, label, bytes, share});
+		    (const char *[]){cnt, label, bytes, share},
+		    o->by_site ? delta_site : NULL);
 }
 
 static void classes_json(const struct diff_options *o, struct diff_result *res,
@@ -175,6 +198,13 @@ static void classes_json(const struct diff_options *o, struct diff_result *res,
 	for (size_t i = 0; i < shown; i++) {
 		const struct vmheap_census_delta *d = &res->deltas[i];
 		json_class(out, i, d->name);
+		if (o->by_site) {
+			vmheap_strbuf_add(out, ",\"site\":", 8);
+			if (d->site)
+				vmheap_strbuf_add_json(out, d->site);
+			else
+				vmheap_strbuf_add(out, "null", 4);
+		}
 		vmheap_strbuf_addf(
 		    out,
 		    ",\"count_old\":%" PRIu64 ",\"count_new\":%" PRIu64
@@ -191,12 +221,18 @@ static void classes_csv(const struct diff_options *o, struct diff_result *res,
 {
 	size_t shown = vmheap_report_rows_shown(&o->report, res->ndeltas);
 
-	vmheap_strbuf_addf(out, "count_delta,class,bytes_delta,count_old,"
-				"count_new,bytes_old,bytes_new\n");
+	vmheap_strbuf_addf(out,
+			   "count_delta,class,%sbytes_delta,count_old,"
+			   "count_new,bytes_old,bytes_new\n",
+			   o->by_site ? "site," : "");
 	for (size_t i = 0; i < shown; i++) {
 		const struct vmheap_census_delta *d = &res->deltas[i];
 		vmheap_strbuf_addf(out, "%" PRId64 ",", d->count_delta);
 		vmheap_strbuf_add_csv(out, d->name);
+		if (o->by_site) {
+			vmheap_strbuf_add(out, ",", 1);
+			vmheap_strbuf_add_csv(out, d->site ? d->site : "");
+		}
 		vmheap_strbuf_addf(out,
 				   ",%" PRId64 ",%" PRIu64 ",%" PRIu64
 				   ",%" PRIu64 ",%" PRIu64 "\n",
@@ -243,7 +279,7 @@ static void objects_text(const struct diff_options *o, struct diff_result *res,
 	vmheap_report_total_label(label, sizeof(label), "total new",
 				  res->ident.nnews, "classes", shown);
 	count_table(out, o, res, shown, new_class_row,
-		    (const char *[]){cnt, label, bytes, share});
+		    (const char *[]){cnt, label, bytes, share}, NULL);
 }
 
 static void objects_json(const struct diff_options *o, struct diff_result *res,

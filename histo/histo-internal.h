@@ -11,6 +11,7 @@ struct histo_options {
 	const char *path; /* the dump, or "-" */
 	struct vmheap_report_options report; /* --sort, --top, --format... */
 	int by_kind;			     /* group by object kind */
+	int by_site;			     /* --by site: class and site */
 	int retained;			     /* --retained (retained.c) */
 	int sort_given;			     /* --sort was on the line */
 	int native;			     /* --native: malloc sites */

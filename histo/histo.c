@@ -25,9 +25,11 @@ int histo_run(const struct histo_options *o, struct vmheap_strbuf *out,
 		return rc;
 	}
 	vmheap_report_scan_options(&o->report, o->path, size, &bar, &sopt);
-	rc = vmheap_census_new(
-	    &c, o->by_kind ? VMHEAP_GROUP_KIND : VMHEAP_GROUP_CLASS,
-	    vmheap_scan_threads(&sopt));
+	rc = vmheap_census_new(&c,
+			       o->by_kind   ? VMHEAP_GROUP_KIND
+			       : o->by_site ? VMHEAP_GROUP_SITE
+					    : VMHEAP_GROUP_CLASS,
+			       vmheap_scan_threads(&sopt));
 	if (rc < 0) {
 		snprintf(err, errsz, "out of memory");
 		vmheap_reader_free(r);

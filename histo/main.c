@@ -16,7 +16,8 @@
 
 static const char usage_line[] =
     "usage: vmheap-histo [--sort count|bytes|name] [--top N] "
-    "[--format text|json|csv] [--bytes] [--kind | --retained | --native] "
+    "[--format text|json|csv] [--bytes] [--kind | --by site | --retained | "
+    "--native] "
     "[--threads N] DUMP";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -36,6 +37,11 @@ static void help(void)
 	       "  --top N        print only the first N rows\n"
 	       "  --format FMT   text (default), json or csv\n"
 	       "  --kind         group by object kind instead of class\n"
+	       "  --by site      group by class and allocation site (file:line "
+	       "in method;\n"
+	       "                 dumps of 1.1 with sites: Ruby's "
+	       "config.trace.allocations,\n"
+	       "                 and the <imemo:iseq> of code)\n"
 	       "  --retained     add each class's retained bytes (the heap "
 	       "graph: sorted by\n"
 	       "                 them unless --sort is given)\n"
@@ -59,6 +65,7 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 	static const struct option longopts[] = {
 	    VMHEAP_REPORT_LONGOPTS('R'),
 	    {"kind", no_argument, NULL, 'k'},
+	    {"by", required_argument, NULL, 'b'},
 	    {"retained", no_argument, NULL, 'r'},
 	    {"native", no_argument, NULL, 'n'},
 	    {"help", no_argument, NULL, 'h'},
@@ -83,6 +90,16 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 		case 'k':
 			o->by_kind = 1;
 			break;
+		case 'b':
+			if (strcmp(optarg, "site") == 0)
+				o->by_site = 1;
+			else if (strcmp(optarg, "kind") == 0)
+				o->by_kind = 1;
+			else if (strcmp(optarg, "class") != 0)
+				usage_error("--by takes class, kind or site, "
+					    "not '%s'",
+					    optarg);
+			break;
 		case 'r':
 			o->retained = 1;
 			break;
@@ -100,9 +117,9 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 				    argv[optind - 1]);
 		}
 	}
-	if (o->by_kind + o->retained + o->native > 1)
-		usage_error("%s", "--kind, --retained and --native exclude each "
-				  "other");
+	if (o->by_kind + o->by_site + o->retained + o->native > 1)
+		usage_error("%s", "--kind, --by site, --retained and --native "
+				  "exclude each other");
 	if (argc - optind != 1)
 		usage_error("%s", argc - optind < 1
 				      ? "no dump given"

@@ -171,7 +171,11 @@ static int open_writer(struct hp *hp)
 	wo.vm_name = "java";
 	wo.vm_version = "";
 	wo.pid = hp->h.in->opt->pid;
-	wo.time = (int64_t)(hp->time_ms / 1000);
+	/* HPROF's milliseconds as they are, at most INT64_MAX (else the
+	 * writer would make them from `time` * 1000, which overflows for a
+	 * bogus header) */
+	wo.time_ms = hp->time_ms <= INT64_MAX ? (int64_t)hp->time_ms : INT64_MAX;
+	wo.time = wo.time_ms / 1000;
 	wo.pointer_size = hp->h.id_size;
 	wo.kind_names = kind_names;
 	wo.kind_count = sizeof(kind_names) / sizeof(kind_names[0]);

@@ -15,7 +15,9 @@
  *    ICLASSes are skipped up their "superclass" chain to the real class
  *    (rb_obj_class), named by that class's "name", or "#<Class:0x...>"
  *    when it has none (anonymous);
- *  - IMEMO, NODE and ICLASS slots are "<imemo>", "<node>", "<iclass>";
+ *  - IMEMO slots are named by their imemo_type, "<imemo:iseq>", ...
+ *    ("<imemo>" for a type this file does not know); NODE and ICLASS
+ *    slots are "<node>", "<iclass>";
  *    objects without a class (hidden) are "<hidden-TYPE>";
  *  - the kind is the T_ type; an imemo's kind names its imemo_type.
  * A class record may come after the objects of its class in dump_all's
@@ -46,6 +48,7 @@ struct rj {
 	struct imp_table classes; /* address -> struct ruby_class */
 	uint32_t next_class_id;
 	uint32_t pseudo[2][RUBY_T_COUNT + 1]; /* [hidden][T] -> class id */
+	uint32_t imemo[32]; /* [kind - RUBY_T_COUNT] -> "<imemo:TYPE>" id */
 	char **root_kinds;
 	size_t *root_kind_len, nroot_kinds;
 	uint64_t line_no, offset; /* of the line being converted */
@@ -160,6 +163,27 @@ static int pseudo_class(struct rj *rj, int t, int hidden, uint32_t *id)
 	rc = add_class(rj, id, name, (size_t)len, 0, RUBY_CLASS_INTERNAL);
 	if (rc == 0)
 		rj->pseudo[hidden][k] = *id;
+	return rc;
+}
+
+/* "<imemo:iseq>", ...: the class of an imemo of kind `kind` (an imemo
+ * kind of ruby_kinds.c, named "imemo:TYPE"). */
+static int imemo_class(struct rj *rj, unsigned kind, uint32_t *id)
+{
+	unsigned k = kind - RUBY_T_COUNT;
+	char name[64];
+	int len, rc;
+
+	if (kind < RUBY_T_COUNT || k >= sizeof(rj->imemo) / sizeof(*rj->imemo))
+		return pseudo_class(rj, (int)RUBY_T_IMEMO, 0, id);
+	if (rj->imemo[k]) {
+		*id = rj->imemo[k];
+		return 0;
+	}
+	len = snprintf(name, sizeof(name), "<%s>", rj->kinds.names[kind]);
+	rc = add_class(rj, id, name, (size_t)len, 0, RUBY_CLASS_INTERNAL);
+	if (rc == 0)
+		rj->imemo[k] = *id;
 	return rc;
 }
 
@@ -309,9 +333,6 @@ static int convert_object(struct rj *rj)
 		if (rc < 0)
 			return rc;
 	}
-	rc = object_class(rj, t, &cid);
-	if (rc < 0)
-		return rc;
 	if (t < 0)
 		kind = ruby_kind_unknown(&rj->kinds);
 	else if (t == (int)RUBY_T_IMEMO)
@@ -319,6 +340,10 @@ static int convert_object(struct rj *rj)
 					  l->imemo_type.len);
 	else
 		kind = (unsigned)t;
+	rc = t == (int)RUBY_T_IMEMO ? imemo_class(rj, kind, &cid)
+				    : object_class(rj, t, &cid);
+	if (rc < 0)
+		return rc;
 	rc = vmheap_writer_add_object(rj->w, l->address, cid, l->memsize, kind,
 				      l->refs, l->nrefs);
 	if (rc < 0)

@@ -5,6 +5,7 @@
  *   target.c   the target: an object by address, or every instance of a
  *              class by label (with the nearest labels when none has it),
  *              and their paths merged by shape (libvmheap-analysis)
+ *   site.c     the target's allocation site(s), when the dump has them
  *   report.c   text and JSON output
  */
 #ifndef PATH_INTERNAL_H
@@ -21,12 +22,20 @@ struct path_options {
 	struct vmheap_report_options report; /* --top, --format, --bytes */
 };
 
+/* An allocation site of the target (site.c). */
+struct path_site {
+	char *text;	      /* "file:line in method" */
+	uint64_t count, bytes; /* the target's objects allocated there */
+};
+
 struct path_result {
 	vmheap_reader *reader; /* the dump's header */
 	vmheap_graph *g;
 	int by_address;
 	uint64_t address;
 	struct vmheap_graph_class_paths *paths; /* the merged groups */
+	struct path_site *sites; /* most objects first; NULL: none known */
+	size_t nsites;
 };
 
 /*
@@ -42,5 +51,11 @@ void path_render(const struct path_options *o, const struct path_result *res,
 		 struct vmheap_strbuf *out);
 
 void path_result_release(struct path_result *res);
+
+/* The target's sites into res->sites (none for a dump read from stdin or
+ * without sites).  Returns 0 or a negative code with err set. */
+int path_find_sites(const struct path_options *o, struct path_result *res,
+		    char *err, size_t errsz);
+void path_sites_release(struct path_result *res);
 
 #endif /* PATH_INTERNAL_H */

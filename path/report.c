@@ -17,6 +17,62 @@ static uint64_t target_bytes(const struct vmheap_graph_class_paths *p)
 	return b;
 }
 
+/* The target's sites: "allocated at SITE" for an object; for a class
+ * "allocated at: N at SITE, ..." (the first 5). */
+#define SHOWN_SITES 5
+static void sites_text(const struct path_result *res,
+		       struct vmheap_strbuf *out)
+{
+	if (!res->nsites)
+		return;
+	if (res->by_address) {
+		vmheap_strbuf_add(out, "allocated at ", 13);
+		vmheap_strbuf_add_text(out, res->sites[0].text);
+		vmheap_strbuf_add(out, "\n", 1);
+		return;
+	}
+	vmheap_strbuf_add(out, "allocated at:", 13);
+	for (size_t i = 0; i < res->nsites && i < SHOWN_SITES; i++) {
+		vmheap_strbuf_addf(out, "%s %" PRIu64 " at ", i ? "," : "",
+				   res->sites[i].count);
+		vmheap_strbuf_add_text(out, res->sites[i].text);
+	}
+	uint64_t at = 0;
+	for (size_t i = 0; i < res->nsites; i++)
+		at += res->sites[i].count;
+	if (res->nsites > SHOWN_SITES)
+		vmheap_strbuf_addf(out, ", and %zu more sites",
+				   res->nsites - SHOWN_SITES);
+	if (at < res->paths->instances)
+		vmheap_strbuf_addf(out, "; %" PRIu64 " without a site",
+				   res->paths->instances - at);
+	vmheap_strbuf_add(out, "\n", 1);
+}
+
+static void sites_json(const struct path_result *res,
+		       struct vmheap_strbuf *out)
+{
+	if (res->by_address) {
+		vmheap_strbuf_add(out, ",\"site\":", 8);
+		if (res->nsites)
+			vmheap_strbuf_add_json(out, res->sites[0].text);
+		else
+			vmheap_strbuf_add(out, "null", 4);
+		return;
+	}
+	vmheap_strbuf_add(out, ",\"sites\":[", 10);
+	for (size_t i = 0; i < res->nsites; i++) {
+		vmheap_strbuf_add(out, i ? ",{\"site\":" : "{\"site\":",
+				  i ? 9 : 8);
+		vmheap_strbuf_add_json(out, res->sites[i].text);
+		vmheap_strbuf_addf(out,
+				   ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+				   "}",
+				   res->sites[i].count, res->sites[i].bytes);
+	}
+	vmheap_strbuf_add(out, "]", 1);
+}
+
 static void render_text(const struct path_options *o,
 			const struct path_result *res, size_t shown,
 			struct vmheap_strbuf *out)
@@ -53,6 +109,7 @@ static void render_text(const struct path_options *o,
 				   p->group_count == 1 ? "" : "s",
 				   p->unreachable, lost);
 	}
+	sites_text(res, out);
 	for (size_t k = 0; k < shown; k++) {
 		const struct vmheap_graph_path_group *grp = &p->groups[k];
 		vmheap_strbuf_add(out, "\n", 1);
@@ -86,6 +143,7 @@ static void render_json(const struct path_options *o,
 		vmheap_strbuf_add_class(out, g, vmheap_graph_object_class(g, i),
 					VMHEAP_OUTPUT_JSON);
 	}
+	sites_json(res, out);
 	vmheap_strbuf_addf(out,
 			   ",\"instances\":%" PRIu64 ",\"instance_bytes\":%" PRIu64
 			   ",\"unreachable\":%" PRIu64

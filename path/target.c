@@ -70,6 +70,8 @@ int path_find(const struct path_options *o, struct path_result *res,
 				       &res->paths);
 	if (rc < 0)
 		snprintf(err, errsz, "%s", vmheap_graph_error(res->g));
+	else
+		rc = path_find_sites(o, res, err, errsz);
 	free(objects);
 	return rc;
 }
@@ -77,6 +79,7 @@ int path_find(const struct path_options *o, struct path_result *res,
 void path_result_release(struct path_result *res)
 {
 	vmheap_graph_object_paths_free(res->paths);
+	path_sites_release(res);
 	vmheap_graph_free(res->g);
 	vmheap_reader_free(res->reader);
 	memset(res, 0, sizeof(*res));

@@ -37,6 +37,34 @@ struct aobj {
 	uint64_t ref; /* 0: none */
 };
 
+/* A real writer on the new file scratch/name (*f, for
+ * finish_scratch_dump), vm "testvm", pid 77, kinds object and string;
+ * with allocation sites when `sites`. */
+static vmheap_writer *open_scratch_dump(const char *name, int sites, FILE **f)
+{
+	static const char *const kinds[] = {"object", "string"};
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+
+	*f = fopen(scratch_path(name), "wb");
+	ck_assert_ptr_nonnull(*f);
+	opt.vm_name = "testvm";
+	opt.pid = 77;
+	opt.kind_names = kinds;
+	opt.kind_count = 2;
+	opt.sites = sites;
+	ck_assert_int_eq(vmheap_writer_open(&w, fileno(*f), &opt), 0);
+	return w;
+}
+
+static void finish_scratch_dump(vmheap_writer *w, FILE *f)
+{
+	ck_assert_msg(vmheap_writer_finish(w) == 0, "%s",
+		      vmheap_writer_error(w));
+	vmheap_writer_free(w);
+	fclose(f);
+}
+
 /*
  * Write a dump of `classes` (id i+1 is named names[i]) and objects to
  * scratch/name with the real writer; a root of kind "global" holds
@@ -46,18 +74,9 @@ static const char *write_dump(const char *name, const char *const *names,
 			      size_t nclasses, const struct aobj *objs,
 			      size_t nobjs, uint64_t root)
 {
-	static const char *const kinds[] = {"object", "string"};
-	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
-	const char *path = scratch_path(name);
-	FILE *f = fopen(path, "wb");
-	vmheap_writer *w;
+	FILE *f;
+	vmheap_writer *w = open_scratch_dump(name, 0, &f);
 
-	ck_assert_ptr_nonnull(f);
-	opt.vm_name = "testvm";
-	opt.pid = 77;
-	opt.kind_names = kinds;
-	opt.kind_count = 2;
-	ck_assert_int_eq(vmheap_writer_open(&w, fileno(f), &opt), 0);
 	for (size_t i = 0; i < nclasses; i++)
 		ck_assert_int_eq(vmheap_writer_add_class(w, i + 1, names[i],
 							 strlen(names[i]), 0,
@@ -74,11 +93,8 @@ static const char *write_dump(const char *name, const char *const *names,
 				 0);
 		ck_assert_int_eq(vmheap_writer_add_root(w, 500, root), 0);
 	}
-	ck_assert_msg(vmheap_writer_finish(w) == 0, "%s",
-		      vmheap_writer_error(w));
-	vmheap_writer_free(w);
-	fclose(f);
-	return path;
+	finish_scratch_dump(w, f);
+	return scratch_path(name);
 }
 
 /* The census of the dump at `path`, read on `threads` threads. */
@@ -321,6 +337,113 @@ START_TEST(census_diff_matches_classes_by_name)
 }
 END_TEST
 
+/* ------------------------------------------------------------ sites */
+
+/* An object of class 1 ("A") or 2 ("B") at a site id (0: none). */
+struct site_obj {
+	uint64_t id, cls, bytes, site;
+};
+
+/* A dump whose site 1 is a.rb:3 in m and site 2 is b.rb:7 (no method),
+ * or the other way round when `swapped`; classes 1 "A", 2 "B". */
+static const char *write_site_dump(const char *name, int swapped,
+				   const struct site_obj *objs, size_t n)
+{
+	FILE *f;
+	vmheap_writer *w = open_scratch_dump(name, 1, &f);
+
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "A", 1, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 2, "B", 1, 0, 0), 0);
+	ck_assert_int_eq(
+	    vmheap_writer_add_site(w, swapped ? 2 : 1, "a.rb", 4, 3, "m", 1),
+	    0);
+	ck_assert_int_eq(
+	    vmheap_writer_add_site(w, swapped ? 1 : 2, "b.rb", 4, 7, "", 0),
+	    0);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(vmheap_writer_add_object_named(
+				     w, objs[i].id, objs[i].cls, objs[i].bytes,
+				     0, NULL, NULL, 0, objs[i].site),
+				 0);
+	finish_scratch_dump(w, f);
+	return scratch_path(name);
+}
+
+/* The row of (name, site) in a census by site (site NULL: none). */
+static const struct vmheap_census_row *
+site_row(vmheap_census *c, const char *name, const char *site)
+{
+	size_t n;
+	struct vmheap_census_row *rows = vmheap_census_rows(c, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, name) &&
+		    (site ? rows[i].site && !strcmp(rows[i].site, site)
+			  : !rows[i].site))
+			return &rows[i];
+	return NULL;
+}
+
+/* A census by site counts (class, site) pairs, names sites by their
+ * text ("file:line in method", "file:line"), and the diff matches rows
+ * by that text, not by the dumps' site ids. */
+START_TEST(census_by_site_counts_class_site_pairs_and_diff_matches_text)
+{
+	static const struct site_obj old_objs[] = {
+	    {0x10, 1, 8, 1}, {0x18, 1, 8, 1}, {0x20, 1, 8, 2},
+	    {0x28, 1, 8, 0}, {0x30, 2, 5, 1}, {0x38, 2, 5, 9}};
+	/* the same sites under swapped ids: a.rb:3 is 2, b.rb:7 is 1 */
+	static const struct site_obj new_objs[] = {
+	    {0x10, 1, 8, 2}, {0x18, 1, 8, 2}, {0x20, 1, 8, 2},
+	    {0x28, 1, 8, 0}, {0x30, 2, 5, 2}, {0x40, 2, 5, 1}};
+	vmheap_census *o = census_of(
+	    write_site_dump("s-old.vmheap", 0, old_objs, 6), VMHEAP_GROUP_SITE,
+	    2);
+	vmheap_census *nw = census_of(
+	    write_site_dump("s-new.vmheap", 1, new_objs, 6), VMHEAP_GROUP_SITE,
+	    1);
+	const struct vmheap_census_row *r;
+	struct vmheap_census_delta *d;
+	size_t n;
+
+	vmheap_census_rows(o, &n);
+	ck_assert_uint_eq(n, 5);
+	r = site_row(o, "A", "a.rb:3 in m");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->count, 2);
+	ck_assert_uint_eq(r->bytes, 16);
+	ck_assert_uint_eq(site_row(o, "A", "b.rb:7")->count, 1);
+	ck_assert_uint_eq(site_row(o, "A", NULL)->count, 1);
+	ck_assert_uint_eq(site_row(o, "B", "a.rb:3 in m")->count, 1);
+	ck_assert_uint_eq(site_row(o, "B", "<unknown site 9>")->count, 1);
+	ck_assert_uint_eq(vmheap_census_totals(o)->sites, 2);
+
+	ck_assert_int_eq(vmheap_census_diff(o, nw, &d, &n), 0);
+	vmheap_census_deltas_sort(d, n, VMHEAP_SORT_COUNT);
+	/* A at a.rb:3 +1 (new id 2 is a.rb:3), B at b.rb:7 +1 (new), B at
+	 * the unknown site -1; A at b.rb:7 -1 (its object moved to a.rb:3);
+	 * A without a site and B at a.rb:3 unchanged: no delta */
+	ck_assert_uint_eq(n, 4);
+	ck_assert_str_eq(d[0].name, "A");
+	ck_assert_str_eq(d[0].site, "a.rb:3 in m");
+	ck_assert_int_eq(d[0].count_delta, 1);
+	ck_assert_str_eq(d[1].name, "B");
+	ck_assert_str_eq(d[1].site, "b.rb:7");
+	ck_assert_int_eq(d[1].count_delta, 1);
+	ck_assert_int_eq(d[2].count_delta, -1);
+	ck_assert_int_eq(d[3].count_delta, -1);
+	free(d);
+
+	/* by class, the same dump has two rows */
+	vmheap_census_free(o);
+	o = census_of(scratch_path("s-old.vmheap"), VMHEAP_GROUP_CLASS, 1);
+	ck_assert_uint_eq(row_named(o, "A")->count, 4);
+	ck_assert_ptr_null(row_named(o, "A")->site);
+	vmheap_census_free(o);
+	vmheap_census_free(nw);
+}
+END_TEST
+
 /* ------------------------------------------------------------ identity */
 
 /* Open OLD and NEW for an identity match. */
@@ -500,6 +623,8 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, census_counts_per_class_name_with_placeholders);
 	tcase_add_test(tc, census_refuses_more_threads_than_it_was_made_for);
 	tcase_add_test(tc, census_diff_matches_classes_by_name);
+	tcase_add_test(
+	    tc, census_by_site_counts_class_site_pairs_and_diff_matches_text);
 
 	tc = spec_tcase(s, "identity", 60);
 	tcase_add_test(tc, identity_finds_new_objects_and_who_retains_them);

@@ -548,7 +548,9 @@ START_TEST(references_classes_and_roots_appear_in_the_dump)
 	ck_assert_uint_eq(d->class_flags[holder], 0);
 
 	/* internal objects get a name in angle brackets, flagged 0x2 */
-	ck_assert_uint_gt(count_of(d, "<imemo>"), 0);
+	ck_assert_uint_gt(count_of(d, "<imemo:iseq>"), 0);
+	ck_assert_uint_gt(count_of(d, "<imemo:ment>"), 0);
+	ck_assert_uint_eq(count_of(d, "<imemo>"), 0);
 	for (i = 0; i < d->nclasses; i++)
 		if (d->class_name[i][0] == '<')
 			ck_assert_uint_eq(d->class_flags[i], 0x2);

@@ -19,6 +19,11 @@
  *                  each text once as a string record, ruby_name_globals.c
  *                  the globals of a dump child, ruby_names_var.c
  *                  config.dump.names.
+ *   ruby_imemo.c   imemo types ("<imemo:iseq>") and an iseq's location.
+ *   ruby_alloc_sites.c  the allocation tracer (config.trace.allocations),
+ *                  on ruby_site_table.c (sites interned to ids) and
+ *                  ruby_object_table.c (object -> site id).
+ *   ruby_dump_sites.c   the site of each object a dump writes.
  *
  * Ruby's own headers warn under -Wextra; the build includes them with
  * -isystem (see hosts/ruby/ruby.mk).
@@ -140,6 +145,127 @@ void ruby_vars_list(void *ctx,
 		    void (*add)(void *arg, const char *name, const char *type),
 		    void *arg);
 int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk);
+int ruby_vars_set(void *ctx, const char *name, const msgpack_object *value,
+		  msgpack_packer *pk, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ imemo */
+
+/* The imemo type of a T_IMEMO object (MRI's enum imemo_type). */
+int ruby_imemo_type(VALUE obj);
+
+/* "<imemo:iseq>", ... for an imemo type, into buf; returns its length
+ * (snprintf's). */
+int ruby_imemo_class_name(int type, char *buf, size_t size);
+
+/* For an instruction sequence (a T_IMEMO of type iseq): its file (owned
+ * by the iseq) and first line, and 1; 0 for any other imemo or an iseq
+ * without a location yet.  Allocates nothing. */
+int ruby_iseq_location(VALUE obj, const char **file, size_t *file_len,
+		       uint64_t *line);
+
+/* Non-zero when an iseq's file names eval'd code without a file
+ * ("(eval)"). */
+int ruby_iseq_from_eval(const char *file, size_t file_len);
+
+/* ------------------------------------------------------------ sites */
+
+/* An allocation site: copies of its text, NUL-terminated. */
+struct ruby_site {
+	char *file;
+	size_t file_len;
+	uint64_t line;
+	char *method; /* "" when unknown */
+	size_t method_len;
+	uint64_t hash;
+};
+
+/* Sites interned by content to dense ids from 1 (ruby_site_table.c). */
+struct ruby_site_table {
+	struct ruby_site *sites; /* id - 1 */
+	size_t count, cap;
+	uint32_t *slots; /* index by hash: site ids, 0 = empty */
+	size_t nslots;
+	size_t bytes; /* C memory held */
+};
+
+void ruby_site_table_init(struct ruby_site_table *t);
+
+/* The id of (file, line, method), added (and *added set) when new; 0
+ * when out of memory. */
+uint32_t ruby_site_table_intern(struct ruby_site_table *t, const char *file,
+				size_t file_len, uint64_t line,
+				const char *method, size_t method_len,
+				int *added);
+
+/* The site of `id`, or NULL. */
+const struct ruby_site *ruby_site_table_get(const struct ruby_site_table *t,
+					    uint32_t id);
+
+void ruby_site_table_free(struct ruby_site_table *t);
+
+/* Object VALUE -> site id (ruby_object_table.c): per 64 KiB heap page an
+ * array of site ids, found through a directory of pages. */
+struct ruby_object_page;
+struct ruby_object_dir {
+	uint64_t page; /* VALUE >> 16; 0 = empty entry */
+	struct ruby_object_page *p; /* NULL: no traced object there now */
+};
+struct ruby_object_table {
+	struct ruby_object_dir *dir;
+	size_t dir_cap, dir_len;
+	struct ruby_object_dir *last; /* the entry used last */
+	size_t pages;		      /* arrays allocated */
+	size_t count;		      /* objects */
+};
+
+void ruby_object_table_init(struct ruby_object_table *t);
+/* Map key (non-zero) to site, replacing an old entry.  0, or -1 when out
+ * of memory (the table is unchanged). */
+int ruby_object_table_set(struct ruby_object_table *t, uint64_t key,
+			  uint32_t site);
+/* The site of key, or 0. */
+uint32_t ruby_object_table_get(struct ruby_object_table *t, uint64_t key);
+void ruby_object_table_remove(struct ruby_object_table *t, uint64_t key);
+size_t ruby_object_table_bytes(const struct ruby_object_table *t);
+void ruby_object_table_free(struct ruby_object_table *t);
+
+/* ------------------------------------------------------------ tracer */
+
+/* The tracer (ruby_alloc_sites.c).  All with the GVL held. */
+int ruby_alloc_sites_on(void);
+/* The tracer's site id of obj (0: none recorded, or tracing is off). */
+uint32_t ruby_alloc_site_of(VALUE obj);
+/* The tracer's site `id`, or NULL. */
+const struct ruby_site *ruby_alloc_site(uint32_t id);
+/* How many sites the tracer holds. */
+uint32_t ruby_alloc_site_count(void);
+
+/* Its variables, for ruby_vars.c: list, get (VMHEAP_AGENT_ENOTFOUND for
+ * another name), set (the host's set_var; VMHEAP_AGENT_ENOTFOUND with an
+ * empty err for another name). */
+void ruby_alloc_sites_list(void (*add)(void *arg, const char *name,
+				       const char *type),
+			   void *arg);
+int ruby_alloc_sites_get(const char *name, msgpack_packer *pk);
+int ruby_alloc_sites_set(void *ctx, const char *name,
+			 const msgpack_object *value, msgpack_packer *pk,
+			 char *err, size_t errlen);
+
+/* The sites of one dump (ruby_dump_sites.c). */
+struct ruby_dump_sites {
+	vmheap_writer *w;
+	struct ruby_site_table table; /* the dump's ids */
+	uint64_t *traced;	      /* tracer id -> dump id (0: not yet) */
+	size_t ntraced;
+};
+
+void ruby_dump_sites_init(struct ruby_dump_sites *ds, vmheap_writer *w);
+void ruby_dump_sites_free(struct ruby_dump_sites *ds);
+
+/* The dump's site id of obj (0: none), writing the site record before its
+ * first use.  0 or a negative code (writer, memory). */
+int ruby_dump_site_of(struct ruby_dump_sites *ds, VALUE obj, int type,
+		      uint64_t *site);
 
 /* ------------------------------------------------------------ names */
 
@@ -249,10 +375,6 @@ void ruby_names_list_var(void (*add)(void *arg, const char *name,
 int ruby_names_get_var(const char *name, msgpack_packer *pk);
 int ruby_names_set_var(const char *name, const msgpack_object *value,
 		       msgpack_packer *pk, char *err, size_t errlen);
-
-/* system variables' set_var: config.dump.names. */
-int ruby_vars_set(void *ctx, const char *name, const msgpack_object *value,
-		  msgpack_packer *pk, char *err, size_t errlen);
 
 /* ------------------------------------------------------- ruby_native.c */
 

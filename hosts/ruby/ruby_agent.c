@@ -98,6 +98,7 @@ static void host_init(void)
 	host.prepare_child = host_prepare_child;
 	host.kind_names = ruby_kind_names;
 	host.kind_count = ruby_kind_count;
+	host.sites = 1; /* iseqs always, traced objects (ruby_dump_sites.c) */
 	host.list_vars = ruby_vars_list;
 	host.get_var = ruby_vars_get;
 	host.set_var = ruby_vars_set;

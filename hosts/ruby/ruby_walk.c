@@ -19,7 +19,8 @@
  *    called during the walk because it allocates;
  *  - the class of an object is rb_obj_class (singleton classes and
  *    included-module iclasses resolve to the real class).  Internal slots
- *    without a Ruby class get a name in angle brackets by type: "<imemo>",
+ *    without a Ruby class get a name in angle brackets by type: imemos by
+ *    their imemo type, "<imemo:iseq>", "<imemo:ment>", ... (ruby_imemo.c),
  *    "<node>", "<iclass>", and hidden objects (klass 0, e.g. the VM's own
  *    strings and arrays) "<hidden-string>", "<hidden-array>", ...;
  *  - class ids are small dense integers from a C hash table, and a class
@@ -27,6 +28,8 @@
  *    its flags say anonymous (0x1) or internal (0x2, no Ruby class).
  *
  * Object kinds are Ruby's T_ type values; ruby_kind_names names them.
+ * Each object carries its allocation site when it has one
+ * (ruby_dump_sites.c: an iseq's own location, or the tracer's record).
  * Names on references and roots come from ruby_names.c (unless
  * config.dump.names is false).
  */
@@ -55,11 +58,12 @@ const size_t ruby_kind_count =
 
 /* Class record flags written by the Ruby host (FORMAT.md: VM-specific). */
 #define RUBY_CLASS_ANONYMOUS 0x1u /* no name: "#<Class:0x...>" made here */
-#define RUBY_CLASS_INTERNAL 0x2u  /* "<imemo>" etc.: no Ruby class */
+#define RUBY_CLASS_INTERNAL 0x2u  /* "<imemo:iseq>" etc.: no Ruby class */
 
 #define MAX_CATEGORIES 64
 /* Pseudo-class keys: far below any heap address, never 0. */
 #define PSEUDO_KEY(type, hidden) (0x1000u | ((hidden) ? 0x100u : 0) | (type))
+#define IMEMO_KEY(imemo_type) (0x2000u | (imemo_type))
 
 struct walk {
 	vmheap_writer *w;
@@ -73,6 +77,7 @@ struct walk {
 	 * limit. */
 	VALUE *chain;
 	size_t chain_cap;
+	struct ruby_dump_sites sites; /* ruby_dump_sites.c */
 	const char *category[MAX_CATEGORIES];
 	uint64_t category_id[MAX_CATEGORIES];
 	size_t ncategories;
@@ -246,12 +251,30 @@ static uint32_t pseudo_class_id(struct walk *wk, int type, int hidden)
 	return emit_class(wk, key, name, (size_t)len, 0, RUBY_CLASS_INTERNAL);
 }
 
+/* "<imemo:iseq>", ...: one class per imemo type (ruby_imemo.c). */
+static uint32_t imemo_class_id(struct walk *wk, VALUE obj)
+{
+	int type = ruby_imemo_type(obj);
+	uint64_t key = IMEMO_KEY((unsigned)type);
+	uint32_t id = ruby_class_table_get(&wk->classes, key);
+	char name[64];
+	int len;
+
+	if (id)
+		return id;
+	len = ruby_imemo_class_name(type, name, sizeof(name));
+	if (len < 0 || (size_t)len >= sizeof(name))
+		len = (int)strlen(name);
+	return emit_class(wk, key, name, (size_t)len, 0, RUBY_CLASS_INTERNAL);
+}
+
 static uint32_t object_class_id(struct walk *wk, VALUE obj, int type)
 {
 	VALUE klass;
 
 	switch (type) {
 	case T_IMEMO:
+		return imemo_class_id(wk, obj);
 	case T_NODE:
 	case T_ICLASS:
 		return pseudo_class_id(wk, type, 0);
@@ -296,6 +319,7 @@ static int walk_page(void *start, void *end, size_t stride, void *data)
 		const int64_t *names = NULL;
 		uint32_t cid;
 		size_t bytes;
+		uint64_t site;
 		int type, rc;
 
 		if (!RBASIC(obj)->flags)
@@ -321,9 +345,11 @@ static int walk_page(void *start, void *end, size_t stride, void *data)
 				return 1;
 			}
 		}
-		rc = vmheap_writer_add_object_named(
-		    wk->w, (uint64_t)obj, cid, (uint64_t)bytes,
-		    (uint32_t)type, wk->refs, names, wk->nrefs, 0);
+		rc = ruby_dump_site_of(&wk->sites, obj, type, &site);
+		if (rc == 0)
+			rc = vmheap_writer_add_object_named(
+			    wk->w, (uint64_t)obj, cid, (uint64_t)bytes,
+			    (uint32_t)type, wk->refs, names, wk->nrefs, site);
 		if (rc < 0) {
 			fail(wk, rc);
 			return 1;
@@ -340,10 +366,12 @@ int ruby_walk_heap(vmheap_writer *w)
 	memset(&wk, 0, sizeof(wk));
 	wk.w = w;
 	ruby_class_table_init(&wk.classes);
+	ruby_dump_sites_init(&wk.sites, w);
 
 	wk.rc = ruby_names_open(&wk.names, w, MAX_CATEGORIES + 1);
 	if (wk.rc) {
 		ruby_class_table_free(&wk.classes);
+		ruby_dump_sites_free(&wk.sites);
 		return wk.rc;
 	}
 	gc_was_disabled = rb_gc_disable();
@@ -355,6 +383,7 @@ int ruby_walk_heap(vmheap_writer *w)
 
 	ruby_names_close(wk.names);
 	ruby_class_table_free(&wk.classes);
+	ruby_dump_sites_free(&wk.sites);
 	free(wk.refs);
 	free(wk.chain);
 	return wk.rc;

@@ -2,6 +2,7 @@
  * process.c - processes that die with the test, waits with a deadline,
  * commands run with their output captured (see vmheap_spec.h).
  */
+#include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -258,4 +259,20 @@ void spec_run_free(struct spec_run *r)
 	free(r->out);
 	free(r->err);
 	r->out = r->err = NULL;
+}
+
+char *spec_run_stdout(const char *const *argv, const char *const *env,
+		      int timeout_ms)
+{
+	struct spec_run r;
+	char *out;
+
+	ck_assert_msg(spec_run(argv, env, NULL, timeout_ms, &r) == 0,
+		      "cannot start %s", argv[0]);
+	ck_assert_msg(r.status == 0, "%s exited %d: %s%s", argv[0], r.status,
+		      r.out, r.err);
+	out = r.out;
+	r.out = NULL;
+	spec_run_free(&r);
+	return out;
 }

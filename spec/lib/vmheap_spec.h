@@ -208,6 +208,11 @@ int spec_run(const char *const *argv, const char *const *env,
 	     const char *input, int timeout_ms, struct spec_run *r);
 void spec_run_free(struct spec_run *r);
 
+/* spec_run that must start and exit 0 (else the test fails, with the
+ * command's output); its stdout, malloc'd. */
+char *spec_run_stdout(const char *const *argv, const char *const *env,
+		      int timeout_ms);
+
 /* A process talked to through pipes on its stdin and stdout. */
 struct spec_proc {
 	pid_t pid;
