@@ -22,10 +22,8 @@ require_relative "lib/timed_process"
 require_relative "lib/vmheap_console"
 require_relative "lib/bench_env"
 
-include BenchEnv # SRC, BUILD, OBJECTS, RUNS, TIMEOUT
+include BenchEnv # SRC, BUILD, OBJECTS, RUNS, TIMEOUT, CONSOLE, AGENT_DIR
 DIR = BenchEnv.dir("bench-ruby-names")
-CONSOLE = File.join(BUILD, "bin", "vmheap-console")
-AGENT_DIR = File.join(BUILD, "ruby")
 
 LOG = ->(msg) { $stderr.puts("bench-ruby-names: #{msg}") }
 FIG = Figures.new(log: LOG)

@@ -41,13 +41,11 @@ require_relative "lib/timed_process"
 require_relative "lib/vmheap_console"
 require_relative "lib/bench_env"
 
-include BenchEnv # SRC, BUILD, OBJECTS, RUNS, TIMEOUT
+include BenchEnv # SRC, BUILD, OBJECTS, RUNS, TIMEOUT, CONSOLE, AGENT_DIR
 DIR = BenchEnv.dir("bench-ruby")
 RUBY = RbConfig.ruby
-CONSOLE = File.join(BUILD, "bin", "vmheap-console")
 HISTO = File.join(BUILD, "bin", "vmheap-histo")
 DIFF = File.join(BUILD, "bin", "vmheap-diff")
-AGENT_DIR = File.join(BUILD, "ruby")
 PEERS = File.join(SRC, "bench", "peers")
 
 ITEMS = [OBJECTS / 3, 10].max

@@ -7,6 +7,8 @@ module BenchEnv
 	OBJECTS = Integer(ENV["BENCH_OBJECTS"] || 3_000_000)
 	RUNS = Integer(ENV["BENCH_RUNS"] || 3)
 	TIMEOUT = Integer(ENV["BENCH_TIMEOUT"] || 900)
+	CONSOLE = File.join(BUILD, "bin", "vmheap-console")
+	AGENT_DIR = File.join(BUILD, "ruby") # vmheap_agent.so
 
 	# BENCH_DIR, else BUILD/name.
 	def self.dir(name)
