@@ -336,9 +336,52 @@ void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
 /* The last successful dump's result: 1 with *out set, or 0 if none. */
 int agent_dump_last(struct vmheap_agent *a, struct agent_dump_result *out);
 
+/* Seconds on CLOCK_MONOTONIC since *t0. */
+double agent_seconds_since(const struct timespec *t0);
+
+/* Read len bytes from fd (retrying on EINTR): how many were read, fewer
+ * at end of file or on an error. */
+ssize_t agent_read_full(int fd, void *buf, size_t len);
+
 /* Run a dump synchronously (a dump job's body). */
 void agent_dump_run(struct vmheap_agent *a, const char *path,
 		    struct agent_dump_result *res);
+
+/*
+ * What a walk other than a dump does (agent_walk_with): run on the
+ * VM's safe point or in its forked child, it may call the host's
+ * walk_heap and writes its result into fd.  Returns 0, or a negative
+ * code with a message in err.
+ */
+typedef int (*agent_walk_body_fn)(struct vmheap_agent *a, int fd, void *arg,
+				  char *err, size_t errlen);
+
+/*
+ * Run body(a, fd, arg) as a dump runs its walk: in a forked child of the
+ * VM (forked != 0: refused as a fork dump is while MemAvailable is below
+ * what the child may copy; after prepare_child(gc), killed after
+ * config.dump.timeout; fd is then fsync'd, so a regular file or memfd)
+ * or inside run_stopped.  Returns 0, or a negative code with a message.
+ * A job's thread.
+ */
+int agent_walk_with(struct vmheap_agent *a, int fd, int forked, int gc,
+		    agent_walk_body_fn body, void *arg, char *err,
+		    size_t errlen);
+
+/* ------------------------------------------------------- histogram.c */
+
+/* The variable that returns the live histogram. */
+#define AGENT_HISTOGRAM_VAR "system.memory.histogram"
+
+/*
+ * Start the live histogram (get system.memory.histogram) as a long job
+ * of kind "histogram": the heap walked like a dump (forked per
+ * config.dump.fork, after a GC per config.dump.gc), counted per class
+ * name in the walker.  Returns AGENT_PENDING with the job's handle, or a
+ * negative code with a message (VMHEAP_AGENT_EBUSY while one runs).
+ */
+int agent_histogram_start(struct vmheap_agent *a, uint64_t *job, char *err,
+			  size_t errlen);
 
 /* Pack a dump result as the reply map. */
 void agent_pack_dump_result(msgpack_packer *pk,
@@ -355,11 +398,13 @@ struct agent_value {
 /*
  * get/set/list on the variable tree; loop thread.  They pack the reply
  * value into v and return 0, or return a negative code with a message.
- * A set that starts a long job (system.memory.dump) returns AGENT_PENDING
- * with the job's handle in *job: the reply comes when the job ends.
+ * A set that starts a long job (system.memory.dump), or a get that does
+ * (system.memory.histogram), returns AGENT_PENDING with the job's handle
+ * in *job: the reply comes when the job ends.
  */
 int agent_var_get(struct vmheap_agent *a, const char *name,
-		  struct agent_value *v, char *err, size_t errlen);
+		  struct agent_value *v, uint64_t *job, char *err,
+		  size_t errlen);
 int agent_var_set(struct vmheap_agent *a, const char *name,
 		  const msgpack_object *value, struct agent_value *v,
 		  uint64_t *job, char *err, size_t errlen);

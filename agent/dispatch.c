@@ -134,13 +134,14 @@ void agent_dispatch(struct vmheap_agent *a, int *authed,
 
 	err[0] = '\0';
 	if (is_str(&e[1], "get"))
-		rc = agent_var_get(a, path, &out->value, err, sizeof(err));
+		rc = agent_var_get(a, path, &out->value, &out->job, err,
+				   sizeof(err));
 	else if (is_str(&e[1], "set"))
 		rc = agent_var_set(a, path, &e[3], &out->value, &out->job, err,
 				   sizeof(err));
 	else
 		rc = agent_var_list(a, path, &out->value, err, sizeof(err));
-	if (rc == AGENT_PENDING && is_str(&e[1], "set")) {
+	if (rc == AGENT_PENDING && !is_str(&e[1], "list")) {
 		/* a long job started; its reply comes when it ends */
 		out->kind = AGENT_OUTCOME_PENDING;
 	} else if (rc < 0) {

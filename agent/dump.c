@@ -40,6 +40,8 @@ struct child_report {
 struct walk {
 	struct vmheap_agent *a;
 	int fd;
+	agent_walk_body_fn body; /* NULL: write a dump into fd */
+	void *body_arg;
 	uint32_t flags;
 	int code;
 	uint64_t objects, bytes;
@@ -58,7 +60,7 @@ static void msgf(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-static double since(const struct timespec *t0)
+double agent_seconds_since(const struct timespec *t0)
 {
 	struct timespec t;
 
@@ -126,7 +128,7 @@ static int walk_into_file(void *arg)
 	return rc;
 }
 
-static ssize_t read_full(int fd, void *buf, size_t len)
+ssize_t agent_read_full(int fd, void *buf, size_t len)
 {
 	size_t got = 0;
 
@@ -149,13 +151,38 @@ struct fork_call {
 	int err;
 };
 
-/* The child's whole life: it runs on the thread that ran fn, alone. */
-static void __attribute__((noreturn)) child_main(struct fork_call *fc)
+/* What the walk does: a dump into w->fd, or another body
+ * (agent_walk_with). */
+static int walk_body(void *arg)
 {
-	const struct vmheap_agent_host *h = fc->w->a->host;
-	struct walk *w = fc->w;
+	struct walk *w = arg;
+	int rc;
+
+	if (!w->body)
+		return walk_into_file(w);
+	rc = w->body(w->a, w->fd, w->body_arg, w->message,
+		     sizeof(w->message));
+	if (rc < 0)
+		w->code = rc;
+	return rc;
+}
+
+/* The child's whole life: it runs on the thread that ran fn, alone. */
+static void __attribute__((noreturn)) child_main(struct fork_call *parent_fc)
+{
+	/* *parent_fc and its walk live on the stack of the thread that ran
+	 * walk_forked, which need not be this one (Ruby: fn runs on a Ruby
+	 * thread).  That thread does not exist in the child, and glibc hands
+	 * its stack to the next thread created here (a walk body may create
+	 * one): copy both to this thread's stack first. */
+	struct walk walk_copy = *parent_fc->w;
+	struct fork_call call_copy = *parent_fc;
+	struct fork_call *fc = &call_copy;
+	struct walk *w = &walk_copy;
+	const struct vmheap_agent_host *h = w->a->host;
 	struct child_report rep;
 
+	fc->w = w;
 	close(fc->pipe[0]);
 	memset(&rep, 0, sizeof(rep));
 	if (h->prepare_child && h->prepare_child(h->ctx, fc->gc) < 0) {
@@ -164,7 +191,7 @@ static void __attribute__((noreturn)) child_main(struct fork_call *fc)
 		     "the VM could not prepare the forked child%s",
 		     fc->gc ? " (its GC failed)" : "");
 	} else {
-		walk_into_file(w);
+		walk_body(w);
 	}
 	if (w->code == 0 && fsync(w->fd) < 0) {
 		w->code =
@@ -204,7 +231,8 @@ static int wait_readable(int fd, int timeout_s)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		int left = timeout_s * 1000 - (int)(since(&t0) * 1000);
+		int left = timeout_s * 1000 -
+			   (int)(agent_seconds_since(&t0) * 1000);
 
 		if (left <= 0)
 			return 0;
@@ -223,7 +251,7 @@ static void walk_forked(struct walk *w, int gc)
 	const struct vmheap_agent_host *h = w->a->host;
 	struct fork_call fc = {.w = w, .gc = gc, .pid = -1};
 	struct child_report rep;
-	int p[2], status = 0, timed_out = 0, timeout_s;
+	int p[2], status = 0, timed_out = 0, timeout_s, reported = 1;
 	long long rss = agent_rss_bytes(), f0 = agent_minor_faults(0), f1;
 	struct timespec t0;
 	double seconds;
@@ -258,11 +286,12 @@ static void walk_forked(struct walk *w, int gc)
 		timed_out = 1;
 	}
 	if (timed_out ||
-	    read_full(p[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
+	    agent_read_full(p[0], &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
 		memset(&rep, 0, sizeof(rep));
 		rep.code = VMHEAP_AGENT_EDUMP;
+		reported = 0;
 	}
-	seconds = since(&t0);
+	seconds = agent_seconds_since(&t0);
 	f1 = agent_minor_faults(0);
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -278,6 +307,11 @@ static void walk_forked(struct walk *w, int gc)
 		msgf(rep.message, sizeof(rep.message),
 		     "the dump child (pid %d) was killed by signal %d (%s)",
 		     (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+	} else if (!reported) {
+		msgf(rep.message, sizeof(rep.message),
+		     "the dump child (pid %d) exited with status %d without "
+		     "reporting",
+		     (int)pid, WEXITSTATUS(status));
 	} else if (rep.code == 0 && WEXITSTATUS(status) != 0) {
 		rep.code = VMHEAP_AGENT_EDUMP;
 		msgf(rep.message, sizeof(rep.message),
@@ -292,6 +326,44 @@ static void walk_forked(struct walk *w, int gc)
 	w->bytes = rep.bytes;
 	memcpy(w->message, rep.message, sizeof(w->message));
 	w->message[sizeof(w->message) - 1] = '\0';
+}
+
+static int fork_memory_refused(struct vmheap_agent *a, int gc,
+			       struct agent_dump_result *res);
+
+int agent_walk_with(struct vmheap_agent *a, int fd, int forked, int gc,
+		    agent_walk_body_fn body, void *arg, char *err,
+		    size_t errlen)
+{
+	struct walk w;
+
+	if (forked) { /* the fork guard of dumps: the child copies as much */
+		struct agent_dump_result *res = calloc(1, sizeof(*res));
+
+		if (!res)
+			return agent_fail(err, errlen, VMHEAP_ENOMEM,
+					  "out of memory");
+		if (fork_memory_refused(a, gc, res)) {
+			int code = res->code;
+
+			snprintf(err, errlen, "%s", res->message);
+			free(res);
+			return code;
+		}
+		free(res);
+	}
+	memset(&w, 0, sizeof(w));
+	w.a = a;
+	w.fd = fd;
+	w.body = body;
+	w.body_arg = arg;
+	if (forked)
+		walk_forked(&w, gc);
+	else
+		a->host->run_stopped(a->host->ctx, walk_body, &w);
+	if (w.code < 0)
+		snprintf(err, errlen, "%s", w.message);
+	return w.code < 0 ? w.code : 0;
 }
 
 /* Open the directory that will hold the dump; *name is the last part.
@@ -700,7 +772,7 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	}
 	tmp[0] = '\0'; /* published */
 	fsync(dfd);
-	res->seconds = since(&t0);
+	res->seconds = agent_seconds_since(&t0);
 	/* the reply tells of the stale files removed since the last one */
 	pthread_mutex_lock(&a->lock);
 	res->removed_tmp_files = a->swept_files;

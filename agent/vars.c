@@ -506,6 +506,16 @@ static int set_dump_dir(struct vmheap_agent *a, const msgpack_object *value,
 	return get_config(a, "config.dump.dir", pk, err, errlen);
 }
 
+/* system.memory.histogram inside a group (get system.memory, list -v):
+ * nil; a get of the variable itself takes the histogram (a long job). */
+static int get_histogram_alone(struct vmheap_agent *a, const char *name,
+			       msgpack_packer *pk, char *err, size_t errlen)
+{
+	(void)a, (void)pk;
+	return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
+			  "%s is taken by a get of its own", name);
+}
+
 static const struct var builtins[] = {
     {"config.agent.address", "string", get_config, NULL},
     {"config.agent.frame_timeout_ms", "int", get_config, NULL},
@@ -525,6 +535,7 @@ static const struct var builtins[] = {
     {"system.memory.count", "int", get_memory_figure, NULL},
     {"system.memory.dump", "dump", get_last_dump, set_dump},
     {"system.memory.dumping", "bool", get_dumping, NULL},
+    {AGENT_HISTOGRAM_VAR, "histogram", get_histogram_alone, NULL},
     {"system.memory.rss", "int", get_rss, NULL},
     {"system.native.sites", "array", agent_native_get_sites, NULL},
     {"system.pid", "int", get_pid, NULL},
@@ -751,6 +762,16 @@ static int get_group(struct vmheap_agent *a, const char *name,
 
 	if (!*name || name[plen - 1] == '.' || collect(a, name, &l) < 0)
 		return 0;
+	/* the histogram is a walk of the heap: taken by its own get only */
+	for (size_t i = 0; i < l.n; i++)
+		if (!strcmp(l.e[i].name, AGENT_HISTOGRAM_VAR)) {
+			free(l.e[i].name);
+			free(l.e[i].type);
+			memmove(&l.e[i], &l.e[i + 1],
+				(l.n - i - 1) * sizeof(*l.e));
+			l.n--;
+			break;
+		}
 	if (l.n == 0) {
 		listing_free(&l);
 		return 0;
@@ -761,11 +782,14 @@ static int get_group(struct vmheap_agent *a, const char *name,
 }
 
 int agent_var_get(struct vmheap_agent *a, const char *name,
-		  struct agent_value *v, char *err, size_t errlen)
+		  struct agent_value *v, uint64_t *job, char *err,
+		  size_t errlen)
 {
 	const struct var *b = find_builtin(name);
 	int rc;
 
+	if (!strcmp(name, AGENT_HISTOGRAM_VAR))
+		return agent_histogram_start(a, job, err, errlen);
 	if (b)
 		return b->get(a, name, &v->pk, err, errlen);
 	rc = host_get(a, name, &v->pk);

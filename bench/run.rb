@@ -78,6 +78,19 @@ def vmheap_dump(vm, console, name, mode)
 	path
 end
 
+# The live histogram (get system.memory.histogram, fork mode) inside a
+# ticker window: its time (the reply's "walked in S s") and the stall.
+def vmheap_histogram(vm, console)
+	reply, stall = vm.window { console.run("get system.memory.histogram") }
+	secs = reply.ok && VmheapConsole.reply_seconds(reply.text)
+	unless secs && reply.text.include?("BenchItem")
+		FIG.miss("histogram.fork", "get system.memory.histogram failed: #{reply.text.strip[0, 300]}")
+		return
+	end
+	FIG.add("histogram.fork", secs)
+	FIG.add("pause.histogram", stall)
+end
+
 def set_fork_mode(console, on)
 	reply = console.fork_mode(on)
 	return true if reply.ok
@@ -162,6 +175,7 @@ begin
 		FIG.add("pause.idle", stall)
 		if vmheap_dumps
 			if set_fork_mode(console, true)
+				vmheap_histogram(vm, console)
 				p = vmheap_dump(vm, console, "d1-fork-#{r}.vmheap", "fork")
 				if p && dump1.nil?
 					dump1 = p
@@ -251,6 +265,10 @@ rep.add("dump size / dump_all JSON", m["size.vmheap"], m["size.dump_all"],
 	unit: :mb, kind: :fraction, target: ["<= 1/6", ->(r) { r <= 1.0 / 6 }])
 rep.add("VM pause, fork mode / dump_all", m["pause.fork"], m["pause.dump_all"],
 	unit: :ms, kind: :fraction, target: ["<= 1/50", ->(r) { r <= 0.02 }])
+rep.add("live histogram time (fork, GC) / fork-mode dump", m["histogram.fork"], m["dump.fork"],
+	unit: :secs, kind: :fraction)
+rep.add("VM pause, live histogram / dump_all", m["pause.histogram"], m["pause.dump_all"],
+	unit: :ms, kind: :fraction)
 rep.add("VM pause, in-process / dump_all", m["pause.inproc"], m["pause.dump_all"],
 	unit: :ms, kind: :fraction)
 rep.add("VM pause, dump_all on a side thread / on the app thread", m["pause.dump_all_side"],

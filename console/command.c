@@ -9,7 +9,7 @@
 #include "console-internal.h"
 
 const char *const console_command_names[] = {
-    "get", "set", "list", "help", "exit", "quit", NULL,
+    "get", "set", "list", "top", "help", "exit", "quit", NULL,
 };
 
 void console_command_help(FILE *out)
@@ -23,6 +23,9 @@ void console_command_help(FILE *out)
 	    "                   a heap dump into the VM's dump directory\n"
 	    "  list [PREFIX]    the variables (under PREFIX)\n"
 	    "  list -v [PREFIX] the same with their values\n"
+	    "  top [SECONDS [COUNT]]  the live heap's classes by growth since "
+	    "top began,\n"
+	    "                   refreshed every SECONDS (2); q quits\n"
 	    "  help             this text\n"
 	    "  exit, quit       leave (or Ctrl-D)\n"
 	    "Tab completes commands and variable names.\n",
@@ -146,6 +149,8 @@ static char *value_of(struct console_session *s, const char *name, int *gone)
 	char *text = NULL;
 
 	memset(&reply, 0, sizeof(reply));
+	if (!strcmp(name, "system.memory.histogram"))
+		return strdup("(a walk of the heap: get it, or top)");
 	if (console_session_call(s, "get", name, NULL, &reply) < 0) {
 		*gone = 1;
 	} else if (reply.ok) {
@@ -223,6 +228,40 @@ static enum console_result list_values(struct console_session *s,
 	return gone ? CONSOLE_RESULT_GONE : CONSOLE_RESULT_OK;
 }
 
+/* top [SECONDS [COUNT]] */
+static enum console_result top_command(struct console_session *s,
+				       const char *args, int json)
+{
+	double interval = 2.0;
+	long count = 0;
+	char *end;
+
+	if (json)
+		return usage_error("top has no JSON form; use get "
+				   "system.memory.histogram with --json");
+	if (*args) {
+		interval = strtod(args, &end);
+		if (end == args || interval < 0.1 || interval > 86400)
+			return usage_error("top takes a refresh interval in "
+					   "seconds, from 0.1 to 86400, and "
+					   "a count of refreshes: top "
+					   "[SECONDS [COUNT]]");
+		args = end;
+		while (isspace((unsigned char)*args))
+			args++;
+		if (*args) {
+			count = strtol(args, &end, 10);
+			while (isspace((unsigned char)*end))
+				end++;
+			if (end == args || *end || count < 1)
+				return usage_error(
+				    "top's COUNT is a number of refreshes, 1 "
+				    "or more: top [SECONDS [COUNT]]");
+		}
+	}
+	return console_top(s, interval, count);
+}
+
 /* A copy of `s` without trailing white space, or NULL. */
 static char *trimmed_copy(const char *s, size_t len)
 {
@@ -290,6 +329,8 @@ enum console_result console_command_run(struct console_session *s,
 		path = trimmed_copy(var, vlen);
 		res = path ? run_call(s, "list", path, NULL, json)
 			   : usage_error("out of memory");
+	} else if (word_is(w, wlen, "top")) {
+		res = top_command(s, rest, json);
 	} else if (!*rest) {
 		path = trimmed_copy(w, wlen);
 		res = path ? run_call(s, "get", path, NULL, json)

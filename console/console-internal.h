@@ -12,6 +12,8 @@
  *   json.c     print reply values as JSON (--json)
  *   script.c   -e commands and stdin mode
  *   repl.c     the interactive prompt (libedit), history, completion
+ *   histogram.c  a live histogram reply: read it, print it
+ *   top.c      `top`: the live histogram refreshed like top(1)
  */
 #ifndef VMHEAP_CONSOLE_INTERNAL_H
 #define VMHEAP_CONSOLE_INTERNAL_H
@@ -241,6 +243,41 @@ int console_script_commands(struct console_session *s,
 /* Run commands from a stream, one per line; returns the exit status. */
 int console_script_stream(struct console_session *s, FILE *in,
 			  const struct console_options *opts);
+
+/* ------------------------------------------------------------ top.c */
+
+/*
+ * `top [SECONDS [COUNT]]`: get system.memory.histogram every `interval`
+ * seconds and redraw the classes sorted by their growth since top began
+ * (count, bytes, rate per minute), until `q` (or Ctrl-C, Ctrl-D) or,
+ * when count > 0, after count histograms.
+ */
+enum console_result console_top(struct console_session *s, double interval,
+				long count);
+
+/* ------------------------------------------------------ histogram.c */
+
+/* A reply of get system.memory.histogram (PROTOCOL.md section 6). */
+struct console_histogram {
+	uint64_t objects, bytes, class_count, left_out;
+	double seconds;
+	int forked, live_only;
+	const msgpack_object *classes; /* [[name, count, bytes], ...],
+					  checked; points into the reply */
+};
+
+/* Read a histogram reply: 0, or -1 when `o` is not one. */
+int console_histogram_read(const msgpack_object *o,
+			   struct console_histogram *h);
+
+/* Print a reply of get system.memory.histogram as a summary line and a
+ * count/class/bytes table; -1 (nothing printed) when it is not one. */
+int console_render_histogram(FILE *out, const msgpack_object *value);
+
+/* Print rows x strlen(align) cells (row-major) as a table whose columns
+ * are aligned as `align` says ('r' or 'l' each). */
+void console_print_aligned(FILE *out, const char *align, const char **cells,
+			   size_t rows);
 
 /* ----------------------------------------------------------- repl.c */
 

@@ -492,6 +492,10 @@ void console_render_reply(FILE *out, const char *verb, const char *path,
 {
 	if (strcmp(verb, "set") == 0 && print_dump_line(out, value) == 0)
 		return;
+	if (strcmp(verb, "get") == 0 && path &&
+	    strcmp(path, "system.memory.histogram") == 0 &&
+	    console_render_histogram(out, value) == 0)
+		return;
 	print_value(out, value, path);
 }
 

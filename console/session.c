@@ -123,8 +123,13 @@ static int call_once(struct console_session *s, const char *verb,
 		     const char *path, const char *value,
 		     struct vmheap_reply *reply)
 {
+	/* a dump, and the live histogram (a walk of the heap), take as
+	 * long as the heap needs */
 	vmheap_client_set_timeout(
-	    s->client, strcmp(verb, "set") == 0 ? 0 : CALL_TIMEOUT_MS);
+	    s->client, strcmp(verb, "set") == 0 ||
+			       (path && !strcmp(path, "system.memory.histogram"))
+			   ? 0
+			   : CALL_TIMEOUT_MS);
 	return vmheap_client_call_str(s->client, verb, path, value, reply);
 }
 

@@ -40,6 +40,10 @@ struct diff_suspects; /* --suspects (suspects.c) */
 
 struct diff_options {
 	const char *old_path, *new_path;
+	/* every dump named, in order (old_path and new_path are the first
+	 * two); three or more give the timeline (timeline.c) */
+	char **dumps;
+	int ndumps;
 	enum diff_mode mode;
 	int by_site; /* --by site: the class diff by class and site */
 	/* --sort, --top (0: every row; retainers: 10 classes), --format,
@@ -172,6 +176,12 @@ void diff_result_release(struct diff_result *res);
 void diff_scan_options(const struct diff_options *o, const struct diff_dump *d,
 		       struct vmheap_progress *bar,
 		       struct vmheap_scan_options *sopt);
+
+/* The end of a run (main.c): with rc < 0 print err and return 2, else
+ * write the warnings to stderr and the report to stdout and return 0 (2
+ * when stdout fails); both buffers are released. */
+int diff_emit(int rc, const char *err, struct vmheap_strbuf *out,
+	      struct vmheap_strbuf *warn);
 
 /* --native (native.c): print the growth of native memory by call site;
  * the exit status (0, 1 when a dump has no native section, 2). */

@@ -20,12 +20,14 @@
 #include <sys/stat.h>
 
 #include "diff-internal.h"
+#include "timeline-internal.h"
 
 static const char usage_line[] =
     "usage: vmheap-diff [--objects | --retainers | --paths | --suspects |\n"
     "                   --native | --by site] [--no-suspects]\n"
     "                   [--sort count|bytes|name] [--top N] [--format text|json|csv]\n"
-    "                   [--bytes] [--threads N] OLD NEW";
+    "                   [--bytes] [--threads N] OLD NEW\n"
+    "       vmheap-diff [options] DUMP1 DUMP2 DUMP3 ...   (a timeline)";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -39,7 +41,10 @@ static void help(void)
 {
 	printf("%s\n\n"
 	       "Compare two vmheap dumps of a VM (OLD or NEW may be - for "
-	       "stdin).\n\n"
+	       "stdin).  Three or\nmore dumps, oldest first, give a "
+	       "timeline: per class the count at each\ndump, the change, "
+	       "and the growth per minute from the dumps' start times;\n"
+	       "classes that grew at every step are marked *.\n\n"
 	       "  (default)      per class: count delta, class, bytes delta; "
 	       "above it the 3\n"
 	       "                 top leak suspects (as --suspects) when "
@@ -172,14 +177,26 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 		usage_error("%s", "--by site is a class diff: it excludes "
 				  "--objects, --retainers, --paths, --suspects "
 				  "and --native");
-	if (argc - optind != 2)
-		usage_error("%s", argc - optind < 2
-				      ? "two dumps needed: OLD NEW"
-				      : "too many arguments (two dumps)");
+	if (argc - optind < 2)
+		usage_error("%s", "two dumps needed: OLD NEW");
+	if (argc - optind > 2 && (o->mode != DIFF_CLASSES || o->by_site))
+		usage_error("%s", "--objects, --retainers, --paths, --suspects, "
+				  "--native and --by site take two dumps, OLD "
+				  "NEW (three or more give the class timeline)");
 	o->old_path = argv[optind];
 	o->new_path = argv[optind + 1];
-	if (!strcmp(o->old_path, "-") && !strcmp(o->new_path, "-"))
-		usage_error("%s", "only one of OLD and NEW can be - (stdin)");
+	o->dumps = argv + optind;
+	o->ndumps = argc - optind;
+	for (int k = 1; k < o->ndumps; k++)
+		for (int j = 0; j < k; j++)
+			if (!strcmp(o->dumps[j], "-") &&
+			    !strcmp(o->dumps[k], "-"))
+				usage_error("%s",
+					    o->ndumps == 2
+						? "only one of OLD and NEW "
+						  "can be - (stdin)"
+						: "only one dump can be - "
+						  "(stdin)");
 	if (o->mode == DIFF_RETAINERS) {
 		struct stat st;
 		if (!strcmp(o->new_path, "-") ||
@@ -248,6 +265,7 @@ static void check_pair(const struct diff_options *o,
 		    NULL, w, a, b,
 		    vmheap_census_totals(res->old_d.census)->bytes,
 		    vmheap_census_totals(res->new_d.census)->bytes);
+	diff_warn_order(w, 1, o->old_path, 1, a, o->new_path, 2, b);
 	if (o->mode != DIFF_CLASSES && a->pid != b->pid)
 		vmheap_strbuf_addf(w,
 				   "vmheap-diff: warning: the dumps come from "
@@ -256,6 +274,26 @@ static void check_pair(const struct diff_options *o,
 				   "): object ids are addresses, so matching "
 				   "objects by identity means little\n",
 				   a->pid, b->pid);
+}
+
+int diff_emit(int rc, const char *err, struct vmheap_strbuf *out,
+	      struct vmheap_strbuf *warn)
+{
+	if (rc < 0) {
+		fprintf(stderr, "vmheap-diff: %s\n", err);
+		vmheap_strbuf_release(out);
+		vmheap_strbuf_release(warn);
+		return 2;
+	}
+	vmheap_strbuf_write(warn, 2);
+	rc = vmheap_strbuf_write(out, 1);
+	vmheap_strbuf_release(out);
+	vmheap_strbuf_release(warn);
+	if (rc < 0) {
+		perror("vmheap-diff: writing the output");
+		return 2;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -270,6 +308,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	if (o.mode == DIFF_NATIVE)
 		return diff_native_main(&o);
+	if (o.ndumps > 2)
+		return diff_timeline_main(&o);
 	memset(&res, 0, sizeof(res));
 	rc = diff_open(&o, &res, err, sizeof(err));
 	if (!rc) {
@@ -295,19 +335,5 @@ int main(int argc, char **argv)
 		}
 	}
 	diff_result_release(&res);
-	if (rc < 0) {
-		fprintf(stderr, "vmheap-diff: %s\n", err);
-		vmheap_strbuf_release(&out);
-		vmheap_strbuf_release(&warn);
-		return 2;
-	}
-	vmheap_strbuf_write(&warn, 2);
-	rc = vmheap_strbuf_write(&out, 1);
-	vmheap_strbuf_release(&out);
-	vmheap_strbuf_release(&warn);
-	if (rc < 0) {
-		perror("vmheap-diff: writing the output");
-		return 2;
-	}
-	return 0;
+	return diff_emit(rc, err, &out, &warn);
 }

@@ -2,7 +2,7 @@
  * fuzz-internal.h - what the fuzz targets share.
  *
  * Each target (reader_fuzz.c, protocol_fuzz.c, discovery_fuzz.c,
- * client_fuzz.c) defines
+ * client_fuzz.c, histogram_fuzz.c, ...) defines
  * LLVMFuzzerTestOneInput.  They are built twice: with clang and libFuzzer
  * (make fuzz), and with the project's compiler into the reliability suite,
  * which replays spec/regress/ through the very same entry points.
@@ -30,6 +30,10 @@ int fuzz_client_one(const uint8_t *data, size_t size);
 /* vmheap_import() on these bytes as dump_all JSON (hprof 0) or HPROF
  * (hprof 1): import_fuzz.c. */
 int fuzz_import_one(const uint8_t *data, size_t size, int hprof);
+
+/* The console's reader and printer of a live histogram reply on these
+ * bytes as one MessagePack value (histogram_fuzz.c). */
+int fuzz_histogram_one(const uint8_t *data, size_t size);
 
 /* Stop the protocol target's agent (the suite calls it when done). */
 void fuzz_protocol_shutdown(void);

@@ -505,6 +505,44 @@ static void native_seeds(void)
 		}
 }
 
+/* A live histogram reply's value (the histogram target's seed), as the
+ * agent packs it (PROTOCOL.md section 7a). */
+static void histogram_seed(void)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 8);
+	frame_pack_str(&pk, "objects");
+	msgpack_pack_uint64(&pk, 10);
+	frame_pack_str(&pk, "bytes");
+	msgpack_pack_uint64(&pk, 1000);
+	frame_pack_str(&pk, "class_count");
+	msgpack_pack_uint64(&pk, 2);
+	frame_pack_str(&pk, "left_out");
+	msgpack_pack_uint64(&pk, 0);
+	frame_pack_str(&pk, "classes");
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_array(&pk, 3);
+	frame_pack_str(&pk, "Session");
+	msgpack_pack_uint64(&pk, 7);
+	msgpack_pack_uint64(&pk, 700);
+	msgpack_pack_array(&pk, 3);
+	frame_pack_str(&pk, "<imemo:iseq>");
+	msgpack_pack_uint64(&pk, 3);
+	msgpack_pack_uint64(&pk, 300);
+	frame_pack_str(&pk, "forked");
+	msgpack_pack_true(&pk);
+	frame_pack_str(&pk, "live_only");
+	msgpack_pack_true(&pk);
+	frame_pack_str(&pk, "seconds");
+	msgpack_pack_double(&pk, 0.012);
+	put("histogram", "reply", sb.data, sb.size);
+	msgpack_sbuffer_destroy(&sb);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -517,7 +555,9 @@ int main(int argc, char **argv)
 	mkdir_p("discovery");
 	mkdir_p("client");
 	mkdir_p("native");
+	mkdir_p("histogram");
 	native_seeds();
+	histogram_seed();
 	dump("empty", EMPTY);
 	dump("small", SMALL);
 	dump("blocks", BLOCKS);

@@ -2,7 +2,8 @@
 # main() and the harness (processes, the sample VM, tmux) come from spec/lib.
 CONSOLE_SPEC_SRCS := spec/console_test.c spec/console_render_test.c
 # the renderer's own objects, tested directly
-CONSOLE_SPEC_UNITS := $(OBJDIR)/console/render.o $(OBJDIR)/console/json.o
+CONSOLE_SPEC_UNITS := $(OBJDIR)/console/render.o $(OBJDIR)/console/json.o \
+                      $(OBJDIR)/console/histogram.o
 CONSOLE_SPEC_OBJS := $(CONSOLE_SPEC_SRCS:%.c=$(OBJDIR)/%.o)
 CONSOLE_SPEC_BIN  := $(SPECDIR)/console_test
 CHECK_SUITES += $(CONSOLE_SPEC_BIN)

@@ -29,7 +29,7 @@ FUZZ_IMPORT_OBJS := $(IMPORT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
                 $(FUZZ_DIR)/fuzz_discovery $(FUZZ_DIR)/fuzz_client \
                 $(FUZZ_DIR)/fuzz_import_json $(FUZZ_DIR)/fuzz_import_hprof \
-                $(FUZZ_DIR)/fuzz_native
+                $(FUZZ_DIR)/fuzz_native $(FUZZ_DIR)/fuzz_histogram
 FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
 FUZZ_SEEDS_STAMP := $(FUZZ_DIR)/seeds/.stamp
 FUZZ_SMOKE := $(FUZZ_DIR)/fuzz-smoke
@@ -83,6 +83,18 @@ $(FUZZ_DIR)/fuzz_import_hprof: $(FUZZ_OBJ)/fuzz/import_hprof_fuzz.o \
 
 $(FUZZ_DIR)/fuzz_native: $(FUZZ_OBJ)/fuzz/native_fuzz.o $(FUZZ_FORMAT_OBJS)
 	$(FUZZ_LINK)
+
+# The console's reader and printer of a live histogram reply, with the
+# report library it prints with.
+FUZZ_REPORT_OBJS := $(REPORT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
+$(FUZZ_OBJ)/fuzz/histogram_fuzz.o $(FUZZ_OBJ)/console/histogram.o: \
+  FUZZ_CFLAGS += -Ireport -Iconsole
+$(FUZZ_DIR)/fuzz_histogram: $(FUZZ_OBJ)/fuzz/histogram_fuzz.o \
+                            $(FUZZ_OBJ)/console/histogram.o \
+                            $(FUZZ_OBJ)/agent/frame.o $(FUZZ_OBJ)/agent/errors.o \
+                            $(FUZZ_REPORT_OBJS) $(FUZZ_ANALYSIS_OBJS) \
+                            $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK) $(REPORT_NATIVE_LIBS)
 
 # The seed writer is an ordinary program of this build (gcc objects).
 $(FUZZ_SEEDS_BIN): $(OBJDIR)/fuzz/seeds.o $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)

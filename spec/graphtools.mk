@@ -10,8 +10,6 @@ GRAPHTOOLS_SPEC_OBJS := $(OBJDIR)/spec/graphtools_test.o \
 CHECK_SUITES += $(GRAPHTOOLS_SPEC_BIN)
 EXTRA_ALL    += $(GRAPHTOOLS_SPEC_BIN)
 $(GRAPHTOOLS_SPEC_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
-# the Ruby test's ruby gets the ASan runtime as spec/ruby_test does
-$(OBJDIR)/spec/graphtools_test.o: private ALL_CFLAGS += $(RUBY_SPEC_ASAN)
 $(GRAPHTOOLS_SPEC_BIN): $(GRAPHTOOLS_SPEC_OBJS) $(SPECDIR)/libvmheap_spec.a \
                         $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A) \
                         | $(PATH_BIN) $(DOMINATORS_BIN) $(HISTO_BIN) $(DIFF_BIN)

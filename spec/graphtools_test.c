@@ -1329,46 +1329,16 @@ static void top_path(const char *dump, const char *cls, char *line,
 	run_free(&r);
 }
 
-/* A Ruby VM with the agent loaded, running a script of the test. */
-struct ruby_vm {
-	struct spec_proc p;
-	const char *dir;
-	char env_dir[600], env_tmp[600];
-	const char *env[5];
-};
-
 /* Start `script_text` under ruby -rvmheap_agent; wait for "ready". */
-static void ruby_start(struct ruby_vm *vm, const char *script_text)
+static void ruby_start(struct spec_ruby *vm, const char *script_text)
 {
-	char script[512];
-	size_t e = 0;
-
-	vm->dir = spec_mkdtemp("ruby");
-	snprintf(script, sizeof(script), "%s/script.rb", vm->dir);
-	spec_write_text(script, script_text);
-	snprintf(vm->env_dir, sizeof(vm->env_dir), "VMHEAP_AGENT_DIR=%s",
-		 vm->dir);
-	snprintf(vm->env_tmp, sizeof(vm->env_tmp), "VMHEAP_AGENT_TMPDIR=%s",
-		 vm->dir);
-	vm->env[e++] = vm->env_dir;
-	vm->env[e++] = vm->env_tmp;
-#ifdef VMHEAP_ASAN_RUNTIME
-	/* the ASan-built extension needs the runtime preloaded
-	 * (spec/ruby.mk) */
-	vm->env[e++] = "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME;
-	vm->env[e++] = "ASAN_OPTIONS=detect_leaks=0";
-#endif
-	vm->env[e] = NULL;
-	const char *const argv[] = {"ruby", "-I", spec_build("ruby"),
-				    "-rvmheap_agent", script, NULL};
-	struct spec_spawn sp = {.argv = argv, .env = vm->env};
-	spec_proc_start(&vm->p, &sp, 1);
+	spec_ruby_start(vm, script_text);
 	ck_assert_msg(spec_proc_wait_for(&vm->p, "ready", 60000),
 		      "ruby did not start: %.*s", (int)vm->p.len, vm->p.buf);
 }
 
 /* Dump the VM's heap through vmheap-console into DIR/name, kept in dump. */
-static void ruby_dump(struct ruby_vm *vm, const char *name, char *dump,
+static void ruby_dump(struct spec_ruby *vm, const char *name, char *dump,
 		      size_t size)
 {
 	char pidarg[32], setcmd[600];
@@ -1387,7 +1357,7 @@ static void ruby_dump(struct ruby_vm *vm, const char *name, char *dump,
 START_TEST(ruby_leaks_lead_to_the_constant_the_global_and_the_ivar)
 {
 	char dump[512], line[512];
-	struct ruby_vm vm;
+	struct spec_ruby vm;
 
 	ruby_start(&vm, leaks_rb);
 	ruby_dump(&vm, "leaks.vmheap", dump, sizeof(dump));
@@ -1498,7 +1468,7 @@ static void suspect_path(const struct jval *s, char *line, size_t size)
 START_TEST(ruby_suspects_name_the_request_cache_and_the_lines)
 {
 	char a[512], b[512], c[512], d[512], line[512];
-	struct ruby_vm vm;
+	struct spec_ruby vm;
 
 	ruby_start(&vm, suspects_rb);
 	ruby_dump(&vm, "a.vmheap", a, sizeof(a));

@@ -9,3 +9,6 @@ $(SPECDIR)/libvmheap_spec.a: $(SPEC_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^
+# the Ruby VM of ruby_vm.c preloads the ASan runtime under SAN=1 (as in
+# spec/ruby.mk)
+$(OBJDIR)/spec/lib/ruby_vm.o: private ALL_CFLAGS += $(if $(SAN),-DVMHEAP_ASAN_RUNTIME='"$(shell $(CC) -print-file-name=libasan.so)"')

@@ -38,6 +38,7 @@ struct tdump {
 	const char *vm, *vm_version;
 	uint64_t pid;
 	int64_t time;
+	int64_t time_ms; /* 0: time * 1000 */
 	const struct tclass *classes;
 	size_t nclasses;
 	const struct tobj *objs;
@@ -132,5 +133,6 @@ void json_free(struct jval *v);
 TCase *histo_tcase(void);
 TCase *diff_tcase(void);
 TCase *errors_tcase(void);
+TCase *timeline_tcase(void);
 
 #endif /* TOOLS_HARNESS_INTERNAL_H */

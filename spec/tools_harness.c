@@ -41,7 +41,8 @@ const char *write_dump(const char *name, const struct tdump *d)
 	opt.vm_name = d->vm ? d->vm : "sample";
 	opt.vm_version = d->vm_version ? d->vm_version : "1.0";
 	opt.pid = d->pid ? d->pid : 1234;
-	opt.time = d->time ? d->time : 1700000000;
+	opt.time = d->time ? d->time : d->time_ms ? 0 : 1700000000;
+	opt.time_ms = d->time_ms;
 	opt.kind_names = kinds;
 	opt.kind_count = 4;
 	opt.block_bytes = d->block_bytes;

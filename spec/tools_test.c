@@ -751,6 +751,7 @@ Suite *vmheap_spec_suite(void)
 	suite_add_tcase(s, histo_tcase());
 	suite_add_tcase(s, diff_tcase());
 	suite_add_tcase(s, errors_tcase());
+	suite_add_tcase(s, timeline_tcase());
 	suite_add_tcase(s, utf8_tcase());
 	return s;
 }

@@ -18,6 +18,7 @@
  *   embedded_vm.c a sample VM forked with options vmheap-sample lacks
  *   client.c      a client of such a VM that never fails the test
  *   socket.c      a raw TCP connection to an agent
+ *   ruby_vm.c     a real Ruby VM with the agent loaded, running a script
  *   tmux.c        a terminal program driven like a person would: type a
  *                 line, wait for text on the screen, assert
  *
@@ -343,6 +344,24 @@ int spec_tcp_connect(uint16_t port);
  * "already taken" for a process told to use it): the fd, the port in
  * *port.  Fails the test if it cannot. */
 int spec_tcp_listen(uint16_t *port);
+
+/* ------------------------------------------------------------ real Ruby */
+
+/* A Ruby VM with the agent loaded, running a script of the test. */
+struct spec_ruby {
+	struct spec_proc p; /* its stdin; stdout and stderr merged */
+	const char *dir;    /* its directory: dumps and discovery file */
+	char env_dir[600], env_tmp[600];
+	const char *env[5]; /* its agent's environment (for the console) */
+};
+
+/*
+ * Start `ruby -I $VMHEAP_BUILD/ruby -rvmheap_agent SCRIPT` with
+ * `script_text` as SCRIPT, in a fresh directory that is its
+ * VMHEAP_AGENT_DIR and VMHEAP_AGENT_TMPDIR.  It dies with the test; fails
+ * the test if it cannot start.  Does not wait for anything.
+ */
+void spec_ruby_start(struct spec_ruby *vm, const char *script_text);
 
 /* ---------------------------------------------------------------- tmux */
 
