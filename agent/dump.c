@@ -96,6 +96,7 @@ static int walk_into_file(void *arg)
 	opt.kind_count = h->kind_count;
 	opt.edge_names = h->edge_names;
 	opt.sites = h->sites;
+	opt.edge_names = h->edge_names;
 	rc = vmheap_writer_open(&wr, w->fd, &opt);
 	if (rc == 0) {
 		rc = h->walk_heap(h->ctx, wr);

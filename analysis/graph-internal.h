@@ -29,6 +29,18 @@ struct graph_class {
 	int has_name;
 };
 
+/* Codes of edge names (vmheap_graph.edge_name). */
+#define GRAPH_NAME_NONE 0u
+#define GRAPH_NAME_INDEX 0x80000000u
+
+/* A name of the name table: a string record's text, or an element index
+ * too large for a code. */
+struct graph_name {
+	int64_t value;	 /* as the dump gives it: string id, or -1 - index */
+	size_t off, len; /* text in names; valid when has_text */
+	int has_text;	 /* 0: an index, or a string id without record */
+};
+
 struct vmheap_graph {
 	uint32_t n;	    /* objects */
 	uint64_t *ids;	    /* [n] object ids */
@@ -53,6 +65,15 @@ struct vmheap_graph {
 	uint32_t *fwd;
 	uint64_t missing_refs;
 
+	/* Edge names (format 1.1), parallel to fwd: NULL when no record of
+	 * the dump names a reference.  A code is GRAPH_NAME_NONE, an element
+	 * index (GRAPH_NAME_INDEX bit set, index below GRAPH_NAME_INDEX), or
+	 * 1 + a position in name_table.  Equal texts have one code. */
+	uint32_t *edge_name;
+	struct graph_name *name_table;
+	size_t nname_table, name_table_cap;
+	uint32_t *root_name; /* [nroots] codes of the roots' names, or NULL */
+
 	/* Reverse references, once indexed. */
 	uint32_t *rev_off; /* [n + 1] or NULL */
 	uint32_t *rev;
@@ -75,6 +96,9 @@ struct vmheap_graph {
 	uint64_t *retained; /* [n] */
 	/* Shortest paths, once computed: BFS parent of each object. */
 	uint32_t *path_parent; /* [n] */
+	/* [n] position in fwd of the reference that reaches each object on
+	 * its shortest path (kept only when edge_name is not NULL) */
+	uint32_t *path_edge;
 	uint32_t *root_by_obj; /* root record indices sorted by object */
 	size_t nroot_by_obj;
 	int have_unreachable;
@@ -99,5 +123,44 @@ int graph_index_ids(vmheap_graph *g, int ids_sorted);
 /* Read every record of `r` into a new graph (graph_build.c). */
 int graph_build(vmheap_graph **out, vmheap_reader *r, char *err,
 		size_t err_len);
+
+/* A string record while the graph is built: its text is at names + off,
+ * len bytes, NUL-terminated. */
+struct graph_string {
+	uint64_t id;
+	size_t off, len;
+};
+
+/* What the build keeps to give each edge name value one code. */
+struct graph_name_codes {
+	uint32_t *table; /* name_table position + 1, by string id hash */
+	size_t cap;	 /* power of two, or 0 */
+	int64_t last_value;
+	uint32_t last_code;
+};
+
+/* The code of name value `v` as a dump gives it (0 none, > 0 string id,
+ * < 0 element index), adding it to g->name_table if new.  Returns 0 and
+ * *code, or VMHEAP_ENOMEM. */
+int graph_name_code(vmheap_graph *g, struct graph_name_codes *c, int64_t v,
+		    uint32_t *code);
+
+/* After the build: point the name table's string ids at their texts
+ * (`strings` sorted by id, then file order: the first record of an id
+ * wins) and give equal texts one code in g->edge_name and g->root_name.
+ * Frees c's table.  Returns 0 or VMHEAP_ENOMEM. */
+int graph_names_resolve(vmheap_graph *g, struct graph_name_codes *c,
+			const struct graph_string *strings, size_t nstrings);
+
+/* An element's name as a path shape sees it. */
+#define GRAPH_NAME_ELEMENT UINT32_MAX
+
+/* The code of object i's path name for path shapes: g's code, or
+ * GRAPH_NAME_ELEMENT for an element index or a '[' text (hash key);
+ * GRAPH_NAME_NONE without names or for a root object. */
+uint32_t graph_path_shape_name(const vmheap_graph *g, uint32_t i);
+
+/* The code of root record k's name, GRAPH_NAME_NONE for none. */
+uint32_t graph_root_name_code(const vmheap_graph *g, size_t k);
 
 #endif /* VMHEAP_GRAPH_INTERNAL_H */

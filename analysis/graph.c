@@ -61,6 +61,9 @@ void vmheap_graph_free(vmheap_graph *g)
 	free(g->dir);
 	free(g->fwd_off);
 	free(g->fwd);
+	free(g->edge_name);
+	free(g->name_table);
+	free(g->root_name);
 	free(g->rev_off);
 	free(g->rev);
 	free(g->classes);
@@ -70,6 +73,7 @@ void vmheap_graph_free(vmheap_graph *g)
 	free(g->idom);
 	free(g->retained);
 	free(g->path_parent);
+	free(g->path_edge);
 	free(g->root_by_obj);
 	free(g);
 }

@@ -5,7 +5,10 @@
  * reference ids (8 bytes each) to growing arrays.  At the end the ids are
  * indexed (graph_ids.c), and every raw reference is resolved to a 4-byte
  * index in place, dropping the missing ones, so the raw array shrinks to
- * the final CSR targets without a second copy.
+ * the final CSR targets without a second copy.  When records name their
+ * references (format 1.1), a 4-byte name code per raw reference runs
+ * alongside (graph_names.c) and is compacted with it; a dump without
+ * names never allocates it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,15 +16,10 @@
 
 #include "graph-internal.h"
 
-/* A string record: its text is at names + off, NUL-terminated. */
-struct build_string {
-	uint64_t id;
-	size_t off;
-};
-
 /* A more-references record that does not follow its object. */
 struct build_side_ref {
 	uint64_t source, target;
+	uint32_t name; /* code (graph_names.c) */
 };
 
 struct build {
@@ -29,9 +27,13 @@ struct build {
 	size_t objects_cap;
 	uint64_t *raw; /* reference ids, later resolved in place */
 	size_t raw_len, raw_cap;
+	/* [raw_cap] name codes of the raw references; NULL until a record
+	 * names one (then g->edge_name after the resolution) */
+	uint32_t *raw_names;
+	struct graph_name_codes codes;
 	struct build_side_ref *side;
 	size_t nside, side_cap;
-	struct build_string *strings;
+	struct graph_string *strings;
 	size_t nstrings, strings_cap;
 	size_t roots_cap;
 	int ids_sorted;
@@ -74,7 +76,8 @@ static int add_class(struct build *b, const struct vmheap_record *rec)
 
 static int add_string(struct build *b, const struct vmheap_record *rec)
 {
-	struct build_string s = {.id = rec->u.string.id};
+	struct graph_string s = {.id = rec->u.string.id,
+				 .len = rec->u.string.len};
 
 	if (b->nstrings == b->strings_cap) {
 		void *p = vmheap_array_grow(b->strings, &b->strings_cap,
@@ -104,25 +107,51 @@ static int add_root(struct build *b, const struct vmheap_record *rec)
 	    .object = VMHEAP_GRAPH_NONE,
 	    .object_id = rec->u.root.object_id,
 	    .kind_string_id = rec->u.root.kind_string_id,
+	    .name_string_id = rec->u.root.name_string_id,
 	};
 	return 0;
 }
 
-static int add_refs(struct build *b, const uint64_t *refs, size_t nrefs)
+/* Give b->raw_names b->raw_cap entries, the new ones GRAPH_NAME_NONE. */
+static int grow_raw_names(struct build *b, size_t old_cap)
+{
+	uint32_t *p = realloc(b->raw_names, (b->raw_cap ? b->raw_cap : 1) *
+						sizeof(*p));
+
+	if (!p)
+		return VMHEAP_ENOMEM;
+	memset(p + old_cap, 0, (b->raw_cap - old_cap) * sizeof(*p));
+	b->raw_names = p;
+	return 0;
+}
+
+static int add_refs(struct build *b, const uint64_t *refs,
+		    const int64_t *names, size_t nrefs)
 {
 	if (b->raw_len + nrefs > UINT32_MAX)
 		return graph_fail(b->g, VMHEAP_ELIMIT,
 				  "more than %u references",
 				  (unsigned)UINT32_MAX);
 	while (b->raw_len + nrefs > b->raw_cap) {
+		size_t old_cap = b->raw_cap;
 		void *p = vmheap_array_grow(b->raw, &b->raw_cap,
 					    sizeof(*b->raw), 1024);
 		if (!p)
 			return VMHEAP_ENOMEM;
 		b->raw = p;
+		if (b->raw_names && grow_raw_names(b, old_cap) < 0)
+			return VMHEAP_ENOMEM;
 	}
+	if (names && nrefs && !b->raw_names && grow_raw_names(b, 0) < 0)
+		return VMHEAP_ENOMEM; /* the first names of the dump */
 	if (nrefs) /* refs and raw may be NULL then */
 		memcpy(b->raw + b->raw_len, refs, nrefs * sizeof(*refs));
+	for (size_t k = 0; names && k < nrefs; k++) {
+		int rc = graph_name_code(b->g, &b->codes, names[k],
+					 &b->raw_names[b->raw_len + k]);
+		if (rc < 0)
+			return rc;
+	}
 	b->raw_len += nrefs;
 	return 0;
 }
@@ -188,7 +217,8 @@ static int add_object(struct build *b, const struct vmheap_record *rec)
 		g->bytes32[i] = (uint32_t)bytes;
 	}
 	g->fwd_off[i] = (uint32_t)b->raw_len;
-	if ((rc = add_refs(b, rec->u.object.refs, rec->u.object.nrefs)) < 0)
+	if ((rc = add_refs(b, rec->u.object.refs, rec->u.object.names,
+			   rec->u.object.nrefs)) < 0)
 		return rc;
 	g->n = i + 1;
 	g->fwd_off[i + 1] = (uint32_t)b->raw_len;
@@ -201,7 +231,7 @@ static int add_more_refs(struct build *b, const struct vmheap_record *rec)
 	int rc;
 
 	if (g->n > 0 && g->ids[g->n - 1] == rec->u.object.id) {
-		if ((rc = add_refs(b, rec->u.object.refs,
+		if ((rc = add_refs(b, rec->u.object.refs, rec->u.object.names,
 				   rec->u.object.nrefs)) < 0)
 			return rc;
 		g->fwd_off[g->n] = (uint32_t)b->raw_len;
@@ -216,8 +246,14 @@ static int add_more_refs(struct build *b, const struct vmheap_record *rec)
 				return VMHEAP_ENOMEM;
 			b->side = p;
 		}
-		b->side[b->nside++] = (struct build_side_ref){
-		    rec->u.object.id, rec->u.object.refs[k]};
+		b->side[b->nside] = (struct build_side_ref){
+		    rec->u.object.id, rec->u.object.refs[k], GRAPH_NAME_NONE};
+		if (rec->u.object.names &&
+		    (rc = graph_name_code(g, &b->codes,
+					  rec->u.object.names[k],
+					  &b->side[b->nside].name)) < 0)
+			return rc;
+		b->nside++;
 	}
 	return 0;
 }
@@ -243,6 +279,8 @@ static int resolve_refs(struct build *b)
 				continue;
 			}
 			memcpy(buf + (size_t)w * 4, &t, 4);
+			if (b->raw_names)
+				b->raw_names[w] = b->raw_names[k];
 			w++;
 		}
 		start = end;
@@ -259,6 +297,12 @@ static int resolve_refs(struct build *b)
 			return VMHEAP_ENOMEM;
 	}
 	g->fwd = (uint32_t *)(void *)buf;
+	if (b->raw_names) {
+		uint32_t *p = realloc(b->raw_names,
+				      (size_t)(w ? w : 1) * sizeof(*p));
+		g->edge_name = p ? p : b->raw_names;
+		b->raw_names = NULL;
+	}
 	return 0;
 }
 
@@ -268,12 +312,14 @@ static int merge_side_refs(struct build *b)
 	vmheap_graph *g = b->g;
 	uint32_t *src = malloc(b->nside * sizeof(*src));
 	uint32_t *tgt = malloc(b->nside * sizeof(*tgt));
-	uint32_t *off = NULL, *fwd = NULL;
+	uint32_t *nam = malloc(b->nside * sizeof(*nam));
+	uint32_t *off = NULL, *fwd = NULL, *names = NULL;
+	int named = g->edge_name != NULL;
 	uint64_t total;
 	size_t kept = 0;
 	int rc = VMHEAP_ENOMEM;
 
-	if (!src || !tgt)
+	if (!src || !tgt || !nam)
 		goto out;
 	for (size_t k = 0; k < b->nside; k++) {
 		uint32_t s = vmheap_graph_find(g, b->side[k].source);
@@ -284,6 +330,8 @@ static int merge_side_refs(struct build *b)
 			continue;
 		}
 		src[kept] = s;
+		nam[kept] = b->side[k].name;
+		named |= nam[kept] != GRAPH_NAME_NONE;
 		tgt[kept++] = t;
 	}
 	total = (uint64_t)g->fwd_off[g->n] + kept;
@@ -294,7 +342,9 @@ static int merge_side_refs(struct build *b)
 	}
 	off = calloc((size_t)g->n + 1, sizeof(*off));
 	fwd = malloc((total ? total : 1) * sizeof(*fwd));
-	if (!off || !fwd)
+	if (named)
+		names = calloc(total ? total : 1, sizeof(*names));
+	if (!off || !fwd || (named && !names))
 		goto out;
 	for (size_t k = 0; k < kept; k++)
 		off[src[k] + 1]++;
@@ -307,23 +357,34 @@ static int merge_side_refs(struct build *b)
 		if (d)
 			memcpy(fwd + off[i], g->fwd + g->fwd_off[i],
 			       (size_t)d * sizeof(*fwd));
+		if (d && g->edge_name)
+			memcpy(names + off[i], g->edge_name + g->fwd_off[i],
+			       (size_t)d * sizeof(*names));
 		off[i] += d;
 	}
-	for (size_t k = 0; k < kept; k++)
+	for (size_t k = 0; k < kept; k++) {
+		if (names)
+			names[off[src[k]]] = nam[k];
 		fwd[off[src[k]]++] = tgt[k];
+	}
 	/* off[i] now ends object i: shift back by one */
 	memmove(off + 1, off, (size_t)g->n * sizeof(*off));
 	off[0] = 0;
 	free(g->fwd_off);
 	free(g->fwd);
+	free(g->edge_name);
 	g->fwd_off = off;
 	g->fwd = fwd;
+	g->edge_name = names;
 	off = NULL;
 	fwd = NULL;
+	names = NULL;
 	rc = 0;
 out:
 	free(src);
 	free(tgt);
+	free(nam);
+	free(names);
 	free(off);
 	free(fwd);
 	return rc;
@@ -331,7 +392,7 @@ out:
 
 static int compare_strings(const void *a, const void *b)
 {
-	const struct build_string *x = a, *y = b;
+	const struct graph_string *x = a, *y = b;
 
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
@@ -339,10 +400,12 @@ static int compare_strings(const void *a, const void *b)
 }
 
 /* Point each root at its object and at its kind's text (the first string
- * record of that id). */
-static void resolve_roots(struct build *b)
+ * record of that id), give named roots their name codes, and resolve the
+ * names' texts. */
+static int resolve_roots(struct build *b)
 {
 	vmheap_graph *g = b->g;
+	int rc;
 
 	if (b->nstrings)
 		qsort(b->strings, b->nstrings, sizeof(*b->strings),
@@ -364,7 +427,16 @@ static void resolve_roots(struct build *b)
 		if (lo < b->nstrings &&
 		    b->strings[lo].id == root->kind_string_id)
 			root->kind = g->names + b->strings[lo].off;
+		if (root->name_string_id && !g->root_name &&
+		    !(g->root_name = calloc(g->nroots, sizeof(*g->root_name))))
+			return VMHEAP_ENOMEM; /* the first named root */
+		if (root->name_string_id &&
+		    (rc = graph_name_code(g, &b->codes,
+					  (int64_t)root->name_string_id,
+					  &g->root_name[k])) < 0)
+			return rc;
 	}
+	return graph_names_resolve(g, &b->codes, b->strings, b->nstrings);
 }
 
 static int read_records(struct build *b, vmheap_reader *r)
@@ -422,7 +494,8 @@ int graph_build(vmheap_graph **out, vmheap_reader *r, char *err, size_t err_len)
 		goto fail;
 	if (b.nside && (rc = merge_side_refs(&b)) < 0)
 		goto fail;
-	resolve_roots(&b);
+	if ((rc = resolve_roots(&b)) < 0)
+		goto fail;
 	free(b.side);
 	free(b.strings);
 	*out = b.g;
@@ -434,6 +507,8 @@ fail:
 		snprintf(err, err_len, "%s", msg);
 	}
 	free(b.raw);
+	free(b.raw_names);
+	free(b.codes.table);
 	free(b.side);
 	free(b.strings);
 	vmheap_graph_free(b.g);

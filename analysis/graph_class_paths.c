@@ -1,7 +1,7 @@
 /*
  * graph_class_paths.c - the shortest paths of every instance of a class,
- * merged by shape (root kind and the classes from the root object down to
- * the instance), counted and summed: the instances of the class handed to
+ * merged by shape (root kind and name, the classes and reference names from
+ * the root object down to the instance), counted and summed: the instances of the class handed to
  * vmheap_graph_object_paths() (graph_object_paths.c), which merges any set
  * of objects.
  */

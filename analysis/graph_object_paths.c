@@ -2,8 +2,10 @@
  * graph_object_paths.c - the shortest paths of any set of objects merged
  * by shape (vmheap_graph_query.h).
  *
- * The shapes form a trie: a node is (parent node, class), a top node (root
- * kind, class of the root object).  Every object on a path gets the node
+ * The shapes form a trie: a node is (parent node, class, name of the
+ * reference from the parent), a top node (root kind and name, class of
+ * the root object).  Names are compared by code (one per text; every
+ * element index and hash key is one "element" code).  Every object on a path gets the node
  * of its path's shape, memoized, so that an object shared by many paths
  * (the Hash that holds 100,000 instances) is resolved once: the work is
  * linear in the objects on the paths, however long they are.
@@ -20,6 +22,7 @@ struct node {
 	uint32_t parent; /* NO_NODE for a top node */
 	uint32_t cls;	 /* class table index */
 	uint64_t kind;	 /* root kind string id (top nodes), else 0 */
+	uint32_t name;	 /* shape code of the reference's or root's name */
 	uint32_t depth;	 /* classes in the shape */
 	uint32_t example;
 	uint64_t count, bytes;
@@ -42,9 +45,11 @@ struct object_paths_owned {
 	uint64_t *pool;
 };
 
-static uint64_t node_hash(uint32_t parent, uint32_t cls, uint64_t kind)
+static uint64_t node_hash(uint32_t parent, uint32_t cls, uint64_t kind,
+			  uint32_t name)
 {
-	uint64_t h = ((uint64_t)parent << 32 | cls) ^ (kind * 0x9e3779b97f4a7c15ULL);
+	uint64_t h = ((uint64_t)parent << 32 | cls) ^
+		     ((kind ^ (uint64_t)name << 40) * 0x9e3779b97f4a7c15ULL);
 
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
@@ -61,7 +66,8 @@ static int grow_table(struct trie *t)
 		return VMHEAP_ENOMEM;
 	for (size_t k = 0; k < t->nnodes; k++) {
 		const struct node *x = &t->nodes[k];
-		size_t h = node_hash(x->parent, x->cls, x->kind) & (cap - 1);
+		size_t h = node_hash(x->parent, x->cls, x->kind, x->name) &
+			   (cap - 1);
 		while (tab[h])
 			h = (h + 1) & (cap - 1);
 		tab[h] = (uint32_t)k + 1;
@@ -72,9 +78,10 @@ static int grow_table(struct trie *t)
 	return 0;
 }
 
-/* The node (parent, cls, kind), made if new; NO_NODE when out of memory. */
+/* The node (parent, cls, kind, name), made if new; NO_NODE when out of
+ * memory. */
 static uint32_t intern(struct trie *t, uint32_t parent, uint32_t cls,
-		       uint64_t kind)
+		       uint64_t kind, uint32_t name)
 {
 	size_t h;
 
@@ -82,10 +89,11 @@ static uint32_t intern(struct trie *t, uint32_t parent, uint32_t cls,
 		return NO_NODE;
 	if (t->nnodes >= NO_NODE - 1)
 		return NO_NODE;
-	for (h = node_hash(parent, cls, kind) & (t->table_cap - 1); t->table[h];
-	     h = (h + 1) & (t->table_cap - 1)) {
+	for (h = node_hash(parent, cls, kind, name) & (t->table_cap - 1);
+	     t->table[h]; h = (h + 1) & (t->table_cap - 1)) {
 		const struct node *x = &t->nodes[t->table[h] - 1];
-		if (x->parent == parent && x->cls == cls && x->kind == kind)
+		if (x->parent == parent && x->cls == cls && x->kind == kind &&
+		    x->name == name)
 			return t->table[h] - 1;
 	}
 	if (t->nnodes == t->cap) {
@@ -99,6 +107,7 @@ static uint32_t intern(struct trie *t, uint32_t parent, uint32_t cls,
 	    .parent = parent,
 	    .cls = cls,
 	    .kind = kind,
+	    .name = name,
 	    .depth = parent == NO_NODE ? 1 : t->nodes[parent].depth + 1,
 	    .example = NO_NODE,
 	};
@@ -136,9 +145,11 @@ static uint32_t shape_of(struct trie *t, uint32_t v)
 			size_t root = 0;
 			vmheap_graph_path(g, u, NULL, 0, &root);
 			node = intern(t, NO_NODE, g->class_of[u],
-				      g->roots[root].kind_string_id);
+				      g->roots[root].kind_string_id,
+				      graph_root_name_code(g, root));
 		} else {
-			node = intern(t, node, g->class_of[u], 0);
+			node = intern(t, node, g->class_of[u], 0,
+				      graph_path_shape_name(g, u));
 		}
 		if (node == NO_NODE)
 			return NO_NODE;

@@ -63,22 +63,26 @@ static size_t first_root_of(const vmheap_graph *g, uint32_t v)
 int vmheap_graph_shortest_paths(vmheap_graph *g)
 {
 	uint32_t n = g->n, head = 0, tail = 0;
-	uint32_t *parent, *queue;
+	uint32_t *parent, *queue, *edge = NULL;
 	int rc;
 
 	if (g->path_parent)
 		return 0;
 	parent = malloc(((size_t)n + 1) * sizeof(*parent));
 	queue = malloc(((size_t)n + 1) * sizeof(*queue));
-	if (!parent || !queue) {
+	if (g->edge_name) /* names on the paths: the edge of each object */
+		edge = malloc(((size_t)n + 1) * sizeof(*edge));
+	if (!parent || !queue || (g->edge_name && !edge)) {
 		free(parent);
 		free(queue);
+		free(edge);
 		return graph_fail(g, VMHEAP_ENOMEM,
 				  "out of memory for the shortest paths");
 	}
 	if ((rc = index_roots(g)) < 0) {
 		free(parent);
 		free(queue);
+		free(edge);
 		return rc == VMHEAP_ENOMEM
 			   ? graph_fail(g, rc, "out of memory for the roots")
 			   : rc;
@@ -97,12 +101,15 @@ int vmheap_graph_shortest_paths(vmheap_graph *g)
 			uint32_t w = g->fwd[k];
 			if (parent[w] == VMHEAP_GRAPH_NONE) {
 				parent[w] = v;
+				if (edge)
+					edge[w] = k;
 				queue[tail++] = w;
 			}
 		}
 	}
 	free(queue);
 	g->path_parent = parent;
+	g->path_edge = edge;
 	if (!g->have_unreachable) {
 		g->unreachable = n - tail;
 		g->unreachable_bytes = g->total_bytes;

@@ -62,6 +62,12 @@
  * references add 4 + 4 r (vmheap_graph_index_referrers()), dominators 12
  * (idom and retained size; at most 20 + 4 r more while they are computed),
  * shortest paths 4 (and 4 more while they are computed).
+ *
+ * Names (format 1.1): when some record of the dump names its references,
+ * the graph keeps a 4-byte code per reference (4 r per object; nothing
+ * when no record has names), one table entry per distinct name text (the
+ * texts stay with the dump's other strings), and the shortest paths keep
+ * 4 more bytes per object: the reference each object is reached by.
  */
 #ifndef VMHEAP_GRAPH_H
 #define VMHEAP_GRAPH_H
@@ -198,6 +204,8 @@ struct vmheap_graph_root {
 	uint64_t kind_string_id; /* as the record gives it */
 	const char *kind; /* NUL-terminated text of that string record, or
 			     NULL when the dump has none of that id */
+	uint64_t name_string_id; /* the root's name (format 1.1), 0: none;
+				    its text: vmheap_graph_root_name() */
 };
 
 /* Number of root records, in file order. */
@@ -209,6 +217,63 @@ vmheap_graph_root(const vmheap_graph *g, size_t k);
 
 /* Root records whose object id no object record has. */
 VMHEAP_EXPORT uint64_t vmheap_graph_missing_roots(const vmheap_graph *g);
+
+/*
+ * The name of root record `k` (format 1.1: "$audit" for a global variable,
+ * a thread's description for a stack root): its string record's text
+ * (NUL-terminated, *len bytes when len is not NULL), or NULL when the root
+ * has no name or the dump has no string record of its id.
+ */
+VMHEAP_EXPORT const char *vmheap_graph_root_name(const vmheap_graph *g,
+						 size_t k, size_t *len);
+
+/* ------------------------------------------------------------ names */
+
+/*
+ * Names of references (format 1.1, FORMAT.md "Edge names"): an instance
+ * variable "@store", a constant "::STORE", a hash key '["k17"]', a field
+ * ".next", "key", or an element index.  Text conventions are FORMAT.md's;
+ * the graph keeps them as the dump gives them.
+ */
+enum vmheap_graph_name_type {
+	VMHEAP_GRAPH_NAME_NONE,	   /* the reference has no name */
+	VMHEAP_GRAPH_NAME_TEXT,	   /* text, len */
+	VMHEAP_GRAPH_NAME_INDEX,   /* index: an element index */
+	VMHEAP_GRAPH_NAME_UNKNOWN, /* string_id names a string that the dump
+				      does not have */
+};
+
+struct vmheap_graph_name {
+	enum vmheap_graph_name_type type;
+	const char *text; /* NUL-terminated, valid while the graph lives */
+	size_t len;	  /* bytes of text */
+	uint64_t index;
+	uint64_t string_id; /* TEXT and UNKNOWN */
+};
+
+/* 1 when some reference of the dump has a name (the graph keeps them),
+ * else 0. */
+VMHEAP_EXPORT int vmheap_graph_has_edge_names(const vmheap_graph *g);
+
+/*
+ * The name of reference `k` of object `i` (k below the count that
+ * vmheap_graph_references() gives, in the same order): fills *out and
+ * returns out->type.  Missing references are not in the graph, and
+ * neither are their names.
+ */
+VMHEAP_EXPORT int vmheap_graph_reference_name(const vmheap_graph *g,
+					      uint32_t i, uint32_t k,
+					      struct vmheap_graph_name *out);
+
+/*
+ * The name of the first reference from object `from` to object `to` (the
+ * one a shortest path takes): fills *out and returns out->type, which is
+ * VMHEAP_GRAPH_NAME_NONE when that reference has no name or `from` does
+ * not reference `to`.  Time linear in the references of `from`.
+ */
+VMHEAP_EXPORT int vmheap_graph_edge_name(const vmheap_graph *g, uint32_t from,
+					 uint32_t to,
+					 struct vmheap_graph_name *out);
 
 /* ------------------------------------------------------------ dominators */
 
@@ -290,9 +355,22 @@ VMHEAP_EXPORT int64_t vmheap_graph_path(const vmheap_graph *g, uint32_t i,
 					uint32_t *path, size_t cap,
 					size_t *root);
 
+/*
+ * After vmheap_graph_shortest_paths(): the name of the reference by which
+ * the shortest path of `i` reaches it from vmheap_graph_path_parent(g, i)
+ * (the first reference from that parent to `i`).  Fills *out and returns
+ * out->type: VMHEAP_GRAPH_NAME_NONE for a root object, an unreachable
+ * object, before the paths, and in a dump without names.  Constant time.
+ */
+VMHEAP_EXPORT int vmheap_graph_path_name(const vmheap_graph *g, uint32_t i,
+					 struct vmheap_graph_name *out);
+
 /* Instances of one class whose shortest paths have the same shape: the same
- * root kind and the same sequence of classes from the root object down to
- * the instance. */
+ * root kind and name, and the same sequence of classes and reference names
+ * from the root object down to the instance.  An element's name (an index,
+ * or a text that starts with '[': a hash key) counts as "an element" in a
+ * shape: the 100,000 entries of one Hash are one shape, not 100,000; the
+ * group's example path shows its own key. */
 struct vmheap_graph_path_group {
 	uint64_t count;		 /* instances */
 	uint64_t bytes;		 /* sum of their shallow sizes */

@@ -67,7 +67,8 @@ VMHEAP_EXPORT int64_t vmheap_graph_nearest_classes(const vmheap_graph *g,
 
 /*
  * Merge the shortest paths of the objects `objects[0..n)` by shape (root
- * kind and the classes from the root object down to the object), as
+ * kind and name, the classes and reference names from the root object
+ * down to the object: struct vmheap_graph_path_group), as
  * vmheap_graph_class_paths() does for one class, computing the shortest
  * paths first if needed.  The objects may be of any classes; an object
  * listed twice counts twice.  On success *out is the result (class_id 0,

@@ -2,7 +2,7 @@
  * gen_dump.c - write a synthetic vmheap dump with the real writer, for
  * benchmarks of vmheap-histo and vmheap-diff.
  *
- *   gen_dump [-n OBJECTS] [-c CLASSES] [-s SEED] [-g EXTRA] [-v VM] OUT
+ *   gen_dump [-n OBJECTS] [-c CLASSES] [-s SEED] [-g EXTRA] [-v VM] [-N] OUT
  *
  * The heap: CLASSES classes ("Bench::Class0001", ... plus a few usual
  * names), OBJECTS objects at increasing 40-byte-aligned addresses with a
@@ -10,6 +10,11 @@
  * some roots.  The same seed gives the same objects at the same addresses,
  * so a dump made with -g EXTRA is the first one plus EXTRA "Leak::Message"
  * objects, all held by one "Leak::Holder" (a leak for vmheap-diff).
+ * With -N (format 1.1 edge names) every reference is named as a Ruby heap
+ * would name it: the elements of "array" objects by index, those of
+ * "hash" objects by one of 256 symbol keys ("[:k17]"), the others by
+ * instance variable ("@iv0" .. "@iv3", by position), and the roots
+ * "$root"; the objects and references are the same as without -N.
  * OUT "-" is standard output.
  */
 #include <fcntl.h>
@@ -36,6 +41,41 @@ static const char *const usual[] = {"String", "Array", "Hash",	"Object",
 static const char *const kinds[] = {"object", "string", "array", "hash",
 				    "data"};
 
+/* -N: string ids of the names. */
+enum { S_ROOT = 2, S_IVAR = 3, IVARS = 4, S_KEY = S_IVAR + IVARS, KEYS = 256 };
+
+static int add_names(vmheap_writer *w)
+{
+	char text[32];
+	int rc = vmheap_writer_add_string(w, S_ROOT, "$root", 5);
+
+	for (int k = 0; !rc && k < IVARS; k++) {
+		snprintf(text, sizeof(text), "@iv%d", k);
+		rc = vmheap_writer_add_string(w, S_IVAR + (uint64_t)k, text,
+					      strlen(text));
+	}
+	for (int k = 0; !rc && k < KEYS; k++) {
+		snprintf(text, sizeof(text), "[:k%d]", k);
+		rc = vmheap_writer_add_string(w, S_KEY + (uint64_t)k, text,
+					      strlen(text));
+	}
+	return rc;
+}
+
+/* -N: the names of object i's references, by its kind (kinds[]). */
+static void name_refs(int64_t *names, uint32_t kind, unsigned long long i,
+		      size_t nrefs)
+{
+	for (size_t k = 0; k < nrefs; k++) {
+		if (kind == 2) /* array */
+			names[k] = vmheap_edge_name_index(k);
+		else if (kind == 3) /* hash */
+			names[k] = S_KEY + (int64_t)((i * 5 + k) % KEYS);
+		else
+			names[k] = S_IVAR + (int64_t)(k % IVARS);
+	}
+}
+
 static void die(const char *what, vmheap_writer *w)
 {
 	fprintf(stderr, "gen_dump: %s: %s\n", what,
@@ -48,9 +88,9 @@ int main(int argc, char **argv)
 	unsigned long long n = 1000000, extra = 0;
 	unsigned long classes = 200, seed = 1;
 	const char *vm = "bench";
-	int ch;
+	int ch, named = 0;
 
-	while ((ch = getopt(argc, argv, "n:c:s:g:v:")) != -1) {
+	while ((ch = getopt(argc, argv, "n:c:s:g:v:N")) != -1) {
 		switch (ch) {
 		case 'n':
 			n = strtoull(optarg, NULL, 10);
@@ -67,10 +107,13 @@ int main(int argc, char **argv)
 		case 'v':
 			vm = optarg;
 			break;
+		case 'N':
+			named = 1;
+			break;
 		default:
 			fprintf(stderr, "usage: gen_dump [-n OBJECTS] "
 					"[-c CLASSES] [-s SEED] [-g EXTRA] "
-					"[-v VM] OUT\n");
+					"[-v VM] [-N] OUT\n");
 			return 2;
 		}
 	}
@@ -94,6 +137,7 @@ int main(int argc, char **argv)
 	opt.time = 1700000000 + (int64_t)extra;
 	opt.kind_names = kinds;
 	opt.kind_count = sizeof(kinds) / sizeof(kinds[0]);
+	opt.edge_names = named;
 	vmheap_writer *w;
 	if (vmheap_writer_open(&w, fd, &opt) < 0)
 		die("open", NULL);
@@ -115,9 +159,12 @@ int main(int argc, char **argv)
 		die("class", w);
 	if (vmheap_writer_add_string(w, 1, "vm", 2))
 		die("string", w);
+	if (named && add_names(w) < 0)
+		die("string", w);
 
 	const uint64_t base = 0x7f0000000000ULL;
 	uint64_t refs[8];
+	int64_t names[8];
 	for (unsigned long long i = 0; i < n; i++) {
 		uint64_t r = rng();
 		/* skewed: half the objects in the first 8 classes */
@@ -129,11 +176,15 @@ int main(int argc, char **argv)
 		size_t nrefs = i ? (r >> 32) % 5 : 0;
 		for (size_t k = 0; k < nrefs; k++)
 			refs[k] = base + 40 * ((rng() >> 11) % i);
-		if (vmheap_writer_add_object(w, base + 40 * i, cls, bytes, kind,
-					     refs, nrefs))
+		name_refs(names, kind, i, nrefs);
+		if (vmheap_writer_add_object_named(w, base + 40 * i, cls, bytes,
+						   kind, refs,
+						   named ? names : NULL, nrefs,
+						   0))
 			die("object", w);
 		if (i % 1000 == 0 &&
-		    vmheap_writer_add_root(w, 1, base + 40 * i))
+		    vmheap_writer_add_root_named(w, 1, base + 40 * i,
+						 named ? S_ROOT : 0))
 			die("root", w);
 	}
 	/* the leak: EXTRA messages past the end, one holder for them all */
@@ -149,11 +200,19 @@ int main(int argc, char **argv)
 		for (unsigned long long i = 0; i < extra; i++)
 			held[i] = leak_base + 80 * i;
 		uint64_t holder = leak_base + 80 * extra;
-		if (vmheap_writer_add_object(w, holder, classes + 2, 40, 0,
-					     held, extra) ||
-		    vmheap_writer_add_root(w, 1, holder))
+		int64_t *held_names = NULL;
+		if (named && !(held_names = malloc(extra * sizeof(*held_names))))
+			die("out of memory", NULL);
+		for (unsigned long long i = 0; named && i < extra; i++)
+			held_names[i] = vmheap_edge_name_index(i);
+		if (vmheap_writer_add_object_named(w, holder, classes + 2, 40,
+						   0, held, held_names, extra,
+						   0) ||
+		    vmheap_writer_add_root_named(w, 1, holder,
+						 named ? S_ROOT : 0))
 			die("object", w);
 		free(held);
+		free(held_names);
 	}
 	if (vmheap_writer_finish(w))
 		die("finish", w);

@@ -18,3 +18,18 @@ bench-graphtools: $(BUILD)/bench/gen_dump $(GRAPH_BENCH) $(BINDIR)/vmheap-domina
 	@mkdir -p $(GRAPHTOOLS_BENCH_DIR)
 	@sh bench/graphtools_bench.sh $(BUILD) $(GRAPHTOOLS_BENCH_OBJECTS) \
 	  $(GRAPHTOOLS_BENCH_DIR)
+
+# What edge names (format 1.1) cost, on the same gen_dump heap of
+# NAMES_BENCH_OBJECTS objects written without and with names (gen_dump
+# -N): dump time and bytes per object, vmheap-dominators' and
+# vmheap-path's time and peak RSS per object.
+#
+#   make bench-names [NAMES_BENCH_OBJECTS=10000000]
+NAMES_BENCH_OBJECTS ?= 10000000
+BENCH_TARGETS += bench-names
+
+.PHONY: bench-names
+bench-names: $(BUILD)/bench/gen_dump $(BINDIR)/vmheap-dominators $(BINDIR)/vmheap-path
+	@mkdir -p $(GRAPHTOOLS_BENCH_DIR)
+	@sh bench/names_bench.sh $(BUILD) $(NAMES_BENCH_OBJECTS) \
+	  $(GRAPHTOOLS_BENCH_DIR)

@@ -7,18 +7,13 @@
 
 #include "suspects-internal.h"
 
-/* "KIND > A > B": the root kind and the classes of the top shape above
- * the owner (added as `f` requires: a CSV field is quoted whole). */
+/* "root KIND NAME > A > B": the root (with its name in a dump that has
+ * names) and the classes of the top shape above the owner (added as `f`
+ * requires: a CSV field is quoted whole). */
 static void held_by(struct vmheap_strbuf *out, const struct diff_suspects *s,
 		    const struct vmheap_graph_path_group *grp)
 {
-	const char *kind = vmheap_graph_root(s->g.new_g, grp->root)->kind;
-
-	vmheap_strbuf_add(out, "root", 4);
-	if (kind) {
-		vmheap_strbuf_add(out, " ", 1);
-		vmheap_strbuf_add_text(out, kind);
-	}
+	vmheap_strbuf_add_root_text(out, s->g.new_g, grp->root);
 	for (size_t l = 0; l + 1 < grp->length; l++) {
 		vmheap_strbuf_add(out, " > ", 3);
 		vmheap_strbuf_add_class(out, s->g.new_g, grp->classes[l],

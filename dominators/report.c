@@ -48,16 +48,25 @@ static double percent(const vmheap_graph *g, uint64_t bytes)
 	return total ? 100.0 * (double)bytes / (double)total : 0.0;
 }
 
-/* "Hash 0x... ← Array 0x... ← root globals" */
+/* "Hash 0x... ← Array 0x... ← root globals", or with names
+ * "Hash["k17"] 0x... ← @store of Registry 0x... ← root vm": each
+ * dominator with the name of its reference to the object below it in
+ * the chain when it references that object itself (else its class). */
 static void chain_text(struct vmheap_strbuf *sb, const vmheap_graph *g,
-		       const struct chain *c)
+		       uint32_t v, const struct chain *c)
 {
 	for (size_t k = 0; k < c->nlinks; k++) {
-		vmheap_strbuf_add_class(sb, g,
-					vmheap_graph_object_class(g, c->links[k]),
-					VMHEAP_OUTPUT_TEXT);
+		uint32_t d = c->links[k], up = vmheap_graph_idom(g, d);
+		struct vmheap_graph_name name, in;
+
+		vmheap_graph_edge_name(g, d, k ? c->links[k - 1] : v, &name);
+		if (up == VMHEAP_GRAPH_ROOT)
+			in.type = VMHEAP_GRAPH_NAME_NONE;
+		else
+			vmheap_graph_edge_name(g, up, d, &in);
+		vmheap_strbuf_add_holder(sb, g, d, &name, &in);
 		vmheap_strbuf_addf(sb, " 0x%" PRIx64 " \xe2\x86\x90 ",
-				   vmheap_graph_object_id(g, c->links[k]));
+				   vmheap_graph_object_id(g, d));
 	}
 	if (c->more)
 		vmheap_strbuf_addf(sb, "... %" PRIu64 " more \xe2\x86\x90 ",
@@ -113,7 +122,7 @@ static void render_text(const struct dominators_options *o,
 		vmheap_strbuf_add_class(&cls, g, vmheap_graph_object_class(g, v),
 					VMHEAP_OUTPUT_TEXT);
 		chain_of(g, v, &c);
-		chain_text(&doms, g, &c);
+		chain_text(&doms, g, v, &c);
 		if (cls.failed || doms.failed)
 			rc = VMHEAP_ENOMEM;
 		else
@@ -163,12 +172,16 @@ static void render_json(const struct dominators_result *res,
 				   percent(g, r));
 		chain_of(g, v, &c);
 		for (size_t l = 0; l < c.nlinks; l++) {
+			struct vmheap_graph_name name;
 			vmheap_strbuf_addf(out, "%s{\"class\":", l ? "," : "");
 			vmheap_strbuf_add_class(
 			    out, g, vmheap_graph_object_class(g, c.links[l]),
 			    VMHEAP_OUTPUT_JSON);
-			vmheap_strbuf_addf(out, ",\"address\":\"0x%" PRIx64 "\"}",
+			vmheap_strbuf_addf(out, ",\"address\":\"0x%" PRIx64 "\"",
 					   vmheap_graph_object_id(g, c.links[l]));
+			vmheap_graph_edge_name(g, c.links[l], l ? c.links[l - 1] : v, &name);
+			vmheap_strbuf_add_name_json(out, &name);
+			vmheap_strbuf_add(out, "}", 1);
 		}
 		vmheap_strbuf_addf(out, "],\"more_dominators\":%" PRIu64
 					",\"root\":",
@@ -176,13 +189,7 @@ static void render_json(const struct dominators_result *res,
 		if (c.root == (size_t)-1) {
 			vmheap_strbuf_add(out, "\"several\"", 9);
 		} else {
-			const char *kind = vmheap_graph_root(g, c.root)->kind;
-			vmheap_strbuf_add(out, "{\"kind\":", 8);
-			if (kind)
-				vmheap_strbuf_add_json(out, kind);
-			else
-				vmheap_strbuf_add(out, "null", 4);
-			vmheap_strbuf_add(out, "}", 1);
+			vmheap_strbuf_add_root_json(out, g, c.root);
 		}
 		vmheap_strbuf_add(out, "}", 1);
 	}
@@ -210,7 +217,7 @@ static void render_csv(const struct dominators_result *res,
 				   vmheap_graph_object_bytes(g, v), r,
 				   percent(g, r));
 		chain_of(g, v, &c);
-		chain_text(&doms, g, &c);
+		chain_text(&doms, g, v, &c);
 		if (doms.failed)
 			out->failed = 1;
 		vmheap_strbuf_add_csv(out, doms.buf ? doms.buf : "");

@@ -1,10 +1,11 @@
 /*
  * reader_fuzz.c - fuzz target of libvmheap's reader.
  *
- * The input is a whole dump file.  It is put in a memfd and read three
+ * The input is a whole dump file.  It is put in a memfd and read four
  * ways, as the tools read dumps: record by record (vmheap_reader_next),
- * block by block with a block cursor (vmheap_reader_next_block), and with
- * the census that vmheap-histo and vmheap-diff use.  Whatever the bytes,
+ * block by block with a block cursor (vmheap_reader_next_block), with
+ * the census that vmheap-histo and vmheap-diff use, and into the heap
+ * graph of the graph tools (its paths and the names on them).  Whatever the bytes,
  * each way must end in 0 or a negative code with a message, never crash
  * or leak; a reader that reports success must have seen the footer.
  */
@@ -17,6 +18,7 @@
 #include "fuzz-internal.h"
 #include "vmheap.h"
 #include "vmheap_analysis.h"
+#include "vmheap_graph.h"
 
 static int memfd_of(const uint8_t *data, size_t size)
 {
@@ -153,6 +155,44 @@ static void read_census(int fd, size_t size)
 	vmheap_census_free(c);
 }
 
+/* The heap graph as vmheap-path reads it: every object's path and the
+ * name each is reached by, every root's name. */
+static void read_graph(int fd)
+{
+	vmheap_graph *g = NULL;
+	vmheap_reader *r = NULL;
+	struct vmheap_graph_name name;
+	char err[256] = "";
+	uint64_t sum = 0;
+	int rc = vmheap_reader_open_fd(&r, fd, "fuzz.vmheap");
+
+	if (rc == 0) {
+		rc = vmheap_graph_read(&g, r, err, sizeof(err));
+		check_error(rc, err);
+	}
+	if (g && vmheap_graph_shortest_paths(g) == 0) {
+		for (uint32_t i = 0; i < vmheap_graph_object_count(g); i++) {
+			const uint32_t *t;
+			uint32_t n = vmheap_graph_references(g, i, &t);
+			if (vmheap_graph_path_name(g, i, &name) ==
+			    VMHEAP_GRAPH_NAME_TEXT)
+				sum += (uint8_t)name.text[name.len];
+			for (uint32_t k = 0; k < n; k++)
+				sum += (unsigned)vmheap_graph_reference_name(
+				    g, i, k, &name);
+		}
+		for (size_t k = 0; k < vmheap_graph_root_count(g); k++) {
+			size_t len;
+			const char *s = vmheap_graph_root_name(g, k, &len);
+			if (s && s[len] != '\0')
+				abort();
+		}
+	}
+	(void)sum;
+	vmheap_graph_free(g);
+	vmheap_reader_free(r);
+}
+
 int fuzz_reader_one(const uint8_t *data, size_t size)
 {
 	int fd = memfd_of(data, size);
@@ -162,6 +202,8 @@ int fuzz_reader_one(const uint8_t *data, size_t size)
 	read_blocks(fd);
 	lseek(fd, 0, SEEK_SET);
 	read_census(fd, size);
+	lseek(fd, 0, SEEK_SET);
+	read_graph(fd);
 	close(fd);
 	return 0;
 }

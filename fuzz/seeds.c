@@ -7,7 +7,7 @@
  *
  * reader:    dumps from vmheap_writer (empty, small, many small blocks,
  *            kinds and roots, an object continued in more-references
- *            records, a dump cut short), and writer dumps altered behind
+ *            records, a dump cut short, edge and root names), and writer dumps altered behind
  *            valid checksums into what FORMAT.md tells readers to refuse
  *            (bytes after the HEAD or FOOT map, more-references records
  *            that continue no object);
@@ -70,14 +70,15 @@ static void put(const char *sub, const char *name, const void *data, size_t len)
 
 /* ------------------------------------------------------------- dumps */
 
-enum shape { EMPTY, SMALL, BLOCKS, KINDS, MORE_REFS, CUT };
+enum shape { EMPTY, SMALL, BLOCKS, KINDS, MORE_REFS, CUT, NAMED };
 
 static void dump(const char *name, enum shape shape)
 {
 	static const char *const kinds[] = {"object", "string", "array"};
 	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
 	vmheap_writer *w;
-	uint64_t refs[70000];
+	static uint64_t refs[70000];
+	static int64_t names[70000];
 	int fd = create("reader", name);
 	int nobj = shape == BLOCKS ? 300 : shape == EMPTY ? 0 : 6;
 
@@ -92,6 +93,7 @@ static void dump(const char *name, enum shape shape)
 	}
 	if (shape == BLOCKS)
 		opt.block_bytes = 256;
+	opt.edge_names = shape == NAMED; /* format 1.1 names (FORMAT.md 16) */
 	if (vmheap_writer_open(&w, fd, &opt) < 0)
 		die("vmheap_writer_open");
 	if (shape != EMPTY) {
@@ -101,23 +103,33 @@ static void dump(const char *name, enum shape shape)
 		vmheap_writer_add_class(w, 2, "String", 6, 1, 0);
 		vmheap_writer_add_class(w, 3, "", 0, 1, 0);
 	}
+	if (shape == NAMED) {
+		vmheap_writer_add_string(w, 3, "@store", 6);
+		vmheap_writer_add_string(w, 4, "$audit", 6);
+	}
 	for (int i = 0; i < nobj; i++) {
 		uint64_t r[3] = {0x1000, 0x1000 + 16u * (uint64_t)i,
 				 0xdeadbeef};
-		vmheap_writer_add_object(w, 0x1000 + 16u * (uint64_t)i,
-					 1 + (uint64_t)(i % 3),
-					 24 + 8u * (uint64_t)i,
-					 (uint32_t)(i % 3), r, (size_t)(i % 4));
+		/* names: an ivar, an index, a string the dump lacks */
+		int64_t n[3] = {3, vmheap_edge_name_index(7), 99};
+		vmheap_writer_add_object_named(
+		    w, 0x1000 + 16u * (uint64_t)i, 1 + (uint64_t)(i % 3),
+		    24 + 8u * (uint64_t)i, (uint32_t)(i % 3), r,
+		    shape == NAMED ? n : NULL, (size_t)(i % 4), 0);
 	}
-	if (shape == MORE_REFS) {
-		for (size_t i = 0; i < sizeof(refs) / sizeof(*refs); i++)
+	if (shape == MORE_REFS || shape == NAMED) {
+		for (size_t i = 0; i < sizeof(refs) / sizeof(*refs); i++) {
 			refs[i] = 0x1000 + 16 * (i % 6);
-		vmheap_writer_add_object(w, 0x9000, 1, 64, 0, refs,
-					 VMHEAP_MAX_REFS_PER_RECORD + 3);
+			names[i] = vmheap_edge_name_index(i);
+		}
+		vmheap_writer_add_object_named(
+		    w, 0x9000, 1, 64, 0, refs, shape == NAMED ? names : NULL,
+		    VMHEAP_MAX_REFS_PER_RECORD + 3, 0);
 	}
 	if (shape != EMPTY) {
 		vmheap_writer_add_root(w, 1, 0x1000);
-		vmheap_writer_add_root(w, 2, 0x1010);
+		vmheap_writer_add_root_named(w, 2, 0x1010,
+					     shape == NAMED ? 4 : 0);
 	}
 	if (vmheap_writer_finish(w) < 0)
 		die(vmheap_writer_error(w));
@@ -564,6 +576,7 @@ int main(int argc, char **argv)
 	dump("kinds", KINDS);
 	dump("more-refs", MORE_REFS);
 	dump("cut", CUT);
+	dump("named", NAMED);
 	bytes_after_map("head-bytes-after-map", 0);
 	bytes_after_map("foot-bytes-after-map", 1);
 	orphan_more_refs();

@@ -103,9 +103,10 @@ static void render_text(const struct path_options *o,
 		vmheap_strbuf_add(out, "class ", 6);
 		vmheap_strbuf_add_text(out, o->target);
 		vmheap_strbuf_addf(out,
-				   ": %" PRIu64 " instances, %s; %zu path "
+				   ": %" PRIu64 " instance%s, %s; %zu path "
 				   "shape%s; %" PRIu64 " unreachable, %s\n",
-				   p->instances, size, p->group_count,
+				   p->instances, p->instances == 1 ? "" : "s",
+				   size, p->group_count,
 				   p->group_count == 1 ? "" : "s",
 				   p->unreachable, lost);
 	}

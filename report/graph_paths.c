@@ -29,18 +29,6 @@ void vmheap_strbuf_add_class(struct vmheap_strbuf *sb, const vmheap_graph *g,
 	free(label);
 }
 
-void vmheap_strbuf_add_root_text(struct vmheap_strbuf *sb,
-				 const vmheap_graph *g, size_t root)
-{
-	const char *kind = vmheap_graph_root(g, root)->kind;
-
-	vmheap_strbuf_add(sb, "root", 4);
-	if (kind) {
-		vmheap_strbuf_add(sb, " ", 1);
-		vmheap_strbuf_add_text(sb, kind);
-	}
-}
-
 /* The path of i into a new array; its length in *len (0: unreachable or
  * out of memory, then sb fails in the second case). */
 static uint32_t *path_of(struct vmheap_strbuf *sb, const vmheap_graph *g,
@@ -60,6 +48,52 @@ static uint32_t *path_of(struct vmheap_strbuf *sb, const vmheap_graph *g,
 	return path;
 }
 
+/* Segments of the one-line chain shown at each end of a long path. */
+#define CHAIN_ENDS 4
+
+/* The holder phrase of path[k] (k + 1 < len): it holds path[k + 1]. */
+static void add_path_holder(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			    const uint32_t *path, size_t k)
+{
+	struct vmheap_graph_name name, in;
+
+	vmheap_graph_path_name(g, path[k + 1], &name);
+	vmheap_graph_path_name(g, path[k], &in);
+	vmheap_strbuf_add_holder(sb, g, path[k], &name, &in);
+}
+
+/* "Entry ← Hash["k17"] ← @store of Registry ← root vm": the target, then
+ * each holder up to the root. */
+static void add_chain(struct vmheap_strbuf *sb, const vmheap_graph *g,
+		      const uint32_t *path, size_t len, size_t root)
+{
+	vmheap_strbuf_add_class(sb, g, vmheap_graph_object_class(g, path[len - 1]),
+				VMHEAP_OUTPUT_TEXT);
+	for (size_t k = len - 1; k-- > 0;) {
+		if (len > 2 * CHAIN_ENDS + 1 && k + CHAIN_ENDS + 1 == len - 1) {
+			size_t skip = len - 1 - 2 * CHAIN_ENDS;
+			vmheap_strbuf_addf(sb, " \xe2\x86\x90 ... %zu more", skip);
+			k -= skip - 1;
+			continue;
+		}
+		vmheap_strbuf_add(sb, " \xe2\x86\x90 ", 5);
+		add_path_holder(sb, g, path, k);
+	}
+	vmheap_strbuf_add(sb, " \xe2\x86\x90 ", 5);
+	vmheap_strbuf_add_root_text(sb, g, root);
+}
+
+/* 1 when the dump names references or roots: the path shows names. */
+static int has_names(const vmheap_graph *g)
+{
+	if (vmheap_graph_has_edge_names(g))
+		return 1;
+	for (size_t k = 0; k < vmheap_graph_root_count(g); k++)
+		if (vmheap_graph_root(g, k)->name_string_id)
+			return 1;
+	return 0;
+}
+
 void vmheap_strbuf_add_path_text(struct vmheap_strbuf *sb,
 				 const vmheap_graph *g, uint32_t i,
 				 const char *indent)
@@ -69,10 +103,16 @@ void vmheap_strbuf_add_path_text(struct vmheap_strbuf *sb,
 
 	if (!path)
 		return;
+	if (has_names(g)) {
+		vmheap_strbuf_addf(sb, "%s", indent);
+		add_chain(sb, g, path, len, root);
+		vmheap_strbuf_add(sb, "\n", 1);
+	}
 	vmheap_strbuf_addf(sb, "%s", indent);
 	vmheap_strbuf_add_root_text(sb, g, root);
 	vmheap_strbuf_add(sb, "\n", 1);
 	for (size_t k = 0; k < len; k++) {
+		struct vmheap_graph_name name;
 		if (len > 2 * VMHEAP_PATH_ENDS && k == VMHEAP_PATH_ENDS) {
 			size_t skip = len - 2 * VMHEAP_PATH_ENDS;
 			vmheap_strbuf_addf(sb, "%s  ... %zu more objects ...\n",
@@ -84,8 +124,14 @@ void vmheap_strbuf_add_path_text(struct vmheap_strbuf *sb,
 		vmheap_strbuf_add_class(sb, g,
 					vmheap_graph_object_class(g, path[k]),
 					VMHEAP_OUTPUT_TEXT);
-		vmheap_strbuf_addf(sb, "  0x%" PRIx64 "\n",
+		vmheap_strbuf_addf(sb, "  0x%" PRIx64,
 				   vmheap_graph_object_id(g, path[k]));
+		if (k && vmheap_graph_path_name(g, path[k], &name) !=
+			     VMHEAP_GRAPH_NAME_NONE) {
+			vmheap_strbuf_add(sb, "  \xe2\x86\x90 ", 6);
+			add_path_holder(sb, g, path, k - 1);
+		}
+		vmheap_strbuf_add(sb, "\n", 1);
 	}
 	free(path);
 }
@@ -104,9 +150,9 @@ void vmheap_strbuf_add_path_group(struct vmheap_strbuf *sb,
 	vmheap_report_amount(o, size, sizeof(size), grp->bytes);
 	vmheap_strbuf_addf(sb,
 			   "%s#%zu  %" PRIu64 " %s (%s), %s, path of %zu "
-			   "objects\n",
+			   "object%s\n",
 			   indent, k, grp->count, noun, share, size,
-			   grp->length);
+			   grp->length, grp->length == 1 ? "" : "s");
 	snprintf(deeper, sizeof(deeper), "%s    ", indent);
 	vmheap_strbuf_add_path_text(sb, g, grp->example, deeper);
 }
@@ -116,26 +162,25 @@ void vmheap_strbuf_add_path_json(struct vmheap_strbuf *sb,
 {
 	size_t len, root;
 	uint32_t *path = path_of(sb, g, i, &len, &root);
-	const char *kind = path ? vmheap_graph_root(g, root)->kind : NULL;
 
 	vmheap_strbuf_add(sb, "\"root\":", 7);
 	if (!path) {
 		vmheap_strbuf_add(sb, "null,\"length\":0,\"path\":[]", 25);
 		return;
 	}
-	vmheap_strbuf_add(sb, "{\"kind\":", 8);
-	if (kind)
-		vmheap_strbuf_add_json(sb, kind);
-	else
-		vmheap_strbuf_add(sb, "null", 4);
-	vmheap_strbuf_addf(sb, "},\"length\":%zu,\"path\":[", len);
+	vmheap_strbuf_add_root_json(sb, g, root);
+	vmheap_strbuf_addf(sb, ",\"length\":%zu,\"path\":[", len);
 	for (size_t k = 0; k < len; k++) {
+		struct vmheap_graph_name name;
 		vmheap_strbuf_addf(sb, "%s{\"class\":", k ? "," : "");
 		vmheap_strbuf_add_class(sb, g,
 					vmheap_graph_object_class(g, path[k]),
 					VMHEAP_OUTPUT_JSON);
-		vmheap_strbuf_addf(sb, ",\"address\":\"0x%" PRIx64 "\"}",
+		vmheap_strbuf_addf(sb, ",\"address\":\"0x%" PRIx64 "\"",
 				   vmheap_graph_object_id(g, path[k]));
+		vmheap_graph_path_name(g, path[k], &name);
+		vmheap_strbuf_add_name_json(sb, &name);
+		vmheap_strbuf_add(sb, "}", 1);
 	}
 	vmheap_strbuf_add(sb, "]", 1);
 	free(path);

@@ -398,10 +398,52 @@ void vmheap_format_bytes(char *buf, size_t len, unsigned long long bytes);
 int vmheap_graph_load(const char *arg, vmheap_reader **r, vmheap_graph **g,
 		      char *err, size_t errsz);
 
-/* Root record `root` as people read it: "root KIND", or "root" when the
- * dump has no string for its kind. */
+/* Root record `root` as people read it: "root KIND NAME" ("root
+ * global_tbl $audit"), without NAME when the root has none (dumps before
+ * format 1.1 have none), "root" alone when the dump has no string for its
+ * kind either. */
 void vmheap_strbuf_add_root_text(struct vmheap_strbuf *sb,
 				 const vmheap_graph *g, size_t root);
+
+/* The same as a JSON object: {"kind":KIND or null,"name":NAME or null}. */
+void vmheap_strbuf_add_root_json(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, size_t root);
+
+/*
+ * Object `holder` as it holds the next object of a path by the reference
+ * named *name (format 1.1 names, FORMAT.md's text conventions), in text:
+ *
+ *   no name          Hash                      (the holder's class)
+ *   index 17         Array[17]
+ *   ["k17"]          Hash["k17"]               (hash keys, "[...]")
+ *   "@store"         @store of Registry        (instance variables; a
+ *                                              class object known by name,
+ *                                              as for fields: @cache of Gem)
+ *   "::STORE"        constant Registry::STORE  (Registry: the holder's
+ *                    own name: the class record whose id is its id, else
+ *                    the constant it is held by, *holder_in, else the
+ *                    name of a root of it that starts with an upper-case
+ *                    letter (a class root named by its path), else its
+ *                    class)
+ *   ".next"          Node.next                 (fields; a class object
+ *                                              with a class record of its
+ *                                              id: Registry.COUNT)
+ *   "key", other     key of Hash, NAME of Hash
+ *   unknown string   <string 12> of Hash
+ *
+ * `holder_in` is the name of the reference that holds `holder` itself
+ * (NULL: unknown).
+ */
+void vmheap_strbuf_add_holder(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			      uint32_t holder,
+			      const struct vmheap_graph_name *name,
+			      const struct vmheap_graph_name *holder_in);
+
+/* A reference's name as JSON members after others (nothing for none):
+ * ,"name":TEXT  or  ,"index":N  or  ,"name_string_id":ID (a string the
+ * dump does not have). */
+void vmheap_strbuf_add_name_json(struct vmheap_strbuf *sb,
+				 const struct vmheap_graph_name *name);
 
 /* Objects shown at each end of a long path; the middle is one line
  * "... N more objects ...". */
@@ -409,10 +451,19 @@ void vmheap_strbuf_add_root_text(struct vmheap_strbuf *sb,
 
 /*
  * The shortest path of reachable object `i` (shortest paths computed), in
- * text: one line for its root record, then one line per object from the
- * root object down to `i`, "CLASS  0xADDRESS", each line starting with
- * `indent`.  Paths longer than 2 * VMHEAP_PATH_ENDS objects show both
- * ends.  Appends nothing for an unreachable object.
+ * text, each line starting with `indent`.  When the dump names references
+ * or roots (format 1.1), first the path on one line as people say it, the
+ * object first, each holder with its reference's name, the root last:
+ *
+ *   Entry ← Hash["k17"] ← @store of Registry ← constant Registry::STORE ← root vm
+ *
+ * (vmheap_strbuf_add_holder; the middle of a chain of more than 9 objects
+ * is "← ... N more").  Then one line for its root record, then one line
+ * per object from the root object down to `i`, "CLASS  0xADDRESS", and
+ * for an object reached by a named reference "  ← HOLDER" (the holder
+ * phrase of the object above it).  Paths longer than 2 * VMHEAP_PATH_ENDS
+ * objects show both ends.  Appends nothing for an unreachable object.  A
+ * dump without names gives no chain line and no "← " on the lines.
  */
 void vmheap_strbuf_add_path_text(struct vmheap_strbuf *sb,
 				 const vmheap_graph *g, uint32_t i,
@@ -433,9 +484,11 @@ void vmheap_strbuf_add_path_group(struct vmheap_strbuf *sb,
 				  const char *indent);
 
 /*
- * The same as JSON members, without braces: "root":{"kind":KIND or null},
- * "length":N, "path":[{"class":C,"address":"0x..."}, ...] (every object,
- * root object first).
+ * The same as JSON members, without braces: "root":{"kind":KIND or
+ * null,"name":NAME or null}, "length":N, "path":[{"class":C,
+ * "address":"0x..."}, ...] (every object, root object first), where an
+ * object reached by a named reference also has its name as
+ * vmheap_strbuf_add_name_json() gives it ("name":"@store" or "index":17).
  */
 void vmheap_strbuf_add_path_json(struct vmheap_strbuf *sb,
 				 const vmheap_graph *g, uint32_t i);

@@ -13,6 +13,13 @@
 
 #include "sample-internal.h"
 
+const char *const sample_ref_names[REF_NAMES] = {
+    [REF_GLOBALS] = "@globals", [REF_LEAKS] = "[:leaks]",
+    [REF_APP] = "[:app]",	[REF_BUFFER] = "@buffer",
+    [REF_TEXT] = "@text",	[REF_HEADERS] = "@headers",
+    [REF_BODY] = "[\"body\"]",
+};
+
 static const struct {
 	const char *name;
 	const char *super;
@@ -86,7 +93,9 @@ static struct sample_obj *obj_new(struct sample_vm *vm, const char *cls,
 	return o;
 }
 
-static void obj_ref(struct sample_obj *o, struct sample_obj *to)
+/* o references `to` by the reference named `name`. */
+static void obj_ref(struct sample_obj *o, struct sample_obj *to,
+		    enum sample_ref_name name)
 {
 	if (o->nrefs == o->cap) {
 		uint32_t nc = o->cap ? o->cap * 2 : 4;
@@ -94,8 +103,12 @@ static void obj_ref(struct sample_obj *o, struct sample_obj *to)
 		if (!p)
 			abort();
 		o->refs = p;
+		if (!(p = realloc(o->ref_names, nc * sizeof(*o->ref_names))))
+			abort();
+		o->ref_names = p;
 		o->cap = nc;
 	}
+	o->ref_names[o->nrefs] = (uint8_t)name;
 	o->refs[o->nrefs++] = to;
 }
 
@@ -111,6 +124,7 @@ static void obj_free(struct sample_vm *vm, struct sample_obj *o)
 	vm->live_objects--;
 	vm->live_bytes -= obj_size(o);
 	free(o->refs);
+	free(o->ref_names);
 	free(o->data);
 	free(o);
 }
@@ -140,9 +154,9 @@ void sample_heap_init(struct sample_vm *vm)
 	vm->vm_root = obj_new(vm, "Object", 64);
 	vm->globals = obj_new(vm, "Hash", 0);
 	vm->leaks = obj_new(vm, "Array", 0);
-	obj_ref(vm->vm_root, vm->globals);
-	obj_ref(vm->globals, vm->leaks);
-	obj_ref(vm->globals, obj_new(vm, "String", 12)); /* a name */
+	obj_ref(vm->vm_root, vm->globals, REF_GLOBALS);
+	obj_ref(vm->globals, vm->leaks, REF_LEAKS);
+	obj_ref(vm->globals, obj_new(vm, "String", 12), REF_APP);
 	sample_publish_census(vm);
 }
 
@@ -176,9 +190,9 @@ void sample_tick(struct sample_vm *vm)
 		struct sample_obj *str =
 		    obj_new(vm, "String", 16 + rnd(vm) % 64);
 		struct sample_obj *h = obj_new(vm, "Hash", 0);
-		obj_ref(m, str);
-		obj_ref(m, h);
-		obj_ref(h, str);
+		obj_ref(m, str, REF_TEXT);
+		obj_ref(m, h, REF_HEADERS);
+		obj_ref(h, str, REF_BODY);
 		tmp[n++] = m;
 		tmp[n++] = str;
 		tmp[n++] = h;
@@ -188,7 +202,7 @@ void sample_tick(struct sample_vm *vm)
 
 	/* the current Session replaces the last one */
 	s = obj_new(vm, "Session", 48);
-	obj_ref(s, obj_new(vm, "Buffer", 256));
+	obj_ref(s, obj_new(vm, "Buffer", 256), REF_BUFFER);
 	if (vm->session)
 		session_free(vm, vm->session);
 	vm->session = s;
@@ -198,7 +212,8 @@ void sample_tick(struct sample_vm *vm)
 		for (unsigned k = 0; k < vm->leak[l].per_tick; k++)
 			obj_ref(
 			    vm->leaks,
-			    obj_new(vm, vm->classes[vm->leak[l].cls].name, 32));
+			    obj_new(vm, vm->classes[vm->leak[l].cls].name, 32),
+			    REF_UNNAMED); /* an element: named by index */
 }
 
 void *sample_mutator_main(void *arg)

@@ -14,8 +14,16 @@
 
 static const char *const kind_names[] = {"object", "string", "array", "hash"};
 
-/* Root kinds: string ids in the dump. */
-enum { ROOT_VM = 1, ROOT_GLOBALS = 2, ROOT_STACK = 3 };
+/* Root kinds and root names: string ids in the dump; the names of
+ * references are string NAME_BASE + their enum sample_ref_name. */
+enum {
+	ROOT_VM = 1,
+	ROOT_GLOBALS = 2,
+	ROOT_STACK = 3,
+	ROOT_NAME_GLOBALS = 4, /* "$globals" */
+	ROOT_NAME_STACK = 5,   /* the mutator thread */
+	NAME_BASE = 16,
+};
 
 static int run_stopped(void *ctx, int (*fn)(void *arg), void *arg)
 {
@@ -45,18 +53,62 @@ static int prepare_child(void *ctx, int gc)
 	return 0;
 }
 
+/* The strings a dump names roots and references with. */
+static int add_strings(vmheap_writer *w)
+{
+	static const struct {
+		uint64_t id;
+		const char *text;
+	} strings[] = {
+	    {ROOT_VM, "vm"},
+	    {ROOT_GLOBALS, "globals"},
+	    {ROOT_STACK, "stack"},
+	    {ROOT_NAME_GLOBALS, "$globals"},
+	    {ROOT_NAME_STACK, "thread \"mutator\""},
+	};
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < sizeof(strings) / sizeof(*strings); i++)
+		rc = vmheap_writer_add_string(w, strings[i].id, strings[i].text,
+					      strlen(strings[i].text));
+	for (int n = 1; !rc && n < REF_NAMES; n++)
+		rc = vmheap_writer_add_string(w, NAME_BASE + (uint64_t)n,
+					      sample_ref_names[n],
+					      strlen(sample_ref_names[n]));
+	return rc;
+}
+
+/* The object record of o: its references with their names (an Array's by
+ * index); `refs` and `names` have room for o->nrefs. */
+static int add_object(struct sample_vm *vm, vmheap_writer *w,
+		      const struct sample_obj *o, uint64_t *refs,
+		      int64_t *names)
+{
+	int named = 0;
+
+	for (uint32_t i = 0; i < o->nrefs; i++) {
+		refs[i] = (uint64_t)(uintptr_t)o->refs[i];
+		if (vm->classes[o->cls].kind == KIND_ARRAY)
+			names[i] = vmheap_edge_name_index(i);
+		else if (o->ref_names[i] != REF_UNNAMED)
+			names[i] = NAME_BASE + (int64_t)o->ref_names[i];
+		else
+			names[i] = VMHEAP_EDGE_NAME_NONE;
+		named |= names[i] != VMHEAP_EDGE_NAME_NONE;
+	}
+	return vmheap_writer_add_object_named(
+	    w, (uint64_t)(uintptr_t)o, o->cls, sizeof(*o) + o->payload,
+	    vm->classes[o->cls].kind, refs, named ? names : NULL, o->nrefs, 0);
+}
+
 static int walk_heap(void *ctx, vmheap_writer *w)
 {
 	struct sample_vm *vm = ctx;
 	uint64_t *refs = NULL;
+	int64_t *names = NULL;
 	size_t cap = 0;
-	int rc = 0;
+	int rc = add_strings(w);
 
-	rc = vmheap_writer_add_string(w, ROOT_VM, "vm", 2);
-	if (!rc)
-		rc = vmheap_writer_add_string(w, ROOT_GLOBALS, "globals", 7);
-	if (!rc)
-		rc = vmheap_writer_add_string(w, ROOT_STACK, "stack", 5);
 	for (uint32_t i = 1; !rc && i <= vm->nclasses; i++) {
 		const struct sample_class *c = &vm->classes[i];
 		rc = vmheap_writer_add_class(w, i, c->name, strlen(c->name),
@@ -77,24 +129,28 @@ static int walk_heap(void *ctx, vmheap_writer *w)
 				break;
 			}
 			refs = p;
+			if (!(p = realloc(names, o->nrefs * sizeof(*names)))) {
+				rc = VMHEAP_ENOMEM;
+				break;
+			}
+			names = p;
 			cap = o->nrefs;
 		}
-		for (uint32_t i = 0; i < o->nrefs; i++)
-			refs[i] = (uint64_t)(uintptr_t)o->refs[i];
-		rc = vmheap_writer_add_object(
-		    w, (uint64_t)(uintptr_t)o, o->cls, sizeof(*o) + o->payload,
-		    vm->classes[o->cls].kind, refs, o->nrefs);
+		rc = add_object(vm, w, o, refs, names);
 	}
 	free(refs);
+	free(names);
 	if (!rc)
 		rc = vmheap_writer_add_root(w, ROOT_VM,
 					    (uint64_t)(uintptr_t)vm->vm_root);
 	if (!rc)
-		rc = vmheap_writer_add_root(w, ROOT_GLOBALS,
-					    (uint64_t)(uintptr_t)vm->globals);
+		rc = vmheap_writer_add_root_named(
+		    w, ROOT_GLOBALS, (uint64_t)(uintptr_t)vm->globals,
+		    ROOT_NAME_GLOBALS);
 	if (!rc && vm->session)
-		rc = vmheap_writer_add_root(w, ROOT_STACK,
-					    (uint64_t)(uintptr_t)vm->session);
+		rc = vmheap_writer_add_root_named(
+		    w, ROOT_STACK, (uint64_t)(uintptr_t)vm->session,
+		    ROOT_NAME_STACK);
 	return rc;
 }
 
@@ -300,4 +356,5 @@ void sample_host_init(struct vmheap_agent_host *h, struct sample_vm *vm)
 	h->list_vars = list_vars;
 	h->get_var = get_var;
 	h->set_var = set_var;
+	h->edge_names = 1;
 }

@@ -23,12 +23,28 @@ struct sample_class {
 	enum sample_kind kind;
 };
 
+/* The names of references (format 1.1 edge names), as dumps write them:
+ * sample_ref_names[name] is the text of name `name`. */
+enum sample_ref_name {
+	REF_UNNAMED, /* no name; an Array's elements are named by index */
+	REF_GLOBALS, /* "@globals": the vm Object's Hash of globals */
+	REF_LEAKS,   /* "[:leaks]": the globals' leak Array */
+	REF_APP,     /* "[:app]": the globals' application name */
+	REF_BUFFER,  /* "@buffer": a Session's Buffer */
+	REF_TEXT,    /* "@text": a Message's String */
+	REF_HEADERS, /* "@headers": a Message's Hash */
+	REF_BODY,    /* ["body"]: that Hash's String */
+	REF_NAMES
+};
+extern const char *const sample_ref_names[REF_NAMES];
+
 /* An object: a malloc'd struct; its address is its id in dumps. */
 struct sample_obj {
 	struct sample_obj *prev, *next; /* every live object */
 	uint32_t cls;
 	uint32_t nrefs, cap;
 	struct sample_obj **refs;
+	uint8_t *ref_names; /* [cap] enum sample_ref_name of each reference */
 	size_t payload; /* bytes of payload (strings, buffers) */
 	void *data;
 };
