@@ -1824,6 +1824,33 @@ static void set_fails(vmheap_client *c, const char *var, const char *value,
 	vmheap_reply_release(&r);
 }
 
+/*
+ * The top path of `cls` that `vmheap-path --top 1` prints for the dump
+ * must contain each of `want` (NULL-terminated), in order.
+ */
+static void top_path_says(const char *dir, const char *dump, const char *cls,
+			  const char *const *want)
+{
+	char path[PATH_MAX + 64];
+	const char *argv[] = {spec_bin("vmheap-path"), "--top", "1", path, cls,
+			      NULL};
+	struct spec_run r;
+	const char *at;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, dump);
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &r), 0);
+	ck_assert_msg(r.status == 0, "vmheap-path %s: %s", cls, r.err);
+	at = r.out;
+	for (; *want; want++) {
+		const char *hit = strstr(at, *want);
+
+		ck_assert_msg(hit, "vmheap-path %s: no \"%s\" in its path:\n%s",
+			      cls, *want, r.out);
+		at = hit + strlen(*want);
+	}
+	spec_run_free(&r);
+}
+
 START_TEST(names_say_which_constant_global_and_ivar_hold_each_leak)
 {
 	struct vm vm;
@@ -1849,6 +1876,28 @@ START_TEST(names_say_which_constant_global_and_ivar_hold_each_leak)
 	on = read_names(vm.dir, "names.vmheap");
 	ck_assert_uint_eq(on->minor, 1);
 	check_leak_names(on, 1);
+	{
+		/* the path a user reads: each leak's holder by name */
+		const char *by_const[] = {"VmheapSpecByConst \u2190 Hash[\"k",
+					  "\u2190 constant VmheapSpecRegistry::STORE "
+					  "\u2190",
+					  NULL};
+		const char *by_global[] = {"VmheapSpecByGlobal \u2190 Array[",
+					   "\u2190 root global_tbl "
+					   "$vmheap_spec_audit",
+					   NULL};
+		const char *by_ivar[] = {"VmheapSpecByIvar \u2190 Array[",
+					 "\u2190 @pending of VmheapSpecService "
+					 "\u2190",
+					 NULL};
+
+		top_path_says(vm.dir, "names.vmheap", "VmheapSpecByConst",
+			      by_const);
+		top_path_says(vm.dir, "names.vmheap", "VmheapSpecByGlobal",
+			      by_global);
+		top_path_says(vm.dir, "names.vmheap", "VmheapSpecByIvar",
+			      by_ivar);
+	}
 	check_names_deduped(on);
 
 	/* names off: no name anywhere, and the same references */
