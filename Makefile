@@ -79,6 +79,7 @@ include report/report.mk
 -include diff/diff.mk
 -include path/path.mk
 -include dominators/dominators.mk
+-include html/html.mk
 -include console/console.mk
 -include hosts/sample/sample.mk
 -include hosts/ruby/ruby.mk

@@ -174,10 +174,10 @@ static int walk_counted(struct vmheap_agent *a, struct counter *c, char *err,
 	opt.pid = (uint64_t)a->pid;
 	opt.kind_names = h->kind_names;
 	opt.kind_count = h->kind_count;
-	/* the walk writes what it writes into a dump (the counter reads
-	 * past names and sites) */
-	opt.edge_names = h->edge_names;
+	/* The host's walk is the dump's: it writes names and sites when it
+	 * has them, and the writer refuses them unless told. */
 	opt.sites = h->sites;
+	opt.edge_names = h->edge_names;
 	rc = vmheap_writer_open(&wr, p[1], &opt);
 	if (rc == 0)
 		rc = h->walk_heap(h->ctx, wr);

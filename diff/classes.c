@@ -39,24 +39,10 @@ void diff_scan_options(const struct diff_options *o, const struct diff_dump *d,
 int diff_read_census(const struct diff_options *o, struct diff_dump *d,
 		     char *err, size_t errsz)
 {
-	struct vmheap_scan_options sopt;
-	struct vmheap_progress bar;
-	int rc;
-
-	diff_scan_options(o, d, &bar, &sopt);
-	rc = vmheap_census_new(&d->census,
-			       o->by_site ? VMHEAP_GROUP_SITE
-					  : VMHEAP_GROUP_CLASS,
-			       vmheap_scan_threads(&sopt));
-	if (rc < 0) {
-		snprintf(err, errsz, "out of memory");
-		return rc;
-	}
-	rc = vmheap_census_read(d->census, d->reader, &sopt);
-	vmheap_progress_clear(&bar);
-	if (rc < 0)
-		snprintf(err, errsz, "%s", vmheap_census_error(d->census));
-	return rc;
+	return vmheap_census_scan(&o->report, d->reader, d->path, d->size,
+				  o->by_site ? VMHEAP_GROUP_SITE
+					     : VMHEAP_GROUP_CLASS,
+				  &d->census, err, errsz);
 }
 
 int diff_classes(const struct diff_options *o, struct diff_result *res,

@@ -8,8 +8,6 @@
 int histo_run(const struct histo_options *o, struct vmheap_strbuf *out,
 	      char *err, size_t errsz)
 {
-	struct vmheap_scan_options sopt;
-	struct vmheap_progress bar;
 	vmheap_reader *r = NULL;
 	vmheap_census *c = NULL;
 	uint64_t size;
@@ -24,22 +22,12 @@ int histo_run(const struct histo_options *o, struct vmheap_strbuf *out,
 		vmheap_reader_free(r);
 		return rc;
 	}
-	vmheap_report_scan_options(&o->report, o->path, size, &bar, &sopt);
-	rc = vmheap_census_new(&c,
-			       o->by_kind   ? VMHEAP_GROUP_KIND
-			       : o->by_site ? VMHEAP_GROUP_SITE
-					    : VMHEAP_GROUP_CLASS,
-			       vmheap_scan_threads(&sopt));
-	if (rc < 0) {
-		snprintf(err, errsz, "out of memory");
-		vmheap_reader_free(r);
-		return rc;
-	}
-	rc = vmheap_census_read(c, r, &sopt);
-	vmheap_progress_clear(&bar);
-	if (rc < 0) {
-		snprintf(err, errsz, "%s", vmheap_census_error(c));
-	} else {
+	rc = vmheap_census_scan(&o->report, r, o->path, size,
+				o->by_kind   ? VMHEAP_GROUP_KIND
+				: o->by_site ? VMHEAP_GROUP_SITE
+					     : VMHEAP_GROUP_CLASS,
+				&c, err, errsz);
+	if (rc == 0) {
 		histo_render(o, r, c, out);
 		if (out->failed) {
 			snprintf(err, errsz, "out of memory for the report");

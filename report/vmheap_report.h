@@ -149,6 +149,19 @@ void vmheap_report_scan_options(const struct vmheap_report_options *o,
 				struct vmheap_scan_options *sopt);
 
 /*
+ * Read the dump that `r` opened (named `name`, `size` bytes, 0 when
+ * unknown) into a new census *c grouped by `group`, with o's threads and,
+ * on a terminal, its progress bar (vmheap_report_scan_options).  Returns
+ * 0, or a negative code with the message in err (the census's, naming the
+ * file and byte offset); *c is set whenever it was made: free it in every
+ * case.
+ */
+int vmheap_census_scan(const struct vmheap_report_options *o, vmheap_reader *r,
+		       const char *name, uint64_t size,
+		       enum vmheap_census_group group, vmheap_census **c,
+		       char *err, size_t errsz);
+
+/*
  * A growable byte buffer.  Appends never fail visibly: when memory runs
  * out the buffer sets `failed` and ignores later appends, so a caller
  * checks once at the end.  buf is NUL-terminated whenever len > 0.

@@ -10,6 +10,7 @@
 #   native/                  -> format
 #   histo/ diff/ console/ run/ -> report, analysis, format, agent
 #   path/ dominators/         (the graph tools, likewise)
+#   html/                    (vmheap-report, likewise)
 #   hosts/*/                 -> agent, format
 #   import/                  -> format (the converters: the writer only)
 #   import/tool/             -> import, report, analysis, format
@@ -27,7 +28,7 @@ allowed() { # folder -> the folders it may include from
 	report) echo "report analysis format" ;;
 	agent) echo "agent format native" ;;
 	native) echo "native format" ;;
-	histo | diff | console | run | path | dominators) echo "$1 report analysis format agent" ;;
+	histo | diff | console | run | path | dominators | html) echo "$1 report analysis format agent" ;;
 	hosts/*) echo "$1 agent format" ;;
 	import) echo "import format" ;;
 	import/tool) echo "import/tool import report analysis format" ;;
@@ -36,7 +37,7 @@ allowed() { # folder -> the folders it may include from
 }
 
 # header basename -> owning folder
-headers=$(find format analysis report agent native histo diff console run path dominators hosts import \
+headers=$(find format analysis report agent native histo diff console run path dominators html hosts import \
 	-name '*.h' 2>/dev/null)
 
 owner() {
@@ -49,7 +50,7 @@ owner() {
 }
 
 bad=0
-for dir in format analysis report agent native histo diff console run path dominators hosts/* import \
+for dir in format analysis report agent native histo diff console run path dominators html hosts/* import \
 	import/tool; do
 	[ -d "$dir" ] || continue
 	ok=$(allowed "$dir")

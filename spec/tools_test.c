@@ -196,7 +196,7 @@ START_TEST(every_tool_prints_its_version)
 	static const char *const tools[] = {
 	    "vmheap-console", "vmheap-diff", "vmheap-dominators",
 	    "vmheap-histo",   "vmheap-import", "vmheap-path",
-	    "vmheap-run",     "vmheap-sample",
+	    "vmheap-report",  "vmheap-run",    "vmheap-sample",
 	};
 	const size_t ntools = sizeof(tools) / sizeof(tools[0]);
 	char *hdr = spec_read_file(spec_src("report/vmheap_report.h"), NULL);

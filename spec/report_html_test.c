@@ -1,0 +1,844 @@
+/*
+ * report_html_test.c - vmheap-report as a person sees it: the real tool
+ * writes the HTML file, a real headless Chromium loads it with its
+ * JavaScript (spec/report_html_browser.js drives it over the DevTools
+ * protocol) and the tests read what the page shows and click what a
+ * person would click:
+ *
+ *  - the leaking class is the first bar of the class chart;
+ *  - the growth chart has one line per class in its legend, the classes
+ *    that grew;
+ *  - the diff table has vmheap-diff's rows, in its order, with its figures
+ *    (vmheap-diff's text output is the independent truth);
+ *  - the dominator tree expands on a click, down to the leak, and says how
+ *    many objects it leaves out;
+ *  - the class table sorts on a click and filters as one types;
+ *  - class names holding HTML and JavaScript (<script>, </script>, quotes,
+ *    <img onerror=...>, <!--) are shown as text and never run;
+ *  - the console shows no error and no exception;
+ *  - a real sample VM's dumps, and a single dump, give a full report;
+ *  - a native section's sites are listed as vmheap-histo --native lists
+ *    them.
+ *
+ * Dumps come from the real writer (tools_harness.c) or the real sample
+ * VM.  Timeouts are generous (Chromium starts slowly on a loaded machine)
+ * and nothing is timed.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools_harness-internal.h"
+#include "vmheap_agent.h"
+
+/* ------------------------------------------------------------ dumps */
+
+enum { CL_HASH = 1, CL_ARRAY, CL_LEAK, CL_MINOR, CL_NOISE, CL_SHRINK };
+
+/* Dump k (0, 1, 2) of a leaking heap: a Hash under the root "globals"
+ * holds an Array that holds 100 + 500 k objects of class `leak` (200
+ * bytes each); a second Hash (root "stack") holds 10 + 10 k `minor`
+ * objects (24 bytes); 50 Noise objects and 60 - 20 k `shrink` objects
+ * are held by nothing. */
+static const char *leak_dump(const char *name, int k, const char *leak,
+			     const char *minor, const char *shrink)
+{
+	const struct tclass classes[] = {
+	    {CL_HASH, "Hash"}, {CL_ARRAY, "Array"}, {CL_LEAK, leak},
+	    {CL_MINOR, minor}, {CL_NOISE, "Noise"}, {CL_SHRINK, shrink},
+	};
+	size_t nleak = 100 + 500 * (size_t)k, nminor = 10 + 10 * (size_t)k;
+	size_t nshrink = 60 - 20 * (size_t)k, n = 0;
+	struct tobj *objs =
+	    calloc(4 + nleak + nminor + 50 + nshrink, sizeof(*objs));
+	uint64_t *leaks = calloc(nleak, sizeof(*leaks));
+	uint64_t *minors = calloc(nminor, sizeof(*minors));
+	const struct troot roots[] = {{1, "globals", 0x1000},
+				      {2, "stack", 0x3000}};
+
+	ck_assert(objs && leaks && minors);
+	for (size_t i = 0; i < nleak; i++)
+		leaks[i] = 0x100000 + 16 * i;
+	for (size_t i = 0; i < nminor; i++)
+		minors[i] = 0x200000 + 16 * i;
+	objs[n++] = (struct tobj){.id = 0x1000,
+				  .cls = CL_HASH,
+				  .bytes = 40,
+				  .nrefs = 1,
+				  .refs = {0x2000}};
+	objs[n++] = (struct tobj){.id = 0x2000,
+				  .cls = CL_ARRAY,
+				  .bytes = 64,
+				  .nrefs = nleak,
+				  .many = leaks};
+	objs[n++] = (struct tobj){.id = 0x3000,
+				  .cls = CL_HASH,
+				  .bytes = 40,
+				  .nrefs = nminor,
+				  .many = minors};
+	for (size_t i = 0; i < nleak; i++)
+		objs[n++] =
+		    (struct tobj){.id = leaks[i], .cls = CL_LEAK, .bytes = 200};
+	for (size_t i = 0; i < nminor; i++)
+		objs[n++] = (struct tobj){
+		    .id = minors[i], .cls = CL_MINOR, .bytes = 24};
+	for (size_t i = 0; i < 50; i++)
+		objs[n++] = (struct tobj){
+		    .id = 0x300000 + 16 * i, .cls = CL_NOISE, .bytes = 16};
+	for (size_t i = 0; i < nshrink; i++)
+		objs[n++] = (struct tobj){
+		    .id = 0x400000 + 16 * i, .cls = CL_SHRINK, .bytes = 32};
+	struct tdump d = {.time = 1700000000 + 60 * k,
+			  .classes = classes,
+			  .nclasses = sizeof(classes) / sizeof(*classes),
+			  .objs = objs,
+			  .nobjs = n,
+			  .roots = roots,
+			  .nroots = 2};
+	const char *path = write_dump(name, &d);
+	free(objs);
+	free(leaks);
+	free(minors);
+	return path;
+}
+
+/* Run vmheap-report -o OUT on the dumps (NULL-terminated); fails the
+ * test unless it succeeds.  Returns OUT's path. */
+static const char *report(const char *out_name, const char *const *dumps)
+{
+	const char *args[16];
+	const char *out = tmp_path(out_name);
+	size_t n = 0;
+
+	args[n++] = "-o";
+	args[n++] = out;
+	while (*dumps && n < 15)
+		args[n++] = *dumps++;
+	args[n] = NULL;
+	struct run r = run_tool("vmheap-report", NULL, args);
+	ck_assert_msg(r.status == 0, "vmheap-report: status %d: %s", r.status,
+		      r.err);
+	ck_assert_msg(strstr(r.out, "report written: "), "%s", r.out);
+	run_free(&r);
+	return out;
+}
+
+/* ------------------------------------------------------------ browser */
+
+/* What the browser saw: one value per step, then the final line. */
+struct seen {
+	struct jval *lines[32];
+	size_t n;
+	const struct jval *final; /* console_errors, exceptions, dialogs */
+};
+
+/* Load `html` in headless Chromium and run `steps` (NULL-terminated,
+ * see report_html_browser.js).  Fails the test if the browser cannot. */
+static void browse(const char *html, const char *const *steps, struct seen *s)
+{
+	const char *argv[40];
+	char url[4200], *line, *save = NULL;
+	struct spec_run r;
+	size_t n = 0;
+
+	snprintf(url, sizeof(url), "file://%s", html);
+	argv[n++] = "node";
+	argv[n++] = spec_src("spec/report_html_browser.js");
+	argv[n++] = url;
+	while (*steps && n < 39)
+		argv[n++] = *steps++;
+	argv[n] = NULL;
+	memset(s, 0, sizeof(*s));
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 240000, &r), 0);
+	ck_assert_msg(r.status == 0, "browser: status %d: %s", r.status, r.err);
+	for (line = strtok_r(r.out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		ck_assert_uint_lt(s->n, 32);
+		s->lines[s->n] = json_parse(line);
+		ck_assert_msg(s->lines[s->n], "not JSON: %s", line);
+		s->n++;
+	}
+	ck_assert_uint_gt(s->n, 0);
+	s->final = s->lines[s->n - 1];
+	ck_assert_ptr_nonnull(json_get(s->final, "console_errors"));
+	spec_run_free(&r);
+}
+
+/* The value of step i. */
+static const struct jval *value(const struct seen *s, size_t i)
+{
+	ck_assert_uint_lt(i, s->n - 1);
+	const struct jval *v = json_get(s->lines[i], "value");
+	ck_assert_ptr_nonnull(v);
+	return v;
+}
+
+static const char *value_str(const struct seen *s, size_t i)
+{
+	const struct jval *v = value(s, i);
+	ck_assert_int_eq(v->type, J_STR);
+	return v->str;
+}
+
+static long long value_int(const struct seen *s, size_t i)
+{
+	const struct jval *v = value(s, i);
+	ck_assert_int_eq(v->type, J_NUM);
+	return v->inum;
+}
+
+/* No console error, no uncaught exception, no dialog, and the page's
+ * script ran to its end. */
+static void assert_clean(const struct seen *s)
+{
+	static const char *const keys[] = {"console_errors", "exceptions",
+					   "dialogs"};
+	const struct jval *rendered = json_get(s->final, "rendered");
+
+	for (size_t k = 0; k < 3; k++) {
+		const struct jval *v = json_get(s->final, keys[k]);
+		ck_assert_ptr_nonnull(v);
+		ck_assert_msg(v->n == 0, "%s: %s", keys[k],
+			      v->n && v->items[0]->type == J_STR
+				  ? v->items[0]->str
+				  : "?");
+	}
+	ck_assert_msg(rendered && rendered->type == J_BOOL && rendered->inum,
+		      "the page's script did not finish");
+}
+
+static void seen_free(struct seen *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		json_free(s->lines[i]);
+}
+
+/* A JSON array of the texts of the elements matching `sel`. */
+#define TEXTS(sel)                                                             \
+	"eval:JSON.stringify([...document.querySelectorAll('" sel              \
+	"')].map(e => e.textContent))"
+
+static struct jval *texts(const struct seen *s, size_t i)
+{
+	struct jval *v = json_parse(value_str(s, i));
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->type, J_ARR);
+	return v;
+}
+
+/* The first object of the dominator tree, its toggle, its first child's
+ * toggle, and the labels of its grandchildren. */
+#define FIRST_NODE "#tree-body > ul > li.node:first-child"
+#define CLICK_FIRST "click:" FIRST_NODE " > button.toggle"
+#define CLICK_FIRST_CHILD                                                      \
+	"click:" FIRST_NODE " > ul > li.node:first-child > button.toggle"
+#define GRANDCHILDREN                                                          \
+	TEXTS(FIRST_NODE " > ul > li.node > ul > li.node > .label")
+
+/* vmheap-report of dumps 0 and 2 of the plain leak (names Leak, Minor,
+ * Shrink): TAG0.vmheap, TAG2.vmheap into TAG.html.  Returns its path. */
+static const char *leak_report(const char *tag)
+{
+	char n0[64], n2[64], out[64];
+
+	snprintf(n0, sizeof(n0), "%s0.vmheap", tag);
+	snprintf(n2, sizeof(n2), "%s2.vmheap", tag);
+	snprintf(out, sizeof(out), "%s.html", tag);
+	const char *d0 = leak_dump(n0, 0, "Leak", "Minor", "Shrink");
+	const char *d2 = leak_dump(n2, 2, "Leak", "Minor", "Shrink");
+	return report(out, (const char *[]){d0, d2, NULL});
+}
+
+/* ------------------------------------------------------------ tests */
+
+/* Three dumps of a leak: the leaking class is the first bar, the growth
+ * chart has a line for each class that grew (and its legend names them),
+ * and the diff table is vmheap-diff's, row for row. */
+START_TEST(leak_is_the_first_bar_and_each_growing_class_has_a_line)
+{
+	const char *d0 = leak_dump("a0.vmheap", 0, "Leak", "Minor", "Shrink");
+	const char *d1 = leak_dump("a1.vmheap", 1, "Leak", "Minor", "Shrink");
+	const char *d2 = leak_dump("a2.vmheap", 2, "Leak", "Minor", "Shrink");
+	const char *html = report("a.html", (const char *[]){d0, d1, d2, NULL});
+	struct seen s;
+
+	browse(html,
+	       (const char *[]){
+		   TEXTS("#class-bars .bar-name"),
+		   "eval:document.querySelectorAll('#growth-chart "
+		   "path.growth-line').length",
+		   TEXTS("#growth-body .legend-name"),
+		   "eval:JSON.stringify([...document.querySelectorAll('#diff-"
+		   "table tbody tr')].map(tr => [...tr.cells].slice(0, "
+		   "4).map(c => c.textContent)))",
+		   "eval:document.querySelectorAll('#summary-table tr').length",
+		   "eval:document.querySelector('#summary-table "
+		   "tr:nth-child(2)').cells[1].textContent",
+		   NULL},
+	       &s);
+	assert_clean(&s);
+	/* the writer makes 1.0 dumps of these (no names, sites, native) */
+	ck_assert_str_eq(value_str(&s, 5), "1.0");
+
+	struct jval *bars = texts(&s, 0);
+	ck_assert_uint_ge(bars->n, 3);
+	ck_assert_str_eq(bars->items[0]->str, "Leak");
+
+	/* Leak and Minor grew; Shrink shrank; Hash, Array, Noise stayed */
+	ck_assert_int_eq(value_int(&s, 1), 2);
+	struct jval *legend = texts(&s, 2);
+	ck_assert_uint_eq(legend->n, 2);
+	ck_assert_str_eq(legend->items[0]->str, "Leak");
+	ck_assert_str_eq(legend->items[1]->str, "Minor");
+
+	/* the diff: vmheap-diff's text rows, tokens for tokens */
+	struct run r =
+	    run_tool("vmheap-diff", NULL, (const char *[]){d0, d2, NULL});
+	ck_assert_int_eq(r.status, 0);
+	struct jval *rows = json_parse(value_str(&s, 3));
+	ck_assert_ptr_nonnull(rows);
+	ck_assert_uint_eq(rows->n, 3); /* Leak, Minor, Shrink changed */
+	const char *at = r.out;
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct jval *c = rows->items[i];
+		char want[256];
+		snprintf(want, sizeof(want), "%s  %s", c->items[0]->str,
+			 c->items[1]->str);
+		at = strstr(at, want);
+		ck_assert_msg(at,
+			      "row %zu '%s' not in vmheap-diff's order:\n%s", i,
+			      want, r.out);
+		/* the same line ends with its bytes and % cells */
+		const char *eol = strchr(at, '\n');
+		char line[256];
+		snprintf(line, sizeof(line), "%.*s", (int)(eol - at), at);
+		ck_assert_msg(strstr(line, c->items[2]->str) &&
+				  strstr(line, c->items[3]->str),
+			      "row %zu: page '%s %s', vmheap-diff '%s'", i,
+			      c->items[2]->str, c->items[3]->str, line);
+	}
+	ck_assert_str_eq(rows->items[0]->items[0]->str, "+1000");
+	ck_assert_int_eq(value_int(&s, 4), 4); /* header and three dumps */
+	run_free(&r);
+	json_free(rows);
+	json_free(legend);
+	json_free(bars);
+	seen_free(&s);
+}
+END_TEST
+
+/* The dominator tree: a click on the first object (the Hash under the
+ * globals root) shows the Array it holds; a click on the Array shows the
+ * leaked objects, 25 of them, and a line for the 1075 left out. */
+START_TEST(tree_expands_on_a_click)
+{
+	const char *html = leak_report("t");
+	char kids[200], more[200], exp[160];
+	struct seen s;
+
+	snprintf(kids, sizeof(kids), TEXTS("%s > ul > li.node > .label"),
+		 FIRST_NODE);
+	snprintf(exp, sizeof(exp),
+		 "eval:document.querySelector('%s > "
+		 "button').getAttribute('aria-expanded')",
+		 FIRST_NODE);
+	snprintf(more, sizeof(more), TEXTS("%s > ul > li.node > ul > li.more"),
+		 FIRST_NODE);
+	browse(
+	    html,
+	    (const char *[]){
+		TEXTS("#tree-body > ul > li.node > .label"),
+		"eval:document.querySelectorAll('#tree-body li.node').length",
+		kids, CLICK_FIRST, kids, exp, CLICK_FIRST_CHILD, GRANDCHILDREN,
+		more, TEXTS("#tree-body > ul > li.node > .root-kind"), NULL},
+	    &s);
+	assert_clean(&s);
+
+	struct jval *top = texts(&s, 0);
+	ck_assert_uint_eq(top->n, 2); /* the two roots' Hashes */
+	ck_assert_str_eq(top->items[0]->str, "Hash");
+	ck_assert_int_eq(value_int(&s, 1), 2); /* nothing expanded yet */
+	struct jval *before = texts(&s, 2);
+	ck_assert_uint_eq(before->n, 0);
+	struct jval *after = texts(&s, 4);
+	ck_assert_uint_eq(after->n, 1);
+	ck_assert_str_eq(after->items[0]->str, "Array");
+	ck_assert_str_eq(value_str(&s, 5), "true");
+	struct jval *leaks = texts(&s, 7);
+	ck_assert_uint_eq(leaks->n, 25);
+	for (size_t i = 0; i < leaks->n; i++)
+		ck_assert_str_eq(leaks->items[i]->str, "Leak");
+	struct jval *m = texts(&s, 8);
+	ck_assert_uint_eq(m->n, 1);
+	ck_assert_msg(strstr(m->items[0]->str, "1,075 more objects"), "%s",
+		      m->items[0]->str);
+	/* each top object names the root that holds it */
+	struct jval *roots = texts(&s, 9);
+	ck_assert_uint_eq(roots->n, 2);
+	ck_assert_str_eq(roots->items[0]->str, "  (root globals)");
+	ck_assert_str_eq(roots->items[1]->str, "  (root stack)");
+	json_free(roots);
+	json_free(m);
+	json_free(leaks);
+	json_free(after);
+	json_free(before);
+	json_free(top);
+	seen_free(&s);
+}
+END_TEST
+
+/* Class names that are HTML and JavaScript show as text, everywhere, and
+ * none of them runs: no global set, no dialog, no element made. */
+START_TEST(hostile_class_names_are_text_and_never_run)
+{
+	const char *leak = "</script><script>window.__pwned=1;alert(1)"
+			   "</script><img src=x onerror=\"window.__pwned=2\">";
+	const char *minor = "\"quoted' & <!-- <b>bold</b> &lt;";
+	const char *shrink = "<script>window.__pwned=3</script>";
+	const char *d0 = leak_dump("x0.vmheap", 0, leak, minor, shrink);
+	const char *d2 = leak_dump("x2.vmheap", 2, leak, minor, shrink);
+	const char *html = report("x.html", (const char *[]){d0, d2, NULL});
+	struct seen s;
+	size_t len;
+	char *raw = slurp(html, &len);
+
+	/* the file: our two script elements, no other tag from the names */
+	ck_assert_int_eq(spec_count(raw, "<script"), 2);
+	ck_assert_int_eq(spec_count(raw, "</script>"), 2);
+	ck_assert_int_eq(spec_count(raw, "<img"), 0);
+	ck_assert_int_eq(spec_count(raw, "<!-- <b>"), 0);
+	free(raw);
+
+	browse(html,
+	       (const char *[]){
+		   TEXTS("#class-bars .bar-name"),
+		   TEXTS("#class-table td.name"),
+		   TEXTS("#growth-body .legend-name"),
+		   TEXTS("#diff-table td.name"), TEXTS(".path-class-name"),
+		   CLICK_FIRST, CLICK_FIRST_CHILD, GRANDCHILDREN,
+		   "eval:typeof window.__pwned",
+		   "eval:document.querySelectorAll('img, b').length",
+		   "eval:document.scripts.length", "click:#class-filter", NULL},
+	       &s);
+	assert_clean(&s);
+
+	/* a bar's name is cut after 47 characters, with an ellipsis */
+	struct jval *bars = texts(&s, 0);
+	char cut[64];
+	snprintf(cut, sizeof(cut), "%.47s\u2026", leak);
+	ck_assert_str_eq(bars->items[0]->str, cut);
+	for (size_t i = 1; i <= 3; i++) {
+		struct jval *t = texts(&s, i);
+		int has[3] = {0};
+		for (size_t k = 0; k < t->n; k++) {
+			has[0] |= !strcmp(t->items[k]->str, leak);
+			has[1] |= !strcmp(t->items[k]->str, minor);
+			has[2] |= !strcmp(t->items[k]->str, shrink);
+		}
+		ck_assert_msg(has[0] && has[1] && (i == 2 || has[2]),
+			      "step %zu shows the names as text: %d %d %d", i,
+			      has[0], has[1], has[2]);
+		json_free(t);
+	}
+	struct jval *paths = texts(&s, 4);
+	ck_assert_uint_ge(paths->n, 1);
+	ck_assert_str_eq(paths->items[0]->str, leak);
+	struct jval *kids = texts(&s, 7);
+	ck_assert_uint_eq(kids->n, 25);
+	ck_assert_str_eq(kids->items[0]->str, leak);
+	ck_assert_str_eq(value_str(&s, 8), "undefined");
+	ck_assert_int_eq(value_int(&s, 9), 0);
+	ck_assert_int_eq(value_int(&s, 10), 2);
+	json_free(kids);
+	json_free(paths);
+	json_free(bars);
+	seen_free(&s);
+}
+END_TEST
+
+/* The class table sorts on a click on a column's title and filters as
+ * one types. */
+START_TEST(class_table_sorts_on_a_click_and_filters_as_you_type)
+{
+	const char *html = leak_report("s");
+	struct seen s;
+
+	browse(html,
+	       (const char *[]){"click:#class-table th[data-col='0']",
+				TEXTS("#class-table td.name"),
+				"click:#class-table th[data-col='1']",
+				TEXTS("#class-table td.name"),
+				"type:#class-filter=iN",
+				TEXTS("#class-table td.name"),
+				"eval:document.getElementById('class-count')."
+				"textContent",
+				NULL},
+	       &s);
+	assert_clean(&s);
+	static const char *const by_name[] = {"Array", "Hash",	"Leak",
+					      "Minor", "Noise", "Shrink"};
+	struct jval *names = texts(&s, 1);
+	ck_assert_uint_eq(names->n, 6);
+	for (size_t i = 0; i < 6; i++)
+		ck_assert_str_eq(names->items[i]->str, by_name[i]);
+	json_free(names);
+	/* most objects first: 1100 Leak, 50 Noise, 30 Minor, 20 Shrink */
+	names = texts(&s, 3);
+	ck_assert_str_eq(names->items[0]->str, "Leak");
+	ck_assert_str_eq(names->items[1]->str, "Noise");
+	ck_assert_str_eq(names->items[2]->str, "Minor");
+	json_free(names);
+	/* "iN" matches Minor and Shrink, in the count order, any case */
+	names = texts(&s, 5);
+	ck_assert_uint_eq(names->n, 2);
+	ck_assert_str_eq(names->items[0]->str, "Minor");
+	ck_assert_str_eq(names->items[1]->str, "Shrink");
+	ck_assert_msg(strstr(value_str(&s, 6), "2 of 6 classes shown"), "%s",
+		      value_str(&s, 6));
+	json_free(names);
+	seen_free(&s);
+}
+END_TEST
+
+/* Dump the sample VM into `dir`/`name` through its agent. */
+static void vm_dump(const struct spec_vm *vm, const char *path)
+{
+	vmheap_client *c = spec_connect(vm, 30000);
+	struct vmheap_reply r;
+
+	ck_assert_ptr_nonnull(c);
+	vmheap_client_set_timeout(c, 120000);
+	ck_assert_int_eq(
+	    vmheap_client_call_str(c, "set", "system.memory.dump", path, &r),
+	    0);
+	ck_assert_msg(r.ok, "dump %s failed", path);
+	vmheap_reply_release(&r);
+	vmheap_client_close(c);
+}
+
+/* The real sample VM leaking Sessions: two dumps a second apart give a
+ * report whose first bar and first diff row are Session, whose summary
+ * shows the VM's RSS, and one dump alone gives a report without growth
+ * and diff, with the rest; no console error in either. */
+START_TEST(sample_vm_report_shows_the_leak_and_one_dump_works_alone)
+{
+	const char *dir = spec_mkdtemp("report-vm");
+	struct spec_vm vm;
+	struct spec_vm_opts vo = {
+	    .args = (const char *const[]){"--leak", "Session:50", NULL}};
+	char h1[512], h2[512];
+	struct seen s;
+
+	snprintf(h1, sizeof(h1), "%s/h1.vmheap", dir);
+	snprintf(h2, sizeof(h2), "%s/h2.vmheap", dir);
+	spec_vm_start(&vm, dir, dir, &vo);
+	vm_dump(&vm, h1);
+	spec_sleep_ms(1000);
+	vm_dump(&vm, h2);
+	spec_vm_stop(&vm);
+
+	const char *two = report("vm2.html", (const char *[]){h1, h2, NULL});
+	browse(two,
+	       (const char *[]){
+		   TEXTS("#class-bars .bar-name"), TEXTS("#diff-table td.name"),
+		   "eval:document.querySelector('#summary-table "
+		   "tr:nth-child(2)').cells[8].textContent",
+		   "eval:document.getElementById('tree').hidden",
+		   TEXTS(".path-class-name"), TEXTS(".path .root-text"),
+		   TEXTS(".path .holder"), TEXTS("#tree-body .root-kind"),
+		   NULL},
+	       &s);
+	assert_clean(&s);
+	/* the sample's dumps name roots and references (format 1.1): its
+	 * leak hangs in the Array at :leaks of the Hash of $globals */
+	struct jval *pc = texts(&s, 4), *pr = texts(&s, 5), *ph = texts(&s, 6),
+		    *tr = texts(&s, 7);
+	ck_assert_uint_ge(pc->n, 1);
+	ck_assert_str_eq(pc->items[0]->str, "Session");
+	ck_assert_uint_ge(pr->n, 1);
+	ck_assert_str_eq(pr->items[0]->str, "root globals $globals");
+	ck_assert_uint_ge(ph->n, 2);
+	ck_assert_str_eq(ph->items[0]->str, "  \u2190 Hash[:leaks]");
+	ck_assert_msg(!strncmp(ph->items[1]->str, "  \u2190 Array[", 10), "%s",
+		      ph->items[1]->str);
+	ck_assert_uint_ge(tr->n, 1);
+	ck_assert_str_eq(tr->items[0]->str, "  (root globals $globals)");
+	json_free(tr);
+	json_free(ph);
+	json_free(pr);
+	json_free(pc);
+	struct jval *bars = texts(&s, 0);
+	ck_assert_str_eq(bars->items[0]->str, "Session");
+	struct jval *diff = texts(&s, 1);
+	ck_assert_str_eq(diff->items[0]->str, "Session");
+	ck_assert_msg(strstr(value_str(&s, 2), "iB"), "RSS: %s",
+		      value_str(&s, 2)); /* the header's RSS, in units */
+	ck_assert_int_eq(value(&s, 3)->type, J_BOOL);
+	ck_assert_int_eq(value(&s, 3)->inum, 0);
+	json_free(diff);
+	json_free(bars);
+	seen_free(&s);
+
+	const char *one = report("vm1.html", (const char *[]){h1, NULL});
+	browse(one,
+	       (const char *[]){
+		   "eval:document.getElementById('growth').hidden",
+		   "eval:document.getElementById('diff').hidden",
+		   "eval:document.querySelectorAll('#class-table "
+		   "tbody tr').length",
+		   TEXTS("#class-bars .bar-name"),
+		   "eval:document.querySelectorAll('#tree-body li.node')."
+		   "length > 0",
+		   NULL},
+	       &s);
+	assert_clean(&s);
+	ck_assert_int_eq(value(&s, 0)->inum, 1);
+	ck_assert_int_eq(value(&s, 1)->inum, 1);
+	/* every class of the dump, as vmheap-histo counts them (the
+	 * sample's mutator makes their number vary from dump to dump) */
+	struct run hr =
+	    run_tool("vmheap-histo", NULL, (const char *[]){h1, NULL});
+	const char *tot = strstr(hr.out, "total (");
+	ck_assert_msg(tot, "%s", hr.out);
+	ck_assert_int_eq(value_int(&s, 2), atoi(tot + 7));
+	run_free(&hr);
+	bars = texts(&s, 3);
+	ck_assert_str_eq(bars->items[0]->str, "Session");
+	ck_assert_int_eq(value(&s, 4)->inum, 1);
+	json_free(bars);
+	seen_free(&s);
+}
+END_TEST
+
+/* A writer on a new file `path` for a 1.1 dump of the sample VM with one
+ * kind, with a native section or site records as asked; *fd to close
+ * after vmheap_writer_free. */
+static vmheap_writer *open_writer(const char *path, int *fd, int native,
+				  int sites)
+{
+	static const char *const kinds[] = {"object"};
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+
+	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(*fd, 0);
+	opt.vm_name = "sample";
+	opt.kind_names = kinds;
+	opt.kind_count = 1;
+	opt.native = native;
+	opt.sites = sites;
+	ck_assert_int_eq(vmheap_writer_open(&w, *fd, &opt), 0);
+	return w;
+}
+
+/* A dump with a native section (written here with the real writer):
+ * the page lists its sites in vmheap-histo --native's order with its
+ * figures, and a hostile module path shows as text. */
+START_TEST(native_sites_show_as_vmheap_histo_lists_them)
+{
+	static const char module[] = "/nowhere/<b>lib</b><img src=x "
+				     "onerror=\"window.__pwned=4\">.so";
+	const char *path = tmp_path("n.vmheap");
+	const char *html = tmp_path("n.html");
+	struct vmheap_dump_module mod = {
+	    .path = module, .path_len = strlen(module), .base = 0x7f0000000000};
+	struct vmheap_dump_frame frames[3][2] = {{{0, 0x1100}, {0, 0x2200}},
+						 {{0, 0x3300}, {0, 0x2200}},
+						 {{0, 0x4400}, {0, 0x2200}}};
+	struct vmheap_dump_site sites[3] = {{.live_bytes = 4096,
+					     .live_count = 4,
+					     .allocs = 9,
+					     .frees = 5,
+					     .frames = frames[0],
+					     .depth = 2},
+					    {.live_bytes = 1 << 20,
+					     .live_count = 16,
+					     .allocs = 16,
+					     .frames = frames[1],
+					     .depth = 2},
+					    {.live_bytes = 64,
+					     .live_count = 1,
+					     .allocs = 1,
+					     .frames = frames[2],
+					     .depth = 2}};
+	int fd;
+	vmheap_writer *w = open_writer(path, &fd, 1, 0);
+	struct seen s;
+
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Blob", 4, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_string(w, 2, "globals", 7), 0);
+	ck_assert_int_eq(vmheap_writer_add_object(w, 0x1000, 1, 48, 0, NULL, 0),
+			 0);
+	ck_assert_int_eq(vmheap_writer_add_root(w, 2, 0x1000), 0);
+	ck_assert_int_eq(vmheap_writer_add_native(w, &mod, 1, sites, 3), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	close(fd);
+
+	report("n.html", (const char *[]){path, NULL});
+	browse(html,
+	       (const char *[]){
+		   "eval:JSON.stringify([...document.querySelectorAll('#native-"
+		   "table tr')].slice(1).map(tr => [...tr.cells].map(c => "
+		   "c.textContent)))",
+		   "eval:document.getElementById('native').hidden",
+		   "eval:typeof window.__pwned + ' ' + "
+		   "document.querySelectorAll('img, b').length",
+		   "eval:document.querySelector('#summary-table "
+		   "tr:nth-child(2)').cells[1].textContent",
+		   NULL},
+	       &s);
+	assert_clean(&s);
+	ck_assert_str_eq(value_str(&s, 3), "1.1"); /* a native section */
+	ck_assert_int_eq(value(&s, 1)->inum, 0);
+	ck_assert_str_eq(value_str(&s, 2), "undefined 0");
+
+	/* vmheap-histo --native --format csv: count,bytes,site per row */
+	struct run r = run_tool(
+	    "vmheap-histo", NULL,
+	    (const char *[]){"--native", "--format", "csv", path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	size_t nrows;
+	char ***csv = parse_csv(r.out, &nrows);
+	struct jval *rows = json_parse(value_str(&s, 0));
+	ck_assert_ptr_nonnull(rows);
+	ck_assert_uint_eq(nrows, 4); /* header and three sites */
+	ck_assert_uint_eq(rows->n, 3);
+	for (size_t i = 0; i < 3; i++) {
+		const struct jval *row = rows->items[i];
+		char count[32];
+		snprintf(count, sizeof(count), "%s", csv[i + 1][0]);
+		ck_assert_str_eq(row->items[0]->str, count);
+		ck_assert_str_eq(row->items[2]->str, csv[i + 1][2]);
+		ck_assert_msg(strstr(row->items[2]->str, "<img src=x"),
+			      "the module path as text: %s",
+			      row->items[2]->str);
+	}
+	ck_assert_str_eq(rows->items[0]->items[1]->str, "1.00 MiB");
+	csv_free(csv, nrows);
+	json_free(rows);
+	run_free(&r);
+	seen_free(&s);
+}
+END_TEST
+
+/* A dump with allocation sites (format 1.1, written here): the page
+ * lists class and site pairs with vmheap-histo --by site's figures, most
+ * bytes first, and filters them by site. */
+START_TEST(allocation_sites_show_by_class_and_site)
+{
+	const char *path = tmp_path("st.vmheap");
+	const char *html = tmp_path("st.html");
+	int fd;
+	vmheap_writer *w = open_writer(path, &fd, 0, 1);
+	struct seen s;
+
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Leak", 4, 0, 0), 0);
+	ck_assert_int_eq(
+	    vmheap_writer_add_site(w, 1, "app.rb", 6, 12, "handle", 6), 0);
+	ck_assert_int_eq(
+	    vmheap_writer_add_site(w, 2, "<script>x.rb", 12, 3, "", 0), 0);
+	for (uint64_t i = 0; i < 30; i++)
+		ck_assert_int_eq(vmheap_writer_add_object_named(
+				     w, 0x1000 + 16 * i, 1, 40, 0, NULL, NULL,
+				     0, i < 20 ? 1 : 2),
+				 0);
+	ck_assert_int_eq(vmheap_writer_add_object(w, 0x9000, 1, 40, 0, NULL, 0),
+			 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	close(fd);
+
+	report("st.html", (const char *[]){path, NULL});
+	browse(html,
+	       (const char *[]){
+		   "eval:JSON.stringify([...document.querySelectorAll('#sites-"
+		   "table tbody tr')].map(tr => [...tr.cells].map(c => "
+		   "c.textContent)))",
+		   "type:#sites-filter=x.rb", TEXTS("#sites-table tbody tr"),
+		   NULL},
+	       &s);
+	assert_clean(&s);
+	struct jval *rows = json_parse(value_str(&s, 0));
+	ck_assert_ptr_nonnull(rows);
+	ck_assert_uint_eq(rows->n, 3);
+	/* vmheap-histo --by site --sort bytes --format csv:
+	 * count,class,site,bytes */
+	struct run r =
+	    run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--by", "site", "--sort", "bytes",
+				      "--format", "csv", path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	size_t nrows;
+	char ***csv = parse_csv(r.out, &nrows);
+	ck_assert_uint_eq(nrows, 4);
+	for (size_t i = 0; i < 3; i++) {
+		const struct jval *row = rows->items[i];
+		ck_assert_str_eq(row->items[0]->str, csv[i + 1][1]);
+		ck_assert_str_eq(row->items[2]->str, csv[i + 1][0]);
+	}
+	ck_assert_str_eq(rows->items[0]->items[1]->str, "app.rb:12 in handle");
+	ck_assert_str_eq(rows->items[1]->items[1]->str, "<script>x.rb:3");
+	ck_assert_str_eq(rows->items[2]->items[1]->str, "-");
+	struct jval *left = texts(&s, 2); /* the rows the filter leaves */
+	ck_assert_uint_eq(left->n, 1);
+	ck_assert_msg(strstr(left->items[0]->str, "<script>x.rb:3"), "%s",
+		      left->items[0]->str);
+	json_free(left);
+	csv_free(csv, nrows);
+	json_free(rows);
+	run_free(&r);
+	seen_free(&s);
+}
+END_TEST
+
+/* A damaged dump: exit status 2, one message naming the file, and no
+ * report left behind (not even half of one). */
+START_TEST(damaged_dump_gives_status_2_and_no_file)
+{
+	const char *d0 = leak_dump("b0.vmheap", 0, "Leak", "Minor", "Shrink");
+	size_t len;
+	char *bytes = slurp(d0, &len);
+	const char *cut = tmp_path("b-cut.vmheap");
+	const char *out = tmp_path("b.html");
+
+	spec_write_file(cut, bytes, len / 2);
+	free(bytes);
+	struct run r = run_tool("vmheap-report", NULL,
+				(const char *[]){"-o", out, d0, cut, NULL});
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "vmheap-report: ") && strstr(r.err, cut),
+		      "%s", r.err);
+	ck_assert_int_eq(access(out, F_OK), -1);
+	char *left = spec_ls(tmp_dir(), ' ');
+	ck_assert_msg(!strstr(left, "b.html"), "left behind: %s", left);
+	free(left);
+	run_free(&r);
+
+	r = run_tool("vmheap-report", NULL, (const char *[]){NULL});
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "no dump given"));
+	run_free(&r);
+}
+END_TEST
+
+Suite *vmheap_spec_suite(void)
+{
+	Suite *s = suite_create("report_html");
+	TCase *b = spec_tcase(s, "browser", 600);
+	TCase *t = spec_tcase(s, "tool", 60);
+
+	tcase_add_test(b,
+		       leak_is_the_first_bar_and_each_growing_class_has_a_line);
+	tcase_add_test(b, tree_expands_on_a_click);
+	tcase_add_test(b, class_table_sorts_on_a_click_and_filters_as_you_type);
+	tcase_add_test(b, hostile_class_names_are_text_and_never_run);
+	tcase_add_test(
+	    b, sample_vm_report_shows_the_leak_and_one_dump_works_alone);
+	tcase_add_test(b, native_sites_show_as_vmheap_histo_lists_them);
+	tcase_add_test(b, allocation_sites_show_by_class_and_site);
+	tcase_add_test(t, damaged_dump_gives_status_2_and_no_file);
+	return s;
+}
