@@ -94,6 +94,7 @@ static int walk_into_file(void *arg)
 	opt.flags = w->flags;
 	opt.kind_names = h->kind_names;
 	opt.kind_count = h->kind_count;
+	opt.edge_names = h->edge_names;
 	opt.sites = h->sites;
 	opt.edge_names = h->edge_names;
 	rc = vmheap_writer_open(&wr, w->fd, &opt);

@@ -39,18 +39,13 @@ require_relative "lib/heap_vm"
 require_relative "lib/report"
 require_relative "lib/timed_process"
 require_relative "lib/vmheap_console"
+require_relative "lib/bench_env"
 
-SRC = File.expand_path(ENV["VMHEAP_SRC"] || File.join(__dir__, ".."))
-BUILD = File.expand_path(ENV["VMHEAP_BUILD"] || File.join(SRC, "build"), SRC)
-OBJECTS = Integer(ENV["BENCH_OBJECTS"] || 3_000_000)
-RUNS = Integer(ENV["BENCH_RUNS"] || 3)
-DIR = File.expand_path(ENV["BENCH_DIR"] || File.join(BUILD, "bench-ruby"), SRC)
-TIMEOUT = Integer(ENV["BENCH_TIMEOUT"] || 900)
+include BenchEnv # SRC, BUILD, OBJECTS, RUNS, TIMEOUT, CONSOLE, AGENT_DIR
+DIR = BenchEnv.dir("bench-ruby")
 RUBY = RbConfig.ruby
-CONSOLE = File.join(BUILD, "bin", "vmheap-console")
 HISTO = File.join(BUILD, "bin", "vmheap-histo")
 DIFF = File.join(BUILD, "bin", "vmheap-diff")
-AGENT_DIR = File.join(BUILD, "ruby")
 PEERS = File.join(SRC, "bench", "peers")
 
 ITEMS = [OBJECTS / 3, 10].max

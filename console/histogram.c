@@ -108,6 +108,7 @@ int console_render_histogram(FILE *out, const msgpack_object *value)
 	uint32_t n;
 	const char **cells;
 	char (*nums)[2][40];
+	static const char unknown[] = "?"; /* a name that could not be copied */
 
 	if (console_histogram_read(value, &h) < 0)
 		return -1;
@@ -131,7 +132,7 @@ int console_render_histogram(FILE *out, const msgpack_object *value)
 		vmheap_format_size(nums[i][1], sizeof(nums[i][1]),
 				   (unsigned long long)r[2].via.u64);
 		cells[3 * (i + 1)] = nums[i][0];
-		cells[3 * (i + 1) + 1] = name ? name : "?";
+		cells[3 * (i + 1) + 1] = name ? name : unknown;
 		cells[3 * (i + 1) + 2] = nums[i][1];
 	}
 	console_print_aligned(out, "rlr", cells, (size_t)n + 1);
@@ -140,7 +141,7 @@ int console_render_histogram(FILE *out, const msgpack_object *value)
 			     "the reply's size limit)\n",
 			(unsigned long long)h.left_out);
 	for (uint32_t i = 0; i < n; i++)
-		if (strcmp(cells[3 * (i + 1) + 1], "?"))
+		if (cells[3 * (i + 1) + 1] != unknown) /* a class may be "?" */
 			free((char *)cells[3 * (i + 1) + 1]);
 	free(cells);
 	free(nums);

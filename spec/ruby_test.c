@@ -951,6 +951,28 @@ START_TEST(ruby_variables_give_gc_stat_and_real_backtraces)
 }
 END_TEST
 
+/*
+ * GC.stat(:total_allocated_objects) once the program is at rest: its
+ * threads go to sleep (the main thread may allocate a little on its way
+ * into STDIN.gets), so wait until the count stays put; after that only a
+ * dump could allocate.
+ */
+static int64_t allocations_at_rest(vmheap_client *c)
+{
+	int64_t before = get_int(c, "system.gc.total_allocated_objects");
+
+	for (int i = 0; i < 100; i++) {
+		int64_t again;
+
+		usleep(50000);
+		again = get_int(c, "system.gc.total_allocated_objects");
+		if (again == before)
+			break;
+		before = again;
+	}
+	return before;
+}
+
 START_TEST(in_process_dump_allocates_no_ruby_object)
 {
 	struct vm vm;
@@ -965,19 +987,7 @@ START_TEST(in_process_dump_allocates_no_ruby_object)
 	call_ok(c, "set", "config.dump.fork", "false", &r);
 	vmheap_reply_release(&r);
 
-	/* the program's threads go to sleep (the main thread may allocate a
-	 * little on its way into STDIN.gets): wait until the count stays put,
-	 * then only the dump could allocate */
-	before = get_int(c, "system.gc.total_allocated_objects");
-	for (int i = 0; i < 100; i++) {
-		int64_t again;
-
-		usleep(50000);
-		again = get_int(c, "system.gc.total_allocated_objects");
-		if (again == before)
-			break;
-		before = again;
-	}
+	before = allocations_at_rest(c);
 	dump(c, "inproc.vmheap");
 	after = get_int(c, "system.gc.total_allocated_objects");
 	ck_assert_int_eq(after, before);
@@ -1326,6 +1336,622 @@ START_TEST(a_sigterm_during_a_dump_costs_no_dump_in_ruby)
 }
 END_TEST
 
+/* ------------------------------------------------------------ names */
+
+/*
+ * Edge and root names (format 1.1).  Three leaks, each held its own way:
+ * by a constant's Hash, by a global Array, by an instance variable of a
+ * long-lived object; plus hash keys of each kind the host names.
+ */
+static const char names_program[] =
+    "STDOUT.sync = true\n"
+    "class VmheapSpecByConst; end\n"
+    "class VmheapSpecByGlobal; end\n"
+    "class VmheapSpecByIvar; end\n"
+    "class VmheapSpecKeyed; end\n"
+    "module VmheapSpecRegistry\n"
+    "  STORE = {}\n"
+    "end\n"
+    "class VmheapSpecService\n"
+    "  def initialize = @pending = []\n"
+    "  def add(x) = @pending << x\n"
+    "end\n"
+    "VMHEAP_SPEC_APP = VmheapSpecService.new\n"
+    "$vmheap_spec_audit = []\n"
+    "50.times do |i|\n"
+    "  VmheapSpecRegistry::STORE[\"k#{i}\"] = VmheapSpecByConst.new\n"
+    "  $vmheap_spec_audit << VmheapSpecByGlobal.new\n"
+    "  VMHEAP_SPEC_APP.add(VmheapSpecByIvar.new)\n"
+    "end\n"
+    "$vmheap_spec_keys = { alpha: VmheapSpecKeyed.new, 42 => "
+    "VmheapSpecKeyed.new, ('q\"' + 'x' * 100) => VmheapSpecKeyed.new, "
+    "'fine' => VmheapSpecKeyed.new }\n"
+    "class VmheapSpecInStruct; end\n"
+    "VmheapSpecPoint = Struct.new(:x, :label)\n"
+    "$vmheap_spec_point = VmheapSpecPoint.new(1, VmheapSpecInStruct.new)\n"
+    /* a Hash over RUBY_NAME_HASH_MAX (10000) entries: values unnamed */
+    "class VmheapSpecInBigHash; end\n"
+    "$vmheap_spec_big = {}\n"
+    "10_001.times { |i| $vmheap_spec_big[\"b#{i}\"] = "
+    "VmheapSpecInBigHash.new }\n"
+    "puts 'ready'\n"
+    "STDIN.read\n";
+
+/* One reference of the dump with its holder and its name's text. */
+struct named_edge {
+	uint64_t holder, target;
+	int64_t name;
+};
+
+struct names_view {
+	/* string records: id -> text */
+	uint64_t *string_ids;
+	char **strings;
+	size_t nstrings, strings_cap;
+	/* every reference, sorted by target for referrers_of() */
+	struct named_edge *edges;
+	size_t nedges, edges_cap;
+	/* objects: id and class name, for the classes the test asks about */
+	struct dump_view *classes;
+	uint64_t *obj_ids, *obj_class;
+	size_t nobjs, objs_cap, nobj_class_cap;
+	/* roots: object and name id */
+	uint64_t *root_obj, *root_name;
+	size_t nroots, roots_cap, root_names_cap;
+	size_t named_refs; /* references with a name */
+	uint32_t minor;	   /* the header's format version minor */
+};
+
+static const char *string_text(const struct names_view *v, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < v->nstrings; i++)
+		if (v->string_ids[i] == id)
+			return v->strings[i];
+	return NULL;
+}
+
+/* The text an edge name stands for ("[3]" for index 3, "" for none). */
+static const char *edge_text(const struct names_view *v, int64_t name,
+			     char *buf, size_t size)
+{
+	const char *t;
+
+	if (name == VMHEAP_EDGE_NAME_NONE)
+		return "";
+	if (vmheap_edge_name_is_index(name)) {
+		snprintf(buf, size, "[%llu]",
+			 (unsigned long long)vmheap_edge_name_index_of(name));
+		return buf;
+	}
+	t = string_text(v, (uint64_t)name);
+	ck_assert_msg(t, "edge name %lld is no string record",
+		      (long long)name);
+	return t;
+}
+
+static int cmp_edge_target(const void *a, const void *b)
+{
+	const struct named_edge *x = a, *y = b;
+
+	return x->target < y->target ? -1 : x->target > y->target;
+}
+
+static void names_push_edge(struct names_view *v, uint64_t holder,
+			    uint64_t target, int64_t name)
+{
+	if (v->nedges == v->edges_cap) {
+		v->edges_cap = v->edges_cap ? v->edges_cap * 2 : 4096;
+		v->edges = realloc(v->edges, v->edges_cap * sizeof(*v->edges));
+		ck_assert_ptr_nonnull(v->edges);
+	}
+	v->edges[v->nedges].holder = holder;
+	v->edges[v->nedges].target = target;
+	v->edges[v->nedges++].name = name;
+	if (name)
+		v->named_refs++;
+}
+
+static struct names_view *read_names(const char *dir, const char *name)
+{
+	struct names_view *v = calloc(1, sizeof(*v));
+	char path[PATH_MAX + 64];
+	struct vmheap_record rec;
+	vmheap_reader *r = NULL;
+	uint64_t holder = 0;
+	size_t k, nob = 0, nro = 0;
+	int rc;
+
+	ck_assert_ptr_nonnull(v);
+	v->classes = read_dump(dir, name, NULL);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	rc = vmheap_reader_open_path(&r, path);
+	ck_assert_msg(rc == 0, "open %s: %s", path,
+		      r ? vmheap_reader_error(r) : vmheap_strerror(rc));
+	v->minor = vmheap_reader_header(r)->minor;
+	while ((rc = vmheap_reader_next(r, &rec)) > 0) {
+		switch (rec.type) {
+		case VMHEAP_RECORD_STRING:
+			push(&v->string_ids, &v->nstrings, &v->strings_cap,
+			     rec.u.string.id);
+			v->strings = realloc(v->strings,
+					     v->strings_cap * sizeof(char *));
+			ck_assert_ptr_nonnull(v->strings);
+			v->strings[v->nstrings - 1] =
+			    strndup(rec.u.string.text, rec.u.string.len);
+			break;
+		case VMHEAP_RECORD_OBJECT:
+		case VMHEAP_RECORD_MORE_REFS:
+			holder = rec.u.object.id;
+			if (rec.type == VMHEAP_RECORD_OBJECT) {
+				push(&v->obj_ids, &v->nobjs, &v->objs_cap,
+				     holder);
+				push(&v->obj_class, &nob, &v->nobj_class_cap,
+				     rec.u.object.class_id);
+			}
+			for (k = 0; k < rec.u.object.nrefs; k++)
+				names_push_edge(
+				    v, holder, rec.u.object.refs[k],
+				    rec.u.object.names ? rec.u.object.names[k]
+						       : 0);
+			break;
+		case VMHEAP_RECORD_ROOT:
+			push(&v->root_obj, &v->nroots, &v->roots_cap,
+			     rec.u.root.object_id);
+			push(&v->root_name, &nro, &v->root_names_cap,
+			     rec.u.root.name_string_id);
+			break;
+		default:
+			break;
+		}
+	}
+	ck_assert_msg(rc == 0, "read %s: %s", path, vmheap_reader_error(r));
+	vmheap_reader_free(r);
+	qsort(v->edges, v->nedges, sizeof(*v->edges), cmp_edge_target);
+	return v;
+}
+
+static void names_free(struct names_view *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->nstrings; i++)
+		free(v->strings[i]);
+	free(v->strings);
+	free(v->string_ids);
+	free(v->edges);
+	free(v->obj_ids);
+	free(v->obj_class);
+	free(v->root_obj);
+	free(v->root_name);
+	view_free(v->classes);
+	free(v);
+}
+
+static const char *class_of_object(const struct names_view *v, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < v->nobjs; i++)
+		if (v->obj_ids[i] == id)
+			return class_name_of_id(v->classes, v->obj_class[i]);
+	return NULL;
+}
+
+/* The references to `target` (a run of v->edges); *n of them. */
+static const struct named_edge *referrers_of(const struct names_view *v,
+					     uint64_t target, size_t *n)
+{
+	struct named_edge key = {0, target, 0};
+	const struct named_edge *e =
+	    bsearch(&key, v->edges, v->nedges, sizeof(*e), cmp_edge_target);
+
+	*n = 0;
+	if (!e)
+		return NULL;
+	while (e > v->edges && e[-1].target == target)
+		e--;
+	while (e + *n < v->edges + v->nedges && e[*n].target == target)
+		(*n)++;
+	return e;
+}
+
+/*
+ * The one named reference to `target` from an object of class
+ * `holder_class`: its text, and its holder in *holder.  Fails when there
+ * is none.
+ */
+static const char *name_from(const struct names_view *v, uint64_t target,
+			     const char *holder_class, uint64_t *holder,
+			     char *buf, size_t size)
+{
+	size_t n, i;
+	const struct named_edge *e = referrers_of(v, target, &n);
+
+	for (i = 0; i < n; i++) {
+		const char *c = class_of_object(v, e[i].holder);
+
+		if (c && strcmp(c, holder_class) == 0 && e[i].name) {
+			*holder = e[i].holder;
+			return edge_text(v, e[i].name, buf, size);
+		}
+	}
+	ck_abort_msg("no named reference from a %s to 0x%llx (%zu referrers)",
+		     holder_class, (unsigned long long)target, n);
+	return NULL;
+}
+
+/* The ids of every object of class `name`, in *n. */
+static uint64_t *objects_of(const struct names_view *v, const char *name,
+			    size_t *n)
+{
+	uint64_t *ids = NULL;
+	size_t i, cap = 0;
+
+	*n = 0;
+	for (i = 0; i < v->nobjs; i++) {
+		const char *c = class_name_of_id(v->classes, v->obj_class[i]);
+
+		if (c && strcmp(c, name) == 0)
+			push(&ids, n, &cap, v->obj_ids[i]);
+	}
+	return ids;
+}
+
+/* The name of the root holding `obj` ("" when unnamed, NULL: no root). */
+static const char *root_name_of(const struct names_view *v, uint64_t obj)
+{
+	size_t i;
+	const char *found = NULL;
+
+	for (i = 0; i < v->nroots; i++)
+		if (v->root_obj[i] == obj) {
+			if (!v->root_name[i]) {
+				found = "";
+				continue;
+			}
+			return string_text(v, v->root_name[i]);
+		}
+	return found;
+}
+
+/* Check the three leaks' names; fork mode also names the global root. */
+static void check_leak_names(const struct names_view *v, int fork_mode)
+{
+	uint64_t *ids, holder, store = 0, audit = 0, pending = 0, h2;
+	size_t n, i;
+	char buf[128], seen[50];
+	const char *t;
+
+	/* VmheapSpecRegistry::STORE["kN"] */
+	ids = objects_of(v, "VmheapSpecByConst", &n);
+	ck_assert_uint_eq(n, 50);
+	for (i = 0; i < n; i++) {
+		t = name_from(v, ids[i], "Hash", &holder, buf, sizeof(buf));
+		ck_assert_msg(strncmp(t, "[\"k", 3) == 0 &&
+				  t[strlen(t) - 1] == ']',
+			      "a Hash holds a leak under %s", t);
+		ck_assert(!store || store == holder);
+		store = holder;
+	}
+	free(ids);
+	t = name_from(v, store, "Module", &h2, buf, sizeof(buf));
+	ck_assert_str_eq(t, "::STORE");
+
+	/* $vmheap_spec_audit[i]: each index once */
+	ids = objects_of(v, "VmheapSpecByGlobal", &n);
+	ck_assert_uint_eq(n, 50);
+	for (i = 0; i < n; i++) {
+		t = name_from(v, ids[i], "Array", &holder, buf, sizeof(buf));
+		ck_assert_msg(t[0] == '[' && t[1] >= '0' && t[1] <= '9',
+			      "an Array holds a leak as %s", t);
+		ck_assert(!audit || audit == holder);
+		audit = holder;
+	}
+	free(ids);
+	t = root_name_of(v, audit);
+	ck_assert_msg(t, "the global Array is no root");
+	if (fork_mode)
+		ck_assert_str_eq(t, "$vmheap_spec_audit");
+	else
+		ck_assert_str_eq(t, "");
+
+	/* VMHEAP_SPEC_APP's @pending */
+	ids = objects_of(v, "VmheapSpecByIvar", &n);
+	ck_assert_uint_eq(n, 50);
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < n; i++) {
+		unsigned idx = 99;
+
+		t = name_from(v, ids[i], "Array", &holder, buf, sizeof(buf));
+		ck_assert_msg(sscanf(t, "[%u]", &idx) == 1 && idx < 50 &&
+				  !seen[idx]++,
+			      "element name %s", t);
+		ck_assert(!pending || pending == holder);
+		pending = holder;
+	}
+	free(ids);
+	t = name_from(v, pending, "VmheapSpecService", &h2, buf, sizeof(buf));
+	ck_assert_str_eq(t, "@pending");
+	t = name_from(v, h2, "Class", &holder, buf, sizeof(buf));
+	ck_assert_str_eq(t, "::VMHEAP_SPEC_APP");
+	/* that Class is Object, a root named by its path */
+	ck_assert_pstr_eq(root_name_of(v, holder), "Object");
+
+	/* hash keys: Symbol, Integer, a long String cut at 64 bytes */
+	ids = objects_of(v, "VmheapSpecKeyed", &n);
+	ck_assert_uint_eq(n, 4);
+	{
+		int sym = 0, num = 0, cut = 0, plain = 0;
+
+		for (i = 0; i < n; i++) {
+			t = name_from(v, ids[i], "Hash", &holder, buf,
+				      sizeof(buf));
+			sym += strcmp(t, "[:alpha]") == 0;
+			num += strcmp(t, "[42]") == 0;
+			plain += strcmp(t, "[\"fine\"]") == 0;
+			/* "q\"" then 62 x's of the 101 bytes, then ... */
+			cut += strncmp(t, "[\"q\\\"xxx", 8) == 0 &&
+			       strstr(t, "x...\"]") != NULL &&
+			       strlen(t) == 2 + 1 + 2 + 62 + 3 + 2;
+		}
+		ck_assert_int_eq(sym, 1);
+		ck_assert_int_eq(num, 1);
+		ck_assert_int_eq(plain, 1);
+		ck_assert_msg(cut == 1, "no key cut to 64 bytes with ...");
+	}
+	/* the Hash's references to its two String keys are named "key" */
+	{
+		size_t keys = 0;
+
+		for (i = 0; i < v->nedges; i++)
+			if (v->edges[i].holder == holder &&
+			    v->edges[i].name > 0 &&
+			    strcmp(edge_text(v, v->edges[i].name, buf,
+					     sizeof(buf)),
+				   "key") == 0) {
+				ck_assert_pstr_eq(
+				    class_of_object(v, v->edges[i].target),
+				    "String");
+				keys++;
+			}
+		ck_assert_uint_eq(keys, 2);
+	}
+	free(ids);
+
+	/* a Struct member */
+	ids = objects_of(v, "VmheapSpecInStruct", &n);
+	ck_assert_uint_eq(n, 1);
+	t = name_from(v, ids[0], "VmheapSpecPoint", &holder, buf, sizeof(buf));
+	ck_assert_str_eq(t, ".label");
+	free(ids);
+
+	/* a Hash of 10,001 entries: its values have no names, its keys do */
+	ids = objects_of(v, "VmheapSpecInBigHash", &n);
+	ck_assert_uint_eq(n, 10001);
+	{
+		size_t refs, k, keys = 0;
+		const struct named_edge *e = referrers_of(v, ids[0], &refs);
+
+		ck_assert_uint_eq(refs, 1);
+		ck_assert_int_eq(e[0].name, 0);
+		holder = e[0].holder;
+		for (k = 0; k < v->nedges; k++)
+			if (v->edges[k].holder == holder &&
+			    v->edges[k].name > 0)
+				keys++;
+		ck_assert_uint_eq(keys, 10001);
+		for (i = 0; i < n; i++) {
+			e = referrers_of(v, ids[i], &refs);
+			ck_assert(refs == 1 && e[0].name == 0);
+		}
+	}
+	free(ids);
+}
+
+/* A string record holds each name text once. */
+static void check_names_deduped(const struct names_view *v)
+{
+	size_t i, j;
+
+	for (i = 0; i < v->nstrings; i++)
+		for (j = i + 1; j < v->nstrings; j++)
+			ck_assert_msg(strcmp(v->strings[i], v->strings[j]),
+				      "string %s written twice",
+				      v->strings[i]);
+}
+
+static int cmp_edge_holder(const void *a, const void *b)
+{
+	const struct named_edge *x = a, *y = b;
+
+	if (x->holder != y->holder)
+		return x->holder < y->holder ? -1 : 1;
+	return x->target < y->target ? -1 : x->target > y->target;
+}
+
+/*
+ * Names only label references: every object that has a named reference
+ * in `on` has exactly the same references in `off` (a dump of the same
+ * heap without names).  Sorts both edge lists by holder.
+ */
+static void check_same_references(struct names_view *on,
+				  struct names_view *off)
+{
+	size_t i = 0, j = 0, holders = 0;
+
+	qsort(on->edges, on->nedges, sizeof(*on->edges), cmp_edge_holder);
+	qsort(off->edges, off->nedges, sizeof(*off->edges), cmp_edge_holder);
+	while (i < on->nedges) {
+		uint64_t h = on->edges[i].holder;
+		size_t a = i, b, named = 0;
+
+		while (i < on->nedges && on->edges[i].holder == h)
+			named += on->edges[i++].name != 0;
+		while (j < off->nedges && off->edges[j].holder < h)
+			j++;
+		if (!named)
+			continue;
+		holders++;
+		for (b = a; b < i; b++, j++) {
+			ck_assert_msg(j < off->nedges &&
+					  off->edges[j].holder == h &&
+					  off->edges[j].target ==
+					      on->edges[b].target,
+				      "the %s at 0x%llx has other references "
+				      "with names than without",
+				      class_of_object(on, h),
+				      (unsigned long long)h);
+		}
+		ck_assert_msg(j >= off->nedges || off->edges[j].holder != h,
+			      "the %s at 0x%llx has more references without "
+			      "names",
+			      class_of_object(on, h), (unsigned long long)h);
+	}
+	ck_assert_uint_gt(holders, 100);
+}
+
+/* `set var value` must fail with error `code`. */
+static void set_fails(vmheap_client *c, const char *var, const char *value,
+		      const char *code)
+{
+	struct vmheap_reply r;
+
+	ck_assert_int_eq(vmheap_client_call_str(c, "set", var, value, &r), 0);
+	ck_assert_msg(!r.ok, "set %s %s succeeded", var, value);
+	ck_assert_str_eq(r.code, code);
+	vmheap_reply_release(&r);
+}
+
+/*
+ * The top path of `cls` that `vmheap-path --top 1` prints for the dump
+ * must contain each of `want` (NULL-terminated), in order.
+ */
+static void top_path_says(const char *dir, const char *dump, const char *cls,
+			  const char *const *want)
+{
+	char path[PATH_MAX + 64];
+	const char *argv[] = {spec_bin("vmheap-path"), "--top", "1", path, cls,
+			      NULL};
+	struct spec_run r;
+	const char *at;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, dump);
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &r), 0);
+	ck_assert_msg(r.status == 0, "vmheap-path %s: %s", cls, r.err);
+	at = r.out;
+	for (; *want; want++) {
+		const char *hit = strstr(at, *want);
+
+		ck_assert_msg(hit, "vmheap-path %s: no \"%s\" in its path:\n%s",
+			      cls, *want, r.out);
+		at = hit + strlen(*want);
+	}
+	spec_run_free(&r);
+}
+
+START_TEST(names_say_which_constant_global_and_ivar_hold_each_leak)
+{
+	struct vm vm;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	struct names_view *on, *off;
+	size_t i;
+
+	vm_start(&vm, names_program);
+	vm_expect(&vm, "ready");
+	c = connect_to(vm.dir, vm.pid);
+
+	call_ok(c, "get", "config.dump.names", NULL, &r);
+	ck_assert_int_eq(r.value.type, MSGPACK_OBJECT_BOOLEAN);
+	ck_assert(r.value.via.boolean);
+	vmheap_reply_release(&r);
+
+	/* A first dump: after it MRI has filled a few more call caches
+	 * (two more <imemo> references of one class were seen in a second
+	 * dump), which must not differ between the two compared below. */
+	dump(c, "warm-up.vmheap");
+	dump(c, "names.vmheap");
+	on = read_names(vm.dir, "names.vmheap");
+	ck_assert_uint_eq(on->minor, 1);
+	check_leak_names(on, 1);
+	{
+		/* the path a user reads: each leak's holder by name */
+		const char *by_const[] = {"VmheapSpecByConst \u2190 Hash[\"k",
+					  "\u2190 constant VmheapSpecRegistry::STORE "
+					  "\u2190",
+					  NULL};
+		const char *by_global[] = {"VmheapSpecByGlobal \u2190 Array[",
+					   "\u2190 root global_tbl "
+					   "$vmheap_spec_audit",
+					   NULL};
+		const char *by_ivar[] = {"VmheapSpecByIvar \u2190 Array[",
+					 "\u2190 @pending of VmheapSpecService "
+					 "\u2190",
+					 NULL};
+
+		top_path_says(vm.dir, "names.vmheap", "VmheapSpecByConst",
+			      by_const);
+		top_path_says(vm.dir, "names.vmheap", "VmheapSpecByGlobal",
+			      by_global);
+		top_path_says(vm.dir, "names.vmheap", "VmheapSpecByIvar",
+			      by_ivar);
+	}
+	check_names_deduped(on);
+
+	/* names off: no name anywhere, and the same references */
+	call_ok(c, "set", "config.dump.names", "false", &r);
+	vmheap_reply_release(&r);
+	dump(c, "plain.vmheap");
+	off = read_names(vm.dir, "plain.vmheap");
+	ck_assert_uint_eq(off->named_refs, 0);
+	for (i = 0; i < off->nroots; i++)
+		ck_assert_uint_eq(off->root_name[i], 0);
+	check_same_references(on, off);
+	names_free(off);
+	names_free(on);
+
+	/* set takes only a boolean; the other Ruby variables stay
+	 * read-only now that the host has a setter */
+	set_fails(c, "config.dump.names", "maybe", "type");
+	set_fails(c, "system.gc.count", "5", "readonly");
+
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	spec_rmrf(vm.dir);
+}
+END_TEST
+
+START_TEST(in_process_names_allocate_nothing_and_leave_globals_unnamed)
+{
+	struct vm vm;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	struct names_view *v;
+	int64_t before, after;
+
+	vm_start(&vm, names_program);
+	vm_expect(&vm, "ready");
+	c = connect_to(vm.dir, vm.pid);
+	call_ok(c, "set", "config.dump.fork", "false", &r);
+	vmheap_reply_release(&r);
+	before = allocations_at_rest(c);
+	dump(c, "inproc.vmheap");
+	after = get_int(c, "system.gc.total_allocated_objects");
+	ck_assert_int_eq(after, before);
+
+	v = read_names(vm.dir, "inproc.vmheap");
+	check_leak_names(v, 0);
+	check_names_deduped(v);
+	names_free(v);
+
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	spec_rmrf(vm.dir);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("ruby");
@@ -1349,6 +1975,12 @@ Suite *vmheap_spec_suite(void)
 	    t, every_superclass_of_a_300_deep_chain_is_the_one_ruby_names);
 	tcase_add_test(
 	    t, a_latin1_class_name_gives_valid_utf8_json_and_visible_text);
+
+	t = spec_tcase(s, "names", 120);
+	tcase_add_test(t,
+		       names_say_which_constant_global_and_ivar_hold_each_leak);
+	tcase_add_test(
+	    t, in_process_names_allocate_nothing_and_leave_globals_unnamed);
 
 	t = spec_tcase(s, "operations", 240);
 	tcase_add_test(t,

@@ -13,6 +13,12 @@
  *                  without allocating a Ruby object.
  *   ruby_class_table.c  VALUE -> dense class id map (C heap only).
  *   ruby_vars.c    host variables: system.gc.*, system.threads.backtrace.
+ *   ruby_names.c   names on references and roots (format 1.1 edge names):
+ *                  @ivar, ::CONST, hash keys, array indices, $global;
+ *                  ruby_name_text.c how they read, ruby_name_strings.c
+ *                  each text once as a string record, ruby_name_globals.c
+ *                  the globals of a dump child, ruby_names_var.c
+ *                  config.dump.names.
  *   ruby_imemo.c   imemo types ("<imemo:iseq>") and an iseq's location.
  *   ruby_alloc_sites.c  the allocation tracer (config.trace.allocations),
  *                  on ruby_site_table.c (sites interned to ids) and
@@ -106,8 +112,9 @@ int ruby_walk_heap(vmheap_writer *w);
 
 /* ------------------------------------------------------------ classes */
 
-/* Open-addressing map from a key (class VALUE, or a small pseudo key) to
- * a dense class id starting at 1.  C heap only. */
+/* Open-addressing map from a non-zero key (a class VALUE or a small
+ * pseudo key; the names use it for IDs, objects and text hashes) to a
+ * dense id starting at 1.  C heap only. */
 struct ruby_class_table {
 	uint64_t *keys; /* 0 = empty slot */
 	uint32_t *ids;
@@ -259,6 +266,115 @@ void ruby_dump_sites_free(struct ruby_dump_sites *ds);
  * first use.  0 or a negative code (writer, memory). */
 int ruby_dump_site_of(struct ruby_dump_sites *ds, VALUE obj, int type,
 		      uint64_t *site);
+
+/* ------------------------------------------------------------ names */
+
+/* ruby_name_text.c: how a name reads.  Texts built here are at most
+ * RUBY_NAME_MAX_BYTES - 1 bytes; a hash key's text is cut at
+ * RUBY_NAME_KEY_MAX bytes and ends in "...". */
+#define RUBY_NAME_MAX_BYTES 512
+#define RUBY_NAME_KEY_MAX 64
+/* A Hash of more entries names no value by its key (ruby_names.c): each
+ * distinct key text costs a string record (a 1M-entry Hash with String
+ * keys made a dump 1.8x larger and its walk 2-2.7x slower). */
+#define RUBY_NAME_HASH_MAX 10000
+
+/* Append s[0..slen-1] to buf (holding *len bytes), cut at the limit. */
+void ruby_name_put(char *buf, size_t *len, const char *s, size_t slen);
+
+/* Append s quoted as Ruby's inspect quotes a String ("a\"b"), the
+ * escapes making it valid UTF-8; cut after RUBY_NAME_KEY_MAX bytes of s
+ * with "...". */
+void ruby_name_put_quoted(char *buf, size_t *len, const char *s, size_t slen);
+
+/* The name of a Hash value by its key into buf (RUBY_NAME_MAX_BYTES):
+ * [:sym], ["text"], [42]; returns its length, 0 for other keys. */
+size_t ruby_name_key_text(VALUE key, char *buf);
+
+/* ruby_name_strings.c: each name text once, as a string record. */
+#define RUBY_NAME_ROOT_IDS (UINT64_C(1) << 32) /* first id of root names */
+
+struct ruby_name_strings {
+	vmheap_writer *w;
+	uint64_t next_id[2];		 /* reference names, root names */
+	struct ruby_class_table index;	 /* text hash -> dense index */
+	size_t *off, *len, cap;		 /* each index's text in arena */
+	uint64_t *id;			 /* each index's string id */
+	char *arena;
+	size_t arena_len, arena_cap;
+};
+
+/* Reference names take string ids from first_id up (it must be below
+ * RUBY_NAME_ROOT_IDS). */
+void ruby_name_strings_init(struct ruby_name_strings *s, vmheap_writer *w,
+			    uint64_t first_id);
+
+/* The string id of `text` in *id, writing its string record the first
+ * time, with an id of the root range when `root` is non-zero.  0,
+ * VMHEAP_ENOMEM or the writer's error. */
+int ruby_name_strings_id(struct ruby_name_strings *s, const char *text,
+			 size_t len, int root, uint64_t *id);
+
+void ruby_name_strings_free(struct ruby_name_strings *s);
+
+/* ruby_names.c: the names of a walk. */
+
+/* The names of one walk: a string table and scratch space (C heap). */
+struct ruby_names;
+
+/*
+ * Start naming for a walk writing into `w`; name strings take string ids
+ * from `first_string_id` up.  Sets *out to NULL and returns 0 when
+ * config.dump.names is false; returns VMHEAP_ENOMEM or a writer error.
+ */
+int ruby_names_open(struct ruby_names **out, vmheap_writer *w,
+		    uint64_t first_string_id);
+
+/*
+ * The names of obj's references refs[0..nrefs-1] (as reported by
+ * rb_objspace_reachable_objects_from), one per reference as in
+ * vmheap_writer_add_object_named, or NULL when none has a name.  The
+ * array is valid until the next call.  Writes the string records of new
+ * names first.  Allocates no Ruby object.
+ */
+const int64_t *ruby_names_for_object(struct ruby_names *n, VALUE obj,
+				     int type, const uint64_t *refs,
+				     size_t nrefs);
+
+/* The name string id of a root of MRI's `category` holding obj, or 0. */
+uint64_t ruby_names_for_root(struct ruby_names *n, const char *category,
+			     VALUE obj);
+
+/* The first error of the walk's naming (0: none). */
+int ruby_names_error(const struct ruby_names *n);
+
+void ruby_names_close(struct ruby_names *n);
+
+/*
+ * In a forked dump child, before its GC: learn the global variables and
+ * their values (which needs Ruby calls that allocate), keeping only C
+ * copies (ruby_name_globals.c).  In-process dumps go without.
+ */
+void ruby_names_prepare_child(void);
+
+/* A global variable learnt by ruby_names_prepare_child. */
+struct ruby_name_global {
+	VALUE value;
+	char *text; /* "$audit" */
+};
+
+/* The globals learnt (none outside a dump child); *count of them. */
+const struct ruby_name_global *ruby_name_globals(size_t *count);
+
+/* config.dump.names (bool, default true): the host variable
+ * (ruby_names_var.c). */
+int ruby_names_enabled(void);
+void ruby_names_list_var(void (*add)(void *arg, const char *name,
+				     const char *type),
+			 void *arg);
+int ruby_names_get_var(const char *name, msgpack_packer *pk);
+int ruby_names_set_var(const char *name, const msgpack_object *value,
+		       msgpack_packer *pk, char *err, size_t errlen);
 
 /* ------------------------------------------------------- ruby_native.c */
 

@@ -77,6 +77,7 @@ static pid_t host_fork_stopped(void *ctx)
 static int host_prepare_child(void *ctx, int gc)
 {
 	(void)ctx;
+	ruby_names_prepare_child(); /* its Ruby garbage goes in the GC */
 	if (gc) {
 		/* The program may have disabled the GC; only the child's copy
 		 * is enabled here.  rb_gc() does not run finalizers. */
@@ -101,6 +102,7 @@ static void host_init(void)
 	host.list_vars = ruby_vars_list;
 	host.get_var = ruby_vars_get;
 	host.set_var = ruby_vars_set;
+	host.edge_names = 1; /* unless config.dump.names is false */
 }
 
 /* ------------------------------------------------------------ start/stop */

@@ -5,6 +5,7 @@
  *   system.threads.backtrace  [{"thread": inspect, "backtrace": [...]}]
  *                             for every Ruby thread but the agent's own
  *   config.trace.allocations, system.allocations.*: ruby_alloc_sites.c
+ *   config.dump.names: ruby_names_var.c
  *
  * The agent asks for them on its loop thread, which may not call Ruby;
  * the values are read by a job on the Ruby worker thread with the GVL.
@@ -74,6 +75,7 @@ void ruby_vars_list(void *ctx,
 	for (i = 0; i < gc_count; i++)
 		add(arg, gc_names[i], "int");
 	add(arg, BACKTRACE_VAR, "array");
+	ruby_names_list_var(add, arg);
 	ruby_alloc_sites_list(add, arg);
 }
 
@@ -181,6 +183,8 @@ int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk)
 	(void)ctx;
 	if (strcmp(name, BACKTRACE_VAR) == 0)
 		return ruby_worker_run(backtrace_job, pk, VAR_TIMEOUT_MS);
+	if (ruby_names_get_var(name, pk) == 0)
+		return 0;
 	rc = ruby_alloc_sites_get(name, pk);
 	if (rc != VMHEAP_AGENT_ENOTFOUND)
 		return rc;
@@ -200,9 +204,12 @@ int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk)
 int ruby_vars_set(void *ctx, const char *name, const msgpack_object *value,
 		  msgpack_packer *pk, char *err, size_t errlen)
 {
-	int rc = ruby_alloc_sites_set(ctx, name, value, pk, err, errlen);
+	int rc = ruby_names_set_var(name, value, pk, err, errlen);
 	size_t i;
 
+	if (rc != VMHEAP_AGENT_ENOTFOUND || err[0])
+		return rc;
+	rc = ruby_alloc_sites_set(ctx, name, value, pk, err, errlen);
 	if (rc != VMHEAP_AGENT_ENOTFOUND || err[0])
 		return rc;
 	for (i = 0; i < gc_count; i++)

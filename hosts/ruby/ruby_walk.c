@@ -30,6 +30,8 @@
  * Object kinds are Ruby's T_ type values; ruby_kind_names names them.
  * Each object carries its allocation site when it has one
  * (ruby_dump_sites.c: an iseq's own location, or the tracer's record).
+ * Names on references and roots come from ruby_names.c (unless
+ * config.dump.names is false).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -79,6 +81,7 @@ struct walk {
 	const char *category[MAX_CATEGORIES];
 	uint64_t category_id[MAX_CATEGORIES];
 	size_t ncategories;
+	struct ruby_names *names; /* NULL: config.dump.names false */
 };
 
 static void fail(struct walk *wk, int rc)
@@ -113,7 +116,7 @@ static uint64_t category_string(struct walk *wk, const char *category)
 static void add_root(const char *category, VALUE obj, void *data)
 {
 	struct walk *wk = data;
-	uint64_t kind;
+	uint64_t kind, name;
 	int rc;
 
 	if (wk->rc)
@@ -121,7 +124,14 @@ static void add_root(const char *category, VALUE obj, void *data)
 	kind = category_string(wk, category ? category : "unknown");
 	if (wk->rc)
 		return;
-	rc = vmheap_writer_add_root(wk->w, kind, (uint64_t)obj);
+	name = wk->names ? ruby_names_for_root(wk->names, category, obj) : 0;
+	if (ruby_names_error(wk->names)) {
+		fail(wk, ruby_names_error(wk->names));
+		return;
+	}
+	rc = name ? vmheap_writer_add_root_named(wk->w, kind, (uint64_t)obj,
+						 name)
+		  : vmheap_writer_add_root(wk->w, kind, (uint64_t)obj);
 	if (rc < 0)
 		fail(wk, rc);
 }
@@ -306,6 +316,7 @@ static int walk_page(void *start, void *end, size_t stride, void *data)
 
 	for (p = (uintptr_t)start; p < (uintptr_t)end; p += stride) {
 		VALUE obj = (VALUE)p;
+		const int64_t *names = NULL;
 		uint32_t cid;
 		size_t bytes;
 		uint64_t site;
@@ -326,11 +337,19 @@ static int walk_page(void *start, void *end, size_t stride, void *data)
 			fail(wk, VMHEAP_ENOMEM);
 			return 1;
 		}
+		if (wk->names) {
+			names = ruby_names_for_object(wk->names, obj, type,
+						      wk->refs, wk->nrefs);
+			if (ruby_names_error(wk->names)) {
+				fail(wk, ruby_names_error(wk->names));
+				return 1;
+			}
+		}
 		rc = ruby_dump_site_of(&wk->sites, obj, type, &site);
 		if (rc == 0)
 			rc = vmheap_writer_add_object_named(
 			    wk->w, (uint64_t)obj, cid, (uint64_t)bytes,
-			    (uint32_t)type, wk->refs, NULL, wk->nrefs, site);
+			    (uint32_t)type, wk->refs, names, wk->nrefs, site);
 		if (rc < 0) {
 			fail(wk, rc);
 			return 1;
@@ -349,6 +368,12 @@ int ruby_walk_heap(vmheap_writer *w)
 	ruby_class_table_init(&wk.classes);
 	ruby_dump_sites_init(&wk.sites, w);
 
+	wk.rc = ruby_names_open(&wk.names, w, MAX_CATEGORIES + 1);
+	if (wk.rc) {
+		ruby_class_table_free(&wk.classes);
+		ruby_dump_sites_free(&wk.sites);
+		return wk.rc;
+	}
 	gc_was_disabled = rb_gc_disable();
 	rb_objspace_reachable_objects_from_root(add_root, &wk);
 	if (!wk.rc)
@@ -356,6 +381,7 @@ int ruby_walk_heap(vmheap_writer *w)
 	if (!RTEST(gc_was_disabled))
 		rb_gc_enable();
 
+	ruby_names_close(wk.names);
 	ruby_class_table_free(&wk.classes);
 	ruby_dump_sites_free(&wk.sites);
 	free(wk.refs);

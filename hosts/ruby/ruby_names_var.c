@@ -1,0 +1,64 @@
+/*
+ * ruby_names_var.c - config.dump.names, the Ruby host's variable that
+ * turns names on references and roots on (the default) or off.  Read on
+ * the agent's threads and in the walk: an atomic.
+ */
+#include "ruby-internal.h" /* first: Ruby's headers before stdatomic.h */
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+static atomic_int names_on = 1;
+
+int ruby_names_enabled(void)
+{
+	return atomic_load(&names_on);
+}
+
+#define NAMES_VAR "config.dump.names"
+
+void ruby_names_list_var(void (*add)(void *arg, const char *name,
+				     const char *type),
+			 void *arg)
+{
+	add(arg, NAMES_VAR, "bool");
+}
+
+int ruby_names_get_var(const char *name, msgpack_packer *pk)
+{
+	if (strcmp(name, NAMES_VAR) != 0)
+		return VMHEAP_AGENT_ENOTFOUND;
+	if (atomic_load(&names_on))
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+	return 0;
+}
+
+int ruby_names_set_var(const char *name, const msgpack_object *value,
+		       msgpack_packer *pk, char *err, size_t errlen)
+{
+	int on;
+
+	if (strcmp(name, NAMES_VAR) != 0)
+		return VMHEAP_AGENT_ENOTFOUND;
+	if (value->type == MSGPACK_OBJECT_BOOLEAN)
+		on = value->via.boolean;
+	else if (value->type == MSGPACK_OBJECT_STR &&
+		 value->via.str.size == 4 &&
+		 !memcmp(value->via.str.ptr, "true", 4))
+		on = 1;
+	else if (value->type == MSGPACK_OBJECT_STR &&
+		 value->via.str.size == 5 &&
+		 !memcmp(value->via.str.ptr, "false", 5))
+		on = 0;
+	else {
+		if (errlen)
+			snprintf(err, errlen,
+				 NAMES_VAR " takes a boolean (true/false)");
+		return VMHEAP_AGENT_ETYPE;
+	}
+	atomic_store(&names_on, on);
+	return ruby_names_get_var(name, pk);
+}
