@@ -343,6 +343,16 @@ double agent_seconds_since(const struct timespec *t0);
  * at end of file or on an error. */
 ssize_t agent_read_full(int fd, void *buf, size_t len);
 
+/*
+ * Fill the writer options that come from the host and the VM (name,
+ * version, pid, kind names, and whether its walk writes names and sites),
+ * the same for every walk into a writer: a dump's and the live
+ * histogram's.
+ */
+struct vmheap_writer_options;
+void agent_writer_options(const struct vmheap_agent *a,
+			  struct vmheap_writer_options *opt);
+
 /* Run a dump synchronously (a dump job's body). */
 void agent_dump_run(struct vmheap_agent *a, const char *path,
 		    struct agent_dump_result *res);

@@ -74,6 +74,22 @@ static int is_nospace(int e)
 	return e == ENOSPC || e == EFBIG || e == EDQUOT;
 }
 
+void agent_writer_options(const struct vmheap_agent *a,
+			  struct vmheap_writer_options *opt)
+{
+	const struct vmheap_agent_host *h = a->host;
+
+	opt->vm_name = h->vm_name;
+	opt->vm_version = h->vm_version;
+	opt->pid = (uint64_t)a->pid; /* the VM, also in a forked child */
+	opt->kind_names = h->kind_names;
+	opt->kind_count = h->kind_count;
+	/* The host's walk writes names and sites when it has them, and the
+	 * writer refuses them unless told. */
+	opt->edge_names = h->edge_names;
+	opt->sites = h->sites;
+}
+
 /* Write the whole heap to w->fd; the body of run_stopped or the child. */
 static int walk_into_file(void *arg)
 {
@@ -88,15 +104,8 @@ static int walk_into_file(void *arg)
 	opt.native = native != NULL;
 	if (agent_process_memory(w->a->pid, &memory) == 0)
 		opt.memory = &memory;
-	opt.vm_name = h->vm_name;
-	opt.vm_version = h->vm_version;
-	opt.pid = (uint64_t)w->a->pid; /* the VM, also in a forked child */
+	agent_writer_options(w->a, &opt);
 	opt.flags = w->flags;
-	opt.kind_names = h->kind_names;
-	opt.kind_count = h->kind_count;
-	opt.edge_names = h->edge_names;
-	opt.sites = h->sites;
-	opt.edge_names = h->edge_names;
 	rc = vmheap_writer_open(&wr, w->fd, &opt);
 	if (rc == 0) {
 		rc = h->walk_heap(h->ctx, wr);

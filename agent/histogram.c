@@ -169,15 +169,7 @@ static int walk_counted(struct vmheap_agent *a, struct counter *c, char *err,
 		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
 				  "cannot start the histogram's counter");
 	}
-	opt.vm_name = h->vm_name;
-	opt.vm_version = h->vm_version;
-	opt.pid = (uint64_t)a->pid;
-	opt.kind_names = h->kind_names;
-	opt.kind_count = h->kind_count;
-	/* The host's walk is the dump's: it writes names and sites when it
-	 * has them, and the writer refuses them unless told. */
-	opt.sites = h->sites;
-	opt.edge_names = h->edge_names;
+	agent_writer_options(a, &opt);
 	rc = vmheap_writer_open(&wr, p[1], &opt);
 	if (rc == 0)
 		rc = h->walk_heap(h->ctx, wr);

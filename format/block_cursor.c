@@ -176,22 +176,19 @@ static int read_names(struct vmheap_block_cursor *c, struct mpc *m,
 		c->names_cap = cap;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t bits;
+		uint64_t bits = VMHEAP_EDGE_NAME_NONE;
 		int neg;
-		if (m->p < m->end && *m->p == 0xc0) {
+		if (m->p < m->end && *m->p == 0xc0) { /* nil: no name */
 			m->p++;
-			bits = VMHEAP_EDGE_NAME_NONE;
-			goto store;
-		}
-		if ((rc = mpc_int_bits(m, &bits, &neg)))
+		} else if ((rc = mpc_int_bits(m, &bits, &neg))) {
 			return field_error(c, m, rc, tag, "name");
-		if (!neg && bits > (uint64_t)INT64_MAX)
+		} else if (!neg && bits > (uint64_t)INT64_MAX) {
 			return fail(c, VMHEAP_EFORMAT, at,
 				    "malformed %s record: name %u is string "
 				    "id %llu, above the limit of 2^63-1",
 				    record_names[tag], i,
 				    (unsigned long long)bits);
-	store:
+		}
 		if (!shallow)
 			c->names[i] = (int64_t)bits;
 	}
