@@ -8,7 +8,7 @@
 # usage: native_bench.sh BUILD [THREADS OPS RUNS]
 build=$1
 threads=${2:-4}
-ops=${3:-1000000}
+ops=${3:-4000000}
 runs=${4:-5}
 bin="$build/bench/native_bench"
 lib="$(cd "$build/lib" && pwd)/libvmheap-malloc.so"

@@ -35,27 +35,40 @@ static size_t (*next_usable_size)(void *);
 
 /* Acquire (a plain load on x86-64): a thread that sees tracking on also
  * sees headers_made set, and so does any thread it hands a block to. */
-static uint64_t state_now(void)
+static inline uint64_t state_now(void)
 {
 	return atomic_load_explicit(&native_state, memory_order_acquire);
 }
 
-/* The site of an allocation made here and now, 0 when none. */
-static uint32_t site_here(uint64_t state)
+#define INLINE static inline __attribute__((always_inline))
+
+/* The VM's location now (the hook's, interned), or NULL and 0. */
+INLINE const char *location_here(uint32_t *line)
+{
+	vmheap_native_location_fn loc =
+		atomic_load_explicit(&native_location, memory_order_acquire);
+	const char *file;
+	if (loc == NULL || !loc(&file, line) || file == NULL) {
+		*line = 0;
+		return NULL;
+	}
+	file = native_file_intern(file);
+	if (file == NULL)
+		*line = 0;
+	return file;
+}
+
+/* site_here's slow path: the stack unwound (or copied from the cache),
+ * and its site found or made. */
+static __attribute__((noinline)) uint32_t site_found(uint64_t state,
+						     const char *file,
+						     uint32_t line)
 {
 	uint64_t frames[VMHEAP_NATIVE_MAX_FRAMES];
 	struct native_site_memo *memo;
 	struct native_where w = {frames,
 				 native_stack(frames, native_depth, &memo),
-				 NULL, 0};
-	vmheap_native_location_fn loc =
-		atomic_load_explicit(&native_location, memory_order_acquire);
-	const char *file;
-	uint32_t line;
-	if (loc != NULL && loc(&file, &line) && file != NULL) {
-		w.file = native_file_intern(file);
-		w.line = w.file != NULL ? line : 0;
-	}
+				 file, line};
 	/* The same stack and location as the last time: the same site. */
 	if (memo != NULL && memo->state == state && memo->file == w.file &&
 	    memo->line == w.line)
@@ -66,8 +79,26 @@ static uint32_t site_here(uint64_t state)
 	return id;
 }
 
+/*
+ * The site of an allocation made here and now, 0 when none.  Inlined in
+ * each tracked path, so that the stack cache's walk starts from that
+ * path's own frame: a repeated stack costs a look at its cached slots
+ * and no copy of its frames.
+ */
+INLINE uint32_t site_here(uint64_t state)
+{
+	uint32_t line;
+	const char *file = location_here(&line);
+	struct native_site_memo *m =
+		native_stack_memo(__builtin_frame_address(0));
+	if (m != NULL && m->state == state && m->file == file &&
+	    m->line == line)
+		return m->id;
+	return site_found(state, file, line);
+}
+
 /* Account p (just allocated, n bytes) in the live table. */
-static void track(void *p, size_t n, uint64_t state)
+INLINE void track(void *p, size_t n, uint64_t state)
 {
 	uint32_t id = site_here(state);
 	if (id != 0)
@@ -89,8 +120,9 @@ static void untrack(void *p)
  *
  *   h[0]  the bytes asked for (bits 0-47) and the generation they were
  *         counted in (bits 48-63, the tracker's starts modulo 65536);
- *   h[1]  the block's tag (bits 32-63: bit 63 set, the rest a hash of the
- *         returned pointer) and its site id (bits 0-31, 0: not counted).
+ *   h[1]  the block's tag (bits 32-63: bit 63 set, the rest bits 4-34 of
+ *         the returned pointer under a per-run key) and its site id
+ *         (bits 0-31, 0: not counted).
  *
  * A block without a header has glibc's chunk size at p - 8, which never
  * has bit 63 set, so the tag cannot be taken for one.  A block keeps its
@@ -103,22 +135,23 @@ static void untrack(void *p)
 static uint64_t secret;
 static _Atomic int headers_made; /* tracking ever started */
 
-static uint32_t tag_of(const void *p)
+/* Bit 63 is what tells a header from glibc's chunk size; the rest, the
+ * pointer's bits under a per-run key, only makes a stray match (a stale
+ * header, a block that is not ours) unlikely, and costs two operations
+ * on every free. */
+INLINE uint32_t tag_of(const void *p)
 {
-	uint64_t x = (uint64_t)(uintptr_t)p ^ secret;
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return (uint32_t)(x >> 32) | 0x80000000u;
+	return ((uint32_t)((uintptr_t)p >> 4) ^ (uint32_t)secret) |
+	       0x80000000u;
 }
 
-static uint64_t gen_of(uint64_t state)
+INLINE uint64_t gen_of(uint64_t state)
 {
 	return (state >> 1) & 0xffff;
 }
 
 /* Does p carry a header? */
-static int headed(const void *p)
+INLINE int headed(const void *p)
 {
 	return p != NULL && ((uintptr_t)p & 15) == 0 &&
 	       (uint32_t)(((const uint64_t *)p)[-1] >> 32) == tag_of(p);
@@ -126,7 +159,7 @@ static int headed(const void *p)
 
 /* Write the header into block q (n bytes asked for, site id or 0) and
  * count the allocation; returns the pointer to give out. */
-static void *head(void *q, size_t n, uint32_t id, uint64_t state)
+INLINE void *head(void *q, size_t n, uint32_t id, uint64_t state)
 {
 	uint64_t *h = q;
 	void *p = (char *)q + HDR;
@@ -139,7 +172,7 @@ static void *head(void *q, size_t n, uint32_t id, uint64_t state)
 
 /* Count the free of headed block p if it was counted in the generation
  * that is on now; the header goes (a stale copy is no header). */
-static void unhead(void *p, int clear)
+INLINE void unhead(void *p, int clear)
 {
 	uint64_t *h = (uint64_t *)p - 2;
 	uint32_t id = (uint32_t)h[1];

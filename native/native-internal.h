@@ -137,6 +137,14 @@ struct native_site_memo {
  * cached (valid until the thread's next call). */
 unsigned native_stack(uint64_t *frames, unsigned max,
 		      struct native_site_memo **memo);
+/*
+ * The fast path: the memo of the caller's stack when the thread's stack
+ * cache holds that stack, else NULL (then native_stack finds it).  `fp`
+ * is a frame pointer of the tracker's, the caller's own frame: the walk
+ * to the first frame outside the tracker starts there.  It copies no
+ * frames: a stack seen before, with its site known, needs none.
+ */
+struct native_site_memo *native_stack_memo(void *fp);
 /* Find the tracker's own code range (once, from the constructor). */
 void native_stack_init(void);
 

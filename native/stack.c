@@ -48,7 +48,12 @@ static void cache_bounds(uintptr_t *lo, uintptr_t *hi)
 		*hi = main_hi;
 		return;
 	}
+#if defined(__x86_64__)
+	/* The thread pointer is pthread_self() there, with no call. */
+	*hi = (uintptr_t)__builtin_thread_pointer();
+#else
 	*hi = (uintptr_t)pthread_self();
+#endif
 	*lo = *hi > CACHE_SPAN ? *hi - CACHE_SPAN : 0;
 }
 
@@ -311,6 +316,30 @@ static unsigned unw_stack(uint64_t *frames, unsigned max,
 	unsigned m = unw_walk(frames, slots, max);
 	to_cache(slot0, hi, frames, slots, m, memo);
 	return m;
+}
+
+struct native_site_memo *native_stack_memo(void *fp)
+{
+	uintptr_t lo, hi;
+
+	if (use_fp)
+		return NULL;
+	cache_bounds(&lo, &hi);
+	uint64_t slot0 = first_outside(fp, lo, hi);
+	if (slot0 == 0)
+		return NULL;
+	uint64_t ret0 = *(const uint64_t *)(uintptr_t)slot0;
+	struct stack_entry *e = entry_of(slot0, ret0);
+	if (e->slot0 != slot0 || e->frames[0] != ret0 ||
+	    e->depth > native_depth)
+		return NULL;
+	/* Every slot lies in [slot0, hi): to_cache kept no other, and this
+	 * thread's bounds do not change. */
+	for (unsigned k = 1; k < e->depth; k++)
+		if (*(const uint64_t *)(uintptr_t)(slot0 + e->offs[k]) !=
+		    e->frames[k])
+			return NULL;
+	return &e->memo;
 }
 
 unsigned native_stack(uint64_t *frames, unsigned max,

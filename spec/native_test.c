@@ -83,6 +83,24 @@ START_TEST(leak_named_with_exact_bytes)
 }
 END_TEST
 
+/* The stack cache tells apart two paths that differ only in an outer
+ * frame, called alternately from the same place. */
+START_TEST(paths_that_differ_two_frames_up_are_two_sites)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"paths", "30000", NULL});
+	unsigned long long v[4];
+	site_of(r.out, "path_a_here", v);
+	ck_assert_uint_eq(v[2], 10000); /* allocations */
+	ck_assert_uint_eq(v[0], 10000); /* all live */
+	ck_assert_uint_eq(v[1], own(r.out, "a-bytes"));
+	site_of(r.out, "path_b_here", v);
+	ck_assert_uint_eq(v[2], 20000);
+	ck_assert_uint_eq(v[1], own(r.out, "b-bytes"));
+	spec_run_free(&r);
+}
+END_TEST
+
 START_TEST(eight_threads_lose_no_count)
 {
 	struct spec_run r;
@@ -698,6 +716,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, eight_threads_lose_no_count);
 	tcase_add_test(t, fork_while_tracking);
 	tcase_add_test(t, switched_on_and_off_repeatedly);
+	tcase_add_test(t, paths_that_differ_two_frames_up_are_two_sites);
 	tcase_add_test(t, blocks_keep_their_contents_and_counts);
 	tcase_add_test(t, ruby_runs_under_tracking);
 	tcase_add_test(t, exports_only_the_allocator_and_api);

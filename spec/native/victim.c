@@ -10,6 +10,7 @@
  *   own NAME VALUE                                 the program's own count
  *
  * usage: victim leak N SIZE | threads T N | fork N | onoff ROUNDS | blocks 1
+ *        | paths N
  */
 #include <dlfcn.h>
 #include <malloc.h>
@@ -55,21 +56,20 @@ static __attribute__((noinline)) void free_kept(size_t n)
 		free(kept[--nkept]);
 }
 
-/* Print, summed by function, the sites whose top frame is in one of
- * this program's *_here functions. */
-static void report(void)
+/* Print, summed by function, the sites whose frame `at` (0: the top) is
+ * in one of the functions `names`. */
+static void report_at(unsigned at, const char *const *names, size_t count)
 {
 	size_t n = sites(NULL, 0) + 64;
 	vmheap_native_site *v = calloc(n, sizeof *v);
 	n = sites(v, n);
-	static const char *const names[] = {"leak_here", "churn_here",
-					    "thread_here", "blocks_here"};
-	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+	for (size_t k = 0; k < count; k++) {
 		unsigned long long sum[4] = {0, 0, 0, 0};
 		int seen = 0;
 		for (size_t i = 0; i < n; i++) {
 			Dl_info info;
-			if (!dladdr((void *)(uintptr_t)(v[i].frames[0] - 1),
+			if (v[i].depth <= at ||
+			    !dladdr((void *)(uintptr_t)(v[i].frames[at] - 1),
 				    &info) ||
 			    info.dli_sname == NULL ||
 			    strcmp(info.dli_sname, names[k]) != 0)
@@ -86,6 +86,69 @@ static void report(void)
 	}
 	free(v);
 	fflush(stdout);
+}
+
+/* The sites whose top frame is in one of this program's *_here
+ * functions. */
+static void report(void)
+{
+	static const char *const names[] = {"leak_here", "churn_here",
+					    "thread_here", "blocks_here"};
+	report_at(0, names, sizeof names / sizeof *names);
+}
+
+/*
+ * Two call paths that differ only two frames up: path_a_here and
+ * path_b_here, called from the same loop (so from the same stack address),
+ * each call paths_mid, which calls paths_leaf, which mallocs.  The
+ * innermost return addresses, and where they lie on the stack, are the
+ * same on both paths; a stack cache that looked no further would give
+ * both paths one site.
+ */
+static __attribute__((noinline)) void *paths_leaf(size_t n)
+{
+	void *p = malloc(n);
+	__asm__ volatile("" : : "r"(p) : "memory"); /* no tail call */
+	return p;
+}
+
+static __attribute__((noinline)) void *paths_mid(size_t n)
+{
+	void *p = paths_leaf(n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+__attribute__((noinline, visibility("default"))) void *path_a_here(size_t n)
+{
+	void *p = paths_mid(n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+__attribute__((noinline, visibility("default"))) void *path_b_here(size_t n)
+{
+	void *p = paths_mid(n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+/* N allocations, a third of them by path a, in an order that mixes the
+ * paths; prints both paths' sites and the program's own byte counts. */
+static void paths(unsigned long n)
+{
+	static const char *const names[] = {"path_a_here", "path_b_here"};
+	void *(*const via[2])(size_t) = {path_a_here, path_b_here};
+	unsigned long bytes[2] = {0, 0};
+	start();
+	for (unsigned long i = 0; i < n && nkept < 1000000; i++) {
+		int b = i % 3 != 0;
+		size_t size = 16 + i % 97;
+		kept[nkept++] = via[b](size);
+		bytes[b] += size;
+	}
+	report_at(2, names, 2);
+	printf("own a-bytes %lu\nown b-bytes %lu\n", bytes[0], bytes[1]);
 }
 
 /* The array a thread keeps its pointers in (not a *_here site). */
@@ -261,6 +324,8 @@ int main(int argc, char **argv)
 		}
 		pthread_join(t, NULL);
 		printf("own bad-rounds %lu\n", bad);
+	} else if (strcmp(mode, "paths") == 0) {
+		paths(a);
 	} else if (strcmp(mode, "blocks") == 0) {
 		unsigned long bad = blocks();
 		printf("own bad %lu\n", bad);
