@@ -101,6 +101,41 @@ START_TEST(paths_that_differ_two_frames_up_are_two_sites)
 }
 END_TEST
 
+/* A signal handler that allocates, run while the thread is inside a
+ * tracked malloc: no deadlock, no count, and the leak's counts exact. */
+START_TEST(allocation_in_a_signal_handler_inside_the_tracker)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"signal", "20000", NULL});
+	unsigned long long v[4];
+	site_of(r.out, "leak_here", v);
+	ck_assert_uint_eq(v[2], 20000);
+	ck_assert_uint_eq(v[1], 20000 * 48);
+	ck_assert_uint_eq(own(r.out, "hook-calls"), 20000);
+	ck_assert_uint_eq(own(r.out, "handler-allocs"), 200);
+	ck_assert_msg(strstr(r.out, "on_signal_here") == NULL,
+		      "the handler's allocations were tracked:\n%s", r.out);
+	spec_run_free(&r);
+}
+END_TEST
+
+/* dlopen and dlclose on one thread while others allocate from new
+ * stacks: no deadlock, and every allocation counted once. */
+START_TEST(dlopen_while_threads_allocate)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"dlopen", "300", NULL});
+	unsigned long long v[4];
+	site_of(r.out, "deep_here", v);
+	ck_assert_uint_eq(own(r.out, "opened"), 300);
+	ck_assert_uint_eq(v[2], own(r.out, "deep-allocs"));
+	ck_assert_uint_eq(v[2], 80000);
+	ck_assert_uint_eq(v[3], 80000);
+	ck_assert_uint_eq(v[0], 0);
+	spec_run_free(&r);
+}
+END_TEST
+
 START_TEST(eight_threads_lose_no_count)
 {
 	struct spec_run r;
@@ -717,6 +752,8 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, fork_while_tracking);
 	tcase_add_test(t, switched_on_and_off_repeatedly);
 	tcase_add_test(t, paths_that_differ_two_frames_up_are_two_sites);
+	tcase_add_test(t, allocation_in_a_signal_handler_inside_the_tracker);
+	tcase_add_test(t, dlopen_while_threads_allocate);
 	tcase_add_test(t, blocks_keep_their_contents_and_counts);
 	tcase_add_test(t, ruby_runs_under_tracking);
 	tcase_add_test(t, exports_only_the_allocator_and_api);

@@ -10,11 +10,12 @@
  *   own NAME VALUE                                 the program's own count
  *
  * usage: victim leak N SIZE | threads T N | fork N | onoff ROUNDS | blocks 1
- *        | paths N
+ *        | paths N | signal N | dlopen ROUNDS
  */
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,50 @@ __attribute__((noinline, visibility("default"))) void *path_b_here(size_t n)
 	return p;
 }
 
+/*
+ * A signal whose handler allocates, delivered while the tracker is in the
+ * middle of a tracked malloc: the location hook (which the tracker calls
+ * from inside malloc, past glibc's own work) raises it on every 100th
+ * call.  The handler's malloc and free must go straight to glibc, with no
+ * wait and no count.
+ */
+static volatile sig_atomic_t handler_allocs;
+static unsigned long hook_calls;
+
+__attribute__((noinline, visibility("default"))) void on_signal_here(int sig)
+{
+	(void)sig;
+	char *volatile p = malloc(100);
+	p[0] = 1;
+	free(p);
+	handler_allocs = handler_allocs + 1;
+}
+
+static int raising_hook(const char **file, uint32_t *line)
+{
+	if (++hook_calls % 100 == 0)
+		raise(SIGUSR1);
+	*file = "victim.c";
+	*line = 1;
+	return 1;
+}
+
+static void signals(unsigned long n)
+{
+	vmheap_native_set_location_fn set_location =
+		(vmheap_native_set_location_fn)dlsym(
+			RTLD_DEFAULT, "vmheap_native_set_location");
+	static const char *const names[] = {"leak_here", "on_signal_here"};
+	signal(SIGUSR1, on_signal_here);
+	set_location(raising_hook);
+	start();
+	leak_here(n, 48);
+	set_location(NULL);
+	report_at(0, names, 2);
+	printf("own handler-allocs %d\nown hook-calls %lu\n",
+	       (int)handler_allocs, hook_calls);
+}
+
 /* N allocations, a third of them by path a, in an order that mixes the
  * paths; prints both paths' sites and the program's own byte counts. */
 static void paths(unsigned long n)
@@ -176,6 +221,55 @@ __attribute__((noinline, visibility("default"))) void *thread_here(void *arg)
 		}
 	}
 	return mine; /* the odd ones stay live */
+}
+
+/*
+ * dlopen while tracking: the main thread loads and unloads a library
+ * (dlopen allocates while it holds the loader's lock) as threads allocate
+ * from stacks of changing depth, each new stack unwound by libunwind,
+ * which takes that lock too.  Every allocation is counted once.
+ */
+static _Atomic unsigned long deep_allocs;
+
+__attribute__((noinline, visibility("default"))) void *deep_here(unsigned depth,
+								size_t n)
+{
+	void *p = depth == 0 ? malloc(n) : deep_here(depth - 1, n);
+	__asm__ volatile("" : : "r"(p) : "memory"); /* no tail call */
+	return p;
+}
+
+static void *deep_thread(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	for (unsigned long i = 0; i < per_thread; i++) {
+		free(deep_here(rand_r(&seed) % 24, 32));
+		atomic_fetch_add(&deep_allocs, 1);
+	}
+	return NULL;
+}
+
+static void loads(unsigned long rounds)
+{
+	static const char *const names[] = {"deep_here"};
+	pthread_t t[4];
+	per_thread = 20000;
+	start();
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, deep_thread, (void *)(uintptr_t)(i + 1));
+	unsigned long opened = 0;
+	for (unsigned long r = 0; r < rounds; r++) {
+		void *h = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+		if (h != NULL && dlsym(h, "cos") != NULL)
+			opened++;
+		if (h != NULL)
+			dlclose(h);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	report_at(0, names, 1);
+	printf("own opened %lu\nown deep-allocs %lu\n", opened,
+	       atomic_load(&deep_allocs));
 }
 
 /* One allocation of each kind: 0 malloc, 1 calloc, 2 realloc of p,
@@ -324,6 +418,10 @@ int main(int argc, char **argv)
 		}
 		pthread_join(t, NULL);
 		printf("own bad-rounds %lu\n", bad);
+	} else if (strcmp(mode, "dlopen") == 0) {
+		loads(a);
+	} else if (strcmp(mode, "signal") == 0) {
+		signals(a);
 	} else if (strcmp(mode, "paths") == 0) {
 		paths(a);
 	} else if (strcmp(mode, "blocks") == 0) {
