@@ -33,7 +33,7 @@ wall() {
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 col() { awk -v c="$1" '{print $c}' | median; } # median of column $1
 
-ruby_work='a = []; 400_000.times { |i| a << ("x" * (24 + i % 200)); a.shift if a.size > 20_000 }; h = {}; 200_000.times { |i| h["k#{i % 50_000}"] = [i, i.to_s * 3] }'
+ruby_work='a = []; 1_200_000.times { |i| a << ("x" * (24 + i % 200)); a.shift if a.size > 20_000 }; h = {}; 600_000.times { |i| h["k#{i % 50_000}"] = [i, i.to_s * 3] }'
 
 for w in c ruby; do
 	: >"$tmp/$w.none"; : >"$tmp/$w.off"; : >"$tmp/$w.on"; : >"$tmp/$w.fp"; : >"$tmp/$w.ht"
@@ -55,7 +55,7 @@ for w in c ruby; do
 	if [ $w = c ]; then
 		echo "native bench, C workload: $threads threads x $ops mallocs (16 B-64 KiB, window 4096), median of $runs runs"
 	else
-		echo "native bench, Ruby workload: 400,000 strings and 200,000 hash stores, median of $runs runs"
+		echo "native bench, Ruby workload: 1,200,000 strings and 600,000 hash stores, median of $runs runs"
 	fi
 	printf '  %-34s %8.3f s  1.00x   cpu %8.3f s  1.00x\n' "no tracker" "$none" "$none_cpu"
 	for c in off on fp ht; do

@@ -218,21 +218,31 @@ static struct stack_entry *entry_of(uint64_t slot0, uint64_t ret0)
 	return &stack_cache[h & (CACHE_WAYS - 1)];
 }
 
-static unsigned from_cache(uint64_t slot0, uint64_t hi, uint64_t *frames,
-			   unsigned max, struct native_site_memo **memo)
+/* The cache entry of the stack whose first return address outside the
+ * tracker lies at slot0, when every other slot of that entry still holds
+ * its return address; else NULL.  Every slot lies in [slot0, hi): to_cache
+ * kept no other, and the thread's bounds do not change. */
+static struct stack_entry *valid_entry(uint64_t slot0)
 {
 	uint64_t ret0 = *(const uint64_t *)(uintptr_t)slot0;
 	struct stack_entry *e = entry_of(slot0, ret0);
 
 	if (e->slot0 != slot0 || e->frames[0] != ret0)
+		return NULL;
+	for (unsigned k = 1; k < e->depth; k++)
+		if (*(const uint64_t *)(uintptr_t)(slot0 + e->offs[k]) !=
+		    e->frames[k])
+			return NULL;
+	return e;
+}
+
+static unsigned from_cache(uint64_t slot0, uint64_t *frames, unsigned max,
+			   struct native_site_memo **memo)
+{
+	struct stack_entry *e = valid_entry(slot0);
+	if (e == NULL)
 		return 0;
 	unsigned n = e->depth < max ? e->depth : max;
-	for (unsigned k = 1; k < n; k++) {
-		uint64_t at = slot0 + e->offs[k];
-		if (at + 8 > hi ||
-		    *(const uint64_t *)(uintptr_t)at != e->frames[k])
-			return 0;
-	}
 	for (unsigned k = 0; k < n; k++) /* few: no rep movs */
 		frames[k] = e->frames[k];
 	*memo = &e->memo;
@@ -297,7 +307,7 @@ static unsigned unw_stack(uint64_t *frames, unsigned max,
 	cache_bounds(&lo, &hi);
 	uint64_t slot0 = max <= CACHE_FRAMES
 		? first_outside(__builtin_frame_address(0), lo, hi) : 0;
-	if (slot0 != 0 && (n = from_cache(slot0, hi, frames, max, memo)) != 0)
+	if (slot0 != 0 && (n = from_cache(slot0, frames, max, memo)) != 0)
 		return n;
 	unsigned want = max + 8 > sizeof raw / sizeof *raw
 				? sizeof raw / sizeof *raw : max + 8;
@@ -326,20 +336,9 @@ struct native_site_memo *native_stack_memo(void *fp)
 		return NULL;
 	cache_bounds(&lo, &hi);
 	uint64_t slot0 = first_outside(fp, lo, hi);
-	if (slot0 == 0)
-		return NULL;
-	uint64_t ret0 = *(const uint64_t *)(uintptr_t)slot0;
-	struct stack_entry *e = entry_of(slot0, ret0);
-	if (e->slot0 != slot0 || e->frames[0] != ret0 ||
-	    e->depth > native_depth)
-		return NULL;
-	/* Every slot lies in [slot0, hi): to_cache kept no other, and this
-	 * thread's bounds do not change. */
-	for (unsigned k = 1; k < e->depth; k++)
-		if (*(const uint64_t *)(uintptr_t)(slot0 + e->offs[k]) !=
-		    e->frames[k])
-			return NULL;
-	return &e->memo;
+	/* No entry holds more than native_depth frames (unw_stack's max). */
+	struct stack_entry *e = slot0 != 0 ? valid_entry(slot0) : NULL;
+	return e != NULL ? &e->memo : NULL;
 }
 
 unsigned native_stack(uint64_t *frames, unsigned max,
