@@ -2,8 +2,9 @@
 # The malloc tracker's cost (issue 14), as ratios in one run: the same
 # workload with no tracker, with libvmheap-malloc.so loaded but off, on
 # (libunwind stacks, the default), on with frame-pointer stacks, and under
-# heaptrack; then the tracker's own memory as a share of the tracked heap.
-# Each figure is the median of RUNS runs, the configurations interleaved.
+# heaptrack; then the C workload again with 16 threads (no tracker, on),
+# and the tracker's own memory as a share of the tracked heap.  Each
+# figure is the median of RUNS runs, the configurations interleaved.
 #
 # usage: native_bench.sh BUILD [THREADS OPS RUNS]
 build=$1
@@ -73,6 +74,23 @@ for w in c ruby; do
 	done
 done
 [ $have_heaptrack = 1 ] || echo "  (heaptrack not installed: make deps installs it)"
+# More threads than cores: a server's thread pool.  Every thread counts in
+# counters of its own, however many there are.
+many=16
+many_ops=$((ops / 4))
+: >"$tmp/many.none"; : >"$tmp/many.on"
+i=0
+while [ $i -lt "$runs" ]; do
+	wall "$bin" $many $many_ops >>"$tmp/many.none"
+	wall env LD_PRELOAD="$lib" VMHEAP_NATIVE_TRACK=1 "$bin" $many $many_ops >>"$tmp/many.on"
+	i=$((i + 1))
+done
+none=$(col 1 <"$tmp/many.none"); none_cpu=$(col 2 <"$tmp/many.none")
+on=$(col 1 <"$tmp/many.on"); on_cpu=$(col 2 <"$tmp/many.on")
+echo "native bench, C workload: $many threads x $many_ops mallocs, median of $runs runs"
+printf '  %-34s %8.3f s  1.00x   cpu %8.3f s  1.00x\n' "no tracker" "$none" "$none_cpu"
+printf '  %-34s %8.3f s  %.2fx   cpu %8.3f s  %.2fx\n' "tracker on (libunwind)" "$on" \
+	"$(echo "$on / $none" | bc -l)" "$on_cpu" "$(echo "$on_cpu / $none_cpu" | bc -l)"
 # The tracker's memory against the heap it tracks (C workload, on).
 env LD_PRELOAD="$lib" VMHEAP_NATIVE_TRACK=1 "$bin" "$threads" "$ops" >"$tmp/mem"
 awk '/^tracked:/ { live=$7; mem=$12;

@@ -403,10 +403,12 @@ static void fork_prepare(void)
 	native_files_lock();
 	native_sites_lock();
 	native_live_lock();
+	native_counters_lock();
 }
 
 static void fork_parent(void)
 {
+	native_counters_unlock();
 	native_live_unlock();
 	native_sites_unlock();
 	native_files_unlock();
@@ -418,7 +420,7 @@ static void fork_parent(void)
  * tables are whole; it goes on tracking. */
 static void fork_child(void)
 {
-	native_shards_after_fork();
+	native_counters_after_fork();
 	native_live_unlock();
 	native_sites_unlock();
 	native_files_unlock();
@@ -441,7 +443,7 @@ __attribute__((constructor)) static void native_init(void)
 			native_depth = (unsigned)v;
 	}
 	native_stack_init();
-	native_shards_init();
+	native_counters_init();
 	/* The tags' key: anything that differs from run to run. */
 	secret = (uint64_t)(uintptr_t)&secret ^
 		 (uint64_t)(uintptr_t)__builtin_frame_address(0) << 17 ^

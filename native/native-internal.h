@@ -6,7 +6,8 @@
  *                block, the thread's reentrancy guard, fork
  *   live.c       the lock-striped hash of the live allocations that have
  *                no header (aligned ones): pointer -> (site, size)
- *   sites.c      call sites: stack -> site id, and each site's counters
+ *   sites.c      call sites: stack -> site id
+ *   counters.c   each site's counters, in a table per thread
  *   stack.c      taking the caller's stack (libunwind)
  *   files.c      the VM source files that sites name (the location hook)
  *   modules.c    the module list (dl_iterate_phdr, build ids)
@@ -80,24 +81,45 @@ uint64_t native_pages_bytes(void);
  * or when no memory is left.
  */
 uint32_t native_site_get(const struct native_where *w, uint64_t state);
-/* Count an allocation of `bytes` at site `id`. */
-void native_site_alloc(uint32_t id, uint64_t bytes);
-/* Count a free of `bytes` allocated at site `id`. */
-void native_site_free(uint32_t id, uint64_t bytes);
 /* Forget every site (the caller holds no lock of the tracker). */
 void native_sites_clear(void);
 /* Copy out, as vmheap_native_sites. */
 size_t native_sites_copy(vmheap_native_site *out, size_t cap);
 /* Add every site's counters into *t (sites, live, allocs, frees). */
 void native_sites_sum(vmheap_native_totals *t);
-/* Make the key that frees a thread's counter shard when it exits (from
- * the constructor), and forget the other threads' shards in a forked
- * child. */
-void native_shards_init(void);
-void native_shards_after_fork(void);
 /* Lock and unlock the site table around fork(). */
 void native_sites_lock(void);
 void native_sites_unlock(void);
+
+/* --------------------------------------------------------- counters.c */
+
+/* Site ids go from 1 to at most this. */
+#define NATIVE_MAX_SITES (4096u * 1024u)
+
+/* A site's counters, summed over the threads. */
+struct native_counts {
+	uint64_t allocs, frees, live_bytes, alloc_bytes;
+};
+
+/* Count an allocation of `bytes` at site `id`, in the calling thread's
+ * own counters (no lock, no atomic add). */
+void native_site_alloc(uint32_t id, uint64_t bytes);
+/* Count a free of `bytes` allocated at site `id`. */
+void native_site_free(uint32_t id, uint64_t bytes);
+/* Set the counters of site `id` to zero in every thread (a new site: its
+ * id may have been another's before a stop). */
+void native_counters_zero(uint32_t id);
+/* The sums of site `id`'s counters. */
+void native_counters_sum(uint32_t id, struct native_counts *sum);
+/* Make the key that frees a thread's counters when it exits (from the
+ * constructor). */
+void native_counters_init(void);
+/* Around fork(): lock the list of free tables; the parent unlocks, and
+ * the child (native_counters_after_fork) frees every other thread's
+ * table and unlocks. */
+void native_counters_lock(void);
+void native_counters_unlock(void);
+void native_counters_after_fork(void);
 
 /* ------------------------------------------------------------- live.c */
 

@@ -1,8 +1,8 @@
 /*
- * sites.c - call sites.  A site is a stack of return addresses; it has an
- * id (1, 2, ...) and counters.  The sites live in chunks that are mapped
- * as needed and never move, so that counting at a site needs no lock
- * (atomic adds).  Finding a stack's id goes through an index split into
+ * sites.c - call sites.  A site is a stack of return addresses (and the
+ * VM's location); it has an id (1, 2, ...), and its counters are kept by
+ * id in counters.c.  The sites live in chunks that are mapped as needed
+ * and never move.  Finding a stack's id goes through an index split into
  * stripes by the stack's hash, each an open-addressing table of ids
  * under its own lock.
  */
@@ -13,19 +13,9 @@
 
 #define INDEX_STRIPES 16
 #define CHUNK_SITES 1024
-#define CHUNKS 4096 /* at most 4M sites */
 #define FIRST_CAP 256
 
-/* A site's counters are split into shards, each on its own cache line.
- * A thread owns one of the first SHARDS - 1 while it lives and counts
- * into it with plain adds (no other thread writes there; a snapshot reads
- * each word whole); threads that find none free share the last one, with
- * atomic adds.  A snapshot adds the shards up. */
-#define SHARDS 8
-#define SHARED (SHARDS - 1)
-struct counters {
-	_Atomic uint64_t allocs, frees, live_bytes, alloc_bytes;
-} __attribute__((aligned(64)));
+#define CHUNKS (NATIVE_MAX_SITES / CHUNK_SITES)
 
 struct site {
 	uint64_t hash;
@@ -33,81 +23,7 @@ struct site {
 	uint32_t line;
 	uint32_t depth;
 	uint64_t frames[VMHEAP_NATIVE_MAX_FRAMES];
-	struct counters c[SHARDS];
 };
-
-static _Atomic unsigned owned; /* bit i: shard i has its thread */
-static pthread_key_t shard_key; /* its value: the owned shard + 1 */
-static int have_key;
-/* 0: not chosen yet, else the shard + 1 */
-static __thread unsigned my_shard __attribute__((tls_model("initial-exec")));
-
-/* At thread exit: the shard is free again (the counts in it stay). */
-static void shard_release(void *v)
-{
-	unsigned i = (unsigned)(uintptr_t)v - 1;
-	atomic_fetch_and(&owned, ~(1u << i));
-	my_shard = SHARED + 1; /* what it frees from now on */
-}
-
-static unsigned claim(void)
-{
-	unsigned m = atomic_load(&owned);
-	while (have_key) {
-		unsigned free_ = ~m & ((1u << SHARED) - 1);
-		if (free_ == 0)
-			break;
-		unsigned i = (unsigned)__builtin_ctz(free_);
-		if (atomic_compare_exchange_weak(&owned, &m, m | 1u << i)) {
-			if (pthread_setspecific(shard_key,
-						(void *)(uintptr_t)(i + 1)) != 0) {
-				atomic_fetch_and(&owned, ~(1u << i));
-				break;
-			}
-			my_shard = i + 1;
-			return i;
-		}
-	}
-	my_shard = SHARED + 1;
-	return SHARED;
-}
-
-void native_shards_init(void)
-{
-	have_key = pthread_key_create(&shard_key, shard_release) == 0;
-}
-
-/* In a forked child only the forking thread lives on. */
-void native_shards_after_fork(void)
-{
-	unsigned mine = my_shard;
-	atomic_store(&owned, mine != 0 && mine - 1 != SHARED
-				     ? 1u << (mine - 1) : 0u);
-}
-
-/* Add v to x of shard `shard`. */
-static void add(_Atomic uint64_t *x, uint64_t v, unsigned shard)
-{
-	if (shard != SHARED)
-		atomic_store_explicit(
-			x, atomic_load_explicit(x, memory_order_relaxed) + v,
-			memory_order_relaxed);
-	else
-		atomic_fetch_add_explicit(x, v, memory_order_relaxed);
-}
-
-/* The sums of a site's shards. */
-static void sum_site(struct site *s, uint64_t *allocs, uint64_t *frees,
-		     uint64_t *live, uint64_t *bytes)
-{
-	*allocs = *frees = *live = *bytes = 0;
-	for (int i = 0; i < SHARDS; i++) {
-		*allocs += atomic_load(&s->c[i].allocs);
-		*frees += atomic_load(&s->c[i].frees);
-		*live += atomic_load(&s->c[i].live_bytes);
-		*bytes += atomic_load(&s->c[i].alloc_bytes);
-	}
-}
 
 struct index {
 	pthread_mutex_t lock;
@@ -245,12 +161,7 @@ static uint32_t site_get_locked(const struct native_where *w,
 	s->line = w->line;
 	s->depth = w->depth;
 	memcpy(s->frames, w->frames, w->depth * sizeof *w->frames);
-	for (int i = 0; i < SHARDS; i++) {
-		atomic_store(&s->c[i].allocs, 0);
-		atomic_store(&s->c[i].frees, 0);
-		atomic_store(&s->c[i].live_bytes, 0);
-		atomic_store(&s->c[i].alloc_bytes, 0);
-	}
+	native_counters_zero(id); /* the id may have been a site before */
 	size_t i = h & (x->cap - 1);
 	while (x->ids[i] != 0)
 		i = (i + 1) & (x->cap - 1);
@@ -259,25 +170,6 @@ static uint32_t site_get_locked(const struct native_where *w,
 out:
 	pthread_mutex_unlock(&x->lock);
 	return id;
-}
-
-void native_site_alloc(uint32_t id, uint64_t bytes)
-{
-	unsigned k = my_shard ? my_shard - 1 : claim();
-	struct counters *c = &site_at(id)->c[k];
-	add(&c->allocs, 1, k);
-	add(&c->live_bytes, bytes, k);
-	add(&c->alloc_bytes, bytes, k);
-}
-
-/* A shard's live_bytes may go below zero (freed by another thread than
- * the one that allocated): the sum is right, modulo 2^64. */
-void native_site_free(uint32_t id, uint64_t bytes)
-{
-	unsigned k = my_shard ? my_shard - 1 : claim();
-	struct counters *c = &site_at(id)->c[k];
-	add(&c->frees, 1, k);
-	add(&c->live_bytes, -bytes, k);
 }
 
 void native_sites_lock(void)
@@ -326,8 +218,12 @@ size_t native_sites_copy(vmheap_native_site *out, size_t cap)
 			o->depth = s->depth;
 			memcpy(o->frames, s->frames,
 			       s->depth * sizeof *s->frames);
-			sum_site(s, &o->allocs, &o->frees, &o->live_bytes,
-				 &o->alloc_bytes);
+			struct native_counts sum;
+			native_counters_sum(id, &sum);
+			o->allocs = sum.allocs;
+			o->frees = sum.frees;
+			o->live_bytes = sum.live_bytes;
+			o->alloc_bytes = sum.alloc_bytes;
 			o->live_count = o->allocs - o->frees;
 			o->vm_file = s->file;
 			o->vm_line = s->line;
@@ -348,13 +244,13 @@ void native_sites_sum(vmheap_native_totals *t)
 		struct site *s = site_at(id);
 		if (s->depth == 0)
 			continue;
-		uint64_t a, f, live, bytes;
-		sum_site(s, &a, &f, &live, &bytes);
+		struct native_counts sum;
+		native_counters_sum(id, &sum);
 		t->sites++;
-		t->allocs += a;
-		t->frees += f;
-		t->live_count += a - f;
-		t->live_bytes += live;
+		t->allocs += sum.allocs;
+		t->frees += sum.frees;
+		t->live_count += sum.allocs - sum.frees;
+		t->live_bytes += sum.live_bytes;
 	}
 	native_sites_unlock();
 }

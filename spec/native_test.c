@@ -150,6 +150,24 @@ START_TEST(eight_threads_lose_no_count)
 }
 END_TEST
 
+/* Four waves of sixteen threads: more threads than cores and than any
+ * fixed set of counters, each wave taking the counter tables the last one
+ * left at exit. */
+START_TEST(waves_of_threads_lose_no_count)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"waves", "4", "16", NULL});
+	unsigned long long v[4];
+	site_of(r.out, "thread_here", v);
+	ck_assert_uint_eq(v[2], own(r.out, "allocs"));
+	ck_assert_uint_eq(v[2], 4 * 16 * 20000);
+	ck_assert_uint_eq(v[3], own(r.out, "frees"));
+	ck_assert_uint_eq(v[0], 4 * 16 * 10000);
+	ck_assert_uint_eq(v[1] > 0, 1);
+	spec_run_free(&r);
+}
+END_TEST
+
 START_TEST(fork_while_tracking)
 {
 	struct spec_run r;
@@ -754,6 +772,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, paths_that_differ_two_frames_up_are_two_sites);
 	tcase_add_test(t, allocation_in_a_signal_handler_inside_the_tracker);
 	tcase_add_test(t, dlopen_while_threads_allocate);
+	tcase_add_test(t, waves_of_threads_lose_no_count);
 	tcase_add_test(t, blocks_keep_their_contents_and_counts);
 	tcase_add_test(t, ruby_runs_under_tracking);
 	tcase_add_test(t, exports_only_the_allocator_and_api);

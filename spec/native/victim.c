@@ -366,6 +366,22 @@ int main(int argc, char **argv)
 		report();
 		printf("own allocs %lu\nown frees %lu\n",
 		       atomic_load(&thread_allocs), atomic_load(&thread_frees));
+	} else if (strcmp(mode, "waves") == 0) {
+		/* a waves of b threads each, 20000 allocations a thread: each
+		 * wave's threads take the counter tables the last one left */
+		pthread_t t[64];
+		per_thread = 20000;
+		start();
+		for (unsigned long w = 0; w < a; w++) {
+			for (unsigned long i = 0; i < b && i < 64; i++)
+				pthread_create(&t[i], NULL, thread_here,
+					       (void *)(uintptr_t)(w * 64 + i + 1));
+			for (unsigned long i = 0; i < b && i < 64; i++)
+				pthread_join(t[i], NULL);
+		}
+		report();
+		printf("own allocs %lu\nown frees %lu\n",
+		       atomic_load(&thread_allocs), atomic_load(&thread_frees));
 	} else if (strcmp(mode, "fork") == 0) {
 		/* Threads allocate while the main thread forks. */
 		pthread_t t[4];
