@@ -226,6 +226,12 @@ int ruby_object_table_set(struct ruby_object_table *t, uint64_t key,
 /* The site of key, or 0. */
 uint32_t ruby_object_table_get(struct ruby_object_table *t, uint64_t key);
 void ruby_object_table_remove(struct ruby_object_table *t, uint64_t key);
+/* After objects moved (GC.compact): each entry goes to the key where(key)
+ * gives (the object's address now; its own when it did not move).
+ * Returns how many entries could not be moved for want of memory (they
+ * stay at their old keys, so those objects read as untraced). */
+size_t ruby_object_table_move(struct ruby_object_table *t,
+			      uint64_t (*where)(uint64_t key));
 size_t ruby_object_table_bytes(const struct ruby_object_table *t);
 void ruby_object_table_free(struct ruby_object_table *t);
 

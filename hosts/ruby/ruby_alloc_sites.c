@@ -36,8 +36,8 @@
  * the dump's walk (ruby_dump_sites.c) and the set/get jobs, which run on
  * the agent's Ruby thread (ruby_worker.c): no lock is needed.  Memory a
  * record cannot get is counted in `dropped` and the object goes without a
- * site.  Objects moved by GC.compact keep their entry at the old address
- * (MRI has no move event for tracers): they read as untraced.
+ * site.  Objects moved by GC.compact take their entries along (the
+ * anchor's dcompact function, below).
  */
 #include <stdio.h>
 #include <string.h>
@@ -155,6 +155,42 @@ static void on_event(VALUE data, rb_trace_arg_t *arg)
 	}
 }
 
+/* ------------------------------------------------------------ compaction */
+
+/* GC.compact moves objects, and a tracer sees no event for it: like
+ * objspace's, this one keeps a hidden TypedData object (the anchor, made
+ * the first time tracing starts and kept for the life of the VM) whose
+ * dcompact function MRI calls while it updates references after moving,
+ * when rb_gc_location gives each moved object's new address. */
+static uint64_t moved_to(uint64_t key)
+{
+	return (uint64_t)rb_gc_location((VALUE)key);
+}
+
+static void on_compact(void *ptr)
+{
+	(void)ptr;
+	if (tracer.on)
+		tracer.dropped += ruby_object_table_move(&tracer.objects,
+							 moved_to);
+}
+
+static const rb_data_type_t anchor_type = {
+    .wrap_struct_name = "vmheap_alloc_sites",
+    .function = {.dcompact = on_compact},
+    .flags = RUBY_TYPED_FREE_IMMEDIATELY,
+};
+static VALUE anchor = Qfalse;
+
+static void make_anchor(void)
+{
+	if (anchor != Qfalse)
+		return;
+	/* DATA_PTR must not be NULL: MRI calls dcompact only then. */
+	anchor = TypedData_Wrap_Struct(0, &anchor_type, &tracer);
+	rb_gc_register_mark_object(anchor);
+}
+
 /* ------------------------------------------------------------ on/off */
 
 static void forget_all(void)
@@ -173,6 +209,7 @@ static int trace_job(void *arg)
 	if (want == tracer.on)
 		return 0;
 	if (want) {
+		make_anchor();
 		/* the cast through void (*)(void) is how C says "a function
 		 * of another type": MRI calls it with the raw arguments */
 		rb_add_event_hook2(

@@ -11,7 +11,9 @@
  * page's free slots and sweeps page after page, so NEWOBJ and FREEOBJ walk
  * one array in order and the last page is remembered.  A page's array is
  * freed when its last traced object dies; its directory entry stays (a
- * page number, a NULL array), since MRI reuses its pages.  C heap only.
+ * page number, a NULL array), since MRI reuses its pages.  GC.compact
+ * moves objects: ruby_object_table_move takes their entries along.  C
+ * heap only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,10 @@
 
 struct ruby_object_page {
 	uint32_t count; /* non-zero entries of site[] */
+	/* (VALUE & 0xffff) % 40, the same for every slot of a page (slots
+	 * are 40 bytes, or multiples of 40 apart): with a slot's index it
+	 * gives back the object's address (ruby_object_table_move). */
+	uint16_t offset;
 	uint32_t site[SLOTS_PER_PAGE];
 };
 
@@ -107,6 +113,8 @@ int ruby_object_table_set(struct ruby_object_table *t, uint64_t key,
 		d->p = calloc(1, sizeof(*d->p));
 		if (!d->p)
 			return -1;
+		d->p->offset = (uint16_t)((key & ((1u << PAGE_SHIFT) - 1)) %
+					  SLOT_BYTES);
 		t->pages++;
 	}
 	slot = &d->p->site[(key & ((1u << PAGE_SHIFT) - 1)) / SLOT_BYTES];
@@ -150,6 +158,61 @@ void ruby_object_table_remove(struct ruby_object_table *t, uint64_t key)
 		d->p = NULL;
 		t->pages--;
 	}
+}
+
+/* The entry of a moved object, on its way to its new slot. */
+struct moved {
+	uint64_t key;
+	uint32_t site;
+};
+
+size_t ruby_object_table_move(struct ruby_object_table *t,
+			      uint64_t (*where)(uint64_t key))
+{
+	struct moved *m = NULL;
+	size_t n = 0, cap = 0, lost = 0;
+
+	/* First take every moved entry out, then put them back at their new
+	 * keys: an object may have moved into the slot of one that moved
+	 * on. */
+	for (size_t i = 0; i < t->dir_cap; i++) {
+		struct ruby_object_page *p = t->dir[i].p;
+		if (!p)
+			continue;
+		for (uint32_t k = 0; k < SLOTS_PER_PAGE; k++) {
+			if (!p->site[k])
+				continue;
+			uint64_t key = t->dir[i].page << PAGE_SHIFT |
+				       (uint64_t)(k * SLOT_BYTES + p->offset);
+			uint64_t now = where(key);
+			if (now == key)
+				continue;
+			if (n == cap) {
+				size_t c = cap ? 2 * cap : 1024;
+				struct moved *g = realloc(m, c * sizeof(*m));
+				if (!g) {
+					lost++; /* stays at its old key */
+					continue;
+				}
+				m = g;
+				cap = c;
+			}
+			m[n++] = (struct moved){now, p->site[k]};
+			p->site[k] = 0;
+			p->count--;
+			t->count--;
+		}
+		if (p->count == 0) {
+			free(p);
+			t->dir[i].p = NULL;
+			t->pages--;
+		}
+	}
+	for (size_t j = 0; j < n; j++)
+		if (ruby_object_table_set(t, m[j].key, m[j].site) < 0)
+			lost++;
+	free(m);
+	return lost;
 }
 
 size_t ruby_object_table_bytes(const struct ruby_object_table *t)
