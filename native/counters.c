@@ -52,7 +52,7 @@ static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t table_key;
 static int have_key;
 
-static struct counts *_Atomic shared[SHARED_CHUNKS];
+static void *_Atomic shared[SHARED_CHUNKS]; /* of SHARED_CHUNK_SITES */
 
 /* The thread's table; NULL until it first counts, and again once it
  * exits (then `exiting` is set and it counts in the shared counters). */
@@ -131,20 +131,10 @@ void native_counters_after_fork(void)
 /* The shared counters of id, mapped if need be; NULL without memory. */
 static struct counts *shared_counts(uint32_t id)
 {
-	size_t c = (id - 1) / SHARED_CHUNK_SITES;
-	struct counts *ch = atomic_load_explicit(&shared[c],
-						 memory_order_acquire);
-	if (ch == NULL) {
-		struct counts *none = NULL;
-		size_t bytes = SHARED_CHUNK_SITES * sizeof(*ch);
-		if ((ch = native_pages(bytes)) == NULL)
-			return NULL;
-		if (!atomic_compare_exchange_strong(&shared[c], &none, ch)) {
-			native_pages_free(ch, bytes);
-			ch = none;
-		}
-	}
-	return &ch[(id - 1) % SHARED_CHUNK_SITES];
+	struct counts *ch = native_pages_once(
+		&shared[(id - 1) / SHARED_CHUNK_SITES],
+		SHARED_CHUNK_SITES * sizeof(*ch));
+	return ch != NULL ? &ch[(id - 1) % SHARED_CHUNK_SITES] : NULL;
 }
 
 /* The thread's own counters of id, NULL when it must use the shared

@@ -72,6 +72,10 @@ void *native_pages(size_t bytes);
 void native_pages_free(void *p, size_t bytes);
 /* Bytes mapped now. */
 uint64_t native_pages_bytes(void);
+/* The memory at *slot: mapped (zeroed, `bytes`) by the first caller that
+ * finds it NULL, the same for every thread that races for it; NULL when
+ * no memory is left. */
+void *native_pages_once(void *_Atomic *slot, size_t bytes);
 
 /* ------------------------------------------------------------ sites.c */
 

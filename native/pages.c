@@ -27,3 +27,17 @@ uint64_t native_pages_bytes(void)
 {
 	return atomic_load_explicit(&mapped, memory_order_relaxed);
 }
+
+void *native_pages_once(void *_Atomic *slot, size_t bytes)
+{
+	void *p = atomic_load_explicit(slot, memory_order_acquire);
+	if (p != NULL)
+		return p;
+	void *none = NULL, *mem = native_pages(bytes);
+	if (mem == NULL)
+		return NULL;
+	if (atomic_compare_exchange_strong(slot, &none, mem))
+		return mem;
+	native_pages_free(mem, bytes); /* another thread mapped it first */
+	return none;
+}

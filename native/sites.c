@@ -35,7 +35,7 @@ struct index {
 static struct index index_[INDEX_STRIPES] = {
 	[0 ... INDEX_STRIPES - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER},
 };
-static struct site *_Atomic chunks[CHUNKS];
+static void *_Atomic chunks[CHUNKS]; /* of CHUNK_SITES struct site */
 static _Atomic uint32_t next_id; /* ids handed out */
 
 static struct site *site_at(uint32_t id)
@@ -76,14 +76,9 @@ static uint32_t new_id(void)
 	size_t c = (id - 1) / CHUNK_SITES;
 	if (c >= CHUNKS)
 		return 0;
-	if (atomic_load(&chunks[c]) == NULL) {
-		struct site *mem = native_pages(CHUNK_SITES * sizeof *mem);
-		struct site *none = NULL;
-		if (mem == NULL)
-			return 0;
-		if (!atomic_compare_exchange_strong(&chunks[c], &none, mem))
-			native_pages_free(mem, CHUNK_SITES * sizeof *mem);
-	}
+	if (native_pages_once(&chunks[c],
+			      CHUNK_SITES * sizeof(struct site)) == NULL)
+		return 0;
 	return id;
 }
 
