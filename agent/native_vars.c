@@ -181,10 +181,17 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 	n = sites(v, cap);
 	if (n > cap)
 		n = cap;
+	n = agent_native_charge(v, n);
 	qsort(v, n, sizeof(*v), by_live_bytes);
 	size_t shown = 0;
-	while (shown < n && shown < TOP_SITES && v[shown].live_bytes > 0)
-		shown++;
+	for (size_t i = 0; i < n && shown < TOP_SITES; i++) {
+		if (v[i].live_bytes == 0)
+			break;
+		/* vmheap's own memory is no site of the VM's */
+		if (v[i].vm_file && !strcmp(v[i].vm_file, VMHEAP_NATIVE_OWN))
+			continue;
+		v[shown++] = v[i];
+	}
 	msgpack_pack_array(pk, shown);
 	for (size_t i = 0; i < shown; i++) {
 		char site[SHOWN_FRAMES * 160 + 8] = "", f[160], vm[256];
@@ -196,8 +203,11 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 			strcat(site, f);
 		}
 		if (v[i].vm_file) { /* the VM's line, outermost */
-			snprintf(vm, sizeof(vm), " < %s:%u", v[i].vm_file,
-				 (unsigned)v[i].vm_line);
+			if (v[i].vm_line == 0) /* none: a label, "<ruby: gc>" */
+				snprintf(vm, sizeof(vm), " < %s", v[i].vm_file);
+			else
+				snprintf(vm, sizeof(vm), " < %s:%u",
+					 v[i].vm_file, (unsigned)v[i].vm_line);
 			strncat(site, vm, sizeof(site) - strlen(site) - 1);
 		}
 		msgpack_pack_map(pk, 5);
