@@ -32,6 +32,7 @@
 struct heap {
 	struct tobj objs[MAXN];
 	uint64_t refs[MAXN][8];
+	uint64_t array_refs[MAXN], hash_refs[64]; /* request_heap()'s */
 	size_t n;
 	struct troot roots[8];
 	size_t nroots;
@@ -112,7 +113,7 @@ static void request_heap(struct heap *h, size_t first, size_t requests,
 	static const uint64_t parts[7][2] = {
 	    {C_STRING, 40}, {C_STRING, 40}, {C_STRING, 40}, {C_STRING, 40},
 	    {C_HASH, 160},  {C_HASH, 160},  {C_TIME, 56}};
-	uint64_t *many = calloc(requests + lone + 1, sizeof(*many));
+	uint64_t *many = h->array_refs;
 
 	memset(h, 0, sizeof(*h));
 	size_t array = obj(h, 0x1000, C_ARRAY, 40 + 8 * (requests + lone));
@@ -135,15 +136,14 @@ static void request_heap(struct heap *h, size_t first, size_t requests,
 	}
 	/* the Array's many references (more than the 8 of refs[]) */
 	h->objs[array].nrefs = nmany;
-	h->objs[array].many = many; /* kept until the process ends */
+	h->objs[array].many = many;
 	for (size_t k = 0; k < 50; k++)
 		obj(h, churn + 0x10 * k, C_STRING, 40);
 	/* the churn Hash's 50 Strings: through a second list */
-	uint64_t *cm = calloc(50, sizeof(*cm));
 	for (size_t k = 0; k < 50; k++)
-		cm[k] = churn + 0x10 * k;
+		h->hash_refs[k] = churn + 0x10 * k;
 	h->objs[hash].nrefs = 50;
-	h->objs[hash].many = cm;
+	h->objs[hash].many = h->hash_refs;
 	root(h, "global_tbl", 0x1000);
 	root(h, "vm", 0x2000);
 }
