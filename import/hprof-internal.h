@@ -145,6 +145,18 @@ struct hp {
 	int64_t *names; /* the edge name of each of refs */
 	size_t refs_cap;
 	uint64_t time_ms;
+	/* INSTANCE DUMPs read before their class's (or a superclass's)
+	 * CLASS DUMP, written at the end: records of struct hdeferred and
+	 * the field bytes that follow each */
+	unsigned char *deferred;
+	size_t deferred_len, deferred_cap;
+};
+
+/* A deferred INSTANCE DUMP (hprof_objects.c): `len` bytes of field
+ * values follow it in hp->deferred. */
+struct hdeferred {
+	uint64_t at, id, cls;
+	uint32_t len;
 };
 
 /* hprof.c: errors (they set hp->h.status and return it), ids, the
@@ -188,7 +200,10 @@ int hp_class_dump(struct hp *hp, uint64_t at);
 int hp_class_objects(struct hp *hp);
 
 /* hprof_objects.c: one HEAP DUMP (SEGMENT) record's `len` bytes of
- * sub-records. */
+ * sub-records; at the end of the input, the instances deferred until
+ * their class's CLASS DUMP (0, or the error: an instance whose class was
+ * never dumped). */
 int hp_heap_dump(struct hp *hp, uint64_t len);
+int hp_deferred_instances(struct hp *hp);
 
 #endif /* VMHEAP_HPROF_INTERNAL_H */

@@ -22,15 +22,15 @@ static const struct {
 	uint32_t bytes;
 	int padding; /* @Contended padding: aligned after it */
 } hidden_fields[] = {
-    {"java/lang/Class", 36, 0},		   /* klass, array_klass, oop_size,
+    {"java.lang.Class", 36, 0},		   /* klass, array_klass, oop_size,
 					   static_oop_field_count, protection_domain,
 					   signers, source_file */
-    {"java/lang/ClassLoader", 8, 0},	   /* loader_data */
-    {"java/lang/Module", 8, 0},		   /* module_entry */
-    {"java/lang/invoke/MemberName", 8, 0}, /* vmindex */
-    {"java/lang/invoke/ResolvedMethodName", 8, 0}, /* vmtarget */
-    {"java/lang/invoke/MethodHandleNatives$CallSiteContext", 16, 0},
-    {"java/lang/Thread", 256, 1}, /* @Contended("tlr") */
+    {"java.lang.ClassLoader", 8, 0},	   /* loader_data */
+    {"java.lang.Module", 8, 0},		   /* module_entry */
+    {"java.lang.invoke.MemberName", 8, 0}, /* vmindex */
+    {"java.lang.invoke.ResolvedMethodName", 8, 0}, /* vmtarget */
+    {"java.lang.invoke.MethodHandleNatives$CallSiteContext", 16, 0},
+    {"java.lang.Thread", 256, 1}, /* @Contended("tlr") */
 };
 
 /* ------------------------------------------------------------ classes */
@@ -107,12 +107,14 @@ static int name_is_fake(struct hp *hp, uint64_t sid)
 static uint32_t hidden_bytes(struct hp *hp, const struct hclass *c)
 {
 	const struct hstring *s = imp_table_get(&hp->strings, c->name_sid);
-	size_t i;
+	char name[64];
+	size_t i, len = s ? hp_java_name(s, name, sizeof(name)) : 0;
 
+	/* by Java's name: an old JVM's dotted names get the rules too */
 	for (i = 0; s && i < sizeof(hidden_fields) / sizeof(hidden_fields[0]);
 	     i++)
-		if (strlen(hidden_fields[i].name) == s->len &&
-		    memcmp(hidden_fields[i].name, s->text, s->len) == 0)
+		if (strlen(hidden_fields[i].name) == len &&
+		    memcmp(hidden_fields[i].name, name, len) == 0)
 			break;
 	if (!s || i == sizeof(hidden_fields) / sizeof(hidden_fields[0]))
 		return 0;
@@ -240,7 +242,10 @@ int hp_class_dump(struct hp *hp, uint64_t at)
 	}
 	c->nfields = n;
 	c->heap_bytes += hidden_bytes(hp, c);
-	if (!c->written && c->name_sid)
+	/* a name that comes later (HPROF does not order the records) is
+	 * written with the class records at the end */
+	if (!c->written && c->name_sid &&
+	    imp_table_get(&hp->strings, c->name_sid))
 		return hp_write_class(hp, id, c);
 	return 0;
 }
@@ -288,6 +293,22 @@ int hp_class_objects(struct hp *hp)
 	uint32_t cid, depth;
 	size_t i;
 	int rc;
+
+	/* java.lang.Class's LOAD CLASS came before its name's UTF8 record */
+	IMP_TABLE_FOR(&hp->classes, i)
+	{
+		const struct hclass *c = imp_table_value(&hp->classes, i);
+		const struct hstring *s =
+		    cc ? NULL : imp_table_get(&hp->strings, c->name_sid);
+		char name[16];
+
+		if (s && s->len == 15 &&
+		    hp_java_name(s, name, sizeof(name)) == 15 &&
+		    memcmp(name, "java.lang.Class", 15) == 0) {
+			hp->class_class = hp->classes.keys[i];
+			cc = imp_table_value(&hp->classes, i);
+		}
+	}
 
 	/* java.lang.Class's own instance size (a superclass cycle in a
 	 * corrupt input ends the walk) */

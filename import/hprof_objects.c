@@ -98,6 +98,23 @@ static int root_record(struct hp *hp, unsigned tag, enum root_extra extra)
 
 /* ------------------------------------------------------------ objects */
 
+/* Whether class `cls` and all its superclasses have had their CLASS
+ * DUMP (a superclass cycle, which instance_refs refuses, counts as
+ * ready). */
+static int chain_dumped(struct hp *hp, uint64_t cls)
+{
+	size_t depth = 0;
+
+	for (; cls && depth <= 65536; depth++) {
+		const struct hclass *c = imp_table_get(&hp->classes, cls);
+
+		if (!c || !c->dumped)
+			return 0;
+		cls = c->super;
+	}
+	return 1;
+}
+
 /* The references in an instance's field values `v` of `len` bytes, class
  * `c` first, then its superclasses; *heap gets its size in the heap. */
 static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
@@ -115,7 +132,7 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 		if (!c || !c->dumped)
 			return hprof_bad(&hp->h, at,
 					 "an instance of class 0x%" PRIx64
-					 " before its CLASS DUMP",
+					 ", which has no CLASS DUMP,",
 					 cls);
 		if (++depth > 65536)
 			return hprof_bad(&hp->h, at,
@@ -150,26 +167,17 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 	return 0;
 }
 
-static int instance_dump(struct hp *hp, uint64_t at)
+/* Write instance `id` of class `cls` whose field values are v[0..len). */
+static int write_instance(struct hp *hp, uint64_t at, uint64_t id,
+			  uint64_t cls, const unsigned char *v, uint32_t len)
 {
-	unsigned ids = hp->h.id_size;
-	const unsigned char *p =
-	    hprof_get(&hp->h, 2 * ids + 8, "an INSTANCE DUMP");
-	uint64_t id, cls, heap = 0;
-	uint32_t len;
+	uint64_t heap = 0;
 	size_t nrefs;
 	struct hclass *c;
 	int rc;
 
-	if (!p)
-		return hp->h.status;
-	id = hp_id(hp, p);
-	cls = hp_id(hp, p + ids + 4);
-	len = (uint32_t)hprof_u(p + 2 * ids + 4, 4);
-	p = hprof_get(&hp->h, len, "an INSTANCE DUMP");
-	if (!p || hp_refs_room(hp, len / ids + 1))
-		return hp->h.status;
-	if (instance_refs(hp, at, cls, p, len, &nrefs, &heap))
+	if (hp_refs_room(hp, len / hp->h.id_size + 1) ||
+	    instance_refs(hp, at, cls, v, len, &nrefs, &heap))
 		return hp->h.status;
 	c = hp_class_entry(hp, cls);
 	if (!c)
@@ -181,6 +189,73 @@ static int instance_dump(struct hp *hp, uint64_t at)
 		return hp_write_failed(hp, rc);
 	hp->h.res->references += nrefs;
 	return 0;
+}
+
+/* Keep an instance whose class is not dumped yet for the end. */
+static int defer_instance(struct hp *hp, uint64_t at, uint64_t id,
+			  uint64_t cls, const unsigned char *v, uint32_t len)
+{
+	struct hdeferred d = {at, id, cls, len};
+	size_t need = sizeof(d) + len;
+
+	if (hp->deferred_cap - hp->deferred_len < need) {
+		size_t cap = hp->deferred_cap ? hp->deferred_cap : 1u << 16;
+		unsigned char *more;
+
+		while (cap - hp->deferred_len < need)
+			cap *= 2;
+		more = realloc(hp->deferred, cap);
+		if (!more)
+			return hp_nomem(hp);
+		hp->deferred = more;
+		hp->deferred_cap = cap;
+	}
+	memcpy(hp->deferred + hp->deferred_len, &d, sizeof(d));
+	memcpy(hp->deferred + hp->deferred_len + sizeof(d), v, len);
+	hp->deferred_len += need;
+	return 0;
+}
+
+int hp_deferred_instances(struct hp *hp)
+{
+	size_t off = 0;
+
+	while (off < hp->deferred_len && !hp->h.status) {
+		struct hdeferred d;
+
+		memcpy(&d, hp->deferred + off, sizeof(d));
+		off += sizeof(d);
+		write_instance(hp, d.at, d.id, d.cls, hp->deferred + off,
+			       d.len);
+		off += d.len;
+	}
+	free(hp->deferred);
+	hp->deferred = NULL;
+	hp->deferred_len = hp->deferred_cap = 0;
+	return hp->h.status;
+}
+
+static int instance_dump(struct hp *hp, uint64_t at)
+{
+	unsigned ids = hp->h.id_size;
+	const unsigned char *p =
+	    hprof_get(&hp->h, 2 * ids + 8, "an INSTANCE DUMP");
+	uint64_t id, cls;
+	uint32_t len;
+
+	if (!p)
+		return hp->h.status;
+	id = hp_id(hp, p);
+	cls = hp_id(hp, p + ids + 4);
+	len = (uint32_t)hprof_u(p + 2 * ids + 4, 4);
+	p = hprof_get(&hp->h, len, "an INSTANCE DUMP");
+	if (!p)
+		return hp->h.status;
+	/* HPROF does not order the records: an older JVM writes instances
+	 * before the CLASS DUMPs they need */
+	if (!chain_dumped(hp, cls))
+		return defer_instance(hp, at, id, cls, p, len);
+	return write_instance(hp, at, id, cls, p, len);
 }
 
 static int obj_array_dump(struct hp *hp)

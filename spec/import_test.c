@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "vmheap.h"
+#include "hprof_shape.h"
 #include "lib/vmheap_spec.h"
 
 #define RUN_MS 60000
@@ -949,6 +950,49 @@ static void hprof_names(const struct dump *d, const char *out,
 	spec_run_free(&r);
 }
 
+/*
+ * The JVM's HPROF `hprof` in an older JVM's shape (JDK 6's hprof agent:
+ * header 1.0.1, dotted names, arrays "java.lang.Object[]", every CLASS
+ * DUMP after the instances that need it), with 4-byte and 8-byte ids:
+ * vmheap-histo's CSV of each import equals `want` (the in-order
+ * import's), in jmap's names.
+ */
+static void old_shapes_read_the_same(const char *hprof, const char *dir,
+				     const char *want)
+{
+	size_t len, n;
+	unsigned char *in = (unsigned char *)spec_read_file(hprof, &len);
+
+	ck_assert_ptr_nonnull(in);
+	for (unsigned ids = 4; ids <= 8; ids += 4) {
+		unsigned char *old = hprof_old_shape(
+		    in, len, ids == 4 ? "JAVA PROFILE 1.0.1" : "JAVA PROFILE 1.0.2",
+		    ids, &n);
+		char path[PATH_MAX], out[PATH_MAX], *h;
+		const char *args[] = {path, out, NULL};
+		struct spec_run r;
+
+		/* the old names, not HotSpot's */
+		ck_assert_ptr_nonnull(memmem(old, n, "java.lang.Object[]", 18));
+		snprintf(path, sizeof(path), "%s/old%u.hprof", dir, ids);
+		snprintf(out, sizeof(out), "%s/old%u.vmheap", dir, ids);
+		spec_write_file(path, old, n);
+		import_run(&r, args, NULL);
+		ck_assert_msg(r.status == 0, "%u-byte ids: %s", ids, r.err);
+		spec_run_free(&r);
+		h = histo_csv(out, 0);
+		ck_assert_msg(strcmp(h, want) == 0,
+			      "%u-byte ids, old shape:\n%.2000s\nin order:\n"
+			      "%.2000s",
+			      ids, h, want);
+		ck_assert_ptr_null(strstr(h, "[]"));
+		ck_assert_ptr_nonnull(strstr(h, ",[Ljava.lang.Object;,"));
+		free(h);
+		free(old);
+	}
+	free(in);
+}
+
 START_TEST(hprof_histogram_equals_jmap_histo_live)
 {
 	const char *dir = spec_mkdtemp("jvm");
@@ -1065,6 +1109,7 @@ START_TEST(hprof_histogram_equals_jmap_histo_live)
 			  strstr(d.root_kinds, "jni_global"),
 		      "%s", d.root_kinds);
 	hprof_names(&d, out, pid);
+	old_shapes_read_the_same(hprof, dir, vtext);
 	/* HPROF's header has the time in ms: the dump's header keeps it */
 	ck_assert_msg(d.time_ms >= t0 && d.time_ms <= t1,
 		      "time_ms %lld, the dump was taken between %lld and %lld",
