@@ -123,6 +123,7 @@ struct hclass {
 	uint32_t nstatic_refs;
 	uint32_t static_heap_bytes; /* its statics' bytes in the mirror */
 	unsigned char dumped, written;
+	unsigned char field_holder; /* an instance field named "holder" */
 };
 
 /* One HPROF conversion. */

@@ -15,7 +15,12 @@
  * What HotSpot 17 adds to the fields an HPROF lists, per class (and so to
  * its subclasses): the fields the VM injects (a pointer is 8 bytes, an
  * int 4, a reference 4), and java.lang.Thread's @Contended padding (128
- * bytes before and after its group of fields).
+ * bytes before and after its group of fields), which a Thread with a
+ * field "holder" (JDK 19 and later) does not have.
+ *
+ * A CLASS DUMP's "instance size" does not help: HotSpot (17 and 25) writes
+ * the bytes of the class's fields in the dump (references id-size), not
+ * in the heap.
  */
 static const struct {
 	const char *name;
@@ -109,6 +114,7 @@ static uint32_t hidden_bytes(struct hp *hp, const struct hclass *c)
 	const struct hstring *s = imp_table_get(&hp->strings, c->name_sid);
 	char name[64];
 	size_t i, len = s ? hp_java_name(s, name, sizeof(name)) : 0;
+	uint32_t added;
 
 	/* by Java's name: an old JVM's dotted names get the rules too */
 	for (i = 0; s && i < sizeof(hidden_fields) / sizeof(hidden_fields[0]);
@@ -120,10 +126,16 @@ static uint32_t hidden_bytes(struct hp *hp, const struct hclass *c)
 		return 0;
 	if (!hidden_fields[i].padding)
 		return hidden_fields[i].bytes;
+	/* JDK 19 moved Thread's fields into a FieldHolder (its field
+	 * "holder") and its ThreadLocalRandom fields lost @Contended: no
+	 * padding, but injected fields (a pointer, jvmti_thread_state, and
+	 * smaller ones that fill gaps): JDK 25's jmap, 112 bytes, and its
+	 * subclasses' fields after that */
+	added = c->field_holder ? 8 : hidden_fields[i].bytes;
 	/* a subclass's fields come after the padding, which ends the
 	 * layout aligned (the class's superclass is Object) */
 	return (uint32_t)(HEAP_ALIGN(HEAP_INSTANCE_HEADER + c->heap_bytes +
-				     hidden_fields[i].bytes) -
+				     added) -
 			  HEAP_INSTANCE_HEADER - c->heap_bytes);
 }
 
@@ -224,6 +236,13 @@ int hp_class_dump(struct hp *hp, uint64_t at)
 		if (!p)
 			return hp->h.status;
 		type = p[ids];
+		{
+			const struct hstring *fs =
+			    imp_table_get(&hp->strings, hp_id(hp, p));
+
+			if (fs && fs->len == 6 && !memcmp(fs->text, "holder", 6))
+				c->field_holder = 1;
+		}
 		if (type == HPROF_OBJECT) {
 			c->ref_names[nref_fields++] =
 			    hp_field_name(hp, hp_id(hp, p));
