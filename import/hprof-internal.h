@@ -26,6 +26,7 @@ struct hprof_in {
 	struct vmheap_import_result *res;
 	const char *name;
 	unsigned id_size; /* 4 or 8 */
+	int android;	  /* "JAVA PROFILE 1.0.3" */
 	int status;	  /* sticky error, 0 if none */
 };
 
@@ -74,6 +75,16 @@ int hprof_bad(struct hprof_in *h, uint64_t offset, const char *fmt, ...)
 #define SUB_INSTANCE_DUMP 0x21
 #define SUB_OBJ_ARRAY_DUMP 0x22
 #define SUB_PRIM_ARRAY_DUMP 0x23
+/* Android's (ART, "JAVA PROFILE 1.0.3") */
+#define SUB_ROOT_INTERNED_STRING 0x89
+#define SUB_ROOT_FINALIZING 0x8a
+#define SUB_ROOT_DEBUGGER 0x8b
+#define SUB_ROOT_REFERENCE_CLEANUP 0x8c
+#define SUB_ROOT_VM_INTERNAL 0x8d
+#define SUB_ROOT_JNI_MONITOR 0x8e
+#define SUB_ROOT_UNREACHABLE 0x90
+#define SUB_PRIM_ARRAY_NODATA 0xc3
+#define SUB_HEAP_DUMP_INFO 0xfe
 
 /* Object kinds of an imported HPROF. */
 enum { KIND_INSTANCE, KIND_OBJECT_ARRAY, KIND_PRIMITIVE_ARRAY, KIND_CLASS };
@@ -124,6 +135,7 @@ struct hclass {
 	uint32_t static_heap_bytes; /* its statics' bytes in the mirror */
 	unsigned char dumped, written;
 	unsigned char field_holder; /* an instance field named "holder" */
+	uint32_t recorded_size;	    /* CLASS DUMP's instance size */
 };
 
 /* One HPROF conversion. */

@@ -1,7 +1,8 @@
 /*
  * hprof.c - a JVM's HPROF heap dump ("JAVA PROFILE 1.0.2", as HotSpot
  * writes it with jcmd PID GC.heap_dump or jmap -dump, or "1.0.1" as older
- * JVMs' hprof agent did; ids of 4 or 8 bytes) into a vmheap dump (part of
+ * JVMs' hprof agent did, or "1.0.3" as Android's ART does, with its
+ * extensions; ids of 4 or 8 bytes) into a vmheap dump (part of
  * libvmheap-import).
  *
  * The input is read once.  UTF8 and LOAD CLASS records give class names;
@@ -177,12 +178,13 @@ static int header(struct hp *hp)
 		return hprof_bad(&hp->h, 0,
 				 "no HPROF header (\"JAVA PROFILE "
 				 "1.0.2\" and a NUL)");
+	hp->h.android = strcmp((const char *)p, "JAVA PROFILE 1.0.3") == 0;
 	if (strcmp((const char *)p, "JAVA PROFILE 1.0.2") != 0 &&
-	    strcmp((const char *)p, "JAVA PROFILE 1.0.1") != 0)
+	    strcmp((const char *)p, "JAVA PROFILE 1.0.1") != 0 &&
+	    !hp->h.android)
 		return hprof_bad(&hp->h, 0,
-				 "HPROF version \"%.40s\", not "
-				 "\"JAVA PROFILE 1.0.1\" or \"JAVA PROFILE "
-				 "1.0.2\"",
+				 "HPROF version \"%.40s\", not \"JAVA PROFILE "
+				 "1.0.1\", \"1.0.2\" or \"1.0.3\"",
 				 (const char *)p);
 	hp->h.in->pos += n + 1;
 	p = hprof_get(&hp->h, 12, "the header");

@@ -159,6 +159,7 @@ int hp_class_dump(struct hp *hp, uint64_t at)
 				 "a second CLASS DUMP of class 0x%" PRIx64, id);
 	c->dumped = 1;
 	c->super = hp_id(hp, p + ids + 4);
+	c->recorded_size = (uint32_t)hprof_u(p + 7 * ids + 4, 4);
 	for (k = 0; k < 4; k++) /* super, loader, signers, domain */
 		if ((refs[nrefs] = hp_id(hp, p + (k + 1) * ids + 4)))
 			names[nrefs++] = hp_class_ref_name(hp, (unsigned)k);

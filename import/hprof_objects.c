@@ -32,6 +32,18 @@ static const char *root_kind_name(unsigned tag)
 		return "monitor_used";
 	case SUB_ROOT_THREAD_OBJECT:
 		return "thread_object";
+	case SUB_ROOT_INTERNED_STRING:
+		return "interned_string";
+	case SUB_ROOT_FINALIZING:
+		return "finalizing";
+	case SUB_ROOT_DEBUGGER:
+		return "debugger";
+	case SUB_ROOT_REFERENCE_CLEANUP:
+		return "reference_cleanup";
+	case SUB_ROOT_VM_INTERNAL:
+		return "vm_internal";
+	case SUB_ROOT_JNI_MONITOR:
+		return "jni_monitor";
 	default:
 		return "unknown";
 	}
@@ -122,7 +134,7 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 			 uint64_t *heap)
 {
 	size_t off = 0, depth = 0;
-	uint64_t fields = 0;
+	uint64_t fields = 0, packed = 0, recorded = 0;
 	uint32_t i, k;
 
 	*nrefs = 0;
@@ -141,6 +153,8 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 					 cls);
 		if (off + c->hprof_bytes > len)
 			break;
+		if (depth == 1) /* the object's own class */
+			recorded = c->recorded_size;
 		for (i = k = 0; i < c->nfields; i++) {
 			unsigned size = hprof_type_size(&hp->h, c->ftypes[i]);
 
@@ -154,6 +168,7 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 				k++;
 			}
 			off += size;
+			packed += c->ftypes[i] == HPROF_OBJECT ? HEAP_REF : size;
 		}
 		fields += c->heap_bytes;
 		cls = c->super;
@@ -164,6 +179,11 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 				 "but its class's fields take %s",
 				 len, cls ? "more" : "fewer");
 	*heap = HEAP_ALIGN(HEAP_INSTANCE_HEADER + fields);
+	/* ART records the object's size in the heap (its header is the
+	 * fields shadow$_klass_ and shadow$_monitor_): taken when it holds
+	 * the fields and is not more than 64 bytes larger than them */
+	if (hp->h.android && recorded >= packed && recorded - packed <= 64)
+		*heap = HEAP_ALIGN(recorded);
 	return 0;
 }
 
@@ -300,7 +320,9 @@ static int obj_array_dump(struct hp *hp)
 	return 0;
 }
 
-static int prim_array_dump(struct hp *hp, uint64_t at)
+/* A PRIMITIVE ARRAY DUMP, or Android's NODATA one (`nodata`: no
+ * elements follow, the array has the count's size all the same). */
+static int prim_array_dump(struct hp *hp, uint64_t at, int nodata)
 {
 	unsigned ids = hp->h.id_size, type, size;
 	const unsigned char *p =
@@ -320,7 +342,8 @@ static int prim_array_dump(struct hp *hp, uint64_t at)
 				 "a PRIMITIVE ARRAY DUMP of unknown element "
 				 "type %u",
 				 type);
-	if (hprof_skip(&hp->h, (uint64_t)n * size, "a PRIMITIVE ARRAY DUMP"))
+	if (!nodata &&
+	    hprof_skip(&hp->h, (uint64_t)n * size, "a PRIMITIVE ARRAY DUMP"))
 		return hp->h.status;
 	cid = hp_prim_class_id(hp, type);
 	if (!cid)
@@ -374,7 +397,30 @@ int hp_heap_dump(struct hp *hp, uint64_t len)
 			rc = obj_array_dump(hp);
 			break;
 		case SUB_PRIM_ARRAY_DUMP:
-			rc = prim_array_dump(hp, at);
+			rc = prim_array_dump(hp, at, 0);
+			break;
+		/* Android's */
+		case SUB_ROOT_INTERNED_STRING:
+		case SUB_ROOT_FINALIZING:
+		case SUB_ROOT_DEBUGGER:
+		case SUB_ROOT_REFERENCE_CLEANUP:
+		case SUB_ROOT_VM_INTERNAL:
+			rc = root_record(hp, tag, ROOT_NONE);
+			break;
+		case SUB_ROOT_JNI_MONITOR:
+			rc = root_record(hp, tag, ROOT_THREAD_FRAME);
+			break;
+		case SUB_ROOT_UNREACHABLE: /* says an object is garbage: not
+					      a root, nothing to keep */
+			rc = hprof_skip(&hp->h, hp->h.id_size,
+					"a ROOT UNREACHABLE");
+			break;
+		case SUB_PRIM_ARRAY_NODATA:
+			rc = prim_array_dump(hp, at, 1);
+			break;
+		case SUB_HEAP_DUMP_INFO: /* the heap's id and name */
+			rc = hprof_skip(&hp->h, 4 + (uint64_t)hp->h.id_size,
+					"a HEAP DUMP INFO");
 			break;
 		default:
 			return hprof_bad(&hp->h, at,

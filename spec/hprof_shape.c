@@ -13,12 +13,7 @@
 
 /* ------------------------------------------------------------ bytes */
 
-struct out {
-	unsigned char *p;
-	size_t len, cap;
-};
-
-static void put(struct out *o, const void *data, size_t n)
+static void put(struct hprof_out *o, const void *data, size_t n)
 {
 	if (o->cap - o->len < n) {
 		while (o->cap - o->len < n)
@@ -30,13 +25,32 @@ static void put(struct out *o, const void *data, size_t n)
 	o->len += n;
 }
 
-static void put_u(struct out *o, uint64_t v, unsigned size)
+static void put_u(struct hprof_out *o, uint64_t v, unsigned size)
 {
 	unsigned char b[8];
 
 	for (unsigned i = 0; i < size; i++)
 		b[i] = (unsigned char)(v >> 8 * (size - 1 - i));
 	put(o, b, size);
+}
+
+void hprof_put(struct hprof_out *o, const void *data, size_t n)
+{
+	put(o, data, n);
+}
+
+void hprof_put_u(struct hprof_out *o, unsigned long long v, unsigned size)
+{
+	put_u(o, v, size);
+}
+
+void hprof_put_record(struct hprof_out *o, unsigned tag,
+		      const struct hprof_out *b)
+{
+	put_u(o, tag, 1);
+	put_u(o, 0, 4);
+	put_u(o, b->len, 4);
+	put(o, b->p, b->len);
 }
 
 static uint64_t be64(const unsigned char *p)
@@ -150,7 +164,7 @@ struct shape {
 	int first; /* the first round: only the classes' layouts */
 };
 
-static void put_id(struct shape *s, struct out *o, uint64_t id)
+static void put_id(struct shape *s, struct hprof_out *o, uint64_t id)
 {
 	uint32_t *v;
 
@@ -165,7 +179,7 @@ static void put_id(struct shape *s, struct out *o, uint64_t id)
 }
 
 /* Copy an id of the input to `o`. */
-static uint64_t copy_id(struct shape *s, struct out *o)
+static uint64_t copy_id(struct shape *s, struct hprof_out *o)
 {
 	uint64_t id = get_u(&s->r, 8);
 
@@ -183,7 +197,7 @@ static unsigned type_size(unsigned t)
 }
 
 /* Copy a value of type `t`: an object id is rewritten. */
-static void copy_value(struct shape *s, struct out *o, unsigned t)
+static void copy_value(struct shape *s, struct hprof_out *o, unsigned t)
 {
 	ck_assert_msg(type_size(t), "type %u at %zu", t, s->r.pos);
 	if (t == 2)
@@ -205,7 +219,7 @@ static struct klass *klass_of(struct shape *s, uint64_t id)
 
 /* "java/lang/String" -> "java.lang.String", "[Ljava/lang/Object;" ->
  * "java.lang.Object[]", "[[I" -> "int[][]". */
-static void old_name(const unsigned char *t, size_t len, struct out *o)
+static void old_name(const unsigned char *t, size_t len, struct hprof_out *o)
 {
 	static const char *const prims[] = {
 	    ['Z'] = "boolean", ['B'] = "byte", ['C'] = "char",
@@ -235,7 +249,7 @@ static void old_name(const unsigned char *t, size_t len, struct out *o)
 
 /* ------------------------------------------------------------ records */
 
-static void class_dump(struct shape *s, struct out *o)
+static void class_dump(struct shape *s, struct hprof_out *o)
 {
 	uint64_t id, super, fields_at;
 	unsigned n, i, t, bytes = 0;
@@ -303,11 +317,11 @@ static void class_dump(struct shape *s, struct out *o)
 		o->p[fields_at + i] = (unsigned char)(bytes >> 8 * (3 - i));
 }
 
-static void instance_dump(struct shape *s, struct out *o)
+static void instance_dump(struct shape *s, struct hprof_out *o)
 {
 	uint64_t cls;
 	size_t len, end;
-	struct out v = {0};
+	struct hprof_out v = {0};
 
 	copy_id(s, o);
 	put(o, get(&s->r, 4), 4);
@@ -331,11 +345,11 @@ static void instance_dump(struct shape *s, struct out *o)
 }
 
 /* One sub-record: a CLASS DUMP to `classes`, the others to `rest`. */
-static void sub_record(struct shape *s, struct out *rest, struct out *classes)
+static void sub_record(struct shape *s, struct hprof_out *rest, struct hprof_out *classes)
 {
 	unsigned tag = (unsigned)get_u(&s->r, 1), t;
 	uint64_t n, i;
-	struct out *o = tag == 0x20 ? classes : rest;
+	struct hprof_out *o = tag == 0x20 ? classes : rest;
 
 	put_u(o, tag, 1);
 	switch (tag) {
@@ -389,7 +403,7 @@ static void sub_record(struct shape *s, struct out *rest, struct out *classes)
 	}
 }
 
-static void record_header(struct out *o, unsigned tag, size_t len)
+static void record_header(struct hprof_out *o, unsigned tag, size_t len)
 {
 	put_u(o, tag, 1);
 	put_u(o, 0, 4);
@@ -399,10 +413,10 @@ static void record_header(struct out *o, unsigned tag, size_t len)
 
 /* The records after the header: the heap's sub-records to `rest` and
  * `classes`, the others to `o`. */
-static void records(struct shape *sh, struct out *o, struct out *rest,
-		    struct out *classes)
+static void records(struct shape *sh, struct hprof_out *o, struct hprof_out *rest,
+		    struct hprof_out *classes)
 {
-	struct out rec = {0};
+	struct hprof_out rec = {0};
 	size_t len = sh->r.len;
 
 	while (sh->r.pos < len) {
@@ -467,7 +481,7 @@ unsigned char *hprof_old_shape(const unsigned char *in, size_t len,
 			       size_t *out_len)
 {
 	struct shape s = {{in, len, 0}, id_size, 0, {0}, {0}, {0}, NULL, 0, 0};
-	struct out o = {0}, rest = {0}, classes = {0}, scratch = {0};
+	struct hprof_out o = {0}, rest = {0}, classes = {0}, scratch = {0};
 	const char *head = (const char *)in;
 	uint64_t time;
 	size_t start;

@@ -23,4 +23,15 @@ unsigned char *hprof_old_shape(const unsigned char *in, size_t len,
 			       const char *version, unsigned id_size,
 			       size_t *out_len);
 
+/* A file being built: bytes appended (big-endian values), malloc'd. */
+struct hprof_out {
+	unsigned char *p;
+	size_t len, cap;
+};
+void hprof_put(struct hprof_out *o, const void *data, size_t n);
+void hprof_put_u(struct hprof_out *o, unsigned long long v, unsigned size);
+/* A record of `tag` whose body is b (time 0). */
+void hprof_put_record(struct hprof_out *o, unsigned tag,
+		      const struct hprof_out *b);
+
 #endif /* VMHEAP_SPEC_HPROF_SHAPE_H */

@@ -1341,6 +1341,147 @@ START_TEST(hprof_names_of_fields_elements_and_roots)
 }
 END_TEST
 
+/* A UTF8 record: id, then text. */
+static void put_utf8(struct hprof_out *o, unsigned id, const char *text)
+{
+	struct hprof_out b = {0};
+
+	hprof_put_u(&b, id, 4);
+	hprof_put(&b, text, strlen(text));
+	hprof_put_record(o, 0x01, &b);
+	free(b.p);
+}
+
+static void put_load_class(struct hprof_out *o, unsigned serial,
+			   unsigned id, unsigned name)
+{
+	struct hprof_out b = {0};
+
+	hprof_put_u(&b, serial, 4);
+	hprof_put_u(&b, id, 4);
+	hprof_put_u(&b, 0, 4);
+	hprof_put_u(&b, name, 4);
+	hprof_put_record(o, 0x02, &b);
+	free(b.p);
+}
+
+/* A CLASS DUMP (4-byte ids) of `nf` instance fields (name id, type). */
+static void put_class_dump(struct hprof_out *o, unsigned id, unsigned super,
+			   unsigned size, unsigned nf, const unsigned *fields)
+{
+	hprof_put_u(o, 0x20, 1);
+	hprof_put_u(o, id, 4);
+	hprof_put_u(o, 0, 4);
+	hprof_put_u(o, super, 4);
+	for (int i = 0; i < 5; i++)
+		hprof_put_u(o, 0, 4);
+	hprof_put_u(o, size, 4);
+	hprof_put_u(o, 0, 2); /* constant pool */
+	hprof_put_u(o, 0, 2); /* statics */
+	hprof_put_u(o, nf, 2);
+	for (unsigned i = 0; i < nf; i++) {
+		hprof_put_u(o, fields[2 * i], 4);
+		hprof_put_u(o, fields[2 * i + 1], 1);
+	}
+}
+
+/*
+ * An HPROF as Android's ART writes it ("JAVA PROFILE 1.0.3", 4-byte ids,
+ * dotted names, java.lang.Object's header as the fields shadow$_klass_
+ * and shadow$_monitor_, the CLASS DUMP's instance size the object's size
+ * in the heap) with each of its extensions: HEAP DUMP INFO (0xfe), the
+ * roots 0x89..0x8e, ROOT UNREACHABLE (0x90) and a PRIMITIVE ARRAY NODATA
+ * (0xc3).
+ */
+START_TEST(android_hprof_extensions_are_read)
+{
+	const char *dir = spec_mkdtemp("android");
+	char in[PATH_MAX], out[PATH_MAX], *h;
+	const char *args[] = {in, out, NULL};
+	const unsigned object_fields[] = {4, 2, 5, 10}, foo_fields[] = {3, 2};
+	struct hprof_out o = {0}, seg = {0}, end = {0};
+	struct spec_run r;
+	struct dump d;
+
+	hprof_put(&o, "JAVA PROFILE 1.0.3", 19);
+	hprof_put_u(&o, 4, 4);
+	hprof_put_u(&o, 1700000000000ull, 8);
+	put_utf8(&o, 1, "java.lang.Object");
+	put_utf8(&o, 2, "Foo");
+	put_utf8(&o, 3, "next");
+	put_utf8(&o, 4, "shadow$_klass_");
+	put_utf8(&o, 5, "shadow$_monitor_");
+	put_utf8(&o, 6, "app");
+	put_utf8(&o, 7, "Foo[]");
+	put_load_class(&o, 1, 0x100, 1);
+	put_load_class(&o, 2, 0x200, 2);
+	put_load_class(&o, 3, 0x300, 7);
+	/* HEAP DUMP INFO: heap 'A', named "app" */
+	hprof_put_u(&seg, 0xfe, 1);
+	hprof_put_u(&seg, 0x41, 4);
+	hprof_put_u(&seg, 6, 4);
+	/* Object: 8 bytes (its two fields); Foo: 12 (and `next`) */
+	put_class_dump(&seg, 0x100, 0, 8, 2, object_fields);
+	put_class_dump(&seg, 0x200, 0x100, 12, 1, foo_fields);
+	for (unsigned id = 0x1000; id <= 0x1100; id += 0x100) {
+		hprof_put_u(&seg, 0x21, 1);
+		hprof_put_u(&seg, id, 4);
+		hprof_put_u(&seg, 0, 4);
+		hprof_put_u(&seg, 0x200, 4);
+		hprof_put_u(&seg, 12, 4);
+		hprof_put_u(&seg, id == 0x1000 ? 0x1100 : 0, 4); /* next */
+		hprof_put_u(&seg, 0x200, 4); /* shadow$_klass_ */
+		hprof_put_u(&seg, 0, 4);     /* shadow$_monitor_ */
+	}
+	hprof_put_u(&seg, 0x22, 1); /* Foo[] {0x1000, 0x1100} */
+	hprof_put_u(&seg, 0x1200, 4);
+	hprof_put_u(&seg, 0, 4);
+	hprof_put_u(&seg, 2, 4);
+	hprof_put_u(&seg, 0x300, 4);
+	hprof_put_u(&seg, 0x1000, 4);
+	hprof_put_u(&seg, 0x1100, 4);
+	hprof_put_u(&seg, 0xc3, 1); /* int[10], no data */
+	hprof_put_u(&seg, 0x2000, 4);
+	hprof_put_u(&seg, 0, 4);
+	hprof_put_u(&seg, 10, 4);
+	hprof_put_u(&seg, 10, 1);
+	for (unsigned tag = 0x89; tag <= 0x8d; tag++) {
+		hprof_put_u(&seg, tag, 1);
+		hprof_put_u(&seg, 0x1200, 4);
+	}
+	hprof_put_u(&seg, 0x8e, 1); /* JNI MONITOR: thread 1, depth 0 */
+	hprof_put_u(&seg, 0x1000, 4);
+	hprof_put_u(&seg, 1, 4);
+	hprof_put_u(&seg, 0, 4);
+	hprof_put_u(&seg, 0x90, 1); /* UNREACHABLE: not a root */
+	hprof_put_u(&seg, 0x1100, 4);
+	hprof_put_record(&o, 0x1c, &seg);
+	hprof_put_record(&o, 0x2c, &end);
+	snprintf(in, sizeof(in), "%s/art.hprof", dir);
+	snprintf(out, sizeof(out), "%s/art.vmheap", dir);
+	spec_write_file(in, o.p, o.len);
+	import_run(&r, args, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	spec_run_free(&r);
+	h = histo_csv(out, 0);
+	/* Foo: ART's 12 bytes, aligned to 16 (HotSpot's model: 24); the
+	 * array named as jmap names it; the int[10] without its data */
+	ck_assert_msg(strstr(h, "\n2,Foo,32\n") && strstr(h, "\n1,[LFoo;,24\n") &&
+			  strstr(h, "\n1,[I,56\n"),
+		      "%s", h);
+	ck_assert_ptr_null(strstr(h, "[]"));
+	free(h);
+	read_dump(out, &d);
+	ck_assert_str_eq(d.root_kinds, "debugger finalizing interned_string "
+				       "jni_monitor reference_cleanup "
+				       "vm_internal");
+	ck_assert_uint_eq(d.nroots, 6);
+	dump_free(&d);
+	free(o.p);
+	free(seg.p);
+}
+END_TEST
+
 START_TEST(out_is_never_overwritten_and_stdin_works)
 {
 	const char *dir = spec_mkdtemp("out");
@@ -1440,5 +1581,6 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, out_is_never_overwritten_and_stdin_works);
 	tc = spec_tcase(s, "names", 60);
 	tcase_add_test(tc, hprof_names_of_fields_elements_and_roots);
+	tcase_add_test(tc, android_hprof_extensions_are_read);
 	return s;
 }
