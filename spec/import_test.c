@@ -1179,6 +1179,21 @@ START_TEST(bad_json_exits_2_names_the_line_and_leaves_no_out)
 		     43, NULL,
 		     "malformed JSON: a string expected at line 2 (byte "
 		     "offset 37)");
+	/* 2^64 - 616: a size no object has; String's total would wrap */
+	{
+		char big[sizeof(good_json) + 64];
+		char *at;
+
+		snprintf(big, sizeof(big), "%s", good_json);
+		at = strstr(big, "\"memsize\":40}");
+		snprintf(at, sizeof(big) - (size_t)(at - big),
+			 "\"memsize\":18446744073709551000}\n%s",
+			 strstr(good_json, "{\"address\":\"0x2000\""));
+		import_fails(big, strlen(big), NULL,
+			     "implausible \"memsize\": more than 2^48 bytes "
+			     "(256 TiB), larger than any address space, at "
+			     "line 2 (byte offset 120)");
+	}
 	import_fails("hello\n", 6, NULL, "not a dump vmheap-import reads");
 	import_fails("", 0, NULL, "empty input");
 	import_fails(good_json, sizeof(good_json) - 1, "hprof", "HPROF");
