@@ -833,7 +833,7 @@ START_TEST(service_native_bytes_at_the_right_line)
 	ck_assert_msg(strstr(o.out, "vmheap_agent") == NULL, "%.3000s", o.out);
 	/* Named from the files as the offline tools name them: leaky_keep
 	 * is static (no dynamic symbol), its line from the debug info. */
-	ck_assert_msg(strstr(o.out, "\"site\": \"leaky_keep (leaky.c:20) < "
+	ck_assert_msg(strstr(o.out, "\"site\":\"leaky_keep (leaky.c:20) < "
 				    "leak (leaky.c:35) < ") != NULL,
 		      "%.3000s", o.out);
 	ck_assert_msg(strstr(o.out, "\"frames\"") == NULL, "%.3000s", o.out);
