@@ -787,9 +787,10 @@ static long long rows_ending(const char *out, const char *suffix)
  * whose table a postponed job later moves out of the transient heap,
  * with the allocation tracer on (its tables are vmheap's own memory).
  * The native diff charges the leak to line 9, exactly; nothing above
- * 32 KiB to the churn lines, nothing to line 12 from the evacuation (it
- * is "<ruby: postponed job>"); no row names vmheap's own code, whose
- * bytes are counted apart. */
+ * 32 KiB to any other line (without the charge to "<ruby: postponed
+ * job>", the evacuated tables made 141 KiB at line 11); no row names
+ * vmheap's own code, whose bytes are counted apart; the live view names
+ * the frames as the offline tools do. */
 START_TEST(service_native_bytes_at_the_right_line)
 {
 	if (SPEC_SANITIZED)
@@ -855,7 +856,11 @@ START_TEST(service_native_bytes_at_the_right_line)
 		      "%lld bytes at line 9:\n%.3000s", leak, o.out);
 	ck_assert_msg(starts(first_row(o.out), "+2000  +8192000  leaky_keep (leaky.c:20) < "),
 		      "%.3000s", o.out);
-	for (int line = 10; line <= 12; line++) {
+	/* No other line (the churn, the kept Hashes, the block's end where
+	 * the job that moves their tables ran) gets more than 32 KiB. */
+	for (int line = 1; line <= 22; line++) {
+		if (line == 9)
+			continue;
 		snprintf(at, sizeof at, " < %s/program.rb:%d", r.dir, line);
 		long long b = rows_ending(o.out, at);
 		ck_assert_msg(b <= 32 * 1024 && b >= -32 * 1024,
