@@ -237,8 +237,11 @@ static void table_print_free(struct table *t, FILE *out)
 
 static char *key_string(const msgpack_object *key)
 {
+	/* msgpack-c gives an empty str a NULL ptr */
 	if (key->type == MSGPACK_OBJECT_STR)
-		return strndup(key->via.str.ptr, key->via.str.size);
+		return key->via.str.size ? strndup(key->via.str.ptr,
+						   key->via.str.size)
+					 : strdup("");
 	return inline_string(key, NULL);
 }
 
