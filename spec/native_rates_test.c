@@ -10,12 +10,15 @@
  *  - real ruby with the agent: a mixed leak (Strings in the heap and
  *    Fiddle.malloc outside it, both growing) gets the hint, naming the
  *    figure that triggered it, as the rule computed here from the dumps'
- *    headers says; a leak of Strings alone does not.
+ *    headers says; a leak of Strings alone does not;
+ *  - the console's top: the RSS (against /proc) and, while tracking, the
+ *    live tracked malloc bytes (against what the leaker keeps).
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/vmheap_spec.h"
 #include "tools_harness-internal.h"
@@ -298,6 +301,101 @@ START_TEST(native_timeline_gives_each_sites_rate)
 }
 END_TEST
 
+/* ------------------------------------------------------------ top */
+
+/* vmheap-console -e "top 0.1 N" on the VM: its output. */
+static char *vmp_top(struct vmp *v, const char *cmd)
+{
+	char pid[32];
+	struct spec_run o;
+
+	snprintf(pid, sizeof pid, "%d", (int)v->p.pid);
+	const char *argv[] = {spec_bin("vmheap-console"), "-p", pid,
+			      "--tmpdir", v->dir, "-e", cmd, NULL};
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
+	ck_assert_msg(o.status == 0, "%s: %s%s", cmd, o.out, o.err);
+	char *out = strdup(o.out);
+	spec_run_free(&o);
+	return out;
+}
+
+/* The size after `label` in `text` ("1.18 MiB", "512 B"), in bytes. */
+static double size_after(const char *text, const char *label)
+{
+	const char *p = strstr(text, label);
+	char *end;
+
+	ck_assert_msg(p != NULL, "no '%s' in:\n%s", label, text);
+	double v = strtod(p + strlen(label), &end);
+	while (*end == ' ')
+		end++;
+	if (!strncmp(end, "KiB", 3))
+		v *= 1024;
+	else if (!strncmp(end, "MiB", 3))
+		v *= 1024 * 1024;
+	else if (!strncmp(end, "GiB", 3))
+		v *= 1024.0 * 1024 * 1024;
+	else
+		ck_assert_msg(*end == 'B', "no unit after '%s' in:\n%s", label,
+			      text);
+	return v;
+}
+
+/* The VM's RSS from /proc, as the agent reads it. */
+static double proc_rss(pid_t pid)
+{
+	char path[64];
+	size_t len;
+	long long size, resident;
+
+	snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+	char *t = spec_read_file(path, &len);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(sscanf(t, "%lld %lld", &size, &resident), 2);
+	free(t);
+	return (double)resident * (double)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * top shows the RSS (against /proc's own figure) and, once tracking is
+ * on, the live tracked malloc bytes: at least the 1,234,000 the leaker
+ * keeps, and not much more (the agent's own few allocations).
+ */
+START_TEST(top_shows_rss_and_native_live_bytes)
+{
+	if (SPEC_SANITIZED)
+		return;
+	struct vmp v;
+	const char *argv[] = {spec_bin("vmheap-run"),
+			      spec_build("spec/native_leaker"), NULL};
+
+	vmp_start(&v, "top", argv);
+	vmp_say(&v, "leak 1000 4000"); /* before tracking: RSS only */
+	char *out = vmp_top(&v, "top 0.1 1");
+	double rss = size_after(out, "process: RSS ");
+	double truth = proc_rss(v.p.pid);
+	ck_assert_msg(fabs(rss - truth) <= 0.1 * truth,
+		      "top's RSS %.0f, /proc %.0f:\n%s", rss, truth, out);
+	ck_assert_msg(!strstr(out, "native live"), "%s", out);
+	free(out);
+
+	vmp_console(&v, "set config.native.track true");
+	vmp_say(&v, "leak 1000 1234");
+	out = vmp_top(&v, "top 0.1 2");
+	double live = size_after(out, "native live ");
+	fprintf(stderr, "top: RSS %.0f (/proc %.0f), native live %.0f\n",
+		rss, truth, live);
+	/* 3 significant digits: 1234000 bytes print as 1.18 MiB */
+	ck_assert_msg(live >= 1.17 * 1024 * 1024 &&
+			  live <= 1234000.0 + 512 * 1024,
+		      "native live %.0f:\n%s", live, out);
+	ck_assert_msg(strstr(out, "(tracked malloc)") || strstr(out, "tracked malloc"),
+		      "%s", out);
+	free(out);
+	spec_kill(v.p.pid);
+}
+END_TEST
+
 /* ------------------------------------------------------------ the hint */
 
 static const char mixed_script[] =
@@ -423,4 +521,5 @@ void native_rates_tests(Suite *s)
 	TCase *t = spec_tcase(s, "rates", 240);
 	tcase_add_test(t, native_timeline_gives_each_sites_rate);
 	tcase_add_test(t, hint_fires_on_a_mixed_leak_and_names_its_figure);
+	tcase_add_test(t, top_shows_rss_and_native_live_bytes);
 }
