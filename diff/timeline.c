@@ -408,11 +408,12 @@ out:
 		for (size_t i = 0; i < tl->nrows; i++)
 			every += (size_t)tl->rows[i].every;
 		vmheap_strbuf_addf(out,
-				   "%s%s (%zu %s%s); per min, bytes/min: the "
+				   "%s (%zu %s%s); per min, bytes/min: the "
 				   "change from #1 to #%zu per minute of the "
 				   "%s between them\n",
-				   EVERY_LEGEND,
-				   tl->native ? " (live bytes)" : "", every,
+				   tl->native ? "* live bytes grew at every step"
+					      : EVERY_LEGEND,
+				   every,
 				   what,
 				   every == 1 ? "" : tl->native ? "s" : "es",
 				   tl->n, span);

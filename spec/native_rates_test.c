@@ -269,7 +269,7 @@ START_TEST(native_timeline_gives_each_sites_rate)
 		      "%s", line);
 	line_with(r.out, "steady_leak_here", line, sizeof line);
 	ck_assert_msg(strstr(line, "* steady_leak_here"), "%s", line);
-	ck_assert_msg(strstr(r.out, "* grew at every step (live bytes)"), "%s",
+	ck_assert_msg(strstr(r.out, "* live bytes grew at every step ("), "%s",
 		      r.out);
 	run_free(&r);
 
