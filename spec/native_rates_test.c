@@ -7,6 +7,9 @@
  *    vmheap-run: a thread leaks 1 MiB a second by the monotonic clock, so
  *    the site's bytes_per_minute must be 60 MiB within 20%; and exact
  *    leaks between the dumps give known counts and bytes at each dump;
+ *  - real ruby under vmheap-run, a thread keeping Fiddle.malloc blocks at
+ *    1 MiB a second: the top site is at the leaking Ruby line, at that
+ *    rate within 20%;
  *  - real ruby with the agent: a mixed leak (Strings in the heap and
  *    Fiddle.malloc outside it, both growing) gets the hint, naming the
  *    figure that triggered it, as the rule computed here from the dumps'
@@ -301,6 +304,90 @@ START_TEST(native_timeline_gives_each_sites_rate)
 }
 END_TEST
 
+/* Real ruby under vmheap-run: a thread keeps Fiddle.malloc(4096) blocks
+ * at RATE bytes a second by the monotonic clock, at line LEAK_LINE;
+ * "wait N" answers once it has kept N bytes. */
+#define LEAK_LINE 11
+static const char steady_script[] =
+    "require 'fiddle'\n"
+    "STDOUT.sync = true\n"
+    "$kept = []\n"
+    "$leaked = 0\n"
+    "rate = 1024 * 1024\n"
+    "Thread.new do\n"
+    "  start = Process.clock_gettime(Process::CLOCK_MONOTONIC)\n"
+    "  loop do\n"
+    "    due = ((Process.clock_gettime(Process::CLOCK_MONOTONIC) - start) * rate).to_i\n"
+    "    while $leaked + 4096 <= due\n"
+    "      $kept << Fiddle.malloc(4096)\n" /* line 11 */
+    "      $leaked += 4096\n"
+    "    end\n"
+    "    sleep 0.005\n"
+    "  end\n"
+    "end\n"
+    "puts 'ready'\n"
+    "while (l = STDIN.gets)\n"
+    "  w, n = l.split\n"
+    "  sleep 0.005 while w == 'wait' && $leaked < n.to_i\n"
+    "  puts 'ok'\n"
+    "end\n";
+
+/*
+ * The native timeline of real ruby: the site at the leaking Ruby line
+ * grows at RATE (within 20%), at every step, and leads the sites.
+ */
+START_TEST(native_timeline_rate_in_ruby)
+{
+	if (SPEC_SANITIZED)
+		return;
+	struct vmp v;
+	char script[700], cmd[64], line[32];
+	snprintf(script, sizeof script, "%s/steady.rb", spec_mkdtemp("rbsrc"));
+	spec_write_text(script, steady_script);
+	const char *argv[] = {spec_bin("vmheap-run"), "ruby", script, NULL};
+
+	vmp_start(&v, "rbrate", argv);
+	vmp_console(&v, "set config.native.track true");
+	snprintf(cmd, sizeof cmd, "wait %d", RATE / 4);
+	vmp_say(&v, cmd);
+	const char *a = vmp_dump(&v, "a.vmheap");
+	snprintf(cmd, sizeof cmd, "wait %d", 2 * RATE);
+	vmp_say(&v, cmd);
+	const char *b = vmp_dump(&v, "b.vmheap");
+	snprintf(cmd, sizeof cmd, "wait %d", 4 * RATE);
+	vmp_say(&v, cmd);
+	const char *c = vmp_dump(&v, "c.vmheap");
+	spec_kill(v.p.pid);
+
+	struct run r = run_tool("vmheap-diff", NULL,
+				(const char *[]){"--native", "--format", "json",
+						 a, b, c, NULL});
+	ck_assert_msg(r.status == 0, "%d: %s", r.status, r.err);
+	struct jval *j = json_parse(r.out);
+	ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+	const struct jval *sites = json_get(j, "sites");
+	ck_assert_uint_gt(sites->n, 0);
+	/* the first row: the leak, at its Ruby line */
+	const struct jval *top = sites->items[0];
+	const char *site = json_get(top, "site")->str;
+	snprintf(line, sizeof line, "steady.rb:%d", LEAK_LINE);
+	ck_assert_msg(strlen(site) > strlen(line) &&
+			  !strcmp(site + strlen(site) - strlen(line), line),
+		      "the top site does not end in %s: %s", line, r.out);
+	double bpm = json_get(top, "bytes_per_minute")->num;
+	double truth = 60.0 * RATE;
+	long long t0 = json_get(json_get(j, "old"), "time_ms")->inum;
+	long long t2 = json_get(json_get(j, "new"), "time_ms")->inum;
+	fprintf(stderr, "ruby rates: %s %.0f bytes/min, truth %.0f, span "
+			"%lld ms\n", line, bpm, truth, t2 - t0);
+	ck_assert_msg(fabs(bpm - truth) <= 0.2 * truth,
+		      "bytes_per_minute %.0f, truth %.0f", bpm, truth);
+	ck_assert_int_eq(json_get(top, "grew_every_step")->inum, 1);
+	json_free(j);
+	run_free(&r);
+}
+END_TEST
+
 /* ------------------------------------------------------------ top */
 
 /* vmheap-console -e "top 0.1 N" on the VM: its output. */
@@ -505,14 +592,18 @@ START_TEST(hint_fires_on_a_mixed_leak_and_names_its_figure)
 	/* 2 MB of Strings in the heap, 4 MB more of malloc outside it */
 	vmp_say(&v, "mixed 1000");
 	const char *b = vmp_dump(&v, "b.vmheap");
+	/* the same growth again: the same hint (it must not come and go) */
+	vmp_say(&v, "mixed 1000");
+	const char *c = vmp_dump(&v, "c.vmheap");
 	/* 8 MB of Strings alone: their buffers are malloc'd, but no more
 	 * than the heap's own growth */
 	vmp_say(&v, "strings 4000");
-	const char *c = vmp_dump(&v, "c.vmheap");
+	const char *d = vmp_dump(&v, "d.vmheap");
 	spec_kill(v.p.pid);
 
 	ck_assert_int_ne(check_hint(a, b) & 2, 0); /* malloc, by design */
-	ck_assert_int_eq(check_hint(b, c) & 2, 0); /* malloc never */
+	ck_assert_int_ne(check_hint(b, c) & 2, 0);
+	ck_assert_int_eq(check_hint(c, d) & 2, 0); /* malloc never */
 }
 END_TEST
 
@@ -520,6 +611,7 @@ void native_rates_tests(Suite *s)
 {
 	TCase *t = spec_tcase(s, "rates", 240);
 	tcase_add_test(t, native_timeline_gives_each_sites_rate);
+	tcase_add_test(t, native_timeline_rate_in_ruby);
 	tcase_add_test(t, hint_fires_on_a_mixed_leak_and_names_its_figure);
 	tcase_add_test(t, top_shows_rss_and_native_live_bytes);
 }
