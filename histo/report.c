@@ -9,10 +9,15 @@
 
 #include "histo-internal.h"
 
+/* Said in every format when a sum of sizes is held at 2^64 - 1. */
+#define SATURATED_NOTE                                                         \
+	"byte sums passed 2^64 - 1 and are held at 18446744073709551615: "   \
+	"the dump's sizes cannot all be true"
+
 static void render_text(const struct histo_options *o, vmheap_reader *r,
 			const struct vmheap_census_row *rows, size_t n,
 			size_t shown, const struct vmheap_totals *t,
-			struct vmheap_strbuf *out)
+			int saturated, struct vmheap_strbuf *out)
 {
 	const char *what = o->by_kind ? "kind" : "class";
 	vmheap_table *tab = vmheap_table_new(o->by_site ? "rllrr" : "rlrr");
@@ -63,17 +68,22 @@ static void render_text(const struct histo_options *o, vmheap_reader *r,
 	else
 		vmheap_table_render(tab, out);
 	vmheap_table_free(tab);
+	if (saturated)
+		vmheap_strbuf_addf(out, "warning: %s\n", SATURATED_NOTE);
 }
 
 static void render_json(const struct histo_options *o, vmheap_reader *r,
 			const struct vmheap_census_row *rows, size_t n,
 			size_t shown, const struct vmheap_totals *t,
-			struct vmheap_strbuf *out)
+			int saturated, struct vmheap_strbuf *out)
 {
 	const char *what = o->by_kind ? "kind" : "class";
 
 	vmheap_strbuf_add(out, "{", 1);
 	vmheap_strbuf_add_dump_json(out, r, t);
+	if (saturated)
+		vmheap_strbuf_addf(out, ",\"saturated\":true,\"warning\":\"%s\"",
+				   SATURATED_NOTE);
 	vmheap_strbuf_addf(out, ",\"%s\":%zu,\"%s\":[",
 			   o->by_kind	? "kind_count"
 			   : o->by_site ? "site_count"
@@ -101,7 +111,7 @@ static void render_json(const struct histo_options *o, vmheap_reader *r,
 
 static void render_csv(const struct histo_options *o,
 		       const struct vmheap_census_row *rows, size_t shown,
-		       struct vmheap_strbuf *out)
+		       int saturated, struct vmheap_strbuf *out)
 {
 	vmheap_strbuf_addf(out, "count,%s,%sbytes\n",
 			   o->by_kind ? "kind" : "class",
@@ -116,6 +126,8 @@ static void render_csv(const struct histo_options *o,
 		}
 		vmheap_strbuf_addf(out, ",%" PRIu64 "\n", rows[i].bytes);
 	}
+	if (saturated)
+		vmheap_strbuf_addf(out, "# warning: %s\n", SATURATED_NOTE);
 }
 
 void histo_render(const struct histo_options *o, vmheap_reader *r,
@@ -124,18 +136,19 @@ void histo_render(const struct histo_options *o, vmheap_reader *r,
 	size_t n;
 	struct vmheap_census_row *rows = vmheap_census_rows(c, &n);
 	const struct vmheap_totals *t = vmheap_census_totals(c);
+	int saturated = vmheap_census_saturated(c);
 
 	vmheap_census_rows_sort(rows, n, o->report.sort);
 	size_t shown = vmheap_report_rows_shown(&o->report, n);
 	switch (o->report.format) {
 	case VMHEAP_OUTPUT_TEXT:
-		render_text(o, r, rows, n, shown, t, out);
+		render_text(o, r, rows, n, shown, t, saturated, out);
 		break;
 	case VMHEAP_OUTPUT_JSON:
-		render_json(o, r, rows, n, shown, t, out);
+		render_json(o, r, rows, n, shown, t, saturated, out);
 		break;
 	case VMHEAP_OUTPUT_CSV:
-		render_csv(o, rows, shown, out);
+		render_csv(o, rows, shown, saturated, out);
 		break;
 	}
 }
