@@ -308,7 +308,8 @@ typedef struct vmheap_symbolizer vmheap_symbolizer;
 vmheap_symbolizer *vmheap_symbolizer_new(void);
 
 /* "function (file.c:LINE)", "function (module)", "module+0xOFF" (with
- * " (missing)" or " (other build)" when the file cannot be trusted) or
+ * " (missing)", " (not a regular file)" or " (other build)" when the file
+ * cannot be trusted; a FIFO or device is never opened blocking) or
  * "0xADDR" for frame f of native section n. */
 void vmheap_symbolize(vmheap_symbolizer *s, const struct vmheap_native *n,
 		      const struct vmheap_dump_frame *f, char *buf, size_t len);
