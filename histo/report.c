@@ -9,11 +9,6 @@
 
 #include "histo-internal.h"
 
-/* Said in every format when a sum of sizes is held at 2^64 - 1. */
-#define SATURATED_NOTE                                                         \
-	"byte sums passed 2^64 - 1 and are held at 18446744073709551615: "   \
-	"the dump's sizes cannot all be true"
-
 static void render_text(const struct histo_options *o, vmheap_reader *r,
 			const struct vmheap_census_row *rows, size_t n,
 			size_t shown, const struct vmheap_totals *t,
@@ -69,7 +64,7 @@ static void render_text(const struct histo_options *o, vmheap_reader *r,
 		vmheap_table_render(tab, out);
 	vmheap_table_free(tab);
 	if (saturated)
-		vmheap_strbuf_addf(out, "warning: %s\n", SATURATED_NOTE);
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_TEXT);
 }
 
 static void render_json(const struct histo_options *o, vmheap_reader *r,
@@ -82,8 +77,7 @@ static void render_json(const struct histo_options *o, vmheap_reader *r,
 	vmheap_strbuf_add(out, "{", 1);
 	vmheap_strbuf_add_dump_json(out, r, t);
 	if (saturated)
-		vmheap_strbuf_addf(out, ",\"saturated\":true,\"warning\":\"%s\"",
-				   SATURATED_NOTE);
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_JSON);
 	vmheap_strbuf_addf(out, ",\"%s\":%zu,\"%s\":[",
 			   o->by_kind	? "kind_count"
 			   : o->by_site ? "site_count"
@@ -127,7 +121,7 @@ static void render_csv(const struct histo_options *o,
 		vmheap_strbuf_addf(out, ",%" PRIu64 "\n", rows[i].bytes);
 	}
 	if (saturated)
-		vmheap_strbuf_addf(out, "# warning: %s\n", SATURATED_NOTE);
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_CSV);
 }
 
 void histo_render(const struct histo_options *o, vmheap_reader *r,

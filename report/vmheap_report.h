@@ -558,4 +558,14 @@ void vmheap_format_share(char *buf, size_t len, double part, double total,
  * place it is kept; `make` reads it from here for the .pc files). */
 #define VMHEAP_VERSION "0.1.0"
 
+/*
+ * What an output says when a sum of sizes was held at 2^64 - 1
+ * (vmheap_census_saturated, vmheap_graph_saturated): in text the line
+ * "warning: byte sums passed 2^64 - 1 ...", in JSON the members
+ * ,"saturated":true,"warning":"..." (after the dump's figures), in CSV
+ * the line "# warning: ..." after the rows.
+ */
+void vmheap_strbuf_add_saturated(struct vmheap_strbuf *out,
+				 enum vmheap_output_format format);
+
 #endif /* VMHEAP_REPORT_H */
