@@ -394,6 +394,17 @@ START_TEST(histo_saturates_byte_sums_and_says_so_in_every_format)
 					"18446744073709551615"),
 		      "%s", r.out);
 	run_free(&r);
+	/* and vmheap-diff of it, in text and JSON */
+	r = run_tool("vmheap-diff", NULL, (const char *[]){path, path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "warning: byte sums passed 2^64 - 1"),
+		      "%s", r.out);
+	run_free(&r);
+	r = run_tool("vmheap-diff", NULL,
+		     (const char *[]){"--format=json", path, path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "\"saturated\":true"), "%s", r.out);
+	run_free(&r);
 }
 END_TEST
 
