@@ -369,6 +369,19 @@ START_TEST(native_modes_check_the_footer_and_skip_fifos)
 	ck_assert_msg(strstr(r.out, "libfifo.so+0x1139 (not a regular file)"),
 		      "%s", r.out);
 	spec_run_free(&r);
+	/* the DUMP argument itself still reads a pipe */
+	{
+		char cmd[3 * PATH_MAX];
+		const char *sh[] = {"sh", "-c", cmd, NULL};
+
+		snprintf(cmd, sizeof(cmd), "cat '%s' | '%s' --native --bytes -",
+			 good, spec_bin("vmheap-histo"));
+		ck_assert_int_eq(spec_run(sh, NULL, NULL, 20000, &r), 0);
+		ck_assert_msg(r.status == 0 &&
+				  strstr(r.out, "(not a regular file)"),
+			      "exit %d: %s%s", r.status, r.out, r.err);
+		spec_run_free(&r);
+	}
 	const char *diff[] = {spec_bin("vmheap-diff"), "--native", good, good,
 			      NULL};
 	ck_assert_int_eq(spec_run(diff, NULL, NULL, 20000, &r), 0);
