@@ -333,6 +333,31 @@ void agent_fork_record(struct vmheap_agent *a, int gc, double seconds,
 /* Copy the dump directory (a->dump_dir, under a->lock). */
 void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
 
+/* ---------------------------------------------------------- dump_dir.c */
+
+/*
+ * Open the directory `in` once and check it (messages begin "WHAT IN: "
+ * and the system's words, or with `what` NULL "IN does not exist", "IN is
+ * not a directory"):
+ * a directory, and with `probe` one where this process can really create
+ * a file.  Returns its fd (O_DIRECTORY, close-on-exec; the caller owns
+ * it) with its resolved name in real[reallen], or a negative
+ * VMHEAP_AGENT_E* code with the message in err.
+ */
+int agent_dump_dir_check(const char *in, const char *what, int probe,
+			 char *real, size_t reallen, char *err, size_t errlen);
+
+/* Make `dfd` (named `real`) the dump directory; the agent owns dfd and
+ * closes the one it held.  Any thread. */
+void agent_dump_dir_set(struct vmheap_agent *a, int dfd, const char *real);
+
+/* A new fd of the dump directory (the caller closes it), with the name it
+ * was set by in name[len] and the path where it is now in where[len]
+ * (the name, if /proc cannot tell better); -1 with errno when there is
+ * none. */
+int agent_dump_dir_open(struct vmheap_agent *a, char *name, char *where,
+			size_t len);
+
 /* The last successful dump's result: 1 with *out set, or 0 if none. */
 int agent_dump_last(struct vmheap_agent *a, struct agent_dump_result *out);
 
@@ -464,7 +489,9 @@ struct vmheap_agent {
 	uint16_t port;
 	char dump_dir[PATH_MAX]; /* absolute, resolved; under lock (set at
 				    run time by config.dump.dir) */
+	int dump_dfd;		 /* that directory, opened once; under lock */
 	char tmpdir[PATH_MAX];
+	int tmp_dfd; /* the discovery directory, opened once */
 	int max_clients;
 	int idle_timeout_ms;
 	int frame_timeout_ms;
@@ -476,6 +503,7 @@ struct vmheap_agent {
 
 	char token[33];
 	char discovery_path[PATH_MAX];
+	char discovery_name[NAME_MAX + 1]; /* in tmp_dfd */
 	int discovery_written;
 	struct timespec start_mono;
 	time_t started;

@@ -28,6 +28,7 @@
 #include <event2/thread.h>
 
 #include "agent-internal.h"
+#include "vmheap_files.h"
 
 /* The process's agent (one at most); read by the fork and exit hooks. */
 static struct vmheap_agent *_Atomic the_agent;
@@ -679,17 +680,6 @@ static int resolve_dir(const char *in, char *out, const char *what,
 	return 0;
 }
 
-/* Remove dead writers' temporary dump files from `dir` (see dump.c). */
-static void sweep_dir(struct vmheap_agent *a, const char *dir)
-{
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (dfd >= 0) {
-		agent_dump_sweep(a, dfd);
-		close(dfd);
-	}
-}
-
 static void free_agent(struct vmheap_agent *a)
 {
 	/* first: a job's thread may still wake the loop through jobs_ev */
@@ -704,6 +694,10 @@ static void free_agent(struct vmheap_agent *a)
 		event_free(a->jobs_ev);
 	if (a->base)
 		event_base_free(a->base);
+	if (a->dump_dfd >= 0)
+		close(a->dump_dfd);
+	if (a->tmp_dfd >= 0)
+		close(a->tmp_dfd);
 	pthread_mutex_destroy(&a->lock);
 	free(a->fd_slots);
 	free(a);
@@ -795,6 +789,7 @@ int vmheap_agent_start(vmheap_agent **out,
 		return agent_fail(err, errlen, VMHEAP_ENOMEM, "out of memory");
 	pthread_mutex_init(&a->lock, NULL);
 	atomic_init(&a->listen_fd, -1);
+	a->dump_dfd = a->tmp_dfd = -1;
 	a->pid = getpid();
 	a->host = host;
 	snprintf(a->bind, sizeof(a->bind), "%s",
@@ -838,29 +833,42 @@ int vmheap_agent_start(vmheap_agent **out,
 	dir = cfg->dump_dir;
 	if (!dir || !*dir)
 		dir = getcwd(cwd, sizeof(cwd)) ? cwd : ".";
-	if ((rc = resolve_dir(dir, a->dump_dir, "dump directory",
-			      "VMHEAP_AGENT_DIR", err, errlen)) < 0)
-		goto fail;
-	if (cfg->dump_dir && *cfg->dump_dir &&
-	    access(a->dump_dir, W_OK | X_OK) < 0) {
-		/* asked for by name: a directory that cannot take a dump is
-		 * a mistake to report now (the default, the working
-		 * directory, is taken as it is: `set config.dump.dir`
-		 * can change it later) */
-		rc = agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
-				"dump directory %s: %s; set VMHEAP_AGENT_DIR "
-				"to a directory this process can write",
-				a->dump_dir, strerror(errno));
-		goto fail;
+	/* asked for by name, a directory that cannot take a dump is a
+	 * mistake to report now, checked as `set config.dump.dir` checks
+	 * it (the default, the working directory, is taken as it is: `set
+	 * config.dump.dir` can change it later) */
+	{
+		char real[PATH_MAX];
+		int dfd = agent_dump_dir_check(
+		    dir, "dump directory", cfg->dump_dir && *cfg->dump_dir,
+		    real, sizeof(real), err, errlen);
+
+		if (dfd < 0) {
+			rc = dfd;
+			if (errlen && strlen(err) + 60 < errlen)
+				strcat(err, "; set VMHEAP_AGENT_DIR to a "
+					    "directory this process can write");
+			goto fail;
+		}
+		agent_dump_dir_set(a, dfd, real);
 	}
 	dir = cfg->tmpdir && *cfg->tmpdir ? cfg->tmpdir
 					  : vmheap_discovery_default_dir();
 	if ((rc = resolve_dir(dir, a->tmpdir, "discovery directory",
 			      "VMHEAP_AGENT_TMPDIR", err, errlen)) < 0)
 		goto fail;
+	a->tmp_dfd = vmheap_dir_open(a->tmpdir);
+	if (a->tmp_dfd < 0) {
+		rc = agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				"discovery directory %s: %s; set "
+				"VMHEAP_AGENT_TMPDIR to an existing directory "
+				"this process can write",
+				a->tmpdir, strerror(errno));
+		goto fail;
+	}
 	if ((rc = agent_token_new(a->token, err, errlen)) < 0)
 		goto fail;
-	sweep_dir(a, a->dump_dir);
+	agent_dump_sweep(a, a->dump_dfd);
 
 	rc = VMHEAP_AGENT_ESYS;
 	a->nslots = a->max_clients;

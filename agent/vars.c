@@ -435,33 +435,14 @@ static int get_config(struct vmheap_agent *a, const char *name,
 }
 
 /* config.dump.dir: an absolute path to a directory this process can
- * write.  Dumps that have started keep their directory. */
-/* 0 when a file can be created in `dir` (tried for real: access() says
- * yes to root on read-only or virtual file systems), else an errno. */
-static int can_create_in(const char *dir)
-{
-	char probe[PATH_MAX + 64];
-	int fd;
-
-	if (snprintf(probe, sizeof(probe), "%s/.vmheap-probe.%d", dir,
-		     (int)getpid()) >= (int)sizeof(probe))
-		return ENAMETOOLONG;
-	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0)
-		return errno;
-	close(fd);
-	unlink(probe);
-	return 0;
-}
-
+ * write (tried for real, dump_dir.c).  Dumps that have started keep their
+ * directory; later ones are made through the fd opened here. */
 static int set_dump_dir(struct vmheap_agent *a, const msgpack_object *value,
 			msgpack_packer *pk, uint64_t *job, char *err,
 			size_t errlen)
 {
 	char in[PATH_MAX], dir[PATH_MAX];
-	struct stat st;
-	int e;
+	int dfd;
 
 	(void)job;
 	if (frame_copy_str(value, in, sizeof(in)) < 0 || !in[0])
@@ -473,33 +454,12 @@ static int set_dump_dir(struct vmheap_agent *a, const msgpack_object *value,
 				  "%s is not an absolute path; config.dump.dir "
 				  "takes one (it starts with /)",
 				  in);
-	if (stat(in, &st) < 0)
-		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH, "%s %s", in,
-				  errno == ENOENT ? "does not exist"
-						  : strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH,
-				  "%s is not a directory", in);
-	if (!realpath(in, dir))
-		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS, "%s: %s", in,
-				  strerror(errno));
-	if ((e = can_create_in(dir)) != 0)
-		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH,
-				  "%s is not writable by the VM (pid %d, uid "
-				  "%u): %s",
-				  in, (int)getpid(), (unsigned)geteuid(),
-				  strerror(e));
-	pthread_mutex_lock(&a->lock);
-	memcpy(a->dump_dir, dir, strlen(dir) + 1);
-	pthread_mutex_unlock(&a->lock);
-	{
-		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		if (dfd >= 0) { /* dead writers' leftovers, as at start */
-			agent_dump_sweep(a, dfd);
-			close(dfd);
-		}
-	}
+	dfd = agent_dump_dir_check(in, NULL, 1, dir, sizeof(dir), err, errlen);
+	if (dfd < 0)
+		return dfd;
+	/* dead writers' leftovers, as at start */
+	agent_dump_sweep(a, dfd);
+	agent_dump_dir_set(a, dfd, dir);
 	/* the discovery file's dump_dir follows (the console looks there
 	 * for a dump whose reply it lost); on failure the old line stays */
 	agent_discovery_write(a, NULL, 0);
