@@ -333,6 +333,24 @@ void agent_fork_record(struct vmheap_agent *a, int gc, double seconds,
 /* Copy the dump directory (a->dump_dir, under a->lock). */
 void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
 
+/* ------------------------------------------------------- child_guard.c */
+
+/*
+ * In a child just forked from the VM `parent` (the VM's pid, read before
+ * the fork): make sure the child dies with its VM and within `timeout_s`
+ * seconds, stopped or not.  PR_SET_PDEATHSIG(SIGKILL) kills it, stopped
+ * or not, when the thread that forked ends (with the VM, or before it:
+ * the hosts fork on a thread that lives as long as the agent); a thread
+ * of the child checks every AGENT_CHILD_GUARD_MS that getppid() is still
+ * `parent` and that `report_fd` (the write end of a pipe whose read end
+ * only the VM holds) has a reader, and _exits (status 3) when not, or
+ * (status 4) at the deadline.  Never returns an error: a guard thread
+ * that cannot start leaves the death signal and the parent's own kill at
+ * the deadline.
+ */
+#define AGENT_CHILD_GUARD_MS 100
+void agent_child_guard(pid_t parent, int report_fd, int timeout_s);
+
 /* ---------------------------------------------------------- dump_dir.c */
 
 /*

@@ -159,6 +159,7 @@ struct fork_call {
 	int gc;
 	int pipe[2];
 	pid_t pid;
+	pid_t parent; /* the VM, read before the fork */
 	int err;
 };
 
@@ -195,6 +196,9 @@ static void __attribute__((noreturn)) child_main(struct fork_call *parent_fc)
 
 	fc->w = w;
 	close(fc->pipe[0]);
+	/* the child never outlives its VM nor config.dump.timeout */
+	agent_child_guard(fc->parent, fc->pipe[1],
+			  atomic_load(&w->a->dump_timeout_s));
 	memset(&rep, 0, sizeof(rep));
 	if (h->prepare_child && h->prepare_child(h->ctx, fc->gc) < 0) {
 		w->code = VMHEAP_AGENT_EDUMP;
@@ -226,6 +230,7 @@ static int fork_fn(void *arg)
 	struct fork_call *fc = arg;
 	const struct vmheap_agent_host *h = fc->w->a->host;
 
+	fc->parent = getpid();
 	fc->pid = h->fork_stopped(h->ctx);
 	if (fc->pid == 0)
 		child_main(fc);

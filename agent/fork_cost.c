@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,14 +100,19 @@ static double probe_write_rate(void)
 	struct timespec ts = {0, AGENT_FORK_PROBE_MS * 1000000L};
 	long long f0, f1;
 	double t0, t1;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 	int status;
 
 	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		/* writes nothing; killed by the parent */
+		/* writes nothing; killed by the parent, or with it (a
+		 * SIGKILL of the VM mid-probe), or by its own alarm */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(3);
+		alarm(AGENT_FORK_PROBE_MS / 1000 + 10);
 		for (;;)
 			pause();
 	}

@@ -1,0 +1,609 @@
+/*
+ * safety_test.c - production safety under hostile users and dying
+ * processes (issue 28): files are created with O_EXCL|O_NOFOLLOW in a
+ * directory held by fd (libvmheap-files, the agent, vmheap-report,
+ * vmheap-import), and a fork dump's child dies with its VM.
+ *
+ * Everything runs for real: the helper on real directories, the real
+ * tools (under strace where the system call itself is the point), the
+ * real vmheap-sample killed with SIGKILL mid-dump.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent_helpers.h"
+#include "vmheap_files.h"
+#include "lib/vmheap_spec.h"
+
+#define WAIT_MS 20000
+
+/* ------------------------------------------------------ the helper */
+
+START_TEST(the_helper_never_opens_a_planted_name)
+{
+	const char *dir = spec_mkdtemp("files-planted");
+	char victim[400], name[300], tmp[256];
+	int dfd, fd;
+
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	spec_write_text(victim, "precious");
+	dfd = vmheap_dir_open(dir);
+	ck_assert_int_ge(dfd, 0);
+
+	/* a planted symbolic link (to an existing and to a missing file)
+	 * and a planted file: EEXIST, and nothing written through them */
+	ck_assert(symlinkat(victim, dfd, "link") == 0);
+	ck_assert(symlinkat("/nonexistent/x", dfd, "dangling") == 0);
+	errno = 0;
+	ck_assert_int_eq(vmheap_file_create(dfd, "link", 0600), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert_int_eq(vmheap_file_create(dfd, "dangling", 0600), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert_int_eq(vmheap_file_create(dfd, "victim", 0600), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert_int_eq(vmheap_file_create(dfd, "a/b", 0600), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert(access("/nonexistent/x", F_OK) < 0);
+
+	/* a fresh name: created, and another call gives another name */
+	fd = vmheap_file_create_temp(dfd, "t.", ".tmp", 0600, tmp,
+				     sizeof(tmp));
+	ck_assert_int_ge(fd, 0);
+	ck_assert(!strncmp(tmp, "t.", 2) && strlen(tmp) == 2 + 16 + 4);
+	ck_assert(write(fd, "new", 3) == 3);
+	close(fd);
+	snprintf(name, sizeof(name), "%s", tmp);
+	fd = vmheap_file_create_temp(dfd, "t.", ".tmp", 0600, tmp,
+				     sizeof(tmp));
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_str_ne(name, tmp);
+	unlinkat(dfd, tmp, 0);
+
+	/* publish never replaces (EEXIST, the temporary stays) ... */
+	ck_assert_int_eq(vmheap_file_publish(dfd, name, "victim",
+					     VMHEAP_PUBLISH_NOREPLACE),
+			 -1);
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert(faccessat(dfd, name, F_OK, 0) == 0);
+	ck_assert_int_eq(vmheap_file_publish(dfd, name, "dangling",
+					     VMHEAP_PUBLISH_NOREPLACE),
+			 -1);
+	ck_assert_int_eq(errno, EEXIST);
+	/* ... unless told to: the link is replaced, not followed */
+	ck_assert_int_eq(vmheap_file_publish(dfd, name, "link",
+					     VMHEAP_PUBLISH_REPLACE),
+			 0);
+	{
+		char *v = spec_read_file(victim, NULL);
+		char path[600];
+		struct stat st;
+
+		ck_assert_str_eq(v, "precious");
+		free(v);
+		snprintf(path, sizeof(path), "%s/link", dir);
+		ck_assert(lstat(path, &st) == 0 && S_ISREG(st.st_mode));
+		v = spec_read_file(path, NULL);
+		ck_assert_str_eq(v, "new");
+		free(v);
+	}
+	close(dfd);
+}
+END_TEST
+
+START_TEST(the_helper_keeps_the_directory_it_opened)
+{
+	const char *dir = spec_mkdtemp("files-swap");
+	char d[400], moved[400], other[400], p[600];
+	const char *base;
+	int dfd, fd;
+
+	snprintf(d, sizeof(d), "%s/d", dir);
+	snprintf(moved, sizeof(moved), "%s/d.old", dir);
+	snprintf(other, sizeof(other), "%s/other", dir);
+	ck_assert(mkdir(d, 0700) == 0 && mkdir(other, 0700) == 0);
+	snprintf(p, sizeof(p), "%s/out", d);
+	dfd = vmheap_dir_open_parent(p, &base);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_str_eq(base, "out");
+	/* swapped for a link after it was opened */
+	ck_assert(rename(d, moved) == 0 && symlink(other, d) == 0);
+	fd = vmheap_file_create(dfd, base, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	close(dfd);
+	snprintf(p, sizeof(p), "%s/out", moved);
+	ck_assert_msg(access(p, F_OK) == 0, "not in the directory opened");
+	ck_assert_str_eq(spec_ls(other, ' '), "");
+
+	ck_assert_int_eq(vmheap_dir_open_parent("x/", &base), -1);
+	ck_assert_int_eq(errno, EISDIR);
+	ck_assert_int_eq(vmheap_dir_open_parent("x/..", &base), -1);
+	dfd = vmheap_dir_open_parent("plain", &base);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_str_eq(base, "plain");
+	close(dfd);
+}
+END_TEST
+
+/* ------------------------------------------------------- the tools */
+
+/* A real dump of the sample VM in `dir`/NAME (the VM stopped after). */
+static void make_dump(const char *name, char *path, size_t len)
+{
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+
+	sample_start(&s, NULL);
+	c = sample_client(&s);
+	call_ok(c, "set", "system.memory.dump", name, &r);
+	vmheap_reply_release(&r);
+	vmheap_client_close(c);
+	snprintf(path, len, "%s/%s", spec_mkdtemp("dump"), name);
+	{
+		char from[600];
+		size_t n;
+		char *bytes;
+
+		snprintf(from, sizeof(from), "%s/%s", s.dumps, name);
+		bytes = spec_read_file(from, &n);
+		ck_assert(bytes);
+		spec_write_file(path, bytes, n);
+		free(bytes);
+	}
+	sample_cleanup(&s);
+}
+
+/* The lines of an strace log that create a file (O_CREAT). */
+static char *creating_lines(const char *log)
+{
+	char *all = spec_read_file(log, NULL), *save = NULL;
+	size_t cap = 1 + (all ? strlen(all) : 0);
+	char *out = calloc(1, cap);
+
+	ck_assert(all && out);
+	for (char *l = strtok_r(all, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save))
+		if (strstr(l, "O_CREAT")) {
+			strcat(out, l);
+			strcat(out, "\n");
+		}
+	free(all);
+	return out;
+}
+
+START_TEST(vmheap_report_never_writes_through_a_planted_link)
+{
+	const char *dir = spec_mkdtemp("report-link");
+	char dump[600], victim[400], out[400], log[400], *lines;
+	struct spec_run r;
+	struct stat st;
+
+	make_dump("r.vmheap", dump, sizeof(dump));
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(out, sizeof(out), "%s/report.html", dir);
+	snprintf(log, sizeof(log), "%s/strace", dir);
+	spec_write_text(victim, "root's file");
+	/* another user's links: the report's name and its old temporary
+	 * names (OUT.tmp-PID, for the next hundred pids) */
+	ck_assert(symlink(victim, out) == 0);
+	for (int i = 0; i < 100; i++) {
+		char t[500];
+
+		snprintf(t, sizeof(t), "%s.tmp-%d", out, (int)getpid() + i);
+		ck_assert(symlink(victim, t) == 0);
+	}
+	{
+		const char *argv[] = {"strace", "-f", "-qq", "-e",
+				      "trace=open,openat,creat", "-o", log,
+				      spec_bin("vmheap-report"), "--no-graph",
+				      "-o", out, dump, NULL};
+
+		ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &r), 0);
+	}
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	spec_run_free(&r);
+	{
+		char *v = spec_read_file(victim, NULL);
+
+		ck_assert_str_eq(v, "root's file");
+		free(v);
+	}
+	ck_assert(lstat(out, &st) == 0 && S_ISREG(st.st_mode));
+	/* strace: the output's temporary is created with O_EXCL and
+	 * O_NOFOLLOW, and nothing is created without O_EXCL */
+	lines = creating_lines(log);
+	ck_assert_msg(strstr(lines, "report.html.tmp-") &&
+			  strstr(lines, "O_EXCL") && strstr(lines, "O_NOFOLLOW"),
+		      "%s", lines);
+	for (char *l = lines, *nl; *l; l = nl + 1) {
+		nl = strchr(l, '\n');
+		*nl = '\0';
+		ck_assert_msg(strstr(l, "O_EXCL"), "created without O_EXCL: %s",
+			      l);
+	}
+	free(lines);
+}
+END_TEST
+
+START_TEST(vmheap_import_creates_its_temporary_with_o_excl)
+{
+	const char *dir = spec_mkdtemp("import-excl");
+	char in[400], out[400], log[400], victim[400], *lines;
+	struct spec_run r;
+	const char *json = "{\"address\":\"0x1\", \"type\":\"STRING\", "
+			   "\"class\":\"0x2\", \"bytesize\":40, "
+			   "\"value\":\"x\"}\n";
+
+	snprintf(in, sizeof(in), "%s/in.json", dir);
+	snprintf(out, sizeof(out), "%s/out.vmheap", dir);
+	snprintf(log, sizeof(log), "%s/strace", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	spec_write_text(in, json);
+	spec_write_text(victim, "precious");
+	{
+		const char *argv[] = {"strace", "-f", "-qq", "-e",
+				      "trace=open,openat,creat", "-o", log,
+				      spec_bin("vmheap-import"),
+				      "--no-progress", "--from", "ruby-json",
+				      in, out, NULL};
+
+		ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &r), 0);
+	}
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	spec_run_free(&r);
+	lines = creating_lines(log);
+	ck_assert_msg(strstr(lines, ".vmheap-import.") &&
+			  strstr(lines, "O_EXCL") && strstr(lines, "O_NOFOLLOW"),
+		      "%s", lines);
+	free(lines);
+
+	/* OUT a planted link: refused, nothing written through it */
+	unlink(out);
+	ck_assert(symlink(victim, out) == 0);
+	{
+		const char *argv[] = {spec_bin("vmheap-import"),
+				      "--no-progress", in, out, NULL};
+
+		ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &r), 0);
+	}
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "already exists"), "%s", r.err);
+	spec_run_free(&r);
+	{
+		char *v = spec_read_file(victim, NULL);
+
+		ck_assert_str_eq(v, "precious");
+		free(v);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------- the agent */
+
+START_TEST(a_dump_directory_swapped_for_a_link_is_not_followed)
+{
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	char d[400], moved[400], other[400], want[600];
+	const msgpack_object *path;
+
+	sample_start(&s, NULL);
+	c = sample_client(&s);
+	snprintf(d, sizeof(d), "%s/d", s.dir);
+	snprintf(moved, sizeof(moved), "%s/d.old", s.dir);
+	snprintf(other, sizeof(other), "%s/elsewhere", s.dir);
+	ck_assert(mkdir(d, 0700) == 0 && mkdir(other, 0700) == 0);
+	call_ok(c, "set", "config.dump.dir", d, &r);
+	vmheap_reply_release(&r);
+	/* after the set: the directory is moved and a link takes its
+	 * name */
+	ck_assert(rename(d, moved) == 0 && symlink(other, d) == 0);
+	call_ok(c, "set", "system.memory.dump", "x.vmheap", &r);
+	path = map_get(&r.value, "path");
+	snprintf(want, sizeof(want), "%s/x.vmheap", moved);
+	ck_assert_msg(path && path->type == MSGPACK_OBJECT_STR &&
+			  path->via.str.size == strlen(want) &&
+			  !memcmp(path->via.str.ptr, want, strlen(want)),
+		      "the reply names %.*s, not %s",
+		      path ? (int)path->via.str.size : 0,
+		      path ? path->via.str.ptr : "", want);
+	vmheap_reply_release(&r);
+	ck_assert_msg(access(want, F_OK) == 0, "no %s", want);
+	ck_assert_str_eq(spec_ls(other, ' '), "");
+
+	/* an absolute path through the set name is taken in the
+	 * directory held, too */
+	snprintf(want, sizeof(want), "%s/y.vmheap", d);
+	call_ok(c, "set", "system.memory.dump", want, &r);
+	vmheap_reply_release(&r);
+	ck_assert_str_eq(spec_ls(other, ' '), "");
+	vmheap_client_close(c);
+	sample_cleanup(&s);
+}
+END_TEST
+
+START_TEST(planted_probe_and_discovery_names_stop_nothing)
+{
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	char d[400], p[600], victim[400];
+
+	sample_start(&s, NULL);
+	c = sample_client(&s);
+	/* another user's .vmheap-probe.<pid> in the new directory */
+	snprintf(d, sizeof(d), "%s/d", s.dir);
+	ck_assert(mkdir(d, 0777) == 0);
+	snprintf(victim, sizeof(victim), "%s/victim", s.dir);
+	spec_write_text(victim, "precious");
+	snprintf(p, sizeof(p), "%s/.vmheap-probe.%d", d, (int)s.pid);
+	ck_assert(symlink(victim, p) == 0);
+	call_ok(c, "set", "config.dump.dir", d, &r);
+	vmheap_reply_release(&r);
+	{
+		char *v = spec_read_file(victim, NULL);
+
+		ck_assert_str_eq(v, "precious");
+		free(v);
+	}
+	/* and the planted name is still there, untouched */
+	{
+		struct stat st;
+
+		ck_assert(lstat(p, &st) == 0 && S_ISLNK(st.st_mode));
+	}
+	vmheap_client_close(c);
+	sample_cleanup(&s);
+}
+END_TEST
+
+struct found {
+	pid_t pid;
+	int n;
+	char path[512];
+};
+
+static void on_found(void *arg, const struct vmheap_agent_info *info)
+{
+	struct found *f = arg;
+
+	if (info->pid == f->pid) {
+		f->n++;
+		snprintf(f->path, sizeof(f->path), "%s", info->path);
+	}
+}
+
+START_TEST(a_planted_discovery_file_does_not_stop_the_agent)
+{
+	const char *dir = spec_mkdtemp("planted-discovery");
+	char envt[600], envd[600], script[2000], victim[400];
+	struct found f = {0};
+	int64_t deadline;
+	pid_t pid;
+
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	spec_write_text(victim, "precious");
+	snprintf(envt, sizeof(envt), "VMHEAP_AGENT_TMPDIR=%s", dir);
+	snprintf(envd, sizeof(envd), "VMHEAP_AGENT_DIR=%s", dir);
+	/* the shell plants vmheap-agent.$$ (another user's link to a file;
+	 * when the test runs as root, a link it gives to nobody) and becomes
+	 * the VM: the agent finds its own discovery name taken */
+	snprintf(script, sizeof(script),
+		 "ln -s '%s' '%s/vmheap-agent.'$$ && "
+		 "{ [ \"$(id -u)\" != 0 ] || "
+		 "chown -h 65534 '%s/vmheap-agent.'$$; } && exec '%s'",
+		 victim, dir, dir, spec_bin("vmheap-sample"));
+	{
+		const char *argv[] = {"sh", "-c", script, NULL};
+		const char *env[] = {envt, envd, NULL};
+		struct spec_spawn sp = {.argv = argv, .env = env};
+
+		pid = spec_spawn(&sp);
+		ck_assert(pid > 0);
+	}
+	f.pid = pid;
+	deadline = spec_now_ms() + WAIT_MS;
+	while (vmheap_discovery_list(dir, on_found, NULL, &f) >= 0 && !f.n) {
+		ck_assert_msg(spec_wait(pid, 0, NULL) == -1,
+			      "the VM exited: its agent did not start");
+		ck_assert_msg(spec_now_ms() < deadline,
+			      "the agent is not listed in %s: %s", dir,
+			      spec_ls(dir, ' '));
+		spec_sleep_ms(10);
+	}
+	ck_assert_msg(strstr(f.path, "vmheap-agent.") &&
+			  strchr(strrchr(f.path, '.'), '-'),
+		      "listed as %s", f.path);
+	{
+		char *v = spec_read_file(victim, NULL);
+
+		ck_assert_str_eq(v, "precious");
+		free(v);
+	}
+	ck_assert_int_ge(spec_stop(pid, SIGTERM, WAIT_MS), 0);
+	/* it removed its own file, and only it */
+	ck_assert(access(f.path, F_OK) < 0);
+}
+END_TEST
+
+/* Start vmheap-sample with VMHEAP_AGENT_DIR=dumpdir and the agent
+ * required: it must exit non-zero; what it printed (malloc'd). */
+static char *start_fails(const char *dumpdir)
+{
+	const char *dir = spec_mkdtemp("agent-refused");
+	const char *env[] = {"VMHEAP_AGENT_REQUIRED=1", NULL};
+	struct spec_vm_opts vo = {.env = env};
+	char log[300], *out;
+	pid_t pid;
+	int st;
+
+	snprintf(log, sizeof(log), "%s/log", dir);
+	vo.log_path = log;
+	pid = spec_vm_spawn(dir, dumpdir, &vo);
+	ck_assert(pid > 0);
+	st = spec_wait(pid, WAIT_MS, NULL);
+	out = spec_read_file(log, NULL);
+	ck_assert_msg(st > 0, "status %d: %s", st, out ? out : "");
+	return out;
+}
+
+START_TEST(dump_directories_that_cannot_take_a_dump_are_refused_at_start)
+{
+	const char *dir = spec_mkdtemp("bad-dump-dir");
+	char file[400], *err;
+
+	/* /sys: refused at start as `set config.dump.dir` refuses it */
+	err = start_fails("/sys");
+	ck_assert_msg(strstr(err, "/sys is not writable by the VM"), "%s", err);
+	free(err);
+	/* a regular file: "Not a directory", not "Permission denied" */
+	snprintf(file, sizeof(file), "%s/a-file", dir);
+	spec_write_text(file, "x");
+	err = start_fails(file);
+	ck_assert_msg(strstr(err, "Not a directory") &&
+			  !strstr(err, "Permission denied"),
+		      "%s", err);
+	free(err);
+}
+END_TEST
+
+/* ------------------------------------------- the child dies with its VM */
+
+/* The pid of a child of `pid` (any thread's), or 0. */
+static pid_t child_of(pid_t pid)
+{
+	char path[128], *names, *save = NULL;
+	pid_t child = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	names = spec_ls(path, '\n');
+	for (char *t = strtok_r(names, "\n", &save); t && !child;
+	     t = strtok_r(NULL, "\n", &save)) {
+		char cp[160], *kids;
+
+		snprintf(cp, sizeof(cp), "/proc/%d/task/%s/children", (int)pid,
+			 t);
+		kids = spec_read_file(cp, NULL);
+		if (kids)
+			child = (pid_t)atoi(kids);
+		free(kids);
+	}
+	free(names);
+	return child;
+}
+
+/* Is `pid` gone (no process, or a zombie nobody has reaped yet)? */
+static int gone(pid_t pid)
+{
+	char path[64], *stat, *paren;
+	int dead;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	stat = spec_read_file(path, NULL);
+	if (!stat)
+		return 1;
+	paren = strrchr(stat, ')');
+	dead = paren && (paren[2] == 'Z' || paren[2] == 'X');
+	free(stat);
+	return dead;
+}
+
+/* The VM (SIGKILL) dies while its fork dump's child walks (stopped
+ * first with `stop_child`): the child must be gone soon after. */
+static void vm_killed_mid_fork_dump(int stop_child)
+{
+	struct sample_opts o = {.args = {"--walk-delay-ms", "60000", NULL}};
+	static const unsigned char req_head[] = {0x94, 0x07, 0xa3,
+						 's',  'e',  't'};
+	struct sample s;
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	int64_t deadline, t0;
+	pid_t child;
+	int fd;
+
+	sample_start(&s, &o);
+	fd = raw_connect(&s);
+	raw_auth(fd, s.info.token);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_sbuffer_write(&sb, (const char *)req_head, sizeof(req_head));
+	msgpack_pack_str(&pk, 18);
+	msgpack_pack_str_body(&pk, "system.memory.dump", 18);
+	msgpack_pack_str(&pk, 11);
+	msgpack_pack_str_body(&pk, "kill.vmheap", 11);
+	raw_send_frame(fd, sb.data, (uint32_t)sb.size);
+	msgpack_sbuffer_destroy(&sb);
+	deadline = spec_now_ms() + WAIT_MS;
+	while (!(child = child_of(s.pid))) {
+		ck_assert_msg(spec_now_ms() < deadline, "no dump child");
+		spec_sleep_ms(10);
+	}
+	if (stop_child)
+		ck_assert(kill(child, SIGSTOP) == 0);
+	t0 = spec_now_ms();
+	ck_assert(kill(s.pid, SIGKILL) == 0);
+	ck_assert_int_ge(spec_wait(s.pid, WAIT_MS, NULL), 0);
+	s.pid = 0;
+	deadline = t0 + WAIT_MS;
+	while (!gone(child)) {
+		if (spec_now_ms() > deadline) {
+			kill(child, SIGKILL);
+			ck_abort_msg("the dump child %d outlived its VM by %d "
+				     "ms",
+				     (int)child, WAIT_MS);
+		}
+		spec_sleep_ms(5);
+	}
+	printf("issue 28: the %sdump child of a VM killed -9 mid-dump was "
+	       "gone after %lld ms\n",
+	       stop_child ? "stopped " : "", (long long)(spec_now_ms() - t0));
+	close(fd);
+	sample_cleanup(&s);
+}
+
+START_TEST(the_dump_child_dies_with_its_vm)
+{
+	vm_killed_mid_fork_dump(0);
+}
+END_TEST
+
+START_TEST(a_stopped_dump_child_dies_with_its_vm)
+{
+	vm_killed_mid_fork_dump(1);
+}
+END_TEST
+
+Suite *vmheap_spec_suite(void)
+{
+	Suite *s = suite_create("safety");
+	TCase *tc;
+
+	tc = spec_tcase(s, "files", 120);
+	tcase_add_test(tc, the_helper_never_opens_a_planted_name);
+	tcase_add_test(tc, the_helper_keeps_the_directory_it_opened);
+	tcase_add_test(tc, vmheap_report_never_writes_through_a_planted_link);
+	tcase_add_test(tc, vmheap_import_creates_its_temporary_with_o_excl);
+	tc = spec_tcase(s, "agent files", 120);
+	tcase_add_test(tc, a_dump_directory_swapped_for_a_link_is_not_followed);
+	tcase_add_test(tc, planted_probe_and_discovery_names_stop_nothing);
+	tcase_add_test(tc, a_planted_discovery_file_does_not_stop_the_agent);
+	tcase_add_test(
+	    tc, dump_directories_that_cannot_take_a_dump_are_refused_at_start);
+	tc = spec_tcase(s, "dump child", 120);
+	tcase_add_test(tc, the_dump_child_dies_with_its_vm);
+	tcase_add_test(tc, a_stopped_dump_child_dies_with_its_vm);
+	return s;
+}
