@@ -295,6 +295,16 @@ struct agent_fork_cost {
 	long long child_rss[2];	   /* the RSS at that fork; 0: none yet */
 };
 
+/* How much memory a fork may take, and what said so (cgroup.c). */
+struct agent_mem_limit {
+	long long available;	 /* bytes: the tightest of what follows */
+	long long mem_available; /* /proc/meminfo's MemAvailable, or -1 */
+	/* the cgroup level that applied (cg_limit -1: none did) */
+	long long cg_limit, cg_usage, cg_inactive_file;
+	char source[32];	   /* "MemAvailable", "cgroup v1", "cgroup v2" */
+	char cgroup[PATH_MAX + 8]; /* that level's directory, or "" */
+};
+
 /* The guard's estimate of a fork dump's copy-on-write memory. */
 struct agent_fork_estimate {
 	long long rss;		/* the VM's RSS now */
@@ -305,6 +315,9 @@ struct agent_fork_estimate {
 	int child_measured;	/* 1: from a fork dump, 0: the whole RSS */
 	long long parent_bytes; /* the last fork dump's VM faults, or -1 */
 	long long need;		/* min(rss, child + write_rate x seconds) */
+	int probe_skipped;	/* 1: less memory than the RSS is free (the
+				   limit below): no probe, need is the RSS */
+	struct agent_mem_limit limit; /* what a fork may take now */
 };
 
 /* MemAvailable of /proc/meminfo in bytes, or -1; the environment's
@@ -332,6 +345,18 @@ void agent_fork_record(struct vmheap_agent *a, int gc, double seconds,
 
 /* Copy the dump directory (a->dump_dir, under a->lock). */
 void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
+
+/* ------------------------------------------------------------ cgroup.c */
+
+
+/*
+ * Fill *m: MemAvailable (agent_mem_available, with its test hook), and
+ * every memory cgroup level of this process, v2 and v1, from its own
+ * cgroup up (cgroup.c's comment: limit less usage, the reclaimable
+ * inactive_file not counted as used); m->available is the tightest.
+ * Returns 0, or -1 when nothing at all is known (m->available -1).
+ */
+int agent_mem_limit(struct agent_mem_limit *m);
 
 /* ------------------------------------------------------- child_guard.c */
 

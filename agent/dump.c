@@ -633,10 +633,12 @@ static int fork_memory_refused(struct vmheap_agent *a, int gc,
 	long long set = atomic_load(&a->fork_min_free);
 	long long need = agent_fork_min_free(a), avail;
 	struct agent_fork_estimate e;
-	char how[300];
+	struct agent_mem_limit m;
+	char how[300], what[PATH_MAX + 300];
 
-	if (need <= 0 || (avail = agent_mem_available()) < 0 || avail >= need)
+	if (need <= 0 || agent_mem_limit(&m) < 0 || m.available >= need)
 		return 0;
+	avail = m.available;
 	if (set >= 0) {
 		snprintf(how, sizeof(how), "as config.dump.fork_min_free says");
 	} else if (agent_fork_estimate(a, gc, &e) < 0) {
@@ -661,13 +663,24 @@ static int fork_memory_refused(struct vmheap_agent *a, int gc,
 					  : " (none measured yet: the RSS)",
 			 mib(e.rss));
 	}
+	if (m.cg_limit >= 0)
+		msgf(what, sizeof(what),
+		     "the memory the %s %s leaves is %lld bytes (%.1f MiB: "
+		     "limit %.1f MiB, usage %.1f MiB of which %.1f MiB "
+		     "reclaimable page cache; MemAvailable %.1f MiB)",
+		     m.source, m.cgroup, avail, mib(avail), mib(m.cg_limit),
+		     mib(m.cg_usage), mib(m.cg_inactive_file),
+		     mib(m.mem_available));
+	else
+		msgf(what, sizeof(what), "MemAvailable is %lld bytes (%.1f MiB)",
+		     avail, mib(avail));
 	res->code = VMHEAP_AGENT_EDUMP;
 	msgf(res->message, sizeof(res->message),
-	     "refusing a fork dump: MemAvailable is %lld bytes (%.1f MiB), "
-	     "below the threshold of %lld bytes (%.1f MiB, %s); free memory, "
-	     "set config.dump.fork false for an in-process dump, or set "
-	     "config.dump.fork_min_free 0 to fork anyway",
-	     avail, mib(avail), need, mib(need), how);
+	     "refusing a fork dump: %s, below the threshold of %lld bytes "
+	     "(%.1f MiB, %s); free memory, set config.dump.fork false for an "
+	     "in-process dump, or set config.dump.fork_min_free 0 to fork "
+	     "anyway",
+	     what, need, mib(need), how);
 	return 1;
 }
 

@@ -160,9 +160,18 @@ int agent_fork_estimate(struct vmheap_agent *a, int gc,
 	e->rss = agent_rss_bytes();
 	if (e->rss < 0)
 		return -1;
-	e->write_rate = probe_write_rate();
-	if (e->write_rate < 0)
-		return -1;
+	agent_mem_limit(&e->limit);
+	if (e->limit.available >= 0 && e->limit.available < e->rss) {
+		/* the probe's own copies could take what is left (a VM in a
+		 * tight cgroup was OOM-killed by probes): not measured, the
+		 * worst case, the whole RSS, is what is needed */
+		e->probe_skipped = 1;
+		e->write_rate = 0;
+	} else {
+		e->write_rate = probe_write_rate();
+		if (e->write_rate < 0)
+			return -1;
+	}
 	pthread_mutex_lock(&a->lock);
 	c = a->fork_cost;
 	pthread_mutex_unlock(&a->lock);
@@ -186,7 +195,7 @@ int agent_fork_estimate(struct vmheap_agent *a, int gc,
 	e->parent_bytes = c.parent_bytes;
 	parent = e->write_rate * e->seconds;
 	e->need = e->child_bytes + (long long)parent;
-	if (parent >= (double)e->rss || e->need > e->rss)
+	if (parent >= (double)e->rss || e->need > e->rss || e->probe_skipped)
 		e->need = e->rss;
 	return 0;
 }

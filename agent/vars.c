@@ -379,7 +379,7 @@ static int get_fork_estimate(struct vmheap_agent *a, const char *name,
 		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
 				  "cannot measure the write rate: %s",
 				  strerror(errno));
-	msgpack_pack_map(pk, 8);
+	msgpack_pack_map(pk, 15);
 	frame_pack_str(pk, "bytes");
 	msgpack_pack_int64(pk, e.need);
 	frame_pack_str(pk, "rss");
@@ -401,7 +401,29 @@ static int get_fork_estimate(struct vmheap_agent *a, const char *name,
 	else
 		msgpack_pack_false(pk);
 	frame_pack_str(pk, "mem_available");
-	msgpack_pack_int64(pk, agent_mem_available());
+	msgpack_pack_int64(pk, e.limit.mem_available);
+	/* the tightest of MemAvailable and the cgroups' limits, which the
+	 * guard compares with bytes, and which one it was */
+	frame_pack_str(pk, "available");
+	msgpack_pack_int64(pk, e.limit.available);
+	frame_pack_str(pk, "limited_by");
+	frame_pack_str(pk, e.limit.source);
+	frame_pack_str(pk, "cgroup");
+	if (e.limit.cg_limit >= 0)
+		frame_pack_str(pk, e.limit.cgroup);
+	else
+		msgpack_pack_nil(pk);
+	frame_pack_str(pk, "cgroup_limit");
+	msgpack_pack_int64(pk, e.limit.cg_limit);
+	frame_pack_str(pk, "cgroup_usage");
+	msgpack_pack_int64(pk, e.limit.cg_usage);
+	frame_pack_str(pk, "cgroup_inactive_file");
+	msgpack_pack_int64(pk, e.limit.cg_inactive_file);
+	frame_pack_str(pk, "probe_skipped");
+	if (e.probe_skipped)
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
 	return 0;
 }
 

@@ -586,6 +586,233 @@ START_TEST(a_stopped_dump_child_dies_with_its_vm)
 }
 END_TEST
 
+/* ---------------------------------------------------- containers */
+
+static int64_t map_int(const msgpack_object *map, const char *key)
+{
+	const msgpack_object *o = map_get(map, key);
+
+	ck_assert_msg(o && (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
+			    o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER),
+		      "no integer %s", key);
+	return o->via.i64;
+}
+
+static int map_str_is(const msgpack_object *map, const char *key,
+		      const char *want)
+{
+	const msgpack_object *o = map_get(map, key);
+
+	return o && obj_str_is(o, want);
+}
+
+static void write_number(const char *dir, const char *name, long long v)
+{
+	char path[1200], text[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(text, sizeof(text), "%lld\n", v);
+	spec_write_text(path, text);
+}
+
+/* The test hook's hierarchy: a cgroup v2 tree in a directory of the test
+ * (VMHEAP_AGENT_TEST_CGROUP_PROC: its cgroup and mountinfo files stand
+ * for /proc/self's), the VM in /app/worker, the limit on /app. */
+START_TEST(the_fork_guard_takes_a_cgroup_v2_limit_through_the_hook)
+{
+	const char *dir = spec_mkdtemp("cgroup-v2");
+	char env[600], fs[400], app[500], worker[600], text[1200];
+	struct sample_opts o = {.env = {env, NULL}};
+	const long long mib = 1 << 20;
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	long long rss;
+
+	snprintf(env, sizeof(env), "VMHEAP_AGENT_TEST_CGROUP_PROC=%s", dir);
+	snprintf(fs, sizeof(fs), "%s/fs", dir);
+	snprintf(app, sizeof(app), "%s/app", fs);
+	snprintf(worker, sizeof(worker), "%s/worker", app);
+	ck_assert(mkdir(fs, 0700) == 0 && mkdir(app, 0700) == 0 &&
+		  mkdir(worker, 0700) == 0);
+	snprintf(text, sizeof(text), "%s/cgroup", dir);
+	spec_write_text(text, "0::/app/worker\n");
+	{
+		char mi[600], body[1000];
+
+		snprintf(mi, sizeof(mi), "%s/mountinfo", dir);
+		snprintf(body, sizeof(body),
+			 "24 1 0:22 / / rw - ext4 /dev/root rw\n"
+			 "99 24 0:99 / %s rw,nosuid - cgroup2 cgroup2 rw\n",
+			 fs);
+		spec_write_text(mi, body);
+	}
+	/* the worker has no limit ("max"), its parent 500 MiB of which
+	 * 499 MiB are used and none reclaimable: 1 MiB is free */
+	snprintf(text, sizeof(text), "%s/memory.max", worker);
+	spec_write_text(text, "max\n");
+	write_number(worker, "memory.current", 100 * mib);
+	write_number(app, "memory.max", 500 * mib);
+	write_number(app, "memory.current", 499 * mib);
+	snprintf(text, sizeof(text), "%s/memory.stat", app);
+	spec_write_text(text, "anon 1000\nfile 7\ninactive_file 0\n");
+
+	sample_start(&s, &o);
+	c = sample_client(&s);
+	call_ok(c, "get", "system.fork_estimate", NULL, &r);
+	ck_assert(map_str_is(&r.value, "limited_by", "cgroup v2"));
+	ck_assert(map_str_is(&r.value, "cgroup", app));
+	ck_assert_int_eq(map_int(&r.value, "cgroup_limit"), 500 * mib);
+	ck_assert_int_eq(map_int(&r.value, "cgroup_usage"), 499 * mib);
+	ck_assert_int_eq(map_int(&r.value, "available"), 1 * mib);
+	rss = map_int(&r.value, "rss");
+	/* less is free than the RSS: the probe is not forked */
+	ck_assert_msg(rss > mib, "rss %lld", rss);
+	ck_assert(map_get(&r.value, "probe_skipped")->via.boolean);
+	ck_assert_int_eq(map_int(&r.value, "bytes"), rss);
+	vmheap_reply_release(&r);
+	/* a fork dump is refused, and says which limit */
+	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
+						"refused.vmheap", &r),
+			 0);
+	ck_assert(!r.ok);
+	ck_assert_str_eq(r.code, "dump");
+	ck_assert_msg(strstr(r.message, "refusing a fork dump: the memory "
+					"the cgroup v2 ") &&
+			  strstr(r.message, app),
+		      "%s", r.message);
+	vmheap_reply_release(&r);
+
+	/* 400 MiB of the usage is inactive page cache: 401 MiB free */
+	spec_write_text(text, "anon 1000\ninactive_file 419430400\n");
+	call_ok(c, "get", "system.fork_estimate", NULL, &r);
+	ck_assert_int_eq(map_int(&r.value, "available"), 401 * mib);
+	ck_assert(!map_get(&r.value, "probe_skipped")->via.boolean);
+	vmheap_reply_release(&r);
+	call_ok(c, "set", "system.memory.dump", "taken.vmheap", &r);
+	vmheap_reply_release(&r);
+	vmheap_client_close(c);
+	sample_cleanup(&s);
+	printf("issue 28: the cgroup test ran through the test hook (a v2 "
+	       "hierarchy in %s)\n",
+	       dir);
+}
+END_TEST
+
+/* This process's cgroup v1 memory directory, from /proc: 0, or -1 when
+ * the machine has none. */
+static int own_v1_memory_dir(char *out, size_t len)
+{
+	char *cg = spec_read_file("/proc/self/cgroup", NULL);
+	char *mi = spec_read_file("/proc/self/mountinfo", NULL);
+	char *path = NULL, *point = NULL, *save = NULL;
+	int rc = -1;
+
+	for (char *l = cg ? strtok_r(cg, "\n", &save) : NULL; l && !path;
+	     l = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : 0;
+
+		if (c2 && !strncmp(c1 + 1, "memory", 6) &&
+		    (c1[7] == ':' || c1[7] == ','))
+			path = c2 + 1;
+	}
+	save = NULL;
+	for (char *l = mi ? strtok_r(mi, "\n", &save) : NULL; l && !point;
+	     l = strtok_r(NULL, "\n", &save)) {
+		char root[300], mp[300];
+
+		if (strstr(l, " - cgroup cgroup ") && strstr(l, "memory") &&
+		    sscanf(l, "%*s %*s %*s %299s %299s", root, mp) == 2 &&
+		    !strcmp(root, "/")) {
+			point = l;
+			snprintf(out, len, "%s%s", mp, path ? path : "");
+		}
+	}
+	if (path && point && access(out, W_OK) == 0)
+		rc = 0;
+	free(cg);
+	free(mi);
+	return rc;
+}
+
+/* A real cgroup v1 child of this process's own memory cgroup, with the
+ * VM moved into it and a limit just above its usage. */
+START_TEST(the_fork_guard_takes_a_real_cgroup_limit)
+{
+	char own[600], child[800], procs[900], pid[32], msg[1200];
+	const long long mib = 1 << 20;
+	struct sample s;
+	vmheap_client *c;
+	struct vmheap_reply r;
+	long long usage, limit;
+
+	if (own_v1_memory_dir(own, sizeof(own)) < 0) {
+		printf("issue 28: no writable cgroup v1 memory hierarchy here; "
+		       "the hook's test covers the guard\n");
+		return;
+	}
+	snprintf(child, sizeof(child), "%s/vmheap-spec-%d", own, (int)getpid());
+	if (mkdir(child, 0755) < 0) {
+		printf("issue 28: cannot make a cgroup under %s (%s); the "
+		       "hook's test covers the guard\n",
+		       own, strerror(errno));
+		return;
+	}
+	sample_start(&s, NULL);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", child);
+	snprintf(pid, sizeof(pid), "%d\n", (int)s.pid);
+	spec_write_text(procs, pid);
+	c = sample_client(&s);
+	/* the RSS of the VM is charged where it was: its usage here is
+	 * what it takes from now on */
+	{
+		char *u, p[900];
+
+		snprintf(p, sizeof(p), "%s/memory.usage_in_bytes", child);
+		u = spec_read_file(p, NULL);
+		ck_assert(u);
+		usage = atoll(u);
+		free(u);
+	}
+	limit = usage + 1 * mib;
+	write_number(child, "memory.limit_in_bytes", limit);
+	call_ok(c, "get", "system.fork_estimate", NULL, &r);
+	ck_assert_msg(map_str_is(&r.value, "limited_by", "cgroup v1"), "%s",
+		      "limited_by is not cgroup v1");
+	ck_assert(map_str_is(&r.value, "cgroup", child));
+	ck_assert_int_eq(map_int(&r.value, "cgroup_limit"), limit);
+	ck_assert(map_int(&r.value, "available") <= limit);
+	ck_assert(map_int(&r.value, "available") <
+		  map_int(&r.value, "mem_available"));
+	vmheap_reply_release(&r);
+	/* the limit is below the RSS the child may copy: refused, though
+	 * MemAvailable would have let it fork */
+	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
+						"refused.vmheap", &r),
+			 0);
+	snprintf(msg, sizeof(msg), "%s", r.ok ? "(ok)" : r.message);
+	ck_assert_msg(!r.ok && strstr(msg, "the memory the cgroup v1 ") &&
+			  strstr(msg, child),
+		      "%s", msg);
+	vmheap_reply_release(&r);
+	/* a roomy limit: the fork dump is made */
+	write_number(child, "memory.limit_in_bytes", usage + 4096 * mib);
+	call_ok(c, "set", "system.memory.dump", "taken.vmheap", &r);
+	vmheap_reply_release(&r);
+	vmheap_client_close(c);
+	sample_cleanup(&s);
+	{
+		int64_t deadline = spec_now_ms() + WAIT_MS;
+
+		while (rmdir(child) < 0 && errno == EBUSY &&
+		       spec_now_ms() < deadline)
+			spec_sleep_ms(10);
+	}
+	printf("issue 28: the cgroup test ran in a real cgroup v1 (%s)\n",
+	       child);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("safety");
@@ -605,5 +832,9 @@ Suite *vmheap_spec_suite(void)
 	tc = spec_tcase(s, "dump child", 120);
 	tcase_add_test(tc, the_dump_child_dies_with_its_vm);
 	tcase_add_test(tc, a_stopped_dump_child_dies_with_its_vm);
+	tc = spec_tcase(s, "containers", 120);
+	tcase_add_test(tc,
+		       the_fork_guard_takes_a_cgroup_v2_limit_through_the_hook);
+	tcase_add_test(tc, the_fork_guard_takes_a_real_cgroup_limit);
 	return s;
 }
