@@ -63,7 +63,17 @@ struct agent_conn;
 #define AGENT_FORK_PROBE_MS 100
 #define AGENT_FORK_PRIOR_BYTES_PER_S (100LL * 1024 * 1024)
 /* A client whose unread replies pass this stops being read from. */
-#define AGENT_OUTPUT_HIGH_WATER (4u * 1024u * 1024u)
+#define AGENT_OUTPUT_HIGH_WATER (1u * 1024u * 1024u)
+/* Unread replies of all clients together: past it, a reply is replaced
+ * by a short `limit` error (PROTOCOL.md, limits). */
+#define AGENT_OUTPUT_TOTAL_MAX (32u * 1024u * 1024u)
+/* Before its token is accepted a connection may send frames of at most
+ * this many bytes (an auth request is about 50), and at most this many
+ * connections wait for their auth: past it the oldest is dropped. */
+#define AGENT_PREAUTH_MAX_FRAME 4096u
+#define AGENT_MAX_UNAUTHED 64
+/* MessagePack objects in one request, counted before it is decoded. */
+#define AGENT_MAX_REQUEST_OBJECTS 4096u
 
 /* ------------------------------------------------------------ errors.c */
 
@@ -120,6 +130,15 @@ int frame_check(const char *data, size_t len, char *err, size_t errlen);
  */
 int frame_decode(const char *data, size_t len, msgpack_unpacked *out, char *err,
 		 size_t errlen);
+
+/*
+ * frame_decode that also refuses a payload of more than max_objects
+ * MessagePack objects (0: no limit), counted before msgpack-c sees it:
+ * msgpack-c spends 24 bytes on each (a 1 MiB frame of nils would take
+ * 24 MiB).  The agent decodes requests with AGENT_MAX_REQUEST_OBJECTS.
+ */
+int frame_decode_limited(const char *data, size_t len, uint64_t max_objects,
+			 msgpack_unpacked *out, char *err, size_t errlen);
 
 /* Start a frame in `sb`: appends a 4-byte placeholder for the length. */
 void frame_begin(msgpack_sbuffer *sb);
@@ -556,6 +575,7 @@ struct vmheap_agent {
 	struct evconnlistener *listener;
 	struct event *stop_ev;
 	struct event *jobs_ev; /* a job ended: deliver on the loop */
+	struct event *trim_ev; /* malloc_trim after connections close */
 	pthread_t loop_thread;
 	int loop_running;
 

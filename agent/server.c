@@ -10,6 +10,7 @@
  * connection has gone (the job itself is not affected).
  */
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -49,6 +50,7 @@ struct agent_conn {
 	int fd;
 	int slot; /* index in agent->fd_slots */
 	int authed;
+	int sent_any;	  /* it has sent a byte */
 	int closing;	  /* close once the output is flushed */
 	int replies_owed; /* long jobs whose reply this connection awaits */
 	int64_t frame_started; /* ms when a partial frame (or the connection)
@@ -136,6 +138,8 @@ static void install_hooks(void)
 
 /* ---------------------------------------------------------- connections */
 
+static void schedule_trim(struct vmheap_agent *a);
+
 static void conn_free(struct agent_conn *c)
 {
 	struct vmheap_agent *a = c->agent;
@@ -162,6 +166,7 @@ static void conn_free(struct agent_conn *c)
 		atomic_store(&a->fd_slots[c->slot], -1);
 	bufferevent_free(c->bev);
 	free(c);
+	schedule_trim(a);
 }
 
 /* Output flushed on a closing connection: stop sending, keep reading
@@ -179,13 +184,44 @@ static void conn_linger(struct agent_conn *c)
 	bufferevent_enable(c->bev, EV_READ);
 }
 
+/* Unread replies of all clients, in bytes (loop thread). */
+static size_t output_total(const struct vmheap_agent *a)
+{
+	size_t n = 0;
+
+	for (const struct agent_conn *c = a->conns; c; c = c->next)
+		n += evbuffer_get_length(bufferevent_get_output(c->bev));
+	return n;
+}
+
 static void conn_queue(struct agent_conn *c, msgpack_sbuffer *sb)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 
 	evbuffer_add(out, sb->data, sb->size);
-	if (evbuffer_get_length(out) > AGENT_OUTPUT_HIGH_WATER)
-		bufferevent_disable(c->bev, EV_READ); /* a slow reader */
+	/* a slow reader, or all of them together past their share: no
+	 * more requests are taken from this one until it reads */
+	if (evbuffer_get_length(out) > AGENT_OUTPUT_HIGH_WATER ||
+	    output_total(c->agent) > AGENT_OUTPUT_TOTAL_MAX)
+		bufferevent_disable(c->bev, EV_READ);
+}
+
+/* Hand memory freed by closed connections back to the system, a moment
+ * after the last of a burst closed (glibc keeps freed heap otherwise). */
+static void trim_cb(int fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	malloc_trim(0);
+}
+
+static void schedule_trim(struct vmheap_agent *a)
+{
+	struct timeval tv = {0, 200 * 1000};
+
+	if (a->trim_ev && !event_pending(a->trim_ev, EV_TIMEOUT, NULL))
+		event_add(a->trim_ev, &tv);
 }
 
 static void pack_id(msgpack_packer *pk, const uint64_t *id)
@@ -239,6 +275,15 @@ static void conn_send_ok(struct agent_conn *c, const uint64_t *id,
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	frame_begin(&sb);
+	if (output_total(c->agent) + value_len > AGENT_OUTPUT_TOTAL_MAX) {
+		snprintf(msg, sizeof(msg),
+			 "the agent holds %u MiB of replies its clients have "
+			 "not read; read yours and ask again",
+			 AGENT_OUTPUT_TOTAL_MAX >> 20);
+		msgpack_sbuffer_destroy(&sb);
+		conn_send_error(c, id, VMHEAP_AGENT_ELIMIT, msg, 0);
+		return;
+	}
 	msgpack_pack_array(&pk, 3);
 	pack_id(&pk, id);
 	frame_pack_str(&pk, "ok");
@@ -388,7 +433,9 @@ static void read_cb(struct bufferevent *bev, void *arg)
 	struct agent_conn *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
 	char why[256], msg[320];
+	int was_authed;
 
+	c->sent_any = 1;
 	if (c->closing) {
 		evbuffer_drain(in, evbuffer_get_length(in));
 		return;
@@ -407,11 +454,15 @@ static void read_cb(struct bufferevent *bev, void *arg)
 			break;
 		evbuffer_copyout(in, hdr, 4);
 		len = frame_length(hdr);
-		if (len > VMHEAP_MAX_FRAME_BYTES) {
-			snprintf(
-			    msg, sizeof(msg),
-			    "frame of %u bytes exceeds the limit of %u bytes",
-			    len, VMHEAP_MAX_FRAME_BYTES);
+		if (len > (c->authed ? VMHEAP_MAX_FRAME_BYTES
+				     : AGENT_PREAUTH_MAX_FRAME)) {
+			snprintf(msg, sizeof(msg),
+				 "frame of %u bytes exceeds the limit of %u "
+				 "bytes%s",
+				 len,
+				 c->authed ? VMHEAP_MAX_FRAME_BYTES
+					   : AGENT_PREAUTH_MAX_FRAME,
+				 c->authed ? "" : " before auth");
 			conn_send_error(c, NULL, VMHEAP_AGENT_ELIMIT, msg, 1);
 			break;
 		}
@@ -425,7 +476,9 @@ static void read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_drain(in, 4);
 		data = (char *)evbuffer_pullup(in, len);
 		msgpack_unpacked_init(m);
-		if (!data || frame_decode(data, len, m, why, sizeof(why)) < 0) {
+		if (!data ||
+		    frame_decode_limited(data, len, AGENT_MAX_REQUEST_OBJECTS,
+					 m, why, sizeof(why)) < 0) {
 			snprintf(msg, sizeof(msg), "bad frame: %s",
 				 data ? why : "out of memory");
 			conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg, 1);
@@ -434,7 +487,10 @@ static void read_cb(struct bufferevent *bev, void *arg)
 		}
 		evbuffer_drain(in, len);
 		c->frame_started = 0;
+		was_authed = c->authed;
 		agent_dispatch(c->agent, &c->authed, &m->data, &out);
+		if (c->authed && !was_authed) /* frames may be large now */
+			bufferevent_setwatermark(bev, EV_READ, 0, 0);
 		conn_answer(c, &out);
 		agent_outcome_release(&out);
 		msgpack_unpacked_destroy(m);
@@ -524,6 +580,33 @@ static int take_slot(struct vmheap_agent *a, int fd)
 	return -1;
 }
 
+static int count_unauthed(const struct vmheap_agent *a)
+{
+	int n = 0;
+
+	for (const struct agent_conn *c = a->conns; c; c = c->next)
+		n += !c->authed;
+	return n;
+}
+
+/* Close the connection that has waited longest without its token,
+ * preferring one that has sent nothing at all (a client on its way in
+ * has its auth frame in flight); the list is newest first.  Nothing is
+ * sent to it. */
+static void drop_oldest_unauthed(struct vmheap_agent *a)
+{
+	struct agent_conn *oldest = NULL, *silent = NULL;
+
+	for (struct agent_conn *c = a->conns; c; c = c->next)
+		if (!c->authed) {
+			oldest = c;
+			if (!c->sent_any)
+				silent = c;
+		}
+	if (silent || oldest)
+		conn_free(silent ? silent : oldest);
+}
+
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		      struct sockaddr *sa, int socklen, void *arg)
 {
@@ -538,6 +621,11 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		close(fd);
 		return;
 	}
+	/* room for an honest client: connections that have not sent the
+	 * token are few, and the oldest of them makes way */
+	if (a->nconns >= a->max_clients ||
+	    count_unauthed(a) >= AGENT_MAX_UNAUTHED)
+		drop_oldest_unauthed(a);
 	if (a->nconns >= a->max_clients) {
 		/* A short frame sent straight away: [nil, "error", "limit", m]
 		 */
@@ -585,6 +673,9 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	a->conns = c;
 	a->nconns++;
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+	/* before auth no more than one small frame is buffered */
+	bufferevent_setwatermark(c->bev, EV_READ, 0,
+				 AGENT_PREAUTH_MAX_FRAME + 4);
 	conn_set_timeouts(c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	send_hello(c);
@@ -692,6 +783,8 @@ static void free_agent(struct vmheap_agent *a)
 		event_free(a->stop_ev);
 	if (a->jobs_ev)
 		event_free(a->jobs_ev);
+	if (a->trim_ev)
+		event_free(a->trim_ev);
 	if (a->base)
 		event_base_free(a->base);
 	if (a->dump_dfd >= 0)
@@ -882,7 +975,8 @@ int vmheap_agent_start(vmheap_agent **out,
 		atomic_init(&a->fd_slots[i], -1);
 	a->stop_ev = event_new(a->base, -1, 0, stop_cb, a);
 	a->jobs_ev = event_new(a->base, -1, 0, jobs_cb, a);
-	if (!a->stop_ev || !a->jobs_ev) {
+	a->trim_ev = evtimer_new(a->base, trim_cb, a);
+	if (!a->stop_ev || !a->jobs_ev || !a->trim_ev) {
 		agent_fail(err, errlen, rc, "cannot create events");
 		goto fail;
 	}

@@ -9,6 +9,8 @@
  * real vmheap-sample killed with SIGKILL mid-dump.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -813,6 +815,269 @@ START_TEST(the_fork_guard_takes_a_real_cgroup_limit)
 }
 END_TEST
 
+/* --------------------------------------- memory before and after auth */
+
+/* The VM's resident memory in bytes (VmRSS), or -1. */
+static long long rss_of(pid_t pid)
+{
+	char path[64], *st, *l;
+	long long kb = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	st = spec_read_file(path, NULL);
+	if (st && (l = strstr(st, "VmRSS:")))
+		kb = atoll(l + 6);
+	free(st);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* Send as much of buf as the socket takes now (non-blocking). */
+static size_t send_some(int fd, const void *buf, size_t len)
+{
+	ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* Wait (deadline WAIT_MS) until the VM's RSS is at most `bound`: the
+ * last RSS seen. */
+static long long rss_settles_below(pid_t pid, long long bound)
+{
+	int64_t deadline = spec_now_ms() + WAIT_MS;
+	long long rss;
+
+	while ((rss = rss_of(pid)) > bound && spec_now_ms() < deadline)
+		spec_sleep_ms(50);
+	return rss;
+}
+
+#define MIB (1024LL * 1024LL)
+
+START_TEST(unauthenticated_megabyte_frames_take_little_memory)
+{
+	static char payload[1 << 20];
+	unsigned char hdr[4] = {0x00, 0x10, 0x00, 0x00}; /* 1 MiB */
+	struct sample s;
+	long long rss0, peak = 0, after;
+	int fds[127];
+
+	sample_start(&s, NULL);
+	memset(payload, 0xc0, sizeof(payload)); /* nils */
+	rss0 = rss_of(s.pid);
+	for (int i = 0; i < 127; i++) {
+		long long r;
+
+		fds[i] = spec_tcp_connect(s.info.port);
+		ck_assert(fds[i] >= 0);
+		send_some(fds[i], hdr, 4);
+		send_some(fds[i], payload, sizeof(payload));
+		r = rss_of(s.pid);
+		if (r > peak)
+			peak = r;
+	}
+	/* and the whole megabyte, as far as the agent reads it */
+	for (int round = 0; round < 20; round++)
+		for (int i = 0; i < 127; i++) {
+			long long r;
+
+			send_some(fds[i], payload, sizeof(payload));
+			r = rss_of(s.pid);
+			if (r > peak)
+				peak = r;
+		}
+	for (int i = 0; i < 127; i++)
+		close(fds[i]);
+	after = rss_settles_below(s.pid, rss0 + 16 * MIB);
+	printf("issue 28: 127 unauthenticated 1 MiB frames: RSS %.1f MiB, "
+	       "%+.1f MiB at most while open, %+.1f MiB after close\n",
+	       rss0 / (double)MIB, (peak - rss0) / (double)MIB,
+	       (after - rss0) / (double)MIB);
+	ck_assert_msg(peak - rss0 <= 32 * MIB, "+%lld MiB while open",
+		      (peak - rss0) / MIB);
+	ck_assert_msg(after - rss0 <= 16 * MIB, "+%lld MiB after close",
+		      (after - rss0) / MIB);
+	/* and the VM still answers */
+	{
+		vmheap_client *c = sample_client(&s);
+
+		ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+		vmheap_client_close(c);
+	}
+	sample_cleanup(&s);
+}
+END_TEST
+
+START_TEST(a_frame_of_a_million_nils_is_refused_before_it_is_decoded)
+{
+	static unsigned char frame[4 + 5 + (1 << 20) - 5];
+	struct sample s;
+	msgpack_unpacked m;
+	uint32_t n = (1 << 20) - 5;
+	long long rss0, rss1;
+	int fd;
+
+	sample_start(&s, NULL);
+	fd = raw_connect(&s);
+	raw_auth(fd, s.info.token);
+	rss0 = rss_of(s.pid);
+	/* [nil x n]: array 32 header, then n nils */
+	frame[0] = 0x00;
+	frame[1] = 0x10;
+	frame[2] = 0x00;
+	frame[3] = 0x00;
+	frame[4] = 0xdd;
+	frame[5] = (unsigned char)(n >> 24);
+	frame[6] = (unsigned char)(n >> 16);
+	frame[7] = (unsigned char)(n >> 8);
+	frame[8] = (unsigned char)n;
+	memset(frame + 9, 0xc0, n);
+	raw_send(fd, frame, sizeof(frame));
+	msgpack_unpacked_init(&m);
+	ck_assert_int_eq(raw_read(fd, &m, WAIT_MS), 1);
+	ck_assert(obj_str_is(&m.data.via.array.ptr[1], "error"));
+	ck_assert_msg(obj_str_is(&m.data.via.array.ptr[2], "protocol"),
+		      "not a protocol error");
+	msgpack_unpacked_destroy(&m);
+	rss1 = rss_of(s.pid);
+	printf("issue 28: a frame of a million nils: %+.1f MiB\n",
+	       (rss1 - rss0) / (double)MIB);
+	ck_assert_msg(rss1 - rss0 <= 16 * MIB, "+%lld MiB", (rss1 - rss0) / MIB);
+	close(fd);
+	sample_cleanup(&s);
+}
+END_TEST
+
+START_TEST(clients_that_never_read_take_bounded_memory)
+{
+	enum { CLIENTS = 100, REQUESTS = 3000 };
+	static const unsigned char list_req[] = {0x00, 0x00, 0x00, 0x07,
+						 0x92, 0x01, 0xa4, 'l',
+						 'i',  's',  't'};
+	static unsigned char burst[REQUESTS * sizeof(list_req)];
+	struct sample s;
+	long long rss0, peak = 0, after;
+	int fds[CLIENTS], idle;
+	vmheap_client *c;
+	struct vmheap_reply r;
+
+	for (int i = 0; i < REQUESTS; i++)
+		memcpy(burst + i * sizeof(list_req), list_req,
+		       sizeof(list_req));
+	sample_start(&s, NULL);
+	rss0 = rss_of(s.pid);
+	for (int i = 0; i < CLIENTS; i++) {
+		fds[i] = raw_connect(&s);
+		raw_auth(fds[i], s.info.token);
+	}
+	/* each pipelines its requests and never reads a reply */
+	for (int i = 0; i < CLIENTS; i++) {
+		size_t off = 0;
+
+		for (int tries = 0; off < sizeof(burst) && tries < 50; tries++)
+			off += send_some(fds[i], burst + off,
+					 sizeof(burst) - off);
+	}
+	/* until the agent has stopped taking requests: the RSS no longer
+	 * grows over a few samples */
+	idle = 0;
+	for (int64_t deadline = spec_now_ms() + WAIT_MS;
+	     idle < 20 && spec_now_ms() < deadline;) {
+		long long rr = rss_of(s.pid);
+
+		if (rr > peak) {
+			peak = rr;
+			idle = 0;
+		} else {
+			idle++;
+		}
+		spec_sleep_ms(50);
+	}
+	/* an honest client is answered meanwhile */
+	c = sample_client(&s);
+	call_ok(c, "get", "system.pid", NULL, &r);
+	vmheap_reply_release(&r);
+	vmheap_client_close(c);
+	for (int i = 0; i < CLIENTS; i++)
+		close(fds[i]);
+	after = rss_settles_below(s.pid, rss0 + 16 * MIB);
+	printf("issue 28: 100 authenticated clients that never read: RSS "
+	       "%.1f MiB, %+.1f MiB at most while open, %+.1f MiB after "
+	       "close\n",
+	       rss0 / (double)MIB, (peak - rss0) / (double)MIB,
+	       (after - rss0) / (double)MIB);
+	ck_assert_msg(peak - rss0 <= 128 * MIB, "+%lld MiB while open",
+		      (peak - rss0) / MIB);
+	ck_assert_msg(after - rss0 <= 16 * MIB, "+%lld MiB after close",
+		      (after - rss0) / MIB);
+	sample_cleanup(&s);
+}
+END_TEST
+
+struct churn {
+	uint16_t port;
+	volatile int stop;
+	int opened;
+};
+
+/* Unauthenticated connections, opened without end, each kept until
+ * the agent drops it or 1,000 are open. */
+static void *churn_main(void *arg)
+{
+	struct churn *ch = arg;
+	int fds[1000], n = 0;
+
+	while (!ch->stop) {
+		int fd = spec_tcp_connect(ch->port);
+
+		if (fd < 0)
+			continue;
+		ch->opened++;
+		if (n == 1000) {
+			close(fds[0]);
+			memmove(fds, fds + 1, sizeof(fds) - sizeof(*fds));
+			n--;
+		}
+		fds[n++] = fd;
+	}
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	return NULL;
+}
+
+START_TEST(an_honest_client_gets_in_while_unauthenticated_ones_churn)
+{
+	struct sample s;
+	struct churn ch = {0};
+	pthread_t t;
+	struct spec_vm vm;
+	int served = 0;
+
+	sample_start(&s, NULL);
+	ch.port = s.info.port;
+	ck_assert(pthread_create(&t, NULL, churn_main, &ch) == 0);
+	while (ch.opened < 1000)
+		spec_sleep_ms(5);
+	memset(&vm, 0, sizeof(vm));
+	vm.pid = s.pid;
+	vm.info = s.info;
+	for (int i = 0; i < 10; i++) {
+		vmheap_client *c = spec_connect(&vm, 10000);
+
+		if (c && spec_get_uint(c, "system.pid") == s.pid)
+			served++;
+		if (c)
+			vmheap_client_close(c);
+	}
+	ch.stop = 1;
+	pthread_join(t, NULL);
+	printf("issue 28: an honest client was served %d of 10 times while "
+	       "%d unauthenticated connections churned\n",
+	       served, ch.opened);
+	ck_assert_int_ge(served, 9);
+	sample_cleanup(&s);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("safety");
@@ -836,5 +1101,12 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc,
 		       the_fork_guard_takes_a_cgroup_v2_limit_through_the_hook);
 	tcase_add_test(tc, the_fork_guard_takes_a_real_cgroup_limit);
+	tc = spec_tcase(s, "memory", 240);
+	tcase_add_test(tc, unauthenticated_megabyte_frames_take_little_memory);
+	tcase_add_test(tc,
+		       a_frame_of_a_million_nils_is_refused_before_it_is_decoded);
+	tcase_add_test(tc, clients_that_never_read_take_bounded_memory);
+	tcase_add_test(tc,
+		       an_honest_client_gets_in_while_unauthenticated_ones_churn);
 	return s;
 }
