@@ -68,10 +68,10 @@ struct agent_conn;
  * by a short `limit` error (PROTOCOL.md, limits). */
 #define AGENT_OUTPUT_TOTAL_MAX (32u * 1024u * 1024u)
 /* Before its token is accepted a connection may send frames of at most
- * this many bytes (an auth request is about 50), and at most this many
- * connections wait for their auth: past it the oldest is dropped. */
+ * this many bytes (an auth request is about 50).  When every client slot
+ * is taken, a connection without the token makes way for a new one
+ * (server.c, drop_oldest_unauthed). */
 #define AGENT_PREAUTH_MAX_FRAME 4096u
-#define AGENT_MAX_UNAUTHED 64
 /* MessagePack objects in one request, counted before it is decoded. */
 #define AGENT_MAX_REQUEST_OBJECTS 4096u
 
@@ -334,7 +334,7 @@ struct agent_fork_estimate {
 	int child_measured;	/* 1: from a fork dump, 0: the whole RSS */
 	long long parent_bytes; /* the last fork dump's VM faults, or -1 */
 	long long need;		/* min(rss, child + write_rate x seconds) */
-	int probe_skipped;	/* 1: less memory than the RSS is free (the
+	int probe_skipped;	/* 1: a cgroup leaves less than the RSS (the
 				   limit below): no probe, need is the RSS */
 	struct agent_mem_limit limit; /* what a fork may take now */
 };
@@ -364,6 +364,14 @@ void agent_fork_record(struct vmheap_agent *a, int gc, double seconds,
 
 /* Copy the dump directory (a->dump_dir, under a->lock). */
 void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
+
+/* ----------------------------------------------------- fork_estimate.c */
+
+/* Start `get system.fork_estimate` as a long job (its own thread):
+ * AGENT_PENDING with the handle in *job, or a negative code (busy while
+ * one runs) with a message in err. */
+int agent_fork_estimate_start(struct vmheap_agent *a, uint64_t *job,
+			      char *err, size_t errlen);
 
 /* ------------------------------------------------------------ cgroup.c */
 

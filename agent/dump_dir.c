@@ -7,7 +7,9 @@
  * the user's) is opened once with O_DIRECTORY and every dump is created
  * through that fd (dump.c): a directory renamed away and replaced by a
  * symbolic link afterwards is not followed, and a dump's reply names the
- * directory where the file really is (/proc/self/fd).
+ * directory where the file really is (/proc/self/fd).  A directory that
+ * was removed (its link count 0) is looked up again by its name, the last
+ * component with O_NOFOLLOW, so that one made again is used.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -85,10 +87,23 @@ int agent_dump_dir_open(struct vmheap_agent *a, char *name, char *where,
 			size_t len)
 {
 	char link[64], buf[PATH_MAX];
+	struct stat st;
 	ssize_t n;
 	int dfd;
 
 	pthread_mutex_lock(&a->lock);
+	if (a->dump_dfd >= 0 && fstat(a->dump_dfd, &st) == 0 &&
+	    st.st_nlink == 0) {
+		/* removed (not moved): a directory made again under its
+		 * name is taken, but not a symbolic link planted there */
+		int nfd = open(a->dump_dir,
+			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (nfd >= 0) {
+			close(a->dump_dfd);
+			a->dump_dfd = nfd;
+		}
+	}
 	dfd = a->dump_dfd >= 0 ? fcntl(a->dump_dfd, F_DUPFD_CLOEXEC, 0) : -1;
 	if (a->dump_dfd < 0)
 		errno = EBADF;
@@ -97,12 +112,13 @@ int agent_dump_dir_open(struct vmheap_agent *a, char *name, char *where,
 	snprintf(where, len, "%s", name);
 	if (dfd < 0)
 		return -1;
-	/* where the directory is now (it may have been renamed) */
+	/* where the directory is now (it may have been renamed; a removed
+	 * one keeps its name) */
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", dfd);
 	n = readlink(link, buf, sizeof(buf) - 1);
-	if (n > 0 && buf[0] == '/') {
+	if (n > 0)
 		buf[n] = '\0';
+	if (n > 0 && buf[0] == '/' && !strstr(buf, " (deleted)"))
 		snprintf(where, len, "%s", buf);
-	}
 	return dfd;
 }

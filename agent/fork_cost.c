@@ -161,10 +161,13 @@ int agent_fork_estimate(struct vmheap_agent *a, int gc,
 	if (e->rss < 0)
 		return -1;
 	agent_mem_limit(&e->limit);
-	if (e->limit.available >= 0 && e->limit.available < e->rss) {
-		/* the probe's own copies could take what is left (a VM in a
-		 * tight cgroup was OOM-killed by probes): not measured, the
-		 * worst case, the whole RSS, is what is needed */
+	if (e->limit.cg_limit >= 0 && e->limit.available < e->rss) {
+		/* a cgroup's hard limit leaves less than the RSS: the
+		 * probe's own copies could reach it, and its OOM killer
+		 * takes the VM (a VM in a tight cgroup was killed by
+		 * probes).  Not measured: the worst case, the whole RSS, is
+		 * what is needed.  (Below the host's MemAvailable the probe
+		 * runs: its estimate is what lets a fork dump go there.) */
 		e->probe_skipped = 1;
 		e->write_rate = 0;
 	} else {

@@ -580,31 +580,25 @@ static int take_slot(struct vmheap_agent *a, int fd)
 	return -1;
 }
 
-static int count_unauthed(const struct vmheap_agent *a)
-{
-	int n = 0;
-
-	for (const struct agent_conn *c = a->conns; c; c = c->next)
-		n += !c->authed;
-	return n;
-}
-
-/* Close the connection that has waited longest without its token,
- * preferring one that has sent nothing at all (a client on its way in
- * has its auth frame in flight); the list is newest first.  Nothing is
- * sent to it. */
+/* Make room for a new connection when every slot is taken: close one
+ * that has not sent the token, the first found of: one already refused
+ * (closing), the oldest that has sent nothing at all (a client on its way
+ * in has its auth frame in flight), the oldest.  The list is newest
+ * first.  Nothing is sent to it. */
 static void drop_oldest_unauthed(struct vmheap_agent *a)
 {
-	struct agent_conn *oldest = NULL, *silent = NULL;
+	struct agent_conn *oldest = NULL, *silent = NULL, *closing = NULL;
 
 	for (struct agent_conn *c = a->conns; c; c = c->next)
 		if (!c->authed) {
 			oldest = c;
 			if (!c->sent_any)
 				silent = c;
+			if (c->closing)
+				closing = c;
 		}
-	if (silent || oldest)
-		conn_free(silent ? silent : oldest);
+	if (closing || silent || oldest)
+		conn_free(closing ? closing : silent ? silent : oldest);
 }
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
@@ -623,8 +617,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	}
 	/* room for an honest client: connections that have not sent the
 	 * token are few, and the oldest of them makes way */
-	if (a->nconns >= a->max_clients ||
-	    count_unauthed(a) >= AGENT_MAX_UNAUTHED)
+	if (a->nconns >= a->max_clients)
 		drop_oldest_unauthed(a);
 	if (a->nconns >= a->max_clients) {
 		/* A short frame sent straight away: [nil, "error", "limit", m]

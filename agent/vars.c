@@ -366,65 +366,15 @@ static int set_fork_min_free(struct vmheap_agent *a,
 				 errlen);
 }
 
-/* system.fork_estimate: what a fork dump would copy now (fork_cost.c);
- * forks a probe child for AGENT_FORK_PROBE_MS. */
-static int get_fork_estimate(struct vmheap_agent *a, const char *name,
-			     msgpack_packer *pk, char *err, size_t errlen)
+/* system.fork_estimate inside a group (get system): nil; a get of the
+ * variable itself measures (a long job off the loop: fork_estimate.c). */
+static int get_fork_estimate_alone(struct vmheap_agent *a, const char *name,
+				   msgpack_packer *pk, char *err,
+				   size_t errlen)
 {
-	struct agent_fork_estimate e;
-	int gc = atomic_load(&a->dump_gc) && a->host->prepare_child;
-
-	(void)name;
-	if (agent_fork_estimate(a, gc, &e) < 0)
-		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
-				  "cannot measure the write rate: %s",
-				  strerror(errno));
-	msgpack_pack_map(pk, 15);
-	frame_pack_str(pk, "bytes");
-	msgpack_pack_int64(pk, e.need);
-	frame_pack_str(pk, "rss");
-	msgpack_pack_int64(pk, e.rss);
-	frame_pack_str(pk, "write_rate");
-	msgpack_pack_int64(pk, (int64_t)e.write_rate);
-	frame_pack_str(pk, "seconds");
-	msgpack_pack_double(pk, e.seconds);
-	frame_pack_str(pk, "seconds_measured");
-	if (e.seconds_measured)
-		msgpack_pack_true(pk);
-	else
-		msgpack_pack_false(pk);
-	frame_pack_str(pk, "child_bytes");
-	msgpack_pack_int64(pk, e.child_bytes);
-	frame_pack_str(pk, "child_measured");
-	if (e.child_measured)
-		msgpack_pack_true(pk);
-	else
-		msgpack_pack_false(pk);
-	frame_pack_str(pk, "mem_available");
-	msgpack_pack_int64(pk, e.limit.mem_available);
-	/* the tightest of MemAvailable and the cgroups' limits, which the
-	 * guard compares with bytes, and which one it was */
-	frame_pack_str(pk, "available");
-	msgpack_pack_int64(pk, e.limit.available);
-	frame_pack_str(pk, "limited_by");
-	frame_pack_str(pk, e.limit.source);
-	frame_pack_str(pk, "cgroup");
-	if (e.limit.cg_limit >= 0)
-		frame_pack_str(pk, e.limit.cgroup);
-	else
-		msgpack_pack_nil(pk);
-	frame_pack_str(pk, "cgroup_limit");
-	msgpack_pack_int64(pk, e.limit.cg_limit);
-	frame_pack_str(pk, "cgroup_usage");
-	msgpack_pack_int64(pk, e.limit.cg_usage);
-	frame_pack_str(pk, "cgroup_inactive_file");
-	msgpack_pack_int64(pk, e.limit.cg_inactive_file);
-	frame_pack_str(pk, "probe_skipped");
-	if (e.probe_skipped)
-		msgpack_pack_true(pk);
-	else
-		msgpack_pack_false(pk);
-	return 0;
+	(void)a, (void)pk;
+	return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
+			  "%s is taken by a get of its own", name);
 }
 
 static int get_config(struct vmheap_agent *a, const char *name,
@@ -512,7 +462,7 @@ static const struct var builtins[] = {
     {"config.dump.timeout", "int", get_dump_timeout, set_dump_timeout},
     {"config.native.track", "bool", agent_native_get_track, agent_native_set_track},
     {"system.argv", "array", get_argv, NULL},
-    {"system.fork_estimate", "map", get_fork_estimate, NULL},
+    {"system.fork_estimate", "map", get_fork_estimate_alone, NULL},
     {"system.memory.bytes", "int", get_memory_figure, NULL},
     {"system.memory.count", "int", get_memory_figure, NULL},
     {"system.memory.dump", "dump", get_last_dump, set_dump},
@@ -772,6 +722,8 @@ int agent_var_get(struct vmheap_agent *a, const char *name,
 
 	if (!strcmp(name, AGENT_HISTOGRAM_VAR))
 		return agent_histogram_start(a, job, err, errlen);
+	if (!strcmp(name, "system.fork_estimate"))
+		return agent_fork_estimate_start(a, job, err, errlen);
 	if (b)
 		return b->get(a, name, &v->pk, err, errlen);
 	rc = host_get(a, name, &v->pk);

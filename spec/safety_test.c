@@ -1078,6 +1078,107 @@ START_TEST(an_honest_client_gets_in_while_unauthenticated_ones_churn)
 }
 END_TEST
 
+/* ------------------------------------------------ the loop never blocks */
+
+struct waiter {
+	struct spec_vm vm;
+	volatile int stop;
+	int64_t worst_ms;
+	int answered;
+};
+
+/* Another client asking for the pid over and over: the longest wait. */
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+	vmheap_client *c = spec_connect(&w->vm, 10000);
+
+	if (!c)
+		return NULL;
+	while (!w->stop) {
+		int64_t t0 = spec_now_ms();
+
+		if (spec_get_uint(c, "system.pid") != w->vm.pid)
+			break;
+		if (spec_now_ms() - t0 > w->worst_ms)
+			w->worst_ms = spec_now_ms() - t0;
+		w->answered++;
+	}
+	vmheap_client_close(c);
+	return NULL;
+}
+
+START_TEST(a_client_pipelining_fork_estimates_gets_every_reply)
+{
+	enum { N = 50 };
+	static const char var[] = "system.fork_estimate";
+	struct sample s;
+	struct waiter w = {0};
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	msgpack_unpacked m;
+	pthread_t t;
+	int fd, ok = 0, busy = 0, other = 0;
+
+	sample_start(&s, NULL);
+	w.vm.pid = s.pid;
+	w.vm.info = s.info;
+	ck_assert(pthread_create(&t, NULL, waiter_main, &w) == 0);
+	fd = raw_connect(&s);
+	raw_auth(fd, s.info.token);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	for (int i = 0; i < N; i++) {
+		size_t at = sb.size;
+		unsigned char *h;
+		uint32_t len;
+
+		msgpack_sbuffer_write(&sb, "\0\0\0\0", 4);
+		msgpack_pack_array(&pk, 3);
+		msgpack_pack_uint64(&pk, (uint64_t)i + 10);
+		msgpack_pack_str(&pk, 3);
+		msgpack_pack_str_body(&pk, "get", 3);
+		msgpack_pack_str(&pk, sizeof(var) - 1);
+		msgpack_pack_str_body(&pk, var, sizeof(var) - 1);
+		len = (uint32_t)(sb.size - at - 4);
+		h = (unsigned char *)sb.data + at;
+		h[0] = (unsigned char)(len >> 24);
+		h[1] = (unsigned char)(len >> 16);
+		h[2] = (unsigned char)(len >> 8);
+		h[3] = (unsigned char)len;
+	}
+	raw_send(fd, sb.data, sb.size);
+	msgpack_sbuffer_destroy(&sb);
+	msgpack_unpacked_init(&m);
+	for (int i = 0; i < N; i++) {
+		const msgpack_object *e;
+
+		ck_assert_msg(raw_read(fd, &m, WAIT_MS) == 1,
+			      "reply %d of %d never came", i + 1, N);
+		e = m.data.via.array.ptr;
+		if (obj_str_is(&e[1], "ok"))
+			ok++;
+		else if (obj_str_is(&e[1], "error") && obj_str_is(&e[2], "busy"))
+			busy++;
+		else
+			other++;
+	}
+	msgpack_unpacked_destroy(&m);
+	w.stop = 1;
+	pthread_join(t, NULL);
+	printf("issue 28: %d pipelined gets of system.fork_estimate: %d "
+	       "measured, %d busy; another client was answered %d times, "
+	       "waiting %lld ms at most\n",
+	       N, ok, busy, w.answered, (long long)w.worst_ms);
+	ck_assert_int_eq(ok + busy, N);
+	ck_assert_int_eq(other, 0);
+	ck_assert_int_ge(ok, 1);
+	ck_assert_int_gt(w.answered, 0);
+	close(fd);
+	sample_cleanup(&s);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("safety");
@@ -1108,5 +1209,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, clients_that_never_read_take_bounded_memory);
 	tcase_add_test(tc,
 		       an_honest_client_gets_in_while_unauthenticated_ones_churn);
+	tc = spec_tcase(s, "loop", 120);
+	tcase_add_test(tc, a_client_pipelining_fork_estimates_gets_every_reply);
 	return s;
 }
