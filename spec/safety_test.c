@@ -1179,6 +1179,119 @@ START_TEST(a_client_pipelining_fork_estimates_gets_every_reply)
 }
 END_TEST
 
+/* ------------------------------------------------ the console and top */
+
+START_TEST(terminal_escapes_in_a_ruby_thread_name_reach_the_terminal_escaped)
+{
+	static const char script[] =
+	    "t = Thread.new { sleep }\n"
+	    "t.name = \"evil\\e]0;pwned\\a\\e[2J\\u009b31m\"\n"
+	    "STDOUT.puts \"ready\"\n"
+	    "STDOUT.flush\n"
+	    "STDIN.read\n";
+	struct spec_ruby vm;
+	struct spec_run r;
+	char pid[32];
+
+	spec_ruby_start(&vm, script);
+	ck_assert_msg(spec_proc_wait_for(&vm.p, "ready", 60000),
+		      "ruby did not start: %.*s", (int)vm.p.len, vm.p.buf);
+	snprintf(pid, sizeof(pid), "%d", (int)vm.p.pid);
+	{
+		const char *argv[] = {spec_bin("vmheap-console"),
+				      "--tmpdir",
+				      vm.dir,
+				      "-p",
+				      pid,
+				      "-e",
+				      "get system.threads.backtrace",
+				      NULL};
+
+		ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &r), 0);
+	}
+	ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+	/* the name is there, every control byte shown as \xNN */
+	ck_assert_msg(strstr(r.out, "evil\\x1b]0;pwned\\x07\\x1b[2J\\xc2\\x9b31m"),
+		      "%s", r.out);
+	ck_assert_msg(!memchr(r.out, 0x1b, r.out_len) &&
+			  !memchr(r.out, 0x07, r.out_len) &&
+			  !memmem(r.out, r.out_len, "\xc2\x9b", 2),
+		      "a raw escape reached the terminal");
+	spec_run_free(&r);
+	ck_assert_int_eq(spec_proc_wait_exit(&vm.p, 60000), 0);
+}
+END_TEST
+
+START_TEST(top_tries_again_while_the_vm_is_busy)
+{
+	struct sample_opts o = {.args = {"--walk-delay-ms", "3000", NULL}};
+	struct sample s;
+	struct spec_run r;
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	char pid[32];
+	int fd;
+
+	sample_start(&s, &o);
+	/* another client's histogram holds the VM for 3 s: asked for (in
+	 * one send, so that it arrives whole) until a get of ours is
+	 * refused as busy */
+	fd = raw_connect(&s);
+	raw_auth(fd, s.info.token);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_sbuffer_write(&sb, "\0\0\0\0", 4);
+	msgpack_pack_array(&pk, 3);
+	msgpack_pack_uint64(&pk, 7);
+	msgpack_pack_str(&pk, 3);
+	msgpack_pack_str_body(&pk, "get", 3);
+	msgpack_pack_str(&pk, 23);
+	msgpack_pack_str_body(&pk, "system.memory.histogram", 23);
+	sb.data[3] = (char)(sb.size - 4);
+	{
+		vmheap_client *c = sample_client(&s);
+		struct vmheap_reply rr;
+		int64_t deadline = spec_now_ms() + WAIT_MS;
+		int busy = 0;
+
+		while (!busy) {
+			ck_assert(spec_now_ms() < deadline);
+			raw_send(fd, sb.data, sb.size);
+			ck_assert_int_eq(
+			    vmheap_client_call_str(
+				c, "get", "system.memory.histogram", NULL, &rr),
+			    0);
+			busy = !rr.ok && !strcmp(rr.code, "busy");
+			vmheap_reply_release(&rr);
+		}
+		vmheap_client_close(c);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)s.pid);
+	{
+		const char *argv[] = {spec_bin("vmheap-console"),
+				      "--tmpdir",
+				      s.dir,
+				      "-p",
+				      pid,
+				      "-e",
+				      "top 0.2 2",
+				      NULL};
+
+		ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &r), 0);
+	}
+	ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+	ck_assert_msg(strstr(r.err, "busy: "), "top was never refused: %s",
+		      r.err);
+	ck_assert_msg(spec_count(r.out, "objects") >= 1 ||
+			  spec_count(r.out, "count") >= 1,
+		      "no histogram drawn: %s", r.out);
+	spec_run_free(&r);
+	msgpack_sbuffer_destroy(&sb);
+	close(fd);
+	sample_cleanup(&s);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("safety");
@@ -1211,5 +1324,10 @@ Suite *vmheap_spec_suite(void)
 		       an_honest_client_gets_in_while_unauthenticated_ones_churn);
 	tc = spec_tcase(s, "loop", 120);
 	tcase_add_test(tc, a_client_pipelining_fork_estimates_gets_every_reply);
+	tc = spec_tcase(s, "console", 180);
+	tcase_add_test(
+	    tc,
+	    terminal_escapes_in_a_ruby_thread_name_reach_the_terminal_escaped);
+	tcase_add_test(tc, top_tries_again_while_the_vm_is_busy);
 	return s;
 }
