@@ -64,9 +64,12 @@ struct agent_conn;
 #define AGENT_FORK_PRIOR_BYTES_PER_S (100LL * 1024 * 1024)
 /* A client whose unread replies pass this stops being read from. */
 #define AGENT_OUTPUT_HIGH_WATER (1u * 1024u * 1024u)
-/* Unread replies of all clients together: past it, a reply is replaced
- * by a short `limit` error (PROTOCOL.md, limits). */
+/* Unread replies of all clients together: past it, a client that queues
+ * stops being read from, and a reply larger than AGENT_OUTPUT_SMALL_REPLY
+ * is replaced by a short `limit` error; small replies (an honest client's
+ * get) still go out (PROTOCOL.md, limits). */
 #define AGENT_OUTPUT_TOTAL_MAX (32u * 1024u * 1024u)
+#define AGENT_OUTPUT_SMALL_REPLY (64u * 1024u)
 /* Before its token is accepted a connection may send frames of at most
  * this many bytes (an auth request is about 50).  When every client slot
  * is taken, a connection without the token makes way for a new one

@@ -275,7 +275,8 @@ static void conn_send_ok(struct agent_conn *c, const uint64_t *id,
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	frame_begin(&sb);
-	if (output_total(c->agent) + value_len > AGENT_OUTPUT_TOTAL_MAX) {
+	if (value_len > AGENT_OUTPUT_SMALL_REPLY &&
+	    output_total(c->agent) + value_len > AGENT_OUTPUT_TOTAL_MAX) {
 		snprintf(msg, sizeof(msg),
 			 "the agent holds %u MiB of replies its clients have "
 			 "not read; read yours and ask again",
