@@ -119,8 +119,7 @@ static void render_text(const struct dominators_options *o,
 				   vmheap_graph_object_bytes(g, v));
 		snprintf(addr, sizeof(addr), "0x%" PRIx64,
 			 vmheap_graph_object_id(g, v));
-		vmheap_strbuf_add_class(&cls, g, vmheap_graph_object_class(g, v),
-					VMHEAP_OUTPUT_TEXT);
+		vmheap_strbuf_add_object(&cls, g, v, VMHEAP_OUTPUT_TEXT);
 		chain_of(g, v, &c);
 		chain_text(&doms, g, v, &c);
 		if (cls.failed || doms.failed)
