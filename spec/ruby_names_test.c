@@ -1,0 +1,346 @@
+/*
+ * ruby_names_test.c - what the tools call things in a real Ruby VM's
+ * dump (Debian's MRI 3.1 with the agent loaded): a local variable by its
+ * name and its frame, a class or module object by its name (an anonymous
+ * class as Ruby prints it), a thread by its number and Thread#name, and
+ * names read in an in-process dump allocate no Ruby object.
+ *
+ * Each test runs one Ruby program (spec_ruby_start) that prints the facts
+ * it knows (Ruby's own inspect of its anonymous class, each thread's place
+ * in Thread.list), dumps it through the agent and reads the tools' text
+ * output as a user would.
+ */
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/vmheap_spec.h"
+
+#define LEFT "\xe2\x86\x90" /* ← */
+
+/*
+ * Messages kept in a local of the main script (grown on "grow"), Pending
+ * objects in a local of a method that a lambda keeps alive, a class with
+ * a big constant, an anonymous class with a big ivar, a named thread (its
+ * name holds an ESC byte) and an unnamed one.  It prints "anon TEXT" (the
+ * anonymous class as Ruby inspects it), "threads N M" (1 + each thread's
+ * index in Thread.list) and "ready"; "grow" adds 300 Messages and answers
+ * "grown"; EOF ends it.
+ */
+static const char program[] =
+    "STDOUT.sync = true\n"
+    "class Message; def initialize(i); @i = i; end; end\n"
+    "class Pending; end\n"
+    "class Service\n"
+    "  TABLE = Array.new(3000) { |i| \"entry #{i}\" * 8 }\n"
+    "end\n"
+    "module Billing; end\n"
+    "$anon = Class.new { @rows = Array.new(2000) { |i| \"row #{i}\" * 8 } }\n"
+    "def make_keeper\n"
+    "  pending = Array.new(40) { Pending.new }\n"
+    "  -> { pending.size }\n"
+    "end\n"
+    "$keeper = make_keeper\n"
+    "messages = []\n"
+    "400.times { |i| messages << Message.new(i) }\n"
+    "q = Queue.new\n"
+    "worker = Thread.new { q.pop }\n"
+    "worker.name = \"worker\\e[31m\"\n"
+    "quiet = Thread.new { q.pop }\n"
+    "Thread.pass until worker.status == 'sleep' && quiet.status == 'sleep'\n"
+    "puts \"anon #{$anon.inspect}\"\n"
+    "puts \"threads #{Thread.list.index(worker) + 1} "
+    "#{Thread.list.index(quiet) + 1}\"\n"
+    "puts 'ready'\n"
+    "while (line = STDIN.gets)\n"
+    "  if line.chomp == 'grow'\n"
+    "    300.times { |i| messages << Message.new(i) }\n"
+    "    puts 'grown'\n"
+    "  end\n"
+    "end\n"
+    "2.times { q << 1 }\n"
+    "[worker, quiet].each(&:join)\n";
+
+struct names_vm {
+	struct spec_ruby vm;
+	char anon[128];	  /* Ruby's inspect of the anonymous class */
+	int worker, quiet; /* 1 + their index in Thread.list */
+	char script[PATH_MAX];
+};
+
+/* The value after `key ` on a line of the program's output so far. */
+static void after_key(const struct spec_ruby *vm, const char *key, char *out,
+		      size_t size)
+{
+	const char *p = strstr(vm->p.buf, key);
+	size_t n;
+
+	ck_assert_msg(p, "no \"%s\" line from the program: %.*s", key,
+		      (int)vm->p.len, vm->p.buf);
+	p += strlen(key);
+	n = strcspn(p, "\n");
+	ck_assert_uint_lt(n, size);
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+static void start(struct names_vm *v)
+{
+	char threads[64];
+
+	spec_ruby_start(&v->vm, program);
+	ck_assert_msg(spec_proc_wait_for(&v->vm.p, "ready\n", 60000),
+		      "ruby did not start: %.*s", (int)v->vm.p.len,
+		      v->vm.p.buf);
+	after_key(&v->vm, "anon ", v->anon, sizeof(v->anon));
+	after_key(&v->vm, "threads ", threads, sizeof(threads));
+	ck_assert_int_eq(sscanf(threads, "%d %d", &v->worker, &v->quiet), 2);
+	snprintf(v->script, sizeof(v->script), "%s/script.rb", v->vm.dir);
+}
+
+static void stop(struct names_vm *v)
+{
+	ck_assert_int_eq(spec_proc_wait_exit(&v->vm.p, 30000), 0);
+	spec_rmrf(v->vm.dir);
+}
+
+/* `set system.memory.dump DIR/name` through vmheap-console; the path in
+ * dump. */
+static void dump(struct names_vm *v, const char *name, char *path,
+		 size_t size)
+{
+	char pid[32], cmd[PATH_MAX + 64];
+	const char *const argv[] = {spec_bin("vmheap-console"), "-p", pid,
+				    "-e", cmd, NULL};
+	char *out;
+
+	snprintf(path, size, "%s/%s", v->vm.dir, name);
+	snprintf(pid, sizeof(pid), "%d", (int)v->vm.p.pid);
+	snprintf(cmd, sizeof(cmd), "set system.memory.dump %s", path);
+	out = spec_run_stdout(argv, v->vm.env, 120000);
+	free(out);
+}
+
+/* A tool's stdout (it must exit 0). */
+static char *tool(const char *name, const char *const *args)
+{
+	const char *argv[16] = {spec_bin(name)};
+	size_t n = 1;
+
+	for (; *args && n < 15; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	return spec_run_stdout(argv, NULL, 120000);
+}
+
+/* "Class" or "Module", spaces, then "0x": a class object by address. */
+static const char *class_by_address(const char *out)
+{
+	static const char *const words[] = {"Class ", "Module "};
+
+	for (size_t w = 0; w < 2; w++)
+		for (const char *p = strstr(out, words[w]); p;
+		     p = strstr(p + 1, words[w])) {
+			const char *q = p + strlen(words[w]);
+			while (*q == ' ')
+				q++;
+			if (!strncmp(q, "0x", 2))
+				return p;
+		}
+	return NULL;
+}
+
+START_TEST(a_local_variable_is_named_with_its_frame_on_the_path)
+{
+	struct names_vm v;
+	char path[PATH_MAX + 64], want[PATH_MAX + 128];
+	char *out;
+
+	start(&v);
+	dump(&v, "locals.vmheap", path, sizeof(path));
+
+	/* the main script's local: Message <- Array[i] <- local messages */
+	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
+						   "Message", NULL});
+	snprintf(want, sizeof(want),
+		 " " LEFT " local messages of <main> (%s) " LEFT, v.script);
+	ck_assert_msg(strstr(out, "Message " LEFT " Array["), "%s", out);
+	ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
+	free(out);
+
+	/* a method's local, kept by the lambda it returned */
+	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
+						   "Pending", NULL});
+	snprintf(want, sizeof(want),
+		 " " LEFT " local pending of make_keeper (%s) " LEFT, v.script);
+	ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
+	free(out);
+	stop(&v);
+}
+END_TEST
+
+START_TEST(the_suspect_line_names_the_local_that_grows)
+{
+	struct names_vm v;
+	char old[PATH_MAX + 64], new[PATH_MAX + 64], want[PATH_MAX + 128];
+	char *out, *line, *end;
+
+	start(&v);
+	dump(&v, "old.vmheap", old, sizeof(old));
+	spec_proc_write(&v.vm.p, "grow\n");
+	ck_assert(spec_proc_wait_for(&v.vm.p, "grown\n", 60000));
+	dump(&v, "new.vmheap", new, sizeof(new));
+
+	out = tool("vmheap-diff", (const char *[]){old, new, NULL});
+	line = strstr(out, "#1  Message: 300 new");
+	ck_assert_msg(line, "Message is not the top suspect:\n%s", out);
+	end = strchr(line, '\n');
+	if (end)
+		*end = '\0';
+	snprintf(want, sizeof(want),
+		 ", held by root vm > Binding > local messages of <main> (%s) "
+		 "> Array",
+		 v.script);
+	ck_assert_msg(strstr(line, want), "no \"%s\" in: %s", want, line);
+	free(out);
+	stop(&v);
+}
+END_TEST
+
+START_TEST(class_objects_are_named_in_dominators_and_paths)
+{
+	struct names_vm v;
+	char path[PATH_MAX + 64];
+	char *out;
+	const char *bad;
+
+	start(&v);
+	dump(&v, "classes.vmheap", path, sizeof(path));
+
+	out = tool("vmheap-dominators", (const char *[]){"--top", "60", path,
+							 NULL});
+	/* the class that holds 3000 strings, by its name */
+	ck_assert_msg(strstr(out, "  Class Service  "), "%s", out);
+	/* the anonymous class exactly as Ruby inspects it */
+	ck_assert_msg(!strncmp(v.anon, "#<Class:0x", 10), "%s", v.anon);
+	ck_assert_msg(strstr(out, v.anon), "no %s in:\n%s", v.anon, out);
+	/* no class or module object anywhere by its address alone */
+	bad = class_by_address(out);
+	ck_assert_msg(!bad, "a class object by address: %.60s\nin:\n%s", bad,
+		      out);
+	free(out);
+
+	/* a path through a class object names it: TABLE's strings */
+	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
+						   "String", NULL});
+	ck_assert_msg(!class_by_address(out), "%s", out);
+	free(out);
+	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
+						   "Pending", NULL});
+	ck_assert_msg(!class_by_address(out), "%s", out);
+	free(out);
+	stop(&v);
+}
+END_TEST
+
+START_TEST(threads_are_named_by_number_and_thread_name_escaped)
+{
+	struct names_vm v;
+	char path[PATH_MAX + 64], named[128], quiet[128];
+	char *out;
+
+	start(&v);
+	dump(&v, "threads.vmheap", path, sizeof(path));
+	out = tool("vmheap-path", (const char *[]){"--top", "10", path,
+						   "Thread", NULL});
+	/* Thread#name quoted as Ruby's inspect quotes it: ESC as \e */
+	snprintf(named, sizeof(named),
+		 "Thread " LEFT " thread %d \"worker\\e[31m\" of Ractor",
+		 v.worker);
+	snprintf(quiet, sizeof(quiet), "Thread " LEFT " thread %d of Ractor",
+		 v.quiet);
+	ck_assert_msg(strstr(out, named), "no '%s' in:\n%s", named, out);
+	ck_assert_msg(strstr(out, quiet), "no '%s' in:\n%s", quiet, out);
+	ck_assert_msg(!strchr(out, 0x1b), "a raw ESC byte in:\n%s", out);
+	ck_assert_msg(strstr(out, "Thread " LEFT " thread 1 main of Ractor"),
+		      "%s", out);
+	free(out);
+	stop(&v);
+}
+END_TEST
+
+/* GC.stat(:total_allocated_objects) through vmheap-console. */
+static long long allocated(struct names_vm *v)
+{
+	char pid[32];
+	const char *const argv[] = {spec_bin("vmheap-console"), "-p", pid,
+				    "-e",
+				    "get system.gc.total_allocated_objects",
+				    NULL};
+	char *out;
+	long long n;
+
+	snprintf(pid, sizeof(pid), "%d", (int)v->vm.p.pid);
+	out = spec_run_stdout(argv, v->vm.env, 60000);
+	ck_assert_msg(sscanf(out, "%lld", &n) == 1, "%s", out);
+	free(out);
+	return n;
+}
+
+START_TEST(in_process_names_of_locals_threads_classes_allocate_nothing)
+{
+	struct names_vm v;
+	char path[PATH_MAX + 64], pid[32], want[PATH_MAX + 128];
+	const char *const set[] = {spec_bin("vmheap-console"), "-p", pid, "-e",
+				   "set config.dump.fork false", NULL};
+	long long before, after;
+	char *out;
+
+	start(&v);
+	snprintf(pid, sizeof(pid), "%d", (int)v.vm.p.pid);
+	free(spec_run_stdout(set, v.vm.env, 60000));
+	/* at rest: the count stays put between two reads (a read itself
+	 * allocates nothing in the VM: the agent reads GC.stat in C) */
+	before = allocated(&v);
+	for (int i = 0; i < 100; i++) {
+		long long again;
+		usleep(50000);
+		again = allocated(&v);
+		if (again == before)
+			break;
+		before = again;
+	}
+	dump(&v, "inproc.vmheap", path, sizeof(path));
+	after = allocated(&v);
+	ck_assert_int_eq(after, before);
+
+	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
+						   "Message", NULL});
+	snprintf(want, sizeof(want), "local messages of <main> (%s)",
+		 v.script);
+	ck_assert_msg(strstr(out, want), "%s", out);
+	free(out);
+	out = tool("vmheap-path", (const char *[]){"--top", "10", path,
+						   "Thread", NULL});
+	ck_assert_msg(strstr(out, "\"worker\\e[31m\""), "%s", out);
+	free(out);
+	stop(&v);
+}
+END_TEST
+
+Suite *vmheap_spec_suite(void)
+{
+	Suite *s = suite_create("ruby_names");
+	TCase *t = spec_tcase(s, "names", 240);
+
+	tcase_add_test(t, a_local_variable_is_named_with_its_frame_on_the_path);
+	tcase_add_test(t, the_suspect_line_names_the_local_that_grows);
+	tcase_add_test(t, class_objects_are_named_in_dominators_and_paths);
+	tcase_add_test(t, threads_are_named_by_number_and_thread_name_escaped);
+	tcase_add_test(
+	    t, in_process_names_of_locals_threads_classes_allocate_nothing);
+	return s;
+}
