@@ -2,8 +2,9 @@
  * ruby_names_test.c - what the tools call things in a real Ruby VM's
  * dump (Debian's MRI 3.1 with the agent loaded): a local variable by its
  * name and its frame, a class or module object by its name (an anonymous
- * class as Ruby prints it), a thread by its number and Thread#name, and
- * names read in an in-process dump allocate no Ruby object.
+ * class as Ruby prints it), a thread by its number and Thread#name, the
+ * symbol table by a label, and names read in an in-process dump allocate
+ * no Ruby object.
  *
  * Each test runs one Ruby program (spec_ruby_start) that prints the facts
  * it knows (Ruby's own inspect of its anonymous class, each thread's place
@@ -272,6 +273,35 @@ START_TEST(threads_are_named_by_number_and_thread_name_escaped)
 }
 END_TEST
 
+/* Ruby's symbol table: the hidden Arrays of symbol.c's table read as
+ * "<symbol table>", in the dominators (held by the VM) and on paths. */
+START_TEST(the_symbol_table_reads_as_such)
+{
+	struct names_vm v;
+	char path[PATH_MAX + 64];
+	char *out, *line;
+	int seen = 0;
+
+	start(&v);
+	dump(&v, "symbols.vmheap", path, sizeof(path));
+	out = tool("vmheap-dominators", (const char *[]){"--top", "60", path,
+							 NULL});
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+		if (strstr(line, "  <symbol table>  ") &&
+		    strstr(line, "  root vm"))
+			seen = 1;
+	ck_assert_msg(seen, "no <symbol table> held by root vm");
+	free(out);
+	/* the Strings of Symbols: held by the table's chunks */
+	out = tool("vmheap-path", (const char *[]){"--top", "20", path,
+						   "String", NULL});
+	ck_assert_msg(strstr(out, "String " LEFT " <symbol table>["), "%s",
+		      out);
+	free(out);
+	stop(&v);
+}
+END_TEST
+
 /* GC.stat(:total_allocated_objects) through vmheap-console. */
 static long long allocated(struct names_vm *v)
 {
@@ -340,6 +370,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, the_suspect_line_names_the_local_that_grows);
 	tcase_add_test(t, class_objects_are_named_in_dominators_and_paths);
 	tcase_add_test(t, threads_are_named_by_number_and_thread_name_escaped);
+	tcase_add_test(t, the_symbol_table_reads_as_such);
 	tcase_add_test(
 	    t, in_process_names_of_locals_threads_classes_allocate_nothing);
 	return s;

@@ -416,6 +416,25 @@ VALUE ruby_iseq_label_string(VALUE iseq);
  * name, or its place unknown).  Reads only. */
 VALUE ruby_thread_name_string(VALUE thread);
 
+/* The VM-internal holders a walk labels: the symbol table and the objects
+ * registered with rb_gc_register_mark_object, with the hidden Arrays they
+ * are made of (members[0]: the table's chunks, members[1]: the buckets;
+ * sorted).  All zero when they are unknown. */
+struct ruby_vm_tables {
+	VALUE symbols, registered;
+	VALUE *members[2];
+	size_t n[2], cap[2];
+};
+
+/* Read the tables as they are now (C heap only): 0, or VMHEAP_ENOMEM. */
+int ruby_vm_tables_open(struct ruby_vm_tables *t);
+
+/* "<symbol table>", "<registered objects>" for the tables and their
+ * parts, NULL for any other object. */
+const char *ruby_vm_table_label(const struct ruby_vm_tables *t, VALUE obj);
+
+void ruby_vm_tables_close(struct ruby_vm_tables *t);
+
 /* ------------------------------------------------------- ruby_native.c */
 
 /* Give the malloc tracker the Ruby file:line of each allocation made by a

@@ -25,11 +25,24 @@
  * every read stays inside the structure.  A dump then reads that field
  * of each Thread; without the offset, threads go by number only.
  *
+ * VM tables.  Two VM-internal holders are hidden Arrays of hidden Arrays
+ * that paths pass through: the objects C code registered with
+ * rb_gc_register_mark_object (the VM's mark_object_ary, in buckets of
+ * 1024) and, among them, the symbol table (symbol.c's global_symbols.ids,
+ * in chunks: each entry a Symbol's String and the Symbol).  Neither is
+ * exported.  At load a dynamic Symbol is made and the heap searched: the
+ * hidden Array holding it is a chunk, the one holding that chunk the
+ * table, the one holding the table a bucket, the one holding that bucket
+ * mark_object_ary.  A dump reads their members again (the chunks and
+ * buckets change) and believes them only while the table is still in a
+ * bucket (GC.compact may move them: then they go unlabelled).
+ *
  * Everything here that runs during a dump only reads memory: no Ruby
  * object is made and no method called.
  */
 #include "ruby-internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <ruby/version.h>
@@ -61,6 +74,8 @@ struct ruby_env {
 };
 
 static int locals_ok;		  /* the probe passed */
+static VALUE symbol_table;	  /* global_symbols.ids, or 0 */
+static VALUE registered;	  /* the VM's mark_object_ary, or 0 */
 static long thread_name_slot = -1; /* rb_thread_t's name, in VALUEs */
 
 static int is_imemo(VALUE v, int type)
@@ -160,6 +175,75 @@ static void probe_locals(void)
 	RB_GC_GUARD(value);
 }
 
+/* A hidden (class 0) Array. */
+static int hidden_array(VALUE v)
+{
+	return !RB_SPECIAL_CONST_P(v) && RB_BUILTIN_TYPE(v) == T_ARRAY &&
+	       !RBASIC_CLASS(v);
+}
+
+static int array_holds(VALUE ary, VALUE v)
+{
+	long i, len = RARRAY_LEN(ary);
+	const VALUE *p = RARRAY_CONST_PTR_TRANSIENT(ary);
+
+	for (i = 0; i < len; i++)
+		if (p[i] == v)
+			return 1;
+	return 0;
+}
+
+struct holder_search {
+	VALUE target, found;
+};
+
+static int search_page(void *start, void *end, size_t stride, void *data)
+{
+	struct holder_search *hs = data;
+	uintptr_t p;
+
+	for (p = (uintptr_t)start; p < (uintptr_t)end; p += stride) {
+		VALUE v = (VALUE)p;
+
+		if (RBASIC(v)->flags && hidden_array(v) &&
+		    array_holds(v, hs->target)) {
+			hs->found = v;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The hidden Array that holds `v`, or 0. */
+static VALUE hidden_holder(VALUE v)
+{
+	struct holder_search hs = {v, 0};
+
+	if (v)
+		rb_objspace_each_objects(search_page, &hs);
+	return hs.found;
+}
+
+static void probe_vm_tables(void)
+{
+	VALUE sym = rb_str_intern(rb_str_new_cstr("vmheap probe symbol"));
+	VALUE chunk, table, bucket, ary;
+
+	if (!RB_DYNAMIC_SYM_P(sym))
+		return;
+	/* a dynamic Symbol enters the table's chunks when it gets an ID */
+	(void)rb_sym2id(sym);
+	chunk = hidden_holder(sym);
+	table = hidden_holder(chunk);
+	bucket = hidden_holder(table);
+	ary = hidden_holder(bucket);
+	RB_GC_GUARD(sym);
+	if (!ary)
+		return;
+	symbol_table = table;
+	registered = ary;
+}
+
 void ruby_name_layout_init(void)
 {
 	static int done;
@@ -168,6 +252,91 @@ void ruby_name_layout_init(void)
 		return;
 	done = 1;
 	probe_locals();
+	probe_vm_tables();
+}
+
+/* ------------------------------------------------------ VM tables */
+
+static int compare_values(const void *a, const void *b)
+{
+	VALUE x = *(const VALUE *)a, y = *(const VALUE *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Append the hidden Arrays that `ary` holds to t (sorted later). */
+static int add_members(struct ruby_vm_tables *t, VALUE ary, int which)
+{
+	long i, len = RARRAY_LEN(ary);
+	const VALUE *p = RARRAY_CONST_PTR_TRANSIENT(ary);
+
+	for (i = 0; i < len; i++) {
+		if (!hidden_array(p[i]))
+			continue;
+		if (t->n[which] == t->cap[which]) {
+			size_t cap = t->cap[which] ? 2 * t->cap[which] : 64;
+			VALUE *m = realloc(t->members[which],
+					   cap * sizeof(*m));
+			if (!m)
+				return -1;
+			t->members[which] = m;
+			t->cap[which] = cap;
+		}
+		t->members[which][t->n[which]++] = p[i];
+	}
+	qsort(t->members[which], t->n[which], sizeof(VALUE), compare_values);
+	return 0;
+}
+
+int ruby_vm_tables_open(struct ruby_vm_tables *t)
+{
+	size_t i;
+	int ok = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (!symbol_table || !hidden_array(symbol_table) ||
+	    !hidden_array(registered))
+		return 0;
+	if (add_members(t, registered, 1) < 0 ||
+	    add_members(t, symbol_table, 0) < 0) {
+		ruby_vm_tables_close(t);
+		return VMHEAP_ENOMEM;
+	}
+	/* still what the probe found: the table is in a bucket */
+	for (i = 0; i < t->n[1] && !ok; i++)
+		ok = array_holds(t->members[1][i], symbol_table);
+	if (!ok) {
+		ruby_vm_tables_close(t);
+		return 0;
+	}
+	t->symbols = symbol_table;
+	t->registered = registered;
+	return 0;
+}
+
+static int is_member(const struct ruby_vm_tables *t, int which, VALUE v)
+{
+	return t->n[which] &&
+	       bsearch(&v, t->members[which], t->n[which], sizeof(VALUE),
+		       compare_values) != NULL;
+}
+
+const char *ruby_vm_table_label(const struct ruby_vm_tables *t, VALUE obj)
+{
+	if (!t->symbols)
+		return NULL;
+	if (obj == t->symbols || is_member(t, 0, obj))
+		return "<symbol table>";
+	if (obj == t->registered || is_member(t, 1, obj))
+		return "<registered objects>";
+	return NULL;
+}
+
+void ruby_vm_tables_close(struct ruby_vm_tables *t)
+{
+	free(t->members[0]);
+	free(t->members[1]);
+	memset(t, 0, sizeof(*t));
 }
 
 int ruby_name_layout_locals_known(void)

@@ -64,6 +64,7 @@ const size_t ruby_kind_count =
 /* Pseudo-class keys: far below any heap address, never 0. */
 #define PSEUDO_KEY(type, hidden) (0x1000u | ((hidden) ? 0x100u : 0) | (type))
 #define IMEMO_KEY(imemo_type) (0x2000u | (imemo_type))
+#define LABEL_KEY(n) (0x3000u | (n))
 
 struct walk {
 	vmheap_writer *w;
@@ -82,6 +83,7 @@ struct walk {
 	uint64_t category_id[MAX_CATEGORIES];
 	size_t ncategories;
 	struct ruby_names *names; /* NULL: config.dump.names false */
+	struct ruby_vm_tables tables; /* the symbol table, ... */
 };
 
 static void fail(struct walk *wk, int rc)
@@ -151,8 +153,10 @@ static uint32_t emit_class(struct walk *wk, uint64_t key, const char *name,
 	}
 	if (len > VMHEAP_MAX_STRING_BYTES)
 		len = VMHEAP_MAX_STRING_BYTES;
+	/* the class's own object: a name, so only with names on */
 	rc = vmheap_writer_add_class_object(wk->w, id, name, len, super_id,
-					    flags, (uint64_t)self);
+					    flags,
+					    wk->names ? (uint64_t)self : 0);
 	if (rc < 0) {
 		fail(wk, rc);
 		return 0;
@@ -301,6 +305,19 @@ static uint32_t pseudo_class_id(struct walk *wk, int type, int hidden)
 			  0);
 }
 
+/* "<symbol table>" or "<registered objects>": a VM-internal holder
+ * (ruby_name_layout.c), one class per label (with names on). */
+static uint32_t label_class_id(struct walk *wk, const char *label)
+{
+	uint64_t key = LABEL_KEY((uint64_t)(strcmp(label, "<symbol table>") == 0));
+	uint32_t id = ruby_class_table_get(&wk->classes, key);
+
+	if (id)
+		return id;
+	return emit_class(wk, key, label, strlen(label), 0,
+			  RUBY_CLASS_INTERNAL, 0);
+}
+
 /* "<imemo:iseq>", ...: one class per imemo type (ruby_imemo.c). */
 static uint32_t imemo_class_id(struct walk *wk, VALUE obj)
 {
@@ -332,8 +349,13 @@ static uint32_t object_class_id(struct walk *wk, VALUE obj, int type)
 	default:
 		break;
 	}
-	if (!RBASIC_CLASS(obj))
+	if (!RBASIC_CLASS(obj)) {
+		const char *label = ruby_vm_table_label(&wk->tables, obj);
+
+		if (label)
+			return label_class_id(wk, label);
 		return pseudo_class_id(wk, type, 1);
+	}
 	klass = rb_obj_class(obj);
 	if (!klass || NIL_P(klass) || !RB_TYPE_P(klass, T_CLASS))
 		return pseudo_class_id(wk, type, 1);
@@ -382,7 +404,8 @@ static int walk_page(void *start, void *end, size_t stride, void *data)
 		if (!cid)
 			return 1;
 		/* a class or module: its own record names this object */
-		if ((type == T_CLASS || type == T_MODULE) && !class_id(wk, obj))
+		if ((type == T_CLASS || type == T_MODULE) && wk->names &&
+		    !class_id(wk, obj))
 			return 1;
 		bytes = rb_obj_memsize_of(obj);
 		wk->nrefs = 0;
@@ -423,7 +446,10 @@ int ruby_walk_heap(vmheap_writer *w)
 	ruby_dump_sites_init(&wk.sites, w);
 
 	wk.rc = ruby_names_open(&wk.names, w, MAX_CATEGORIES + 1);
+	if (!wk.rc && wk.names)
+		wk.rc = ruby_vm_tables_open(&wk.tables);
 	if (wk.rc) {
+		ruby_names_close(wk.names);
 		ruby_class_table_free(&wk.classes);
 		ruby_dump_sites_free(&wk.sites);
 		return wk.rc;
@@ -436,6 +462,7 @@ int ruby_walk_heap(vmheap_writer *w)
 		rb_gc_enable();
 
 	ruby_names_close(wk.names);
+	ruby_vm_tables_close(&wk.tables);
 	ruby_class_table_free(&wk.classes);
 	ruby_dump_sites_free(&wk.sites);
 	free(wk.refs);
