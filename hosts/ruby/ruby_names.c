@@ -18,9 +18,11 @@
  *   entries; the reference to a key object itself "key"
  *   T_ARRAY elements                              index (negative-int form)
  *   T_STRUCT members                              ".name"
- *   a Ractor's Thread objects                     "thread 0x... [main]"
+ *   an environment's locals (T_IMEMO env)         "local x of <main> (app.rb)"
+ *   a Ractor's Thread objects                     "thread 2 \"worker\"",
+ *                                                 "thread 3", "thread 1 main"
  *   roots: global_tbl (fork mode only)            "$name"
- *          machine_context (the walking thread)   "thread 0x..."
+ *          machine_context (the walking thread)   "thread \"vmheap-agent\""
  *          a named class or module (vm, ...)      its path: "Object"
  *
  * None of this allocates a Ruby object or calls a Ruby method:
@@ -32,9 +34,9 @@
  * rb_f_global_variables (a new Array) and their getters (rb_gv_get):
  * ruby_names_prepare_child reads them in a forked dump child before its
  * GC, which frees that garbage, and keeps C copies; in-process dumps have
- * no "$name" roots.  Threads are named by address and not by Thread#name:
- * calling a method in the child would add a call cache to the heap being
- * dumped.
+ * no "$name" roots.  Locals and Thread#name are read from MRI's private
+ * structures (ruby_name_layout.c) rather than by calling a method, which
+ * in the child would add a call cache to the heap being dumped.
  *
  * Each name text is one string record, written just before its first
  * use (ruby_name_strings.c); names of references take string ids from
