@@ -19,34 +19,44 @@
 #include <unistd.h>
 
 #include "lib/vmheap_spec.h"
+#include "vmheap_graph.h"
+#include "vmheap_graph_query.h"
 
 #define LEFT "\xe2\x86\x90" /* ← */
 
 /*
- * Messages kept in a local of the main script (grown on "grow"), Pending
- * objects in a local of a method that a lambda keeps alive, a class with
+ * Kept objects in a local of the main script; Messages in a local of a
+ * method that the lambda it returned keeps alive ($grow adds 300 each
+ * call; no thread's stack holds that Array once the call is over, so its
+ * shortest path is the named one); Pending objects likewise; a class with
  * a big constant, an anonymous class with a big ivar, a named thread (its
  * name holds an ESC byte) and an unnamed one.  It prints "anon TEXT" (the
  * anonymous class as Ruby inspects it), "threads N M" (1 + each thread's
- * index in Thread.list) and "ready"; "grow" adds 300 Messages and answers
+ * index in Thread.list) and "ready"; "grow" calls $grow and answers
  * "grown"; EOF ends it.
  */
 static const char program[] =
     "STDOUT.sync = true\n"
     "class Message; def initialize(i); @i = i; end; end\n"
+    "class Kept; end\n"
     "class Pending; end\n"
     "class Service\n"
     "  TABLE = Array.new(3000) { |i| \"entry #{i}\" * 8 }\n"
     "end\n"
     "module Billing; end\n"
     "$anon = Class.new { @rows = Array.new(2000) { |i| \"row #{i}\" * 8 } }\n"
+    "def make_grower\n"
+    "  messages = []\n"
+    "  -> { 300.times { |i| messages << Message.new(i) } }\n"
+    "end\n"
     "def make_keeper\n"
     "  pending = Array.new(40) { Pending.new }\n"
     "  -> { pending.size }\n"
     "end\n"
+    "$grow = make_grower\n"
+    "$grow.call\n"
     "$keeper = make_keeper\n"
-    "messages = []\n"
-    "400.times { |i| messages << Message.new(i) }\n"
+    "kept = Array.new(400) { Kept.new }\n"
     "q = Queue.new\n"
     "worker = Thread.new { q.pop }\n"
     "worker.name = \"worker\\e[31m\"\n"
@@ -58,12 +68,13 @@ static const char program[] =
     "puts 'ready'\n"
     "while (line = STDIN.gets)\n"
     "  if line.chomp == 'grow'\n"
-    "    300.times { |i| messages << Message.new(i) }\n"
+    "    $grow.call\n"
     "    puts 'grown'\n"
     "  end\n"
     "end\n"
     "2.times { q << 1 }\n"
-    "[worker, quiet].each(&:join)\n";
+    "[worker, quiet].each(&:join)\n"
+    "p kept.size\n";
 
 struct names_vm {
 	struct spec_ruby vm;
@@ -154,25 +165,95 @@ static const char *class_by_address(const char *out)
 	return NULL;
 }
 
+/*
+ * The references named `text` from objects of class `holder` to objects of
+ * class `target`, through the graph (whatever path the tools would
+ * rank first): how many, and in *held the most references to `leaf`
+ * objects that one such target has.
+ */
+static int named_edges(const char *dump, const char *holder, const char *text,
+		       const char *target, const char *leaf, uint32_t *held)
+{
+	vmheap_graph *g = NULL;
+	char err[256];
+	int found = 0;
+
+	ck_assert_msg(vmheap_graph_open_path(&g, dump, err, sizeof(err)) == 0,
+		      "%s", err);
+	*held = 0;
+	for (uint32_t i = 0; i < vmheap_graph_object_count(g); i++) {
+		char *c = vmheap_graph_class_label(g,
+						   vmheap_graph_object_class(g, i));
+		const uint32_t *to;
+		uint32_t n;
+
+		ck_assert_ptr_nonnull(c);
+		if (strcmp(c, holder)) {
+			free(c);
+			continue;
+		}
+		free(c);
+		n = vmheap_graph_references(g, i, &to);
+		for (uint32_t k = 0; k < n; k++) {
+			struct vmheap_graph_name name;
+			const uint32_t *lt;
+			uint32_t ln, leaves = 0;
+			char *tc;
+
+			if (vmheap_graph_reference_name(g, i, k, &name) !=
+				VMHEAP_GRAPH_NAME_TEXT ||
+			    strcmp(name.text, text))
+				continue;
+			tc = vmheap_graph_class_label(
+			    g, vmheap_graph_object_class(g, to[k]));
+			ck_assert_msg(!strcmp(tc, target),
+				      "%s names a %s, not a %s", text, tc,
+				      target);
+			free(tc);
+			found++;
+			ln = vmheap_graph_references(g, to[k], &lt);
+			for (uint32_t l = 0; l < ln; l++) {
+				char *x = vmheap_graph_class_label(
+				    g, vmheap_graph_object_class(g, lt[l]));
+				leaves += !strcmp(x, leaf);
+				free(x);
+			}
+			if (leaves > *held)
+				*held = leaves;
+		}
+	}
+	vmheap_graph_free(g);
+	return found;
+}
+
 START_TEST(a_local_variable_is_named_with_its_frame_on_the_path)
 {
 	struct names_vm v;
 	char path[PATH_MAX + 64], want[PATH_MAX + 128];
+	uint32_t held;
 	char *out;
 
 	start(&v);
 	dump(&v, "locals.vmheap", path, sizeof(path));
 
-	/* the main script's local: Message <- Array[i] <- local messages */
+	/* the main script's local: its environment names the Array that
+	 * holds the 400 Kept objects (a thread's stack may hold it too, so
+	 * this reads the reference itself, not the first path) */
+	snprintf(want, sizeof(want), "local kept of <main> (%s)", v.script);
+	ck_assert_int_eq(named_edges(path, "<imemo:env>", want, "Array",
+				     "Kept", &held),
+			 1);
+	ck_assert_uint_eq(held, 400);
+
+	/* a method's local, kept by the lambda it returned: on the path */
 	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
 						   "Message", NULL});
 	snprintf(want, sizeof(want),
-		 " " LEFT " local messages of <main> (%s) " LEFT, v.script);
+		 " " LEFT " local messages of make_grower (%s) " LEFT,
+		 v.script);
 	ck_assert_msg(strstr(out, "Message " LEFT " Array["), "%s", out);
 	ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
 	free(out);
-
-	/* a method's local, kept by the lambda it returned */
 	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
 						   "Pending", NULL});
 	snprintf(want, sizeof(want),
@@ -202,8 +283,8 @@ START_TEST(the_suspect_line_names_the_local_that_grows)
 	if (end)
 		*end = '\0';
 	snprintf(want, sizeof(want),
-		 ", held by root vm > Binding > local messages of <main> (%s) "
-		 "> Array",
+		 ", held by root global_tbl $grow > Proc > local messages of "
+		 "make_grower (%s) > Array",
 		 v.script);
 	ck_assert_msg(strstr(line, want), "no \"%s\" in: %s", want, line);
 	free(out);
@@ -349,7 +430,7 @@ START_TEST(in_process_names_of_locals_threads_classes_allocate_nothing)
 
 	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
 						   "Message", NULL});
-	snprintf(want, sizeof(want), "local messages of <main> (%s)",
+	snprintf(want, sizeof(want), "local messages of make_grower (%s)",
 		 v.script);
 	ck_assert_msg(strstr(out, want), "%s", out);
 	free(out);
