@@ -163,6 +163,7 @@ static void render_json(const struct dominators_result *res,
 				   k ? "," : "", vmheap_graph_object_id(g, v));
 		vmheap_strbuf_add_class(out, g, vmheap_graph_object_class(g, v),
 					VMHEAP_OUTPUT_JSON);
+		vmheap_strbuf_add_self_json(out, g, v);
 		vmheap_strbuf_addf(out,
 				   ",\"own_bytes\":%" PRIu64
 				   ",\"retained_bytes\":%" PRIu64
@@ -178,6 +179,7 @@ static void render_json(const struct dominators_result *res,
 			    VMHEAP_OUTPUT_JSON);
 			vmheap_strbuf_addf(out, ",\"address\":\"0x%" PRIx64 "\"",
 					   vmheap_graph_object_id(g, c.links[l]));
+			vmheap_strbuf_add_self_json(out, g, c.links[l]);
 			vmheap_graph_edge_name(g, c.links[l], l ? c.links[l - 1] : v, &name);
 			vmheap_strbuf_add_name_json(out, &name);
 			vmheap_strbuf_add(out, "}", 1);

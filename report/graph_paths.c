@@ -49,6 +49,17 @@ void vmheap_strbuf_add_object(struct vmheap_strbuf *sb, const vmheap_graph *g,
 	free(label);
 }
 
+void vmheap_strbuf_add_self_json(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, uint32_t i)
+{
+	uint64_t self;
+
+	if (!vmheap_graph_object_as_class(g, i, &self))
+		return;
+	vmheap_strbuf_addf(sb, ",\"class_of_itself\":");
+	vmheap_strbuf_add_class(sb, g, self, VMHEAP_OUTPUT_JSON);
+}
+
 /* The path of i into a new array; its length in *len (0: unreachable or
  * out of memory, then sb fails in the second case). */
 static uint32_t *path_of(struct vmheap_strbuf *sb, const vmheap_graph *g,
@@ -223,6 +234,7 @@ void vmheap_strbuf_add_path_json(struct vmheap_strbuf *sb,
 					VMHEAP_OUTPUT_JSON);
 		vmheap_strbuf_addf(sb, ",\"address\":\"0x%" PRIx64 "\"",
 				   vmheap_graph_object_id(g, path[k]));
+		vmheap_strbuf_add_self_json(sb, g, path[k]);
 		vmheap_graph_path_name(g, path[k], &name);
 		vmheap_strbuf_add_name_json(sb, &name);
 		vmheap_strbuf_add(sb, "}", 1);

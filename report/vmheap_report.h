@@ -525,6 +525,12 @@ void vmheap_strbuf_add_class(struct vmheap_strbuf *sb, const vmheap_graph *g,
 void vmheap_strbuf_add_object(struct vmheap_strbuf *sb, const vmheap_graph *g,
 			      uint32_t i, enum vmheap_output_format f);
 
+/* For a class object (vmheap_graph_object_as_class), the JSON member
+ * ,"class_of_itself":LABEL after others ("Service"); nothing for any
+ * other object. */
+void vmheap_strbuf_add_self_json(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, uint32_t i);
+
 /*
  * The classes of a path shape from the root object down to the object
  * above `example` (`length` objects in all, as in

@@ -915,6 +915,11 @@ START_TEST(class_objects_and_locals_read_by_name)
 		   "      Class Object  0x10\n"
 		   "      Class Service  0x20  " LEFT
 		   " constant Object::Service\n");
+	/* JSON keeps "class" and adds the class the object is */
+	expect_out("vmheap-dominators",
+		   (const char *[]){"--format", "json", path, NULL},
+		   "\"address\":\"0x20\",\"class\":\"Class\","
+		   "\"class_of_itself\":\"Service\",");
 	expect_out("vmheap-path", (const char *[]){path, "Message", NULL},
 		   "    Message " LEFT " Array[0] " LEFT
 		   " local messages of <main> (app.rb) " LEFT " Binding " LEFT
