@@ -143,26 +143,29 @@ static void find_env(VALUE obj, void *data)
  */
 static void probe_locals(void)
 {
-	static const char code[] =
-	    "vmheap_probe_local = +'vmheap-probe'; binding";
-	VALUE binding, value, env = Qnil;
+	static const char code[] = "vmheap_probe_local = +'vmheap-probe'; "
+				   "[binding, vmheap_probe_local]";
+	VALUE pair, binding, value, env = Qnil;
 	struct ruby_env_locals l;
-	ID want = rb_intern("vmheap_probe_local");
+	ID want;
 	unsigned int i;
-
 	int state = 0;
 
-	binding = rb_eval_string_protect(code, &state);
+	/* protected: a probe that fails leaves locals unnamed, nothing else */
+	pair = rb_eval_string_protect(code, &state);
 	if (state) {
 		rb_set_errinfo(Qnil);
 		return;
 	}
+	if (!RB_TYPE_P(pair, T_ARRAY) || RARRAY_LEN(pair) != 2)
+		return;
+	binding = rb_ary_entry(pair, 0);
+	value = rb_ary_entry(pair, 1);
 	if (!rb_obj_is_kind_of(binding, rb_cBinding))
 		return;
-	value = rb_funcall(binding, rb_intern("local_variable_get"), 1,
-			   ID2SYM(want));
+	want = rb_intern("vmheap_probe_local");
 	rb_objspace_reachable_objects_from(binding, find_env, &env);
-	locals_ok = 1;
+	locals_ok = 1; /* for ruby_env_locals, while the probe reads */
 	if (NIL_P(env) || !ruby_env_locals(env, &l)) {
 		locals_ok = 0;
 		return;
@@ -171,8 +174,7 @@ static void probe_locals(void)
 	for (i = 0; i < l.count; i++)
 		if (l.ids[i] == want && l.values[i] == value)
 			locals_ok = 1;
-	RB_GC_GUARD(binding);
-	RB_GC_GUARD(value);
+	RB_GC_GUARD(pair);
 }
 
 /* A hidden (class 0) Array. */
