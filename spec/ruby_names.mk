@@ -12,7 +12,7 @@ $(RUBY_NAMES_SPEC_OBJ): private ALL_CFLAGS += $(CHECK_CFLAGS)
 $(RUBY_NAMES_SPEC_BIN): $(RUBY_NAMES_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
                         $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_AGENT_A) \
                         $(LIBVMHEAP_A) | $(PATH_BIN) $(DOMINATORS_BIN) $(DIFF_BIN) \
-                          $(CONSOLE_BIN) $(RUBY_HOST_SO)
+                          $(CONSOLE_BIN) $(HTML_BIN) $(RUBY_HOST_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(RUBY_NAMES_SPEC_OBJ) \
 	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_ANALYSIS_A) \

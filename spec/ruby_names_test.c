@@ -315,6 +315,31 @@ START_TEST(class_objects_are_named_in_dominators_and_paths)
 		      out);
 	free(out);
 
+	/* the HTML report's dominator tree too */
+	{
+		char html[PATH_MAX + 64];
+		FILE *f;
+		char *page;
+		long n;
+
+		snprintf(html, sizeof(html), "%s/classes.html", v.vm.dir);
+		free(tool("vmheap-report",
+			  (const char *[]){"-o", html, path, NULL}));
+		f = fopen(html, "rb");
+		ck_assert_ptr_nonnull(f);
+		fseek(f, 0, SEEK_END);
+		n = ftell(f);
+		rewind(f);
+		page = malloc((size_t)n + 1);
+		ck_assert_ptr_nonnull(page);
+		ck_assert_uint_eq(fread(page, 1, (size_t)n, f), (size_t)n);
+		page[n] = '\0';
+		fclose(f);
+		ck_assert_msg(strstr(page, "\"Class Service\""),
+			      "no \"Class Service\" label in the report");
+		free(page);
+	}
+
 	/* a path through a class object names it: TABLE's strings */
 	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
 						   "String", NULL});
