@@ -197,11 +197,11 @@ void diff_suspects_json(const struct diff_options *o, struct diff_result *res,
 			struct vmheap_strbuf *out)
 {
 	(void)o;
-	vmheap_strbuf_add(out, "{\"old\":", 7);
-	vmheap_strbuf_add_json(out, vmheap_reader_name(res->old_d.reader));
-	vmheap_strbuf_add(out, ",\"new\":", 7);
-	vmheap_strbuf_add_json(out, vmheap_reader_name(res->new_d.reader));
-	vmheap_strbuf_add(out, ",", 1);
+	vmheap_strbuf_add(out, "{\"old\":{", 8);
+	vmheap_strbuf_add_dump_json(out, res->old_d.reader, NULL);
+	vmheap_strbuf_add(out, "},\"new\":{", 9);
+	vmheap_strbuf_add_dump_json(out, res->new_d.reader, NULL);
+	vmheap_strbuf_add(out, "},", 2);
 	suspects_json_members(out, res->suspects->new_g, res->suspects->s);
 	vmheap_strbuf_add(out, "}\n", 2);
 }
