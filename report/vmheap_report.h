@@ -447,8 +447,15 @@ void vmheap_strbuf_add_root_json(struct vmheap_strbuf *sb,
  *   ".next"          Node.next                 (fields; a class object
  *                                              with a class record of its
  *                                              id: Registry.COUNT)
+ *   "local x of ..." local messages of <main> (app.rb)  (a local
+ *                                              variable says whose it is)
  *   "key", other     key of Hash, NAME of Hash
  *   unknown string   <string 12> of Hash
+ *
+ * A holder shown by its class is shown as vmheap_strbuf_add_object does
+ * ("Class Service" for a class object).  A class object's own name is
+ * first the class whose record names it as its object (FORMAT.md "Class
+ * objects").
  *
  * `holder_in` is the name of the reference that holds `holder` itself
  * (NULL: unknown).
@@ -516,6 +523,31 @@ void vmheap_strbuf_add_path_json(struct vmheap_strbuf *sb,
  * or a CSV field; "<out of memory>" when it cannot be made. */
 void vmheap_strbuf_add_class(struct vmheap_strbuf *sb, const vmheap_graph *g,
 			     uint64_t class_id, enum vmheap_output_format f);
+
+/* Object `i` where its class would go (vmheap_graph_object_label): its
+ * class's label, or "Class Service" for a class object; as text, JSON or
+ * a CSV field. */
+void vmheap_strbuf_add_object(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			      uint32_t i, enum vmheap_output_format f);
+
+/* For a class object (vmheap_graph_object_as_class), the JSON member
+ * ,"class_of_itself":LABEL after others ("Service"); nothing for any
+ * other object. */
+void vmheap_strbuf_add_self_json(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, uint32_t i);
+
+/*
+ * The classes of a path shape from the root object down to the object
+ * above `example` (`length` objects in all, as in
+ * vmheap_graph_path_group), each after " > ": "root vm > Binding >
+ * <imemo:env> > Array".  A step held by a named reference on the path of
+ * `example` is shown by its holder phrase instead (vmheap_strbuf_add_holder:
+ * "> Binding > local messages of <main> (app.rb) > Array"), and a class
+ * object as vmheap_strbuf_add_object shows it.  Text only.
+ */
+void vmheap_strbuf_add_shape_steps(struct vmheap_strbuf *sb,
+				   const vmheap_graph *g, uint32_t example,
+				   size_t length, const uint64_t *classes);
 
 /*
  * The message of a graph tool when no object of class `label` is in
