@@ -112,6 +112,12 @@ struct agent_native_snap;
 struct agent_native_snap *agent_native_snapshot(void);
 int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s);
 void agent_native_snap_free(struct agent_native_snap *s);
+/* native_charge.c: charge sites v[0..n) to vmheap's own memory
+ * (VMHEAP_NATIVE_OWN) or to a housekeeping activity
+ * (vmheap_agent_native_activity) where their frames say so, merging the
+ * sites that then read the same; returns how many are left. */
+struct vmheap_native_site;
+size_t agent_native_charge(struct vmheap_native_site *v, size_t n);
 /* The memory figures of a dump's header: the RSS of process `pid` (the
  * VM, also from a forked child) and this process's mallinfo2.  0, or -1
  * when /proc cannot be read (rss is then 0). */

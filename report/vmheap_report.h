@@ -337,11 +337,17 @@ struct vmheap_native_row {
 };
 
 /* The rows of section n, grouped by their first `frames` frames, in the
- * order of `site`.  0 or VMHEAP_ENOMEM. */
+ * order of `site`; vmheap's own sites are not rows (vmheap_native_own).
+ * 0 or VMHEAP_ENOMEM. */
 int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
 		       size_t frames, struct vmheap_native_row **rows,
 		       size_t *nrows);
 void vmheap_native_rows_free(struct vmheap_native_row *rows, size_t n);
+
+/* vmheap's own live memory in section n (its sites, which the rows leave
+ * out: location VMHEAP_NATIVE_OWN): bytes and blocks. */
+void vmheap_native_own(const struct vmheap_native *n, uint64_t *bytes,
+		       uint64_t *count);
 
 /* Largest bytes first (then count, then site). */
 void vmheap_native_rows_sort(struct vmheap_native_row *rows, size_t n);
