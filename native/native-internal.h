@@ -2,10 +2,10 @@
  * native-internal.h - the pieces of the malloc tracker.
  *
  *   interpose.c  the allocator's entry points; the fast path and the
- *                tracked path, the header in front of each tracked
- *                block, the thread's reentrancy guard, fork
- *   live.c       the lock-striped hash of the live allocations that have
- *                no header (aligned ones): pointer -> (site, size)
+ *                tracked path, the thread's reentrancy guard, fork
+ *   live.c       the lock-striped hash of the live tracked blocks:
+ *                pointer -> (site, size); the blocks themselves are
+ *                glibc's, untouched
  *   sites.c      call sites: stack -> site id
  *   counters.c   each site's counters, in a table per thread
  *   stack.c      taking the caller's stack (libunwind)
@@ -55,14 +55,6 @@ struct native_where {
 	const char *file;
 	uint32_t line;
 };
-
-/* Bytes of the header in front of each block that malloc, calloc and
- * realloc make while tracking (interpose.c). */
-#define NATIVE_HEADER_BYTES 16u
-
-/* interpose.c: from now on blocks may carry headers (called by start,
- * before tracking goes on). */
-void native_headers_begin(void);
 
 /* ------------------------------------------------------------ pages.c */
 
@@ -129,7 +121,9 @@ void native_counters_after_fork(void);
 
 /*
  * Record live allocation p of `size` bytes from site `id`, and count it
- * at the site, if the tracker is still in generation `state`.
+ * at the site, if the tracker is still in generation `state`.  A record
+ * already there for p (its block was freed past the tracker, by a library
+ * bound to glibc's free) is counted freed and replaced.
  */
 void native_live_add(void *p, uint64_t size, uint32_t id, uint64_t state);
 /*
