@@ -8,7 +8,9 @@
  *                glibc's, untouched
  *   sites.c      call sites: stack -> site id
  *   counters.c   each site's counters, in a table per thread
- *   stack.c      taking the caller's stack (libunwind)
+ *   stack.c      taking the caller's stack (its per-thread cache,
+ *                libunwind, libgcc)
+ *   frames.c     the tracker's own stack walker: .eh_frame rules
  *   files.c      the VM source files that sites name (the location hook)
  *   modules.c    the module list (dl_iterate_phdr, build ids)
  *   api.c        start, stop, snapshot (vmheap_native.h)
@@ -167,6 +169,27 @@ unsigned native_stack(uint64_t *frames, unsigned max,
 struct native_site_memo *native_stack_memo(void *fp);
 /* Find the tracker's own code range (once, from the constructor). */
 void native_stack_init(void);
+
+/* ----------------------------------------------------------- frames.c */
+
+/* Find libgcc's FDE lookup (once, from the constructor). */
+void native_frames_init(void);
+/* Whether the walker can run (libgcc_s.so.1 was found). */
+int native_frames_ready(void);
+
+#define FRAMES_UNSUPPORTED (-1)
+
+/*
+ * Walk the stack from the return address at slot0 (the first frame
+ * outside the tracker; rbp is the caller's rbp then), reading only inside
+ * [slot0, hi): at most max frames into frames, with the address each was
+ * read from in slots.  Returns how many, or FRAMES_UNSUPPORTED when a
+ * frame's unwind rule is one the walker does not model (then unwind the
+ * stack some other way).
+ */
+int native_frames_walk(uint64_t slot0, uint64_t rbp, uintptr_t lo,
+		       uintptr_t hi, uint64_t *frames, uint64_t *slots,
+		       unsigned max);
 
 /* ------------------------------------------------------------ files.c */
 

@@ -108,6 +108,7 @@ void native_stack_init(void)
 	if (!use_fp)
 		unw_set_caching_policy(unw_local_addr_space,
 				       UNW_CACHE_PER_THREAD);
+	native_frames_init();
 	/* Without libgcc_s (it comes with every gcc-built system) stacks
 	 * are not cached: each is unwound by unw_backtrace. */
 	void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -349,6 +350,16 @@ static unsigned unw_stack(uint64_t *frames, unsigned max,
 		? first_outside(__builtin_frame_address(0), lo, hi) : 0;
 	if (slot0 != 0 && (n = from_cache(slot0, frames, max, memo)) != 0)
 		return n;
+	if (slot0 != 0) {
+		/* The tracker's frame below slot0 saved the caller's rbp. */
+		uint64_t rbp = *(const uint64_t *)(uintptr_t)(slot0 - 8);
+		int m = native_frames_walk(slot0, rbp, lo, hi, frames, slots,
+					   max);
+		if (m > 0) {
+			to_cache(slot0, hi, frames, slots, (unsigned)m, memo);
+			return (unsigned)m;
+		}
+	}
 	unsigned want = max + 8 > sizeof raw / sizeof *raw
 				? sizeof raw / sizeof *raw : max + 8;
 	n = outside(raw, (unsigned)unw_backtrace(raw, (int)want), frames, max);
