@@ -101,6 +101,27 @@ START_TEST(paths_that_differ_two_frames_up_are_two_sites)
 }
 END_TEST
 
+/* Stacks through frames without frame pointers and frames with
+ * variable-length arrays, at a new stack address nearly every call: the
+ * tracker's own walker reads their unwind rules, and each path's counts
+ * are exact two frames up. */
+START_TEST(stacks_through_frames_without_frame_pointers)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"vla", "30000", NULL});
+	unsigned long long v[4];
+	site_of(r.out, "vla_a_here", v);
+	ck_assert_uint_eq(v[2], own(r.out, "a-count"));
+	ck_assert_uint_eq(v[0], own(r.out, "a-count"));
+	ck_assert_uint_eq(v[1], own(r.out, "a-bytes"));
+	site_of(r.out, "vla_b_here", v);
+	ck_assert_uint_eq(v[2], own(r.out, "b-count"));
+	ck_assert_uint_eq(v[1], own(r.out, "b-bytes"));
+	ck_assert_uint_eq(own(r.out, "a-count") + own(r.out, "b-count"), 30000);
+	spec_run_free(&r);
+}
+END_TEST
+
 /* A signal handler that allocates, run while the thread is inside a
  * tracked malloc: no deadlock, no count, and the leak's counts exact. */
 START_TEST(allocation_in_a_signal_handler_inside_the_tracker)
@@ -839,6 +860,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, fork_while_tracking);
 	tcase_add_test(t, switched_on_and_off_repeatedly);
 	tcase_add_test(t, paths_that_differ_two_frames_up_are_two_sites);
+	tcase_add_test(t, stacks_through_frames_without_frame_pointers);
 	tcase_add_test(t, allocation_in_a_signal_handler_inside_the_tracker);
 	tcase_add_test(t, dlopen_while_threads_allocate);
 	tcase_add_test(t, waves_of_threads_lose_no_count);

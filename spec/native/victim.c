@@ -10,7 +10,7 @@
  *   own NAME VALUE                                 the program's own count
  *
  * usage: victim leak N SIZE | threads T N | fork N | onoff ROUNDS | blocks 1
- *        | paths N | signal N | dlopen ROUNDS
+ *        | paths N | vla N | signal N | dlopen ROUNDS
  */
 #include <dlfcn.h>
 #include <malloc.h>
@@ -176,6 +176,73 @@ static void signals(unsigned long n)
 	report_at(0, names, 2);
 	printf("own handler-allocs %d\nown hook-calls %lu\n",
 	       (int)handler_allocs, hook_calls);
+}
+
+/*
+ * Frames the tracker's walker reads from the unwind tables: functions
+ * built without frame pointers (their CFA is rsp plus an offset that
+ * changes along the function) under functions with a variable-length
+ * array (their CFA is rbp-based, their frame a different size at every
+ * call), so that the first frame outside the tracker lies at a different
+ * stack address nearly every time and the stack cache rarely helps.
+ * vla_a_here and vla_b_here are two frames up from malloc.
+ */
+#define NO_FP __attribute__((noinline, optimize("omit-frame-pointer")))
+static NO_FP void *vla_leaf(size_t n)
+{
+	void *p = malloc(n);
+	__asm__ volatile("" : : "r"(p) : "memory"); /* no tail call */
+	return p;
+}
+
+static NO_FP void *vla_mid(size_t n, unsigned salt)
+{
+	volatile unsigned long spill[4] = {salt, salt + 1, salt + 2, n};
+	void *p = vla_leaf((size_t)spill[3]);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+__attribute__((noinline, visibility("default"))) void *vla_a_here(size_t n,
+								  size_t pad)
+{
+	char buf[pad];
+	buf[0] = 1;
+	buf[pad - 1] = 2;
+	__asm__ volatile("" : : "r"(buf) : "memory");
+	void *p = vla_mid(n, (unsigned)pad);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+__attribute__((noinline, visibility("default"))) void *vla_b_here(size_t n,
+								  size_t pad)
+{
+	char buf[pad + 8];
+	buf[0] = 1;
+	buf[pad] = 2;
+	__asm__ volatile("" : : "r"(buf) : "memory");
+	void *p = vla_mid(n, (unsigned)pad);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+static void vla(unsigned long n)
+{
+	static const char *const names[] = {"vla_a_here", "vla_b_here"};
+	void *(*const via[2])(size_t, size_t) = {vla_a_here, vla_b_here};
+	unsigned long bytes[2] = {0, 0}, count[2] = {0, 0};
+	start();
+	for (unsigned long i = 0; i < n && nkept < 1000000; i++) {
+		int b = (i * 7 + i / 5) % 3 != 0;
+		size_t size = 16 + i % 89, pad = 16 + (i * 2654435761u) % 3000;
+		kept[nkept++] = via[b](size, pad);
+		bytes[b] += size;
+		count[b]++;
+	}
+	report_at(2, names, 2);
+	printf("own a-bytes %lu\nown b-bytes %lu\nown a-count %lu\nown b-count %lu\n",
+	       bytes[0], bytes[1], count[0], count[1]);
 }
 
 /* N allocations, a third of them by path a, in an order that mixes the
@@ -440,6 +507,8 @@ int main(int argc, char **argv)
 		signals(a);
 	} else if (strcmp(mode, "paths") == 0) {
 		paths(a);
+	} else if (strcmp(mode, "vla") == 0) {
+		vla(a);
 	} else if (strcmp(mode, "blocks") == 0) {
 		unsigned long bad = blocks();
 		printf("own bad %lu\n", bad);
