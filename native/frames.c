@@ -17,9 +17,12 @@
  *
  * Every read of the stack stays inside the thread's stack bounds, and
  * each CFA must lie above the last: a wrong rule cannot fault, and
- * cannot loop.
+ * cannot loop.  The rules are forgotten after each dlclose (the tracker
+ * interposes it): code may be unloaded and other code loaded at its
+ * addresses.
  */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "native-internal.h"
@@ -39,16 +42,26 @@ static find_fde_fn find_fde;
 enum { RULE_EMPTY, RULE_OK, RULE_UNSUPPORTED, RULE_NONE };
 
 struct rule {
-	uint64_t ip;       /* the return address it is for */
-	int32_t cfa_off;   /* CFA = (cfa_rbp ? rbp : rsp) + cfa_off */
-	int16_t rbp_off;   /* caller's rbp at CFA + rbp_off; 0: unchanged */
-	uint8_t cfa_rbp;
-	uint8_t kind;      /* RULE_* */
+	uint64_t ip;      /* the return address it is for */
+	uint32_t gen;     /* modules_gen when it was found */
+	uint8_t kind;     /* RULE_* */
+	uint8_t cfa_rbp;  /* CFA = (cfa_rbp ? rbp : rsp) + cfa_off */
+	int16_t cfa_off;
+	int16_t rbp_off;  /* caller's rbp at CFA + rbp_off; 0: unchanged */
 };
 
-#define RULES 2048 /* a power of two; 32 KiB a thread */
+#define RULES 2048 /* a power of two; 40 KiB a thread */
 static __thread struct rule rules[RULES]
 	__attribute__((tls_model("initial-exec")));
+
+/* Bumped after each dlclose: a rule found before may describe code that
+ * is gone, and other code may be loaded at its addresses. */
+static _Atomic uint32_t modules_gen;
+
+void native_frames_forget(void)
+{
+	atomic_fetch_add(&modules_gen, 1);
+}
 
 void native_frames_init(void)
 {
@@ -344,10 +357,11 @@ static void run(struct cursor *c, const struct cie *cie, uint64_t *loc,
 }
 
 /* Find the rule for return address ip into *r. */
-static void learn(uint64_t ip, struct rule *r)
+static void learn(uint64_t ip, uint32_t gen, struct rule *r)
 {
 	struct eh_bases bases;
 	r->ip = ip;
+	r->gen = gen;
 	r->kind = RULE_UNSUPPORTED;
 	if (find_fde == NULL)
 		return;
@@ -393,21 +407,21 @@ static void learn(uint64_t ip, struct rule *r)
 		return;
 	}
 	if (c.bad || s.bad || (s.cfa_reg != REG_RSP && s.cfa_reg != REG_RBP) ||
-	    s.cfa_off <= 0 || s.cfa_off > INT32_MAX || s.rbp_off < INT16_MIN ||
+	    s.cfa_off <= 0 || s.cfa_off > INT16_MAX || s.rbp_off < INT16_MIN ||
 	    s.rbp_off > 0)
 		return;
-	r->cfa_off = (int32_t)s.cfa_off;
+	r->cfa_off = (int16_t)s.cfa_off;
 	r->cfa_rbp = s.cfa_reg == REG_RBP;
 	r->rbp_off = (int16_t)s.rbp_off;
 	r->kind = RULE_OK;
 }
 
-static const struct rule *rule_of(uint64_t ip)
+static const struct rule *rule_of(uint64_t ip, uint32_t gen)
 {
 	uint64_t h = ip * 0x9e3779b97f4a7c15ull;
 	struct rule *r = &rules[h >> 53 & (RULES - 1)];
-	if (r->kind == RULE_EMPTY || r->ip != ip)
-		learn(ip, r);
+	if (r->kind == RULE_EMPTY || r->ip != ip || r->gen != gen)
+		learn(ip, gen, r);
 	return r;
 }
 
@@ -424,6 +438,7 @@ int native_frames_walk(uint64_t slot0, uint64_t rbp, uintptr_t lo,
 {
 	unsigned n = 0;
 	uint64_t slot = slot0;
+	uint32_t gen = atomic_load_explicit(&modules_gen, memory_order_acquire);
 	(void)lo;
 	while (n < max) {
 		uint64_t ip = at(slot), rsp = slot + 8;
@@ -434,7 +449,7 @@ int native_frames_walk(uint64_t slot0, uint64_t rbp, uintptr_t lo,
 		n++;
 		if (n == max)
 			break;
-		const struct rule *r = rule_of(ip);
+		const struct rule *r = rule_of(ip, gen);
 		if (r->kind == RULE_NONE)
 			break;
 		if (r->kind != RULE_OK)

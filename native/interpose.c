@@ -30,6 +30,7 @@ _Atomic(vmheap_native_location_fn) native_location;
 static __thread int busy __attribute__((tls_model("initial-exec")));
 
 static void *(*next_aligned_alloc)(size_t, size_t);
+static int (*next_dlclose)(void *);
 static int (*next_posix_memalign)(void **, size_t, size_t);
 
 /* Acquire (a plain load on x86-64). */
@@ -299,6 +300,17 @@ PUBLIC int posix_memalign(void **out, size_t align, size_t n)
 	return r;
 }
 
+/* The stack walker's rules describe loaded code: after a dlclose, code
+ * may be gone and other code come at its addresses (frames.c). */
+PUBLIC int dlclose(void *handle)
+{
+	if (next_dlclose == NULL)
+		next_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	int r = next_dlclose(handle);
+	native_frames_forget();
+	return r;
+}
+
 /* ------------------------------------------------------ setup and fork */
 
 static void fork_prepare(void)
@@ -338,6 +350,7 @@ __attribute__((constructor)) static void native_init(void)
 		(void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
 	next_posix_memalign = (int (*)(void **, size_t, size_t))dlsym(
 		RTLD_NEXT, "posix_memalign");
+	next_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
 	const char *d = getenv("VMHEAP_NATIVE_DEPTH");
 	if (d != NULL) {
 		long v = strtol(d, NULL, 10);

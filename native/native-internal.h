@@ -176,6 +176,9 @@ void native_stack_init(void);
 void native_frames_init(void);
 /* Whether the walker can run (libgcc_s.so.1 was found). */
 int native_frames_ready(void);
+/* Forget every thread's rules (after a dlclose: the code they describe
+ * may be gone).  Each thread relearns a rule at its next use. */
+void native_frames_forget(void);
 
 #define FRAMES_UNSUPPORTED (-1)
 

@@ -276,7 +276,7 @@ START_TEST(exports_only_the_allocator_and_api)
 	struct spec_run r;
 	ck_assert_int_eq(spec_run(argv, NULL, NULL, 20000, &r), 0);
 	ck_assert_str_eq(r.out,
-		"aligned_alloc calloc free malloc memalign "
+		"aligned_alloc calloc dlclose free malloc memalign "
 		"posix_memalign pvalloc realloc reallocarray valloc "
 		"vmheap_native_get_totals "
 		"vmheap_native_modules vmheap_native_set_location "
