@@ -357,13 +357,13 @@ blocks_here(int kind, void *p, size_t n)
 	return r;
 }
 
-/* Blocks with the tracker's header and without, through realloc,
+/* Blocks tracked and made before tracking, through realloc,
  * malloc_usable_size and a stop: contents, sizes and alignment hold, and
  * the counts are exact.  Prints the site and "own bad N". */
 static unsigned long blocks(void)
 {
 	unsigned long bad = 0;
-	char *before = malloc(100); /* before tracking: no header */
+	char *before = malloc(100); /* before tracking: not in the table */
 	memset(before, 5, 100);
 	start();
 	char *a = blocks_here(0, NULL, 1000);
@@ -383,7 +383,7 @@ static unsigned long blocks(void)
 	free(b);
 	report(); /* 3 live: 50000 + 4096 + 200 (a's first block and b freed) */
 	stop();
-	a = realloc(a, 10); /* a header outlives the stop */
+	a = realloc(a, 10); /* made while tracking, realloc'ed after */
 	bad += malloc_usable_size(a) < 10;
 	for (int i = 0; i < 10; i++)
 		bad += a[i] != 7;
