@@ -72,15 +72,15 @@ static struct sym_module *load(vmheap_symbolizer *s,
 	if (!m->path)
 		return NULL;
 	s->n++;
-	/* Non-blocking, and a regular file only: a path that names a FIFO
-	 * (a crafted dump, a bad peer) must not hang the tool. */
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* a path from the dump: a FIFO or a device must not block the
+	 * open, nor anything but a regular file be read */
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	struct stat st;
 	if (fd < 0) {
 		m->why = "missing";
 		return m;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		m->why = "not a regular file";
 		return m;

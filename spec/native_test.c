@@ -101,6 +101,27 @@ START_TEST(paths_that_differ_two_frames_up_are_two_sites)
 }
 END_TEST
 
+/* Stacks through frames without frame pointers and frames with
+ * variable-length arrays, at a new stack address nearly every call: the
+ * tracker's own walker reads their unwind rules, and each path's counts
+ * are exact two frames up. */
+START_TEST(stacks_through_frames_without_frame_pointers)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"vla", "30000", NULL});
+	unsigned long long v[4];
+	site_of(r.out, "vla_a_here", v);
+	ck_assert_uint_eq(v[2], own(r.out, "a-count"));
+	ck_assert_uint_eq(v[0], own(r.out, "a-count"));
+	ck_assert_uint_eq(v[1], own(r.out, "a-bytes"));
+	site_of(r.out, "vla_b_here", v);
+	ck_assert_uint_eq(v[2], own(r.out, "b-count"));
+	ck_assert_uint_eq(v[1], own(r.out, "b-bytes"));
+	ck_assert_uint_eq(own(r.out, "a-count") + own(r.out, "b-count"), 30000);
+	spec_run_free(&r);
+}
+END_TEST
+
 /* A signal handler that allocates, run while the thread is inside a
  * tracked malloc: no deadlock, no count, and the leak's counts exact. */
 START_TEST(allocation_in_a_signal_handler_inside_the_tracker)
@@ -255,8 +276,9 @@ START_TEST(exports_only_the_allocator_and_api)
 	struct spec_run r;
 	ck_assert_int_eq(spec_run(argv, NULL, NULL, 20000, &r), 0);
 	ck_assert_str_eq(r.out,
-		"aligned_alloc calloc free malloc malloc_usable_size memalign "
-		"posix_memalign pvalloc realloc valloc vmheap_native_get_totals "
+		"aligned_alloc calloc dlclose free malloc memalign "
+		"posix_memalign pvalloc realloc reallocarray valloc "
+		"vmheap_native_get_totals "
 		"vmheap_native_modules vmheap_native_set_location "
 		"vmheap_native_sites vmheap_native_start "
 		"vmheap_native_stop vmheap_native_tracking ");
@@ -322,6 +344,74 @@ START_TEST(run_without_the_library)
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "/nonexistent/libvmheap-malloc.so is missing") != NULL,
 		      "%s", r.err);
+	spec_run_free(&r);
+}
+END_TEST
+
+/* ------------------------------------------- glibc's own semantics */
+
+/* spec/native/semantics.c without the tracker and under `vmheap-run
+ * --track`: the same output, byte for byte. */
+static void semantics(struct spec_run *r, int tracked, const char *mode,
+		      const char *arg1, const char *arg2)
+{
+	const char *argv[8];
+	int n = 0;
+	if (tracked) {
+		argv[n++] = spec_bin("vmheap-run");
+		argv[n++] = "--track";
+	}
+	argv[n++] = spec_build("spec/native_semantics");
+	argv[n++] = mode;
+	argv[n++] = arg1;
+	argv[n++] = arg2;
+	argv[n] = NULL;
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 120000, r), 0);
+	ck_assert_msg(strstr(r->err, tracked ? "tracking 1\n" : "tracking 0\n")
+			      != NULL, "%s", r->err);
+}
+
+/* realloc(p, 0) frees p and returns NULL (100,000 of them hold no
+ * memory); malloc_usable_size, mallinfo2, malloc_trim, the overflows of
+ * reallocarray, realloc, calloc and malloc (NULL, ENOMEM, the block as it
+ * was) and memalign, aligned_alloc, posix_memalign, valloc, pvalloc with
+ * odd alignments answer as glibc does without the tracker. */
+START_TEST(glibc_semantics_hold_under_tracking)
+{
+	struct spec_run plain, tracked;
+	semantics(&plain, 0, "check", NULL, NULL);
+	ck_assert_msg(plain.status == 0, "%s", plain.out);
+	ck_assert_ptr_nonnull(strstr(plain.out, "realloc(p, 0): NULL, in use -"));
+	ck_assert_ptr_nonnull(strstr(plain.out,
+		"100000 x realloc(malloc(5000), 0): in use +0\n"));
+	semantics(&tracked, 1, "check", NULL, NULL);
+	/* From the start of the first line that differs, if any. */
+	size_t at = 0;
+	while (plain.out[at] != '\0' && plain.out[at] == tracked.out[at])
+		at++;
+	while (at > 0 && plain.out[at - 1] != '\n')
+		at--;
+	const char *a = plain.out + at, *b = tracked.out + at;
+	ck_assert_msg(strcmp(a, b) == 0, "without the tracker:\n%.200s\nunder it:\n%.200s",
+		      a, b);
+	ck_assert_int_eq(tracked.status, 0);
+	spec_run_free(&plain);
+	spec_run_free(&tracked);
+}
+END_TEST
+
+/* A library opened with RTLD_DEEPBIND calls glibc's free and realloc
+ * itself: on blocks the program made while tracking (malloc'ed and
+ * aligned), and the program frees and reallocs the library's blocks. */
+START_TEST(deepbind_library_shares_blocks_with_the_program)
+{
+	struct spec_run r;
+	semantics(&r, 1, "deepbind", spec_build("spec/native_deeplib.so"),
+		  "3000");
+	ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+	ck_assert_str_eq(r.out, "deepbind: 3000 of 3000 rounds whole\nbad 0\n");
+	/* The library's free is glibc's, not the tracker's. */
+	ck_assert_msg(strstr(r.err, "separate-free 1\n") != NULL, "%s", r.err);
 	spec_run_free(&r);
 }
 END_TEST
@@ -558,7 +648,7 @@ START_TEST(diff_names_the_leaking_function)
 	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	const char *row = first_row(o.out);
-	ck_assert_msg(starts(row, "+1000  +1234000  leak_in_here (leaker.c:26) < "
+	ck_assert_msg(starts(row, "+1000  +1234000  leak_in_here (leaker.c:33) < "
 				  "main (leaker.c:"),
 		      "%s", o.out);
 	ck_assert_msg(strstr(o.out, "churn_in_here") == NULL, "%s", o.out);
@@ -574,7 +664,7 @@ START_TEST(diff_names_the_leaking_function)
 		ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
 		ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 		ck_assert_msg(strstr(first_row(o.out),
-				     "+1.18 MiB  leak_in_here (leaker.c:26)") ==
+				     "+1.18 MiB  leak_in_here (leaker.c:33)") ==
 				  first_row(o.out) + strlen("+1000  "),
 			      "%s", o.out);
 		spec_run_free(&o);
@@ -582,18 +672,18 @@ START_TEST(diff_names_the_leaking_function)
 
 	tool(&r, &o, "vmheap-diff", NULL, "b.vmheap", "c.vmheap");
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
-	ck_assert_msg(strstr(o.out, "\n -400  -493600  leak_in_here (leaker.c:26) < ") != NULL,
+	ck_assert_msg(strstr(o.out, "\n -400  -493600  leak_in_here (leaker.c:33) < ") != NULL,
 		      "%s", o.out);
 	spec_run_free(&o);
 
 	tool(&r, &o, "vmheap-histo", NULL, "c.vmheap", NULL);
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
-	ck_assert_msg(starts(first_row(o.out), "  600  740400  leak_in_here (leaker.c:26)"),
+	ck_assert_msg(starts(first_row(o.out), "  600  740400  leak_in_here (leaker.c:33)"),
 		      "%s", o.out);
 	spec_run_free(&o);
 
 	tool(&r, &o, "vmheap-diff", "--format=csv", "a.vmheap", "b.vmheap");
-	ck_assert_msg(starts(o.out, "count,bytes,site\n1000,1234000,leak_in_here (leaker.c:26) < "),
+	ck_assert_msg(starts(o.out, "count_delta,bytes_delta,site\n1000,1234000,leak_in_here (leaker.c:33) < "),
 		      "%s", o.out);
 	spec_run_free(&o);
 
@@ -903,6 +993,7 @@ START_TEST(service_native_bytes_at_the_right_line)
 END_TEST
 
 void native_format_tests(Suite *s); /* native_format_test.c */
+void native_rates_tests(Suite *s);  /* native_rates_test.c */
 
 Suite *vmheap_spec_suite(void)
 {
@@ -913,12 +1004,15 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, fork_while_tracking);
 	tcase_add_test(t, switched_on_and_off_repeatedly);
 	tcase_add_test(t, paths_that_differ_two_frames_up_are_two_sites);
+	tcase_add_test(t, stacks_through_frames_without_frame_pointers);
 	tcase_add_test(t, allocation_in_a_signal_handler_inside_the_tracker);
 	tcase_add_test(t, dlopen_while_threads_allocate);
 	tcase_add_test(t, waves_of_threads_lose_no_count);
 	tcase_add_test(t, blocks_keep_their_contents_and_counts);
 	tcase_add_test(t, ruby_runs_under_tracking);
 	tcase_add_test(t, exports_only_the_allocator_and_api);
+	tcase_add_test(t, glibc_semantics_hold_under_tracking);
+	tcase_add_test(t, deepbind_library_shares_blocks_with_the_program);
 	TCase *run = spec_tcase(s, "vmheap-run", 60);
 	tcase_add_test(run, run_appends_to_ld_preload);
 	tcase_add_test(run, run_loads_the_agent_into_ruby);
@@ -933,5 +1027,6 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(dumps, c_extension_leak_in_ruby);
 	tcase_add_test(dumps, service_native_bytes_at_the_right_line);
 	tcase_add_test(dumps, memory_summary_and_warning);
+	native_rates_tests(s);
 	return s;
 }
