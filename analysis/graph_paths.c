@@ -45,7 +45,9 @@ static int index_roots(vmheap_graph *g)
 	return 0;
 }
 
-/* The first root record of root object `v`. */
+/* The root record that the path of root object `v` starts from: its
+ * first, or with the explaining rule its first not of a stack kind if it
+ * has one (the search took that one). */
 static size_t first_root_of(const vmheap_graph *g, uint32_t v)
 {
 	size_t lo = 0, hi = g->nroot_by_obj;
@@ -57,6 +59,12 @@ static size_t first_root_of(const vmheap_graph *g, uint32_t v)
 		else
 			hi = mid;
 	}
+	if (g->path_rule == VMHEAP_GRAPH_PATHS_EXPLAINING)
+		for (size_t k = lo; k < g->nroot_by_obj &&
+				    g->roots[g->root_by_obj[k]].object == v;
+		     k++)
+			if (!vmheap_graph_root_is_stack(g, g->root_by_obj[k]))
+				return g->root_by_obj[k];
 	return g->root_by_obj[lo];
 }
 

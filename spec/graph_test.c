@@ -50,6 +50,7 @@ static const char *dump_path(const char *name)
 #define KIND_STACK 2	/* string record "machine_context" */
 #define KIND_NOSTRING 9 /* no string record has this id */
 #define CLASSES 4	/* class ids 1..CLASSES, named "Class<id>" */
+#define INTERNAL_CLASS 4 /* ... but this one "<internal4>": VM-internal */
 
 /* A heap as the test writes it: objects in file order, raw reference ids
  * (some of them missing from the heap), root records. */
@@ -93,7 +94,9 @@ static void write_heap(const struct heap *h, const char *path)
 	ck_assert_int_eq(
 	    vmheap_writer_add_string(w, KIND_STACK, "machine_context", 15), 0);
 	for (uint64_t c = 1; c <= CLASSES; c++) {
-		int len = snprintf(name, sizeof(name), "Class%llu",
+		int len = snprintf(name, sizeof(name),
+				   c == INTERNAL_CLASS ? "<internal%llu>"
+						       : "Class%llu",
 				   (unsigned long long)c);
 		ck_assert_int_eq(
 		    vmheap_writer_add_class(w, c, name, (size_t)len, 0, 0), 0);
@@ -425,8 +428,15 @@ static void check_against_brute_force(const struct heap *h, vmheap_graph *g,
 			      (unsigned long long)want);
 	}
 
-	/* shortest paths */
+	/* shortest paths (the explaining ones: check_explaining_paths) */
+	ck_assert_int_eq(vmheap_graph_set_path_rule(g, VMHEAP_GRAPH_PATHS_SHORTEST),
+			 0);
 	ck_assert_int_eq(vmheap_graph_shortest_paths(g), 0);
+	ck_assert_int_eq(vmheap_graph_set_path_rule(g, VMHEAP_GRAPH_PATHS_SHORTEST),
+			 0);
+	ck_assert_int_eq(
+	    vmheap_graph_set_path_rule(g, VMHEAP_GRAPH_PATHS_EXPLAINING),
+	    VMHEAP_ESTATE);
 	for (uint32_t v = 0; v < n; v++) {
 		uint32_t path[64];
 		size_t root = 12345;
@@ -465,8 +475,83 @@ static void check_against_brute_force(const struct heap *h, vmheap_graph *g,
 	plain_free(&p);
 }
 
+/*
+ * The explaining paths (vmheap_graph.h, "Which path") against brute
+ * force: for every object the least (costly steps, references) over all
+ * its paths, by relaxing every reference until nothing changes; a costly
+ * step is a root of kind machine_context or a reference held by an
+ * object of INTERNAL_CLASS.  The graph's path must be a path of the heap
+ * and reach that least pair.
+ */
+static void check_explaining_paths(const struct heap *h, vmheap_graph *g,
+				   uint64_t seed)
+{
+	struct plain p;
+	uint32_t n = h->n, *cost = malloc((n + 1) * sizeof(*cost)),
+		 *len = malloc((n + 1) * sizeof(*len));
+	int changed = 1;
+
+	plain_of(&p, h);
+	memset(cost, 0xff, (n + 1) * sizeof(*cost));
+	memset(len, 0xff, (n + 1) * sizeof(*len));
+	for (size_t k = 0; k < p.nroots; k++) {
+		uint32_t v = p.roots[k], c = h->root_kind[k] == KIND_STACK;
+		if (v != VMHEAP_GRAPH_NONE &&
+		    (c < cost[v] || (c == cost[v] && 0 < len[v]))) {
+			cost[v] = c;
+			len[v] = 0;
+		}
+	}
+	while (changed) {
+		changed = 0;
+		for (uint32_t v = 0; v < n; v++) {
+			if (cost[v] == UINT32_MAX)
+				continue;
+			for (uint32_t k = p.off[v]; k < p.off[v + 1]; k++) {
+				uint32_t w = p.adj[k];
+				uint32_t c = cost[v] + (h->cls[v] == INTERNAL_CLASS);
+				if (c < cost[w] ||
+				    (c == cost[w] && len[v] + 1 < len[w])) {
+					cost[w] = c;
+					len[w] = len[v] + 1;
+					changed = 1;
+				}
+			}
+		}
+	}
+	ck_assert_int_eq(vmheap_graph_shortest_paths(g), 0);
+	for (uint32_t v = 0; v < n; v++) {
+		uint32_t path[64], c;
+		size_t root = 0;
+		int64_t got = vmheap_graph_path(g, v, path, 64, &root);
+
+		if (cost[v] == UINT32_MAX) {
+			ck_assert_int_eq(got, 0);
+			continue;
+		}
+		ck_assert_int_gt(got, 0);
+		ck_assert_uint_eq(path[got - 1], v);
+		ck_assert_uint_eq(p.roots[root], path[0]);
+		c = h->root_kind[root] == KIND_STACK;
+		for (int64_t k = 1; k < got; k++) {
+			ck_assert(has_edge(&p, path[k - 1], path[k]));
+			c += h->cls[path[k - 1]] == INTERNAL_CLASS;
+		}
+		ck_assert_msg(c == cost[v] && got == (int64_t)len[v] + 1,
+			      "seed %llu: path of %u has %u costly steps and "
+			      "%lld objects, brute force says %u and %u",
+			      (unsigned long long)seed, v, c, (long long)got,
+			      cost[v], len[v] + 1);
+	}
+	free(cost);
+	free(len);
+	plain_free(&p);
+}
+
 /* The class paths of every class: groups partition the reachable
- * instances by shape, each shape is its example's path. */
+ * instances by shape (a run of one class below the root object being one
+ * step: the random heaps have no names), each shape is its example's
+ * path. */
 static void check_class_paths(const struct heap *h, vmheap_graph *g)
 {
 	for (uint64_t c = 1; c <= CLASSES + 1; c++) {
@@ -503,13 +588,20 @@ static void check_class_paths(const struct heap *h, vmheap_graph *g)
 				size_t root = 0;
 				int64_t len =
 				    vmheap_graph_path(g, i, path, 64, &root);
-				int same =
-				    h->cls[i] == c && len > 0 &&
-				    (size_t)len == grp->length &&
-				    h->root_kind[root] == grp->kind_string_id;
-				for (int64_t j = 0; same && j < len; j++)
-					same =
-					    h->cls[path[j]] == grp->classes[j];
+				int same = h->cls[i] == c && len > 0 &&
+					   h->root_kind[root] ==
+					       grp->kind_string_id;
+				size_t steps = 0;
+				for (int64_t j = 0; same && j < len; j++) {
+					if (j >= 2 && h->cls[path[j]] ==
+							  h->cls[path[j - 1]])
+						continue; /* a run */
+					same = steps < grp->length &&
+					       h->cls[path[j]] ==
+						   grp->classes[steps];
+					steps++;
+				}
+				same = same && steps == grp->length;
 				if (same) {
 					count++;
 					bytes += h->bytes[i];
@@ -540,6 +632,9 @@ START_TEST(random_heaps_agree_with_brute_force)
 		write_heap(&h, path);
 		g = open_graph(path);
 		check_against_brute_force(&h, g, seed);
+		vmheap_graph_free(g);
+		g = open_graph(path);
+		check_explaining_paths(&h, g, seed);
 		check_class_paths(&h, g);
 		vmheap_graph_free(g);
 		heap_free(&h);
