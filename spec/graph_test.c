@@ -30,6 +30,7 @@
 
 #include "vmheap.h"
 #include "vmheap_graph.h"
+#include "vmheap_graph_query.h"
 #include "lib/vmheap_spec.h"
 
 /* ------------------------------------------------------------ files */
@@ -811,6 +812,166 @@ START_TEST(million_long_chain_with_edges_back_to_the_head)
 }
 END_TEST
 
+/*
+ * A named linked list of n nodes: root vm "$head" -> Holder -@head->
+ * Node 0 -@next-> Node 1 ... -> Node n-1, and a Thread (root vm "thread
+ * 1") whose stack holds Node `stack_at` ("stack of thread 1").  Object
+ * indices: Holder 0, Thread 1, Node k is 2 + k.
+ */
+static void write_named_chain(const char *path, uint32_t n, uint32_t stack_at)
+{
+	static const char *const kinds[] = {"object"};
+	static const char *const strings[] = {"vm",	   "$head",
+					      "@head",	   "@next",
+					      "stack of thread 1", "thread 1"};
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	uint64_t ref;
+	int64_t name;
+
+	ck_assert_int_ge(fd, 0);
+	opt.kind_names = kinds;
+	opt.kind_count = 1;
+	opt.edge_names = 1;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	for (uint64_t k = 0; k < 6; k++)
+		ck_assert_int_eq(vmheap_writer_add_string(w, k + 1, strings[k],
+							  strlen(strings[k])),
+				 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Holder", 6, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 2, "Node", 4, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 3, "Thread", 6, 0, 0), 0);
+	ref = 0x10000, name = 3;
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x1000, 1, 40, 0,
+							&ref, &name, 1, 0),
+			 0);
+	ref = 0x10000 + 16ULL * stack_at, name = 5;
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x2000, 3, 40, 0,
+							&ref, &name, 1, 0),
+			 0);
+	for (uint32_t k = 0; k < n; k++) {
+		ref = 0x10000 + 16ULL * (k + 1), name = 4;
+		ck_assert_int_eq(vmheap_writer_add_object_named(
+				     w, 0x10000 + 16ULL * k, 2, 16, 0, &ref,
+				     &name, k + 1 < n, 0),
+				 0);
+	}
+	ck_assert_int_eq(vmheap_writer_add_root_named(w, 1, 0x1000, 2), 0);
+	ck_assert_int_eq(vmheap_writer_add_root_named(w, 1, 0x2000, 6), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+/*
+ * Paths at any length, and the explaining rule at scale: the 1M nodes of
+ * a list merge into two shapes (the head by @head, the rest one run by
+ * @next), every node's path going down the list although the thread's
+ * stack reaches the second half sooner; the stack is "also" there.  With
+ * the shortest rule the second half goes through the thread.
+ */
+START_TEST(million_node_list_is_two_shapes_by_named_references)
+{
+	const uint32_t n = 1000000, half = n / 2;
+	const char *path = dump_path("list");
+	struct vmheap_graph_class_paths *cp;
+	struct vmheap_graph_stack_holder h;
+	struct vmheap_graph_retainers *r;
+	struct vmheap_graph_name name;
+	uint32_t node = 2 + half;
+	vmheap_graph *g;
+
+	write_named_chain(path, n, half);
+	g = open_graph(path);
+	ck_assert_int_eq(vmheap_graph_class_paths(g, 2, &cp), 0);
+	ck_assert_uint_eq(cp->instances, n);
+	ck_assert_uint_eq(cp->group_count, 2);
+	ck_assert_uint_eq(cp->groups[0].count, n - 1);
+	ck_assert_uint_eq(cp->groups[0].bytes, 16ULL * (n - 1));
+	ck_assert_uint_eq(cp->groups[0].example, 3);
+	ck_assert_uint_eq(cp->groups[0].length, 3); /* Holder, Node, Node+ */
+	ck_assert_uint_eq(cp->groups[1].count, 1);
+	ck_assert_uint_eq(cp->groups[1].length, 2);
+	vmheap_graph_class_paths_free(cp);
+	/* the last node: 1M + 1 objects from the holder, by @next */
+	ck_assert_int_eq(vmheap_graph_path(g, 2 + n - 1, NULL, 0, NULL), n + 1);
+	ck_assert_int_eq(vmheap_graph_path_name(g, node, &name),
+			 VMHEAP_GRAPH_NAME_TEXT);
+	ck_assert_int_eq(memcmp(name.text, "@next", 5), 0);
+	ck_assert_int_eq(vmheap_graph_stack_holder(g, 2 + n - 1, &h), 1);
+	ck_assert_uint_eq(h.object, node);
+	ck_assert_uint_eq(h.holder, 1);
+	ck_assert_uint_eq(h.reference, 0);
+	ck_assert_int_eq(vmheap_graph_stack_holder(g, 2 + half - 1, &h), 0);
+	/* the retainers of the middle node: its neighbour and the stack */
+	ck_assert_int_eq(vmheap_graph_retainers(g, &node, 1, &r), 0);
+	ck_assert_uint_eq(r->targets, 1);
+	ck_assert_uint_eq(r->references, 2);
+	ck_assert_uint_eq(r->group_count, 2);
+	/* one reference each: the lower example (the thread) first */
+	ck_assert_uint_eq(r->groups[0].holder_class_id, 3);
+	ck_assert_int_eq(r->groups[0].stack, 1);
+	ck_assert_int_eq(memcmp(r->groups[0].name.text, "stack of", 8), 0);
+	ck_assert_uint_eq(r->groups[1].holder_class_id, 2);
+	ck_assert_uint_eq(r->groups[1].example, node - 1);
+	ck_assert_int_eq(r->groups[1].stack, 0);
+	ck_assert_int_eq(memcmp(r->groups[1].name.text, "@next", 5), 0);
+	vmheap_graph_retainers_free(r);
+	vmheap_graph_free(g);
+
+	g = open_graph(path);
+	ck_assert_int_eq(vmheap_graph_set_path_rule(g, VMHEAP_GRAPH_PATHS_SHORTEST),
+			 0);
+	ck_assert_int_eq(vmheap_graph_class_paths(g, 2, &cp), 0);
+	ck_assert_uint_eq(cp->group_count, 4);
+	ck_assert_uint_eq(cp->groups[0].count, half - 1);
+	ck_assert_uint_eq(cp->groups[1].count, half - 1);
+	vmheap_graph_class_paths_free(cp);
+	ck_assert_int_eq(vmheap_graph_path(g, 2 + n - 1, NULL, 0, NULL),
+			 n - half + 1);
+	ck_assert_int_eq(vmheap_graph_stack_holder(g, 2 + n - 1, &h), 0);
+	vmheap_graph_free(g);
+
+	/* --exclude stack: the thread's reference is gone; dominators of
+	 * the 1M-deep tree then follow the list alone */
+	g = open_graph(path);
+	ck_assert_int_eq(vmheap_graph_exclude(g, VMHEAP_GRAPH_EXCLUDE_STACK), 0);
+	ck_assert_uint_eq(vmheap_graph_reference_count(g), n + 1 - 1 + 0);
+	ck_assert_int_eq(vmheap_graph_dominators(g), 0);
+	ck_assert_uint_eq(vmheap_graph_idom(g, 2 + n - 1), 2 + n - 2);
+	ck_assert_uint_eq(vmheap_graph_retained_bytes(g, 0), 40 + 16ULL * n);
+	ck_assert_int_eq(vmheap_graph_exclude(g, VMHEAP_GRAPH_EXCLUDE_STACK),
+			 VMHEAP_ESTATE);
+	vmheap_graph_free(g);
+	g = open_graph(path);
+	ck_assert_int_eq(vmheap_graph_dominators(g), 0);
+	ck_assert_uint_eq(vmheap_graph_idom(g, node), VMHEAP_GRAPH_ROOT);
+	ck_assert_uint_eq(vmheap_graph_retained_bytes(g, 0),
+			  40 + 16ULL * half);
+	vmheap_graph_free(g);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(exclude_lists_parse)
+{
+	unsigned k = 99;
+
+	ck_assert_int_eq(vmheap_graph_parse_exclude("stack", &k), 0);
+	ck_assert_uint_eq(k, VMHEAP_GRAPH_EXCLUDE_STACK);
+	ck_assert_int_eq(vmheap_graph_parse_exclude("internal,stack", &k), 0);
+	ck_assert_uint_eq(k, VMHEAP_GRAPH_EXCLUDE_STACK |
+				 VMHEAP_GRAPH_EXCLUDE_INTERNAL);
+	ck_assert_int_eq(vmheap_graph_parse_exclude("", &k), VMHEAP_EINVAL);
+	ck_assert_int_eq(vmheap_graph_parse_exclude("stack,", &k),
+			 VMHEAP_EINVAL);
+	ck_assert_int_eq(vmheap_graph_parse_exclude("stack,,internal", &k),
+			 VMHEAP_EINVAL);
+	ck_assert_int_eq(vmheap_graph_parse_exclude("weak", &k), VMHEAP_EINVAL);
+}
+END_TEST
+
 /* An object with more references than one record holds (the writer goes
  * on in more-references records): all of them are its references. */
 START_TEST(references_continued_in_more_records_all_count)
@@ -1235,6 +1396,9 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(shapes, million_long_chain_is_dominated_link_by_link);
 	tcase_add_test(shapes, million_long_chain_with_edges_back_to_the_head);
 	tcase_add_test(shapes, references_continued_in_more_records_all_count);
+	tcase_add_test(shapes,
+		       million_node_list_is_two_shapes_by_named_references);
+	tcase_add_test(shapes, exclude_lists_parse);
 	tcase_add_test(shapes,
 		       duplicate_object_ids_resolve_to_the_first_record);
 	tcase_add_test(shapes, ids_at_both_ends_of_the_range_are_found);
