@@ -83,6 +83,9 @@ int agent_native_get_track(struct vmheap_agent *a, const char *name,
 int agent_native_set_track(struct vmheap_agent *a, const msgpack_object *value,
 			   msgpack_packer *pk, uint64_t *job, char *err,
 			   size_t errlen);
+/* system.native.bytes: the tracker's live bytes (native_vars.c). */
+int agent_native_get_bytes(struct vmheap_agent *a, const char *name,
+			   msgpack_packer *pk, char *err, size_t errlen);
 int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen);
 /* native_vars.c: the malloc tracker's function `name` (vmheap_native.h),

@@ -4,6 +4,8 @@
  *   config.native.track   bool  true starts tracking, false stops and
  *                               forgets (libvmheap-malloc.so must be
  *                               preloaded: vmheap-run does it)
+ *   system.native.bytes   int   the live bytes of every tracked
+ *                               allocation, now (the tracker's totals)
  *   system.native.sites   array the top sites by live bytes, now:
  *                               [{live_bytes, live_count, allocs, frees,
  *                                 site}], site the innermost frames as
@@ -153,6 +155,39 @@ static void frame_name(char *out, size_t cap, uint64_t ret)
 		snprintf(out, cap, "0x%llx (%s)",
 			 (unsigned long long)(ret - (uintptr_t)info.dli_fbase),
 			 mod);
+}
+
+/* The tracker's totals into *t; 0, or the failure (tracker absent,
+ * tracking off) in err. */
+static int tracked_totals(vmheap_native_totals *t, char *err, size_t errlen)
+{
+	vmheap_native_get_totals_fn get =
+		(vmheap_native_get_totals_fn)api("vmheap_native_get_totals");
+	vmheap_native_tracking_fn on =
+		(vmheap_native_tracking_fn)api("vmheap_native_tracking");
+
+	if (get == NULL || on == NULL)
+		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
+				  "%s", missing);
+	if (!on())
+		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
+				  "native tracking is off; start it with: "
+				  "set config.native.track true");
+	get(t);
+	return 0;
+}
+
+int agent_native_get_bytes(struct vmheap_agent *a, const char *name,
+			   msgpack_packer *pk, char *err, size_t errlen)
+{
+	vmheap_native_totals t;
+	int rc = tracked_totals(&t, err, errlen);
+
+	(void)a, (void)name;
+	if (rc < 0)
+		return rc;
+	msgpack_pack_uint64(pk, t.live_bytes);
+	return 0;
 }
 
 int agent_native_get_sites(struct vmheap_agent *a, const char *name,

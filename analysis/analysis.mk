@@ -1,6 +1,6 @@
 # libvmheap-analysis: what is computed from a dump (census, census diff,
 # object identity, the hash and id tables, the heap graph with dominators,
-# retained sizes and paths from the roots).  It uses libvmheap only.
+# retained sizes and paths from the roots, leak suspects).  It uses libvmheap only.
 #
 # Shared library: libvmheap-analysis.so.$(ABI_VERSION), soname
 # libvmheap-analysis.so.$(ABI_MAJOR), symlinks as for libvmheap (format.mk);
@@ -16,7 +16,7 @@ LIBS_OUT += $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_ANALYSIS_SO_REAL) \
             $(LIBDIR)/$(LIBVMHEAP_ANALYSIS_SONAME) $(LIBVMHEAP_ANALYSIS_SO)
 SHARED_LIBS += $(LIBVMHEAP_ANALYSIS_SO)
 PUBLIC_HEADERS += analysis/vmheap_analysis.h analysis/vmheap_graph.h \
-                  analysis/vmheap_graph_query.h
+                  analysis/vmheap_graph_query.h analysis/vmheap_suspects.h
 
 $(LIBVMHEAP_ANALYSIS_A): $(ANALYSIS_OBJS)
 	@mkdir -p $(dir $@)

@@ -25,7 +25,8 @@ void console_command_help(FILE *out)
 	    "  list -v [PREFIX] the same with their values\n"
 	    "  top [SECONDS [COUNT]]  the live heap's classes by growth since "
 	    "top began,\n"
-	    "                   refreshed every SECONDS (2); q quits\n"
+	    "                   refreshed every SECONDS (2), under the RSS and,\n"
+	    "                   while tracking, malloc's live bytes; q quits\n"
 	    "  help             this text\n"
 	    "  exit, quit       leave (or Ctrl-D)\n"
 	    "Tab completes commands and variable names.\n",

@@ -1,6 +1,7 @@
 /*
  * class_suspects.c - the short leak-suspects section at the top of the
- * class-by-class diff (suspects.c computes it, as for --suspects).
+ * class-by-class diff (suspects.c ranks it with libvmheap-analysis, as
+ * for --suspects).
  *
  * It is computed after both censuses were read, when:
  *   - no --no-suspects, and the output is text or JSON (a CSV is one

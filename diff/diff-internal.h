@@ -10,10 +10,9 @@
  *   graphs.c    the graph modes' reading: heap graphs, new objects marked
  *   paths.c     --paths: the new objects' paths from the roots, merged
  *               by shape, for the classes that grew most (heap graphs)
- *   suspects.c  --suspects: the new objects grouped by their owner (the
- *               top-most new object that dominates them), owners' classes
- *               ranked by the new bytes they hold (heap graphs);
- *               suspects_report.c prints them (suspects-internal.h)
+ *   suspects.c  --suspects: both heap graphs read, the leak suspects
+ *               ranked by libvmheap-analysis (vmheap_suspects.h);
+ *               suspects_report.c prints them
  *   class_suspects.c  the short suspects section of the class diff
  */
 #ifndef DIFF_INTERNAL_H
@@ -37,6 +36,7 @@ enum diff_mode {
 struct diff_paths;    /* --paths (paths.c) */
 struct diff_suspects; /* --suspects (suspects.c) */
 #include "vmheap_graph.h"
+#include "vmheap_suspects.h"
 
 struct diff_options {
 	const char *old_path, *new_path;
@@ -139,8 +139,13 @@ void diff_dump_line(struct vmheap_strbuf *out, const struct diff_options *o,
 		    const char *which, vmheap_reader *r, uint64_t objects,
 		    uint64_t bytes);
 
-/* --suspects: both dumps read into heap graphs, the new objects marked
- * by identity (diff_graphs_read), grouped by owner, ranked. */
+/* --suspects: both dumps read into heap graphs, the suspects ranked by
+ * vmheap_suspects_rank (suspects.c); res->suspects is set even on failure
+ * (released with the result). */
+struct diff_suspects {
+	vmheap_graph *old_g, *new_g;
+	struct vmheap_suspects *s; /* NULL until ranked */
+};
 int diff_suspects(const struct diff_options *o, struct diff_result *res,
 		  char *err, size_t errsz);
 void diff_suspects_release(struct diff_suspects *s);

@@ -1,41 +1,41 @@
 /*
  * suspects_report.c - vmheap-diff --suspects in text, JSON and CSV (the
- * numbers are suspects.c's).
+ * numbers are vmheap_suspects_rank's, libvmheap-analysis).
  */
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "suspects-internal.h"
+#include "diff-internal.h"
 
 /* "root KIND NAME > A > B": the root (with its name in a dump that has
  * names) and the classes of the top shape above the owner (added as `f`
  * requires: a CSV field is quoted whole). */
-static void held_by(struct vmheap_strbuf *out, const struct diff_suspects *s,
+static void held_by(struct vmheap_strbuf *out, const vmheap_graph *g,
 		    const struct vmheap_graph_path_group *grp)
 {
-	vmheap_strbuf_add_root_text(out, s->g.new_g, grp->root);
+	vmheap_strbuf_add_root_text(out, g, grp->root);
 	for (size_t l = 0; l + 1 < grp->length; l++) {
 		vmheap_strbuf_add(out, " > ", 3);
-		vmheap_strbuf_add_class(out, s->g.new_g, grp->classes[l],
+		vmheap_strbuf_add_class(out, g, grp->classes[l],
 					VMHEAP_OUTPUT_TEXT);
 	}
 }
 
 /* "A, B and C" of the held classes. */
-static void held_names(struct vmheap_strbuf *out, const struct diff_suspects *s,
-		       const struct suspect *r)
+static void held_names(struct vmheap_strbuf *out, const struct vmheap_suspects *s,
+		       const struct vmheap_suspect *r)
 {
 	for (size_t k = 0; k < r->held_count; k++) {
 		if (k)
 			vmheap_strbuf_addf(
 			    out, "%s", k + 1 == r->held_count ? " and " : ", ");
-		vmheap_strbuf_add_text(out, s->g.names[r->held[k].name]);
+		vmheap_strbuf_add_text(out, s->objects.names[r->held[k].name]);
 	}
 }
 
 /* "leak suspects: N classes of owners holding THRESHOLD or more of new
  * objects", and CUT " K" when only the top K are shown. */
-static void headline(struct vmheap_strbuf *out, const struct diff_suspects *s,
+static void headline(struct vmheap_strbuf *out, const struct vmheap_suspects *s,
 		     const char *threshold, const char *cut)
 {
 	vmheap_strbuf_addf(out,
@@ -46,16 +46,16 @@ static void headline(struct vmheap_strbuf *out, const struct diff_suspects *s,
 		vmheap_strbuf_addf(out, "%s %zu", cut, s->shown);
 }
 
-static void suspect_text(struct vmheap_strbuf *out,
-			 const struct diff_suspects *s, size_t k)
+static void suspect_text(struct vmheap_strbuf *out, const vmheap_graph *g,
+			 const struct vmheap_suspects *s, size_t k)
 {
-	const struct suspect *r = &s->rows[k];
+	const struct vmheap_suspect *r = &s->rows[k];
 	const struct vmheap_graph_class_paths *gp = r->paths;
 	char held[96], ranked[96];
 
 	vmheap_format_bytes(held, sizeof(held), r->held_bytes);
 	vmheap_strbuf_addf(out, "\n#%zu  ", k + 1);
-	vmheap_strbuf_add_text(out, s->g.names[r->name]);
+	vmheap_strbuf_add_text(out, s->objects.names[r->name]);
 	vmheap_strbuf_addf(out, ": %" PRIu64 " new, holding %s", r->owners,
 			   held);
 	if (r->held_count) {
@@ -74,7 +74,7 @@ static void suspect_text(struct vmheap_strbuf *out,
 	for (size_t h = 0; h < r->held_count; h++) {
 		vmheap_strbuf_addf(out, "%s%" PRIu64 " ", h ? ", " : ": ",
 				   r->held[h].count);
-		vmheap_strbuf_add_text(out, s->g.names[r->held[h].name]);
+		vmheap_strbuf_add_text(out, s->objects.names[r->held[h].name]);
 	}
 	if (r->held_classes > r->held_count)
 		vmheap_strbuf_addf(out, ", %zu more classes",
@@ -84,20 +84,21 @@ static void suspect_text(struct vmheap_strbuf *out,
 		return;
 	const struct vmheap_graph_path_group *grp = &gp->groups[0];
 	vmheap_strbuf_add(out, "    held by ", 12);
-	held_by(out, s, grp);
+	held_by(out, g, grp);
 	vmheap_strbuf_addf(out,
 			   " (%" PRIu64 " of the %" PRIu64 ", %.1f%%; %zu "
 			   "path shape%s)\n",
 			   grp->count, r->owners,
 			   100.0 * (double)grp->count / (double)r->owners,
 			   gp->group_count, gp->group_count == 1 ? "" : "s");
-	vmheap_strbuf_add_path_text(out, s->g.new_g, grp->example, "      ");
+	vmheap_strbuf_add_path_text(out, g, grp->example, "      ");
 }
 
 void diff_suspects_text(const struct diff_options *o, struct diff_result *res,
 			struct vmheap_strbuf *out)
 {
-	const struct diff_suspects *s = res->suspects;
+	const struct vmheap_suspects *s = res->suspects->s;
+	const vmheap_graph *g = res->suspects->new_g;
 	char bytes[96], threshold[96];
 
 	(void)o;
@@ -130,13 +131,14 @@ void diff_suspects_text(const struct diff_options *o, struct diff_result *res,
 	headline(out, s, threshold, "; the top");
 	vmheap_strbuf_add(out, "\n", 1);
 	for (size_t k = 0; k < s->shown; k++)
-		suspect_text(out, s, k);
+		suspect_text(out, g, s, k);
 }
 
 /* The members of a suspects report after "old" and "new":
  * "new_objects":N,...,"suspects":[...] (the shown suspects). */
 static void suspects_json_members(struct vmheap_strbuf *out,
-				  const struct diff_suspects *s)
+				  const vmheap_graph *g,
+				  const struct vmheap_suspects *s)
 {
 	vmheap_strbuf_addf(
 	    out,
@@ -148,12 +150,12 @@ static void suspects_json_members(struct vmheap_strbuf *out,
 	    s->new_objects, s->new_bytes, s->unreachable, s->unreachable_bytes,
 	    s->owners, s->owner_classes, s->threshold, s->nrows);
 	for (size_t k = 0; k < s->shown; k++) {
-		const struct suspect *r = &s->rows[k];
+		const struct vmheap_suspect *r = &s->rows[k];
 		const struct vmheap_graph_class_paths *gp = r->paths;
 
 		vmheap_strbuf_add(
 		    out, k ? ",{\"class\":" : "{\"class\":", k ? 10 : 9);
-		vmheap_strbuf_add_json(out, s->g.names[r->name]);
+		vmheap_strbuf_add_json(out, s->objects.names[r->name]);
 		vmheap_strbuf_addf(
 		    out,
 		    ",\"owners\":%" PRIu64 ",\"growth\":%" PRId64
@@ -167,7 +169,7 @@ static void suspects_json_members(struct vmheap_strbuf *out,
 			    out,
 			    h ? ",{\"class\":" : "{\"class\":", h ? 10 : 9);
 			vmheap_strbuf_add_json(out,
-					       s->g.names[r->held[h].name]);
+					       s->objects.names[r->held[h].name]);
 			vmheap_strbuf_addf(out,
 					   ",\"count\":%" PRIu64
 					   ",\"bytes\":%" PRIu64 "}",
@@ -183,8 +185,8 @@ static void suspects_json_members(struct vmheap_strbuf *out,
 			    ",\"top_path\":{\"count\":%" PRIu64
 			    ",\"example\":\"0x%" PRIx64 "\",",
 			    grp->count,
-			    vmheap_graph_object_id(s->g.new_g, grp->example));
-			vmheap_strbuf_add_path_json(out, s->g.new_g,
+			    vmheap_graph_object_id(g, grp->example));
+			vmheap_strbuf_add_path_json(out, g,
 						    grp->example);
 			vmheap_strbuf_add(out, "}", 1);
 		}
@@ -197,12 +199,12 @@ void diff_suspects_json(const struct diff_options *o, struct diff_result *res,
 			struct vmheap_strbuf *out)
 {
 	(void)o;
-	vmheap_strbuf_add(out, "{\"old\":", 7);
-	vmheap_strbuf_add_json(out, vmheap_reader_name(res->old_d.reader));
-	vmheap_strbuf_add(out, ",\"new\":", 7);
-	vmheap_strbuf_add_json(out, vmheap_reader_name(res->new_d.reader));
-	vmheap_strbuf_add(out, ",", 1);
-	suspects_json_members(out, res->suspects);
+	vmheap_strbuf_add(out, "{\"old\":{", 8);
+	vmheap_strbuf_add_dump_json(out, res->old_d.reader, NULL);
+	vmheap_strbuf_add(out, "},\"new\":{", 9);
+	vmheap_strbuf_add_dump_json(out, res->new_d.reader, NULL);
+	vmheap_strbuf_add(out, "},", 2);
+	suspects_json_members(out, res->suspects->new_g, res->suspects->s);
 	vmheap_strbuf_add(out, "}\n", 2);
 }
 
@@ -211,10 +213,10 @@ void diff_suspects_section_json(const struct diff_options *o,
 				struct vmheap_strbuf *out)
 {
 	(void)o;
-	if (!res->suspects)
+	if (!res->suspects || !res->suspects->s)
 		return;
 	vmheap_strbuf_add(out, ",\"leak_suspects\":{", 18);
-	suspects_json_members(out, res->suspects);
+	suspects_json_members(out, res->suspects->new_g, res->suspects->s);
 	vmheap_strbuf_add(out, "}", 1);
 }
 
@@ -222,7 +224,8 @@ void diff_suspects_section_text(const struct diff_options *o,
 				struct diff_result *res,
 				struct vmheap_strbuf *out)
 {
-	const struct diff_suspects *s = res->suspects;
+	const struct vmheap_suspects *s = res->suspects ? res->suspects->s : NULL;
+	const vmheap_graph *g = s ? res->suspects->new_g : NULL;
 	char size[96];
 
 	if (!s) {
@@ -245,11 +248,11 @@ void diff_suspects_section_text(const struct diff_options *o,
 	headline(out, s, size, ", the top");
 	vmheap_strbuf_add(out, " (paths: vmheap-diff --suspects)\n", 33);
 	for (size_t k = 0; k < s->shown; k++) {
-		const struct suspect *r = &s->rows[k];
+		const struct vmheap_suspect *r = &s->rows[k];
 		vmheap_report_amount(&o->report, size, sizeof(size),
 				     r->held_bytes);
 		vmheap_strbuf_addf(out, "#%zu  ", k + 1);
-		vmheap_strbuf_add_text(out, s->g.names[r->name]);
+		vmheap_strbuf_add_text(out, s->objects.names[r->name]);
 		vmheap_strbuf_addf(out, ": %" PRIu64 " new, holding %s",
 				   r->owners, size);
 		if (r->held_count) {
@@ -259,7 +262,7 @@ void diff_suspects_section_text(const struct diff_options *o,
 		}
 		if (r->paths->group_count) {
 			vmheap_strbuf_add(out, ", held by ", 10);
-			held_by(out, s, &r->paths->groups[0]);
+			held_by(out, g, &r->paths->groups[0]);
 		}
 		vmheap_strbuf_add(out, "\n", 1);
 	}
@@ -268,19 +271,20 @@ void diff_suspects_section_text(const struct diff_options *o,
 void diff_suspects_csv(const struct diff_options *o, struct diff_result *res,
 		       struct vmheap_strbuf *out)
 {
-	const struct diff_suspects *s = res->suspects;
+	const struct vmheap_suspects *s = res->suspects->s;
+	const vmheap_graph *g = res->suspects->new_g;
 
 	(void)o;
 	vmheap_strbuf_addf(out, "rank,class,owners,growth,held_objects,"
 				"held_bytes,ranked_bytes,held,top_path_owners,"
 				"held_by\n");
 	for (size_t k = 0; k < s->shown; k++) {
-		const struct suspect *r = &s->rows[k];
+		const struct vmheap_suspect *r = &s->rows[k];
 		const struct vmheap_graph_class_paths *gp = r->paths;
 		struct vmheap_strbuf f = VMHEAP_STRBUF_INIT;
 
 		vmheap_strbuf_addf(out, "%zu,", k + 1);
-		vmheap_strbuf_add_csv(out, s->g.names[r->name]);
+		vmheap_strbuf_add_csv(out, s->objects.names[r->name]);
 		vmheap_strbuf_addf(out,
 				   ",%" PRIu64 ",%" PRId64 ",%" PRIu64
 				   ",%" PRIu64 ",%" PRIu64 ",",
@@ -289,13 +293,13 @@ void diff_suspects_csv(const struct diff_options *o, struct diff_result *res,
 		for (size_t h = 0; h < r->held_count; h++) {
 			vmheap_strbuf_addf(&f, "%s%" PRIu64 " ", h ? "; " : "",
 					   r->held[h].count);
-			vmheap_strbuf_add_text(&f, s->g.names[r->held[h].name]);
+			vmheap_strbuf_add_text(&f, s->objects.names[r->held[h].name]);
 		}
 		vmheap_strbuf_add_csv(out, f.buf ? f.buf : "");
 		vmheap_strbuf_release(&f);
 		f = (struct vmheap_strbuf)VMHEAP_STRBUF_INIT;
 		if (gp->group_count)
-			held_by(&f, s, &gp->groups[0]);
+			held_by(&f, g, &gp->groups[0]);
 		vmheap_strbuf_addf(out, ",%" PRIu64 ",",
 				   gp->group_count ? gp->groups[0].count : 0);
 		vmheap_strbuf_add_csv(out, f.buf ? f.buf : "");

@@ -26,6 +26,7 @@ struct hprof_in {
 	struct vmheap_import_result *res;
 	const char *name;
 	unsigned id_size; /* 4 or 8 */
+	int android;	  /* "JAVA PROFILE 1.0.3" */
 	int status;	  /* sticky error, 0 if none */
 };
 
@@ -74,6 +75,16 @@ int hprof_bad(struct hprof_in *h, uint64_t offset, const char *fmt, ...)
 #define SUB_INSTANCE_DUMP 0x21
 #define SUB_OBJ_ARRAY_DUMP 0x22
 #define SUB_PRIM_ARRAY_DUMP 0x23
+/* Android's (ART, "JAVA PROFILE 1.0.3") */
+#define SUB_ROOT_INTERNED_STRING 0x89
+#define SUB_ROOT_FINALIZING 0x8a
+#define SUB_ROOT_DEBUGGER 0x8b
+#define SUB_ROOT_REFERENCE_CLEANUP 0x8c
+#define SUB_ROOT_VM_INTERNAL 0x8d
+#define SUB_ROOT_JNI_MONITOR 0x8e
+#define SUB_ROOT_UNREACHABLE 0x90
+#define SUB_PRIM_ARRAY_NODATA 0xc3
+#define SUB_HEAP_DUMP_INFO 0xfe
 
 /* Object kinds of an imported HPROF. */
 enum { KIND_INSTANCE, KIND_OBJECT_ARRAY, KIND_PRIMITIVE_ARRAY, KIND_CLASS };
@@ -123,6 +134,8 @@ struct hclass {
 	uint32_t nstatic_refs;
 	uint32_t static_heap_bytes; /* its statics' bytes in the mirror */
 	unsigned char dumped, written;
+	unsigned char field_holder; /* an instance field named "holder" */
+	uint32_t recorded_size;	    /* CLASS DUMP's instance size */
 };
 
 /* One HPROF conversion. */
@@ -145,6 +158,18 @@ struct hp {
 	int64_t *names; /* the edge name of each of refs */
 	size_t refs_cap;
 	uint64_t time_ms;
+	/* INSTANCE DUMPs read before their class's (or a superclass's)
+	 * CLASS DUMP, written at the end: records of struct hdeferred and
+	 * the field bytes that follow each */
+	unsigned char *deferred;
+	size_t deferred_len, deferred_cap;
+};
+
+/* A deferred INSTANCE DUMP (hprof_objects.c): `len` bytes of field
+ * values follow it in hp->deferred. */
+struct hdeferred {
+	uint64_t at, id, cls;
+	uint32_t len;
 };
 
 /* hprof.c: errors (they set hp->h.status and return it), ids, the
@@ -188,7 +213,10 @@ int hp_class_dump(struct hp *hp, uint64_t at);
 int hp_class_objects(struct hp *hp);
 
 /* hprof_objects.c: one HEAP DUMP (SEGMENT) record's `len` bytes of
- * sub-records. */
+ * sub-records; at the end of the input, the instances deferred until
+ * their class's CLASS DUMP (0, or the error: an instance whose class was
+ * never dumped). */
 int hp_heap_dump(struct hp *hp, uint64_t len);
+int hp_deferred_instances(struct hp *hp);
 
 #endif /* VMHEAP_HPROF_INTERNAL_H */

@@ -1,7 +1,9 @@
 /*
  * hprof.c - a JVM's HPROF heap dump ("JAVA PROFILE 1.0.2", as HotSpot
- * writes it with jcmd PID GC.heap_dump or jmap -dump) into a vmheap dump
- * (part of libvmheap-import).
+ * writes it with jcmd PID GC.heap_dump or jmap -dump, or "1.0.1" as older
+ * JVMs' hprof agent did, or "1.0.3" as Android's ART does, with its
+ * extensions; ids of 4 or 8 bytes) into a vmheap dump (part of
+ * libvmheap-import).
  *
  * The input is read once.  UTF8 and LOAD CLASS records give class names;
  * CLASS DUMP records give each class's instance fields (so that the
@@ -18,8 +20,12 @@
  * bytes), an array a 16-byte header and its elements (references 4
  * bytes), each rounded up to 8 bytes.
  *
- * HotSpot writes every CLASS DUMP before the first instance; an instance
- * whose class (or a superclass) has not been dumped yet is refused.
+ * HPROF does not order the records.  HotSpot writes every CLASS DUMP
+ * before the instances; JDK 6's hprof agent wrote them after.  An
+ * instance whose class (or a superclass) has no CLASS DUMP yet is kept
+ * in memory (its field bytes) and written at the end of the input; one
+ * whose class never gets one is refused then.  A class name that comes
+ * after its CLASS DUMP is written with the class records at the end.
  *
  * Names (format 1.1): field names become edge names, array elements
  * their index, and roots on a thread's stack are named by the thread and
@@ -150,7 +156,9 @@ static int load_class_record(struct hp *hp, uint64_t at, uint32_t len)
 	if (created)
 		*serial = c->name_sid;
 	s = imp_table_get(&hp->strings, c->name_sid);
-	if (s && s->len == 15 && memcmp(s->text, "java/lang/Class", 15) == 0)
+	if (s && s->len == 15 &&
+	    (memcmp(s->text, "java/lang/Class", 15) == 0 ||
+	     memcmp(s->text, "java.lang.Class", 15) == 0))
 		hp->class_class = id;
 	return 0;
 }
@@ -170,11 +178,13 @@ static int header(struct hp *hp)
 		return hprof_bad(&hp->h, 0,
 				 "no HPROF header (\"JAVA PROFILE "
 				 "1.0.2\" and a NUL)");
+	hp->h.android = strcmp((const char *)p, "JAVA PROFILE 1.0.3") == 0;
 	if (strcmp((const char *)p, "JAVA PROFILE 1.0.2") != 0 &&
-	    strcmp((const char *)p, "JAVA PROFILE 1.0.1") != 0)
+	    strcmp((const char *)p, "JAVA PROFILE 1.0.1") != 0 &&
+	    !hp->h.android)
 		return hprof_bad(&hp->h, 0,
-				 "HPROF version \"%.40s\", not "
-				 "\"JAVA PROFILE 1.0.2\"",
+				 "HPROF version \"%.40s\", not \"JAVA PROFILE "
+				 "1.0.1\", \"1.0.2\" or \"1.0.3\"",
 				 (const char *)p);
 	hp->h.in->pos += n + 1;
 	p = hprof_get(&hp->h, 12, "the header");
@@ -234,6 +244,7 @@ static void hp_free(struct hp *hp)
 	hp_names_free(hp);
 	free(hp->refs);
 	free(hp->names);
+	free(hp->deferred);
 	vmheap_writer_free(hp->w);
 }
 
@@ -311,7 +322,7 @@ int imp_hprof(struct imp_input *in, struct vmheap_import_result *res)
 		if (rc)
 			goto out;
 	}
-	if (hp_class_objects(&hp))
+	if (hp_deferred_instances(&hp) || hp_class_objects(&hp))
 		goto out;
 	rc = vmheap_writer_finish(hp.w);
 	if (rc < 0) {

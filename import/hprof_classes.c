@@ -15,22 +15,27 @@
  * What HotSpot 17 adds to the fields an HPROF lists, per class (and so to
  * its subclasses): the fields the VM injects (a pointer is 8 bytes, an
  * int 4, a reference 4), and java.lang.Thread's @Contended padding (128
- * bytes before and after its group of fields).
+ * bytes before and after its group of fields), which a Thread with a
+ * field "holder" (JDK 19 and later) does not have.
+ *
+ * A CLASS DUMP's "instance size" does not help: HotSpot (17 and 25) writes
+ * the bytes of the class's fields in the dump (references id-size), not
+ * in the heap.
  */
 static const struct {
 	const char *name;
 	uint32_t bytes;
 	int padding; /* @Contended padding: aligned after it */
 } hidden_fields[] = {
-    {"java/lang/Class", 36, 0},		   /* klass, array_klass, oop_size,
+    {"java.lang.Class", 36, 0},		   /* klass, array_klass, oop_size,
 					   static_oop_field_count, protection_domain,
 					   signers, source_file */
-    {"java/lang/ClassLoader", 8, 0},	   /* loader_data */
-    {"java/lang/Module", 8, 0},		   /* module_entry */
-    {"java/lang/invoke/MemberName", 8, 0}, /* vmindex */
-    {"java/lang/invoke/ResolvedMethodName", 8, 0}, /* vmtarget */
-    {"java/lang/invoke/MethodHandleNatives$CallSiteContext", 16, 0},
-    {"java/lang/Thread", 256, 1}, /* @Contended("tlr") */
+    {"java.lang.ClassLoader", 8, 0},	   /* loader_data */
+    {"java.lang.Module", 8, 0},		   /* module_entry */
+    {"java.lang.invoke.MemberName", 8, 0}, /* vmindex */
+    {"java.lang.invoke.ResolvedMethodName", 8, 0}, /* vmtarget */
+    {"java.lang.invoke.MethodHandleNatives$CallSiteContext", 16, 0},
+    {"java.lang.Thread", 256, 1}, /* @Contended("tlr") */
 };
 
 /* ------------------------------------------------------------ classes */
@@ -107,21 +112,30 @@ static int name_is_fake(struct hp *hp, uint64_t sid)
 static uint32_t hidden_bytes(struct hp *hp, const struct hclass *c)
 {
 	const struct hstring *s = imp_table_get(&hp->strings, c->name_sid);
-	size_t i;
+	char name[64];
+	size_t i, len = s ? hp_java_name(s, name, sizeof(name)) : 0;
+	uint32_t added;
 
+	/* by Java's name: an old JVM's dotted names get the rules too */
 	for (i = 0; s && i < sizeof(hidden_fields) / sizeof(hidden_fields[0]);
 	     i++)
-		if (strlen(hidden_fields[i].name) == s->len &&
-		    memcmp(hidden_fields[i].name, s->text, s->len) == 0)
+		if (strlen(hidden_fields[i].name) == len &&
+		    memcmp(hidden_fields[i].name, name, len) == 0)
 			break;
 	if (!s || i == sizeof(hidden_fields) / sizeof(hidden_fields[0]))
 		return 0;
 	if (!hidden_fields[i].padding)
 		return hidden_fields[i].bytes;
+	/* JDK 19 moved Thread's fields into a FieldHolder (its field
+	 * "holder") and its ThreadLocalRandom fields lost @Contended: no
+	 * padding, but injected fields (a pointer, jvmti_thread_state, and
+	 * smaller ones that fill gaps): JDK 25's jmap, 112 bytes, and its
+	 * subclasses' fields after that */
+	added = c->field_holder ? 8 : hidden_fields[i].bytes;
 	/* a subclass's fields come after the padding, which ends the
 	 * layout aligned (the class's superclass is Object) */
 	return (uint32_t)(HEAP_ALIGN(HEAP_INSTANCE_HEADER + c->heap_bytes +
-				     hidden_fields[i].bytes) -
+				     added) -
 			  HEAP_INSTANCE_HEADER - c->heap_bytes);
 }
 
@@ -145,6 +159,7 @@ int hp_class_dump(struct hp *hp, uint64_t at)
 				 "a second CLASS DUMP of class 0x%" PRIx64, id);
 	c->dumped = 1;
 	c->super = hp_id(hp, p + ids + 4);
+	c->recorded_size = (uint32_t)hprof_u(p + 7 * ids + 4, 4);
 	for (k = 0; k < 4; k++) /* super, loader, signers, domain */
 		if ((refs[nrefs] = hp_id(hp, p + (k + 1) * ids + 4)))
 			names[nrefs++] = hp_class_ref_name(hp, (unsigned)k);
@@ -222,6 +237,13 @@ int hp_class_dump(struct hp *hp, uint64_t at)
 		if (!p)
 			return hp->h.status;
 		type = p[ids];
+		{
+			const struct hstring *fs =
+			    imp_table_get(&hp->strings, hp_id(hp, p));
+
+			if (fs && fs->len == 6 && !memcmp(fs->text, "holder", 6))
+				c->field_holder = 1;
+		}
 		if (type == HPROF_OBJECT) {
 			c->ref_names[nref_fields++] =
 			    hp_field_name(hp, hp_id(hp, p));
@@ -240,7 +262,10 @@ int hp_class_dump(struct hp *hp, uint64_t at)
 	}
 	c->nfields = n;
 	c->heap_bytes += hidden_bytes(hp, c);
-	if (!c->written && c->name_sid)
+	/* a name that comes later (HPROF does not order the records) is
+	 * written with the class records at the end */
+	if (!c->written && c->name_sid &&
+	    imp_table_get(&hp->strings, c->name_sid))
 		return hp_write_class(hp, id, c);
 	return 0;
 }
@@ -288,6 +313,22 @@ int hp_class_objects(struct hp *hp)
 	uint32_t cid, depth;
 	size_t i;
 	int rc;
+
+	/* java.lang.Class's LOAD CLASS came before its name's UTF8 record */
+	IMP_TABLE_FOR(&hp->classes, i)
+	{
+		const struct hclass *c = imp_table_value(&hp->classes, i);
+		const struct hstring *s =
+		    cc ? NULL : imp_table_get(&hp->strings, c->name_sid);
+		char name[16];
+
+		if (s && s->len == 15 &&
+		    hp_java_name(s, name, sizeof(name)) == 15 &&
+		    memcmp(name, "java.lang.Class", 15) == 0) {
+			hp->class_class = hp->classes.keys[i];
+			cc = imp_table_value(&hp->classes, i);
+		}
+	}
 
 	/* java.lang.Class's own instance size (a superclass cycle in a
 	 * corrupt input ends the walk) */

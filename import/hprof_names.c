@@ -72,22 +72,78 @@ int64_t hp_class_ref_name(struct hp *hp, unsigned k)
 	return (int64_t)hp->class_ref_names[k];
 }
 
-/* "java/lang/String" -> "java.lang.String"; a hidden class's
- * "Foo+0x0800" -> "Foo/0x0800", as jmap and Class.getName() say. */
-size_t hp_java_name(const struct hstring *s, char *out, size_t size)
+/* The descriptor letter of primitive type `name` (Java's keyword, `len`
+ * bytes), or 0. */
+static char primitive_letter(const char *name, size_t len)
 {
-	size_t i, n = s->len < size ? s->len : size;
+	static const struct {
+		const char *name;
+		char letter;
+	} prims[] = {{"boolean", 'Z'}, {"byte", 'B'},	{"char", 'C'},
+		     {"short", 'S'},   {"int", 'I'},	{"long", 'J'},
+		     {"float", 'F'},   {"double", 'D'}};
+	size_t i;
 
-	for (i = 0; i < n; i++) {
-		char ch = s->text[i];
+	for (i = 0; i < sizeof(prims) / sizeof(prims[0]); i++)
+		if (strlen(prims[i].name) == len &&
+		    memcmp(prims[i].name, name, len) == 0)
+			return prims[i].letter;
+	return 0;
+}
+
+/* Copy `len` bytes of a class name to out[*n..size) as Java names it:
+ * '/' -> '.', a hidden class's "+0x" -> "/0x". */
+static void put_name(const char *text, size_t len, char *out, size_t size,
+		     size_t *n)
+{
+	size_t i;
+
+	for (i = 0; i < len && *n < size; i++) {
+		char ch = text[i];
 
 		if (ch == '/')
 			ch = '.';
-		else if (ch == '+' && i + 2 < s->len && s->text[i + 1] == '0' &&
-			 s->text[i + 2] == 'x')
+		else if (ch == '+' && i + 2 < len && text[i + 1] == '0' &&
+			 text[i + 2] == 'x')
 			ch = '/';
-		out[i] = ch;
+		out[(*n)++] = ch;
 	}
+}
+
+/*
+ * One convention for every JVM's names, Class.getName()'s, as jmap -histo
+ * prints them: HotSpot's "java/lang/String" -> "java.lang.String" and
+ * "[Ljava/lang/Object;" -> "[Ljava.lang.Object;"; a hidden class's
+ * "Foo+0x0800" -> "Foo/0x0800"; the old hprof agent's (JDK 6) dotted
+ * names stay, and its array names "java.lang.Object[]", "int[][]" become
+ * "[Ljava.lang.Object;", "[[I".
+ */
+size_t hp_java_name(const struct hstring *s, char *out, size_t size)
+{
+	size_t n = 0, len = s->len, dims = 0;
+	char letter;
+
+	while (len >= 2 + 2 * dims && s->text[len - 2 * dims - 2] == '[' &&
+	       s->text[len - 2 * dims - 1] == ']')
+		dims++;
+	if (!dims || len == 2 * dims) {
+		put_name(s->text, len, out, size, &n);
+		return n;
+	}
+	len -= 2 * dims;
+	for (; dims && n < size; dims--)
+		out[n++] = '[';
+	letter = primitive_letter(s->text, len);
+	if (letter) {
+		if (n < size)
+			out[n++] = letter;
+		return n;
+	}
+	if (n < size)
+		out[n++] = 'L';
+	put_name(s->text, len, out, size, &n);
+	if (n < size)
+		out[n++] = ';';
 	return n;
 }
 

@@ -32,6 +32,18 @@ static const char *root_kind_name(unsigned tag)
 		return "monitor_used";
 	case SUB_ROOT_THREAD_OBJECT:
 		return "thread_object";
+	case SUB_ROOT_INTERNED_STRING:
+		return "interned_string";
+	case SUB_ROOT_FINALIZING:
+		return "finalizing";
+	case SUB_ROOT_DEBUGGER:
+		return "debugger";
+	case SUB_ROOT_REFERENCE_CLEANUP:
+		return "reference_cleanup";
+	case SUB_ROOT_VM_INTERNAL:
+		return "vm_internal";
+	case SUB_ROOT_JNI_MONITOR:
+		return "jni_monitor";
 	default:
 		return "unknown";
 	}
@@ -98,6 +110,23 @@ static int root_record(struct hp *hp, unsigned tag, enum root_extra extra)
 
 /* ------------------------------------------------------------ objects */
 
+/* Whether class `cls` and all its superclasses have had their CLASS
+ * DUMP (a superclass cycle, which instance_refs refuses, counts as
+ * ready). */
+static int chain_dumped(struct hp *hp, uint64_t cls)
+{
+	size_t depth = 0;
+
+	for (; cls && depth <= 65536; depth++) {
+		const struct hclass *c = imp_table_get(&hp->classes, cls);
+
+		if (!c || !c->dumped)
+			return 0;
+		cls = c->super;
+	}
+	return 1;
+}
+
 /* The references in an instance's field values `v` of `len` bytes, class
  * `c` first, then its superclasses; *heap gets its size in the heap. */
 static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
@@ -105,7 +134,7 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 			 uint64_t *heap)
 {
 	size_t off = 0, depth = 0;
-	uint64_t fields = 0;
+	uint64_t fields = 0, packed = 0, recorded = 0;
 	uint32_t i, k;
 
 	*nrefs = 0;
@@ -115,7 +144,7 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 		if (!c || !c->dumped)
 			return hprof_bad(&hp->h, at,
 					 "an instance of class 0x%" PRIx64
-					 " before its CLASS DUMP",
+					 ", which has no CLASS DUMP,",
 					 cls);
 		if (++depth > 65536)
 			return hprof_bad(&hp->h, at,
@@ -124,6 +153,8 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 					 cls);
 		if (off + c->hprof_bytes > len)
 			break;
+		if (depth == 1) /* the object's own class */
+			recorded = c->recorded_size;
 		for (i = k = 0; i < c->nfields; i++) {
 			unsigned size = hprof_type_size(&hp->h, c->ftypes[i]);
 
@@ -137,6 +168,7 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 				k++;
 			}
 			off += size;
+			packed += c->ftypes[i] == HPROF_OBJECT ? HEAP_REF : size;
 		}
 		fields += c->heap_bytes;
 		cls = c->super;
@@ -147,29 +179,25 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 				 "but its class's fields take %s",
 				 len, cls ? "more" : "fewer");
 	*heap = HEAP_ALIGN(HEAP_INSTANCE_HEADER + fields);
+	/* ART records the object's size in the heap (its header is the
+	 * fields shadow$_klass_ and shadow$_monitor_): taken when it holds
+	 * the fields and is not more than 64 bytes larger than them */
+	if (hp->h.android && recorded >= packed && recorded - packed <= 64)
+		*heap = HEAP_ALIGN(recorded);
 	return 0;
 }
 
-static int instance_dump(struct hp *hp, uint64_t at)
+/* Write instance `id` of class `cls` whose field values are v[0..len). */
+static int write_instance(struct hp *hp, uint64_t at, uint64_t id,
+			  uint64_t cls, const unsigned char *v, uint32_t len)
 {
-	unsigned ids = hp->h.id_size;
-	const unsigned char *p =
-	    hprof_get(&hp->h, 2 * ids + 8, "an INSTANCE DUMP");
-	uint64_t id, cls, heap = 0;
-	uint32_t len;
+	uint64_t heap = 0;
 	size_t nrefs;
 	struct hclass *c;
 	int rc;
 
-	if (!p)
-		return hp->h.status;
-	id = hp_id(hp, p);
-	cls = hp_id(hp, p + ids + 4);
-	len = (uint32_t)hprof_u(p + 2 * ids + 4, 4);
-	p = hprof_get(&hp->h, len, "an INSTANCE DUMP");
-	if (!p || hp_refs_room(hp, len / ids + 1))
-		return hp->h.status;
-	if (instance_refs(hp, at, cls, p, len, &nrefs, &heap))
+	if (hp_refs_room(hp, len / hp->h.id_size + 1) ||
+	    instance_refs(hp, at, cls, v, len, &nrefs, &heap))
 		return hp->h.status;
 	c = hp_class_entry(hp, cls);
 	if (!c)
@@ -181,6 +209,73 @@ static int instance_dump(struct hp *hp, uint64_t at)
 		return hp_write_failed(hp, rc);
 	hp->h.res->references += nrefs;
 	return 0;
+}
+
+/* Keep an instance whose class is not dumped yet for the end. */
+static int defer_instance(struct hp *hp, uint64_t at, uint64_t id,
+			  uint64_t cls, const unsigned char *v, uint32_t len)
+{
+	struct hdeferred d = {at, id, cls, len};
+	size_t need = sizeof(d) + len;
+
+	if (hp->deferred_cap - hp->deferred_len < need) {
+		size_t cap = hp->deferred_cap ? hp->deferred_cap : 1u << 16;
+		unsigned char *more;
+
+		while (cap - hp->deferred_len < need)
+			cap *= 2;
+		more = realloc(hp->deferred, cap);
+		if (!more)
+			return hp_nomem(hp);
+		hp->deferred = more;
+		hp->deferred_cap = cap;
+	}
+	memcpy(hp->deferred + hp->deferred_len, &d, sizeof(d));
+	memcpy(hp->deferred + hp->deferred_len + sizeof(d), v, len);
+	hp->deferred_len += need;
+	return 0;
+}
+
+int hp_deferred_instances(struct hp *hp)
+{
+	size_t off = 0;
+
+	while (off < hp->deferred_len && !hp->h.status) {
+		struct hdeferred d;
+
+		memcpy(&d, hp->deferred + off, sizeof(d));
+		off += sizeof(d);
+		write_instance(hp, d.at, d.id, d.cls, hp->deferred + off,
+			       d.len);
+		off += d.len;
+	}
+	free(hp->deferred);
+	hp->deferred = NULL;
+	hp->deferred_len = hp->deferred_cap = 0;
+	return hp->h.status;
+}
+
+static int instance_dump(struct hp *hp, uint64_t at)
+{
+	unsigned ids = hp->h.id_size;
+	const unsigned char *p =
+	    hprof_get(&hp->h, 2 * ids + 8, "an INSTANCE DUMP");
+	uint64_t id, cls;
+	uint32_t len;
+
+	if (!p)
+		return hp->h.status;
+	id = hp_id(hp, p);
+	cls = hp_id(hp, p + ids + 4);
+	len = (uint32_t)hprof_u(p + 2 * ids + 4, 4);
+	p = hprof_get(&hp->h, len, "an INSTANCE DUMP");
+	if (!p)
+		return hp->h.status;
+	/* HPROF does not order the records: an older JVM writes instances
+	 * before the CLASS DUMPs they need */
+	if (!chain_dumped(hp, cls))
+		return defer_instance(hp, at, id, cls, p, len);
+	return write_instance(hp, at, id, cls, p, len);
 }
 
 static int obj_array_dump(struct hp *hp)
@@ -225,7 +320,9 @@ static int obj_array_dump(struct hp *hp)
 	return 0;
 }
 
-static int prim_array_dump(struct hp *hp, uint64_t at)
+/* A PRIMITIVE ARRAY DUMP, or Android's NODATA one (`nodata`: no
+ * elements follow, the array has the count's size all the same). */
+static int prim_array_dump(struct hp *hp, uint64_t at, int nodata)
 {
 	unsigned ids = hp->h.id_size, type, size;
 	const unsigned char *p =
@@ -245,7 +342,8 @@ static int prim_array_dump(struct hp *hp, uint64_t at)
 				 "a PRIMITIVE ARRAY DUMP of unknown element "
 				 "type %u",
 				 type);
-	if (hprof_skip(&hp->h, (uint64_t)n * size, "a PRIMITIVE ARRAY DUMP"))
+	if (!nodata &&
+	    hprof_skip(&hp->h, (uint64_t)n * size, "a PRIMITIVE ARRAY DUMP"))
 		return hp->h.status;
 	cid = hp_prim_class_id(hp, type);
 	if (!cid)
@@ -299,7 +397,30 @@ int hp_heap_dump(struct hp *hp, uint64_t len)
 			rc = obj_array_dump(hp);
 			break;
 		case SUB_PRIM_ARRAY_DUMP:
-			rc = prim_array_dump(hp, at);
+			rc = prim_array_dump(hp, at, 0);
+			break;
+		/* Android's */
+		case SUB_ROOT_INTERNED_STRING:
+		case SUB_ROOT_FINALIZING:
+		case SUB_ROOT_DEBUGGER:
+		case SUB_ROOT_REFERENCE_CLEANUP:
+		case SUB_ROOT_VM_INTERNAL:
+			rc = root_record(hp, tag, ROOT_NONE);
+			break;
+		case SUB_ROOT_JNI_MONITOR:
+			rc = root_record(hp, tag, ROOT_THREAD_FRAME);
+			break;
+		case SUB_ROOT_UNREACHABLE: /* says an object is garbage: not
+					      a root, nothing to keep */
+			rc = hprof_skip(&hp->h, hp->h.id_size,
+					"a ROOT UNREACHABLE");
+			break;
+		case SUB_PRIM_ARRAY_NODATA:
+			rc = prim_array_dump(hp, at, 1);
+			break;
+		case SUB_HEAP_DUMP_INFO: /* the heap's id and name */
+			rc = hprof_skip(&hp->h, 4 + (uint64_t)hp->h.id_size,
+					"a HEAP DUMP INFO");
 			break;
 		default:
 			return hprof_bad(&hp->h, at,

@@ -11,6 +11,11 @@
 #include "vmheap.h"
 #include "vmheap_import.h"
 
+/* The largest object size an input may claim: 2^48 bytes (256 TiB), the
+ * address space of x86-64 and AArch64; a larger one cannot be true, and
+ * sums of such sizes would overflow. */
+#define IMP_MAX_OBJECT_BYTES (UINT64_C(1) << 48)
+
 /* ------------------------------------------------------------- input */
 
 /* The input, read through the caller's function into a buffer that

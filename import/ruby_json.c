@@ -385,6 +385,9 @@ static int convert_line(struct rj *rj, const char *text, size_t len)
 					"out of memory at line %" PRIu64,
 					rj->line_no);
 		rj->offset += column;
+		/* well-formed, but a number that cannot be true */
+		if (strncmp(error, "implausible ", 12) == 0)
+			return bad(rj, "%s", error);
 		return bad(rj, "malformed JSON: %s", error);
 	}
 	if (!rj->line.type.set)

@@ -317,10 +317,10 @@ static int references(struct cur *c)
 	}
 }
 
-/* A non-negative integer: "memsize" (too_large and not_count are the
- * messages) or "line". */
-static int count(struct cur *c, uint64_t *out, const char *too_large,
-		 const char *not_count)
+/* A non-negative integer of at most `max`: "memsize" (too_large and
+ * not_count are the messages) or "line". */
+static int count(struct cur *c, uint64_t *out, uint64_t max,
+		 const char *too_large, const char *not_count)
 {
 	uint64_t x = 0;
 	const unsigned char *start = c->p;
@@ -329,6 +329,10 @@ static int count(struct cur *c, uint64_t *out, const char *too_large,
 		if (x > (UINT64_MAX - 9) / 10)
 			return fail(c, too_large);
 		x = x * 10 + (uint64_t)(*c->p++ - '0');
+	}
+	if (x > max) {
+		c->p = start; /* the offset names the number */
+		return fail(c, too_large);
 	}
 	if (c->p == start ||
 	    (c->p < c->end && (*c->p == '.' || *c->p == 'e' || *c->p == 'E')))
@@ -359,12 +363,14 @@ static int member(struct cur *c, const unsigned char *k, size_t n)
 		return l->has_super = 1, address(c, &l->super);
 	if (key_is(c, k, n, "memsize"))
 		return l->has_memsize = 1,
-		       count(c, &l->memsize, "\"memsize\" is too large",
+		       count(c, &l->memsize, IMP_MAX_OBJECT_BYTES,
+			     "implausible \"memsize\": more than 2^48 bytes "
+			     "(256 TiB), larger than any address space,",
 			     "\"memsize\" is not a byte count");
 	if (key_is(c, k, n, "file"))
 		return string(c, 1, &l->file);
 	if (key_is(c, k, n, "line"))
-		return count(c, &l->line, "\"line\" is too large",
+		return count(c, &l->line, UINT32_MAX, "\"line\" is too large",
 			     "\"line\" is not a line number");
 	if (key_is(c, k, n, "method"))
 		return string(c, 1, &l->method);

@@ -27,7 +27,7 @@ enum vmheap_import_format {
 	VMHEAP_IMPORT_GUESS = 0, /* guess from the first bytes */
 	VMHEAP_IMPORT_RUBY_JSON, /* MRI ObjectSpace.dump_all, one JSON
 				    object per line */
-	VMHEAP_IMPORT_HPROF,	 /* "JAVA PROFILE 1.0.2" (HotSpot) */
+	VMHEAP_IMPORT_HPROF,	 /* "JAVA PROFILE 1.0.1", "1.0.2", "1.0.3" */
 };
 
 /*

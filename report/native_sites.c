@@ -152,26 +152,30 @@ void vmheap_native_render(struct vmheap_strbuf *sb,
 		tc += rows[i].count;
 		tb += rows[i].bytes;
 	}
+	/* a diff's figures are changes: count_delta and bytes_delta */
+	const char *ck = sign ? "count_delta" : "count";
+	const char *bk = sign ? "bytes_delta" : "bytes";
+
 	if (format == VMHEAP_OUTPUT_JSON) {
 		vmheap_strbuf_addf(sb, "\"sites\": [");
 		for (size_t i = 0; i < shown; i++) {
 			vmheap_strbuf_addf(sb,
-					   "%s{\"count\": %lld, \"bytes\": %lld, "
+					   "%s{\"%s\": %lld, \"%s\": %lld, "
 					   "\"site\": ",
-					   i ? ", " : "",
-					   (long long)rows[i].count,
+					   i ? ", " : "", ck,
+					   (long long)rows[i].count, bk,
 					   (long long)rows[i].bytes);
 			vmheap_strbuf_add_json(sb, rows[i].site);
 			vmheap_strbuf_add(sb, "}", 1);
 		}
 		vmheap_strbuf_addf(sb,
-				   "], \"total\": {\"sites\": %zu, \"count\": "
-				   "%lld, \"bytes\": %lld}",
-				   n, (long long)tc, (long long)tb);
+				   "], \"total\": {\"sites\": %zu, \"%s\": "
+				   "%lld, \"%s\": %lld}",
+				   n, ck, (long long)tc, bk, (long long)tb);
 		return;
 	}
 	if (format == VMHEAP_OUTPUT_CSV) {
-		vmheap_strbuf_addf(sb, "count,bytes,site\n");
+		vmheap_strbuf_addf(sb, "%s,%s,site\n", ck, bk);
 		for (size_t i = 0; i < shown; i++) {
 			vmheap_strbuf_addf(sb, "%lld,%lld,",
 					   (long long)rows[i].count,

@@ -229,8 +229,10 @@ void vmheap_strbuf_add_dump_origin(struct vmheap_strbuf *sb, vmheap_reader *r);
 
 /*
  * Append the JSON members that describe a dump, without braces:
- * "file", "vm", "vm_version", "pid", "time", then "objects" and "bytes"
- * from *t (the census's totals).
+ * "file", "vm", "vm_version", "pid", "time" (seconds), "time_ms" (when the
+ * dump started, milliseconds since the epoch: the header's time_ms, else
+ * time x 1000), then "objects" and "bytes" from *t (the census's totals;
+ * left out when t is NULL).
  */
 void vmheap_strbuf_add_dump_json(struct vmheap_strbuf *sb, vmheap_reader *r,
 				 const struct vmheap_totals *t);
@@ -348,7 +350,8 @@ void vmheap_native_rows_sort(struct vmheap_native_row *rows, size_t n);
  * "count  bytes  site" with a total row (bytes in human units unless
  * o->raw_bytes, --bytes), CSV "count,bytes,site" lines, or the JSON
  * members "sites": [...], "total": {...} (no braces); CSV and JSON give
- * exact bytes.  `sign` writes positive figures with a '+' (a diff).
+ * exact bytes.  `sign` (a diff) writes positive figures with a '+', and
+ * names the JSON members and CSV columns count_delta and bytes_delta.
  */
 void vmheap_native_render(struct vmheap_strbuf *sb,
 			  const struct vmheap_native_row *rows, size_t n,
@@ -370,9 +373,10 @@ void vmheap_strbuf_add_memory_line(struct vmheap_strbuf *sb,
  * Between two dumps (headers a and b, heap object bytes old and new):
  * "memory: RSS +X; malloc (in use and mmapped) +Y; the heap's objects +Z"
  * into sb (may be NULL), and into warn (may be NULL) a warning that points
- * at --native when RSS or malloc grew by more than 1 MiB and the heap by
- * less than a quarter of that.  Nothing unless both headers have memory
- * figures.
+ * at --native when RSS or malloc (in use and mmapped) grew by more than
+ * 1 MiB and by more than twice the heap's objects, naming the figure or
+ * figures that did ("RSS grew by X", "malloc grew by Y", or both).
+ * Nothing unless both headers have memory figures.
  */
 void vmheap_strbuf_add_memory_delta(struct vmheap_strbuf *sb,
 				    struct vmheap_strbuf *warn,

@@ -105,7 +105,8 @@ static char proc_state(pid_t pid)
  * `dir`.  The child changes its credentials, then asks again to die with
  * the test (a credential change clears the parent-death signal).
  */
-static pid_t start_sample_as(const struct passwd *pw, const char *dir)
+static pid_t start_sample_as(const struct passwd *pw, const char *dir,
+			     const char *program)
 {
 	pid_t parent = getpid(), pid = fork();
 
@@ -122,7 +123,7 @@ static pid_t start_sample_as(const struct passwd *pw, const char *dir)
 		setenv("VMHEAP_AGENT_TMPDIR", dir, 1);
 		setenv("VMHEAP_AGENT_DIR", dir, 1);
 		unsetenv("VMHEAP_AGENT_PORT");
-		execl(spec_bin("vmheap-sample"), "vmheap-sample", "--leak",
+		execl(program, "vmheap-sample", "--leak",
 		      "Session:10", (char *)NULL);
 		_exit(127);
 	}
@@ -138,7 +139,8 @@ START_TEST(root_lists_and_reaches_a_vm_of_nobody)
 {
 	struct passwd *pw = getpwnam("nobody");
 	char dir[] = "/tmp/vmheap-ops-nobody.XXXXXX", err[700], want[64],
-	     buf[64], path[PATH_MAX];
+	     buf[64], path[PATH_MAX], bin[PATH_MAX];
+	const char *sample, *console;
 	struct vmheap_agent_info info;
 	struct spec_run r;
 	struct stat st;
@@ -154,7 +156,14 @@ START_TEST(root_lists_and_reaches_a_vm_of_nobody)
 	/* not under the suite's root directory (0700): nobody must reach it */
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	ck_assert_int_eq(chmod(dir, 0777), 0);
-	vm = start_sample_as(pw, dir);
+	/* nor are the programs that run as nobody and daemon: the build may
+	 * sit under a 0700 directory; root's copies, 0755 */
+	snprintf(bin, sizeof(bin), "%s/bin", dir);
+	ck_assert_int_eq(mkdir(bin, 0755), 0);
+	ck_assert_int_eq(chmod(bin, 0755), 0);
+	sample = spec_copy_program("vmheap-sample", bin);
+	console = spec_copy_program("vmheap-console", bin);
+	vm = start_sample_as(pw, dir, sample);
 	ck_assert_msg(
 	    spec_discovery_wait(dir, vm, &info, WAIT_MS, err, sizeof(err)) == 0,
 	    "discovery: %s", err);
@@ -209,7 +218,7 @@ START_TEST(root_lists_and_reaches_a_vm_of_nobody)
 				      "--reuid=daemon",
 				      "--regid=daemon",
 				      "--clear-groups",
-				      spec_bin("vmheap-console"),
+				      console,
 				      "--dir",
 				      dir,
 				      "-e",

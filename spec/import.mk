@@ -4,7 +4,7 @@
 # into $(SPECDIR)/java.  Under SAN=1 ruby gets the ASan runtime
 # through LD_PRELOAD, as in spec/ruby.mk.
 IMPORT_SPEC_BIN := $(SPECDIR)/import_test
-IMPORT_SPEC_OBJ := $(OBJDIR)/spec/import_test.o
+IMPORT_SPEC_OBJ := $(OBJDIR)/spec/import_test.o $(OBJDIR)/spec/hprof_shape.o
 ifneq ($(LIBVMHEAP_AGENT_A),)
 CHECK_SUITES += $(IMPORT_SPEC_BIN)
 EXTRA_ALL += $(IMPORT_SPEC_BIN)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "vmheap.h"
+#include "hprof_shape.h"
 #include "lib/vmheap_spec.h"
 
 #define RUN_MS 60000
@@ -949,6 +950,49 @@ static void hprof_names(const struct dump *d, const char *out,
 	spec_run_free(&r);
 }
 
+/*
+ * The JVM's HPROF `hprof` in an older JVM's shape (JDK 6's hprof agent:
+ * header 1.0.1, dotted names, arrays "java.lang.Object[]", every CLASS
+ * DUMP after the instances that need it), with 4-byte and 8-byte ids:
+ * vmheap-histo's CSV of each import equals `want` (the in-order
+ * import's), in jmap's names.
+ */
+static void old_shapes_read_the_same(const char *hprof, const char *dir,
+				     const char *want)
+{
+	size_t len, n;
+	unsigned char *in = (unsigned char *)spec_read_file(hprof, &len);
+
+	ck_assert_ptr_nonnull(in);
+	for (unsigned ids = 4; ids <= 8; ids += 4) {
+		unsigned char *old = hprof_old_shape(
+		    in, len, ids == 4 ? "JAVA PROFILE 1.0.1" : "JAVA PROFILE 1.0.2",
+		    ids, &n);
+		char path[PATH_MAX], out[PATH_MAX], *h;
+		const char *args[] = {path, out, NULL};
+		struct spec_run r;
+
+		/* the old names, not HotSpot's */
+		ck_assert_ptr_nonnull(memmem(old, n, "java.lang.Object[]", 18));
+		snprintf(path, sizeof(path), "%s/old%u.hprof", dir, ids);
+		snprintf(out, sizeof(out), "%s/old%u.vmheap", dir, ids);
+		spec_write_file(path, old, n);
+		import_run(&r, args, NULL);
+		ck_assert_msg(r.status == 0, "%u-byte ids: %s", ids, r.err);
+		spec_run_free(&r);
+		h = histo_csv(out, 0);
+		ck_assert_msg(strcmp(h, want) == 0,
+			      "%u-byte ids, old shape:\n%.2000s\nin order:\n"
+			      "%.2000s",
+			      ids, h, want);
+		ck_assert_ptr_null(strstr(h, "[]"));
+		ck_assert_ptr_nonnull(strstr(h, ",[Ljava.lang.Object;,"));
+		free(h);
+		free(old);
+	}
+	free(in);
+}
+
 START_TEST(hprof_histogram_equals_jmap_histo_live)
 {
 	const char *dir = spec_mkdtemp("jvm");
@@ -1065,6 +1109,7 @@ START_TEST(hprof_histogram_equals_jmap_histo_live)
 			  strstr(d.root_kinds, "jni_global"),
 		      "%s", d.root_kinds);
 	hprof_names(&d, out, pid);
+	old_shapes_read_the_same(hprof, dir, vtext);
 	/* HPROF's header has the time in ms: the dump's header keeps it */
 	ck_assert_msg(d.time_ms >= t0 && d.time_ms <= t1,
 		      "time_ms %lld, the dump was taken between %lld and %lld",
@@ -1134,6 +1179,21 @@ START_TEST(bad_json_exits_2_names_the_line_and_leaves_no_out)
 		     43, NULL,
 		     "malformed JSON: a string expected at line 2 (byte "
 		     "offset 37)");
+	/* 2^64 - 616: a size no object has; String's total would wrap */
+	{
+		char big[sizeof(good_json) + 64];
+		char *at;
+
+		snprintf(big, sizeof(big), "%s", good_json);
+		at = strstr(big, "\"memsize\":40}");
+		snprintf(at, sizeof(big) - (size_t)(at - big),
+			 "\"memsize\":18446744073709551000}\n%s",
+			 strstr(good_json, "{\"address\":\"0x2000\""));
+		import_fails(big, strlen(big), NULL,
+			     "implausible \"memsize\": more than 2^48 bytes "
+			     "(256 TiB), larger than any address space, at "
+			     "line 2 (byte offset 120)");
+	}
 	import_fails("hello\n", 6, NULL, "not a dump vmheap-import reads");
 	import_fails("", 0, NULL, "empty input");
 	import_fails(good_json, sizeof(good_json) - 1, "hprof", "HPROF");
@@ -1296,6 +1356,147 @@ START_TEST(hprof_names_of_fields_elements_and_roots)
 }
 END_TEST
 
+/* A UTF8 record: id, then text. */
+static void put_utf8(struct hprof_out *o, unsigned id, const char *text)
+{
+	struct hprof_out b = {0};
+
+	hprof_put_u(&b, id, 4);
+	hprof_put(&b, text, strlen(text));
+	hprof_put_record(o, 0x01, &b);
+	free(b.p);
+}
+
+static void put_load_class(struct hprof_out *o, unsigned serial,
+			   unsigned id, unsigned name)
+{
+	struct hprof_out b = {0};
+
+	hprof_put_u(&b, serial, 4);
+	hprof_put_u(&b, id, 4);
+	hprof_put_u(&b, 0, 4);
+	hprof_put_u(&b, name, 4);
+	hprof_put_record(o, 0x02, &b);
+	free(b.p);
+}
+
+/* A CLASS DUMP (4-byte ids) of `nf` instance fields (name id, type). */
+static void put_class_dump(struct hprof_out *o, unsigned id, unsigned super,
+			   unsigned size, unsigned nf, const unsigned *fields)
+{
+	hprof_put_u(o, 0x20, 1);
+	hprof_put_u(o, id, 4);
+	hprof_put_u(o, 0, 4);
+	hprof_put_u(o, super, 4);
+	for (int i = 0; i < 5; i++)
+		hprof_put_u(o, 0, 4);
+	hprof_put_u(o, size, 4);
+	hprof_put_u(o, 0, 2); /* constant pool */
+	hprof_put_u(o, 0, 2); /* statics */
+	hprof_put_u(o, nf, 2);
+	for (unsigned i = 0; i < nf; i++) {
+		hprof_put_u(o, fields[2 * i], 4);
+		hprof_put_u(o, fields[2 * i + 1], 1);
+	}
+}
+
+/*
+ * An HPROF as Android's ART writes it ("JAVA PROFILE 1.0.3", 4-byte ids,
+ * dotted names, java.lang.Object's header as the fields shadow$_klass_
+ * and shadow$_monitor_, the CLASS DUMP's instance size the object's size
+ * in the heap) with each of its extensions: HEAP DUMP INFO (0xfe), the
+ * roots 0x89..0x8e, ROOT UNREACHABLE (0x90) and a PRIMITIVE ARRAY NODATA
+ * (0xc3).
+ */
+START_TEST(android_hprof_extensions_are_read)
+{
+	const char *dir = spec_mkdtemp("android");
+	char in[PATH_MAX], out[PATH_MAX], *h;
+	const char *args[] = {in, out, NULL};
+	const unsigned object_fields[] = {4, 2, 5, 10}, foo_fields[] = {3, 2};
+	struct hprof_out o = {0}, seg = {0}, end = {0};
+	struct spec_run r;
+	struct dump d;
+
+	hprof_put(&o, "JAVA PROFILE 1.0.3", 19);
+	hprof_put_u(&o, 4, 4);
+	hprof_put_u(&o, 1700000000000ull, 8);
+	put_utf8(&o, 1, "java.lang.Object");
+	put_utf8(&o, 2, "Foo");
+	put_utf8(&o, 3, "next");
+	put_utf8(&o, 4, "shadow$_klass_");
+	put_utf8(&o, 5, "shadow$_monitor_");
+	put_utf8(&o, 6, "app");
+	put_utf8(&o, 7, "Foo[]");
+	put_load_class(&o, 1, 0x100, 1);
+	put_load_class(&o, 2, 0x200, 2);
+	put_load_class(&o, 3, 0x300, 7);
+	/* HEAP DUMP INFO: heap 'A', named "app" */
+	hprof_put_u(&seg, 0xfe, 1);
+	hprof_put_u(&seg, 0x41, 4);
+	hprof_put_u(&seg, 6, 4);
+	/* Object: 8 bytes (its two fields); Foo: 12 (and `next`) */
+	put_class_dump(&seg, 0x100, 0, 8, 2, object_fields);
+	put_class_dump(&seg, 0x200, 0x100, 12, 1, foo_fields);
+	for (unsigned id = 0x1000; id <= 0x1100; id += 0x100) {
+		hprof_put_u(&seg, 0x21, 1);
+		hprof_put_u(&seg, id, 4);
+		hprof_put_u(&seg, 0, 4);
+		hprof_put_u(&seg, 0x200, 4);
+		hprof_put_u(&seg, 12, 4);
+		hprof_put_u(&seg, id == 0x1000 ? 0x1100 : 0, 4); /* next */
+		hprof_put_u(&seg, 0x200, 4); /* shadow$_klass_ */
+		hprof_put_u(&seg, 0, 4);     /* shadow$_monitor_ */
+	}
+	hprof_put_u(&seg, 0x22, 1); /* Foo[] {0x1000, 0x1100} */
+	hprof_put_u(&seg, 0x1200, 4);
+	hprof_put_u(&seg, 0, 4);
+	hprof_put_u(&seg, 2, 4);
+	hprof_put_u(&seg, 0x300, 4);
+	hprof_put_u(&seg, 0x1000, 4);
+	hprof_put_u(&seg, 0x1100, 4);
+	hprof_put_u(&seg, 0xc3, 1); /* int[10], no data */
+	hprof_put_u(&seg, 0x2000, 4);
+	hprof_put_u(&seg, 0, 4);
+	hprof_put_u(&seg, 10, 4);
+	hprof_put_u(&seg, 10, 1);
+	for (unsigned tag = 0x89; tag <= 0x8d; tag++) {
+		hprof_put_u(&seg, tag, 1);
+		hprof_put_u(&seg, 0x1200, 4);
+	}
+	hprof_put_u(&seg, 0x8e, 1); /* JNI MONITOR: thread 1, depth 0 */
+	hprof_put_u(&seg, 0x1000, 4);
+	hprof_put_u(&seg, 1, 4);
+	hprof_put_u(&seg, 0, 4);
+	hprof_put_u(&seg, 0x90, 1); /* UNREACHABLE: not a root */
+	hprof_put_u(&seg, 0x1100, 4);
+	hprof_put_record(&o, 0x1c, &seg);
+	hprof_put_record(&o, 0x2c, &end);
+	snprintf(in, sizeof(in), "%s/art.hprof", dir);
+	snprintf(out, sizeof(out), "%s/art.vmheap", dir);
+	spec_write_file(in, o.p, o.len);
+	import_run(&r, args, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	spec_run_free(&r);
+	h = histo_csv(out, 0);
+	/* Foo: ART's 12 bytes, aligned to 16 (HotSpot's model: 24); the
+	 * array named as jmap names it; the int[10] without its data */
+	ck_assert_msg(strstr(h, "\n2,Foo,32\n") && strstr(h, "\n1,[LFoo;,24\n") &&
+			  strstr(h, "\n1,[I,56\n"),
+		      "%s", h);
+	ck_assert_ptr_null(strstr(h, "[]"));
+	free(h);
+	read_dump(out, &d);
+	ck_assert_str_eq(d.root_kinds, "debugger finalizing interned_string "
+				       "jni_monitor reference_cleanup "
+				       "vm_internal");
+	ck_assert_uint_eq(d.nroots, 6);
+	dump_free(&d);
+	free(o.p);
+	free(seg.p);
+}
+END_TEST
+
 START_TEST(out_is_never_overwritten_and_stdin_works)
 {
 	const char *dir = spec_mkdtemp("out");
@@ -1395,5 +1596,6 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, out_is_never_overwritten_and_stdin_works);
 	tc = spec_tcase(s, "names", 60);
 	tcase_add_test(tc, hprof_names_of_fields_elements_and_roots);
+	tcase_add_test(tc, android_hprof_extensions_are_read);
 	return s;
 }

@@ -556,7 +556,7 @@ START_TEST(diff_names_the_leaking_function)
 	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	const char *row = first_row(o.out);
-	ck_assert_msg(starts(row, "+1000  +1234000  leak_in_here (leaker.c:26) < "
+	ck_assert_msg(starts(row, "+1000  +1234000  leak_in_here (leaker.c:33) < "
 				  "main (leaker.c:"),
 		      "%s", o.out);
 	ck_assert_msg(strstr(o.out, "churn_in_here") == NULL, "%s", o.out);
@@ -572,7 +572,7 @@ START_TEST(diff_names_the_leaking_function)
 		ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
 		ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 		ck_assert_msg(strstr(first_row(o.out),
-				     "+1.18 MiB  leak_in_here (leaker.c:26)") ==
+				     "+1.18 MiB  leak_in_here (leaker.c:33)") ==
 				  first_row(o.out) + strlen("+1000  "),
 			      "%s", o.out);
 		spec_run_free(&o);
@@ -580,18 +580,18 @@ START_TEST(diff_names_the_leaking_function)
 
 	tool(&r, &o, "vmheap-diff", NULL, "b.vmheap", "c.vmheap");
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
-	ck_assert_msg(strstr(o.out, "\n -400  -493600  leak_in_here (leaker.c:26) < ") != NULL,
+	ck_assert_msg(strstr(o.out, "\n -400  -493600  leak_in_here (leaker.c:33) < ") != NULL,
 		      "%s", o.out);
 	spec_run_free(&o);
 
 	tool(&r, &o, "vmheap-histo", NULL, "c.vmheap", NULL);
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
-	ck_assert_msg(starts(first_row(o.out), "  600  740400  leak_in_here (leaker.c:26)"),
+	ck_assert_msg(starts(first_row(o.out), "  600  740400  leak_in_here (leaker.c:33)"),
 		      "%s", o.out);
 	spec_run_free(&o);
 
 	tool(&r, &o, "vmheap-diff", "--format=csv", "a.vmheap", "b.vmheap");
-	ck_assert_msg(starts(o.out, "count,bytes,site\n1000,1234000,leak_in_here (leaker.c:26) < "),
+	ck_assert_msg(starts(o.out, "count_delta,bytes_delta,site\n1000,1234000,leak_in_here (leaker.c:33) < "),
 		      "%s", o.out);
 	spec_run_free(&o);
 
@@ -760,6 +760,7 @@ START_TEST(c_extension_leak_in_ruby)
 END_TEST
 
 void native_format_tests(Suite *s); /* native_format_test.c */
+void native_rates_tests(Suite *s);  /* native_rates_test.c */
 
 Suite *vmheap_spec_suite(void)
 {
@@ -789,5 +790,6 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(dumps, fiddle_leak_in_ruby);
 	tcase_add_test(dumps, c_extension_leak_in_ruby);
 	tcase_add_test(dumps, memory_summary_and_warning);
+	native_rates_tests(s);
 	return s;
 }

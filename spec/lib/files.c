@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vmheap_spec.h"
@@ -64,6 +65,29 @@ void spec_write_file(const char *path, const void *data, size_t len)
 void spec_write_text(const char *path, const char *text)
 {
 	spec_write_file(path, text, strlen(text));
+}
+
+const char *spec_copy_program(const char *name, const char *dir)
+{
+	static char bufs[8][1024];
+	static unsigned next;
+	char *path = bufs[next++ % 8];
+	size_t len = 0;
+	char *data = spec_read_file(spec_bin(name), &len);
+	int fd;
+
+	ck_assert_msg(data != NULL, "read %s: %s", spec_bin(name),
+		      strerror(errno));
+	snprintf(path, 1024, "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+	ck_assert_msg(write(fd, data, len) == (ssize_t)len, "write %s: %s",
+		      path, strerror(errno));
+	/* the umask may have taken bits away */
+	ck_assert_msg(fchmod(fd, 0755) == 0 && close(fd) == 0, "%s: %s",
+		      path, strerror(errno));
+	free(data);
+	return path;
 }
 
 int spec_count(const char *hay, const char *needle)

@@ -129,6 +129,15 @@ void spec_write_text(const char *path, const char *text);
  */
 uint8_t *spec_md_hex(const char *path, const char *tag, size_t *len);
 
+/*
+ * A copy of the program spec_bin(`name`) in the directory `dir`, mode
+ * 0755, for a process run as another user: that user may not reach the
+ * build (a checkout under a 0700 directory), but reaches `dir` if the
+ * caller made it so.  Returns its path (a ring of 8 static buffers);
+ * fails the test if it cannot be copied.
+ */
+const char *spec_copy_program(const char *name, const char *dir);
+
 /* How many times `needle` occurs in `hay` (not overlapping). */
 int spec_count(const char *hay, const char *needle);
 
