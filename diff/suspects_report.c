@@ -7,18 +7,16 @@
 
 #include "diff-internal.h"
 
-/* "root KIND NAME > A > B": the root (with its name in a dump that has
- * names) and the classes of the top shape above the owner (added as `f`
- * requires: a CSV field is quoted whole). */
+/* Who holds the top shape's example: its named holders up to the root
+ * ("constant X ← ... ← root vm Object"), or "root KIND NAME > A > B" in a
+ * dump without names, and "; also from the stack of thread ..." when a
+ * stack holds it too. */
 static void held_by(struct vmheap_strbuf *out, const vmheap_graph *g,
 		    const struct vmheap_graph_path_group *grp)
 {
-	vmheap_strbuf_add_root_text(out, g, grp->root);
-	for (size_t l = 0; l + 1 < grp->length; l++) {
-		vmheap_strbuf_add(out, " > ", 3);
-		vmheap_strbuf_add_class(out, g, grp->classes[l],
-					VMHEAP_OUTPUT_TEXT);
-	}
+	/* the example's holders, named ("constant X ← ..."), and "also
+	 * from the stack ..." (libvmheap-report) */
+	vmheap_strbuf_add_held_by(out, g, grp->example);
 }
 
 /* "A, B and C" of the held classes. */

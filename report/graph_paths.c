@@ -92,16 +92,27 @@ static void add_times(struct vmheap_strbuf *sb, uint64_t n)
 	vmheap_strbuf_addf(sb, " \xc3\x97%s", out);
 }
 
+static void add_holders(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			const uint32_t *path, size_t len, size_t root);
+
 /* "Entry ← Hash["k17"] ← @store of Registry ← root vm": the target, then
  * each holder up to the root, a run of holders of one class by one name
  * as one "@next of Node ×99,999". */
 static void add_chain(struct vmheap_strbuf *sb, const vmheap_graph *g,
 		      const uint32_t *path, size_t len, size_t root)
 {
-	size_t *seg = malloc((len ? len : 1) * sizeof(*seg)), nseg = 0;
-
 	vmheap_strbuf_add_class(sb, g, vmheap_graph_object_class(g, path[len - 1]),
 				VMHEAP_OUTPUT_TEXT);
+	vmheap_strbuf_add(sb, " \xe2\x86\x90 ", 5);
+	add_holders(sb, g, path, len, root);
+}
+
+/* The holders of add_chain, from the target's up to the root. */
+static void add_holders(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			const uint32_t *path, size_t len, size_t root)
+{
+	size_t *seg = malloc((len ? len : 1) * sizeof(*seg)), nseg = 0;
+
 	if (!seg) {
 		sb->failed = 1;
 		return;
@@ -117,29 +128,32 @@ static void add_chain(struct vmheap_strbuf *sb, const vmheap_graph *g,
 			for (size_t y = x; y < x + skip; y++)
 				objects += seg[y] - (y + 1 < nseg ? seg[y + 1]
 								  : (size_t)-1);
-			vmheap_strbuf_addf(sb, " \xe2\x86\x90 ... %zu more",
+			vmheap_strbuf_addf(sb, "... %zu more \xe2\x86\x90 ",
 					   objects);
 			x += skip - 1;
 			continue;
 		}
-		vmheap_strbuf_add(sb, " \xe2\x86\x90 ", 5);
 		add_path_holder(sb, g, path, k);
 		if (k - end > 1)
 			add_times(sb, k - end);
+		vmheap_strbuf_add(sb, " \xe2\x86\x90 ", 5);
 	}
 	free(seg);
-	vmheap_strbuf_add(sb, " \xe2\x86\x90 ", 5);
 	vmheap_strbuf_add_root_text(sb, g, root);
 }
 
 /* "also from the stack of thread 0x55d0 main (holding Hash 0x7f10)": a
  * thread's stack also holds an object on the path (libvmheap-analysis:
  * vmheap_graph_stack_holder). */
+static void add_stack_holder(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			     uint32_t i,
+			     const struct vmheap_graph_stack_holder *hp);
+static int has_names(const vmheap_graph *g);
+
 static void add_also_from(struct vmheap_strbuf *sb, const vmheap_graph *g,
 			  uint32_t i, const char *indent)
 {
 	struct vmheap_graph_stack_holder h;
-	struct vmheap_graph_name name;
 	int rc = vmheap_graph_stack_holder(g, i, &h);
 
 	if (rc == VMHEAP_ENOMEM)
@@ -147,6 +161,18 @@ static void add_also_from(struct vmheap_strbuf *sb, const vmheap_graph *g,
 	if (rc != 1)
 		return;
 	vmheap_strbuf_addf(sb, "%salso from ", indent);
+	add_stack_holder(sb, g, i, &h);
+	vmheap_strbuf_add(sb, "\n", 1);
+}
+
+/* "the stack of thread 0x55d0 main (holding Hash 0x7f10)" */
+static void add_stack_holder(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			     uint32_t i,
+			     const struct vmheap_graph_stack_holder *hp)
+{
+	struct vmheap_graph_stack_holder h = *hp;
+	struct vmheap_graph_name name;
+
 	if (h.holder == VMHEAP_GRAPH_ROOT) {
 		vmheap_strbuf_add_root_text(sb, g, h.reference);
 	} else {
@@ -161,7 +187,36 @@ static void add_also_from(struct vmheap_strbuf *sb, const vmheap_graph *g,
 		vmheap_strbuf_addf(sb, " 0x%" PRIx64 ")",
 				   vmheap_graph_object_id(g, h.object));
 	}
-	vmheap_strbuf_add(sb, "\n", 1);
+}
+
+void vmheap_strbuf_add_held_by(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			       uint32_t i)
+{
+	struct vmheap_graph_stack_holder h;
+	size_t len, root;
+	uint32_t *path = path_of(sb, g, i, &len, &root);
+	int rc;
+
+	if (!path)
+		return;
+	if (has_names(g) && len > 1) {
+		add_holders(sb, g, path, len, root);
+	} else { /* "root vm > A > B": the classes above the object */
+		vmheap_strbuf_add_root_text(sb, g, root);
+		for (size_t k = 0; k + 1 < len; k++) {
+			vmheap_strbuf_add(sb, " > ", 3);
+			vmheap_strbuf_add_class(
+			    sb, g, vmheap_graph_object_class(g, path[k]),
+			    VMHEAP_OUTPUT_TEXT);
+		}
+	}
+	free(path);
+	if ((rc = vmheap_graph_stack_holder(g, i, &h)) == 1) {
+		vmheap_strbuf_add(sb, "; also from ", 12);
+		add_stack_holder(sb, g, i, &h);
+	} else if (rc == VMHEAP_ENOMEM) {
+		sb->failed = 1;
+	}
 }
 
 /* 1 when the dump names references or roots: the path shows names. */

@@ -475,8 +475,10 @@ void vmheap_strbuf_add_name_json(struct vmheap_strbuf *sb,
  *
  *   Entry ← Hash["k17"] ← @store of Registry ← constant Registry::STORE ← root vm
  *
- * (vmheap_strbuf_add_holder; the middle of a chain of more than 9 objects
- * is "← ... N more").  Then one line for its root record, then one line
+ * (vmheap_strbuf_add_holder; a run of holders of one class by one name
+ * is one "@next of Node ×99,999"; when more than 9 such steps, the middle
+ * is "← ... N more"), then "also from the stack of thread ..." when a
+ * thread's stack also holds an object of the path (vmheap_graph_stack_holder).  Then one line for its root record, then one line
  * per object from the root object down to `i`, "CLASS  0xADDRESS", and
  * for an object reached by a named reference "  ← HOLDER" (the holder
  * phrase of the object above it).  Paths longer than 2 * VMHEAP_PATH_ENDS
@@ -486,6 +488,19 @@ void vmheap_strbuf_add_name_json(struct vmheap_strbuf *sb,
 void vmheap_strbuf_add_path_text(struct vmheap_strbuf *sb,
 				 const vmheap_graph *g, uint32_t i,
 				 const char *indent);
+
+/*
+ * Who holds reachable object `i` (paths computed), on one line for a
+ * "held by" clause: in a dump with names the holders of its path from its
+ * own up to the root, as the one-line path shows them ("constant
+ * RateCache::TABLE ← constant Billing::RateCache ← root vm Object"); else
+ * "root vm > A > B", the root and the classes above it.  Then, when a
+ * thread's stack also holds it or an object on its path
+ * (vmheap_graph_stack_holder), "; also from the stack of thread 0x...
+ * (holding Hash 0x...)".  Appends nothing for an unreachable object.
+ */
+void vmheap_strbuf_add_held_by(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			       uint32_t i);
 
 /*
  * Group k (counted from 1) of merged paths (vmheap_graph_object_paths) in
