@@ -24,7 +24,13 @@ static void group_text(struct vmheap_strbuf *sb, const vmheap_graph *g,
 		vmheap_strbuf_add(sb, "[...]", 5);
 		return;
 	}
-	vmheap_strbuf_add_holder(sb, g, x->example, &x->name, NULL);
+	/* the holder as its own path names it ("constant RateCache::TABLE"
+	 * for a module reached by ::RateCache) */
+	struct vmheap_graph_name in;
+	int named = vmheap_graph_path_name(g, x->example, &in) !=
+		    VMHEAP_GRAPH_NAME_NONE;
+	vmheap_strbuf_add_holder(sb, g, x->example, &x->name,
+				 named ? &in : NULL);
 }
 
 static void render_text(const struct path_options *o,

@@ -792,7 +792,9 @@ START_TEST(diff_paths_and_suspects_name_the_leak)
 		      "%s", r.out);
 	run_free(&r);
 	r = tool("vmheap-diff", (const char *[]){"--suspects", old, new, NULL});
-	ck_assert_msg(strstr(r.out, "    held by root globals $globals > "),
+	ck_assert_msg(strstr(r.out, "    held by Array["), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "] " LEFT " Hash[:leaks] " LEFT
+				    " root globals $globals ("),
 		      "%s", r.out);
 	ck_assert_msg(strstr(r.out, " " LEFT " Hash[:leaks] " LEFT
 				    " root globals $globals\n"),
