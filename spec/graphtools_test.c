@@ -873,6 +873,24 @@ START_TEST(unknown_class_or_address_exit_1_damaged_dump_exit_2)
 						 "Leak", NULL});
 	ck_assert_int_eq(r.status, 2);
 	run_free(&r);
+	/* --exclude takes the documented kinds only, in every tool */
+	r = tool("vmheap-path", (const char *[]){"--exclude", "weak", dump,
+						 "Leak", NULL});
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "bad --exclude 'weak' (a list of: stack, "
+				    "internal)"),
+		      "%s", r.err);
+	ck_assert_str_eq(r.out, "");
+	run_free(&r);
+	r = tool("vmheap-dominators",
+		 (const char *[]){"--exclude", "stack,", dump, NULL});
+	ck_assert_int_eq(r.status, 2);
+	run_free(&r);
+	r = tool("vmheap-diff", (const char *[]){"--paths", "--exclude", "",
+						 dump, dump, NULL});
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "bad --exclude"), "%s", r.err);
+	run_free(&r);
 
 	/* cut the dump: every graph tool refuses it with the reader's
 	 * message, exit 2, nothing on stdout */
