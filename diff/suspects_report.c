@@ -7,16 +7,19 @@
 
 #include "diff-internal.h"
 
-/* Who holds the top shape's example: its named holders up to the root
- * ("constant X ← ... ← root vm Object"), or "root KIND NAME > A > B" in a
- * dump without names, and "; also from the stack of thread ..." when a
- * stack holds it too. */
+/* "root KIND NAME > A > B": the root (with its name in a dump that has
+ * names) and the classes of the top shape above the owner, a step held
+ * by a named reference by its holder phrase ("> local messages of <main>
+ * (app.rb) >"; vmheap_strbuf_add_shape_steps), and "; also from the
+ * stack of thread ..." when a stack holds it too. */
 static void held_by(struct vmheap_strbuf *out, const vmheap_graph *g,
 		    const struct vmheap_graph_path_group *grp)
 {
-	/* the example's holders, named ("constant X ← ..."), and "also
-	 * from the stack ..." (libvmheap-report) */
-	vmheap_strbuf_add_held_by(out, g, grp->example);
+	vmheap_strbuf_add_root_text(out, g, grp->root);
+	vmheap_strbuf_add_shape_steps(out, g, grp->example, grp->length,
+				      grp->classes);
+	/* "; also from the stack of thread ..." (vmheap-path: WHICH PATH) */
+	vmheap_strbuf_add_also_from(out, g, grp->example);
 }
 
 /* "A, B and C" of the held classes. */

@@ -310,7 +310,8 @@ typedef struct vmheap_symbolizer vmheap_symbolizer;
 vmheap_symbolizer *vmheap_symbolizer_new(void);
 
 /* "function (file.c:LINE)", "function (module)", "module+0xOFF" (with
- * " (missing)" or " (other build)" when the file cannot be trusted) or
+ * " (missing)", " (not a regular file)" or " (other build)" when the file
+ * cannot be trusted; a FIFO or device is never opened blocking) or
  * "0xADDR" for frame f of native section n. */
 void vmheap_symbolize(vmheap_symbolizer *s, const struct vmheap_native *n,
 		      const struct vmheap_dump_frame *f, char *buf, size_t len);
@@ -336,11 +337,17 @@ struct vmheap_native_row {
 };
 
 /* The rows of section n, grouped by their first `frames` frames, in the
- * order of `site`.  0 or VMHEAP_ENOMEM. */
+ * order of `site`; vmheap's own sites are not rows (vmheap_native_own).
+ * 0 or VMHEAP_ENOMEM. */
 int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
 		       size_t frames, struct vmheap_native_row **rows,
 		       size_t *nrows);
 void vmheap_native_rows_free(struct vmheap_native_row *rows, size_t n);
+
+/* vmheap's own live memory in section n (its sites, which the rows leave
+ * out: location VMHEAP_NATIVE_OWN): bytes and blocks. */
+void vmheap_native_own(const struct vmheap_native *n, uint64_t *bytes,
+		       uint64_t *count);
 
 /* Largest bytes first (then count, then site). */
 void vmheap_native_rows_sort(struct vmheap_native_row *rows, size_t n);
@@ -446,8 +453,15 @@ void vmheap_strbuf_add_root_json(struct vmheap_strbuf *sb,
  *   ".next"          Node.next                 (fields; a class object
  *                                              with a class record of its
  *                                              id: Registry.COUNT)
+ *   "local x of ..." local messages of <main> (app.rb)  (a local
+ *                                              variable says whose it is)
  *   "key", other     key of Hash, NAME of Hash
  *   unknown string   <string 12> of Hash
+ *
+ * A holder shown by its class is shown as vmheap_strbuf_add_object does
+ * ("Class Service" for a class object).  A class object's own name is
+ * first the class whose record names it as its object (FORMAT.md "Class
+ * objects").
  *
  * `holder_in` is the name of the reference that holds `holder` itself
  * (NULL: unknown).
@@ -490,17 +504,13 @@ void vmheap_strbuf_add_path_text(struct vmheap_strbuf *sb,
 				 const char *indent);
 
 /*
- * Who holds reachable object `i` (paths computed), on one line for a
- * "held by" clause: in a dump with names the holders of its path from its
- * own up to the root, as the one-line path shows them ("constant
- * RateCache::TABLE ← constant Billing::RateCache ← root vm Object"); else
- * "root vm > A > B", the root and the classes above it.  Then, when a
- * thread's stack also holds it or an object on its path
- * (vmheap_graph_stack_holder), "; also from the stack of thread 0x...
- * (holding Hash 0x...)".  Appends nothing for an unreachable object.
+ * When a thread's stack also holds reachable object `i` or an object on
+ * its path (paths computed; vmheap_graph_stack_holder), "; also from the
+ * stack of thread 0x... (holding Hash 0x...)" for a "held by" clause;
+ * else nothing.
  */
-void vmheap_strbuf_add_held_by(struct vmheap_strbuf *sb, const vmheap_graph *g,
-			       uint32_t i);
+void vmheap_strbuf_add_also_from(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, uint32_t i);
 
 /*
  * Group k (counted from 1) of merged paths (vmheap_graph_object_paths) in
@@ -530,6 +540,31 @@ void vmheap_strbuf_add_path_json(struct vmheap_strbuf *sb,
  * or a CSV field; "<out of memory>" when it cannot be made. */
 void vmheap_strbuf_add_class(struct vmheap_strbuf *sb, const vmheap_graph *g,
 			     uint64_t class_id, enum vmheap_output_format f);
+
+/* Object `i` where its class would go (vmheap_graph_object_label): its
+ * class's label, or "Class Service" for a class object; as text, JSON or
+ * a CSV field. */
+void vmheap_strbuf_add_object(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			      uint32_t i, enum vmheap_output_format f);
+
+/* For a class object (vmheap_graph_object_as_class), the JSON member
+ * ,"class_of_itself":LABEL after others ("Service"); nothing for any
+ * other object. */
+void vmheap_strbuf_add_self_json(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, uint32_t i);
+
+/*
+ * The classes of a path shape from the root object down to the object
+ * above `example` (`length` objects in all, as in
+ * vmheap_graph_path_group), each after " > ": "root vm > Binding >
+ * <imemo:env> > Array".  A step held by a named reference on the path of
+ * `example` is shown by its holder phrase instead (vmheap_strbuf_add_holder:
+ * "> Binding > local messages of <main> (app.rb) > Array"), and a class
+ * object as vmheap_strbuf_add_object shows it.  Text only.
+ */
+void vmheap_strbuf_add_shape_steps(struct vmheap_strbuf *sb,
+				   const vmheap_graph *g, uint32_t example,
+				   size_t length, const uint64_t *classes);
 
 /*
  * The message of a graph tool when no object of class `label` is in
@@ -575,5 +610,15 @@ void vmheap_format_share(char *buf, size_t len, double part, double total,
 /* The version of vmheap that every tool prints for --version (the one
  * place it is kept; `make` reads it from here for the .pc files). */
 #define VMHEAP_VERSION "0.1.0"
+
+/*
+ * What an output says when a sum of sizes was held at 2^64 - 1
+ * (vmheap_census_saturated, vmheap_graph_saturated): in text the line
+ * "warning: byte sums passed 2^64 - 1 ...", in JSON the members
+ * ,"saturated":true,"warning":"..." (after the dump's figures), in CSV
+ * the line "# warning: ..." after the rows.
+ */
+void vmheap_strbuf_add_saturated(struct vmheap_strbuf *out,
+				 enum vmheap_output_format format);
 
 #endif /* VMHEAP_REPORT_H */

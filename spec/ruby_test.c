@@ -2063,8 +2063,10 @@ START_TEST(the_constant_holds_the_leak_although_a_worker_stack_reaches_it)
 	const char *also[] = {"also from the stack of thread 0x",
 			      "(holding Hash 0x", NULL};
 	const char *suspect[] = {"#1  Billing::Quote: 400 new",
-				 "held by Hash[\"req-",
-				 "\u2190 constant RateCache::TABLE \u2190",
+				 "held by root vm Object > constant "
+				 "Object::Billing > constant "
+				 "Billing::RateCache > constant "
+				 "RateCache::TABLE > Hash[\"req-",
 				 "; also from the stack of thread 0x", NULL};
 	const char *via_stack[] = {"Billing::Quote \u2190 Hash[\"req-",
 				   "\u2190 stack of thread 0x", NULL};
