@@ -112,9 +112,21 @@ struct vmheap_graph {
 	size_t nroot_by_obj;
 	int have_unreachable;
 	uint64_t unreachable, unreachable_bytes;
+	int saturated; /* a sum of sizes was held at UINT64_MAX */
 
 	char error[512];
 };
+
+/* `*sum += b`, held at UINT64_MAX (and g->saturated set) if it would
+ * pass it: sizes are whatever the dump says. */
+static inline void graph_add_bytes(vmheap_graph *g, uint64_t *sum, uint64_t b)
+{
+	*sum += b;
+	if (*sum < b) {
+		*sum = UINT64_MAX;
+		g->saturated = 1;
+	}
+}
 
 /* Set g->error (printf style) and return `code`. */
 int graph_fail(vmheap_graph *g, int code, const char *fmt, ...)

@@ -117,6 +117,11 @@ uint64_t vmheap_graph_total_bytes(const vmheap_graph *g)
 	return g->total_bytes;
 }
 
+int vmheap_graph_saturated(const vmheap_graph *g)
+{
+	return g->saturated;
+}
+
 /* ------------------------------------------------------------ references */
 
 uint64_t vmheap_graph_reference_count(const vmheap_graph *g)

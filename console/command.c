@@ -106,10 +106,14 @@ static enum console_result run_call(struct console_session *s, const char *verb,
 				     : CONSOLE_RESULT_GONE;
 	}
 	if (reply.ok) {
+		char **named = NULL;
+		if (!strcmp(verb, "get") && !strcmp(path, "system.native.sites"))
+			named = console_native_sites(&reply.value);
 		if (json)
 			console_json_print(stdout, &reply.value);
 		else
 			console_render_reply(stdout, verb, path, &reply.value);
+		console_native_sites_free(named);
 	} else {
 		fprintf(stderr, "error (%s): %s\n",
 			*reply.code ? reply.code : "error",

@@ -285,7 +285,8 @@ static void top_draw(FILE *out, const struct top *t,
 	fflush(out);
 }
 
-/* Ask for the histogram; 0, or the console result of a failure. */
+/* Ask for the histogram: 0, 1 when the VM is busy (try again later),
+ * or -1 with the console result of a failure in *res. */
 static int top_fetch(struct console_session *s, struct top *t,
 		     struct vmheap_reply *reply, enum console_result *res)
 {
@@ -296,6 +297,14 @@ static int top_fetch(struct console_session *s, struct top *t,
 	if (console_session_call(s, "get", HISTOGRAM_VAR, NULL, reply) < 0) {
 		*res = CONSOLE_RESULT_GONE;
 		return -1;
+	}
+	if (!reply->ok && !strcmp(reply->code, "busy")) {
+		/* a dump or another histogram runs: not a failure of top,
+		 * which tries again at its next refresh */
+		fprintf(stderr, "busy: %s; trying again in a moment\n",
+			*reply->message ? reply->message
+					: "the VM is taking a histogram");
+		return 1;
 	}
 	if (!reply->ok) {
 		fprintf(stderr, "error (%s): %s\n",
@@ -374,16 +383,22 @@ enum console_result console_top(struct console_session *s, double interval,
 		raw.c_cc[VTIME] = 0;
 		raw_set = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
 	}
-	for (long frame = 0; count <= 0 || frame < count; frame++) {
-		if (frame && wait_key(interval, &input))
+	for (long frame = 0, tries = 0; count <= 0 || frame < count; tries++) {
+		int rc;
+
+		if (tries && wait_key(interval, &input))
 			break;
-		if (top_fetch(s, &t, &reply, &res) < 0)
+		rc = top_fetch(s, &t, &reply, &res);
+		if (rc < 0)
 			break;
+		if (rc > 0)
+			continue; /* busy: the next refresh tries again */
 		if (process_fetch(s, &t) < 0) {
 			res = CONSOLE_RESULT_GONE;
 			break;
 		}
 		top_draw(stdout, &t, s, interval, tty);
+		frame++;
 	}
 	if (raw_set)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);

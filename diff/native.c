@@ -194,10 +194,22 @@ int diff_native_main(const struct diff_options *o)
 		snprintf(err, sizeof(err), "out of memory");
 	if (!rc) {
 		vmheap_native_rows_sort(d, nd);
+		uint64_t ob, oc, nb, nc;
+		char own[64], own_d[64];
+		vmheap_native_own(old.n, &ob, &oc);
+		vmheap_native_own(new.n, &nb, &nc);
+		vmheap_report_size(&o->report, own, sizeof(own), nb);
+		vmheap_report_size_delta(&o->report, own_d, sizeof(own_d),
+					 (int64_t)(nb - ob));
 		size_t top = o->report.top ? o->report.top : DEFAULT_TOP;
 		size_t shown = nd < top ? nd : top;
 		if (o->report.format == VMHEAP_OUTPUT_JSON) {
-			vmheap_strbuf_addf(&out, "{\"native\": true, ");
+			vmheap_strbuf_addf(&out,
+					   "{\"native\": true, "
+					   "\"vmheap_own_bytes\": %llu, "
+					   "\"vmheap_own_bytes_delta\": %lld, ",
+					   (unsigned long long)nb,
+					   (long long)(nb - ob));
 			dumps_json(&out, &old, &new);
 			vmheap_native_render(&out, d, nd, shown,
 					     &o->report, 1);
@@ -210,6 +222,9 @@ int diff_native_main(const struct diff_options *o)
 			vmheap_strbuf_add_dump_origin(&out, old.r);
 			vmheap_strbuf_addf(&out, "\nnew: ");
 			vmheap_strbuf_add_dump_origin(&out, new.r);
+			vmheap_strbuf_addf(&out, "\nvmheap's own (not a "
+						 "site below): %s (%s)",
+					   own, own_d);
 			vmheap_strbuf_addf(&out, "\nlive malloc memory "
 						 "by call site, new minus old\n");
 			vmheap_native_render(&out, d, nd, shown,

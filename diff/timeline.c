@@ -19,9 +19,30 @@
 #define EVERY_MARK "*"
 #define EVERY_LEGEND "* grew at every step"
 
+/* Header times are whatever the file says: their arithmetic holds at
+ * INT64_MIN and INT64_MAX rather than overflow. */
+static int64_t ms_of_seconds(int64_t s)
+{
+	if (s > INT64_MAX / 1000)
+		return INT64_MAX;
+	if (s < INT64_MIN / 1000)
+		return INT64_MIN;
+	return s * 1000;
+}
+
+/* b - a, held at INT64_MIN or INT64_MAX. */
+static int64_t ms_between(int64_t a, int64_t b)
+{
+	int64_t d;
+
+	if (__builtin_sub_overflow(b, a, &d))
+		return b > a ? INT64_MAX : INT64_MIN;
+	return d;
+}
+
 int64_t diff_time_ms(const struct vmheap_header *h)
 {
-	return h->time_ms ? h->time_ms : h->time * 1000;
+	return h->time_ms ? h->time_ms : ms_of_seconds(h->time);
 }
 
 /* "3.0 s" or "2.5 min": a span of milliseconds for a person. */
@@ -46,7 +67,7 @@ void diff_warn_order(struct vmheap_strbuf *w, int two, const char *a_name,
 
 	if (tb >= ta)
 		return;
-	span_text(span, sizeof(span), ta - tb);
+	span_text(span, sizeof(span), ms_between(tb, ta));
 	if (two)
 		vmheap_strbuf_addf(w,
 				   "vmheap-diff: warning: NEW (%s) was taken "
@@ -266,7 +287,10 @@ static void signed_text(char *buf, size_t len, int64_t v)
 /* "2026-11-23 04:10:02.123 UTC" */
 static void when_text(char *buf, size_t len, int64_t ms)
 {
-	time_t s = (time_t)(ms / 1000);
+	/* whole seconds rounded down, so that the milliseconds are 0..999
+	 * before 1970 too */
+	int rem = (int)(ms % 1000);
+	time_t s = (time_t)(ms / 1000 - (rem < 0));
 	struct tm tm;
 
 	if (!gmtime_r(&s, &tm)) {
@@ -274,7 +298,7 @@ static void when_text(char *buf, size_t len, int64_t ms)
 		return;
 	}
 	size_t l = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(buf + l, len - l, ".%03d UTC", (int)(ms % 1000));
+	snprintf(buf + l, len - l, ".%03d UTC", rem < 0 ? rem + 1000 : rem);
 }
 
 /* The table's columns: the counts at each dump, then these, then the
@@ -328,7 +352,7 @@ static void dump_line(struct vmheap_strbuf *out, const struct diff_options *o,
 {
 	char off[32], which[64], size[64];
 
-	span_text(off, sizeof(off), tl->t_ms[k] - tl->t_ms[0]);
+	span_text(off, sizeof(off), ms_between(tl->t_ms[0], tl->t_ms[k]));
 	snprintf(which, sizeof(which), "#%zu at %s%s", k + 1,
 		 tl->t_ms[k] >= tl->t_ms[0] ? "+" : "", off);
 	if (!tl->native) {
@@ -479,7 +503,7 @@ static void timeline_json(const struct diff_options *o,
 		vmheap_strbuf_add(out, k ? ",{" : "{", k ? 2 : 1);
 		json_dump(out, tl, k);
 		vmheap_strbuf_addf(out, ",\"offset_ms\":%" PRId64 "}",
-				   tl->t_ms[k] - tl->t_ms[0]);
+				   ms_between(tl->t_ms[0], tl->t_ms[k]));
 	}
 	vmheap_strbuf_addf(out, "],\"span_ms\":%" PRId64 ",\"total\":{",
 			   tl->span_ms);
@@ -576,7 +600,7 @@ int diff_timeline_alloc(const struct diff_options *o, struct timeline *tl,
 
 void diff_timeline_check(struct timeline *tl, struct vmheap_strbuf *w)
 {
-	tl->span_ms = tl->t_ms[tl->n - 1] - tl->t_ms[0];
+	tl->span_ms = ms_between(tl->t_ms[0], tl->t_ms[tl->n - 1]);
 	for (size_t k = 1; k < tl->n; k++) {
 		const struct vmheap_header *a =
 		    vmheap_reader_header(tl->d[k - 1].reader);

@@ -137,6 +137,8 @@ static void render_text(const struct dominators_options *o,
 	else
 		vmheap_table_render(tab, out);
 	vmheap_table_free(tab);
+	if (vmheap_graph_saturated(g))
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_TEXT);
 }
 
 static void render_json(const struct dominators_result *res,
@@ -150,6 +152,8 @@ static void render_json(const struct dominators_result *res,
 	t.bytes = vmheap_graph_total_bytes(g);
 	vmheap_strbuf_add(out, "{", 1);
 	vmheap_strbuf_add_dump_json(out, res->reader, &t);
+	if (vmheap_graph_saturated(g))
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_JSON);
 	vmheap_strbuf_addf(out,
 			   ",\"unreachable\":%" PRIu64
 			   ",\"unreachable_bytes\":%" PRIu64 ",\"top\":[",
@@ -225,6 +229,8 @@ static void render_csv(const struct dominators_result *res,
 		vmheap_strbuf_add(out, "\n", 1);
 		vmheap_strbuf_release(&doms);
 	}
+	if (vmheap_graph_saturated(g))
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_CSV);
 }
 
 void dominators_render(const struct dominators_options *o,

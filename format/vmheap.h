@@ -419,6 +419,15 @@ struct vmheap_dump_module {
 	uint64_t base;		 /* load address */
 };
 
+/*
+ * A site's VM location may be a label instead of a file: "<...>" with line
+ * 0 (FORMAT.md section 15).  This one says that the memory is vmheap's own
+ * (the agent's, the allocation tracer's): tools report its total apart and
+ * never list it as a site.  Others name the VM's housekeeping
+ * ("<ruby: gc>", "<ruby: postponed job>") and are sites like any.
+ */
+#define VMHEAP_NATIVE_OWN "<vmheap>"
+
 struct vmheap_dump_site {
 	uint64_t live_bytes, live_count; /* not yet freed */
 	uint64_t allocs, frees; /* since tracking began */

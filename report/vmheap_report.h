@@ -310,7 +310,8 @@ typedef struct vmheap_symbolizer vmheap_symbolizer;
 vmheap_symbolizer *vmheap_symbolizer_new(void);
 
 /* "function (file.c:LINE)", "function (module)", "module+0xOFF" (with
- * " (missing)" or " (other build)" when the file cannot be trusted) or
+ * " (missing)", " (not a regular file)" or " (other build)" when the file
+ * cannot be trusted; a FIFO or device is never opened blocking) or
  * "0xADDR" for frame f of native section n. */
 void vmheap_symbolize(vmheap_symbolizer *s, const struct vmheap_native *n,
 		      const struct vmheap_dump_frame *f, char *buf, size_t len);
@@ -336,11 +337,17 @@ struct vmheap_native_row {
 };
 
 /* The rows of section n, grouped by their first `frames` frames, in the
- * order of `site`.  0 or VMHEAP_ENOMEM. */
+ * order of `site`; vmheap's own sites are not rows (vmheap_native_own).
+ * 0 or VMHEAP_ENOMEM. */
 int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
 		       size_t frames, struct vmheap_native_row **rows,
 		       size_t *nrows);
 void vmheap_native_rows_free(struct vmheap_native_row *rows, size_t n);
+
+/* vmheap's own live memory in section n (its sites, which the rows leave
+ * out: location VMHEAP_NATIVE_OWN): bytes and blocks. */
+void vmheap_native_own(const struct vmheap_native *n, uint64_t *bytes,
+		       uint64_t *count);
 
 /* Largest bytes first (then count, then site). */
 void vmheap_native_rows_sort(struct vmheap_native_row *rows, size_t n);
@@ -592,5 +599,15 @@ void vmheap_format_share(char *buf, size_t len, double part, double total,
 /* The version of vmheap that every tool prints for --version (the one
  * place it is kept; `make` reads it from here for the .pc files). */
 #define VMHEAP_VERSION "0.1.0"
+
+/*
+ * What an output says when a sum of sizes was held at 2^64 - 1
+ * (vmheap_census_saturated, vmheap_graph_saturated): in text the line
+ * "warning: byte sums passed 2^64 - 1 ...", in JSON the members
+ * ,"saturated":true,"warning":"..." (after the dump's figures), in CSV
+ * the line "# warning: ..." after the rows.
+ */
+void vmheap_strbuf_add_saturated(struct vmheap_strbuf *out,
+				 enum vmheap_output_format format);
 
 #endif /* VMHEAP_REPORT_H */

@@ -14,6 +14,19 @@ $(NATIVE_VICTIM): spec/native/victim.c native/vmheap_native.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(NATIVE_CFLAGS) -rdynamic -pthread $(LDFLAGS) -o $@ $< -ldl
 
+# glibc's promises, printed the same without and under the tracker, and
+# a library opened with RTLD_DEEPBIND (its free and realloc are glibc's).
+NATIVE_SEMANTICS := $(SPECDIR)/native_semantics
+NATIVE_DEEPLIB   := $(SPECDIR)/native_deeplib.so
+EXTRA_ALL        += $(NATIVE_SEMANTICS) $(NATIVE_DEEPLIB)
+$(NATIVE_SEMANTICS): spec/native/semantics.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NATIVE_CFLAGS) $(LDFLAGS) -o $@ $< -ldl
+$(NATIVE_DEEPLIB): spec/native/deeplib.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NATIVE_CFLAGS) -fPIC -shared $(LDFLAGS) -o $@ $<
+$(NATIVE_TEST): | $(NATIVE_SEMANTICS) $(NATIVE_DEEPLIB)
+
 $(NATIVE_TEST): $(NATIVE_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a \
                 $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) | $(NATIVE_SO) $(NATIVE_VICTIM) $(RUN_BIN) $(CONSOLE_BIN) $(RUBY_HOST_SO)
 	@mkdir -p $(dir $@)

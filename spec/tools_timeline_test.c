@@ -22,13 +22,12 @@
 static const struct tclass classes[] = {
     {1, "Leak"}, {2, "Churn"}, {3, "Steady"}, {4, "Gone"}};
 
-/* Dump k (0..2) of the table above, written as `name`. */
-static const char *timeline_dump(const char *name, int k)
+/* Dump k (0..2) of the table above taken at `ms`, written as `name`. */
+static const char *timeline_dump_at(const char *name, int k, int64_t ms)
 {
 	static const uint64_t counts[3][4] = {
 	    {100, 50, 10, 5}, {200, 40, 10, 0}, {300, 60, 10, 0}};
 	static const uint64_t bytes[4] = {40, 16, 8, 100};
-	static const int64_t at[3] = {T0_MS, T0_MS + 30300, T0_MS + 60000};
 	struct tobj *objs = calloc(400, sizeof(*objs));
 	struct tdump d = {0};
 	size_t n = 0;
@@ -42,7 +41,7 @@ static const char *timeline_dump(const char *name, int k)
 			objs[n].bytes = bytes[c];
 			n++;
 		}
-	d.time_ms = at[k];
+	d.time_ms = ms;
 	d.classes = classes;
 	d.nclasses = 4;
 	d.objs = objs;
@@ -50,6 +49,14 @@ static const char *timeline_dump(const char *name, int k)
 	path = write_dump(name, &d);
 	free(objs);
 	return path;
+}
+
+/* Dump k (0..2) of the table above, written as `name`. */
+static const char *timeline_dump(const char *name, int k)
+{
+	static const int64_t at[3] = {T0_MS, T0_MS + 30300, T0_MS + 60000};
+
+	return timeline_dump_at(name, k, at[k]);
 }
 
 /* The three dumps, as TAG1.vmheap, TAG2.vmheap, TAG3.vmheap. */
@@ -268,6 +275,50 @@ START_TEST(dumps_out_of_time_order_get_a_warning)
 }
 END_TEST
 
+/*
+ * Header times at the ends of int64 (a corrupt or hostile header): the
+ * span and the warnings hold at the largest value instead of overflowing
+ * (the sanitizer run catches an overflow), and the rates keep their
+ * sign: Leak grew.
+ */
+START_TEST(extreme_header_times_do_not_overflow)
+{
+	const char *d[3];
+	struct run r;
+
+	d[0] = timeline_dump_at("x1.vmheap", 0, INT64_MIN + 5);
+	d[1] = timeline_dump_at("x2.vmheap", 1, 1);
+	d[2] = timeline_dump_at("x3.vmheap", 2, INT64_MAX);
+	r = diff((const char *[]){"--format", "json", d[0], d[1], d[2], NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "\"span_ms\":9223372036854775807,"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "\"time_ms\":-9223372036854775803") &&
+			  strstr(r.out, "\"offset_ms\":9223372036854775807}"),
+		      "%s", r.out);
+	{
+		struct jval *j = json_parse(r.out);
+		const struct jval *leak;
+
+		ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+		leak = json_get(j, "classes")->items[0];
+		ck_assert_str_eq(json_get(leak, "class")->str, "Leak");
+		ck_assert(json_get(leak, "count_per_minute")->num >= 0);
+		json_free(j);
+	}
+	run_free(&r);
+	r = diff((const char *[]){d[0], d[1], d[2], NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	run_free(&r);
+	/* newest first: the warning's span holds too */
+	r = diff((const char *[]){d[2], d[0], NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.err, "was taken 2562047788015.2 h before"),
+		      "%s", r.err);
+	run_free(&r);
+}
+END_TEST
+
 START_TEST(modes_other_than_classes_take_two_dumps)
 {
 	const char *d[3];
@@ -299,6 +350,7 @@ TCase *timeline_tcase(void)
 	    tc, timeline_text_gives_counts_change_rate_and_the_every_step_mark);
 	tcase_add_test(tc, timeline_json_and_csv_carry_the_same_figures);
 	tcase_add_test(tc, dumps_out_of_time_order_get_a_warning);
+	tcase_add_test(tc, extreme_header_times_do_not_overflow);
 	tcase_add_test(tc, modes_other_than_classes_take_two_dumps);
 	return tc;
 }
