@@ -36,3 +36,18 @@ int64_t spec_get_uint(vmheap_client *c, const char *var)
 	vmheap_reply_release(&rep);
 	return v;
 }
+
+void spec_wait_uint(vmheap_client *c, const char *var, int64_t n,
+		    int timeout_ms)
+{
+	struct spec_wait w;
+	int64_t v;
+
+	spec_wait_begin(&w, timeout_ms);
+	while ((v = spec_get_uint(c, var)) < n) {
+		ck_assert_msg(v >= 0, "get %s failed: %s", var,
+			      vmheap_client_error(c));
+		spec_wait_or_fail(&w, "%s to reach %lld (it is %lld)", var,
+				  (long long)n, (long long)v);
+	}
+}
