@@ -84,7 +84,7 @@ int64_t spec_now_ms(void);
 
 /* Sleep `ms` milliseconds (resumed after signals).  For spec/lib only:
  * a test waits for a condition (below); make check refuses a call of
- * spec_sleep_ms, sleep, usleep or nanosleep in spec/*.c
+ * spec_sleep_ms, sleep, usleep or nanosleep in a test file of spec/
  * (scripts/check-sleeps.sh). */
 void spec_sleep_ms(int ms);
 
