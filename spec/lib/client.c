@@ -51,3 +51,16 @@ void spec_wait_uint(vmheap_client *c, const char *var, int64_t n,
 				  (long long)n, (long long)v);
 	}
 }
+
+void spec_vm_wait_ticks(const struct spec_vm *vm, int64_t n, int timeout_ms)
+{
+	vmheap_client *c = spec_connect(vm, timeout_ms);
+	int64_t now;
+
+	ck_assert_msg(c != NULL, "cannot connect to the sample VM %ld",
+		      (long)vm->pid);
+	now = spec_get_uint(c, "sample.ticks");
+	ck_assert_msg(now >= 0, "get sample.ticks: %s", vmheap_client_error(c));
+	spec_wait_uint(c, "sample.ticks", now + n, timeout_ms);
+	vmheap_client_close(c);
+}

@@ -429,6 +429,11 @@ int64_t spec_get_uint(vmheap_client *c, const char *var);
 void spec_wait_uint(vmheap_client *c, const char *var, int64_t n,
 		    int timeout_ms);
 
+/* Wait until the sample VM `vm` (vmheap-sample, or embedded) has made
+ * `n` more ticks of its mutator (sample.ticks) than now: its leaks have
+ * grown by n ticks' worth.  Fails the test at `timeout_ms`. */
+void spec_vm_wait_ticks(const struct spec_vm *vm, int64_t n, int timeout_ms);
+
 /* A TCP connection to 127.0.0.1:`port` (close-on-exec), for speaking the
  * wire protocol by hand: the fd, or -1 with errno set.  Does not fail the
  * test. */
