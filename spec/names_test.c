@@ -706,8 +706,12 @@ static const char *sample_dump_with(const struct spec_vm *vm, const char *name,
 {
 	char wanted[64], file[64];
 
+	struct spec_wait w;
+
 	snprintf(wanted, sizeof(wanted), "class Request: %d instances", want);
-	for (int tries = 0; tries < 100; tries++) {
+	spec_wait_begin(&w, 30000);
+	w.interval_ms = 100;
+	for (int tries = 0;; tries++) {
 		const char *path;
 		snprintf(file, sizeof(file), "%d-%s", tries, name);
 		path = tmp_path(file);
@@ -719,10 +723,9 @@ static const char *sample_dump_with(const struct spec_vm *vm, const char *name,
 		run_free(&r);
 		if (done)
 			return path;
-		spec_sleep_ms(100);
+		spec_wait_or_fail(&w, "the sample VM's heap to hold %d Requests",
+				  want);
 	}
-	ck_abort_msg("the sample VM's heap never held %d Requests", want);
-	return NULL;
 }
 
 START_TEST(the_sample_vm_names_its_leak_path)
@@ -783,7 +786,7 @@ START_TEST(diff_paths_and_suspects_name_the_leak)
 	old = tmp_path("old.vmheap");
 	new = tmp_path("new.vmheap");
 	sample_dump(&vm, old);
-	spec_sleep_ms(300);
+	spec_vm_wait_ticks(&vm, 15, 30000); /* 750 more Requests */
 	sample_dump(&vm, new);
 	ck_assert_int_eq(spec_vm_stop(&vm), 0);
 	r = tool("vmheap-diff", (const char *[]){"--paths", old, new, NULL});

@@ -390,7 +390,7 @@ START_TEST(a_planted_discovery_file_does_not_stop_the_agent)
 	const char *dir = spec_mkdtemp("planted-discovery");
 	char envt[600], envd[600], script[2000], victim[400];
 	struct found f = {0};
-	int64_t deadline;
+	struct spec_wait w;
 	pid_t pid;
 
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
@@ -414,14 +414,12 @@ START_TEST(a_planted_discovery_file_does_not_stop_the_agent)
 		ck_assert(pid > 0);
 	}
 	f.pid = pid;
-	deadline = spec_now_ms() + WAIT_MS;
+	spec_wait_begin(&w, WAIT_MS);
 	while (vmheap_discovery_list(dir, on_found, NULL, &f) >= 0 && !f.n) {
 		ck_assert_msg(spec_wait(pid, 0, NULL) == -1,
 			      "the VM exited: its agent did not start");
-		ck_assert_msg(spec_now_ms() < deadline,
-			      "the agent is not listed in %s: %s", dir,
-			      spec_ls(dir, ' '));
-		spec_sleep_ms(10);
+		spec_wait_or_fail(&w, "the agent to be listed in %s (it holds: %s)",
+				  dir, spec_ls(dir, ' '));
 	}
 	ck_assert_msg(strstr(f.path, "vmheap-agent.") &&
 			  strchr(strrchr(f.path, '.'), '-'),
@@ -532,7 +530,8 @@ static void vm_killed_mid_fork_dump(int stop_child)
 	struct sample s;
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
-	int64_t deadline, t0;
+	struct spec_wait w;
+	int64_t t0;
 	pid_t child;
 	int fd;
 
@@ -548,26 +547,23 @@ static void vm_killed_mid_fork_dump(int stop_child)
 	msgpack_pack_str_body(&pk, "kill.vmheap", 11);
 	raw_send_frame(fd, sb.data, (uint32_t)sb.size);
 	msgpack_sbuffer_destroy(&sb);
-	deadline = spec_now_ms() + WAIT_MS;
-	while (!(child = child_of(s.pid))) {
-		ck_assert_msg(spec_now_ms() < deadline, "no dump child");
-		spec_sleep_ms(10);
-	}
+	SPEC_WAIT_UNTIL((child = child_of(s.pid)) != 0, WAIT_MS,
+			"the dump's child of pid %d", (int)s.pid);
 	if (stop_child)
 		ck_assert(kill(child, SIGSTOP) == 0);
 	t0 = spec_now_ms();
 	ck_assert(kill(s.pid, SIGKILL) == 0);
 	ck_assert_int_ge(spec_wait(s.pid, WAIT_MS, NULL), 0);
 	s.pid = 0;
-	deadline = t0 + WAIT_MS;
+	spec_wait_begin(&w, WAIT_MS);
+	w.interval_ms = 5;
 	while (!gone(child)) {
-		if (spec_now_ms() > deadline) {
+		if (!spec_wait_next(&w)) {
 			kill(child, SIGKILL);
 			ck_abort_msg("the dump child %d outlived its VM by %d "
 				     "ms",
 				     (int)child, WAIT_MS);
 		}
-		spec_sleep_ms(5);
 	}
 	printf("issue 28: the %sdump child of a VM killed -9 mid-dump was "
 	       "gone after %lld ms\n",
@@ -804,11 +800,11 @@ START_TEST(the_fork_guard_takes_a_real_cgroup_limit)
 	vmheap_client_close(c);
 	sample_cleanup(&s);
 	{
-		int64_t deadline = spec_now_ms() + WAIT_MS;
+		struct spec_wait w;
 
-		while (rmdir(child) < 0 && errno == EBUSY &&
-		       spec_now_ms() < deadline)
-			spec_sleep_ms(10);
+		spec_wait_begin(&w, WAIT_MS);
+		while (rmdir(child) < 0 && errno == EBUSY && spec_wait_next(&w))
+			;
 	}
 	printf("issue 28: the cgroup test ran in a real cgroup v1 (%s)\n",
 	       child);
@@ -843,11 +839,13 @@ static size_t send_some(int fd, const void *buf, size_t len)
  * last RSS seen. */
 static long long rss_settles_below(pid_t pid, long long bound)
 {
-	int64_t deadline = spec_now_ms() + WAIT_MS;
+	struct spec_wait w;
 	long long rss;
 
-	while ((rss = rss_of(pid)) > bound && spec_now_ms() < deadline)
-		spec_sleep_ms(50);
+	spec_wait_begin(&w, WAIT_MS);
+	w.interval_ms = 50;
+	while ((rss = rss_of(pid)) > bound && spec_wait_next(&w))
+		;
 	return rss;
 }
 
@@ -957,6 +955,7 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 	struct sample s;
 	long long rss0, peak = 0, after;
 	int fds[CLIENTS], idle;
+	struct spec_wait w;
 	vmheap_client *c;
 	struct vmheap_reply r;
 
@@ -980,8 +979,9 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 	/* until the agent has stopped taking requests: the RSS no longer
 	 * grows over a few samples */
 	idle = 0;
-	for (int64_t deadline = spec_now_ms() + WAIT_MS;
-	     idle < 20 && spec_now_ms() < deadline;) {
+	spec_wait_begin(&w, WAIT_MS);
+	w.interval_ms = 50;
+	while (idle < 20 && spec_wait_next(&w)) {
 		long long rr = rss_of(s.pid);
 
 		if (rr > peak) {
@@ -990,7 +990,6 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 		} else {
 			idle++;
 		}
-		spec_sleep_ms(50);
 	}
 	/* an honest client is answered meanwhile */
 	c = sample_client(&s);
@@ -1055,8 +1054,8 @@ START_TEST(an_honest_client_gets_in_while_unauthenticated_ones_churn)
 	sample_start(&s, NULL);
 	ch.port = s.info.port;
 	ck_assert(pthread_create(&t, NULL, churn_main, &ch) == 0);
-	while (ch.opened < 1000)
-		spec_sleep_ms(5);
+	SPEC_WAIT_UNTIL(ch.opened >= 1000, WAIT_MS,
+			"1000 unauthenticated connections (%d made)", ch.opened);
 	memset(&vm, 0, sizeof(vm));
 	vm.pid = s.pid;
 	vm.info = s.info;
