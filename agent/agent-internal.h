@@ -96,6 +96,9 @@ int agent_native_get_track(struct vmheap_agent *a, const char *name,
 int agent_native_set_track(struct vmheap_agent *a, const msgpack_object *value,
 			   msgpack_packer *pk, uint64_t *job, char *err,
 			   size_t errlen);
+/* system.native.bytes: the tracker's live bytes (native_vars.c). */
+int agent_native_get_bytes(struct vmheap_agent *a, const char *name,
+			   msgpack_packer *pk, char *err, size_t errlen);
 int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen);
 /* native_vars.c: the malloc tracker's function `name` (vmheap_native.h),
@@ -109,6 +112,12 @@ struct agent_native_snap;
 struct agent_native_snap *agent_native_snapshot(void);
 int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s);
 void agent_native_snap_free(struct agent_native_snap *s);
+/* native_charge.c: charge sites v[0..n) to vmheap's own memory
+ * (VMHEAP_NATIVE_OWN) or to a housekeeping activity
+ * (vmheap_agent_native_activity) where their frames say so, merging the
+ * sites that then read the same; returns how many are left. */
+struct vmheap_native_site;
+size_t agent_native_charge(struct vmheap_native_site *v, size_t n);
 /* The memory figures of a dump's header: the RSS of process `pid` (the
  * VM, also from a forked child) and this process's mallinfo2.  0, or -1
  * when /proc cannot be read (rss is then 0). */

@@ -469,6 +469,7 @@ static const struct var builtins[] = {
     {"system.memory.dumping", "bool", get_dumping, NULL},
     {AGENT_HISTOGRAM_VAR, "histogram", get_histogram_alone, NULL},
     {"system.memory.rss", "int", get_rss, NULL},
+    {"system.native.bytes", "int", agent_native_get_bytes, NULL},
     {"system.native.sites", "array", agent_native_get_sites, NULL},
     {"system.pid", "int", get_pid, NULL},
     {"system.threads.backtrace", "string", get_backtrace, NULL},

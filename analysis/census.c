@@ -34,7 +34,22 @@ struct direct_count {
 	uint64_t count, bytes;
 };
 
+/*
+ * Sums of sizes saturate: `*sum += b`, held at UINT64_MAX (and *flag set)
+ * when it would pass it.  Once there, it stays (UINT64_MAX + b wraps to
+ * b - 1, less than b).
+ */
+static inline void add_bytes(uint64_t *sum, uint64_t b, int *flag)
+{
+	*sum += b;
+	if (__builtin_expect(*sum < b, 0)) {
+		*sum = UINT64_MAX;
+		*flag = 1;
+	}
+}
+
 struct part {
+	int saturated; /* a sum of sizes was held at UINT64_MAX */
 	struct direct_count *direct; /* DIRECT_KEYS entries, or NULL */
 	struct vmheap_map counts;    /* other keys -> a: objects, b: bytes */
 	uint64_t last_key;
@@ -71,6 +86,7 @@ struct vmheap_census {
 	struct vmheap_census_row *rows;
 	size_t nrows;
 	struct vmheap_totals totals;
+	int saturated;
 	char err[512];
 };
 
@@ -167,7 +183,7 @@ static int count_sparse(struct part *p, uint64_t key, uint64_t key2,
 		p->last_key = key;
 	}
 	s->a++;
-	s->b += bytes;
+	add_bytes(&s->b, bytes, &p->saturated);
 	return 0;
 }
 
@@ -191,7 +207,8 @@ static inline int count_record(vmheap_census *c, struct part *p,
 					return VMHEAP_ENOMEM;
 			}
 			p->direct[key].count++;
-			p->direct[key].bytes += rec->u.object.bytes;
+			add_bytes(&p->direct[key].bytes, rec->u.object.bytes,
+				  &p->saturated);
 			return 0;
 		}
 		return count_sparse(p, key, 0, rec->u.object.bytes);
@@ -246,7 +263,8 @@ static int count_batch(vmheap_census *c, struct part *p,
 		refs += rec->u.object.nrefs;
 		if (key < DIRECT_KEYS) {
 			direct[key].count++;
-			direct[key].bytes += rec->u.object.bytes;
+			add_bytes(&direct[key].bytes, rec->u.object.bytes,
+				  &p->saturated);
 		} else {
 			rc = count_sparse(p, key, 0, rec->u.object.bytes);
 		}
@@ -461,7 +479,7 @@ static int finish_by_site(vmheap_census *c)
 			if (!d)
 				goto out;
 			d->a += s->a;
-			d->b += s->b;
+			add_bytes(&d->b, s->b, &c->saturated);
 		}
 	}
 	c->rows = calloc(pairs.len ? pairs.len : 1, sizeof(*c->rows));
@@ -538,6 +556,22 @@ static int check_totals(vmheap_census *c, vmheap_reader *r)
 	return rc;
 }
 
+/* The bytes of the totals as the rows' sum, held at UINT64_MAX if it
+ * would pass it (the footer's, checked before, is modulo 2^64). */
+static void sum_rows(vmheap_census *c)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < c->nrows; i++)
+		add_bytes(&sum, c->rows[i].bytes, &c->saturated);
+	c->totals.bytes = sum;
+}
+
+int vmheap_census_saturated(const vmheap_census *c)
+{
+	return c->saturated;
+}
+
 static int oom(vmheap_census *c, vmheap_reader *r)
 {
 	snprintf(c->err, sizeof(c->err), "%s: out of memory",
@@ -566,11 +600,14 @@ int vmheap_census_finish(vmheap_census *c, vmheap_reader *r)
 	int rc = check_totals(c, r);
 	if (rc < 0)
 		return rc;
+	for (unsigned t = 0; t < c->threads; t++)
+		c->saturated |= c->parts[t].saturated;
 	if (merge_classes(c) < 0)
 		return oom(c, r);
 	if (c->group == VMHEAP_GROUP_SITE) {
 		if (finish_by_site(c) < 0)
 			return oom(c, r);
+		sum_rows(c);
 		c->finished = 1;
 		return 0;
 	}
@@ -586,7 +623,8 @@ int vmheap_census_finish(vmheap_census *c, vmheap_reader *r)
 			if (idx == (size_t)-1)
 				return oom(c, r);
 			c->pool_count[idx] += p->direct[k].count;
-			c->pool_bytes[idx] += p->direct[k].bytes;
+			add_bytes(&c->pool_bytes[idx], p->direct[k].bytes,
+				  &c->saturated);
 		}
 		struct vmheap_map *m = &p->counts;
 		for (size_t i = 0; i < m->cap; i++) {
@@ -599,7 +637,7 @@ int vmheap_census_finish(vmheap_census *c, vmheap_reader *r)
 			if (idx == (size_t)-1)
 				return oom(c, r);
 			c->pool_count[idx] += s->a;
-			c->pool_bytes[idx] += s->b;
+			add_bytes(&c->pool_bytes[idx], s->b, &c->saturated);
 		}
 	}
 
@@ -615,6 +653,7 @@ int vmheap_census_finish(vmheap_census *c, vmheap_reader *r)
 		c->rows[c->nrows].bytes = c->pool_bytes[i];
 		c->nrows++;
 	}
+	sum_rows(c);
 	c->finished = 1;
 	return 0;
 }

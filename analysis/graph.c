@@ -68,6 +68,7 @@ void vmheap_graph_free(vmheap_graph *g)
 	free(g->rev);
 	free(g->classes);
 	free(g->class_hash);
+	free(g->class_objects);
 	free(g->names);
 	free(g->roots);
 	free(g->idom);
@@ -114,6 +115,11 @@ uint64_t vmheap_graph_object_bytes(const vmheap_graph *g, uint32_t i)
 uint64_t vmheap_graph_total_bytes(const vmheap_graph *g)
 {
 	return g->total_bytes;
+}
+
+int vmheap_graph_saturated(const vmheap_graph *g)
+{
+	return g->saturated;
 }
 
 /* ------------------------------------------------------------ references */

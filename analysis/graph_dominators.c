@@ -254,19 +254,24 @@ static int store_results(struct dom *d)
 		return VMHEAP_ENOMEM;
 	}
 	ret = g->retained;
-	g->unreachable_bytes = g->total_bytes;
-	for (uint32_t i = 1; i < r; i++) {
+	for (uint32_t i = 1; i < r; i++)
 		ret[vertex[i]] = vmheap_graph_object_bytes(g, vertex[i]);
-		g->unreachable_bytes -= ret[vertex[i]];
-	}
 	/* children come after their idom in preorder: sum bottom-up */
 	for (uint32_t i = r - 1; i >= 1; i--)
 		if (idom[i])
-			ret[vertex[idom[i]]] += ret[vertex[i]];
+			graph_add_bytes(g, &ret[vertex[idom[i]]],
+					ret[vertex[i]]);
 	memset(g->idom, 0xff, (size_t)n * sizeof(*g->idom));
 	for (uint32_t i = 1; i < r; i++)
 		g->idom[vertex[i]] =
 		    idom[i] ? vertex[idom[i]] : VMHEAP_GRAPH_ROOT;
+	/* the objects no root reaches, summed (not the total minus the
+	 * others: a total held at UINT64_MAX would make that wrong) */
+	g->unreachable_bytes = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (g->idom[i] == VMHEAP_GRAPH_NONE)
+			graph_add_bytes(g, &g->unreachable_bytes,
+					vmheap_graph_object_bytes(g, i));
 	g->unreachable = n - (r - 1);
 	g->have_unreachable = 1;
 	return 0;

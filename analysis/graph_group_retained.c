@@ -79,7 +79,7 @@ int vmheap_graph_group_retained(vmheap_graph *g, const uint32_t *group,
 		uint32_t v = kids[next[depth - 1]++];
 		uint32_t x = group[g->class_of[v]];
 		if (!active[x]++)
-			out[x] += g->retained[v];
+			graph_add_bytes(g, &out[x], g->retained[v]);
 		stack[depth] = v;
 		next[depth] = off[v];
 		depth++;

@@ -234,7 +234,7 @@ static int merge(struct trie *t, struct object_paths_owned *res,
 		res->pub.instances++;
 		if (g->path_parent[v] == VMHEAP_GRAPH_NONE) {
 			res->pub.unreachable++;
-			res->pub.unreachable_bytes += bytes;
+			graph_add_bytes(g, &res->pub.unreachable_bytes, bytes);
 			continue;
 		}
 		uint32_t node = shape_of(t, v);
@@ -242,7 +242,7 @@ static int merge(struct trie *t, struct object_paths_owned *res,
 			return VMHEAP_ENOMEM;
 		struct node *x = &t->nodes[node];
 		x->count++;
-		x->bytes += bytes;
+		graph_add_bytes(g, &x->bytes, bytes);
 		if (x->example == NO_NODE || v < x->example)
 			x->example = v;
 	}

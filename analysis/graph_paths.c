@@ -112,11 +112,11 @@ int vmheap_graph_shortest_paths(vmheap_graph *g)
 	g->path_edge = edge;
 	if (!g->have_unreachable) {
 		g->unreachable = n - tail;
-		g->unreachable_bytes = g->total_bytes;
+		g->unreachable_bytes = 0;
 		for (uint32_t i = 0; i < n; i++)
-			if (parent[i] != VMHEAP_GRAPH_NONE)
-				g->unreachable_bytes -=
-				    vmheap_graph_object_bytes(g, i);
+			if (parent[i] == VMHEAP_GRAPH_NONE)
+				graph_add_bytes(g, &g->unreachable_bytes,
+						vmheap_graph_object_bytes(g, i));
 		g->have_unreachable = 1;
 	}
 	return 0;

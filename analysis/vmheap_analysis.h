@@ -203,9 +203,17 @@ VMHEAP_EXPORT const char *vmheap_census_class_name(vmheap_census *c,
 						   uint64_t class_id);
 
 /* Totals as counted from the records (equal to the footer's after a
- * successful finish). */
+ * successful finish), but `bytes`: the sum of the sizes, not modulo 2^64
+ * as the footer's, held at UINT64_MAX if it would pass it. */
 VMHEAP_EXPORT const struct vmheap_totals *
 vmheap_census_totals(const vmheap_census *c);
+
+/*
+ * After finish: 1 if a sum of sizes (a row's bytes or the total) would
+ * have passed UINT64_MAX and is held there (the sizes cannot all be
+ * true: tools say so in every output), 0 if not.
+ */
+VMHEAP_EXPORT int vmheap_census_saturated(const vmheap_census *c);
 
 /* Free the census and its rows. */
 VMHEAP_EXPORT void vmheap_census_free(vmheap_census *c);

@@ -135,8 +135,14 @@ VMHEAP_EXPORT uint64_t vmheap_graph_object_class(const vmheap_graph *g,
 VMHEAP_EXPORT uint64_t vmheap_graph_object_bytes(const vmheap_graph *g,
 						 uint32_t i);
 
-/* Sum of the shallow sizes of all objects. */
+/* Sum of the shallow sizes of all objects, held at UINT64_MAX if it
+ * would pass it (as retained sizes and other sums of sizes are). */
 VMHEAP_EXPORT uint64_t vmheap_graph_total_bytes(const vmheap_graph *g);
+
+/* 1 if a sum of sizes (the total, a retained size, the unreachable
+ * bytes) would have passed UINT64_MAX and is held there: the dump's sizes
+ * cannot all be true, and tools say so.  0 if not. */
+VMHEAP_EXPORT int vmheap_graph_saturated(const vmheap_graph *g);
 
 /* Index of the object with id `id` (the first record of that id), or
  * VMHEAP_GRAPH_NONE when no object record has it. */

@@ -48,6 +48,13 @@ static void dump_lines(struct vmheap_strbuf *out, const struct diff_options *o,
 	    vmheap_census_totals(d[1]->census)->bytes);
 }
 
+/* Whether a census's sum of sizes is held at 2^64 - 1. */
+static int saturated(const struct diff_result *res)
+{
+	return (res->old_d.census && vmheap_census_saturated(res->old_d.census)) ||
+	       (res->new_d.census && vmheap_census_saturated(res->new_d.census));
+}
+
 /* Open the JSON report: {"old":{...},"new":{...} */
 static void dumps_json(struct vmheap_strbuf *out, const struct diff_result *res)
 {
@@ -58,6 +65,8 @@ static void dumps_json(struct vmheap_strbuf *out, const struct diff_result *res)
 	vmheap_strbuf_add_dump_json(out, res->new_d.reader,
 				    vmheap_census_totals(res->new_d.census));
 	vmheap_strbuf_add(out, "}", 1);
+	if (saturated(res))
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_JSON);
 }
 
 /* Start element i of a JSON array of classes: [,]{"class":"NAME" */
@@ -432,4 +441,7 @@ void diff_render(const struct diff_options *o, struct diff_result *res,
 		 struct vmheap_strbuf *out)
 {
 	renderers[o->mode][o->report.format](o, res, out);
+	/* JSON says it next to the dumps' figures (dumps_json) */
+	if (o->report.format != VMHEAP_OUTPUT_JSON && saturated(res))
+		vmheap_strbuf_add_saturated(out, o->report.format);
 }

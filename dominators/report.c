@@ -119,8 +119,7 @@ static void render_text(const struct dominators_options *o,
 				   vmheap_graph_object_bytes(g, v));
 		snprintf(addr, sizeof(addr), "0x%" PRIx64,
 			 vmheap_graph_object_id(g, v));
-		vmheap_strbuf_add_class(&cls, g, vmheap_graph_object_class(g, v),
-					VMHEAP_OUTPUT_TEXT);
+		vmheap_strbuf_add_object(&cls, g, v, VMHEAP_OUTPUT_TEXT);
 		chain_of(g, v, &c);
 		chain_text(&doms, g, v, &c);
 		if (cls.failed || doms.failed)
@@ -138,6 +137,8 @@ static void render_text(const struct dominators_options *o,
 	else
 		vmheap_table_render(tab, out);
 	vmheap_table_free(tab);
+	if (vmheap_graph_saturated(g))
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_TEXT);
 }
 
 static void render_json(const struct dominators_result *res,
@@ -151,6 +152,8 @@ static void render_json(const struct dominators_result *res,
 	t.bytes = vmheap_graph_total_bytes(g);
 	vmheap_strbuf_add(out, "{", 1);
 	vmheap_strbuf_add_dump_json(out, res->reader, &t);
+	if (vmheap_graph_saturated(g))
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_JSON);
 	vmheap_strbuf_addf(out,
 			   ",\"unreachable\":%" PRIu64
 			   ",\"unreachable_bytes\":%" PRIu64 ",\"top\":[",
@@ -164,6 +167,7 @@ static void render_json(const struct dominators_result *res,
 				   k ? "," : "", vmheap_graph_object_id(g, v));
 		vmheap_strbuf_add_class(out, g, vmheap_graph_object_class(g, v),
 					VMHEAP_OUTPUT_JSON);
+		vmheap_strbuf_add_self_json(out, g, v);
 		vmheap_strbuf_addf(out,
 				   ",\"own_bytes\":%" PRIu64
 				   ",\"retained_bytes\":%" PRIu64
@@ -179,6 +183,7 @@ static void render_json(const struct dominators_result *res,
 			    VMHEAP_OUTPUT_JSON);
 			vmheap_strbuf_addf(out, ",\"address\":\"0x%" PRIx64 "\"",
 					   vmheap_graph_object_id(g, c.links[l]));
+			vmheap_strbuf_add_self_json(out, g, c.links[l]);
 			vmheap_graph_edge_name(g, c.links[l], l ? c.links[l - 1] : v, &name);
 			vmheap_strbuf_add_name_json(out, &name);
 			vmheap_strbuf_add(out, "}", 1);
@@ -224,6 +229,8 @@ static void render_csv(const struct dominators_result *res,
 		vmheap_strbuf_add(out, "\n", 1);
 		vmheap_strbuf_release(&doms);
 	}
+	if (vmheap_graph_saturated(g))
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_CSV);
 }
 
 void dominators_render(const struct dominators_options *o,

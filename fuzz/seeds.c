@@ -141,6 +141,30 @@ static void dump(const char *name, enum shape shape)
 	close(fd);
 }
 
+/* Sizes and a time that cannot be true (issue 29): three objects of 2^63
+ * bytes in one class, whose sums saturate, and a header time of
+ * INT64_MAX ms. */
+static void huge_numbers(void)
+{
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+	int fd = create("reader", "huge-numbers");
+
+	opt.vm_name = "seed";
+	opt.time_ms = INT64_MAX;
+	if (vmheap_writer_open(&w, fd, &opt) < 0)
+		die("vmheap_writer_open");
+	vmheap_writer_add_class(w, 1, "Big", 3, 0, 0);
+	for (uint64_t i = 0; i < 3; i++)
+		vmheap_writer_add_object(w, 0x1000 + 16 * i, 1, 1ull << 63, 0,
+					 NULL, 0);
+	vmheap_writer_add_object(w, 0x2000, 1, UINT64_MAX, 0, NULL, 0);
+	if (vmheap_writer_finish(w) < 0)
+		die(vmheap_writer_error(w));
+	vmheap_writer_free(w);
+	close(fd);
+}
+
 /* ------------------------------------------------------ damaged dumps */
 
 static uint8_t *load(const char *name, size_t *len)
@@ -577,6 +601,7 @@ int main(int argc, char **argv)
 	dump("more-refs", MORE_REFS);
 	dump("cut", CUT);
 	dump("named", NAMED);
+	huge_numbers();
 	bytes_after_map("head-bytes-after-map", 0);
 	bytes_after_map("foot-bytes-after-map", 1);
 	orphan_more_refs();

@@ -12,7 +12,7 @@
 static void render_text(const struct histo_options *o, vmheap_reader *r,
 			const struct vmheap_census_row *rows, size_t n,
 			size_t shown, const struct vmheap_totals *t,
-			struct vmheap_strbuf *out)
+			int saturated, struct vmheap_strbuf *out)
 {
 	const char *what = o->by_kind ? "kind" : "class";
 	vmheap_table *tab = vmheap_table_new(o->by_site ? "rllrr" : "rlrr");
@@ -63,17 +63,21 @@ static void render_text(const struct histo_options *o, vmheap_reader *r,
 	else
 		vmheap_table_render(tab, out);
 	vmheap_table_free(tab);
+	if (saturated)
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_TEXT);
 }
 
 static void render_json(const struct histo_options *o, vmheap_reader *r,
 			const struct vmheap_census_row *rows, size_t n,
 			size_t shown, const struct vmheap_totals *t,
-			struct vmheap_strbuf *out)
+			int saturated, struct vmheap_strbuf *out)
 {
 	const char *what = o->by_kind ? "kind" : "class";
 
 	vmheap_strbuf_add(out, "{", 1);
 	vmheap_strbuf_add_dump_json(out, r, t);
+	if (saturated)
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_JSON);
 	vmheap_strbuf_addf(out, ",\"%s\":%zu,\"%s\":[",
 			   o->by_kind	? "kind_count"
 			   : o->by_site ? "site_count"
@@ -101,7 +105,7 @@ static void render_json(const struct histo_options *o, vmheap_reader *r,
 
 static void render_csv(const struct histo_options *o,
 		       const struct vmheap_census_row *rows, size_t shown,
-		       struct vmheap_strbuf *out)
+		       int saturated, struct vmheap_strbuf *out)
 {
 	vmheap_strbuf_addf(out, "count,%s,%sbytes\n",
 			   o->by_kind ? "kind" : "class",
@@ -116,6 +120,8 @@ static void render_csv(const struct histo_options *o,
 		}
 		vmheap_strbuf_addf(out, ",%" PRIu64 "\n", rows[i].bytes);
 	}
+	if (saturated)
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_CSV);
 }
 
 void histo_render(const struct histo_options *o, vmheap_reader *r,
@@ -124,18 +130,19 @@ void histo_render(const struct histo_options *o, vmheap_reader *r,
 	size_t n;
 	struct vmheap_census_row *rows = vmheap_census_rows(c, &n);
 	const struct vmheap_totals *t = vmheap_census_totals(c);
+	int saturated = vmheap_census_saturated(c);
 
 	vmheap_census_rows_sort(rows, n, o->report.sort);
 	size_t shown = vmheap_report_rows_shown(&o->report, n);
 	switch (o->report.format) {
 	case VMHEAP_OUTPUT_TEXT:
-		render_text(o, r, rows, n, shown, t, out);
+		render_text(o, r, rows, n, shown, t, saturated, out);
 		break;
 	case VMHEAP_OUTPUT_JSON:
-		render_json(o, r, rows, n, shown, t, out);
+		render_json(o, r, rows, n, shown, t, saturated, out);
 		break;
 	case VMHEAP_OUTPUT_CSV:
-		render_csv(o, rows, shown, out);
+		render_csv(o, rows, shown, saturated, out);
 		break;
 	}
 }

@@ -25,6 +25,7 @@ struct rtable {
 			      objects */
 	size_t nrows;
 	uint64_t unreachable, unreachable_bytes;
+	int saturated; /* a sum of sizes is held at UINT64_MAX */
 };
 
 /* One row per class name; group[k] is the row of class k. */
@@ -64,8 +65,14 @@ static int compute(struct rtable *t)
 	for (uint32_t i = 0; i < vmheap_graph_object_count(t->g); i++) {
 		struct rrow *r =
 		    &t->rows[group[vmheap_graph_object_class_index(t->g, i)]];
+		uint64_t b = vmheap_graph_object_bytes(t->g, i);
+
 		r->count++;
-		r->bytes += vmheap_graph_object_bytes(t->g, i);
+		r->bytes += b;
+		if (r->bytes < b) { /* held, as the graph's sums are */
+			r->bytes = UINT64_MAX;
+			t->saturated = 1;
+		}
 	}
 	retained = malloc((t->nrows ? t->nrows : 1) * sizeof(*retained));
 	rc = retained ? vmheap_graph_group_retained(t->g, group, t->nrows,
@@ -74,6 +81,7 @@ static int compute(struct rtable *t)
 	if (rc == 0) {
 		vmheap_graph_unreachable(t->g, &t->unreachable,
 					 &t->unreachable_bytes);
+		t->saturated |= vmheap_graph_saturated(t->g);
 		for (size_t x = 0; x < t->nrows; x++) {
 			t->rows[x].retained = retained[x];
 			if (t->rows[x].count)
@@ -173,6 +181,8 @@ static void render_text(const struct rtable *t,
 			   "unreachable from the roots (in no retained size): "
 			   "%" PRIu64 " objects, %s\n",
 			   t->unreachable, lost);
+	if (t->saturated)
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_TEXT);
 }
 
 static void render_json(const struct rtable *t, size_t shown,
@@ -184,6 +194,8 @@ static void render_json(const struct rtable *t, size_t shown,
 	tot.bytes = vmheap_graph_total_bytes(t->g);
 	vmheap_strbuf_add(out, "{", 1);
 	vmheap_strbuf_add_dump_json(out, t->reader, &tot);
+	if (t->saturated)
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_JSON);
 	vmheap_strbuf_addf(out,
 			   ",\"unreachable\":%" PRIu64
 			   ",\"unreachable_bytes\":%" PRIu64
@@ -216,6 +228,8 @@ static void render_csv(const struct rtable *t, size_t shown,
 				   r->bytes, r->retained,
 				   share(t, r->retained));
 	}
+	if (t->saturated)
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_CSV);
 }
 
 int histo_run_retained(const struct histo_options *o,

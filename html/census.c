@@ -81,10 +81,12 @@ static void dump_json(struct vmheap_strbuf *sb, const struct html_dump *d)
 	vmheap_census_rows(d->census, &nclasses);
 	vmheap_strbuf_add(sb, "{", 1);
 	vmheap_strbuf_add_dump_json(sb, d->reader, t);
+	/* time_ms_text: the exact figure, for a time JavaScript's Date
+	 * cannot show (a number past 2^53 loses digits in JavaScript) */
 	vmheap_strbuf_addf(sb,
-			   ",\"time_ms\":%" PRId64 ",\"format\":\"%" PRIu32
-			   ".%" PRIu32 "\"",
-			   h->time_ms, h->major, h->minor);
+			   ",\"time_ms\":%" PRId64 ",\"time_ms_text\":\"%" PRId64
+			   "\",\"format\":\"%" PRIu32 ".%" PRIu32 "\"",
+			   h->time_ms, h->time_ms, h->major, h->minor);
 	vmheap_strbuf_addf(sb, ",\"classes\":%zu", nclasses);
 	if (h->has_memory)
 		vmheap_strbuf_addf(

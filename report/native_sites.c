@@ -10,20 +10,88 @@
 
 #include "vmheap_report.h"
 
+/* Decode block `blk` into the sums *t (the records' checks too); 0 or
+ * the cursor's error in err. */
+static int count_block(struct vmheap_block_cursor *c,
+		       const struct vmheap_block *blk, vmheap_reader *r,
+		       struct vmheap_totals *t, char *err, size_t errsz)
+{
+	struct vmheap_record recs[64];
+	int n;
+
+	vmheap_block_cursor_reset(c, blk);
+	while ((n = vmheap_block_cursor_next_shallow_batch(c, recs, 64)) > 0)
+		for (int i = 0; i < n; i++)
+			vmheap_totals_add_record(t, &recs[i]);
+	if (n < 0)
+		snprintf(err, errsz, "%s: %s", vmheap_reader_name(r), c->error);
+	return n;
+}
+
+/* The footer's totals against the records' (FORMAT.md section 5, check
+ * 6), as every other mode of the tools checks them. */
+static int check_totals(vmheap_reader *r, const struct vmheap_totals *t,
+			char *err, size_t errsz)
+{
+	static const char *const names[] = {"objects", "bytes of objects",
+					    "classes", "roots",
+					    "references", "strings", "sites"};
+	const struct vmheap_totals *f = vmheap_reader_totals(r);
+	const uint64_t fv[] = {f->objects,    f->bytes,	  f->classes,
+			       f->roots,      f->references, f->strings,
+			       f->sites},
+		       tv[] = {t->objects,    t->bytes,	  t->classes,
+			       t->roots,      t->references, t->strings,
+			       t->sites};
+
+	for (size_t i = 0; i < sizeof(fv) / sizeof(fv[0]); i++)
+		if (fv[i] != tv[i]) {
+			snprintf(err, errsz,
+				 "%s: footer totals disagree with the records: "
+				 "the footer says %llu %s, the blocks hold %llu "
+				 "(footer at byte offset %llu)",
+				 vmheap_reader_name(r),
+				 (unsigned long long)fv[i], names[i],
+				 (unsigned long long)tv[i],
+				 (unsigned long long)
+				     vmheap_reader_footer_offset(r));
+			return VMHEAP_ETOTALS;
+		}
+	return 0;
+}
+
 int vmheap_native_load(const char *arg, vmheap_reader **r,
 		       struct vmheap_native **out, char *err, size_t errsz)
 {
 	struct vmheap_block blk;
+	struct vmheap_block_cursor cur;
+	struct vmheap_totals t = {0};
 	uint64_t size;
-	int regular, rc;
+	int regular, rc, cursor = 0, own_message = 0;
 
 	*out = NULL;
 	rc = vmheap_dump_open(r, arg, &size, &regular, err, errsz);
-	while (rc == 0 && (rc = vmheap_reader_next_block(*r, &blk)) == 1)
-		rc = 0;
+	if (rc < 0)
+		return rc;
+	while ((rc = vmheap_reader_next_block(*r, &blk)) == 1) {
+		if (!cursor)
+			vmheap_block_cursor_init(&cur, &blk);
+		cursor = 1;
+		rc = count_block(&cur, &blk, *r, &t, err, errsz);
+		if (rc < 0) {
+			own_message = 1;
+			break;
+		}
+	}
+	if (cursor)
+		vmheap_block_cursor_release(&cur);
+	if (rc == 0) {
+		rc = check_totals(*r, &t, err, errsz);
+		own_message = rc < 0;
+	}
 	if (rc == 0)
 		rc = vmheap_reader_native(*r, out);
-	if (rc < 0 && *r && vmheap_reader_error(*r)[0])
+	if (rc < 0 && !own_message && vmheap_reader_error(*r)[0])
 		snprintf(err, errsz, "%s", vmheap_reader_error(*r));
 	if (rc == 0 && !*out) {
 		snprintf(err, errsz,
@@ -35,6 +103,25 @@ int vmheap_native_load(const char *arg, vmheap_reader **r,
 		return 0;
 	}
 	return rc;
+}
+
+/* Is s vmheap's own memory (FORMAT.md section 15)? */
+static int is_own(const struct vmheap_dump_site *s)
+{
+	return s->vm_file && s->vm_line == 0 &&
+	       s->vm_file_len == sizeof(VMHEAP_NATIVE_OWN) - 1 &&
+	       !memcmp(s->vm_file, VMHEAP_NATIVE_OWN, s->vm_file_len);
+}
+
+void vmheap_native_own(const struct vmheap_native *n, uint64_t *bytes,
+		       uint64_t *count)
+{
+	*bytes = *count = 0;
+	for (size_t i = 0; i < n->nsites; i++)
+		if (is_own(&n->sites[i])) {
+			*bytes += n->sites[i].live_bytes;
+			*count += n->sites[i].live_count;
+		}
 }
 
 static int by_site(const void *x, const void *y)
@@ -60,13 +147,19 @@ int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
 		struct vmheap_strbuf sb = VMHEAP_STRBUF_INIT;
 		char f[1024];
 
+		if (is_own(s))
+			continue; /* vmheap_native_own counts it */
+
 		for (size_t d = 0; d < s->depth && d < frames; d++) {
 			vmheap_symbolize(sym, n, &s->frames[d], f, sizeof(f));
 			if (d)
 				vmheap_strbuf_add(&sb, " < ", 3);
 			vmheap_strbuf_add(&sb, f, strlen(f));
 		}
-		if (s->vm_file) /* the VM's line, outermost */
+		if (s->vm_file && s->vm_line == 0) /* a label: <ruby: gc> */
+			vmheap_strbuf_addf(&sb, "%s%.*s", sb.len ? " < " : "",
+					   (int)s->vm_file_len, s->vm_file);
+		else if (s->vm_file) /* the VM's line, outermost */
 			vmheap_strbuf_addf(&sb, "%s%.*s:%llu", sb.len ? " < " : "",
 					   (int)s->vm_file_len, s->vm_file,
 					   (unsigned long long)s->vm_line);
@@ -152,26 +245,30 @@ void vmheap_native_render(struct vmheap_strbuf *sb,
 		tc += rows[i].count;
 		tb += rows[i].bytes;
 	}
+	/* a diff's figures are changes: count_delta and bytes_delta */
+	const char *ck = sign ? "count_delta" : "count";
+	const char *bk = sign ? "bytes_delta" : "bytes";
+
 	if (format == VMHEAP_OUTPUT_JSON) {
 		vmheap_strbuf_addf(sb, "\"sites\": [");
 		for (size_t i = 0; i < shown; i++) {
 			vmheap_strbuf_addf(sb,
-					   "%s{\"count\": %lld, \"bytes\": %lld, "
+					   "%s{\"%s\": %lld, \"%s\": %lld, "
 					   "\"site\": ",
-					   i ? ", " : "",
-					   (long long)rows[i].count,
+					   i ? ", " : "", ck,
+					   (long long)rows[i].count, bk,
 					   (long long)rows[i].bytes);
 			vmheap_strbuf_add_json(sb, rows[i].site);
 			vmheap_strbuf_add(sb, "}", 1);
 		}
 		vmheap_strbuf_addf(sb,
-				   "], \"total\": {\"sites\": %zu, \"count\": "
-				   "%lld, \"bytes\": %lld}",
-				   n, (long long)tc, (long long)tb);
+				   "], \"total\": {\"sites\": %zu, \"%s\": "
+				   "%lld, \"%s\": %lld}",
+				   n, ck, (long long)tc, bk, (long long)tb);
 		return;
 	}
 	if (format == VMHEAP_OUTPUT_CSV) {
-		vmheap_strbuf_addf(sb, "count,bytes,site\n");
+		vmheap_strbuf_addf(sb, "%s,%s,site\n", ck, bk);
 		for (size_t i = 0; i < shown; i++) {
 			vmheap_strbuf_addf(sb, "%lld,%lld,",
 					   (long long)rows[i].count,

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vmheap_report.h"
@@ -71,9 +72,17 @@ static struct sym_module *load(vmheap_symbolizer *s,
 	if (!m->path)
 		return NULL;
 	s->n++;
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	/* a path from the dump: a FIFO or a device must not block the
+	 * open, nor anything but a regular file be read */
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
 	if (fd < 0) {
 		m->why = "missing";
+		return m;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		m->why = "not a regular file";
 		return m;
 	}
 	m->dwfl = dwfl_begin(&callbacks);

@@ -4,10 +4,13 @@
  * byte, and what the reader reads back; the writer's rules; the
  * decoder's errors.  Part of the native suite.
  */
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vmheap.h"
@@ -282,6 +285,131 @@ START_TEST(header_memory_figures_round_trip)
 }
 END_TEST
 
+/*
+ * A dump with one object and a native section whose one module is
+ * `module` (a path), written to `path`.
+ */
+static void write_native_dump(const char *path, const char *module)
+{
+	struct vmheap_writer_options o = VMHEAP_WRITER_OPTIONS_INIT;
+	struct vmheap_dump_module m = {module, strlen(module), example_id, 4,
+				       0x555555554000ull};
+	struct vmheap_dump_frame f[1] = {{0, 0x1139}};
+	struct vmheap_dump_site s = {2048, 2, 3, 1, f, 1, NULL, 0, 0};
+	vmheap_writer *w;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	o.vm_name = "app";
+	o.pid = 1234;
+	o.time = 1700000000;
+	o.native = 1;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &o), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Thing", 5, 0, 0), 0);
+	ck_assert_int_eq(
+	    vmheap_writer_add_object(w, 0x1000, 1, 40, 0, NULL, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_native(w, &m, 1, &s, 1), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	close(fd);
+}
+
+/* The dump at `path` with its footer's `objects` (1) made 2 and the
+ * FOOT section's CRC made right again: a footer that lies. */
+static void lie_in_the_footer(const char *path)
+{
+	size_t len;
+	uint8_t *d = (uint8_t *)spec_read_file(path, &len), *foot = NULL, *v;
+	uint32_t plen, crc;
+
+	ck_assert_ptr_nonnull(d);
+	for (uint8_t *p = d; (p = memmem(p, len - (size_t)(p - d), "FOOT",
+					 4)) != NULL;
+	     p++)
+		foot = p;
+	ck_assert_ptr_nonnull(foot);
+	plen = (uint32_t)foot[4] << 24 | foot[5] << 16 | foot[6] << 8 | foot[7];
+	v = memmem(foot + 16, plen, "\xa7objects", 8);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v[8], 1);
+	v[8] = 2;
+	crc = vmheap_crc32c(0, foot, 12);
+	crc = vmheap_crc32c(crc, foot + 16, plen);
+	for (int i = 0; i < 4; i++)
+		foot[12 + i] = (uint8_t)(crc >> (24 - 8 * i));
+	unlink(path);
+	spec_write_file(path, d, len);
+	free(d);
+}
+
+/*
+ * --native reads what every other mode reads: a footer that lies is an
+ * error (exit 2) in vmheap-histo --native and vmheap-diff --native as in
+ * plain vmheap-histo.  A module path that is a FIFO (a file named inside
+ * the dump) does not block them: it is "not a regular file".
+ */
+START_TEST(native_modes_check_the_footer_and_skip_fifos)
+{
+	const char *dir = spec_mkdtemp("natv");
+	char good[PATH_MAX], lie[PATH_MAX], fifo[PATH_MAX];
+	struct spec_run r;
+
+	snprintf(good, sizeof(good), "%s/good.vmheap", dir);
+	snprintf(lie, sizeof(lie), "%s/lie.vmheap", dir);
+	snprintf(fifo, sizeof(fifo), "%s/libfifo.so", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	write_native_dump(good, fifo);
+	write_native_dump(lie, fifo);
+	lie_in_the_footer(lie);
+
+	const char *histo[] = {spec_bin("vmheap-histo"), "--native", "--bytes",
+			       good, NULL};
+	ck_assert_int_eq(spec_run(histo, NULL, NULL, 20000, &r), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.out, "libfifo.so+0x1139 (not a regular file)"),
+		      "%s", r.out);
+	spec_run_free(&r);
+	/* the DUMP argument itself still reads a pipe */
+	{
+		char cmd[3 * PATH_MAX];
+		const char *sh[] = {"sh", "-c", cmd, NULL};
+
+		snprintf(cmd, sizeof(cmd), "cat '%s' | '%s' --native --bytes -",
+			 good, spec_bin("vmheap-histo"));
+		ck_assert_int_eq(spec_run(sh, NULL, NULL, 20000, &r), 0);
+		ck_assert_msg(r.status == 0 &&
+				  strstr(r.out, "(not a regular file)"),
+			      "exit %d: %s%s", r.status, r.out, r.err);
+		spec_run_free(&r);
+	}
+	const char *diff[] = {spec_bin("vmheap-diff"), "--native", good, good,
+			      NULL};
+	ck_assert_int_eq(spec_run(diff, NULL, NULL, 20000, &r), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	spec_run_free(&r);
+
+	histo[3] = lie;
+	ck_assert_int_eq(spec_run(histo, NULL, NULL, 20000, &r), 0);
+	ck_assert_msg(r.status == 2 && strstr(r.err, "footer totals disagree "
+						     "with the records"),
+		      "exit %d: %s%s", r.status, r.out, r.err);
+	ck_assert_str_eq(r.out, "");
+	spec_run_free(&r);
+	diff[2] = lie;
+	ck_assert_int_eq(spec_run(diff, NULL, NULL, 20000, &r), 0);
+	ck_assert_msg(r.status == 2 && strstr(r.err, "footer totals disagree"),
+		      "exit %d: %s%s", r.status, r.out, r.err);
+	spec_run_free(&r);
+	/* as the plain histogram says */
+	const char *plain[] = {spec_bin("vmheap-histo"), lie, NULL};
+	ck_assert_int_eq(spec_run(plain, NULL, NULL, 20000, &r), 0);
+	ck_assert_msg(r.status == 2 && strstr(r.err, "footer totals disagree"),
+		      "exit %d: %s", r.status, r.err);
+	spec_run_free(&r);
+	spec_rmrf(dir);
+}
+END_TEST
+
 void native_format_tests(Suite *s);
 void native_format_tests(Suite *s)
 {
@@ -292,4 +420,5 @@ void native_format_tests(Suite *s)
 	tcase_add_test(t, writer_refuses_bad_frames);
 	tcase_add_test(t, decoder_errors_name_the_offset);
 	tcase_add_test(t, header_memory_figures_round_trip);
+	tcase_add_test(t, native_modes_check_the_footer_and_skip_fifos);
 }

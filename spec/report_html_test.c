@@ -41,9 +41,10 @@ enum { CL_HASH = 1, CL_ARRAY, CL_LEAK, CL_MINOR, CL_NOISE, CL_SHRINK };
  * holds an Array that holds 100 + 500 k objects of class `leak` (200
  * bytes each); a second Hash (root "stack") holds 10 + 10 k `minor`
  * objects (24 bytes); 50 Noise objects and 60 - 20 k `shrink` objects
- * are held by nothing. */
-static const char *leak_dump(const char *name, int k, const char *leak,
-			     const char *minor, const char *shrink)
+ * are held by nothing.  Taken at `time_ms` (0: 1700000000 s + 60 k). */
+static const char *leak_dump_at(const char *name, int k, const char *leak,
+				const char *minor, const char *shrink,
+				int64_t time_ms)
 {
 	const struct tclass classes[] = {
 	    {CL_HASH, "Hash"}, {CL_ARRAY, "Array"}, {CL_LEAK, leak},
@@ -91,6 +92,7 @@ static const char *leak_dump(const char *name, int k, const char *leak,
 		objs[n++] = (struct tobj){
 		    .id = 0x400000 + 16 * i, .cls = CL_SHRINK, .bytes = 32};
 	struct tdump d = {.time = 1700000000 + 60 * k,
+			  .time_ms = time_ms,
 			  .classes = classes,
 			  .nclasses = sizeof(classes) / sizeof(*classes),
 			  .objs = objs,
@@ -102,6 +104,12 @@ static const char *leak_dump(const char *name, int k, const char *leak,
 	free(leaks);
 	free(minors);
 	return path;
+}
+
+static const char *leak_dump(const char *name, int k, const char *leak,
+			     const char *minor, const char *shrink)
+{
+	return leak_dump_at(name, k, leak, minor, shrink, 0);
 }
 
 /* Run vmheap-report -o OUT on the dumps (NULL-terminated); fails the
@@ -391,6 +399,38 @@ END_TEST
 
 /* Class names that are HTML and JavaScript show as text, everywhere, and
  * none of them runs: no global set, no dialog, no element made. */
+/*
+ * Header times JavaScript's Date cannot show (past +-8.64e15 ms): the
+ * page renders, without an exception, and shows the header's figures.
+ */
+START_TEST(times_past_javascripts_dates_render_as_figures)
+{
+	const char *d0 = leak_dump_at("t0.vmheap", 0, "Leak", "Minor",
+				      "Shrink", INT64_MIN + 5);
+	const char *d2 = leak_dump_at("t2.vmheap", 2, "Leak", "Minor",
+				      "Shrink", INT64_MAX);
+	const char *html = report("t.html", (const char *[]){d0, d2, NULL});
+	struct seen s;
+
+	browse(html,
+	       (const char *[]){TEXTS("#summary-table td:nth-child(5)"),
+				TEXTS("#class-bars .bar-name"), NULL},
+	       &s);
+	assert_clean(&s);
+	struct jval *t = texts(&s, 0);
+	ck_assert_uint_eq(t->n, 2);
+	ck_assert_str_eq(t->items[0]->str, "-9223372036854775803 ms (not a "
+					   "date JavaScript shows)");
+	ck_assert_str_eq(t->items[1]->str, "9223372036854775807 ms (not a "
+					   "date JavaScript shows)");
+	struct jval *bars = texts(&s, 1);
+	ck_assert_str_eq(bars->items[0]->str, "Leak");
+	json_free(bars);
+	json_free(t);
+	seen_free(&s);
+}
+END_TEST
+
 START_TEST(hostile_class_names_are_text_and_never_run)
 {
 	const char *leak = "</script><script>window.__pwned=1;alert(1)"
@@ -835,6 +875,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(b, tree_expands_on_a_click);
 	tcase_add_test(b, class_table_sorts_on_a_click_and_filters_as_you_type);
 	tcase_add_test(b, hostile_class_names_are_text_and_never_run);
+	tcase_add_test(b, times_past_javascripts_dates_render_as_figures);
 	tcase_add_test(
 	    b, sample_vm_report_shows_the_leak_and_one_dump_works_alone);
 	tcase_add_test(b, native_sites_show_as_vmheap_histo_lists_them);

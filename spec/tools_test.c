@@ -323,6 +323,91 @@ START_TEST(histo_json_holds_vm_totals_and_every_class)
 }
 END_TEST
 
+/*
+ * Sizes that cannot all be true: three objects of 2^63 bytes in one
+ * class.  Their sum (and the total's) is held at 2^64 - 1, never wrapped
+ * to 2^63 + 40, and each format says so; the footer (modulo 2^64, as
+ * FORMAT.md says) still checks.
+ */
+START_TEST(histo_saturates_byte_sums_and_says_so_in_every_format)
+{
+	static const struct tclass classes[] = {{1, "Big"}, {2, "Small"}};
+	static const struct tobj objs[] = {
+	    {0x1000, 1, 1ull << 63, 0, 0, {0}, NULL},
+	    {0x2000, 1, 1ull << 63, 0, 0, {0}, NULL},
+	    {0x3000, 1, 1ull << 63, 0, 0, {0}, NULL},
+	    {0x4000, 2, 40, 0, 0, {0}, NULL},
+	};
+	struct tdump d = {0};
+	const char *path;
+	struct run r;
+
+	d.classes = classes;
+	d.nclasses = 2;
+	d.objs = objs;
+	d.nobjs = 4;
+	path = write_dump("big.vmheap", &d);
+	r = run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--bytes", path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "total (2 classes)  18446744073709551615") &&
+			  strstr(r.out, "warning: byte sums passed 2^64 - 1"),
+		      "%s", r.out);
+	ck_assert_ptr_null(strstr(r.out, "9223372036854775848"));
+	run_free(&r);
+	r = run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--format=csv", path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "3,Big,18446744073709551615\n") &&
+			  strstr(r.out, "\n# warning: byte sums passed"),
+		      "%s", r.out);
+	run_free(&r);
+	r = run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--format=json", path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "\"bytes\":18446744073709551615,") &&
+			  strstr(r.out, "\"saturated\":true") &&
+			  strstr(r.out, "{\"class\":\"Big\",\"count\":3,"
+					"\"bytes\":18446744073709551615}"),
+		      "%s", r.out);
+	{
+		struct jval *j = json_parse(r.out);
+
+		ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+		json_free(j);
+	}
+	run_free(&r);
+	/* the graph's sums too: --retained and vmheap-dominators (no root
+	 * reaches them: the unreachable bytes are the sum) */
+	r = run_tool("vmheap-histo", NULL,
+		     (const char *[]){"--retained", "--bytes", path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "4 objects, 18446744073709551615") &&
+			  strstr(r.out, "warning: byte sums passed 2^64 - 1"),
+		      "%s", r.out);
+	run_free(&r);
+	r = run_tool("vmheap-dominators", NULL,
+		     (const char *[]){"--format=json", path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "\"saturated\":true") &&
+			  strstr(r.out, "\"unreachable_bytes\":"
+					"18446744073709551615"),
+		      "%s", r.out);
+	run_free(&r);
+	/* and vmheap-diff of it, in text and JSON */
+	r = run_tool("vmheap-diff", NULL, (const char *[]){path, path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "warning: byte sums passed 2^64 - 1"),
+		      "%s", r.out);
+	run_free(&r);
+	r = run_tool("vmheap-diff", NULL,
+		     (const char *[]){"--format=json", path, path, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "\"saturated\":true"), "%s", r.out);
+	run_free(&r);
+}
+END_TEST
+
 START_TEST(histo_csv_has_header_and_quotes_names_per_rfc4180)
 {
 	const char *path = write_base_dump("base.vmheap");
@@ -734,6 +819,8 @@ TCase *histo_tcase(void)
 		       histo_top_limits_rows_but_the_total_counts_everything);
 	tcase_add_test(tc, histo_kind_groups_by_the_headers_kind_names);
 	tcase_add_test(tc, histo_json_holds_vm_totals_and_every_class);
+	tcase_add_test(tc,
+		       histo_saturates_byte_sums_and_says_so_in_every_format);
 	tcase_add_test(tc, histo_csv_has_header_and_quotes_names_per_rfc4180);
 	tcase_add_test(tc, histo_csv_top_and_kind_combine);
 	tcase_add_test(tc, histo_reads_a_dump_from_stdin);

@@ -22,13 +22,12 @@
 static const struct tclass classes[] = {
     {1, "Leak"}, {2, "Churn"}, {3, "Steady"}, {4, "Gone"}};
 
-/* Dump k (0..2) of the table above, written as `name`. */
-static const char *timeline_dump(const char *name, int k)
+/* Dump k (0..2) of the table above taken at `ms`, written as `name`. */
+static const char *timeline_dump_at(const char *name, int k, int64_t ms)
 {
 	static const uint64_t counts[3][4] = {
 	    {100, 50, 10, 5}, {200, 40, 10, 0}, {300, 60, 10, 0}};
 	static const uint64_t bytes[4] = {40, 16, 8, 100};
-	static const int64_t at[3] = {T0_MS, T0_MS + 30300, T0_MS + 60000};
 	struct tobj *objs = calloc(400, sizeof(*objs));
 	struct tdump d = {0};
 	size_t n = 0;
@@ -42,7 +41,7 @@ static const char *timeline_dump(const char *name, int k)
 			objs[n].bytes = bytes[c];
 			n++;
 		}
-	d.time_ms = at[k];
+	d.time_ms = ms;
 	d.classes = classes;
 	d.nclasses = 4;
 	d.objs = objs;
@@ -50,6 +49,14 @@ static const char *timeline_dump(const char *name, int k)
 	path = write_dump(name, &d);
 	free(objs);
 	return path;
+}
+
+/* Dump k (0..2) of the table above, written as `name`. */
+static const char *timeline_dump(const char *name, int k)
+{
+	static const int64_t at[3] = {T0_MS, T0_MS + 30300, T0_MS + 60000};
+
+	return timeline_dump_at(name, k, at[k]);
 }
 
 /* The three dumps, as TAG1.vmheap, TAG2.vmheap, TAG3.vmheap. */
@@ -115,21 +122,34 @@ START_TEST(timeline_text_gives_counts_change_rate_and_the_every_step_mark)
 		      "%s", r.out);
 	ck_assert_ptr_nonnull(strstr(r.out, "#2 at +30.3 s: "));
 	ck_assert_ptr_nonnull(strstr(r.out, "#3 at +60.0 s: "));
-	/* the rows: counts at each dump, change, per min, bytes, class */
+	/* the rows: counts at each dump, change, per min, bytes, bytes per
+	 * min, class */
 	line_ending(r.out, "Leak", line, sizeof(line));
-	ck_assert_str_eq(squeeze(line), "100 200 300 +200 +200 +8000 * Leak");
+	ck_assert_str_eq(squeeze(line),
+			 "100 200 300 +200 +200 +8000 +8000 * Leak");
 	line_ending(r.out, "Churn", line, sizeof(line));
-	ck_assert_str_eq(squeeze(line), "50 40 60 +10 +10 +160 Churn");
+	ck_assert_str_eq(squeeze(line), "50 40 60 +10 +10 +160 +160 Churn");
 	line_ending(r.out, "Gone", line, sizeof(line));
-	ck_assert_str_eq(squeeze(line), "5 0 0 -5 -5.0 -500 Gone");
+	ck_assert_str_eq(squeeze(line), "5 0 0 -5 -5.0 -500 -500 Gone");
 	ck_assert_ptr_null(strstr(r.out, "Steady")); /* unchanged */
 	line_ending(r.out, "total (3 classes changed)", line, sizeof(line));
 	ck_assert_str_eq(squeeze(line),
-			 "165 250 370 +205 +205 +7660 * total (3 classes changed)");
+			 "165 250 370 +205 +205 +7660 +7660 * total (3 classes "
+			 "changed)");
 	/* biggest growth first */
 	ck_assert(strstr(r.out, "Leak") < strstr(r.out, "Churn"));
 	ck_assert(strstr(r.out, "Churn") < strstr(r.out, "Gone"));
 	ck_assert_ptr_nonnull(strstr(r.out, "* grew at every step (1 class)"));
+	run_free(&r);
+
+	/* #1 #2 #2: 30.3 s, so the rates are not the changes: 4000 bytes
+	 * and 100 Leaks in 30.3 s are 7921 bytes and 198 per minute */
+	r = diff((const char *[]){"--bytes", d[0], d[1], d[1], NULL});
+	ck_assert_int_eq(r.status, 0);
+	line_ending(r.out, "Leak", line, sizeof(line));
+	ck_assert_str_eq(squeeze(line),
+			 "100 200 200 +100 +198 +4000 +7921 Leak");
+	ck_assert_ptr_nonnull(strstr(r.out, "bytes/min"));
 	run_free(&r);
 
 	/* --top 1: the leak and the total only */
@@ -165,6 +185,14 @@ START_TEST(timeline_json_and_csv_carry_the_same_figures)
 	    json_get(json_get(j, "dumps")->items[1], "time_ms")->inum,
 	    T0_MS + 30300);
 	ck_assert_int_eq(json_get(j, "changed")->inum, 3);
+	/* old and new: the first and the last dump */
+	ck_assert_int_eq(json_get(json_get(j, "old"), "time_ms")->inum, T0_MS);
+	ck_assert_int_eq(json_get(json_get(j, "new"), "time_ms")->inum,
+			 T0_MS + 60000);
+	ck_assert_ptr_nonnull(strstr(json_get(json_get(j, "new"), "file")->str,
+				     "tj3.vmheap"));
+	ck_assert_int_eq(json_get(json_get(j, "old"), "pid")->inum, 1234);
+	ck_assert_str_eq(json_get(json_get(j, "old"), "vm")->str, "sample");
 	cls = json_get(j, "classes");
 	ck_assert_int_eq(cls->n, 3);
 	leak = cls->items[0];
@@ -247,6 +275,50 @@ START_TEST(dumps_out_of_time_order_get_a_warning)
 }
 END_TEST
 
+/*
+ * Header times at the ends of int64 (a corrupt or hostile header): the
+ * span and the warnings hold at the largest value instead of overflowing
+ * (the sanitizer run catches an overflow), and the rates keep their
+ * sign: Leak grew.
+ */
+START_TEST(extreme_header_times_do_not_overflow)
+{
+	const char *d[3];
+	struct run r;
+
+	d[0] = timeline_dump_at("x1.vmheap", 0, INT64_MIN + 5);
+	d[1] = timeline_dump_at("x2.vmheap", 1, 1);
+	d[2] = timeline_dump_at("x3.vmheap", 2, INT64_MAX);
+	r = diff((const char *[]){"--format", "json", d[0], d[1], d[2], NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "\"span_ms\":9223372036854775807,"),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "\"time_ms\":-9223372036854775803") &&
+			  strstr(r.out, "\"offset_ms\":9223372036854775807}"),
+		      "%s", r.out);
+	{
+		struct jval *j = json_parse(r.out);
+		const struct jval *leak;
+
+		ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+		leak = json_get(j, "classes")->items[0];
+		ck_assert_str_eq(json_get(leak, "class")->str, "Leak");
+		ck_assert(json_get(leak, "count_per_minute")->num >= 0);
+		json_free(j);
+	}
+	run_free(&r);
+	r = diff((const char *[]){d[0], d[1], d[2], NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	run_free(&r);
+	/* newest first: the warning's span holds too */
+	r = diff((const char *[]){d[2], d[0], NULL});
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.err, "was taken 2562047788015.2 h before"),
+		      "%s", r.err);
+	run_free(&r);
+}
+END_TEST
+
 START_TEST(modes_other_than_classes_take_two_dumps)
 {
 	const char *d[3];
@@ -257,7 +329,8 @@ START_TEST(modes_other_than_classes_take_two_dumps)
 
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "take two dumps, OLD NEW (three or more "
-				    "give the class timeline)"),
+				    "give the class timeline, or with --native "
+				    "the native one)"),
 		      "%s", r.err);
 	ck_assert_str_eq(r.out, "");
 	run_free(&r);
@@ -277,6 +350,7 @@ TCase *timeline_tcase(void)
 	    tc, timeline_text_gives_counts_change_rate_and_the_every_step_mark);
 	tcase_add_test(tc, timeline_json_and_csv_carry_the_same_figures);
 	tcase_add_test(tc, dumps_out_of_time_order_get_a_warning);
+	tcase_add_test(tc, extreme_header_times_do_not_overflow);
 	tcase_add_test(tc, modes_other_than_classes_take_two_dumps);
 	return tc;
 }
