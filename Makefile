@@ -39,7 +39,7 @@ CFLAGS  ?= $(O) -g
 # header marks VMHEAP_EXPORT (spec/abi.mk checks it).
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -fPIC -fvisibility=hidden \
              $(CFLAGS) $(SANFLAGS) -Iformat -Ianalysis -Ireport -Iagent -Iimport \
-             -Inative \
+             -Inative -Ifiles \
              $(PKG_CFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS) -pthread
 
@@ -70,6 +70,7 @@ MAN_PAGES :=
 all:
 
 include format/format.mk
+include files/files.mk
 include analysis/analysis.mk
 include report/report.mk
 -include agent/agent.mk

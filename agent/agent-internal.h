@@ -63,7 +63,20 @@ struct agent_conn;
 #define AGENT_FORK_PROBE_MS 100
 #define AGENT_FORK_PRIOR_BYTES_PER_S (100LL * 1024 * 1024)
 /* A client whose unread replies pass this stops being read from. */
-#define AGENT_OUTPUT_HIGH_WATER (4u * 1024u * 1024u)
+#define AGENT_OUTPUT_HIGH_WATER (1u * 1024u * 1024u)
+/* Unread replies of all clients together: past it, a client that queues
+ * stops being read from, and a reply larger than AGENT_OUTPUT_SMALL_REPLY
+ * is replaced by a short `limit` error; small replies (an honest client's
+ * get) still go out (PROTOCOL.md, limits). */
+#define AGENT_OUTPUT_TOTAL_MAX (32u * 1024u * 1024u)
+#define AGENT_OUTPUT_SMALL_REPLY (64u * 1024u)
+/* Before its token is accepted a connection may send frames of at most
+ * this many bytes (an auth request is about 50).  When every client slot
+ * is taken, a connection without the token makes way for a new one
+ * (server.c, drop_oldest_unauthed). */
+#define AGENT_PREAUTH_MAX_FRAME 4096u
+/* MessagePack objects in one request, counted before it is decoded. */
+#define AGENT_MAX_REQUEST_OBJECTS 4096u
 
 /* ------------------------------------------------------------ errors.c */
 
@@ -83,6 +96,9 @@ int agent_native_get_track(struct vmheap_agent *a, const char *name,
 int agent_native_set_track(struct vmheap_agent *a, const msgpack_object *value,
 			   msgpack_packer *pk, uint64_t *job, char *err,
 			   size_t errlen);
+/* system.native.bytes: the tracker's live bytes (native_vars.c). */
+int agent_native_get_bytes(struct vmheap_agent *a, const char *name,
+			   msgpack_packer *pk, char *err, size_t errlen);
 int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen);
 /* native_vars.c: the malloc tracker's function `name` (vmheap_native.h),
@@ -96,6 +112,12 @@ struct agent_native_snap;
 struct agent_native_snap *agent_native_snapshot(void);
 int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s);
 void agent_native_snap_free(struct agent_native_snap *s);
+/* native_charge.c: charge sites v[0..n) to vmheap's own memory
+ * (VMHEAP_NATIVE_OWN) or to a housekeeping activity
+ * (vmheap_agent_native_activity) where their frames say so, merging the
+ * sites that then read the same; returns how many are left. */
+struct vmheap_native_site;
+size_t agent_native_charge(struct vmheap_native_site *v, size_t n);
 /* The memory figures of a dump's header: the RSS of process `pid` (the
  * VM, also from a forked child) and this process's mallinfo2.  0, or -1
  * when /proc cannot be read (rss is then 0). */
@@ -120,6 +142,15 @@ int frame_check(const char *data, size_t len, char *err, size_t errlen);
  */
 int frame_decode(const char *data, size_t len, msgpack_unpacked *out, char *err,
 		 size_t errlen);
+
+/*
+ * frame_decode that also refuses a payload of more than max_objects
+ * MessagePack objects (0: no limit), counted before msgpack-c sees it:
+ * msgpack-c spends 24 bytes on each (a 1 MiB frame of nils would take
+ * 24 MiB).  The agent decodes requests with AGENT_MAX_REQUEST_OBJECTS.
+ */
+int frame_decode_limited(const char *data, size_t len, uint64_t max_objects,
+			 msgpack_unpacked *out, char *err, size_t errlen);
 
 /* Start a frame in `sb`: appends a 4-byte placeholder for the length. */
 void frame_begin(msgpack_sbuffer *sb);
@@ -295,6 +326,16 @@ struct agent_fork_cost {
 	long long child_rss[2];	   /* the RSS at that fork; 0: none yet */
 };
 
+/* How much memory a fork may take, and what said so (cgroup.c). */
+struct agent_mem_limit {
+	long long available;	 /* bytes: the tightest of what follows */
+	long long mem_available; /* /proc/meminfo's MemAvailable, or -1 */
+	/* the cgroup level that applied (cg_limit -1: none did) */
+	long long cg_limit, cg_usage, cg_inactive_file;
+	char source[32];	   /* "MemAvailable", "cgroup v1", "cgroup v2" */
+	char cgroup[PATH_MAX + 8]; /* that level's directory, or "" */
+};
+
 /* The guard's estimate of a fork dump's copy-on-write memory. */
 struct agent_fork_estimate {
 	long long rss;		/* the VM's RSS now */
@@ -305,6 +346,9 @@ struct agent_fork_estimate {
 	int child_measured;	/* 1: from a fork dump, 0: the whole RSS */
 	long long parent_bytes; /* the last fork dump's VM faults, or -1 */
 	long long need;		/* min(rss, child + write_rate x seconds) */
+	int probe_skipped;	/* 1: a cgroup leaves less than the RSS (the
+				   limit below): no probe, need is the RSS */
+	struct agent_mem_limit limit; /* what a fork may take now */
 };
 
 /* MemAvailable of /proc/meminfo in bytes, or -1; the environment's
@@ -332,6 +376,69 @@ void agent_fork_record(struct vmheap_agent *a, int gc, double seconds,
 
 /* Copy the dump directory (a->dump_dir, under a->lock). */
 void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
+
+/* ----------------------------------------------------- fork_estimate.c */
+
+/* Start `get system.fork_estimate` as a long job (its own thread):
+ * AGENT_PENDING with the handle in *job, or a negative code (busy while
+ * one runs) with a message in err. */
+int agent_fork_estimate_start(struct vmheap_agent *a, uint64_t *job,
+			      char *err, size_t errlen);
+
+/* ------------------------------------------------------------ cgroup.c */
+
+
+/*
+ * Fill *m: MemAvailable (agent_mem_available, with its test hook), and
+ * every memory cgroup level of this process, v2 and v1, from its own
+ * cgroup up (cgroup.c's comment: limit less usage, the reclaimable
+ * inactive_file not counted as used); m->available is the tightest.
+ * Returns 0, or -1 when nothing at all is known (m->available -1).
+ */
+int agent_mem_limit(struct agent_mem_limit *m);
+
+/* ------------------------------------------------------- child_guard.c */
+
+/*
+ * In a child just forked from the VM `parent` (the VM's pid, read before
+ * the fork): make sure the child dies with its VM and within `timeout_s`
+ * seconds, stopped or not.  PR_SET_PDEATHSIG(SIGKILL) kills it, stopped
+ * or not, when the thread that forked ends (with the VM, or before it:
+ * the hosts fork on a thread that lives as long as the agent); a thread
+ * of the child checks every AGENT_CHILD_GUARD_MS that getppid() is still
+ * `parent` and that `report_fd` (the write end of a pipe whose read end
+ * only the VM holds) has a reader, and _exits (status 3) when not, or
+ * (status 4) at the deadline.  Never returns an error: a guard thread
+ * that cannot start leaves the death signal and the parent's own kill at
+ * the deadline.
+ */
+#define AGENT_CHILD_GUARD_MS 100
+void agent_child_guard(pid_t parent, int report_fd, int timeout_s);
+
+/* ---------------------------------------------------------- dump_dir.c */
+
+/*
+ * Open the directory `in` once and check it (messages begin "WHAT IN: "
+ * and the system's words, or with `what` NULL "IN does not exist", "IN is
+ * not a directory"):
+ * a directory, and with `probe` one where this process can really create
+ * a file.  Returns its fd (O_DIRECTORY, close-on-exec; the caller owns
+ * it) with its resolved name in real[reallen], or a negative
+ * VMHEAP_AGENT_E* code with the message in err.
+ */
+int agent_dump_dir_check(const char *in, const char *what, int probe,
+			 char *real, size_t reallen, char *err, size_t errlen);
+
+/* Make `dfd` (named `real`) the dump directory; the agent owns dfd and
+ * closes the one it held.  Any thread. */
+void agent_dump_dir_set(struct vmheap_agent *a, int dfd, const char *real);
+
+/* A new fd of the dump directory (the caller closes it), with the name it
+ * was set by in name[len] and the path where it is now in where[len]
+ * (the name, if /proc cannot tell better); -1 with errno when there is
+ * none. */
+int agent_dump_dir_open(struct vmheap_agent *a, char *name, char *where,
+			size_t len);
 
 /* The last successful dump's result: 1 with *out set, or 0 if none. */
 int agent_dump_last(struct vmheap_agent *a, struct agent_dump_result *out);
@@ -464,7 +571,9 @@ struct vmheap_agent {
 	uint16_t port;
 	char dump_dir[PATH_MAX]; /* absolute, resolved; under lock (set at
 				    run time by config.dump.dir) */
+	int dump_dfd;		 /* that directory, opened once; under lock */
 	char tmpdir[PATH_MAX];
+	int tmp_dfd; /* the discovery directory, opened once */
 	int max_clients;
 	int idle_timeout_ms;
 	int frame_timeout_ms;
@@ -476,6 +585,7 @@ struct vmheap_agent {
 
 	char token[33];
 	char discovery_path[PATH_MAX];
+	char discovery_name[NAME_MAX + 1]; /* in tmp_dfd */
 	int discovery_written;
 	struct timespec start_mono;
 	time_t started;
@@ -485,6 +595,7 @@ struct vmheap_agent {
 	struct evconnlistener *listener;
 	struct event *stop_ev;
 	struct event *jobs_ev; /* a job ended: deliver on the loop */
+	struct event *trim_ev; /* malloc_trim after connections close */
 	pthread_t loop_thread;
 	int loop_running;
 

@@ -6,7 +6,9 @@
 # it needs libvmheap.so.$(ABI_MAJOR) and exports only the VMHEAP_EXPORT
 # functions of agent/vmheap_agent.h.
 AGENT_SRCS  := $(wildcard agent/*.c)
-AGENT_OBJS  := $(AGENT_SRCS:%.c=$(OBJDIR)/%.o)
+# with libvmheap-files' objects (files/), which the agent creates its
+# files through
+AGENT_OBJS  := $(AGENT_SRCS:%.c=$(OBJDIR)/%.o) $(FILES_OBJS)
 LIBVMHEAP_AGENT_A  := $(LIBDIR)/libvmheap-agent.a
 LIBVMHEAP_AGENT_SO := $(LIBDIR)/libvmheap-agent.so
 LIBVMHEAP_AGENT_SO_REAL := $(LIBVMHEAP_AGENT_SO).$(ABI_VERSION)

@@ -410,14 +410,22 @@ int vmheap_client_connect_addr(vmheap_client **out, const char *host,
 	c->next_id = 1;
 	if (!host)
 		return fail(c, VMHEAP_EINVAL, "no host given");
-	rc = dial(c, host, port, deadline);
-	if (rc == 0)
-		rc = handshake(c, token, deadline);
-	if (rc < 0 && c->fd >= 0) {
-		close(c->fd);
-		c->fd = -1;
+	/* an agent flooded with connections that never authenticate
+	 * closes the oldest silent ones to make room (PROTOCOL.md, limits):
+	 * a connection closed without a word before the handshake ended is
+	 * tried again, twice at most, while the deadline allows */
+	for (int attempt = 0;; attempt++) {
+		rc = dial(c, host, port, deadline);
+		if (rc == 0)
+			rc = handshake(c, token, deadline);
+		if (rc < 0 && c->fd >= 0) {
+			close(c->fd);
+			c->fd = -1;
+		}
+		if (rc != VMHEAP_AGENT_ECLOSED || attempt == 2 ||
+		    (deadline > 0 && now_ms() >= deadline))
+			return rc;
 	}
-	return rc;
 }
 
 int vmheap_client_connect(vmheap_client **out,

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "agent-internal.h"
+#include "vmheap_files.h"
 
 #define DISCOVERY_PREFIX "vmheap-agent."
 #define DISCOVERY_MAX_BYTES 8192
@@ -121,22 +122,66 @@ void agent_read_cmdline(char *buf, size_t buflen)
 	sanitise(buf);
 }
 
+/*
+ * Give the finished file `tmp` the discovery name.  Our own file of that
+ * name is replaced (a rename: a symbolic link is replaced, never
+ * followed).  A name another user planted before the agent's first write
+ * (a sticky /tmp refuses to replace it) does not stop the agent: the
+ * file is published as vmheap-agent.PID-RANDOM, a name nobody can guess,
+ * which readers take as well.  0, or -1 with errno.
+ */
+static int publish(struct vmheap_agent *a, const char *tmp)
+{
+	char alt[NAME_MAX + 1], prefix[64];
+	struct stat st;
+	int fd;
+
+	if (a->discovery_written ||
+	    fstatat(a->tmp_dfd, a->discovery_name, &st,
+		    AT_SYMLINK_NOFOLLOW) < 0 ||
+	    (S_ISREG(st.st_mode) && st.st_uid == geteuid()))
+		/* ours (a dead process of the same pid left it) or free */
+		return vmheap_file_publish(a->tmp_dfd, tmp, a->discovery_name,
+					   VMHEAP_PUBLISH_REPLACE);
+	/* planted: a fresh name, reserved with O_EXCL, then replaced */
+	snprintf(prefix, sizeof(prefix), DISCOVERY_PREFIX "%d-", (int)a->pid);
+	fd = vmheap_file_create_temp(a->tmp_dfd, prefix, "", 0600, alt,
+				     sizeof(alt));
+	if (fd < 0)
+		return -1;
+	close(fd);
+	if (vmheap_file_publish(a->tmp_dfd, tmp, alt,
+				VMHEAP_PUBLISH_REPLACE) < 0) {
+		unlinkat(a->tmp_dfd, alt, 0);
+		return -1;
+	}
+	memcpy(a->discovery_name, alt, strlen(alt) + 1);
+	if (snprintf(a->discovery_path, sizeof(a->discovery_path), "%s/%s",
+		     a->tmpdir, alt) >= (int)sizeof(a->discovery_path))
+		a->discovery_path[0] = '\0'; /* cannot be: checked before */
+	return 0;
+}
+
 int agent_discovery_write(struct vmheap_agent *a, char *err, size_t errlen)
 {
-	char tmp[PATH_MAX + 64], argv[512], exe[256], dump_dir[PATH_MAX];
+	char tmp[NAME_MAX + 1], prefix[64], argv[512], exe[256];
+	char dump_dir[PATH_MAX];
 	char body[2048 + PATH_MAX];
 	ssize_t n;
 	int fd, len;
 	size_t off = 0;
 
-	if (snprintf(a->discovery_path, sizeof(a->discovery_path),
-		     "%s/" DISCOVERY_PREFIX "%d", a->tmpdir,
-		     (int)a->pid) >= (int)sizeof(a->discovery_path))
+	if (!a->discovery_name[0])
+		snprintf(a->discovery_name, sizeof(a->discovery_name),
+			 DISCOVERY_PREFIX "%d", (int)a->pid);
+	if (snprintf(a->discovery_path, sizeof(a->discovery_path), "%s/%s",
+		     a->tmpdir, a->discovery_name) >=
+	    (int)sizeof(a->discovery_path))
 		return agent_fail(err, errlen, VMHEAP_EINVAL,
 				  "discovery directory name too long: %s",
 				  a->tmpdir);
-	snprintf(tmp, sizeof(tmp), "%s/." DISCOVERY_PREFIX "%d.%.8s.tmp",
-		 a->tmpdir, (int)a->pid, a->token + 24);
+	snprintf(prefix, sizeof(prefix), "." DISCOVERY_PREFIX "%d.",
+		 (int)a->pid);
 	agent_read_cmdline(argv, sizeof(argv));
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
@@ -154,12 +199,13 @@ int agent_discovery_write(struct vmheap_agent *a, char *err, size_t errlen)
 		return agent_fail(err, errlen, VMHEAP_EINVAL,
 				  "discovery file contents too long");
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
+	/* created in the directory held open, a fresh name (O_EXCL) */
+	fd = vmheap_file_create_temp(a->tmp_dfd, prefix, ".tmp", 0600, tmp,
+				     sizeof(tmp));
 	if (fd < 0)
 		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
-				  "cannot create discovery file %s: %s", tmp,
-				  strerror(errno));
+				  "cannot create a discovery file in %s: %s",
+				  a->tmpdir, strerror(errno));
 	while (off < (size_t)len) {
 		n = write(fd, body + off, (size_t)len - off);
 		if (n < 0 && errno == EINTR)
@@ -175,7 +221,7 @@ int agent_discovery_write(struct vmheap_agent *a, char *err, size_t errlen)
 		goto fail;
 	}
 	fd = -1;
-	if (rename(tmp, a->discovery_path) < 0)
+	if (publish(a, tmp) < 0)
 		goto fail;
 	a->discovery_written = 1;
 	return 0;
@@ -183,7 +229,7 @@ fail:
 	len = errno;
 	if (fd >= 0)
 		close(fd);
-	unlink(tmp);
+	unlinkat(a->tmp_dfd, tmp, 0);
 	return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
 			  "cannot write discovery file %s: %s",
 			  a->discovery_path, strerror(len));
@@ -192,7 +238,7 @@ fail:
 void agent_discovery_remove(struct vmheap_agent *a)
 {
 	if (a->discovery_written && getpid() == a->pid) {
-		unlink(a->discovery_path);
+		unlinkat(a->tmp_dfd, a->discovery_name, 0);
 		a->discovery_written = 0;
 	}
 }
@@ -440,6 +486,7 @@ int vmheap_discovery_list(
 		return VMHEAP_AGENT_ESYS;
 	while ((de = readdir(d)) != NULL) {
 		const char *suffix;
+		size_t n_digits;
 		char path[PATH_MAX], why[512];
 		struct vmheap_agent_info info;
 		long long ps;
@@ -449,7 +496,13 @@ int vmheap_discovery_list(
 			    strlen(DISCOVERY_PREFIX)) != 0)
 			continue;
 		suffix = de->d_name + strlen(DISCOVERY_PREFIX);
-		if (!*suffix || strspn(suffix, "0123456789") != strlen(suffix))
+		/* PID, or PID-RANDOM when PID was planted (publish()) */
+		n_digits = strspn(suffix, "0123456789");
+		if (!n_digits ||
+		    (suffix[n_digits] &&
+		     (suffix[n_digits] != '-' || !suffix[n_digits + 1] ||
+		      strspn(suffix + n_digits + 1, "0123456789abcdef") !=
+			  strlen(suffix + n_digits + 1))))
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", tmpdir, de->d_name) >=
 		    (int)sizeof(path))

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "agent-internal.h"
+#include "vmheap_files.h"
 
 /* Temporary dump files: TMP_PREFIX "<pid>-<start ticks>.<random>.tmp". */
 #define TMP_PREFIX ".vmheap-dump."
@@ -158,6 +159,7 @@ struct fork_call {
 	int gc;
 	int pipe[2];
 	pid_t pid;
+	pid_t parent; /* the VM, read before the fork */
 	int err;
 };
 
@@ -194,6 +196,9 @@ static void __attribute__((noreturn)) child_main(struct fork_call *parent_fc)
 
 	fc->w = w;
 	close(fc->pipe[0]);
+	/* the child never outlives its VM nor config.dump.timeout */
+	agent_child_guard(fc->parent, fc->pipe[1],
+			  atomic_load(&w->a->dump_timeout_s));
 	memset(&rep, 0, sizeof(rep));
 	if (h->prepare_child && h->prepare_child(h->ctx, fc->gc) < 0) {
 		w->code = VMHEAP_AGENT_EDUMP;
@@ -225,6 +230,7 @@ static int fork_fn(void *arg)
 	struct fork_call *fc = arg;
 	const struct vmheap_agent_host *h = fc->w->a->host;
 
+	fc->parent = getpid();
 	fc->pid = h->fork_stopped(h->ctx);
 	if (fc->pid == 0)
 		child_main(fc);
@@ -378,13 +384,22 @@ int agent_walk_with(struct vmheap_agent *a, int fd, int forked, int gc,
 
 /* Open the directory that will hold the dump; *name is the last part.
  * Components are opened one by one without following symbolic links. */
-static int open_target_dir(const char *dump_dir, const char *path, char *rel,
-			   size_t rellen, const char **name,
+static int open_target_dir(struct vmheap_agent *a, char *dump_dir,
+			   char *where, size_t dirlen, const char *path,
+			   char *rel, size_t rellen, const char **name,
 			   struct agent_dump_result *res)
 {
-	size_t dl = strlen(dump_dir);
+	size_t dl;
 	char *comp, *next;
 	int dfd;
+
+	/* this dump's directory, held open since it was set: a later `set
+	 * config.dump.dir` does not move a dump that has started, and a
+	 * directory swapped for a symbolic link is not followed */
+	dfd = agent_dump_dir_open(a, dump_dir, where, dirlen);
+	if (dfd < 0)
+		goto sys;
+	dl = strlen(dump_dir);
 
 	if (path[0] == '/') {
 		if (dl == 1) {
@@ -392,6 +407,7 @@ static int open_target_dir(const char *dump_dir, const char *path, char *rel,
 		} else if (!strncmp(path, dump_dir, dl) && path[dl] == '/') {
 			path += dl + 1;
 		} else {
+			close(dfd);
 			res->code = VMHEAP_AGENT_EPATH;
 			msgf(res->message, sizeof(res->message),
 			     "path %s is outside the dump directory %s", path,
@@ -400,6 +416,7 @@ static int open_target_dir(const char *dump_dir, const char *path, char *rel,
 		}
 	}
 	if (strlen(path) >= rellen) {
+		close(dfd);
 		res->code = VMHEAP_AGENT_EPATH;
 		msgf(res->message, sizeof(res->message), "path too long");
 		return -1;
@@ -410,6 +427,7 @@ static int open_target_dir(const char *dump_dir, const char *path, char *rel,
 		next = strchr(comp, '/');
 		if ((next ? (size_t)(next - comp) : strlen(comp)) == 2 &&
 		    !strncmp(comp, "..", 2)) {
+			close(dfd);
 			res->code = VMHEAP_AGENT_EPATH;
 			msgf(res->message, sizeof(res->message),
 			     "path %s contains \"..\"; dumps stay inside the "
@@ -421,14 +439,12 @@ static int open_target_dir(const char *dump_dir, const char *path, char *rel,
 			next++;
 	}
 	if (strlen(rel) > 1 && rel[strlen(rel) - 1] == '/') {
+		close(dfd);
 		res->code = VMHEAP_AGENT_EPATH;
 		msgf(res->message, sizeof(res->message),
 		     "path %s names a directory, not a file", path);
 		return -1;
 	}
-	dfd = open(dump_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		goto sys;
 	comp = rel;
 	for (;;) {
 		int nfd;
@@ -479,19 +495,6 @@ sys:
 	     "cannot open the dump directory %s: %s", dump_dir,
 	     strerror(errno));
 	return -1;
-}
-
-/* Give the finished temporary file its name, never replacing a file. */
-static int publish(int dfd, const char *tmp, const char *name)
-{
-	if (renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return -1;
-	if (linkat(dfd, tmp, dfd, name, 0) < 0)
-		return -1;
-	unlinkat(dfd, tmp, 0);
-	return 0;
 }
 
 /*
@@ -630,10 +633,12 @@ static int fork_memory_refused(struct vmheap_agent *a, int gc,
 	long long set = atomic_load(&a->fork_min_free);
 	long long need = agent_fork_min_free(a), avail;
 	struct agent_fork_estimate e;
-	char how[300];
+	struct agent_mem_limit m;
+	char how[300], what[PATH_MAX + 300];
 
-	if (need <= 0 || (avail = agent_mem_available()) < 0 || avail >= need)
+	if (need <= 0 || agent_mem_limit(&m) < 0 || m.available >= need)
 		return 0;
+	avail = m.available;
 	if (set >= 0) {
 		snprintf(how, sizeof(how), "as config.dump.fork_min_free says");
 	} else if (agent_fork_estimate(a, gc, &e) < 0) {
@@ -658,20 +663,32 @@ static int fork_memory_refused(struct vmheap_agent *a, int gc,
 					  : " (none measured yet: the RSS)",
 			 mib(e.rss));
 	}
+	if (m.cg_limit >= 0)
+		msgf(what, sizeof(what),
+		     "the memory the %s %s leaves is %lld bytes (%.1f MiB: "
+		     "limit %.1f MiB, usage %.1f MiB of which %.1f MiB "
+		     "reclaimable page cache; MemAvailable %.1f MiB)",
+		     m.source, m.cgroup, avail, mib(avail), mib(m.cg_limit),
+		     mib(m.cg_usage), mib(m.cg_inactive_file),
+		     mib(m.mem_available));
+	else
+		msgf(what, sizeof(what), "MemAvailable is %lld bytes (%.1f MiB)",
+		     avail, mib(avail));
 	res->code = VMHEAP_AGENT_EDUMP;
 	msgf(res->message, sizeof(res->message),
-	     "refusing a fork dump: MemAvailable is %lld bytes (%.1f MiB), "
-	     "below the threshold of %lld bytes (%.1f MiB, %s); free memory, "
-	     "set config.dump.fork false for an in-process dump, or set "
-	     "config.dump.fork_min_free 0 to fork anyway",
-	     avail, mib(avail), need, mib(need), how);
+	     "refusing a fork dump: %s, below the threshold of %lld bytes "
+	     "(%.1f MiB, %s); free memory, set config.dump.fork false for an "
+	     "in-process dump, or set config.dump.fork_min_free 0 to fork "
+	     "anyway",
+	     what, need, mib(need), how);
 	return 1;
 }
 
 void agent_dump_run(struct vmheap_agent *a, const char *path,
 		    struct agent_dump_result *res)
 {
-	char rel[PATH_MAX], dump_dir[PATH_MAX], tmp[96], rnd[33];
+	char rel[PATH_MAX], dump_dir[PATH_MAX], where[PATH_MAX], tmp[96];
+	char rnd[33];
 	struct timespec t0;
 	struct stat st;
 	const char *name = NULL;
@@ -681,18 +698,17 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	memset(res, 0, sizeof(*res));
 	tmp[0] = '\0';
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	/* this dump's directory: a later `set config.dump.dir` does not
-	 * move a dump that has started */
-	agent_dump_dir(a, dump_dir, sizeof(dump_dir));
-	dfd = open_target_dir(dump_dir, path, rel, sizeof(rel), &name, res);
+	dfd = open_target_dir(a, dump_dir, where, sizeof(dump_dir), path, rel,
+			      sizeof(rel), &name, res);
 	if (dfd < 0)
 		return;
 	{
-		/* the reply names the file plainly: no "." or "//" parts */
-		size_t o = strlen(dump_dir);
+		/* the reply names the file plainly (no "." or "//" parts)
+		 * where it is: in the directory held open */
+		size_t o = strlen(where);
 		const char *p = rel;
 
-		memcpy(res->path, dump_dir, o + 1);
+		memcpy(res->path, where, o + 1);
 		while (*p) {
 			size_t l = strcspn(p, "/");
 			if (l && !(l == 1 && *p == '.') &&
@@ -729,8 +745,7 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	 * removes the file once that process is gone (kill -9, OOM) */
 	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d-%lld.%.16s.tmp",
 		 (int)getpid(), agent_proc_start_ticks(getpid()), rnd);
-	fd = openat(dfd, tmp,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = vmheap_file_create(dfd, tmp, 0600);
 	if (fd < 0) {
 		e = errno;
 		res->code = is_nospace(e) ? VMHEAP_ENOSPC : VMHEAP_AGENT_ESYS;
@@ -769,7 +784,8 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 		res->file_bytes = (uint64_t)st.st_size;
 	e = close(fd);
 	fd = -1;
-	if (e < 0 || publish(dfd, tmp, name) < 0) {
+	if (e < 0 ||
+	    vmheap_file_publish(dfd, tmp, name, VMHEAP_PUBLISH_NOREPLACE) < 0) {
 		e = errno;
 		res->code =
 		    e == EEXIST ? VMHEAP_AGENT_EEXIST : VMHEAP_AGENT_ESYS;

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,14 +100,19 @@ static double probe_write_rate(void)
 	struct timespec ts = {0, AGENT_FORK_PROBE_MS * 1000000L};
 	long long f0, f1;
 	double t0, t1;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 	int status;
 
 	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		/* writes nothing; killed by the parent */
+		/* writes nothing; killed by the parent, or with it (a
+		 * SIGKILL of the VM mid-probe), or by its own alarm */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(3);
+		alarm(AGENT_FORK_PROBE_MS / 1000 + 10);
 		for (;;)
 			pause();
 	}
@@ -154,9 +160,21 @@ int agent_fork_estimate(struct vmheap_agent *a, int gc,
 	e->rss = agent_rss_bytes();
 	if (e->rss < 0)
 		return -1;
-	e->write_rate = probe_write_rate();
-	if (e->write_rate < 0)
-		return -1;
+	agent_mem_limit(&e->limit);
+	if (e->limit.cg_limit >= 0 && e->limit.available < e->rss) {
+		/* a cgroup's hard limit leaves less than the RSS: the
+		 * probe's own copies could reach it, and its OOM killer
+		 * takes the VM (a VM in a tight cgroup was killed by
+		 * probes).  Not measured: the worst case, the whole RSS, is
+		 * what is needed.  (Below the host's MemAvailable the probe
+		 * runs: its estimate is what lets a fork dump go there.) */
+		e->probe_skipped = 1;
+		e->write_rate = 0;
+	} else {
+		e->write_rate = probe_write_rate();
+		if (e->write_rate < 0)
+			return -1;
+	}
 	pthread_mutex_lock(&a->lock);
 	c = a->fork_cost;
 	pthread_mutex_unlock(&a->lock);
@@ -180,7 +198,7 @@ int agent_fork_estimate(struct vmheap_agent *a, int gc,
 	e->parent_bytes = c.parent_bytes;
 	parent = e->write_rate * e->seconds;
 	e->need = e->child_bytes + (long long)parent;
-	if (parent >= (double)e->rss || e->need > e->rss)
+	if (parent >= (double)e->rss || e->need > e->rss || e->probe_skipped)
 		e->need = e->rss;
 	return 0;
 }

@@ -21,11 +21,14 @@ static uint64_t be(const unsigned char *p, int n)
 	return v;
 }
 
-int frame_check(const char *data, size_t len, char *err, size_t errlen)
+/* frame_check, with at most max_objects objects in all (0: no limit). */
+static int check_shape(const char *data, size_t len, uint64_t max_objects,
+		       char *err, size_t errlen)
 {
 	const unsigned char *p = (const unsigned char *)data;
 	size_t pos = 0;
 	uint64_t pending = 1; /* objects still to read */
+	uint64_t objects = 1; /* objects met so far, announced or read */
 
 	while (pending > 0) {
 		uint64_t skip = 0, children = 0;
@@ -121,6 +124,13 @@ int frame_check(const char *data, size_t len, char *err, size_t errlen)
 			    "than the message holds",
 			    at, (unsigned long long)children);
 		pending += children;
+		objects += children;
+		if (max_objects && objects > max_objects)
+			return agent_fail(
+			    err, errlen, -1,
+			    "message holds more than %llu objects (the "
+			    "container at byte %zu); a request is small",
+			    (unsigned long long)max_objects, at);
 	}
 	if (pos != len)
 		return agent_fail(
@@ -130,8 +140,19 @@ int frame_check(const char *data, size_t len, char *err, size_t errlen)
 	return 0;
 }
 
+int frame_check(const char *data, size_t len, char *err, size_t errlen)
+{
+	return check_shape(data, len, 0, err, errlen);
+}
+
 int frame_decode(const char *data, size_t len, msgpack_unpacked *out, char *err,
 		 size_t errlen)
+{
+	return frame_decode_limited(data, len, 0, out, err, errlen);
+}
+
+int frame_decode_limited(const char *data, size_t len, uint64_t max_objects,
+			 msgpack_unpacked *out, char *err, size_t errlen)
 {
 	msgpack_unpack_return rc;
 	msgpack_zone *zone;
@@ -141,7 +162,7 @@ int frame_decode(const char *data, size_t len, msgpack_unpacked *out, char *err,
 	msgpack_unpacked_destroy(out);
 	if (len == 0)
 		return agent_fail(err, errlen, -1, "empty frame");
-	if (frame_check(data, len, err, errlen) < 0)
+	if (check_shape(data, len, max_objects, err, errlen) < 0)
 		return -1;
 	/* The payload lives in the zone, so the decoded strings (which
 	 * point into it) live exactly as long as the result. */

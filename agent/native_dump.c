@@ -126,7 +126,7 @@ struct agent_native_snap *agent_native_snapshot(void)
 		goto fail;
 	}
 	n = sites(s->sites, cap);
-	s->nsites = n < cap ? n : cap;
+	s->nsites = agent_native_charge(s->sites, n < cap ? n : cap);
 	/* The live ones, the largest first. */
 	qsort(s->sites, s->nsites, sizeof(*s->sites), by_live);
 	while (s->nsites > 0 && s->sites[s->nsites - 1].live_count == 0)

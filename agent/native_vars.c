@@ -4,6 +4,8 @@
  *   config.native.track   bool  true starts tracking, false stops and
  *                               forgets (libvmheap-malloc.so must be
  *                               preloaded: vmheap-run does it)
+ *   system.native.bytes   int   the live bytes of every tracked
+ *                               allocation, now (the tracker's totals)
  *   system.native.sites   array the top sites by live bytes, now:
  *                               [{live_bytes, live_count, allocs, frees,
  *                                 site}], site the innermost frames as
@@ -14,6 +16,8 @@
  * thread only.
  */
 #include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -25,6 +29,7 @@
 
 #define TOP_SITES 20
 #define SHOWN_FRAMES 4
+#define FILE_FRAMES 5 /* as many as vmheap-histo --native shows */
 
 static const char missing[] =
 	"the malloc tracker is not loaded in this VM; start the VM with "
@@ -155,6 +160,74 @@ static void frame_name(char *out, size_t cap, uint64_t ret)
 			 mod);
 }
 
+/* The tracker's totals into *t; 0, or the failure (tracker absent,
+ * tracking off) in err. */
+static int tracked_totals(vmheap_native_totals *t, char *err, size_t errlen)
+{
+	vmheap_native_get_totals_fn get =
+		(vmheap_native_get_totals_fn)api("vmheap_native_get_totals");
+	vmheap_native_tracking_fn on =
+		(vmheap_native_tracking_fn)api("vmheap_native_tracking");
+
+	if (get == NULL || on == NULL)
+		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
+				  "%s", missing);
+	if (!on())
+		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
+				  "native tracking is off; start it with: "
+				  "set config.native.track true");
+	get(t);
+	return 0;
+}
+
+int agent_native_get_bytes(struct vmheap_agent *a, const char *name,
+			   msgpack_packer *pk, char *err, size_t errlen)
+{
+	vmheap_native_totals t;
+	int rc = tracked_totals(&t, err, errlen);
+
+	(void)a, (void)name;
+	if (rc < 0)
+		return rc;
+	msgpack_pack_uint64(pk, t.live_bytes);
+	return 0;
+}
+
+/* The site's innermost FILE_FRAMES frames as [module path, offset]:
+ * the return address minus the module's load address (l_addr), as a
+ * dump's native section has them, so that a client resolves them
+ * against the file as the offline tools do; path "" and the address
+ * itself when no module holds it. */
+static void pack_frames(msgpack_packer *pk, const vmheap_native_site *v)
+{
+	uint32_t n = v->depth < FILE_FRAMES ? v->depth : FILE_FRAMES;
+
+	msgpack_pack_array(pk, n);
+	for (uint32_t k = 0; k < n; k++) {
+		Dl_info info;
+		struct link_map *lm = NULL;
+		const char *path = "";
+		uint64_t off = v->frames[k];
+		char exe[PATH_MAX];
+
+		if (v->frames[k] != 0 &&
+		    dladdr1((void *)(uintptr_t)(v->frames[k] - 1), &info,
+			    (void **)&lm, RTLD_DL_LINKMAP) && lm != NULL) {
+			path = lm->l_name;
+			off = v->frames[k] - lm->l_addr;
+			if (path == NULL || path[0] == '\0') { /* the program */
+				ssize_t l = readlink("/proc/self/exe", exe,
+						     sizeof(exe) - 1);
+				exe[l > 0 ? l : 0] = '\0';
+				path = exe;
+			}
+		}
+		msgpack_pack_array(pk, 2);
+		frame_pack_str(pk, path);
+		msgpack_pack_uint64(pk, off);
+	}
+}
+
 int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen)
 {
@@ -181,10 +254,17 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 	n = sites(v, cap);
 	if (n > cap)
 		n = cap;
+	n = agent_native_charge(v, n);
 	qsort(v, n, sizeof(*v), by_live_bytes);
 	size_t shown = 0;
-	while (shown < n && shown < TOP_SITES && v[shown].live_bytes > 0)
-		shown++;
+	for (size_t i = 0; i < n && shown < TOP_SITES; i++) {
+		if (v[i].live_bytes == 0)
+			break;
+		/* vmheap's own memory is no site of the VM's */
+		if (v[i].vm_file && !strcmp(v[i].vm_file, VMHEAP_NATIVE_OWN))
+			continue;
+		v[shown++] = v[i];
+	}
 	msgpack_pack_array(pk, shown);
 	for (size_t i = 0; i < shown; i++) {
 		char site[SHOWN_FRAMES * 160 + 8] = "", f[160], vm[256];
@@ -196,11 +276,14 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 			strcat(site, f);
 		}
 		if (v[i].vm_file) { /* the VM's line, outermost */
-			snprintf(vm, sizeof(vm), " < %s:%u", v[i].vm_file,
-				 (unsigned)v[i].vm_line);
+			if (v[i].vm_line == 0) /* none: a label, "<ruby: gc>" */
+				snprintf(vm, sizeof(vm), " < %s", v[i].vm_file);
+			else
+				snprintf(vm, sizeof(vm), " < %s:%u",
+					 v[i].vm_file, (unsigned)v[i].vm_line);
 			strncat(site, vm, sizeof(site) - strlen(site) - 1);
 		}
-		msgpack_pack_map(pk, 5);
+		msgpack_pack_map(pk, 7);
 		frame_pack_str(pk, "live_bytes");
 		msgpack_pack_uint64(pk, v[i].live_bytes);
 		frame_pack_str(pk, "live_count");
@@ -211,6 +294,13 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 		msgpack_pack_uint64(pk, v[i].frees);
 		frame_pack_str(pk, "site");
 		frame_pack_str(pk, site);
+		frame_pack_str(pk, "frames");
+		pack_frames(pk, &v[i]);
+		frame_pack_str(pk, "vm");
+		if (v[i].vm_file)
+			frame_pack_str(pk, vm + 3); /* without " < " */
+		else
+			msgpack_pack_nil(pk);
 	}
 	free(v);
 	return 0;

@@ -10,6 +10,7 @@
  * connection has gone (the job itself is not affected).
  */
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -28,6 +29,7 @@
 #include <event2/thread.h>
 
 #include "agent-internal.h"
+#include "vmheap_files.h"
 
 /* The process's agent (one at most); read by the fork and exit hooks. */
 static struct vmheap_agent *_Atomic the_agent;
@@ -48,6 +50,7 @@ struct agent_conn {
 	int fd;
 	int slot; /* index in agent->fd_slots */
 	int authed;
+	int sent_any;	  /* it has sent a byte */
 	int closing;	  /* close once the output is flushed */
 	int replies_owed; /* long jobs whose reply this connection awaits */
 	int64_t frame_started; /* ms when a partial frame (or the connection)
@@ -135,6 +138,8 @@ static void install_hooks(void)
 
 /* ---------------------------------------------------------- connections */
 
+static void schedule_trim(struct vmheap_agent *a);
+
 static void conn_free(struct agent_conn *c)
 {
 	struct vmheap_agent *a = c->agent;
@@ -161,6 +166,7 @@ static void conn_free(struct agent_conn *c)
 		atomic_store(&a->fd_slots[c->slot], -1);
 	bufferevent_free(c->bev);
 	free(c);
+	schedule_trim(a);
 }
 
 /* Output flushed on a closing connection: stop sending, keep reading
@@ -178,13 +184,44 @@ static void conn_linger(struct agent_conn *c)
 	bufferevent_enable(c->bev, EV_READ);
 }
 
+/* Unread replies of all clients, in bytes (loop thread). */
+static size_t output_total(const struct vmheap_agent *a)
+{
+	size_t n = 0;
+
+	for (const struct agent_conn *c = a->conns; c; c = c->next)
+		n += evbuffer_get_length(bufferevent_get_output(c->bev));
+	return n;
+}
+
 static void conn_queue(struct agent_conn *c, msgpack_sbuffer *sb)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 
 	evbuffer_add(out, sb->data, sb->size);
-	if (evbuffer_get_length(out) > AGENT_OUTPUT_HIGH_WATER)
-		bufferevent_disable(c->bev, EV_READ); /* a slow reader */
+	/* a slow reader, or all of them together past their share: no
+	 * more requests are taken from this one until it reads */
+	if (evbuffer_get_length(out) > AGENT_OUTPUT_HIGH_WATER ||
+	    output_total(c->agent) > AGENT_OUTPUT_TOTAL_MAX)
+		bufferevent_disable(c->bev, EV_READ);
+}
+
+/* Hand memory freed by closed connections back to the system, a moment
+ * after the last of a burst closed (glibc keeps freed heap otherwise). */
+static void trim_cb(int fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	malloc_trim(0);
+}
+
+static void schedule_trim(struct vmheap_agent *a)
+{
+	struct timeval tv = {0, 200 * 1000};
+
+	if (a->trim_ev && !event_pending(a->trim_ev, EV_TIMEOUT, NULL))
+		event_add(a->trim_ev, &tv);
 }
 
 static void pack_id(msgpack_packer *pk, const uint64_t *id)
@@ -238,6 +275,16 @@ static void conn_send_ok(struct agent_conn *c, const uint64_t *id,
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	frame_begin(&sb);
+	if (value_len > AGENT_OUTPUT_SMALL_REPLY &&
+	    output_total(c->agent) + value_len > AGENT_OUTPUT_TOTAL_MAX) {
+		snprintf(msg, sizeof(msg),
+			 "the agent holds %u MiB of replies its clients have "
+			 "not read; read yours and ask again",
+			 AGENT_OUTPUT_TOTAL_MAX >> 20);
+		msgpack_sbuffer_destroy(&sb);
+		conn_send_error(c, id, VMHEAP_AGENT_ELIMIT, msg, 0);
+		return;
+	}
 	msgpack_pack_array(&pk, 3);
 	pack_id(&pk, id);
 	frame_pack_str(&pk, "ok");
@@ -387,7 +434,9 @@ static void read_cb(struct bufferevent *bev, void *arg)
 	struct agent_conn *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
 	char why[256], msg[320];
+	int was_authed;
 
+	c->sent_any = 1;
 	if (c->closing) {
 		evbuffer_drain(in, evbuffer_get_length(in));
 		return;
@@ -406,11 +455,15 @@ static void read_cb(struct bufferevent *bev, void *arg)
 			break;
 		evbuffer_copyout(in, hdr, 4);
 		len = frame_length(hdr);
-		if (len > VMHEAP_MAX_FRAME_BYTES) {
-			snprintf(
-			    msg, sizeof(msg),
-			    "frame of %u bytes exceeds the limit of %u bytes",
-			    len, VMHEAP_MAX_FRAME_BYTES);
+		if (len > (c->authed ? VMHEAP_MAX_FRAME_BYTES
+				     : AGENT_PREAUTH_MAX_FRAME)) {
+			snprintf(msg, sizeof(msg),
+				 "frame of %u bytes exceeds the limit of %u "
+				 "bytes%s",
+				 len,
+				 c->authed ? VMHEAP_MAX_FRAME_BYTES
+					   : AGENT_PREAUTH_MAX_FRAME,
+				 c->authed ? "" : " before auth");
 			conn_send_error(c, NULL, VMHEAP_AGENT_ELIMIT, msg, 1);
 			break;
 		}
@@ -424,7 +477,9 @@ static void read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_drain(in, 4);
 		data = (char *)evbuffer_pullup(in, len);
 		msgpack_unpacked_init(m);
-		if (!data || frame_decode(data, len, m, why, sizeof(why)) < 0) {
+		if (!data ||
+		    frame_decode_limited(data, len, AGENT_MAX_REQUEST_OBJECTS,
+					 m, why, sizeof(why)) < 0) {
 			snprintf(msg, sizeof(msg), "bad frame: %s",
 				 data ? why : "out of memory");
 			conn_send_error(c, NULL, VMHEAP_AGENT_EPROTO, msg, 1);
@@ -433,7 +488,10 @@ static void read_cb(struct bufferevent *bev, void *arg)
 		}
 		evbuffer_drain(in, len);
 		c->frame_started = 0;
+		was_authed = c->authed;
 		agent_dispatch(c->agent, &c->authed, &m->data, &out);
+		if (c->authed && !was_authed) /* frames may be large now */
+			bufferevent_setwatermark(bev, EV_READ, 0, 0);
 		conn_answer(c, &out);
 		agent_outcome_release(&out);
 		msgpack_unpacked_destroy(m);
@@ -523,6 +581,27 @@ static int take_slot(struct vmheap_agent *a, int fd)
 	return -1;
 }
 
+/* Make room for a new connection when every slot is taken: close one
+ * that has not sent the token, the first found of: one already refused
+ * (closing), the oldest that has sent nothing at all (a client on its way
+ * in has its auth frame in flight), the oldest.  The list is newest
+ * first.  Nothing is sent to it. */
+static void drop_oldest_unauthed(struct vmheap_agent *a)
+{
+	struct agent_conn *oldest = NULL, *silent = NULL, *closing = NULL;
+
+	for (struct agent_conn *c = a->conns; c; c = c->next)
+		if (!c->authed) {
+			oldest = c;
+			if (!c->sent_any)
+				silent = c;
+			if (c->closing)
+				closing = c;
+		}
+	if (closing || silent || oldest)
+		conn_free(closing ? closing : silent ? silent : oldest);
+}
+
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		      struct sockaddr *sa, int socklen, void *arg)
 {
@@ -537,6 +616,10 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		close(fd);
 		return;
 	}
+	/* room for an honest client: connections that have not sent the
+	 * token are few, and the oldest of them makes way */
+	if (a->nconns >= a->max_clients)
+		drop_oldest_unauthed(a);
 	if (a->nconns >= a->max_clients) {
 		/* A short frame sent straight away: [nil, "error", "limit", m]
 		 */
@@ -584,6 +667,9 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	a->conns = c;
 	a->nconns++;
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+	/* before auth no more than one small frame is buffered */
+	bufferevent_setwatermark(c->bev, EV_READ, 0,
+				 AGENT_PREAUTH_MAX_FRAME + 4);
 	conn_set_timeouts(c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	send_hello(c);
@@ -679,17 +765,6 @@ static int resolve_dir(const char *in, char *out, const char *what,
 	return 0;
 }
 
-/* Remove dead writers' temporary dump files from `dir` (see dump.c). */
-static void sweep_dir(struct vmheap_agent *a, const char *dir)
-{
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (dfd >= 0) {
-		agent_dump_sweep(a, dfd);
-		close(dfd);
-	}
-}
-
 static void free_agent(struct vmheap_agent *a)
 {
 	/* first: a job's thread may still wake the loop through jobs_ev */
@@ -702,8 +777,14 @@ static void free_agent(struct vmheap_agent *a)
 		event_free(a->stop_ev);
 	if (a->jobs_ev)
 		event_free(a->jobs_ev);
+	if (a->trim_ev)
+		event_free(a->trim_ev);
 	if (a->base)
 		event_base_free(a->base);
+	if (a->dump_dfd >= 0)
+		close(a->dump_dfd);
+	if (a->tmp_dfd >= 0)
+		close(a->tmp_dfd);
 	pthread_mutex_destroy(&a->lock);
 	free(a->fd_slots);
 	free(a);
@@ -795,6 +876,7 @@ int vmheap_agent_start(vmheap_agent **out,
 		return agent_fail(err, errlen, VMHEAP_ENOMEM, "out of memory");
 	pthread_mutex_init(&a->lock, NULL);
 	atomic_init(&a->listen_fd, -1);
+	a->dump_dfd = a->tmp_dfd = -1;
 	a->pid = getpid();
 	a->host = host;
 	snprintf(a->bind, sizeof(a->bind), "%s",
@@ -838,29 +920,42 @@ int vmheap_agent_start(vmheap_agent **out,
 	dir = cfg->dump_dir;
 	if (!dir || !*dir)
 		dir = getcwd(cwd, sizeof(cwd)) ? cwd : ".";
-	if ((rc = resolve_dir(dir, a->dump_dir, "dump directory",
-			      "VMHEAP_AGENT_DIR", err, errlen)) < 0)
-		goto fail;
-	if (cfg->dump_dir && *cfg->dump_dir &&
-	    access(a->dump_dir, W_OK | X_OK) < 0) {
-		/* asked for by name: a directory that cannot take a dump is
-		 * a mistake to report now (the default, the working
-		 * directory, is taken as it is: `set config.dump.dir`
-		 * can change it later) */
-		rc = agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
-				"dump directory %s: %s; set VMHEAP_AGENT_DIR "
-				"to a directory this process can write",
-				a->dump_dir, strerror(errno));
-		goto fail;
+	/* asked for by name, a directory that cannot take a dump is a
+	 * mistake to report now, checked as `set config.dump.dir` checks
+	 * it (the default, the working directory, is taken as it is: `set
+	 * config.dump.dir` can change it later) */
+	{
+		char real[PATH_MAX];
+		int dfd = agent_dump_dir_check(
+		    dir, "dump directory", cfg->dump_dir && *cfg->dump_dir,
+		    real, sizeof(real), err, errlen);
+
+		if (dfd < 0) {
+			rc = dfd;
+			if (errlen && strlen(err) + 60 < errlen)
+				strcat(err, "; set VMHEAP_AGENT_DIR to a "
+					    "directory this process can write");
+			goto fail;
+		}
+		agent_dump_dir_set(a, dfd, real);
 	}
 	dir = cfg->tmpdir && *cfg->tmpdir ? cfg->tmpdir
 					  : vmheap_discovery_default_dir();
 	if ((rc = resolve_dir(dir, a->tmpdir, "discovery directory",
 			      "VMHEAP_AGENT_TMPDIR", err, errlen)) < 0)
 		goto fail;
+	a->tmp_dfd = vmheap_dir_open(a->tmpdir);
+	if (a->tmp_dfd < 0) {
+		rc = agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				"discovery directory %s: %s; set "
+				"VMHEAP_AGENT_TMPDIR to an existing directory "
+				"this process can write",
+				a->tmpdir, strerror(errno));
+		goto fail;
+	}
 	if ((rc = agent_token_new(a->token, err, errlen)) < 0)
 		goto fail;
-	sweep_dir(a, a->dump_dir);
+	agent_dump_sweep(a, a->dump_dfd);
 
 	rc = VMHEAP_AGENT_ESYS;
 	a->nslots = a->max_clients;
@@ -874,7 +969,8 @@ int vmheap_agent_start(vmheap_agent **out,
 		atomic_init(&a->fd_slots[i], -1);
 	a->stop_ev = event_new(a->base, -1, 0, stop_cb, a);
 	a->jobs_ev = event_new(a->base, -1, 0, jobs_cb, a);
-	if (!a->stop_ev || !a->jobs_ev) {
+	a->trim_ev = evtimer_new(a->base, trim_cb, a);
+	if (!a->stop_ev || !a->jobs_ev || !a->trim_ev) {
 		agent_fail(err, errlen, rc, "cannot create events");
 		goto fail;
 	}

@@ -366,43 +366,15 @@ static int set_fork_min_free(struct vmheap_agent *a,
 				 errlen);
 }
 
-/* system.fork_estimate: what a fork dump would copy now (fork_cost.c);
- * forks a probe child for AGENT_FORK_PROBE_MS. */
-static int get_fork_estimate(struct vmheap_agent *a, const char *name,
-			     msgpack_packer *pk, char *err, size_t errlen)
+/* system.fork_estimate inside a group (get system): nil; a get of the
+ * variable itself measures (a long job off the loop: fork_estimate.c). */
+static int get_fork_estimate_alone(struct vmheap_agent *a, const char *name,
+				   msgpack_packer *pk, char *err,
+				   size_t errlen)
 {
-	struct agent_fork_estimate e;
-	int gc = atomic_load(&a->dump_gc) && a->host->prepare_child;
-
-	(void)name;
-	if (agent_fork_estimate(a, gc, &e) < 0)
-		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
-				  "cannot measure the write rate: %s",
-				  strerror(errno));
-	msgpack_pack_map(pk, 8);
-	frame_pack_str(pk, "bytes");
-	msgpack_pack_int64(pk, e.need);
-	frame_pack_str(pk, "rss");
-	msgpack_pack_int64(pk, e.rss);
-	frame_pack_str(pk, "write_rate");
-	msgpack_pack_int64(pk, (int64_t)e.write_rate);
-	frame_pack_str(pk, "seconds");
-	msgpack_pack_double(pk, e.seconds);
-	frame_pack_str(pk, "seconds_measured");
-	if (e.seconds_measured)
-		msgpack_pack_true(pk);
-	else
-		msgpack_pack_false(pk);
-	frame_pack_str(pk, "child_bytes");
-	msgpack_pack_int64(pk, e.child_bytes);
-	frame_pack_str(pk, "child_measured");
-	if (e.child_measured)
-		msgpack_pack_true(pk);
-	else
-		msgpack_pack_false(pk);
-	frame_pack_str(pk, "mem_available");
-	msgpack_pack_int64(pk, agent_mem_available());
-	return 0;
+	(void)a, (void)pk;
+	return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
+			  "%s is taken by a get of its own", name);
 }
 
 static int get_config(struct vmheap_agent *a, const char *name,
@@ -435,33 +407,14 @@ static int get_config(struct vmheap_agent *a, const char *name,
 }
 
 /* config.dump.dir: an absolute path to a directory this process can
- * write.  Dumps that have started keep their directory. */
-/* 0 when a file can be created in `dir` (tried for real: access() says
- * yes to root on read-only or virtual file systems), else an errno. */
-static int can_create_in(const char *dir)
-{
-	char probe[PATH_MAX + 64];
-	int fd;
-
-	if (snprintf(probe, sizeof(probe), "%s/.vmheap-probe.%d", dir,
-		     (int)getpid()) >= (int)sizeof(probe))
-		return ENAMETOOLONG;
-	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0)
-		return errno;
-	close(fd);
-	unlink(probe);
-	return 0;
-}
-
+ * write (tried for real, dump_dir.c).  Dumps that have started keep their
+ * directory; later ones are made through the fd opened here. */
 static int set_dump_dir(struct vmheap_agent *a, const msgpack_object *value,
 			msgpack_packer *pk, uint64_t *job, char *err,
 			size_t errlen)
 {
 	char in[PATH_MAX], dir[PATH_MAX];
-	struct stat st;
-	int e;
+	int dfd;
 
 	(void)job;
 	if (frame_copy_str(value, in, sizeof(in)) < 0 || !in[0])
@@ -473,33 +426,12 @@ static int set_dump_dir(struct vmheap_agent *a, const msgpack_object *value,
 				  "%s is not an absolute path; config.dump.dir "
 				  "takes one (it starts with /)",
 				  in);
-	if (stat(in, &st) < 0)
-		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH, "%s %s", in,
-				  errno == ENOENT ? "does not exist"
-						  : strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH,
-				  "%s is not a directory", in);
-	if (!realpath(in, dir))
-		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS, "%s: %s", in,
-				  strerror(errno));
-	if ((e = can_create_in(dir)) != 0)
-		return agent_fail(err, errlen, VMHEAP_AGENT_EPATH,
-				  "%s is not writable by the VM (pid %d, uid "
-				  "%u): %s",
-				  in, (int)getpid(), (unsigned)geteuid(),
-				  strerror(e));
-	pthread_mutex_lock(&a->lock);
-	memcpy(a->dump_dir, dir, strlen(dir) + 1);
-	pthread_mutex_unlock(&a->lock);
-	{
-		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		if (dfd >= 0) { /* dead writers' leftovers, as at start */
-			agent_dump_sweep(a, dfd);
-			close(dfd);
-		}
-	}
+	dfd = agent_dump_dir_check(in, NULL, 1, dir, sizeof(dir), err, errlen);
+	if (dfd < 0)
+		return dfd;
+	/* dead writers' leftovers, as at start */
+	agent_dump_sweep(a, dfd);
+	agent_dump_dir_set(a, dfd, dir);
 	/* the discovery file's dump_dir follows (the console looks there
 	 * for a dump whose reply it lost); on failure the old line stays */
 	agent_discovery_write(a, NULL, 0);
@@ -530,13 +462,14 @@ static const struct var builtins[] = {
     {"config.dump.timeout", "int", get_dump_timeout, set_dump_timeout},
     {"config.native.track", "bool", agent_native_get_track, agent_native_set_track},
     {"system.argv", "array", get_argv, NULL},
-    {"system.fork_estimate", "map", get_fork_estimate, NULL},
+    {"system.fork_estimate", "map", get_fork_estimate_alone, NULL},
     {"system.memory.bytes", "int", get_memory_figure, NULL},
     {"system.memory.count", "int", get_memory_figure, NULL},
     {"system.memory.dump", "dump", get_last_dump, set_dump},
     {"system.memory.dumping", "bool", get_dumping, NULL},
     {AGENT_HISTOGRAM_VAR, "histogram", get_histogram_alone, NULL},
     {"system.memory.rss", "int", get_rss, NULL},
+    {"system.native.bytes", "int", agent_native_get_bytes, NULL},
     {"system.native.sites", "array", agent_native_get_sites, NULL},
     {"system.pid", "int", get_pid, NULL},
     {"system.threads.backtrace", "string", get_backtrace, NULL},
@@ -790,6 +723,8 @@ int agent_var_get(struct vmheap_agent *a, const char *name,
 
 	if (!strcmp(name, AGENT_HISTOGRAM_VAR))
 		return agent_histogram_start(a, job, err, errlen);
+	if (!strcmp(name, "system.fork_estimate"))
+		return agent_fork_estimate_start(a, job, err, errlen);
 	if (b)
 		return b->get(a, name, &v->pk, err, errlen);
 	rc = host_get(a, name, &v->pk);

@@ -270,6 +270,22 @@ VMHEAP_EXPORT
 int vmheap_agent_native_location(int (*where)(const char **file,
 					      uint32_t *line));
 
+/*
+ * Name a piece of the VM's own housekeeping for the malloc tracker's
+ * sites: an allocation whose stack (as the tracker took it: see
+ * VMHEAP_NATIVE_DEPTH) passes through the function `fn` is charged to
+ * `label` (for example "<ruby: postponed job>": angle brackets, so that
+ * no source file reads the same) with line 0, not to the VM line that
+ * happened to run; its C stack is kept.  `fn` must be the start of a
+ * dynamic symbol with a size (the extent [start, start + size) is
+ * taken from it); `label` is kept (a string literal).  A location the
+ * hook of vmheap_agent_native_location gave as "<...>" at line 0 (the
+ * Ruby host's "<ruby: gc>") is kept instead.  At most 8.  Returns 0, or
+ * -1 when fn is no such symbol or the table is full.  Needs no agent.
+ */
+VMHEAP_EXPORT
+int vmheap_agent_native_activity(const char *label, const void *fn);
+
 /* ----------------------------------------------------------- discovery */
 
 /* One agent, as read from its discovery file. */

@@ -27,6 +27,12 @@ struct graph_class {
 	size_t name_off; /* into names; valid when has_name */
 	size_t name_len;
 	int has_name;
+	uint64_t object_id; /* the object that is this class (1.1), 0: none */
+};
+
+/* A class object: object index -> class index (graph_labels.c). */
+struct graph_class_object {
+	uint32_t object, klass;
 };
 
 /* Codes of edge names (vmheap_graph.edge_name). */
@@ -84,6 +90,9 @@ struct vmheap_graph {
 	uint32_t *class_hash;
 	size_t class_hash_cap; /* power of two */
 	char *names;	       /* class names and root kind strings */
+	/* objects that are classes, by object index (graph_labels.c) */
+	struct graph_class_object *class_objects;
+	size_t nclass_objects;
 	size_t names_len, names_cap;
 
 	/* Roots, in file order. */
@@ -128,6 +137,10 @@ uint32_t graph_class_lookup(const vmheap_graph *g, uint64_t id);
 
 /* Add class `id` if new; its index, or UINT32_MAX when out of memory. */
 uint32_t graph_class_intern(vmheap_graph *g, uint64_t id);
+
+/* Index the objects that class records name as themselves (after the
+ * ids are indexed).  0 or VMHEAP_ENOMEM. */
+int graph_index_class_objects(vmheap_graph *g);
 
 /* Build order/dir from g->ids (ids_sorted: already non-decreasing). */
 int graph_index_ids(vmheap_graph *g, int ids_sorted);

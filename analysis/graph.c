@@ -68,6 +68,7 @@ void vmheap_graph_free(vmheap_graph *g)
 	free(g->rev);
 	free(g->classes);
 	free(g->class_hash);
+	free(g->class_objects);
 	free(g->names);
 	free(g->roots);
 	free(g->idom);

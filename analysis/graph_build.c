@@ -71,6 +71,7 @@ static int add_class(struct build *b, const struct vmheap_record *rec)
 	g->classes[c].name_off = off;
 	g->classes[c].name_len = rec->u.klass.name_len;
 	g->classes[c].has_name = 1;
+	g->classes[c].object_id = rec->u.klass.object_id;
 	return 0;
 }
 
@@ -495,6 +496,8 @@ int graph_build(vmheap_graph **out, vmheap_reader *r, char *err, size_t err_len)
 	if (b.nside && (rc = merge_side_refs(&b)) < 0)
 		goto fail;
 	if ((rc = resolve_roots(&b)) < 0)
+		goto fail;
+	if ((rc = graph_index_class_objects(b.g)) < 0)
 		goto fail;
 	free(b.side);
 	free(b.strings);

@@ -36,6 +36,85 @@ char *vmheap_graph_class_label(const vmheap_graph *g, uint64_t class_id)
 	return strndup(name, len);
 }
 
+static int compare_class_objects(const void *x, const void *y)
+{
+	const struct graph_class_object *a = x, *b = y;
+
+	if (a->object != b->object)
+		return a->object < b->object ? -1 : 1;
+	return a->klass < b->klass ? -1 : a->klass > b->klass;
+}
+
+int graph_index_class_objects(vmheap_graph *g)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < g->nclasses; k++)
+		n += g->classes[k].object_id != 0;
+	if (!n)
+		return 0;
+	g->class_objects = malloc(n * sizeof(*g->class_objects));
+	if (!g->class_objects)
+		return VMHEAP_ENOMEM;
+	for (size_t k = 0; k < g->nclasses; k++) {
+		uint32_t i;
+		if (!g->classes[k].object_id)
+			continue;
+		i = vmheap_graph_find(g, g->classes[k].object_id);
+		if (i == VMHEAP_GRAPH_NONE)
+			continue; /* names an object the dump lacks */
+		g->class_objects[g->nclass_objects++] =
+		    (struct graph_class_object){.object = i,
+						.klass = (uint32_t)k};
+	}
+	/* two classes naming one object: the first in file order wins (the
+	 * lookup finds the lowest class index) */
+	qsort(g->class_objects, g->nclass_objects, sizeof(*g->class_objects),
+	      compare_class_objects);
+	return 0;
+}
+
+int vmheap_graph_object_as_class(const vmheap_graph *g, uint32_t i,
+				 uint64_t *class_id)
+{
+	size_t lo = 0, hi = g->nclass_objects;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g->class_objects[mid].object < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == g->nclass_objects || g->class_objects[lo].object != i)
+		return 0;
+	*class_id = g->classes[g->class_objects[lo].klass].id;
+	return 1;
+}
+
+char *vmheap_graph_object_label(const vmheap_graph *g, uint32_t i)
+{
+	uint64_t self;
+	char *of = vmheap_graph_class_label(g, vmheap_graph_object_class(g, i));
+	char *own, *both;
+	size_t n;
+
+	if (!of || !vmheap_graph_object_as_class(g, i, &self))
+		return of;
+	own = vmheap_graph_class_label(g, self);
+	if (!own || !strncmp(own, "#<", 2)) {
+		free(of);
+		return own;
+	}
+	n = strlen(of) + 1 + strlen(own) + 1;
+	both = malloc(n);
+	if (both)
+		snprintf(both, n, "%s %s", of, own);
+	free(of);
+	free(own);
+	return both;
+}
+
 int64_t vmheap_graph_classes_labelled(const vmheap_graph *g, const char *label,
 				      size_t *ks, size_t cap)
 {

@@ -43,6 +43,25 @@ VMHEAP_EXPORT char *vmheap_graph_class_label(const vmheap_graph *g,
 					     uint64_t class_id);
 
 /*
+ * The class that object `i` is itself, when a class record names it as its
+ * class object (FORMAT.md, "Class objects": a Ruby Class or Module, a
+ * java.lang.Class): 1 and its id in *class_id; 0 for any other object.
+ */
+VMHEAP_EXPORT int vmheap_graph_object_as_class(const vmheap_graph *g,
+					       uint32_t i, uint64_t *class_id);
+
+/*
+ * The label of object `i` where the tools print its class: for a class
+ * object (vmheap_graph_object_as_class) its class's label and the label
+ * of the class it is, "Class Service", "Module Billing", or only the
+ * latter when that already says what it is ("#<Class:0x...>",
+ * "#<Class:Service>"); else the label of its class.  malloc'd; NULL when
+ * out of memory.
+ */
+VMHEAP_EXPORT char *vmheap_graph_object_label(const vmheap_graph *g,
+					      uint32_t i);
+
+/*
  * The classes labelled `label` (several class ids may share one): writes
  * the first `cap` of their positions in the class table to `ks` (NULL with
  * cap 0 just counts) and returns how many there are, or VMHEAP_ENOMEM.

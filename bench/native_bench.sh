@@ -1,8 +1,8 @@
 #!/bin/sh
-# The malloc tracker's cost (issue 14), as ratios in one run: the same
-# workload with no tracker, with libvmheap-malloc.so loaded but off, on
-# (libunwind stacks, the default), on with frame-pointer stacks, and under
-# heaptrack; then the C workload again with 16 threads (no tracker, on),
+# The malloc tracker's cost (issues 14 and 25), as ratios in one run:
+# the same workload (C; Ruby strings and hashes; Ruby's stdlib) with no
+# tracker, with libvmheap-malloc.so loaded but off, on (the default
+# stacks), on with frame-pointer stacks, and under heaptrack; then the C workload again with 16 threads (no tracker, on),
 # and the tracker's own memory as a share of the tracked heap.  Each
 # figure is the median of RUNS runs, the configurations interleaved.
 #
@@ -36,9 +36,14 @@ col() { awk -v c="$1" '{print $c}' | median; } # median of column $1
 
 ruby_work='a = []; 1_200_000.times { |i| a << ("x" * (24 + i % 200)); a.shift if a.size > 20_000 }; h = {}; 600_000.times { |i| h["k#{i % 50_000}"] = [i, i.to_s * 3] }'
 
-for w in c ruby; do
+stdlib="$(dirname "$0")/native_stdlib.rb"
+for w in c ruby stdlib; do
 	: >"$tmp/$w.none"; : >"$tmp/$w.off"; : >"$tmp/$w.on"; : >"$tmp/$w.fp"; : >"$tmp/$w.ht"
-	if [ $w = c ]; then set -- "$bin" "$threads" "$ops"; else set -- ruby -e "$ruby_work"; fi
+	case $w in
+	c) set -- "$bin" "$threads" "$ops" ;;
+	ruby) set -- ruby -e "$ruby_work" ;;
+	stdlib) set -- ruby "$stdlib" 20 ;;
+	esac
 	i=0
 	while [ $i -lt "$runs" ]; do
 		wall "$@" >>"$tmp/$w.none"
@@ -53,11 +58,11 @@ for w in c ruby; do
 	done
 	none=$(col 1 <"$tmp/$w.none")
 	none_cpu=$(col 2 <"$tmp/$w.none")
-	if [ $w = c ]; then
-		echo "native bench, C workload: $threads threads x $ops mallocs (16 B-64 KiB, window 4096), median of $runs runs"
-	else
-		echo "native bench, Ruby workload: 1,200,000 strings and 600,000 hash stores, median of $runs runs"
-	fi
+	case $w in
+	c) echo "native bench, C workload: $threads threads x $ops mallocs (16 B-64 KiB, window 4096), median of $runs runs" ;;
+	ruby) echo "native bench, Ruby workload: 1,200,000 strings and 600,000 hash stores, median of $runs runs" ;;
+	stdlib) echo "native bench, Ruby stdlib workload: 20 rounds of JSON, ERB, Psych, Ripper, Zlib (bench/native_stdlib.rb), median of $runs runs" ;;
+	esac
 	printf '  %-34s %8.3f s  1.00x   cpu %8.3f s  1.00x\n' "no tracker" "$none" "$none_cpu"
 	for c in off on fp ht; do
 		[ -s "$tmp/$w.$c" ] || continue
@@ -65,7 +70,7 @@ for w in c ruby; do
 		mc=$(col 2 <"$tmp/$w.$c")
 		case $c in
 		off) label="tracker loaded, off" ;;
-		on) label="tracker on (libunwind)" ;;
+		on) label="tracker on (default stacks)" ;;
 		fp) label="tracker on (frame pointers)" ;;
 		ht) label="heaptrack" ;;
 		esac
@@ -89,7 +94,7 @@ none=$(col 1 <"$tmp/many.none"); none_cpu=$(col 2 <"$tmp/many.none")
 on=$(col 1 <"$tmp/many.on"); on_cpu=$(col 2 <"$tmp/many.on")
 echo "native bench, C workload: $many threads x $many_ops mallocs, median of $runs runs"
 printf '  %-34s %8.3f s  1.00x   cpu %8.3f s  1.00x\n' "no tracker" "$none" "$none_cpu"
-printf '  %-34s %8.3f s  %.2fx   cpu %8.3f s  %.2fx\n' "tracker on (libunwind)" "$on" \
+printf '  %-34s %8.3f s  %.2fx   cpu %8.3f s  %.2fx\n' "tracker on (default stacks)" "$on" \
 	"$(echo "$on / $none" | bc -l)" "$on_cpu" "$(echo "$on_cpu / $none_cpu" | bc -l)"
 # The tracker's memory against the heap it tracks (C workload, on).
 env LD_PRELOAD="$lib" VMHEAP_NATIVE_TRACK=1 "$bin" "$threads" "$ops" >"$tmp/mem"

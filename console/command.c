@@ -25,7 +25,8 @@ void console_command_help(FILE *out)
 	    "  list -v [PREFIX] the same with their values\n"
 	    "  top [SECONDS [COUNT]]  the live heap's classes by growth since "
 	    "top began,\n"
-	    "                   refreshed every SECONDS (2); q quits\n"
+	    "                   refreshed every SECONDS (2), under the RSS and,\n"
+	    "                   while tracking, malloc's live bytes; q quits\n"
 	    "  help             this text\n"
 	    "  exit, quit       leave (or Ctrl-D)\n"
 	    "Tab completes commands and variable names.\n",
@@ -105,10 +106,14 @@ static enum console_result run_call(struct console_session *s, const char *verb,
 				     : CONSOLE_RESULT_GONE;
 	}
 	if (reply.ok) {
+		char **named = NULL;
+		if (!strcmp(verb, "get") && !strcmp(path, "system.native.sites"))
+			named = console_native_sites(&reply.value);
 		if (json)
 			console_json_print(stdout, &reply.value);
 		else
 			console_render_reply(stdout, verb, path, &reply.value);
+		console_native_sites_free(named);
 	} else {
 		fprintf(stderr, "error (%s): %s\n",
 			*reply.code ? reply.code : "error",

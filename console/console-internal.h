@@ -231,6 +231,16 @@ void console_render_each_name(const msgpack_object *value,
 /* Print `value` as one line of JSON. */
 void console_json_print(FILE *out, const msgpack_object *value);
 
+/* native_sites.c: the rows of a `get system.native.sites` reply (an
+ * array of maps) with each "site" resolved from the row's "frames" as
+ * vmheap-histo --native resolves a dump's (libdw), and the "frames" and
+ * "vm" members taken out.  Returns the strings the rows now point to
+ * (free them with console_native_sites_free after printing), or NULL
+ * when the reply is not such an array or memory is short (then rows keep
+ * the agent's own text). */
+char **console_native_sites(msgpack_object *value);
+void console_native_sites_free(char **kept);
+
 /* Print a string as a JSON string literal (quoted, escaped). */
 void console_json_string(FILE *out, const char *s, size_t len);
 

@@ -36,6 +36,35 @@ void console_print_table(FILE *out, const char *const *cells, int rows,
 	free(width);
 }
 
+/*
+ * A string from the VM (a thread's name, a file name) as text: the VM's
+ * program chose those bytes, and a terminal would obey the escape
+ * sequences among them.  Control characters (newlines kept when
+ * `keep_newlines`), DEL, the C1 controls (U+0080 to U+009F: 8-bit CSI and
+ * others) and bytes that are not UTF-8 are shown as \xNN.
+ */
+static void put_text(FILE *out, const char *str, size_t len, int keep_newlines)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	while (i < len) {
+		size_t n = vmheap_utf8_length(s + i, len - i);
+
+		if (n == 1 && s[i] == '\n' && keep_newlines) {
+			fputc('\n', out);
+		} else if (n == 0 || (n == 1 && (s[i] < 0x20 || s[i] == 0x7f))) {
+			fprintf(out, "\\x%02x", s[i]);
+			n = 1;
+		} else if (n == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0) {
+			fprintf(out, "\\x%02x\\x%02x", s[i], s[i + 1]);
+		} else {
+			fwrite(s + i, 1, n, out);
+		}
+		i += n;
+	}
+}
+
 /* The last component of a dotted name. */
 static const char *leaf(const char *name)
 {
@@ -137,7 +166,7 @@ static void print_inline(FILE *out, const msgpack_object *o, const char *name)
 			fprintf(out, "%g", o->via.f64);
 		break;
 	case MSGPACK_OBJECT_STR:
-		fwrite(o->via.str.ptr, 1, o->via.str.size, out);
+		put_text(out, o->via.str.ptr, o->via.str.size, 1);
 		break;
 	case MSGPACK_OBJECT_BIN:
 		fprintf(out, "<%u bytes of binary data>", o->via.bin.size);
@@ -237,9 +266,18 @@ static void table_print_free(struct table *t, FILE *out)
 
 static char *key_string(const msgpack_object *key)
 {
-	if (key->type == MSGPACK_OBJECT_STR)
-		return strndup(key->via.str.ptr, key->via.str.size);
-	return inline_string(key, NULL);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (key->type != MSGPACK_OBJECT_STR)
+		return inline_string(key, NULL);
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return strdup("");
+	put_text(f, key->via.str.ptr, key->via.str.size, 0);
+	fclose(f);
+	return buf ? buf : strdup("");
 }
 
 /* An array worth a line per element (a backtrace, an argv). */
@@ -414,7 +452,7 @@ static void print_value(FILE *out, const msgpack_object *o, const char *name)
 			}
 		return;
 	case MSGPACK_OBJECT_STR:
-		fwrite(o->via.str.ptr, 1, o->via.str.size, out);
+		put_text(out, o->via.str.ptr, o->via.str.size, 1);
 		if (o->via.str.size == 0 ||
 		    o->via.str.ptr[o->via.str.size - 1] != '\n')
 			fputc('\n', out);
@@ -467,8 +505,9 @@ static int print_dump_line(FILE *out, const msgpack_object *o)
 	file = map_get(o, file_keys);
 	seconds = map_get(o, seconds_keys);
 
-	fprintf(out, "dump written: %.*s, %.0f objects",
-		(int)path->via.str.size, path->via.str.ptr, number(objects));
+	fputs("dump written: ", out);
+	put_text(out, path->via.str.ptr, path->via.str.size, 0);
+	fprintf(out, ", %.0f objects", number(objects));
 	if (bytes && bytes->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
 		vmheap_format_bytes(size, sizeof(size),
 				    (unsigned long long)bytes->via.u64);

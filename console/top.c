@@ -2,7 +2,9 @@
  * top.c - the console's `top [SECONDS [COUNT]]`: the live histogram
  * (get system.memory.histogram) refreshed every SECONDS like top(1),
  * classes sorted by their growth since top began, with count, bytes and
- * rate per minute; `q` quits.
+ * rate per minute; above them the process's RSS (system.memory.rss) and,
+ * while native tracking is on, malloc's live tracked bytes
+ * (system.native.bytes), each with its change since top began; `q` quits.
  */
 #include <errno.h>
 #include <poll.h>
@@ -18,6 +20,8 @@
 #include "console-internal.h"
 
 #define HISTOGRAM_VAR "system.memory.histogram"
+#define RSS_VAR "system.memory.rss"
+#define NATIVE_VAR "system.native.bytes"
 
 /* ----------------------------------------------------------- top */
 
@@ -35,6 +39,11 @@ struct top {
 	int have_first;
 	struct console_histogram first, now;
 	uint64_t first_objects, first_bytes;
+	/* the process: RSS, and malloc's live tracked bytes while tracking
+	 * (have_native); the first figure of each since top began */
+	int have_rss, have_native;
+	uint64_t rss, rss0, native, native0;
+	int had_rss, had_native;
 };
 
 static int by_name(const void *x, const void *y)
@@ -147,6 +156,72 @@ static void rate(char *buf, size_t len, int64_t delta, double minutes)
 		snprintf(buf, len, "%+.0f", r);
 }
 
+/* An unsigned integer variable: 1 with *v set, 0 when the agent says no
+ * (e.g. native tracking is off), -1 when the VM is gone. */
+static int get_uint(struct console_session *s, const char *var, uint64_t *v)
+{
+	struct vmheap_reply r;
+	int got = 0;
+
+	memset(&r, 0, sizeof(r));
+	if (console_session_call(s, "get", var, NULL, &r) < 0)
+		return -1;
+	if (r.ok && r.value.type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+		*v = r.value.via.u64;
+		got = 1;
+	}
+	vmheap_reply_release(&r);
+	return got;
+}
+
+/* The process's figures for this frame; 0, or -1 when the VM is gone. */
+static int process_fetch(struct console_session *s, struct top *t)
+{
+	int rc = get_uint(s, RSS_VAR, &t->rss);
+
+	if (rc < 0)
+		return -1;
+	t->have_rss = rc;
+	if (rc && !t->had_rss) {
+		t->rss0 = t->rss;
+		t->had_rss = 1;
+	}
+	rc = get_uint(s, NATIVE_VAR, &t->native);
+	if (rc < 0)
+		return -1;
+	t->have_native = rc;
+	if (rc && !t->had_native) { /* tracking may start while top runs */
+		t->native0 = t->native;
+		t->had_native = 1;
+	}
+	return 0;
+}
+
+/* "process: RSS 52.1 MiB (+3.20 MiB); malloc live 12.0 MiB (+4.00 MiB,
+ * tracked)": nothing it has no figure for. */
+static void process_line(FILE *out, const struct top *t)
+{
+	char a[64], d[64];
+
+	if (!t->have_rss && !t->have_native)
+		return;
+	fputs("process:", out);
+	if (t->have_rss) {
+		vmheap_format_size(a, sizeof(a), (unsigned long long)t->rss);
+		vmheap_format_size_delta(d, sizeof(d),
+					 (long long)(t->rss - t->rss0));
+		fprintf(out, " RSS %s (%s)", a, d);
+	}
+	if (t->have_native) {
+		vmheap_format_size(a, sizeof(a), (unsigned long long)t->native);
+		vmheap_format_size_delta(d, sizeof(d),
+					 (long long)(t->native - t->native0));
+		fprintf(out, "%s native live %s (%s, tracked malloc)",
+			t->have_rss ? ";" : "", a, d);
+	}
+	fputc('\n', out);
+}
+
 /* One screen: the header lines and as many classes as the terminal
  * has rows for (all of them when it is no terminal). */
 static void top_draw(FILE *out, const struct top *t,
@@ -160,8 +235,8 @@ static void top_draw(FILE *out, const struct top *t,
 	const char **cells;
 	char (*nums)[5][40];
 
-	if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 6)
-		rows = ws.ws_row - 6u < t->n ? ws.ws_row - 6u : t->n;
+	if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 7)
+		rows = ws.ws_row - 7u < t->n ? ws.ws_row - 7u : t->n;
 	if (tty)
 		fputs("\033[H\033[2J", out);
 	fprintf(out,
@@ -174,6 +249,7 @@ static void top_draw(FILE *out, const struct top *t,
 				 (long long)(t->now.bytes - t->first_bytes));
 	signed_count(cnt, sizeof(cnt),
 		     (int64_t)(t->now.objects - t->first_objects));
+	process_line(out, t);
 	fprintf(out, "heap: %llu objects (%s), %s (%s); walked %s in %.3f s\n\n",
 		(unsigned long long)t->now.objects, cnt, size, dsize,
 		t->now.forked ? (t->now.live_only ? "in a forked child after a GC"
@@ -209,7 +285,8 @@ static void top_draw(FILE *out, const struct top *t,
 	fflush(out);
 }
 
-/* Ask for the histogram; 0, or the console result of a failure. */
+/* Ask for the histogram: 0, 1 when the VM is busy (try again later),
+ * or -1 with the console result of a failure in *res. */
 static int top_fetch(struct console_session *s, struct top *t,
 		     struct vmheap_reply *reply, enum console_result *res)
 {
@@ -220,6 +297,14 @@ static int top_fetch(struct console_session *s, struct top *t,
 	if (console_session_call(s, "get", HISTOGRAM_VAR, NULL, reply) < 0) {
 		*res = CONSOLE_RESULT_GONE;
 		return -1;
+	}
+	if (!reply->ok && !strcmp(reply->code, "busy")) {
+		/* a dump or another histogram runs: not a failure of top,
+		 * which tries again at its next refresh */
+		fprintf(stderr, "busy: %s; trying again in a moment\n",
+			*reply->message ? reply->message
+					: "the VM is taking a histogram");
+		return 1;
 	}
 	if (!reply->ok) {
 		fprintf(stderr, "error (%s): %s\n",
@@ -298,12 +383,22 @@ enum console_result console_top(struct console_session *s, double interval,
 		raw.c_cc[VTIME] = 0;
 		raw_set = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
 	}
-	for (long frame = 0; count <= 0 || frame < count; frame++) {
-		if (frame && wait_key(interval, &input))
+	for (long frame = 0, tries = 0; count <= 0 || frame < count; tries++) {
+		int rc;
+
+		if (tries && wait_key(interval, &input))
 			break;
-		if (top_fetch(s, &t, &reply, &res) < 0)
+		rc = top_fetch(s, &t, &reply, &res);
+		if (rc < 0)
 			break;
+		if (rc > 0)
+			continue; /* busy: the next refresh tries again */
+		if (process_fetch(s, &t) < 0) {
+			res = CONSOLE_RESULT_GONE;
+			break;
+		}
 		top_draw(stdout, &t, s, interval, tty);
+		frame++;
 	}
 	if (raw_set)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);

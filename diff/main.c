@@ -72,7 +72,9 @@ static void help(void)
 	       "  --native       growth of live malloc memory by call site "
 	       "(the dumps'\n"
 	       "                 native sections, symbolized; top 20 "
-	       "unless --top)\n"
+	       "unless --top); with three\n"
+	       "                 or more dumps, each site's live blocks at "
+	       "each dump and per minute\n"
 	       "  --suspects     leak suspects: the new objects grouped by "
 	       "their owner (the\n"
 	       "                 top-most new object that dominates them), "
@@ -179,10 +181,12 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 				  "and --native");
 	if (argc - optind < 2)
 		usage_error("%s", "two dumps needed: OLD NEW");
-	if (argc - optind > 2 && (o->mode != DIFF_CLASSES || o->by_site))
-		usage_error("%s", "--objects, --retainers, --paths, --suspects, "
-				  "--native and --by site take two dumps, OLD "
-				  "NEW (three or more give the class timeline)");
+	if (argc - optind > 2 &&
+	    ((o->mode != DIFF_CLASSES && o->mode != DIFF_NATIVE) || o->by_site))
+		usage_error("%s", "--objects, --retainers, --paths, --suspects "
+				  "and --by site take two dumps, OLD NEW (three "
+				  "or more give the class timeline, or with "
+				  "--native the native one)");
 	o->old_path = argv[optind];
 	o->new_path = argv[optind + 1];
 	o->dumps = argv + optind;

@@ -1,14 +1,17 @@
 /*
  * native.c - vmheap-diff --native: the growth of live native (malloc)
- * memory by call site between two dumps, symbolized offline.  Sites are
- * matched by their symbolized frames, which stay the same across runs
- * and address-space layouts.
+ * memory by call site between two dumps, symbolized offline; over three
+ * or more dumps, each site's live blocks at each dump and its growth per
+ * minute (the timeline of timeline.c).  Sites are matched by their
+ * symbolized frames, which stay the same across runs and address-space
+ * layouts.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "diff-internal.h"
+#include "timeline-internal.h"
 
 #define SITE_FRAMES 5
 #define DEFAULT_TOP 20
@@ -86,6 +89,86 @@ static int delta(const struct side *o, const struct side *n,
 	return 0;
 }
 
+/* The members "old":{...},"new":{...} of the JSON report (after "{"). */
+static void dumps_json(struct vmheap_strbuf *out, const struct side *old,
+		       const struct side *new)
+{
+	vmheap_strbuf_add(out, "\"old\": {", 8);
+	vmheap_strbuf_add_dump_json(out, old->r, NULL);
+	vmheap_strbuf_add(out, "}, \"new\": {", 11);
+	vmheap_strbuf_add_dump_json(out, new->r, NULL);
+	vmheap_strbuf_add(out, "}, ", 3);
+}
+
+/* vmheap-diff --native A B C ...: every dump's sites as the timeline's
+ * entries.  The exit status. */
+static int native_timeline(const struct diff_options *o, vmheap_symbolizer *sym)
+{
+	struct timeline tl;
+	struct side *sides = calloc(o->ndumps, sizeof(*sides));
+	struct tl_entry *e = NULL;
+	struct vmheap_strbuf out = VMHEAP_STRBUF_INIT;
+	struct vmheap_strbuf warn = VMHEAP_STRBUF_INIT;
+	size_t ne = 0;
+	char err[1024];
+	int rc;
+
+	memset(&tl, 0, sizeof(tl));
+	tl.native = 1;
+	if (!sides) {
+		snprintf(err, sizeof(err), "out of memory");
+		rc = VMHEAP_ENOMEM;
+	} else
+		rc = diff_timeline_alloc(o, &tl, err, sizeof(err));
+	for (size_t k = 0; rc == 0 && k < tl.n; k++) {
+		rc = load(o->dumps[k], sym, &sides[k], err, sizeof(err));
+		if (rc)
+			break;
+		/* the reader is the timeline's from now on */
+		tl.d[k].reader = sides[k].r;
+		sides[k].r = NULL;
+		tl.t_ms[k] = diff_time_ms(vmheap_reader_header(tl.d[k].reader));
+		ne += sides[k].nrows;
+	}
+	if (rc == 0 && !(e = calloc(ne ? ne : 1, sizeof(*e)))) {
+		snprintf(err, sizeof(err), "out of memory");
+		rc = VMHEAP_ENOMEM;
+	}
+	if (rc == 0) {
+		ne = 0;
+		for (size_t k = 0; k < tl.n; k++)
+			for (size_t i = 0; i < sides[k].nrows; i++)
+				e[ne++] = (struct tl_entry){
+				    sides[k].rows[i].site, k,
+				    (uint64_t)sides[k].rows[i].count,
+				    (uint64_t)sides[k].rows[i].bytes};
+		diff_timeline_check(&tl, &warn);
+		if ((rc = diff_timeline_rows(&tl, o, e, ne)) < 0)
+			snprintf(err, sizeof(err),
+				 "out of memory for the timeline");
+	}
+	if (rc == 0) {
+		diff_timeline_render(o, &tl, &out);
+		if (out.failed || warn.failed) {
+			snprintf(err, sizeof(err),
+				 "out of memory for the report");
+			rc = VMHEAP_ENOMEM;
+		}
+	}
+	if (rc == 1) { /* a dump without a native section: said, status 1 */
+		fprintf(stderr, "vmheap-diff: %s\n", err);
+		vmheap_strbuf_release(&out);
+		vmheap_strbuf_release(&warn);
+	} else
+		rc = diff_emit(rc, err, &out, &warn);
+	diff_timeline_release(&tl);
+	for (size_t k = 0; sides && k < (size_t)o->ndumps; k++)
+		side_release(&sides[k]);
+	free(sides);
+	free(e);
+	return rc;
+}
+
 int diff_native_main(const struct diff_options *o)
 {
 	struct side old = {0}, new = {0};
@@ -98,6 +181,11 @@ int diff_native_main(const struct diff_options *o)
 
 	if (!sym)
 		snprintf(err, sizeof(err), "out of memory");
+	else if (o->ndumps > 2) {
+		rc = native_timeline(o, sym);
+		vmheap_symbolizer_free(sym);
+		return rc;
+	}
 	if (!rc)
 		rc = load(o->old_path, sym, &old, err, sizeof(err));
 	if (!rc)
@@ -106,10 +194,23 @@ int diff_native_main(const struct diff_options *o)
 		snprintf(err, sizeof(err), "out of memory");
 	if (!rc) {
 		vmheap_native_rows_sort(d, nd);
+		uint64_t ob, oc, nb, nc;
+		char own[64], own_d[64];
+		vmheap_native_own(old.n, &ob, &oc);
+		vmheap_native_own(new.n, &nb, &nc);
+		vmheap_report_size(&o->report, own, sizeof(own), nb);
+		vmheap_report_size_delta(&o->report, own_d, sizeof(own_d),
+					 (int64_t)(nb - ob));
 		size_t top = o->report.top ? o->report.top : DEFAULT_TOP;
 		size_t shown = nd < top ? nd : top;
 		if (o->report.format == VMHEAP_OUTPUT_JSON) {
-			vmheap_strbuf_addf(&out, "{\"native\": true, ");
+			vmheap_strbuf_addf(&out,
+					   "{\"native\": true, "
+					   "\"vmheap_own_bytes\": %llu, "
+					   "\"vmheap_own_bytes_delta\": %lld, ",
+					   (unsigned long long)nb,
+					   (long long)(nb - ob));
+			dumps_json(&out, &old, &new);
 			vmheap_native_render(&out, d, nd, shown,
 					     &o->report, 1);
 			vmheap_strbuf_addf(&out, "}\n");
@@ -121,6 +222,9 @@ int diff_native_main(const struct diff_options *o)
 			vmheap_strbuf_add_dump_origin(&out, old.r);
 			vmheap_strbuf_addf(&out, "\nnew: ");
 			vmheap_strbuf_add_dump_origin(&out, new.r);
+			vmheap_strbuf_addf(&out, "\nvmheap's own (not a "
+						 "site below): %s (%s)",
+					   own, own_d);
 			vmheap_strbuf_addf(&out, "\nlive malloc memory "
 						 "by call site, new minus old\n");
 			vmheap_native_render(&out, d, nd, shown,

@@ -196,12 +196,12 @@ void diff_paths_json(const struct diff_options *o, struct diff_result *res,
 	const struct diff_paths *p = res->paths;
 
 	(void)o;
-	vmheap_strbuf_add(out, "{\"old\":", 7);
-	vmheap_strbuf_add_json(out, vmheap_reader_name(res->old_d.reader));
-	vmheap_strbuf_add(out, ",\"new\":", 7);
-	vmheap_strbuf_add_json(out, vmheap_reader_name(res->new_d.reader));
+	vmheap_strbuf_add(out, "{\"old\":{", 8);
+	vmheap_strbuf_add_dump_json(out, res->old_d.reader, NULL);
+	vmheap_strbuf_add(out, "},\"new\":{", 9);
+	vmheap_strbuf_add_dump_json(out, res->new_d.reader, NULL);
 	vmheap_strbuf_addf(out,
-			   ",\"new_objects\":%" PRIu64 ",\"new_bytes\":%" PRIu64
+			   "},\"new_objects\":%" PRIu64 ",\"new_bytes\":%" PRIu64
 			   ",\"class_count\":%zu,\"classes\":[",
 			   p->new_objects, p->new_bytes, p->nclasses);
 	for (size_t c = 0; c < p->shown; c++) {

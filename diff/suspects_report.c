@@ -8,17 +8,15 @@
 #include "diff-internal.h"
 
 /* "root KIND NAME > A > B": the root (with its name in a dump that has
- * names) and the classes of the top shape above the owner (added as `f`
- * requires: a CSV field is quoted whole). */
+ * names) and the classes of the top shape above the owner, a step held
+ * by a named reference by its holder phrase ("> local messages of <main>
+ * (app.rb) >"; vmheap_strbuf_add_shape_steps). */
 static void held_by(struct vmheap_strbuf *out, const vmheap_graph *g,
 		    const struct vmheap_graph_path_group *grp)
 {
 	vmheap_strbuf_add_root_text(out, g, grp->root);
-	for (size_t l = 0; l + 1 < grp->length; l++) {
-		vmheap_strbuf_add(out, " > ", 3);
-		vmheap_strbuf_add_class(out, g, grp->classes[l],
-					VMHEAP_OUTPUT_TEXT);
-	}
+	vmheap_strbuf_add_shape_steps(out, g, grp->example, grp->length,
+				      grp->classes);
 }
 
 /* "A, B and C" of the held classes. */
@@ -199,11 +197,11 @@ void diff_suspects_json(const struct diff_options *o, struct diff_result *res,
 			struct vmheap_strbuf *out)
 {
 	(void)o;
-	vmheap_strbuf_add(out, "{\"old\":", 7);
-	vmheap_strbuf_add_json(out, vmheap_reader_name(res->old_d.reader));
-	vmheap_strbuf_add(out, ",\"new\":", 7);
-	vmheap_strbuf_add_json(out, vmheap_reader_name(res->new_d.reader));
-	vmheap_strbuf_add(out, ",", 1);
+	vmheap_strbuf_add(out, "{\"old\":{", 8);
+	vmheap_strbuf_add_dump_json(out, res->old_d.reader, NULL);
+	vmheap_strbuf_add(out, "},\"new\":{", 9);
+	vmheap_strbuf_add_dump_json(out, res->new_d.reader, NULL);
+	vmheap_strbuf_add(out, "},", 2);
 	suspects_json_members(out, res->suspects->new_g, res->suspects->s);
 	vmheap_strbuf_add(out, "}\n", 2);
 }

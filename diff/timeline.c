@@ -1,8 +1,10 @@
 /*
- * timeline.c - vmheap-diff A B C ...: per class, the count at each dump,
- * the change from the first to the last, and the growth per minute from
- * the dumps' start times (header time_ms); classes that grew at every
- * step are marked.  Text, JSON and CSV carry the same figures.
+ * timeline.c - vmheap-diff A B C ...: per class, the count and bytes at
+ * each dump, the change from the first to the last, and the growth per
+ * minute from the dumps' start times (header time_ms); classes that grew
+ * at every step are marked.  Text, JSON and CSV carry the same figures.
+ * vmheap-diff --native A B C ... (native.c) gives the same report of
+ * native sites through the shared functions below.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -82,31 +84,6 @@ void diff_warn_order(struct vmheap_strbuf *w, int two, const char *a_name,
 
 /* ------------------------------------------------------------ figures */
 
-struct tl_row {
-	const char *name; /* owned by a census */
-	uint64_t *count;  /* per dump */
-	uint64_t *bytes;
-	int64_t count_delta, bytes_delta; /* last minus first */
-	int every;			  /* grew at every step */
-};
-
-struct timeline {
-	size_t n; /* dumps */
-	struct diff_dump *d;
-	int64_t *t_ms;
-	int64_t span_ms; /* last minus first */
-	struct tl_row *rows;
-	size_t nrows;
-	struct tl_row total;
-};
-
-/* One (name, dump) figure, before grouping by name. */
-struct tl_entry {
-	const char *name;
-	size_t dump;
-	uint64_t count, bytes;
-};
-
 static int entry_by_name(const void *pa, const void *pb)
 {
 	const struct tl_entry *a = pa, *b = pb;
@@ -118,6 +95,18 @@ static int row_by_name(const void *pa, const void *pb)
 {
 	return strcmp(((const struct tl_row *)pa)->name,
 		      ((const struct tl_row *)pb)->name);
+}
+
+/* Native sites: most bytes_delta first, then count_delta, then name. */
+static int row_by_growth(const void *pa, const void *pb)
+{
+	const struct tl_row *a = pa, *b = pb;
+
+	if (a->bytes_delta != b->bytes_delta)
+		return a->bytes_delta < b->bytes_delta ? 1 : -1;
+	if (a->count_delta != b->count_delta)
+		return a->count_delta < b->count_delta ? 1 : -1;
+	return strcmp(a->name, b->name);
 }
 
 /* Put tl->rows (in name order) in the order of the two-dump diff's rows
@@ -156,14 +145,17 @@ static int sort_rows(struct timeline *tl, enum vmheap_sort key)
 	return 0;
 }
 
-/* The deltas and the every-step mark of a row whose figures are set. */
-static void row_finish(struct tl_row *r, size_t n)
+/* The deltas and the every-step mark of a row whose figures are set: by
+ * the count (classes) or the bytes (native sites). */
+static void row_finish(struct tl_row *r, size_t n, int by_bytes)
 {
+	const uint64_t *v = by_bytes ? r->bytes : r->count;
+
 	r->count_delta = (int64_t)(r->count[n - 1] - r->count[0]);
 	r->bytes_delta = (int64_t)(r->bytes[n - 1] - r->bytes[0]);
 	r->every = 1;
 	for (size_t k = 1; k < n; k++)
-		if (r->count[k] <= r->count[k - 1])
+		if (v[k] <= v[k - 1])
 			r->every = 0;
 }
 
@@ -175,12 +167,12 @@ static int row_changed(const struct tl_row *r, size_t n)
 	return 0;
 }
 
-/* Group the censuses' rows by name into tl->rows (changed ones only). */
-static int build_rows(struct timeline *tl, const struct diff_options *o)
+/* The censuses' rows as entries (*e malloc'd). */
+static int census_entries(const struct timeline *tl, struct tl_entry **out,
+			  size_t *nout)
 {
 	struct tl_entry *e = NULL;
 	size_t ne = 0, cap = 0;
-	int rc = VMHEAP_ENOMEM;
 
 	for (size_t k = 0; k < tl->n; k++) {
 		size_t nr;
@@ -190,8 +182,10 @@ static int build_rows(struct timeline *tl, const struct diff_options *o)
 			if (ne == cap) {
 				size_t nc = cap ? cap * 2 : 256;
 				struct tl_entry *p = realloc(e, nc * sizeof(*p));
-				if (!p)
-					goto out;
+				if (!p) {
+					free(e);
+					return VMHEAP_ENOMEM;
+				}
 				e = p;
 				cap = nc;
 			}
@@ -200,48 +194,55 @@ static int build_rows(struct timeline *tl, const struct diff_options *o)
 						    rows[i].bytes};
 		}
 	}
+	*out = e;
+	*nout = ne;
+	return 0;
+}
+
+int diff_timeline_rows(struct timeline *tl, const struct diff_options *o,
+		       struct tl_entry *e, size_t ne)
+{
 	if (ne)
 		qsort(e, ne, sizeof(*e), entry_by_name);
 	tl->rows = calloc(ne ? ne : 1, sizeof(*tl->rows));
-	if (!tl->rows)
-		goto out;
+	tl->total.name = "total";
+	tl->total.count = calloc(2 * tl->n, sizeof(uint64_t));
+	if (!tl->rows || !tl->total.count)
+		return VMHEAP_ENOMEM;
+	tl->total.bytes = tl->total.count + tl->n;
 	for (size_t i = 0; i < ne;) {
 		struct tl_row r = {.name = e[i].name};
 		size_t j = i;
 
 		r.count = calloc(2 * tl->n, sizeof(uint64_t));
 		if (!r.count)
-			goto out;
+			return VMHEAP_ENOMEM;
 		r.bytes = r.count + tl->n;
 		for (; j < ne && !strcmp(e[j].name, r.name); j++) {
-			r.count[e[j].dump] = e[j].count;
-			r.bytes[e[j].dump] = e[j].bytes;
+			r.count[e[j].dump] += e[j].count;
+			r.bytes[e[j].dump] += e[j].bytes;
+			tl->total.count[e[j].dump] += e[j].count;
+			tl->total.bytes[e[j].dump] += e[j].bytes;
 		}
 		i = j;
-		row_finish(&r, tl->n);
+		row_finish(&r, tl->n, tl->native);
 		if (row_changed(&r, tl->n))
 			tl->rows[tl->nrows++] = r;
 		else
 			free(r.count);
 	}
-	if (sort_rows(tl, o->report.sort) < 0)
-		goto out;
-	tl->total.name = "total";
-	tl->total.count = calloc(2 * tl->n, sizeof(uint64_t));
-	if (!tl->total.count)
-		goto out;
-	tl->total.bytes = tl->total.count + tl->n;
-	for (size_t k = 0; k < tl->n; k++) {
+	if (tl->native)
+		qsort(tl->rows, tl->nrows, sizeof(*tl->rows), row_by_growth);
+	else if (sort_rows(tl, o->report.sort) < 0)
+		return VMHEAP_ENOMEM;
+	for (size_t k = 0; !tl->native && k < tl->n; k++) {
 		const struct vmheap_totals *t =
 		    vmheap_census_totals(tl->d[k].census);
 		tl->total.count[k] = t->objects;
 		tl->total.bytes[k] = t->bytes;
 	}
-	row_finish(&tl->total, tl->n);
-	rc = 0;
-out:
-	free(e);
-	return rc;
+	row_finish(&tl->total, tl->n, tl->native);
+	return 0;
 }
 
 /* Growth per minute over the timeline's span; NAN when it has none. */
@@ -266,6 +267,18 @@ static void rate_text(char *buf, size_t len, double v)
 		snprintf(buf, len, "%+.0f", v);
 }
 
+/* Bytes per minute as the bytes column: "+1.20 MiB", "-" without a span
+ * (exact, rounded to a byte, with --bytes). */
+static void bytes_rate_text(const struct diff_options *o, char *buf,
+			    size_t len, double v)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else
+		vmheap_report_size_delta(&o->report, buf, len,
+					 (int64_t)(v < 0 ? v - 0.5 : v + 0.5));
+}
+
 static void signed_text(char *buf, size_t len, int64_t v)
 {
 	snprintf(buf, len, v > 0 ? "+%" PRId64 : "%" PRId64, v);
@@ -288,12 +301,17 @@ static void when_text(char *buf, size_t len, int64_t ms)
 	snprintf(buf + l, len - l, ".%03d UTC", rem < 0 ? rem + 1000 : rem);
 }
 
-/* Add a table row: the counts, change, per min, bytes change, class. */
+/* The table's columns: the counts at each dump, then these, then the
+ * class or site. */
+#define TL_COLS 5 /* change, per min, bytes, bytes/min, name */
+
+/* Add a table row: the counts, change, per min, bytes change, bytes per
+ * min, class. */
 static int add_row(vmheap_table *tab, const struct diff_options *o,
 		   const struct timeline *tl, const struct tl_row *r,
 		   const char *label)
 {
-	size_t ncol = tl->n + 4;
+	size_t ncol = tl->n + TL_COLS;
 	char(*cells)[64] = calloc(ncol, sizeof(*cells));
 	const char **row = calloc(ncol, sizeof(*row));
 	int rc = VMHEAP_ENOMEM;
@@ -307,6 +325,8 @@ static int add_row(vmheap_table *tab, const struct diff_options *o,
 		  per_minute(tl, r->count_delta));
 	vmheap_report_size_delta(&o->report, cells[tl->n + 2], sizeof(cells[0]),
 				 r->bytes_delta);
+	bytes_rate_text(o, cells[tl->n + 3], sizeof(cells[0]),
+			per_minute(tl, r->bytes_delta));
 	for (size_t k = 0; k < ncol - 1; k++)
 		row[k] = cells[k];
 	{
@@ -326,12 +346,37 @@ out:
 	return rc;
 }
 
+/* "#1 at +0.0 s: NAME (vm VM, pid PID): ..." for dump k. */
+static void dump_line(struct vmheap_strbuf *out, const struct diff_options *o,
+		      const struct timeline *tl, size_t k)
+{
+	char off[32], which[64], size[64];
+
+	span_text(off, sizeof(off), ms_between(tl->t_ms[0], tl->t_ms[k]));
+	snprintf(which, sizeof(which), "#%zu at %s%s", k + 1,
+		 tl->t_ms[k] >= tl->t_ms[0] ? "+" : "", off);
+	if (!tl->native) {
+		const struct vmheap_totals *t =
+		    vmheap_census_totals(tl->d[k].census);
+		diff_dump_line(out, o, which, tl->d[k].reader, t->objects,
+			       t->bytes);
+		return;
+	}
+	vmheap_report_bytes(&o->report, size, sizeof(size),
+			    tl->total.bytes[k]);
+	vmheap_strbuf_addf(out, "%s: ", which);
+	vmheap_strbuf_add_dump_origin(out, tl->d[k].reader);
+	vmheap_strbuf_addf(out, ": %" PRIu64 " live malloc blocks, %s\n",
+			   tl->total.count[k], size);
+}
+
 static void timeline_text(const struct diff_options *o,
 			  const struct timeline *tl, struct vmheap_strbuf *out)
 {
 	size_t shown = vmheap_report_rows_shown(&o->report, tl->nrows);
-	size_t ncol = tl->n + 4;
-	char when[64], span[32], which[64], label[96];
+	size_t ncol = tl->n + TL_COLS;
+	const char *what = tl->native ? "site" : "class";
+	char when[64], span[32], label[96];
 	char *align = malloc(ncol + 1);
 	char(*head)[24] = calloc(ncol, sizeof(*head));
 	const char **hrow = calloc(ncol, sizeof(*hrow));
@@ -342,17 +387,11 @@ static void timeline_text(const struct diff_options *o,
 	span_text(span, sizeof(span), tl->span_ms);
 	vmheap_strbuf_addf(out, "timeline: %zu dumps over %s, from %s\n",
 			   tl->n, span, when);
-	for (size_t k = 0; k < tl->n; k++) {
-		const struct vmheap_totals *t =
-		    vmheap_census_totals(tl->d[k].census);
-		char off[32];
-		span_text(off, sizeof(off),
-			  ms_between(tl->t_ms[0], tl->t_ms[k]));
-		snprintf(which, sizeof(which), "#%zu at %s%s", k + 1,
-			 tl->t_ms[k] >= tl->t_ms[0] ? "+" : "", off);
-		diff_dump_line(out, o, which, tl->d[k].reader, t->objects,
-			       t->bytes);
-	}
+	for (size_t k = 0; k < tl->n; k++)
+		dump_line(out, o, tl, k);
+	if (tl->native)
+		vmheap_strbuf_addf(out, "live malloc memory by call site: "
+					"the live blocks at each dump\n");
 	if (!align || !head || !hrow)
 		goto out;
 	memset(align, 'r', ncol - 1);
@@ -368,12 +407,15 @@ static void timeline_text(const struct diff_options *o,
 	hrow[tl->n] = "change";
 	hrow[tl->n + 1] = "per min";
 	hrow[tl->n + 2] = "bytes";
-	hrow[tl->n + 3] = "  class";
+	hrow[tl->n + 3] = "bytes/min";
+	hrow[tl->n + 4] = tl->native ? "  site" : "  class";
 	rc = vmheap_table_add_row(tab, hrow);
 	for (size_t i = 0; i < shown && !rc; i++)
 		rc = add_row(tab, o, tl, &tl->rows[i], tl->rows[i].name);
 	vmheap_report_total_label(label, sizeof(label), "total", tl->nrows,
-				  "classes changed", shown);
+				  tl->native ? "sites changed"
+					     : "classes changed",
+				  shown);
 	if (!rc)
 		rc = add_row(tab, o, tl, &tl->total, label);
 out:
@@ -390,10 +432,14 @@ out:
 		for (size_t i = 0; i < tl->nrows; i++)
 			every += (size_t)tl->rows[i].every;
 		vmheap_strbuf_addf(out,
-				   "%s (%zu class%s); per min: the change "
-				   "from #1 to #%zu per minute of the %s "
-				   "between them\n",
-				   EVERY_LEGEND, every, every == 1 ? "" : "es",
+				   "%s (%zu %s%s); per min, bytes/min: the "
+				   "change from #1 to #%zu per minute of the "
+				   "%s between them\n",
+				   tl->native ? "* live bytes grew at every step"
+					      : EVERY_LEGEND,
+				   every,
+				   what,
+				   every == 1 ? "" : tl->native ? "s" : "es",
 				   tl->n, span);
 	}
 }
@@ -427,29 +473,45 @@ static void json_figures(struct vmheap_strbuf *out, const struct timeline *tl,
 			   r->every ? "true" : "false");
 }
 
+/* The members of dump k: "file", ..., "time_ms", and its totals. */
+static void json_dump(struct vmheap_strbuf *out, const struct timeline *tl,
+		      size_t k)
+{
+	if (tl->native) {
+		vmheap_strbuf_add_dump_json(out, tl->d[k].reader, NULL);
+		vmheap_strbuf_addf(out,
+				   ",\"live_count\":%" PRIu64
+				   ",\"live_bytes\":%" PRIu64,
+				   tl->total.count[k], tl->total.bytes[k]);
+	} else
+		vmheap_strbuf_add_dump_json(
+		    out, tl->d[k].reader, vmheap_census_totals(tl->d[k].census));
+}
+
 static void timeline_json(const struct diff_options *o,
 			  const struct timeline *tl, struct vmheap_strbuf *out)
 {
 	size_t shown = vmheap_report_rows_shown(&o->report, tl->nrows);
+	const char *what = tl->native ? "site" : "class";
 
-	vmheap_strbuf_add(out, "{\"dumps\":[", 10);
+	vmheap_strbuf_addf(out, "{%s\"old\":{", tl->native ? "\"native\":true," : "");
+	json_dump(out, tl, 0);
+	vmheap_strbuf_add(out, "},\"new\":{", 9);
+	json_dump(out, tl, tl->n - 1);
+	vmheap_strbuf_add(out, "},\"dumps\":[", 11);
 	for (size_t k = 0; k < tl->n; k++) {
 		vmheap_strbuf_add(out, k ? ",{" : "{", k ? 2 : 1);
-		vmheap_strbuf_add_dump_json(
-		    out, tl->d[k].reader, vmheap_census_totals(tl->d[k].census));
-		vmheap_strbuf_addf(out,
-				   ",\"time_ms\":%" PRId64
-				   ",\"offset_ms\":%" PRId64 "}",
-				   tl->t_ms[k],
+		json_dump(out, tl, k);
+		vmheap_strbuf_addf(out, ",\"offset_ms\":%" PRId64 "}",
 				   ms_between(tl->t_ms[0], tl->t_ms[k]));
 	}
 	vmheap_strbuf_addf(out, "],\"span_ms\":%" PRId64 ",\"total\":{",
 			   tl->span_ms);
 	json_figures(out, tl, &tl->total);
-	vmheap_strbuf_addf(out, "},\"changed\":%zu,\"classes\":[", tl->nrows);
+	vmheap_strbuf_addf(out, "},\"changed\":%zu,\"%s\":[", tl->nrows,
+			   tl->native ? "sites" : "classes");
 	for (size_t i = 0; i < shown; i++) {
-		vmheap_strbuf_add(out, i ? ",{\"class\":" : "{\"class\":",
-				  i ? 10 : 9);
+		vmheap_strbuf_addf(out, "%s{\"%s\":", i ? "," : "", what);
 		vmheap_strbuf_add_json(out, tl->rows[i].name);
 		vmheap_strbuf_add(out, ",", 1);
 		json_figures(out, tl, &tl->rows[i]);
@@ -471,7 +533,7 @@ static void timeline_csv(const struct diff_options *o,
 {
 	size_t shown = vmheap_report_rows_shown(&o->report, tl->nrows);
 
-	vmheap_strbuf_add(out, "class", 5);
+	vmheap_strbuf_addf(out, "%s", tl->native ? "site" : "class");
 	for (size_t k = 0; k < tl->n; k++)
 		vmheap_strbuf_addf(out, ",count_%zu", k + 1);
 	vmheap_strbuf_addf(out, ",count_delta,count_per_minute");
@@ -494,9 +556,20 @@ static void timeline_csv(const struct diff_options *o,
 	}
 }
 
+void diff_timeline_render(const struct diff_options *o,
+			  const struct timeline *tl, struct vmheap_strbuf *out)
+{
+	if (o->report.format == VMHEAP_OUTPUT_JSON)
+		timeline_json(o, tl, out);
+	else if (o->report.format == VMHEAP_OUTPUT_CSV)
+		timeline_csv(o, tl, out);
+	else
+		timeline_text(o, tl, out);
+}
+
 /* ------------------------------------------------------------ reading */
 
-static void timeline_release(struct timeline *tl)
+void diff_timeline_release(struct timeline *tl)
 {
 	for (size_t i = 0; i < tl->nrows; i++)
 		free(tl->rows[i].count);
@@ -510,12 +583,9 @@ static void timeline_release(struct timeline *tl)
 	free(tl->t_ms);
 }
 
-/* Open and read every dump; the warnings about them into w. */
-static int timeline_read(const struct diff_options *o, struct timeline *tl,
-			 struct vmheap_strbuf *w, char *err, size_t errsz)
+int diff_timeline_alloc(const struct diff_options *o, struct timeline *tl,
+			char *err, size_t errsz)
 {
-	int rc;
-
 	tl->n = o->ndumps;
 	tl->d = calloc(tl->n, sizeof(*tl->d));
 	tl->t_ms = calloc(tl->n, sizeof(*tl->t_ms));
@@ -523,21 +593,13 @@ static int timeline_read(const struct diff_options *o, struct timeline *tl,
 		snprintf(err, errsz, "out of memory");
 		return VMHEAP_ENOMEM;
 	}
-	for (size_t k = 0; k < tl->n; k++) {
-		struct diff_dump *d = &tl->d[k];
-		d->path = o->dumps[k];
-		rc = vmheap_dump_open(&d->reader, d->path, &d->size,
-				      &d->regular, err, errsz);
-		if (rc < 0 && d->reader)
-			snprintf(err, errsz, "%s",
-				 vmheap_reader_error(d->reader));
-		if (rc < 0)
-			return rc;
-		rc = diff_read_census(o, d, err, errsz);
-		if (rc < 0)
-			return rc;
-		tl->t_ms[k] = diff_time_ms(vmheap_reader_header(d->reader));
-	}
+	for (size_t k = 0; k < tl->n; k++)
+		tl->d[k].path = o->dumps[k];
+	return 0;
+}
+
+void diff_timeline_check(struct timeline *tl, struct vmheap_strbuf *w)
+{
 	tl->span_ms = ms_between(tl->t_ms[0], tl->t_ms[tl->n - 1]);
 	for (size_t k = 1; k < tl->n; k++) {
 		const struct vmheap_header *a =
@@ -559,7 +621,36 @@ static int timeline_read(const struct diff_options *o, struct timeline *tl,
 		vmheap_strbuf_addf(w, "vmheap-diff: warning: the first and the "
 				      "last dump have the same start time: "
 				      "no growth per minute\n");
-	rc = build_rows(tl, o);
+}
+
+/* Open and read every dump; the warnings about them into w. */
+static int timeline_read(const struct diff_options *o, struct timeline *tl,
+			 struct vmheap_strbuf *w, char *err, size_t errsz)
+{
+	struct tl_entry *e = NULL;
+	size_t ne = 0;
+	int rc = diff_timeline_alloc(o, tl, err, errsz);
+
+	for (size_t k = 0; rc == 0 && k < tl->n; k++) {
+		struct diff_dump *d = &tl->d[k];
+		rc = vmheap_dump_open(&d->reader, d->path, &d->size,
+				      &d->regular, err, errsz);
+		if (rc < 0 && d->reader)
+			snprintf(err, errsz, "%s",
+				 vmheap_reader_error(d->reader));
+		if (rc < 0)
+			return rc;
+		rc = diff_read_census(o, d, err, errsz);
+		if (rc < 0)
+			return rc;
+		tl->t_ms[k] = diff_time_ms(vmheap_reader_header(d->reader));
+	}
+	if (rc < 0)
+		return rc;
+	diff_timeline_check(tl, w);
+	if ((rc = census_entries(tl, &e, &ne)) == 0)
+		rc = diff_timeline_rows(tl, o, e, ne);
+	free(e);
 	if (rc < 0)
 		snprintf(err, errsz, "out of memory for the timeline");
 	return rc;
@@ -576,18 +667,13 @@ int diff_timeline_main(const struct diff_options *o)
 	memset(&tl, 0, sizeof(tl));
 	rc = timeline_read(o, &tl, &warn, err, sizeof(err));
 	if (!rc) {
-		if (o->report.format == VMHEAP_OUTPUT_JSON)
-			timeline_json(o, &tl, &out);
-		else if (o->report.format == VMHEAP_OUTPUT_CSV)
-			timeline_csv(o, &tl, &out);
-		else
-			timeline_text(o, &tl, &out);
+		diff_timeline_render(o, &tl, &out);
 		if (out.failed || warn.failed) {
 			snprintf(err, sizeof(err),
 				 "out of memory for the report");
 			rc = VMHEAP_ENOMEM;
 		}
 	}
-	timeline_release(&tl);
+	diff_timeline_release(&tl);
 	return diff_emit(rc, err, &out, &warn);
 }

@@ -119,8 +119,7 @@ static void render_text(const struct dominators_options *o,
 				   vmheap_graph_object_bytes(g, v));
 		snprintf(addr, sizeof(addr), "0x%" PRIx64,
 			 vmheap_graph_object_id(g, v));
-		vmheap_strbuf_add_class(&cls, g, vmheap_graph_object_class(g, v),
-					VMHEAP_OUTPUT_TEXT);
+		vmheap_strbuf_add_object(&cls, g, v, VMHEAP_OUTPUT_TEXT);
 		chain_of(g, v, &c);
 		chain_text(&doms, g, v, &c);
 		if (cls.failed || doms.failed)
@@ -168,6 +167,7 @@ static void render_json(const struct dominators_result *res,
 				   k ? "," : "", vmheap_graph_object_id(g, v));
 		vmheap_strbuf_add_class(out, g, vmheap_graph_object_class(g, v),
 					VMHEAP_OUTPUT_JSON);
+		vmheap_strbuf_add_self_json(out, g, v);
 		vmheap_strbuf_addf(out,
 				   ",\"own_bytes\":%" PRIu64
 				   ",\"retained_bytes\":%" PRIu64
@@ -183,6 +183,7 @@ static void render_json(const struct dominators_result *res,
 			    VMHEAP_OUTPUT_JSON);
 			vmheap_strbuf_addf(out, ",\"address\":\"0x%" PRIx64 "\"",
 					   vmheap_graph_object_id(g, c.links[l]));
+			vmheap_strbuf_add_self_json(out, g, c.links[l]);
 			vmheap_graph_edge_name(g, c.links[l], l ? c.links[l - 1] : v, &name);
 			vmheap_strbuf_add_name_json(out, &name);
 			vmheap_strbuf_add(out, "}", 1);

@@ -344,7 +344,10 @@ static int decode_class(struct vmheap_block_cursor *c, struct mpc *m,
 		return fail(c, VMHEAP_EFORMAT, m->p,
 			    "malformed class record: flags do not fit 32 bits");
 	rec->u.klass.flags = (uint32_t)flags;
-	return skip_extra(c, m, 2, n - 5);
+	rec->u.klass.object_id = 0;
+	if (n > 5 && (rc = mpc_uint(m, &rec->u.klass.object_id)))
+		return field_error(c, m, rc, 2, "class object id");
+	return skip_extra(c, m, 2, n > 6 ? n - 6 : 0);
 }
 
 static int decode_root(struct vmheap_block_cursor *c, struct mpc *m, uint32_t n,

@@ -260,6 +260,19 @@ int vmheap_writer_add_class(vmheap_writer *w, uint64_t id, const char *name,
 			    size_t name_len, uint64_t super_id, uint32_t flags);
 
 /*
+ * Add a class record that also names the heap object that is the class
+ * itself (format 1.1, FORMAT.md "Class objects"): `object_id` is the id of
+ * that object record (a Ruby Class or Module, a java.lang.Class), so that
+ * the tools can call the object by the class's name.  0 means none and
+ * writes what vmheap_writer_add_class writes.  Errors as that function.
+ */
+VMHEAP_EXPORT
+int vmheap_writer_add_class_object(vmheap_writer *w, uint64_t id,
+				   const char *name, size_t name_len,
+				   uint64_t super_id, uint32_t flags,
+				   uint64_t object_id);
+
+/*
  * Add an object: its 64-bit id (the VM address), its class id, its shallow
  * size in bytes, its kind (an index into the header's kind names) and the
  * ids of the objects it references.  Any number of references is accepted:
@@ -406,6 +419,15 @@ struct vmheap_dump_module {
 	uint64_t base;		 /* load address */
 };
 
+/*
+ * A site's VM location may be a label instead of a file: "<...>" with line
+ * 0 (FORMAT.md section 15).  This one says that the memory is vmheap's own
+ * (the agent's, the allocation tracer's): tools report its total apart and
+ * never list it as a site.  Others name the VM's housekeeping
+ * ("<ruby: gc>", "<ruby: postponed job>") and are sites like any.
+ */
+#define VMHEAP_NATIVE_OWN "<vmheap>"
+
 struct vmheap_dump_site {
 	uint64_t live_bytes, live_count; /* not yet freed */
 	uint64_t allocs, frees; /* since tracking began */
@@ -492,6 +514,8 @@ struct vmheap_record {
 			size_t name_len;
 			uint64_t super_id;
 			uint32_t flags;
+			/* the object that is this class (1.1), 0: none */
+			uint64_t object_id;
 		} klass;
 		struct {
 			uint64_t id;

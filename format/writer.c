@@ -414,18 +414,29 @@ int vmheap_writer_add_string(vmheap_writer *w, uint64_t id, const char *text,
 int vmheap_writer_add_class(vmheap_writer *w, uint64_t id, const char *name,
 			    size_t name_len, uint64_t super_id, uint32_t flags)
 {
+	return vmheap_writer_add_class_object(w, id, name, name_len, super_id,
+					      flags, 0);
+}
+
+int vmheap_writer_add_class_object(vmheap_writer *w, uint64_t id,
+				   const char *name, size_t name_len,
+				   uint64_t super_id, uint32_t flags,
+				   uint64_t object_id)
+{
 	int rc = usable(w);
 
 	if (rc)
 		return rc;
 	if ((rc = check_string(w, "class name", name, name_len)))
 		return rc;
-	msgpack_pack_array(&w->pk, 5);
+	msgpack_pack_array(&w->pk, object_id ? 6 : 5);
 	msgpack_pack_uint8(&w->pk, VMHEAP_RECORD_CLASS);
 	msgpack_pack_uint64(&w->pk, id);
 	pack_str(&w->pk, name, name_len);
 	msgpack_pack_uint64(&w->pk, super_id);
 	msgpack_pack_uint32(&w->pk, flags);
+	if (object_id)
+		msgpack_pack_uint64(&w->pk, object_id);
 	w->totals.classes++;
 	return end_record(w);
 }

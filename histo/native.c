@@ -35,12 +35,20 @@ int histo_native(const struct histo_options *o, struct vmheap_strbuf *out,
 		goto out;
 	}
 	vmheap_native_rows_sort(rows, nrows);
+	uint64_t own_bytes, own_count;
+	char own[64];
+	vmheap_native_own(n, &own_bytes, &own_count);
+	vmheap_report_size(&o->report, own, sizeof(own), own_bytes);
 	size_t shown = nrows;
 	size_t top = o->report.top ? o->report.top : DEFAULT_TOP;
 	if (shown > top)
 		shown = top;
 	if (o->report.format == VMHEAP_OUTPUT_JSON) {
-		vmheap_strbuf_addf(out, "{\"native\": true, ");
+		vmheap_strbuf_addf(out,
+				   "{\"native\": true, \"vmheap_own_bytes\": "
+				   "%llu, \"vmheap_own_count\": %llu, ",
+				   (unsigned long long)own_bytes,
+				   (unsigned long long)own_count);
 		vmheap_native_render(out, rows, nrows, shown,
 				     &o->report, 0);
 		vmheap_strbuf_addf(out, "}\n");
@@ -50,7 +58,10 @@ int histo_native(const struct histo_options *o, struct vmheap_strbuf *out,
 	} else {
 		vmheap_strbuf_addf(out, "native: ");
 		vmheap_strbuf_add_dump_origin(out, r);
-		vmheap_strbuf_addf(out, ": live malloc memory by call site\n");
+		vmheap_strbuf_addf(out, ": live malloc memory by call site\n"
+					"vmheap's own (not a site below): %s in "
+					"%llu blocks\n",
+				   own, (unsigned long long)own_count);
 		vmheap_native_render(out, rows, nrows, shown,
 				     &o->report, 0);
 	}

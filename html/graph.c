@@ -36,6 +36,10 @@ struct tree {
 	size_t nheap;
 	uint32_t *labels; /* class table position -> label index, or NONE */
 	uint32_t nlabels;
+	/* what each label names: a class table position, or with
+	 * LABEL_OBJECT set a class object's index (its own label, "Class
+	 * Service"); room for every class and every node */
+	uint64_t *label_src;
 	/* per class table position, while the children of one object are
 	 * grouped by class: their retained bytes and count */
 	uint64_t *class_bytes;
@@ -177,13 +181,29 @@ static void expand(struct tree *t, int32_t p)
 	}
 }
 
+#define LABEL_OBJECT (UINT64_C(1) << 63)
+
+/* The label of class table position c, made when new. */
+static uint32_t class_label(struct tree *t, size_t c)
+{
+	if (t->labels[c] == UINT32_MAX) {
+		t->label_src[t->nlabels] = c;
+		t->labels[c] = t->nlabels++;
+	}
+	return t->labels[c];
+}
+
+/* A node's label: its class's, or for a class object a label of its own
+ * (each object is one node, so it is made once). */
 static uint32_t label_of(struct tree *t, uint32_t obj)
 {
-	size_t c = vmheap_graph_object_class_index(t->g, obj);
+	uint64_t self;
 
-	if (t->labels[c] == UINT32_MAX)
-		t->labels[c] = t->nlabels++;
-	return t->labels[c];
+	if (vmheap_graph_object_as_class(t->g, obj, &self)) {
+		t->label_src[t->nlabels] = LABEL_OBJECT | obj;
+		return t->nlabels++;
+	}
+	return class_label(t, vmheap_graph_object_class_index(t->g, obj));
 }
 
 /*
@@ -216,11 +236,10 @@ static void groups_json(struct tree *t, struct vmheap_strbuf *sb, size_t o)
 	vmheap_strbuf_add(sb, "[", 1);
 	for (size_t i = 0; i < k; i++) {
 		size_t c = best[i];
-		if (t->labels[c] == UINT32_MAX)
-			t->labels[c] = t->nlabels++;
+		uint32_t l = class_label(t, c);
 		vmheap_strbuf_addf(
 		    sb, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu64 "]", i ? "," : "",
-		    t->labels[c], t->class_count[c], t->class_bytes[c]);
+		    l, t->class_count[c], t->class_bytes[c]);
 	}
 	vmheap_strbuf_add(sb, "]", 1);
 	for (size_t i = 0; i < ntouched; i++) {
@@ -262,9 +281,7 @@ static void tree_json(struct tree *t, struct vmheap_strbuf *sb,
 		      size_t top_shown)
 {
 	uint32_t n = vmheap_graph_object_count(t->g);
-	size_t nclasses = vmheap_graph_class_count(t->g);
 	uint64_t unreachable = 0, unreachable_bytes = 0, top_bytes = 0;
-	uint32_t *order;
 
 	vmheap_graph_unreachable(t->g, &unreachable, &unreachable_bytes);
 	for (size_t i = 0; i < top_shown; i++)
@@ -303,22 +320,19 @@ static void tree_json(struct tree *t, struct vmheap_strbuf *sb,
 		vmheap_strbuf_add(sb, "]", 1);
 	}
 	vmheap_strbuf_add(sb, "],\"labels\":[", 12);
-	order = malloc((t->nlabels ? t->nlabels : 1) * sizeof(*order));
-	if (!order) {
-		sb->failed = 1;
-		return;
-	}
-	for (size_t c = 0; c < nclasses; c++)
-		if (t->labels[c] != UINT32_MAX)
-			order[t->labels[c]] = (uint32_t)c;
 	for (uint32_t k = 0; k < t->nlabels; k++) {
+		uint64_t src = t->label_src[k];
 		if (k)
 			vmheap_strbuf_add(sb, ",", 1);
-		vmheap_strbuf_add_class(sb, t->g,
-					vmheap_graph_class_id(t->g, order[k]),
-					VMHEAP_OUTPUT_JSON);
+		if (src & LABEL_OBJECT)
+			vmheap_strbuf_add_object(sb, t->g,
+						 (uint32_t)(src & ~LABEL_OBJECT),
+						 VMHEAP_OUTPUT_JSON);
+		else
+			vmheap_strbuf_add_class(
+			    sb, t->g, vmheap_graph_class_id(t->g, (size_t)src),
+			    VMHEAP_OUTPUT_JSON);
 	}
-	free(order);
 	vmheap_strbuf_add(sb, "]}", 2);
 }
 
@@ -333,10 +347,11 @@ static int dominator_tree(vmheap_graph *g, struct vmheap_strbuf *sb)
 	t.nodes = malloc(HTML_TREE_NODES * sizeof(*t.nodes));
 	t.heap = malloc(HTML_TREE_NODES * sizeof(*t.heap));
 	t.labels = malloc((nclasses ? nclasses : 1) * sizeof(*t.labels));
+	t.label_src = malloc((nclasses + HTML_TREE_NODES) * sizeof(*t.label_src));
 	t.class_bytes = calloc(nclasses ? nclasses : 1, sizeof(uint64_t));
 	t.class_count = calloc(nclasses ? nclasses : 1, sizeof(uint32_t));
 	t.touched = malloc((nclasses ? nclasses : 1) * sizeof(size_t));
-	if (!t.nodes || !t.heap || !t.labels || !t.class_bytes ||
+	if (!t.nodes || !t.heap || !t.labels || !t.label_src || !t.class_bytes ||
 	    !t.class_count || !t.touched)
 		rc = VMHEAP_ENOMEM;
 	if (rc == 0) {
@@ -352,6 +367,7 @@ static int dominator_tree(vmheap_graph *g, struct vmheap_strbuf *sb)
 	free(t.nodes);
 	free(t.heap);
 	free(t.labels);
+	free(t.label_src);
 	free(t.class_bytes);
 	free(t.class_count);
 	free(t.touched);

@@ -13,12 +13,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "html-internal.h"
+#include "vmheap_files.h"
 
 #define DEFAULT_OUT "vmheap-report.html"
 
@@ -106,33 +108,47 @@ static void parse_args(int argc, char **argv, struct html_options *o)
 					  "not - (stdin)");
 }
 
-/* Write sb to `path` through PATH.tmp-PID and a rename.  0, or -1 with
- * err set. */
+/* Write sb to `path` through a new temporary file PATH.tmp-RANDOM in
+ * path's directory (created with O_EXCL|O_NOFOLLOW through the
+ * directory's fd: a name planted there is never followed) and a rename
+ * that replaces `path`, never writing through it.  0, or -1 with err
+ * set. */
 static int write_file(const char *path, const struct vmheap_strbuf *sb,
 		      char *err, size_t errsz)
 {
-	char tmp[4096];
-	int fd;
+	char tmp[NAME_MAX + 1], prefix[NAME_MAX + 1];
+	const char *base;
+	int dfd, fd, rc = -1;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	dfd = vmheap_dir_open_parent(path, &base);
+	if (dfd < 0) {
+		snprintf(err, errsz, "cannot open the directory of %s: %s",
+			 path, strerror(errno));
+		return -1;
+	}
+	snprintf(prefix, sizeof(prefix), "%.*s.tmp-", NAME_MAX - 22, base);
+	fd = vmheap_file_create_temp(dfd, prefix, "", 0644, tmp, sizeof(tmp));
 	if (fd < 0) {
-		snprintf(err, errsz, "cannot create %s: %s", tmp,
-			 strerror(errno));
+		snprintf(err, errsz, "cannot create a temporary file next to "
+			 "%s: %s", path, strerror(errno));
+		close(dfd);
 		return -1;
 	}
 	if (vmheap_strbuf_write(sb, fd) < 0 || fsync(fd) < 0) {
-		snprintf(err, errsz, "writing %s: %s", tmp, strerror(errno));
+		snprintf(err, errsz, "writing %s.tmp-*: %s", path,
+			 strerror(errno));
 		close(fd);
-		unlink(tmp);
-		return -1;
-	}
-	if (close(fd) < 0 || rename(tmp, path) < 0) {
+	} else if (close(fd) < 0 ||
+		   vmheap_file_publish(dfd, tmp, base,
+				       VMHEAP_PUBLISH_REPLACE) < 0) {
 		snprintf(err, errsz, "writing %s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -1;
+	} else {
+		rc = 0;
 	}
-	return 0;
+	if (rc < 0)
+		unlinkat(dfd, tmp, 0);
+	close(dfd);
+	return rc;
 }
 
 /* The report's data: {"tool":..., census members, graph members,

@@ -17,7 +17,6 @@ VMHEAP_EXPORT int vmheap_native_start(void)
 		 * odd: on. */
 		native_live_clear();
 		native_sites_clear();
-		native_headers_begin();
 		atomic_store(&native_state, (s | 1u) + 2u);
 	}
 	pthread_mutex_unlock(&switch_lock);
@@ -57,10 +56,8 @@ VMHEAP_EXPORT void vmheap_native_get_totals(vmheap_native_totals *t)
 	if (!vmheap_native_tracking())
 		return;
 	native_sites_sum(t);
-	/* The tables, and the header of each live block (the aligned ones,
-	 * which have none, are few). */
-	t->overhead_bytes = native_pages_bytes() +
-			    t->live_count * NATIVE_HEADER_BYTES;
+	/* The tables (the live table holds every live block's record). */
+	t->overhead_bytes = native_pages_bytes();
 }
 
 VMHEAP_EXPORT void vmheap_native_set_location(vmheap_native_location_fn fn)

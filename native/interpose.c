@@ -30,11 +30,10 @@ _Atomic(vmheap_native_location_fn) native_location;
 static __thread int busy __attribute__((tls_model("initial-exec")));
 
 static void *(*next_aligned_alloc)(size_t, size_t);
+static int (*next_dlclose)(void *);
 static int (*next_posix_memalign)(void **, size_t, size_t);
-static size_t (*next_usable_size)(void *);
 
-/* Acquire (a plain load on x86-64): a thread that sees tracking on also
- * sees headers_made set, and so does any thread it hands a block to. */
+/* Acquire (a plain load on x86-64). */
 static inline uint64_t state_now(void)
 {
 	return atomic_load_explicit(&native_state, memory_order_acquire);
@@ -112,88 +111,28 @@ static void untrack(void *p)
 }
 
 /*
- * Headers.  While tracking, malloc, calloc and realloc ask glibc for 16
- * bytes more and keep the allocation's record in front of the block they
- * return, where free finds it with no lookup (the live table is for the
- * aligned allocations, whose alignment a header would break, and for
- * blocks made before tracking began):
- *
- *   h[0]  the bytes asked for (bits 0-47) and the generation they were
- *         counted in (bits 48-63, the tracker's starts modulo 65536);
- *   h[1]  the block's tag (bits 32-63: bit 63 set, the rest bits 4-34 of
- *         the returned pointer under a per-run key) and its site id
- *         (bits 0-31, 0: not counted).
- *
- * A block without a header has glibc's chunk size at p - 8, which never
- * has bit 63 set, so the tag cannot be taken for one.  A block keeps its
- * header until it is freed, tracking on or off (realloc carries it over):
- * once tracking has started, free, realloc and malloc_usable_size look
- * for it.
+ * No header, no footer: every tracked block is a plain glibc block, and
+ * its record (size, site) lives in the live table (live.c), keyed by its
+ * address.  So a free or realloc that bypasses the tracker (a library
+ * opened with RTLD_DEEPBIND binds to glibc's own) gets a block glibc
+ * knows, a block made before tracking began (or by such a library) is
+ * simply not in the table, and stopping the tracker leaves nothing behind
+ * in the blocks.  A record whose block was freed behind the tracker's
+ * back is replaced when glibc hands the address out again (live.c counts
+ * that as the old block's free).  HACKING.md, "The tracker's block
+ * bookkeeping", has the choice and what it costs.
  */
-#define HDR NATIVE_HEADER_BYTES
-#define SIZE_BITS 48
-static uint64_t secret;
-static _Atomic int headers_made; /* tracking ever started */
-
-/* Bit 63 is what tells a header from glibc's chunk size; the rest, the
- * pointer's bits under a per-run key, only makes a stray match (a stale
- * header, a block that is not ours) unlikely, and costs two operations
- * on every free. */
-INLINE uint32_t tag_of(const void *p)
-{
-	return ((uint32_t)((uintptr_t)p >> 4) ^ (uint32_t)secret) |
-	       0x80000000u;
-}
-
-INLINE uint64_t gen_of(uint64_t state)
-{
-	return (state >> 1) & 0xffff;
-}
-
-/* Does p carry a header? */
-INLINE int headed(const void *p)
-{
-	return p != NULL && ((uintptr_t)p & 15) == 0 &&
-	       (uint32_t)(((const uint64_t *)p)[-1] >> 32) == tag_of(p);
-}
-
-/* Write the header into block q (n bytes asked for, site id or 0) and
- * count the allocation; returns the pointer to give out. */
-INLINE void *head(void *q, size_t n, uint32_t id, uint64_t state)
-{
-	uint64_t *h = q;
-	void *p = (char *)q + HDR;
-	h[0] = (uint64_t)n | gen_of(state) << SIZE_BITS;
-	h[1] = (uint64_t)tag_of(p) << 32 | id;
-	if (id != 0)
-		native_site_alloc(id, n);
-	return p;
-}
-
-/* Count the free of headed block p if it was counted in the generation
- * that is on now; the header goes (a stale copy is no header). */
-INLINE void unhead(void *p, int clear)
-{
-	uint64_t *h = (uint64_t *)p - 2;
-	uint32_t id = (uint32_t)h[1];
-	uint64_t s = state_now();
-	if (id != 0 && NATIVE_ON(s) && h[0] >> SIZE_BITS == gen_of(s))
-		native_site_free(id, h[0] & (((uint64_t)1 << SIZE_BITS) - 1));
-	if (clear)
-		h[1] = 0;
-}
 
 /* ------------------------------------------------------ tracked paths */
 
 static __attribute__((noinline)) void *tracked_malloc(size_t n,
 						      uint64_t state)
 {
-	if (busy || n >= ((size_t)1 << SIZE_BITS))
-		return __libc_malloc(n);
+	void *p = __libc_malloc(n);
+	if (busy || p == NULL)
+		return p;
 	busy = 1;
-	void *q = __libc_malloc(n + HDR), *p = NULL;
-	if (q != NULL)
-		p = head(q, n, site_here(state), state);
+	track(p, n, state);
 	busy = 0;
 	return p;
 }
@@ -201,26 +140,18 @@ static __attribute__((noinline)) void *tracked_malloc(size_t n,
 static __attribute__((noinline)) void *tracked_calloc(size_t n, size_t m,
 						      uint64_t state)
 {
-	size_t t;
-	if (busy || __builtin_mul_overflow(n, m, &t) ||
-	    t >= ((size_t)1 << SIZE_BITS))
-		return __libc_calloc(n, m);
+	void *p = __libc_calloc(n, m);
+	if (busy || p == NULL)
+		return p;
 	busy = 1;
-	void *q = __libc_calloc(1, t + HDR), *p = NULL;
-	if (q != NULL)
-		p = head(q, t, site_here(state), state);
+	track(p, n * m, state); /* no overflow: glibc checked it */
 	busy = 0;
 	return p;
 }
 
 static __attribute__((noinline)) void tracked_free(void *p)
 {
-	if (headed(p)) {
-		unhead(p, 1);
-		__libc_free((char *)p - HDR);
-		return;
-	}
-	if (!busy && p != NULL && NATIVE_ON(state_now())) {
+	if (!busy && p != NULL) {
 		busy = 1;
 		untrack(p);
 		busy = 0;
@@ -228,34 +159,15 @@ static __attribute__((noinline)) void tracked_free(void *p)
 	__libc_free(p);
 }
 
-/* realloc of a block with a header: the new block has one too, counted
- * at the caller's site while tracking (and not nested in the tracker). */
-static void *realloc_headed(void *p, size_t n, uint64_t state)
-{
-	if (n >= ((size_t)1 << SIZE_BITS)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	void *q = __libc_realloc((char *)p - HDR, n + HDR);
-	if (q == NULL)
-		return NULL; /* p is as it was */
-	/* q holds p's header, moved: count its free, then the new block. */
-	unhead((char *)q + HDR, 0);
-	uint32_t id = 0;
-	if (!busy && NATIVE_ON(state)) {
-		busy = 1;
-		id = site_here(state);
-		busy = 0;
-	}
-	return head(q, n, id, state);
-}
-
+/*
+ * The record goes before glibc's realloc (p may be freed there, and its
+ * address handed to another thread) and comes back if the realloc fails.
+ * realloc(p, 0) frees p and returns NULL, as glibc's does.
+ */
 static __attribute__((noinline)) void *tracked_realloc(void *p, size_t n,
 						       uint64_t state)
 {
-	if (headed(p))
-		return realloc_headed(p, n, state);
-	if (busy || !NATIVE_ON(state))
+	if (busy)
 		return __libc_realloc(p, n);
 	if (p == NULL)
 		return tracked_malloc(n, state);
@@ -300,20 +212,31 @@ PUBLIC void *calloc(size_t n, size_t m)
 	return tracked_calloc(n, m, s);
 }
 
-/* Until tracking first starts no block has a header: realloc and free
- * are one load and one branch too. */
+/* While tracking is off the live table is empty (a stop clears it):
+ * realloc and free are one load and one branch too. */
 PUBLIC void *realloc(void *p, size_t n)
 {
-	if (__builtin_expect(!atomic_load_explicit(&headers_made,
-						   memory_order_relaxed), 1))
+	uint64_t s = state_now();
+	if (LIKELY_OFF(s))
 		return __libc_realloc(p, n);
-	return tracked_realloc(p, n, state_now());
+	return tracked_realloc(p, n, s);
+}
+
+/* glibc's reallocarray calls its realloc inside libc, past the tracker:
+ * the same overflow check (NULL and ENOMEM, p as it was), then ours. */
+PUBLIC void *reallocarray(void *p, size_t n, size_t m)
+{
+	size_t t;
+	if (__builtin_mul_overflow(n, m, &t)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, t);
 }
 
 PUBLIC void free(void *p)
 {
-	if (__builtin_expect(!atomic_load_explicit(&headers_made,
-						   memory_order_relaxed), 1)) {
+	if (LIKELY_OFF(state_now())) {
 		__libc_free(p);
 		return;
 	}
@@ -377,22 +300,15 @@ PUBLIC int posix_memalign(void **out, size_t align, size_t n)
 	return r;
 }
 
-PUBLIC size_t malloc_usable_size(void *p)
+/* The stack walker's rules describe loaded code: after a dlclose, code
+ * may be gone and other code come at its addresses (frames.c). */
+PUBLIC int dlclose(void *handle)
 {
-	if (next_usable_size == NULL)
-		next_usable_size = (size_t(*)(void *))dlsym(
-			RTLD_NEXT, "malloc_usable_size");
-	if (next_usable_size == NULL)
-		return 0;
-	if (atomic_load_explicit(&headers_made, memory_order_relaxed) &&
-	    headed(p))
-		return next_usable_size((char *)p - HDR) - HDR;
-	return next_usable_size(p);
-}
-
-void native_headers_begin(void)
-{
-	atomic_store(&headers_made, 1);
+	if (next_dlclose == NULL)
+		next_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	int r = next_dlclose(handle);
+	native_frames_forget();
+	return r;
 }
 
 /* ------------------------------------------------------ setup and fork */
@@ -434,8 +350,7 @@ __attribute__((constructor)) static void native_init(void)
 		(void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
 	next_posix_memalign = (int (*)(void **, size_t, size_t))dlsym(
 		RTLD_NEXT, "posix_memalign");
-	next_usable_size =
-		(size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+	next_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
 	const char *d = getenv("VMHEAP_NATIVE_DEPTH");
 	if (d != NULL) {
 		long v = strtol(d, NULL, 10);
@@ -444,10 +359,6 @@ __attribute__((constructor)) static void native_init(void)
 	}
 	native_stack_init();
 	native_counters_init();
-	/* The tags' key: anything that differs from run to run. */
-	secret = (uint64_t)(uintptr_t)&secret ^
-		 (uint64_t)(uintptr_t)__builtin_frame_address(0) << 17 ^
-		 (uint64_t)getpid() << 40;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	if (getenv("VMHEAP_NATIVE_TRACK") != NULL &&
 	    getenv("VMHEAP_NATIVE_TRACK")[0] == '1')

@@ -2,13 +2,15 @@
  * native-internal.h - the pieces of the malloc tracker.
  *
  *   interpose.c  the allocator's entry points; the fast path and the
- *                tracked path, the header in front of each tracked
- *                block, the thread's reentrancy guard, fork
- *   live.c       the lock-striped hash of the live allocations that have
- *                no header (aligned ones): pointer -> (site, size)
+ *                tracked path, the thread's reentrancy guard, fork
+ *   live.c       the lock-striped hash of the live tracked blocks:
+ *                pointer -> (site, size); the blocks themselves are
+ *                glibc's, untouched
  *   sites.c      call sites: stack -> site id
  *   counters.c   each site's counters, in a table per thread
- *   stack.c      taking the caller's stack (libunwind)
+ *   stack.c      taking the caller's stack (its per-thread cache,
+ *                libunwind, libgcc)
+ *   frames.c     the tracker's own stack walker: .eh_frame rules
  *   files.c      the VM source files that sites name (the location hook)
  *   modules.c    the module list (dl_iterate_phdr, build ids)
  *   api.c        start, stop, snapshot (vmheap_native.h)
@@ -55,14 +57,6 @@ struct native_where {
 	const char *file;
 	uint32_t line;
 };
-
-/* Bytes of the header in front of each block that malloc, calloc and
- * realloc make while tracking (interpose.c). */
-#define NATIVE_HEADER_BYTES 16u
-
-/* interpose.c: from now on blocks may carry headers (called by start,
- * before tracking goes on). */
-void native_headers_begin(void);
 
 /* ------------------------------------------------------------ pages.c */
 
@@ -129,7 +123,9 @@ void native_counters_after_fork(void);
 
 /*
  * Record live allocation p of `size` bytes from site `id`, and count it
- * at the site, if the tracker is still in generation `state`.
+ * at the site, if the tracker is still in generation `state`.  A record
+ * already there for p (its block was freed past the tracker, by a library
+ * bound to glibc's free) is counted freed and replaced.
  */
 void native_live_add(void *p, uint64_t size, uint32_t id, uint64_t state);
 /*
@@ -173,6 +169,30 @@ unsigned native_stack(uint64_t *frames, unsigned max,
 struct native_site_memo *native_stack_memo(void *fp);
 /* Find the tracker's own code range (once, from the constructor). */
 void native_stack_init(void);
+
+/* ----------------------------------------------------------- frames.c */
+
+/* Find libgcc's FDE lookup (once, from the constructor). */
+void native_frames_init(void);
+/* Whether the walker can run (libgcc_s.so.1 was found). */
+int native_frames_ready(void);
+/* Forget every thread's rules (after a dlclose: the code they describe
+ * may be gone).  Each thread relearns a rule at its next use. */
+void native_frames_forget(void);
+
+#define FRAMES_UNSUPPORTED (-1)
+
+/*
+ * Walk the stack from the return address at slot0 (the first frame
+ * outside the tracker; rbp is the caller's rbp then), reading only inside
+ * [slot0, hi): at most max frames into frames, with the address each was
+ * read from in slots.  Returns how many, or FRAMES_UNSUPPORTED when a
+ * frame's unwind rule is one the walker does not model (then unwind the
+ * stack some other way).
+ */
+int native_frames_walk(uint64_t slot0, uint64_t rbp, uintptr_t lo,
+		       uintptr_t hi, uint64_t *frames, uint64_t *slots,
+		       unsigned max);
 
 /* ------------------------------------------------------------ files.c */
 

@@ -16,8 +16,10 @@
  * The tracker's own frames (its code range) are dropped from the top.
  */
 #define UNW_LOCAL_ONLY
+#include <dlfcn.h>
 #include <libunwind.h>
 #include <link.h>
+#include <unwind.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,13 @@
 
 static uint64_t self_lo, self_hi; /* the tracker's code */
 static int use_fp;
+/* libgcc's unwinder (slot_walk), or NULL. */
+typedef _Unwind_Reason_Code (*gcc_backtrace_fn)(_Unwind_Trace_Fn, void *);
+typedef _Unwind_Ptr (*gcc_ip_fn)(struct _Unwind_Context *);
+typedef _Unwind_Word (*gcc_cfa_fn)(struct _Unwind_Context *);
+static gcc_backtrace_fn gcc_backtrace;
+static gcc_ip_fn gcc_ip;
+static gcc_cfa_fn gcc_cfa;
 
 static __thread uintptr_t stack_lo, stack_hi
 	__attribute__((tls_model("initial-exec")));
@@ -99,6 +108,17 @@ void native_stack_init(void)
 	if (!use_fp)
 		unw_set_caching_policy(unw_local_addr_space,
 				       UNW_CACHE_PER_THREAD);
+	native_frames_init();
+	/* Without libgcc_s (it comes with every gcc-built system) stacks
+	 * are not cached: each is unwound by unw_backtrace. */
+	void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (gcc != NULL) {
+		gcc_ip = (gcc_ip_fn)dlsym(gcc, "_Unwind_GetIP");
+		gcc_cfa = (gcc_cfa_fn)dlsym(gcc, "_Unwind_GetCFA");
+		if (gcc_ip != NULL && gcc_cfa != NULL)
+			gcc_backtrace = (gcc_backtrace_fn)dlsym(
+				gcc, "_Unwind_Backtrace");
+	}
 }
 
 /* The thread's stack bounds, once per thread (frame-pointer walks only:
@@ -141,29 +161,50 @@ static unsigned fp_walk(void **out, unsigned max)
 	return n;
 }
 
-/* libunwind's stack, each frame with the stack address its return
- * address was read from (the caller's stack pointer after the return,
- * minus 8): at most `max`, the tracker's own frames dropped. */
-static unsigned unw_walk(uint64_t *frames, uint64_t *slots, unsigned max)
-{
-	unw_context_t uc;
-	unw_cursor_t c;
-	unsigned n = 0;
+/*
+ * The stack with the stack address each return address was read from (its
+ * "slot"): at most `max` frames, the tracker's own dropped.  By libgcc's
+ * unwinder (_Unwind_Backtrace of libgcc_s.so.1, opened by name so that
+ * libunwind's functions of the same names are not taken): it finds each
+ * frame's unwind table through glibc's _dl_find_object, without a lock
+ * and without a system call.  libunwind's unw_step, which found the
+ * slots before, blocks and unblocks signals around each frame whose
+ * unwind information is not in its 128-entry cache: two rt_sigprocmask
+ * calls per frame on ruby's stacks (11 million for one JSON round),
+ * and about 7 us a 16-frame walk even when cached, against 1.9 us here
+ * (bench/RESULTS.md).  The slot of a frame's return address is its
+ * callee's canonical frame address (CFA) minus 8 on x86-64.  to_cache
+ * checks each slot against its return address before a stack is kept.
+ */
 
-	if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0)
+struct walk {
+	uint64_t *frames, *slots;
+	unsigned n, max;
+};
+
+/* In the callback for a frame, libgcc's context holds the CFA of the
+ * frame it was unwound from: the frame's return address lies just below
+ * it. */
+static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *c, void *arg)
+{
+	struct walk *w = arg;
+	uint64_t ip = gcc_ip(c);
+	if (ip == 0)
+		return _URC_END_OF_STACK;
+	if (w->n == 0 && ip >= self_lo && ip < self_hi)
+		return _URC_NO_REASON;
+	w->frames[w->n] = ip;
+	w->slots[w->n] = gcc_cfa(c) - 8;
+	return ++w->n < w->max ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
+static unsigned slot_walk(uint64_t *frames, uint64_t *slots, unsigned max)
+{
+	struct walk w = {frames, slots, 0, max};
+	if (gcc_backtrace == NULL)
 		return 0;
-	while (n < max && unw_step(&c) > 0) {
-		unw_word_t ip, sp;
-		if (unw_get_reg(&c, UNW_REG_IP, &ip) != 0 ||
-		    unw_get_reg(&c, UNW_REG_SP, &sp) != 0)
-			break;
-		if (n == 0 && ip >= self_lo && ip < self_hi)
-			continue;
-		frames[n] = ip;
-		slots[n] = sp - 8;
-		n++;
-	}
-	return n;
+	gcc_backtrace(walk_frame, &w);
+	return w.n;
 }
 
 /*
@@ -289,10 +330,10 @@ static unsigned outside(void *const *raw, unsigned got, uint64_t *frames,
 
 /*
  * With libunwind: from the cache, or else by unw_backtrace (its fast path
- * keeps its own cache of frame layouts).  Finding the slots takes
- * unw_step, which costs several times as much (it blocks signals around
- * its cache), so a stack is walked that way, and cached, only when the
- * same stack (same frames from the same slot) comes twice in a row to its
+ * keeps its own cache of frame layouts, about 0.3 us for 16 frames).
+ * Finding the slots takes libgcc's walk (slot_walk), several times as
+ * much, so a stack is walked that way, and cached, only when the same
+ * stack (same frames from the same slot) comes twice in a row to its
  * cache entry: a program's one-off stacks (an interpreter's deep
  * recursion) do not pay for it.
  */
@@ -309,6 +350,16 @@ static unsigned unw_stack(uint64_t *frames, unsigned max,
 		? first_outside(__builtin_frame_address(0), lo, hi) : 0;
 	if (slot0 != 0 && (n = from_cache(slot0, frames, max, memo)) != 0)
 		return n;
+	if (slot0 != 0) {
+		/* The tracker's frame below slot0 saved the caller's rbp. */
+		uint64_t rbp = *(const uint64_t *)(uintptr_t)(slot0 - 8);
+		int m = native_frames_walk(slot0, rbp, lo, hi, frames, slots,
+					   max);
+		if (m > 0) {
+			to_cache(slot0, hi, frames, slots, (unsigned)m, memo);
+			return (unsigned)m;
+		}
+	}
 	unsigned want = max + 8 > sizeof raw / sizeof *raw
 				? sizeof raw / sizeof *raw : max + 8;
 	n = outside(raw, (unsigned)unw_backtrace(raw, (int)want), frames, max);
@@ -320,10 +371,12 @@ static unsigned unw_stack(uint64_t *frames, unsigned max,
 		seen = (seen ^ frames[k]) * 0x9e3779b97f4a7c15ull;
 	struct stack_entry *e = entry_of(slot0, frames[0]);
 	if (e->seen != seen) {
-		e->seen = seen; /* once: not worth unw_step yet */
+		e->seen = seen; /* once: not worth slot_walk yet */
 		return n;
 	}
-	unsigned m = unw_walk(frames, slots, max);
+	unsigned m = slot_walk(frames, slots, max);
+	if (m == 0) /* no libgcc: not cached (frames untouched) */
+		return n;
 	to_cache(slot0, hi, frames, slots, m, memo);
 	return m;
 }

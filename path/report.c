@@ -87,8 +87,7 @@ static void render_text(const struct path_options *o,
 	if (res->by_address) {
 		uint32_t i = vmheap_graph_find(g, res->address);
 		vmheap_strbuf_addf(out, "object 0x%" PRIx64 ": ", res->address);
-		vmheap_strbuf_add_class(out, g, vmheap_graph_object_class(g, i),
-					VMHEAP_OUTPUT_TEXT);
+		vmheap_strbuf_add_object(out, g, i, VMHEAP_OUTPUT_TEXT);
 		vmheap_report_bytes(&o->report, size, sizeof(size),
 				    vmheap_graph_object_bytes(g, i));
 		vmheap_strbuf_addf(out, ", %s\n", size);
@@ -143,6 +142,7 @@ static void render_json(const struct path_options *o,
 		vmheap_strbuf_add(out, ",\"class\":", 9);
 		vmheap_strbuf_add_class(out, g, vmheap_graph_object_class(g, i),
 					VMHEAP_OUTPUT_JSON);
+		vmheap_strbuf_add_self_json(out, g, i);
 	}
 	sites_json(res, out);
 	vmheap_strbuf_addf(out,

@@ -32,8 +32,12 @@ void vmheap_strbuf_add_dump_json(struct vmheap_strbuf *sb, vmheap_reader *r,
 	vmheap_strbuf_add_json(sb, h->vm_version);
 	vmheap_strbuf_addf(sb,
 			   ",\"pid\":%" PRIu64 ",\"time\":%" PRId64
-			   ",\"objects\":%" PRIu64 ",\"bytes\":%" PRIu64,
-			   h->pid, h->time, t->objects, t->bytes);
+			   ",\"time_ms\":%" PRId64,
+			   h->pid, h->time, h->time_ms);
+	if (t)
+		vmheap_strbuf_addf(sb,
+				   ",\"objects\":%" PRIu64 ",\"bytes\":%" PRIu64,
+				   t->objects, t->bytes);
 }
 
 /* The length of the singular of `noun`'s first word (a plural): "classes"

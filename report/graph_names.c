@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmheap_graph_query.h"
 #include "vmheap_report.h"
 
 /* Append len bytes of text as a text cell would show them. */
@@ -29,8 +30,7 @@ static void add_text_bytes(struct vmheap_strbuf *sb, const char *s, size_t len)
 static void add_class_of(struct vmheap_strbuf *sb, const vmheap_graph *g,
 			 uint32_t i)
 {
-	vmheap_strbuf_add_class(sb, g, vmheap_graph_object_class(g, i),
-				VMHEAP_OUTPUT_TEXT);
+	vmheap_strbuf_add_object(sb, g, i, VMHEAP_OUTPUT_TEXT);
 }
 
 /* The name of a root record of object `i` that reads as a class's path
@@ -63,8 +63,12 @@ static void add_holder_own_name(struct vmheap_strbuf *sb, const vmheap_graph *g,
 				const struct vmheap_graph_name *holder_in)
 {
 	size_t len;
+	uint64_t self;
 	const char *own =
-	    vmheap_graph_class_name(g, vmheap_graph_object_id(g, holder), &len);
+	    vmheap_graph_object_as_class(g, holder, &self)
+		? vmheap_graph_class_name(g, self, &len)
+		: vmheap_graph_class_name(g, vmheap_graph_object_id(g, holder),
+					  &len);
 
 	if (own && len) {
 		add_text_bytes(sb, own, len);
@@ -118,6 +122,9 @@ void vmheap_strbuf_add_holder(struct vmheap_strbuf *sb, const vmheap_graph *g,
 		add_text_bytes(sb, t, name->len);
 		vmheap_strbuf_add(sb, " of ", 4);
 		add_holder_own_name(sb, g, holder, NULL);
+	} else if (name->len > 6 && !strncmp(t, "local ", 6)) {
+		/* "local messages of <main> (app.rb)" says whose it is */
+		add_text_bytes(sb, t, name->len);
 	} else {
 		/* "key of Hash", "NAME of Holder" */
 		add_text_bytes(sb, t, name->len);

@@ -29,6 +29,37 @@ void vmheap_strbuf_add_class(struct vmheap_strbuf *sb, const vmheap_graph *g,
 	free(label);
 }
 
+void vmheap_strbuf_add_object(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			      uint32_t i, enum vmheap_output_format f)
+{
+	char *label = vmheap_graph_object_label(g, i);
+	const char *s = label ? label : "<out of memory>";
+
+	switch (f) {
+	case VMHEAP_OUTPUT_TEXT:
+		vmheap_strbuf_add_text(sb, s);
+		break;
+	case VMHEAP_OUTPUT_JSON:
+		vmheap_strbuf_add_json(sb, s);
+		break;
+	case VMHEAP_OUTPUT_CSV:
+		vmheap_strbuf_add_csv(sb, s);
+		break;
+	}
+	free(label);
+}
+
+void vmheap_strbuf_add_self_json(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, uint32_t i)
+{
+	uint64_t self;
+
+	if (!vmheap_graph_object_as_class(g, i, &self))
+		return;
+	vmheap_strbuf_addf(sb, ",\"class_of_itself\":");
+	vmheap_strbuf_add_class(sb, g, self, VMHEAP_OUTPUT_JSON);
+}
+
 /* The path of i into a new array; its length in *len (0: unreachable or
  * out of memory, then sb fails in the second case). */
 static uint32_t *path_of(struct vmheap_strbuf *sb, const vmheap_graph *g,
@@ -67,8 +98,7 @@ static void add_path_holder(struct vmheap_strbuf *sb, const vmheap_graph *g,
 static void add_chain(struct vmheap_strbuf *sb, const vmheap_graph *g,
 		      const uint32_t *path, size_t len, size_t root)
 {
-	vmheap_strbuf_add_class(sb, g, vmheap_graph_object_class(g, path[len - 1]),
-				VMHEAP_OUTPUT_TEXT);
+	vmheap_strbuf_add_object(sb, g, path[len - 1], VMHEAP_OUTPUT_TEXT);
 	for (size_t k = len - 1; k-- > 0;) {
 		if (len > 2 * CHAIN_ENDS + 1 && k + CHAIN_ENDS + 1 == len - 1) {
 			size_t skip = len - 1 - 2 * CHAIN_ENDS;
@@ -121,9 +151,7 @@ void vmheap_strbuf_add_path_text(struct vmheap_strbuf *sb,
 			continue;
 		}
 		vmheap_strbuf_addf(sb, "%s  ", indent);
-		vmheap_strbuf_add_class(sb, g,
-					vmheap_graph_object_class(g, path[k]),
-					VMHEAP_OUTPUT_TEXT);
+		vmheap_strbuf_add_object(sb, g, path[k], VMHEAP_OUTPUT_TEXT);
 		vmheap_strbuf_addf(sb, "  0x%" PRIx64,
 				   vmheap_graph_object_id(g, path[k]));
 		if (k && vmheap_graph_path_name(g, path[k], &name) !=
@@ -132,6 +160,34 @@ void vmheap_strbuf_add_path_text(struct vmheap_strbuf *sb,
 			add_path_holder(sb, g, path, k - 1);
 		}
 		vmheap_strbuf_add(sb, "\n", 1);
+	}
+	free(path);
+}
+
+void vmheap_strbuf_add_shape_steps(struct vmheap_strbuf *sb,
+				   const vmheap_graph *g, uint32_t example,
+				   size_t length, const uint64_t *classes)
+{
+	size_t len = 0, root;
+	uint32_t *path = length > 1 ? path_of(sb, g, example, &len, &root)
+				    : NULL;
+
+	for (size_t l = 0; l + 1 < length; l++) {
+		struct vmheap_graph_name name;
+
+		vmheap_strbuf_add(sb, " > ", 3);
+		/* the example's own path, when it is this shape's */
+		if (path && len == length &&
+		    vmheap_graph_object_class(g, path[l]) == classes[l]) {
+			if (vmheap_graph_path_name(g, path[l + 1], &name) ==
+			    VMHEAP_GRAPH_NAME_TEXT)
+				add_path_holder(sb, g, path, l);
+			else
+				vmheap_strbuf_add_object(sb, g, path[l],
+							 VMHEAP_OUTPUT_TEXT);
+			continue;
+		}
+		vmheap_strbuf_add_class(sb, g, classes[l], VMHEAP_OUTPUT_TEXT);
 	}
 	free(path);
 }
@@ -178,6 +234,7 @@ void vmheap_strbuf_add_path_json(struct vmheap_strbuf *sb,
 					VMHEAP_OUTPUT_JSON);
 		vmheap_strbuf_addf(sb, ",\"address\":\"0x%" PRIx64 "\"",
 				   vmheap_graph_object_id(g, path[k]));
+		vmheap_strbuf_add_self_json(sb, g, path[k]);
 		vmheap_graph_path_name(g, path[k], &name);
 		vmheap_strbuf_add_name_json(sb, &name);
 		vmheap_strbuf_add(sb, "}", 1);

@@ -64,15 +64,26 @@ void vmheap_strbuf_add_memory_delta(struct vmheap_strbuf *sb,
 				   "memory: RSS %s; malloc (in use and mmapped) "
 				   "%s; the heap's objects %s\n",
 				   rss, mal, heap);
-	int64_t grew = drss > dmal ? drss : dmal;
-	if (warn && grew > (int64_t)MIB && dheap < grew / 4)
-		vmheap_strbuf_addf(
-		    warn,
-		    "vmheap-diff: warning: RSS grew by %s and malloc by %s "
-		    "while the VM heap's objects grew by %s: the growth is "
-		    "outside the VM heap; find it with vmheap-diff --native "
-		    "(start the VM with vmheap-run and `set "
-		    "config.native.track true` before the dumps)\n",
-		    rss[0] == '+' ? rss + 1 : rss, mal[0] == '+' ? mal + 1 : mal,
-		    heap[0] == '+' ? heap + 1 : heap);
+	/* a figure points outside the heap when it grew by more than 1 MiB
+	 * and by more than twice the heap's objects */
+	int rss_out = drss > (int64_t)MIB && drss > 2 * (dheap > 0 ? dheap : 0);
+	int mal_out = dmal > (int64_t)MIB && dmal > 2 * (dheap > 0 ? dheap : 0);
+	if (!warn || (!rss_out && !mal_out))
+		return;
+	vmheap_strbuf_addf(warn, "vmheap-diff: warning: ");
+	if (rss_out && mal_out)
+		vmheap_strbuf_addf(warn, "RSS grew by %s and malloc by %s",
+				   rss + 1, mal + 1);
+	else if (rss_out)
+		vmheap_strbuf_addf(warn, "RSS grew by %s", rss + 1);
+	else
+		vmheap_strbuf_addf(warn, "malloc grew by %s", mal + 1);
+	vmheap_strbuf_addf(
+	    warn,
+	    " (more than 1 MiB and more than twice the heap's growth) while "
+	    "the VM heap's objects grew by %s: the growth is outside the VM "
+	    "heap; find it with vmheap-diff --native (start the VM with "
+	    "vmheap-run and `set config.native.track true` before the "
+	    "dumps)\n",
+	    heap[0] == '+' ? heap + 1 : heap);
 }

@@ -105,6 +105,25 @@ int vmheap_native_load(const char *arg, vmheap_reader **r,
 	return rc;
 }
 
+/* Is s vmheap's own memory (FORMAT.md section 15)? */
+static int is_own(const struct vmheap_dump_site *s)
+{
+	return s->vm_file && s->vm_line == 0 &&
+	       s->vm_file_len == sizeof(VMHEAP_NATIVE_OWN) - 1 &&
+	       !memcmp(s->vm_file, VMHEAP_NATIVE_OWN, s->vm_file_len);
+}
+
+void vmheap_native_own(const struct vmheap_native *n, uint64_t *bytes,
+		       uint64_t *count)
+{
+	*bytes = *count = 0;
+	for (size_t i = 0; i < n->nsites; i++)
+		if (is_own(&n->sites[i])) {
+			*bytes += n->sites[i].live_bytes;
+			*count += n->sites[i].live_count;
+		}
+}
+
 static int by_site(const void *x, const void *y)
 {
 	return strcmp(((const struct vmheap_native_row *)x)->site,
@@ -128,13 +147,19 @@ int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
 		struct vmheap_strbuf sb = VMHEAP_STRBUF_INIT;
 		char f[1024];
 
+		if (is_own(s))
+			continue; /* vmheap_native_own counts it */
+
 		for (size_t d = 0; d < s->depth && d < frames; d++) {
 			vmheap_symbolize(sym, n, &s->frames[d], f, sizeof(f));
 			if (d)
 				vmheap_strbuf_add(&sb, " < ", 3);
 			vmheap_strbuf_add(&sb, f, strlen(f));
 		}
-		if (s->vm_file) /* the VM's line, outermost */
+		if (s->vm_file && s->vm_line == 0) /* a label: <ruby: gc> */
+			vmheap_strbuf_addf(&sb, "%s%.*s", sb.len ? " < " : "",
+					   (int)s->vm_file_len, s->vm_file);
+		else if (s->vm_file) /* the VM's line, outermost */
 			vmheap_strbuf_addf(&sb, "%s%.*s:%llu", sb.len ? " < " : "",
 					   (int)s->vm_file_len, s->vm_file,
 					   (unsigned long long)s->vm_line);
@@ -220,26 +245,30 @@ void vmheap_native_render(struct vmheap_strbuf *sb,
 		tc += rows[i].count;
 		tb += rows[i].bytes;
 	}
+	/* a diff's figures are changes: count_delta and bytes_delta */
+	const char *ck = sign ? "count_delta" : "count";
+	const char *bk = sign ? "bytes_delta" : "bytes";
+
 	if (format == VMHEAP_OUTPUT_JSON) {
 		vmheap_strbuf_addf(sb, "\"sites\": [");
 		for (size_t i = 0; i < shown; i++) {
 			vmheap_strbuf_addf(sb,
-					   "%s{\"count\": %lld, \"bytes\": %lld, "
+					   "%s{\"%s\": %lld, \"%s\": %lld, "
 					   "\"site\": ",
-					   i ? ", " : "",
-					   (long long)rows[i].count,
+					   i ? ", " : "", ck,
+					   (long long)rows[i].count, bk,
 					   (long long)rows[i].bytes);
 			vmheap_strbuf_add_json(sb, rows[i].site);
 			vmheap_strbuf_add(sb, "}", 1);
 		}
 		vmheap_strbuf_addf(sb,
-				   "], \"total\": {\"sites\": %zu, \"count\": "
-				   "%lld, \"bytes\": %lld}",
-				   n, (long long)tc, (long long)tb);
+				   "], \"total\": {\"sites\": %zu, \"%s\": "
+				   "%lld, \"%s\": %lld}",
+				   n, ck, (long long)tc, bk, (long long)tb);
 		return;
 	}
 	if (format == VMHEAP_OUTPUT_CSV) {
-		vmheap_strbuf_addf(sb, "count,bytes,site\n");
+		vmheap_strbuf_addf(sb, "%s,%s,site\n", ck, bk);
 		for (size_t i = 0; i < shown; i++) {
 			vmheap_strbuf_addf(sb, "%lld,%lld,",
 					   (long long)rows[i].count,

@@ -229,8 +229,10 @@ void vmheap_strbuf_add_dump_origin(struct vmheap_strbuf *sb, vmheap_reader *r);
 
 /*
  * Append the JSON members that describe a dump, without braces:
- * "file", "vm", "vm_version", "pid", "time", then "objects" and "bytes"
- * from *t (the census's totals).
+ * "file", "vm", "vm_version", "pid", "time" (seconds), "time_ms" (when the
+ * dump started, milliseconds since the epoch: the header's time_ms, else
+ * time x 1000), then "objects" and "bytes" from *t (the census's totals;
+ * left out when t is NULL).
  */
 void vmheap_strbuf_add_dump_json(struct vmheap_strbuf *sb, vmheap_reader *r,
 				 const struct vmheap_totals *t);
@@ -335,11 +337,17 @@ struct vmheap_native_row {
 };
 
 /* The rows of section n, grouped by their first `frames` frames, in the
- * order of `site`.  0 or VMHEAP_ENOMEM. */
+ * order of `site`; vmheap's own sites are not rows (vmheap_native_own).
+ * 0 or VMHEAP_ENOMEM. */
 int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
 		       size_t frames, struct vmheap_native_row **rows,
 		       size_t *nrows);
 void vmheap_native_rows_free(struct vmheap_native_row *rows, size_t n);
+
+/* vmheap's own live memory in section n (its sites, which the rows leave
+ * out: location VMHEAP_NATIVE_OWN): bytes and blocks. */
+void vmheap_native_own(const struct vmheap_native *n, uint64_t *bytes,
+		       uint64_t *count);
 
 /* Largest bytes first (then count, then site). */
 void vmheap_native_rows_sort(struct vmheap_native_row *rows, size_t n);
@@ -349,7 +357,8 @@ void vmheap_native_rows_sort(struct vmheap_native_row *rows, size_t n);
  * "count  bytes  site" with a total row (bytes in human units unless
  * o->raw_bytes, --bytes), CSV "count,bytes,site" lines, or the JSON
  * members "sites": [...], "total": {...} (no braces); CSV and JSON give
- * exact bytes.  `sign` writes positive figures with a '+' (a diff).
+ * exact bytes.  `sign` (a diff) writes positive figures with a '+', and
+ * names the JSON members and CSV columns count_delta and bytes_delta.
  */
 void vmheap_native_render(struct vmheap_strbuf *sb,
 			  const struct vmheap_native_row *rows, size_t n,
@@ -371,9 +380,10 @@ void vmheap_strbuf_add_memory_line(struct vmheap_strbuf *sb,
  * Between two dumps (headers a and b, heap object bytes old and new):
  * "memory: RSS +X; malloc (in use and mmapped) +Y; the heap's objects +Z"
  * into sb (may be NULL), and into warn (may be NULL) a warning that points
- * at --native when RSS or malloc grew by more than 1 MiB and the heap by
- * less than a quarter of that.  Nothing unless both headers have memory
- * figures.
+ * at --native when RSS or malloc (in use and mmapped) grew by more than
+ * 1 MiB and by more than twice the heap's objects, naming the figure or
+ * figures that did ("RSS grew by X", "malloc grew by Y", or both).
+ * Nothing unless both headers have memory figures.
  */
 void vmheap_strbuf_add_memory_delta(struct vmheap_strbuf *sb,
 				    struct vmheap_strbuf *warn,
@@ -443,8 +453,15 @@ void vmheap_strbuf_add_root_json(struct vmheap_strbuf *sb,
  *   ".next"          Node.next                 (fields; a class object
  *                                              with a class record of its
  *                                              id: Registry.COUNT)
+ *   "local x of ..." local messages of <main> (app.rb)  (a local
+ *                                              variable says whose it is)
  *   "key", other     key of Hash, NAME of Hash
  *   unknown string   <string 12> of Hash
+ *
+ * A holder shown by its class is shown as vmheap_strbuf_add_object does
+ * ("Class Service" for a class object).  A class object's own name is
+ * first the class whose record names it as its object (FORMAT.md "Class
+ * objects").
  *
  * `holder_in` is the name of the reference that holds `holder` itself
  * (NULL: unknown).
@@ -512,6 +529,31 @@ void vmheap_strbuf_add_path_json(struct vmheap_strbuf *sb,
  * or a CSV field; "<out of memory>" when it cannot be made. */
 void vmheap_strbuf_add_class(struct vmheap_strbuf *sb, const vmheap_graph *g,
 			     uint64_t class_id, enum vmheap_output_format f);
+
+/* Object `i` where its class would go (vmheap_graph_object_label): its
+ * class's label, or "Class Service" for a class object; as text, JSON or
+ * a CSV field. */
+void vmheap_strbuf_add_object(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			      uint32_t i, enum vmheap_output_format f);
+
+/* For a class object (vmheap_graph_object_as_class), the JSON member
+ * ,"class_of_itself":LABEL after others ("Service"); nothing for any
+ * other object. */
+void vmheap_strbuf_add_self_json(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, uint32_t i);
+
+/*
+ * The classes of a path shape from the root object down to the object
+ * above `example` (`length` objects in all, as in
+ * vmheap_graph_path_group), each after " > ": "root vm > Binding >
+ * <imemo:env> > Array".  A step held by a named reference on the path of
+ * `example` is shown by its holder phrase instead (vmheap_strbuf_add_holder:
+ * "> Binding > local messages of <main> (app.rb) > Array"), and a class
+ * object as vmheap_strbuf_add_object shows it.  Text only.
+ */
+void vmheap_strbuf_add_shape_steps(struct vmheap_strbuf *sb,
+				   const vmheap_graph *g, uint32_t example,
+				   size_t length, const uint64_t *classes);
 
 /*
  * The message of a graph tool when no object of class `label` is in

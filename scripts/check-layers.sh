@@ -3,17 +3,18 @@
 # forbidden arrow of the layout (README, "Layout"):
 #
 #   format/                  -> nothing else of ours
+#   files/                   -> nothing else of ours (safe file creation)
 #   analysis/                -> format
 #   report/                  -> format, analysis
-#   agent/                   -> format, native (its public header's
+#   agent/                   -> format, files, native (its public header's
 #                               types only: the tracker is found with dlsym)
 #   native/                  -> format
-#   histo/ diff/ console/ run/ -> report, analysis, format, agent
+#   histo/ diff/ console/ run/ -> report, analysis, format, files, agent
 #   path/ dominators/         (the graph tools, likewise)
 #   html/                    (vmheap-report, likewise)
 #   hosts/*/                 -> agent, format
 #   import/                  -> format (the converters: the writer only)
-#   import/tool/             -> import, report, analysis, format
+#   import/tool/             -> import, report, analysis, format, files
 #
 # and no folder includes another folder's private (*-internal.h) header.
 # Tests, fuzz targets, benchmarks and examples may include anything.
@@ -24,20 +25,21 @@ cd "${1:-.}" || exit 2
 allowed() { # folder -> the folders it may include from
 	case $1 in
 	format) echo "format" ;;
+	files) echo "files" ;;
 	analysis) echo "analysis format" ;;
 	report) echo "report analysis format" ;;
-	agent) echo "agent format native" ;;
+	agent) echo "agent format files native" ;;
 	native) echo "native format" ;;
-	histo | diff | console | run | path | dominators | html) echo "$1 report analysis format agent" ;;
+	histo | diff | console | run | path | dominators | html) echo "$1 report analysis format files agent" ;;
 	hosts/*) echo "$1 agent format" ;;
 	import) echo "import format" ;;
-	import/tool) echo "import/tool import report analysis format" ;;
+	import/tool) echo "import/tool import report analysis format files" ;;
 	*) echo "" ;;
 	esac
 }
 
 # header basename -> owning folder
-headers=$(find format analysis report agent native histo diff console run path dominators html hosts import \
+headers=$(find format files analysis report agent native histo diff console run path dominators html hosts import \
 	-name '*.h' 2>/dev/null)
 
 owner() {
@@ -50,7 +52,7 @@ owner() {
 }
 
 bad=0
-for dir in format analysis report agent native histo diff console run path dominators html hosts/* import \
+for dir in format files analysis report agent native histo diff console run path dominators html hosts/* import \
 	import/tool; do
 	[ -d "$dir" ] || continue
 	ok=$(allowed "$dir")

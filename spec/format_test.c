@@ -451,6 +451,8 @@ static void check_record(const struct vmheap_record *rec,
 		ck_assert(!memcmp(rec->u.klass.name, e->text, e->len));
 		ck_assert_uint_eq(rec->u.klass.super_id, e->a);
 		ck_assert_uint_eq(rec->u.klass.flags, e->c);
+		/* element 5, the class's own object (1.1): b, 0 for none */
+		ck_assert_uint_eq(rec->u.klass.object_id, e->b);
 		break;
 	case VMHEAP_RECORD_OBJECT:
 		ck_assert_msg(rec->u.object.id == e->id,
@@ -486,8 +488,11 @@ static void add_expected(vmheap_writer *w, const struct expected *e)
 		rc = vmheap_writer_add_string(w, e->id, e->text, e->len);
 		break;
 	case VMHEAP_RECORD_CLASS:
-		rc = vmheap_writer_add_class(w, e->id, e->text, e->len, e->a,
-					     e->c);
+		rc = e->b ? vmheap_writer_add_class_object(w, e->id, e->text,
+							   e->len, e->a, e->c,
+							   e->b)
+			  : vmheap_writer_add_class(w, e->id, e->text, e->len,
+						    e->a, e->c);
 		break;
 	case VMHEAP_RECORD_OBJECT:
 		rc = vmheap_writer_add_object(w, e->id, e->a, e->b, e->c,
@@ -515,6 +520,10 @@ static const struct expected edge_records[] = {
     {VMHEAP_RECORD_CLASS, 2, 1, 0, UINT32_MAX, utf8_name, sizeof(utf8_name) - 1,
      NULL, 0},
     {VMHEAP_RECORD_CLASS, UINT64_MAX, UINT64_MAX, 0, 0, "Object", 6, NULL, 0},
+    /* classes that name their own object (element 5) */
+    {VMHEAP_RECORD_CLASS, 3, 0, UINT64_MAX, 0, "Class", 5, NULL, 0},
+    {VMHEAP_RECORD_CLASS, 4, 3, 1, 1, "#<Class:0x0000000000000001>", 27,
+     NULL, 0},
     {VMHEAP_RECORD_OBJECT, 0, 1, 0, 0, NULL, 0, NULL, 0},
     {VMHEAP_RECORD_OBJECT, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX, NULL,
      0, refs_wrap, 6},

@@ -21,6 +21,7 @@
 #include "tools_harness-internal.h"
 #include "vmheap.h"
 #include "vmheap_graph.h"
+#include "vmheap_graph_query.h"
 
 #define LEFT "\xe2\x86\x90" /* ← */
 
@@ -792,6 +793,140 @@ START_TEST(diff_paths_and_suspects_name_the_leak)
 }
 END_TEST
 
+/*
+ * Class records that name their own object (element 5): the object reads
+ * as its class ("Class Service"), an anonymous one as the VM printed it,
+ * and a local variable's name says whose it is, without " of HOLDER":
+ *
+ *   root vm -> Object 0x10 ::Service -> Class 0x20 (class 2 "Service")
+ *     Class 0x20 @rows -> Array 0x50 -[0]-> Service 0x60
+ *   root vm -> Class 0x30 (class 3, anonymous) @big -> Array 0x70
+ *   root vm -> Binding 0x80 -> <imemo:env> 0x90
+ *     local messages of <main> (app.rb) -> Array 0xa0 -[0]-> Message 0xb0
+ *   Module 0x40: a module no class record names ("Module" alone)
+ */
+START_TEST(class_objects_and_locals_read_by_name)
+{
+	enum { K_CLASS = 1, K_SERVICE, K_ANON, K_OBJECT, K_ARRAY, K_MODULE,
+	       K_BINDING, K_ENV, K_MESSAGE };
+	enum { T_VM = 1, T_SERVICE, T_ROWS, T_BIG, T_LOCAL };
+	static const char anon[] = "#<Class:0x0000000000000030>";
+	const char *path = tmp_path("classes.vmheap");
+	struct vmheap_writer_options o = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w = NULL;
+	vmheap_graph *g = NULL;
+	FILE *f = fopen(path, "wb");
+	char err[256], *label;
+	uint64_t self = 0;
+	struct run r;
+
+	ck_assert_ptr_nonnull(f);
+	o.vm_name = "test";
+	o.edge_names = 1;
+	ok(vmheap_writer_open(&w, fileno(f), &o), w);
+	ok(vmheap_writer_add_string(w, T_VM, "vm", 2), w);
+	ok(vmheap_writer_add_string(w, T_SERVICE, "::Service", 9), w);
+	ok(vmheap_writer_add_string(w, T_ROWS, "@rows", 5), w);
+	ok(vmheap_writer_add_string(w, T_BIG, "@big", 4), w);
+	ok(vmheap_writer_add_string(w, T_LOCAL,
+				    "local messages of <main> (app.rb)", 33),
+	   w);
+	ok(vmheap_writer_add_class(w, K_CLASS, "Class", 5, 0, 0), w);
+	ok(vmheap_writer_add_class_object(w, K_SERVICE, "Service", 7, 0, 0,
+					  0x20),
+	   w);
+	ok(vmheap_writer_add_class_object(w, K_ANON, anon, sizeof(anon) - 1,
+					  0, 1, 0x30),
+	   w);
+	ok(vmheap_writer_add_class_object(w, K_OBJECT, "Object", 6, 0, 0,
+					  0x10),
+	   w);
+	ok(vmheap_writer_add_class(w, K_ARRAY, "Array", 5, 0, 0), w);
+	ok(vmheap_writer_add_class(w, K_MODULE, "Module", 6, 0, 0), w);
+	ok(vmheap_writer_add_class(w, K_BINDING, "Binding", 7, 0, 0), w);
+	ok(vmheap_writer_add_class(w, K_ENV, "<imemo:env>", 11, 0, 0), w);
+	ok(vmheap_writer_add_class(w, K_MESSAGE, "Message", 7, 0, 0), w);
+	{
+		static const uint64_t r10[] = {0x20}, r20[] = {0x50},
+				      r30[] = {0x70}, r50[] = {0x60},
+				      r80[] = {0x90}, r90[] = {0xa0},
+				      ra0[] = {0xb0};
+		static const int64_t n10[] = {T_SERVICE}, n20[] = {T_ROWS},
+				     n30[] = {T_BIG}, n50[] = {-1},
+				     n90[] = {T_LOCAL}, na0[] = {-1};
+		obj(w, 0x10, K_CLASS, 500, r10, n10, 1);
+		obj(w, 0x20, K_CLASS, 400, r20, n20, 1);
+		obj(w, 0x30, K_CLASS, 300, r30, n30, 1);
+		obj(w, 0x40, K_MODULE, 200, NULL, NULL, 0);
+		obj(w, 0x50, K_ARRAY, 1000, r50, n50, 1);
+		obj(w, 0x60, K_SERVICE, 40, NULL, NULL, 0);
+		obj(w, 0x70, K_ARRAY, 2000, NULL, NULL, 0);
+		obj(w, 0x80, K_BINDING, 40, r80, NULL, 1);
+		obj(w, 0x90, K_ENV, 40, r90, n90, 1);
+		obj(w, 0xa0, K_ARRAY, 800, ra0, na0, 1);
+		obj(w, 0xb0, K_MESSAGE, 40, NULL, NULL, 0);
+	}
+	ok(vmheap_writer_add_root(w, T_VM, 0x10), w);
+	ok(vmheap_writer_add_root(w, T_VM, 0x30), w);
+	ok(vmheap_writer_add_root(w, T_VM, 0x40), w);
+	ok(vmheap_writer_add_root(w, T_VM, 0x80), w);
+	ok(vmheap_writer_finish(w), w);
+	vmheap_writer_free(w);
+	fclose(f);
+
+	/* the queries */
+	ck_assert_int_eq(vmheap_graph_open_path(&g, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(vmheap_graph_object_as_class(g, find(g, 0x20), &self),
+			 1);
+	ck_assert_uint_eq(self, K_SERVICE);
+	ck_assert_int_eq(vmheap_graph_object_as_class(g, find(g, 0x40), &self),
+			 0);
+	ck_assert_int_eq(vmheap_graph_object_as_class(g, find(g, 0x60), &self),
+			 0);
+	label = vmheap_graph_object_label(g, find(g, 0x20));
+	ck_assert_str_eq(label, "Class Service");
+	free(label);
+	label = vmheap_graph_object_label(g, find(g, 0x30));
+	ck_assert_str_eq(label, anon);
+	free(label);
+	label = vmheap_graph_object_label(g, find(g, 0x40));
+	ck_assert_str_eq(label, "Module");
+	free(label);
+	label = vmheap_graph_object_label(g, find(g, 0x60));
+	ck_assert_str_eq(label, "Service");
+	free(label);
+	vmheap_graph_free(g);
+
+	/* the tools */
+	r = tool("vmheap-dominators", (const char *[]){path, NULL});
+	ck_assert_msg(strstr(r.out, "  Class Service  "), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "  Class Object  "), "%s", r.out);
+	ck_assert_msg(strstr(r.out, anon), "%s", r.out);
+	/* the Array's dominator chain: @rows of the class, by name */
+	ck_assert_msg(strstr(r.out, "@rows of Service 0x20 " LEFT
+				    " constant Object::Service 0x10 " LEFT
+				    " root vm"),
+		      "%s", r.out);
+	run_free(&r);
+	expect_out("vmheap-path", (const char *[]){path, "Service", NULL},
+		   "    Service " LEFT " Array[0] " LEFT " @rows of Service "
+		   LEFT " constant Object::Service " LEFT " root vm\n");
+	expect_out("vmheap-path", (const char *[]){path, "Service", NULL},
+		   "      Class Object  0x10\n"
+		   "      Class Service  0x20  " LEFT
+		   " constant Object::Service\n");
+	/* JSON keeps "class" and adds the class the object is */
+	expect_out("vmheap-dominators",
+		   (const char *[]){"--format", "json", path, NULL},
+		   "\"address\":\"0x20\",\"class\":\"Class\","
+		   "\"class_of_itself\":\"Service\",");
+	expect_out("vmheap-path", (const char *[]){path, "Message", NULL},
+		   "    Message " LEFT " Array[0] " LEFT
+		   " local messages of <main> (app.rb) " LEFT " Binding " LEFT
+		   " root vm\n");
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("names");
@@ -804,6 +939,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, paths_read_as_people_say_them);
 	tcase_add_test(t, json_carries_the_names);
 	tcase_add_test(t, a_dump_without_names_prints_its_paths_as_before);
+	tcase_add_test(t, class_objects_and_locals_read_by_name);
 	tcase_add_test(vm, the_sample_vm_names_its_leak_path);
 	tcase_add_test(vm, diff_paths_and_suspects_name_the_leak);
 	return s;

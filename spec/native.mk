@@ -1,16 +1,31 @@
 # The malloc tracker's suite (spec/native_test.c): real processes under
-# LD_PRELOAD.  The victim is built without the sanitizers (the tracker is
+# LD_PRELOAD; spec/native_rates_test.c: the native timeline's rates and
+# the hint that growth is outside the heap (tools_harness.c parses JSON).  The victim is built without the sanitizers (the tracker is
 # preloaded into it) and with -rdynamic so that dladdr names its functions.
 NATIVE_TEST   := $(SPECDIR)/native_test
 NATIVE_VICTIM := $(SPECDIR)/native_victim
 CHECK_SUITES  += $(NATIVE_TEST)
 EXTRA_ALL     += $(NATIVE_TEST) $(NATIVE_VICTIM)
 
-NATIVE_TEST_OBJS := $(OBJDIR)/spec/native_test.o $(OBJDIR)/spec/native_format_test.o
+NATIVE_TEST_OBJS := $(OBJDIR)/spec/native_test.o $(OBJDIR)/spec/native_format_test.o \
+                    $(OBJDIR)/spec/native_rates_test.o $(OBJDIR)/spec/tools_harness.o
 $(NATIVE_TEST_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
 $(NATIVE_VICTIM): spec/native/victim.c native/vmheap_native.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(NATIVE_CFLAGS) -rdynamic -pthread $(LDFLAGS) -o $@ $< -ldl
+
+# glibc's promises, printed the same without and under the tracker, and
+# a library opened with RTLD_DEEPBIND (its free and realloc are glibc's).
+NATIVE_SEMANTICS := $(SPECDIR)/native_semantics
+NATIVE_DEEPLIB   := $(SPECDIR)/native_deeplib.so
+EXTRA_ALL        += $(NATIVE_SEMANTICS) $(NATIVE_DEEPLIB)
+$(NATIVE_SEMANTICS): spec/native/semantics.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NATIVE_CFLAGS) $(LDFLAGS) -o $@ $< -ldl
+$(NATIVE_DEEPLIB): spec/native/deeplib.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NATIVE_CFLAGS) -fPIC -shared $(LDFLAGS) -o $@ $<
+$(NATIVE_TEST): | $(NATIVE_SEMANTICS) $(NATIVE_DEEPLIB)
 
 $(NATIVE_TEST): $(NATIVE_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a \
                 $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) | $(NATIVE_SO) $(NATIVE_VICTIM) $(RUN_BIN) $(CONSOLE_BIN) $(RUBY_HOST_SO)

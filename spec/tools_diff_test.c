@@ -235,6 +235,41 @@ START_TEST(diff_json_rows_carry_old_new_and_deltas)
 }
 END_TEST
 
+/* Every JSON document of a two-dump diff describes both dumps as "old"
+ * and "new" objects: file, vm, pid and time_ms (the writer's time, 60 s
+ * apart); removing one of them fails here. */
+START_TEST(every_diff_json_has_old_and_new)
+{
+	static const char *const modes[] = {NULL, "--objects", "--retainers",
+					    "--paths", "--suspects"};
+	static const char *const keys[] = {"file", "vm", "vm_version", "pid",
+					   "time", "time_ms"};
+
+	write_pair();
+	for (size_t m = 0; m < sizeof(modes) / sizeof(*modes); m++) {
+		struct run r = diff((const char *[]){"--format", "json",
+						     modes[m], NULL});
+		ck_assert_msg(r.status == 0, "%s: %s", modes[m], r.err);
+		struct jval *v = json_parse(r.out);
+		ck_assert_msg(v != NULL, "%s: not JSON:\n%s", modes[m], r.out);
+		const struct jval *o = json_get(v, "old"), *n = json_get(v, "new");
+		ck_assert_msg(o && n && o->type == J_OBJ && n->type == J_OBJ,
+			      "%s: old/new: %s", modes[m], r.out);
+		for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++)
+			ck_assert_msg(json_get(o, keys[k]) && json_get(n, keys[k]),
+				      "%s: no %s in old/new: %s", modes[m],
+				      keys[k], r.out);
+		ck_assert_str_eq(json_get(o, "file")->str, old_path);
+		ck_assert_str_eq(json_get(n, "file")->str, new_path);
+		ck_assert_int_eq(json_get(o, "time_ms")->inum, 1700000000000LL);
+		ck_assert_int_eq(json_get(n, "time_ms")->inum, 1700000060000LL);
+		ck_assert_int_eq(json_get(n, "pid")->inum, 1234);
+		json_free(v);
+		run_free(&r);
+	}
+}
+END_TEST
+
 START_TEST(diff_csv_has_the_documented_header_and_rows)
 {
 	write_pair();
@@ -478,6 +513,7 @@ TCase *diff_tcase(void)
 		       diff_prints_human_sizes_and_growth_shares_by_default);
 	tcase_add_test(tc, diff_sorts_by_name_and_top_limits_rows);
 	tcase_add_test(tc, diff_json_rows_carry_old_new_and_deltas);
+	tcase_add_test(tc, every_diff_json_has_old_and_new);
 	tcase_add_test(tc, diff_csv_has_the_documented_header_and_rows);
 	tcase_add_test(tc, diff_objects_finds_new_objects_by_id_and_class);
 	tcase_add_test(tc, diff_retainers_name_referrer_classes_and_roots);

@@ -122,21 +122,34 @@ START_TEST(timeline_text_gives_counts_change_rate_and_the_every_step_mark)
 		      "%s", r.out);
 	ck_assert_ptr_nonnull(strstr(r.out, "#2 at +30.3 s: "));
 	ck_assert_ptr_nonnull(strstr(r.out, "#3 at +60.0 s: "));
-	/* the rows: counts at each dump, change, per min, bytes, class */
+	/* the rows: counts at each dump, change, per min, bytes, bytes per
+	 * min, class */
 	line_ending(r.out, "Leak", line, sizeof(line));
-	ck_assert_str_eq(squeeze(line), "100 200 300 +200 +200 +8000 * Leak");
+	ck_assert_str_eq(squeeze(line),
+			 "100 200 300 +200 +200 +8000 +8000 * Leak");
 	line_ending(r.out, "Churn", line, sizeof(line));
-	ck_assert_str_eq(squeeze(line), "50 40 60 +10 +10 +160 Churn");
+	ck_assert_str_eq(squeeze(line), "50 40 60 +10 +10 +160 +160 Churn");
 	line_ending(r.out, "Gone", line, sizeof(line));
-	ck_assert_str_eq(squeeze(line), "5 0 0 -5 -5.0 -500 Gone");
+	ck_assert_str_eq(squeeze(line), "5 0 0 -5 -5.0 -500 -500 Gone");
 	ck_assert_ptr_null(strstr(r.out, "Steady")); /* unchanged */
 	line_ending(r.out, "total (3 classes changed)", line, sizeof(line));
 	ck_assert_str_eq(squeeze(line),
-			 "165 250 370 +205 +205 +7660 * total (3 classes changed)");
+			 "165 250 370 +205 +205 +7660 +7660 * total (3 classes "
+			 "changed)");
 	/* biggest growth first */
 	ck_assert(strstr(r.out, "Leak") < strstr(r.out, "Churn"));
 	ck_assert(strstr(r.out, "Churn") < strstr(r.out, "Gone"));
 	ck_assert_ptr_nonnull(strstr(r.out, "* grew at every step (1 class)"));
+	run_free(&r);
+
+	/* #1 #2 #2: 30.3 s, so the rates are not the changes: 4000 bytes
+	 * and 100 Leaks in 30.3 s are 7921 bytes and 198 per minute */
+	r = diff((const char *[]){"--bytes", d[0], d[1], d[1], NULL});
+	ck_assert_int_eq(r.status, 0);
+	line_ending(r.out, "Leak", line, sizeof(line));
+	ck_assert_str_eq(squeeze(line),
+			 "100 200 200 +100 +198 +4000 +7921 Leak");
+	ck_assert_ptr_nonnull(strstr(r.out, "bytes/min"));
 	run_free(&r);
 
 	/* --top 1: the leak and the total only */
@@ -172,6 +185,14 @@ START_TEST(timeline_json_and_csv_carry_the_same_figures)
 	    json_get(json_get(j, "dumps")->items[1], "time_ms")->inum,
 	    T0_MS + 30300);
 	ck_assert_int_eq(json_get(j, "changed")->inum, 3);
+	/* old and new: the first and the last dump */
+	ck_assert_int_eq(json_get(json_get(j, "old"), "time_ms")->inum, T0_MS);
+	ck_assert_int_eq(json_get(json_get(j, "new"), "time_ms")->inum,
+			 T0_MS + 60000);
+	ck_assert_ptr_nonnull(strstr(json_get(json_get(j, "new"), "file")->str,
+				     "tj3.vmheap"));
+	ck_assert_int_eq(json_get(json_get(j, "old"), "pid")->inum, 1234);
+	ck_assert_str_eq(json_get(json_get(j, "old"), "vm")->str, "sample");
 	cls = json_get(j, "classes");
 	ck_assert_int_eq(cls->n, 3);
 	leak = cls->items[0];
@@ -308,7 +329,8 @@ START_TEST(modes_other_than_classes_take_two_dumps)
 
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "take two dumps, OLD NEW (three or more "
-				    "give the class timeline)"),
+				    "give the class timeline, or with --native "
+				    "the native one)"),
 		      "%s", r.err);
 	ck_assert_str_eq(r.out, "");
 	run_free(&r);

@@ -18,7 +18,8 @@
  *                  ruby_name_text.c how they read, ruby_name_strings.c
  *                  each text once as a string record, ruby_name_globals.c
  *                  the globals of a dump child, ruby_names_var.c
- *                  config.dump.names.
+ *                  config.dump.names, ruby_name_layout.c the locals of
+ *                  an environment and a thread's name.
  *   ruby_imemo.c   imemo types ("<imemo:iseq>") and an iseq's location.
  *   ruby_alloc_sites.c  the allocation tracer (config.trace.allocations),
  *                  on ruby_site_table.c (sites interned to ids) and
@@ -381,6 +382,58 @@ void ruby_names_list_var(void (*add)(void *arg, const char *name,
 int ruby_names_get_var(const char *name, msgpack_packer *pk);
 int ruby_names_set_var(const char *name, const msgpack_object *value,
 		       msgpack_packer *pk, char *err, size_t errlen);
+
+/* ruby_name_layout.c: what names read of MRI's private structures. */
+
+/* Learn the layouts (at load, with the GVL; runs a little Ruby code):
+ * locals are named only when a probe confirms them. */
+void ruby_name_layout_init(void);
+
+/* Non-zero when environments' locals can be named. */
+int ruby_name_layout_locals_known(void);
+
+/* Learn where rb_thread_t keeps Thread#name from `thread`, which has a
+ * name (at load, with the GVL: calls Thread#name once). */
+void ruby_name_layout_learn_thread(VALUE thread);
+
+/* An environment's local variables: ids[i] names values[i]. */
+struct ruby_env_locals {
+	const ID *ids;
+	const VALUE *values;
+	unsigned int count;
+	VALUE iseq; /* the code whose locals they are */
+};
+
+/* The locals of `env` (a T_IMEMO env) in *out and 1; 0 when it has none
+ * or their layout is unknown.  Reads only. */
+int ruby_env_locals(VALUE env, struct ruby_env_locals *out);
+
+/* An iseq's label ("<main>", "block in run", "leak"), a String it holds,
+ * or Qnil. */
+VALUE ruby_iseq_label_string(VALUE iseq);
+
+/* Thread#name of a Thread as the String the thread holds, or Qnil (no
+ * name, or its place unknown).  Reads only. */
+VALUE ruby_thread_name_string(VALUE thread);
+
+/* The VM-internal holders a walk labels: the symbol table and the objects
+ * registered with rb_gc_register_mark_object, with the hidden Arrays they
+ * are made of (members[0]: the table's chunks, members[1]: the buckets;
+ * sorted).  All zero when they are unknown. */
+struct ruby_vm_tables {
+	VALUE symbols, registered;
+	VALUE *members[2];
+	size_t n[2], cap[2];
+};
+
+/* Read the tables as they are now (C heap only): 0, or VMHEAP_ENOMEM. */
+int ruby_vm_tables_open(struct ruby_vm_tables *t);
+
+/* "<symbol table>", "<registered objects>" for the tables and their
+ * parts, NULL for any other object. */
+const char *ruby_vm_table_label(const struct ruby_vm_tables *t, VALUE obj);
+
+void ruby_vm_tables_close(struct ruby_vm_tables *t);
 
 /* ------------------------------------------------------- ruby_native.c */
 

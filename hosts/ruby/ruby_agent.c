@@ -282,6 +282,7 @@ RUBY_FUNC_EXPORTED void Init_vmheap_agent(void)
 	rb_define_method(hook, "daemon", daemon_hook, -1);
 	rb_prepend_module(rb_singleton_class(rb_mProcess), hook);
 
+	ruby_name_layout_init(); /* before the agent's first dump */
 	if (start_agent(err, sizeof(err), &required) < 0) {
 		if (required)
 			rb_raise(rb_eRuntimeError,

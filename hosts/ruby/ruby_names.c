@@ -18,9 +18,11 @@
  *   entries; the reference to a key object itself "key"
  *   T_ARRAY elements                              index (negative-int form)
  *   T_STRUCT members                              ".name"
- *   a Ractor's Thread objects                     "thread 0x... [main]"
+ *   an environment's locals (T_IMEMO env)         "local x of <main> (app.rb)"
+ *   a Ractor's Thread objects                     "thread 2 \"worker\"",
+ *                                                 "thread 3", "thread 1 main"
  *   roots: global_tbl (fork mode only)            "$name"
- *          machine_context (the walking thread)   "thread 0x..."
+ *          machine_context (the walking thread)   "thread \"vmheap-agent\""
  *          a named class or module (vm, ...)      its path: "Object"
  *
  * None of this allocates a Ruby object or calls a Ruby method:
@@ -32,9 +34,9 @@
  * rb_f_global_variables (a new Array) and their getters (rb_gv_get):
  * ruby_names_prepare_child reads them in a forked dump child before its
  * GC, which frees that garbage, and keeps C copies; in-process dumps have
- * no "$name" roots.  Threads are named by address and not by Thread#name:
- * calling a method in the child would add a call cache to the heap being
- * dumped.
+ * no "$name" roots.  Locals and Thread#name are read from MRI's private
+ * structures (ruby_name_layout.c) rather than by calling a method, which
+ * in the child would add a call cache to the heap being dumped.
  *
  * Each name text is one string record, written just before its first
  * use (ruby_name_strings.c); names of references take string ids from
@@ -425,29 +427,99 @@ static void array_pairs(struct ruby_names *n, VALUE ary)
 		push_pair(n, p[i], vmheap_edge_name_index((uint64_t)i));
 }
 
-/* "thread 0x55d0c0a8", with " main" for the main thread. */
-static uint64_t thread_name(struct ruby_names *n, VALUE th, int root)
+/*
+ * A thread's name: "thread N" (N its place among its Ractor's threads, from
+ * 1; 0 for a root, which has none), then its Thread#name quoted as Ruby's
+ * inspect quotes a String (control bytes such as ESC escaped), when it has
+ * one that can be read; else " main" for the main thread.  A root without
+ * a number or a readable name is "thread 0x55d0c0a8" (its address).
+ */
+static uint64_t thread_name(struct ruby_names *n, VALUE th, size_t number,
+			    int root)
 {
-	char buf[64];
-	int len = snprintf(buf, sizeof(buf), "thread 0x%" PRIxPTR "%s",
-			   (uintptr_t)th,
-			   th == rb_thread_main() ? " main" : "");
+	char buf[RUBY_NAME_MAX_BYTES];
+	VALUE name = ruby_thread_name_string(th);
+	size_t len = 0;
+	int main = th == rb_thread_main();
 
-	return text_id(n, buf, (size_t)len, root);
+	if (number)
+		len = (size_t)snprintf(buf, sizeof(buf), "thread %zu", number);
+	else if (NIL_P(name))
+		len = (size_t)snprintf(buf, sizeof(buf), "thread 0x%" PRIxPTR,
+				       (uintptr_t)th);
+	else
+		ruby_name_put(buf, &len, "thread", 6);
+	if (!NIL_P(name)) {
+		ruby_name_put(buf, &len, " ", 1);
+		ruby_name_put_quoted(buf, &len, RSTRING_PTR(name),
+				     (size_t)RSTRING_LEN(name));
+	} else if (main) {
+		ruby_name_put(buf, &len, " main", 5);
+	}
+	return text_id(n, buf, len, root);
 }
 
-/* A Ractor's references to its Thread objects. */
+/* A Ractor's references to its Thread objects, numbered in the order
+ * the Ractor reports them (its list of threads: the main thread first). */
 static void thread_pairs(struct ruby_names *n, const uint64_t *refs,
 			 size_t nrefs)
 {
-	size_t i;
+	size_t i, number = 0;
 
 	for (i = 0; i < nrefs && !n->rc; i++) {
 		VALUE t = (VALUE)refs[i];
 
 		if (RB_TYPE_P(t, T_DATA) && RBASIC_CLASS(t) &&
 		    rb_obj_class(t) == rb_cThread)
-			push_pair(n, t, (int64_t)thread_name(n, t, 0));
+			push_pair(n, t,
+				  (int64_t)thread_name(n, t, ++number, 0));
+	}
+}
+
+/*
+ * An environment's local variables (a frame's or block's, kept on the
+ * heap by a Binding, a Proc or a block): each value named "local NAME
+ * of LABEL (FILE)", LABEL being the iseq's ("<main>", "block in run",
+ * "leak").  Hidden locals (no name Ruby would show) are skipped.
+ */
+static void env_pairs(struct ruby_names *n, VALUE env)
+{
+	struct ruby_env_locals l;
+	const char *file = NULL;
+	size_t file_len = 0;
+	uint64_t line;
+	VALUE label;
+	unsigned int i;
+
+	if (!ruby_env_locals(env, &l))
+		return;
+	label = ruby_iseq_label_string(l.iseq);
+	if (!ruby_iseq_location(l.iseq, &file, &file_len, &line))
+		file = NULL;
+	for (i = 0; i < l.count && !n->rc; i++) {
+		char buf[RUBY_NAME_MAX_BYTES];
+		size_t len = 0;
+		VALUE s;
+
+		if (RB_SPECIAL_CONST_P(l.values[i]) || !l.ids[i] ||
+		    !rb_is_local_id(l.ids[i]))
+			continue;
+		s = rb_id2str(l.ids[i]);
+		if (!s || !RB_TYPE_P(s, T_STRING))
+			continue;
+		ruby_name_put(buf, &len, "local ", 6);
+		ruby_name_put(buf, &len, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
+		if (!NIL_P(label)) {
+			ruby_name_put(buf, &len, " of ", 4);
+			ruby_name_put(buf, &len, RSTRING_PTR(label),
+				      (size_t)RSTRING_LEN(label));
+		}
+		if (file) {
+			ruby_name_put(buf, &len, " (", 2);
+			ruby_name_put(buf, &len, file, file_len);
+			ruby_name_put(buf, &len, ")", 1);
+		}
+		push_pair(n, l.values[i], (int64_t)string_id(n, buf, len));
 	}
 }
 
@@ -483,6 +555,9 @@ const int64_t *ruby_names_for_object(struct ruby_names *n, VALUE obj,
 	case T_DATA:
 		if (RBASIC_CLASS(obj) && rb_obj_class(obj) == rb_cRactor)
 			thread_pairs(n, refs, nrefs);
+		break;
+	case T_IMEMO:
+		env_pairs(n, obj);
 		break;
 	default:
 		/* Strings, Structs, ... with instance variables of their
@@ -525,7 +600,7 @@ uint64_t ruby_names_for_root(struct ruby_names *n, const char *category,
 		/* the stack of the thread that walks */
 		if (!n->current_thread_id)
 			n->current_thread_id =
-			    thread_name(n, rb_thread_current(), 1);
+			    thread_name(n, rb_thread_current(), 0, 1);
 		return n->current_thread_id;
 	}
 	/* A class or module that the VM holds (Object, Kernel, ...) is

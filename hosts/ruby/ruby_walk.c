@@ -64,6 +64,7 @@ const size_t ruby_kind_count =
 /* Pseudo-class keys: far below any heap address, never 0. */
 #define PSEUDO_KEY(type, hidden) (0x1000u | ((hidden) ? 0x100u : 0) | (type))
 #define IMEMO_KEY(imemo_type) (0x2000u | (imemo_type))
+#define LABEL_KEY(n) (0x3000u | (n))
 
 struct walk {
 	vmheap_writer *w;
@@ -82,6 +83,7 @@ struct walk {
 	uint64_t category_id[MAX_CATEGORIES];
 	size_t ncategories;
 	struct ruby_names *names; /* NULL: config.dump.names false */
+	struct ruby_vm_tables tables; /* the symbol table, ... */
 };
 
 static void fail(struct walk *wk, int rc)
@@ -139,7 +141,8 @@ static void add_root(const char *category, VALUE obj, void *data)
 /* ------------------------------------------------------------ classes */
 
 static uint32_t emit_class(struct walk *wk, uint64_t key, const char *name,
-			   size_t len, uint64_t super_id, uint32_t flags)
+			   size_t len, uint64_t super_id, uint32_t flags,
+			   VALUE self)
 {
 	uint32_t id = ruby_class_table_add(&wk->classes, key);
 	int rc;
@@ -150,7 +153,10 @@ static uint32_t emit_class(struct walk *wk, uint64_t key, const char *name,
 	}
 	if (len > VMHEAP_MAX_STRING_BYTES)
 		len = VMHEAP_MAX_STRING_BYTES;
-	rc = vmheap_writer_add_class(wk->w, id, name, len, super_id, flags);
+	/* the class's own object: a name, so only with names on */
+	rc = vmheap_writer_add_class_object(wk->w, id, name, len, super_id,
+					    flags,
+					    wk->names ? (uint64_t)self : 0);
 	if (rc < 0) {
 		fail(wk, rc);
 		return 0;
@@ -173,19 +179,66 @@ static VALUE real_superclass(VALUE klass)
 	return super;
 }
 
+/*
+ * The name of a class or module without a path of its own, as Ruby prints
+ * it: "#<Class:0x...>", "#<Module:0x...>", and for a singleton class
+ * "#<Class:Service>" or "#<Class:#<Service:0x...>>" (the object it is the
+ * singleton class of, read from its "__attached__" ivar).
+ */
+static int anonymous_name(VALUE klass, char *buf, size_t size)
+{
+	static ID attached_id;
+	VALUE of, path;
+
+	if (RB_TYPE_P(klass, T_MODULE))
+		return snprintf(buf, size, "#<Module:0x%016" PRIxPTR ">",
+				(uintptr_t)klass);
+	if (!RB_FL_TEST_RAW(klass, RUBY_FL_SINGLETON))
+		return snprintf(buf, size, "#<Class:0x%016" PRIxPTR ">",
+				(uintptr_t)klass);
+	if (!attached_id)
+		attached_id = rb_intern("__attached__");
+	of = rb_attr_get(klass, attached_id);
+	if (RB_SPECIAL_CONST_P(of))
+		return snprintf(buf, size, "#<Class:0x%016" PRIxPTR ">",
+				(uintptr_t)klass);
+	if (RB_TYPE_P(of, T_CLASS) || RB_TYPE_P(of, T_MODULE)) {
+		path = rb_class_path_cached(of);
+		if (RB_TYPE_P(path, T_STRING))
+			return snprintf(buf, size, "#<Class:%.*s>",
+					(int)RSTRING_LEN(path),
+					RSTRING_PTR(path));
+		return snprintf(buf, size, "#<Class:#<%s:0x%016" PRIxPTR ">>",
+				RB_TYPE_P(of, T_MODULE) ? "Module" : "Class",
+				(uintptr_t)of);
+	}
+	path = rb_class_path_cached(rb_obj_class(of));
+	if (RB_TYPE_P(path, T_STRING))
+		return snprintf(buf, size, "#<Class:#<%.*s:0x%016" PRIxPTR ">>",
+				(int)RSTRING_LEN(path), RSTRING_PTR(path),
+				(uintptr_t)of);
+	return snprintf(buf, size, "#<Class:0x%016" PRIxPTR ">",
+			(uintptr_t)klass);
+}
+
+/* A class or module's record; it names klass as its own object. */
 static uint32_t emit_ruby_class(struct walk *wk, VALUE klass, uint64_t super_id)
 {
 	VALUE path = rb_class_path_cached(klass);
-	char anon[64];
+	char anon[RUBY_NAME_MAX_BYTES];
 	int len;
 
 	if (RB_TYPE_P(path, T_STRING))
 		return emit_class(wk, klass, RSTRING_PTR(path),
-				  (size_t)RSTRING_LEN(path), super_id, 0);
-	len = snprintf(anon, sizeof(anon), "#<Class:0x%016" PRIxPTR ">",
-		       (uintptr_t)klass);
+				  (size_t)RSTRING_LEN(path), super_id, 0,
+				  klass);
+	len = anonymous_name(klass, anon, sizeof(anon));
+	if (len < 0)
+		len = 0;
+	if ((size_t)len >= sizeof(anon))
+		len = (int)strlen(anon);
 	return emit_class(wk, klass, anon, (size_t)len, super_id,
-			  RUBY_CLASS_ANONYMOUS);
+			  RUBY_CLASS_ANONYMOUS, klass);
 }
 
 /* Append k to wk->chain (n entries so far); -1 when out of memory. */
@@ -248,7 +301,21 @@ static uint32_t pseudo_class_id(struct walk *wk, int type, int hidden)
 	len = snprintf(name, sizeof(name), hidden ? "<hidden-%s>" : "<%s>",
 		       (size_t)type < ruby_kind_count ? ruby_kind_names[type]
 						      : "unknown");
-	return emit_class(wk, key, name, (size_t)len, 0, RUBY_CLASS_INTERNAL);
+	return emit_class(wk, key, name, (size_t)len, 0, RUBY_CLASS_INTERNAL,
+			  0);
+}
+
+/* "<symbol table>" or "<registered objects>": a VM-internal holder
+ * (ruby_name_layout.c), one class per label (with names on). */
+static uint32_t label_class_id(struct walk *wk, const char *label)
+{
+	uint64_t key = LABEL_KEY((uint64_t)(strcmp(label, "<symbol table>") == 0));
+	uint32_t id = ruby_class_table_get(&wk->classes, key);
+
+	if (id)
+		return id;
+	return emit_class(wk, key, label, strlen(label), 0,
+			  RUBY_CLASS_INTERNAL, 0);
 }
 
 /* "<imemo:iseq>", ...: one class per imemo type (ruby_imemo.c). */
@@ -265,7 +332,8 @@ static uint32_t imemo_class_id(struct walk *wk, VALUE obj)
 	len = ruby_imemo_class_name(type, name, sizeof(name));
 	if (len < 0 || (size_t)len >= sizeof(name))
 		len = (int)strlen(name);
-	return emit_class(wk, key, name, (size_t)len, 0, RUBY_CLASS_INTERNAL);
+	return emit_class(wk, key, name, (size_t)len, 0, RUBY_CLASS_INTERNAL,
+			  0);
 }
 
 static uint32_t object_class_id(struct walk *wk, VALUE obj, int type)
@@ -281,8 +349,13 @@ static uint32_t object_class_id(struct walk *wk, VALUE obj, int type)
 	default:
 		break;
 	}
-	if (!RBASIC_CLASS(obj))
+	if (!RBASIC_CLASS(obj)) {
+		const char *label = ruby_vm_table_label(&wk->tables, obj);
+
+		if (label)
+			return label_class_id(wk, label);
 		return pseudo_class_id(wk, type, 1);
+	}
 	klass = rb_obj_class(obj);
 	if (!klass || NIL_P(klass) || !RB_TYPE_P(klass, T_CLASS))
 		return pseudo_class_id(wk, type, 1);
@@ -330,6 +403,10 @@ static int walk_page(void *start, void *end, size_t stride, void *data)
 		cid = object_class_id(wk, obj, type);
 		if (!cid)
 			return 1;
+		/* a class or module: its own record names this object */
+		if ((type == T_CLASS || type == T_MODULE) && wk->names &&
+		    !class_id(wk, obj))
+			return 1;
 		bytes = rb_obj_memsize_of(obj);
 		wk->nrefs = 0;
 		rb_objspace_reachable_objects_from(obj, add_ref, wk);
@@ -369,7 +446,10 @@ int ruby_walk_heap(vmheap_writer *w)
 	ruby_dump_sites_init(&wk.sites, w);
 
 	wk.rc = ruby_names_open(&wk.names, w, MAX_CATEGORIES + 1);
+	if (!wk.rc && wk.names)
+		wk.rc = ruby_vm_tables_open(&wk.tables);
 	if (wk.rc) {
+		ruby_names_close(wk.names);
 		ruby_class_table_free(&wk.classes);
 		ruby_dump_sites_free(&wk.sites);
 		return wk.rc;
@@ -382,6 +462,7 @@ int ruby_walk_heap(vmheap_writer *w)
 		rb_gc_enable();
 
 	ruby_names_close(wk.names);
+	ruby_vm_tables_close(&wk.tables);
 	ruby_class_table_free(&wk.classes);
 	ruby_dump_sites_free(&wk.sites);
 	free(wk.refs);

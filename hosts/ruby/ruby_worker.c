@@ -164,6 +164,8 @@ int ruby_worker_start(void)
 	}
 	rb_funcall(worker_thread, rb_intern("name="), 1,
 		   rb_str_new_cstr("vmheap-agent"));
+	/* where rb_thread_t keeps a name, for the dumps' thread names */
+	ruby_name_layout_learn_thread(worker_thread);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmheap_files.h"
 #include "vmheap_import.h"
 #include "vmheap_report.h"
 
@@ -27,8 +28,10 @@ static const char usage_line[] =
     "usage: vmheap-import [--from hprof|ruby-json] [--pid PID] "
     "[--no-progress] IN OUT.vmheap";
 
-/* The temporary file, removed by the signal handler too. */
-static char tmp_path[PATH_MAX];
+/* The temporary file (tmp_name in the directory out_dfd), removed by the
+ * signal handler too. */
+static char tmp_name[NAME_MAX + 1];
+static int out_dfd = -1;
 static volatile sig_atomic_t tmp_live;
 
 static void help(void)
@@ -68,7 +71,7 @@ static void help(void)
 static void on_signal(int sig)
 {
 	if (tmp_live)
-		unlink(tmp_path);
+		unlinkat(out_dfd, tmp_name, 0);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -78,42 +81,20 @@ static long read_fd(void *ctx, void *buf, size_t len)
 	return (long)read(*(int *)ctx, buf, len);
 }
 
-/* Move the finished temporary file to `out`, never over an existing
- * file.  Returns 0 or -1 (errno set). */
-static int publish(const char *out)
+/* Open OUT's directory once (out_dfd, *base its last component) and
+ * create the temporary file in it with O_EXCL|O_NOFOLLOW (libvmheap-files):
+ * a name planted there is never followed.  The fd, or -1 (errno set). */
+static int make_temp(const char *out, const char **base)
 {
-	if (renameat2(AT_FDCWD, tmp_path, AT_FDCWD, out, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return -1;
-	/* a file system without RENAME_NOREPLACE: link fails on EEXIST */
-	if (link(tmp_path, out) < 0)
-		return -1;
-	unlink(tmp_path);
-	return 0;
-}
+	int fd;
 
-static int make_temp(const char *out)
-{
-	const char *slash = strrchr(out, '/');
-	int n, fd;
-
-	if (slash)
-		n = snprintf(tmp_path, sizeof(tmp_path),
-			     "%.*s/.vmheap-import.XXXXXX", (int)(slash - out),
-			     out);
-	else
-		n = snprintf(tmp_path, sizeof(tmp_path),
-			     ".vmheap-import.XXXXXX");
-	if (n < 0 || (size_t)n >= sizeof(tmp_path)) {
-		errno = ENAMETOOLONG;
+	out_dfd = vmheap_dir_open_parent(out, base);
+	if (out_dfd < 0)
 		return -1;
-	}
-	fd = mkstemp(tmp_path);
-	if (fd >= 0) {
+	fd = vmheap_file_create_temp(out_dfd, ".vmheap-import.", "", 0644,
+				     tmp_name, sizeof(tmp_name));
+	if (fd >= 0)
 		tmp_live = 1;
-		fchmod(fd, 0644 & ~umask(umask(0)));
-	}
 	return fd;
 }
 
@@ -239,6 +220,7 @@ int main(int argc, char **argv)
 	char msg[2 * PATH_MAX + 100] = "";
 	const char *in, *why;
 	struct args a;
+	const char *out_base = NULL;
 	int in_fd, out_fd, rc;
 
 	why = parse_args(argc, argv, &a);
@@ -266,7 +248,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	out_fd = make_temp(a.out);
+	out_fd = make_temp(a.out, &out_base);
 	if (out_fd < 0) {
 		fprintf(stderr,
 			"vmheap-import: cannot create a file next to %s: %s\n",
@@ -284,19 +266,26 @@ int main(int argc, char **argv)
 	rc = vmheap_import(&o, &res);
 	vmheap_progress_clear(&bar);
 	if (rc == 0 && (fsync(out_fd) < 0 || close(out_fd) < 0)) {
-		snprintf(msg, sizeof(msg), "writing %s: %s", tmp_path,
-			 strerror(errno));
+		snprintf(msg, sizeof(msg), "writing %s (as %s): %s", a.out,
+			 tmp_name, strerror(errno));
 		rc = VMHEAP_EIO;
 	} else if (rc < 0) {
 		close(out_fd);
 	}
-	if (rc == 0 && publish(a.out) < 0) {
-		snprintf(msg, sizeof(msg), "cannot create %s: %s", a.out,
-			 strerror(errno));
+	if (rc == 0 && vmheap_file_publish(out_dfd, tmp_name, out_base,
+					   VMHEAP_PUBLISH_NOREPLACE) < 0) {
+		if (errno == EEXIST)
+			snprintf(msg, sizeof(msg),
+				 "%s appeared during the import; it was not "
+				 "overwritten",
+				 a.out);
+		else
+			snprintf(msg, sizeof(msg), "cannot create %s: %s",
+				 a.out, strerror(errno));
 		rc = VMHEAP_EIO;
 	}
 	if (rc < 0) {
-		unlink(tmp_path);
+		unlinkat(out_dfd, tmp_name, 0);
 		tmp_live = 0;
 		fprintf(stderr, "vmheap-import: %s\n",
 			msg[0]	       ? msg

@@ -6,10 +6,17 @@
  *   leak N SIZE     N mallocs of SIZE bytes in leak_in_here(), kept
  *   free N          free N of them in release_in_here()
  *   churn N         N malloc/free pairs in churn_in_here()
+ *   steady RATE     a thread leaks RATE bytes a second, in blocks of
+ *                   STEADY_BLOCK bytes, in steady_leak_here(): the blocks
+ *                   due by the monotonic clock since the command
+ *   waitsteady N    answers once the thread has leaked N bytes in all
  */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vmheap_agent.h"
 
@@ -42,6 +49,69 @@ __attribute__((noinline)) void churn_in_here(size_t n)
 		p[0] = 1;
 		free(p);
 	}
+}
+
+#define STEADY_BLOCK 4096u
+
+static pthread_mutex_t steady_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t steady_more = PTHREAD_COND_INITIALIZER;
+static uint64_t steady_rate, steady_leaked; /* bytes a second, bytes */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One block of the steady leak (never freed). */
+__attribute__((noinline)) void *steady_leak_here(void)
+{
+	char *p = malloc(STEADY_BLOCK);
+
+	memset(p, 0x5b, STEADY_BLOCK);
+	return p;
+}
+
+/* Leak the blocks due at steady_rate since the start, every 5 ms. */
+static void *steady_thread(void *arg)
+{
+	double start = now_s();
+	struct timespec tick = {0, 5000000};
+
+	(void)arg;
+	for (;;) {
+		uint64_t due =
+		    (uint64_t)((now_s() - start) * (double)steady_rate);
+		pthread_mutex_lock(&steady_lock);
+		while (steady_leaked + STEADY_BLOCK <= due) {
+			volatile void *kept_block = steady_leak_here();
+			(void)kept_block;
+			steady_leaked += STEADY_BLOCK;
+		}
+		pthread_cond_broadcast(&steady_more);
+		pthread_mutex_unlock(&steady_lock);
+		nanosleep(&tick, NULL);
+	}
+	return NULL;
+}
+
+static void steady_start(uint64_t rate)
+{
+	pthread_t t;
+
+	steady_rate = rate;
+	if (pthread_create(&t, NULL, steady_thread, NULL) == 0)
+		pthread_detach(t);
+}
+
+static void steady_wait(uint64_t bytes)
+{
+	pthread_mutex_lock(&steady_lock);
+	while (steady_leaked < bytes)
+		pthread_cond_wait(&steady_more, &steady_lock);
+	pthread_mutex_unlock(&steady_lock);
 }
 
 static int run_stopped(void *ctx, int (*fn)(void *arg), void *arg)
@@ -83,6 +153,10 @@ int main(void)
 			release_in_here(n);
 		else if (sscanf(line, "churn %lu", &n) == 1)
 			churn_in_here(n);
+		else if (sscanf(line, "steady %lu", &n) == 1)
+			steady_start(n);
+		else if (sscanf(line, "waitsteady %lu", &n) == 1)
+			steady_wait(n);
 		printf("ok\n");
 	}
 	vmheap_agent_stop(a);

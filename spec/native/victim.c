@@ -10,7 +10,7 @@
  *   own NAME VALUE                                 the program's own count
  *
  * usage: victim leak N SIZE | threads T N | fork N | onoff ROUNDS | blocks 1
- *        | paths N | signal N | dlopen ROUNDS
+ *        | paths N | vla N | signal N | dlopen ROUNDS
  */
 #include <dlfcn.h>
 #include <malloc.h>
@@ -178,6 +178,73 @@ static void signals(unsigned long n)
 	       (int)handler_allocs, hook_calls);
 }
 
+/*
+ * Frames the tracker's walker reads from the unwind tables: functions
+ * built without frame pointers (their CFA is rsp plus an offset that
+ * changes along the function) under functions with a variable-length
+ * array (their CFA is rbp-based, their frame a different size at every
+ * call), so that the first frame outside the tracker lies at a different
+ * stack address nearly every time and the stack cache rarely helps.
+ * vla_a_here and vla_b_here are two frames up from malloc.
+ */
+#define NO_FP __attribute__((noinline, optimize("omit-frame-pointer")))
+static NO_FP void *vla_leaf(size_t n)
+{
+	void *p = malloc(n);
+	__asm__ volatile("" : : "r"(p) : "memory"); /* no tail call */
+	return p;
+}
+
+static NO_FP void *vla_mid(size_t n, unsigned salt)
+{
+	volatile unsigned long spill[4] = {salt, salt + 1, salt + 2, n};
+	void *p = vla_leaf((size_t)spill[3]);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+__attribute__((noinline, visibility("default"))) void *vla_a_here(size_t n,
+								  size_t pad)
+{
+	char buf[pad];
+	buf[0] = 1;
+	buf[pad - 1] = 2;
+	__asm__ volatile("" : : "r"(buf) : "memory");
+	void *p = vla_mid(n, (unsigned)pad);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+__attribute__((noinline, visibility("default"))) void *vla_b_here(size_t n,
+								  size_t pad)
+{
+	char buf[pad + 8];
+	buf[0] = 1;
+	buf[pad] = 2;
+	__asm__ volatile("" : : "r"(buf) : "memory");
+	void *p = vla_mid(n, (unsigned)pad);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+static void vla(unsigned long n)
+{
+	static const char *const names[] = {"vla_a_here", "vla_b_here"};
+	void *(*const via[2])(size_t, size_t) = {vla_a_here, vla_b_here};
+	unsigned long bytes[2] = {0, 0}, count[2] = {0, 0};
+	start();
+	for (unsigned long i = 0; i < n && nkept < 1000000; i++) {
+		int b = (i * 7 + i / 5) % 3 != 0;
+		size_t size = 16 + i % 89, pad = 16 + (i * 2654435761u) % 3000;
+		kept[nkept++] = via[b](size, pad);
+		bytes[b] += size;
+		count[b]++;
+	}
+	report_at(2, names, 2);
+	printf("own a-bytes %lu\nown b-bytes %lu\nown a-count %lu\nown b-count %lu\n",
+	       bytes[0], bytes[1], count[0], count[1]);
+}
+
 /* N allocations, a third of them by path a, in an order that mixes the
  * paths; prints both paths' sites and the program's own byte counts. */
 static void paths(unsigned long n)
@@ -290,13 +357,13 @@ blocks_here(int kind, void *p, size_t n)
 	return r;
 }
 
-/* Blocks with the tracker's header and without, through realloc,
+/* Blocks tracked and made before tracking, through realloc,
  * malloc_usable_size and a stop: contents, sizes and alignment hold, and
  * the counts are exact.  Prints the site and "own bad N". */
 static unsigned long blocks(void)
 {
 	unsigned long bad = 0;
-	char *before = malloc(100); /* before tracking: no header */
+	char *before = malloc(100); /* before tracking: not in the table */
 	memset(before, 5, 100);
 	start();
 	char *a = blocks_here(0, NULL, 1000);
@@ -316,7 +383,7 @@ static unsigned long blocks(void)
 	free(b);
 	report(); /* 3 live: 50000 + 4096 + 200 (a's first block and b freed) */
 	stop();
-	a = realloc(a, 10); /* a header outlives the stop */
+	a = realloc(a, 10); /* made while tracking, realloc'ed after */
 	bad += malloc_usable_size(a) < 10;
 	for (int i = 0; i < 10; i++)
 		bad += a[i] != 7;
@@ -440,6 +507,8 @@ int main(int argc, char **argv)
 		signals(a);
 	} else if (strcmp(mode, "paths") == 0) {
 		paths(a);
+	} else if (strcmp(mode, "vla") == 0) {
+		vla(a);
 	} else if (strcmp(mode, "blocks") == 0) {
 		unsigned long bad = blocks();
 		printf("own bad %lu\n", bad);

@@ -1,0 +1,187 @@
+/*
+ * native_charge.c - what a native site is charged to, before anyone sees
+ * it (system.native.sites, a dump's native section):
+ *
+ *   1. vmheap's own memory: a site whose frames pass through the module
+ *      that holds the agent (the Ruby extension vmheap_agent.so, or
+ *      libvmheap-agent.so) is the agent's, the allocation tracer's or a
+ *      dump's, whatever VM line was running: its location becomes
+ *      VMHEAP_NATIVE_OWN ("<vmheap>", line 0), which the tools count
+ *      apart (vmheap_own_bytes) and never list as a site.  When the agent
+ *      is linked into the program itself (a static host such as
+ *      vmheap-sample), its code cannot be told from the program's by
+ *      address, and nothing is charged so.
+ *   2. the VM's housekeeping: a site whose frames pass through a code
+ *      range a host registered (vmheap_agent_native_activity: the Ruby
+ *      host registers rb_postponed_job_flush, which runs the transient
+ *      heap's evacuation and deferred finalizers) is charged to that
+ *      activity's label, line 0, not to the VM line that the job
+ *      happened to interrupt.  A label the host's location hook gave
+ *      already (the Ruby host says "<ruby: gc>" while GC runs) stays.
+ *
+ * Frames are what the tracker took (VMHEAP_NATIVE_DEPTH, 16 by default):
+ * a frame deeper than that is not seen.  Sites that become the same
+ * (same frames and location) are merged.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent-internal.h"
+#include "vmheap_native.h"
+
+#define MAX_ACTIVITIES 8
+
+static struct activity {
+	const char *label;
+	uint64_t lo, hi;
+} activities[MAX_ACTIVITIES];
+static _Atomic size_t nactivities;
+static pthread_mutex_t activity_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The extent [start, start + size) of the dynamic symbol at `fn`. */
+static int extent_of(const void *fn, uint64_t *lo, uint64_t *hi)
+{
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+
+	if (!dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) ||
+	    sym == NULL || info.dli_saddr != fn || sym->st_size == 0)
+		return -1;
+	*lo = (uint64_t)(uintptr_t)fn;
+	*hi = *lo + sym->st_size;
+	return 0;
+}
+
+VMHEAP_EXPORT int vmheap_agent_native_activity(const char *label,
+					       const void *fn)
+{
+	uint64_t lo, hi;
+	int rc = -1;
+
+	if (label == NULL || fn == NULL || extent_of(fn, &lo, &hi) != 0)
+		return -1;
+	pthread_mutex_lock(&activity_lock);
+	size_t n = atomic_load(&nactivities);
+	if (n < MAX_ACTIVITIES) {
+		activities[n] = (struct activity){label, lo, hi};
+		atomic_store(&nactivities, n + 1);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&activity_lock);
+	return rc;
+}
+
+/* ------------------------------------------------------ vmheap's own */
+
+static pthread_once_t own_once = PTHREAD_ONCE_INIT;
+static uint64_t own_lo, own_hi; /* the agent's module's code; 0, 0: none */
+
+static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint64_t me = (uint64_t)(uintptr_t)arg, lo = UINT64_MAX, hi = 0;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		uint64_t a = info->dlpi_addr + ph->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (me < lo || me >= hi)
+		return 0;
+	/* The main program (listed with no name): the agent is linked into
+	 * it, and its code is the VM's too. */
+	if (info->dlpi_name != NULL && info->dlpi_name[0] != '\0') {
+		own_lo = lo;
+		own_hi = hi;
+	}
+	return 1;
+}
+
+static void own_find(void)
+{
+	dl_iterate_phdr(find_own, (void *)(uintptr_t)own_find);
+}
+
+static int is_own(const vmheap_native_site *s)
+{
+	for (uint32_t k = 0; k < s->depth; k++)
+		/* A return address: the call is the byte before it. */
+		if (s->frames[k] - 1 >= own_lo && s->frames[k] - 1 < own_hi)
+			return 1;
+	return 0;
+}
+
+static const char *activity_of(const vmheap_native_site *s, size_t na)
+{
+	for (uint32_t k = 0; k < s->depth; k++)
+		for (size_t a = 0; a < na; a++)
+			if (s->frames[k] - 1 >= activities[a].lo &&
+			    s->frames[k] - 1 < activities[a].hi)
+				return activities[a].label;
+	return NULL;
+}
+
+/* A housekeeping label that the VM's hook gave: "<...>" at line 0. */
+static int labelled(const vmheap_native_site *s)
+{
+	return s->vm_file != NULL && s->vm_file[0] == '<' && s->vm_line == 0;
+}
+
+static int by_where(const void *x, const void *y)
+{
+	const vmheap_native_site *a = x, *b = y;
+	if (a->depth != b->depth)
+		return a->depth < b->depth ? -1 : 1;
+	int c = memcmp(a->frames, b->frames, a->depth * sizeof(*a->frames));
+	if (c)
+		return c;
+	c = strcmp(a->vm_file ? a->vm_file : "", b->vm_file ? b->vm_file : "");
+	if (c)
+		return c;
+	return a->vm_line < b->vm_line ? -1 : a->vm_line > b->vm_line;
+}
+
+size_t agent_native_charge(vmheap_native_site *v, size_t n)
+{
+	size_t na = atomic_load(&nactivities);
+	int changed = 0;
+
+	pthread_once(&own_once, own_find);
+	for (size_t i = 0; i < n; i++) {
+		const char *label = NULL;
+		if (own_hi != 0 && is_own(&v[i]))
+			label = VMHEAP_NATIVE_OWN;
+		else if (na && !labelled(&v[i]))
+			label = activity_of(&v[i], na);
+		if (label != NULL) {
+			v[i].vm_file = label;
+			v[i].vm_line = 0;
+			changed = 1;
+		}
+	}
+	if (!changed || n < 2)
+		return n;
+	/* Sites that now read the same are one. */
+	qsort(v, n, sizeof(*v), by_where);
+	size_t m = 1;
+	for (size_t i = 1; i < n; i++) {
+		if (by_where(&v[m - 1], &v[i]) == 0) {
+			v[m - 1].live_count += v[i].live_count;
+			v[m - 1].live_bytes += v[i].live_bytes;
+			v[m - 1].allocs += v[i].allocs;
+			v[m - 1].frees += v[i].frees;
+			v[m - 1].alloc_bytes += v[i].alloc_bytes;
+			continue;
+		}
+		v[m++] = v[i];
+	}
+	return m;
+}
