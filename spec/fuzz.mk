@@ -21,9 +21,11 @@ FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -g -O1 \
                -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
                -DVMHEAP_LIBFUZZER -Iformat -Ianalysis -Iagent -Iimport -Inative \
-               -Ifuzz $(PKG_CFLAGS)
+               -Ifiles -Ifuzz $(PKG_CFLAGS)
 FUZZ_FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
-FUZZ_AGENT_OBJS  := $(AGENT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
+# the agent creates its files through files/ (linked into it)
+FUZZ_AGENT_OBJS  := $(AGENT_SRCS:%.c=$(FUZZ_OBJ)/%.o) \
+                    $(FILES_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_ANALYSIS_OBJS := $(ANALYSIS_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_IMPORT_OBJS := $(IMPORT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
