@@ -23,11 +23,7 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -g -O1 \
                -DVMHEAP_LIBFUZZER -Iformat -Ianalysis -Iagent -Iimport -Inative \
                -Ifiles -Ifuzz $(PKG_CFLAGS)
 FUZZ_FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
-<<<<<<< HEAD
 # the agent creates its files through libvmheap-files (files/)
-=======
-# the agent creates its files through files/ (linked into it)
->>>>>>> i29-inputs
 FUZZ_AGENT_OBJS  := $(AGENT_SRCS:%.c=$(FUZZ_OBJ)/%.o) \
                     $(FILES_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_ANALYSIS_OBJS := $(ANALYSIS_SRCS:%.c=$(FUZZ_OBJ)/%.o)
