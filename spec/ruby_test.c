@@ -1979,6 +1979,7 @@ static const char worker_program[] =
     "JOBS = Queue.new\n"
     "DONE = Queue.new\n"
     "Thread.new do\n"
+    "  Thread.current.name = 'billing-worker'\n"
     "  table = Billing::RateCache::TABLE\n"
     "  loop do\n"
     "    job = JOBS.pop\n"
@@ -2067,7 +2068,7 @@ START_TEST(the_constant_holds_the_leak_although_a_worker_stack_reaches_it)
 			       "constant Object::Billing \u2190 root vm",
 			       NULL};
 	const char *also[] = {"also from the stack of thread 0x",
-			      "(holding Hash 0x", NULL};
+			      " \"billing-worker\" (holding Hash 0x", NULL};
 	const char *suspect[] = {"#1  Billing::Quote: 400 new",
 				 "held by root vm Object > constant "
 				 "Object::Billing > constant "
