@@ -35,6 +35,10 @@ int fuzz_import_one(const uint8_t *data, size_t size, int hprof);
  * bytes as one MessagePack value (histogram_fuzz.c). */
 int fuzz_histogram_one(const uint8_t *data, size_t size);
 
+/* The console's naming of the live native sites on these bytes as one
+ * MessagePack value (native_sites_fuzz.c). */
+int fuzz_native_sites_one(const uint8_t *data, size_t size);
+
 /* Stop the protocol target's agent (the suite calls it when done). */
 void fuzz_protocol_shutdown(void);
 

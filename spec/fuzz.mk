@@ -29,7 +29,8 @@ FUZZ_IMPORT_OBJS := $(IMPORT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
                 $(FUZZ_DIR)/fuzz_discovery $(FUZZ_DIR)/fuzz_client \
                 $(FUZZ_DIR)/fuzz_import_json $(FUZZ_DIR)/fuzz_import_hprof \
-                $(FUZZ_DIR)/fuzz_native $(FUZZ_DIR)/fuzz_histogram
+                $(FUZZ_DIR)/fuzz_native $(FUZZ_DIR)/fuzz_histogram \
+                $(FUZZ_DIR)/fuzz_native_sites
 FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
 FUZZ_SEEDS_STAMP := $(FUZZ_DIR)/seeds/.stamp
 FUZZ_SMOKE := $(FUZZ_DIR)/fuzz-smoke
@@ -95,6 +96,21 @@ $(FUZZ_DIR)/fuzz_histogram: $(FUZZ_OBJ)/fuzz/histogram_fuzz.o \
                             $(FUZZ_REPORT_OBJS) $(FUZZ_ANALYSIS_OBJS) \
                             $(FUZZ_FORMAT_OBJS)
 	$(FUZZ_LINK) $(REPORT_NATIVE_LIBS)
+
+# The console's naming of the live native sites (libdw, through the
+# report library's symbolizer) and its printers.
+$(FUZZ_OBJ)/fuzz/native_sites_fuzz.o $(FUZZ_OBJ)/console/native_sites.o \
+  $(FUZZ_OBJ)/console/render.o $(FUZZ_OBJ)/console/json.o: \
+  FUZZ_CFLAGS += -Ireport -Iconsole
+$(FUZZ_DIR)/fuzz_native_sites: $(FUZZ_OBJ)/fuzz/native_sites_fuzz.o \
+                               $(FUZZ_OBJ)/console/native_sites.o \
+                               $(FUZZ_OBJ)/console/render.o \
+                               $(FUZZ_OBJ)/console/json.o \
+                               $(FUZZ_OBJ)/console/histogram.o \
+                               $(FUZZ_OBJ)/agent/frame.o $(FUZZ_OBJ)/agent/errors.o \
+                               $(FUZZ_REPORT_OBJS) $(FUZZ_ANALYSIS_OBJS) \
+                               $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK) $(REPORT_NATIVE_LIBS) -lm
 
 # The seed writer is an ordinary program of this build (gcc objects).
 $(FUZZ_SEEDS_BIN): $(OBJDIR)/fuzz/seeds.o $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)

@@ -427,9 +427,18 @@ static void brute_shapes(const struct rheap *h, char **shape)
 				 (unsigned long long)h->cls[v]);
 		} else {
 			size_t p = (size_t)parent[v];
+			char up[64];
 			name_word(h->name[p][via[v]], word, sizeof(word));
 			snprintf(buf, sizeof(buf), "%s > %s %llu", shape[p],
 				 word, (unsigned long long)h->cls[v]);
+			/* a run of one class by one name is one step */
+			if (parent[p] != -1 && h->cls[p] == h->cls[v]) {
+				name_word(h->name[parent[p]][via[p]], up,
+					  sizeof(up));
+				if (!strcmp(up, word))
+					snprintf(buf, sizeof(buf), "%s",
+						 shape[p]);
+			}
 		}
 		shape[v] = strdup(buf);
 	}

@@ -1955,6 +1955,178 @@ START_TEST(in_process_names_allocate_nothing_and_leave_globals_unnamed)
 }
 END_TEST
 
+/*
+ * A leaking service whose worker thread's stack reaches the leak's
+ * container: quotes kept in a Hash under the nested constant
+ * Billing::RateCache::TABLE, which the worker also holds in a local while
+ * it waits on a Queue (issue 24).  The shortest path goes through the
+ * thread's stack; the path shown, the diff's suspect line and the
+ * retainers name the constant, and say the stack holds it too.
+ */
+static const char worker_program[] =
+    "STDOUT.sync = true\n"
+    "module Billing\n"
+    "  class Quote\n"
+    "    def initialize(id); @id = id; @body = \"quote #{id}\" * 4; end\n"
+    "  end\n"
+    "  module RateCache\n"
+    "    TABLE = {}\n"
+    "  end\n"
+    "end\n"
+    "JOBS = Queue.new\n"
+    "DONE = Queue.new\n"
+    "Thread.new do\n"
+    "  table = Billing::RateCache::TABLE\n"
+    "  loop do\n"
+    "    job = JOBS.pop\n"
+    "    table[\"req-#{job}\"] = Billing::Quote.new(job)\n"
+    "    DONE << job\n"
+    "  end\n"
+    "end\n"
+    "n = 0\n"
+    "puts 'ready'\n"
+    "while (line = STDIN.gets)\n"
+    "  k = line.to_i\n"
+    "  k.times { JOBS << (n += 1) }\n"
+    "  k.times { DONE.pop }\n"
+    "  puts \"done #{n}\"\n"
+    "end\n";
+
+/* Run a tool on files of `dir` (argv's NULL-terminated words; words
+ * starting with '@' are file names in dir) and return its stdout
+ * (malloc'd); the tool must exit 0. */
+static char *tool_out(const char *dir, const char *const *words)
+{
+	char paths[8][PATH_MAX + 64];
+	const char *argv[16];
+	struct spec_run r;
+	size_t n = 0, np = 0;
+	char *out;
+
+	for (; *words && n < 15; words++) {
+		if ((*words)[0] == '@' && np < 8) {
+			snprintf(paths[np], sizeof(paths[np]), "%s/%s", dir,
+				 *words + 1);
+			argv[n++] = paths[np++];
+		} else {
+			argv[n++] = *words;
+		}
+	}
+	argv[n] = NULL;
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &r), 0);
+	ck_assert_msg(r.status == 0, "%s: %s", argv[0], r.err);
+	out = strdup(r.out ? r.out : "");
+	spec_run_free(&r);
+	return out;
+}
+
+/* `text` has each of `want` (NULL-terminated), in order, on one line. */
+static void line_says(const char *text, const char *const *want)
+{
+	const char *line = text;
+
+	while (line && *line) {
+		const char *end = strchr(line, '\n'), *at = line;
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		const char *const *w = want;
+		for (; *w; w++) {
+			const char *hit = strstr(at, *w);
+			if (!hit || hit + strlen(*w) > line + len)
+				break;
+			at = hit + strlen(*w);
+		}
+		if (!*w)
+			return;
+		line = end ? end + 1 : NULL;
+	}
+	ck_abort_msg("no line with \"%s\" ... \"%s\" in:\n%s", want[0],
+		     want[1] ? want[1] : "", text);
+}
+
+START_TEST(the_constant_holds_the_leak_although_a_worker_stack_reaches_it)
+{
+	struct vm vm;
+	vmheap_client *c;
+	char *out, hash[32] = "", *at;
+	const char *const path_top[] = {spec_bin("vmheap-path"), "--top", "1",
+					"@b.vmheap", "Billing::Quote", NULL};
+	const char *const path_short[] = {
+	    spec_bin("vmheap-path"), "--shortest", "--top", "1",
+	    "@b.vmheap",	     "Billing::Quote", NULL};
+	const char *const path_excl[] = {
+	    spec_bin("vmheap-path"), "--shortest", "--exclude", "stack",
+	    "--top", "1", "@b.vmheap", "Billing::Quote", NULL};
+	const char *const diff[] = {spec_bin("vmheap-diff"), "@a.vmheap",
+				    "@b.vmheap", NULL};
+	const char *chain[] = {"Billing::Quote \u2190 Hash[\"req-",
+			       "\u2190 constant RateCache::TABLE \u2190 "
+			       "constant Billing::RateCache \u2190 constant "
+			       "Object::Billing \u2190 root vm",
+			       NULL};
+	const char *also[] = {"also from the stack of thread 0x",
+			      "(holding Hash 0x", NULL};
+	const char *suspect[] = {"#1  Billing::Quote: 400 new",
+				 "held by root vm Object > constant "
+				 "Object::Billing > constant "
+				 "Billing::RateCache > constant "
+				 "RateCache::TABLE > Hash[\"req-",
+				 "; also from the stack of thread 0x", NULL};
+	const char *via_stack[] = {"Billing::Quote \u2190 Hash[\"req-",
+				   "\u2190 stack of thread 0x", NULL};
+
+	vm_start(&vm, worker_program);
+	vm_expect(&vm, "ready");
+	c = connect_to(vm.dir, vm.pid);
+	vm_say(&vm, "200");
+	vm_expect(&vm, "done 200");
+	dump(c, "a.vmheap");
+	vm_say(&vm, "400");
+	vm_expect(&vm, "done 600");
+	dump(c, "b.vmheap");
+
+	/* the plain shortest path goes through the worker's stack: the
+	 * case is the one that misled (else the test could not fail) */
+	out = tool_out(vm.dir, path_short);
+	line_says(out, via_stack);
+	ck_assert_ptr_null(strstr(out, "also from"));
+	free(out);
+	/* the path shown names the constant, and the stack as "also" */
+	out = tool_out(vm.dir, path_top);
+	line_says(out, chain);
+	line_says(out, also);
+	at = strstr(out, "(holding Hash 0x");
+	ck_assert_ptr_nonnull(at);
+	ck_assert_int_eq(sscanf(at, "(holding Hash %31[0-9a-fx])", hash), 1);
+	free(out);
+	/* --exclude stack: even the shortest path is the constant's */
+	out = tool_out(vm.dir, path_excl);
+	line_says(out, chain);
+	ck_assert_ptr_null(strstr(out, "stack of thread"));
+	free(out);
+	/* the diff's top suspect: the constant, and the stack too */
+	out = tool_out(vm.dir, diff);
+	line_says(out, suspect);
+	free(out);
+	/* the Hash's retainers: both holders */
+	{
+		const char *const ret[] = {spec_bin("vmheap-path"),
+					   "--retainers", "@b.vmheap", hash,
+					   NULL};
+		const char *by_const[] = {
+		    "1  constant RateCache::TABLE", "(1 holder", NULL};
+		const char *by_stack[] = {"stack of thread 0x", "(1 holder",
+					  "[stack]", NULL};
+		out = tool_out(vm.dir, ret);
+		line_says(out, by_const);
+		line_says(out, by_stack);
+		free(out);
+	}
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	spec_rmrf(vm.dir);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("ruby");
@@ -1983,6 +2155,10 @@ Suite *vmheap_spec_suite(void)
 		       names_say_which_constant_global_and_ivar_hold_each_leak);
 	tcase_add_test(
 	    t, in_process_names_allocate_nothing_and_leave_globals_unnamed);
+
+	t = spec_tcase(s, "paths", 120);
+	tcase_add_test(
+	    t, the_constant_holds_the_leak_although_a_worker_stack_reaches_it);
 
 	t = spec_tcase(s, "operations", 240);
 	tcase_add_test(t,

@@ -660,3 +660,30 @@ void ruby_names_close(struct ruby_names *n)
 	cache_free(&n->keys);
 	free(n);
 }
+
+/* ------------------------------------------------------ thread stacks */
+
+/* "stack of thread 0x55d0c0a8 main" (FORMAT.md "Stack and internal
+ * references"): the thread's own name after "stack of ". */
+const int64_t *ruby_names_of_thread_stack(struct ruby_names *n, VALUE th,
+					  size_t nrefs)
+{
+	char buf[96];
+	uint64_t id;
+	int len;
+
+	if (!nrefs || n->rc)
+		return NULL;
+	len = snprintf(buf, sizeof(buf), "stack of thread 0x%" PRIxPTR "%s",
+		       (uintptr_t)th, th == rb_thread_main() ? " main" : "");
+	id = text_id(n, buf, (size_t)len, 0);
+	if (!id || grow((void **)&n->names, &n->names_cap, nrefs,
+			sizeof(*n->names)) < 0) {
+		if (!n->rc)
+			fail(n, VMHEAP_ENOMEM);
+		return NULL;
+	}
+	for (size_t i = 0; i < nrefs; i++)
+		n->names[i] = (int64_t)id;
+	return n->names;
+}
