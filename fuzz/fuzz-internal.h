@@ -24,6 +24,10 @@ int fuzz_protocol_one(const uint8_t *data, size_t size);
 /* The discovery-file parser: vmheap_discovery_read on a 0600 file. */
 int fuzz_discovery_one(const uint8_t *data, size_t size);
 
+/* The fork guard's cgroup reader (agent/cgroup.c) on these bytes as
+ * /proc/self/cgroup, mountinfo and the memory files. */
+int fuzz_cgroup_one(const uint8_t *data, size_t size);
+
 /* The client API against a peer that sends these bytes. */
 int fuzz_client_one(const uint8_t *data, size_t size);
 

@@ -26,6 +26,15 @@
 
 #define WAIT_MS 20000
 
+/* Fail the test unless `dir` is empty. */
+static void assert_empty(const char *dir)
+{
+	char *names = spec_ls(dir, ' ');
+
+	ck_assert_msg(!names[0], "%s holds %s", dir, names);
+	free(names);
+}
+
 /* ------------------------------------------------------ the helper */
 
 START_TEST(the_helper_never_opens_a_planted_name)
@@ -123,7 +132,7 @@ START_TEST(the_helper_keeps_the_directory_it_opened)
 	close(dfd);
 	snprintf(p, sizeof(p), "%s/out", moved);
 	ck_assert_msg(access(p, F_OK) == 0, "not in the directory opened");
-	ck_assert_str_eq(spec_ls(other, ' '), "");
+	assert_empty(other);
 
 	ck_assert_int_eq(vmheap_dir_open_parent("x/", &base), -1);
 	ck_assert_int_eq(errno, EISDIR);
@@ -163,6 +172,10 @@ static void make_dump(const char *name, char *path, size_t len)
 	}
 	sample_cleanup(&s);
 }
+
+/* LeakSanitizer cannot run under ptrace: the sanitizer build's tools run
+ * under strace without it. */
+static const char *const no_lsan[] = {"ASAN_OPTIONS=detect_leaks=0", NULL};
 
 /* The lines of an strace log that create a file (O_CREAT). */
 static char *creating_lines(const char *log)
@@ -209,7 +222,7 @@ START_TEST(vmheap_report_never_writes_through_a_planted_link)
 				      spec_bin("vmheap-report"), "--no-graph",
 				      "-o", out, dump, NULL};
 
-		ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &r), 0);
+		ck_assert_int_eq(spec_run(argv, no_lsan, NULL, 60000, &r), 0);
 	}
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
 	spec_run_free(&r);
@@ -258,7 +271,7 @@ START_TEST(vmheap_import_creates_its_temporary_with_o_excl)
 				      "--no-progress", "--from", "ruby-json",
 				      in, out, NULL};
 
-		ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &r), 0);
+		ck_assert_int_eq(spec_run(argv, no_lsan, NULL, 60000, &r), 0);
 	}
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
 	spec_run_free(&r);
@@ -321,14 +334,14 @@ START_TEST(a_dump_directory_swapped_for_a_link_is_not_followed)
 		      path ? path->via.str.ptr : "", want);
 	vmheap_reply_release(&r);
 	ck_assert_msg(access(want, F_OK) == 0, "no %s", want);
-	ck_assert_str_eq(spec_ls(other, ' '), "");
+	assert_empty(other);
 
 	/* an absolute path through the set name is taken in the
 	 * directory held, too */
 	snprintf(want, sizeof(want), "%s/y.vmheap", d);
 	call_ok(c, "set", "system.memory.dump", want, &r);
 	vmheap_reply_release(&r);
-	ck_assert_str_eq(spec_ls(other, ' '), "");
+	assert_empty(other);
 	vmheap_client_close(c);
 	sample_cleanup(&s);
 }
@@ -885,15 +898,21 @@ START_TEST(unauthenticated_megabyte_frames_take_little_memory)
 		}
 	for (int i = 0; i < 127; i++)
 		close(fds[i]);
-	after = rss_settles_below(s.pid, rss0 + 16 * MIB);
+	after = SPEC_SANITIZED ? rss_of(s.pid)
+			       : rss_settles_below(s.pid, rss0 + 16 * MIB);
 	printf("issue 28: 127 unauthenticated 1 MiB frames: RSS %.1f MiB, "
 	       "%+.1f MiB at most while open, %+.1f MiB after close\n",
 	       rss0 / (double)MIB, (peak - rss0) / (double)MIB,
 	       (after - rss0) / (double)MIB);
-	ck_assert_msg(peak - rss0 <= 32 * MIB, "+%lld MiB while open",
-		      (peak - rss0) / MIB);
-	ck_assert_msg(after - rss0 <= 16 * MIB, "+%lld MiB after close",
-		      (after - rss0) / MIB);
+	if (SPEC_SANITIZED) {
+		/* ASan keeps freed memory in quarantine: no bound holds */
+		printf("issue 28: (memory bounds not asserted under ASan)\n");
+	} else {
+		ck_assert_msg(peak - rss0 <= 32 * MIB, "+%lld MiB while open",
+			      (peak - rss0) / MIB);
+		ck_assert_msg(after - rss0 <= 16 * MIB,
+			      "+%lld MiB after close", (after - rss0) / MIB);
+	}
 	/* and the VM still answers */
 	{
 		vmheap_client *c = sample_client(&s);
@@ -939,7 +958,8 @@ START_TEST(a_frame_of_a_million_nils_is_refused_before_it_is_decoded)
 	rss1 = rss_of(s.pid);
 	printf("issue 28: a frame of a million nils: %+.1f MiB\n",
 	       (rss1 - rss0) / (double)MIB);
-	ck_assert_msg(rss1 - rss0 <= 16 * MIB, "+%lld MiB", (rss1 - rss0) / MIB);
+	ck_assert_msg(SPEC_SANITIZED || rss1 - rss0 <= 16 * MIB, "+%lld MiB",
+		      (rss1 - rss0) / MIB);
 	close(fd);
 	sample_cleanup(&s);
 }
@@ -998,16 +1018,22 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 	vmheap_client_close(c);
 	for (int i = 0; i < CLIENTS; i++)
 		close(fds[i]);
-	after = rss_settles_below(s.pid, rss0 + 16 * MIB);
+	after = SPEC_SANITIZED ? rss_of(s.pid)
+			       : rss_settles_below(s.pid, rss0 + 16 * MIB);
 	printf("issue 28: 100 authenticated clients that never read: RSS "
 	       "%.1f MiB, %+.1f MiB at most while open, %+.1f MiB after "
 	       "close\n",
 	       rss0 / (double)MIB, (peak - rss0) / (double)MIB,
 	       (after - rss0) / (double)MIB);
-	ck_assert_msg(peak - rss0 <= 128 * MIB, "+%lld MiB while open",
-		      (peak - rss0) / MIB);
-	ck_assert_msg(after - rss0 <= 16 * MIB, "+%lld MiB after close",
-		      (after - rss0) / MIB);
+	if (SPEC_SANITIZED) {
+		/* ASan keeps freed memory in quarantine: no bound holds */
+		printf("issue 28: (memory bounds not asserted under ASan)\n");
+	} else {
+		ck_assert_msg(peak - rss0 <= 128 * MIB,
+			      "+%lld MiB while open", (peak - rss0) / MIB);
+		ck_assert_msg(after - rss0 <= 16 * MIB,
+			      "+%lld MiB after close", (after - rss0) / MIB);
+	}
 	sample_cleanup(&s);
 }
 END_TEST
