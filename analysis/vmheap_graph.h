@@ -61,7 +61,8 @@
  * (the references as 8-byte ids until they are resolved).  The reverse
  * references add 4 + 4 r (vmheap_graph_index_referrers()), dominators 12
  * (idom and retained size; at most 20 + 4 r more while they are computed),
- * shortest paths 4 (and 4 more while they are computed).
+ * paths 4 (and 4 more while they are computed, plus 16 bytes per costly
+ * reference that first reaches an object: "Which path" below).
  *
  * Names (format 1.1): when some record of the dump names its references,
  * the graph keeps a 4-byte code per reference (4 r per object; nothing

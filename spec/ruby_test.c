@@ -1794,8 +1794,14 @@ static void check_same_references(struct names_view *on,
 			named += on->edges[i++].name != 0;
 		while (j < off->nedges && off->edges[j].holder < h)
 			j++;
-		if (!named)
+		/* a Thread's references are its live stack, which moves
+		 * between the two dumps (they are all "stack of thread") */
+		const char *cls = class_of_object(on, h);
+		if (!named || (cls && !strcmp(cls, "Thread"))) {
+			while (j < off->nedges && off->edges[j].holder == h)
+				j++;
 			continue;
+		}
 		holders++;
 		for (b = a; b < i; b++, j++) {
 			ck_assert_msg(j < off->nedges &&
@@ -1976,6 +1982,7 @@ static const char worker_program[] =
     "JOBS = Queue.new\n"
     "DONE = Queue.new\n"
     "Thread.new do\n"
+    "  Thread.current.name = 'billing-worker'\n"
     "  table = Billing::RateCache::TABLE\n"
     "  loop do\n"
     "    job = JOBS.pop\n"
@@ -2059,17 +2066,17 @@ START_TEST(the_constant_holds_the_leak_although_a_worker_stack_reaches_it)
 	const char *const diff[] = {spec_bin("vmheap-diff"), "@a.vmheap",
 				    "@b.vmheap", NULL};
 	const char *chain[] = {"Billing::Quote \u2190 Hash[\"req-",
-			       "\u2190 constant RateCache::TABLE \u2190 "
-			       "constant Billing::RateCache \u2190 constant "
-			       "Object::Billing \u2190 root vm",
+			       "\u2190 constant Billing::RateCache::TABLE "
+			       "\u2190 constant Billing::RateCache \u2190 "
+			       "constant Object::Billing \u2190 root vm",
 			       NULL};
 	const char *also[] = {"also from the stack of thread 0x",
-			      "(holding Hash 0x", NULL};
+			      " \"billing-worker\" (holding Hash 0x", NULL};
 	const char *suspect[] = {"#1  Billing::Quote: 400 new",
 				 "held by root vm Object > constant "
 				 "Object::Billing > constant "
 				 "Billing::RateCache > constant "
-				 "RateCache::TABLE > Hash[\"req-",
+				 "Billing::RateCache::TABLE > Hash[\"req-",
 				 "; also from the stack of thread 0x", NULL};
 	const char *via_stack[] = {"Billing::Quote \u2190 Hash[\"req-",
 				   "\u2190 stack of thread 0x", NULL};
@@ -2113,7 +2120,8 @@ START_TEST(the_constant_holds_the_leak_although_a_worker_stack_reaches_it)
 					   "--retainers", "@b.vmheap", hash,
 					   NULL};
 		const char *by_const[] = {
-		    "1  constant RateCache::TABLE", "(1 holder", NULL};
+		    "1  constant Billing::RateCache::TABLE", "(1 holder",
+		    NULL};
 		const char *by_stack[] = {"stack of thread 0x", "(1 holder",
 					  "[stack]", NULL};
 		out = tool_out(vm.dir, ret);
