@@ -412,9 +412,11 @@ int vmheap_client_connect_addr(vmheap_client **out, const char *host,
 		return fail(c, VMHEAP_EINVAL, "no host given");
 	/* an agent flooded with connections that never authenticate
 	 * closes the oldest silent ones to make room (PROTOCOL.md, limits):
-	 * a connection closed without a word before the handshake ended is
-	 * tried again, twice at most, while the deadline allows */
+	 * a connection closed before its hello came is tried again, twice at
+	 * most, while the deadline allows (a peer that said hello and then
+	 * closed is not: that is no eviction) */
 	for (int attempt = 0;; attempt++) {
+		c->protocol = 0;
 		rc = dial(c, host, port, deadline);
 		if (rc == 0)
 			rc = handshake(c, token, deadline);
@@ -422,7 +424,7 @@ int vmheap_client_connect_addr(vmheap_client **out, const char *host,
 			close(c->fd);
 			c->fd = -1;
 		}
-		if (rc != VMHEAP_AGENT_ECLOSED || attempt == 2 ||
+		if (rc != VMHEAP_AGENT_ECLOSED || c->protocol || attempt == 2 ||
 		    (deadline > 0 && now_ms() >= deadline))
 			return rc;
 	}

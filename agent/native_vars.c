@@ -5,11 +5,16 @@
  *                               forgets (libvmheap-malloc.so must be
  *                               preloaded: vmheap-run does it)
  *   system.native.bytes   int   the live bytes of every tracked
- *                               allocation, now (the tracker's totals)
- *   system.native.sites   array the top sites by live bytes, now:
- *                               [{live_bytes, live_count, allocs, frees,
- *                                 site}], site the innermost frames as
- *                               "function+0xoff (module)" from dladdr
+ *                               allocation, now (the tracker's totals,
+ *                               vmheap's own included)
+ *   system.native.sites   array the top sites by live bytes, now, as
+ *                               charged (native_charge.c; vmheap's own
+ *                               left out): [{live_bytes, live_count,
+ *                               allocs, frees, site, frames, vm}], site
+ *                               the innermost frames as
+ *                               "function+0xoff (module)" from dladdr,
+ *                               frames as [module path, offset] for a
+ *                               client that names them from the files
  *
  * The agent does not link the tracker: it finds its API at run time
  * (agent_native_api), so the same agent runs with and without it.  Loop

@@ -112,6 +112,7 @@ struct vmheap_graph {
 	size_t nroot_by_obj;
 	int have_unreachable;
 	uint64_t unreachable, unreachable_bytes;
+	int path_rule; /* VMHEAP_GRAPH_PATHS_... */
 	int saturated; /* a sum of sizes was held at UINT64_MAX */
 
 	char error[512];
@@ -187,5 +188,14 @@ uint32_t graph_path_shape_name(const vmheap_graph *g, uint32_t i);
 
 /* The code of root record k's name, GRAPH_NAME_NONE for none. */
 uint32_t graph_root_name_code(const vmheap_graph *g, size_t k);
+
+/* Kinds of references (graph_edge_kinds.c, FORMAT.md "Stack and
+ * internal references"): 1 when name code `code` marks a reference from a
+ * thread's stack ("stack", "stack of ..."); when the reference at fwd
+ * position k has such a name; when class c (an index into g->classes) is
+ * VM-internal (a class name in angle brackets). */
+int graph_code_is_stack(const vmheap_graph *g, uint32_t code);
+int graph_edge_is_stack(const vmheap_graph *g, uint32_t k);
+int graph_class_is_internal(const vmheap_graph *g, uint32_t c);
 
 #endif /* VMHEAP_GRAPH_INTERNAL_H */

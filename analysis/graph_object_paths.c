@@ -5,10 +5,16 @@
  * The shapes form a trie: a node is (parent node, class, name of the
  * reference from the parent), a top node (root kind and name, class of
  * the root object).  Names are compared by code (one per text; every
- * element index and hash key is one "element" code).  Every object on a path gets the node
- * of its path's shape, memoized, so that an object shared by many paths
- * (the Hash that holds 100,000 instances) is resolved once: the work is
- * linear in the objects on the paths, however long they are.
+ * element index and hash key is one "element" code).  A run of objects
+ * of one class reached by one name (the nodes of a linked list, each
+ * reached by "@next") is one node: a child with its parent's class and
+ * name is its parent, so a chain of any length is one step and paths
+ * that differ only in a run's length have one shape.  Every object on a
+ * path gets the node of its path's shape, memoized, so that an object
+ * shared by many paths (the Hash that holds 100,000 instances) is
+ * resolved once: the work and the memory are linear in the objects on
+ * the paths, however long they are, and the shapes' classes are as many
+ * as the shapes' steps.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -148,8 +154,13 @@ static uint32_t shape_of(struct trie *t, uint32_t v)
 				      g->roots[root].kind_string_id,
 				      graph_root_name_code(g, root));
 		} else {
-			node = intern(t, node, g->class_of[u], 0,
-				      graph_path_shape_name(g, u));
+			uint32_t cls = g->class_of[u],
+				 name = graph_path_shape_name(g, u);
+			const struct node *up = &t->nodes[node];
+			/* a run of one class and one name is one step */
+			if (up->parent == NO_NODE || up->cls != cls ||
+			    up->name != name)
+				node = intern(t, node, cls, 0, name);
 		}
 		if (node == NO_NODE)
 			return NO_NODE;

@@ -45,7 +45,9 @@ static int index_roots(vmheap_graph *g)
 	return 0;
 }
 
-/* The first root record of root object `v`. */
+/* The root record that the path of root object `v` starts from: its
+ * first, or with the explaining rule its first not of a stack kind if it
+ * has one (the search took that one). */
 static size_t first_root_of(const vmheap_graph *g, uint32_t v)
 {
 	size_t lo = 0, hi = g->nroot_by_obj;
@@ -57,68 +59,208 @@ static size_t first_root_of(const vmheap_graph *g, uint32_t v)
 		else
 			hi = mid;
 	}
+	if (g->path_rule == VMHEAP_GRAPH_PATHS_EXPLAINING)
+		for (size_t k = lo; k < g->nroot_by_obj &&
+				    g->roots[g->root_by_obj[k]].object == v;
+		     k++)
+			if (!vmheap_graph_root_is_stack(g, g->root_by_obj[k]))
+				return g->root_by_obj[k];
 	return g->root_by_obj[lo];
+}
+
+/* Seeds of the next layer of the explaining paths: objects first reached
+ * by a reference that costs (a stack reference, one held by an internal
+ * object, a stack root), in the order of their lengths. */
+struct seed {
+	uint32_t object, parent, edge, len;
+};
+
+struct seeds {
+	struct seed *v;
+	size_t n, cap, at;
+};
+
+static int seed_push(struct seeds *s, uint32_t object, uint32_t parent,
+		     uint32_t edge, uint32_t len)
+{
+	if (s->n == s->cap) {
+		void *p = vmheap_array_grow(s->v, &s->cap, sizeof(*s->v), 64);
+		if (!p)
+			return VMHEAP_ENOMEM;
+		s->v = p;
+	}
+	s->v[s->n++] = (struct seed){object, parent, edge, len};
+	return 0;
+}
+
+/* The search's state: parent and edge are the results; queue the objects
+ * reached, level by level (each object is queued once in all). */
+struct search {
+	vmheap_graph *g;
+	int ranked;
+	uint32_t *parent, *edge, *queue;
+	uint32_t tail;
+	struct seeds next;
+};
+
+/* w is reached from v by fwd position k (v VMHEAP_GRAPH_ROOT: a root):
+ * queued for the next level. */
+static void reach(struct search *s, uint32_t w, uint32_t v, uint32_t k)
+{
+	s->parent[w] = v;
+	if (s->edge)
+		s->edge[w] = k;
+	s->queue[s->tail++] = w;
+}
+
+/* Follow the references of v (path length len): free ones reach their
+ * targets now, costly ones become seeds of the next layer. */
+static int expand(struct search *s, uint32_t v, uint32_t len)
+{
+	const vmheap_graph *g = s->g;
+	int internal = s->ranked && graph_class_is_internal(g, g->class_of[v]);
+
+	for (uint32_t k = g->fwd_off[v]; k < g->fwd_off[v + 1]; k++) {
+		uint32_t w = g->fwd[k];
+		if (s->parent[w] != VMHEAP_GRAPH_NONE)
+			continue;
+		if (s->ranked && (internal || graph_edge_is_stack(g, k))) {
+			if (seed_push(&s->next, w, v, k, len + 1) < 0)
+				return VMHEAP_ENOMEM;
+		} else {
+			reach(s, w, v, k);
+		}
+	}
+	return 0;
+}
+
+/* Reach the seeds of length len or less that nothing reached first. */
+static void admit(struct search *s, struct seeds *cur, uint32_t len)
+{
+	while (cur->at < cur->n && cur->v[cur->at].len <= len) {
+		const struct seed *x = &cur->v[cur->at++];
+		if (s->parent[x->object] == VMHEAP_GRAPH_NONE)
+			reach(s, x->object, x->parent, x->edge);
+	}
+}
+
+/*
+ * The paths: with VMHEAP_GRAPH_PATHS_SHORTEST a plain breadth-first
+ * search; else (the explaining rule) fewest costly steps first, then
+ * fewest references.  Layer b finds the objects whose best path has b
+ * costly steps: a breadth-first search over the free references, level
+ * by level, where the seeds that layer b - 1 reached by a costly step
+ * join the level of their length (after the objects that free
+ * references reached at that length: a tie).  An object is final when
+ * first reached, is queued once, and each reference is followed once:
+ * linear.  With no costly step (the shortest rule, or a dump without
+ * stack references and internal objects) it is the breadth-first
+ * search: the roots in file order, then each object's references in
+ * record order.
+ */
+static int search(struct search *s)
+{
+	vmheap_graph *g = s->g;
+	struct seeds cur = {0};
+	int rc = 0;
+
+	for (size_t k = 0; k < g->nroots && rc == 0; k++) {
+		uint32_t v = g->roots[k].object;
+		if (v == VMHEAP_GRAPH_NONE)
+			continue;
+		rc = seed_push(s->ranked && vmheap_graph_root_is_stack(g, k)
+				   ? &s->next
+				   : &cur,
+			       v, VMHEAP_GRAPH_ROOT, 0, 0);
+	}
+	while (rc == 0) {
+		uint32_t start = s->tail, len;
+
+		if (cur.at == cur.n) { /* the next layer */
+			free(cur.v);
+			cur = s->next;
+			memset(&s->next, 0, sizeof(s->next));
+			if (!cur.n)
+				break;
+		}
+		len = cur.v[cur.at].len;
+		admit(s, &cur, len);
+		while (rc == 0 && (start < s->tail || cur.at < cur.n)) {
+			uint32_t end = s->tail;
+			if (start == end) { /* a gap: the next seeds */
+				len = cur.v[cur.at].len;
+				admit(s, &cur, len);
+				continue;
+			}
+			for (uint32_t q = start; q < end && rc == 0; q++)
+				rc = expand(s, s->queue[q], len);
+			start = end;
+			admit(s, &cur, ++len);
+		}
+	}
+	free(cur.v);
+	free(s->next.v);
+	return rc;
 }
 
 int vmheap_graph_shortest_paths(vmheap_graph *g)
 {
-	uint32_t n = g->n, head = 0, tail = 0;
-	uint32_t *parent, *queue, *edge = NULL;
+	uint32_t n = g->n;
+	struct search s = {.g = g};
 	int rc;
 
 	if (g->path_parent)
 		return 0;
-	parent = malloc(((size_t)n + 1) * sizeof(*parent));
-	queue = malloc(((size_t)n + 1) * sizeof(*queue));
+	s.ranked = g->path_rule != VMHEAP_GRAPH_PATHS_SHORTEST;
+	s.parent = malloc(((size_t)n + 1) * sizeof(*s.parent));
+	s.queue = malloc(((size_t)n + 1) * sizeof(*s.queue));
 	if (g->edge_name) /* names on the paths: the edge of each object */
-		edge = malloc(((size_t)n + 1) * sizeof(*edge));
-	if (!parent || !queue || (g->edge_name && !edge)) {
-		free(parent);
-		free(queue);
-		free(edge);
-		return graph_fail(g, VMHEAP_ENOMEM,
-				  "out of memory for the shortest paths");
+		s.edge = malloc(((size_t)n + 1) * sizeof(*s.edge));
+	if (!s.parent || !s.queue || (g->edge_name && !s.edge)) {
+		rc = graph_fail(g, VMHEAP_ENOMEM,
+				"out of memory for the shortest paths");
+		goto fail;
 	}
 	if ((rc = index_roots(g)) < 0) {
-		free(parent);
-		free(queue);
-		free(edge);
-		return rc == VMHEAP_ENOMEM
-			   ? graph_fail(g, rc, "out of memory for the roots")
-			   : rc;
+		if (rc == VMHEAP_ENOMEM)
+			graph_fail(g, rc, "out of memory for the roots");
+		goto fail;
 	}
-	memset(parent, 0xff, (size_t)n * sizeof(*parent));
-	for (size_t k = 0; k < g->nroots; k++) {
-		uint32_t v = g->roots[k].object;
-		if (v != VMHEAP_GRAPH_NONE && parent[v] == VMHEAP_GRAPH_NONE) {
-			parent[v] = VMHEAP_GRAPH_ROOT;
-			queue[tail++] = v;
-		}
+	memset(s.parent, 0xff, (size_t)n * sizeof(*s.parent));
+	if ((rc = search(&s)) < 0) {
+		free(g->root_by_obj);
+		g->root_by_obj = NULL;
+		graph_fail(g, rc, "out of memory for the shortest paths");
+		goto fail;
 	}
-	while (head < tail) {
-		uint32_t v = queue[head++];
-		for (uint32_t k = g->fwd_off[v]; k < g->fwd_off[v + 1]; k++) {
-			uint32_t w = g->fwd[k];
-			if (parent[w] == VMHEAP_GRAPH_NONE) {
-				parent[w] = v;
-				if (edge)
-					edge[w] = k;
-				queue[tail++] = w;
-			}
-		}
-	}
-	free(queue);
-	g->path_parent = parent;
-	g->path_edge = edge;
+	free(s.queue);
+	g->path_parent = s.parent;
+	g->path_edge = s.edge;
 	if (!g->have_unreachable) {
-		g->unreachable = n - tail;
+		g->unreachable = n - s.tail;
 		g->unreachable_bytes = 0;
 		for (uint32_t i = 0; i < n; i++)
-			if (parent[i] == VMHEAP_GRAPH_NONE)
+			if (s.parent[i] == VMHEAP_GRAPH_NONE)
 				graph_add_bytes(g, &g->unreachable_bytes,
 						vmheap_graph_object_bytes(g, i));
 		g->have_unreachable = 1;
 	}
+	return 0;
+fail:
+	free(s.parent);
+	free(s.queue);
+	free(s.edge);
+	return rc;
+}
+
+int vmheap_graph_set_path_rule(vmheap_graph *g, int rule)
+{
+	if (rule != VMHEAP_GRAPH_PATHS_EXPLAINING &&
+	    rule != VMHEAP_GRAPH_PATHS_SHORTEST)
+		return VMHEAP_EINVAL;
+	if (g->path_parent)
+		return g->path_rule == rule ? 0 : VMHEAP_ESTATE;
+	g->path_rule = rule;
 	return 0;
 }
 

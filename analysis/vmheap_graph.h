@@ -61,7 +61,8 @@
  * (the references as 8-byte ids until they are resolved).  The reverse
  * references add 4 + 4 r (vmheap_graph_index_referrers()), dominators 12
  * (idom and retained size; at most 20 + 4 r more while they are computed),
- * shortest paths 4 (and 4 more while they are computed).
+ * paths 4 (and 4 more while they are computed, plus 16 bytes per costly
+ * reference that first reaches an object: "Which path" below).
  *
  * Names (format 1.1): when some record of the dump names its references,
  * the graph keeps a 4-byte code per reference (4 r per object; nothing
@@ -332,13 +333,83 @@ VMHEAP_EXPORT int vmheap_graph_class_retained(vmheap_graph *g,
 /* ------------------------------------------------------------ paths */
 
 /*
- * Compute a shortest path from the roots to every reachable object: a
- * breadth-first search from the virtual root, whose edges are the root
- * records in file order, then each object's references in record order
- * (so ties go to the earliest root record and the earliest reference).
- * Returns 0, at once if already computed, or VMHEAP_ENOMEM.
+ * Which path of an object the graph keeps (FORMAT.md "Stack and internal
+ * references", man vmheap-path "WHICH PATH").  A step of a path is
+ * costly when it comes from a thread's stack (a reference named "stack"
+ * or "stack of ...", or a root record of a stack kind: stack,
+ * machine_context, java_frame, jni_local, native_stack) or is a
+ * reference held by a VM-internal object (a class name in angle
+ * brackets: "<imemo:env>", "<hidden-array>").
+ *
+ *  VMHEAP_GRAPH_PATHS_EXPLAINING  (the default) the path with the fewest
+ *      costly steps, then the fewest references: a path of named
+ *      constants, instance variables and hash keys wins over one through
+ *      a thread's stack, even when it is longer;
+ *  VMHEAP_GRAPH_PATHS_SHORTEST    the path with the fewest references
+ *      (a plain breadth-first search; vmheap-path --shortest).
+ *
+ * Both break ties by the earliest root record, then the earliest
+ * reference.  In a dump without stack references, stack roots and
+ * internal classes both rules give the same paths.
+ */
+enum vmheap_graph_path_rule {
+	VMHEAP_GRAPH_PATHS_EXPLAINING = 0,
+	VMHEAP_GRAPH_PATHS_SHORTEST = 1,
+};
+
+/*
+ * Choose the rule of the paths, before they are computed.  Returns 0
+ * (also when the paths exist and follow that rule), VMHEAP_EINVAL for an
+ * unknown rule, VMHEAP_ESTATE when the paths were computed by the other.
+ */
+VMHEAP_EXPORT int vmheap_graph_set_path_rule(vmheap_graph *g, int rule);
+
+/*
+ * Compute the path from the roots to every reachable object, by the
+ * graph's rule (above): a search from the virtual root, whose edges are
+ * the root records in file order, then each object's references in
+ * record order (so ties go to the earliest root record and the earliest
+ * reference).  Linear in objects and references, whatever the paths'
+ * lengths.  Returns 0, at once if already computed, or VMHEAP_ENOMEM.
  */
 VMHEAP_EXPORT int vmheap_graph_shortest_paths(vmheap_graph *g);
+
+/* 1 when root record k is of a stack kind (above), else 0. */
+VMHEAP_EXPORT int vmheap_graph_root_is_stack(const vmheap_graph *g, size_t k);
+
+/* 1 when reference k of object i (as vmheap_graph_references() orders
+ * them) comes from a thread's stack: its name is "stack" or starts with
+ * "stack of ". */
+VMHEAP_EXPORT int vmheap_graph_reference_is_stack(const vmheap_graph *g,
+						 uint32_t i, uint32_t k);
+
+/* 1 when object i is VM-internal: its class record's name starts with
+ * '<' ("<imemo:env>", "<hidden-array>"). */
+VMHEAP_EXPORT int vmheap_graph_object_is_internal(const vmheap_graph *g,
+						 uint32_t i);
+
+/* Kinds of references that vmheap_graph_exclude() drops. */
+#define VMHEAP_GRAPH_EXCLUDE_STACK 0x1u	   /* stack references and roots */
+#define VMHEAP_GRAPH_EXCLUDE_INTERNAL 0x2u /* held by internal objects */
+
+/*
+ * Drop references from the graph, before anything is computed on it (the
+ * tools' --exclude): with VMHEAP_GRAPH_EXCLUDE_STACK every reference from
+ * a thread's stack and every root record of a stack kind; with
+ * VMHEAP_GRAPH_EXCLUDE_INTERNAL every reference held by a VM-internal
+ * object.  The objects stay; those that only dropped references reached
+ * become unreachable.  Returns 0, VMHEAP_EINVAL for unknown kind bits,
+ * or VMHEAP_ESTATE once referrers, dominators or paths were computed.
+ */
+VMHEAP_EXPORT int vmheap_graph_exclude(vmheap_graph *g, unsigned kinds);
+
+/*
+ * Parse a comma-separated list of kinds ("stack", "internal",
+ * "stack,internal") into VMHEAP_GRAPH_EXCLUDE_... bits.  Returns 0, or
+ * VMHEAP_EINVAL for an empty list, an empty item or an unknown kind.
+ */
+VMHEAP_EXPORT int vmheap_graph_parse_exclude(const char *list,
+					     unsigned *kinds);
 
 /*
  * After vmheap_graph_shortest_paths(): the object before `i` on its
@@ -371,21 +442,27 @@ VMHEAP_EXPORT int64_t vmheap_graph_path(const vmheap_graph *g, uint32_t i,
 VMHEAP_EXPORT int vmheap_graph_path_name(const vmheap_graph *g, uint32_t i,
 					 struct vmheap_graph_name *out);
 
-/* Instances of one class whose shortest paths have the same shape: the same
- * root kind and name, and the same sequence of classes and reference names
- * from the root object down to the instance.  An element's name (an index,
- * or a text that starts with '[': a hash key) counts as "an element" in a
- * shape: the 100,000 entries of one Hash are one shape, not 100,000; the
- * group's example path shows its own key. */
+/* Instances of one class whose paths have the same shape: the same root
+ * kind and name, and the same sequence of steps from the root object down
+ * to the instance, a step being a class and the name of the reference
+ * that reaches it.  An element's name (an index, or a text that starts
+ * with '[': a hash key) counts as "an element" in a shape: the 100,000
+ * entries of one Hash are one shape, not 100,000; the group's example
+ * path shows its own key.  A run of objects of one class reached by one
+ * name (below the root object) is one step: a linked list of 100,000
+ * nodes, each reached by "@next", is the step "Node by @next" whatever
+ * its length, so that its nodes are one shape; the example's path (from
+ * vmheap_graph_path()) has all its objects. */
 struct vmheap_graph_path_group {
 	uint64_t count;		 /* instances */
 	uint64_t bytes;		 /* sum of their shallow sizes */
 	uint32_t example;	 /* the instance of lowest index */
 	size_t root;		 /* root record of the example's path */
 	uint64_t kind_string_id; /* kind of that root record */
-	size_t length;		 /* classes in the shape (objects on a path) */
-	const uint64_t *classes; /* class ids, root object's first, the
-				    instance's class last */
+	size_t length;		 /* steps in the shape (objects on a path,
+				    a run counting once) */
+	const uint64_t *classes; /* class ids of the steps, root object's
+				    first, the instance's class last */
 };
 
 /* The paths of every instance of a class, merged by shape. */

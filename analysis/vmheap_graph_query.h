@@ -104,6 +104,83 @@ vmheap_graph_object_paths(vmheap_graph *g, const uint32_t *objects, size_t n,
 VMHEAP_EXPORT void
 vmheap_graph_object_paths_free(struct vmheap_graph_class_paths *paths);
 
+/*
+ * Where a thread's stack also holds an object whose path goes elsewhere
+ * ("held by constant X; also from the stack of thread 2").
+ */
+struct vmheap_graph_stack_holder {
+	uint32_t object;    /* the object on the path that the stack holds */
+	uint32_t holder;    /* the object whose stack reference holds it, or
+			       VMHEAP_GRAPH_ROOT for a root record of a stack
+			       kind */
+	uint32_t reference; /* that reference, k of vmheap_graph_references(
+			       holder), or the root record's index */
+};
+
+/*
+ * After vmheap_graph_shortest_paths(): when the path of object `i` has no
+ * stack step but a stack reference or a stack root (vmheap_graph.h,
+ * "Which path") holds an object on it, sets *out to the one nearest to
+ * `i` (i itself first; ties: the first holder in file order, references
+ * before root records) and returns 1; else 0 (also for an unreachable
+ * object).  VMHEAP_ESTATE before the paths, VMHEAP_ENOMEM.  Time linear
+ * in the objects and references; 4 bytes per object while it runs.
+ */
+VMHEAP_EXPORT int
+vmheap_graph_stack_holder(const vmheap_graph *g, uint32_t i,
+			  struct vmheap_graph_stack_holder *out);
+
+/* ------------------------------------------------------------ retainers */
+
+/* The references to a set of objects from holders of one class by one
+ * name (every element index and hash key counting as one name), or from
+ * root records of one kind. */
+struct vmheap_graph_retainer_group {
+	uint32_t holder_class;	  /* class table position, or
+				     VMHEAP_GRAPH_ROOT: root records */
+	uint64_t holder_class_id; /* its class id (0 for root records) */
+	uint64_t key;		  /* the group's name key (internal) */
+	struct vmheap_graph_name name; /* the example reference's name */
+	int element;	     /* 1: the name is any element or hash key */
+	int stack;	     /* 1: references from a thread's stack (or
+				stack roots) */
+	int internal;	     /* 1: the holders are VM-internal objects */
+	uint64_t references; /* references (root records) to the set */
+	uint64_t holders;    /* distinct holders among them */
+	uint32_t example;    /* the first holder in file order, or the
+				first root record's index */
+	uint32_t example_reference; /* its reference, k of
+				       vmheap_graph_references(example) */
+	uint32_t example_target;    /* the object it references */
+};
+
+struct vmheap_graph_retainers {
+	uint64_t targets;    /* distinct objects of the set */
+	uint64_t references; /* references to them from objects */
+	uint64_t roots;	     /* root records of them */
+	size_t group_count;
+	/* most references first; ties: more holders, lower example */
+	struct vmheap_graph_retainer_group *groups;
+};
+
+/*
+ * Every reference to the objects `objects[0..n)` (an object listed twice
+ * counts once), and every root record of them, grouped by the holder's
+ * class and the reference's name, or by root kind: DevTools' Retainers.
+ * References among the objects count too (a list's nodes hold each
+ * other).  On success *out is the result, freed with
+ * vmheap_graph_retainers_free(); returns 0 or VMHEAP_ENOMEM (then *out is
+ * NULL).  Time linear in objects and references; 1 byte per object while
+ * it runs.
+ */
+VMHEAP_EXPORT int vmheap_graph_retainers(vmheap_graph *g,
+					 const uint32_t *objects, size_t n,
+					 struct vmheap_graph_retainers **out);
+
+/* Free a result of vmheap_graph_retainers() (NULL is allowed). */
+VMHEAP_EXPORT void
+vmheap_graph_retainers_free(struct vmheap_graph_retainers *r);
+
 /* ------------------------------------------------------------ retained */
 
 /*

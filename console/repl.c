@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <editline/readline.h>
 
 #include "console-internal.h"
+#include "vmheap_files.h"
 
 #define HISTORY_KEEP 1000
 
@@ -36,29 +38,39 @@ static const char *history_path(char *buf, size_t len)
 	return buf;
 }
 
-/* Rewrite the history file with its last HISTORY_KEEP lines. */
+/* Rewrite the history file with its last HISTORY_KEEP lines, through a
+ * fresh temporary file next to it (libvmheap-files: O_EXCL|O_NOFOLLOW in
+ * the directory opened once) and a rename. */
 static void trim_history_file(const char *path, char **lines, size_t n)
 {
-	char tmp[4200];
+	char tmp[NAME_MAX + 1];
 	size_t from = n > HISTORY_KEEP ? n - HISTORY_KEEP : 0;
+	const char *base;
 	FILE *f;
-	int fd;
+	int dfd, fd;
 
-	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0)
+	dfd = vmheap_dir_open_parent(path, &base);
+	if (dfd < 0)
 		return;
+	fd = vmheap_file_create_temp(dfd, ".vmheap_history.", ".tmp", 0600, tmp,
+				     sizeof(tmp));
+	if (fd < 0) {
+		close(dfd);
+		return;
+	}
 	f = fdopen(fd, "w");
 	if (!f) {
 		close(fd);
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
+		close(dfd);
 		return;
 	}
 	for (size_t i = from; i < n; i++)
 		fprintf(f, "%s\n", lines[i]);
-	if (fclose(f) != 0 || rename(tmp, path) != 0)
-		unlink(tmp);
+	if (fclose(f) != 0 ||
+	    vmheap_file_publish(dfd, tmp, base, VMHEAP_PUBLISH_REPLACE) != 0)
+		unlinkat(dfd, tmp, 0);
+	close(dfd);
 }
 
 static void load_history(const char *path)

@@ -50,6 +50,8 @@ struct diff_options {
 	 * --threads, --no-progress */
 	struct vmheap_report_options report;
 	int no_suspects; /* --no-suspects: no section in the class diff */
+	unsigned exclude; /* --exclude: VMHEAP_GRAPH_EXCLUDE_... (graphs) */
+	int shortest;	  /* --shortest: plain shortest paths (graphs) */
 };
 
 /* One side of the comparison, once read. */
@@ -76,6 +78,9 @@ struct diff_result {
 	/* DIFF_CLASSES: why the section was not computed ("" when it was,
 	 * or when the dumps have no references or roots to compute it) */
 	char suspects_skipped[400];
+	/* the graph modes' --exclude and --shortest (diff_graphs_read) */
+	unsigned exclude;
+	int shortest;
 };
 
 /* Open both dumps (headers only).  Returns 0 or a code with err set. */

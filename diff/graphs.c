@@ -22,6 +22,15 @@ int diff_graphs_read(struct diff_result *res, struct diff_graphs *dg, char *err,
 				       errsz);
 	if (rc < 0)
 		return rc;
+	/* only NEW's paths are shown: the references left out go there */
+	if (vmheap_graph_exclude(dg->new_g, res->exclude) < 0 ||
+	    vmheap_graph_set_path_rule(dg->new_g,
+				       res->shortest
+					   ? VMHEAP_GRAPH_PATHS_SHORTEST
+					   : VMHEAP_GRAPH_PATHS_EXPLAINING) < 0) {
+		snprintf(err, errsz, "cannot apply --exclude or --shortest");
+		return VMHEAP_ESTATE;
+	}
 	if ((rc = vmheap_new_objects_mark(dg->old_g, dg->new_g, &nw)) < 0) {
 		snprintf(err, errsz, "%s", vmheap_graph_error(dg->new_g));
 		return rc;

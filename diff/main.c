@@ -20,11 +20,13 @@
 #include <sys/stat.h>
 
 #include "diff-internal.h"
+#include "vmheap_graph.h"
 #include "timeline-internal.h"
 
 static const char usage_line[] =
     "usage: vmheap-diff [--objects | --retainers | --paths | --suspects |\n"
     "                   --native | --by site] [--no-suspects]\n"
+    "                   [--exclude stack,internal] [--shortest]\n"
     "                   [--sort count|bytes|name] [--top N] [--format text|json|csv]\n"
     "                   [--bytes] [--threads N] OLD NEW\n"
     "       vmheap-diff [options] DUMP1 DUMP2 DUMP3 ...   (a timeline)";
@@ -82,6 +84,16 @@ static void help(void)
 	       "                 ranked by the new bytes they hold, with "
 	       "their path (--top N:\n"
 	       "                 N suspects, default 10)\n"
+	       "  --exclude KINDS  with --paths and --suspects (and the "
+	       "suspects section):\n"
+	       "                 leave out references of these kinds in NEW: "
+	       "stack (from a\n"
+	       "                 thread's stack), internal (held by "
+	       "VM-internal objects)\n"
+	       "  --shortest     the paths shown are the shortest, whatever "
+	       "they pass through\n"
+	       "                 (default: fewest steps through stacks and "
+	       "internal objects)\n"
 	       "  --sort KEY     count (default), bytes or name\n"
 	       "  --top N        print only the first N rows (--retainers: N "
 	       "classes, default 10;\n"
@@ -111,6 +123,8 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	    {"suspects", no_argument, NULL, 's'},
 	    {"no-suspects", no_argument, NULL, 'S'},
 	    {"by", required_argument, NULL, 'b'},
+	    {"exclude", required_argument, NULL, 'x'},
+	    {"shortest", no_argument, NULL, 'P'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -128,6 +142,15 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			if (vmheap_report_option(&o->report, longopts[i].name,
 						 optarg, msg, sizeof(msg)) < 0)
 				usage_error("%s", msg);
+			break;
+		case 'x':
+			if (vmheap_graph_parse_exclude(optarg, &o->exclude) < 0)
+				usage_error("bad --exclude '%s' (a list of: "
+					    "stack, internal)",
+					    optarg);
+			break;
+		case 'P':
+			o->shortest = 1;
 			break;
 		case 'o':
 			o->mode = DIFF_OBJECTS;
@@ -320,6 +343,8 @@ int main(int argc, char **argv)
 	if (o.ndumps > 2)
 		return diff_timeline_main(&o);
 	memset(&res, 0, sizeof(res));
+	res.exclude = o.exclude;
+	res.shortest = o.shortest;
 	rc = diff_open(&o, &res, err, sizeof(err));
 	if (!rc) {
 		if (o.mode == DIFF_CLASSES) {

@@ -25,6 +25,17 @@ int diff_suspects(const struct diff_options *o, struct diff_result *res,
 	if (rc == 0)
 		rc = vmheap_graph_read(&ds->new_g, res->new_d.reader, err,
 				       errsz);
+	/* --exclude and --shortest shape NEW's paths (graphs.c too) */
+	if (rc == 0 &&
+	    (vmheap_graph_exclude(ds->new_g, res->exclude) < 0 ||
+	     vmheap_graph_set_path_rule(ds->new_g,
+					res->shortest
+					    ? VMHEAP_GRAPH_PATHS_SHORTEST
+					    : VMHEAP_GRAPH_PATHS_EXPLAINING) <
+		 0)) {
+		snprintf(err, errsz, "cannot apply --exclude or --shortest");
+		rc = VMHEAP_ESTATE;
+	}
 	if (rc == 0 &&
 	    (rc = vmheap_suspects_rank(ds->old_g, ds->new_g, &opt, &ds->s)) < 0)
 		snprintf(err, errsz, "%s", vmheap_graph_error(ds->new_g));

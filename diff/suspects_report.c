@@ -10,13 +10,16 @@
 /* "root KIND NAME > A > B": the root (with its name in a dump that has
  * names) and the classes of the top shape above the owner, a step held
  * by a named reference by its holder phrase ("> local messages of <main>
- * (app.rb) >"; vmheap_strbuf_add_shape_steps). */
+ * (app.rb) >"; vmheap_strbuf_add_shape_steps), and "; also from the
+ * stack of thread ..." when a stack holds it too. */
 static void held_by(struct vmheap_strbuf *out, const vmheap_graph *g,
 		    const struct vmheap_graph_path_group *grp)
 {
 	vmheap_strbuf_add_root_text(out, g, grp->root);
 	vmheap_strbuf_add_shape_steps(out, g, grp->example, grp->length,
 				      grp->classes);
+	/* "; also from the stack of thread ..." (vmheap-path: WHICH PATH) */
+	vmheap_strbuf_add_also_from(out, g, grp->example);
 }
 
 /* "A, B and C" of the held classes. */

@@ -19,6 +19,7 @@
 struct dominators_options {
 	const char *dump;
 	const char *cls; /* --class, or NULL */
+	unsigned exclude; /* --exclude: VMHEAP_GRAPH_EXCLUDE_... */
 	struct vmheap_report_options report; /* --top, --format, --bytes */
 };
 

@@ -17,7 +17,8 @@
 
 static const char usage_line[] =
     "usage: vmheap-dominators [--top N] [--class CLASS] "
-    "[--format text|json|csv] [--bytes] DUMP";
+    "[--format text|json|csv] [--bytes]\n"
+    "                         [--exclude stack,internal] DUMP";
 
 static _Noreturn void usage_error(const char *fmt, const char *arg)
 {
@@ -38,6 +39,10 @@ static _Noreturn void help(void)
 	    "for stdin).  The summary counts the objects no root reaches.\n\n"
 	    "  --top N        print the first N objects (default %d)\n"
 	    "  --class CLASS  only objects of this class\n"
+	    "  --exclude KINDS  leave out references of these kinds: stack "
+	    "(from a thread's\n"
+	    "                 stack), internal (held by VM-internal "
+	    "objects)\n"
 	    "  --format FMT   text (default), json or csv\n"
 	    "  --bytes        sizes as exact byte counts, not KiB/MiB/GiB\n"
 	    "  --help         this text\n"
@@ -56,6 +61,7 @@ static void parse_args(int argc, char **argv, struct dominators_options *o)
 	    {"format", required_argument, NULL, 'R'},
 	    {"bytes", no_argument, NULL, 'R'},
 	    {"class", required_argument, NULL, 'c'},
+	    {"exclude", required_argument, NULL, 'x'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -73,6 +79,13 @@ static void parse_args(int argc, char **argv, struct dominators_options *o)
 		if (ch == 'V') {
 			printf("vmheap-%s %s\n", "dominators", VMHEAP_VERSION);
 			exit(0);
+		}
+		if (ch == 'x') {
+			if (vmheap_graph_parse_exclude(optarg, &o->exclude) < 0)
+				usage_error("bad --exclude '%s' (a list of: "
+					    "stack, internal)",
+					    optarg);
+			continue;
 		}
 		if (ch != 'c')
 			usage_error("%s", msg);

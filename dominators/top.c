@@ -94,6 +94,10 @@ int dominators_find(const struct dominators_options *o,
 	rc = vmheap_graph_load(o->dump, &res->reader, &res->g, err, errsz);
 	if (rc < 0)
 		return rc;
+	if ((rc = vmheap_graph_exclude(res->g, o->exclude)) < 0) {
+		snprintf(err, errsz, "cannot apply --exclude");
+		return rc;
+	}
 	if ((rc = vmheap_graph_dominators(res->g)) < 0) {
 		snprintf(err, errsz, "%s", vmheap_graph_error(res->g));
 		return rc;

@@ -4,14 +4,17 @@
  *
  * A stale discovery file can name a port that another program now
  * listens on, so the client must take any bytes from its peer without
- * harm.  A server thread of this process accepts one connection per
- * input, sends the input (as the "agent's" hello, auth reply and replies),
+ * harm.  A server thread of this process accepts the connections of an
+ * input (the client dials again when a peer closes before its hello),
+ * sends each the input (as the "agent's" hello, auth reply and replies),
  * shuts down its writing side and drains what the client sends.  The
  * client connects with a token, then makes a get, a list and a set; each
  * call must end in 0 or a negative code with a message, and a reply's
  * code and message must be NUL-terminated.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -30,40 +33,60 @@ static uint16_t port;
 static sem_t start_sem, done_sem;
 static const uint8_t *cur_data;
 static size_t cur_size;
+static int wake_pipe[2] = {-1, -1};
 
+/* Serve one accepted connection the current input. */
+static void serve_one(int fd)
+{
+	struct timeval tv = {5, 0};
+	char sink[4096];
+	size_t off = 0;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	while (off < cur_size) {
+		ssize_t w =
+		    send(fd, cur_data + off, cur_size - off, MSG_NOSIGNAL);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	shutdown(fd, SHUT_WR);
+	for (;;) {
+		ssize_t n = recv(fd, sink, sizeof(sink), 0);
+		if (n == 0 || (n < 0 && errno != EINTR))
+			break;
+	}
+	close(fd);
+}
+
+/* Per input: every connection the client makes (it dials again when a
+ * peer closes before its hello) gets the input, until the input's run
+ * says it is over through wake_pipe. */
 static void *serve(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		struct timeval tv = {5, 0};
-		char sink[4096];
-		size_t off = 0;
-		int fd;
+		int over = 0;
 
 		while (sem_wait(&start_sem) < 0 && errno == EINTR)
 			;
-		do
-			fd = accept(listen_fd, NULL, NULL);
-		while (fd < 0 && errno == EINTR);
-		if (fd >= 0) {
-			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
-				   sizeof(tv));
-			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
-				   sizeof(tv));
-			while (off < cur_size) {
-				ssize_t w = send(fd, cur_data + off,
-						 cur_size - off, MSG_NOSIGNAL);
-				if (w <= 0)
-					break;
-				off += (size_t)w;
+		while (!over) {
+			struct pollfd p[2] = {{.fd = listen_fd, .events = POLLIN},
+					      {.fd = wake_pipe[0],
+					       .events = POLLIN}};
+			char b;
+
+			if (poll(p, 2, -1) < 0)
+				continue;
+			if (p[0].revents & POLLIN) {
+				int fd = accept(listen_fd, NULL, NULL);
+
+				if (fd >= 0)
+					serve_one(fd);
+			} else if (p[1].revents & POLLIN) {
+				over = read(wake_pipe[0], &b, 1) == 1;
 			}
-			shutdown(fd, SHUT_WR);
-			for (;;) {
-				ssize_t n = recv(fd, sink, sizeof(sink), 0);
-				if (n == 0 || (n < 0 && errno != EINTR))
-					break;
-			}
-			close(fd);
 		}
 		sem_post(&done_sem);
 	}
@@ -90,6 +113,8 @@ static void setup(void)
 	port = ntohs(sa.sin_port);
 	sem_init(&start_sem, 0, 0);
 	sem_init(&done_sem, 0, 0);
+	if (pipe2(wake_pipe, O_CLOEXEC) < 0)
+		abort();
 	if (pthread_create(&t, NULL, serve, NULL) != 0)
 		abort();
 	pthread_detach(t);
@@ -141,6 +166,8 @@ int fuzz_client_one(const uint8_t *data, size_t size)
 	}
 	if (c)
 		vmheap_client_close(c);
+	if (write(wake_pipe[1], "x", 1) != 1)
+		abort();
 	while (sem_wait(&done_sem) < 0 && errno == EINTR)
 		;
 	return 0;

@@ -24,6 +24,10 @@ int fuzz_protocol_one(const uint8_t *data, size_t size);
 /* The discovery-file parser: vmheap_discovery_read on a 0600 file. */
 int fuzz_discovery_one(const uint8_t *data, size_t size);
 
+/* The fork guard's cgroup reader (agent/cgroup.c) on these bytes as
+ * /proc/self/cgroup, mountinfo and the memory files. */
+int fuzz_cgroup_one(const uint8_t *data, size_t size);
+
 /* The client API against a peer that sends these bytes. */
 int fuzz_client_one(const uint8_t *data, size_t size);
 
@@ -34,6 +38,10 @@ int fuzz_import_one(const uint8_t *data, size_t size, int hprof);
 /* The console's reader and printer of a live histogram reply on these
  * bytes as one MessagePack value (histogram_fuzz.c). */
 int fuzz_histogram_one(const uint8_t *data, size_t size);
+
+/* The console's naming of the live native sites on these bytes as one
+ * MessagePack value (native_sites_fuzz.c). */
+int fuzz_native_sites_one(const uint8_t *data, size_t size);
 
 /* Stop the protocol target's agent (the suite calls it when done). */
 void fuzz_protocol_shutdown(void);

@@ -579,6 +579,42 @@ static void histogram_seed(void)
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/* A live native sites reply's value (the native_sites target's seed), as
+ * the agent packs it (PROTOCOL.md, system.native.sites): one row whose
+ * frames name a module that is not there and no module. */
+static void native_sites_seed(void)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 1);
+	msgpack_pack_map(&pk, 7);
+	frame_pack_str(&pk, "live_bytes");
+	msgpack_pack_uint64(&pk, 4096);
+	frame_pack_str(&pk, "live_count");
+	msgpack_pack_uint64(&pk, 1);
+	frame_pack_str(&pk, "allocs");
+	msgpack_pack_uint64(&pk, 2);
+	frame_pack_str(&pk, "frees");
+	msgpack_pack_uint64(&pk, 1);
+	frame_pack_str(&pk, "site");
+	frame_pack_str(&pk, "0x11a8 (leaky.so) < 0x7f0000001000 < app.rb:9");
+	frame_pack_str(&pk, "frames");
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_array(&pk, 2);
+	frame_pack_str(&pk, "/nonexistent/leaky.so");
+	msgpack_pack_uint64(&pk, 0x11a8);
+	msgpack_pack_array(&pk, 2);
+	frame_pack_str(&pk, "");
+	msgpack_pack_uint64(&pk, 0x7f0000001000ull);
+	frame_pack_str(&pk, "vm");
+	frame_pack_str(&pk, "app.rb:9");
+	put("native_sites", "reply", sb.data, sb.size);
+	msgpack_sbuffer_destroy(&sb);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -592,8 +628,10 @@ int main(int argc, char **argv)
 	mkdir_p("client");
 	mkdir_p("native");
 	mkdir_p("histogram");
+	mkdir_p("native_sites");
 	native_seeds();
 	histogram_seed();
+	native_sites_seed();
 	dump("empty", EMPTY);
 	dump("small", SMALL);
 	dump("blocks", BLOCKS);

@@ -387,7 +387,10 @@ static void shape_json(struct vmheap_strbuf *sb, const vmheap_graph *g,
 		       const struct vmheap_graph_path_group *grp)
 {
 	struct vmheap_strbuf text = VMHEAP_STRBUF_INIT;
-	size_t len = grp->length, ends = HTML_PATH_ENDS;
+	/* the example's own path: a run of a shape is one step of
+	 * grp->classes but all its objects here */
+	int64_t n = vmheap_graph_path(g, grp->example, NULL, 0, NULL);
+	size_t len = n > 0 ? (size_t)n : 0, ends = HTML_PATH_ENDS;
 	uint32_t *path = malloc((len ? len : 1) * sizeof(*path));
 	size_t root;
 
@@ -395,6 +398,7 @@ static void shape_json(struct vmheap_strbuf *sb, const vmheap_graph *g,
 			 (int64_t)len) {
 		free(path);
 		path = NULL;
+		len = 0;
 	}
 	vmheap_strbuf_addf(sb,
 			   "{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
@@ -410,7 +414,8 @@ static void shape_json(struct vmheap_strbuf *sb, const vmheap_graph *g,
 			continue;
 		if (i)
 			vmheap_strbuf_add(sb, ",", 1);
-		vmheap_strbuf_add_class(sb, g, grp->classes[i],
+		vmheap_strbuf_add_class(sb, g,
+					vmheap_graph_object_class(g, path[i]),
 					VMHEAP_OUTPUT_JSON);
 	}
 	vmheap_strbuf_add(sb, "],\"holders\":[", 13);

@@ -1,6 +1,7 @@
 /*
  * native.c - the native (malloc) sites of the last dump, grouped and
- * symbolized as vmheap-histo --native shows them.
+ * symbolized as vmheap-histo --native shows them; vmheap's own memory is
+ * no row (own_bytes, its total).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -29,10 +30,13 @@ int html_native_json(const struct vmheap_native *n, struct vmheap_strbuf *sb)
 		count += rows[i].count;
 		bytes += rows[i].bytes;
 	}
+	uint64_t own_bytes, own_count;
+	vmheap_native_own(n, &own_bytes, &own_count);
 	vmheap_strbuf_addf(sb,
 			   "{\"sites\":%zu,\"count\":%" PRId64
-			   ",\"bytes\":%" PRId64 ",\"rows\":[",
-			   nrows, count, bytes);
+			   ",\"bytes\":%" PRId64 ",\"own_bytes\":%" PRIu64
+			   ",\"rows\":[",
+			   nrows, count, bytes, own_bytes);
 	for (size_t i = 0; i < nrows && i < HTML_NATIVE_ROWS; i++) {
 		vmheap_strbuf_add(sb, i ? ",[" : "[", i ? 2 : 1);
 		vmheap_strbuf_add_json(sb, rows[i].site);

@@ -22,6 +22,7 @@
  * addresses.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -63,11 +64,49 @@ void native_frames_forget(void)
 	atomic_fetch_add(&modules_gen, 1);
 }
 
+/* libgcc_s's code.  Its _Unwind_Find_FDE holds a mutex while it mallocs
+ * (sorting the FDEs of frames that a JIT registered, for the program's
+ * own exception unwinding); a walk that asked it for an FDE from inside
+ * that malloc would wait for itself.  So an allocation made directly by
+ * libgcc is never walked through libgcc. */
+static uint64_t gcc_lo, gcc_hi;
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	uint64_t want = (uint64_t)(uintptr_t)arg, lo = UINT64_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		uint64_t a = info->dlpi_addr + ph->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (want < lo || want >= hi)
+		return 0;
+	gcc_lo = lo;
+	gcc_hi = hi;
+	return 1;
+}
+
 void native_frames_init(void)
 {
 	void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (gcc != NULL)
-		find_fde = (find_fde_fn)dlsym(gcc, "_Unwind_Find_FDE");
+	if (gcc == NULL)
+		return;
+	find_fde_fn f = (find_fde_fn)dlsym(gcc, "_Unwind_Find_FDE");
+	if (f == NULL ||
+	    dl_iterate_phdr(find_module, (void *)(uintptr_t)f) == 0)
+		return; /* no walker without libgcc's code range */
+	find_fde = f;
+}
+
+int native_frames_in_libgcc(uint64_t ip)
+{
+	return ip >= gcc_lo && ip < gcc_hi;
 }
 
 /* ------------------------------------------------- reading .eh_frame */
@@ -440,6 +479,8 @@ int native_frames_walk(uint64_t slot0, uint64_t rbp, uintptr_t lo,
 	uint64_t slot = slot0;
 	uint32_t gen = atomic_load_explicit(&modules_gen, memory_order_acquire);
 	(void)lo;
+	if (find_fde == NULL || native_frames_in_libgcc(at(slot0)))
+		return FRAMES_UNSUPPORTED;
 	while (n < max) {
 		uint64_t ip = at(slot), rsp = slot + 8;
 		if (ip == 0)

@@ -119,8 +119,8 @@ static void untrack(void *p)
  * simply not in the table, and stopping the tracker leaves nothing behind
  * in the blocks.  A record whose block was freed behind the tracker's
  * back is replaced when glibc hands the address out again (live.c counts
- * that as the old block's free).  HACKING.md, "The tracker's block
- * bookkeeping", has the choice and what it costs.
+ * that as the old block's free).  native/README.md, "The tracker's
+ * block bookkeeping", has the choice and what it costs.
  */
 
 /* ------------------------------------------------------ tracked paths */

@@ -176,6 +176,9 @@ void native_stack_init(void);
 void native_frames_init(void);
 /* Whether the walker can run (libgcc_s.so.1 was found). */
 int native_frames_ready(void);
+/* Whether ip lies in libgcc_s's code: an allocation made there must not
+ * be unwound through libgcc (frames.c says why). */
+int native_frames_in_libgcc(uint64_t ip);
 /* Forget every thread's rules (after a dlclose: the code they describe
  * may be gone).  Each thread relearns a rule at its next use. */
 void native_frames_forget(void);
@@ -187,8 +190,9 @@ void native_frames_forget(void);
  * outside the tracker; rbp is the caller's rbp then), reading only inside
  * [slot0, hi): at most max frames into frames, with the address each was
  * read from in slots.  Returns how many, or FRAMES_UNSUPPORTED when a
- * frame's unwind rule is one the walker does not model (then unwind the
- * stack some other way).
+ * frame's unwind rule is one the walker does not model, or the
+ * allocation comes from libgcc itself (then unwind the stack some other
+ * way, not through libgcc).
  */
 int native_frames_walk(uint64_t slot0, uint64_t rbp, uintptr_t lo,
 		       uintptr_t hi, uint64_t *frames, uint64_t *slots,

@@ -112,7 +112,7 @@ void native_stack_init(void)
 	/* Without libgcc_s (it comes with every gcc-built system) stacks
 	 * are not cached: each is unwound by unw_backtrace. */
 	void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (gcc != NULL) {
+	if (gcc != NULL && native_frames_ready()) { /* its code range known */
 		gcc_ip = (gcc_ip_fn)dlsym(gcc, "_Unwind_GetIP");
 		gcc_cfa = (gcc_cfa_fn)dlsym(gcc, "_Unwind_GetCFA");
 		if (gcc_ip != NULL && gcc_cfa != NULL)
@@ -374,6 +374,8 @@ static unsigned unw_stack(uint64_t *frames, unsigned max,
 		e->seen = seen; /* once: not worth slot_walk yet */
 		return n;
 	}
+	if (native_frames_in_libgcc(frames[0]))
+		return n; /* libgcc's own malloc: not through libgcc */
 	unsigned m = slot_walk(frames, slots, max);
 	if (m == 0) /* no libgcc: not cached (frames untouched) */
 		return n;

@@ -14,7 +14,9 @@
 #include "path-internal.h"
 
 static const char usage_line[] =
-    "usage: vmheap-path [--top N] [--format text|json] [--bytes] DUMP "
+    "usage: vmheap-path [--top N] [--format text|json] [--bytes] "
+    "[--shortest]\n"
+    "                   [--exclude stack,internal] [--retainers] DUMP "
     "CLASS|0xADDRESS";
 
 static _Noreturn void usage_error(const char *fmt, const char *arg)
@@ -39,8 +41,20 @@ static _Noreturn void help(void)
 	       "  Entry \xe2\x86\x90 Hash[\"k17\"] \xe2\x86\x90 @store of "
 	       "Registry \xe2\x86\x90 root globals $registry\n"
 	       "(man vmheap-path: NAMES).\n\n"
+	       "Of an object's paths the one shown has the fewest steps "
+	       "through a thread's\nstack or a VM-internal object, then the "
+	       "fewest references (man vmheap-path:\nWHICH PATH).\n\n"
 	       "  --top N        print only the first N path shapes (default "
 	       "%d)\n"
+	       "  --shortest     the shortest paths, whatever they pass "
+	       "through\n"
+	       "  --exclude KINDS  leave out references of these kinds: "
+	       "stack (from a\n"
+	       "                 thread's stack), internal (held by "
+	       "VM-internal objects)\n"
+	       "  --retainers    every reference to the target, grouped by "
+	       "holder class\n"
+	       "                 and reference name, with counts\n"
 	       "  --format FMT   text (default) or json\n"
 	       "  --bytes        sizes as exact byte counts, not KiB/MiB/GiB\n"
 	       "  --help         this text\n"
@@ -58,6 +72,9 @@ static void parse_args(int argc, char **argv, struct path_options *o)
 	    {"top", required_argument, NULL, 'R'},
 	    {"format", required_argument, NULL, 'R'},
 	    {"bytes", no_argument, NULL, 'R'},
+	    {"shortest", no_argument, NULL, 's'},
+	    {"exclude", required_argument, NULL, 'x'},
+	    {"retainers", no_argument, NULL, 'r'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -75,6 +92,21 @@ static void parse_args(int argc, char **argv, struct path_options *o)
 		if (ch == 'V') {
 			printf("vmheap-%s %s\n", "path", VMHEAP_VERSION);
 			exit(0);
+		}
+		if (ch == 's') {
+			o->shortest = 1;
+			continue;
+		}
+		if (ch == 'r') {
+			o->retainers = 1;
+			continue;
+		}
+		if (ch == 'x') {
+			if (vmheap_graph_parse_exclude(optarg, &o->exclude) < 0)
+				usage_error("bad --exclude '%s' (a list of: "
+					    "stack, internal)",
+					    optarg);
+			continue;
 		}
 		usage_error("%s", msg);
 	}
@@ -103,7 +135,9 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv, &o);
 	rc = path_find(&o, &res, err, sizeof(err));
-	if (rc == 0)
+	if (rc == 0 && o.retainers)
+		path_render_retainers(&o, &res, &out);
+	else if (rc == 0)
 		path_render(&o, &res, &out);
 	path_result_release(&res);
 	return vmheap_tool_finish("vmheap-path", rc, err, &out);

@@ -7,6 +7,7 @@
  *              and their paths merged by shape (libvmheap-analysis)
  *   site.c     the target's allocation site(s), when the dump has them
  *   report.c   text and JSON output
+ *   retainers.c  --retainers: every reference to the target, grouped
  */
 #ifndef PATH_INTERNAL_H
 #define PATH_INTERNAL_H
@@ -20,6 +21,9 @@ struct path_options {
 	const char *dump;   /* path, or "-" */
 	const char *target; /* CLASS or 0xADDRESS */
 	struct vmheap_report_options report; /* --top, --format, --bytes */
+	int shortest;	    /* --shortest: the plain shortest paths */
+	unsigned exclude;   /* --exclude: VMHEAP_GRAPH_EXCLUDE_... */
+	int retainers;	    /* --retainers: the referrers, not the paths */
 };
 
 /* An allocation site of the target (site.c). */
@@ -34,6 +38,7 @@ struct path_result {
 	int by_address;
 	uint64_t address;
 	struct vmheap_graph_class_paths *paths; /* the merged groups */
+	struct vmheap_graph_retainers *retainers; /* with --retainers */
 	struct path_site *sites; /* most objects first; NULL: none known */
 	size_t nsites;
 };
@@ -51,6 +56,11 @@ void path_render(const struct path_options *o, const struct path_result *res,
 		 struct vmheap_strbuf *out);
 
 void path_result_release(struct path_result *res);
+
+/* --retainers in o->report.format into out (retainers.c). */
+void path_render_retainers(const struct path_options *o,
+			   const struct path_result *res,
+			   struct vmheap_strbuf *out);
 
 /* The target's sites into res->sites (none for a dump read from stdin or
  * without sites).  Returns 0 or a negative code with err set. */

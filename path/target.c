@@ -54,6 +54,14 @@ int path_find(const struct path_options *o, struct path_result *res,
 	rc = vmheap_graph_load(o->dump, &res->reader, &res->g, err, errsz);
 	if (rc < 0)
 		return rc;
+	if (vmheap_graph_exclude(res->g, o->exclude) < 0 ||
+	    vmheap_graph_set_path_rule(res->g,
+				       o->shortest
+					   ? VMHEAP_GRAPH_PATHS_SHORTEST
+					   : VMHEAP_GRAPH_PATHS_EXPLAINING) < 0) {
+		snprintf(err, errsz, "cannot apply --exclude or --shortest");
+		return VMHEAP_ESTATE;
+	}
 	res->by_address = parse_address(o->target, &res->address);
 	if (res->by_address) {
 		one = vmheap_graph_find(res->g, res->address);
@@ -68,6 +76,9 @@ int path_find(const struct path_options *o, struct path_result *res,
 	}
 	rc = vmheap_graph_object_paths(res->g, objects ? objects : &one, n,
 				       &res->paths);
+	if (rc == 0 && o->retainers)
+		rc = vmheap_graph_retainers(res->g, objects ? objects : &one,
+					    n, &res->retainers);
 	if (rc < 0)
 		snprintf(err, errsz, "%s", vmheap_graph_error(res->g));
 	else
@@ -79,6 +90,7 @@ int path_find(const struct path_options *o, struct path_result *res,
 void path_result_release(struct path_result *res)
 {
 	vmheap_graph_object_paths_free(res->paths);
+	vmheap_graph_retainers_free(res->retainers);
 	path_sites_release(res);
 	vmheap_graph_free(res->g);
 	vmheap_reader_free(res->reader);

@@ -116,6 +116,9 @@ void vmheap_strbuf_add_holder(struct vmheap_strbuf *sb, const vmheap_graph *g,
 	} else if (t[0] == '[') {
 		add_class_of(sb, g, holder);
 		add_text_bytes(sb, t, name->len);
+	} else if (name->len >= 5 && !strncmp(t, "stack", 5)) {
+		/* a thread's stack: "stack of thread 0x55d0 main" */
+		add_text_bytes(sb, t, name->len);
 	} else if (t[0] == '@') {
 		/* "@store of Registry"; a class object known by name holds
 		 * its own ivars: "@cache of Gem" */

@@ -489,8 +489,10 @@ void vmheap_strbuf_add_name_json(struct vmheap_strbuf *sb,
  *
  *   Entry ← Hash["k17"] ← @store of Registry ← constant Registry::STORE ← root vm
  *
- * (vmheap_strbuf_add_holder; the middle of a chain of more than 9 objects
- * is "← ... N more").  Then one line for its root record, then one line
+ * (vmheap_strbuf_add_holder; a run of holders of one class by one name
+ * is one "@next of Node ×99,999"; when more than 9 such steps, the middle
+ * is "← ... N more"), then "also from the stack of thread ..." when a
+ * thread's stack also holds an object of the path (vmheap_graph_stack_holder).  Then one line for its root record, then one line
  * per object from the root object down to `i`, "CLASS  0xADDRESS", and
  * for an object reached by a named reference "  ← HOLDER" (the holder
  * phrase of the object above it).  Paths longer than 2 * VMHEAP_PATH_ENDS
@@ -500,6 +502,15 @@ void vmheap_strbuf_add_name_json(struct vmheap_strbuf *sb,
 void vmheap_strbuf_add_path_text(struct vmheap_strbuf *sb,
 				 const vmheap_graph *g, uint32_t i,
 				 const char *indent);
+
+/*
+ * When a thread's stack also holds reachable object `i` or an object on
+ * its path (paths computed; vmheap_graph_stack_holder), "; also from the
+ * stack of thread 0x... (holding Hash 0x...)" for a "held by" clause;
+ * else nothing.
+ */
+void vmheap_strbuf_add_also_from(struct vmheap_strbuf *sb,
+				 const vmheap_graph *g, uint32_t i);
 
 /*
  * Group k (counted from 1) of merged paths (vmheap_graph_object_paths) in

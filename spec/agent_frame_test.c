@@ -152,6 +152,37 @@ START_TEST(token_comparison_needs_all_32_bytes)
 }
 END_TEST
 
+/* A request's objects are counted before msgpack-c decodes them (24
+ * bytes each): [nil x 5000] is refused with a limit of 4096, and decodes
+ * without one; exactly 4096 objects (the array and 4095 nils) pass. */
+START_TEST(requests_of_too_many_objects_are_refused_before_decoding)
+{
+	static unsigned char buf[3 + 5000];
+	char err[256];
+	msgpack_unpacked m;
+
+	buf[0] = 0xdc; /* array 16 */
+	buf[1] = 5000 >> 8;
+	buf[2] = 5000 & 0xff;
+	memset(buf + 3, 0xc0, 5000);
+	msgpack_unpacked_init(&m);
+	ck_assert_int_eq(frame_decode_limited((const char *)buf, sizeof(buf),
+					      4096, &m, err, sizeof(err)),
+			 -1);
+	ck_assert_msg(strstr(err, "more than 4096 objects"), "%s", err);
+	ck_assert_int_eq(frame_decode_limited((const char *)buf, sizeof(buf),
+					      0, &m, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(m.data.via.array.size, 5000);
+	buf[1] = 4095 >> 8;
+	buf[2] = 4095 & 0xff;
+	ck_assert_int_eq(frame_decode_limited((const char *)buf, 3 + 4095, 4096,
+					      &m, err, sizeof(err)),
+			 0);
+	msgpack_unpacked_destroy(&m);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("agent_frame");
@@ -164,6 +195,7 @@ Suite *vmheap_spec_suite(void)
 		       strings_and_extensions_running_past_the_end_are_refused);
 	tcase_add_test(t, trailing_bytes_and_the_never_used_byte_are_refused);
 	tcase_add_test(t, deep_nesting_and_non_arrays_do_not_decode);
+	tcase_add_test(t, requests_of_too_many_objects_are_refused_before_decoding);
 	tcase_add_test(t,
 		       frame_header_is_big_endian_and_capped_at_one_mebibyte);
 	tcase_add_test(t, token_comparison_needs_all_32_bytes);

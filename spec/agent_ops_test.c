@@ -37,18 +37,19 @@ static int names_with(const char *dir, const char *needle)
  * or fail the test. */
 static char *wait_file_for(const char *path, const char *text)
 {
-	int64_t deadline = spec_now_ms() + WAIT_MS;
+	struct spec_wait w;
 
+	spec_wait_begin(&w, WAIT_MS);
 	for (;;) {
 		char *s = spec_read_file(path, NULL);
+		char held[512];
 
 		if (s && strstr(s, text))
 			return s;
-		ck_assert_msg(spec_now_ms() < deadline,
-			      "%s never held \"%s\"; it holds: %s", path, text,
-			      s ? s : "(nothing)");
+		snprintf(held, sizeof(held), "%s", s ? s : "(nothing)");
 		free(s);
-		spec_sleep_ms(20);
+		spec_wait_or_fail(&w, "%s to hold \"%s\"; it holds: %s", path,
+				  text, held);
 	}
 }
 
@@ -72,7 +73,10 @@ static void runs_on_without_agent(const char *dumpdir, const char *const *env,
 	pid = spec_vm_spawn(dir, dumpdir, &vo);
 	ck_assert(pid > 0);
 	out = wait_file_for(log, "(no agent)");
-	spec_sleep_ms(200); /* it keeps running: */
+	/* it keeps running: it goes on to start its mutator thread (after
+	 * that line) and has not exited */
+	SPEC_WAIT_UNTIL(spec_threads(pid) >= 2 || spec_wait(pid, 0, NULL) != -1,
+			WAIT_MS, "the VM's mutator thread");
 	ck_assert_msg(spec_wait(pid, 0, NULL) == -1,
 		      "the VM exited although only its agent failed: %s", out);
 	st = spec_stop(pid, SIGTERM, 15000);
@@ -131,19 +135,20 @@ END_TEST
 /* Wait until a dump runs in the VM (system.memory.dumping). */
 static void wait_dumping(vmheap_client *c)
 {
-	int64_t deadline = spec_now_ms() + WAIT_MS;
+	struct spec_wait w;
 	struct vmheap_reply r;
 	int busy;
 
-	do {
-		ck_assert_msg(spec_now_ms() < deadline, "no dump started");
+	spec_wait_begin(&w, WAIT_MS);
+	for (;;) {
 		call_ok(c, "get", "system.memory.dumping", NULL, &r);
 		busy = r.value.type == MSGPACK_OBJECT_BOOLEAN &&
 		       r.value.via.boolean;
 		vmheap_reply_release(&r);
-		if (!busy)
-			spec_sleep_ms(5);
-	} while (!busy);
+		if (busy)
+			break;
+		spec_wait_or_fail(&w, "a dump to start");
+	}
 }
 
 /* Start vmheap-console -p PID -e CMD... with its output in `out`. */
@@ -180,7 +185,6 @@ static pid_t console_dump_started(struct sample *s,
 				  const char *const *cmds, char *out,
 				  size_t outlen)
 {
-	int64_t deadline;
 	pid_t con;
 
 	sample_start(s, o);
@@ -189,11 +193,8 @@ static pid_t console_dump_started(struct sample *s,
 	ck_assert(con > 0);
 	/* the dump has begun when its temporary file is there (watched on
 	 * disk: no request to the agent while it forks) */
-	deadline = spec_now_ms() + WAIT_MS;
-	while (names_with(s->dumps, ".vmheap-dump.") == 0) {
-		ck_assert_msg(spec_now_ms() < deadline, "no dump started");
-		spec_sleep_ms(5);
-	}
+	SPEC_WAIT_UNTIL(names_with(s->dumps, ".vmheap-dump.") != 0, WAIT_MS,
+			"a dump's temporary file in %s", s->dumps);
 	return con;
 }
 
@@ -442,7 +443,6 @@ START_TEST(a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes)
 	char before[1024], after[1024], alive[600], reused[600], old[600],
 	    p[1400];
 	struct stat st;
-	int64_t deadline;
 	long long size = 0;
 	pid_t dumper;
 
@@ -466,11 +466,8 @@ START_TEST(a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes)
 	}
 	wait_dumping(c);
 	vmheap_client_close(c);
-	deadline = spec_now_ms() + WAIT_MS;
-	do {
-		tmp_files(s1.dumps, before, sizeof(before));
-		ck_assert_msg(spec_now_ms() < deadline, "no temporary file");
-	} while (!before[0] && (spec_sleep_ms(10), 1));
+	SPEC_WAIT_UNTIL((tmp_files(s1.dumps, before, sizeof(before)), before[0]),
+			WAIT_MS, "a temporary file in %s", s1.dumps);
 	/* its name carries the writer's pid and start time */
 	snprintf(p, sizeof(p), ".vmheap-dump.%d-%lld.", (int)s1.pid,
 		 start_ticks(s1.pid));
@@ -569,7 +566,6 @@ START_TEST(a_fork_child_killed_mid_dump_leaves_nothing)
 	vmheap_client *c, *d;
 	struct vmheap_reply r;
 	char left[1024];
-	int64_t deadline;
 	pid_t child = 0, dumper;
 	int rc;
 
@@ -588,11 +584,8 @@ START_TEST(a_fork_child_killed_mid_dump_leaves_nothing)
 			  : 1);
 	}
 	wait_dumping(c);
-	deadline = spec_now_ms() + WAIT_MS;
-	while (!(child = child_of(s.pid))) {
-		ck_assert_msg(spec_now_ms() < deadline, "no dump child");
-		spec_sleep_ms(10);
-	}
+	SPEC_WAIT_UNTIL((child = child_of(s.pid)) != 0, WAIT_MS,
+			"the dump's child of pid %d", (int)s.pid);
 	ck_assert(kill(child, SIGKILL) == 0);
 	ck_assert_int_eq(spec_wait(dumper, WAIT_MS, NULL), 0);
 	tmp_files(s.dumps, left, sizeof(left));
@@ -709,7 +702,8 @@ static int64_t dump_child_peak(const struct sample *s, vmheap_client *c,
 			       const char *name)
 {
 	vmheap_client *d = sample_client(s);
-	int64_t peak = 0, pd, deadline;
+	int64_t peak = 0, pd;
+	struct spec_wait w;
 	struct vmheap_reply r;
 	pid_t child, dumper;
 
@@ -722,15 +716,18 @@ static int64_t dump_child_peak(const struct sample *s, vmheap_client *c,
 		_exit(rc == 0 && r.ok ? 0 : 1);
 	}
 	wait_dumping(c);
-	deadline = spec_now_ms() + WAIT_MS;
-	while (!(child = child_of(s->pid))) {
-		ck_assert_msg(spec_now_ms() < deadline, "no dump child");
-		spec_sleep_ms(2);
-	}
+	spec_wait_begin(&w, WAIT_MS);
+	w.interval_ms = 2;
+	while (!(child = child_of(s->pid)))
+		spec_wait_or_fail(&w, "the dump's child of pid %d",
+				  (int)s->pid);
+	/* sampled until the child is gone */
+	spec_wait_begin(&w, WAIT_MS);
+	w.interval_ms = 5;
 	while ((pd = private_dirty(child)) >= 0) {
 		if (pd > peak)
 			peak = pd;
-		spec_sleep_ms(5);
+		spec_wait_or_fail(&w, "the dump child %d to exit", (int)child);
 	}
 	ck_assert_int_eq(spec_wait(dumper, WAIT_MS, NULL), 0);
 	vmheap_client_close(d);
@@ -741,15 +738,19 @@ static int64_t dump_child_peak(const struct sample *s, vmheap_client *c,
  * `busy` (a loaded machine may not run the writer for a whole probe). */
 static void estimate(vmheap_client *c, int busy, struct vmheap_reply *r)
 {
-	for (int k = 0;; k++) {
+	struct spec_wait w;
+
+	spec_wait_begin(&w, WAIT_MS);
+	w.interval_ms = 50;
+	for (;;) {
 		call_ok(c, "get", "system.fork_estimate", NULL, r);
 		int64_t rate = estimate_int(r, "write_rate");
 		if (busy ? rate >= 100 * MIB : rate < 10 * MIB)
 			return;
-		ck_assert_msg(k < 20, "write rate %lld B/s, VM %s",
-			      (long long)rate, busy ? "busy" : "idle");
 		vmheap_reply_release(r);
-		spec_sleep_ms(50);
+		spec_wait_or_fail(&w, "a write rate %s (last %lld B/s)",
+				  busy ? "of 100 MiB/s or more" : "below 10 MiB/s",
+				  (long long)rate);
 	}
 }
 
@@ -771,18 +772,14 @@ START_TEST(fork_guard_estimates_from_the_vm_s_write_rate)
 	struct sample s;
 	vmheap_client *c;
 	struct vmheap_reply r;
-	int64_t rss, peak, deadline, busy_rate, busy_peak;
+	int64_t rss, peak, busy_rate, busy_peak;
 
 	sample_start(&s, &o);
 	c = sample_client(&s);
 	call_ok(c, "set", "sample.write_mb", "96", &r);
 	vmheap_reply_release(&r);
-	deadline = spec_now_ms() + WAIT_MS;
-	while ((rss = get_int(c, "system.memory.rss")) < 96 * MIB) {
-		ck_assert_msg(spec_now_ms() < deadline, "rss %lld",
-			      (long long)rss);
-		spec_sleep_ms(10);
-	}
+	SPEC_WAIT_UNTIL((rss = get_int(c, "system.memory.rss")) >= 96 * MIB,
+			WAIT_MS, "an RSS of 96 MiB (it is %lld)", (long long)rss);
 
 	/* busy, before any fork dump: the child's part is the whole RSS */
 	estimate(c, 1, &r);
@@ -813,7 +810,9 @@ START_TEST(fork_guard_estimates_from_the_vm_s_write_rate)
 	/* idle: a measured fork dump, then the estimate is small */
 	call_ok(c, "set", "sample.write_mb", "0", &r);
 	vmheap_reply_release(&r);
-	spec_sleep_ms(50);
+	/* the writer has stopped: a probe sees it idle */
+	estimate(c, 0, &r);
+	vmheap_reply_release(&r);
 	peak = dump_child_peak(&s, c, "idle_forced.vmheap");
 	call_ok(c, "set", "config.dump.fork_min_free", "auto", &r);
 	vmheap_reply_release(&r);
@@ -870,8 +869,8 @@ START_TEST(get_of_a_group_returns_its_subtree_as_a_map)
 
 	sample_start(&s, &o);
 	c = sample_client(&s);
-	while (get_int(c, "sample.ticks") < 3)
-		spec_sleep_ms(10);
+	SPEC_WAIT_UNTIL(get_int(c, "sample.ticks") >= 3, WAIT_MS,
+			"the mutator's 3 ticks");
 	call_ok(c, "get", "system.memory", NULL, &r);
 	ck_assert_int_eq(r.value.type, MSGPACK_OBJECT_MAP);
 	ck_assert_uint_eq(r.value.via.map.size, 5);

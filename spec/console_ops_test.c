@@ -285,7 +285,6 @@ START_TEST(a_zombie_vm_is_never_listed)
 	char dir[PATH_MAX], other[PATH_MAX];
 	struct spec_vm vm, live;
 	struct spec_run r;
-	int64_t deadline;
 	int status;
 
 	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("zombie"));
@@ -293,10 +292,8 @@ START_TEST(a_zombie_vm_is_never_listed)
 	spec_vm_start(&vm, dir, other, NULL);
 	spec_vm_start(&live, dir, other, NULL);
 	ck_assert_int_eq(kill(vm.pid, SIGKILL), 0);
-	deadline = spec_now_ms() + WAIT_MS;
-	while (proc_state(vm.pid) != 'Z' && spec_now_ms() < deadline)
-		spec_sleep_ms(10);
-	ck_assert_int_eq(proc_state(vm.pid), 'Z');
+	SPEC_WAIT_UNTIL(proc_state(vm.pid) == 'Z', WAIT_MS,
+			"the killed VM %d to be a zombie", (int)vm.pid);
 	ck_assert_int_eq(kill(vm.pid, 0), 0); /* what the old check saw */
 	ck_assert_int_eq(access(vm.discovery, F_OK), 0);
 
@@ -432,11 +429,13 @@ static void slow_vm_start(struct spec_vm *vm, const char *dir)
 static void wait_dumping(const struct spec_vm *vm)
 {
 	vmheap_client *c = spec_connect(vm, WAIT_MS);
-	int64_t deadline = spec_now_ms() + WAIT_MS;
+	struct spec_wait w;
 	int dumping = 0;
 
 	ck_assert_ptr_nonnull(c);
-	while (!dumping && spec_now_ms() < deadline) {
+	spec_wait_begin(&w, WAIT_MS);
+	w.interval_ms = 20;
+	for (;;) {
 		struct vmheap_reply rep;
 
 		if (vmheap_client_call(c, "get", "system.memory.dumping", NULL,
@@ -444,8 +443,8 @@ static void wait_dumping(const struct spec_vm *vm)
 		    rep.ok && rep.value.type == MSGPACK_OBJECT_BOOLEAN)
 			dumping = rep.value.via.boolean;
 		vmheap_reply_release(&rep);
-		if (!dumping)
-			spec_sleep_ms(20);
+		if (dumping || !spec_wait_next(&w))
+			break;
 	}
 	vmheap_client_close(c);
 	ck_assert_msg(dumping, "the VM never started the dump");
@@ -489,7 +488,6 @@ START_TEST(ctrl_c_twice_at_the_prompt_quits_and_the_dump_still_lands)
 	char dir[PATH_MAX], cmd[PATH_MAX * 3], want[PATH_MAX + 64];
 	struct spec_tmux t;
 	struct spec_vm vm;
-	int64_t deadline;
 
 	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("ctrlc"));
 	slow_vm_start(&vm, dir);
@@ -504,10 +502,8 @@ START_TEST(ctrl_c_twice_at_the_prompt_quits_and_the_dump_still_lands)
 	spec_tmux_see(&t, "[exit 130]", WAIT_MS);
 	snprintf(want, sizeof(want), "%s/later.vmheap", dir);
 	ck_assert_int_eq(access(want, F_OK), -1); /* not yet: still dumping */
-	deadline = spec_now_ms() + WAIT_MS;
-	while (access(want, F_OK) < 0 && spec_now_ms() < deadline)
-		spec_sleep_ms(50);
-	ck_assert_msg(access(want, R_OK) == 0, "%s never appeared", want);
+	SPEC_WAIT_UNTIL(access(want, F_OK) == 0, WAIT_MS, "%s to appear", want);
+	ck_assert_msg(access(want, R_OK) == 0, "%s cannot be read", want);
 	spec_tmux_kill(&t);
 	spec_vm_stop(&vm);
 }

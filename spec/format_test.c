@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1475,8 +1476,16 @@ START_TEST(writer_waits_on_a_non_blocking_pipe)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		struct outcome o;
+		struct spec_wait w;
+		int queued = 0, size = fcntl(p[0], F_GETPIPE_SZ);
+
 		close(p[1]);
-		usleep(100000); /* let the pipe fill up first */
+		/* let the pipe fill up first: the writer meets EAGAIN */
+		spec_wait_begin(&w, 30000);
+		while (size > 0 && ioctl(p[0], FIONREAD, &queued) == 0 &&
+		       queued < size)
+			if (!spec_wait_next(&w))
+				_exit(2);
 		o = read_fd(p[0]);
 		_exit(o.rc == 0 && o.totals.objects == N ? 0 : 1);
 	}
@@ -1489,7 +1498,10 @@ START_TEST(writer_waits_on_a_non_blocking_pipe)
 	vmheap_writer_free(w);
 	close(p[1]);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the reader: status %d (exit 2: the pipe never filled, "
+		      "1: the records differ)",
+		      status);
 }
 END_TEST
 

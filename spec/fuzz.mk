@@ -1,7 +1,7 @@
 # Fuzzing (fuzz/): libFuzzer targets of the dump reader, vmheap-import's two
 # converters (dump_all JSON, HPROF), the wire protocol
 # (agent side, and the client API against any peer) and the discovery-file
-# parser, built with clang into $(BUILD)/fuzz/ (their
+# parser and the fork guard's cgroup reader, built with clang into $(BUILD)/fuzz/ (their
 # own objects, compiled with -fsanitize=fuzzer-no-link,address,undefined;
 # the gcc objects are not touched).  Seeds are written by fuzz-seeds (the
 # project's own writer and frame encoder) at build time.
@@ -23,7 +23,7 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -g -O1 \
                -DVMHEAP_LIBFUZZER -Iformat -Ianalysis -Iagent -Iimport -Inative \
                -Ifiles -Ifuzz $(PKG_CFLAGS)
 FUZZ_FORMAT_OBJS := $(FORMAT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
-# the agent creates its files through files/ (linked into it)
+# the agent creates its files through libvmheap-files (files/)
 FUZZ_AGENT_OBJS  := $(AGENT_SRCS:%.c=$(FUZZ_OBJ)/%.o) \
                     $(FILES_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_ANALYSIS_OBJS := $(ANALYSIS_SRCS:%.c=$(FUZZ_OBJ)/%.o)
@@ -31,7 +31,9 @@ FUZZ_IMPORT_OBJS := $(IMPORT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
                 $(FUZZ_DIR)/fuzz_discovery $(FUZZ_DIR)/fuzz_client \
                 $(FUZZ_DIR)/fuzz_import_json $(FUZZ_DIR)/fuzz_import_hprof \
-                $(FUZZ_DIR)/fuzz_native $(FUZZ_DIR)/fuzz_histogram
+                $(FUZZ_DIR)/fuzz_native $(FUZZ_DIR)/fuzz_histogram \
+                $(FUZZ_DIR)/fuzz_native_sites \
+                 $(FUZZ_DIR)/fuzz_cgroup
 FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
 FUZZ_SEEDS_STAMP := $(FUZZ_DIR)/seeds/.stamp
 FUZZ_SMOKE := $(FUZZ_DIR)/fuzz-smoke
@@ -68,6 +70,11 @@ $(FUZZ_DIR)/fuzz_discovery: $(FUZZ_OBJ)/fuzz/discovery_fuzz.o \
                             $(FUZZ_AGENT_OBJS) $(FUZZ_FORMAT_OBJS)
 	$(FUZZ_LINK)
 
+# the fork guard's reader of /proc/self/cgroup, mountinfo, memory.*
+$(FUZZ_DIR)/fuzz_cgroup: $(FUZZ_OBJ)/fuzz/cgroup_fuzz.o \
+                         $(FUZZ_AGENT_OBJS) $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK)
+
 $(FUZZ_DIR)/fuzz_client: $(FUZZ_OBJ)/fuzz/client_fuzz.o \
                          $(FUZZ_AGENT_OBJS) $(FUZZ_FORMAT_OBJS)
 	$(FUZZ_LINK)
@@ -97,6 +104,21 @@ $(FUZZ_DIR)/fuzz_histogram: $(FUZZ_OBJ)/fuzz/histogram_fuzz.o \
                             $(FUZZ_REPORT_OBJS) $(FUZZ_ANALYSIS_OBJS) \
                             $(FUZZ_FORMAT_OBJS)
 	$(FUZZ_LINK) $(REPORT_NATIVE_LIBS)
+
+# The console's naming of the live native sites (libdw, through the
+# report library's symbolizer) and its printers.
+$(FUZZ_OBJ)/fuzz/native_sites_fuzz.o $(FUZZ_OBJ)/console/native_sites.o \
+  $(FUZZ_OBJ)/console/render.o $(FUZZ_OBJ)/console/json.o: \
+  FUZZ_CFLAGS += -Ireport -Iconsole
+$(FUZZ_DIR)/fuzz_native_sites: $(FUZZ_OBJ)/fuzz/native_sites_fuzz.o \
+                               $(FUZZ_OBJ)/console/native_sites.o \
+                               $(FUZZ_OBJ)/console/render.o \
+                               $(FUZZ_OBJ)/console/json.o \
+                               $(FUZZ_OBJ)/console/histogram.o \
+                               $(FUZZ_OBJ)/agent/frame.o $(FUZZ_OBJ)/agent/errors.o \
+                               $(FUZZ_REPORT_OBJS) $(FUZZ_ANALYSIS_OBJS) \
+                               $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK) $(REPORT_NATIVE_LIBS) -lm
 
 # The seed writer is an ordinary program of this build (gcc objects).
 $(FUZZ_SEEDS_BIN): $(OBJDIR)/fuzz/seeds.o $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)

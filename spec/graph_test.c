@@ -30,6 +30,7 @@
 
 #include "vmheap.h"
 #include "vmheap_graph.h"
+#include "vmheap_graph_query.h"
 #include "lib/vmheap_spec.h"
 
 /* ------------------------------------------------------------ files */
@@ -50,6 +51,7 @@ static const char *dump_path(const char *name)
 #define KIND_STACK 2	/* string record "machine_context" */
 #define KIND_NOSTRING 9 /* no string record has this id */
 #define CLASSES 4	/* class ids 1..CLASSES, named "Class<id>" */
+#define INTERNAL_CLASS 4 /* ... but this one "<internal4>": VM-internal */
 
 /* A heap as the test writes it: objects in file order, raw reference ids
  * (some of them missing from the heap), root records. */
@@ -93,7 +95,9 @@ static void write_heap(const struct heap *h, const char *path)
 	ck_assert_int_eq(
 	    vmheap_writer_add_string(w, KIND_STACK, "machine_context", 15), 0);
 	for (uint64_t c = 1; c <= CLASSES; c++) {
-		int len = snprintf(name, sizeof(name), "Class%llu",
+		int len = snprintf(name, sizeof(name),
+				   c == INTERNAL_CLASS ? "<internal%llu>"
+						       : "Class%llu",
 				   (unsigned long long)c);
 		ck_assert_int_eq(
 		    vmheap_writer_add_class(w, c, name, (size_t)len, 0, 0), 0);
@@ -425,8 +429,15 @@ static void check_against_brute_force(const struct heap *h, vmheap_graph *g,
 			      (unsigned long long)want);
 	}
 
-	/* shortest paths */
+	/* shortest paths (the explaining ones: check_explaining_paths) */
+	ck_assert_int_eq(vmheap_graph_set_path_rule(g, VMHEAP_GRAPH_PATHS_SHORTEST),
+			 0);
 	ck_assert_int_eq(vmheap_graph_shortest_paths(g), 0);
+	ck_assert_int_eq(vmheap_graph_set_path_rule(g, VMHEAP_GRAPH_PATHS_SHORTEST),
+			 0);
+	ck_assert_int_eq(
+	    vmheap_graph_set_path_rule(g, VMHEAP_GRAPH_PATHS_EXPLAINING),
+	    VMHEAP_ESTATE);
 	for (uint32_t v = 0; v < n; v++) {
 		uint32_t path[64];
 		size_t root = 12345;
@@ -465,8 +476,83 @@ static void check_against_brute_force(const struct heap *h, vmheap_graph *g,
 	plain_free(&p);
 }
 
+/*
+ * The explaining paths (vmheap_graph.h, "Which path") against brute
+ * force: for every object the least (costly steps, references) over all
+ * its paths, by relaxing every reference until nothing changes; a costly
+ * step is a root of kind machine_context or a reference held by an
+ * object of INTERNAL_CLASS.  The graph's path must be a path of the heap
+ * and reach that least pair.
+ */
+static void check_explaining_paths(const struct heap *h, vmheap_graph *g,
+				   uint64_t seed)
+{
+	struct plain p;
+	uint32_t n = h->n, *cost = malloc((n + 1) * sizeof(*cost)),
+		 *len = malloc((n + 1) * sizeof(*len));
+	int changed = 1;
+
+	plain_of(&p, h);
+	memset(cost, 0xff, (n + 1) * sizeof(*cost));
+	memset(len, 0xff, (n + 1) * sizeof(*len));
+	for (size_t k = 0; k < p.nroots; k++) {
+		uint32_t v = p.roots[k], c = h->root_kind[k] == KIND_STACK;
+		if (v != VMHEAP_GRAPH_NONE &&
+		    (c < cost[v] || (c == cost[v] && 0 < len[v]))) {
+			cost[v] = c;
+			len[v] = 0;
+		}
+	}
+	while (changed) {
+		changed = 0;
+		for (uint32_t v = 0; v < n; v++) {
+			if (cost[v] == UINT32_MAX)
+				continue;
+			for (uint32_t k = p.off[v]; k < p.off[v + 1]; k++) {
+				uint32_t w = p.adj[k];
+				uint32_t c = cost[v] + (h->cls[v] == INTERNAL_CLASS);
+				if (c < cost[w] ||
+				    (c == cost[w] && len[v] + 1 < len[w])) {
+					cost[w] = c;
+					len[w] = len[v] + 1;
+					changed = 1;
+				}
+			}
+		}
+	}
+	ck_assert_int_eq(vmheap_graph_shortest_paths(g), 0);
+	for (uint32_t v = 0; v < n; v++) {
+		uint32_t path[64], c;
+		size_t root = 0;
+		int64_t got = vmheap_graph_path(g, v, path, 64, &root);
+
+		if (cost[v] == UINT32_MAX) {
+			ck_assert_int_eq(got, 0);
+			continue;
+		}
+		ck_assert_int_gt(got, 0);
+		ck_assert_uint_eq(path[got - 1], v);
+		ck_assert_uint_eq(p.roots[root], path[0]);
+		c = h->root_kind[root] == KIND_STACK;
+		for (int64_t k = 1; k < got; k++) {
+			ck_assert(has_edge(&p, path[k - 1], path[k]));
+			c += h->cls[path[k - 1]] == INTERNAL_CLASS;
+		}
+		ck_assert_msg(c == cost[v] && got == (int64_t)len[v] + 1,
+			      "seed %llu: path of %u has %u costly steps and "
+			      "%lld objects, brute force says %u and %u",
+			      (unsigned long long)seed, v, c, (long long)got,
+			      cost[v], len[v] + 1);
+	}
+	free(cost);
+	free(len);
+	plain_free(&p);
+}
+
 /* The class paths of every class: groups partition the reachable
- * instances by shape, each shape is its example's path. */
+ * instances by shape (a run of one class below the root object being one
+ * step: the random heaps have no names), each shape is its example's
+ * path. */
 static void check_class_paths(const struct heap *h, vmheap_graph *g)
 {
 	for (uint64_t c = 1; c <= CLASSES + 1; c++) {
@@ -503,13 +589,20 @@ static void check_class_paths(const struct heap *h, vmheap_graph *g)
 				size_t root = 0;
 				int64_t len =
 				    vmheap_graph_path(g, i, path, 64, &root);
-				int same =
-				    h->cls[i] == c && len > 0 &&
-				    (size_t)len == grp->length &&
-				    h->root_kind[root] == grp->kind_string_id;
-				for (int64_t j = 0; same && j < len; j++)
-					same =
-					    h->cls[path[j]] == grp->classes[j];
+				int same = h->cls[i] == c && len > 0 &&
+					   h->root_kind[root] ==
+					       grp->kind_string_id;
+				size_t steps = 0;
+				for (int64_t j = 0; same && j < len; j++) {
+					if (j >= 2 && h->cls[path[j]] ==
+							  h->cls[path[j - 1]])
+						continue; /* a run */
+					same = steps < grp->length &&
+					       h->cls[path[j]] ==
+						   grp->classes[steps];
+					steps++;
+				}
+				same = same && steps == grp->length;
 				if (same) {
 					count++;
 					bytes += h->bytes[i];
@@ -540,6 +633,9 @@ START_TEST(random_heaps_agree_with_brute_force)
 		write_heap(&h, path);
 		g = open_graph(path);
 		check_against_brute_force(&h, g, seed);
+		vmheap_graph_free(g);
+		g = open_graph(path);
+		check_explaining_paths(&h, g, seed);
 		check_class_paths(&h, g);
 		vmheap_graph_free(g);
 		heap_free(&h);
@@ -713,6 +809,166 @@ END_TEST
 START_TEST(million_long_chain_with_edges_back_to_the_head)
 {
 	check_long_chain(1);
+}
+END_TEST
+
+/*
+ * A named linked list of n nodes: root vm "$head" -> Holder -@head->
+ * Node 0 -@next-> Node 1 ... -> Node n-1, and a Thread (root vm "thread
+ * 1") whose stack holds Node `stack_at` ("stack of thread 1").  Object
+ * indices: Holder 0, Thread 1, Node k is 2 + k.
+ */
+static void write_named_chain(const char *path, uint32_t n, uint32_t stack_at)
+{
+	static const char *const kinds[] = {"object"};
+	static const char *const strings[] = {"vm",	   "$head",
+					      "@head",	   "@next",
+					      "stack of thread 1", "thread 1"};
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	vmheap_writer *w;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	uint64_t ref;
+	int64_t name;
+
+	ck_assert_int_ge(fd, 0);
+	opt.kind_names = kinds;
+	opt.kind_count = 1;
+	opt.edge_names = 1;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	for (uint64_t k = 0; k < 6; k++)
+		ck_assert_int_eq(vmheap_writer_add_string(w, k + 1, strings[k],
+							  strlen(strings[k])),
+				 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Holder", 6, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 2, "Node", 4, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 3, "Thread", 6, 0, 0), 0);
+	ref = 0x10000, name = 3;
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x1000, 1, 40, 0,
+							&ref, &name, 1, 0),
+			 0);
+	ref = 0x10000 + 16ULL * stack_at, name = 5;
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x2000, 3, 40, 0,
+							&ref, &name, 1, 0),
+			 0);
+	for (uint32_t k = 0; k < n; k++) {
+		ref = 0x10000 + 16ULL * (k + 1), name = 4;
+		ck_assert_int_eq(vmheap_writer_add_object_named(
+				     w, 0x10000 + 16ULL * k, 2, 16, 0, &ref,
+				     &name, k + 1 < n, 0),
+				 0);
+	}
+	ck_assert_int_eq(vmheap_writer_add_root_named(w, 1, 0x1000, 2), 0);
+	ck_assert_int_eq(vmheap_writer_add_root_named(w, 1, 0x2000, 6), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+/*
+ * Paths at any length, and the explaining rule at scale: the 1M nodes of
+ * a list merge into two shapes (the head by @head, the rest one run by
+ * @next), every node's path going down the list although the thread's
+ * stack reaches the second half sooner; the stack is "also" there.  With
+ * the shortest rule the second half goes through the thread.
+ */
+START_TEST(million_node_list_is_two_shapes_by_named_references)
+{
+	const uint32_t n = 1000000, half = n / 2;
+	const char *path = dump_path("list");
+	struct vmheap_graph_class_paths *cp;
+	struct vmheap_graph_stack_holder h;
+	struct vmheap_graph_retainers *r;
+	struct vmheap_graph_name name;
+	uint32_t node = 2 + half;
+	vmheap_graph *g;
+
+	write_named_chain(path, n, half);
+	g = open_graph(path);
+	ck_assert_int_eq(vmheap_graph_class_paths(g, 2, &cp), 0);
+	ck_assert_uint_eq(cp->instances, n);
+	ck_assert_uint_eq(cp->group_count, 2);
+	ck_assert_uint_eq(cp->groups[0].count, n - 1);
+	ck_assert_uint_eq(cp->groups[0].bytes, 16ULL * (n - 1));
+	ck_assert_uint_eq(cp->groups[0].example, 3);
+	ck_assert_uint_eq(cp->groups[0].length, 3); /* Holder, Node, Node+ */
+	ck_assert_uint_eq(cp->groups[1].count, 1);
+	ck_assert_uint_eq(cp->groups[1].length, 2);
+	vmheap_graph_class_paths_free(cp);
+	/* the last node: 1M + 1 objects from the holder, by @next */
+	ck_assert_int_eq(vmheap_graph_path(g, 2 + n - 1, NULL, 0, NULL), n + 1);
+	ck_assert_int_eq(vmheap_graph_path_name(g, node, &name),
+			 VMHEAP_GRAPH_NAME_TEXT);
+	ck_assert_int_eq(memcmp(name.text, "@next", 5), 0);
+	ck_assert_int_eq(vmheap_graph_stack_holder(g, 2 + n - 1, &h), 1);
+	ck_assert_uint_eq(h.object, node);
+	ck_assert_uint_eq(h.holder, 1);
+	ck_assert_uint_eq(h.reference, 0);
+	ck_assert_int_eq(vmheap_graph_stack_holder(g, 2 + half - 1, &h), 0);
+	/* the retainers of the middle node: its neighbour and the stack */
+	ck_assert_int_eq(vmheap_graph_retainers(g, &node, 1, &r), 0);
+	ck_assert_uint_eq(r->targets, 1);
+	ck_assert_uint_eq(r->references, 2);
+	ck_assert_uint_eq(r->group_count, 2);
+	/* one reference each: the lower example (the thread) first */
+	ck_assert_uint_eq(r->groups[0].holder_class_id, 3);
+	ck_assert_int_eq(r->groups[0].stack, 1);
+	ck_assert_int_eq(memcmp(r->groups[0].name.text, "stack of", 8), 0);
+	ck_assert_uint_eq(r->groups[1].holder_class_id, 2);
+	ck_assert_uint_eq(r->groups[1].example, node - 1);
+	ck_assert_int_eq(r->groups[1].stack, 0);
+	ck_assert_int_eq(memcmp(r->groups[1].name.text, "@next", 5), 0);
+	vmheap_graph_retainers_free(r);
+	vmheap_graph_free(g);
+
+	g = open_graph(path);
+	ck_assert_int_eq(vmheap_graph_set_path_rule(g, VMHEAP_GRAPH_PATHS_SHORTEST),
+			 0);
+	ck_assert_int_eq(vmheap_graph_class_paths(g, 2, &cp), 0);
+	ck_assert_uint_eq(cp->group_count, 4);
+	ck_assert_uint_eq(cp->groups[0].count, half - 1);
+	ck_assert_uint_eq(cp->groups[1].count, half - 1);
+	vmheap_graph_class_paths_free(cp);
+	ck_assert_int_eq(vmheap_graph_path(g, 2 + n - 1, NULL, 0, NULL),
+			 n - half + 1);
+	ck_assert_int_eq(vmheap_graph_stack_holder(g, 2 + n - 1, &h), 0);
+	vmheap_graph_free(g);
+
+	/* --exclude stack: the thread's reference is gone; dominators of
+	 * the 1M-deep tree then follow the list alone */
+	g = open_graph(path);
+	ck_assert_int_eq(vmheap_graph_exclude(g, VMHEAP_GRAPH_EXCLUDE_STACK), 0);
+	ck_assert_uint_eq(vmheap_graph_reference_count(g), n + 1 - 1 + 0);
+	ck_assert_int_eq(vmheap_graph_dominators(g), 0);
+	ck_assert_uint_eq(vmheap_graph_idom(g, 2 + n - 1), 2 + n - 2);
+	ck_assert_uint_eq(vmheap_graph_retained_bytes(g, 0), 40 + 16ULL * n);
+	ck_assert_int_eq(vmheap_graph_exclude(g, VMHEAP_GRAPH_EXCLUDE_STACK),
+			 VMHEAP_ESTATE);
+	vmheap_graph_free(g);
+	g = open_graph(path);
+	ck_assert_int_eq(vmheap_graph_dominators(g), 0);
+	ck_assert_uint_eq(vmheap_graph_idom(g, node), VMHEAP_GRAPH_ROOT);
+	ck_assert_uint_eq(vmheap_graph_retained_bytes(g, 0),
+			  40 + 16ULL * half);
+	vmheap_graph_free(g);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(exclude_lists_parse)
+{
+	unsigned k = 99;
+
+	ck_assert_int_eq(vmheap_graph_parse_exclude("stack", &k), 0);
+	ck_assert_uint_eq(k, VMHEAP_GRAPH_EXCLUDE_STACK);
+	ck_assert_int_eq(vmheap_graph_parse_exclude("internal,stack", &k), 0);
+	ck_assert_uint_eq(k, VMHEAP_GRAPH_EXCLUDE_STACK |
+				 VMHEAP_GRAPH_EXCLUDE_INTERNAL);
+	ck_assert_int_eq(vmheap_graph_parse_exclude("", &k), VMHEAP_EINVAL);
+	ck_assert_int_eq(vmheap_graph_parse_exclude("stack,", &k),
+			 VMHEAP_EINVAL);
+	ck_assert_int_eq(vmheap_graph_parse_exclude("stack,,internal", &k),
+			 VMHEAP_EINVAL);
+	ck_assert_int_eq(vmheap_graph_parse_exclude("weak", &k), VMHEAP_EINVAL);
 }
 END_TEST
 
@@ -1140,6 +1396,9 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(shapes, million_long_chain_is_dominated_link_by_link);
 	tcase_add_test(shapes, million_long_chain_with_edges_back_to_the_head);
 	tcase_add_test(shapes, references_continued_in_more_records_all_count);
+	tcase_add_test(shapes,
+		       million_node_list_is_two_shapes_by_named_references);
+	tcase_add_test(shapes, exclude_lists_parse);
 	tcase_add_test(shapes,
 		       duplicate_object_ids_resolve_to_the_first_record);
 	tcase_add_test(shapes, ids_at_both_ends_of_the_range_are_found);

@@ -427,9 +427,18 @@ static void brute_shapes(const struct rheap *h, char **shape)
 				 (unsigned long long)h->cls[v]);
 		} else {
 			size_t p = (size_t)parent[v];
+			char up[64];
 			name_word(h->name[p][via[v]], word, sizeof(word));
 			snprintf(buf, sizeof(buf), "%s > %s %llu", shape[p],
 				 word, (unsigned long long)h->cls[v]);
+			/* a run of one class by one name is one step */
+			if (parent[p] != -1 && h->cls[p] == h->cls[v]) {
+				name_word(h->name[parent[p]][via[p]], up,
+					  sizeof(up));
+				if (!strcmp(up, word))
+					snprintf(buf, sizeof(buf), "%s",
+						 shape[p]);
+			}
 		}
 		shape[v] = strdup(buf);
 	}
@@ -697,8 +706,12 @@ static const char *sample_dump_with(const struct spec_vm *vm, const char *name,
 {
 	char wanted[64], file[64];
 
+	struct spec_wait w;
+
 	snprintf(wanted, sizeof(wanted), "class Request: %d instances", want);
-	for (int tries = 0; tries < 100; tries++) {
+	spec_wait_begin(&w, 30000);
+	w.interval_ms = 100;
+	for (int tries = 0;; tries++) {
 		const char *path;
 		snprintf(file, sizeof(file), "%d-%s", tries, name);
 		path = tmp_path(file);
@@ -710,10 +723,9 @@ static const char *sample_dump_with(const struct spec_vm *vm, const char *name,
 		run_free(&r);
 		if (done)
 			return path;
-		spec_sleep_ms(100);
+		spec_wait_or_fail(&w, "the sample VM's heap to hold %d Requests",
+				  want);
 	}
-	ck_abort_msg("the sample VM's heap never held %d Requests", want);
-	return NULL;
 }
 
 START_TEST(the_sample_vm_names_its_leak_path)
@@ -774,7 +786,7 @@ START_TEST(diff_paths_and_suspects_name_the_leak)
 	old = tmp_path("old.vmheap");
 	new = tmp_path("new.vmheap");
 	sample_dump(&vm, old);
-	spec_sleep_ms(300);
+	spec_vm_wait_ticks(&vm, 15, 30000); /* 750 more Requests */
 	sample_dump(&vm, new);
 	ck_assert_int_eq(spec_vm_stop(&vm), 0);
 	r = tool("vmheap-diff", (const char *[]){"--paths", old, new, NULL});

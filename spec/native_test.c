@@ -122,6 +122,19 @@ START_TEST(stacks_through_frames_without_frame_pointers)
 }
 END_TEST
 
+/* libgcc mallocs while it holds its lock (sorting frame information
+ * that was registered at run time): the tracker does not unwind that
+ * malloc through libgcc, which would wait for the lock for ever (it did,
+ * before). */
+START_TEST(malloc_inside_libgcc_unwinder)
+{
+	struct spec_run r;
+	victim(&r, (const char *[]){"registered", "1", NULL});
+	ck_assert_uint_eq(own(r.out, "found"), 1);
+	spec_run_free(&r);
+}
+END_TEST
+
 /* A signal handler that allocates, run while the thread is inside a
  * tracked malloc: no deadlock, no count, and the leak's counts exact. */
 START_TEST(allocation_in_a_signal_handler_inside_the_tracker)
@@ -1005,6 +1018,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, switched_on_and_off_repeatedly);
 	tcase_add_test(t, paths_that_differ_two_frames_up_are_two_sites);
 	tcase_add_test(t, stacks_through_frames_without_frame_pointers);
+	tcase_add_test(t, malloc_inside_libgcc_unwinder);
 	tcase_add_test(t, allocation_in_a_signal_handler_inside_the_tracker);
 	tcase_add_test(t, dlopen_while_threads_allocate);
 	tcase_add_test(t, waves_of_threads_lose_no_count);

@@ -71,9 +71,12 @@ static void *good_client(void *arg)
 					   "system.memory.", "system.uptime"};
 	vmheap_client *c = NULL;
 	int n = requests_per_client();
+	struct spec_wait w;
 
-	while (!atomic_load(&L->go))
-		spec_sleep_ms(1);
+	spec_wait_begin(&w, 60000);
+	w.interval_ms = 1;
+	while (!atomic_load(&L->go) && spec_wait_next(&w))
+		;
 	if (vmheap_client_connect_addr(&c, "127.0.0.1", L->vm.info.port, L->vm.info.token,
 				       30000) < 0) {
 		problem(L, "connect failed: %s%s",
@@ -176,15 +179,22 @@ static void *bad_client(void *arg)
 	struct load *L = g->L;
 	unsigned seed = (unsigned)g->index * 7919u + 1;
 	int kind = g->index % 4;
+	struct spec_wait w;
 
-	while (!atomic_load(&L->go))
-		spec_sleep_ms(1);
+	/* waits of a thread: they do not fail the test (the good clients'
+	 * counts do); the load ends within the test's own 50 s */
+	spec_wait_begin(&w, 120000);
+	w.interval_ms = 1;
+	while (!atomic_load(&L->go) && spec_wait_next(&w))
+		;
+	w.interval_ms = 10;
 	while (atomic_load(&L->done) < GOOD_CLIENTS) {
 		int fd = raw_connect(L->vm.info.port);
 		unsigned char buf[256];
 
 		if (fd < 0) {
-			spec_sleep_ms(10);
+			if (!spec_wait_next(&w))
+				break;
 			continue;
 		}
 		if (kind < 2)
@@ -213,8 +223,9 @@ static void *bad_client(void *arg)
 			    send(fd, half, sizeof(half), MSG_NOSIGNAL) < 0)
 				(void)0;
 			/* hold the connection while the load runs */
-			while (atomic_load(&L->done) < GOOD_CLIENTS)
-				spec_sleep_ms(20);
+			while (atomic_load(&L->done) < GOOD_CLIENTS &&
+			       spec_wait_next(&w))
+				;
 		}
 		close(fd);
 	}
@@ -231,6 +242,7 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 	int64_t t0, t1, tk0, tk1, tl0, tl1, rss0, rss1, rss_peak = 0, ms_load;
 	int n = requests_per_client();
 	double before, during;
+	struct spec_wait w;
 	struct spec_embedded opt = {.max_clients = MAX_CLIENTS};
 
 	pthread_mutex_init(&L.lock, NULL);
@@ -248,12 +260,14 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 		ck_assert(rep.ok);
 		vmheap_reply_release(&rep);
 	}
-	/* the VM alone: ticks per second over one second */
-	spec_sleep_ms(300);
+	/* the VM alone: ticks per second over 2000 ticks, once it ticks
+	 * flat out (a first 200) */
+	spec_wait_uint(mon, "sample.ticks", spec_get_uint(mon, "sample.ticks") + 200,
+		       30000);
 	rss0 = spec_get_uint(mon, "system.memory.rss");
 	tk0 = spec_get_uint(mon, "sample.ticks");
 	t0 = spec_now_ms();
-	spec_sleep_ms(1000);
+	spec_wait_uint(mon, "sample.ticks", tk0 + 2000, 60000);
 	tk1 = spec_get_uint(mon, "sample.ticks");
 	t1 = spec_now_ms();
 	ck_assert_int_gt(tk1, tk0);
@@ -272,12 +286,12 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 	tl0 = spec_get_uint(mon, "sample.ticks");
 	t0 = spec_now_ms();
 	atomic_store(&L.go, 1);
-	while (atomic_load(&L.done) < GOOD_CLIENTS &&
-	       spec_now_ms() - t0 < 50000) {
+	spec_wait_begin(&w, 50000);
+	w.interval_ms = 200; /* the RSS's peak, sampled meanwhile */
+	while (atomic_load(&L.done) < GOOD_CLIENTS && spec_wait_next(&w)) {
 		int64_t r = spec_get_uint(mon, "system.memory.rss");
 		if (r > rss_peak)
 			rss_peak = r;
-		spec_sleep_ms(200);
 	}
 	tl1 = spec_get_uint(mon, "sample.ticks");
 	t1 = spec_now_ms();
@@ -292,8 +306,15 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 		pthread_join(bad[i], NULL);
 	during = (double)(tl1 - tl0) * 1000.0 / (double)(ms_load ? ms_load : 1);
 
-	/* the clients are gone: memory comes back */
-	spec_sleep_ms(1000);
+	/* the clients are gone (the agent holds only the monitor's
+	 * connection): memory comes back */
+	SPEC_WAIT_UNTIL(spec_tcp_count(L.vm.info.port, 1,
+				       SPEC_TCP_ESTABLISHED |
+					   SPEC_TCP_CLOSE_WAIT) == 1,
+			30000, "the agent to close all but the monitor's connection "
+			"(it holds %d)",
+			spec_tcp_count(L.vm.info.port, 1,
+				       SPEC_TCP_ESTABLISHED | SPEC_TCP_CLOSE_WAIT));
 	rss1 = spec_get_uint(mon, "system.memory.rss");
 
 	printf("load: %d clients x %d requests%s = %d requests in %.1f s "

@@ -575,7 +575,7 @@ START_TEST(sample_vm_report_shows_the_leak_and_one_dump_works_alone)
 	snprintf(h2, sizeof(h2), "%s/h2.vmheap", dir);
 	spec_vm_start(&vm, dir, dir, &vo);
 	vm_dump(&vm, h1);
-	spec_sleep_ms(1000);
+	spec_vm_wait_ticks(&vm, 50, 30000); /* 2500 more Sessions */
 	vm_dump(&vm, h2);
 	spec_vm_stop(&vm);
 

@@ -433,6 +433,7 @@ START_TEST(in_process_names_of_locals_threads_classes_allocate_nothing)
 	const char *const set[] = {spec_bin("vmheap-console"), "-p", pid, "-e",
 				   "set config.dump.fork false", NULL};
 	long long before, after;
+	struct spec_wait w;
 	char *out;
 
 	start(&v);
@@ -441,9 +442,12 @@ START_TEST(in_process_names_of_locals_threads_classes_allocate_nothing)
 	/* at rest: the count stays put between two reads (a read itself
 	 * allocates nothing in the VM: the agent reads GC.stat in C) */
 	before = allocated(&v);
-	for (int i = 0; i < 100; i++) {
+	spec_wait_begin(&w, 30000);
+	w.interval_ms = 50;
+	for (;;) {
 		long long again;
-		usleep(50000);
+		spec_wait_or_fail(&w, "the VM to be at rest (allocated: %lld)",
+				  before);
 		again = allocated(&v);
 		if (again == before)
 			break;

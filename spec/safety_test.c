@@ -26,6 +26,15 @@
 
 #define WAIT_MS 20000
 
+/* Fail the test unless `dir` is empty. */
+static void assert_empty(const char *dir)
+{
+	char *names = spec_ls(dir, ' ');
+
+	ck_assert_msg(!names[0], "%s holds %s", dir, names);
+	free(names);
+}
+
 /* ------------------------------------------------------ the helper */
 
 START_TEST(the_helper_never_opens_a_planted_name)
@@ -123,7 +132,7 @@ START_TEST(the_helper_keeps_the_directory_it_opened)
 	close(dfd);
 	snprintf(p, sizeof(p), "%s/out", moved);
 	ck_assert_msg(access(p, F_OK) == 0, "not in the directory opened");
-	ck_assert_str_eq(spec_ls(other, ' '), "");
+	assert_empty(other);
 
 	ck_assert_int_eq(vmheap_dir_open_parent("x/", &base), -1);
 	ck_assert_int_eq(errno, EISDIR);
@@ -163,6 +172,10 @@ static void make_dump(const char *name, char *path, size_t len)
 	}
 	sample_cleanup(&s);
 }
+
+/* LeakSanitizer cannot run under ptrace: the sanitizer build's tools run
+ * under strace without it. */
+static const char *const no_lsan[] = {"ASAN_OPTIONS=detect_leaks=0", NULL};
 
 /* The lines of an strace log that create a file (O_CREAT). */
 static char *creating_lines(const char *log)
@@ -209,7 +222,7 @@ START_TEST(vmheap_report_never_writes_through_a_planted_link)
 				      spec_bin("vmheap-report"), "--no-graph",
 				      "-o", out, dump, NULL};
 
-		ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &r), 0);
+		ck_assert_int_eq(spec_run(argv, no_lsan, NULL, 60000, &r), 0);
 	}
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
 	spec_run_free(&r);
@@ -258,7 +271,7 @@ START_TEST(vmheap_import_creates_its_temporary_with_o_excl)
 				      "--no-progress", "--from", "ruby-json",
 				      in, out, NULL};
 
-		ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &r), 0);
+		ck_assert_int_eq(spec_run(argv, no_lsan, NULL, 60000, &r), 0);
 	}
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
 	spec_run_free(&r);
@@ -321,14 +334,14 @@ START_TEST(a_dump_directory_swapped_for_a_link_is_not_followed)
 		      path ? path->via.str.ptr : "", want);
 	vmheap_reply_release(&r);
 	ck_assert_msg(access(want, F_OK) == 0, "no %s", want);
-	ck_assert_str_eq(spec_ls(other, ' '), "");
+	assert_empty(other);
 
 	/* an absolute path through the set name is taken in the
 	 * directory held, too */
 	snprintf(want, sizeof(want), "%s/y.vmheap", d);
 	call_ok(c, "set", "system.memory.dump", want, &r);
 	vmheap_reply_release(&r);
-	ck_assert_str_eq(spec_ls(other, ' '), "");
+	assert_empty(other);
 	vmheap_client_close(c);
 	sample_cleanup(&s);
 }
@@ -390,7 +403,7 @@ START_TEST(a_planted_discovery_file_does_not_stop_the_agent)
 	const char *dir = spec_mkdtemp("planted-discovery");
 	char envt[600], envd[600], script[2000], victim[400];
 	struct found f = {0};
-	int64_t deadline;
+	struct spec_wait w;
 	pid_t pid;
 
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
@@ -414,14 +427,12 @@ START_TEST(a_planted_discovery_file_does_not_stop_the_agent)
 		ck_assert(pid > 0);
 	}
 	f.pid = pid;
-	deadline = spec_now_ms() + WAIT_MS;
+	spec_wait_begin(&w, WAIT_MS);
 	while (vmheap_discovery_list(dir, on_found, NULL, &f) >= 0 && !f.n) {
 		ck_assert_msg(spec_wait(pid, 0, NULL) == -1,
 			      "the VM exited: its agent did not start");
-		ck_assert_msg(spec_now_ms() < deadline,
-			      "the agent is not listed in %s: %s", dir,
-			      spec_ls(dir, ' '));
-		spec_sleep_ms(10);
+		spec_wait_or_fail(&w, "the agent to be listed in %s (it holds: %s)",
+				  dir, spec_ls(dir, ' '));
 	}
 	ck_assert_msg(strstr(f.path, "vmheap-agent.") &&
 			  strchr(strrchr(f.path, '.'), '-'),
@@ -532,7 +543,8 @@ static void vm_killed_mid_fork_dump(int stop_child)
 	struct sample s;
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
-	int64_t deadline, t0;
+	struct spec_wait w;
+	int64_t t0;
 	pid_t child;
 	int fd;
 
@@ -548,26 +560,23 @@ static void vm_killed_mid_fork_dump(int stop_child)
 	msgpack_pack_str_body(&pk, "kill.vmheap", 11);
 	raw_send_frame(fd, sb.data, (uint32_t)sb.size);
 	msgpack_sbuffer_destroy(&sb);
-	deadline = spec_now_ms() + WAIT_MS;
-	while (!(child = child_of(s.pid))) {
-		ck_assert_msg(spec_now_ms() < deadline, "no dump child");
-		spec_sleep_ms(10);
-	}
+	SPEC_WAIT_UNTIL((child = child_of(s.pid)) != 0, WAIT_MS,
+			"the dump's child of pid %d", (int)s.pid);
 	if (stop_child)
 		ck_assert(kill(child, SIGSTOP) == 0);
 	t0 = spec_now_ms();
 	ck_assert(kill(s.pid, SIGKILL) == 0);
 	ck_assert_int_ge(spec_wait(s.pid, WAIT_MS, NULL), 0);
 	s.pid = 0;
-	deadline = t0 + WAIT_MS;
+	spec_wait_begin(&w, WAIT_MS);
+	w.interval_ms = 5;
 	while (!gone(child)) {
-		if (spec_now_ms() > deadline) {
+		if (!spec_wait_next(&w)) {
 			kill(child, SIGKILL);
 			ck_abort_msg("the dump child %d outlived its VM by %d "
 				     "ms",
 				     (int)child, WAIT_MS);
 		}
-		spec_sleep_ms(5);
 	}
 	printf("issue 28: the %sdump child of a VM killed -9 mid-dump was "
 	       "gone after %lld ms\n",
@@ -804,11 +813,11 @@ START_TEST(the_fork_guard_takes_a_real_cgroup_limit)
 	vmheap_client_close(c);
 	sample_cleanup(&s);
 	{
-		int64_t deadline = spec_now_ms() + WAIT_MS;
+		struct spec_wait w;
 
-		while (rmdir(child) < 0 && errno == EBUSY &&
-		       spec_now_ms() < deadline)
-			spec_sleep_ms(10);
+		spec_wait_begin(&w, WAIT_MS);
+		while (rmdir(child) < 0 && errno == EBUSY && spec_wait_next(&w))
+			;
 	}
 	printf("issue 28: the cgroup test ran in a real cgroup v1 (%s)\n",
 	       child);
@@ -843,11 +852,13 @@ static size_t send_some(int fd, const void *buf, size_t len)
  * last RSS seen. */
 static long long rss_settles_below(pid_t pid, long long bound)
 {
-	int64_t deadline = spec_now_ms() + WAIT_MS;
+	struct spec_wait w;
 	long long rss;
 
-	while ((rss = rss_of(pid)) > bound && spec_now_ms() < deadline)
-		spec_sleep_ms(50);
+	spec_wait_begin(&w, WAIT_MS);
+	w.interval_ms = 50;
+	while ((rss = rss_of(pid)) > bound && spec_wait_next(&w))
+		;
 	return rss;
 }
 
@@ -887,15 +898,21 @@ START_TEST(unauthenticated_megabyte_frames_take_little_memory)
 		}
 	for (int i = 0; i < 127; i++)
 		close(fds[i]);
-	after = rss_settles_below(s.pid, rss0 + 16 * MIB);
+	after = SPEC_SANITIZED ? rss_of(s.pid)
+			       : rss_settles_below(s.pid, rss0 + 16 * MIB);
 	printf("issue 28: 127 unauthenticated 1 MiB frames: RSS %.1f MiB, "
 	       "%+.1f MiB at most while open, %+.1f MiB after close\n",
 	       rss0 / (double)MIB, (peak - rss0) / (double)MIB,
 	       (after - rss0) / (double)MIB);
-	ck_assert_msg(peak - rss0 <= 32 * MIB, "+%lld MiB while open",
-		      (peak - rss0) / MIB);
-	ck_assert_msg(after - rss0 <= 16 * MIB, "+%lld MiB after close",
-		      (after - rss0) / MIB);
+	if (SPEC_SANITIZED) {
+		/* ASan keeps freed memory in quarantine: no bound holds */
+		printf("issue 28: (memory bounds not asserted under ASan)\n");
+	} else {
+		ck_assert_msg(peak - rss0 <= 32 * MIB, "+%lld MiB while open",
+			      (peak - rss0) / MIB);
+		ck_assert_msg(after - rss0 <= 16 * MIB,
+			      "+%lld MiB after close", (after - rss0) / MIB);
+	}
 	/* and the VM still answers */
 	{
 		vmheap_client *c = sample_client(&s);
@@ -941,7 +958,8 @@ START_TEST(a_frame_of_a_million_nils_is_refused_before_it_is_decoded)
 	rss1 = rss_of(s.pid);
 	printf("issue 28: a frame of a million nils: %+.1f MiB\n",
 	       (rss1 - rss0) / (double)MIB);
-	ck_assert_msg(rss1 - rss0 <= 16 * MIB, "+%lld MiB", (rss1 - rss0) / MIB);
+	ck_assert_msg(SPEC_SANITIZED || rss1 - rss0 <= 16 * MIB, "+%lld MiB",
+		      (rss1 - rss0) / MIB);
 	close(fd);
 	sample_cleanup(&s);
 }
@@ -957,6 +975,7 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 	struct sample s;
 	long long rss0, peak = 0, after;
 	int fds[CLIENTS], idle;
+	struct spec_wait w;
 	vmheap_client *c;
 	struct vmheap_reply r;
 
@@ -980,8 +999,9 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 	/* until the agent has stopped taking requests: the RSS no longer
 	 * grows over a few samples */
 	idle = 0;
-	for (int64_t deadline = spec_now_ms() + WAIT_MS;
-	     idle < 20 && spec_now_ms() < deadline;) {
+	spec_wait_begin(&w, WAIT_MS);
+	w.interval_ms = 50;
+	while (idle < 20 && spec_wait_next(&w)) {
 		long long rr = rss_of(s.pid);
 
 		if (rr > peak) {
@@ -990,7 +1010,6 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 		} else {
 			idle++;
 		}
-		spec_sleep_ms(50);
 	}
 	/* an honest client is answered meanwhile */
 	c = sample_client(&s);
@@ -999,16 +1018,22 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 	vmheap_client_close(c);
 	for (int i = 0; i < CLIENTS; i++)
 		close(fds[i]);
-	after = rss_settles_below(s.pid, rss0 + 16 * MIB);
+	after = SPEC_SANITIZED ? rss_of(s.pid)
+			       : rss_settles_below(s.pid, rss0 + 16 * MIB);
 	printf("issue 28: 100 authenticated clients that never read: RSS "
 	       "%.1f MiB, %+.1f MiB at most while open, %+.1f MiB after "
 	       "close\n",
 	       rss0 / (double)MIB, (peak - rss0) / (double)MIB,
 	       (after - rss0) / (double)MIB);
-	ck_assert_msg(peak - rss0 <= 128 * MIB, "+%lld MiB while open",
-		      (peak - rss0) / MIB);
-	ck_assert_msg(after - rss0 <= 16 * MIB, "+%lld MiB after close",
-		      (after - rss0) / MIB);
+	if (SPEC_SANITIZED) {
+		/* ASan keeps freed memory in quarantine: no bound holds */
+		printf("issue 28: (memory bounds not asserted under ASan)\n");
+	} else {
+		ck_assert_msg(peak - rss0 <= 128 * MIB,
+			      "+%lld MiB while open", (peak - rss0) / MIB);
+		ck_assert_msg(after - rss0 <= 16 * MIB,
+			      "+%lld MiB after close", (after - rss0) / MIB);
+	}
 	sample_cleanup(&s);
 }
 END_TEST
@@ -1055,8 +1080,8 @@ START_TEST(an_honest_client_gets_in_while_unauthenticated_ones_churn)
 	sample_start(&s, NULL);
 	ch.port = s.info.port;
 	ck_assert(pthread_create(&t, NULL, churn_main, &ch) == 0);
-	while (ch.opened < 1000)
-		spec_sleep_ms(5);
+	SPEC_WAIT_UNTIL(ch.opened >= 1000, WAIT_MS,
+			"1000 unauthenticated connections (%d made)", ch.opened);
 	memset(&vm, 0, sizeof(vm));
 	vm.pid = s.pid;
 	vm.info = s.info;

@@ -9,6 +9,7 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/vmheap_spec.h"
 #include "vmheap_report.h"
@@ -75,10 +76,23 @@ START_TEST(dynamic_symbol_only_inside_its_extent)
 }
 END_TEST
 
+/* A module path that names a FIFO (a crafted dump, a bad peer): said, at
+ * once; opening it for reading would wait for a writer forever. */
+START_TEST(fifo_is_not_opened_as_a_module)
+{
+	char path[700], got[512];
+	snprintf(path, sizeof path, "%s/pipe.so", spec_mkdtemp("symbols"));
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	name_of(path, 0x10, got, sizeof got);
+	ck_assert_str_eq(got, "pipe.so+0x10 (not a regular file)");
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("symbols");
 	TCase *t = spec_tcase(s, "stripped", 30);
 	tcase_add_test(t, dynamic_symbol_only_inside_its_extent);
+	tcase_add_test(t, fifo_is_not_opened_as_a_module);
 	return s;
 }

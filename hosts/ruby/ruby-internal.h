@@ -348,6 +348,18 @@ const int64_t *ruby_names_for_object(struct ruby_names *n, VALUE obj,
 				     int type, const uint64_t *refs,
 				     size_t nrefs);
 
+/*
+ * The names of the references of Thread `th` (nrefs of them): all
+ * "stack of thread 0x... [main]" (FORMAT.md "Stack and internal
+ * references").  MRI marks a thread's VM stack, its machine stack and its
+ * few own fields (the block it runs, its locals, its group) in one mark
+ * function, and which reference came from where cannot be told from
+ * outside without its private layouts: all are the thread's stack.
+ * Allocates no Ruby object; NULL after an error (ruby_names_error).
+ */
+const int64_t *ruby_names_of_thread_stack(struct ruby_names *n, VALUE th,
+					  size_t nrefs);
+
 /* The name string id of a root of MRI's `category` holding obj, or 0. */
 uint64_t ruby_names_for_root(struct ruby_names *n, const char *category,
 			     VALUE obj);

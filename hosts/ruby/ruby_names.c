@@ -660,3 +660,41 @@ void ruby_names_close(struct ruby_names *n)
 	cache_free(&n->keys);
 	free(n);
 }
+
+/* ------------------------------------------------------ thread stacks */
+
+/* "stack of thread 0x55d0c0a8 \"worker\"" (FORMAT.md "Stack and internal
+ * references"): the thread's address (its number among the Ractor's
+ * threads is known only at the Ractor), then its Thread#name as
+ * thread_name gives it, or " main" for the main thread. */
+const int64_t *ruby_names_of_thread_stack(struct ruby_names *n, VALUE th,
+					  size_t nrefs)
+{
+	char buf[RUBY_NAME_MAX_BYTES];
+	VALUE name;
+	size_t len;
+	uint64_t id;
+
+	if (!nrefs || n->rc)
+		return NULL;
+	name = ruby_thread_name_string(th);
+	len = (size_t)snprintf(buf, sizeof(buf), "stack of thread 0x%" PRIxPTR,
+			       (uintptr_t)th);
+	if (!NIL_P(name)) {
+		ruby_name_put(buf, &len, " ", 1);
+		ruby_name_put_quoted(buf, &len, RSTRING_PTR(name),
+				     (size_t)RSTRING_LEN(name));
+	} else if (th == rb_thread_main()) {
+		ruby_name_put(buf, &len, " main", 5);
+	}
+	id = text_id(n, buf, len, 0);
+	if (!id || grow((void **)&n->names, &n->names_cap, nrefs,
+			sizeof(*n->names)) < 0) {
+		if (!n->rc)
+			fail(n, VMHEAP_ENOMEM);
+		return NULL;
+	}
+	for (size_t i = 0; i < nrefs; i++)
+		n->names[i] = (int64_t)id;
+	return n->names;
+}

@@ -415,8 +415,14 @@ static int walk_page(void *start, void *end, size_t stride, void *data)
 			return 1;
 		}
 		if (wk->names) {
-			names = ruby_names_for_object(wk->names, obj, type,
-						      wk->refs, wk->nrefs);
+			/* a Thread's references come from its stack */
+			if (type == T_DATA && RBASIC_CLASS(obj) &&
+			    rb_obj_class(obj) == rb_cThread)
+				names = ruby_names_of_thread_stack(
+				    wk->names, obj, wk->nrefs);
+			else
+				names = ruby_names_for_object(
+				    wk->names, obj, type, wk->refs, wk->nrefs);
 			if (ruby_names_error(wk->names)) {
 				fail(wk, ruby_names_error(wk->names));
 				return 1;

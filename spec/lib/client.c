@@ -36,3 +36,31 @@ int64_t spec_get_uint(vmheap_client *c, const char *var)
 	vmheap_reply_release(&rep);
 	return v;
 }
+
+void spec_wait_uint(vmheap_client *c, const char *var, int64_t n,
+		    int timeout_ms)
+{
+	struct spec_wait w;
+	int64_t v;
+
+	spec_wait_begin(&w, timeout_ms);
+	while ((v = spec_get_uint(c, var)) < n) {
+		ck_assert_msg(v >= 0, "get %s failed: %s", var,
+			      vmheap_client_error(c));
+		spec_wait_or_fail(&w, "%s to reach %lld (it is %lld)", var,
+				  (long long)n, (long long)v);
+	}
+}
+
+void spec_vm_wait_ticks(const struct spec_vm *vm, int64_t n, int timeout_ms)
+{
+	vmheap_client *c = spec_connect(vm, timeout_ms);
+	int64_t now;
+
+	ck_assert_msg(c != NULL, "cannot connect to the sample VM %ld",
+		      (long)vm->pid);
+	now = spec_get_uint(c, "sample.ticks");
+	ck_assert_msg(now >= 0, "get sample.ticks: %s", vmheap_client_error(c));
+	spec_wait_uint(c, "sample.ticks", now + n, timeout_ms);
+	vmheap_client_close(c);
+}

@@ -7,6 +7,10 @@
  *
  *   paths.c       where the build and the sources are
  *   clock.c       a monotonic clock in milliseconds, sleeping
+ *   wait.c        waiting for a condition with a deadline (the only
+ *                 sleep a test may use: scripts/check-sleeps.sh)
+ *   procfs.c      what /proc says: a process's children and threads, the
+ *                 TCP connections of a port
  *   tmpdir.c      the suite's root directory and fresh directories under it
  *   files.c       reading and writing whole files, counting, listing
  *   process.c     starting processes that die with the test, waiting with
@@ -78,8 +82,84 @@ const char *spec_src(const char *rel);
 /* Milliseconds on the monotonic clock. */
 int64_t spec_now_ms(void);
 
-/* Sleep `ms` milliseconds (resumed after signals). */
+/* Sleep `ms` milliseconds (resumed after signals).  For spec/lib only:
+ * a test waits for a condition (below); make check refuses a call of
+ * spec_sleep_ms, sleep, usleep or nanosleep in a test file of spec/
+ * (scripts/check-sleeps.sh). */
 void spec_sleep_ms(int ms);
+
+/* ---------------------------------------------------------------- wait */
+
+/*
+ * A wait for a condition: look at it, and between two looks sleep the
+ * poll interval, until it holds or the deadline passes.  Deadlines are
+ * generous (a loaded machine, a sanitizer build): a wait ends as soon as
+ * its condition holds, so a long deadline costs nothing when all is well.
+ *
+ *	struct spec_wait w;
+ *	spec_wait_begin(&w, 15000);
+ *	while (!file_is_there(path))
+ *		spec_wait_or_fail(&w, "%s to appear", path);
+ *
+ * or, for one expression, SPEC_WAIT_UNTIL(cond, timeout_ms, fmt, ...).
+ */
+struct spec_wait {
+	int64_t start, deadline; /* spec_now_ms() */
+	int interval_ms;	 /* between two looks; 10 unless set */
+	int polls;		 /* how many times it slept */
+};
+
+/* Start a wait of `timeout_ms` (poll interval 10 ms: set w->interval_ms
+ * after this for another). */
+void spec_wait_begin(struct spec_wait *w, int timeout_ms);
+
+/*
+ * Before the deadline: sleep the poll interval (never past the deadline)
+ * and return 1, for the caller to look again.  At the deadline: 0.  Does
+ * not fail the test: for threads, and for children of a fork.
+ */
+int spec_wait_next(struct spec_wait *w);
+
+/*
+ * spec_wait_next that fails the test at the deadline with "gave up after
+ * N ms waiting for: " and the condition (a printf format and arguments).
+ */
+void spec_wait_or_fail(struct spec_wait *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Wait until `cond` (an expression, evaluated again after each poll)
+ * holds; fail the test at `timeout_ms` naming the condition. */
+#define SPEC_WAIT_UNTIL(cond, timeout_ms, ...)                                 \
+	do {                                                                   \
+		struct spec_wait spec_wait_;                                   \
+		spec_wait_begin(&spec_wait_, (timeout_ms));                    \
+		while (!(cond))                                                \
+			spec_wait_or_fail(&spec_wait_, __VA_ARGS__);           \
+	} while (0)
+
+/* -------------------------------------------------------------- procfs */
+
+/*
+ * The processes whose parent is `parent` (from /proc/PID/stat): their
+ * count; the first `max` pids go to out[] (out may be NULL).
+ */
+int spec_children(pid_t parent, pid_t *out, int max);
+
+/* How many threads `pid` has (/proc/PID/task), or -1 when it is gone. */
+int spec_threads(pid_t pid);
+
+/* TCP states of /proc/net/tcp, as bits of spec_tcp_count's mask. */
+#define SPEC_TCP_ESTABLISHED (1u << 1)
+#define SPEC_TCP_CLOSE_WAIT (1u << 8)
+
+/*
+ * How many IPv4 TCP sockets of this network namespace have `port` as
+ * their local (local != 0) or remote port and a state in `state_mask`;
+ * -1 when /proc/net/tcp cannot be read.  E.g. the connections an agent
+ * on `port` still holds: local, ESTABLISHED | CLOSE_WAIT; a client whose
+ * agent has closed the connection: remote, CLOSE_WAIT.
+ */
+int spec_tcp_count(uint16_t port, int local, unsigned state_mask);
 
 /* -------------------------------------------------------------- tmpdir */
 
@@ -343,6 +423,16 @@ vmheap_client *spec_connect(const struct spec_vm *vm, int timeout_ms);
 /* get `var` as an unsigned integer; -1 on any failure (not failing the
  * test). */
 int64_t spec_get_uint(vmheap_client *c, const char *var);
+
+/* Wait until `var` (spec_get_uint) is at least `n`; fails the test at
+ * `timeout_ms` (or when the get fails), naming the variable. */
+void spec_wait_uint(vmheap_client *c, const char *var, int64_t n,
+		    int timeout_ms);
+
+/* Wait until the sample VM `vm` (vmheap-sample, or embedded) has made
+ * `n` more ticks of its mutator (sample.ticks) than now: its leaks have
+ * grown by n ticks' worth.  Fails the test at `timeout_ms`. */
+void spec_vm_wait_ticks(const struct spec_vm *vm, int64_t n, int timeout_ms);
 
 /* A TCP connection to 127.0.0.1:`port` (close-on-exec), for speaking the
  * wire protocol by hand: the fd, or -1 with errno set.  Does not fail the

@@ -10,7 +10,7 @@
  *   own NAME VALUE                                 the program's own count
  *
  * usage: victim leak N SIZE | threads T N | fork N | onoff ROUNDS | blocks 1
- *        | paths N | vla N | signal N | dlopen ROUNDS
+ *        | paths N | vla N | signal N | dlopen ROUNDS | registered 1
  */
 #include <dlfcn.h>
 #include <malloc.h>
@@ -243,6 +243,56 @@ static void vla(unsigned long n)
 	report_at(2, names, 2);
 	printf("own a-bytes %lu\nown b-bytes %lu\nown a-count %lu\nown b-count %lu\n",
 	       bytes[0], bytes[1], count[0], count[1]);
+}
+
+/*
+ * Frame information registered at run time (as a JIT does), then looked
+ * up: libgcc's _Unwind_Find_FDE sorts the registered FDEs with malloc
+ * while it holds its lock.  A tracker that unwound that malloc through
+ * libgcc would wait for that lock for ever.  Prints "own found 1".
+ */
+struct eh_bases {
+	void *tbase, *dbase, *func;
+};
+
+static __attribute__((noinline)) int registered_code(int x)
+{
+	return x * 3 + 1;
+}
+
+static void registered(void)
+{
+	void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW);
+	void (*reg)(void *) = (void (*)(void *))dlsym(gcc, "__register_frame");
+	void (*dereg)(void *) =
+		(void (*)(void *))dlsym(gcc, "__deregister_frame");
+	const void *(*find)(void *, struct eh_bases *) =
+		(const void *(*)(void *, struct eh_bases *))dlsym(
+			gcc, "_Unwind_Find_FDE");
+	/* A CIE (version 1, "zR", absolute pointers, CFA = rsp + 8, the
+	 * return address at CFA - 8), one FDE for registered_code, and the
+	 * zero word that ends the list. */
+	static uint64_t words[16];
+	uint8_t *p = (uint8_t *)words;
+	static const uint8_t cie[] = {0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16,
+				      1, 0x00, 0x0c, 7, 8, 0x90, 1, 0, 0};
+	uint32_t len = sizeof cie, flen = 4 + 8 + 8 + 1 + 3;
+	memcpy(p, &len, 4);
+	memcpy(p + 4, cie, sizeof cie);
+	uint8_t *fde = p + 4 + sizeof cie;
+	int32_t back = (int32_t)(fde + 4 - p);
+	uint64_t begin = (uint64_t)(uintptr_t)registered_code, range = 16;
+	memcpy(fde, &flen, 4);
+	memcpy(fde + 4, &back, 4);
+	memcpy(fde + 8, &begin, 8);
+	memcpy(fde + 16, &range, 8);
+	start();
+	reg(p);
+	struct eh_bases b;
+	const void *f = find((void *)((uintptr_t)registered_code + 1), &b);
+	printf("own found %d\n", f != NULL && registered_code(1) == 4);
+	dereg(p);
+	stop();
 }
 
 /* N allocations, a third of them by path a, in an order that mixes the
@@ -509,6 +559,8 @@ int main(int argc, char **argv)
 		paths(a);
 	} else if (strcmp(mode, "vla") == 0) {
 		vla(a);
+	} else if (strcmp(mode, "registered") == 0) {
+		registered();
 	} else if (strcmp(mode, "blocks") == 0) {
 		unsigned long bad = blocks();
 		printf("own bad %lu\n", bad);
