@@ -34,6 +34,40 @@
 
 #include "agent-internal.h"
 
+/* A "Name:   N kB" figure of /proc/meminfo in bytes, or -1. */
+static long long meminfo_bytes(const char *name)
+{
+	char line[256];
+	long long kb = -1;
+	size_t nl = strlen(name);
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, nl) && line[nl] == ':') {
+			kb = strtoll(line + nl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+long long agent_mem_available(void)
+{
+	const char *fake = getenv("VMHEAP_AGENT_TEST_MEM_AVAILABLE");
+	char *end;
+	long long v;
+
+	if (fake && *fake) {
+		errno = 0;
+		v = strtoll(fake, &end, 10);
+		if (!errno && !*end && v >= 0)
+			return v;
+	}
+	return meminfo_bytes("MemAvailable");
+}
+
 /* Read the number in dir/name: 0 with *v set, 1 for "max" (no limit),
  * -1 if missing or not a number. */
 static int read_number(const char *dir, const char *name, long long *v)
