@@ -2,28 +2,38 @@
  * agent-internal.h - private declarations shared by libvmheap-agent's
  * source files.  Nothing here is installed.
  *
- * Who calls whom (an arrow is "calls functions of"; there is no cycle):
+ * Who calls whom (an arrow is "calls functions of"; there is no circle,
+ * and scripts/check-agent-calls.sh, a suite of make check, keeps it so):
  *
- *   server.c    the lifecycle, the loop thread, connections, and the
- *      |        replies still owed to them (it alone sends on a socket)
- *      |-- dispatch.c   one request -> an outcome (ok, error, pending job)
- *      |      `-- vars.c      the variable tree (get / set / list)
- *      |             `-- dump.c    the dump: a long job, its last result
- *      |                    `-- job.c   long jobs: threads, busy, results
- *      |-- job.c        delivers ended jobs' results back to server.c
- *      `-- discovery.c  the discovery file
- *   leaves, used by any of the above: errors.c, frame.c, token.c
- *   (vars.c also reads discovery.c's /proc helpers)
+ *   server.c     the lifecycle (start, stop, fork and exit hooks), the loop
+ *    |-- settings.c   the configuration at start: defaults, checks, dirs
+ *    |-- conn.c       connections and the replies still owed to them (it
+ *    |    |           alone sends on a socket)
+ *    |    |-- job.c        delivers ended jobs' results back to conn.c
+ *    |    `-- dispatch.c   one request -> an outcome (ok, error, pending)
+ *    |         `-- vars.c      the variable tree (get / set / list)
+ *    |              |-- dump.c       the dump: a long job, its last result
+ *    |              |    |-- dump_file.c  target, temporary, publish, sweep
+ *    |              |    |-- fork_guard.c refuses a fork memory cannot take
+ *    |              |    |    `-- fork_cost.c, cgroup.c  estimate, limits
+ *    |              |    `-- walk.c       the walk, stopped or forked
+ *    |              |         `-- child_guard.c, native_dump.c
+ *    |              |-- histogram.c  the live histogram (walk.c's walk)
+ *    |              |-- fork_estimate.c  system.fork_estimate as a job
+ *    |              `-- native_vars.c    the tracker's variables
+ *    `-- discovery.c  the discovery file (and /proc helpers)
+ *   leaves, used by any of the above: errors.c, frame.c, token.c,
+ *   dump_dir.c (the dump directory held by fd), job.c
  *   client.c and config.c serve the client and the host; no file above
  *   calls them.
  *
  * A set that starts a long job (system.memory.dump) does not reply: it
  * returns AGENT_PENDING with the job's handle, dispatch.c passes that on,
- * and server.c records that the connection and request id are owed that
- * job's reply.  When the job ends, job.c wakes server.c, which delivers
+ * and conn.c records that the connection and request id are owed that
+ * job's reply.  When the job ends, job.c wakes conn.c, which delivers
  * the result (agent_jobs_deliver) on the loop thread: it sends the reply,
  * or drops it when the connection has gone meanwhile.  job.c reaches
- * server.c only through the two function pointers it was given (wake and
+ * conn.c only through the two function pointers it was given (wake and
  * the completion callback), so every arrow above stays one-way.
  */
 #ifndef VMHEAP_AGENT_INTERNAL_H
@@ -73,7 +83,7 @@ struct agent_conn;
 /* Before its token is accepted a connection may send frames of at most
  * this many bytes (an auth request is about 50).  When every client slot
  * is taken, a connection without the token makes way for a new one
- * (server.c, drop_oldest_unauthed). */
+ * (conn.c, drop_oldest_unauthed). */
 #define AGENT_PREAUTH_MAX_FRAME 4096u
 /* MessagePack objects in one request, counted before it is decoded. */
 #define AGENT_MAX_REQUEST_OBJECTS 4096u
@@ -607,7 +617,7 @@ int agent_var_list(struct vmheap_agent *a, const char *prefix,
 
 /* ---------------------------------------------------------- dispatch.c */
 
-/* What to answer one request with; server.c sends it. */
+/* What to answer one request with; conn.c sends it. */
 struct agent_outcome {
 	enum {
 		AGENT_OUTCOME_OK,      /* [id, "ok", value] */
@@ -634,10 +644,55 @@ void agent_dispatch(struct vmheap_agent *a, int *authed,
 /* Free what an outcome holds. */
 void agent_outcome_release(struct agent_outcome *out);
 
-/* ------------------------------------------------------------ server.c */
+/* ---------------------------------------------------------- settings.c */
 
-struct agent_conn; /* a client connection (server.c's own) */
-struct agent_owed; /* a reply owed to a connection (server.c's own) */
+/*
+ * Set up the agent `a` (allocated and zeroed by vmheap_agent_start, its
+ * lock, pid and fds initialized) from cfg and host: the defaults for what
+ * cfg leaves out, the checks of vmheap_agent_start's documentation (a
+ * loopback address, max_clients), the dump directory (probed when cfg
+ * names it) and the discovery directory, both opened and held, the token,
+ * and a first sweep of the dump directory.  0, or a negative code with a
+ * message in err; what was opened is then closed with the agent.
+ */
+int agent_configure(struct vmheap_agent *a,
+		    const struct vmheap_agent_config *cfg,
+		    const struct vmheap_agent_host *host, char *err,
+		    size_t errlen);
+
+/* -------------------------------------------------------------- conn.c */
+
+struct agent_conn; /* a client connection (conn.c's own) */
+struct agent_owed; /* a reply owed to a connection (conn.c's own) */
+struct agent_job_result;
+struct sockaddr;
+
+/* The listener's callback (libevent's evconnlistener_cb): take the new
+ * connection fd, or refuse it (or make way for it) under a flood. */
+void agent_conn_accept(struct evconnlistener *l, int fd, struct sockaddr *sa,
+		       int socklen, void *arg);
+
+/* The events of the loop (libevent's event_callback_fn, arg the agent):
+ * deliver the results of ended jobs (jobs_ev); malloc_trim after
+ * connections closed (trim_ev). */
+void agent_conn_jobs_cb(int fd, short what, void *arg);
+void agent_conn_trim_cb(int fd, short what, void *arg);
+
+/* The job registry's wake (any thread: activates jobs_ev) and completion
+ * callback (loop thread: sends a job's result to the connection owed it,
+ * or drops it when that connection has gone). */
+void agent_conn_jobs_wake(void *arg);
+void agent_conn_job_done(void *arg, uint64_t job,
+			 const struct agent_job_result *res);
+
+/* At stop, on the loop thread: write what every connection still has
+ * queued, waiting at most STOP_FLUSH_MS (conn.c) in all. */
+void agent_conns_flush(struct vmheap_agent *a);
+
+/* Close and free every connection (the loop has ended). */
+void agent_conns_free(struct vmheap_agent *a);
+
+/* ------------------------------------------------------------ server.c */
 
 struct vmheap_agent {
 	pid_t pid;	  /* the process that started the agent */

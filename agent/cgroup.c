@@ -1,7 +1,7 @@
 /*
  * cgroup.c - how much memory a fork may take: the tightest of the
  * system's MemAvailable and the limits of the memory cgroups the process
- * is in (its own and every ancestor), for the fork guard (dump.c) and
+ * is in (its own and every ancestor), for the fork guard (fork_guard.c) and
  * system.fork_estimate.
  *
  * In a container the host's MemAvailable says nothing of the container's
