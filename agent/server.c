@@ -185,6 +185,31 @@ static void stop_cb(int fd, short what, void *arg)
 	event_base_loopbreak(a->base);
 }
 
+/* The loop's state: the fd slots a forked child closes, the event base,
+ * its events, and the job registry that wakes it.  0, or a negative code
+ * with a message (what was made is freed with the agent). */
+static int setup_loop(struct vmheap_agent *a, char *err, size_t errlen)
+{
+	a->nslots = a->max_clients;
+	a->fd_slots = malloc(sizeof(*a->fd_slots) * (size_t)a->nslots);
+	a->base = event_base_new();
+	if (!a->fd_slots || !a->base)
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				  "cannot create the event base");
+	for (int i = 0; i < a->nslots; i++)
+		atomic_init(&a->fd_slots[i], -1);
+	a->stop_ev = event_new(a->base, -1, 0, stop_cb, a);
+	a->jobs_ev = event_new(a->base, -1, 0, agent_conn_jobs_cb, a);
+	a->trim_ev = evtimer_new(a->base, agent_conn_trim_cb, a);
+	if (!a->stop_ev || !a->jobs_ev || !a->trim_ev)
+		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
+				  "cannot create events");
+	if (agent_jobs_new(&a->jobs, agent_conn_jobs_wake, agent_conn_job_done,
+			   a) < 0)
+		return agent_fail(err, errlen, VMHEAP_ENOMEM, "out of memory");
+	return 0;
+}
+
 int vmheap_agent_start(vmheap_agent **out,
 		       const struct vmheap_agent_config *cfg,
 		       const struct vmheap_agent_host *host, char *err,
@@ -231,27 +256,8 @@ int vmheap_agent_start(vmheap_agent **out,
 	if ((rc = agent_configure(a, cfg, host, err, errlen)) < 0)
 		goto fail;
 
-	rc = VMHEAP_AGENT_ESYS;
-	a->nslots = a->max_clients;
-	a->fd_slots = malloc(sizeof(*a->fd_slots) * (size_t)a->nslots);
-	a->base = event_base_new();
-	if (!a->fd_slots || !a->base) {
-		agent_fail(err, errlen, rc, "cannot create the event base");
+	if ((rc = setup_loop(a, err, errlen)) < 0)
 		goto fail;
-	}
-	for (int i = 0; i < a->nslots; i++)
-		atomic_init(&a->fd_slots[i], -1);
-	a->stop_ev = event_new(a->base, -1, 0, stop_cb, a);
-	a->jobs_ev = event_new(a->base, -1, 0, agent_conn_jobs_cb, a);
-	a->trim_ev = evtimer_new(a->base, agent_conn_trim_cb, a);
-	if (!a->stop_ev || !a->jobs_ev || !a->trim_ev) {
-		agent_fail(err, errlen, rc, "cannot create events");
-		goto fail;
-	}
-	if (agent_jobs_new(&a->jobs, agent_conn_jobs_wake, agent_conn_job_done, a) < 0) {
-		rc = agent_fail(err, errlen, VMHEAP_ENOMEM, "out of memory");
-		goto fail;
-	}
 	if ((rc = open_listener(a, err, errlen)) < 0)
 		goto fail;
 	if ((rc = agent_discovery_write(a, err, errlen)) < 0)
