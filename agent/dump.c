@@ -61,7 +61,8 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 			     &res->objects, &res->bytes, message,
 			     sizeof(message));
 	if (rc == 0 && fsync(fd) < 0) {
-		rc = agent_is_nospace(errno) ? VMHEAP_ENOSPC : VMHEAP_AGENT_ESYS;
+		rc =
+		    agent_is_nospace(errno) ? VMHEAP_ENOSPC : VMHEAP_AGENT_ESYS;
 		snprintf(message, sizeof(message), "fsync: %s",
 			 strerror(errno));
 	}

@@ -29,9 +29,9 @@
 
 /* Open the directory that will hold the dump; *name is the last part.
  * Components are opened one by one without following symbolic links. */
-static int open_target_dir(struct vmheap_agent *a, char *dump_dir,
-			   char *where, size_t dirlen, const char *path,
-			   char *rel, size_t rellen, const char **name,
+static int open_target_dir(struct vmheap_agent *a, char *dump_dir, char *where,
+			   size_t dirlen, const char *path, char *rel,
+			   size_t rellen, const char **name,
 			   struct agent_dump_result *res)
 {
 	size_t dl;
@@ -55,8 +55,8 @@ static int open_target_dir(struct vmheap_agent *a, char *dump_dir,
 			close(dfd);
 			res->code = VMHEAP_AGENT_EPATH;
 			agent_msgf(res->message, sizeof(res->message),
-			     "path %s is outside the dump directory %s", path,
-			     dump_dir);
+				   "path %s is outside the dump directory %s",
+				   path, dump_dir);
 			return -1;
 		}
 	}
@@ -74,10 +74,11 @@ static int open_target_dir(struct vmheap_agent *a, char *dump_dir,
 		    !strncmp(comp, "..", 2)) {
 			close(dfd);
 			res->code = VMHEAP_AGENT_EPATH;
-			agent_msgf(res->message, sizeof(res->message),
-			     "path %s contains \"..\"; dumps stay inside the "
-			     "dump directory %s",
-			     path, dump_dir);
+			agent_msgf(
+			    res->message, sizeof(res->message),
+			    "path %s contains \"..\"; dumps stay inside the "
+			    "dump directory %s",
+			    path, dump_dir);
 			return -1;
 		}
 		if (next)
@@ -87,7 +88,7 @@ static int open_target_dir(struct vmheap_agent *a, char *dump_dir,
 		close(dfd);
 		res->code = VMHEAP_AGENT_EPATH;
 		agent_msgf(res->message, sizeof(res->message),
-		     "path %s names a directory, not a file", path);
+			   "path %s names a directory, not a file", path);
 		return -1;
 	}
 	comp = rel;
@@ -113,11 +114,11 @@ static int open_target_dir(struct vmheap_agent *a, char *dump_dir,
 			close(dfd);
 			res->code = VMHEAP_AGENT_EPATH;
 			agent_msgf(res->message, sizeof(res->message),
-			     "cannot use directory %.*s of %s: %s%s",
-			     (int)(next - rel), rel, path, strerror(e),
-			     e == ELOOP || e == ENOTDIR
-				 ? " (symbolic links are not followed)"
-				 : "");
+				   "cannot use directory %.*s of %s: %s%s",
+				   (int)(next - rel), rel, path, strerror(e),
+				   e == ELOOP || e == ENOTDIR
+				       ? " (symbolic links are not followed)"
+				       : "");
 			return -1;
 		}
 		close(dfd);
@@ -129,7 +130,7 @@ static int open_target_dir(struct vmheap_agent *a, char *dump_dir,
 		close(dfd);
 		res->code = VMHEAP_AGENT_EPATH;
 		agent_msgf(res->message, sizeof(res->message),
-		     "path %s names a directory, not a file", path);
+			   "path %s names a directory, not a file", path);
 		return -1;
 	}
 	*name = comp;
@@ -137,8 +138,8 @@ static int open_target_dir(struct vmheap_agent *a, char *dump_dir,
 sys:
 	res->code = VMHEAP_AGENT_ESYS;
 	agent_msgf(res->message, sizeof(res->message),
-	     "cannot open the dump directory %s: %s", dump_dir,
-	     strerror(errno));
+		   "cannot open the dump directory %s: %s", dump_dir,
+		   strerror(errno));
 	return -1;
 }
 
@@ -268,10 +269,11 @@ int agent_dump_tmp_create(struct vmheap_agent *a, int dfd, char *tmp,
 	fd = vmheap_file_create(dfd, tmp, 0600);
 	if (fd < 0) {
 		e = errno;
-		res->code = agent_is_nospace(e) ? VMHEAP_ENOSPC : VMHEAP_AGENT_ESYS;
+		res->code =
+		    agent_is_nospace(e) ? VMHEAP_ENOSPC : VMHEAP_AGENT_ESYS;
 		agent_msgf(res->message, sizeof(res->message),
-		     "cannot create a file in the directory of %s: %s",
-		     res->path, strerror(e));
+			   "cannot create a file in the directory of %s: %s",
+			   res->path, strerror(e));
 		return -1;
 	}
 	return fd;
@@ -287,11 +289,12 @@ int agent_dump_publish(int dfd, int fd, const char *tmp, const char *name,
 		e = errno;
 		res->code =
 		    e == EEXIST ? VMHEAP_AGENT_EEXIST : VMHEAP_AGENT_ESYS;
-		agent_msgf(res->message, sizeof(res->message),
-		     e == EEXIST
-			 ? "%s appeared during the dump; it was not overwritten"
-			 : "cannot name the dump %s: %s",
-		     res->path, strerror(e));
+		agent_msgf(
+		    res->message, sizeof(res->message),
+		    e == EEXIST
+			? "%s appeared during the dump; it was not overwritten"
+			: "cannot name the dump %s: %s",
+		    res->path, strerror(e));
 		return -1;
 	}
 	fsync(dfd);

@@ -69,22 +69,25 @@ int agent_fork_refused(struct vmheap_agent *a, int gc,
 			 mib(e.rss));
 	}
 	if (m.cg_limit >= 0)
-		agent_msgf(what, sizeof(what),
-		     "the memory the %s %s leaves is %lld bytes (%.1f MiB: "
-		     "limit %.1f MiB, usage %.1f MiB of which %.1f MiB "
-		     "reclaimable page cache; MemAvailable %.1f MiB)",
-		     m.source, m.cgroup, avail, mib(avail), mib(m.cg_limit),
-		     mib(m.cg_usage), mib(m.cg_inactive_file),
-		     mib(m.mem_available));
+		agent_msgf(
+		    what, sizeof(what),
+		    "the memory the %s %s leaves is %lld bytes (%.1f MiB: "
+		    "limit %.1f MiB, usage %.1f MiB of which %.1f MiB "
+		    "reclaimable page cache; MemAvailable %.1f MiB)",
+		    m.source, m.cgroup, avail, mib(avail), mib(m.cg_limit),
+		    mib(m.cg_usage), mib(m.cg_inactive_file),
+		    mib(m.mem_available));
 	else
-		agent_msgf(what, sizeof(what), "MemAvailable is %lld bytes (%.1f MiB)",
-		     avail, mib(avail));
+		agent_msgf(what, sizeof(what),
+			   "MemAvailable is %lld bytes (%.1f MiB)", avail,
+			   mib(avail));
 	res->code = VMHEAP_AGENT_EDUMP;
-	agent_msgf(res->message, sizeof(res->message),
-	     "refusing a fork dump: %s, below the threshold of %lld bytes "
-	     "(%.1f MiB, %s); free memory, set config.dump.fork false for an "
-	     "in-process dump, or set config.dump.fork_min_free 0 to fork "
-	     "anyway",
-	     what, need, mib(need), how);
+	agent_msgf(
+	    res->message, sizeof(res->message),
+	    "refusing a fork dump: %s, below the threshold of %lld bytes "
+	    "(%.1f MiB, %s); free memory, set config.dump.fork false for an "
+	    "in-process dump, or set config.dump.fork_min_free 0 to fork "
+	    "anyway",
+	    what, need, mib(need), how);
 	return 1;
 }

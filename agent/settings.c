@@ -98,9 +98,9 @@ int agent_configure(struct vmheap_agent *a,
 	 * config.dump.dir` can change it later) */
 	{
 		char real[PATH_MAX];
-		int dfd = agent_dump_dir_check(
-		    dir, "dump directory", cfg->dump_dir && *cfg->dump_dir,
-		    real, sizeof(real), err, errlen);
+		int dfd = agent_dump_dir_check(dir, "dump directory",
+					       cfg->dump_dir && *cfg->dump_dir,
+					       real, sizeof(real), err, errlen);
 
 		if (dfd < 0) {
 			if (errlen && strlen(err) + 60 < errlen)
@@ -117,11 +117,12 @@ int agent_configure(struct vmheap_agent *a,
 		return rc;
 	a->tmp_dfd = vmheap_dir_open(a->tmpdir);
 	if (a->tmp_dfd < 0)
-		return agent_fail(err, errlen, VMHEAP_AGENT_ESYS,
-				  "discovery directory %s: %s; set "
-				  "VMHEAP_AGENT_TMPDIR to an existing directory "
-				  "this process can write",
-				  a->tmpdir, strerror(errno));
+		return agent_fail(
+		    err, errlen, VMHEAP_AGENT_ESYS,
+		    "discovery directory %s: %s; set "
+		    "VMHEAP_AGENT_TMPDIR to an existing directory "
+		    "this process can write",
+		    a->tmpdir, strerror(errno));
 	if ((rc = agent_token_new(a->token, err, errlen)) < 0)
 		return rc;
 	agent_dump_sweep(a, a->dump_dfd);

@@ -41,7 +41,6 @@ struct walk {
 	char message[400];
 };
 
-
 void agent_writer_options(const struct vmheap_agent *a,
 			  struct vmheap_writer_options *opt)
 {
@@ -80,8 +79,8 @@ static int walk_into_file(void *arg)
 		if (rc < 0 && vmheap_writer_error(wr)[0] == '\0') {
 			w->code = VMHEAP_AGENT_EDUMP;
 			agent_msgf(w->message, sizeof(w->message),
-			     "the VM's heap walk failed: %s",
-			     vmheap_agent_strerror(rc));
+				   "the VM's heap walk failed: %s",
+				   vmheap_agent_strerror(rc));
 			vmheap_writer_free(wr);
 			agent_native_snap_free(native);
 			return rc;
@@ -95,8 +94,9 @@ static int walk_into_file(void *arg)
 		w->code =
 		    rc == VMHEAP_ENOSPC ? VMHEAP_ENOSPC : VMHEAP_AGENT_EDUMP;
 		agent_msgf(w->message, sizeof(w->message), "%s",
-		     wr && vmheap_writer_error(wr)[0] ? vmheap_writer_error(wr)
-						      : vmheap_strerror(rc));
+			   wr && vmheap_writer_error(wr)[0]
+			       ? vmheap_writer_error(wr)
+			       : vmheap_strerror(rc));
 	} else {
 		w->objects = vmheap_writer_objects(wr);
 		w->bytes = vmheap_writer_object_bytes(wr);
@@ -139,8 +139,7 @@ static int walk_body(void *arg)
 
 	if (!w->body)
 		return walk_into_file(w);
-	rc = w->body(w->a, w->fd, w->body_arg, w->message,
-		     sizeof(w->message));
+	rc = w->body(w->a, w->fd, w->body_arg, w->message, sizeof(w->message));
 	if (rc < 0)
 		w->code = rc;
 	return rc;
@@ -170,16 +169,16 @@ static void __attribute__((noreturn)) child_main(struct fork_call *parent_fc)
 	if (h->prepare_child && h->prepare_child(h->ctx, fc->gc) < 0) {
 		w->code = VMHEAP_AGENT_EDUMP;
 		agent_msgf(w->message, sizeof(w->message),
-		     "the VM could not prepare the forked child%s",
-		     fc->gc ? " (its GC failed)" : "");
+			   "the VM could not prepare the forked child%s",
+			   fc->gc ? " (its GC failed)" : "");
 	} else {
 		walk_body(w);
 	}
 	if (w->code == 0 && fsync(w->fd) < 0) {
-		w->code =
-		    agent_is_nospace(errno) ? VMHEAP_ENOSPC : VMHEAP_AGENT_EDUMP;
+		w->code = agent_is_nospace(errno) ? VMHEAP_ENOSPC
+						  : VMHEAP_AGENT_EDUMP;
 		agent_msgf(w->message, sizeof(w->message), "fsync: %s",
-		     strerror(errno));
+			   strerror(errno));
 	}
 	rep.code = w->code;
 	rep.objects = w->objects;
@@ -214,8 +213,8 @@ static int wait_readable(int fd, int timeout_s)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		int left = timeout_s * 1000 -
-			   (int)(agent_seconds_since(&t0) * 1000);
+		int left =
+		    timeout_s * 1000 - (int)(agent_seconds_since(&t0) * 1000);
 
 		if (left <= 0)
 			return 0;
@@ -244,7 +243,7 @@ static void walk_forked(struct walk *w, int gc)
 	if (pipe2(fc.pipe, O_CLOEXEC) < 0) {
 		w->code = VMHEAP_AGENT_ESYS;
 		agent_msgf(w->message, sizeof(w->message), "pipe: %s",
-		     strerror(errno));
+			   strerror(errno));
 		return;
 	}
 	p[0] = fc.pipe[0];
@@ -258,7 +257,8 @@ static void walk_forked(struct walk *w, int gc)
 		close(p[0]);
 		w->code = VMHEAP_AGENT_ESYS;
 		agent_msgf(w->message, sizeof(w->message),
-		     "cannot fork the VM for the dump: %s", strerror(errno));
+			   "cannot fork the VM for the dump: %s",
+			   strerror(errno));
 		return;
 	}
 	timeout_s = atomic_load(&w->a->dump_timeout_s);
@@ -281,25 +281,27 @@ static void walk_forked(struct walk *w, int gc)
 		;
 	if (timed_out) {
 		agent_msgf(rep.message, sizeof(rep.message),
-		     "the dump child (pid %d) took longer than "
-		     "config.dump.timeout (%d s) and was killed",
-		     (int)pid, timeout_s);
+			   "the dump child (pid %d) took longer than "
+			   "config.dump.timeout (%d s) and was killed",
+			   (int)pid, timeout_s);
 	} else if (WIFSIGNALED(status)) {
 		rep.code = WTERMSIG(status) == SIGXFSZ ? VMHEAP_ENOSPC
 						       : VMHEAP_AGENT_EDUMP;
-		agent_msgf(rep.message, sizeof(rep.message),
-		     "the dump child (pid %d) was killed by signal %d (%s)",
-		     (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+		agent_msgf(
+		    rep.message, sizeof(rep.message),
+		    "the dump child (pid %d) was killed by signal %d (%s)",
+		    (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
 	} else if (!reported) {
-		agent_msgf(rep.message, sizeof(rep.message),
-		     "the dump child (pid %d) exited with status %d without "
-		     "reporting",
-		     (int)pid, WEXITSTATUS(status));
+		agent_msgf(
+		    rep.message, sizeof(rep.message),
+		    "the dump child (pid %d) exited with status %d without "
+		    "reporting",
+		    (int)pid, WEXITSTATUS(status));
 	} else if (rep.code == 0 && WEXITSTATUS(status) != 0) {
 		rep.code = VMHEAP_AGENT_EDUMP;
 		agent_msgf(rep.message, sizeof(rep.message),
-		     "the dump child (pid %d) exited with status %d", (int)pid,
-		     WEXITSTATUS(status));
+			   "the dump child (pid %d) exited with status %d",
+			   (int)pid, WEXITSTATUS(status));
 	}
 	if (rep.code == 0 && !timed_out)
 		agent_fork_record(w->a, gc, seconds, rss, rep.minor_faults,
