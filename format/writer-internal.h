@@ -15,10 +15,10 @@
 
 struct vmheap_writer {
 	int fd;
-	int err;      /* sticky error code, 0 if none */
-	int finished; /* finish() ran (successfully or not) */
-	int nomem;    /* the packer's append callback ran out of memory */
-	int native;   /* opened for a native section; 2 once it is written */
+	int err;	/* sticky error code, 0 if none */
+	int finished;	/* finish() ran (successfully or not) */
+	int nomem;	/* the packer's append callback ran out of memory */
+	int native;	/* opened for a native section; 2 once it is written */
 	int edge_names; /* opened for edge and root names (1.1) */
 	int sites;	/* opened for allocation sites (1.1) */
 	char errmsg[512];

@@ -27,7 +27,6 @@
 #include "mpwriter-internal.h"
 #include "writer-internal.h"
 
-
 void vmheap_writer_set_error(vmheap_writer *w, int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -92,11 +91,12 @@ static int write_all(vmheap_writer *w, const uint8_t *p, size_t n)
 				continue;
 			}
 			if (e == ENOSPC || e == EFBIG || e == EDQUOT)
-				vmheap_writer_set_error(w, VMHEAP_ENOSPC,
-					  "no room for the dump at byte offset "
-					  "%llu: %s",
-					  (unsigned long long)w->written,
-					  strerror(e));
+				vmheap_writer_set_error(
+				    w, VMHEAP_ENOSPC,
+				    "no room for the dump at byte offset "
+				    "%llu: %s",
+				    (unsigned long long)w->written,
+				    strerror(e));
 			else
 				vmheap_writer_set_error(
 				    w, VMHEAP_EIO,
@@ -114,7 +114,7 @@ static int write_all(vmheap_writer *w, const uint8_t *p, size_t n)
 
 /* Fill in a section header at buf[at] for the payload that follows it. */
 void vmheap_writer_seal_section(vmheap_writer *w, size_t at, const char *tag,
-			 uint32_t records)
+				uint32_t records)
 {
 	uint8_t *h = w->buf + at;
 	uint32_t plen = (uint32_t)(w->len - at - VMHEAP_SECTION_HEADER_LEN);
@@ -140,9 +140,10 @@ int vmheap_writer_begin_section(vmheap_writer *w, size_t *at)
 
 int vmheap_writer_out_of_memory(vmheap_writer *w)
 {
-	vmheap_writer_set_error(w, VMHEAP_ENOMEM,
-		  "out of memory while buffering the dump at byte offset %llu",
-		  (unsigned long long)(w->written + w->len));
+	vmheap_writer_set_error(
+	    w, VMHEAP_ENOMEM,
+	    "out of memory while buffering the dump at byte offset %llu",
+	    (unsigned long long)(w->written + w->len));
 	return w->err;
 }
 
@@ -161,7 +162,8 @@ int vmheap_writer_flush_block(vmheap_writer *w)
 			w->blk_offsets = g;
 		}
 		w->blk_offsets[w->totals.blocks++] = w->written + w->blk_start;
-		vmheap_writer_seal_section(w, w->blk_start, VMHEAP_TAG_BLCK, w->blk_records);
+		vmheap_writer_seal_section(w, w->blk_start, VMHEAP_TAG_BLCK,
+					   w->blk_records);
 	} else {
 		w->len = w->blk_start; /* drop the empty block's header slot */
 	}
@@ -664,13 +666,13 @@ int vmheap_writer_finish(vmheap_writer *w)
 		return vmheap_writer_out_of_memory(w);
 	if (w->len - at - VMHEAP_SECTION_HEADER_LEN >
 	    VMHEAP_MAX_SECTION_BYTES) {
-		vmheap_writer_set_error(w, VMHEAP_ELIMIT,
-			  "footer would be %zu bytes (%llu blocks), more than "
-			  "the format's section limit of %u bytes; use larger "
-			  "blocks",
-			  w->len - at - VMHEAP_SECTION_HEADER_LEN,
-			  (unsigned long long)t->blocks,
-			  VMHEAP_MAX_SECTION_BYTES);
+		vmheap_writer_set_error(
+		    w, VMHEAP_ELIMIT,
+		    "footer would be %zu bytes (%llu blocks), more than "
+		    "the format's section limit of %u bytes; use larger "
+		    "blocks",
+		    w->len - at - VMHEAP_SECTION_HEADER_LEN,
+		    (unsigned long long)t->blocks, VMHEAP_MAX_SECTION_BYTES);
 		return w->err;
 	}
 	vmheap_writer_seal_section(w, at, VMHEAP_TAG_FOOT, 0);

@@ -17,42 +17,48 @@ static int check_native(vmheap_writer *w, const struct vmheap_dump_module *m,
 			size_t nm, const struct vmheap_dump_site *s, size_t ns)
 {
 	if ((nm && !m) || (ns && !s)) {
-		vmheap_writer_set_error(w, 0, "NULL modules or sites with a non-zero count");
+		vmheap_writer_set_error(
+		    w, 0, "NULL modules or sites with a non-zero count");
 		return VMHEAP_EINVAL;
 	}
 	for (size_t i = 0; i < nm; i++) {
 		if (m[i].path_len > VMHEAP_MAX_STRING_BYTES ||
 		    m[i].build_id_len > VMHEAP_MAX_BUILD_ID_BYTES) {
-			vmheap_writer_set_error(w, 0, "module %zu: path or build id too long",
-				  i);
+			vmheap_writer_set_error(
+			    w, 0, "module %zu: path or build id too long", i);
 			return VMHEAP_ELIMIT;
 		}
 		if ((m[i].path_len && !m[i].path) ||
 		    (m[i].build_id_len && !m[i].build_id)) {
-			vmheap_writer_set_error(w, 0, "module %zu: NULL path or build id", i);
+			vmheap_writer_set_error(
+			    w, 0, "module %zu: NULL path or build id", i);
 			return VMHEAP_EINVAL;
 		}
 	}
 	for (size_t i = 0; i < ns; i++) {
 		if (s[i].depth > VMHEAP_MAX_SITE_FRAMES) {
-			vmheap_writer_set_error(w, 0, "site %zu: %zu frames, more than %u", i,
-				  s[i].depth, VMHEAP_MAX_SITE_FRAMES);
+			vmheap_writer_set_error(
+			    w, 0, "site %zu: %zu frames, more than %u", i,
+			    s[i].depth, VMHEAP_MAX_SITE_FRAMES);
 			return VMHEAP_ELIMIT;
 		}
 		if (s[i].depth && !s[i].frames) {
-			vmheap_writer_set_error(w, 0, "site %zu: NULL frames", i);
+			vmheap_writer_set_error(w, 0, "site %zu: NULL frames",
+						i);
 			return VMHEAP_EINVAL;
 		}
 		if (s[i].vm_file_len > VMHEAP_MAX_STRING_BYTES) {
-			vmheap_writer_set_error(w, 0, "site %zu: VM file name too long", i);
+			vmheap_writer_set_error(
+			    w, 0, "site %zu: VM file name too long", i);
 			return VMHEAP_ELIMIT;
 		}
 		for (size_t k = 0; k < s[i].depth; k++)
 			if (s[i].frames[k].module != VMHEAP_NO_MODULE &&
 			    s[i].frames[k].module >= nm) {
-				vmheap_writer_set_error(w, 0,
-					  "site %zu frame %zu: module %u of %zu",
-					  i, k, s[i].frames[k].module, nm);
+				vmheap_writer_set_error(
+				    w, 0,
+				    "site %zu frame %zu: module %u of %zu", i,
+				    k, s[i].frames[k].module, nm);
 				return VMHEAP_EINVAL;
 			}
 	}
@@ -72,15 +78,16 @@ int vmheap_writer_add_native(vmheap_writer *w,
 	if (rc)
 		return rc;
 	if (w->native != 1) {
-		vmheap_writer_set_error(w, 0, "%s",
-			  w->native ? "the dump has its native section already"
-				    : "the writer was not opened for a native "
-				      "section (options.native)");
+		vmheap_writer_set_error(
+		    w, 0, "%s",
+		    w->native ? "the dump has its native section already"
+			      : "the writer was not opened for a native "
+				"section (options.native)");
 		return VMHEAP_ESTATE;
 	}
 	if (nsites > UINT32_MAX) {
-		vmheap_writer_set_error(w, 0, "%zu sites, more than a section counts",
-			  nsites);
+		vmheap_writer_set_error(
+		    w, 0, "%zu sites, more than a section counts", nsites);
 		return VMHEAP_ELIMIT;
 	}
 	if ((rc = check_native(w, modules, nmodules, sites, nsites)))
@@ -98,8 +105,9 @@ int vmheap_writer_add_native(vmheap_writer *w,
 	msgpack_pack_array(pk, nmodules);
 	for (size_t i = 0; i < nmodules; i++) {
 		msgpack_pack_array(pk, 3);
-		vmheap_writer_pack_str(pk, modules[i].path ? modules[i].path : "",
-			 modules[i].path_len);
+		vmheap_writer_pack_str(pk,
+				       modules[i].path ? modules[i].path : "",
+				       modules[i].path_len);
 		msgpack_pack_bin(pk, modules[i].build_id_len);
 		msgpack_pack_bin_body(pk, modules[i].build_id,
 				      modules[i].build_id_len);
@@ -136,11 +144,12 @@ int vmheap_writer_add_native(vmheap_writer *w,
 		w->len = at; /* take it back; the dump goes on */
 		if (vmheap_writer_begin_section(w, &w->blk_start) < 0)
 			return vmheap_writer_out_of_memory(w);
-		vmheap_writer_set_error(w, 0,
-			  "native section would be %zu bytes, more than the "
-			  "format's section limit of %u bytes; pass fewer "
-			  "sites",
-			  big, VMHEAP_MAX_SECTION_BYTES);
+		vmheap_writer_set_error(
+		    w, 0,
+		    "native section would be %zu bytes, more than the "
+		    "format's section limit of %u bytes; pass fewer "
+		    "sites",
+		    big, VMHEAP_MAX_SECTION_BYTES);
 		return VMHEAP_ELIMIT;
 	}
 	vmheap_writer_seal_section(w, at, VMHEAP_TAG_NATV, (uint32_t)nsites);
