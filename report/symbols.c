@@ -118,12 +118,15 @@ static const char *base(const char *path, size_t len, size_t *blen)
 	return p;
 }
 
-void vmheap_symbolize(vmheap_symbolizer *s,
-		      const struct vmheap_native *n,
-		      const struct vmheap_dump_frame *f, char *buf, size_t len)
+void vmheap_symbolize_frame(vmheap_symbolizer *s,
+			    const struct vmheap_native *n,
+			    const struct vmheap_dump_frame *f,
+			    struct vmheap_symbol *out)
 {
+	memset(out, 0, sizeof(*out));
 	if (f->module == VMHEAP_NO_MODULE || f->module >= n->nmodules) {
-		snprintf(buf, len, "0x%llx", (unsigned long long)f->offset);
+		snprintf(out->function, sizeof(out->function), "0x%llx",
+			 (unsigned long long)f->offset);
 		return;
 	}
 	const struct vmheap_dump_module *dm = &n->modules[f->module];
@@ -131,12 +134,16 @@ void vmheap_symbolize(vmheap_symbolizer *s,
 	const char *b = base(dm->path, dm->path_len, &blen);
 	struct sym_module *m = load(s, dm);
 	if (!m || !m->dwfl || (m->why && !strcmp(m->why, "other build"))) {
-		snprintf(buf, len, "%.*s+0x%llx%s%s%s", (int)blen, b,
+		snprintf(out->function, sizeof(out->function),
+			 "%.*s+0x%llx%s%s%s", (int)blen, b,
 			 (unsigned long long)f->offset,
 			 m && m->why ? " (" : "", m && m->why ? m->why : "",
 			 m && m->why ? ")" : "");
+		snprintf(out->module, sizeof(out->module), "%.*s", (int)blen,
+			 b);
 		return;
 	}
+	snprintf(out->module, sizeof(out->module), "%.*s", (int)blen, b);
 	/* A return address: the call is the byte before it. */
 	Dwarf_Addr pc = f->offset ? f->offset - 1 : 0;
 	const char *fn = dwfl_module_addrname(m->mod, pc);
@@ -148,11 +155,29 @@ void vmheap_symbolize(vmheap_symbolizer *s,
 		const char *slash = strrchr(file, '/');
 		file = slash ? slash + 1 : file;
 	}
-	if (fn && file)
-		snprintf(buf, len, "%s (%s:%d)", fn, file, lineno);
-	else if (fn)
-		snprintf(buf, len, "%s (%.*s)", fn, (int)blen, b);
+	if (fn) {
+		out->named = 1;
+		snprintf(out->function, sizeof(out->function), "%s", fn);
+	} else
+		snprintf(out->function, sizeof(out->function), "%.*s+0x%llx",
+			 (int)blen, b, (unsigned long long)f->offset);
+	if (fn && file) {
+		snprintf(out->file, sizeof(out->file), "%s", file);
+		out->line = lineno;
+	}
+}
+
+void vmheap_symbolize(vmheap_symbolizer *s,
+		      const struct vmheap_native *n,
+		      const struct vmheap_dump_frame *f, char *buf, size_t len)
+{
+	struct vmheap_symbol y;
+
+	vmheap_symbolize_frame(s, n, f, &y);
+	if (y.named && y.file[0])
+		snprintf(buf, len, "%s (%s:%d)", y.function, y.file, y.line);
+	else if (y.named)
+		snprintf(buf, len, "%s (%s)", y.function, y.module);
 	else
-		snprintf(buf, len, "%.*s+0x%llx", (int)blen, b,
-			 (unsigned long long)f->offset);
+		snprintf(buf, len, "%s", y.function);
 }
