@@ -67,21 +67,31 @@ static size_t site_frames(const struct vmheap_native *n,
 
 	for (size_t d = 0; d < depth; d++)
 		vmheap_symbolize_frame(sym, n, &s->frames[d], &y[d]);
-	/* the allocator's frames at the leaf go, but never every frame */
-	while (first + 1 < depth && y[first].named &&
-	       vmheap_pprof_allocator_frame(y[first].function))
+	/* the allocator's frames at the leaf go, but never every frame:
+	 * named ones, and in MRI's library those without a symbol, its
+	 * static internals (objspace_xmalloc0...) that the exported
+	 * wrappers jump to, up to the first function with a name */
+	while (first + 1 < depth &&
+	       (y[first].named
+		    ? vmheap_pprof_allocator_frame(y[first].function)
+		    : y[first].runtime))
 		first++;
 	for (size_t d = first; d < depth; d++)
 		f[k++] = (struct vmheap_pprof_frame){y[d].function, y[d].file,
 						     y[d].line};
-	if (s->vm_file) {
+	if (s->vm_file && s->vm_file_len) {
 		/* the VM's line: "file:line" (a label such as "<ruby: gc>"
 		 * when its line is 0), the root of the stack */
 		snprintf(vmfile, vmfilesz, "%.*s", (int)s->vm_file_len,
 			 s->vm_file);
+		size_t len = strlen(vmfile);
 		if (s->vm_line)
-			snprintf(vm, vmsz, "%s:%llu", vmfile,
-				 (unsigned long long)s->vm_line);
+			snprintf(vm, vmsz, "%.*s:%llu", (int)s->vm_file_len,
+				 s->vm_file, (unsigned long long)s->vm_line);
+		else if (len > 2 && vmfile[0] == '<' && vmfile[len - 1] == '>')
+			/* pprof reads <...> as C++ template arguments and
+			 * shortens them away: "<ruby: gc>" is "ruby: gc" */
+			snprintf(vm, vmsz, "%.*s", (int)(len - 2), vmfile + 1);
 		else
 			snprintf(vm, vmsz, "%s", vmfile);
 		f[k++] = (struct vmheap_pprof_frame){

@@ -21,6 +21,7 @@ struct sym_module {
 	Dwfl *dwfl;      /* NULL: cannot be read */
 	Dwfl_Module *mod;
 	const char *why; /* when dwfl is NULL or the build id differs */
+	int runtime;     /* exports ruby_xmalloc: -1 not yet looked */
 };
 
 struct vmheap_symbolizer {
@@ -68,6 +69,7 @@ static struct sym_module *load(vmheap_symbolizer *s,
 	}
 	struct sym_module *m = &s->m[s->n];
 	memset(m, 0, sizeof(*m));
+	m->runtime = -1;
 	m->path = strndup(dm->path, dm->path_len);
 	if (!m->path)
 		return NULL;
@@ -118,6 +120,26 @@ static const char *base(const char *path, size_t len, size_t *blen)
 	return p;
 }
 
+/* Does module m define the symbol `name` (MRI's allocator)?  Looked up
+ * once per module. */
+static int defines(struct sym_module *m, const char *name)
+{
+	if (m->runtime >= 0)
+		return m->runtime;
+	m->runtime = 0;
+	int n = dwfl_module_getsymtab(m->mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		const char *sn = dwfl_module_getsym(m->mod, i, &sym, NULL);
+		if (sn && sym.st_shndx != SHN_UNDEF &&
+		    GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(sn, name)) {
+			m->runtime = 1;
+			break;
+		}
+	}
+	return m->runtime;
+}
+
 void vmheap_symbolize_frame(vmheap_symbolizer *s,
 			    const struct vmheap_native *n,
 			    const struct vmheap_dump_frame *f,
@@ -144,6 +166,7 @@ void vmheap_symbolize_frame(vmheap_symbolizer *s,
 		return;
 	}
 	snprintf(out->module, sizeof(out->module), "%.*s", (int)blen, b);
+	out->runtime = defines(m, "ruby_xmalloc");
 	/* A return address: the call is the byte before it. */
 	Dwarf_Addr pc = f->offset ? f->offset - 1 : 0;
 	const char *fn = dwfl_module_addrname(m->mod, pc);

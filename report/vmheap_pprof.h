@@ -83,7 +83,13 @@ void vmheap_pprof_free(vmheap_pprof *p);
  * allocator's own frames (malloc, ruby_xmalloc and their internals) at
  * the leaf dropped, so that the leaf is the function that called the
  * allocator; the VM's line (a Ruby "file:line") as the root frame when
- * the site has one.  0 or VMHEAP_ENOMEM.
+ * the site has one.  The internals are known by name
+ * (vmheap_pprof_allocator_frame) or, in MRI's library without debug
+ * info, as its frames without a symbol (its static objspace_xmalloc0 and
+ * such, to which the exported ruby_xmalloc jumps): leading ones are
+ * dropped up to the first frame with a name or in another module, so
+ * that a leak through rb_ary_push reads rb_ary_push.  0 or
+ * VMHEAP_ENOMEM.
  */
 int vmheap_pprof_add_native(vmheap_pprof *p, const struct vmheap_native *n,
 			    vmheap_symbolizer *sym, int sign);

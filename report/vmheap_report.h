@@ -324,6 +324,8 @@ struct vmheap_symbol {
 	char file[256];	    /* the source file's base name, or "" */
 	int line;	    /* its line, or 0 */
 	char module[256];   /* the module's base name, or "" */
+	int runtime;	    /* 1: the module defines MRI's allocator
+			       (ruby_xmalloc: libruby, or a static ruby) */
 };
 
 /* Frame f of native section n in parts (vmheap_symbolize's figures):
