@@ -269,6 +269,20 @@ static void resume_state(const struct user_regs_struct *r, uint64_t *rax,
 	}
 }
 
+/*
+ * For the test suite only: with VMHEAP_ATTACH_TEST_STOP=N the injector
+ * stops itself (SIGSTOP) at moment N, so that a test can kill it -9 there:
+ * 1 the thread is seized and interrupted, 2 the stub and frame are written
+ * and the registers point at the stub, 3 the stub is at its marker.
+ */
+static void test_stop(int moment)
+{
+	const char *v = getenv("VMHEAP_ATTACH_TEST_STOP");
+
+	if (v && atoi(v) == moment)
+		raise(SIGSTOP);
+}
+
 struct inject {
 	pid_t pid;
 	const char *so_path;
@@ -387,6 +401,7 @@ static int run_stub(struct inject *in, uint64_t *handle, char *err,
 			    r.rip == in->cave + STUB_MARKER_END &&
 			    (long)r.orig_rax == SYS_getpid) {
 				*handle = r.rdi;
+				test_stop(3);
 				ptrace(PTRACE_DETACH, in->pid, 0, 0);
 				return 1;
 			}
@@ -521,8 +536,10 @@ int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen)
 				 (long)pid, strerror(errno));
 			goto detach;
 		}
-		if (safe_stop(&regs, &in.libc, &in.ld))
+		if (safe_stop(&regs, &in.libc, &in.ld)) {
+			test_stop(1);
 			break;
+		}
 		ptrace(PTRACE_CONT, pid, 0, 0);
 		pause_ms(1 + tries % 5);
 	}
@@ -546,6 +563,7 @@ int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen)
 		ptrace(PTRACE_SETREGS, pid, 0, &regs);
 		goto detach;
 	}
+	test_stop(2);
 	rc = run_stub(&in, &handle, err, errlen);
 	if (rc == 1 && handle == 0) {
 		snprintf(err, errlen,

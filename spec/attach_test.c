@@ -376,6 +376,54 @@ START_TEST(attach_refuses_a_stopped_ruby_and_leaves_it_stopped)
 }
 END_TEST
 
+/* The console killed -9 at three moments of the injection (it stops
+ * itself there: VMHEAP_ATTACH_TEST_STOP): the Ruby program runs on,
+ * untraced, and a later attach gives it an agent. */
+START_TEST(a_console_killed_while_injecting_never_harms_the_program)
+{
+	for (int moment = 1; moment <= 3; moment++) {
+		struct target t;
+		struct spec_run r;
+		char pidtext[32], stop[64];
+		const char *const argv[] = {spec_bin("vmheap-console"),
+					    "--attach", pidtext, "-e",
+					    "get system.gc.count", NULL};
+		const char *const env[] = {stop, "VMHEAP_AGENT_TMPDIR",
+					   "TMPDIR", NULL};
+		struct spec_spawn sp = {.argv = argv, .env = env};
+		pid_t console;
+
+		target_start(&t, leaky_script);
+		wait_tick(&t, 20);
+		snprintf(pidtext, sizeof(pidtext), "%ld", (long)t.p.pid);
+		snprintf(stop, sizeof(stop), "VMHEAP_ATTACH_TEST_STOP=%d",
+			 moment);
+		console = spec_spawn(&sp);
+		ck_assert_int_gt(console, 0);
+		SPEC_WAIT_UNTIL(proc_state(console) == 'T', WAIT_MS,
+				"the console to stop at moment %d", moment);
+		ck_assert_int_eq(tracer_of(t.p.pid), console);
+		spec_kill(console);
+		SPEC_WAIT_UNTIL(tracer_of(t.p.pid) == 0, WAIT_MS,
+				"ruby %ld untraced after moment %d",
+				(long)t.p.pid, moment);
+		wait_tick(&t, t.last_tick + 100);
+		ck_assert_int_ne(proc_state(t.p.pid), 'T');
+
+		console_attach(&r, t.p.pid,
+			       (const char *const[]){"get system.gc.count",
+						     NULL});
+		ck_assert_msg(r.status == 0,
+			      "attach after moment %d failed (%d): %s%s",
+			      moment, r.status, r.out, r.err);
+		spec_run_free(&r);
+		ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 1);
+		wait_tick(&t, t.last_tick + 50);
+		spec_kill(t.p.pid);
+	}
+}
+END_TEST
+
 START_TEST(attach_to_no_such_process)
 {
 	struct spec_run r;
@@ -399,6 +447,8 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, attach_to_a_blocked_main_thread);
 	tcase_add_test(tc, attach_refuses_a_non_ruby_and_leaves_it_alone);
 	tcase_add_test(tc, attach_refuses_a_stopped_ruby_and_leaves_it_stopped);
+	tcase_add_test(tc,
+		       a_console_killed_while_injecting_never_harms_the_program);
 	tcase_add_test(tc, attach_to_no_such_process);
 	return s;
 }
