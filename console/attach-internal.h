@@ -45,6 +45,10 @@ char attach_proc_state(pid_t pid);
  * 0 when not, -1 when unreadable. */
 int attach_proc_catches(pid_t pid, int sig);
 
+/* The signals the main thread blocks now (SigBlk of /proc/PID/status),
+ * bit n-1 for signal n.  0, or -1 when unreadable. */
+int attach_proc_blocked(pid_t pid, uint64_t *mask);
+
 /* The real uid of the process (Uid: of /proc/PID/status), or -1. */
 long attach_proc_uid(pid_t pid);
 

@@ -12,7 +12,10 @@
  * only while the thread waits in a system call that malloc never makes
  * while holding an arena lock (not brk, mmap, munmap, mremap, mprotect,
  * madvise).  Otherwise the thread runs on and is interrupted again, up to
- * SAFE_STOP_TRIES times.  (A thread inside a libc function that calls
+ * SAFE_STOP_TRIES times.  A thread that blocks more signals than it did
+ * before it was seized may be inside a signal handler (MRI's handlers
+ * block their signal while they run), which may have interrupted malloc:
+ * that stop is not safe either.  (A thread inside a libc function that calls
  * back into other code while holding a lock, such as dl_iterate_phdr's
  * callback, would pass this test; MRI's main thread does not do that.)
  *
@@ -170,8 +173,17 @@ static int interrupt_thread(pid_t pid, char *err, size_t errlen)
 		}
 		if (!WIFSTOPPED(status))
 			continue;
-		if ((status >> 16) == PTRACE_EVENT_STOP)
-			return 0;
+		if ((status >> 16) == PTRACE_EVENT_STOP) {
+			if (WSTOPSIG(status) == SIGTRAP)
+				return 0;
+			/* A group stop (SIGSTOP, SIGTSTP): someone stops
+			 * the process; leave it so. */
+			snprintf(err, errlen,
+				 "pid %ld was stopped by a signal during the "
+				 "attach; not attaching",
+				 (long)pid);
+			return -1;
+		}
 		/* A signal arrived first: deliver it, the interrupt stays
 		 * pending. */
 		ptrace(PTRACE_CONT, pid, 0, (void *)(long)WSTOPSIG(status));
@@ -179,10 +191,16 @@ static int interrupt_thread(pid_t pid, char *err, size_t errlen)
 }
 
 /* Is the thread, stopped with `r`, at a point where it may call dlopen? */
-static int safe_stop(const struct user_regs_struct *r,
+static int safe_stop(pid_t pid, const struct user_regs_struct *r,
 		     const struct attach_module *libc,
-		     const struct attach_module *ld)
+		     const struct attach_module *ld, uint64_t blocked_before)
 {
+	uint64_t blocked = 0;
+
+	if (ptrace(PTRACE_GETSIGMASK, pid, (void *)sizeof(blocked),
+		   &blocked) < 0 ||
+	    (blocked & ~blocked_before))
+		return 0; /* maybe in a signal handler */
 	static const long malloc_calls[] = {SYS_brk,	 SYS_mmap,
 					    SYS_munmap,	 SYS_mremap,
 					    SYS_mprotect, SYS_madvise};
@@ -473,6 +491,7 @@ int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen)
 	uint64_t sym, end, page_end, handle = 0;
 	unsigned char cave_bytes[STUB_SIZE], zero[STUB_SIZE] = {0};
 	sigset_t block, old;
+	uint64_t blocked_before;
 	int tries, rc;
 
 	if (strlen(so_path) >= PATH_MAX_LEN) {
@@ -512,6 +531,12 @@ int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen)
 		return -1;
 	}
 
+	if (attach_proc_blocked(pid, &blocked_before) < 0) {
+		snprintf(err, errlen, "cannot read /proc/%ld/status",
+			 (long)pid);
+		return -1;
+	}
+
 	/* SIGINT and friends would only end us between two ptrace calls,
 	 * which is safe (see the top), but a message is better. */
 	sigemptyset(&block);
@@ -536,7 +561,7 @@ int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen)
 				 (long)pid, strerror(errno));
 			goto detach;
 		}
-		if (safe_stop(&regs, &in.libc, &in.ld)) {
+		if (safe_stop(pid, &regs, &in.libc, &in.ld, blocked_before)) {
 			test_stop(1);
 			break;
 		}
@@ -545,8 +570,8 @@ int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen)
 	}
 	if (tries == SAFE_STOP_TRIES) {
 		snprintf(err, errlen,
-			 "the main thread of pid %ld was inside the loader or "
-			 "libc at each of %d stops; try again",
+			 "the main thread of pid %ld was inside the loader, libc "
+			 "or a signal handler at each of %d stops; try again",
 			 (long)pid, SAFE_STOP_TRIES);
 		goto detach;
 	}

@@ -159,3 +159,15 @@ int attach_proc_getenv(pid_t pid, const char *name, char *buf, size_t len)
 	free(env);
 	return rc;
 }
+
+int attach_proc_blocked(pid_t pid, uint64_t *mask)
+{
+	char v[64];
+	unsigned long long m;
+
+	if (status_field(pid, "SigBlk", v, sizeof(v)) < 0 ||
+	    sscanf(v, "%llx", &m) != 1)
+		return -1;
+	*mask = m;
+	return 0;
+}
