@@ -52,7 +52,7 @@
  * restarted).  That is what MRI's own SIGVTALRM does to a blocked Ruby
  * thread, and what makes it check its interrupts (attach.c).
  */
-#include <cpuid.h>
+#include <elf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -72,6 +72,7 @@
 #define STUB_TIMEOUT_MS 20000
 #define RED_ZONE 128
 #define PATH_MAX_LEN 1024
+#define XSAVE_MAX 65536
 
 /* Kernel-internal restart codes a stopped system call shows in rax. */
 #define K_ERESTARTSYS 512
@@ -256,16 +257,24 @@ static int read_words(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
-/* The XSAVE area size for the features this kernel enabled, or 0 when
- * the CPU or kernel has no XSAVE. */
-static unsigned xsave_size(void)
+/*
+ * The size of the XSAVE area of the stopped thread: what the kernel gives
+ * for its NT_X86_XSTATE register set (every feature its XCR0 enables,
+ * AVX-512 and AMX tiles included).  Not CPUID in this process: under
+ * valgrind or an emulator it reports fewer features than the target's
+ * CPU has, and a too small area would let xsave write over the target's
+ * stack (seen: valgrind's CPUID gave a size that made the stub's xsave
+ * fault past the top of ruby's stack).  0 when the thread has no XSAVE
+ * state.
+ */
+static size_t xsave_size(pid_t pid)
 {
-	unsigned a, b, c, d;
+	static unsigned char buf[XSAVE_MAX];
+	struct iovec iov = {buf, sizeof(buf)};
 
-	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
+	if (ptrace(PTRACE_GETREGSET, pid, (void *)NT_X86_XSTATE, &iov) < 0)
 		return 0;
-	__cpuid_count(0xd, 0, a, b, c, d);
-	return b;
+	return iov.iov_len;
 }
 
 /* The registers the thread goes back with, given how it was stopped. */
@@ -306,7 +315,7 @@ struct inject {
 	const char *so_path;
 	struct attach_module libc, ld;
 	uint64_t dlopen_addr, cave;
-	unsigned xsave;
+	size_t xsave;
 };
 
 /* Write the frame and the stub, point the thread at it. 0 or -1. */
@@ -498,13 +507,6 @@ int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen)
 		snprintf(err, errlen, "the library path is too long");
 		return -1;
 	}
-	in.xsave = xsave_size();
-	if (!in.xsave || in.xsave > 16384) {
-		snprintf(err, errlen,
-			 "this CPU or kernel has no XSAVE; attach needs it to "
-			 "save the target's vector registers");
-		return -1;
-	}
 	if (attach_proc_module(pid, "libc.so.", &in.libc) < 0 ||
 	    attach_proc_module(pid, "ld-linux-", &in.ld) < 0) {
 		snprintf(err, errlen,
@@ -573,6 +575,15 @@ int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen)
 			 "the main thread of pid %ld was inside the loader, libc "
 			 "or a signal handler at each of %d stops; try again",
 			 (long)pid, SAFE_STOP_TRIES);
+		goto detach;
+	}
+	in.xsave = xsave_size(pid);
+	if (in.xsave < 576 || in.xsave >= XSAVE_MAX) {
+		snprintf(err, errlen,
+			 "the kernel gives no XSAVE state for pid %ld (%zu "
+			 "bytes); attach needs XSAVE to keep its vector "
+			 "registers",
+			 (long)pid, in.xsave);
 		goto detach;
 	}
 	if (read_words(pid, in.cave, cave_bytes, sizeof(cave_bytes)) < 0 ||
