@@ -424,6 +424,40 @@ START_TEST(a_console_killed_while_injecting_never_harms_the_program)
 }
 END_TEST
 
+/*
+ * The console under valgrind: valgrind-clean, and valgrind's CPUID
+ * reports fewer CPU features than the target's CPU has (832 bytes of
+ * XSAVE state where the CPU of the machine this was found on has 11008):
+ * the stub's save area must still be the target's size, or xsave writes
+ * over ruby's stack and kills it.
+ */
+START_TEST(attach_from_a_console_under_valgrind)
+{
+	struct target t;
+	struct spec_run r;
+	char pidtext[32];
+	const char *const argv[] = {"valgrind", "-q", "--error-exitcode=99",
+				    "--leak-check=full",
+				    spec_bin("vmheap-console"), "--attach",
+				    pidtext, "-e", "get system.gc.count", NULL};
+	static const char *const env[] = {"VMHEAP_AGENT_TMPDIR", "TMPDIR",
+					  NULL};
+
+	if (SPEC_SANITIZED)
+		return; /* valgrind cannot run an ASan build */
+	target_start(&t, leaky_script);
+	wait_tick(&t, 20);
+	snprintf(pidtext, sizeof(pidtext), "%ld", (long)t.p.pid);
+	ck_assert_int_eq(spec_run(argv, env, NULL, 4 * CONSOLE_MS, &r), 0);
+	ck_assert_msg(r.status == 0, "attach under valgrind: %d: %s%s",
+		      r.status, r.out, r.err);
+	spec_run_free(&r);
+	wait_tick(&t, t.last_tick + 100);
+	ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 1);
+	spec_kill(t.p.pid);
+}
+END_TEST
+
 START_TEST(attach_to_no_such_process)
 {
 	struct spec_run r;
@@ -449,6 +483,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, attach_refuses_a_stopped_ruby_and_leaves_it_stopped);
 	tcase_add_test(tc,
 		       a_console_killed_while_injecting_never_harms_the_program);
+	tcase_add_test(tc, attach_from_a_console_under_valgrind);
 	tcase_add_test(tc, attach_to_no_such_process);
 	return s;
 }
