@@ -48,7 +48,20 @@ struct target {
  * the attached agent dumps; and its TMPDIR, where the agent writes its
  * discovery file) with every vmheap variable and RUBYOPT unset.
  */
+static void target_start_in(struct target *t, const char *script_text,
+			    const char *private_tmp);
+
 static void target_start(struct target *t, const char *script_text)
+{
+	target_start_in(t, script_text, NULL);
+}
+
+/* target_start; with `private_tmp`, ruby runs in a mount namespace of its
+ * own where a tmpfs is mounted on DIR/private_tmp, its TMPDIR (like
+ * systemd's PrivateTmp): its discovery file is seen from outside only
+ * through /proc/PID/root. */
+static void target_start_in(struct target *t, const char *script_text,
+			    const char *private_tmp)
 {
 	char script[512];
 	size_t e = 0;
@@ -73,7 +86,19 @@ static void target_start(struct target *t, const char *script_text)
 #endif
 	t->env[e] = NULL;
 	const char *const argv[] = {"ruby", script, NULL};
+	static char shell[2048];
+	const char *const ns_argv[] = {"unshare", "-m", "--propagation",
+				       "private", "sh", "-c", shell, NULL};
 	struct spec_spawn sp = {.argv = argv, .env = t->env, .dir = t->dir};
+
+	if (private_tmp) {
+		snprintf(shell, sizeof(shell),
+			 "mkdir -p '%s/%s' && mount -t tmpfs vmheap '%s/%s' && "
+			 "TMPDIR='%s/%s' exec ruby '%s'",
+			 t->dir, private_tmp, t->dir, private_tmp, t->dir,
+			 private_tmp, script);
+		sp.argv = ns_argv;
+	}
 	spec_proc_start(&t->p, &sp, 1);
 }
 
@@ -458,6 +483,45 @@ START_TEST(attach_from_a_console_under_valgrind)
 }
 END_TEST
 
+/* A ruby with a private /tmp of its own (a mount namespace): the console
+ * finds the injected agent's discovery file through /proc/PID/root. */
+START_TEST(attach_to_a_ruby_in_another_mount_namespace)
+{
+	const char *const probe[] = {"unshare", "-m", "--propagation",
+				     "private", "true", NULL};
+	struct target t;
+	struct spec_run r;
+	char outside[700];
+
+	ck_assert_int_eq(spec_run(probe, NULL, NULL, CONSOLE_MS, &r), 0);
+	if (r.status != 0) {
+		fprintf(stderr,
+			"attach_to_a_ruby_in_another_mount_namespace: skipped, "
+			"this user cannot make a mount namespace: %s",
+			r.err);
+		spec_run_free(&r);
+		return;
+	}
+	spec_run_free(&r);
+	target_start_in(&t, leaky_script, "private");
+	wait_tick(&t, 20);
+	console_attach(&r, t.p.pid,
+		       (const char *const[]){"get system.gc.count", NULL});
+	ck_assert_msg(r.status == 0, "attach failed (%d): %s%s", r.status,
+		      r.out, r.err);
+	ck_assert_msg(strstr(r.err, "loaded the agent"), "%s", r.err);
+	spec_run_free(&r);
+	/* not in the directory as this namespace sees it */
+	snprintf(outside, sizeof(outside), "%s/private", t.dir);
+	ck_assert_int_eq(discovery_files(outside, t.p.pid), 0);
+	snprintf(outside, sizeof(outside), "/proc/%ld/root%s/private",
+		 (long)t.p.pid, t.dir);
+	ck_assert_int_eq(discovery_files(outside, t.p.pid), 1);
+	wait_tick(&t, t.last_tick + 50);
+	spec_kill(t.p.pid);
+}
+END_TEST
+
 START_TEST(attach_to_no_such_process)
 {
 	struct spec_run r;
@@ -484,6 +548,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc,
 		       a_console_killed_while_injecting_never_harms_the_program);
 	tcase_add_test(tc, attach_from_a_console_under_valgrind);
+	tcase_add_test(tc, attach_to_a_ruby_in_another_mount_namespace);
 	tcase_add_test(tc, attach_to_no_such_process);
 	return s;
 }
