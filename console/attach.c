@@ -138,8 +138,9 @@ static int check_target(pid_t pid, char *err, size_t errlen)
 	m = attach_proc_module(pid, "libruby", &ruby);
 	if (m == -2) {
 		snprintf(err, errlen,
-			 "cannot read /proc/%ld/maps (%s): attach needs to be "
-			 "the process's user or root",
+			 "cannot read /proc/%ld/maps (%s): the process belongs "
+			 "to another user or made itself undumpable "
+			 "(PR_SET_DUMPABLE 0); attach as root",
 			 (long)pid, strerror(errno));
 		return -1;
 	}

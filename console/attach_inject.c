@@ -396,8 +396,19 @@ static int run_stub(struct inject *in, uint64_t *handle, char *err,
 		int w;
 
 		if (ptrace(PTRACE_SYSCALL, in->pid, 0, (void *)(long)sig) < 0) {
-			snprintf(err, errlen, "lost pid %ld: %s", (long)in->pid,
-				 strerror(errno));
+			int e = errno;
+
+			/* Killed meanwhile: we, its tracer, hear of its
+			 * end first. */
+			if (e == ESRCH &&
+			    wait_stop(in->pid, &status, now_ms() + 5000) > 0 &&
+			    gone(status))
+				snprintf(err, errlen,
+					 "pid %ld exited during the attach",
+					 (long)in->pid);
+			else
+				snprintf(err, errlen, "lost pid %ld: %s",
+					 (long)in->pid, strerror(e));
 			return -1;
 		}
 		sig = 0;

@@ -522,6 +522,81 @@ START_TEST(attach_to_a_ruby_in_another_mount_namespace)
 }
 END_TEST
 
+/* The target dies while the console is half-way (stopped at moment 2:
+ * the stub written, the registers set): the console says so and exits 2,
+ * it does not hang. */
+START_TEST(a_target_that_dies_during_the_attach_is_reported)
+{
+	struct target t;
+	char pidtext[32];
+	const char *const argv[] = {spec_bin("vmheap-console"), "--attach",
+				    pidtext, "-e", "get system.gc.count",
+				    NULL};
+	static const char *const env[] = {"VMHEAP_ATTACH_TEST_STOP=2",
+					  "VMHEAP_AGENT_TMPDIR", "TMPDIR",
+					  NULL};
+	char err_path[600];
+	struct spec_spawn sp = {.argv = argv, .env = env};
+	pid_t console;
+	char *err;
+	int status;
+
+	target_start(&t, leaky_script);
+	wait_tick(&t, 20);
+	snprintf(pidtext, sizeof(pidtext), "%ld", (long)t.p.pid);
+	snprintf(err_path, sizeof(err_path), "%s/console.err", t.dir);
+	sp.stderr_path = err_path;
+	console = spec_spawn(&sp);
+	ck_assert_int_gt(console, 0);
+	SPEC_WAIT_UNTIL(proc_state(console) == 'T', WAIT_MS,
+			"the console to stop at moment 2");
+	/* not reaped yet: its tracer (the console) sees its end first */
+	ck_assert_int_eq(kill(t.p.pid, SIGKILL), 0);
+	ck_assert_int_eq(kill(console, SIGCONT), 0);
+	status = spec_wait(console, CONSOLE_MS, NULL);
+	ck_assert_int_eq(spec_wait(t.p.pid, WAIT_MS, NULL), 128 + SIGKILL);
+	err = spec_read_file(err_path, NULL);
+	ck_assert_ptr_nonnull(err);
+	ck_assert_msg(status == 2 && strstr(err, "exited"),
+		      "status %d: %s", status, err);
+	free(err);
+}
+END_TEST
+
+/* A Ruby that made itself undumpable (PR_SET_DUMPABLE 0): root may still
+ * trace it (CAP_SYS_PTRACE) and attaches; another user is refused with a
+ * sentence that names the cause.  Either way it runs on, untraced. */
+START_TEST(attach_to_an_undumpable_ruby)
+{
+	static const char script[] =
+	    "require 'fiddle'\n"
+	    "prctl = Fiddle::Function.new(Fiddle.dlopen(nil)['prctl'],\n"
+	    "  [Fiddle::TYPE_INT, Fiddle::TYPE_LONG, Fiddle::TYPE_LONG,\n"
+	    "   Fiddle::TYPE_LONG, Fiddle::TYPE_LONG], Fiddle::TYPE_INT)\n"
+	    "raise 'prctl' unless prctl.call(4, 0, 0, 0, 0) == 0\n"
+	    "$stdout.sync = true\n"
+	    "n = 0\n"
+	    "loop { n += 1; puts \"tick #{n}\"; sleep 0.002 }\n";
+	struct target t;
+	struct spec_run r;
+
+	target_start(&t, script);
+	wait_tick(&t, 20);
+	console_attach(&r, t.p.pid,
+		       (const char *const[]){"get system.gc.count", NULL});
+	if (geteuid() == 0)
+		ck_assert_msg(r.status == 0, "root: %d: %s%s", r.status,
+			      r.out, r.err);
+	else
+		ck_assert_msg(r.status == 2 && strstr(r.err, "undumpable"),
+			      "%d: %s", r.status, r.err);
+	spec_run_free(&r);
+	ck_assert_int_eq(tracer_of(t.p.pid), 0);
+	wait_tick(&t, t.last_tick + 50);
+	spec_kill(t.p.pid);
+}
+END_TEST
+
 START_TEST(attach_to_no_such_process)
 {
 	struct spec_run r;
@@ -549,6 +624,8 @@ Suite *vmheap_spec_suite(void)
 		       a_console_killed_while_injecting_never_harms_the_program);
 	tcase_add_test(tc, attach_from_a_console_under_valgrind);
 	tcase_add_test(tc, attach_to_a_ruby_in_another_mount_namespace);
+	tcase_add_test(tc, a_target_that_dies_during_the_attach_is_reported);
+	tcase_add_test(tc, attach_to_an_undumpable_ruby);
 	tcase_add_test(tc, attach_to_no_such_process);
 	return s;
 }
