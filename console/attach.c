@@ -24,6 +24,9 @@
 #ifndef VMHEAP_RUBY_ARCHDIR
 #define VMHEAP_RUBY_ARCHDIR ""
 #endif
+#ifndef VMHEAP_RUBY_ARCH_REL
+#define VMHEAP_RUBY_ARCH_REL ""
+#endif
 
 #define KICK_EVERY_MS 500
 
@@ -78,8 +81,9 @@ static void target_dir(pid_t pid, char *dir, size_t len)
 	snprintf(dir, len, "/proc/%ld/root%s", (long)pid, v);
 }
 
-/* vmheap_attach.so: $VMHEAP_ATTACH_SO, else ../ruby/ next to this
- * program (the build tree), else the installed Ruby arch directory. */
+/* vmheap_attach.so: $VMHEAP_ATTACH_SO, else ../ruby/ from this program
+ * (the build tree), else the Ruby arch directory under the prefix this
+ * program is installed in, else that directory at build time. */
 static int attach_library(char *out, size_t len)
 {
 	const char *env = getenv("VMHEAP_ATTACH_SO");
@@ -99,6 +103,11 @@ static int attach_library(char *out, size_t len)
 			snprintf(cand, sizeof(cand), "%s/../ruby/vmheap_attach.so",
 				 exe);
 			if (realpath(cand, out) && access(out, R_OK) == 0)
+				return 0;
+			snprintf(cand, sizeof(cand), "%s/../%s/vmheap_attach.so",
+				 exe, VMHEAP_RUBY_ARCH_REL);
+			if (*VMHEAP_RUBY_ARCH_REL != '/' &&
+			    realpath(cand, out) && access(out, R_OK) == 0)
 				return 0;
 		}
 	}

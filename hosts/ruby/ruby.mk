@@ -71,3 +71,11 @@ install -m 0755 $(RUBY_ATTACH_SO) $(DESTDIR)$(RUBY_ARCHDIR)/vmheap_attach.so
 endef
 INSTALL_EXTRA += $(RUBY_ATTACH_INSTALL_LINES)
 endif
+
+# vmheap-console --attach finds vmheap_attach.so from its own binary:
+# ../ruby/ in a build tree, ../lib/<arch>/site_ruby/ once installed (the
+# arch directory relative to PREFIX, so that `make install PREFIX=...`
+# needs no rebuild), else at RUBY_ARCHDIR as it was at build time.
+$(OBJDIR)/console/attach.o: private ALL_CFLAGS += \
+  -DVMHEAP_RUBY_ARCHDIR='"$(RUBY_ARCHDIR)"' \
+  -DVMHEAP_RUBY_ARCH_REL='"$(patsubst $(PREFIX)/%,%,$(RUBY_ARCHDIR))"'
