@@ -535,12 +535,15 @@ int agent_mem_limit(struct agent_mem_limit *m);
  * the hosts fork on a thread that lives as long as the agent); a thread
  * of the child checks every AGENT_CHILD_GUARD_MS that getppid() is still
  * `parent` and that `report_fd` (the write end of a pipe whose read end
- * only the VM holds) has a reader, and _exits (status 3) when not, or
- * (status 4) at the deadline.  Never returns an error: a guard thread
+ * only the VM holds) has a reader, and _exits (status
+ * AGENT_CHILD_EXIT_VM_GONE) when not, or (AGENT_CHILD_EXIT_DEADLINE) at the
+ * deadline.  Never returns an error: a guard thread
  * that cannot start leaves the death signal and the parent's own kill at
  * the deadline.
  */
 #define AGENT_CHILD_GUARD_MS 100
+#define AGENT_CHILD_EXIT_VM_GONE 3
+#define AGENT_CHILD_EXIT_DEADLINE 4
 void agent_child_guard(pid_t parent, int report_fd, int timeout_s);
 
 /* ---------------------------------------------------------- dump_dir.c */

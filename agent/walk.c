@@ -291,13 +291,24 @@ static void walk_forked(struct walk *w, int gc)
 		    rep.message, sizeof(rep.message),
 		    "the dump child (pid %d) was killed by signal %d (%s)",
 		    (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+	} else if (!reported && WIFEXITED(status) &&
+		   WEXITSTATUS(status) == AGENT_CHILD_EXIT_DEADLINE) {
+		/* the child's own guard ended it at the same deadline, before
+		 * the wait here did: the same timeout */
+		agent_msgf(rep.message, sizeof(rep.message),
+			   "the dump child (pid %d) took longer than "
+			   "config.dump.timeout (%d s) and was killed",
+			   (int)pid, timeout_s);
 	} else if (!reported) {
 		agent_msgf(
 		    rep.message, sizeof(rep.message),
 		    "the dump child (pid %d) exited with status %d without "
 		    "reporting",
 		    (int)pid, WEXITSTATUS(status));
-	} else if (rep.code == 0 && WEXITSTATUS(status) != 0) {
+	} else if (rep.code == 0 && WEXITSTATUS(status) != 0 &&
+		   WEXITSTATUS(status) != AGENT_CHILD_EXIT_VM_GONE) {
+		/* (a guard that saw the report pipe closed once its report
+		 * was read here ended a child that had done its work) */
 		rep.code = VMHEAP_AGENT_EDUMP;
 		agent_msgf(rep.message, sizeof(rep.message),
 			   "the dump child (pid %d) exited with status %d",
