@@ -279,6 +279,10 @@ static void walk_forked(struct walk *w, int gc)
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	/* the child's own guard ended it at the deadline: the same timeout */
+	if (!reported && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == AGENT_CHILD_EXIT_TIMEOUT)
+		timed_out = 1;
 	if (timed_out) {
 		agent_msgf(rep.message, sizeof(rep.message),
 			   "the dump child (pid %d) took longer than "
@@ -291,14 +295,6 @@ static void walk_forked(struct walk *w, int gc)
 		    rep.message, sizeof(rep.message),
 		    "the dump child (pid %d) was killed by signal %d (%s)",
 		    (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
-	} else if (!reported && WIFEXITED(status) &&
-		   WEXITSTATUS(status) == AGENT_CHILD_EXIT_DEADLINE) {
-		/* the child's own guard ended it at the same deadline, before
-		 * the wait here did: the same timeout */
-		agent_msgf(rep.message, sizeof(rep.message),
-			   "the dump child (pid %d) took longer than "
-			   "config.dump.timeout (%d s) and was killed",
-			   (int)pid, timeout_s);
 	} else if (!reported) {
 		agent_msgf(
 		    rep.message, sizeof(rep.message),
@@ -306,7 +302,7 @@ static void walk_forked(struct walk *w, int gc)
 		    "reporting",
 		    (int)pid, WEXITSTATUS(status));
 	} else if (rep.code == 0 && WEXITSTATUS(status) != 0 &&
-		   WEXITSTATUS(status) != AGENT_CHILD_EXIT_VM_GONE) {
+		   WEXITSTATUS(status) != AGENT_CHILD_EXIT_ORPHAN) {
 		/* (a guard that saw the report pipe closed once its report
 		 * was read here ended a child that had done its work) */
 		rep.code = VMHEAP_AGENT_EDUMP;
