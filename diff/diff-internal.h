@@ -52,6 +52,7 @@ struct diff_options {
 	int no_suspects; /* --no-suspects: no section in the class diff */
 	unsigned exclude; /* --exclude: VMHEAP_GRAPH_EXCLUDE_... (graphs) */
 	int shortest;	  /* --shortest: plain shortest paths (graphs) */
+	int pprof;	  /* --format pprof (--native, --by site) */
 };
 
 /* One side of the comparison, once read. */

@@ -27,8 +27,9 @@ static const char usage_line[] =
     "usage: vmheap-diff [--objects | --retainers | --paths | --suspects |\n"
     "                   --native | --by site] [--no-suspects]\n"
     "                   [--exclude stack,internal] [--shortest]\n"
-    "                   [--sort count|bytes|name] [--top N] [--format text|json|csv]\n"
-    "                   [--bytes] [--threads N] OLD NEW\n"
+    "                   [--sort count|bytes|name] [--top N]\n"
+    "                   [--format text|json|csv|pprof] [--bytes] "
+    "[--threads N] OLD NEW\n"
     "       vmheap-diff [options] DUMP1 DUMP2 DUMP3 ...   (a timeline)";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -98,7 +99,10 @@ static void help(void)
 	       "  --top N        print only the first N rows (--retainers: N "
 	       "classes, default 10;\n"
 	       "                 --suspects: N suspects, default 10)\n"
-	       "  --format FMT   text (default), json or csv\n"
+	       "  --format FMT   text (default), json or csv; pprof (with "
+	       "--native or --by site):\n"
+	       "                 a gzipped profile.proto of NEW minus OLD "
+	       "for go tool pprof\n"
 	       "  --threads N    decoding threads (default: 2 on a "
 	       "multiprocessor)\n"
 	       "  --bytes        sizes as exact byte counts, not KiB/MiB/GiB\n"
@@ -139,6 +143,11 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	while ((ch = getopt_long(argc, argv, "h", longopts, &i)) != -1) {
 		switch (ch) {
 		case 'R':
+			if (!strcmp(longopts[i].name, "format")) {
+				o->pprof = !strcmp(optarg, "pprof");
+				if (o->pprof)
+					break;
+			}
 			if (vmheap_report_option(&o->report, longopts[i].name,
 						 optarg, msg, sizeof(msg)) < 0)
 				usage_error("%s", msg);
@@ -202,6 +211,8 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 		usage_error("%s", "--by site is a class diff: it excludes "
 				  "--objects, --retainers, --paths, --suspects "
 				  "and --native");
+	if (o->pprof && o->mode != DIFF_NATIVE && !o->by_site)
+		usage_error("%s", "--format pprof needs --native or --by site");
 	if (argc - optind < 2)
 		usage_error("%s", "two dumps needed: OLD NEW");
 	if (argc - optind > 2 &&

@@ -12,6 +12,7 @@
 
 #include "diff-internal.h"
 #include "timeline-internal.h"
+#include "vmheap_pprof.h"
 
 #define SITE_FRAMES 5
 #define DEFAULT_TOP 20
@@ -169,6 +170,60 @@ static int native_timeline(const struct diff_options *o, vmheap_symbolizer *sym)
 	return rc;
 }
 
+/* --format pprof: the sites of the last dump minus those of the first
+ * as one profile on stdout.  The exit status. */
+static int native_pprof(const struct diff_options *o, vmheap_symbolizer *sym)
+{
+	struct side old = {0}, new = {0};
+	struct vmheap_strbuf out = VMHEAP_STRBUF_INIT;
+	struct vmheap_strbuf c = VMHEAP_STRBUF_INIT;
+	struct vmheap_strbuf none = VMHEAP_STRBUF_INIT; /* no warnings */
+	vmheap_pprof *p = vmheap_pprof_new();
+	char err[1024];
+	int rc = p ? 0 : VMHEAP_ENOMEM;
+
+	if (rc == 0)
+		rc = vmheap_native_load(o->dumps[0], &old.r, &old.n, err,
+					sizeof(err));
+	if (rc == 0 && !old.n)
+		rc = 1;
+	if (rc == 0)
+		rc = vmheap_native_load(o->dumps[o->ndumps - 1], &new.r, &new.n,
+					err, sizeof(err));
+	if (rc == 0 && !new.n)
+		rc = 1;
+	if (rc == 0 && (vmheap_pprof_add_native(p, old.n, sym, -1) < 0 ||
+			vmheap_pprof_add_native(p, new.n, sym, 1) < 0))
+		rc = VMHEAP_ENOMEM;
+	if (rc == 0) {
+		int64_t t0 = vmheap_pprof_nanos(
+			    vmheap_reader_header(old.r)->time_ms),
+			t1 = vmheap_pprof_nanos(
+			    vmheap_reader_header(new.r)->time_ms);
+		vmheap_pprof_set_time(p, t1, t0 && t1 > t0 ? t1 - t0 : 0);
+		vmheap_strbuf_addf(&c, "vmheap-diff --native: live malloc "
+				       "memory by call site, ");
+		vmheap_strbuf_add_dump_origin(&c, new.r);
+		vmheap_strbuf_addf(&c, " minus ");
+		vmheap_strbuf_add_dump_origin(&c, old.r);
+		if (c.failed || vmheap_pprof_comment(p, c.buf) < 0 ||
+		    vmheap_pprof_write(p, &out) < 0)
+			rc = VMHEAP_ENOMEM;
+	}
+	if (rc == VMHEAP_ENOMEM)
+		snprintf(err, sizeof(err), "out of memory");
+	if (rc == 1) {
+		fprintf(stderr, "vmheap-diff: %s\n", err);
+		vmheap_strbuf_release(&out);
+	} else
+		rc = diff_emit(rc, err, &out, &none);
+	vmheap_strbuf_release(&c);
+	vmheap_pprof_free(p);
+	side_release(&old);
+	side_release(&new);
+	return rc;
+}
+
 int diff_native_main(const struct diff_options *o)
 {
 	struct side old = {0}, new = {0};
@@ -181,7 +236,11 @@ int diff_native_main(const struct diff_options *o)
 
 	if (!sym)
 		snprintf(err, sizeof(err), "out of memory");
-	else if (o->ndumps > 2) {
+	else if (o->pprof) {
+		rc = native_pprof(o, sym);
+		vmheap_symbolizer_free(sym);
+		return rc;
+	} else if (o->ndumps > 2) {
 		rc = native_timeline(o, sym);
 		vmheap_symbolizer_free(sym);
 		return rc;

@@ -15,6 +15,7 @@ struct histo_options {
 	int retained;			     /* --retained (retained.c) */
 	int sort_given;			     /* --sort was on the line */
 	int native;			     /* --native: malloc sites */
+	int pprof;			     /* --format pprof */
 };
 
 /*

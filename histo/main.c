@@ -16,7 +16,7 @@
 
 static const char usage_line[] =
     "usage: vmheap-histo [--sort count|bytes|name] [--top N] "
-    "[--format text|json|csv] [--bytes] [--kind | --by site | --retained | "
+    "[--format text|json|csv|pprof] [--bytes] [--kind | --by site | --retained | "
     "--native] "
     "[--threads N] DUMP";
 
@@ -35,7 +35,9 @@ static void help(void)
 	       "be - for stdin).\n\n"
 	       "  --sort KEY     count (default), bytes or name\n"
 	       "  --top N        print only the first N rows\n"
-	       "  --format FMT   text (default), json or csv\n"
+	       "  --format FMT   text (default), json or csv; pprof (with "
+	       "--native or --by site):\n"
+	       "                 a gzipped profile.proto for go tool pprof\n"
 	       "  --kind         group by object kind instead of class\n"
 	       "  --by site      group by class and allocation site (file:line "
 	       "in method;\n"
@@ -82,6 +84,11 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 	while ((ch = getopt_long(argc, argv, "hk", longopts, &i)) != -1) {
 		switch (ch) {
 		case 'R':
+			if (!strcmp(longopts[i].name, "format")) {
+				o->pprof = !strcmp(optarg, "pprof");
+				if (o->pprof)
+					break;
+			}
 			if (vmheap_report_option(&o->report, longopts[i].name,
 						 optarg, msg, sizeof(msg)) < 0)
 				usage_error("%s", msg);
@@ -120,6 +127,8 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 	if (o->by_kind + o->by_site + o->retained + o->native > 1)
 		usage_error("%s", "--kind, --by site, --retained and --native "
 				  "exclude each other");
+	if (o->pprof && !o->native && !o->by_site)
+		usage_error("%s", "--format pprof needs --native or --by site");
 	if (argc - optind != 1)
 		usage_error("%s", argc - optind < 1
 				      ? "no dump given"

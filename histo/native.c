@@ -6,11 +6,37 @@
 #include <stdlib.h>
 
 #include "histo-internal.h"
+#include "vmheap_pprof.h"
 
 /* Frames of a site shown (and grouped by). */
 #define SITE_FRAMES 5
 /* Rows shown without --top. */
 #define DEFAULT_TOP 20
+
+/* The profile of section n (of reader r's dump) into out: 0 or
+ * VMHEAP_ENOMEM. */
+static int histo_native_pprof(vmheap_reader *r, const struct vmheap_native *n,
+			      vmheap_symbolizer *sym,
+			      struct vmheap_strbuf *out)
+{
+	vmheap_pprof *p = vmheap_pprof_new();
+	int rc = p ? vmheap_pprof_add_native(p, n, sym, 1) : VMHEAP_ENOMEM;
+	struct vmheap_strbuf c = VMHEAP_STRBUF_INIT;
+
+	if (rc == 0) {
+		vmheap_pprof_set_time(
+		    p, vmheap_pprof_nanos(vmheap_reader_header(r)->time_ms), 0);
+		vmheap_strbuf_addf(&c, "vmheap-histo --native: live malloc "
+				       "memory by call site of ");
+		vmheap_strbuf_add_dump_origin(&c, r);
+		rc = c.failed ? VMHEAP_ENOMEM : vmheap_pprof_comment(p, c.buf);
+	}
+	if (rc == 0)
+		rc = vmheap_pprof_write(p, out);
+	vmheap_strbuf_release(&c);
+	vmheap_pprof_free(p);
+	return rc;
+}
 
 int histo_native(const struct histo_options *o, struct vmheap_strbuf *out,
 		 char *err, size_t errsz)
@@ -29,6 +55,12 @@ int histo_native(const struct histo_options *o, struct vmheap_strbuf *out,
 	if (rc < 0)
 		goto out;
 	sym = vmheap_symbolizer_new();
+	if (sym && o->pprof) {
+		rc = histo_native_pprof(r, n, sym, out);
+		if (rc < 0)
+			snprintf(err, errsz, "out of memory");
+		goto out;
+	}
 	if (!sym || vmheap_native_rows(n, sym, SITE_FRAMES, &rows, &nrows)) {
 		snprintf(err, errsz, "out of memory");
 		rc = VMHEAP_ENOMEM;

@@ -21,6 +21,7 @@ struct sym_module {
 	Dwfl *dwfl;      /* NULL: cannot be read */
 	Dwfl_Module *mod;
 	const char *why; /* when dwfl is NULL or the build id differs */
+	int runtime;     /* exports ruby_xmalloc: -1 not yet looked */
 };
 
 struct vmheap_symbolizer {
@@ -68,6 +69,7 @@ static struct sym_module *load(vmheap_symbolizer *s,
 	}
 	struct sym_module *m = &s->m[s->n];
 	memset(m, 0, sizeof(*m));
+	m->runtime = -1;
 	m->path = strndup(dm->path, dm->path_len);
 	if (!m->path)
 		return NULL;
@@ -118,12 +120,35 @@ static const char *base(const char *path, size_t len, size_t *blen)
 	return p;
 }
 
-void vmheap_symbolize(vmheap_symbolizer *s,
-		      const struct vmheap_native *n,
-		      const struct vmheap_dump_frame *f, char *buf, size_t len)
+/* Does module m define the symbol `name` (MRI's allocator)?  Looked up
+ * once per module. */
+static int defines(struct sym_module *m, const char *name)
 {
+	if (m->runtime >= 0)
+		return m->runtime;
+	m->runtime = 0;
+	int n = dwfl_module_getsymtab(m->mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		const char *sn = dwfl_module_getsym(m->mod, i, &sym, NULL);
+		if (sn && sym.st_shndx != SHN_UNDEF &&
+		    GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(sn, name)) {
+			m->runtime = 1;
+			break;
+		}
+	}
+	return m->runtime;
+}
+
+void vmheap_symbolize_frame(vmheap_symbolizer *s,
+			    const struct vmheap_native *n,
+			    const struct vmheap_dump_frame *f,
+			    struct vmheap_symbol *out)
+{
+	memset(out, 0, sizeof(*out));
 	if (f->module == VMHEAP_NO_MODULE || f->module >= n->nmodules) {
-		snprintf(buf, len, "0x%llx", (unsigned long long)f->offset);
+		snprintf(out->function, sizeof(out->function), "0x%llx",
+			 (unsigned long long)f->offset);
 		return;
 	}
 	const struct vmheap_dump_module *dm = &n->modules[f->module];
@@ -131,12 +156,17 @@ void vmheap_symbolize(vmheap_symbolizer *s,
 	const char *b = base(dm->path, dm->path_len, &blen);
 	struct sym_module *m = load(s, dm);
 	if (!m || !m->dwfl || (m->why && !strcmp(m->why, "other build"))) {
-		snprintf(buf, len, "%.*s+0x%llx%s%s%s", (int)blen, b,
+		snprintf(out->function, sizeof(out->function),
+			 "%.*s+0x%llx%s%s%s", (int)blen, b,
 			 (unsigned long long)f->offset,
 			 m && m->why ? " (" : "", m && m->why ? m->why : "",
 			 m && m->why ? ")" : "");
+		snprintf(out->module, sizeof(out->module), "%.*s", (int)blen,
+			 b);
 		return;
 	}
+	snprintf(out->module, sizeof(out->module), "%.*s", (int)blen, b);
+	out->runtime = defines(m, "ruby_xmalloc");
 	/* A return address: the call is the byte before it. */
 	Dwarf_Addr pc = f->offset ? f->offset - 1 : 0;
 	const char *fn = dwfl_module_addrname(m->mod, pc);
@@ -148,11 +178,29 @@ void vmheap_symbolize(vmheap_symbolizer *s,
 		const char *slash = strrchr(file, '/');
 		file = slash ? slash + 1 : file;
 	}
-	if (fn && file)
-		snprintf(buf, len, "%s (%s:%d)", fn, file, lineno);
-	else if (fn)
-		snprintf(buf, len, "%s (%.*s)", fn, (int)blen, b);
+	if (fn) {
+		out->named = 1;
+		snprintf(out->function, sizeof(out->function), "%s", fn);
+	} else
+		snprintf(out->function, sizeof(out->function), "%.*s+0x%llx",
+			 (int)blen, b, (unsigned long long)f->offset);
+	if (fn && file) {
+		snprintf(out->file, sizeof(out->file), "%s", file);
+		out->line = lineno;
+	}
+}
+
+void vmheap_symbolize(vmheap_symbolizer *s,
+		      const struct vmheap_native *n,
+		      const struct vmheap_dump_frame *f, char *buf, size_t len)
+{
+	struct vmheap_symbol y;
+
+	vmheap_symbolize_frame(s, n, f, &y);
+	if (y.named && y.file[0])
+		snprintf(buf, len, "%s (%s:%d)", y.function, y.file, y.line);
+	else if (y.named)
+		snprintf(buf, len, "%s (%s)", y.function, y.module);
 	else
-		snprintf(buf, len, "%.*s+0x%llx", (int)blen, b,
-			 (unsigned long long)f->offset);
+		snprintf(buf, len, "%s", y.function);
 }

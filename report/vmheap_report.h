@@ -316,6 +316,25 @@ vmheap_symbolizer *vmheap_symbolizer_new(void);
 void vmheap_symbolize(vmheap_symbolizer *s, const struct vmheap_native *n,
 		      const struct vmheap_dump_frame *f, char *buf, size_t len);
 
+/* A frame named in parts, for writers that keep them apart (pprof). */
+struct vmheap_symbol {
+	int named;	    /* 1: function is the symbol's name */
+	char function[512]; /* the name, else "module+0xOFF (why)" or
+			       "0xADDR" as vmheap_symbolize writes them */
+	char file[256];	    /* the source file's base name, or "" */
+	int line;	    /* its line, or 0 */
+	char module[256];   /* the module's base name, or "" */
+	int runtime;	    /* 1: the module defines MRI's allocator
+			       (ruby_xmalloc: libruby, or a static ruby) */
+};
+
+/* Frame f of native section n in parts (vmheap_symbolize's figures):
+ * never fails, a name too long is cut. */
+void vmheap_symbolize_frame(vmheap_symbolizer *s,
+			    const struct vmheap_native *n,
+			    const struct vmheap_dump_frame *f,
+			    struct vmheap_symbol *out);
+
 void vmheap_symbolizer_free(vmheap_symbolizer *s);
 
 /*

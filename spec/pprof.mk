@@ -1,0 +1,17 @@
+# --format pprof (report/pprof.c) read by Debian's `go tool pprof`: the
+# encoder alone, and real dumps of the leaker under vmheap-run
+# (spec/pprof_test.c).
+PPROF_TEST := $(SPECDIR)/pprof_test
+CHECK_SUITES += $(PPROF_TEST)
+EXTRA_ALL    += $(PPROF_TEST)
+
+$(OBJDIR)/spec/pprof_test.o: private ALL_CFLAGS += $(CHECK_CFLAGS)
+
+$(PPROF_TEST): $(OBJDIR)/spec/pprof_test.o $(SPECDIR)/libvmheap_spec.a \
+               $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
+               | $(NATIVE_SO) $(NATIVE_LEAKER) $(RUN_BIN) $(CONSOLE_BIN) \
+                 $(HISTO_BIN) $(DIFF_BIN)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(SPECDIR)/libvmheap_spec.a \
+	  $(LIBVMHEAP_REPORT_A) $(AGENT_LINK) $(MSGPACK_LIBS) \
+	  $(REPORT_NATIVE_LIBS) $(CHECK_LIBS) -ldl

@@ -1,0 +1,412 @@
+/*
+ * pprof_test.c - --format pprof of vmheap-histo and vmheap-diff read by
+ * the ecosystem's own reader, Debian's `go tool pprof`: real dumps of the
+ * leaker (spec/native/leaker.c) and of real ruby leaking through Fiddle,
+ * both under vmheap-run; and the encoder (report/pprof.c) alone, whose
+ * samples pprof must read back exactly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/vmheap_spec.h"
+#include "vmheap_pprof.h"
+
+struct vm {
+	struct spec_proc p;
+	char dir[512];
+};
+
+static void console(struct vm *v, const char *cmd)
+{
+	char pid[32];
+	struct spec_run o;
+	snprintf(pid, sizeof pid, "%d", (int)v->p.pid);
+	const char *argv[] = {spec_bin("vmheap-console"), "-p", pid, "--tmpdir",
+			      v->dir, "--json", "-e", cmd, NULL};
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 30000, &o), 0);
+	ck_assert_msg(o.status == 0, "%s: %s%s", cmd, o.out, o.err);
+	spec_run_free(&o);
+}
+
+/* Start argv (vmheap-run ...) in v->dir, wait for "ready" and the agent. */
+static void start(struct vm *v, const char *const *argv)
+{
+	char tmpdir[600], dumpdir[600];
+	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", v->dir);
+	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", v->dir);
+	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
+	struct spec_spawn o = {0};
+	o.argv = argv;
+	o.env = env;
+	o.dir = v->dir;
+	spec_proc_start(&v->p, &o, 1);
+	ck_assert_msg(spec_proc_wait_for(&v->p, "ready\n", 30000), "%s",
+		      v->p.buf);
+	struct vmheap_agent_info info;
+	char err[700];
+	ck_assert_msg(spec_discovery_wait(v->dir, v->p.pid, &info, 30000, err,
+					  sizeof err) == 0,
+		      "discovery: %s", err);
+}
+
+/* Send a command line, wait for its "ok". */
+static void say(struct vm *v, const char *cmd)
+{
+	v->p.len = 0;
+	v->p.buf[0] = '\0';
+	spec_proc_write(&v->p, cmd);
+	spec_proc_write(&v->p, "\n");
+	ck_assert_msg(spec_proc_wait_for(&v->p, "ok\n", 60000), "%s", v->p.buf);
+}
+
+static void dump(struct vm *v, const char *name)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "set system.memory.dump %s", name);
+	console(v, cmd);
+}
+
+/* Run a tool on dumps of v->dir (argv: the tool's options then NULL,
+ * dumps appended from `dumps`), its stdout into v->dir/out; the exit
+ * status, stderr in err (may be NULL). */
+static int tool_to(struct vm *v, const char *out, const char *const *opts,
+		   const char *const *dumps, char *err, size_t errsz)
+{
+	const char *argv[16];
+	char paths[6][700];
+	size_t k = 0;
+	for (size_t i = 0; opts[i]; i++)
+		argv[k++] = opts[i];
+	for (size_t i = 0; dumps[i] && i < 6; i++) {
+		snprintf(paths[i], sizeof paths[i], "%s/%s", v->dir, dumps[i]);
+		argv[k++] = paths[i];
+	}
+	argv[k] = NULL;
+	struct spec_run o;
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
+	if (out) {
+		char path[700];
+		snprintf(path, sizeof path, "%s/%s", v->dir, out);
+		spec_write_file(path, o.out, o.out_len);
+	}
+	if (err)
+		snprintf(err, errsz, "%s", o.err);
+	int status = o.status;
+	spec_run_free(&o);
+	return status;
+}
+
+/* `go tool pprof ARGS v->dir/file`: its stdout (free it). */
+static char *pprof(struct vm *v, const char *file, const char *a1,
+		   const char *a2, const char *a3)
+{
+	char path[700], home[600], tmp[600];
+	snprintf(path, sizeof path, "%s/%s", v->dir, file);
+	snprintf(home, sizeof home, "HOME=%s", v->dir);
+	snprintf(tmp, sizeof tmp, "PPROF_TMPDIR=%s", v->dir);
+	const char *env[] = {home, tmp, "PPROF_BINARY_PATH", NULL};
+	const char *argv[] = {"go", "tool", "pprof", a1, a2 ? a2 : path,
+			      a2 ? (a3 ? a3 : path) : NULL, a3 ? path : NULL,
+			      NULL};
+	struct spec_run o;
+	ck_assert_msg(spec_run(argv, env, NULL, 120000, &o) == 0,
+		      "go tool pprof did not start (make deps: golang-go)");
+	ck_assert_msg(o.status == 0, "go tool pprof %s %s: %s%s", a1, file,
+		      o.out, o.err);
+	char *s = strdup(o.out);
+	spec_run_free(&o);
+	return s;
+}
+
+/* The first row of `go tool pprof -top` output (after the header line
+ * "      flat  flat%   sum%        cum   cum%"). */
+static const char *top_row(const char *out)
+{
+	const char *h = strstr(out, "flat  flat%");
+	ck_assert_msg(h != NULL, "%s", out);
+	const char *nl = strchr(h, '\n');
+	ck_assert_ptr_nonnull(nl);
+	return nl + 1;
+}
+
+/* The row of `-top` output naming `what`, or NULL. */
+static const char *row_of(const char *out, const char *what)
+{
+	for (const char *l = top_row(out); l && *l;) {
+		const char *eol = strchr(l, '\n');
+		size_t len = eol ? (size_t)(eol - l) : strlen(l);
+		const char *w = strstr(l, what);
+		if (w && (size_t)(w - l) < len)
+			return l;
+		l = eol ? eol + 1 : NULL;
+	}
+	return NULL;
+}
+
+static void gzip_magic(struct vm *v, const char *file)
+{
+	char path[700];
+	size_t len;
+	snprintf(path, sizeof path, "%s/%s", v->dir, file);
+	unsigned char *b = (unsigned char *)spec_read_file(path, &len);
+	ck_assert_msg(len > 20 && b[0] == 0x1f && b[1] == 0x8b,
+		      "%s is not gzip (%zu bytes)", file, len);
+	free(b);
+}
+
+/* The leaker leaks 1000 blocks of 1234 bytes in leak_in_here(), at
+ * leaker.c:33, churns 20,000 malloc/free pairs elsewhere, then frees 400
+ * of the blocks in another function: pprof names leak_in_here at the top
+ * with exactly those figures, for one dump and for the diffs. */
+START_TEST(leaker_profiles_name_the_leaking_function)
+{
+	if (SPEC_SANITIZED)
+		return; /* ASan's malloc comes first in an instrumented VM */
+	struct vm v;
+	char err[2048];
+	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-leaker"));
+	const char *argv[] = {spec_bin("vmheap-run"),
+			      spec_build("spec/native_leaker"), NULL};
+	const char *histo[] = {spec_bin("vmheap-histo"), "--native",
+			       "--format", "pprof", NULL};
+	const char *diff[] = {spec_bin("vmheap-diff"), "--native",
+			      "--format=pprof", NULL};
+	start(&v, argv);
+	dump(&v, "plain.vmheap"); /* before tracking: no native section */
+	console(&v, "set config.native.track true");
+	dump(&v, "a.vmheap");
+	say(&v, "leak 1000 1234");
+	say(&v, "churn 20000");
+	dump(&v, "b.vmheap");
+	say(&v, "free 400");
+	dump(&v, "c.vmheap");
+	spec_kill(v.p.pid);
+
+	/* one dump: the leaking line first by bytes and by objects */
+	const char *b[] = {"b.vmheap", NULL};
+	ck_assert_int_eq(tool_to(&v, "b.pb.gz", histo, b, err, sizeof err), 0);
+	gzip_magic(&v, "b.pb.gz");
+	char *t = pprof(&v, "b.pb.gz", "-top", "-lines", "-unit=B");
+	ck_assert_msg(!strncmp(top_row(t), "  1234000B ", 11) &&
+			      strstr(top_row(t), "leak_in_here leaker.c:33\n") ==
+				  strchr(top_row(t), 'l'),
+		      "%s", t);
+	ck_assert_msg(strstr(t, "Type: space") != NULL, "%s", t);
+	ck_assert_msg(strstr(t, "vmheap-histo --native") != NULL, "%s", t);
+	free(t);
+	t = pprof(&v, "b.pb.gz", "-top", "-lines", "-sample_index=objects");
+	ck_assert_msg(!strncmp(top_row(t), "      1000 ", 11) &&
+			      strstr(top_row(t), "leak_in_here leaker.c:33\n"),
+		      "%s", t);
+	free(t);
+	/* by function: leak_in_here is the top entry; malloc is no frame */
+	t = pprof(&v, "b.pb.gz", "-top", NULL, NULL);
+	ck_assert_msg(strstr(top_row(t), "leak_in_here\n") != NULL, "%s", t);
+	ck_assert_msg(row_of(t, " malloc") == NULL, "%s", t);
+	free(t);
+	/* the stack: leak_in_here the leaf, main its caller */
+	t = pprof(&v, "b.pb.gz", "-traces", NULL, NULL);
+	const char *tr = strstr(t, "   leak_in_here\n");
+	ck_assert_msg(tr != NULL, "%s", t);
+	ck_assert_msg(!strncmp(strchr(tr, '\n') + 1, "             main\n", 18),
+		      "%s", t);
+	free(t);
+
+	/* the diff: +1,234,000 bytes at the line; churn_in_here nowhere */
+	const char *ab[] = {"a.vmheap", "b.vmheap", NULL};
+	ck_assert_int_eq(tool_to(&v, "ab.pb.gz", diff, ab, err, sizeof err),
+			 0);
+	t = pprof(&v, "ab.pb.gz", "-top", "-lines", "-unit=B");
+	ck_assert_msg(!strncmp(top_row(t), "  1234000B ", 11) &&
+			      strstr(top_row(t), "leak_in_here leaker.c:33\n"),
+		      "%s", t);
+	ck_assert_msg(strstr(t, "churn_in_here") == NULL, "%s", t);
+	free(t);
+	/* freed: -400 x 1234 */
+	const char *bc[] = {"b.vmheap", "c.vmheap", NULL};
+	ck_assert_int_eq(tool_to(&v, "bc.pb.gz", diff, bc, err, sizeof err),
+			 0);
+	t = pprof(&v, "bc.pb.gz", "-top", "-lines", "-unit=B");
+	const char *r = row_of(t, "leak_in_here leaker.c:33\n");
+	ck_assert_msg(r && !strncmp(r, "  -493600B ", 11), "%s", t);
+	free(t);
+	/* three dumps: the last minus the first, 600 x 1234 */
+	const char *abc[] = {"a.vmheap", "b.vmheap", "c.vmheap", NULL};
+	ck_assert_int_eq(
+	    tool_to(&v, "abc.pb.gz", diff, abc, err, sizeof err), 0);
+	t = pprof(&v, "abc.pb.gz", "-top", "-lines", "-unit=B");
+	ck_assert_msg(!strncmp(top_row(t), "   740400B ", 11) &&
+			      strstr(top_row(t), "leak_in_here leaker.c:33\n"),
+		      "%s", t);
+	free(t);
+
+	/* without a native section: said, status 1, nothing on stdout */
+	const char *plain[] = {"plain.vmheap", NULL};
+	ck_assert_int_eq(tool_to(&v, "p.pb.gz", histo, plain, err, sizeof err),
+			 1);
+	ck_assert_msg(strstr(err, "plain.vmheap has no native section"), "%s",
+		      err);
+	const char *pb[] = {"plain.vmheap", "b.vmheap", NULL};
+	ck_assert_int_eq(tool_to(&v, "p.pb.gz", diff, pb, err, sizeof err), 1);
+	ck_assert_msg(strstr(err, "has no native section"), "%s", err);
+}
+END_TEST
+
+/* Real ruby keeps 50,000 of 100,000 Fiddle.malloc(1024) blocks made at
+ * line 8 of its script: in the profile of its dump, the leaf of that
+ * stack is the C function that called the allocator (Fiddle's, not
+ * ruby_xmalloc nor malloc) and its root the Ruby line. */
+START_TEST(fiddle_stack_from_c_leaf_to_ruby_line)
+{
+	if (SPEC_SANITIZED)
+		return;
+	static const char script[] =
+		"require 'fiddle'\n"
+		"STDOUT.sync = true\n"
+		"$kept = []\n"
+		"puts 'ready'\n"
+		"while (l = STDIN.gets)\n"
+		"  w, n = l.split\n"
+		"  n = n.to_i\n"
+		"  if w == 'leak' then n.times { $kept << Fiddle.malloc(1024) }\n"
+		"  else n.times { Fiddle.free($kept.pop) } end\n"
+		"  puts 'ok'\n"
+		"end\n";
+	struct vm v;
+	char err[2048], path[700], line[800];
+	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-fiddle"));
+	snprintf(path, sizeof path, "%s/program.rb", v.dir);
+	spec_write_text(path, script);
+	const char *argv[] = {spec_bin("vmheap-run"), "ruby", path, NULL};
+	start(&v, argv);
+	console(&v, "set config.native.track true");
+	dump(&v, "a.vmheap");
+	say(&v, "leak 100000");
+	say(&v, "free 50000");
+	dump(&v, "b.vmheap");
+	spec_kill(v.p.pid);
+
+	const char *histo[] = {spec_bin("vmheap-histo"), "--native",
+			       "--format", "pprof", NULL};
+	const char *b[] = {"b.vmheap", NULL};
+	ck_assert_int_eq(tool_to(&v, "b.pb.gz", histo, b, err, sizeof err), 0);
+	char *t = pprof(&v, "b.pb.gz", "-traces", "-unit=B", NULL);
+	/* the trace of 51,200,000 bytes */
+	const char *tr = strstr(t, "\n 51200000B   ");
+	ck_assert_msg(tr != NULL, "%.3000s", t);
+	const char *leaf = tr + strlen("\n 51200000B   ");
+	ck_assert_msg(strncmp(leaf, "malloc\n", 7) && strncmp(leaf, "ruby_x", 6) &&
+			      strncmp(leaf, "objspace_x", 10),
+		      "the leaf is the allocator:\n%.3000s", tr);
+	const char *end = strstr(tr, "\n-----------+");
+	ck_assert_ptr_nonnull(end);
+	snprintf(line, sizeof line, "%s/program.rb:8\n", v.dir);
+	ck_assert_msg(end - strlen(line) + 1 > tr &&
+			      !strncmp(end - strlen(line) + 1, line,
+				       strlen(line)),
+		      "the root is not %s:\n%.*s", line, (int)(end - tr) % 3000, tr);
+	/* MRI's own allocations are rooted at its labels ("<ruby: gc>"),
+	 * written so that pprof does not shorten them to nothing */
+	ck_assert_msg(strstr(t, "<unknown>") == NULL, "%.3000s", t);
+	free(t);
+}
+END_TEST
+
+/* Wrong uses are said, with the usage status 2 (a dump without a
+ * native section: the leaker's test). */
+START_TEST(pprof_needs_a_profile_mode)
+{
+	struct vm v;
+	char err[2048];
+	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-usage"));
+	const char *none[] = {"x.vmheap", NULL};
+	const char *h[] = {spec_bin("vmheap-histo"), "--format", "pprof",
+			   NULL};
+	ck_assert_int_eq(tool_to(&v, NULL, h, none, err, sizeof err), 2);
+	ck_assert_msg(strstr(err, "--format pprof needs --native or --by "
+				  "site") != NULL,
+		      "%s", err);
+	const char *d[] = {spec_bin("vmheap-diff"), "--suspects",
+			   "--format=pprof", NULL};
+	const char *two[] = {"x.vmheap", "y.vmheap", NULL};
+	ck_assert_int_eq(tool_to(&v, NULL, d, two, err, sizeof err), 2);
+	ck_assert_msg(strstr(err, "--format pprof needs --native or --by "
+				  "site") != NULL,
+		      "%s", err);
+}
+END_TEST
+
+/* The encoder alone: stacks that read the same add up, a sample that
+ * sums to nothing is left out, names of every shape stay text; pprof
+ * reads back each figure. */
+START_TEST(encoder_samples_read_back_exactly)
+{
+	struct vm v;
+	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-encoder"));
+	vmheap_pprof *p = vmheap_pprof_new();
+	ck_assert_ptr_nonnull(p);
+	static char long_name[70000];
+	memset(long_name, 'n', sizeof long_name - 1);
+	memcpy(long_name, "long_", 5);
+	struct vmheap_pprof_frame a[] = {{"grows", "a.c", 10},
+					 {"caller", "a.c", 99},
+					 {"/app/x.rb:7", "/app/x.rb", 7}};
+	struct vmheap_pprof_frame b[] = {{"shrinks", "b.c", 5},
+					 {"caller", "a.c", 99}};
+	struct vmheap_pprof_frame odd[] = {{"we\"ird\nname <b>", "", 0},
+					   {long_name, "l.c", 1}};
+	ck_assert_int_eq(vmheap_pprof_add(p, a, 3, 3, 3000), 0);
+	ck_assert_int_eq(vmheap_pprof_add(p, a, 3, 4, 4000), 0); /* adds */
+	ck_assert_int_eq(vmheap_pprof_add(p, b, 2, 5, 500), 0);
+	ck_assert_int_eq(vmheap_pprof_add(p, b, 2, -5, -500), 0); /* gone */
+	ck_assert_int_eq(vmheap_pprof_add(p, odd, 2, 1, 77), 0);
+	ck_assert_int_eq(vmheap_pprof_add(p, a, 0, 1, 1), VMHEAP_EINVAL);
+	ck_assert_uint_eq(vmheap_pprof_samples(p), 2);
+	ck_assert_int_eq(vmheap_pprof_comment(p, "a comment"), 0);
+	struct vmheap_strbuf out = VMHEAP_STRBUF_INIT;
+	ck_assert_int_eq(vmheap_pprof_write(p, &out), 0);
+	char path[700];
+	snprintf(path, sizeof path, "%s/e.pb.gz", v.dir);
+	spec_write_file(path, out.buf, out.len);
+	vmheap_strbuf_release(&out);
+	vmheap_pprof_free(p);
+
+	char *t = pprof(&v, "e.pb.gz", "-raw", NULL, NULL);
+	/* -raw lists the sample types and each sample's values */
+	ck_assert_msg(strstr(t, "objects/count space/bytes[dflt]") != NULL,
+		      "%s", t);
+	ck_assert_msg(strstr(t, "          7       7000: 1 2 3 \n") != NULL,
+		      "%s", t);
+	ck_assert_msg(strstr(t, "          1         77: ") != NULL, "%s", t);
+	ck_assert_msg(strstr(t, "shrinks") == NULL, "%s", t);
+	ck_assert_msg(strstr(t, "grows a.c:10") != NULL &&
+			      strstr(t, "caller a.c:99") != NULL &&
+			      strstr(t, "/app/x.rb:7 /app/x.rb:7") != NULL,
+		      "%s", t);
+	ck_assert_msg(strstr(t, "long_nnnnnnnnnnnnnnnnnnnn") != NULL, "%s",
+		      "the 70,000-byte name");
+	free(t);
+	t = pprof(&v, "e.pb.gz", "-comments", NULL, NULL);
+	ck_assert_msg(strstr(t, "a comment") != NULL, "%s", t);
+	free(t);
+
+	ck_assert(vmheap_pprof_allocator_frame("malloc"));
+	ck_assert(vmheap_pprof_allocator_frame("ruby_xmalloc2"));
+	ck_assert(vmheap_pprof_allocator_frame("objspace_xmalloc0"));
+	ck_assert(!vmheap_pprof_allocator_frame("mallocate_things"));
+	ck_assert(!vmheap_pprof_allocator_frame("leak_in_here"));
+}
+END_TEST
+
+Suite *vmheap_spec_suite(void)
+{
+	Suite *s = suite_create("pprof");
+	TCase *t = spec_tcase(s, "encoder", 120);
+	tcase_add_test(t, encoder_samples_read_back_exactly);
+	tcase_add_test(t, pprof_needs_a_profile_mode);
+	TCase *d = spec_tcase(s, "dumps", 240);
+	tcase_add_test(d, leaker_profiles_name_the_leaking_function);
+	tcase_add_test(d, fiddle_stack_from_c_leaf_to_ruby_line);
+	return s;
+}
