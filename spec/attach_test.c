@@ -200,6 +200,23 @@ static int count_entries(pid_t pid, const char *sub)
 	return n;
 }
 
+/* VmRSS of pid in KiB, -1 when unreadable. */
+static long rss_kib(pid_t pid)
+{
+	char path[64], *text, *p;
+	long v = -1;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	text = spec_read_file(path, NULL);
+	if (!text)
+		return -1;
+	p = strstr(text, "VmRSS:");
+	if (p)
+		v = atol(p + 6);
+	free(text);
+	return v;
+}
+
 /* The discovery files of pid in dir. */
 static int discovery_files(const char *dir, pid_t pid)
 {
@@ -292,6 +309,7 @@ START_TEST(attach_again_reuses_the_agent)
 	struct target t;
 	struct spec_run r;
 	int fds, threads;
+	long rss;
 
 	target_start(&t, leaky_script);
 	wait_tick(&t, 20);
@@ -302,6 +320,8 @@ START_TEST(attach_again_reuses_the_agent)
 	spec_run_free(&r);
 	fds = count_entries(t.p.pid, "fd");
 	threads = spec_threads(t.p.pid);
+	rss = rss_kib(t.p.pid);
+	ck_assert_int_gt(rss, 0);
 	for (int i = 0; i < 10; i++) {
 		console_attach(&r, t.p.pid,
 			       (const char *const[]){"get system.gc.count",
@@ -318,6 +338,8 @@ START_TEST(attach_again_reuses_the_agent)
 			"pid %ld back to %d fds (has %d)", (long)t.p.pid, fds,
 			count_entries(t.p.pid, "fd"));
 	ck_assert_int_eq(spec_threads(t.p.pid), threads);
+	/* the bound for ten attaches (the program leaks meanwhile) */
+	ck_assert_int_le(rss_kib(t.p.pid) - rss, 20 * 1024);
 	wait_tick(&t, t.last_tick + 50);
 	spec_kill(t.p.pid);
 }
