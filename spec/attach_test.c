@@ -337,7 +337,9 @@ START_TEST(attach_again_reuses_the_agent)
 	SPEC_WAIT_UNTIL(count_entries(t.p.pid, "fd") <= fds, WAIT_MS,
 			"pid %ld back to %d fds (has %d)", (long)t.p.pid, fds,
 			count_entries(t.p.pid, "fd"));
-	ck_assert_int_eq(spec_threads(t.p.pid), threads);
+	/* no new thread; one fewer once MRI's thread cache lets the native
+	 * thread of the attach's short-lived Ruby thread go (after 3 s) */
+	ck_assert_int_le(spec_threads(t.p.pid), threads);
 	/* the bound for ten attaches (the program leaks meanwhile) */
 	ck_assert_int_le(rss_kib(t.p.pid) - rss, 20 * 1024);
 	wait_tick(&t, t.last_tick + 50);
