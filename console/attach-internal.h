@@ -24,8 +24,8 @@
 /* One mapped file of the target: the mapping at file offset 0 gives the
  * load bias; exec_* is its executable mapping. */
 struct attach_module {
-	char path[512];	    /* as /proc/PID/maps names it */
-	uint64_t base;	    /* start of the mapping at offset 0 */
+	char path[512];	     /* as /proc/PID/maps names it */
+	uint64_t base;	     /* start of the mapping at offset 0 */
 	uint64_t exec_start; /* its r-xp mapping, [start, end) */
 	uint64_t exec_end;
 };
@@ -71,8 +71,8 @@ int attach_elf_symbol(const char *path, const char *name, uint64_t *value,
  * segment of `path`, and its page's end: [*end, *page_end) is mapped
  * executable but holds no code.  0, or -1 with err filled.
  */
-int attach_elf_code_slack(const char *path, uint64_t *end,
-			  uint64_t *page_end, char *err, size_t errlen);
+int attach_elf_code_slack(const char *path, uint64_t *end, uint64_t *page_end,
+			  char *err, size_t errlen);
 
 /* -------------------------------------------------------- attach_inject.c */
 

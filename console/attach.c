@@ -100,12 +100,13 @@ static int attach_library(char *out, size_t len)
 		slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			snprintf(cand, sizeof(cand), "%s/../ruby/vmheap_attach.so",
-				 exe);
+			snprintf(cand, sizeof(cand),
+				 "%s/../ruby/vmheap_attach.so", exe);
 			if (realpath(cand, out) && access(out, R_OK) == 0)
 				return 0;
-			snprintf(cand, sizeof(cand), "%s/../%s/vmheap_attach.so",
-				 exe, VMHEAP_RUBY_ARCH_REL);
+			snprintf(cand, sizeof(cand),
+				 "%s/../%s/vmheap_attach.so", exe,
+				 VMHEAP_RUBY_ARCH_REL);
 			if (*VMHEAP_RUBY_ARCH_REL != '/' &&
 			    realpath(cand, out) && access(out, R_OK) == 0)
 				return 0;
@@ -137,11 +138,12 @@ static int check_target(pid_t pid, char *err, size_t errlen)
 		return -1;
 	}
 	if (state == 'T' || state == 't') {
-		snprintf(err, errlen,
-			 "pid %ld is stopped (state %c); vmheap does not attach "
-			 "to a stopped process: continue it (kill -CONT %ld) "
-			 "and try again",
-			 (long)pid, state, (long)pid);
+		snprintf(
+		    err, errlen,
+		    "pid %ld is stopped (state %c); vmheap does not attach "
+		    "to a stopped process: continue it (kill -CONT %ld) "
+		    "and try again",
+		    (long)pid, state, (long)pid);
 		return -1;
 	}
 	m = attach_proc_module(pid, "libruby", &ruby);

@@ -96,7 +96,8 @@ int attach_elf_symbol(const char *path, const char *name, uint64_t *value,
 		const Elf64_Sym *sym;
 		uint64_t n;
 
-		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= f.eh->e_shnum)
+		if (sh[i].sh_type != SHT_DYNSYM ||
+		    sh[i].sh_link >= f.eh->e_shnum)
 			continue;
 		str = &sh[sh[i].sh_link];
 		n = sh[i].sh_size / sizeof(Elf64_Sym);
@@ -122,15 +123,15 @@ int attach_elf_symbol(const char *path, const char *name, uint64_t *value,
 		}
 	}
 	if (rc < 0)
-		snprintf(err, errlen,
-			 "%s has no dynamic symbol %s", path, name);
+		snprintf(err, errlen, "%s has no dynamic symbol %s", path,
+			 name);
 out:
 	elf_close(&f);
 	return rc;
 }
 
-int attach_elf_code_slack(const char *path, uint64_t *end,
-			  uint64_t *page_end, char *err, size_t errlen)
+int attach_elf_code_slack(const char *path, uint64_t *end, uint64_t *page_end,
+			  char *err, size_t errlen)
 {
 	struct elf_file f;
 	const Elf64_Phdr *ph;

@@ -105,8 +105,8 @@ static const unsigned char stub_code[] = {
 
 /* The saved-register block the stub pops, in pop order. */
 struct saved_block {
-	uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rbp, rdi, rsi, rdx,
-	    rcx, rbx, rax, rflags, rsp;
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rbp, rdi, rsi, rdx, rcx,
+	    rbx, rax, rflags, rsp;
 };
 
 static long now_ms(void)
@@ -157,8 +157,8 @@ static int interrupt_thread(pid_t pid, char *err, size_t errlen)
 	int status;
 
 	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) < 0) {
-		snprintf(err, errlen, "cannot interrupt pid %ld: %s",
-			 (long)pid, strerror(errno));
+		snprintf(err, errlen, "cannot interrupt pid %ld: %s", (long)pid,
+			 strerror(errno));
 		return -1;
 	}
 	for (;;) {
@@ -166,7 +166,7 @@ static int interrupt_thread(pid_t pid, char *err, size_t errlen)
 
 		if (r <= 0 || gone(status)) {
 			snprintf(err, errlen,
-				 r == 0 ? "pid %ld did not stop within 5 s"
+				 r == 0	 ? "pid %ld did not stop within 5 s"
 				 : r < 0 ? "lost pid %ld while stopping it"
 					 : "pid %ld exited during the attach",
 				 (long)pid);
@@ -198,12 +198,12 @@ static int safe_stop(pid_t pid, const struct user_regs_struct *r,
 {
 	uint64_t blocked = 0;
 
-	if (ptrace(PTRACE_GETSIGMASK, pid, (void *)sizeof(blocked),
-		   &blocked) < 0 ||
+	if (ptrace(PTRACE_GETSIGMASK, pid, (void *)sizeof(blocked), &blocked) <
+		0 ||
 	    (blocked & ~blocked_before))
 		return 0; /* maybe in a signal handler */
-	static const long malloc_calls[] = {SYS_brk,	 SYS_mmap,
-					    SYS_munmap,	 SYS_mremap,
+	static const long malloc_calls[] = {SYS_brk,	  SYS_mmap,
+					    SYS_munmap,	  SYS_mremap,
 					    SYS_mprotect, SYS_madvise};
 
 	if (r->rip >= ld->exec_start && r->rip < ld->exec_end)
@@ -336,9 +336,9 @@ static int prepare_call(struct inject *in, const struct user_regs_struct *r,
 	path_at = (top - plen) & ~(uint64_t)15;
 	xsave_at = (path_at - in->xsave) & ~(uint64_t)63;
 	blk_at = (xsave_at - sizeof(blk)) & ~(uint64_t)15;
-	blk = (struct saved_block){r->r15, r->r14, r->r13, r->r12, r->r11,
-				   r->r10, r->r9,  r->r8,  r->rbp, r->rdi,
-				   r->rsi, r->rdx, r->rcx, r->rbx, rax,
+	blk = (struct saved_block){r->r15,    r->r14, r->r13, r->r12, r->r11,
+				   r->r10,    r->r9,  r->r8,  r->rbp, r->rdi,
+				   r->rsi,    r->rdx, r->rcx, r->rbx, rax,
 				   r->eflags, r->rsp};
 	frame_len = top - blk_at;
 	frame = calloc(1, frame_len);
@@ -353,8 +353,8 @@ static int prepare_call(struct inject *in, const struct user_regs_struct *r,
 	if (process_vm_writev(in->pid, &local, 1, &remote, 1, 0) !=
 	    (ssize_t)frame_len) {
 		snprintf(err, errlen,
-			 "cannot write to the stack of pid %ld: %s", (long)in->pid,
-			 strerror(errno));
+			 "cannot write to the stack of pid %ld: %s",
+			 (long)in->pid, strerror(errno));
 		free(frame);
 		return -1;
 	}
@@ -371,8 +371,8 @@ static int prepare_call(struct inject *in, const struct user_regs_struct *r,
 	call.rbx = xsave_at;
 	call.r12 = in->dlopen_addr;
 	call.rdi = path_at;
-	call.rsi = 2; /* RTLD_NOW */
-	call.orig_rax = (uint64_t)-1; /* no syscall restart on resume */
+	call.rsi = 2;			 /* RTLD_NOW */
+	call.orig_rax = (uint64_t)-1;	 /* no syscall restart on resume */
 	call.eflags &= ~(uint64_t)0x400; /* DF clear, as the ABI wants */
 	if (ptrace(PTRACE_SETREGS, in->pid, 0, &call) < 0) {
 		snprintf(err, errlen, "cannot set the registers of pid %ld: %s",
@@ -426,10 +426,11 @@ static int run_stub(struct inject *in, uint64_t *handle, char *err,
 			if (wait_stop(in->pid, &status, now_ms() + 2000) > 0 &&
 			    !gone(status))
 				ptrace(PTRACE_DETACH, in->pid, 0, 0);
-			snprintf(err, errlen,
-				 "dlopen did not return within %d s in pid %ld; "
-				 "it goes on in the background",
-				 STUB_TIMEOUT_MS / 1000, (long)in->pid);
+			snprintf(
+			    err, errlen,
+			    "dlopen did not return within %d s in pid %ld; "
+			    "it goes on in the background",
+			    STUB_TIMEOUT_MS / 1000, (long)in->pid);
 			return 0;
 		}
 		if (!WIFSTOPPED(status))
@@ -529,8 +530,8 @@ int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen)
 	snprintf(file, sizeof(file), "/proc/%ld/root%s", (long)pid,
 		 in.libc.path);
 	if (attach_elf_symbol(file, "dlopen", &sym, err, errlen) < 0 &&
-	    attach_elf_symbol(file, "__libc_dlopen_mode", &sym, err,
-			      errlen) < 0)
+	    attach_elf_symbol(file, "__libc_dlopen_mode", &sym, err, errlen) <
+		0)
 		return -1;
 	in.dlopen_addr = in.libc.base + sym;
 	if (attach_elf_code_slack(file, &end, &page_end, err, errlen) < 0)
@@ -582,10 +583,11 @@ int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen)
 		pause_ms(1 + tries % 5);
 	}
 	if (tries == SAFE_STOP_TRIES) {
-		snprintf(err, errlen,
-			 "the main thread of pid %ld was inside the loader, libc "
-			 "or a signal handler at each of %d stops; try again",
-			 (long)pid, SAFE_STOP_TRIES);
+		snprintf(
+		    err, errlen,
+		    "the main thread of pid %ld was inside the loader, libc "
+		    "or a signal handler at each of %d stops; try again",
+		    (long)pid, SAFE_STOP_TRIES);
 		goto detach;
 	}
 	in.xsave = xsave_size(pid);

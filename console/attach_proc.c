@@ -42,8 +42,8 @@ int attach_proc_module(pid_t pid, const char *prefix, struct attach_module *m)
 		base = strrchr(file, '/') + 1;
 		if (strncmp(base, prefix, strlen(prefix)) != 0)
 			continue;
-		if (found && (strncmp(m->path, file, n) != 0 ||
-			      m->path[n] != '\0'))
+		if (found &&
+		    (strncmp(m->path, file, n) != 0 || m->path[n] != '\0'))
 			continue; /* another file of the same prefix */
 		if (!found) {
 			if (n >= sizeof(m->path))

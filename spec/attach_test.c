@@ -88,7 +88,8 @@ static void target_start_in(struct target *t, const char *script_text,
 	const char *const argv[] = {"ruby", script, NULL};
 	static char shell[2048];
 	const char *const ns_argv[] = {"unshare", "-m", "--propagation",
-				       "private", "sh", "-c", shell, NULL};
+				       "private", "sh", "-c",
+				       shell,	  NULL};
 	struct spec_spawn sp = {.argv = argv, .env = t->env, .dir = t->dir};
 
 	if (private_tmp) {
@@ -271,9 +272,9 @@ START_TEST(attach_dumps_and_diff_names_the_leak)
 	wait_tick(&t, 50);
 	ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 0);
 
-	console_attach(&r, t.p.pid,
-		       (const char *const[]){"set system.memory.dump a1.vmheap",
-					     NULL});
+	console_attach(
+	    &r, t.p.pid,
+	    (const char *const[]){"set system.memory.dump a1.vmheap", NULL});
 	ck_assert_msg(r.status == 0, "attach failed (%d): %s%s", r.status,
 		      r.out, r.err);
 	ck_assert_msg(strstr(r.err, "loaded the agent into pid"),
@@ -286,9 +287,9 @@ START_TEST(attach_dumps_and_diff_names_the_leak)
 	before = t.last_tick;
 	wait_tick(&t, before + 500);
 
-	console_attach(&r, t.p.pid,
-		       (const char *const[]){"set system.memory.dump a2.vmheap",
-					     NULL});
+	console_attach(
+	    &r, t.p.pid,
+	    (const char *const[]){"set system.memory.dump a2.vmheap", NULL});
 	ck_assert_msg(r.status == 0, "second attach failed (%d): %s%s",
 		      r.status, r.out, r.err);
 	ck_assert_msg(!strstr(r.err, "loaded the agent"),
@@ -323,9 +324,9 @@ START_TEST(attach_again_reuses_the_agent)
 	rss = rss_kib(t.p.pid);
 	ck_assert_int_gt(rss, 0);
 	for (int i = 0; i < 10; i++) {
-		console_attach(&r, t.p.pid,
-			       (const char *const[]){"get system.gc.count",
-						     NULL});
+		console_attach(
+		    &r, t.p.pid,
+		    (const char *const[]){"get system.gc.count", NULL});
 		ck_assert_msg(r.status == 0, "attach %d failed (%d): %s%s", i,
 			      r.status, r.out, r.err);
 		ck_assert_msg(!strstr(r.err, "loaded the agent"),
@@ -364,9 +365,9 @@ START_TEST(attach_to_a_blocked_main_thread)
 
 		target_start(&t, scripts[i]);
 		wait_tick(&t, 1);
-		console_attach(&r, t.p.pid,
-			       (const char *const[]){"get system.gc.count",
-						     NULL});
+		console_attach(
+		    &r, t.p.pid,
+		    (const char *const[]){"get system.gc.count", NULL});
 		ck_assert_msg(r.status == 0, "attach to `%s` failed (%d): %s%s",
 			      scripts[i], r.status, r.out, r.err);
 		spec_run_free(&r);
@@ -387,8 +388,8 @@ START_TEST(attach_refuses_a_non_ruby_and_leaves_it_alone)
 	ck_assert_int_gt(pid, 0);
 	SPEC_WAIT_UNTIL(proc_state(pid) == 'S', WAIT_MS,
 			"sleep %ld to be asleep", (long)pid);
-	console_attach(&r, pid, (const char *const[]){"get system.gc.count",
-						      NULL});
+	console_attach(&r, pid,
+		       (const char *const[]){"get system.gc.count", NULL});
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "cannot attach to pid") &&
 			  strstr(r.err, "not an MRI Ruby"),
@@ -409,8 +410,8 @@ START_TEST(attach_refuses_a_stopped_ruby_and_leaves_it_stopped)
 	target_start(&t, leaky_script);
 	wait_tick(&t, 10);
 	ck_assert_int_eq(kill(t.p.pid, SIGSTOP), 0);
-	SPEC_WAIT_UNTIL(proc_state(t.p.pid) == 'T', WAIT_MS,
-			"ruby %ld to stop", (long)t.p.pid);
+	SPEC_WAIT_UNTIL(proc_state(t.p.pid) == 'T', WAIT_MS, "ruby %ld to stop",
+			(long)t.p.pid);
 	console_attach(&r, t.p.pid,
 		       (const char *const[]){"get system.gc.count", NULL});
 	ck_assert_int_eq(r.status, 2);
@@ -434,9 +435,9 @@ START_TEST(a_console_killed_while_injecting_never_harms_the_program)
 		struct target t;
 		struct spec_run r;
 		char pidtext[32], stop[64];
-		const char *const argv[] = {spec_bin("vmheap-console"),
-					    "--attach", pidtext, "-e",
-					    "get system.gc.count", NULL};
+		const char *const argv[] = {
+		    spec_bin("vmheap-console"), "--attach", pidtext, "-e",
+		    "get system.gc.count",	NULL};
 		const char *const env[] = {stop, "VMHEAP_AGENT_TMPDIR",
 					   "TMPDIR", NULL};
 		struct spec_spawn sp = {.argv = argv, .env = env};
@@ -459,9 +460,9 @@ START_TEST(a_console_killed_while_injecting_never_harms_the_program)
 		wait_tick(&t, t.last_tick + 100);
 		ck_assert_int_ne(proc_state(t.p.pid), 'T');
 
-		console_attach(&r, t.p.pid,
-			       (const char *const[]){"get system.gc.count",
-						     NULL});
+		console_attach(
+		    &r, t.p.pid,
+		    (const char *const[]){"get system.gc.count", NULL});
 		ck_assert_msg(r.status == 0,
 			      "attach after moment %d failed (%d): %s%s",
 			      moment, r.status, r.out, r.err);
@@ -485,10 +486,16 @@ START_TEST(attach_from_a_console_under_valgrind)
 	struct target t;
 	struct spec_run r;
 	char pidtext[32];
-	const char *const argv[] = {"valgrind", "-q", "--error-exitcode=99",
+	const char *const argv[] = {"valgrind",
+				    "-q",
+				    "--error-exitcode=99",
 				    "--leak-check=full",
-				    spec_bin("vmheap-console"), "--attach",
-				    pidtext, "-e", "get system.gc.count", NULL};
+				    spec_bin("vmheap-console"),
+				    "--attach",
+				    pidtext,
+				    "-e",
+				    "get system.gc.count",
+				    NULL};
 	static const char *const env[] = {"VMHEAP_AGENT_TMPDIR", "TMPDIR",
 					  NULL};
 
@@ -511,7 +518,7 @@ END_TEST
  * finds the injected agent's discovery file through /proc/PID/root. */
 START_TEST(attach_to_a_ruby_in_another_mount_namespace)
 {
-	const char *const probe[] = {"unshare", "-m", "--propagation",
+	const char *const probe[] = {"unshare", "-m",	"--propagation",
 				     "private", "true", NULL};
 	struct target t;
 	struct spec_run r;
@@ -553,12 +560,11 @@ START_TEST(a_target_that_dies_during_the_attach_is_reported)
 {
 	struct target t;
 	char pidtext[32];
-	const char *const argv[] = {spec_bin("vmheap-console"), "--attach",
-				    pidtext, "-e", "get system.gc.count",
-				    NULL};
-	static const char *const env[] = {"VMHEAP_ATTACH_TEST_STOP=2",
-					  "VMHEAP_AGENT_TMPDIR", "TMPDIR",
-					  NULL};
+	const char *const argv[] = {
+	    spec_bin("vmheap-console"), "--attach", pidtext, "-e",
+	    "get system.gc.count",	NULL};
+	static const char *const env[] = {
+	    "VMHEAP_ATTACH_TEST_STOP=2", "VMHEAP_AGENT_TMPDIR", "TMPDIR", NULL};
 	char err_path[600];
 	struct spec_spawn sp = {.argv = argv, .env = env};
 	pid_t console;
@@ -581,8 +587,8 @@ START_TEST(a_target_that_dies_during_the_attach_is_reported)
 	ck_assert_int_eq(spec_wait(t.p.pid, WAIT_MS, NULL), 128 + SIGKILL);
 	err = spec_read_file(err_path, NULL);
 	ck_assert_ptr_nonnull(err);
-	ck_assert_msg(status == 2 && strstr(err, "exited"),
-		      "status %d: %s", status, err);
+	ck_assert_msg(status == 2 && strstr(err, "exited"), "status %d: %s",
+		      status, err);
 	free(err);
 }
 END_TEST
@@ -609,8 +615,8 @@ START_TEST(attach_to_an_undumpable_ruby)
 	console_attach(&r, t.p.pid,
 		       (const char *const[]){"get system.gc.count", NULL});
 	if (geteuid() == 0)
-		ck_assert_msg(r.status == 0, "root: %d: %s%s", r.status,
-			      r.out, r.err);
+		ck_assert_msg(r.status == 0, "root: %d: %s%s", r.status, r.out,
+			      r.err);
 	else
 		ck_assert_msg(r.status == 2 && strstr(r.err, "undumpable"),
 			      "%d: %s", r.status, r.err);
@@ -624,8 +630,12 @@ END_TEST
 START_TEST(attach_to_no_such_process)
 {
 	struct spec_run r;
-	const char *const argv[] = {spec_bin("vmheap-console"), "--attach",
-				    "2147483647", "-e", "get x", NULL};
+	const char *const argv[] = {spec_bin("vmheap-console"),
+				    "--attach",
+				    "2147483647",
+				    "-e",
+				    "get x",
+				    NULL};
 
 	ck_assert_int_eq(spec_run(argv, NULL, NULL, CONSOLE_MS, &r), 0);
 	ck_assert_int_eq(r.status, 2);
@@ -644,8 +654,8 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, attach_to_a_blocked_main_thread);
 	tcase_add_test(tc, attach_refuses_a_non_ruby_and_leaves_it_alone);
 	tcase_add_test(tc, attach_refuses_a_stopped_ruby_and_leaves_it_stopped);
-	tcase_add_test(tc,
-		       a_console_killed_while_injecting_never_harms_the_program);
+	tcase_add_test(
+	    tc, a_console_killed_while_injecting_never_harms_the_program);
 	tcase_add_test(tc, attach_from_a_console_under_valgrind);
 	tcase_add_test(tc, attach_to_a_ruby_in_another_mount_namespace);
 	tcase_add_test(tc, a_target_that_dies_during_the_attach_is_reported);

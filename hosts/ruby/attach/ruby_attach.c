@@ -35,8 +35,7 @@
 typedef VALUE rb_value;
 
 static int (*register_one)(unsigned flags, void (*fn)(void *), void *data);
-static rb_value (*protect)(rb_value (*fn)(rb_value), rb_value arg,
-			   int *state);
+static rb_value (*protect)(rb_value (*fn)(rb_value), rb_value arg, int *state);
 static rb_value (*require)(const char *feature);
 static void (*set_errinfo)(rb_value err);
 static int (*native_thread_p)(void);
@@ -52,10 +51,11 @@ static rb_value require_agent(rb_value unused)
 
 static void attach_warn(const char *what)
 {
-	fprintf(stderr,
-		"vmheap_attach: warning: cannot %s %s into pid %ld; the program "
-		"runs on without an agent\n",
-		what, agent_path, (long)getpid());
+	fprintf(
+	    stderr,
+	    "vmheap_attach: warning: cannot %s %s into pid %ld; the program "
+	    "runs on without an agent\n",
+	    what, agent_path, (long)getpid());
 }
 
 /* The body of the "vmheap-attach" thread: an ordinary Ruby thread, where
@@ -106,7 +106,8 @@ static int find_agent(void)
 	if (!dladdr((void *)find_agent, &info) || !info.dli_fname)
 		return -1;
 	slash = strrchr(info.dli_fname, '/');
-	if (!slash || (size_t)(slash - info.dli_fname) + 20 >= sizeof(agent_path))
+	if (!slash ||
+	    (size_t)(slash - info.dli_fname) + 20 >= sizeof(agent_path))
 		return -1;
 	memcpy(agent_path, info.dli_fname, (size_t)(slash - info.dli_fname));
 	strcpy(agent_path + (slash - info.dli_fname), "/vmheap_agent.so");
@@ -121,8 +122,8 @@ __attribute__((constructor)) static void on_load(void)
 	    RTLD_DEFAULT, "rb_protect");
 	require = (rb_value(*)(const char *))dlsym(RTLD_DEFAULT, "rb_require");
 	set_errinfo = (void (*)(rb_value))dlsym(RTLD_DEFAULT, "rb_set_errinfo");
-	native_thread_p = (int (*)(void))dlsym(RTLD_DEFAULT,
-					       "ruby_native_thread_p");
+	native_thread_p =
+	    (int (*)(void))dlsym(RTLD_DEFAULT, "ruby_native_thread_p");
 	thread_create = (rb_value(*)(rb_value(*)(void *), void *))dlsym(
 	    RTLD_DEFAULT, "rb_thread_create");
 	if (!register_one || !protect || !require || !set_errinfo ||
