@@ -5,6 +5,8 @@
  * both under vmheap-run; and the encoder (report/pprof.c) alone, whose
  * samples pprof must read back exactly.
  */
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,23 +99,31 @@ static int tool_to(struct vm *v, const char *out, const char *const *opts,
 	return status;
 }
 
-/* `go tool pprof ARGS v->dir/file`: its stdout (free it). */
-static char *pprof(struct vm *v, const char *file, const char *a1,
-		   const char *a2, const char *a3)
+/* `go tool pprof ARGS... v->dir/file` (ARGS NULL-terminated): its
+ * stdout (free it). */
+static char *pprof(struct vm *v, const char *file, ...)
 {
-	char path[700], home[600], tmp[600];
+	char path[700], home[600], tmp[600], all[512] = "";
+	const char *argv[16] = {"go", "tool", "pprof"};
+	size_t k = 3;
+	va_list ap;
+	va_start(ap, file);
+	for (const char *a; (a = va_arg(ap, const char *)) && k < 14;) {
+		argv[k++] = a;
+		snprintf(all + strlen(all), sizeof all - strlen(all), " %s", a);
+	}
+	va_end(ap);
 	snprintf(path, sizeof path, "%s/%s", v->dir, file);
+	argv[k++] = path;
+	argv[k] = NULL;
 	snprintf(home, sizeof home, "HOME=%s", v->dir);
 	snprintf(tmp, sizeof tmp, "PPROF_TMPDIR=%s", v->dir);
 	const char *env[] = {home, tmp, "PPROF_BINARY_PATH", NULL};
-	const char *argv[] = {"go", "tool", "pprof", a1, a2 ? a2 : path,
-			      a2 ? (a3 ? a3 : path) : NULL, a3 ? path : NULL,
-			      NULL};
 	struct spec_run o;
 	ck_assert_msg(spec_run(argv, env, NULL, 120000, &o) == 0,
 		      "go tool pprof did not start (make deps: golang-go)");
-	ck_assert_msg(o.status == 0, "go tool pprof %s %s: %s%s", a1, file,
-		      o.out, o.err);
+	ck_assert_msg(o.status == 0, "go tool pprof%s %s: %.2000s%.2000s", all,
+		      file, o.out, o.err);
 	char *s = strdup(o.out);
 	spec_run_free(&o);
 	return s;
@@ -187,7 +197,7 @@ START_TEST(leaker_profiles_name_the_leaking_function)
 	const char *b[] = {"b.vmheap", NULL};
 	ck_assert_int_eq(tool_to(&v, "b.pb.gz", histo, b, err, sizeof err), 0);
 	gzip_magic(&v, "b.pb.gz");
-	char *t = pprof(&v, "b.pb.gz", "-top", "-lines", "-unit=B");
+	char *t = pprof(&v, "b.pb.gz", "-top", "-lines", "-unit=B", NULL);
 	ck_assert_msg(!strncmp(top_row(t), "  1234000B ", 11) &&
 			      strstr(top_row(t), "leak_in_here leaker.c:33\n") ==
 				  strchr(top_row(t), 'l'),
@@ -195,18 +205,18 @@ START_TEST(leaker_profiles_name_the_leaking_function)
 	ck_assert_msg(strstr(t, "Type: space") != NULL, "%s", t);
 	ck_assert_msg(strstr(t, "vmheap-histo --native") != NULL, "%s", t);
 	free(t);
-	t = pprof(&v, "b.pb.gz", "-top", "-lines", "-sample_index=objects");
+	t = pprof(&v, "b.pb.gz", "-top", "-lines", "-sample_index=objects", NULL);
 	ck_assert_msg(!strncmp(top_row(t), "      1000 ", 11) &&
 			      strstr(top_row(t), "leak_in_here leaker.c:33\n"),
 		      "%s", t);
 	free(t);
 	/* by function: leak_in_here is the top entry; malloc is no frame */
-	t = pprof(&v, "b.pb.gz", "-top", NULL, NULL);
+	t = pprof(&v, "b.pb.gz", "-top", NULL);
 	ck_assert_msg(strstr(top_row(t), "leak_in_here\n") != NULL, "%s", t);
 	ck_assert_msg(row_of(t, " malloc") == NULL, "%s", t);
 	free(t);
 	/* the stack: leak_in_here the leaf, main its caller */
-	t = pprof(&v, "b.pb.gz", "-traces", NULL, NULL);
+	t = pprof(&v, "b.pb.gz", "-traces", NULL);
 	const char *tr = strstr(t, "   leak_in_here\n");
 	ck_assert_msg(tr != NULL, "%s", t);
 	ck_assert_msg(!strncmp(strchr(tr, '\n') + 1, "             main\n", 18),
@@ -217,7 +227,7 @@ START_TEST(leaker_profiles_name_the_leaking_function)
 	const char *ab[] = {"a.vmheap", "b.vmheap", NULL};
 	ck_assert_int_eq(tool_to(&v, "ab.pb.gz", diff, ab, err, sizeof err),
 			 0);
-	t = pprof(&v, "ab.pb.gz", "-top", "-lines", "-unit=B");
+	t = pprof(&v, "ab.pb.gz", "-top", "-lines", "-unit=B", NULL);
 	ck_assert_msg(!strncmp(top_row(t), "  1234000B ", 11) &&
 			      strstr(top_row(t), "leak_in_here leaker.c:33\n"),
 		      "%s", t);
@@ -227,7 +237,7 @@ START_TEST(leaker_profiles_name_the_leaking_function)
 	const char *bc[] = {"b.vmheap", "c.vmheap", NULL};
 	ck_assert_int_eq(tool_to(&v, "bc.pb.gz", diff, bc, err, sizeof err),
 			 0);
-	t = pprof(&v, "bc.pb.gz", "-top", "-lines", "-unit=B");
+	t = pprof(&v, "bc.pb.gz", "-top", "-lines", "-unit=B", NULL);
 	const char *r = row_of(t, "leak_in_here leaker.c:33\n");
 	ck_assert_msg(r && !strncmp(r, "  -493600B ", 11), "%s", t);
 	free(t);
@@ -235,7 +245,7 @@ START_TEST(leaker_profiles_name_the_leaking_function)
 	const char *abc[] = {"a.vmheap", "b.vmheap", "c.vmheap", NULL};
 	ck_assert_int_eq(
 	    tool_to(&v, "abc.pb.gz", diff, abc, err, sizeof err), 0);
-	t = pprof(&v, "abc.pb.gz", "-top", "-lines", "-unit=B");
+	t = pprof(&v, "abc.pb.gz", "-top", "-lines", "-unit=B", NULL);
 	ck_assert_msg(!strncmp(top_row(t), "   740400B ", 11) &&
 			      strstr(top_row(t), "leak_in_here leaker.c:33\n"),
 		      "%s", t);
@@ -313,6 +323,100 @@ START_TEST(fiddle_stack_from_c_leaf_to_ruby_line)
 }
 END_TEST
 
+/* Real ruby with the agent and allocation tracing keeps 3,000 Items made
+ * at line 11 (each with a String made at line 8) and makes 5,000 Strings
+ * it drops: in the profiles of vmheap-histo --by site and vmheap-diff
+ * --by site the leaking line is among the top 5 sites by bytes, and the
+ * Items at it (label class) are as many as ObjectSpace counted. */
+START_TEST(sites_by_line_with_class_labels)
+{
+	static const char script[] =
+	    "STDOUT.sync = true\n"
+	    "CONSOLE, DIR = ARGV\n"
+	    "def agent(cmd)\n"
+	    "  out = IO.popen([CONSOLE, '-p', Process.pid.to_s, '-e', cmd],\n"
+	    "                 err: [:child, :out], &:read)\n"
+	    "  $?.success? or abort \"vmheap-console -e #{cmd}: #{out}\"\n"
+	    "end\n"
+	    "class Item; def initialize; @pad = 'x' * 100; end; end\n" /* 8 */
+	    "$kept = []\n"
+	    "agent('set config.trace.allocations true')\n"
+	    "def leak(n); n.times { $kept << Item.new }; end\n" /* 11 */
+	    "def churn(n); n.times { 'y' * 200 }; end\n"
+	    "agent('set system.memory.dump a.vmheap')\n"
+	    "leak(3000)\n"
+	    "churn(5000)\n"
+	    "agent('set system.memory.dump b.vmheap')\n"
+	    "puts \"items=#{ObjectSpace.each_object(Item).count}\"\n";
+	struct vm v;
+	char err[2048], path[700], inc[700], tmpdir[700], dumpdir[700];
+	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-sites"));
+	snprintf(path, sizeof path, "%s/program.rb", v.dir);
+	spec_write_text(path, script);
+	ck_assert_ptr_nonnull(realpath(spec_build("ruby"), inc));
+	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", v.dir);
+	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", v.dir);
+	const char *argv[] = {"ruby", "-C", v.dir, "-I", inc, "-rvmheap_agent",
+			      "program.rb", spec_bin("vmheap-console"), v.dir,
+			      NULL};
+	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT",
+#ifdef VMHEAP_ASAN_RUNTIME
+			     "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
+			     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1",
+#endif
+			     NULL};
+	struct spec_run o;
+	ck_assert_int_eq(spec_run(argv, env, NULL, 120000, &o), 0);
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	ck_assert_msg(strstr(o.out, "items=3000\n") != NULL, "%s", o.out);
+	spec_run_free(&o);
+
+	const char *histo[] = {spec_bin("vmheap-histo"), "--by", "site",
+			       "--format", "pprof", NULL};
+	const char *b[] = {"b.vmheap", NULL};
+	ck_assert_int_eq(tool_to(&v, "b.pb.gz", histo, b, err, sizeof err), 0);
+	gzip_magic(&v, "b.pb.gz");
+	/* the line among the first five by bytes */
+	char *t = pprof(&v, "b.pb.gz", "-top", "-lines", "-nodecount=5", NULL);
+	const char *r = row_of(t, "leak program.rb:11\n");
+	ck_assert_msg(r != NULL, "%s", t);
+	free(t);
+	/* the Items there: exactly ObjectSpace's 3000 */
+	t = pprof(&v, "b.pb.gz", "-top", "-lines", "-sample_index=objects",
+		  "-tagfocus=class=^Item$", NULL);
+	ck_assert_msg(!strncmp(top_row(t), "      3000 ", 11) &&
+			      strstr(top_row(t), "leak program.rb:11\n"),
+		      "%s", t);
+	free(t);
+	t = pprof(&v, "b.pb.gz", "-tags", NULL);
+	ck_assert_msg(strstr(t, ": Item\n") != NULL, "%.3000s", t);
+	free(t);
+
+	/* the diff: the Items at line 11, their Strings at line 8, first */
+	const char *diff[] = {spec_bin("vmheap-diff"), "--by", "site",
+			      "--format", "pprof", NULL};
+	const char *ab[] = {"a.vmheap", "b.vmheap", NULL};
+	ck_assert_int_eq(tool_to(&v, "ab.pb.gz", diff, ab, err, sizeof err),
+			 0);
+	t = pprof(&v, "ab.pb.gz", "-top", "-lines", "-sample_index=objects",
+		  "-tagfocus=class=^Item$", NULL);
+	ck_assert_msg(!strncmp(top_row(t), "      3000 ", 11) &&
+			      strstr(top_row(t), "leak program.rb:11\n"),
+		      "%s", t);
+	free(t);
+	t = pprof(&v, "ab.pb.gz", "-top", "-lines", "-sample_index=objects",
+		  "-tagfocus=class=^String$", NULL);
+	ck_assert_msg(!strncmp(top_row(t), "      3000 ", 11) &&
+			      strstr(top_row(t), "initialize program.rb:8\n"),
+		      "%s", t);
+	free(t);
+	/* by site only, as the text diff */
+	const char *three[] = {"a.vmheap", "b.vmheap", "b.vmheap", NULL};
+	ck_assert_int_eq(tool_to(&v, NULL, diff, three, err, sizeof err), 2);
+	ck_assert_msg(strstr(err, "takes two dumps"), "%s", err);
+}
+END_TEST
+
 /* Wrong uses are said, with the usage status 2 (a dump without a
  * native section: the leaker's test). */
 START_TEST(pprof_needs_a_profile_mode)
@@ -372,7 +476,7 @@ START_TEST(encoder_samples_read_back_exactly)
 	vmheap_strbuf_release(&out);
 	vmheap_pprof_free(p);
 
-	char *t = pprof(&v, "e.pb.gz", "-raw", NULL, NULL);
+	char *t = pprof(&v, "e.pb.gz", "-raw", NULL);
 	/* -raw lists the sample types and each sample's values */
 	ck_assert_msg(strstr(t, "objects/count space/bytes[dflt]") != NULL,
 		      "%s", t);
@@ -387,7 +491,7 @@ START_TEST(encoder_samples_read_back_exactly)
 	ck_assert_msg(strstr(t, "long_nnnnnnnnnnnnnnnnnnnn") != NULL, "%s",
 		      "the 70,000-byte name");
 	free(t);
-	t = pprof(&v, "e.pb.gz", "-comments", NULL, NULL);
+	t = pprof(&v, "e.pb.gz", "-comments", NULL);
 	ck_assert_msg(strstr(t, "a comment") != NULL, "%s", t);
 	free(t);
 
@@ -408,5 +512,6 @@ Suite *vmheap_spec_suite(void)
 	TCase *d = spec_tcase(s, "dumps", 240);
 	tcase_add_test(d, leaker_profiles_name_the_leaking_function);
 	tcase_add_test(d, fiddle_stack_from_c_leaf_to_ruby_line);
+	tcase_add_test(d, sites_by_line_with_class_labels);
 	return s;
 }
