@@ -2,28 +2,38 @@
  * agent-internal.h - private declarations shared by libvmheap-agent's
  * source files.  Nothing here is installed.
  *
- * Who calls whom (an arrow is "calls functions of"; there is no cycle):
+ * Who calls whom (an arrow is "calls functions of"; there is no circle,
+ * and scripts/check-agent-calls.sh, a suite of make check, keeps it so):
  *
- *   server.c    the lifecycle, the loop thread, connections, and the
- *      |        replies still owed to them (it alone sends on a socket)
- *      |-- dispatch.c   one request -> an outcome (ok, error, pending job)
- *      |      `-- vars.c      the variable tree (get / set / list)
- *      |             `-- dump.c    the dump: a long job, its last result
- *      |                    `-- job.c   long jobs: threads, busy, results
- *      |-- job.c        delivers ended jobs' results back to server.c
- *      `-- discovery.c  the discovery file
- *   leaves, used by any of the above: errors.c, frame.c, token.c
- *   (vars.c also reads discovery.c's /proc helpers)
+ *   server.c     the lifecycle (start, stop, fork and exit hooks), the loop
+ *    |-- settings.c   the configuration at start: defaults, checks, dirs
+ *    |-- conn.c       connections and the replies still owed to them (it
+ *    |    |           alone sends on a socket)
+ *    |    |-- job.c        delivers ended jobs' results back to conn.c
+ *    |    `-- dispatch.c   one request -> an outcome (ok, error, pending)
+ *    |         `-- vars.c      the variable tree (get / set / list)
+ *    |              |-- dump.c       the dump: a long job, its last result
+ *    |              |    |-- dump_file.c  target, temporary, publish, sweep
+ *    |              |    |-- fork_guard.c refuses a fork memory cannot take
+ *    |              |    |    `-- fork_cost.c, cgroup.c  estimate, limits
+ *    |              |    `-- walk.c       the walk, stopped or forked
+ *    |              |         `-- child_guard.c, native_dump.c
+ *    |              |-- histogram.c  the live histogram (walk.c's walk)
+ *    |              |-- fork_estimate.c  system.fork_estimate as a job
+ *    |              `-- native_vars.c    the tracker's variables
+ *    `-- discovery.c  the discovery file (and /proc helpers)
+ *   leaves, used by any of the above: errors.c, frame.c, token.c,
+ *   dump_dir.c (the dump directory held by fd), job.c
  *   client.c and config.c serve the client and the host; no file above
  *   calls them.
  *
  * A set that starts a long job (system.memory.dump) does not reply: it
  * returns AGENT_PENDING with the job's handle, dispatch.c passes that on,
- * and server.c records that the connection and request id are owed that
- * job's reply.  When the job ends, job.c wakes server.c, which delivers
+ * and conn.c records that the connection and request id are owed that
+ * job's reply.  When the job ends, job.c wakes conn.c, which delivers
  * the result (agent_jobs_deliver) on the loop thread: it sends the reply,
  * or drops it when the connection has gone meanwhile.  job.c reaches
- * server.c only through the two function pointers it was given (wake and
+ * conn.c only through the two function pointers it was given (wake and
  * the completion callback), so every arrow above stays one-way.
  */
 #ifndef VMHEAP_AGENT_INTERNAL_H
@@ -73,7 +83,7 @@ struct agent_conn;
 /* Before its token is accepted a connection may send frames of at most
  * this many bytes (an auth request is about 50).  When every client slot
  * is taken, a connection without the token makes way for a new one
- * (server.c, drop_oldest_unauthed). */
+ * (conn.c, drop_oldest_unauthed). */
 #define AGENT_PREAUTH_MAX_FRAME 4096u
 /* MessagePack objects in one request, counted before it is decoded. */
 #define AGENT_MAX_REQUEST_OBJECTS 4096u
@@ -83,6 +93,24 @@ struct agent_conn;
 /* snprintf into err (if non-NULL) and return code. */
 int agent_fail(char *err, size_t errlen, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* snprintf for a message that may be cut short (buf non-NULL). */
+void agent_msgf(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* 1 when errno value e means the disk or a limit is full (ENOSPC, EFBIG,
+ * EDQUOT): reported as VMHEAP_ENOSPC. */
+int agent_is_nospace(int e);
+
+/* Seconds on CLOCK_MONOTONIC since *t0. */
+static inline double agent_seconds_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) +
+	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
 
 /* The protocol's code word for an error code ("busy", "exists", ...). */
 const char *agent_code_word(int code);
@@ -122,8 +150,6 @@ size_t agent_native_charge(struct vmheap_native_site *v, size_t n);
  * VM, also from a forked child) and this process's mallinfo2.  0, or -1
  * when /proc cannot be read (rss is then 0). */
 int agent_process_memory(pid_t pid, struct vmheap_process_memory *m);
-/* vars.c: a bool from true/false, 0/1, yes/no, on/off; -1 if none. */
-int agent_want_bool(const msgpack_object *o, int *out);
 
 /* ------------------------------------------------------------- frame.c */
 
@@ -168,6 +194,10 @@ void frame_pack_str(msgpack_packer *pk, const char *s);
 /* Copy a msgpack string object into buf (NUL-terminated); -1 if it is
  * not a string, is too long, or holds a NUL byte. */
 int frame_copy_str(const msgpack_object *o, char *buf, size_t buflen);
+
+/* A bool from true/false, 0/1, yes/no, on/off (any case): 0 with *out
+ * set, or -1 if the value is none of them. */
+int agent_want_bool(const msgpack_object *o, int *out);
 
 /* ------------------------------------------------------------- token.c */
 
@@ -294,6 +324,46 @@ int agent_dump_start(struct vmheap_agent *a, const char *path, uint64_t *job,
 /* 1 while a dump runs. */
 int agent_dump_running(struct vmheap_agent *a);
 
+/* Run a dump synchronously (a dump job's body). */
+void agent_dump_run(struct vmheap_agent *a, const char *path,
+		    struct agent_dump_result *res);
+
+/* The last successful dump's result: 1 with *out set, or 0 if none. */
+int agent_dump_last(struct vmheap_agent *a, struct agent_dump_result *out);
+
+/* --------------------------------------------------------- dump_file.c */
+
+/*
+ * Open the directory that will hold the dump of `path` (as the client
+ * sent it, absolute inside the dump directory or relative to it), each
+ * component without following symbolic links and refusing "..": its fd
+ * (the caller closes it), with the file's last component in *name
+ * (pointing into rel[rellen], a copy of the path) and res->path the
+ * plain absolute name of the file.  -1 with res->code and res->message
+ * (VMHEAP_AGENT_EPATH, VMHEAP_AGENT_ESYS) when the path is refused.
+ */
+int agent_dump_target(struct vmheap_agent *a, const char *path, char *rel,
+		      size_t rellen, const char **name,
+		      struct agent_dump_result *res);
+
+/*
+ * Sweep the dump's directory (dfd), then create the dump's temporary
+ * file there (O_EXCL, mode 0600; its name, with this process's pid and
+ * start time, in tmp[tmplen]): its fd, or -1 with res->code and
+ * res->message set.
+ */
+int agent_dump_tmp_create(struct vmheap_agent *a, int dfd, char *tmp,
+			  size_t tmplen, struct agent_dump_result *res);
+
+/*
+ * Close fd and give the temporary file `tmp` its name `name` in dfd
+ * without replacing a file (vmheap_file_publish), then fsync dfd.  0, or
+ * -1 with res->code (VMHEAP_AGENT_EEXIST: the name appeared meanwhile)
+ * and res->message; the temporary is then the caller's to remove.
+ */
+int agent_dump_publish(int dfd, int fd, const char *tmp, const char *name,
+		       struct agent_dump_result *res);
+
 /*
  * Does a file name in a dump directory name the temporary file of a dead
  * writer?  1 when it is ".vmheap-dump.<pid>-<start>.<hex>.tmp" and no
@@ -310,9 +380,70 @@ int agent_tmp_writer_gone(const char *name);
  */
 void agent_dump_sweep(struct vmheap_agent *a, int dfd);
 
+/* -------------------------------------------------------- fork_guard.c */
+
 /* The MemAvailable a fork dump needs now, in bytes (0: never refused):
  * config.dump.fork_min_free, or AGENT_FORK_RSS_PERCENT of the RSS. */
 long long agent_fork_min_free(struct vmheap_agent *a);
+
+/*
+ * The fork guard: 1 with res->code and res->message set (a refusal that
+ * says what applied and what to do) when the memory a fork may take
+ * (agent_mem_limit) is below what a fork walk with config.dump.gc `gc`
+ * would copy: config.dump.fork_min_free when set; in auto, at most the
+ * RSS, and below it the estimate of fork_cost.c.  0: go ahead.
+ */
+int agent_fork_refused(struct vmheap_agent *a, int gc,
+		       struct agent_dump_result *res);
+
+/* -------------------------------------------------------------- walk.c */
+
+/* Read len bytes from fd (retrying on EINTR): how many were read, fewer
+ * at end of file or on an error. */
+ssize_t agent_read_full(int fd, void *buf, size_t len);
+
+/*
+ * Fill the writer options that come from the host and the VM (name,
+ * version, pid, kind names, and whether its walk writes names and sites),
+ * the same for every walk into a writer: a dump's and the live
+ * histogram's.
+ */
+struct vmheap_writer_options;
+void agent_writer_options(const struct vmheap_agent *a,
+			  struct vmheap_writer_options *opt);
+
+/*
+ * What a walk other than a dump does (agent_walk_with): run on the
+ * VM's safe point or in its forked child, it may call the host's
+ * walk_heap and writes its result into fd.  Returns 0, or a negative
+ * code with a message in err.
+ */
+typedef int (*agent_walk_body_fn)(struct vmheap_agent *a, int fd, void *arg,
+				  char *err, size_t errlen);
+
+/*
+ * Run body(a, fd, arg) as a dump runs its walk: in a forked child of the
+ * VM (forked != 0: refused as a fork dump is while MemAvailable is below
+ * what the child may copy; after prepare_child(gc), killed after
+ * config.dump.timeout; fd is then fsync'd, so a regular file or memfd)
+ * or inside run_stopped.  Returns 0, or a negative code with a message.
+ * A job's thread.
+ */
+int agent_walk_with(struct vmheap_agent *a, int fd, int forked, int gc,
+		    agent_walk_body_fn body, void *arg, char *err,
+		    size_t errlen);
+
+/*
+ * A dump's walk: the whole heap written into fd (with the tracker's
+ * native section when it is on) with the writer flags `flags`, in a
+ * forked child of the VM (forked != 0, after prepare_child(gc); no fork
+ * guard here: the caller's) or inside run_stopped.  Returns 0 with the
+ * objects and bytes written, or a negative code with a message in err.
+ * fd is fsync'd by a forked child only.  A job's thread.
+ */
+int agent_walk_dump(struct vmheap_agent *a, int fd, int forked, int gc,
+		    uint32_t flags, uint64_t *objects, uint64_t *bytes,
+		    char *err, size_t errlen);
 
 /* --------------------------------------------------------- fork_cost.c */
 
@@ -351,10 +482,6 @@ struct agent_fork_estimate {
 	struct agent_mem_limit limit; /* what a fork may take now */
 };
 
-/* MemAvailable of /proc/meminfo in bytes, or -1; the environment's
- * VMHEAP_AGENT_TEST_MEM_AVAILABLE (bytes) pretends, for tests of the
- * guard (PROTOCOL.md). */
-long long agent_mem_available(void);
 
 /* Minor page faults of process `pid` (0: this one), from /proc, or -1. */
 long long agent_minor_faults(pid_t pid);
@@ -374,9 +501,6 @@ void agent_fork_record(struct vmheap_agent *a, int gc, double seconds,
 		       long long rss, long long child_faults,
 		       long long parent_faults);
 
-/* Copy the dump directory (a->dump_dir, under a->lock). */
-void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
-
 /* ----------------------------------------------------- fork_estimate.c */
 
 /* Start `get system.fork_estimate` as a long job (its own thread):
@@ -387,6 +511,10 @@ int agent_fork_estimate_start(struct vmheap_agent *a, uint64_t *job,
 
 /* ------------------------------------------------------------ cgroup.c */
 
+/* MemAvailable of /proc/meminfo in bytes, or -1; the environment's
+ * VMHEAP_AGENT_TEST_MEM_AVAILABLE (bytes) pretends, for tests of the
+ * guard (PROTOCOL.md). */
+long long agent_mem_available(void);
 
 /*
  * Fill *m: MemAvailable (agent_mem_available, with its test hook), and
@@ -440,50 +568,9 @@ void agent_dump_dir_set(struct vmheap_agent *a, int dfd, const char *real);
 int agent_dump_dir_open(struct vmheap_agent *a, char *name, char *where,
 			size_t len);
 
-/* The last successful dump's result: 1 with *out set, or 0 if none. */
-int agent_dump_last(struct vmheap_agent *a, struct agent_dump_result *out);
+/* Copy the dump directory (a->dump_dir, under a->lock). */
+void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len);
 
-/* Seconds on CLOCK_MONOTONIC since *t0. */
-double agent_seconds_since(const struct timespec *t0);
-
-/* Read len bytes from fd (retrying on EINTR): how many were read, fewer
- * at end of file or on an error. */
-ssize_t agent_read_full(int fd, void *buf, size_t len);
-
-/*
- * Fill the writer options that come from the host and the VM (name,
- * version, pid, kind names, and whether its walk writes names and sites),
- * the same for every walk into a writer: a dump's and the live
- * histogram's.
- */
-struct vmheap_writer_options;
-void agent_writer_options(const struct vmheap_agent *a,
-			  struct vmheap_writer_options *opt);
-
-/* Run a dump synchronously (a dump job's body). */
-void agent_dump_run(struct vmheap_agent *a, const char *path,
-		    struct agent_dump_result *res);
-
-/*
- * What a walk other than a dump does (agent_walk_with): run on the
- * VM's safe point or in its forked child, it may call the host's
- * walk_heap and writes its result into fd.  Returns 0, or a negative
- * code with a message in err.
- */
-typedef int (*agent_walk_body_fn)(struct vmheap_agent *a, int fd, void *arg,
-				  char *err, size_t errlen);
-
-/*
- * Run body(a, fd, arg) as a dump runs its walk: in a forked child of the
- * VM (forked != 0: refused as a fork dump is while MemAvailable is below
- * what the child may copy; after prepare_child(gc), killed after
- * config.dump.timeout; fd is then fsync'd, so a regular file or memfd)
- * or inside run_stopped.  Returns 0, or a negative code with a message.
- * A job's thread.
- */
-int agent_walk_with(struct vmheap_agent *a, int fd, int forked, int gc,
-		    agent_walk_body_fn body, void *arg, char *err,
-		    size_t errlen);
 
 /* ------------------------------------------------------- histogram.c */
 
@@ -530,7 +617,7 @@ int agent_var_list(struct vmheap_agent *a, const char *prefix,
 
 /* ---------------------------------------------------------- dispatch.c */
 
-/* What to answer one request with; server.c sends it. */
+/* What to answer one request with; conn.c sends it. */
 struct agent_outcome {
 	enum {
 		AGENT_OUTCOME_OK,      /* [id, "ok", value] */
@@ -557,10 +644,55 @@ void agent_dispatch(struct vmheap_agent *a, int *authed,
 /* Free what an outcome holds. */
 void agent_outcome_release(struct agent_outcome *out);
 
-/* ------------------------------------------------------------ server.c */
+/* ---------------------------------------------------------- settings.c */
 
-struct agent_conn; /* a client connection (server.c's own) */
-struct agent_owed; /* a reply owed to a connection (server.c's own) */
+/*
+ * Set up the agent `a` (allocated and zeroed by vmheap_agent_start, its
+ * lock, pid and fds initialized) from cfg and host: the defaults for what
+ * cfg leaves out, the checks of vmheap_agent_start's documentation (a
+ * loopback address, max_clients), the dump directory (probed when cfg
+ * names it) and the discovery directory, both opened and held, the token,
+ * and a first sweep of the dump directory.  0, or a negative code with a
+ * message in err; what was opened is then closed with the agent.
+ */
+int agent_configure(struct vmheap_agent *a,
+		    const struct vmheap_agent_config *cfg,
+		    const struct vmheap_agent_host *host, char *err,
+		    size_t errlen);
+
+/* -------------------------------------------------------------- conn.c */
+
+struct agent_conn; /* a client connection (conn.c's own) */
+struct agent_owed; /* a reply owed to a connection (conn.c's own) */
+struct agent_job_result;
+struct sockaddr;
+
+/* The listener's callback (libevent's evconnlistener_cb): take the new
+ * connection fd, or refuse it (or make way for it) under a flood. */
+void agent_conn_accept(struct evconnlistener *l, int fd, struct sockaddr *sa,
+		       int socklen, void *arg);
+
+/* The events of the loop (libevent's event_callback_fn, arg the agent):
+ * deliver the results of ended jobs (jobs_ev); malloc_trim after
+ * connections closed (trim_ev). */
+void agent_conn_jobs_cb(int fd, short what, void *arg);
+void agent_conn_trim_cb(int fd, short what, void *arg);
+
+/* The job registry's wake (any thread: activates jobs_ev) and completion
+ * callback (loop thread: sends a job's result to the connection owed it,
+ * or drops it when that connection has gone). */
+void agent_conn_jobs_wake(void *arg);
+void agent_conn_job_done(void *arg, uint64_t job,
+			 const struct agent_job_result *res);
+
+/* At stop, on the loop thread: write what every connection still has
+ * queued, waiting at most STOP_FLUSH_MS (conn.c) in all. */
+void agent_conns_flush(struct vmheap_agent *a);
+
+/* Close and free every connection (the loop has ended). */
+void agent_conns_free(struct vmheap_agent *a);
+
+/* ------------------------------------------------------------ server.c */
 
 struct vmheap_agent {
 	pid_t pid;	  /* the process that started the agent */

@@ -1,7 +1,7 @@
 /*
  * cgroup.c - how much memory a fork may take: the tightest of the
  * system's MemAvailable and the limits of the memory cgroups the process
- * is in (its own and every ancestor), for the fork guard (dump.c) and
+ * is in (its own and every ancestor), for the fork guard (fork_guard.c) and
  * system.fork_estimate.
  *
  * In a container the host's MemAvailable says nothing of the container's
@@ -33,6 +33,40 @@
 #include <string.h>
 
 #include "agent-internal.h"
+
+/* A "Name:   N kB" figure of /proc/meminfo in bytes, or -1. */
+static long long meminfo_bytes(const char *name)
+{
+	char line[256];
+	long long kb = -1;
+	size_t nl = strlen(name);
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, nl) && line[nl] == ':') {
+			kb = strtoll(line + nl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+long long agent_mem_available(void)
+{
+	const char *fake = getenv("VMHEAP_AGENT_TEST_MEM_AVAILABLE");
+	char *end;
+	long long v;
+
+	if (fake && *fake) {
+		errno = 0;
+		v = strtoll(fake, &end, 10);
+		if (!errno && !*end && v >= 0)
+			return v;
+	}
+	return meminfo_bytes("MemAvailable");
+}
 
 /* Read the number in dir/name: 0 with *v set, 1 for "max" (no limit),
  * -1 if missing or not a number. */

@@ -1,7 +1,7 @@
 /*
  * dispatch.c - one decoded request: check its shape, enforce auth, and
  * route get / set / list to the variable tree.  It decides the answer
- * (an agent_outcome) and leaves sending it to server.c.
+ * (an agent_outcome) and leaves sending it to conn.c.
  */
 #include <stdio.h>
 #include <string.h>

@@ -122,3 +122,10 @@ int agent_dump_dir_open(struct vmheap_agent *a, char *name, char *where,
 		snprintf(where, len, "%s", buf);
 	return dfd;
 }
+
+void agent_dump_dir(struct vmheap_agent *a, char *buf, size_t len)
+{
+	pthread_mutex_lock(&a->lock);
+	snprintf(buf, len, "%s", a->dump_dir);
+	pthread_mutex_unlock(&a->lock);
+}

@@ -1,6 +1,7 @@
 /*
  * errors.c - names of the agent's error codes and their protocol words.
  */
+#include <errno.h>
 #include <stdio.h>
 
 #include "agent-internal.h"
@@ -99,4 +100,18 @@ int agent_fail(char *err, size_t errlen, int code, const char *fmt, ...)
 		va_end(ap);
 	}
 	return code;
+}
+
+void agent_msgf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+int agent_is_nospace(int e)
+{
+	return e == ENOSPC || e == EFBIG || e == EDQUOT;
 }

@@ -8,7 +8,7 @@
  * registry and the owner is woken; the owner then calls
  * agent_jobs_deliver() on its own thread, which hands each result to the
  * completion callback.  The registry knows nothing of connections: who
- * is owed a reply is the owner's business (server.c).
+ * is owed a reply is the owner's business (conn.c).
  */
 #include <signal.h>
 #include <stdio.h>

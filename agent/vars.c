@@ -29,36 +29,6 @@ struct var {
 
 /* ---------------------------------------------------------- coercion */
 
-/* A bool from true/false, 0/1, or the strings a person types. */
-int agent_want_bool(const msgpack_object *o, int *out)
-{
-	static const char *const yes[] = {"true", "yes", "on", "1"};
-	static const char *const no[] = {"false", "no", "off", "0"};
-	char s[8];
-
-	if (o->type == MSGPACK_OBJECT_BOOLEAN) {
-		*out = o->via.boolean;
-		return 0;
-	}
-	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= 1) {
-		*out = (int)o->via.u64;
-		return 0;
-	}
-	if (frame_copy_str(o, s, sizeof(s)) == 0) {
-		for (int i = 0; i < 4; i++) {
-			if (!strcasecmp(s, yes[i])) {
-				*out = 1;
-				return 0;
-			}
-			if (!strcasecmp(s, no[i])) {
-				*out = 0;
-				return 0;
-			}
-		}
-	}
-	return -1;
-}
-
 /* ---------------------------------------------------------- getters */
 
 static int host_get(struct vmheap_agent *a, const char *name,

@@ -197,5 +197,10 @@ uint32_t graph_root_name_code(const vmheap_graph *g, size_t k);
 int graph_code_is_stack(const vmheap_graph *g, uint32_t code);
 int graph_edge_is_stack(const vmheap_graph *g, uint32_t k);
 int graph_class_is_internal(const vmheap_graph *g, uint32_t c);
+/* 1 when the reference at fwd position k has a text name that is not an
+ * element's (no '[' key, no index) nor a stack's: "local messages of
+ * <main> (app.rb)", "@store".  Such a reference held by an internal
+ * object is not costly. */
+int graph_edge_is_named_field(const vmheap_graph *g, uint32_t k);
 
 #endif /* VMHEAP_GRAPH_INTERNAL_H */

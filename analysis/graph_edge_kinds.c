@@ -36,6 +36,18 @@ int graph_edge_is_stack(const vmheap_graph *g, uint32_t k)
 	return g->edge_name && graph_code_is_stack(g, g->edge_name[k]);
 }
 
+int graph_edge_is_named_field(const vmheap_graph *g, uint32_t k)
+{
+	uint32_t code = g->edge_name ? g->edge_name[k] : GRAPH_NAME_NONE;
+	const struct graph_name *x;
+
+	if (code == GRAPH_NAME_NONE || (code & GRAPH_NAME_INDEX))
+		return 0;
+	x = &g->name_table[code - 1];
+	return x->value > 0 && x->has_text && x->len &&
+	       g->names[x->off] != '[' && !graph_code_is_stack(g, code);
+}
+
 int graph_class_is_internal(const vmheap_graph *g, uint32_t c)
 {
 	const struct graph_class *x = &g->classes[c];

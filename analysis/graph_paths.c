@@ -69,8 +69,9 @@ static size_t first_root_of(const vmheap_graph *g, uint32_t v)
 }
 
 /* Seeds of the next layer of the explaining paths: objects first reached
- * by a reference that costs (a stack reference, one held by an internal
- * object, a stack root), in the order of their lengths. */
+ * by a reference that costs (a stack reference, an unnamed or element
+ * reference held by an internal object, a stack root), in the order of
+ * their lengths. */
 struct seed {
 	uint32_t object, parent, edge, len;
 };
@@ -124,7 +125,9 @@ static int expand(struct search *s, uint32_t v, uint32_t len)
 		uint32_t w = g->fwd[k];
 		if (s->parent[w] != VMHEAP_GRAPH_NONE)
 			continue;
-		if (s->ranked && (internal || graph_edge_is_stack(g, k))) {
+		if (s->ranked &&
+		    (graph_edge_is_stack(g, k) ||
+		     (internal && !graph_edge_is_named_field(g, k)))) {
 			if (seed_push(&s->next, w, v, k, len + 1) < 0)
 				return VMHEAP_ENOMEM;
 		} else {

@@ -28,70 +28,8 @@
 #include <string.h>
 
 #include "analysis-internal.h"
+#include "identity-internal.h"
 #include "vmheap_analysis.h"
-
-/* Tags of the pair tables' keys (key, key2): pass B counts objects and
- * bytes per (NEW class id, OLD class id); pass R counts references per
- * (target class index, referrer class id or root kind string id). */
-#define PAIR_PRESENT 1u /* key2 is the OLD class id */
-#define PAIR_ROOT 2u	/* key2 is a root's kind string id */
-
-enum pass { PASS_OLD, PASS_NEW, PASS_TARGETS, PASS_REFS };
-
-struct pending_ref {
-	uint64_t referrer; /* id of an object continued in MORE_REFS */
-	uint64_t tidx;
-	uint64_t count;
-};
-
-struct string_rec {
-	uint64_t id;
-	char *text;
-};
-
-/* An object waiting for its table lookup (whose slot is being fetched). */
-struct pending_obj {
-	uint64_t id, class_id, bytes;
-};
-
-#define LOOKAHEAD 16
-
-struct id_class {
-	uint64_t id, class_id;
-};
-
-struct thread_state {
-	struct vmheap_block_cursor cur;
-	int cur_ready;
-	struct id_class *olds; /* A: OLD's objects */
-	size_t nolds, olds_cap;
-	struct pending_obj ring[LOOKAHEAD]; /* B, T: lookups in flight */
-	unsigned ring_head, ring_count;
-	struct vmheap_idmap ids; /* T: id -> tidx */
-	struct vmheap_map pairs; /* B: classes; R: (tidx, referrer) */
-	struct vmheap_idmap big; /* R: id -> class of objects whose
-			    references may continue */
-	struct pending_ref *pending;
-	size_t npending, pending_cap;
-	struct string_rec *strings;
-	size_t nstrings, strings_cap;
-	char pad[64];
-};
-
-struct ident {
-	const struct vmheap_identity_options *o;
-	enum pass pass;
-	unsigned threads;
-	struct thread_state *ts;
-	vmheap_census *census;		   /* fed in A and B */
-	struct vmheap_idmap old_ids;	   /* after A: OLD id -> class id */
-	struct vmheap_map targets_by_pair; /* T: (new, old, flag) -> tidx */
-	struct vmheap_idmap targets;	   /* R: target id -> tidx */
-	uint64_t *filter; /* R: one bit per hashed target id (a Bloom filter
-			     with one hash): most references miss it, and
-			     it fits in a cache where the table does not */
-	uint64_t filter_mask;
-};
 
 static inline int old_class(const struct ident *x, uint64_t id, uint64_t *cid)
 {
@@ -418,277 +356,6 @@ static int reopen(vmheap_reader **r, const char *path, char *err, size_t errsz)
 	return rc;
 }
 
-/* Is the pair of pass B a new object's (by name)?  Sets *name. */
-static int pair_is_new(struct vmheap_identity_result *res,
-		       const struct vmheap_map_slot *s, const char **name)
-{
-	*name = vmheap_census_class_name(res->new_census, s->key);
-	if (!*name)
-		return -1;
-	if (!(s->tag & PAIR_PRESENT))
-		return 1;
-	const char *old = vmheap_census_class_name(res->old_census, s->key2);
-	if (!old)
-		return -1;
-	return strcmp(old, *name) != 0;
-}
-
-static int by_name(const void *pa, const void *pb)
-{
-	const struct vmheap_new_class *a = pa, *b = pb;
-	return strcmp(a->name, b->name);
-}
-
-static int news_by_count(const void *pa, const void *pb)
-{
-	const struct vmheap_new_class *a = pa, *b = pb;
-	if (a->count != b->count)
-		return a->count < b->count ? 1 : -1;
-	return strcmp(a->name, b->name);
-}
-
-static int news_by_bytes(const void *pa, const void *pb)
-{
-	const struct vmheap_new_class *a = pa, *b = pb;
-	if (a->bytes != b->bytes)
-		return a->bytes < b->bytes ? 1 : -1;
-	return strcmp(a->name, b->name);
-}
-
-/* The new objects per class name, from pass B's pairs. */
-static int collect_news(const struct vmheap_identity_options *o,
-			struct ident *x, struct vmheap_identity_result *res)
-{
-	size_t n = 0, cap = 0;
-	struct vmheap_new_class *v = NULL;
-	const char *name;
-
-	for (unsigned t = 0; t < x->threads; t++) {
-		struct vmheap_map *m = &x->ts[t].pairs;
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->slots[i].used)
-				continue;
-			int isnew = pair_is_new(res, &m->slots[i], &name);
-			if (isnew < 0)
-				goto nomem;
-			if (!isnew)
-				continue;
-			if (n == cap) {
-				struct vmheap_new_class *g =
-				    vmheap_array_grow(v, &cap, sizeof(*g), 64);
-				if (!g)
-					goto nomem;
-				v = g;
-			}
-			v[n++] = (struct vmheap_new_class){name, m->slots[i].a,
-							   m->slots[i].b};
-			res->new_objects += m->slots[i].a;
-			res->new_bytes += m->slots[i].b;
-		}
-	}
-	/* merge rows of the same name (several class ids, or threads) */
-	if (n)
-		qsort(v, n, sizeof(*v), by_name);
-	size_t kept = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (kept && !strcmp(v[kept - 1].name, v[i].name)) {
-			v[kept - 1].count += v[i].count;
-			v[kept - 1].bytes += v[i].bytes;
-		} else {
-			v[kept++] = v[i];
-		}
-	}
-	if (kept && o->sort != VMHEAP_SORT_NAME)
-		qsort(v, kept, sizeof(*v),
-		      o->sort == VMHEAP_SORT_BYTES ? news_by_bytes
-						   : news_by_count);
-	res->news = v;
-	res->nnews = kept;
-	return 0;
-nomem:
-	free(v);
-	return VMHEAP_ENOMEM;
-}
-
-/* Map every new-object pair of a top class to that class's index. */
-static int build_target_pairs(struct ident *x,
-			      struct vmheap_identity_result *res, size_t ntop)
-{
-	const char *name;
-
-	for (unsigned t = 0; t < x->threads; t++) {
-		struct vmheap_map *m = &x->ts[t].pairs;
-		for (size_t i = 0; i < m->cap; i++) {
-			struct vmheap_map_slot *s = &m->slots[i];
-			if (!s->used)
-				continue;
-			int isnew = pair_is_new(res, s, &name);
-			if (isnew < 0)
-				return VMHEAP_ENOMEM;
-			if (!isnew)
-				continue;
-			for (size_t k = 0; k < ntop; k++) {
-				if (strcmp(res->news[k].name, name))
-					continue;
-				struct vmheap_map_slot *d =
-				    vmheap_map_upsert(&x->targets_by_pair,
-						      s->key, s->key2, s->tag);
-				if (!d)
-					return VMHEAP_ENOMEM;
-				d->a = k; /* the class's index in news */
-				break;
-			}
-		}
-		vmheap_map_release(m);
-	}
-	return 0;
-}
-
-struct retainer_entry {
-	uint64_t tidx;
-	const char *name;
-	uint64_t references;
-};
-
-static int entry_by_target_name(const void *pa, const void *pb)
-{
-	const struct retainer_entry *a = pa, *b = pb;
-	if (a->tidx != b->tidx)
-		return a->tidx < b->tidx ? -1 : 1;
-	return strcmp(a->name, b->name);
-}
-
-static int retainer_by_refs(const void *pa, const void *pb)
-{
-	const struct vmheap_retainer *a = pa, *b = pb;
-	if (a->references != b->references)
-		return a->references < b->references ? 1 : -1;
-	return strcmp(a->name, b->name);
-}
-
-static const char *root_label(struct ident *x,
-			      struct vmheap_identity_result *res,
-			      uint64_t string_id)
-{
-	const char *kind = NULL;
-	for (unsigned t = 0; t < x->threads && !kind; t++)
-		for (size_t i = 0; i < x->ts[t].nstrings; i++)
-			if (x->ts[t].strings[i].id == string_id) {
-				kind = x->ts[t].strings[i].text;
-				break;
-			}
-	char **no = realloc(res->owned_names, (res->nowned + 1) * sizeof(*no));
-	if (!no)
-		return NULL;
-	res->owned_names = no;
-	size_t len = (kind ? strlen(kind) : 0) + 16;
-	char *label = malloc(len);
-	if (!label)
-		return NULL;
-	if (kind && *kind)
-		snprintf(label, len, "<root %s>", kind);
-	else
-		snprintf(label, len, "<root>");
-	res->owned_names[res->nowned++] = label;
-	return label;
-}
-
-static const char *referrer_of_pending(struct ident *x,
-				       struct vmheap_identity_result *res,
-				       uint64_t referrer)
-{
-	uint64_t cid;
-	for (unsigned t = 0; t < x->threads; t++)
-		if (vmheap_idmap_get(&x->ts[t].big, referrer, &cid))
-			return vmheap_census_class_name(res->new_census, cid);
-	return "<unknown referrer>";
-}
-
-static int push_entry(struct retainer_entry **v, size_t *n, size_t *cap,
-		      struct retainer_entry e)
-{
-	if (!e.name)
-		return VMHEAP_ENOMEM;
-	if (*n == *cap) {
-		struct retainer_entry *g =
-		    vmheap_array_grow(*v, cap, sizeof(*g), 64);
-		if (!g)
-			return VMHEAP_ENOMEM;
-		*v = g;
-	}
-	(*v)[(*n)++] = e;
-	return 0;
-}
-
-/* Turn pass R's counts into res->retained. */
-static int collect_retainers(struct ident *x,
-			     struct vmheap_identity_result *res, size_t ntop)
-{
-	struct retainer_entry *v = NULL;
-	size_t n = 0, cap = 0;
-	int rc = VMHEAP_ENOMEM;
-
-	res->retained = calloc(ntop ? ntop : 1, sizeof(*res->retained));
-	if (!res->retained)
-		return VMHEAP_ENOMEM;
-	res->nretained = ntop;
-	for (size_t k = 0; k < ntop; k++)
-		res->retained[k].cls = res->news[k];
-
-	for (unsigned t = 0; t < x->threads; t++) {
-		struct thread_state *ts = &x->ts[t];
-		for (size_t i = 0; i < ts->pairs.cap; i++) {
-			struct vmheap_map_slot *s = &ts->pairs.slots[i];
-			if (!s->used)
-				continue;
-			const char *name = s->tag & PAIR_ROOT
-					       ? root_label(x, res, s->key2)
-					       : vmheap_census_class_name(
-						     res->new_census, s->key2);
-			if (push_entry(
-				&v, &n, &cap,
-				(struct retainer_entry){s->key, name, s->a}))
-				goto out;
-		}
-		for (size_t i = 0; i < ts->npending; i++) {
-			struct pending_ref *p = &ts->pending[i];
-			const char *name =
-			    referrer_of_pending(x, res, p->referrer);
-			if (push_entry(&v, &n, &cap,
-				       (struct retainer_entry){p->tidx, name,
-							       p->count}))
-				goto out;
-		}
-	}
-	if (n)
-		qsort(v, n, sizeof(*v), entry_by_target_name);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		uint64_t sum = 0;
-		while (j < n && v[j].tidx == v[i].tidx &&
-		       !strcmp(v[j].name, v[i].name))
-			sum += v[j++].references;
-		struct vmheap_retained *r = &res->retained[v[i].tidx];
-		struct vmheap_retainer *nr =
-		    realloc(r->retainers, (r->nretainers + 1) * sizeof(*nr));
-		if (!nr)
-			goto out;
-		r->retainers = nr;
-		r->retainers[r->nretainers++] =
-		    (struct vmheap_retainer){v[i].name, sum};
-		i = j;
-	}
-	for (size_t k = 0; k < ntop; k++)
-		if (res->retained[k].nretainers)
-			qsort(res->retained[k].retainers,
-			      res->retained[k].nretainers,
-			      sizeof(struct vmheap_retainer), retainer_by_refs);
-	rc = 0;
-out:
-	free(v);
-	return rc;
-}
-
 static int retainers(struct ident *x, vmheap_reader **new_r,
 		     const char *new_path, struct vmheap_identity_result *res,
 		     char *err, size_t errsz)
@@ -700,7 +367,7 @@ static int retainers(struct ident *x, vmheap_reader **new_r,
 		ntop = res->nnews;
 	if (!ntop)
 		return 0; /* no new objects: nothing retains any */
-	if ((rc = build_target_pairs(x, res, ntop)) < 0)
+	if ((rc = vmheap_identity_target_pairs(x, res, ntop)) < 0)
 		goto nomem;
 
 	/* T: the ids of the new objects of the top classes */
@@ -732,7 +399,7 @@ static int retainers(struct ident *x, vmheap_reader **new_r,
 	x->pass = PASS_REFS;
 	if ((rc = scan(x, *new_r, VMHEAP_IDENTITY_NEW, err, errsz)) < 0)
 		return rc;
-	if ((rc = collect_retainers(x, res, ntop)) < 0)
+	if ((rc = vmheap_identity_collect_retainers(x, res, ntop)) < 0)
 		goto nomem;
 	return 0;
 nomem:
@@ -797,7 +464,7 @@ int vmheap_identity_diff(vmheap_reader *old_r, vmheap_reader **new_r,
 	if ((rc = census_pass(&x, *new_r, VMHEAP_IDENTITY_NEW, &res->new_census,
 			      PASS_NEW, err, errsz)) < 0)
 		goto out;
-	if ((rc = collect_news(o, &x, res)) < 0) {
+	if ((rc = vmheap_identity_collect_news(o, &x, res)) < 0) {
 		snprintf(err, errsz, "out of memory");
 		goto out;
 	}

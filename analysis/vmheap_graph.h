@@ -339,7 +339,9 @@ VMHEAP_EXPORT int vmheap_graph_class_retained(vmheap_graph *g,
  * or "stack of ...", or a root record of a stack kind: stack,
  * machine_context, java_frame, jni_local, native_stack) or is a
  * reference held by a VM-internal object (a class name in angle
- * brackets: "<imemo:env>", "<hidden-array>").
+ * brackets: "<imemo:env>", "<hidden-array>") that has no name of its own
+ * (none, an element index or hash key): an environment's "local messages
+ * of <main> (app.rb)" is a name a person can act on, and is free.
  *
  *  VMHEAP_GRAPH_PATHS_EXPLAINING  (the default) the path with the fewest
  *      costly steps, then the fewest references: a path of named

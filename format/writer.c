@@ -25,37 +25,9 @@
 #include "crc32c-internal.h"
 #include "format-internal.h"
 #include "mpwriter-internal.h"
+#include "writer-internal.h"
 
-struct vmheap_writer {
-	int fd;
-	int err;      /* sticky error code, 0 if none */
-	int finished; /* finish() ran (successfully or not) */
-	int nomem;    /* the packer's append callback ran out of memory */
-	int native;   /* opened for a native section; 2 once it is written */
-	int edge_names; /* opened for edge and root names (1.1) */
-	int sites;	/* opened for allocation sites (1.1) */
-	char errmsg[512];
-
-	/* Pending output: buf[0..blk_start) is ready to be written, then the
-	 * current block: a 16-byte header slot and its payload so far. */
-	uint8_t *buf;
-	size_t len, cap;
-	size_t blk_start;
-	uint32_t blk_records;
-	uint64_t prev_id; /* object id delta state; 0 at each block start */
-	uint32_t block_bytes;
-
-	uint64_t written; /* bytes written to fd */
-	uint64_t *blk_offsets;
-	size_t blk_cap;
-	struct vmheap_totals totals;
-	msgpack_packer pk;
-};
-
-static void set_error(vmheap_writer *w, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_error(vmheap_writer *w, int code, const char *fmt, ...)
+void vmheap_writer_set_error(vmheap_writer *w, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -119,13 +91,14 @@ static int write_all(vmheap_writer *w, const uint8_t *p, size_t n)
 				continue;
 			}
 			if (e == ENOSPC || e == EFBIG || e == EDQUOT)
-				set_error(w, VMHEAP_ENOSPC,
-					  "no room for the dump at byte offset "
-					  "%llu: %s",
-					  (unsigned long long)w->written,
-					  strerror(e));
+				vmheap_writer_set_error(
+				    w, VMHEAP_ENOSPC,
+				    "no room for the dump at byte offset "
+				    "%llu: %s",
+				    (unsigned long long)w->written,
+				    strerror(e));
 			else
-				set_error(
+				vmheap_writer_set_error(
 				    w, VMHEAP_EIO,
 				    "write failed at byte offset %llu: %s",
 				    (unsigned long long)w->written,
@@ -140,8 +113,8 @@ static int write_all(vmheap_writer *w, const uint8_t *p, size_t n)
 }
 
 /* Fill in a section header at buf[at] for the payload that follows it. */
-static void seal_section(vmheap_writer *w, size_t at, const char *tag,
-			 uint32_t records)
+void vmheap_writer_seal_section(vmheap_writer *w, size_t at, const char *tag,
+				uint32_t records)
 {
 	uint8_t *h = w->buf + at;
 	uint32_t plen = (uint32_t)(w->len - at - VMHEAP_SECTION_HEADER_LEN);
@@ -156,7 +129,7 @@ static void seal_section(vmheap_writer *w, size_t at, const char *tag,
 }
 
 /* Open a section: reserve its header slot; returns the slot's index. */
-static int begin_section(vmheap_writer *w, size_t *at)
+int vmheap_writer_begin_section(vmheap_writer *w, size_t *at)
 {
 	if (reserve(w, VMHEAP_SECTION_HEADER_LEN) < 0)
 		return -1;
@@ -165,17 +138,18 @@ static int begin_section(vmheap_writer *w, size_t *at)
 	return 0;
 }
 
-static int out_of_memory(vmheap_writer *w)
+int vmheap_writer_out_of_memory(vmheap_writer *w)
 {
-	set_error(w, VMHEAP_ENOMEM,
-		  "out of memory while buffering the dump at byte offset %llu",
-		  (unsigned long long)(w->written + w->len));
+	vmheap_writer_set_error(
+	    w, VMHEAP_ENOMEM,
+	    "out of memory while buffering the dump at byte offset %llu",
+	    (unsigned long long)(w->written + w->len));
 	return w->err;
 }
 
 /* Write out everything pending, sealing the current block if it holds
  * records, and start a new block. */
-static int flush_block(vmheap_writer *w)
+int vmheap_writer_flush_block(vmheap_writer *w)
 {
 	int rc;
 
@@ -184,11 +158,12 @@ static int flush_block(vmheap_writer *w)
 			uint64_t *g = vmheap_array_grow(
 			    w->blk_offsets, &w->blk_cap, sizeof(*g), 64);
 			if (!g)
-				return out_of_memory(w);
+				return vmheap_writer_out_of_memory(w);
 			w->blk_offsets = g;
 		}
 		w->blk_offsets[w->totals.blocks++] = w->written + w->blk_start;
-		seal_section(w, w->blk_start, VMHEAP_TAG_BLCK, w->blk_records);
+		vmheap_writer_seal_section(w, w->blk_start, VMHEAP_TAG_BLCK,
+					   w->blk_records);
 	} else {
 		w->len = w->blk_start; /* drop the empty block's header slot */
 	}
@@ -199,13 +174,13 @@ static int flush_block(vmheap_writer *w)
 	w->prev_id = 0;
 	if (rc)
 		return rc;
-	if (begin_section(w, &w->blk_start) < 0)
-		return out_of_memory(w);
+	if (vmheap_writer_begin_section(w, &w->blk_start) < 0)
+		return vmheap_writer_out_of_memory(w);
 	return 0;
 }
 
 /* Common entry check of every add_* call. */
-static int usable(vmheap_writer *w)
+int vmheap_writer_usable(vmheap_writer *w)
 {
 	if (!w)
 		return VMHEAP_EINVAL;
@@ -220,14 +195,14 @@ static int usable(vmheap_writer *w)
 static int end_record(vmheap_writer *w)
 {
 	if (w->nomem)
-		return out_of_memory(w);
+		return vmheap_writer_out_of_memory(w);
 	w->blk_records++;
 	if (w->len - w->blk_start - VMHEAP_SECTION_HEADER_LEN >= w->block_bytes)
-		return flush_block(w);
+		return vmheap_writer_flush_block(w);
 	return 0;
 }
 
-static void pack_str(msgpack_packer *pk, const char *s, size_t len)
+void vmheap_writer_pack_str(msgpack_packer *pk, const char *s, size_t len)
 {
 	msgpack_pack_str(pk, len);
 	msgpack_pack_str_body(pk, s, len);
@@ -302,56 +277,56 @@ static int pack_header(vmheap_writer *w, const struct vmheap_writer_options *o)
 	}
 
 	if (append(w, VMHEAP_MAGIC, VMHEAP_MAGIC_LEN) < 0 ||
-	    begin_section(w, &at) < 0)
+	    vmheap_writer_begin_section(w, &at) < 0)
 		return VMHEAP_ENOMEM;
 	time_ms = start_time_ms(o);
 	time_s = o->time ? o->time : floor_div_1000(time_ms);
 	with_ms = time_ms != vmheap_seconds_to_ms(time_s);
 	msgpack_pack_map(pk, (o->memory ? 12 : 8) + with_ms);
-	pack_str(pk, "version", 7);
+	vmheap_writer_pack_str(pk, "version", 7);
 	msgpack_pack_array(pk, 2);
 	msgpack_pack_uint32(pk, VMHEAP_FORMAT_MAJOR);
 	msgpack_pack_uint32(pk, o->native || o->edge_names || o->sites
 				    ? VMHEAP_FORMAT_MINOR_1_1
 				    : VMHEAP_FORMAT_MINOR);
-	pack_str(pk, "vm", 2);
-	pack_str(pk, vm, strlen(vm));
-	pack_str(pk, "vm_version", 10);
-	pack_str(pk, ver, strlen(ver));
-	pack_str(pk, "pid", 3);
+	vmheap_writer_pack_str(pk, "vm", 2);
+	vmheap_writer_pack_str(pk, vm, strlen(vm));
+	vmheap_writer_pack_str(pk, "vm_version", 10);
+	vmheap_writer_pack_str(pk, ver, strlen(ver));
+	vmheap_writer_pack_str(pk, "pid", 3);
 	msgpack_pack_uint64(pk, o->pid ? o->pid : (uint64_t)getpid());
-	pack_str(pk, "time", 4);
+	vmheap_writer_pack_str(pk, "time", 4);
 	msgpack_pack_int64(pk, time_s);
 	if (with_ms) {
-		pack_str(pk, "time_ms", 7);
+		vmheap_writer_pack_str(pk, "time_ms", 7);
 		msgpack_pack_int64(pk, time_ms);
 	}
-	pack_str(pk, "pointer_size", 12);
+	vmheap_writer_pack_str(pk, "pointer_size", 12);
 	msgpack_pack_uint32(pk, o->pointer_size ? o->pointer_size
 						: (uint32_t)sizeof(void *));
-	pack_str(pk, "flags", 5);
+	vmheap_writer_pack_str(pk, "flags", 5);
 	msgpack_pack_uint32(pk, o->flags);
-	pack_str(pk, "kinds", 5);
+	vmheap_writer_pack_str(pk, "kinds", 5);
 	msgpack_pack_array(pk, o->kind_count);
 	for (i = 0; i < o->kind_count; i++) {
 		const char *k = o->kind_names[i] ? o->kind_names[i] : "";
-		pack_str(pk, k, strlen(k));
+		vmheap_writer_pack_str(pk, k, strlen(k));
 	}
 	if (o->memory) {
-		pack_str(pk, "rss", 3);
+		vmheap_writer_pack_str(pk, "rss", 3);
 		msgpack_pack_uint64(pk, o->memory->rss);
-		pack_str(pk, "malloc_in_use", 13);
+		vmheap_writer_pack_str(pk, "malloc_in_use", 13);
 		msgpack_pack_uint64(pk, o->memory->malloc_in_use);
-		pack_str(pk, "malloc_free", 11);
+		vmheap_writer_pack_str(pk, "malloc_free", 11);
 		msgpack_pack_uint64(pk, o->memory->malloc_free);
-		pack_str(pk, "malloc_mmap", 11);
+		vmheap_writer_pack_str(pk, "malloc_mmap", 11);
 		msgpack_pack_uint64(pk, o->memory->malloc_mmap);
 	}
 	if (w->nomem)
 		return VMHEAP_ENOMEM;
 	if (w->len - at - VMHEAP_SECTION_HEADER_LEN > VMHEAP_MAX_SECTION_BYTES)
 		return VMHEAP_ELIMIT; /* kind names too long in total */
-	seal_section(w, at, VMHEAP_TAG_HEAD, 0);
+	vmheap_writer_seal_section(w, at, VMHEAP_TAG_HEAD, 0);
 	return 0;
 }
 
@@ -384,7 +359,7 @@ int vmheap_writer_open(vmheap_writer **out, int fd,
 	/* The magic and header wait in the buffer and go out with the first
 	 * block (or with the footer), so open itself does no I/O. */
 	rc = pack_header(w, opt);
-	if (!rc && begin_section(w, &w->blk_start) < 0)
+	if (!rc && vmheap_writer_begin_section(w, &w->blk_start) < 0)
 		rc = VMHEAP_ENOMEM;
 	if (rc) {
 		vmheap_writer_free(w);
@@ -397,7 +372,7 @@ int vmheap_writer_open(vmheap_writer **out, int fd,
 int vmheap_writer_add_string(vmheap_writer *w, uint64_t id, const char *text,
 			     size_t len)
 {
-	int rc = usable(w);
+	int rc = vmheap_writer_usable(w);
 
 	if (rc)
 		return rc;
@@ -406,7 +381,7 @@ int vmheap_writer_add_string(vmheap_writer *w, uint64_t id, const char *text,
 	msgpack_pack_array(&w->pk, 3);
 	msgpack_pack_uint8(&w->pk, VMHEAP_RECORD_STRING);
 	msgpack_pack_uint64(&w->pk, id);
-	pack_str(&w->pk, text, len);
+	vmheap_writer_pack_str(&w->pk, text, len);
 	w->totals.strings++;
 	return end_record(w);
 }
@@ -423,7 +398,7 @@ int vmheap_writer_add_class_object(vmheap_writer *w, uint64_t id,
 				   uint64_t super_id, uint32_t flags,
 				   uint64_t object_id)
 {
-	int rc = usable(w);
+	int rc = vmheap_writer_usable(w);
 
 	if (rc)
 		return rc;
@@ -432,7 +407,7 @@ int vmheap_writer_add_class_object(vmheap_writer *w, uint64_t id,
 	msgpack_pack_array(&w->pk, object_id ? 6 : 5);
 	msgpack_pack_uint8(&w->pk, VMHEAP_RECORD_CLASS);
 	msgpack_pack_uint64(&w->pk, id);
-	pack_str(&w->pk, name, name_len);
+	vmheap_writer_pack_str(&w->pk, name, name_len);
 	msgpack_pack_uint64(&w->pk, super_id);
 	msgpack_pack_uint32(&w->pk, flags);
 	if (object_id)
@@ -486,7 +461,7 @@ static int add_more_refs(vmheap_writer *w, uint64_t id, const uint64_t *refs,
 	names = some_names(names, n);
 	if (reserve(w, OBJECT_RECORD_FIXED_MAX + MPW_ARRAY_MAX +
 			   n * 2 * MPW_INT_MAX) < 0)
-		return out_of_memory(w);
+		return vmheap_writer_out_of_memory(w);
 	p = w->buf + w->len;
 	p = mpw_array(p, names ? 4 : 3);
 	p = mpw_uint(p, VMHEAP_RECORD_MORE_REFS);
@@ -535,7 +510,7 @@ int vmheap_writer_add_object_named(vmheap_writer *w, uint64_t id,
 	const int64_t *first_names;
 	size_t done;
 	uint8_t *p;
-	int rc = usable(w);
+	int rc = vmheap_writer_usable(w);
 
 	if (rc)
 		return rc;
@@ -544,7 +519,7 @@ int vmheap_writer_add_object_named(vmheap_writer *w, uint64_t id,
 	first_names = some_names(names, first);
 	if (reserve(w, OBJECT_RECORD_FIXED_MAX + MPW_ARRAY_MAX + MPW_INT_MAX +
 			   first * 2 * MPW_INT_MAX) < 0)
-		return out_of_memory(w);
+		return vmheap_writer_out_of_memory(w);
 	p = w->buf + w->len;
 	p = mpw_array(p, site_id ? 8 : first_names ? 7 : 6);
 	p = mpw_uint(p, VMHEAP_RECORD_OBJECT);
@@ -591,7 +566,7 @@ int vmheap_writer_add_object(vmheap_writer *w, uint64_t id, uint64_t class_id,
 int vmheap_writer_add_root_named(vmheap_writer *w, uint64_t kind_string_id,
 				 uint64_t object_id, uint64_t name_string_id)
 {
-	int rc = usable(w);
+	int rc = vmheap_writer_usable(w);
 
 	if (rc)
 		return rc;
@@ -621,7 +596,7 @@ int vmheap_writer_add_site(vmheap_writer *w, uint64_t site_id,
 			   const char *file, size_t file_len, uint64_t line,
 			   const char *method, size_t method_len)
 {
-	int rc = usable(w);
+	int rc = vmheap_writer_usable(w);
 
 	if (rc)
 		return rc;
@@ -638,154 +613,16 @@ int vmheap_writer_add_site(vmheap_writer *w, uint64_t site_id,
 	msgpack_pack_array(&w->pk, 5);
 	msgpack_pack_uint8(&w->pk, VMHEAP_RECORD_SITE);
 	msgpack_pack_uint64(&w->pk, site_id);
-	pack_str(&w->pk, file, file_len);
+	vmheap_writer_pack_str(&w->pk, file, file_len);
 	msgpack_pack_uint64(&w->pk, line);
-	pack_str(&w->pk, method, method_len);
+	vmheap_writer_pack_str(&w->pk, method, method_len);
 	w->totals.sites++;
 	return end_record(w);
 }
 
-/* The arguments of add_native, checked before anything is packed. */
-static int check_native(vmheap_writer *w, const struct vmheap_dump_module *m,
-			size_t nm, const struct vmheap_dump_site *s, size_t ns)
-{
-	if ((nm && !m) || (ns && !s)) {
-		set_error(w, 0, "NULL modules or sites with a non-zero count");
-		return VMHEAP_EINVAL;
-	}
-	for (size_t i = 0; i < nm; i++) {
-		if (m[i].path_len > VMHEAP_MAX_STRING_BYTES ||
-		    m[i].build_id_len > VMHEAP_MAX_BUILD_ID_BYTES) {
-			set_error(w, 0, "module %zu: path or build id too long",
-				  i);
-			return VMHEAP_ELIMIT;
-		}
-		if ((m[i].path_len && !m[i].path) ||
-		    (m[i].build_id_len && !m[i].build_id)) {
-			set_error(w, 0, "module %zu: NULL path or build id", i);
-			return VMHEAP_EINVAL;
-		}
-	}
-	for (size_t i = 0; i < ns; i++) {
-		if (s[i].depth > VMHEAP_MAX_SITE_FRAMES) {
-			set_error(w, 0, "site %zu: %zu frames, more than %u", i,
-				  s[i].depth, VMHEAP_MAX_SITE_FRAMES);
-			return VMHEAP_ELIMIT;
-		}
-		if (s[i].depth && !s[i].frames) {
-			set_error(w, 0, "site %zu: NULL frames", i);
-			return VMHEAP_EINVAL;
-		}
-		if (s[i].vm_file_len > VMHEAP_MAX_STRING_BYTES) {
-			set_error(w, 0, "site %zu: VM file name too long", i);
-			return VMHEAP_ELIMIT;
-		}
-		for (size_t k = 0; k < s[i].depth; k++)
-			if (s[i].frames[k].module != VMHEAP_NO_MODULE &&
-			    s[i].frames[k].module >= nm) {
-				set_error(w, 0,
-					  "site %zu frame %zu: module %u of %zu",
-					  i, k, s[i].frames[k].module, nm);
-				return VMHEAP_EINVAL;
-			}
-	}
-	return 0;
-}
-
-int vmheap_writer_add_native(vmheap_writer *w,
-			     const struct vmheap_dump_module *modules,
-			     size_t nmodules,
-			     const struct vmheap_dump_site *sites,
-			     size_t nsites)
-{
-	msgpack_packer *pk;
-	size_t at;
-	int rc = usable(w);
-
-	if (rc)
-		return rc;
-	if (w->native != 1) {
-		set_error(w, 0, "%s",
-			  w->native ? "the dump has its native section already"
-				    : "the writer was not opened for a native "
-				      "section (options.native)");
-		return VMHEAP_ESTATE;
-	}
-	if (nsites > UINT32_MAX) {
-		set_error(w, 0, "%zu sites, more than a section counts",
-			  nsites);
-		return VMHEAP_ELIMIT;
-	}
-	if ((rc = check_native(w, modules, nmodules, sites, nsites)))
-		return rc;
-	/* Close the block that holds records; the section goes where the
-	 * next block's header slot was. */
-	if (w->blk_records && (rc = flush_block(w)))
-		return rc;
-	w->len = w->blk_start;
-	if (begin_section(w, &at) < 0)
-		return out_of_memory(w);
-	pk = &w->pk;
-	msgpack_pack_map(pk, 2);
-	pack_str(pk, "modules", 7);
-	msgpack_pack_array(pk, nmodules);
-	for (size_t i = 0; i < nmodules; i++) {
-		msgpack_pack_array(pk, 3);
-		pack_str(pk, modules[i].path ? modules[i].path : "",
-			 modules[i].path_len);
-		msgpack_pack_bin(pk, modules[i].build_id_len);
-		msgpack_pack_bin_body(pk, modules[i].build_id,
-				      modules[i].build_id_len);
-		msgpack_pack_uint64(pk, modules[i].base);
-	}
-	pack_str(pk, "sites", 5);
-	msgpack_pack_array(pk, nsites);
-	for (size_t i = 0; i < nsites; i++) {
-		const struct vmheap_dump_site *s = &sites[i];
-		/* 7 with the VM's location (FORMAT.md section 15). */
-		msgpack_pack_array(pk, s->vm_file ? 7 : 5);
-		msgpack_pack_uint64(pk, s->live_bytes);
-		msgpack_pack_uint64(pk, s->live_count);
-		msgpack_pack_uint64(pk, s->allocs);
-		msgpack_pack_uint64(pk, s->frees);
-		msgpack_pack_array(pk, 2 * s->depth);
-		for (size_t k = 0; k < s->depth; k++) {
-			if (s->frames[k].module == VMHEAP_NO_MODULE)
-				msgpack_pack_nil(pk);
-			else
-				msgpack_pack_uint32(pk, s->frames[k].module);
-			msgpack_pack_uint64(pk, s->frames[k].offset);
-		}
-		if (s->vm_file) {
-			pack_str(pk, s->vm_file, s->vm_file_len);
-			msgpack_pack_uint64(pk, s->vm_line);
-		}
-	}
-	if (w->nomem)
-		return out_of_memory(w);
-	if (w->len - at - VMHEAP_SECTION_HEADER_LEN >
-	    VMHEAP_MAX_SECTION_BYTES) {
-		size_t big = w->len - at - VMHEAP_SECTION_HEADER_LEN;
-		w->len = at; /* take it back; the dump goes on */
-		if (begin_section(w, &w->blk_start) < 0)
-			return out_of_memory(w);
-		set_error(w, 0,
-			  "native section would be %zu bytes, more than the "
-			  "format's section limit of %u bytes; pass fewer "
-			  "sites",
-			  big, VMHEAP_MAX_SECTION_BYTES);
-		return VMHEAP_ELIMIT;
-	}
-	seal_section(w, at, VMHEAP_TAG_NATV, (uint32_t)nsites);
-	w->native = 2;
-	if (begin_section(w, &w->blk_start) < 0)
-		return out_of_memory(w);
-	return 0;
-}
-
 static void pack_total(msgpack_packer *pk, const char *key, uint64_t v)
 {
-	pack_str(pk, key, strlen(key));
+	vmheap_writer_pack_str(pk, key, strlen(key));
 	msgpack_pack_uint64(pk, v);
 }
 
@@ -795,7 +632,7 @@ int vmheap_writer_finish(vmheap_writer *w)
 	uint64_t foot_offset;
 	uint8_t trailer[VMHEAP_TRAILER_LEN];
 	size_t at;
-	int rc = usable(w);
+	int rc = vmheap_writer_usable(w);
 
 	if (rc)
 		return rc;
@@ -803,14 +640,14 @@ int vmheap_writer_finish(vmheap_writer *w)
 	/* Seal the last block (if it holds records) in place, then add the
 	 * footer behind it and write both at once. */
 	if (w->blk_records) {
-		if ((rc = flush_block(w)))
+		if ((rc = vmheap_writer_flush_block(w)))
 			return rc;
 	}
 	w->len = w->blk_start; /* drop the (empty) block slot */
 	t = &w->totals;
 	foot_offset = w->written + w->len;
-	if (begin_section(w, &at) < 0)
-		return out_of_memory(w);
+	if (vmheap_writer_begin_section(w, &at) < 0)
+		return vmheap_writer_out_of_memory(w);
 	msgpack_pack_map(&w->pk, t->sites ? 9 : 8);
 	pack_total(&w->pk, "objects", t->objects);
 	pack_total(&w->pk, "bytes", t->bytes);
@@ -821,28 +658,28 @@ int vmheap_writer_finish(vmheap_writer *w)
 	pack_total(&w->pk, "blocks", t->blocks);
 	if (t->sites) /* 1.1: only when the dump has sites */
 		pack_total(&w->pk, "sites", t->sites);
-	pack_str(&w->pk, "block_offsets", 13);
+	vmheap_writer_pack_str(&w->pk, "block_offsets", 13);
 	msgpack_pack_array(&w->pk, t->blocks);
 	for (uint64_t i = 0; i < t->blocks; i++)
 		msgpack_pack_uint64(&w->pk, w->blk_offsets[i]);
 	if (w->nomem)
-		return out_of_memory(w);
+		return vmheap_writer_out_of_memory(w);
 	if (w->len - at - VMHEAP_SECTION_HEADER_LEN >
 	    VMHEAP_MAX_SECTION_BYTES) {
-		set_error(w, VMHEAP_ELIMIT,
-			  "footer would be %zu bytes (%llu blocks), more than "
-			  "the format's section limit of %u bytes; use larger "
-			  "blocks",
-			  w->len - at - VMHEAP_SECTION_HEADER_LEN,
-			  (unsigned long long)t->blocks,
-			  VMHEAP_MAX_SECTION_BYTES);
+		vmheap_writer_set_error(
+		    w, VMHEAP_ELIMIT,
+		    "footer would be %zu bytes (%llu blocks), more than "
+		    "the format's section limit of %u bytes; use larger "
+		    "blocks",
+		    w->len - at - VMHEAP_SECTION_HEADER_LEN,
+		    (unsigned long long)t->blocks, VMHEAP_MAX_SECTION_BYTES);
 		return w->err;
 	}
-	seal_section(w, at, VMHEAP_TAG_FOOT, 0);
+	vmheap_writer_seal_section(w, at, VMHEAP_TAG_FOOT, 0);
 	vmheap_put_be64(trailer, foot_offset);
 	memcpy(trailer + 8, VMHEAP_END_MAGIC, VMHEAP_END_MAGIC_LEN);
 	if (append(w, trailer, sizeof(trailer)) < 0)
-		return out_of_memory(w);
+		return vmheap_writer_out_of_memory(w);
 	rc = write_all(w, w->buf, w->len);
 	w->len = 0;
 	return rc;

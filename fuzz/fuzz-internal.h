@@ -43,6 +43,10 @@ int fuzz_histogram_one(const uint8_t *data, size_t size);
  * MessagePack value (native_sites_fuzz.c). */
 int fuzz_native_sites_one(const uint8_t *data, size_t size);
 
+/* The malloc tracker's unwind-table reader (native/cfa.c) on these
+ * bytes as a code offset and an .eh_frame section (cfa_fuzz.c). */
+int fuzz_cfa_one(const uint8_t *data, size_t size);
+
 /* Stop the protocol target's agent (the suite calls it when done). */
 void fuzz_protocol_shutdown(void);
 

@@ -615,6 +615,38 @@ static void native_sites_seed(void)
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/* An .eh_frame for fuzz_cfa: a CIE (version 1, "zR", absolute
+ * pointers, CFA = rsp + 8, the return address at CFA - 8) and two FDEs
+ * (a standard rbp frame: push, define CFA on rbp; and one with
+ * remember/restore state and an undefined return address), after 4
+ * bytes of code offset. */
+static void cfa_seed(void)
+{
+	static const uint8_t seed[] = {
+		0x05, 0x00, 0x00, 0x00, /* code offset 5 */
+		/* CIE: length 20 */
+		20, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x00,
+		0x0c, 7, 8, 0x90, 1, 0, 0,
+		/* FDE 1: length 32, CIE 28 back */
+		32, 0, 0, 0, 28, 0, 0, 0,
+		0x00, 0x10, 0, 0, 0, 0, 0, 0, /* pc_begin 0x1000 */
+		0x40, 0, 0, 0, 0, 0, 0, 0,    /* pc_range 64 */
+		0,                            /* no augmentation data */
+		0x41, 0x0e, 16, 0x86, 2,      /* advance 1; CFA = rsp+16; rbp at CFA-16 */
+		0x44, 0x0d, 6,                /* advance 4; CFA on rbp */
+		0, 0, 0,
+		/* FDE 2: length 32, CIE 64 back */
+		32, 0, 0, 0, 64, 0, 0, 0,
+		0x00, 0x10, 0, 0, 0, 0, 0, 0,
+		0x20, 0, 0, 0, 0, 0, 0, 0,
+		0,
+		0x0a, 0x42, 0x0e, 24, 0x0b,   /* remember; advance 2; offset; restore */
+		0x07, 16, 0,                  /* the return address undefined */
+		0, 0, 0,
+	};
+	put("cfa", "eh_frame", seed, sizeof seed);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -629,6 +661,8 @@ int main(int argc, char **argv)
 	mkdir_p("native");
 	mkdir_p("histogram");
 	mkdir_p("native_sites");
+	mkdir_p("cfa");
+	cfa_seed();
 	native_seeds();
 	histogram_seed();
 	native_sites_seed();

@@ -10,7 +10,8 @@
  *   counters.c   each site's counters, in a table per thread
  *   stack.c      taking the caller's stack (its per-thread cache,
  *                libunwind, libgcc)
- *   frames.c     the tracker's own stack walker: .eh_frame rules
+ *   frames.c     the tracker's own stack walker, its rules per thread
+ *   cfa.c        a code address's unwind rule, from its .eh_frame FDE
  *   files.c      the VM source files that sites name (the location hook)
  *   modules.c    the module list (dl_iterate_phdr, build ids)
  *   api.c        start, stop, snapshot (vmheap_native.h)
@@ -197,6 +198,28 @@ void native_frames_forget(void);
 int native_frames_walk(uint64_t slot0, uint64_t rbp, uintptr_t lo,
 		       uintptr_t hi, uint64_t *frames, uint64_t *slots,
 		       unsigned max);
+
+/* -------------------------------------------------------------- cfa.c */
+
+enum { NATIVE_CFA_OK, NATIVE_CFA_UNSUPPORTED, NATIVE_CFA_END };
+
+/* Where a frame's CFA is (rsp or, cfa_rbp set, rbp plus cfa_off) and
+ * where its caller's rbp was saved (CFA plus rbp_off; 0: rbp unchanged). */
+struct native_cfa_rule {
+	int cfa_rbp;
+	int64_t cfa_off, rbp_off;
+};
+
+/*
+ * The rule at code address pc from the FDE at fde (its length word) of a
+ * function starting at func, reading only inside [lo, hi) (the FDE and
+ * its CIE).  NATIVE_CFA_OK fills *out; NATIVE_CFA_END: pc's return address
+ * is undefined (the outermost frame); NATIVE_CFA_UNSUPPORTED: malformed,
+ * or a rule the walker does not model (DWARF expressions, a signal
+ * frame, the return address elsewhere than CFA - 8).
+ */
+int native_cfa_rule(uintptr_t lo, uintptr_t hi, const uint8_t *fde,
+		    uint64_t func, uint64_t pc, struct native_cfa_rule *out);
 
 /* ------------------------------------------------------------ files.c */
 

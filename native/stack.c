@@ -105,9 +105,14 @@ void native_stack_init(void)
 	}
 	const char *how = getenv("VMHEAP_NATIVE_UNWIND");
 	use_fp = how != NULL && strcmp(how, "fp") == 0;
+	/* libunwind's own cache, shared and locked.  UNW_CACHE_PER_THREAD
+	 * is accepted by a libunwind built without per-thread caches
+	 * (Debian's: 16 bytes of TLS) and then uses the shared cache with
+	 * no lock at all, from every thread at once.  libunwind is now
+	 * the way only for stacks the tracker's walker does not take (a
+	 * Fiber's, a signal frame's), so its lock costs little. */
 	if (!use_fp)
-		unw_set_caching_policy(unw_local_addr_space,
-				       UNW_CACHE_PER_THREAD);
+		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_GLOBAL);
 	native_frames_init();
 	/* Without libgcc_s (it comes with every gcc-built system) stacks
 	 * are not cached: each is unwound by unw_backtrace. */

@@ -8,12 +8,20 @@
 
 #include "path-internal.h"
 
-static uint64_t target_bytes(const struct vmheap_graph_class_paths *p)
+/* The groups' bytes and the unreachable ones, held at UINT64_MAX (*held
+ * set) if the sum would pass it. */
+static uint64_t target_bytes(const struct vmheap_graph_class_paths *p,
+			     int *held)
 {
 	uint64_t b = p->unreachable_bytes;
 
-	for (size_t k = 0; k < p->group_count; k++)
+	for (size_t k = 0; k < p->group_count; k++) {
 		b += p->groups[k].bytes;
+		if (b < p->groups[k].bytes) {
+			b = UINT64_MAX;
+			*held = 1;
+		}
+	}
 	return b;
 }
 
@@ -80,6 +88,7 @@ static void render_text(const struct path_options *o,
 	const struct vmheap_graph_class_paths *p = res->paths;
 	vmheap_graph *g = res->g;
 	char size[64], lost[64];
+	int held = vmheap_graph_saturated(g);
 
 	vmheap_strbuf_add(out, "dump: ", 6);
 	vmheap_strbuf_add_dump_origin(out, res->reader);
@@ -96,7 +105,7 @@ static void render_text(const struct path_options *o,
 						"reaches it\n");
 	} else {
 		vmheap_report_bytes(&o->report, size, sizeof(size),
-				    target_bytes(p));
+				    target_bytes(p, &held));
 		vmheap_report_amount(&o->report, lost, sizeof(lost),
 				     p->unreachable_bytes);
 		vmheap_strbuf_add(out, "class ", 6);
@@ -121,6 +130,8 @@ static void render_text(const struct path_options *o,
 	if (shown < p->group_count)
 		vmheap_strbuf_addf(out, "\n(top %zu of %zu path shapes shown)\n",
 				   shown, p->group_count);
+	if (held)
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_TEXT);
 }
 
 static void render_json(const struct path_options *o,
@@ -130,11 +141,15 @@ static void render_json(const struct path_options *o,
 	const struct vmheap_graph_class_paths *p = res->paths;
 	vmheap_graph *g = res->g;
 	struct vmheap_totals t = {0};
+	int held = vmheap_graph_saturated(g);
+	uint64_t instance_bytes = target_bytes(p, &held);
 
 	t.objects = vmheap_graph_object_count(g);
 	t.bytes = vmheap_graph_total_bytes(g);
 	vmheap_strbuf_add(out, "{", 1);
 	vmheap_strbuf_add_dump_json(out, res->reader, &t);
+	if (held)
+		vmheap_strbuf_add_saturated(out, VMHEAP_OUTPUT_JSON);
 	vmheap_strbuf_add(out, ",\"target\":", 10);
 	vmheap_strbuf_add_json(out, o->target);
 	if (res->by_address) {
@@ -150,7 +165,7 @@ static void render_json(const struct path_options *o,
 			   ",\"unreachable\":%" PRIu64
 			   ",\"unreachable_bytes\":%" PRIu64
 			   ",\"group_count\":%zu,\"groups\":[",
-			   p->instances, target_bytes(p), p->unreachable,
+			   p->instances, instance_bytes, p->unreachable,
 			   p->unreachable_bytes, p->group_count);
 	for (size_t k = 0; k < shown; k++) {
 		const struct vmheap_graph_path_group *grp = &p->groups[k];

@@ -1,7 +1,8 @@
 # Fuzzing (fuzz/): libFuzzer targets of the dump reader, vmheap-import's two
 # converters (dump_all JSON, HPROF), the wire protocol
 # (agent side, and the client API against any peer) and the discovery-file
-# parser and the fork guard's cgroup reader, built with clang into $(BUILD)/fuzz/ (their
+# parser, the fork guard's cgroup reader and the malloc tracker's
+# .eh_frame reader, built with clang into $(BUILD)/fuzz/ (their
 # own objects, compiled with -fsanitize=fuzzer-no-link,address,undefined;
 # the gcc objects are not touched).  Seeds are written by fuzz-seeds (the
 # project's own writer and frame encoder) at build time.
@@ -33,7 +34,7 @@ FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
                 $(FUZZ_DIR)/fuzz_import_json $(FUZZ_DIR)/fuzz_import_hprof \
                 $(FUZZ_DIR)/fuzz_native $(FUZZ_DIR)/fuzz_histogram \
                 $(FUZZ_DIR)/fuzz_native_sites \
-                 $(FUZZ_DIR)/fuzz_cgroup
+                 $(FUZZ_DIR)/fuzz_cgroup $(FUZZ_DIR)/fuzz_cfa
 FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
 FUZZ_SEEDS_STAMP := $(FUZZ_DIR)/seeds/.stamp
 FUZZ_SMOKE := $(FUZZ_DIR)/fuzz-smoke
@@ -91,6 +92,10 @@ $(FUZZ_DIR)/fuzz_import_hprof: $(FUZZ_OBJ)/fuzz/import_hprof_fuzz.o \
 	$(FUZZ_LINK)
 
 $(FUZZ_DIR)/fuzz_native: $(FUZZ_OBJ)/fuzz/native_fuzz.o $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK)
+
+# the malloc tracker's reader of .eh_frame (native/cfa.c, on its own)
+$(FUZZ_DIR)/fuzz_cfa: $(FUZZ_OBJ)/fuzz/cfa_fuzz.o $(FUZZ_OBJ)/native/cfa.o
 	$(FUZZ_LINK)
 
 # The console's reader and printer of a live histogram reply, with the

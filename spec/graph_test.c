@@ -954,6 +954,93 @@ START_TEST(million_node_list_is_two_shapes_by_named_references)
 }
 END_TEST
 
+/*
+ * An internal object's named reference is free, its unnamed or element
+ * ones are costly (vmheap_graph.h, "Which path"):
+ *
+ *   root vm -> Env <imemo:env> -"local x of <main>"-> T
+ *   root vm -> Thread -"stack of thread 1"-> T
+ *   root vm -> Hidden <hidden-array> -[0]-> U
+ *   root vm -> Holder -@a-> A -@b-> B -@c-> U
+ *
+ * T's path is the local's (a tie in length with the stack's), U's the
+ * longer named one; --shortest takes the hidden array for U.
+ */
+START_TEST(internal_objects_are_passed_by_their_named_references_only)
+{
+	static const char *const kinds[] = {"object"};
+	static const char *const str[] = {
+	    "vm", "local x of <main>", "stack of thread 1", "@a", "@b", "@c"};
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	const char *path = dump_path("internal");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	uint32_t p[8];
+	vmheap_writer *w;
+	vmheap_graph *g;
+	uint64_t ref;
+	int64_t name;
+
+	ck_assert_int_ge(fd, 0);
+	opt.kind_names = kinds;
+	opt.kind_count = 1;
+	opt.edge_names = 1;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	for (uint64_t k = 0; k < 6; k++)
+		ck_assert_int_eq(
+		    vmheap_writer_add_string(w, k + 1, str[k], strlen(str[k])), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "<imemo:env>", 11, 0, 0),
+			 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 2, "Thread", 6, 0, 0), 0);
+	ck_assert_int_eq(
+	    vmheap_writer_add_class(w, 3, "<hidden-array>", 14, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 4, "Obj", 3, 0, 0), 0);
+	/* objects 0 Env, 1 Thread, 2 Hidden, 3 Holder, 4 A, 5 B, 6 T, 7 U */
+	ref = 0x700, name = 2;
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x100, 1, 8, 0, &ref,
+							&name, 1, 0), 0);
+	ref = 0x700, name = 3;
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x200, 2, 8, 0, &ref,
+							&name, 1, 0), 0);
+	ref = 0x800, name = vmheap_edge_name_index(0);
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x300, 3, 8, 0, &ref,
+							&name, 1, 0), 0);
+	for (uint64_t k = 0; k < 3; k++) {
+		ref = k < 2 ? 0x500 + 0x100 * k : 0x800, name = 4 + (int64_t)k;
+		ck_assert_int_eq(vmheap_writer_add_object_named(
+				     w, 0x400 + 0x100 * k, 4, 8, 0, &ref, &name,
+				     1, 0),
+				 0);
+	}
+	ck_assert_int_eq(vmheap_writer_add_object(w, 0x700, 4, 8, 0, NULL, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_object(w, 0x800, 4, 8, 0, NULL, 0), 0);
+	/* the thread's root first: a tie in costly steps and length would
+	 * go to it */
+	static const uint64_t roots[] = {0x200, 0x100, 0x300, 0x400};
+	for (uint64_t k = 0; k < 4; k++)
+		ck_assert_int_eq(vmheap_writer_add_root(w, 1, roots[k]), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	ck_assert_int_eq(close(fd), 0);
+
+	g = open_graph(path);
+	ck_assert_int_eq(vmheap_graph_shortest_paths(g), 0);
+	ck_assert_int_eq(vmheap_graph_path(g, 6, p, 8, NULL), 2);
+	ck_assert_uint_eq(p[0], 0); /* by the local, not the stack */
+	ck_assert_int_eq(vmheap_graph_path(g, 7, p, 8, NULL), 4);
+	ck_assert_uint_eq(p[0], 3); /* by @a @b @c, not the hidden array */
+	vmheap_graph_free(g);
+	g = open_graph(path);
+	ck_assert_int_eq(vmheap_graph_set_path_rule(g, VMHEAP_GRAPH_PATHS_SHORTEST),
+			 0);
+	ck_assert_int_eq(vmheap_graph_path(g, 7, p, 8, NULL), VMHEAP_ESTATE);
+	ck_assert_int_eq(vmheap_graph_shortest_paths(g), 0);
+	ck_assert_int_eq(vmheap_graph_path(g, 7, p, 8, NULL), 2);
+	ck_assert_uint_eq(p[0], 2);
+	vmheap_graph_free(g);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(exclude_lists_parse)
 {
 	unsigned k = 99;
@@ -1399,6 +1486,8 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(shapes,
 		       million_node_list_is_two_shapes_by_named_references);
 	tcase_add_test(shapes, exclude_lists_parse);
+	tcase_add_test(shapes,
+		       internal_objects_are_passed_by_their_named_references_only);
 	tcase_add_test(shapes,
 		       duplicate_object_ids_resolve_to_the_first_record);
 	tcase_add_test(shapes, ids_at_both_ends_of_the_range_are_found);

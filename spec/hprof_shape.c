@@ -15,6 +15,8 @@
 
 static void put(struct hprof_out *o, const void *data, size_t n)
 {
+	if (!n) /* data may be NULL (an empty buffer) */
+		return;
 	if (o->cap - o->len < n) {
 		while (o->cap - o->len < n)
 			o->cap = o->cap ? o->cap * 2 : 4096;

@@ -168,8 +168,8 @@ static const char *class_by_address(const char *out)
 /*
  * The references named `text` from objects of class `holder` to objects of
  * class `target`, through the graph (whatever path the tools would
- * rank first): how many, and in *held the most references to `leaf`
- * objects that one such target has.
+ * rank first; `target` NULL: any class): how many, and in *held the
+ * most references to `leaf` objects that one such target has.
  */
 static int named_edges(const char *dump, const char *holder, const char *text,
 		       const char *target, const char *leaf, uint32_t *held)
@@ -204,13 +204,15 @@ static int named_edges(const char *dump, const char *holder, const char *text,
 				VMHEAP_GRAPH_NAME_TEXT ||
 			    strcmp(name.text, text))
 				continue;
+			found++;
+			if (!target)
+				continue;
 			tc = vmheap_graph_class_label(
 			    g, vmheap_graph_object_class(g, to[k]));
 			ck_assert_msg(!strcmp(tc, target),
 				      "%s names a %s, not a %s", text, tc,
 				      target);
 			free(tc);
-			found++;
 			ln = vmheap_graph_references(g, to[k], &lt);
 			for (uint32_t l = 0; l < ln; l++) {
 				char *x = vmheap_graph_class_label(
@@ -375,6 +377,21 @@ START_TEST(threads_are_named_by_number_and_thread_name_escaped)
 	ck_assert_msg(strstr(out, "Thread " LEFT " thread 1 main of Ractor"),
 		      "%s", out);
 	free(out);
+	/* a Thread's own references (its stacks) carry the same name */
+	{
+		char text[128];
+		uint32_t held;
+
+		snprintf(text, sizeof(text),
+			 "stack of thread %d \"worker\\e[31m\"", v.worker);
+		ck_assert_int_gt(named_edges(path, "Thread", text, NULL,
+					     "Thread", &held),
+				 0);
+		snprintf(text, sizeof(text), "stack of thread %d", v.quiet);
+		ck_assert_int_gt(named_edges(path, "Thread", text, NULL,
+					     "Thread", &held),
+				 0);
+	}
 	stop(&v);
 }
 END_TEST

@@ -2070,16 +2070,18 @@ START_TEST(the_constant_holds_the_leak_although_a_worker_stack_reaches_it)
 			       "\u2190 constant Billing::RateCache \u2190 "
 			       "constant Object::Billing \u2190 root vm",
 			       NULL};
-	const char *also[] = {"also from the stack of thread 0x",
+	const char *also[] = {"also from the stack of thread 3 ",
 			      " \"billing-worker\" (holding Hash 0x", NULL};
 	const char *suspect[] = {"#1  Billing::Quote: 400 new",
 				 "held by root vm Object > constant "
 				 "Object::Billing > constant "
 				 "Billing::RateCache > constant "
 				 "Billing::RateCache::TABLE > Hash[\"req-",
-				 "; also from the stack of thread 0x", NULL};
+				 "; also from the stack of thread 3 "
+				 "\"billing-worker\"", NULL};
 	const char *via_stack[] = {"Billing::Quote \u2190 Hash[\"req-",
-				   "\u2190 stack of thread 0x", NULL};
+				   "\u2190 stack of thread 3 \"billing-worker\"",
+				   NULL};
 
 	vm_start(&vm, worker_program);
 	vm_expect(&vm, "ready");
@@ -2122,7 +2124,8 @@ START_TEST(the_constant_holds_the_leak_although_a_worker_stack_reaches_it)
 		const char *by_const[] = {
 		    "1  constant Billing::RateCache::TABLE", "(1 holder",
 		    NULL};
-		const char *by_stack[] = {"stack of thread 0x", "(1 holder",
+		const char *by_stack[] = {"stack of thread 3 \"billing-worker\"",
+					  "(1 holder",
 					  "[stack]", NULL};
 		out = tool_out(vm.dir, ret);
 		line_says(out, by_const);

@@ -394,6 +394,22 @@ START_TEST(histo_saturates_byte_sums_and_says_so_in_every_format)
 					"18446744073709551615"),
 		      "%s", r.out);
 	run_free(&r);
+	/* vmheap-path of the class: its instances' bytes */
+	r = run_tool("vmheap-path", NULL,
+		     (const char *[]){"--bytes", path, "Big", NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "3 instances, 18446744073709551615") &&
+			  strstr(r.out, "warning: byte sums passed 2^64 - 1"),
+		      "%s", r.out);
+	run_free(&r);
+	r = run_tool("vmheap-path", NULL,
+		     (const char *[]){"--format", "json", path, "Big", NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "\"saturated\":true") &&
+			  strstr(r.out, "\"instance_bytes\":"
+					"18446744073709551615"),
+		      "%s", r.out);
+	run_free(&r);
 	/* and vmheap-diff of it, in text and JSON */
 	r = run_tool("vmheap-diff", NULL, (const char *[]){path, path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);

@@ -104,6 +104,11 @@ struct ruby_names {
 	/* globals: "used" marks for roots */
 	unsigned char *global_used;
 	uint64_t current_thread_id;
+	/* threads by number: the Ractor a root holds, and its Threads in
+	 * the order it reports them (dense id = number), learnt once */
+	VALUE ractor;
+	int threads_known;
+	struct ruby_class_table threads;
 };
 
 static void fail(struct ruby_names *n, int rc)
@@ -434,19 +439,18 @@ static void array_pairs(struct ruby_names *n, VALUE ary)
  * one that can be read; else " main" for the main thread.  A root without
  * a number or a readable name is "thread 0x55d0c0a8" (its address).
  */
-static uint64_t thread_name(struct ruby_names *n, VALUE th, size_t number,
-			    int root)
+static size_t thread_text(VALUE th, size_t number, char *buf)
 {
-	char buf[RUBY_NAME_MAX_BYTES];
 	VALUE name = ruby_thread_name_string(th);
 	size_t len = 0;
 	int main = th == rb_thread_main();
 
 	if (number)
-		len = (size_t)snprintf(buf, sizeof(buf), "thread %zu", number);
+		len = (size_t)snprintf(buf, RUBY_NAME_MAX_BYTES, "thread %zu",
+				       number);
 	else if (NIL_P(name))
-		len = (size_t)snprintf(buf, sizeof(buf), "thread 0x%" PRIxPTR,
-				       (uintptr_t)th);
+		len = (size_t)snprintf(buf, RUBY_NAME_MAX_BYTES,
+				       "thread 0x%" PRIxPTR, (uintptr_t)th);
 	else
 		ruby_name_put(buf, &len, "thread", 6);
 	if (!NIL_P(name)) {
@@ -456,11 +460,54 @@ static uint64_t thread_name(struct ruby_names *n, VALUE th, size_t number,
 	} else if (main) {
 		ruby_name_put(buf, &len, " main", 5);
 	}
+	return len;
+}
+
+static uint64_t thread_name(struct ruby_names *n, VALUE th, size_t number,
+			    int root)
+{
+	char buf[RUBY_NAME_MAX_BYTES];
+	size_t len = thread_text(th, number, buf);
+
 	return text_id(n, buf, len, root);
 }
 
-/* A Ractor's references to its Thread objects, numbered in the order
- * the Ractor reports them (its list of threads: the main thread first). */
+static int is_thread(VALUE t)
+{
+	return RB_TYPE_P(t, T_DATA) && RBASIC_CLASS(t) &&
+	       rb_obj_class(t) == rb_cThread;
+}
+
+/* rb_objspace_reachable_objects_from's callback on the Ractor: number
+ * each Thread the first time it comes. */
+static void number_thread(VALUE t, void *data)
+{
+	struct ruby_names *n = data;
+
+	if (is_thread(t) && !ruby_class_table_get(&n->threads, t) &&
+	    !ruby_class_table_add(&n->threads, t))
+		fail(n, VMHEAP_ENOMEM);
+}
+
+/*
+ * The number of thread `th`: its place among the Threads of the Ractor
+ * that a root holds, in the order the Ractor reports them (its list of
+ * threads, as Thread.list: the main thread first), from 1; 0 when
+ * unknown.  Learnt at the first call, between two objects of the walk
+ * (never inside the roots' walk: it reads the Ractor's references).
+ */
+static size_t thread_number(struct ruby_names *n, VALUE th)
+{
+	if (!n->threads_known) {
+		n->threads_known = 1;
+		if (n->ractor)
+			rb_objspace_reachable_objects_from(n->ractor,
+							   number_thread, n);
+	}
+	return ruby_class_table_get(&n->threads, th);
+}
+
+/* A Ractor's references to its Thread objects, by number. */
 static void thread_pairs(struct ruby_names *n, const uint64_t *refs,
 			 size_t nrefs)
 {
@@ -468,11 +515,15 @@ static void thread_pairs(struct ruby_names *n, const uint64_t *refs,
 
 	for (i = 0; i < nrefs && !n->rc; i++) {
 		VALUE t = (VALUE)refs[i];
+		size_t k;
 
-		if (RB_TYPE_P(t, T_DATA) && RBASIC_CLASS(t) &&
-		    rb_obj_class(t) == rb_cThread)
-			push_pair(n, t,
-				  (int64_t)thread_name(n, t, ++number, 0));
+		if (!is_thread(t))
+			continue;
+		/* the numbers of the Ractor that a root holds, else the
+		 * order here */
+		k = n->ractor ? thread_number(n, t) : 0;
+		number = k ? k : number + 1;
+		push_pair(n, t, (int64_t)thread_name(n, t, number, 0));
 	}
 }
 
@@ -585,6 +636,10 @@ uint64_t ruby_names_for_root(struct ruby_names *n, const char *category,
 
 	if (!category || n->rc)
 		return 0;
+	/* the Ractor whose Threads are numbered (thread_number) */
+	if (!n->ractor && RB_TYPE_P(obj, T_DATA) && RBASIC_CLASS(obj) &&
+	    rb_obj_class(obj) == rb_cRactor)
+		n->ractor = obj;
 	if (strcmp(category, "global_tbl") == 0) {
 		const struct ruby_name_global *g = ruby_name_globals(&count);
 
@@ -632,6 +687,7 @@ int ruby_names_open(struct ruby_names **out, vmheap_writer *w,
 	ruby_name_strings_init(&n->strings, w, first_string_id);
 	ruby_class_table_init(&n->ids.index);
 	ruby_class_table_init(&n->keys.index);
+	ruby_class_table_init(&n->threads);
 	ruby_name_globals(&count);
 	n->global_used = calloc(count + 1, 1);
 	if (!n->global_used) {
@@ -658,35 +714,27 @@ void ruby_names_close(struct ruby_names *n)
 	free(n->global_used);
 	cache_free(&n->ids);
 	cache_free(&n->keys);
+	ruby_class_table_free(&n->threads);
 	free(n);
 }
 
 /* ------------------------------------------------------ thread stacks */
 
-/* "stack of thread 0x55d0c0a8 \"worker\"" (FORMAT.md "Stack and internal
- * references"): the thread's address (its number among the Ractor's
- * threads is known only at the Ractor), then its Thread#name as
- * thread_name gives it, or " main" for the main thread. */
+/* "stack of thread 1 main", "stack of thread 3 \"worker\"" (FORMAT.md
+ * "Stack and internal references"): the thread's own name (thread_name,
+ * by its number) after "stack of ". */
 const int64_t *ruby_names_of_thread_stack(struct ruby_names *n, VALUE th,
 					  size_t nrefs)
 {
-	char buf[RUBY_NAME_MAX_BYTES];
-	VALUE name;
-	size_t len;
+	char buf[RUBY_NAME_MAX_BYTES], own[RUBY_NAME_MAX_BYTES];
 	uint64_t id;
+	size_t len = 0, own_len;
 
 	if (!nrefs || n->rc)
 		return NULL;
-	name = ruby_thread_name_string(th);
-	len = (size_t)snprintf(buf, sizeof(buf), "stack of thread 0x%" PRIxPTR,
-			       (uintptr_t)th);
-	if (!NIL_P(name)) {
-		ruby_name_put(buf, &len, " ", 1);
-		ruby_name_put_quoted(buf, &len, RSTRING_PTR(name),
-				     (size_t)RSTRING_LEN(name));
-	} else if (th == rb_thread_main()) {
-		ruby_name_put(buf, &len, " main", 5);
-	}
+	own_len = thread_text(th, thread_number(n, th), own);
+	ruby_name_put(buf, &len, "stack of ", 9);
+	ruby_name_put(buf, &len, own, own_len);
 	id = text_id(n, buf, len, 0);
 	if (!id || grow((void **)&n->names, &n->names_cap, nrefs,
 			sizeof(*n->names)) < 0) {
