@@ -12,7 +12,7 @@ $(OBJDIR)/spec/pprof_test.o: private ALL_CFLAGS += $(CHECK_CFLAGS) \
 $(PPROF_TEST): $(OBJDIR)/spec/pprof_test.o $(SPECDIR)/libvmheap_spec.a \
                $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
                | $(NATIVE_SO) $(NATIVE_LEAKER) $(RUN_BIN) $(CONSOLE_BIN) \
-                 $(HISTO_BIN) $(DIFF_BIN) $(RUBY_HOST_SO)
+                 $(HISTO_BIN) $(DIFF_BIN) $(RUBY_HOST_SO) $(HTML_BIN)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(SPECDIR)/libvmheap_spec.a \
 	  $(LIBVMHEAP_REPORT_A) $(AGENT_LINK) $(MSGPACK_LIBS) \

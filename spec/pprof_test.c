@@ -3,7 +3,9 @@
  * the ecosystem's own reader, Debian's `go tool pprof`: real dumps of the
  * leaker (spec/native/leaker.c) and of real ruby leaking through Fiddle,
  * both under vmheap-run; and the encoder (report/pprof.c) alone, whose
- * samples pprof must read back exactly.
+ * samples pprof must read back exactly.  The same leaker's dumps also
+ * check vmheap-report's answer, the native sites by growth at the top of
+ * the page as Chromium shows it (spec/report_html_browser.js).
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -417,6 +419,77 @@ START_TEST(sites_by_line_with_class_labels)
 }
 END_TEST
 
+/* vmheap-report of the leaker's dumps before and after its leak: the
+ * page's answer lists the native sites by growth as vmheap-diff --native
+ * (JSON) lists them, and the first 2,000 characters of the visible text
+ * name the leaking C function with its line. */
+START_TEST(report_answer_names_the_leaking_function)
+{
+	if (SPEC_SANITIZED)
+		return;
+	struct vm v;
+	char err[2048], html[700], url[800], a[700], b[700];
+	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-report"));
+	const char *argv[] = {spec_bin("vmheap-run"),
+			      spec_build("spec/native_leaker"), NULL};
+	start(&v, argv);
+	console(&v, "set config.native.track true");
+	dump(&v, "a.vmheap");
+	say(&v, "leak 1000 1234");
+	dump(&v, "b.vmheap");
+	spec_kill(v.p.pid);
+	snprintf(html, sizeof html, "%s/r.html", v.dir);
+	snprintf(a, sizeof a, "%s/a.vmheap", v.dir);
+	snprintf(b, sizeof b, "%s/b.vmheap", v.dir);
+	const char *rep[] = {spec_bin("vmheap-report"), "-o", html, a, b, NULL};
+	struct spec_run o;
+	ck_assert_int_eq(spec_run(rep, NULL, NULL, 120000, &o), 0);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	spec_run_free(&o);
+	const char *diff[] = {spec_bin("vmheap-diff"), "--native", "--format",
+			      "csv", "--top", "5", a, b, NULL};
+	ck_assert_int_eq(spec_run(diff, NULL, NULL, 60000, &o), 0);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	/* the diff's first row: count_delta,bytes_delta,site */
+	const char *row = strchr(o.out, '\n');
+	ck_assert_ptr_nonnull(row);
+	char first[4096];
+	snprintf(first, sizeof first, "%.*s", (int)strcspn(row + 1, "\n"),
+		 row + 1);
+	spec_run_free(&o);
+	ck_assert_msg(!strncmp(first, "1000,1234000,leak_in_here (leaker.c:33) < ",
+			       42),
+		      "%s", first);
+	const char *site = strchr(strchr(first, ',') + 1, ',') + 1;
+
+	snprintf(url, sizeof url, "file://%s", html);
+	const char *br[] = {
+	    "node", spec_src("spec/report_html_browser.js"), url,
+	    "eval:document.body.innerText.slice(0, 2000)",
+	    "eval:(document.querySelector('#answer li.native-site .site') || "
+	    "{}).textContent",
+	    NULL};
+	ck_assert_int_eq(spec_run(br, NULL, NULL, 240000, &o), 0);
+	ck_assert_msg(o.status == 0, "browser: %s", o.err);
+	/* two lines of JSON ({"value": ...}), then the final line */
+	ck_assert_msg(strstr(o.out, "\"exceptions\":[]") != NULL, "%s", o.out);
+	const char *l2 = strchr(o.out, '\n');
+	ck_assert_ptr_nonnull(l2);
+	ck_assert_msg(strstr(o.out, "leak_in_here (leaker.c:33)") != NULL &&
+			      strstr(o.out, "leak_in_here (leaker.c:33)") < l2,
+		      "not in the first 2,000 characters:\n%.3000s", o.out);
+	ck_assert_msg(strstr(o.out, "/min") < l2, "%.3000s", o.out);
+	/* the page's top native site is the diff's, word for word (JSON
+	 * escapes aside: the site has no quote nor backslash) */
+	char want[4200];
+	snprintf(want, sizeof want, "{\"value\":\"%s\"}", site);
+	ck_assert_msg(strstr(l2 + 1, want) == l2 + 1, "want %s:\n%.3000s", want,
+		      l2 + 1);
+	spec_run_free(&o);
+	(void)err;
+}
+END_TEST
+
 /* Wrong uses are said, with the usage status 2 (a dump without a
  * native section: the leaker's test). */
 START_TEST(pprof_needs_a_profile_mode)
@@ -513,5 +586,6 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(d, leaker_profiles_name_the_leaking_function);
 	tcase_add_test(d, fiddle_stack_from_c_leaf_to_ruby_line);
 	tcase_add_test(d, sites_by_line_with_class_labels);
+	tcase_add_test(d, report_answer_names_the_leaking_function);
 	return s;
 }
