@@ -839,7 +839,8 @@ END_TEST
  * its JSON), each with its growth per minute (1000 Leak objects in the
  * two minutes between the dumps: +500/min), and the first 2,000
  * characters of the page's visible text name the top suspect and its
- * holder; the section ends within the first 900 pixels. */
+ * holder; the section ends within the first 900 pixels; in the growth
+ * chart the suspect's line is in color and the others grey. */
 START_TEST(leak_suspects_first_as_vmheap_diff_ranks_them)
 {
 	const char *d0 = leak_dump("s0.vmheap", 0, "Leak", "Minor", "Shrink");
@@ -867,6 +868,8 @@ START_TEST(leak_suspects_first_as_vmheap_diff_ranks_them)
 		   "eval:document.body.innerText.slice(0, 2000)",
 		   "eval:String(Math.round(document.getElementById('answer')"
 		   ".getBoundingClientRect().bottom + window.scrollY))",
+		   TEXTS("#growth-chart path.growth-line.suspect > title"),
+		   TEXTS("#growth-chart path.growth-line:not(.suspect) > title"),
 		   NULL},
 	       &s);
 	assert_clean(&s);
@@ -902,6 +905,14 @@ START_TEST(leak_suspects_first_as_vmheap_diff_ranks_them)
 	ck_assert_msg(atoll(value_str(&s, 2)) <= 900, "the answer ends at %s px",
 		      value_str(&s, 2));
 	json_free(got);
+	/* the growth chart: the suspect in color, the other lines grey */
+	struct jval *colored = texts(&s, 3), *grey = texts(&s, 4);
+	ck_assert_uint_eq(colored->n, 1);
+	ck_assert_msg(!strncmp(colored->items[0]->str, "Leak: ", 6), "%s",
+		      colored->items[0]->str);
+	ck_assert_uint_gt(grey->n, 0);
+	json_free(colored);
+	json_free(grey);
 	seen_free(&s);
 	json_free(j);
 }
