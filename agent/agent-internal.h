@@ -535,12 +535,17 @@ int agent_mem_limit(struct agent_mem_limit *m);
  * the hosts fork on a thread that lives as long as the agent); a thread
  * of the child checks every AGENT_CHILD_GUARD_MS that getppid() is still
  * `parent` and that `report_fd` (the write end of a pipe whose read end
- * only the VM holds) has a reader, and _exits (status 3) when not, or
- * (status 4) at the deadline.  Never returns an error: a guard thread
- * that cannot start leaves the death signal and the parent's own kill at
- * the deadline.
+ * only the VM holds) has a reader, and _exits (AGENT_CHILD_EXIT_ORPHAN)
+ * when not, or (AGENT_CHILD_EXIT_TIMEOUT) one second after the deadline:
+ * the VM's own kill at the deadline comes first when the VM runs, the
+ * guard's only when the VM cannot act (stopped); the VM takes either for
+ * the same timeout.  Never returns an error: a guard thread that cannot
+ * start leaves the death signal and the parent's own kill at the
+ * deadline.
  */
 #define AGENT_CHILD_GUARD_MS 100
+#define AGENT_CHILD_EXIT_ORPHAN 3
+#define AGENT_CHILD_EXIT_TIMEOUT 4
 void agent_child_guard(pid_t parent, int report_fd, int timeout_s);
 
 /* ---------------------------------------------------------- dump_dir.c */

@@ -52,10 +52,10 @@ static void *guard_main(void *arg)
 		struct timespec nap = {0, AGENT_CHILD_GUARD_MS * 1000000L};
 
 		if (parent_gone(g))
-			_exit(3);
+			_exit(AGENT_CHILD_EXIT_ORPHAN);
 		if (g->timeout_s > 0 &&
-		    agent_seconds_since(&g->t0) > (double)g->timeout_s)
-			_exit(4);
+		    agent_seconds_since(&g->t0) > (double)g->timeout_s + 1.0)
+			_exit(AGENT_CHILD_EXIT_TIMEOUT);
 		while (nanosleep(&nap, &nap) < 0 && errno == EINTR)
 			;
 	}
@@ -69,7 +69,7 @@ void agent_child_guard(pid_t parent, int report_fd, int timeout_s)
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent) /* the VM died before prctl */
-		_exit(3);
+		_exit(AGENT_CHILD_EXIT_ORPHAN);
 	the_guard.parent = parent;
 	the_guard.report_fd = report_fd;
 	the_guard.timeout_s = timeout_s;

@@ -279,6 +279,10 @@ static void walk_forked(struct walk *w, int gc)
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	/* the child's own guard ended it at the deadline: the same timeout */
+	if (!reported && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == AGENT_CHILD_EXIT_TIMEOUT)
+		timed_out = 1;
 	if (timed_out) {
 		agent_msgf(rep.message, sizeof(rep.message),
 			   "the dump child (pid %d) took longer than "

@@ -81,6 +81,8 @@ static void dump_json(struct vmheap_strbuf *sb, const struct html_dump *d)
 	vmheap_census_rows(d->census, &nclasses);
 	vmheap_strbuf_add(sb, "{", 1);
 	vmheap_strbuf_add_dump_json(sb, d->reader, t);
+	if (vmheap_census_saturated(d->census))
+		vmheap_strbuf_add_saturated(sb, VMHEAP_OUTPUT_JSON);
 	/* time_ms_text: the exact figure, for a time JavaScript's Date
 	 * cannot show (a number past 2^53 loses digits in JavaScript) */
 	vmheap_strbuf_addf(sb,

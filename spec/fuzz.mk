@@ -101,6 +101,13 @@ $(FUZZ_DIR)/fuzz_cfa: $(FUZZ_OBJ)/fuzz/cfa_fuzz.o $(FUZZ_OBJ)/native/cfa.o
 # The console's reader and printer of a live histogram reply, with the
 # report library it prints with.
 FUZZ_REPORT_OBJS := $(REPORT_SRCS:%.c=$(FUZZ_OBJ)/%.o)
+# report/pprof.c includes the protobuf-c code made at build time
+FUZZ_REPORT_OBJS += $(FUZZ_OBJ)/gen/report/profile.pb-c.o
+$(FUZZ_OBJ)/report/pprof.o: $(PPROF_PB_H)
+$(FUZZ_OBJ)/report/pprof.o: FUZZ_CFLAGS += -I$(PPROF_GEN)
+$(FUZZ_OBJ)/gen/report/profile.pb-c.o: $(PPROF_PB_C) $(PPROF_PB_H)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(PPROF_GEN) -MMD -MP -c $< -o $@
 $(FUZZ_OBJ)/fuzz/histogram_fuzz.o $(FUZZ_OBJ)/console/histogram.o: \
   FUZZ_CFLAGS += -Ireport -Iconsole
 $(FUZZ_DIR)/fuzz_histogram: $(FUZZ_OBJ)/fuzz/histogram_fuzz.o \

@@ -431,6 +431,40 @@ START_TEST(times_past_javascripts_dates_render_as_figures)
 }
 END_TEST
 
+/* Sizes whose sum passes 2^64 - 1 (three objects of 2^63 bytes): the
+ * page renders and says the sums are held, as the other tools do. */
+START_TEST(saturated_sums_are_said_on_the_page)
+{
+	static const struct tclass classes[] = {{1, "Big"}};
+	static const struct tobj objs[] = {
+	    {0x1000, 1, 1ull << 63, 0, 0, {0}, NULL},
+	    {0x2000, 1, 1ull << 63, 0, 0, {0}, NULL},
+	    {0x3000, 1, 1ull << 63, 0, 0, {0}, NULL},
+	};
+	struct tdump d = {.time = 1700000000,
+			  .classes = classes,
+			  .nclasses = 1,
+			  .objs = objs,
+			  .nobjs = 3};
+	const char *dump = write_dump("big.vmheap", &d);
+	const char *html = report("big.html", (const char *[]){dump, NULL});
+	struct seen s;
+
+	browse(html,
+	       (const char *[]){"eval:document.getElementById('saturated') ? "
+				"document.getElementById('saturated')"
+				".textContent : 'none'",
+				NULL},
+	       &s);
+	assert_clean(&s);
+	ck_assert_msg(strstr(value_str(&s, 0), "warning: byte sums passed "
+					       "2^64 - 1 and are held at "
+					       "18446744073709551615"),
+		      "%s", value_str(&s, 0));
+	seen_free(&s);
+}
+END_TEST
+
 START_TEST(hostile_class_names_are_text_and_never_run)
 {
 	const char *leak = "</script><script>window.__pwned=1;alert(1)"
@@ -960,6 +994,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(b, class_table_sorts_on_a_click_and_filters_as_you_type);
 	tcase_add_test(b, hostile_class_names_are_text_and_never_run);
 	tcase_add_test(b, times_past_javascripts_dates_render_as_figures);
+	tcase_add_test(b, saturated_sums_are_said_on_the_page);
 	tcase_add_test(
 	    b, sample_vm_report_shows_the_leak_and_one_dump_works_alone);
 	tcase_add_test(b, native_sites_show_as_vmheap_histo_lists_them);

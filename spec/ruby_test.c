@@ -2071,7 +2071,7 @@ START_TEST(the_constant_holds_the_leak_although_a_worker_stack_reaches_it)
 			       "constant Object::Billing \u2190 root vm",
 			       NULL};
 	const char *also[] = {"also from the stack of thread 3 ",
-			      " \"billing-worker\" (holding Hash 0x", NULL};
+			      "\"billing-worker\" (holding Hash 0x", NULL};
 	const char *suspect[] = {"#1  Billing::Quote: 400 new",
 				 "held by root vm Object > constant "
 				 "Object::Billing > constant "
