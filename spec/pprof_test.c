@@ -412,6 +412,40 @@ START_TEST(sites_by_line_with_class_labels)
 			      strstr(top_row(t), "initialize program.rb:8\n"),
 		      "%s", t);
 	free(t);
+	/* vmheap-report of the same dumps: its first 2,000 characters of
+	 * visible text name the suspect, its growth per minute, its holder
+	 * (the global $kept) and its allocation line */
+	char html[700], url[800], pa[700], pb[700];
+	snprintf(html, sizeof html, "%s/r.html", v.dir);
+	snprintf(pa, sizeof pa, "%s/a.vmheap", v.dir);
+	snprintf(pb, sizeof pb, "%s/b.vmheap", v.dir);
+	const char *rep[] = {spec_bin("vmheap-report"), "-o", html, pa, pb,
+			     NULL};
+	ck_assert_int_eq(spec_run(rep, NULL, NULL, 120000, &o), 0);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	spec_run_free(&o);
+	snprintf(url, sizeof url, "file://%s", html);
+	const char *br[] = {"node", spec_src("spec/report_html_browser.js"),
+			    url, "eval:document.body.innerText.slice(0, 2000)",
+			    NULL};
+	ck_assert_int_eq(spec_run(br, NULL, NULL, 240000, &o), 0);
+	ck_assert_msg(o.status == 0, "browser: %s", o.err);
+	const char *l2 = strchr(o.out, '\n');
+	ck_assert_ptr_nonnull(l2);
+	const char *item = strstr(o.out, "Item: +3000 (+");
+	ck_assert_msg(item && item < l2, "%.3000s", o.out);
+	const char *eol = strstr(item, "\\n");
+	ck_assert_msg(eol && eol < l2, "%.3000s", o.out);
+	char line[1000];
+	snprintf(line, sizeof line, "%.*s", (int)(eol - item), item);
+	ck_assert_msg(strstr(line, "/min), holding ") &&
+			      strstr(line, ", held by root global_tbl $kept > "
+					   "Array; ") &&
+			      strstr(line, " allocated at program.rb:11 in leak "
+					   "(3,000 objects)"),
+		      "%s", line);
+	spec_run_free(&o);
+
 	/* by site only, as the text diff */
 	const char *three[] = {"a.vmheap", "b.vmheap", "b.vmheap", NULL};
 	ck_assert_int_eq(tool_to(&v, NULL, diff, three, err, sizeof err), 2);
