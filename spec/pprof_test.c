@@ -414,7 +414,8 @@ START_TEST(sites_by_line_with_class_labels)
 	free(t);
 	/* vmheap-report of the same dumps: its first 2,000 characters of
 	 * visible text name the suspect, its growth per minute, its holder
-	 * (the global $kept) and its allocation line */
+	 * (the global $kept) and its allocation line; nothing overflows
+	 * sideways */
 	char html[700], url[800], pa[700], pb[700];
 	snprintf(html, sizeof html, "%s/r.html", v.dir);
 	snprintf(pa, sizeof pa, "%s/a.vmheap", v.dir);
@@ -427,6 +428,8 @@ START_TEST(sites_by_line_with_class_labels)
 	snprintf(url, sizeof url, "file://%s", html);
 	const char *br[] = {"node", spec_src("spec/report_html_browser.js"),
 			    url, "eval:document.body.innerText.slice(0, 2000)",
+			    "eval:String(document.documentElement.scrollWidth <= "
+			    "window.innerWidth)",
 			    NULL};
 	ck_assert_int_eq(spec_run(br, NULL, NULL, 240000, &o), 0);
 	ck_assert_msg(o.status == 0, "browser: %s", o.err);
@@ -438,6 +441,8 @@ START_TEST(sites_by_line_with_class_labels)
 	ck_assert_msg(eol && eol < l2, "%.3000s", o.out);
 	char line[1000];
 	snprintf(line, sizeof line, "%.*s", (int)(eol - item), item);
+	ck_assert_msg(strstr(l2, "\n{\"value\":\"true\"}\n") == l2,
+		      "the page overflows sideways: %.200s", l2);
 	ck_assert_msg(strstr(line, "/min), holding ") &&
 			      strstr(line, ", held by root global_tbl $kept > "
 					   "Array; ") &&
@@ -456,7 +461,8 @@ END_TEST
 /* vmheap-report of the leaker's dumps before and after its leak: the
  * page's answer lists the native sites by growth as vmheap-diff --native
  * (JSON) lists them, and the first 2,000 characters of the visible text
- * name the leaking C function with its line. */
+ * name the leaking C function with its line; the native table's sites
+ * wrap (none is cut) and the page does not overflow sideways. */
 START_TEST(report_answer_names_the_leaking_function)
 {
 	if (SPEC_SANITIZED)
@@ -502,6 +508,15 @@ START_TEST(report_answer_names_the_leaking_function)
 	    "eval:document.body.innerText.slice(0, 2000)",
 	    "eval:(document.querySelector('#answer li.native-site .site') || "
 	    "{}).textContent",
+	    /* no horizontal overflow; every native site shown whole */
+	    "eval:JSON.stringify([document.documentElement.scrollWidth <= "
+	    "window.innerWidth, document.querySelectorAll('#native-table "
+	    "td.wrap').length, [...document.querySelectorAll('#native-table "
+	    "td.wrap')].filter(c => c.scrollWidth > c.clientWidth).length, "
+	    "[...document.querySelectorAll('body *')].filter(e => "
+	    "e.getBoundingClientRect().right > window.innerWidth).slice(0, 5)"
+	    ".map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + "
+	    "Math.round(e.getBoundingClientRect().right))])",
 	    NULL};
 	ck_assert_int_eq(spec_run(br, NULL, NULL, 240000, &o), 0);
 	ck_assert_msg(o.status == 0, "browser: %s", o.err);
@@ -519,6 +534,9 @@ START_TEST(report_answer_names_the_leaking_function)
 	snprintf(want, sizeof want, "{\"value\":\"%s\"}", site);
 	ck_assert_msg(strstr(l2 + 1, want) == l2 + 1, "want %s:\n%.3000s", want,
 		      l2 + 1);
+	ck_assert_msg(strstr(o.out, "{\"value\":\"[true,") != NULL &&
+			      strstr(o.out, ",0,[]]\"}") != NULL,
+		      "overflow or a site cut:\n%.3000s", strchr(l2 + 1, '\n'));
 	spec_run_free(&o);
 	(void)err;
 }
