@@ -9,6 +9,7 @@
  *   graph.c    the last dump's heap graph: the dominator tree (capped) and
  *              the merged paths to the roots of the classes that grew most
  *   sites.c    the allocation sites of the last dump, when it has them
+ *   site_growth.c  with several dumps, the sites by growth (first to last)
  *   native.c   the native (malloc) sites of the last dump, when it has them
  *   suspects.c the answer at the top: the leak suspects of the last dump
  *              against the first (vmheap-diff --suspects's), the native
@@ -101,6 +102,14 @@ int html_graph_json(const struct html_options *o, const struct html_report *rep,
  * with err set. */
 int html_sites_json(const char *arg, struct vmheap_strbuf *sb, char *err,
 		    size_t errsz);
+
+/* The first and the last dump again into censuses by class and
+ * allocation site, compared as vmheap-diff --by site compares them:
+ * append their changed rows, most bytes grown first and those without a
+ * site last, as the value of "site_growth".  0, or a negative code with
+ * err set. */
+int html_site_growth_json(const struct html_options *o,
+			  struct vmheap_strbuf *sb, char *err, size_t errsz);
 
 /* Append "native": {...} or null for the native section `n` (may be
  * NULL).  0 or VMHEAP_ENOMEM. */

@@ -182,6 +182,15 @@ static int build_json(const struct html_options *o, struct html_report *rep,
 	} else {
 		vmheap_strbuf_add(json, "null", 4);
 	}
+	vmheap_strbuf_add(json, ",\"site_growth\":", 15);
+	if (o->ndumps > 1 &&
+	    vmheap_reader_totals(rep->dumps[rep->ndumps - 1].reader)->sites) {
+		rc = html_site_growth_json(o, json, err, errsz);
+		if (rc < 0)
+			return rc;
+	} else {
+		vmheap_strbuf_add(json, "null", 4);
+	}
 	rc = vmheap_reader_native(rep->dumps[rep->ndumps - 1].reader, &n);
 	if (rc < 0) {
 		snprintf(

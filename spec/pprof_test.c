@@ -430,6 +430,10 @@ START_TEST(sites_by_line_with_class_labels)
 			    url, "eval:document.body.innerText.slice(0, 2000)",
 			    "eval:String(document.documentElement.scrollWidth <= "
 			    "window.innerWidth)",
+			    /* the sites by growth: rows as "class|site|count|bytes" */
+			    "eval:[...document.querySelectorAll('#site-growth-table "
+			    "tbody tr')].map(tr => [...tr.cells].map(c => "
+			    "c.textContent).join('|')).join('~')",
 			    NULL};
 	ck_assert_int_eq(spec_run(br, NULL, NULL, 240000, &o), 0);
 	ck_assert_msg(o.status == 0, "browser: %s", o.err);
@@ -449,6 +453,35 @@ START_TEST(sites_by_line_with_class_labels)
 			      strstr(line, " allocated at program.rb:11 in leak "
 					   "(3,000 objects)"),
 		      "%s", line);
+	/* the two leaking lines first, by bytes grown; every row without a
+	 * site after every row with one */
+	const char *sg = strstr(l2 + 1, "\n{\"value\":\"");
+	ck_assert_ptr_nonnull(sg);
+	sg += strlen("\n{\"value\":\"");
+	ck_assert_msg(!strncmp(sg, "String|program.rb:8 in initialize|+3000|"
+				   "+413 KiB~Item|program.rb:11 in leak|+3000|"
+				   "+117 KiB~", 80),
+		      "%.600s", sg);
+	const char *nosite = strstr(sg, "|-|");
+	const char *end = strchr(sg, '"');
+	ck_assert_ptr_nonnull(end);
+	for (const char *q = nosite; q && q < end; q = strchr(q + 1, '~')) {
+		const char *next = strchr(q + 1, '~');
+		if (!next || next > end)
+			break;
+		const char *bar = strchr(next + 1, '|');
+		ck_assert_msg(bar && !strncmp(bar, "|-|", 3),
+			      "a row with a site after one without:\n%.*s",
+			      (int)(end - sg) % 3000, sg);
+	}
+	spec_run_free(&o);
+	/* vmheap-diff --by site has the same rows, with the same counts */
+	const char *dcsv[] = {spec_bin("vmheap-diff"), "--by", "site",
+			      "--format", "csv", pa, pb, NULL};
+	ck_assert_int_eq(spec_run(dcsv, NULL, NULL, 60000, &o), 0);
+	ck_assert_msg(strstr(o.out, "\n3000,String,program.rb:8 in initialize,") &&
+			      strstr(o.out, "\n3000,Item,program.rb:11 in leak,"),
+		      "%.2000s", o.out);
 	spec_run_free(&o);
 
 	/* by site only, as the text diff */
