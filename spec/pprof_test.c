@@ -434,6 +434,9 @@ START_TEST(sites_by_line_with_class_labels)
 			    "eval:[...document.querySelectorAll('#site-growth-table "
 			    "tbody tr')].map(tr => [...tr.cells].map(c => "
 			    "c.textContent).join('|')).join('~')",
+			    /* the sites' icicle: the boxes' titles */
+			    "eval:[...document.querySelectorAll('#sites-flame "
+			    "g.frame > title')].map(t => t.textContent).join('~')",
 			    NULL};
 	ck_assert_int_eq(spec_run(br, NULL, NULL, 240000, &o), 0);
 	ck_assert_msg(o.status == 0, "browser: %s", o.err);
@@ -474,6 +477,10 @@ START_TEST(sites_by_line_with_class_labels)
 			      "a row with a site after one without:\n%.*s",
 			      (int)(end - sg) % 3000, sg);
 	}
+	/* the icicle of the last dump's sites: line 11 with its Items */
+	ck_assert_msg(strstr(sg, "~program.rb:11 in leak: ") &&
+			      strstr(sg, "~Item: 117 KiB, "),
+		      "%.2000s", sg);
 	spec_run_free(&o);
 	/* vmheap-diff --by site has the same rows, with the same counts */
 	const char *dcsv[] = {spec_bin("vmheap-diff"), "--by", "site",
@@ -495,7 +502,8 @@ END_TEST
  * page's answer lists the native sites by growth as vmheap-diff --native
  * (JSON) lists them, and the first 2,000 characters of the visible text
  * name the leaking C function with its line; the native table's sites
- * wrap (none is cut) and the page does not overflow sideways. */
+ * wrap (none is cut) and the page does not overflow sideways; the
+ * icicle has leak_in_here's box with its bytes. */
 START_TEST(report_answer_names_the_leaking_function)
 {
 	if (SPEC_SANITIZED)
@@ -541,6 +549,11 @@ START_TEST(report_answer_names_the_leaking_function)
 	    "eval:document.body.innerText.slice(0, 2000)",
 	    "eval:(document.querySelector('#answer li.native-site .site') || "
 	    "{}).textContent",
+	    /* the icicle: the boxes' titles, and whether it fits */
+	    "eval:JSON.stringify([[...document.querySelectorAll('#native-"
+	    "flame g.frame > title')].map(t => t.textContent), document."
+	    "querySelector('#native-flame svg').getBoundingClientRect()."
+	    "right <= window.innerWidth])",
 	    /* no horizontal overflow; every native site shown whole */
 	    "eval:JSON.stringify([document.documentElement.scrollWidth <= "
 	    "window.innerWidth, document.querySelectorAll('#native-table "
@@ -567,6 +580,11 @@ START_TEST(report_answer_names_the_leaking_function)
 	snprintf(want, sizeof want, "{\"value\":\"%s\"}", site);
 	ck_assert_msg(strstr(l2 + 1, want) == l2 + 1, "want %s:\n%.3000s", want,
 		      l2 + 1);
+	/* in the icicle, leak_in_here's box holds its 1,234,000 bytes, and
+	 * the graph fits the window */
+	ck_assert_msg(strstr(o.out, "\\\"leak_in_here (leaker.c:33): 1.18 MiB, ") &&
+			      strstr(o.out, "],true]\"}"),
+		      "the icicle:\n%.3000s", strchr(l2 + 1, '\n'));
 	ck_assert_msg(strstr(o.out, "{\"value\":\"[true,") != NULL &&
 			      strstr(o.out, ",0,[]]\"}") != NULL,
 		      "overflow or a site cut:\n%.3000s", strchr(l2 + 1, '\n'));
