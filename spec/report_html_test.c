@@ -494,7 +494,8 @@ START_TEST(hostile_class_names_are_text_and_never_run)
 		   CLICK_FIRST, CLICK_FIRST_CHILD, GRANDCHILDREN,
 		   "eval:typeof window.__pwned",
 		   "eval:document.querySelectorAll('img, b').length",
-		   "eval:document.scripts.length", "click:#class-filter", NULL},
+		   "eval:document.scripts.length", "click:#class-filter",
+		   TEXTS("#answer li.suspect .cls"), NULL},
 	       &s);
 	assert_clean(&s);
 
@@ -525,6 +526,11 @@ START_TEST(hostile_class_names_are_text_and_never_run)
 	ck_assert_str_eq(value_str(&s, 8), "undefined");
 	ck_assert_int_eq(value_int(&s, 9), 0);
 	ck_assert_int_eq(value_int(&s, 10), 2);
+	/* the leak suspect at the top of the page: the name, as text */
+	struct jval *sus = texts(&s, 12);
+	ck_assert_uint_ge(sus->n, 1);
+	ck_assert_str_eq(sus->items[0]->str, leak);
+	json_free(sus);
 	json_free(kids);
 	json_free(paths);
 	json_free(bars);
