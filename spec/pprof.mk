@@ -17,3 +17,6 @@ $(PPROF_TEST): $(OBJDIR)/spec/pprof_test.o $(SPECDIR)/libvmheap_spec.a \
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(SPECDIR)/libvmheap_spec.a \
 	  $(LIBVMHEAP_REPORT_A) $(AGENT_LINK) $(MSGPACK_LIBS) \
 	  $(REPORT_NATIVE_LIBS) $(CHECK_LIBS) -ldl
+ifneq ($(RUBY_CFLAGS),)
+$(PPROF_TEST): | $(NATIVE_LEAKY)
+endif

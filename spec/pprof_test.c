@@ -593,6 +593,72 @@ START_TEST(report_answer_names_the_leaking_function)
 }
 END_TEST
 
+/* A Ruby service with both leaks, under vmheap-run: Items kept in the
+ * global $kept and C buffers kept by a C extension (spec/native/leaky,
+ * built with -g).  vmheap-report of a dump before and one after: the
+ * first 2,000 characters of the page's visible text name the top suspect
+ * class, its holder ($kept), its growth per minute and the top native
+ * site's C function, leaky_keep. */
+START_TEST(report_answers_a_service_with_both_leaks)
+{
+	if (SPEC_SANITIZED)
+		return;
+	static const char script[] =
+	    "require 'leaky'\n"
+	    "STDOUT.sync = true\n"
+	    "class Item; end\n"
+	    "$kept = []\n"
+	    "puts 'ready'\n"
+	    "while (l = STDIN.gets)\n"
+	    "  w, n = l.split\n"
+	    "  if w == 'items' then n.to_i.times { $kept << Item.new }\n"
+	    "  else Leaky.leak(n.to_i, 3000) end\n"
+	    "  puts 'ok'\n"
+	    "end\n";
+	struct vm v;
+	char path[700], html[700], url[800], a[700], b[700];
+	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-service"));
+	snprintf(path, sizeof path, "%s/program.rb", v.dir);
+	spec_write_text(path, script);
+	const char *argv[] = {spec_bin("vmheap-run"), "ruby", "-I",
+			      spec_build("spec/leaky"), path, NULL};
+	start(&v, argv);
+	console(&v, "set config.native.track true");
+	dump(&v, "a.vmheap");
+	say(&v, "items 5000");
+	say(&v, "leak 2000");
+	dump(&v, "b.vmheap");
+	spec_kill(v.p.pid);
+
+	snprintf(html, sizeof html, "%s/r.html", v.dir);
+	snprintf(a, sizeof a, "%s/a.vmheap", v.dir);
+	snprintf(b, sizeof b, "%s/b.vmheap", v.dir);
+	const char *rep[] = {spec_bin("vmheap-report"), "-o", html, a, b, NULL};
+	struct spec_run o;
+	ck_assert_int_eq(spec_run(rep, NULL, NULL, 120000, &o), 0);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	spec_run_free(&o);
+	snprintf(url, sizeof url, "file://%s", html);
+	const char *br[] = {"node", spec_src("spec/report_html_browser.js"),
+			    url, "eval:document.body.innerText.slice(0, 2000)",
+			    NULL};
+	ck_assert_int_eq(spec_run(br, NULL, NULL, 240000, &o), 0);
+	ck_assert_msg(o.status == 0, "browser: %s", o.err);
+	const char *l2 = strchr(o.out, '\n');
+	ck_assert_ptr_nonnull(l2);
+	static const char *const want[] = {
+	    "\\nItem: +5000 (+", "/min), holding ",
+	    ", held by root global_tbl $kept > Array",
+	    "(+", " in +2000 blocks at leaky_keep (leaky.c:"};
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		const char *w = strstr(o.out, want[i]);
+		ck_assert_msg(w && w < l2, "no \"%s\" in the first 2,000 "
+			      "characters:\n%.2200s", want[i], o.out);
+	}
+	spec_run_free(&o);
+}
+END_TEST
+
 /* Wrong uses are said, with the usage status 2 (a dump without a
  * native section: the leaker's test). */
 START_TEST(pprof_needs_a_profile_mode)
@@ -690,5 +756,6 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(d, fiddle_stack_from_c_leaf_to_ruby_line);
 	tcase_add_test(d, sites_by_line_with_class_labels);
 	tcase_add_test(d, report_answer_names_the_leaking_function);
+	tcase_add_test(d, report_answers_a_service_with_both_leaks);
 	return s;
 }
