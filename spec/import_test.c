@@ -440,6 +440,55 @@ static void ruby_dumps(const char *dir)
 	ck_assert_int_eq(spec_proc_wait_exit(&p, 15000), 0);
 }
 
+/* The agent's Ruby host names two of MRI's hidden arrays by what they
+ * are (<symbol table>, <registered objects>: hosts/ruby/README.md);
+ * dump_all cannot tell them from any other hidden array.  A copy of a
+ * `--sort name` CSV histogram with those rows folded back into the
+ * <hidden-array> row, so that the agent's and the import's histograms
+ * of one heap compare row for row.  Frees csv. */
+static char *fold_vm_tables(char *csv)
+{
+	unsigned long long count = 0, bytes = 0, c, b;
+	size_t cap = strlen(csv) + 64, used = 0;
+	char *out = malloc(cap), *line = csv, name[64];
+	char *hidden = NULL;
+
+	ck_assert(out != NULL);
+	for (char *p = csv; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "")
+		if (sscanf(p, "%llu,%63[^,],%llu", &c, name, &b) == 3 &&
+		    (!strcmp(name, "<symbol table>") ||
+		     !strcmp(name, "<registered objects>") ||
+		     !strcmp(name, "<hidden-array>")))
+			count += c, bytes += b;
+	while (*line) {
+		char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
+
+		if (sscanf(line, "%llu,%63[^,],%llu", &c, name, &b) == 3 &&
+		    (!strcmp(name, "<symbol table>") ||
+		     !strcmp(name, "<registered objects>"))) {
+			line += len;
+			continue;
+		}
+		if (sscanf(line, "%llu,%63[^,],%llu", &c, name, &b) == 3 &&
+		    !strcmp(name, "<hidden-array>")) {
+			used += (size_t)snprintf(out + used, cap - used,
+						 "%llu,<hidden-array>,%llu\n",
+						 count, bytes);
+			hidden = line;
+		} else {
+			memcpy(out + used, line, len);
+			used += len;
+		}
+		line += len;
+	}
+	out[used] = '\0';
+	ck_assert_msg(hidden != NULL || count == 0,
+		      "labelled VM tables but no <hidden-array> row");
+	free(csv);
+	return out;
+}
+
 START_TEST(ruby_dump_all_matches_the_agents_dump_of_the_same_heap)
 {
 	const char *dir = spec_mkdtemp("ruby");
@@ -460,7 +509,7 @@ START_TEST(ruby_dump_all_matches_the_agents_dump_of_the_same_heap)
 	spec_run_free(&r);
 
 	/* what a user compares: the histograms, by class and by name */
-	ha = histo_csv(own, 0);
+	ha = fold_vm_tables(histo_csv(own, 0));
 	hb = histo_csv(imported, 0);
 	ck_assert_msg(strstr(hb, "\n500,ImportSpecThing,20000\n") &&
 			  strstr(hb, "\n70,ImportSpecOther,2800\n") &&
@@ -495,7 +544,11 @@ START_TEST(ruby_dump_all_matches_the_agents_dump_of_the_same_heap)
 		const struct obj *x = &a.objs[i], *y = find(&b, x->id);
 		ck_assert_msg(y, "object 0x%llx (%s) is not in the import",
 			      (unsigned long long)x->id, x->class_name);
-		ck_assert_str_eq(x->class_name, y->class_name);
+		if (strcmp(x->class_name, "<symbol table>") &&
+		    strcmp(x->class_name, "<registered objects>"))
+			ck_assert_str_eq(x->class_name, y->class_name);
+		else /* the VM tables the agent names (fold_vm_tables) */
+			ck_assert_str_eq(y->class_name, "<hidden-array>");
 		ck_assert_uint_eq(x->bytes, y->bytes);
 		if (strncmp(x->class_name, "<imemo:", 7) == 0 ||
 		    strcmp(x->class_name, "Thread") == 0 ||
@@ -519,11 +572,17 @@ START_TEST(ruby_dump_all_matches_the_agents_dump_of_the_same_heap)
 		}
 	}
 	ck_assert_uint_lt(moved, 20);
-	/* the agent's walk runs on its own thread, whose machine stack
-	 * holds no Ruby object; dump_all's runs on the main thread */
+	/* dump_all's walk runs on the main thread, whose machine stack it
+	 * marks; the agent's runs on its own thread, whose stack may hold
+	 * a stale word that points at an object (the names probes run
+	 * there at load): a conservative root, never a path's holder
+	 * (machine_context steps rank last, FORMAT.md) */
 	ck_assert_str_eq(b.root_kinds,
 			 "global_list global_tbl machine_context vm");
-	ck_assert_str_eq(a.root_kinds, "global_list global_tbl vm");
+	ck_assert_msg(!strcmp(a.root_kinds, "global_list global_tbl vm") ||
+			  !strcmp(a.root_kinds, "global_list global_tbl "
+						"machine_context vm"),
+		      "%s", a.root_kinds);
 	ck_assert_msg(strstr(b.root_kinds, "vm"), "%s", b.root_kinds);
 	ck_assert_uint_eq(things, 500);
 	dump_free(&a);
