@@ -49,6 +49,10 @@ int attach_proc_catches(pid_t pid, int sig);
  * bit n-1 for signal n.  0, or -1 when unreadable. */
 int attach_proc_blocked(pid_t pid, uint64_t *mask);
 
+/* Its seccomp mode (Seccomp: of /proc/PID/status): 0 none, 1 strict,
+ * 2 filter; -1 when unreadable. */
+int attach_proc_seccomp(pid_t pid);
+
 /* The real uid of the process (Uid: of /proc/PID/status), or -1. */
 long attach_proc_uid(pid_t pid);
 

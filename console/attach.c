@@ -124,9 +124,9 @@ static int attach_library(char *out, size_t len)
 static int check_target(pid_t pid, char *err, size_t errlen)
 {
 	struct attach_module ruby;
-	const char *base;
+	const char *base, *allow;
 	char state = attach_proc_state(pid);
-	int m;
+	int m, seccomp;
 
 	if (!state) {
 		snprintf(err, errlen, "no process %ld", (long)pid);
@@ -172,6 +172,21 @@ static int check_target(pid_t pid, char *err, size_t errlen)
 			 "how to attach to (it knows MRI 3.1); start it with "
 			 "-rvmheap_agent instead",
 			 (long)pid, base);
+		return -1;
+	}
+	seccomp = attach_proc_seccomp(pid);
+	allow = getenv("VMHEAP_ATTACH_ALLOW_SECCOMP");
+	if (seccomp == 1 ||
+	    (seccomp == 2 && !(allow && strcmp(allow, "1") == 0))) {
+		snprintf(err, errlen,
+			 "pid %ld runs under a seccomp %s, which may kill it "
+			 "for a system call that loading the agent makes "
+			 "(openat, mmap, mprotect, getpid, socket); %s",
+			 (long)pid, seccomp == 1 ? "strict mode" : "filter",
+			 seccomp == 1
+			     ? "not attaching"
+			     : "if its filter allows them, set "
+			       "VMHEAP_ATTACH_ALLOW_SECCOMP=1 and try again");
 		return -1;
 	}
 	if (attach_proc_catches(pid, SIGVTALRM) != 1) {

@@ -171,3 +171,14 @@ int attach_proc_blocked(pid_t pid, uint64_t *mask)
 	*mask = m;
 	return 0;
 }
+
+int attach_proc_seccomp(pid_t pid)
+{
+	char v[64];
+	int mode;
+
+	if (status_field(pid, "Seccomp", v, sizeof(v)) < 0 ||
+	    sscanf(v, "%d", &mode) != 1)
+		return -1;
+	return mode;
+}

@@ -627,6 +627,59 @@ START_TEST(attach_to_an_undumpable_ruby)
 }
 END_TEST
 
+/* A Ruby under a seccomp filter (one that allows everything, installed
+ * with prctl through Fiddle): refused, since a filter could kill it for
+ * a call dlopen makes; with VMHEAP_ATTACH_ALLOW_SECCOMP=1, attached. */
+START_TEST(attach_to_a_ruby_under_seccomp)
+{
+	static const char script[] =
+	    "require 'fiddle'\n"
+	    "prctl = Fiddle::Function.new(Fiddle.dlopen(nil)['prctl'],\n"
+	    "  [Fiddle::TYPE_INT, Fiddle::TYPE_LONG, Fiddle::TYPE_LONG,\n"
+	    "   Fiddle::TYPE_LONG, Fiddle::TYPE_LONG], Fiddle::TYPE_INT)\n"
+	    "raise 'no_new_privs' unless prctl.call(38, 1, 0, 0, 0) == 0\n"
+	    "filter = [0x06, 0, 0, 0x7fff0000].pack('SCCL') # RET ALLOW\n"
+	    "buf = Fiddle::Pointer.malloc(filter.bytesize)\n"
+	    "buf[0, filter.bytesize] = filter\n"
+	    "prog = [1, buf.to_i].pack('Sx6Q')\n"
+	    "pbuf = Fiddle::Pointer.malloc(prog.bytesize)\n"
+	    "pbuf[0, prog.bytesize] = prog\n"
+	    "raise 'seccomp' unless prctl.call(22, 2, pbuf.to_i, 0, 0) == 0\n"
+	    "$stdout.sync = true\n"
+	    "n = 0\n"
+	    "loop { n += 1; puts \"tick #{n}\"; sleep 0.002 }\n";
+	static const char *const allow_env[] = {"VMHEAP_ATTACH_ALLOW_SECCOMP=1",
+						"VMHEAP_AGENT_TMPDIR", "TMPDIR",
+						NULL};
+	struct target t;
+	struct spec_run r;
+	char pidtext[32];
+	const char *const argv[] = {
+	    spec_bin("vmheap-console"), "--attach", pidtext, "-e",
+	    "get system.gc.count",	NULL};
+
+	target_start(&t, script);
+	wait_tick(&t, 20);
+	console_attach(&r, t.p.pid,
+		       (const char *const[]){"get system.gc.count", NULL});
+	ck_assert_msg(r.status == 2 && strstr(r.err, "seccomp filter"),
+		      "%d: %s", r.status, r.err);
+	spec_run_free(&r);
+	ck_assert_int_eq(tracer_of(t.p.pid), 0);
+	ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 0);
+	wait_tick(&t, t.last_tick + 50);
+
+	snprintf(pidtext, sizeof(pidtext), "%ld", (long)t.p.pid);
+	ck_assert_int_eq(spec_run(argv, allow_env, NULL, CONSOLE_MS, &r), 0);
+	ck_assert_msg(r.status == 0, "allowed: %d: %s%s", r.status, r.out,
+		      r.err);
+	spec_run_free(&r);
+	ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 1);
+	wait_tick(&t, t.last_tick + 50);
+	spec_kill(t.p.pid);
+}
+END_TEST
+
 START_TEST(attach_to_no_such_process)
 {
 	struct spec_run r;
@@ -660,6 +713,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, attach_to_a_ruby_in_another_mount_namespace);
 	tcase_add_test(tc, a_target_that_dies_during_the_attach_is_reported);
 	tcase_add_test(tc, attach_to_an_undumpable_ruby);
+	tcase_add_test(tc, attach_to_a_ruby_under_seccomp);
 	tcase_add_test(tc, attach_to_no_such_process);
 	return s;
 }
