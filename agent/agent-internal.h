@@ -65,8 +65,8 @@ struct agent_conn;
 #define AGENT_DEFAULT_FRAME_TIMEOUT_MS 10000
 #define AGENT_DEFAULT_DUMP_TIMEOUT_S 3600
 /* Fork dumps are refused when MemAvailable is below this share of the
- * VM's RSS (config.dump.fork_min_free "auto"; see README, fork mode), or,
- * when it is, below the estimate of fork_cost.c. */
+ * VM's RSS (config.dump.fork_min_free "auto"; see doc/attach-and-dump.md,
+ * "Fork mode"), or, when it is, below the estimate of fork_cost.c. */
 #define AGENT_FORK_RSS_PERCENT 100
 /* fork_cost.c: how long the probe child lives, and the dump speed taken
  * before a fork dump was measured (bytes of RSS per second). */

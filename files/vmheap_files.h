@@ -17,7 +17,7 @@
  *     replacement (a rename replaces a name, it never writes through a
  *     link).
  *
- * It sits under both the agent and the tools (README, "Layout"): format/
+ * It sits under both the agent and the tools (HACKING.md, files/): format/
  * is the codec alone, and this is no part of the codec.
  *
  * Errors: like the system calls they wrap, these return -1 with errno

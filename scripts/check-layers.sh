@@ -1,6 +1,6 @@
 #!/bin/sh
 # check-layers.sh - fail when a source file includes a header across a
-# forbidden arrow of the layout (README, "Layout"):
+# forbidden arrow of the layout (HACKING.md, "The layering arrows"):
 #
 #   format/                  -> nothing else of ours
 #   files/                   -> nothing else of ours (safe file creation)

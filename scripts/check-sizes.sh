@@ -1,6 +1,6 @@
 #!/bin/sh
 # check-sizes.sh - fail when a product source file is over 800 lines: a
-# file that long does more than one job (README "Layout": small files with
+# file that long does more than one job (HACKING.md "Conventions": small files with
 # one job).  Product files are the .c files outside spec/, fuzz/, bench/
 # and build output; tests and fuzz targets may be longer.  Split a file by
 # job (one job per file, a name that says what it is), not by count.
