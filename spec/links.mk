@@ -2,6 +2,8 @@
 # every relative link of a tracked *.md file must resolve.  The suite
 # first makes sure that the check itself fails on a broken link and an
 # unknown anchor (a fixture tree made on the fly), then checks the tree.
+# It also keeps README.md a newcomer's page: at most 300 lines (issue 30;
+# the manual is in doc/).
 LINKS_CHECK := $(SPECDIR)/check-links
 CHECK_SUITES += $(LINKS_CHECK)
 EXTRA_ALL    += $(LINKS_CHECK)
@@ -19,5 +21,7 @@ $(LINKS_CHECK): spec/links.mk
 	   echo 'if sh "$$script" "$$fix" > /dev/null; then echo "check-links: accepted a missing file"; exit 1; fi'; \
 	   echo 'printf "[x](../top.md#nowhere)\n" > "$$fix/sub/bad.md"'; \
 	   echo 'if sh "$$script" "$$fix" > /dev/null; then echo "check-links: accepted a missing anchor"; exit 1; fi'; \
+	   echo 'n=$$(wc -l < "$$VMHEAP_SRC/README.md")'; \
+	   echo 'if [ "$$n" -gt 300 ]; then echo "README.md: $$n lines, more than 300: move the manual text to doc/"; exit 1; fi'; \
 	   echo 'exec sh "$$script" "$$VMHEAP_SRC"'; } > $@
 	@chmod +x $@
