@@ -1007,6 +1007,7 @@ END_TEST
 
 void native_format_tests(Suite *s); /* native_format_test.c */
 void native_rates_tests(Suite *s);  /* native_rates_test.c */
+void native_leaks_tests(Suite *s);  /* native_leaks_test.c */
 
 Suite *vmheap_spec_suite(void)
 {
@@ -1035,6 +1036,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(con, console_switches_tracking);
 	tcase_add_test(con, console_without_the_tracker);
 	native_format_tests(s);
+	native_leaks_tests(s);
 	TCase *dumps = spec_tcase(s, "dumps", 180);
 	tcase_add_test(dumps, diff_names_the_leaking_function);
 	tcase_add_test(dumps, fiddle_leak_in_ruby);
