@@ -239,7 +239,7 @@ int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s)
 	struct vmheap_dump_leak_scan scan = {
 		NULL, s->scan.blocks, s->scan.root_bytes,
 		s->scan.skipped_mappings, s->scan.skipped_bytes,
-		s->scan.scan_ns};
+		s->scan.scan_ns, s->scan.memory_bytes};
 	struct vmheap_dump_leaks *l = NULL;
 	if (s->leaks) {
 		l = calloc(s->nsites ? s->nsites : 1, sizeof(*l));

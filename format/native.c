@@ -282,6 +282,8 @@ static int leaks(struct dec *d, struct vmheap_native *n)
 			v = &l->skipped_bytes;
 		else if (KEY("scan_ns"))
 			v = &l->scan_ns;
+		else if (KEY("memory_bytes"))
+			v = &l->memory_bytes;
 		if (v) {
 			if (mpc_uint(&d->c, v))
 				return fail(d, VMHEAP_EFORMAT,

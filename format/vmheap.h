@@ -481,6 +481,7 @@ struct vmheap_dump_leak_scan {
 	uint64_t skipped_mappings; /* writable mappings not (all) readable */
 	uint64_t skipped_bytes;    /* bytes of them not read */
 	uint64_t scan_ns;          /* the scan's time */
+	uint64_t memory_bytes;     /* memory the scan mapped for itself */
 };
 
 /*

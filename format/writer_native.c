@@ -69,7 +69,7 @@ static int check_native(vmheap_writer *w, const struct vmheap_dump_module *m,
 static void pack_leaks(msgpack_packer *pk, const struct vmheap_dump_leak_scan *l,
 		       size_t nsites)
 {
-	msgpack_pack_map(pk, 6);
+	msgpack_pack_map(pk, 7);
 	vmheap_writer_pack_str(pk, "sites", 5);
 	msgpack_pack_array(pk, nsites);
 	for (size_t i = 0; i < nsites; i++) {
@@ -94,6 +94,8 @@ static void pack_leaks(msgpack_packer *pk, const struct vmheap_dump_leak_scan *l
 	msgpack_pack_uint64(pk, l->skipped_bytes);
 	vmheap_writer_pack_str(pk, "scan_ns", 7);
 	msgpack_pack_uint64(pk, l->scan_ns);
+	vmheap_writer_pack_str(pk, "memory_bytes", 12);
+	msgpack_pack_uint64(pk, l->memory_bytes);
 }
 
 int vmheap_writer_add_native(vmheap_writer *w,

@@ -513,7 +513,8 @@ static void native_seeds(void)
 	/* with the leak scan's key (both targets read it) */
 	struct vmheap_dump_leaks l[2] = {{1, 1024, 1, 1024, 0, 0, 0, 0},
 					 {0, 0, 0, 0, 1, 64, 0, 0}};
-	struct vmheap_dump_leak_scan scan = {l, 3, 1 << 20, 1, 4096, 12345};
+	struct vmheap_dump_leak_scan scan = {l, 3, 1 << 20, 1, 4096, 12345,
+					     1 << 16};
 	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
 	vmheap_writer *w;
 	int fd = create("reader", "native");

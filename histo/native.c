@@ -69,32 +69,35 @@ static int histo_native_leaks(const struct histo_options *o, vmheap_reader *r,
 		    "{\"native\": true, \"leaks\": true, \"scan\": "
 		    "{\"blocks\": %llu, \"root_bytes\": %llu, "
 		    "\"skipped_mappings\": %llu, \"skipped_bytes\": %llu, "
-		    "\"scan_ns\": %llu}, ",
+		    "\"scan_ns\": %llu, \"memory_bytes\": %llu}, ",
 		    (unsigned long long)l->blocks,
 		    (unsigned long long)l->root_bytes,
 		    (unsigned long long)l->skipped_mappings,
 		    (unsigned long long)l->skipped_bytes,
-		    (unsigned long long)l->scan_ns);
+		    (unsigned long long)l->scan_ns,
+		    (unsigned long long)l->memory_bytes);
 		vmheap_native_leak_render(out, rows, nrows, shown, &o->report);
 		vmheap_strbuf_addf(out, "}\n");
 	} else if (o->report.format == VMHEAP_OUTPUT_CSV) {
 		vmheap_native_leak_render(out, rows, nrows, shown, &o->report);
 	} else {
-		char roots[64], skipped[64];
+		char roots[64], skipped[64], mem[64];
 		vmheap_report_size(&o->report, roots, sizeof(roots),
 				   l->root_bytes);
 		vmheap_report_size(&o->report, skipped, sizeof(skipped),
 				   l->skipped_bytes);
+		vmheap_report_size(&o->report, mem, sizeof(mem),
+				   l->memory_bytes);
 		vmheap_strbuf_addf(out, "native leaks: ");
 		vmheap_strbuf_add_dump_origin(out, r);
 		vmheap_strbuf_addf(
 		    out,
 		    ": live malloc blocks by call site and leak class\n"
 		    "scan: %llu blocks, %s of roots read, %llu mappings "
-		    "skipped (%s unread), %.3f s\n",
+		    "skipped (%s unread), %.3f s, %s of memory\n",
 		    (unsigned long long)l->blocks, roots,
 		    (unsigned long long)l->skipped_mappings, skipped,
-		    (double)l->scan_ns / 1e9);
+		    (double)l->scan_ns / 1e9, mem);
 		vmheap_native_leak_render(out, rows, nrows, shown, &o->report);
 	}
 	vmheap_native_leak_rows_free(rows, nrows);

@@ -15,6 +15,7 @@
  *   files.c      the VM source files that sites name (the location hook)
  *   modules.c    the module list (dl_iterate_phdr, build ids)
  *   api.c        start, stop, snapshot (vmheap_native.h)
+ *   scan.c       the leak scan of a forked child (vmheap_native_scan)
  *   pages.c      the tracker's own memory, straight from mmap
  */
 #ifndef VMHEAP_NATIVE_INTERNAL_H

@@ -183,12 +183,12 @@ START_TEST(native_leaks_in_format_md)
 	struct vmheap_dump_frame f[1] = {{0, 0x1139}};
 	struct vmheap_dump_site s[1] = {{176, 3, 3, 0, f, 1, NULL, 0, 0}};
 	struct vmheap_dump_leaks l[1] = {{1, 48, 0, 0, 0, 0, 2, 128}};
-	struct vmheap_dump_leak_scan scan = {l, 3, 4096, 1, 8192, 1000};
+	struct vmheap_dump_leak_scan scan = {l, 3, 4096, 1, 8192, 1000, 65536};
 	vmheap_writer *w;
 	int fd = memfd_create("native", 0);
 	uint8_t mine[4096];
 
-	ck_assert_uint_eq(len, 92);
+	ck_assert_uint_eq(len, 110);
 	o.vm_name = "app";
 	o.vm_version = "1";
 	o.pointer_size = 8;
@@ -222,6 +222,7 @@ START_TEST(native_leaks_in_format_md)
 	ck_assert_uint_eq(n->leaks->skipped_mappings, 1);
 	ck_assert_uint_eq(n->leaks->skipped_bytes, 8192);
 	ck_assert_uint_eq(n->leaks->scan_ns, 1000);
+	ck_assert_uint_eq(n->leaks->memory_bytes, 65536);
 	ck_assert(memcmp(&n->leaks->sites[0], &l[0], sizeof l[0]) == 0);
 	vmheap_native_free(n);
 	vmheap_reader_free(r);
