@@ -232,19 +232,65 @@ static void drain(struct scan *s, int phase, long leader)
 
 /* ------------------------------------------------------------- roots */
 
-/* Read [lo, hi) of this process as roots, through process_vm_readv: a
- * page that cannot be read is skipped and counted, not a crash. */
-static void read_roots(struct scan *s, uint64_t lo, uint64_t hi, int *skipped)
+/* The words of mem (a copy of the process's [base, end), or that memory
+ * itself) outside the tracked blocks and the tracker's and the scan's own
+ * memory. */
+static void root_words(struct scan *s, const uint8_t *mem, uint64_t base,
+		       uint64_t end)
+{
+	/* the first block that ends after base (blocks do not overlap, so
+	 * their ends are sorted too) */
+	size_t k = 0, z = s->n, o = 0;
+	while (k < z) {
+		size_t mid = k + (z - k) / 2;
+		if (end_of(&s->b[mid]) <= base)
+			k = mid + 1;
+		else
+			z = mid;
+	}
+	for (uint64_t a = base; a < end;) {
+		while (k < s->n && end_of(&s->b[k]) <= a)
+			k++;
+		while (o < s->nown && s->own[o].hi <= a)
+			o++;
+		if (k < s->n && s->b[k].start <= a) {
+			a = (end_of(&s->b[k]) + 7) & ~(uint64_t)7;
+			continue;
+		}
+		if (o < s->nown && s->own[o].lo <= a) {
+			a = s->own[o].hi;
+			continue;
+		}
+		uint64_t stop = end;
+		if (k < s->n && s->b[k].start < stop)
+			stop = s->b[k].start;
+		if (o < s->nown && s->own[o].lo < stop)
+			stop = s->own[o].lo;
+		s->info.root_bytes += stop - a;
+		words(s, mem + (a - base), stop - a, REACHABLE, -1);
+		a = stop;
+	}
+}
+
+/* Read [lo, hi) of this process as roots: anonymous memory in place
+ * (`direct`: it cannot fault), any other a chunk at a time through
+ * process_vm_readv, so that a page that cannot be read (a file mapping
+ * past its file's end) is skipped and counted, not a SIGBUS. */
+static void roots(struct scan *s, uint64_t lo, uint64_t hi, int direct,
+		  int *skipped)
 {
 	lo = (lo + 7) & ~(uint64_t)7;
+	if (direct) {
+		root_words(s, (const uint8_t *)(uintptr_t)lo, lo, hi);
+		return;
+	}
 	while (lo + 8 <= hi) {
 		size_t len = hi - lo < READ_BYTES ? hi - lo : READ_BYTES;
 		struct iovec local = {s->buf, len};
 		struct iovec remote = {(void *)(uintptr_t)lo, len};
 		ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 		if (got > 0) {
-			s->info.root_bytes += (uint64_t)got;
-			words(s, s->buf, (size_t)got, REACHABLE, -1);
+			root_words(s, s->buf, lo, lo + (uint64_t)got);
 			lo += (uint64_t)got;
 			continue;
 		}
@@ -256,47 +302,6 @@ static void read_roots(struct scan *s, uint64_t lo, uint64_t hi, int *skipped)
 		*skipped = 1;
 		lo = next;
 	}
-}
-
-/* [lo, hi) without the tracked blocks. */
-static void roots_outside_blocks(struct scan *s, uint64_t lo, uint64_t hi,
-				 int *skipped)
-{
-	/* the first block that ends after lo */
-	size_t a = 0, z = s->n;
-	while (a < z) {
-		size_t mid = a + (z - a) / 2;
-		if (end_of(&s->b[mid]) <= lo)
-			a = mid + 1;
-		else
-			z = mid;
-	}
-	/* (blocks do not overlap, so their ends are sorted too) */
-	for (size_t k = a; lo < hi; k++) {
-		if (k >= s->n || s->b[k].start >= hi) {
-			read_roots(s, lo, hi, skipped);
-			break;
-		}
-		if (s->b[k].start > lo)
-			read_roots(s, lo, s->b[k].start, skipped);
-		if (end_of(&s->b[k]) > lo)
-			lo = end_of(&s->b[k]);
-	}
-}
-
-/* [lo, hi) without the tracker's and the scan's own memory (own is
- * sorted). */
-static void roots(struct scan *s, uint64_t lo, uint64_t hi, int *skipped)
-{
-	for (size_t i = 0; i < s->nown && lo < hi; i++) {
-		if (s->own[i].hi <= lo || s->own[i].lo >= hi)
-			continue;
-		if (s->own[i].lo > lo)
-			roots_outside_blocks(s, lo, s->own[i].lo, skipped);
-		lo = s->own[i].hi;
-	}
-	if (lo < hi)
-		roots_outside_blocks(s, lo, hi, skipped);
 }
 
 static uint64_t hex(const char **p)
@@ -340,7 +345,11 @@ static void mapping(struct scan *s, const char *line)
 	}
 	if (s->stack_lo >= lo && s->stack_lo < hi)
 		lo = s->stack_lo; /* below: this scan's frames, stale slots */
-	roots(s, lo, hi, &skipped);
+	/* anonymous: no path, or [heap], [stack], [anon:...] */
+	int anonymous = !path && (!bracket || strncmp(bracket, "[heap]", 6) == 0 ||
+				  strncmp(bracket, "[stack]", 7) == 0 ||
+				  strncmp(bracket, "[anon", 5) == 0);
+	roots(s, lo, hi, anonymous, &skipped);
 	if (skipped)
 		s->info.skipped_mappings++;
 }

@@ -45,6 +45,7 @@ void *kept[KEEP];
 char *inner[INTERIOR];
 long hidden[HIDDEN];
 void **old; /* allocated before tracking began */
+void **bulk;
 
 /* Each returns its block through a volatile store, so that no pointer
  * outlives the call in a register the compiler keeps. */
@@ -123,6 +124,23 @@ __attribute__((noinline)) void from_old_here(void)
 		old[i] = calloc(1, 72);
 }
 
+/* SCANNED_BULK_MIB=N (for measuring the scan, not in the tests): N MiB
+ * more in 1 KiB blocks, every other one kept in an array, the rest
+ * forgotten. */
+__attribute__((noinline)) void bulk_here(void)
+{
+	const char *e = getenv("SCANNED_BULK_MIB");
+	size_t n = e ? (size_t)strtoul(e, NULL, 10) * 1024 : 0;
+	void **keep = n ? malloc(n / 2 * sizeof(*keep) + 1) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		char *p = malloc(1024);
+		memset(p, 0x22, 1024);
+		if (i % 2 == 0)
+			keep[i / 2] = p;
+	}
+	bulk = keep;
+}
+
 static void make_all(void)
 {
 	forget_here();
@@ -133,6 +151,7 @@ static void make_all(void)
 	self_here();
 	cycle_here();
 	from_old_here();
+	bulk_here();
 	/* (the stack below main's frame is not scrubbed: what these left
 	 * there is what the scan meets in a real program) */
 }
