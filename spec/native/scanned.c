@@ -15,6 +15,10 @@
  *                   pair leaked, the other indirect (valgrind's clique)
  *   from_old_here   FROM_OLD blocks pointed at only from a block that was
  *                   allocated before tracking began: reachable
+ *   unread_here     a block pointed at only from a write-only mapping:
+ *                   leaked; one from a file mapping whose second page
+ *                   faults: reachable (the dump counts both mappings
+ *                   skipped; not made under valgrind)
  *
  * "vmheap-run --track scanned" stops and restarts tracking around the old
  * block (through the tracker's API) and then serves the agent, answering
@@ -22,9 +26,11 @@
  * same blocks and exits.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "vmheap_agent.h"
@@ -156,6 +162,35 @@ static void make_all(void)
 	 * there is what the scan meets in a real program) */
 }
 
+/* Two writable mappings the scan cannot read all of: one mapped
+ * write-only ("-w-p" in /proc/self/maps), which holds the only pointer to
+ * a block of unread_here (the scan calls it leaked: its pointer is no
+ * root), and a file mapping of two pages over a one-page file, whose
+ * second page faults; its first page holds the only pointer to another
+ * block (reachable: that page is read). */
+__attribute__((noinline)) void unread_here(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void **w = mmap(NULL, (size_t)page, PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char name[] = "scanned-XXXXXX";
+	int fd = mkstemp(name);
+	void **f = MAP_FAILED;
+	if (fd >= 0 && ftruncate(fd, page) == 0)
+		f = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE, fd, 0);
+	if (fd >= 0) {
+		unlink(name);
+		close(fd);
+	}
+	if (w == MAP_FAILED || f == MAP_FAILED) {
+		fprintf(stderr, "scanned: cannot map the unreadable memory\n");
+		exit(1);
+	}
+	w[0] = malloc(88);
+	f[0] = malloc(88);
+}
+
 static int run_stopped(void *ctx, int (*fn)(void *arg), void *arg)
 {
 	(void)ctx;
@@ -196,6 +231,8 @@ int main(int argc, char **argv)
 	old = calloc(FROM_OLD, sizeof(*old));
 	if (start && start() != 0)
 		return 1;
+	if (argc < 2 || strcmp(argv[1], "exit") != 0)
+		unread_here(); /* first: later calls overwrite its stack */
 	make_all();
 	if (argc > 1 && strcmp(argv[1], "exit") == 0)
 		return 0;
