@@ -49,8 +49,10 @@ ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS) -pthread
 ABI_MAJOR   = 1
 ABI_VERSION = $(ABI_MAJOR).0.0
 # The release version, kept in one place: VMHEAP_VERSION in
-# report/vmheap_report.h (the tools' --version); the .pc files get it here.
-VMHEAP_VERSION := $(shell sed -n 's/^\#define VMHEAP_VERSION "\(.*\)"/\1/p' report/vmheap_report.h)
+# report/vmheap_tool.h (the tools' --version, through report/tool.c); the
+# .pc files and the sample VM get it here.
+VERSION_H := report/vmheap_tool.h
+VMHEAP_VERSION := $(shell sed -n 's/^\#define VMHEAP_VERSION "\(.*\)"/\1/p' $(VERSION_H))
 
 BINDIR = $(BUILD)/bin
 LIBDIR = $(BUILD)/lib
