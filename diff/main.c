@@ -144,13 +144,16 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			}
 			if (vmheap_report_option(&o->report, longopts[i].name,
 						 optarg, msg, sizeof(msg)) < 0)
-				vmheap_tool_usage_error(PROG, usage_line, "%s", msg);
+				vmheap_tool_usage_error(PROG, usage_line, "%s",
+							msg);
 			break;
 		case 'x':
 			if (vmheap_graph_parse_exclude(optarg, &o->exclude) < 0)
-				vmheap_tool_usage_error(PROG, usage_line, "bad --exclude '%s' (a list of: "
-					    "stack, internal)",
-					    optarg);
+				vmheap_tool_usage_error(
+				    PROG, usage_line,
+				    "bad --exclude '%s' (a list of: "
+				    "stack, internal)",
+				    optarg);
 			break;
 		case 'P':
 			o->shortest = 1;
@@ -180,8 +183,10 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			break;
 		case 'b':
 			if (strcmp(optarg, "site") && strcmp(optarg, "class"))
-				vmheap_tool_usage_error(PROG, usage_line, "--by takes class or site, not '%s'",
-					    optarg);
+				vmheap_tool_usage_error(
+				    PROG, usage_line,
+				    "--by takes class or site, not '%s'",
+				    optarg);
 			o->by_site = !strcmp(optarg, "site");
 			break;
 		case 'h':
@@ -190,33 +195,48 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 		case 'V':
 			exit(vmheap_tool_version(PROG));
 		default:
-			vmheap_tool_usage_error(PROG, usage_line, "unknown or incomplete option '%s'",
-				    argv[optind - 1]);
+			vmheap_tool_usage_error(
+			    PROG, usage_line,
+			    "unknown or incomplete option '%s'",
+			    argv[optind - 1]);
 		}
 	}
 	if (modes > 1)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", "--objects, --retainers, --paths, --suspects and "
-				  "--native exclude each other");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--objects, --retainers, --paths, --suspects and "
+		    "--native exclude each other");
 	if (o->no_suspects && o->mode != DIFF_CLASSES)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", "--no-suspects goes with the class-by-class "
-				  "diff (no mode option)");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--no-suspects goes with the class-by-class "
+		    "diff (no mode option)");
 	if (modes && o->by_site)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", "--by site is a class diff: it excludes "
-				  "--objects, --retainers, --paths, --suspects "
-				  "and --native");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--by site is a class diff: it excludes "
+		    "--objects, --retainers, --paths, --suspects "
+		    "and --native");
 	if (o->pprof && o->mode != DIFF_NATIVE && !o->by_site)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", "--format pprof needs --native or --by site");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--format pprof needs --native or --by site");
 	if (o->pprof && o->by_site && argc - optind > 2)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", "--by site --format pprof takes two dumps, "
-				  "OLD NEW");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--by site --format pprof takes two dumps, "
+		    "OLD NEW");
 	if (argc - optind < 2)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", "two dumps needed: OLD NEW");
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					"two dumps needed: OLD NEW");
 	if (argc - optind > 2 &&
 	    ((o->mode != DIFF_CLASSES && o->mode != DIFF_NATIVE) || o->by_site))
-		vmheap_tool_usage_error(PROG, usage_line, "%s", "--objects, --retainers, --paths, --suspects "
-				  "and --by site take two dumps, OLD NEW (three "
-				  "or more give the class timeline, or with "
-				  "--native the native one)");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--objects, --retainers, --paths, --suspects "
+		    "and --by site take two dumps, OLD NEW (three "
+		    "or more give the class timeline, or with "
+		    "--native the native one)");
 	o->old_path = argv[optind];
 	o->new_path = argv[optind + 1];
 	o->dumps = argv + optind;
@@ -225,20 +245,22 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 		for (int j = 0; j < k; j++)
 			if (!strcmp(o->dumps[j], "-") &&
 			    !strcmp(o->dumps[k], "-"))
-				vmheap_tool_usage_error(PROG, usage_line, "%s",
-					    o->ndumps == 2
-						? "only one of OLD and NEW "
-						  "can be - (stdin)"
-						: "only one dump can be - "
-						  "(stdin)");
+				vmheap_tool_usage_error(
+				    PROG, usage_line, "%s",
+				    o->ndumps == 2 ? "only one of OLD and NEW "
+						     "can be - (stdin)"
+						   : "only one dump can be - "
+						     "(stdin)");
 	if (o->mode == DIFF_RETAINERS) {
 		struct stat st;
 		if (!strcmp(o->new_path, "-") ||
 		    (!stat(o->new_path, &st) && !S_ISREG(st.st_mode)))
-			vmheap_tool_usage_error(PROG, usage_line, "--retainers reads NEW three times, so NEW "
-				    "must be a regular file, not a pipe or "
-				    "stdin: '%s'",
-				    o->new_path);
+			vmheap_tool_usage_error(
+			    PROG, usage_line,
+			    "--retainers reads NEW three times, so NEW "
+			    "must be a regular file, not a pipe or "
+			    "stdin: '%s'",
+			    o->new_path);
 	}
 }
 

@@ -75,21 +75,25 @@ static void parse_args(int argc, char **argv, struct dominators_options *o)
 		}
 		if (ch == 'x') {
 			if (vmheap_graph_parse_exclude(optarg, &o->exclude) < 0)
-				vmheap_tool_usage_error(PROG, usage_line, "bad --exclude '%s' (a list of: "
-					    "stack, internal)",
-					    optarg);
+				vmheap_tool_usage_error(
+				    PROG, usage_line,
+				    "bad --exclude '%s' (a list of: "
+				    "stack, internal)",
+				    optarg);
 			continue;
 		}
 		if (ch != 'c')
 			vmheap_tool_usage_error(PROG, usage_line, "%s", msg);
 		if (!*optarg)
-			vmheap_tool_usage_error(PROG, usage_line, "%s", "--class needs a class name");
+			vmheap_tool_usage_error(PROG, usage_line, "%s",
+						"--class needs a class name");
 		o->cls = optarg;
 	}
 	if (argc - optind != 1)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", argc - optind < 1
-				      ? "no dump given"
-				      : "too many arguments (one dump)");
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					argc - optind < 1
+					    ? "no dump given"
+					    : "too many arguments (one dump)");
 	o->dump = argv[optind];
 }
 

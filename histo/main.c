@@ -85,7 +85,8 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 			}
 			if (vmheap_report_option(&o->report, longopts[i].name,
 						 optarg, msg, sizeof(msg)) < 0)
-				vmheap_tool_usage_error(PROG, usage_line, "%s", msg);
+				vmheap_tool_usage_error(PROG, usage_line, "%s",
+							msg);
 			o->sort_given |= !strcmp(longopts[i].name, "sort");
 			break;
 		case 'k':
@@ -97,9 +98,11 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 			else if (strcmp(optarg, "kind") == 0)
 				o->by_kind = 1;
 			else if (strcmp(optarg, "class") != 0)
-				vmheap_tool_usage_error(PROG, usage_line, "--by takes class, kind or site, "
-					    "not '%s'",
-					    optarg);
+				vmheap_tool_usage_error(
+				    PROG, usage_line,
+				    "--by takes class, kind or site, "
+				    "not '%s'",
+				    optarg);
 			break;
 		case 'r':
 			o->retained = 1;
@@ -113,19 +116,26 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 		case 'V':
 			exit(vmheap_tool_version(PROG));
 		default:
-			vmheap_tool_usage_error(PROG, usage_line, "unknown or incomplete option '%s'",
-				    argv[optind - 1]);
+			vmheap_tool_usage_error(
+			    PROG, usage_line,
+			    "unknown or incomplete option '%s'",
+			    argv[optind - 1]);
 		}
 	}
 	if (o->by_kind + o->by_site + o->retained + o->native > 1)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", "--kind, --by site, --retained and --native "
-				  "exclude each other");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--kind, --by site, --retained and --native "
+		    "exclude each other");
 	if (o->pprof && !o->native && !o->by_site)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", "--format pprof needs --native or --by site");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--format pprof needs --native or --by site");
 	if (argc - optind != 1)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", argc - optind < 1
-				      ? "no dump given"
-				      : "too many arguments (one dump)");
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					argc - optind < 1
+					    ? "no dump given"
+					    : "too many arguments (one dump)");
 	o->path = argv[optind];
 }
 

@@ -73,7 +73,8 @@ static void parse_args(int argc, char **argv, struct html_options *o)
 		switch (ch) {
 		case 'o':
 			if (!*optarg)
-				vmheap_tool_usage_error(PROG, usage_line, "%s", "-o needs a file name");
+				vmheap_tool_usage_error(PROG, usage_line, "%s",
+							"-o needs a file name");
 			o->out = optarg;
 			break;
 		case 'g':
@@ -84,21 +85,26 @@ static void parse_args(int argc, char **argv, struct html_options *o)
 		case 'V':
 			exit(vmheap_tool_version(PROG));
 		case ':':
-			vmheap_tool_usage_error(PROG, usage_line, "%s needs a value",
-				    argv[optind - 1] ? argv[optind - 1] : "");
+			vmheap_tool_usage_error(
+			    PROG, usage_line, "%s needs a value",
+			    argv[optind - 1] ? argv[optind - 1] : "");
 		default:
-			vmheap_tool_usage_error(PROG, usage_line, "unknown option '%s'",
-				    argv[optind - 1] ? argv[optind - 1] : "");
+			vmheap_tool_usage_error(
+			    PROG, usage_line, "unknown option '%s'",
+			    argv[optind - 1] ? argv[optind - 1] : "");
 		}
 	}
 	if (argc - optind < 1)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", "no dump given");
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					"no dump given");
 	o->dumps = argv + optind;
 	o->ndumps = (size_t)(argc - optind);
 	for (size_t k = 0; k < o->ndumps; k++)
 		if (!strcmp(o->dumps[k], "-"))
-			vmheap_tool_usage_error(PROG, usage_line, "%s", "dumps are read twice: give files, "
-					  "not - (stdin)");
+			vmheap_tool_usage_error(
+			    PROG, usage_line, "%s",
+			    "dumps are read twice: give files, "
+			    "not - (stdin)");
 }
 
 /* Write sb to `path` through a new temporary file PATH.tmp-RANDOM in

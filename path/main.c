@@ -96,26 +96,32 @@ static void parse_args(int argc, char **argv, struct path_options *o)
 		}
 		if (ch == 'x') {
 			if (vmheap_graph_parse_exclude(optarg, &o->exclude) < 0)
-				vmheap_tool_usage_error(PROG, usage_line, "bad --exclude '%s' (a list of: "
-					    "stack, internal)",
-					    optarg);
+				vmheap_tool_usage_error(
+				    PROG, usage_line,
+				    "bad --exclude '%s' (a list of: "
+				    "stack, internal)",
+				    optarg);
 			continue;
 		}
 		vmheap_tool_usage_error(PROG, usage_line, "%s", msg);
 	}
 	if (o->report.format == VMHEAP_OUTPUT_CSV)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", "unknown format 'csv' (use text or json)");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "unknown format 'csv' (use text or json)");
 	if (argc - optind != 2)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", argc - optind < 2
-				      ? "a dump and a target needed: DUMP "
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    argc - optind < 2 ? "a dump and a target needed: DUMP "
 					"CLASS|0xADDRESS"
 				      : "too many arguments (DUMP and one "
 					"target)");
 	o->dump = argv[optind];
 	o->target = argv[optind + 1];
 	if (!*o->target)
-		vmheap_tool_usage_error(PROG, usage_line, "%s", "the target is empty (a class name or "
-				  "0xADDRESS)");
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					"the target is empty (a class name or "
+					"0xADDRESS)");
 }
 
 int main(int argc, char **argv)

@@ -1,8 +1,8 @@
 /*
  * abi_test.c - the public headers' rules for failed constructors and
  * error buffers, tested through the shared libraries (this program is
- * linked against libvmheap.so.ABI_MAJOR and libvmheap-agent.so.ABI_MAJOR, not the .a
- * files, so it also shows that they export what a caller needs).
+ * linked against libvmheap.so.ABI_MAJOR and libvmheap-agent.so.ABI_MAJOR, not
+ * the .a files, so it also shows that they export what a caller needs).
  */
 #include <check.h>
 #include <dlfcn.h>

@@ -241,7 +241,7 @@ END_TEST
 START_TEST(every_tool_reports_a_bad_option_the_same_way)
 {
 	static const char *const tools[] = {
-	    "vmheap-console", "vmheap-diff", "vmheap-dominators",
+	    "vmheap-console", "vmheap-diff",   "vmheap-dominators",
 	    "vmheap-histo",   "vmheap-import", "vmheap-path",
 	    "vmheap-report",  "vmheap-run",
 	};
