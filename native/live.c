@@ -240,3 +240,19 @@ void native_live_unlock(void)
 	for (int i = STRIPES - 1; i >= 0; i--)
 		stripe_unlock(&stripes[i]);
 }
+
+void native_live_foreach(native_live_block_fn block, native_live_table_fn table,
+			 void *arg)
+{
+	for (int i = 0; i < STRIPES; i++) {
+		const struct stripe *s = &stripes[i];
+		if (s->slots == NULL)
+			continue;
+		if (table)
+			table(s->slots, s->cap * sizeof *s->slots, arg);
+		for (size_t k = 0; k < s->cap; k++)
+			if (s->slots[k].ptr != 0)
+				block(s->slots[k].ptr, size_of(s->slots[k].rec),
+				      site_of(s->slots[k].rec), arg);
+	}
+}

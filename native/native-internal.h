@@ -140,6 +140,17 @@ void native_live_restore(void *p, uint64_t size, uint32_t id,
 			 uint64_t state);
 /* Forget every live allocation. */
 void native_live_clear(void);
+/*
+ * Call block(ptr, size, site id, arg) for every live record, and
+ * table(p, bytes, arg) (when not NULL) for each piece of memory the
+ * records are kept in.  Takes no lock: for a forked child, where no other
+ * thread runs (the leak scan, scan.c).
+ */
+typedef void (*native_live_block_fn)(uint64_t ptr, uint64_t size, uint32_t id,
+				     void *arg);
+typedef void (*native_live_table_fn)(const void *p, size_t bytes, void *arg);
+void native_live_foreach(native_live_block_fn block, native_live_table_fn table,
+			 void *arg);
 /* Lock and unlock every stripe around fork(). */
 void native_live_lock(void);
 void native_live_unlock(void);
