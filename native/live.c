@@ -141,14 +141,6 @@ static void count_add(struct stripe *s, long d)
 		memory_order_relaxed);
 }
 
-static uint64_t mix(uint64_t p)
-{
-	p ^= p >> 33;
-	p *= 0xff51afd7ed558ccdull;
-	p ^= p >> 33;
-	return p;
-}
-
 /* A block's home bucket (before the mask): its 64-byte granule, so that
  * blocks near each other have their records on the same or nearby lines
  * (the program touches them together); the region's number folded in
@@ -160,7 +152,8 @@ static uint64_t home(uint64_t p)
 
 static struct stripe *stripe_of(uint64_t p)
 {
-	return &stripes[mix(p >> REGION_SHIFT) >> 32 & (STRIPES - 1)];
+	_Static_assert(STRIPES == 256, "the top 8 bits pick the stripe");
+	return &stripes[(p >> REGION_SHIFT) * 0x9e3779b97f4a7c15ull >> 56];
 }
 
 /* The entry of key, or NULL; *dist gets how many buckets past its home
@@ -203,10 +196,8 @@ put_new(struct bucket *buckets, size_t nb, uint64_t key,
 }
 
 /* Make room for one more; 0 on success. */
-static int grow(struct stripe *s)
+static __attribute__((noinline)) int grow_now(struct stripe *s)
 {
-	if (s->buckets != NULL && (s->count + 1) * 2 <= s->nb * WAYS)
-		return 0;
 	size_t nb = s->nb ? s->nb * 2 : FIRST_BUCKETS;
 	struct bucket *buckets = native_pages(nb * sizeof *buckets);
 	if (buckets == NULL)
@@ -220,6 +211,31 @@ static int grow(struct stripe *s)
 	s->buckets = buckets;
 	s->nb = nb;
 	return 0;
+}
+
+static inline int grow(struct stripe *s)
+{
+	if (__builtin_expect(s->buckets != NULL &&
+				     (s->count + 1) * 2 <= s->nb * WAYS,
+			     1))
+		return 0;
+	return grow_now(s);
+}
+
+/* insert's other cases: the record past its home bucket, or already
+ * there (freed past the tracker; glibc gave p out again). */
+static __attribute__((noinline)) void insert_slow(struct stripe *s,
+						  uint64_t key, uint64_t rec)
+{
+	size_t dist;
+	struct entry *e = find(s->buckets, s->nb, key, &dist);
+	if (e == NULL) {
+		put_new(s->buckets, s->nb, key, rec);
+		count_add(s, 1);
+	} else {
+		native_site_free(site_of(e->rec), size_of(e->rec));
+		e->rec = rec;
+	}
 }
 
 static void insert(void *p, uint64_t size, uint32_t id, uint64_t state,
@@ -238,7 +254,6 @@ static void insert(void *p, uint64_t size, uint32_t id, uint64_t state,
 		uint64_t rec = rec_of(size, id);
 		struct bucket *b = &s->buckets[home(key) & (s->nb - 1)];
 		unsigned empty = match(b, 0);
-		size_t dist;
 		struct entry *e;
 		if (over_of(b) == 0 && match(b, key) == 0 && empty != 0) {
 			/* Not in the table, and room at home: one line. */
@@ -246,12 +261,8 @@ static void insert(void *p, uint64_t size, uint32_t id, uint64_t state,
 			e->ptr = (e->ptr & ~KEY_MASK) | key;
 			e->rec = rec;
 			count_add(s, 1);
-		} else if ((e = find(s->buckets, s->nb, key, &dist)) == NULL) {
-			put_new(s->buckets, s->nb, key, rec);
-			count_add(s, 1);
-		} else { /* freed past the tracker; glibc gave p out again */
-			native_site_free(site_of(e->rec), size_of(e->rec));
-			e->rec = rec;
+		} else {
+			insert_slow(s, key, rec);
 		}
 		if (count)
 			native_site_alloc(id, size);
