@@ -5,7 +5,7 @@
  * The directory a user names (VMHEAP_AGENT_DIR at start, `set
  * config.dump.dir` later; symbolic links in the name are followed, it is
  * the user's) is opened once with O_DIRECTORY and every dump is created
- * through that fd (dump.c): a directory renamed away and replaced by a
+ * through that fd (dump_file.c): a directory renamed away and replaced by a
  * symbolic link afterwards is not followed, and a dump's reply names the
  * directory where the file really is (/proc/self/fd).  A directory that
  * was removed (its link count 0) is looked up again by its name, the last

@@ -301,7 +301,10 @@ static void walk_forked(struct walk *w, int gc)
 		    "the dump child (pid %d) exited with status %d without "
 		    "reporting",
 		    (int)pid, WEXITSTATUS(status));
-	} else if (rep.code == 0 && WEXITSTATUS(status) != 0) {
+	} else if (rep.code == 0 && WEXITSTATUS(status) != 0 &&
+		   WEXITSTATUS(status) != AGENT_CHILD_EXIT_ORPHAN) {
+		/* (a guard that saw the report pipe closed once its report
+		 * was read here ended a child that had done its work) */
 		rep.code = VMHEAP_AGENT_EDUMP;
 		agent_msgf(rep.message, sizeof(rep.message),
 			   "the dump child (pid %d) exited with status %d",

@@ -41,6 +41,7 @@ struct console_options {
 	const char *tmpdir;    /* discovery directory */
 	int json;	       /* --json */
 	int ps;		       /* --ps */
+	int attach;	       /* --attach PID (in pid) */
 	const char **commands; /* -e, in order */
 	int ncommands;
 };

@@ -11,13 +11,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attach-internal.h"
 #include "console-internal.h"
+
+/* How long --attach waits for an injected agent's discovery file. */
+#define ATTACH_TIMEOUT_MS 30000
 
 /* clang-format off */
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: vmheap-console [-p PID] [--dir DIR] [--json] [-e COMMAND]...\n"
+		"       vmheap-console --attach PID [--json] [-e COMMAND]...\n"
 		"       vmheap-console --ps [--dir DIR] [--json]\n"
 		"\n"
 		"Talk to a VM running the vmheap agent.  With no -e and a terminal,\n"
@@ -29,6 +34,8 @@ static void usage(FILE *out)
 		"  -e, --eval CMD    run CMD and exit (repeatable); exit status 0 when\n"
 		"                    all succeed, 1 on a command error, 2 when the VM\n"
 		"                    cannot be reached\n"
+		"      --attach PID  the agent of this process; when it runs none,\n"
+		"                    load one into it (MRI Ruby 3.1, with ptrace)\n"
 		"      --ps          list the running agents\n"
 		"      --json        print reply values as JSON\n"
 		"      --dir DIR     where discovery files are (default:\n"
@@ -77,13 +84,35 @@ static int list_agents(const struct console_options *opts)
 	return CONSOLE_OK;
 }
 
-static int run(const struct console_options *opts)
+/* --attach: reuse or load the agent, then read its directory. */
+static int attach(struct console_options *opts, char *dir, size_t len)
+{
+	char err[1024];
+	int injected;
+
+	if (attach_agent(opts->pid, ATTACH_TIMEOUT_MS, dir, len, &injected,
+			 err, sizeof(err)) < 0) {
+		fprintf(stderr, "vmheap-console: cannot attach to pid %ld: %s.\n",
+			(long)opts->pid, err);
+		return -1;
+	}
+	if (injected)
+		fprintf(stderr, "vmheap-console: loaded the agent into pid %ld.\n",
+			(long)opts->pid);
+	opts->tmpdir = dir;
+	return 0;
+}
+
+static int run(struct console_options *opts)
 {
 	struct vmheap_agent_info info;
 	struct console_session session;
 	int interactive = isatty(STDIN_FILENO);
 	int status;
+	static char attach_dir[PATH_MAX + 64];
 
+	if (opts->attach && attach(opts, attach_dir, sizeof(attach_dir)) < 0)
+		return CONSOLE_ECONNECT;
 	if (opts->ps)
 		return list_agents(opts);
 	if (console_pick_agent(opts, opts->ncommands == 0 && interactive,
@@ -107,6 +136,7 @@ int main(int argc, char **argv)
 	    {"pid", required_argument, NULL, 'p'},
 	    {"eval", required_argument, NULL, 'e'},
 	    {"ps", no_argument, NULL, 'P'},
+	    {"attach", required_argument, NULL, 'A'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"tmpdir", required_argument, NULL, 't'},
 	    {"dir", required_argument, NULL, 't'},
@@ -133,6 +163,17 @@ int main(int argc, char **argv)
 				free(opts.commands);
 				return CONSOLE_ECONNECT;
 			}
+			break;
+		case 'A':
+			if (parse_pid(optarg, &opts.pid) < 0) {
+				fprintf(stderr,
+					"vmheap-console: --attach needs a "
+					"process id, not '%s'.\n",
+					optarg);
+				free(opts.commands);
+				return CONSOLE_ECONNECT;
+			}
+			opts.attach = 1;
 			break;
 		case 'e':
 			opts.commands[opts.ncommands++] = optarg;
@@ -166,6 +207,12 @@ int main(int argc, char **argv)
 			"after -e.\n",
 			argv[optind]);
 		usage(stderr);
+		free(opts.commands);
+		return CONSOLE_ECONNECT;
+	}
+	if (opts.attach && opts.ps) {
+		fprintf(stderr,
+			"vmheap-console: --attach and --ps do not go together.\n");
 		free(opts.commands);
 		return CONSOLE_ECONNECT;
 	}

@@ -188,6 +188,12 @@ void diff_scan_options(const struct diff_options *o, const struct diff_dump *d,
 		       struct vmheap_progress *bar,
 		       struct vmheap_scan_options *sopt);
 
+/* --by site --format pprof (pprof.c): the class diff's deltas as a pprof
+ * profile into `out` (out->failed when out of memory). */
+void diff_render_pprof(const struct diff_options *o,
+		       const struct diff_result *res,
+		       struct vmheap_strbuf *out);
+
 /* The end of a run (main.c): with rc < 0 print err and return 2, else
  * write the warnings to stderr and the report to stdout and return 0 (2
  * when stdout fails); both buffers are released. */

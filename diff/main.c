@@ -213,6 +213,9 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 				  "and --native");
 	if (o->pprof && o->mode != DIFF_NATIVE && !o->by_site)
 		usage_error("%s", "--format pprof needs --native or --by site");
+	if (o->pprof && o->by_site && argc - optind > 2)
+		usage_error("%s", "--by site --format pprof takes two dumps, "
+				  "OLD NEW");
 	if (argc - optind < 2)
 		usage_error("%s", "two dumps needed: OLD NEW");
 	if (argc - optind > 2 &&
@@ -360,7 +363,7 @@ int main(int argc, char **argv)
 	if (!rc) {
 		if (o.mode == DIFF_CLASSES) {
 			rc = diff_classes(&o, &res, err, sizeof(err));
-			if (!rc)
+			if (!rc && !o.pprof)
 				diff_class_suspects(&o, &res);
 		}
 		else if (o.mode == DIFF_PATHS)
@@ -372,7 +375,10 @@ int main(int argc, char **argv)
 	}
 	if (!rc) {
 		check_pair(&o, &res, &warn);
-		diff_render(&o, &res, &out);
+		if (o.pprof)
+			diff_render_pprof(&o, &res, &out);
+		else
+			diff_render(&o, &res, &out);
 		if (out.failed || warn.failed) {
 			snprintf(err, sizeof(err),
 				 "out of memory for the report");

@@ -48,48 +48,6 @@ static int load(const char *path, vmheap_symbolizer *sym, struct side *s,
 	return 0;
 }
 
-/* new minus old, row by row (both sorted by site); unchanged rows go. */
-static int delta(const struct side *o, const struct side *n,
-		 struct vmheap_native_row **out, size_t *nout)
-{
-	struct vmheap_native_row *d =
-	    calloc(o->nrows + n->nrows + 1, sizeof(*d));
-	size_t i = 0, j = 0, k = 0;
-
-	if (!d)
-		return VMHEAP_ENOMEM;
-	while (i < o->nrows || j < n->nrows) {
-		int c = i == o->nrows   ? 1
-			: j == n->nrows ? -1
-					: strcmp(o->rows[i].site, n->rows[j].site);
-		const char *site = c <= 0 ? o->rows[i].site : n->rows[j].site;
-		int64_t dc = 0, db = 0;
-		if (c <= 0) {
-			dc -= o->rows[i].count;
-			db -= o->rows[i].bytes;
-			i++;
-		}
-		if (c >= 0) {
-			dc += n->rows[j].count;
-			db += n->rows[j].bytes;
-			j++;
-		}
-		if (dc == 0 && db == 0)
-			continue;
-		d[k].site = strdup(site);
-		if (!d[k].site) {
-			vmheap_native_rows_free(d, k);
-			return VMHEAP_ENOMEM;
-		}
-		d[k].count = dc;
-		d[k].bytes = db;
-		k++;
-	}
-	*out = d;
-	*nout = k;
-	return 0;
-}
-
 /* The members "old":{...},"new":{...} of the JSON report (after "{"). */
 static void dumps_json(struct vmheap_strbuf *out, const struct side *old,
 		       const struct side *new)
@@ -249,7 +207,9 @@ int diff_native_main(const struct diff_options *o)
 		rc = load(o->old_path, sym, &old, err, sizeof(err));
 	if (!rc)
 		rc = load(o->new_path, sym, &new, err, sizeof(err));
-	if (!rc && (rc = delta(&old, &new, &d, &nd)))
+	if (!rc && (rc = vmheap_native_rows_delta(old.rows, old.nrows,
+						   new.rows, new.nrows, &d,
+						   &nd)))
 		snprintf(err, sizeof(err), "out of memory");
 	if (!rc) {
 		vmheap_native_rows_sort(d, nd);

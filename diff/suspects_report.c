@@ -7,21 +7,6 @@
 
 #include "diff-internal.h"
 
-/* "root KIND NAME > A > B": the root (with its name in a dump that has
- * names) and the classes of the top shape above the owner, a step held
- * by a named reference by its holder phrase ("> local messages of <main>
- * (app.rb) >"; vmheap_strbuf_add_shape_steps), and "; also from the
- * stack of thread ..." when a stack holds it too. */
-static void held_by(struct vmheap_strbuf *out, const vmheap_graph *g,
-		    const struct vmheap_graph_path_group *grp)
-{
-	vmheap_strbuf_add_root_text(out, g, grp->root);
-	vmheap_strbuf_add_shape_steps(out, g, grp->example, grp->length,
-				      grp->classes);
-	/* "; also from the stack of thread ..." (vmheap-path: WHICH PATH) */
-	vmheap_strbuf_add_also_from(out, g, grp->example);
-}
-
 /* "A, B and C" of the held classes. */
 static void held_names(struct vmheap_strbuf *out, const struct vmheap_suspects *s,
 		       const struct vmheap_suspect *r)
@@ -85,7 +70,7 @@ static void suspect_text(struct vmheap_strbuf *out, const vmheap_graph *g,
 		return;
 	const struct vmheap_graph_path_group *grp = &gp->groups[0];
 	vmheap_strbuf_add(out, "    held by ", 12);
-	held_by(out, g, grp);
+	vmheap_strbuf_add_held_by(out, g, grp);
 	vmheap_strbuf_addf(out,
 			   " (%" PRIu64 " of the %" PRIu64 ", %.1f%%; %zu "
 			   "path shape%s)\n",
@@ -189,7 +174,13 @@ static void suspects_json_members(struct vmheap_strbuf *out,
 			    vmheap_graph_object_id(g, grp->example));
 			vmheap_strbuf_add_path_json(out, g,
 						    grp->example);
-			vmheap_strbuf_add(out, "}", 1);
+			vmheap_strbuf_add(out, "},\"held_by\":", 12);
+			struct vmheap_strbuf h = VMHEAP_STRBUF_INIT;
+			vmheap_strbuf_add_held_by(&h, g, grp);
+			vmheap_strbuf_add_json(out, h.buf ? h.buf : "");
+			if (h.failed)
+				out->failed = 1;
+			vmheap_strbuf_release(&h);
 		}
 		vmheap_strbuf_add(out, "}", 1);
 	}
@@ -263,7 +254,7 @@ void diff_suspects_section_text(const struct diff_options *o,
 		}
 		if (r->paths->group_count) {
 			vmheap_strbuf_add(out, ", held by ", 10);
-			held_by(out, g, &r->paths->groups[0]);
+			vmheap_strbuf_add_held_by(out, g, &r->paths->groups[0]);
 		}
 		vmheap_strbuf_add(out, "\n", 1);
 	}
@@ -300,7 +291,7 @@ void diff_suspects_csv(const struct diff_options *o, struct diff_result *res,
 		vmheap_strbuf_release(&f);
 		f = (struct vmheap_strbuf)VMHEAP_STRBUF_INIT;
 		if (gp->group_count)
-			held_by(&f, g, &gp->groups[0]);
+			vmheap_strbuf_add_held_by(&f, g, &gp->groups[0]);
 		vmheap_strbuf_addf(out, ",%" PRIu64 ",",
 				   gp->group_count ? gp->groups[0].count : 0);
 		vmheap_strbuf_add_csv(out, f.buf ? f.buf : "");

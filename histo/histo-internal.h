@@ -30,6 +30,11 @@ int histo_run(const struct histo_options *o, struct vmheap_strbuf *out,
 void histo_render(const struct histo_options *o, vmheap_reader *r,
 		  vmheap_census *c, struct vmheap_strbuf *out);
 
+/* --by site --format pprof (pprof.c): every row of the census as a
+ * sample of a pprof profile into `out` (out->failed when out of memory). */
+void histo_render_pprof(const struct histo_options *o, vmheap_reader *r,
+			vmheap_census *c, struct vmheap_strbuf *out);
+
 /*
  * --retained (retained.c): the histogram from the heap graph, with the
  * retained bytes of each class.  Same contract as histo_run().

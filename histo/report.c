@@ -132,6 +132,10 @@ void histo_render(const struct histo_options *o, vmheap_reader *r,
 	const struct vmheap_totals *t = vmheap_census_totals(c);
 	int saturated = vmheap_census_saturated(c);
 
+	if (o->pprof) {
+		histo_render_pprof(o, r, c, out);
+		return;
+	}
 	vmheap_census_rows_sort(rows, n, o->report.sort);
 	size_t shown = vmheap_report_rows_shown(&o->report, n);
 	switch (o->report.format) {

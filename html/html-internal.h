@@ -9,7 +9,11 @@
  *   graph.c    the last dump's heap graph: the dominator tree (capped) and
  *              the merged paths to the roots of the classes that grew most
  *   sites.c    the allocation sites of the last dump, when it has them
+ *   site_growth.c  with several dumps, the sites by growth (first to last)
  *   native.c   the native (malloc) sites of the last dump, when it has them
+ *   suspects.c the answer at the top: the leak suspects of the last dump
+ *              against the first (vmheap-diff --suspects's), the native
+ *              sites that grew most (vmheap-diff --native's)
  *   page.c     the HTML: page.html (built into the tool) with the data as
  *              JSON in a <script type="application/json"> element
  *
@@ -47,6 +51,9 @@
 /* Native sites: rows, and frames of a site shown (as vmheap-histo). */
 #define HTML_NATIVE_ROWS 100
 #define HTML_NATIVE_FRAMES 5
+/* The answer at the top: leak suspects and native sites by growth. */
+#define HTML_SUSPECTS 5
+#define HTML_NATIVE_GROWTH 5
 
 struct html_options {
 	const char *out; /* -o FILE */
@@ -96,9 +103,33 @@ int html_graph_json(const struct html_options *o, const struct html_report *rep,
 int html_sites_json(const char *arg, struct vmheap_strbuf *sb, char *err,
 		    size_t errsz);
 
+/* The first and the last dump again into censuses by class and
+ * allocation site, compared as vmheap-diff --by site compares them:
+ * append their changed rows, most bytes grown first and those without a
+ * site last, as the value of "site_growth".  0, or a negative code with
+ * err set. */
+int html_site_growth_json(const struct html_options *o,
+			  struct vmheap_strbuf *sb, char *err, size_t errsz);
+
 /* Append "native": {...} or null for the native section `n` (may be
  * NULL).  0 or VMHEAP_ENOMEM. */
 int html_native_json(const struct vmheap_native *n, struct vmheap_strbuf *sb);
+
+/* Append ,"suspects":{...} (null with one dump or --no-graph): the
+ * first HTML_SUSPECTS leak suspects of the last dump against the first,
+ * as vmheap_suspects_rank ranks them for vmheap-diff --suspects, with
+ * their growth per minute and holder.  0, or a negative code with err. */
+int html_suspects_json(const struct html_options *o,
+		       const struct html_report *rep, struct vmheap_strbuf *sb,
+		       char *err, size_t errsz);
+
+/* Append ,"native_growth":[...] (null unless the first and the last dump
+ * both have native sections): the HTML_NATIVE_GROWTH sites whose live
+ * bytes grew most, as vmheap-diff --native's rows.  0 or VMHEAP_ENOMEM. */
+int html_native_growth_json(const struct html_report *rep,
+			    const struct vmheap_native *first,
+			    const struct vmheap_native *last,
+			    struct vmheap_strbuf *sb);
 
 /* Append the whole HTML page with `json` as its data. */
 void html_page(struct vmheap_strbuf *out, const struct vmheap_strbuf *json);

@@ -164,6 +164,9 @@ static int build_json(const struct html_options *o, struct html_report *rep,
 	vmheap_strbuf_addf(json, "{\"tool\":\"vmheap-report %s\",",
 			   VMHEAP_VERSION);
 	html_census_json(rep, json);
+	rc = html_suspects_json(o, rep, json, err, errsz);
+	if (rc < 0)
+		return rc;
 	if (o->no_graph) {
 		vmheap_strbuf_add(json, ",\"tree\":null,\"paths\":null", 25);
 	} else {
@@ -179,6 +182,15 @@ static int build_json(const struct html_options *o, struct html_report *rep,
 	} else {
 		vmheap_strbuf_add(json, "null", 4);
 	}
+	vmheap_strbuf_add(json, ",\"site_growth\":", 15);
+	if (o->ndumps > 1 &&
+	    vmheap_reader_totals(rep->dumps[rep->ndumps - 1].reader)->sites) {
+		rc = html_site_growth_json(o, json, err, errsz);
+		if (rc < 0)
+			return rc;
+	} else {
+		vmheap_strbuf_add(json, "null", 4);
+	}
 	rc = vmheap_reader_native(rep->dumps[rep->ndumps - 1].reader, &n);
 	if (rc < 0) {
 		snprintf(
@@ -188,6 +200,19 @@ static int build_json(const struct html_options *o, struct html_report *rep,
 	}
 	vmheap_strbuf_add(json, ",\"native\":", 10);
 	rc = html_native_json(n, json);
+	if (rc == 0 && rep->ndumps > 1 && n) {
+		struct vmheap_native *n0 = NULL;
+		rc = vmheap_reader_native(rep->dumps[0].reader, &n0);
+		if (rc < 0) {
+			snprintf(err, errsz, "%s",
+				 vmheap_reader_error(rep->dumps[0].reader));
+			vmheap_native_free(n);
+			return rc;
+		}
+		rc = html_native_growth_json(rep, n0, n, json);
+		vmheap_native_free(n0);
+	} else if (rc == 0)
+		rc = html_native_growth_json(rep, NULL, NULL, json);
 	vmheap_native_free(n);
 	vmheap_strbuf_add(json, "}", 1);
 	if (rc == 0 && json->failed)

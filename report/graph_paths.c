@@ -395,3 +395,12 @@ void vmheap_strbuf_add_path_json(struct vmheap_strbuf *sb,
 	free(path);
 	add_also_from_json(sb, g, i);
 }
+
+void vmheap_strbuf_add_held_by(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			       const struct vmheap_graph_path_group *grp)
+{
+	vmheap_strbuf_add_root_text(sb, g, grp->root);
+	vmheap_strbuf_add_shape_steps(sb, g, grp->example, grp->length,
+				      grp->classes);
+	vmheap_strbuf_add_also_from(sb, g, grp->example);
+}

@@ -201,6 +201,49 @@ void vmheap_native_rows_free(struct vmheap_native_row *rows, size_t n)
 	free(rows);
 }
 
+/* new minus old, row by row (both sorted by site); unchanged rows go. */
+int vmheap_native_rows_delta(const struct vmheap_native_row *o, size_t no,
+			     const struct vmheap_native_row *n, size_t nn,
+			     struct vmheap_native_row **out, size_t *nout)
+{
+	struct vmheap_native_row *d =
+	    calloc(no + nn + 1, sizeof(*d));
+	size_t i = 0, j = 0, k = 0;
+
+	if (!d)
+		return VMHEAP_ENOMEM;
+	while (i < no || j < nn) {
+		int c = i == no   ? 1
+			: j == nn ? -1
+					: strcmp(o[i].site, n[j].site);
+		const char *site = c <= 0 ? o[i].site : n[j].site;
+		int64_t dc = 0, db = 0;
+		if (c <= 0) {
+			dc -= o[i].count;
+			db -= o[i].bytes;
+			i++;
+		}
+		if (c >= 0) {
+			dc += n[j].count;
+			db += n[j].bytes;
+			j++;
+		}
+		if (dc == 0 && db == 0)
+			continue;
+		d[k].site = strdup(site);
+		if (!d[k].site) {
+			vmheap_native_rows_free(d, k);
+			return VMHEAP_ENOMEM;
+		}
+		d[k].count = dc;
+		d[k].bytes = db;
+		k++;
+	}
+	*out = d;
+	*nout = k;
+	return 0;
+}
+
 static int by_bytes(const void *x, const void *y)
 {
 	const struct vmheap_native_row *a = x, *b = y;

@@ -99,8 +99,10 @@ struct location {
 };
 
 struct sample {
-	uint64_t *ids; /* location ids, leaf first */
+	uint64_t *ids; /* location ids, leaf first; then, in the key only,
+			  the label's key and value string indices */
 	size_t n;
+	int64_t label_key, label_str; /* 0: no label */
 	int64_t count, bytes;
 };
 
@@ -199,15 +201,21 @@ static int location_id(vmheap_pprof *p, const struct vmheap_pprof_frame *f,
 	return 0;
 }
 
-int vmheap_pprof_add(vmheap_pprof *p, const struct vmheap_pprof_frame *frames,
-		     size_t n, int64_t count, int64_t bytes)
+int vmheap_pprof_add_labeled(vmheap_pprof *p,
+			     const struct vmheap_pprof_frame *frames, size_t n,
+			     const char *key, const char *value, int64_t count,
+			     int64_t bytes)
 {
-	if (!n || !frames)
+	if (!n || !frames || !key != !value)
 		return VMHEAP_EINVAL;
 	for (size_t i = 0; i < n; i++)
 		if (!frames[i].function || !frames[i].file)
 			return VMHEAP_EINVAL;
-	uint64_t *ids = calloc(n, sizeof(*ids));
+	int64_t lk = key ? string_index(p, key) : 0;
+	int64_t ls = key && lk >= 0 ? string_index(p, value) : 0;
+	if (lk < 0 || ls < 0)
+		return VMHEAP_ENOMEM;
+	uint64_t *ids = calloc(n + 2, sizeof(*ids));
 	size_t v;
 	int added;
 
@@ -216,6 +224,8 @@ int vmheap_pprof_add(vmheap_pprof *p, const struct vmheap_pprof_frame *frames,
 	for (size_t i = 0; i < n; i++)
 		if (location_id(p, &frames[i], &ids[i]) < 0)
 			goto nomem;
+	ids[n] = (uint64_t)lk;
+	ids[n + 1] = (uint64_t)ls;
 	if (p->nsamples == p->capsamples) {
 		void *g = vmheap_array_grow(p->samples, &p->capsamples,
 					    sizeof(*p->samples), 64);
@@ -223,12 +233,12 @@ int vmheap_pprof_add(vmheap_pprof *p, const struct vmheap_pprof_frame *frames,
 			goto nomem;
 		p->samples = g;
 	}
-	if (lookup(&p->sample_map, ids, n * sizeof(*ids), p->nsamples, &v,
-		   &added) < 0)
+	if (lookup(&p->sample_map, ids, (n + 2) * sizeof(*ids), p->nsamples,
+		   &v, &added) < 0)
 		goto nomem;
 	if (added) {
 		p->samples[p->nsamples++] =
-		    (struct sample){ids, n, count, bytes};
+		    (struct sample){ids, n, lk, ls, count, bytes};
 		return 0;
 	}
 	free(ids);
@@ -238,6 +248,13 @@ int vmheap_pprof_add(vmheap_pprof *p, const struct vmheap_pprof_frame *frames,
 nomem:
 	free(ids);
 	return VMHEAP_ENOMEM;
+}
+
+int vmheap_pprof_add(vmheap_pprof *p, const struct vmheap_pprof_frame *frames,
+		     size_t n, int64_t count, int64_t bytes)
+{
+	return vmheap_pprof_add_labeled(p, frames, n, NULL, NULL, count,
+					bytes);
 }
 
 void vmheap_pprof_set_time(vmheap_pprof *p, int64_t time_nanos,
@@ -281,6 +298,7 @@ struct packed {
 	Perftools__Profiles__Profile prof;
 	Perftools__Profiles__ValueType types[2], *type_ptrs[2];
 	Perftools__Profiles__Sample *samples, **sample_ptrs;
+	Perftools__Profiles__Label *labels, **label_ptrs;
 	int64_t *values;
 	Perftools__Profiles__Location *locations, **location_ptrs;
 	Perftools__Profiles__Line *lines, **line_ptrs;
@@ -291,6 +309,8 @@ static void packed_release(struct packed *k)
 {
 	free(k->samples);
 	free(k->sample_ptrs);
+	free(k->labels);
+	free(k->label_ptrs);
 	free(k->values);
 	free(k->locations);
 	free(k->location_ptrs);
@@ -307,6 +327,8 @@ static int pack(const vmheap_pprof *p, struct packed *k)
 	memset(k, 0, sizeof(*k));
 	k->samples = calloc(ns + 1, sizeof(*k->samples));
 	k->sample_ptrs = calloc(ns + 1, sizeof(*k->sample_ptrs));
+	k->labels = calloc(ns + 1, sizeof(*k->labels));
+	k->label_ptrs = calloc(ns + 1, sizeof(*k->label_ptrs));
 	k->values = calloc(2 * ns + 1, sizeof(*k->values));
 	k->locations = calloc(nl + 1, sizeof(*k->locations));
 	k->location_ptrs = calloc(nl + 1, sizeof(*k->location_ptrs));
@@ -314,7 +336,8 @@ static int pack(const vmheap_pprof *p, struct packed *k)
 	k->line_ptrs = calloc(nl + 1, sizeof(*k->line_ptrs));
 	k->functions = calloc(nf + 1, sizeof(*k->functions));
 	k->function_ptrs = calloc(nf + 1, sizeof(*k->function_ptrs));
-	if (!k->samples || !k->sample_ptrs || !k->values || !k->locations ||
+	if (!k->samples || !k->sample_ptrs || !k->labels || !k->label_ptrs ||
+	    !k->values || !k->locations ||
 	    !k->location_ptrs || !k->lines || !k->line_ptrs ||
 	    !k->functions || !k->function_ptrs) {
 		packed_release(k);
@@ -345,6 +368,16 @@ static int pack(const vmheap_pprof *p, struct packed *k)
 		k->values[2 * m + 1] = s->bytes;
 		v.n_value = 2;
 		v.value = &k->values[2 * m];
+		if (s->label_key) {
+			Perftools__Profiles__Label l =
+			    PERFTOOLS__PROFILES__LABEL__INIT;
+			l.key = s->label_key;
+			l.str = s->label_str;
+			k->labels[m] = l;
+			k->label_ptrs[m] = &k->labels[m];
+			v.n_label = 1;
+			v.label = &k->label_ptrs[m];
+		}
 		k->samples[m] = v;
 		k->sample_ptrs[m] = &k->samples[m];
 		m++;

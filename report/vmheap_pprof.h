@@ -48,6 +48,14 @@ vmheap_pprof *vmheap_pprof_new(void);
 int vmheap_pprof_add(vmheap_pprof *p, const struct vmheap_pprof_frame *frames,
 		     size_t n, int64_t count, int64_t bytes);
 
+/* The same with a text label key=value on the sample (pprof's -tags,
+ * -tagfocus): samples add up when their stacks and labels both match.
+ * key and value NULL: none, as vmheap_pprof_add. */
+int vmheap_pprof_add_labeled(vmheap_pprof *p,
+			     const struct vmheap_pprof_frame *frames, size_t n,
+			     const char *key, const char *value, int64_t count,
+			     int64_t bytes);
+
 /* The profile's time (nanoseconds since the epoch: the dump's, or the new
  * dump's in a diff) and the span it covers (0 for one dump). */
 void vmheap_pprof_set_time(vmheap_pprof *p, int64_t time_nanos,
@@ -93,6 +101,19 @@ void vmheap_pprof_free(vmheap_pprof *p);
  */
 int vmheap_pprof_add_native(vmheap_pprof *p, const struct vmheap_native *n,
 			    vmheap_symbolizer *sym, int sign);
+
+/* ------------------------------------------ profiles of allocation sites */
+
+/*
+ * Add `count` objects of class `cls` and `bytes` bytes allocated at
+ * `site` (a census row's "file:line in method", "file:line", another
+ * text, or NULL for none): one frame, the method at its file and line
+ * (the site's text when it is not of that shape, "no allocation site"
+ * when NULL), labeled class=cls.  0, VMHEAP_EINVAL (cls NULL) or
+ * VMHEAP_ENOMEM.
+ */
+int vmheap_pprof_add_site(vmheap_pprof *p, const char *cls, const char *site,
+			  int64_t count, int64_t bytes);
 
 /* 1 when `function` (a symbol's name) is the allocator's or one of its
  * internals that a native profile drops at the leaf. */

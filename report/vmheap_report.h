@@ -372,6 +372,17 @@ void vmheap_native_own(const struct vmheap_native *n, uint64_t *bytes,
 void vmheap_native_rows_sort(struct vmheap_native_row *rows, size_t n);
 
 /*
+ * The change from rows `o` (no rows) to rows `n` (nn rows), both in the
+ * order of vmheap_native_rows (by site): a row per site whose count or
+ * bytes changed, new minus old, by site, into *out (free with
+ * vmheap_native_rows_free).  What vmheap-diff --native and vmheap-report
+ * show.  0 or VMHEAP_ENOMEM.
+ */
+int vmheap_native_rows_delta(const struct vmheap_native_row *o, size_t no,
+			     const struct vmheap_native_row *n, size_t nn,
+			     struct vmheap_native_row **out, size_t *nout);
+
+/*
  * Append the first `shown` of n rows in o->format: a text table
  * "count  bytes  site" with a total row (bytes in human units unless
  * o->raw_bytes, --bytes), CSV "count,bytes,site" lines, or the JSON
@@ -584,6 +595,17 @@ void vmheap_strbuf_add_self_json(struct vmheap_strbuf *sb,
 void vmheap_strbuf_add_shape_steps(struct vmheap_strbuf *sb,
 				   const vmheap_graph *g, uint32_t example,
 				   size_t length, const uint64_t *classes);
+
+/*
+ * Who holds the objects of path group `grp` (the top shape of a class's
+ * merged paths), as vmheap-path and vmheap-diff --suspects name it: the
+ * root (vmheap_strbuf_add_root_text), the shape's steps above the object
+ * (vmheap_strbuf_add_shape_steps) and "; also from the stack of thread
+ * ..." when a stack holds it too (vmheap_strbuf_add_also_from): "root
+ * global_tbl $kept > Array".  Text only.
+ */
+void vmheap_strbuf_add_held_by(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			       const struct vmheap_graph_path_group *grp);
 
 /*
  * The message of a graph tool when no object of class `label` is in

@@ -294,6 +294,9 @@ START_TEST(histogram_does_not_block_other_requests)
 		vmheap_client_set_timeout(slow, 60000);
 		int rc = vmheap_client_call(slow, "get",
 					    "system.memory.histogram", NULL, &r);
+		if (rc != 0 || !r.ok) /* say why, for the parent's failure */
+			fprintf(stderr, "the slow histogram: %s\n",
+				rc != 0 ? vmheap_client_error(slow) : r.message);
 		_exit(rc == 0 && r.ok ? 0 : 1);
 	}
 	/* the histogram has started its walk: the VM has forked its

@@ -494,7 +494,8 @@ START_TEST(hostile_class_names_are_text_and_never_run)
 		   CLICK_FIRST, CLICK_FIRST_CHILD, GRANDCHILDREN,
 		   "eval:typeof window.__pwned",
 		   "eval:document.querySelectorAll('img, b').length",
-		   "eval:document.scripts.length", "click:#class-filter", NULL},
+		   "eval:document.scripts.length", "click:#class-filter",
+		   TEXTS("#answer li.suspect .cls"), NULL},
 	       &s);
 	assert_clean(&s);
 
@@ -525,6 +526,11 @@ START_TEST(hostile_class_names_are_text_and_never_run)
 	ck_assert_str_eq(value_str(&s, 8), "undefined");
 	ck_assert_int_eq(value_int(&s, 9), 0);
 	ck_assert_int_eq(value_int(&s, 10), 2);
+	/* the leak suspect at the top of the page: the name, as text */
+	struct jval *sus = texts(&s, 12);
+	ck_assert_uint_ge(sus->n, 1);
+	ck_assert_str_eq(sus->items[0]->str, leak);
+	json_free(sus);
 	json_free(kids);
 	json_free(paths);
 	json_free(bars);
@@ -868,6 +874,90 @@ START_TEST(allocation_sites_show_by_class_and_site)
 }
 END_TEST
 
+/* The answer comes first: the page's leak suspects are vmheap-diff
+ * --suspects's (class, growth, held bytes and holder, in its order, from
+ * its JSON), each with its growth per minute (1000 Leak objects in the
+ * two minutes between the dumps: +500/min), and the first 2,000
+ * characters of the page's visible text name the top suspect and its
+ * holder; the section ends within the first 900 pixels; in the growth
+ * chart the suspect's line is in color and the others grey. */
+START_TEST(leak_suspects_first_as_vmheap_diff_ranks_them)
+{
+	const char *d0 = leak_dump("s0.vmheap", 0, "Leak", "Minor", "Shrink");
+	const char *d2 = leak_dump("s2.vmheap", 2, "Leak", "Minor", "Shrink");
+	const char *html = report("s.html", (const char *[]){d0, d2, NULL});
+	struct run r = run_tool("vmheap-diff", NULL,
+				(const char *[]){"--suspects", "--format",
+						 "json", d0, d2, NULL});
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	struct jval *j = json_parse(r.out);
+	ck_assert_ptr_nonnull(j);
+	run_free(&r);
+	const struct jval *want = json_get(j, "suspects");
+	ck_assert_msg(want && want->type == J_ARR && want->n > 0,
+		      "vmheap-diff --suspects found no suspect");
+
+	struct seen s;
+	browse(html,
+	       (const char *[]){
+		   "eval:JSON.stringify([...document.querySelectorAll("
+		   "'#answer li.suspect')].map(li => [li.querySelector('.cls')"
+		   ".textContent, li.dataset.growth, li.dataset.heldBytes, "
+		   "(li.querySelector('.holder') || {}).textContent || null, "
+		   "(li.querySelector('.rate') || {}).textContent || null]))",
+		   "eval:document.body.innerText.slice(0, 2000)",
+		   "eval:String(Math.round(document.getElementById('answer')"
+		   ".getBoundingClientRect().bottom + window.scrollY))",
+		   TEXTS("#growth-chart path.growth-line.suspect > title"),
+		   TEXTS("#growth-chart path.growth-line:not(.suspect) > title"),
+		   NULL},
+	       &s);
+	assert_clean(&s);
+	struct jval *got = texts(&s, 0);
+	size_t n = want->n < 5 ? want->n : 5;
+	ck_assert_uint_eq(got->n, n);
+	for (size_t k = 0; k < n; k++) {
+		const struct jval *w = want->items[k], *g = got->items[k];
+		char num[64];
+		ck_assert_int_eq(g->type, J_ARR);
+		ck_assert_str_eq(g->items[0]->str, json_get(w, "class")->str);
+		snprintf(num, sizeof num, "%lld", json_get(w, "growth")->inum);
+		ck_assert_str_eq(g->items[1]->str, num);
+		snprintf(num, sizeof num, "%lld",
+			 json_get(w, "held_bytes")->inum);
+		ck_assert_str_eq(g->items[2]->str, num);
+		const struct jval *hb = json_get(w, "held_by");
+		ck_assert_ptr_nonnull(hb);
+		ck_assert_int_eq(g->items[3]->type, J_STR);
+		ck_assert_str_eq(g->items[3]->str, hb->str);
+	}
+	/* the top suspect: Leak, 1000 more in 120 s */
+	const struct jval *top = got->items[0];
+	ck_assert_str_eq(top->items[0]->str, "Leak");
+	ck_assert_str_eq(top->items[1]->str, "1000");
+	ck_assert_str_eq(top->items[4]->str, "+500/min");
+	const char *text = value_str(&s, 1);
+	const char *holder = json_get(want->items[0], "held_by")->str;
+	ck_assert_msg(strstr(text, "Leak: +1000 (+500/min)") != NULL, "%s",
+		      text);
+	ck_assert_msg(strstr(text, holder) != NULL, "no \"%s\" in:\n%s", holder,
+		      text);
+	ck_assert_msg(atoll(value_str(&s, 2)) <= 900, "the answer ends at %s px",
+		      value_str(&s, 2));
+	json_free(got);
+	/* the growth chart: the suspect in color, the other lines grey */
+	struct jval *colored = texts(&s, 3), *grey = texts(&s, 4);
+	ck_assert_uint_eq(colored->n, 1);
+	ck_assert_msg(!strncmp(colored->items[0]->str, "Leak: ", 6), "%s",
+		      colored->items[0]->str);
+	ck_assert_uint_gt(grey->n, 0);
+	json_free(colored);
+	json_free(grey);
+	seen_free(&s);
+	json_free(j);
+}
+END_TEST
+
 /* A damaged dump: exit status 2, one message naming the file, and no
  * report left behind (not even half of one). */
 START_TEST(damaged_dump_gives_status_2_and_no_file)
@@ -915,6 +1005,7 @@ Suite *vmheap_spec_suite(void)
 	    b, sample_vm_report_shows_the_leak_and_one_dump_works_alone);
 	tcase_add_test(b, native_sites_show_as_vmheap_histo_lists_them);
 	tcase_add_test(b, allocation_sites_show_by_class_and_site);
+	tcase_add_test(b, leak_suspects_first_as_vmheap_diff_ranks_them);
 	tcase_add_test(t, damaged_dump_gives_status_2_and_no_file);
 	return s;
 }

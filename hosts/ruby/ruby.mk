@@ -49,3 +49,33 @@ install -m 0755 $(RUBY_HOST_SO) $(DESTDIR)$(RUBY_ARCHDIR)/vmheap_agent.so
 endef
 INSTALL_EXTRA += $(RUBY_INSTALL_LINES)
 endif
+
+# build/ruby/vmheap_attach.so: what `vmheap-console --attach` loads into a
+# running Ruby (hosts/ruby/attach/ruby_attach.c).  It links nothing of
+# Ruby's (it finds Ruby's functions with dlsym), so that loaded anywhere
+# else it does nothing; Ruby's headers give it the types only.
+RUBY_ATTACH_SRC := hosts/ruby/attach/ruby_attach.c
+RUBY_ATTACH_OBJ := $(OBJDIR)/hosts/ruby/attach/ruby_attach.o
+RUBY_ATTACH_SO := $(BUILD)/ruby/vmheap_attach.so
+$(RUBY_ATTACH_OBJ): private ALL_CFLAGS += $(RUBY_CFLAGS)
+ifneq ($(LIBVMHEAP_AGENT_A),)
+EXTRA_ALL += $(RUBY_ATTACH_SO)
+$(RUBY_ATTACH_SO): $(RUBY_ATTACH_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(ALL_LDFLAGS) -o $@ $(RUBY_ATTACH_OBJ) -ldl
+
+define RUBY_ATTACH_INSTALL_LINES
+
+install -m 0755 $(RUBY_ATTACH_SO) $(DESTDIR)$(RUBY_ARCHDIR)/vmheap_attach.so
+
+endef
+INSTALL_EXTRA += $(RUBY_ATTACH_INSTALL_LINES)
+endif
+
+# vmheap-console --attach finds vmheap_attach.so from its own binary:
+# ../ruby/ in a build tree, ../lib/<arch>/site_ruby/ once installed (the
+# arch directory relative to PREFIX, so that `make install PREFIX=...`
+# needs no rebuild), else at RUBY_ARCHDIR as it was at build time.
+$(OBJDIR)/console/attach.o: private ALL_CFLAGS += \
+  -DVMHEAP_RUBY_ARCHDIR='"$(RUBY_ARCHDIR)"' \
+  -DVMHEAP_RUBY_ARCH_REL='"$(patsubst $(PREFIX)/%,%,$(RUBY_ARCHDIR))"'

@@ -123,6 +123,8 @@ int spec_wait_next(struct spec_wait *w);
 /*
  * spec_wait_next that fails the test at the deadline with "gave up after
  * N ms waiting for: " and the condition (a printf format and arguments).
+ * The arguments are evaluated at every poll: pass values, not calls that
+ * allocate (call spec_wait_next and ck_abort_msg for those).
  */
 void spec_wait_or_fail(struct spec_wait *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -1,0 +1,719 @@
+/*
+ * attach_test.c - vmheap-console --attach PID (issue 26) against real
+ * `ruby` processes started with nothing of vmheap in their environment:
+ * the agent is loaded into them by ptrace.  Dumps through the attached
+ * agent and the diff naming the leak; a second attach reusing the agent
+ * (one discovery file, no new fds or threads); a Ruby whose main thread
+ * is blocked in a system call; refusals (a non-Ruby `sleep`, a stopped
+ * Ruby) that leave the target alive, untraced and in its state; the
+ * program making progress after the attach.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/vmheap_spec.h"
+
+#define WAIT_MS 30000
+#define CONSOLE_MS 60000
+
+/* A Ruby that leaks AttachLeak objects and prints "tick N" (N counts the
+ * loop) on stdout, flushed. */
+static const char leaky_script[] =
+    "$stdout.sync = true\n"
+    "class AttachLeak; def initialize; @pad = 'x' * 64; end; end\n"
+    "$kept = []\n"
+    "n = 0\n"
+    "loop do\n"
+    "  n += 1\n"
+    "  $kept << AttachLeak.new\n"
+    "  puts \"tick #{n}\"\n"
+    "  sleep 0.002\n"
+    "end\n";
+
+struct target {
+	struct spec_proc p;
+	const char *dir;
+	char env_tmp[600];
+	const char *env[12];
+	long last_tick;
+};
+
+/*
+ * Start `ruby SCRIPT` in a fresh directory (its working directory, where
+ * the attached agent dumps; and its TMPDIR, where the agent writes its
+ * discovery file) with every vmheap variable and RUBYOPT unset.
+ */
+static void target_start_in(struct target *t, const char *script_text,
+			    const char *private_tmp);
+
+static void target_start(struct target *t, const char *script_text)
+{
+	target_start_in(t, script_text, NULL);
+}
+
+/* target_start; with `private_tmp`, ruby runs in a mount namespace of its
+ * own where a tmpfs is mounted on DIR/private_tmp, its TMPDIR (like
+ * systemd's PrivateTmp): its discovery file is seen from outside only
+ * through /proc/PID/root. */
+static void target_start_in(struct target *t, const char *script_text,
+			    const char *private_tmp)
+{
+	char script[512];
+	size_t e = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->dir = spec_mkdtemp("attach");
+	snprintf(script, sizeof(script), "%s/app.rb", t->dir);
+	spec_write_text(script, script_text);
+	snprintf(t->env_tmp, sizeof(t->env_tmp), "TMPDIR=%s", t->dir);
+	t->env[e++] = t->env_tmp;
+	t->env[e++] = "VMHEAP_AGENT_TMPDIR";
+	t->env[e++] = "VMHEAP_AGENT_DIR";
+	t->env[e++] = "VMHEAP_AGENT_VERBOSE";
+	t->env[e++] = "RUBYOPT";
+	t->env[e++] = "RUBYLIB";
+#ifdef VMHEAP_ASAN_RUNTIME
+	/* the ASan-built vmheap_attach.so needs the runtime first */
+	t->env[e++] = "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME;
+	t->env[e++] = "ASAN_OPTIONS=detect_leaks=0";
+#else
+	t->env[e++] = "LD_PRELOAD";
+#endif
+	t->env[e] = NULL;
+	const char *const argv[] = {"ruby", script, NULL};
+	static char shell[2048];
+	const char *const ns_argv[] = {"unshare", "-m", "--propagation",
+				       "private", "sh", "-c",
+				       shell,	  NULL};
+	struct spec_spawn sp = {.argv = argv, .env = t->env, .dir = t->dir};
+
+	if (private_tmp) {
+		snprintf(shell, sizeof(shell),
+			 "mkdir -p '%s/%s' && mount -t tmpfs vmheap '%s/%s' && "
+			 "TMPDIR='%s/%s' exec ruby '%s'",
+			 t->dir, private_tmp, t->dir, private_tmp, t->dir,
+			 private_tmp, script);
+		sp.argv = ns_argv;
+	}
+	spec_proc_start(&t->p, &sp, 1);
+}
+
+/* Read its lines until a "tick N" with N >= n; fails the test when it
+ * ends or at WAIT_MS. */
+static void wait_tick(struct target *t, long n)
+{
+	int64_t deadline = spec_now_ms() + WAIT_MS;
+	char line[4096];
+
+	while (t->last_tick < n) {
+		int left = (int)(deadline - spec_now_ms());
+		int r;
+
+		ck_assert_msg(left > 0,
+			      "gave up after %d ms waiting for tick %ld of "
+			      "pid %ld (last %ld)",
+			      WAIT_MS, n, (long)t->p.pid, t->last_tick);
+		r = spec_proc_line(&t->p, line, sizeof(line), left);
+		ck_assert_msg(r != 0, "ruby %ld ended (last tick %ld)",
+			      (long)t->p.pid, t->last_tick);
+		if (r == 1 && strncmp(line, "tick ", 5) == 0)
+			t->last_tick = atol(line + 5);
+	}
+}
+
+/* Run vmheap-console --attach PID with the -e commands `cmds` (NULL-
+ * terminated), from an environment that names no discovery directory. */
+static void console_attach(struct spec_run *r, pid_t pid,
+			   const char *const *cmds)
+{
+	const char *argv[32];
+	char pidtext[32];
+	int n = 0;
+	static const char *const env[] = {"VMHEAP_AGENT_TMPDIR", "TMPDIR",
+					  NULL};
+
+	snprintf(pidtext, sizeof(pidtext), "%ld", (long)pid);
+	argv[n++] = spec_bin("vmheap-console");
+	argv[n++] = "--attach";
+	argv[n++] = pidtext;
+	for (; cmds && *cmds && n < 30; cmds++) {
+		argv[n++] = "-e";
+		argv[n++] = *cmds;
+	}
+	argv[n] = NULL;
+	ck_assert_int_eq(spec_run(argv, env, NULL, CONSOLE_MS, r), 0);
+}
+
+/* The state letter of /proc/PID/stat, 0 when gone. */
+static char proc_state(pid_t pid)
+{
+	char path[64], *text, *p, c = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	text = spec_read_file(path, NULL);
+	if (!text)
+		return 0;
+	p = strrchr(text, ')');
+	if (p && p[1] == ' ')
+		c = p[2];
+	free(text);
+	return c;
+}
+
+/* TracerPid of /proc/PID/status: 0 when nothing traces it. */
+static long tracer_of(pid_t pid)
+{
+	char path[64], *text, *p;
+	long v = -1;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	text = spec_read_file(path, NULL);
+	if (!text)
+		return -1;
+	p = strstr(text, "TracerPid:");
+	if (p)
+		v = atol(p + 10);
+	free(text);
+	return v;
+}
+
+/* How many entries /proc/PID/<sub> has. */
+static int count_entries(pid_t pid, const char *sub)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, sub);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* VmRSS of pid in KiB, -1 when unreadable. */
+static long rss_kib(pid_t pid)
+{
+	char path[64], *text, *p;
+	long v = -1;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	text = spec_read_file(path, NULL);
+	if (!text)
+		return -1;
+	p = strstr(text, "VmRSS:");
+	if (p)
+		v = atol(p + 6);
+	free(text);
+	return v;
+}
+
+/* The discovery files of pid in dir. */
+static int discovery_files(const char *dir, pid_t pid)
+{
+	char prefix[64], *names = spec_ls(dir, '\n'), *line, *save = NULL;
+	int n = 0;
+
+	snprintf(prefix, sizeof(prefix), "vmheap-agent.%ld", (long)pid);
+	for (line = strtok_r(names, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, prefix, strlen(prefix)) == 0)
+			n++;
+	free(names);
+	return n;
+}
+
+/* The class of the top leak suspect of `vmheap-diff OLD NEW` (its "#1
+ * CLASS: ..." line), "" when it names none. */
+static char *top_suspect(const char *dir, const char *a, const char *b)
+{
+	char old[600], new[600], *out, *row;
+	static char name[128];
+
+	snprintf(old, sizeof(old), "%s/%s", dir, a);
+	snprintf(new, sizeof(new), "%s/%s", dir, b);
+	out = spec_run_stdout(
+	    (const char *const[]){spec_bin("vmheap-diff"), old, new, NULL},
+	    NULL, CONSOLE_MS);
+	name[0] = '\0';
+	row = strstr(out, "\n#1 ");
+	if (row) {
+		row += 4;
+		while (*row == ' ')
+			row++;
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(row, ":\n"),
+			 row);
+	} else {
+		fprintf(stderr, "vmheap-diff names no suspect:\n%s", out);
+	}
+	free(out);
+	return name;
+}
+
+/* ------------------------------------------------------------- tests */
+
+START_TEST(attach_dumps_and_diff_names_the_leak)
+{
+	struct target t;
+	struct spec_run r;
+	long before;
+
+	target_start(&t, leaky_script);
+	wait_tick(&t, 50);
+	ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 0);
+
+	console_attach(
+	    &r, t.p.pid,
+	    (const char *const[]){"set system.memory.dump a1.vmheap", NULL});
+	ck_assert_msg(r.status == 0, "attach failed (%d): %s%s", r.status,
+		      r.out, r.err);
+	ck_assert_msg(strstr(r.err, "loaded the agent into pid"),
+		      "no word of the injection: %s", r.err);
+	ck_assert_msg(strstr(r.out, "dump written"), "%s", r.out);
+	spec_run_free(&r);
+	ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 1);
+
+	/* The program runs on, and leaks 500 more. */
+	before = t.last_tick;
+	wait_tick(&t, before + 500);
+
+	console_attach(
+	    &r, t.p.pid,
+	    (const char *const[]){"set system.memory.dump a2.vmheap", NULL});
+	ck_assert_msg(r.status == 0, "second attach failed (%d): %s%s",
+		      r.status, r.out, r.err);
+	ck_assert_msg(!strstr(r.err, "loaded the agent"),
+		      "the second attach loaded another agent: %s", r.err);
+	spec_run_free(&r);
+	ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 1);
+
+	ck_assert_str_eq(top_suspect(t.dir, "a1.vmheap", "a2.vmheap"),
+			 "AttachLeak");
+	wait_tick(&t, t.last_tick + 100);
+	ck_assert_int_eq(tracer_of(t.p.pid), 0);
+	spec_kill(t.p.pid);
+}
+END_TEST
+
+START_TEST(attach_again_reuses_the_agent)
+{
+	struct target t;
+	struct spec_run r;
+	int fds, threads;
+	long rss;
+
+	target_start(&t, leaky_script);
+	wait_tick(&t, 20);
+	console_attach(&r, t.p.pid,
+		       (const char *const[]){"get system.gc.count", NULL});
+	ck_assert_msg(r.status == 0, "attach failed (%d): %s%s", r.status,
+		      r.out, r.err);
+	spec_run_free(&r);
+	fds = count_entries(t.p.pid, "fd");
+	threads = spec_threads(t.p.pid);
+	rss = rss_kib(t.p.pid);
+	ck_assert_int_gt(rss, 0);
+	for (int i = 0; i < 10; i++) {
+		console_attach(
+		    &r, t.p.pid,
+		    (const char *const[]){"get system.gc.count", NULL});
+		ck_assert_msg(r.status == 0, "attach %d failed (%d): %s%s", i,
+			      r.status, r.out, r.err);
+		ck_assert_msg(!strstr(r.err, "loaded the agent"),
+			      "attach %d loaded another agent: %s", i, r.err);
+		spec_run_free(&r);
+	}
+	ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 1);
+	/* connections closed by the consoles may linger a moment */
+	SPEC_WAIT_UNTIL(count_entries(t.p.pid, "fd") <= fds, WAIT_MS,
+			"pid %ld back to %d fds (has %d)", (long)t.p.pid, fds,
+			count_entries(t.p.pid, "fd"));
+	/* no new thread; one fewer once MRI's thread cache lets the native
+	 * thread of the attach's short-lived Ruby thread go (after 3 s) */
+	ck_assert_int_le(spec_threads(t.p.pid), threads);
+	/* the issue's bound for ten attaches (the program leaks meanwhile) */
+	ck_assert_int_le(rss_kib(t.p.pid) - rss, 20 * 1024);
+	wait_tick(&t, t.last_tick + 50);
+	spec_kill(t.p.pid);
+}
+END_TEST
+
+/* The main thread waits in a system call forever (no timer wakes it):
+ * the attach must still get it to start the agent. */
+START_TEST(attach_to_a_blocked_main_thread)
+{
+	static const char *const scripts[] = {
+	    "$stdout.sync = true; puts 'tick 1'; sleep\n",
+	    "$stdout.sync = true; r, w = IO.pipe; puts 'tick 1'; r.read\n",
+	    "$stdout.sync = true; t = Thread.new { sleep }; puts 'tick 1'; "
+	    "t.join\n",
+	};
+
+	for (size_t i = 0; i < sizeof(scripts) / sizeof(*scripts); i++) {
+		struct target t;
+		struct spec_run r;
+
+		target_start(&t, scripts[i]);
+		wait_tick(&t, 1);
+		console_attach(
+		    &r, t.p.pid,
+		    (const char *const[]){"get system.gc.count", NULL});
+		ck_assert_msg(r.status == 0, "attach to `%s` failed (%d): %s%s",
+			      scripts[i], r.status, r.out, r.err);
+		spec_run_free(&r);
+		ck_assert_int_eq(proc_state(t.p.pid), 'S');
+		ck_assert_int_eq(tracer_of(t.p.pid), 0);
+		spec_kill(t.p.pid);
+	}
+}
+END_TEST
+
+START_TEST(attach_refuses_a_non_ruby_and_leaves_it_alone)
+{
+	const char *const argv[] = {"sleep", "1000", NULL};
+	struct spec_spawn sp = {.argv = argv};
+	struct spec_run r;
+	pid_t pid = spec_spawn(&sp);
+
+	ck_assert_int_gt(pid, 0);
+	SPEC_WAIT_UNTIL(proc_state(pid) == 'S', WAIT_MS,
+			"sleep %ld to be asleep", (long)pid);
+	console_attach(&r, pid,
+		       (const char *const[]){"get system.gc.count", NULL});
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "cannot attach to pid") &&
+			  strstr(r.err, "not an MRI Ruby"),
+		      "%s", r.err);
+	spec_run_free(&r);
+	ck_assert_int_eq(kill(pid, 0), 0);
+	ck_assert_int_eq(proc_state(pid), 'S');
+	ck_assert_int_eq(tracer_of(pid), 0);
+	spec_kill(pid);
+}
+END_TEST
+
+START_TEST(attach_refuses_a_stopped_ruby_and_leaves_it_stopped)
+{
+	struct target t;
+	struct spec_run r;
+
+	target_start(&t, leaky_script);
+	wait_tick(&t, 10);
+	ck_assert_int_eq(kill(t.p.pid, SIGSTOP), 0);
+	SPEC_WAIT_UNTIL(proc_state(t.p.pid) == 'T', WAIT_MS, "ruby %ld to stop",
+			(long)t.p.pid);
+	console_attach(&r, t.p.pid,
+		       (const char *const[]){"get system.gc.count", NULL});
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "is stopped"), "%s", r.err);
+	spec_run_free(&r);
+	ck_assert_int_eq(proc_state(t.p.pid), 'T');
+	ck_assert_int_eq(tracer_of(t.p.pid), 0);
+	ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 0);
+	ck_assert_int_eq(kill(t.p.pid, SIGCONT), 0);
+	wait_tick(&t, t.last_tick + 50);
+	spec_kill(t.p.pid);
+}
+END_TEST
+
+/* The console killed -9 at three moments of the injection (it stops
+ * itself there: VMHEAP_ATTACH_TEST_STOP): the Ruby program runs on,
+ * untraced, and a later attach gives it an agent. */
+START_TEST(a_console_killed_while_injecting_never_harms_the_program)
+{
+	for (int moment = 1; moment <= 3; moment++) {
+		struct target t;
+		struct spec_run r;
+		char pidtext[32], stop[64];
+		const char *const argv[] = {
+		    spec_bin("vmheap-console"), "--attach", pidtext, "-e",
+		    "get system.gc.count",	NULL};
+		const char *const env[] = {stop, "VMHEAP_AGENT_TMPDIR",
+					   "TMPDIR", NULL};
+		struct spec_spawn sp = {.argv = argv, .env = env};
+		pid_t console;
+
+		target_start(&t, leaky_script);
+		wait_tick(&t, 20);
+		snprintf(pidtext, sizeof(pidtext), "%ld", (long)t.p.pid);
+		snprintf(stop, sizeof(stop), "VMHEAP_ATTACH_TEST_STOP=%d",
+			 moment);
+		console = spec_spawn(&sp);
+		ck_assert_int_gt(console, 0);
+		SPEC_WAIT_UNTIL(proc_state(console) == 'T', WAIT_MS,
+				"the console to stop at moment %d", moment);
+		ck_assert_int_eq(tracer_of(t.p.pid), console);
+		spec_kill(console);
+		SPEC_WAIT_UNTIL(tracer_of(t.p.pid) == 0, WAIT_MS,
+				"ruby %ld untraced after moment %d",
+				(long)t.p.pid, moment);
+		wait_tick(&t, t.last_tick + 100);
+		ck_assert_int_ne(proc_state(t.p.pid), 'T');
+
+		console_attach(
+		    &r, t.p.pid,
+		    (const char *const[]){"get system.gc.count", NULL});
+		ck_assert_msg(r.status == 0,
+			      "attach after moment %d failed (%d): %s%s",
+			      moment, r.status, r.out, r.err);
+		spec_run_free(&r);
+		ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 1);
+		wait_tick(&t, t.last_tick + 50);
+		spec_kill(t.p.pid);
+	}
+}
+END_TEST
+
+/*
+ * The console under valgrind: valgrind-clean, and valgrind's CPUID
+ * reports fewer CPU features than the target's CPU has (832 bytes of
+ * XSAVE state where the CPU of the machine this was found on has 11008):
+ * the stub's save area must still be the target's size, or xsave writes
+ * over ruby's stack and kills it.
+ */
+START_TEST(attach_from_a_console_under_valgrind)
+{
+	struct target t;
+	struct spec_run r;
+	char pidtext[32];
+	const char *const argv[] = {"valgrind",
+				    "-q",
+				    "--error-exitcode=99",
+				    "--leak-check=full",
+				    spec_bin("vmheap-console"),
+				    "--attach",
+				    pidtext,
+				    "-e",
+				    "get system.gc.count",
+				    NULL};
+	static const char *const env[] = {"VMHEAP_AGENT_TMPDIR", "TMPDIR",
+					  NULL};
+
+	if (SPEC_SANITIZED)
+		return; /* valgrind cannot run an ASan build */
+	target_start(&t, leaky_script);
+	wait_tick(&t, 20);
+	snprintf(pidtext, sizeof(pidtext), "%ld", (long)t.p.pid);
+	ck_assert_int_eq(spec_run(argv, env, NULL, 4 * CONSOLE_MS, &r), 0);
+	ck_assert_msg(r.status == 0, "attach under valgrind: %d: %s%s",
+		      r.status, r.out, r.err);
+	spec_run_free(&r);
+	wait_tick(&t, t.last_tick + 100);
+	ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 1);
+	spec_kill(t.p.pid);
+}
+END_TEST
+
+/* A ruby with a private /tmp of its own (a mount namespace): the console
+ * finds the injected agent's discovery file through /proc/PID/root. */
+START_TEST(attach_to_a_ruby_in_another_mount_namespace)
+{
+	const char *const probe[] = {"unshare", "-m",	"--propagation",
+				     "private", "true", NULL};
+	struct target t;
+	struct spec_run r;
+	char outside[700];
+
+	ck_assert_int_eq(spec_run(probe, NULL, NULL, CONSOLE_MS, &r), 0);
+	if (r.status != 0) {
+		fprintf(stderr,
+			"attach_to_a_ruby_in_another_mount_namespace: skipped, "
+			"this user cannot make a mount namespace: %s",
+			r.err);
+		spec_run_free(&r);
+		return;
+	}
+	spec_run_free(&r);
+	target_start_in(&t, leaky_script, "private");
+	wait_tick(&t, 20);
+	console_attach(&r, t.p.pid,
+		       (const char *const[]){"get system.gc.count", NULL});
+	ck_assert_msg(r.status == 0, "attach failed (%d): %s%s", r.status,
+		      r.out, r.err);
+	ck_assert_msg(strstr(r.err, "loaded the agent"), "%s", r.err);
+	spec_run_free(&r);
+	/* not in the directory as this namespace sees it */
+	snprintf(outside, sizeof(outside), "%s/private", t.dir);
+	ck_assert_int_eq(discovery_files(outside, t.p.pid), 0);
+	snprintf(outside, sizeof(outside), "/proc/%ld/root%s/private",
+		 (long)t.p.pid, t.dir);
+	ck_assert_int_eq(discovery_files(outside, t.p.pid), 1);
+	wait_tick(&t, t.last_tick + 50);
+	spec_kill(t.p.pid);
+}
+END_TEST
+
+/* The target dies while the console is half-way (stopped at moment 2:
+ * the stub written, the registers set): the console says so and exits 2,
+ * it does not hang. */
+START_TEST(a_target_that_dies_during_the_attach_is_reported)
+{
+	struct target t;
+	char pidtext[32];
+	const char *const argv[] = {
+	    spec_bin("vmheap-console"), "--attach", pidtext, "-e",
+	    "get system.gc.count",	NULL};
+	static const char *const env[] = {
+	    "VMHEAP_ATTACH_TEST_STOP=2", "VMHEAP_AGENT_TMPDIR", "TMPDIR", NULL};
+	char err_path[600];
+	struct spec_spawn sp = {.argv = argv, .env = env};
+	pid_t console;
+	char *err;
+	int status;
+
+	target_start(&t, leaky_script);
+	wait_tick(&t, 20);
+	snprintf(pidtext, sizeof(pidtext), "%ld", (long)t.p.pid);
+	snprintf(err_path, sizeof(err_path), "%s/console.err", t.dir);
+	sp.stderr_path = err_path;
+	console = spec_spawn(&sp);
+	ck_assert_int_gt(console, 0);
+	SPEC_WAIT_UNTIL(proc_state(console) == 'T', WAIT_MS,
+			"the console to stop at moment 2");
+	/* not reaped yet: its tracer (the console) sees its end first */
+	ck_assert_int_eq(kill(t.p.pid, SIGKILL), 0);
+	ck_assert_int_eq(kill(console, SIGCONT), 0);
+	status = spec_wait(console, CONSOLE_MS, NULL);
+	ck_assert_int_eq(spec_wait(t.p.pid, WAIT_MS, NULL), 128 + SIGKILL);
+	err = spec_read_file(err_path, NULL);
+	ck_assert_ptr_nonnull(err);
+	ck_assert_msg(status == 2 && strstr(err, "exited"), "status %d: %s",
+		      status, err);
+	free(err);
+}
+END_TEST
+
+/* A Ruby that made itself undumpable (PR_SET_DUMPABLE 0): root may still
+ * trace it (CAP_SYS_PTRACE) and attaches; another user is refused with a
+ * sentence that names the cause.  Either way it runs on, untraced. */
+START_TEST(attach_to_an_undumpable_ruby)
+{
+	static const char script[] =
+	    "require 'fiddle'\n"
+	    "prctl = Fiddle::Function.new(Fiddle.dlopen(nil)['prctl'],\n"
+	    "  [Fiddle::TYPE_INT, Fiddle::TYPE_LONG, Fiddle::TYPE_LONG,\n"
+	    "   Fiddle::TYPE_LONG, Fiddle::TYPE_LONG], Fiddle::TYPE_INT)\n"
+	    "raise 'prctl' unless prctl.call(4, 0, 0, 0, 0) == 0\n"
+	    "$stdout.sync = true\n"
+	    "n = 0\n"
+	    "loop { n += 1; puts \"tick #{n}\"; sleep 0.002 }\n";
+	struct target t;
+	struct spec_run r;
+
+	target_start(&t, script);
+	wait_tick(&t, 20);
+	console_attach(&r, t.p.pid,
+		       (const char *const[]){"get system.gc.count", NULL});
+	if (geteuid() == 0)
+		ck_assert_msg(r.status == 0, "root: %d: %s%s", r.status, r.out,
+			      r.err);
+	else
+		ck_assert_msg(r.status == 2 && strstr(r.err, "undumpable"),
+			      "%d: %s", r.status, r.err);
+	spec_run_free(&r);
+	ck_assert_int_eq(tracer_of(t.p.pid), 0);
+	wait_tick(&t, t.last_tick + 50);
+	spec_kill(t.p.pid);
+}
+END_TEST
+
+/* A Ruby under a seccomp filter (one that allows everything, installed
+ * with prctl through Fiddle): refused, since a filter could kill it for
+ * a call dlopen makes; with VMHEAP_ATTACH_ALLOW_SECCOMP=1, attached. */
+START_TEST(attach_to_a_ruby_under_seccomp)
+{
+	static const char script[] =
+	    "require 'fiddle'\n"
+	    "prctl = Fiddle::Function.new(Fiddle.dlopen(nil)['prctl'],\n"
+	    "  [Fiddle::TYPE_INT, Fiddle::TYPE_LONG, Fiddle::TYPE_LONG,\n"
+	    "   Fiddle::TYPE_LONG, Fiddle::TYPE_LONG], Fiddle::TYPE_INT)\n"
+	    "raise 'no_new_privs' unless prctl.call(38, 1, 0, 0, 0) == 0\n"
+	    "filter = [0x06, 0, 0, 0x7fff0000].pack('SCCL') # RET ALLOW\n"
+	    "buf = Fiddle::Pointer.malloc(filter.bytesize)\n"
+	    "buf[0, filter.bytesize] = filter\n"
+	    "prog = [1, buf.to_i].pack('Sx6Q')\n"
+	    "pbuf = Fiddle::Pointer.malloc(prog.bytesize)\n"
+	    "pbuf[0, prog.bytesize] = prog\n"
+	    "raise 'seccomp' unless prctl.call(22, 2, pbuf.to_i, 0, 0) == 0\n"
+	    "$stdout.sync = true\n"
+	    "n = 0\n"
+	    "loop { n += 1; puts \"tick #{n}\"; sleep 0.002 }\n";
+	static const char *const allow_env[] = {"VMHEAP_ATTACH_ALLOW_SECCOMP=1",
+						"VMHEAP_AGENT_TMPDIR", "TMPDIR",
+						NULL};
+	struct target t;
+	struct spec_run r;
+	char pidtext[32];
+	const char *const argv[] = {
+	    spec_bin("vmheap-console"), "--attach", pidtext, "-e",
+	    "get system.gc.count",	NULL};
+
+	target_start(&t, script);
+	wait_tick(&t, 20);
+	console_attach(&r, t.p.pid,
+		       (const char *const[]){"get system.gc.count", NULL});
+	ck_assert_msg(r.status == 2 && strstr(r.err, "seccomp filter"),
+		      "%d: %s", r.status, r.err);
+	spec_run_free(&r);
+	ck_assert_int_eq(tracer_of(t.p.pid), 0);
+	ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 0);
+	wait_tick(&t, t.last_tick + 50);
+
+	snprintf(pidtext, sizeof(pidtext), "%ld", (long)t.p.pid);
+	ck_assert_int_eq(spec_run(argv, allow_env, NULL, CONSOLE_MS, &r), 0);
+	ck_assert_msg(r.status == 0, "allowed: %d: %s%s", r.status, r.out,
+		      r.err);
+	spec_run_free(&r);
+	ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 1);
+	wait_tick(&t, t.last_tick + 50);
+	spec_kill(t.p.pid);
+}
+END_TEST
+
+START_TEST(attach_to_no_such_process)
+{
+	struct spec_run r;
+	const char *const argv[] = {spec_bin("vmheap-console"),
+				    "--attach",
+				    "2147483647",
+				    "-e",
+				    "get x",
+				    NULL};
+
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, CONSOLE_MS, &r), 0);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "no process 2147483647"), "%s", r.err);
+	spec_run_free(&r);
+}
+END_TEST
+
+Suite *vmheap_spec_suite(void)
+{
+	Suite *s = suite_create("attach");
+	TCase *tc = spec_tcase(s, "attach", 240);
+
+	tcase_add_test(tc, attach_dumps_and_diff_names_the_leak);
+	tcase_add_test(tc, attach_again_reuses_the_agent);
+	tcase_add_test(tc, attach_to_a_blocked_main_thread);
+	tcase_add_test(tc, attach_refuses_a_non_ruby_and_leaves_it_alone);
+	tcase_add_test(tc, attach_refuses_a_stopped_ruby_and_leaves_it_stopped);
+	tcase_add_test(
+	    tc, a_console_killed_while_injecting_never_harms_the_program);
+	tcase_add_test(tc, attach_from_a_console_under_valgrind);
+	tcase_add_test(tc, attach_to_a_ruby_in_another_mount_namespace);
+	tcase_add_test(tc, a_target_that_dies_during_the_attach_is_reported);
+	tcase_add_test(tc, attach_to_an_undumpable_ruby);
+	tcase_add_test(tc, attach_to_a_ruby_under_seccomp);
+	tcase_add_test(tc, attach_to_no_such_process);
+	return s;
+}
