@@ -135,17 +135,22 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 void *agent_native_api(const char *name);
 /* native_dump.c: the tracker's sites and modules, taken before a heap
  * walk (NULL when the tracker is absent or off), and written into the
- * dump's native section after it. */
+ * dump's native section after it.  In a forked child (`forked`) the
+ * snapshot comes from the tracker's leak scan (vmheap_native_scan) and
+ * carries each site's leak classification. */
 struct agent_native_snap;
-struct agent_native_snap *agent_native_snapshot(void);
+struct agent_native_snap *agent_native_snapshot(int forked);
 int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s);
 void agent_native_snap_free(struct agent_native_snap *s);
 /* native_charge.c: charge sites v[0..n) to vmheap's own memory
  * (VMHEAP_NATIVE_OWN) or to a housekeeping activity
  * (vmheap_agent_native_activity) where their frames say so, merging the
- * sites that then read the same; returns how many are left. */
+ * sites that then read the same (and their leaks[], parallel to v, when
+ * leaks is not NULL); returns how many are left. */
 struct vmheap_native_site;
-size_t agent_native_charge(struct vmheap_native_site *v, size_t n);
+struct vmheap_native_leaks;
+size_t agent_native_charge(struct vmheap_native_site *v,
+			   struct vmheap_native_leaks *leaks, size_t n);
 /* The memory figures of a dump's header: the RSS of process `pid` (the
  * VM, also from a forked child) and this process's mallinfo2.  0, or -1
  * when /proc cannot be read (rss is then 0). */

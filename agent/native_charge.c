@@ -149,7 +149,69 @@ static int by_where(const void *x, const void *y)
 	return a->vm_line < b->vm_line ? -1 : a->vm_line > b->vm_line;
 }
 
-size_t agent_native_charge(vmheap_native_site *v, size_t n)
+/* A site with its leak counts, to sort and merge both together. */
+struct site_leaks {
+	vmheap_native_site site;
+	vmheap_native_leaks leaks;
+};
+
+static int by_where_leaks(const void *x, const void *y)
+{
+	return by_where(&((const struct site_leaks *)x)->site,
+			&((const struct site_leaks *)y)->site);
+}
+
+static void add_leaks(vmheap_native_leaks *to, const vmheap_native_leaks *l)
+{
+	to->leaked_count += l->leaked_count;
+	to->leaked_bytes += l->leaked_bytes;
+	to->indirect_count += l->indirect_count;
+	to->indirect_bytes += l->indirect_bytes;
+	to->possible_count += l->possible_count;
+	to->possible_bytes += l->possible_bytes;
+	to->reachable_count += l->reachable_count;
+	to->reachable_bytes += l->reachable_bytes;
+}
+
+static void add_site(vmheap_native_site *to, const vmheap_native_site *v)
+{
+	to->live_count += v->live_count;
+	to->live_bytes += v->live_bytes;
+	to->allocs += v->allocs;
+	to->frees += v->frees;
+	to->alloc_bytes += v->alloc_bytes;
+}
+
+/* Merge v[0..n) and leaks[0..n) together; the sites' count after, or n
+ * unmerged when no memory is left. */
+static size_t merge_with_leaks(vmheap_native_site *v, vmheap_native_leaks *l,
+			       size_t n)
+{
+	struct site_leaks *p = malloc(n * sizeof(*p));
+	if (!p)
+		return n;
+	for (size_t i = 0; i < n; i++)
+		p[i] = (struct site_leaks){v[i], l[i]};
+	qsort(p, n, sizeof(*p), by_where_leaks);
+	size_t m = 1;
+	for (size_t i = 1; i < n; i++) {
+		if (by_where(&p[m - 1].site, &p[i].site) == 0) {
+			add_site(&p[m - 1].site, &p[i].site);
+			add_leaks(&p[m - 1].leaks, &p[i].leaks);
+			continue;
+		}
+		p[m++] = p[i];
+	}
+	for (size_t i = 0; i < m; i++) {
+		v[i] = p[i].site;
+		l[i] = p[i].leaks;
+	}
+	free(p);
+	return m;
+}
+
+size_t agent_native_charge(vmheap_native_site *v, vmheap_native_leaks *leaks,
+			   size_t n)
 {
 	size_t na = atomic_load(&nactivities);
 	int changed = 0;
@@ -169,16 +231,14 @@ size_t agent_native_charge(vmheap_native_site *v, size_t n)
 	}
 	if (!changed || n < 2)
 		return n;
+	if (leaks)
+		return merge_with_leaks(v, leaks, n);
 	/* Sites that now read the same are one. */
 	qsort(v, n, sizeof(*v), by_where);
 	size_t m = 1;
 	for (size_t i = 1; i < n; i++) {
 		if (by_where(&v[m - 1], &v[i]) == 0) {
-			v[m - 1].live_count += v[i].live_count;
-			v[m - 1].live_bytes += v[i].live_bytes;
-			v[m - 1].allocs += v[i].allocs;
-			v[m - 1].frees += v[i].frees;
-			v[m - 1].alloc_bytes += v[i].alloc_bytes;
+			add_site(&v[m - 1], &v[i]);
 			continue;
 		}
 		v[m++] = v[i];

@@ -3,7 +3,10 @@
  * while the malloc tracker tracks, a dump carries its live sites and the
  * loaded modules.  The snapshot is taken before the heap walk (which
  * allocates, and in a forked child collects garbage), the section is
- * written after it.
+ * written after it.  In a forked child the snapshot comes from the
+ * tracker's leak scan (vmheap_native_scan), first thing, before this
+ * file's own allocations: each site then carries how many of its blocks
+ * are leaked, indirectly or possibly leaked, or reachable.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -23,6 +26,9 @@
 struct agent_native_snap {
 	vmheap_native_site *sites; /* mmap'd: not a site of its own */
 	size_t nsites, sites_bytes;
+	vmheap_native_leaks *leaks; /* parallel to sites, or NULL; mmap'd */
+	size_t leaks_bytes;
+	vmheap_native_scan_info scan;
 	struct vmheap_dump_module *mods;
 	uint64_t *lo, *hi; /* each module's code range */
 	size_t nmods, cap;
@@ -93,11 +99,55 @@ void agent_native_snap_free(struct agent_native_snap *s)
 	free(s->hi);
 	if (s->sites)
 		munmap(s->sites, s->sites_bytes);
+	if (s->leaks)
+		munmap(s->leaks, s->leaks_bytes);
 	munmap(s, sizeof(*s));
 }
 
-struct agent_native_snap *agent_native_snapshot(void)
+/* A site and its leaks, sorted together. */
+struct site_leaks {
+	vmheap_native_site site;
+	vmheap_native_leaks leaks;
+};
+
+static int by_live_leaks(const void *x, const void *y)
 {
+	return by_live(&((const struct site_leaks *)x)->site,
+		       &((const struct site_leaks *)y)->site);
+}
+
+/* The sites (and their leaks), the largest by live bytes first. */
+static void sort_by_live(struct agent_native_snap *s)
+{
+	if (!s->leaks) {
+		qsort(s->sites, s->nsites, sizeof(*s->sites), by_live);
+		return;
+	}
+	struct site_leaks *p = malloc((s->nsites ? s->nsites : 1) * sizeof(*p));
+	if (!p) { /* unsorted: a reader does not rely on the order */
+		return;
+	}
+	for (size_t i = 0; i < s->nsites; i++)
+		p[i] = (struct site_leaks){s->sites[i], s->leaks[i]};
+	qsort(p, s->nsites, sizeof(*p), by_live_leaks);
+	for (size_t i = 0; i < s->nsites; i++) {
+		s->sites[i] = p[i].site;
+		s->leaks[i] = p[i].leaks;
+	}
+	free(p);
+}
+
+static void *map_zero(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+struct agent_native_snap *agent_native_snapshot(int forked)
+{
+	vmheap_native_scan_fn scan = forked ? (vmheap_native_scan_fn)
+		agent_native_api("vmheap_native_scan") : NULL;
 	vmheap_native_tracking_fn on = (vmheap_native_tracking_fn)
 		agent_native_api("vmheap_native_tracking");
 	vmheap_native_sites_fn sites = (vmheap_native_sites_fn)
@@ -119,16 +169,24 @@ struct agent_native_snap *agent_native_snapshot(void)
 	s->exe[l > 0 ? l : 0] = '\0';
 	cap = sites(NULL, 0) + 256;
 	s->sites_bytes = cap * sizeof(*s->sites);
-	s->sites = mmap(NULL, s->sites_bytes, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (s->sites == MAP_FAILED) {
-		s->sites = NULL;
+	s->sites = map_zero(s->sites_bytes);
+	if (!s->sites)
 		goto fail;
+	if (scan) {
+		s->leaks_bytes = cap * sizeof(*s->leaks);
+		s->leaks = map_zero(s->leaks_bytes);
+		/* a scan that fails leaves the dump without leak counts */
+		if (s->leaks &&
+		    scan(s->sites, s->leaks, cap, &n, &s->scan) != 0) {
+			munmap(s->leaks, s->leaks_bytes);
+			s->leaks = NULL;
+		}
 	}
-	n = sites(s->sites, cap);
-	s->nsites = agent_native_charge(s->sites, n < cap ? n : cap);
+	if (!s->leaks)
+		n = sites(s->sites, cap);
+	s->nsites = agent_native_charge(s->sites, s->leaks, n < cap ? n : cap);
 	/* The live ones, the largest first. */
-	qsort(s->sites, s->nsites, sizeof(*s->sites), by_live);
+	sort_by_live(s);
 	while (s->nsites > 0 && s->sites[s->nsites - 1].live_count == 0)
 		s->nsites--;
 	if (s->nsites > MAX_DUMP_SITES)
@@ -178,7 +236,31 @@ int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s)
 			v->depth, v->vm_file,
 			v->vm_file ? strlen(v->vm_file) : 0, v->vm_line};
 	}
-	rc = vmheap_writer_add_native(wr, s->mods, s->nmods, out, s->nsites);
+	struct vmheap_dump_leak_scan scan = {
+		NULL, s->scan.blocks, s->scan.root_bytes,
+		s->scan.skipped_mappings, s->scan.skipped_bytes,
+		s->scan.scan_ns, s->scan.memory_bytes};
+	struct vmheap_dump_leaks *l = NULL;
+	if (s->leaks) {
+		l = calloc(s->nsites ? s->nsites : 1, sizeof(*l));
+		if (!l) {
+			free(out);
+			free(frames);
+			return VMHEAP_ENOMEM;
+		}
+		for (size_t i = 0; i < s->nsites; i++) {
+			const vmheap_native_leaks *v = &s->leaks[i];
+			l[i] = (struct vmheap_dump_leaks){
+				v->leaked_count, v->leaked_bytes,
+				v->indirect_count, v->indirect_bytes,
+				v->possible_count, v->possible_bytes,
+				v->reachable_count, v->reachable_bytes};
+		}
+		scan.sites = l;
+	}
+	rc = vmheap_writer_add_native_leaks(wr, s->mods, s->nmods, out,
+					    s->nsites, l ? &scan : NULL);
+	free(l);
 	free(out);
 	free(frames);
 	return rc;

@@ -259,7 +259,7 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 	n = sites(v, cap);
 	if (n > cap)
 		n = cap;
-	n = agent_native_charge(v, n);
+	n = agent_native_charge(v, NULL, n);
 	qsort(v, n, sizeof(*v), by_live_bytes);
 	size_t shown = 0;
 	for (size_t i = 0; i < n && shown < TOP_SITES; i++) {

@@ -36,6 +36,7 @@ struct walk {
 	agent_walk_body_fn body; /* NULL: write a dump into fd */
 	void *body_arg;
 	uint32_t flags;
+	int forked; /* running in the forked child: the leak scan may run */
 	int code;
 	uint64_t objects, bytes;
 	char message[400];
@@ -64,7 +65,7 @@ static int walk_into_file(void *arg)
 	const struct vmheap_agent_host *h = w->a->host;
 	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
 	vmheap_writer *wr = NULL;
-	struct agent_native_snap *native = agent_native_snapshot();
+	struct agent_native_snap *native = agent_native_snapshot(w->forked);
 	struct vmheap_process_memory memory;
 	int rc;
 
@@ -161,6 +162,7 @@ static void __attribute__((noreturn)) child_main(struct fork_call *parent_fc)
 	struct child_report rep;
 
 	fc->w = w;
+	w->forked = 1;
 	close(fc->pipe[0]);
 	/* the child never outlives its VM nor config.dump.timeout */
 	agent_child_guard(fc->parent, fc->pipe[1],

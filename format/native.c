@@ -18,6 +18,7 @@ struct dec {
 	uint64_t base;	      /* its file offset */
 	char *err;
 	size_t errlen;
+	size_t leak_sites; /* elements of leaks' sites */
 };
 
 static int fail(struct dec *d, int code, const char *fmt, ...)
@@ -246,11 +247,100 @@ out:
 	return rc;
 }
 
+/* The `leaks` key: a map (FORMAT.md section 15). */
+static int leaks(struct dec *d, struct vmheap_native *n)
+{
+	uint32_t keys, count, k;
+	struct vmheap_dump_leak_scan *l;
+	struct vmheap_dump_leaks *c = NULL;
+	int have_sites = 0;
+
+	if (mpc_map(&d->c, &keys))
+		return fail(d, VMHEAP_EFORMAT, "leaks is not a map");
+	if (n->leaks) { /* a repeated key: the last counts */
+		free((void *)n->leaks->sites);
+		free(n->leaks);
+	}
+	l = n->leaks = calloc(1, sizeof(*l));
+	if (!l)
+		return fail(d, VMHEAP_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < keys; i++) {
+		const char *key;
+		uint32_t klen;
+		uint64_t *v = NULL;
+
+		if (mpc_str(&d->c, &key, &klen))
+			return fail(d, VMHEAP_EFORMAT, "a leaks key is not a str");
+#define KEY(s) (klen == sizeof(s) - 1 && !memcmp(key, s, klen))
+		if (KEY("blocks"))
+			v = &l->blocks;
+		else if (KEY("root_bytes"))
+			v = &l->root_bytes;
+		else if (KEY("skipped_mappings"))
+			v = &l->skipped_mappings;
+		else if (KEY("skipped_bytes"))
+			v = &l->skipped_bytes;
+		else if (KEY("scan_ns"))
+			v = &l->scan_ns;
+		else if (KEY("memory_bytes"))
+			v = &l->memory_bytes;
+		if (v) {
+			if (mpc_uint(&d->c, v))
+				return fail(d, VMHEAP_EFORMAT,
+					    "leaks %.*s is not a uint",
+					    (int)klen, key);
+			continue;
+		}
+		if (!KEY("sites")) {
+			int rc = mpc_skip(&d->c);
+			if (rc)
+				return fail(d, VMHEAP_EFORMAT, "%s",
+					    mpc_strerror(rc));
+			continue;
+		}
+#undef KEY
+		if (mpc_array(&d->c, &count))
+			return fail(d, VMHEAP_EFORMAT,
+				    "leaks sites is not an array");
+		if (count > (size_t)(d->c.end - d->c.p))
+			return fail(d, VMHEAP_EFORMAT,
+				    "%u leak counts in %zu bytes", count,
+				    (size_t)(d->c.end - d->c.p));
+		free((void *)l->sites);
+		l->sites = c = calloc(count ? count : 1, sizeof(*c));
+		if (!c)
+			return fail(d, VMHEAP_ENOMEM, "out of memory");
+		for (uint32_t j = 0; j < count; j++) {
+			uint64_t *f = &c[j].leaked_count;
+			if (mpc_array(&d->c, &k) || k < 8)
+				return fail(d, VMHEAP_EFORMAT,
+					    "leak counts %u are not an array "
+					    "of 8", j);
+			for (int e = 0; e < 8; e++)
+				if (mpc_uint(&d->c, &f[e]))
+					return fail(d, VMHEAP_EFORMAT,
+						    "leak counts %u: element "
+						    "%d is not a uint", j, e);
+			int rc = skip_extra(d, k, 8);
+			if (rc)
+				return rc;
+		}
+		have_sites = count;
+		if (!have_sites)
+			have_sites = -1; /* present, empty */
+	}
+	if (!have_sites)
+		return fail(d, VMHEAP_EFORMAT, "leaks has no sites key");
+	/* its count is checked against the sites' once both are read */
+	d->leak_sites = have_sites < 0 ? 0 : (size_t)have_sites;
+	return 0;
+}
+
 int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
 			 struct vmheap_native **out, char *err, size_t errlen)
 {
 	struct dec d = {{payload, payload + len}, payload,
-			offset + VMHEAP_SECTION_HEADER_LEN, err, errlen};
+			offset + VMHEAP_SECTION_HEADER_LEN, err, errlen, 0};
 	struct vmheap_dump_frame *pool = NULL;
 	struct vmheap_native *n;
 	uint32_t keys;
@@ -285,6 +375,9 @@ int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
 			if ((rc = sites(&d, n, &pool)))
 				goto bad;
 			have_sites = 1;
+		} else if (klen == 5 && !memcmp(key, "leaks", 5)) {
+			if ((rc = leaks(&d, n)))
+				goto bad;
 		} else if ((rc = mpc_skip(&d.c))) {
 			rc = fail(&d, VMHEAP_EFORMAT, "%s", mpc_strerror(rc));
 			goto bad;
@@ -298,6 +391,13 @@ int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
 	if (!have_modules || !have_sites) {
 		rc = fail(&d, VMHEAP_EFORMAT, "no %s key",
 			  have_modules ? "sites" : "modules");
+		goto bad;
+	}
+	if (n->leaks && d.leak_sites != n->nsites) {
+		d.c.p = d.start; /* the section as a whole */
+		rc = fail(&d, VMHEAP_EFORMAT,
+			  "%zu leak counts for %zu sites", d.leak_sites,
+			  n->nsites);
 		goto bad;
 	}
 	for (size_t i = 0; i < n->nsites; i++)
@@ -350,5 +450,8 @@ void vmheap_native_free(struct vmheap_native *n)
 	free(n->sites);
 	free(n->frame_pool);
 	free(n->payload_copy);
+	if (n->leaks)
+		free((void *)n->leaks->sites);
+	free(n->leaks);
 	free(n);
 }

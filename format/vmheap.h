@@ -458,6 +458,45 @@ int vmheap_writer_add_native(vmheap_writer *w,
 			     const struct vmheap_dump_site *sites,
 			     size_t nsites);
 
+/*
+ * The leak classification of one site's live blocks (FORMAT.md section
+ * 15, key `leaks`): what the tracker's conservative scan found when the
+ * dump was taken.  leaked: nothing points at the block; indirect: only
+ * leaked blocks do; possible: only pointers into its interior do;
+ * reachable: a root does, directly or through reachable blocks.
+ */
+struct vmheap_dump_leaks {
+	uint64_t leaked_count, leaked_bytes;
+	uint64_t indirect_count, indirect_bytes;
+	uint64_t possible_count, possible_bytes;
+	uint64_t reachable_count, reachable_bytes;
+};
+
+/* A leak scan: one vmheap_dump_leaks per site, in the sites' order, and
+ * what the scan read. */
+struct vmheap_dump_leak_scan {
+	const struct vmheap_dump_leaks *sites;
+	uint64_t blocks;           /* tracked blocks classified */
+	uint64_t root_bytes;       /* bytes read as roots */
+	uint64_t skipped_mappings; /* writable mappings not (all) readable */
+	uint64_t skipped_bytes;    /* bytes of them not read */
+	uint64_t scan_ns;          /* the scan's time */
+	uint64_t memory_bytes;     /* memory the scan mapped for itself */
+};
+
+/*
+ * As vmheap_writer_add_native, with the leak scan's result (may be NULL:
+ * then exactly vmheap_writer_add_native), whose `sites` has one element
+ * per site (NULL with nsites > 0: VMHEAP_EINVAL).
+ */
+VMHEAP_EXPORT
+int vmheap_writer_add_native_leaks(vmheap_writer *w,
+				   const struct vmheap_dump_module *modules,
+				   size_t nmodules,
+				   const struct vmheap_dump_site *sites,
+				   size_t nsites,
+				   const struct vmheap_dump_leak_scan *leaks);
+
 /* A decoded native section: arrays and strings owned by it. */
 struct vmheap_native {
 	uint64_t offset; /* of the section's header in the file */
@@ -466,6 +505,9 @@ struct vmheap_native {
 	struct vmheap_dump_site *sites;
 	size_t nsites;
 	void *payload_copy, *frame_pool; /* private: what the above use */
+	/* The leak scan (key `leaks`), NULL when the dump has none; its
+	 * `sites` has nsites elements.  Owned by the section. */
+	struct vmheap_dump_leak_scan *leaks;
 };
 
 /*

@@ -65,11 +65,55 @@ static int check_native(vmheap_writer *w, const struct vmheap_dump_module *m,
 	return 0;
 }
 
+/* The `leaks` key's value (FORMAT.md section 15). */
+static void pack_leaks(msgpack_packer *pk, const struct vmheap_dump_leak_scan *l,
+		       size_t nsites)
+{
+	msgpack_pack_map(pk, 7);
+	vmheap_writer_pack_str(pk, "sites", 5);
+	msgpack_pack_array(pk, nsites);
+	for (size_t i = 0; i < nsites; i++) {
+		const struct vmheap_dump_leaks *c = &l->sites[i];
+		msgpack_pack_array(pk, 8);
+		msgpack_pack_uint64(pk, c->leaked_count);
+		msgpack_pack_uint64(pk, c->leaked_bytes);
+		msgpack_pack_uint64(pk, c->indirect_count);
+		msgpack_pack_uint64(pk, c->indirect_bytes);
+		msgpack_pack_uint64(pk, c->possible_count);
+		msgpack_pack_uint64(pk, c->possible_bytes);
+		msgpack_pack_uint64(pk, c->reachable_count);
+		msgpack_pack_uint64(pk, c->reachable_bytes);
+	}
+	vmheap_writer_pack_str(pk, "blocks", 6);
+	msgpack_pack_uint64(pk, l->blocks);
+	vmheap_writer_pack_str(pk, "root_bytes", 10);
+	msgpack_pack_uint64(pk, l->root_bytes);
+	vmheap_writer_pack_str(pk, "skipped_mappings", 16);
+	msgpack_pack_uint64(pk, l->skipped_mappings);
+	vmheap_writer_pack_str(pk, "skipped_bytes", 13);
+	msgpack_pack_uint64(pk, l->skipped_bytes);
+	vmheap_writer_pack_str(pk, "scan_ns", 7);
+	msgpack_pack_uint64(pk, l->scan_ns);
+	vmheap_writer_pack_str(pk, "memory_bytes", 12);
+	msgpack_pack_uint64(pk, l->memory_bytes);
+}
+
 int vmheap_writer_add_native(vmheap_writer *w,
 			     const struct vmheap_dump_module *modules,
 			     size_t nmodules,
 			     const struct vmheap_dump_site *sites,
 			     size_t nsites)
+{
+	return vmheap_writer_add_native_leaks(w, modules, nmodules, sites,
+					      nsites, NULL);
+}
+
+int vmheap_writer_add_native_leaks(vmheap_writer *w,
+				   const struct vmheap_dump_module *modules,
+				   size_t nmodules,
+				   const struct vmheap_dump_site *sites,
+				   size_t nsites,
+				   const struct vmheap_dump_leak_scan *leaks)
 {
 	msgpack_packer *pk;
 	size_t at;
@@ -92,6 +136,11 @@ int vmheap_writer_add_native(vmheap_writer *w,
 	}
 	if ((rc = check_native(w, modules, nmodules, sites, nsites)))
 		return rc;
+	if (leaks && nsites && !leaks->sites) {
+		vmheap_writer_set_error(w, 0, "NULL leak counts with %zu sites",
+					nsites);
+		return VMHEAP_EINVAL;
+	}
 	/* Close the block that holds records; the section goes where the
 	 * next block's header slot was. */
 	if (w->blk_records && (rc = vmheap_writer_flush_block(w)))
@@ -100,7 +149,7 @@ int vmheap_writer_add_native(vmheap_writer *w,
 	if (vmheap_writer_begin_section(w, &at) < 0)
 		return vmheap_writer_out_of_memory(w);
 	pk = &w->pk;
-	msgpack_pack_map(pk, 2);
+	msgpack_pack_map(pk, leaks ? 3 : 2);
 	vmheap_writer_pack_str(pk, "modules", 7);
 	msgpack_pack_array(pk, nmodules);
 	for (size_t i = 0; i < nmodules; i++) {
@@ -135,6 +184,10 @@ int vmheap_writer_add_native(vmheap_writer *w,
 			vmheap_writer_pack_str(pk, s->vm_file, s->vm_file_len);
 			msgpack_pack_uint64(pk, s->vm_line);
 		}
+	}
+	if (leaks) {
+		vmheap_writer_pack_str(pk, "leaks", 5);
+		pack_leaks(pk, leaks, nsites);
 	}
 	if (w->nomem)
 		return vmheap_writer_out_of_memory(w);

@@ -4,8 +4,9 @@
  *
  * The input is a NATV payload.  Whatever the bytes, decoding ends in 0 or
  * a negative code with a message, never a crash or a leak; a decoded
- * section holds only frames that name a listed module (or none), and
- * paths and build ids within their limits.
+ * section holds only frames that name a listed module (or none), paths
+ * and build ids within their limits, and leak counts (key `leaks`) for
+ * each of its sites.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,14 @@ int fuzz_native_one(const uint8_t *data, size_t size)
 				abort();
 			sum += s->frames[k].offset;
 		}
+	}
+	if (n->leaks) { /* one element per site */
+		if (n->nsites && !n->leaks->sites)
+			abort();
+		for (size_t i = 0; i < n->nsites; i++)
+			sum += n->leaks->sites[i].leaked_count +
+			       n->leaks->sites[i].reachable_bytes;
+		sum += n->leaks->blocks + n->leaks->skipped_bytes;
 	}
 	(void)sum;
 	vmheap_native_free(n);

@@ -510,6 +510,11 @@ static void native_seeds(void)
 	struct vmheap_dump_site s[2] = {
 	    {2048, 2, 3, 1, f, 3, NULL, 0, 0},
 	    {64, 1, 1, 0, f + 1, 1, "/app/a.rb", 9, 12}}; /* a VM line */
+	/* with the leak scan's key (both targets read it) */
+	struct vmheap_dump_leaks l[2] = {{1, 1024, 1, 1024, 0, 0, 0, 0},
+					 {0, 0, 0, 0, 1, 64, 0, 0}};
+	struct vmheap_dump_leak_scan scan = {l, 3, 1 << 20, 1, 4096, 12345,
+					     1 << 16};
 	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
 	vmheap_writer *w;
 	int fd = create("reader", "native");
@@ -518,7 +523,7 @@ static void native_seeds(void)
 
 	opt.native = 1;
 	if (vmheap_writer_open(&w, fd, &opt) ||
-	    vmheap_writer_add_native(w, m, 2, s, 2) ||
+	    vmheap_writer_add_native_leaks(w, m, 2, s, 2, &scan) ||
 	    vmheap_writer_finish(w))
 		die("native seed");
 	vmheap_writer_free(w);

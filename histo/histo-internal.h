@@ -15,6 +15,7 @@ struct histo_options {
 	int retained;			     /* --retained (retained.c) */
 	int sort_given;			     /* --sort was on the line */
 	int native;			     /* --native: malloc sites */
+	int leaks;			     /* --leaks: by leak class */
 	int pprof;			     /* --format pprof */
 };
 
@@ -44,7 +45,8 @@ int histo_run_retained(const struct histo_options *o,
 
 /*
  * --native (native.c): the dump's native section by call site into
- * `out`.  0; 1 when the dump is whole but has no native section (err
+ * `out` (with --leaks, their blocks by leak class).  0; 1 when the dump
+ * is whole but has no native section, or with --leaks no leak scan (err
  * says so); or a negative code with err set.
  */
 int histo_native(const struct histo_options *o, struct vmheap_strbuf *out,

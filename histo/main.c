@@ -17,7 +17,7 @@
 static const char usage_line[] =
     "usage: vmheap-histo [--sort count|bytes|name] [--top N] "
     "[--format text|json|csv|pprof] [--bytes] [--kind | --by site | --retained | "
-    "--native] "
+    "--native [--leaks]] "
     "[--threads N] DUMP";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -49,6 +49,10 @@ static void help(void)
 	       "                 them unless --sort is given)\n"
 	       "  --native       live malloc bytes by call site (the dump's "
 	       "native section)\n"
+	       "  --leaks        with --native: each site's blocks as the "
+	       "dump's leak scan\n"
+	       "                 found them: leaked, indirectly or possibly "
+	       "leaked, reachable\n"
 	       "  --threads N    decoding threads (default: 2 on a "
 	       "multiprocessor)\n"
 	       "  --bytes        sizes as exact byte counts, not KiB/MiB/GiB\n"
@@ -56,7 +60,7 @@ static void help(void)
 	       "  --help         this text\n"
 	       "  --version      the version\n\n"
 	       "Exit status: 0 success, 1 --native on a dump without a "
-	       "native section,\n2 bad usage or an unreadable, "
+	       "native section\n(--leaks: without a leak scan), 2 bad usage or an unreadable, "
 	       "truncated or corrupt dump.\n",
 	       usage_line);
 	exit(0);
@@ -70,6 +74,7 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 	    {"by", required_argument, NULL, 'b'},
 	    {"retained", no_argument, NULL, 'r'},
 	    {"native", no_argument, NULL, 'n'},
+	    {"leaks", no_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -113,6 +118,9 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 		case 'n':
 			o->native = 1;
 			break;
+		case 'L':
+			o->leaks = 1;
+			break;
 		case 'h':
 			help();
 			break;
@@ -127,6 +135,11 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 	if (o->by_kind + o->by_site + o->retained + o->native > 1)
 		usage_error("%s", "--kind, --by site, --retained and --native "
 				  "exclude each other");
+	if (o->leaks && !o->native)
+		usage_error("%s", "--leaks needs --native");
+	if (o->leaks && o->pprof)
+		usage_error("%s", "--leaks has no pprof format (text, json "
+				  "or csv)");
 	if (o->pprof && !o->native && !o->by_site)
 		usage_error("%s", "--format pprof needs --native or --by site");
 	if (argc - optind != 1)

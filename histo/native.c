@@ -38,6 +38,72 @@ static int histo_native_pprof(vmheap_reader *r, const struct vmheap_native *n,
 	return rc;
 }
 
+/* --native --leaks: the rows of section n by leak class. */
+static int histo_native_leaks(const struct histo_options *o, vmheap_reader *r,
+			      const struct vmheap_native *n,
+			      vmheap_symbolizer *sym,
+			      struct vmheap_strbuf *out, char *err,
+			      size_t errsz)
+{
+	struct vmheap_native_leak_row *rows = NULL;
+	size_t nrows = 0;
+	const struct vmheap_dump_leak_scan *l = n->leaks;
+
+	if (!l) {
+		snprintf(err, errsz,
+			 "%s has no leak scan in its native section: it is "
+			 "made by a dump forked while tracking "
+			 "(config.dump.fork)",
+			 o->path);
+		return 1;
+	}
+	if (vmheap_native_leak_rows(n, sym, SITE_FRAMES, &rows, &nrows)) {
+		snprintf(err, errsz, "out of memory");
+		return VMHEAP_ENOMEM;
+	}
+	size_t top = o->report.top ? o->report.top : DEFAULT_TOP;
+	size_t shown = nrows < top ? nrows : top;
+	if (o->report.format == VMHEAP_OUTPUT_JSON) {
+		vmheap_strbuf_addf(
+		    out,
+		    "{\"native\": true, \"leaks\": true, \"scan\": "
+		    "{\"blocks\": %llu, \"root_bytes\": %llu, "
+		    "\"skipped_mappings\": %llu, \"skipped_bytes\": %llu, "
+		    "\"scan_ns\": %llu, \"memory_bytes\": %llu}, ",
+		    (unsigned long long)l->blocks,
+		    (unsigned long long)l->root_bytes,
+		    (unsigned long long)l->skipped_mappings,
+		    (unsigned long long)l->skipped_bytes,
+		    (unsigned long long)l->scan_ns,
+		    (unsigned long long)l->memory_bytes);
+		vmheap_native_leak_render(out, rows, nrows, shown, &o->report);
+		vmheap_strbuf_addf(out, "}\n");
+	} else if (o->report.format == VMHEAP_OUTPUT_CSV) {
+		vmheap_native_leak_render(out, rows, nrows, shown, &o->report);
+	} else {
+		char roots[64], skipped[64], mem[64];
+		vmheap_report_size(&o->report, roots, sizeof(roots),
+				   l->root_bytes);
+		vmheap_report_size(&o->report, skipped, sizeof(skipped),
+				   l->skipped_bytes);
+		vmheap_report_size(&o->report, mem, sizeof(mem),
+				   l->memory_bytes);
+		vmheap_strbuf_addf(out, "native leaks: ");
+		vmheap_strbuf_add_dump_origin(out, r);
+		vmheap_strbuf_addf(
+		    out,
+		    ": live malloc blocks by call site and leak class\n"
+		    "scan: %llu blocks, %s of roots read, %llu mappings "
+		    "skipped (%s unread), %.3f s, %s of memory\n",
+		    (unsigned long long)l->blocks, roots,
+		    (unsigned long long)l->skipped_mappings, skipped,
+		    (double)l->scan_ns / 1e9, mem);
+		vmheap_native_leak_render(out, rows, nrows, shown, &o->report);
+	}
+	vmheap_native_leak_rows_free(rows, nrows);
+	return 0;
+}
+
 int histo_native(const struct histo_options *o, struct vmheap_strbuf *out,
 		 char *err, size_t errsz)
 {
@@ -55,6 +121,10 @@ int histo_native(const struct histo_options *o, struct vmheap_strbuf *out,
 	if (rc < 0)
 		goto out;
 	sym = vmheap_symbolizer_new();
+	if (sym && o->leaks) {
+		rc = histo_native_leaks(o, r, n, sym, out, err, errsz);
+		goto out;
+	}
 	if (sym && o->pprof) {
 		rc = histo_native_pprof(r, n, sym, out);
 		if (rc < 0)

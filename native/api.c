@@ -47,7 +47,7 @@ VMHEAP_EXPORT size_t vmheap_native_sites(vmheap_native_site *out, size_t cap)
 {
 	if (!vmheap_native_tracking())
 		return 0;
-	return native_sites_copy(out, out == NULL ? 0 : cap);
+	return native_sites_copy(out, NULL, out == NULL ? 0 : cap);
 }
 
 VMHEAP_EXPORT void vmheap_native_get_totals(vmheap_native_totals *t)

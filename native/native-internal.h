@@ -15,6 +15,7 @@
  *   files.c      the VM source files that sites name (the location hook)
  *   modules.c    the module list (dl_iterate_phdr, build ids)
  *   api.c        start, stop, snapshot (vmheap_native.h)
+ *   scan.c       the leak scan of a forked child (vmheap_native_scan)
  *   pages.c      the tracker's own memory, straight from mmap
  */
 #ifndef VMHEAP_NATIVE_INTERNAL_H
@@ -82,8 +83,9 @@ void *native_pages_once(void *_Atomic *slot, size_t bytes);
 uint32_t native_site_get(const struct native_where *w, uint64_t state);
 /* Forget every site (the caller holds no lock of the tracker). */
 void native_sites_clear(void);
-/* Copy out, as vmheap_native_sites. */
-size_t native_sites_copy(vmheap_native_site *out, size_t cap);
+/* Copy out, as vmheap_native_sites; ids[i] (when ids is not NULL) gets
+ * out[i]'s site id. */
+size_t native_sites_copy(vmheap_native_site *out, uint32_t *ids, size_t cap);
 /* Add every site's counters into *t (sites, live, allocs, frees). */
 void native_sites_sum(vmheap_native_totals *t);
 /* Lock and unlock the site table around fork(). */

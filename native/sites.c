@@ -193,7 +193,7 @@ void native_sites_clear(void)
 	native_sites_unlock();
 }
 
-size_t native_sites_copy(vmheap_native_site *out, size_t cap)
+size_t native_sites_copy(vmheap_native_site *out, uint32_t *ids, size_t cap)
 {
 	native_sites_lock(); /* no site is half made while we copy */
 	uint32_t n = atomic_load(&next_id);
@@ -210,6 +210,8 @@ size_t native_sites_copy(vmheap_native_site *out, size_t cap)
 		if (got < cap) {
 			vmheap_native_site *o = &out[got];
 			memset(o, 0, sizeof *o);
+			if (ids)
+				ids[got] = id;
 			o->depth = s->depth;
 			memcpy(o->frames, s->frames,
 			       s->depth * sizeof *s->frames);

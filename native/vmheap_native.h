@@ -126,6 +126,43 @@ typedef int (*vmheap_native_location_fn)(const char **file, uint32_t *line);
  * returns; remove the hook before what it reads goes away. */
 VMHEAP_EXPORT void vmheap_native_set_location(vmheap_native_location_fn fn);
 
+/* One site's live blocks as the leak scan classified them. */
+typedef struct vmheap_native_leaks {
+	uint64_t leaked_count, leaked_bytes;     /* nothing points at them */
+	uint64_t indirect_count, indirect_bytes; /* only leaked blocks do */
+	uint64_t possible_count, possible_bytes; /* only into their interior */
+	uint64_t reachable_count, reachable_bytes;
+} vmheap_native_leaks;
+
+/* What a leak scan did. */
+typedef struct vmheap_native_scan_info {
+	uint64_t blocks;           /* tracked blocks classified */
+	uint64_t root_bytes;       /* bytes read as roots */
+	uint64_t skipped_mappings; /* writable mappings that could not be read */
+	uint64_t skipped_bytes;    /* their size */
+	uint64_t scan_ns;          /* the scan's time (CLOCK_MONOTONIC) */
+	uint64_t memory_bytes;     /* memory the scan mapped for itself */
+} vmheap_native_scan_info;
+
+/*
+ * The leak scan, for a forked child only (it reads the whole process and
+ * assumes that no other thread runs: after fork() none does).  It
+ * classifies every live tracked block conservatively (native/README.md,
+ * "The leak scan"): every aligned word of the roots (the calling thread's
+ * stack above this call, every other writable mapping that is neither a
+ * tracked block nor the tracker's or the scan's own memory) and of the
+ * blocks reached is taken for a pointer.  Then it copies the sites as
+ * vmheap_native_sites does, up to `cap` into `sites`, and into leaks[i]
+ * the classification of sites[i]'s blocks; *nsites gets the number of
+ * sites the tracker holds (more than cap: call again with more room).
+ * *info (may be NULL) says what the scan read and skipped.  Returns 0, or
+ * -1 when tracking is off or the scan's memory cannot be mapped.
+ */
+VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_site *sites,
+				     vmheap_native_leaks *leaks, size_t cap,
+				     size_t *nsites,
+				     vmheap_native_scan_info *info);
+
 /* The types of the functions above, for dlsym. */
 typedef int (*vmheap_native_start_fn)(void);
 typedef void (*vmheap_native_stop_fn)(void);
@@ -134,6 +171,9 @@ typedef size_t (*vmheap_native_sites_fn)(vmheap_native_site *, size_t);
 typedef void (*vmheap_native_get_totals_fn)(vmheap_native_totals *);
 typedef int (*vmheap_native_modules_fn)(vmheap_native_module_fn, void *);
 typedef void (*vmheap_native_set_location_fn)(vmheap_native_location_fn);
+typedef int (*vmheap_native_scan_fn)(vmheap_native_site *,
+				     vmheap_native_leaks *, size_t, size_t *,
+				     vmheap_native_scan_info *);
 
 #ifdef __cplusplus
 }

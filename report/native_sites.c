@@ -105,8 +105,7 @@ int vmheap_native_load(const char *arg, vmheap_reader **r,
 	return rc;
 }
 
-/* Is s vmheap's own memory (FORMAT.md section 15)? */
-static int is_own(const struct vmheap_dump_site *s)
+int vmheap_native_is_own(const struct vmheap_dump_site *s)
 {
 	return s->vm_file && s->vm_line == 0 &&
 	       s->vm_file_len == sizeof(VMHEAP_NATIVE_OWN) - 1 &&
@@ -118,10 +117,37 @@ void vmheap_native_own(const struct vmheap_native *n, uint64_t *bytes,
 {
 	*bytes = *count = 0;
 	for (size_t i = 0; i < n->nsites; i++)
-		if (is_own(&n->sites[i])) {
+		if (vmheap_native_is_own(&n->sites[i])) {
 			*bytes += n->sites[i].live_bytes;
 			*count += n->sites[i].live_count;
 		}
+}
+
+char *vmheap_native_site_name(const struct vmheap_native *n,
+			       vmheap_symbolizer *sym, size_t i, size_t frames)
+{
+	const struct vmheap_dump_site *s = &n->sites[i];
+	struct vmheap_strbuf sb = VMHEAP_STRBUF_INIT;
+	char f[1024];
+
+	for (size_t d = 0; d < s->depth && d < frames; d++) {
+		vmheap_symbolize(sym, n, &s->frames[d], f, sizeof(f));
+		if (d)
+			vmheap_strbuf_add(&sb, " < ", 3);
+		vmheap_strbuf_add(&sb, f, strlen(f));
+	}
+	if (s->vm_file && s->vm_line == 0) /* a label: <ruby: gc> */
+		vmheap_strbuf_addf(&sb, "%s%.*s", sb.len ? " < " : "",
+				   (int)s->vm_file_len, s->vm_file);
+	else if (s->vm_file) /* the VM's line, outermost */
+		vmheap_strbuf_addf(&sb, "%s%.*s:%llu", sb.len ? " < " : "",
+				   (int)s->vm_file_len, s->vm_file,
+				   (unsigned long long)s->vm_line);
+	if (sb.failed) {
+		vmheap_strbuf_release(&sb);
+		return NULL;
+	}
+	return sb.len ? sb.buf : strdup("");
 }
 
 static int by_site(const void *x, const void *y)
@@ -144,30 +170,10 @@ int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
 		return VMHEAP_ENOMEM;
 	for (size_t i = 0; i < n->nsites; i++) {
 		const struct vmheap_dump_site *s = &n->sites[i];
-		struct vmheap_strbuf sb = VMHEAP_STRBUF_INIT;
-		char f[1024];
 
-		if (is_own(s))
+		if (vmheap_native_is_own(s))
 			continue; /* vmheap_native_own counts it */
-
-		for (size_t d = 0; d < s->depth && d < frames; d++) {
-			vmheap_symbolize(sym, n, &s->frames[d], f, sizeof(f));
-			if (d)
-				vmheap_strbuf_add(&sb, " < ", 3);
-			vmheap_strbuf_add(&sb, f, strlen(f));
-		}
-		if (s->vm_file && s->vm_line == 0) /* a label: <ruby: gc> */
-			vmheap_strbuf_addf(&sb, "%s%.*s", sb.len ? " < " : "",
-					   (int)s->vm_file_len, s->vm_file);
-		else if (s->vm_file) /* the VM's line, outermost */
-			vmheap_strbuf_addf(&sb, "%s%.*s:%llu", sb.len ? " < " : "",
-					   (int)s->vm_file_len, s->vm_file,
-					   (unsigned long long)s->vm_line);
-		if (sb.failed) {
-			vmheap_strbuf_release(&sb);
-			goto nomem;
-		}
-		v[k].site = sb.len ? sb.buf : strdup("");
+		v[k].site = vmheap_native_site_name(n, sym, i, frames);
 		if (!v[k].site)
 			goto nomem;
 		v[k].count = (int64_t)s->live_count;

@@ -368,6 +368,45 @@ void vmheap_native_rows_free(struct vmheap_native_row *rows, size_t n);
 void vmheap_native_own(const struct vmheap_native *n, uint64_t *bytes,
 		       uint64_t *count);
 
+/* Whether site s is vmheap's own memory (FORMAT.md section 15). */
+int vmheap_native_is_own(const struct vmheap_dump_site *s);
+
+/* Site i of section n named as a row names it (its first `frames`
+ * frames, then its VM location): a string to free, or NULL when out of
+ * memory. */
+char *vmheap_native_site_name(const struct vmheap_native *n,
+			       vmheap_symbolizer *sym, size_t i, size_t frames);
+
+/* A row of a leak report (histo --native --leaks): the sites whose
+ * innermost frames read the same and their blocks by leak class. */
+struct vmheap_native_leak_row {
+	char *site;
+	struct vmheap_dump_leaks l;
+};
+
+/* The leak rows of section n (which has n->leaks), grouped as
+ * vmheap_native_rows groups, vmheap's own sites left out; sorted leaked
+ * first: by leaked bytes, then indirect, possible, reachable bytes, then
+ * site.  0 or VMHEAP_ENOMEM. */
+int vmheap_native_leak_rows(const struct vmheap_native *n,
+			    vmheap_symbolizer *sym, size_t frames,
+			    struct vmheap_native_leak_row **rows, size_t *nrows);
+void vmheap_native_leak_rows_free(struct vmheap_native_leak_row *rows,
+				  size_t n);
+
+/*
+ * Append the first `shown` of n leak rows in o->format: a text table
+ * (leaked, bytes, indirect, bytes, possible, bytes, reachable, bytes,
+ * site) with a total row; CSV with the columns leaked_count, leaked_bytes,
+ * indirect_count, indirect_bytes, possible_count, possible_bytes,
+ * reachable_count, reachable_bytes, site; or the JSON members "sites":
+ * [...], "total": {...} (no braces) with those keys.
+ */
+void vmheap_native_leak_render(struct vmheap_strbuf *sb,
+			       const struct vmheap_native_leak_row *rows,
+			       size_t n, size_t shown,
+			       const struct vmheap_report_options *o);
+
 /* Largest bytes first (then count, then site). */
 void vmheap_native_rows_sort(struct vmheap_native_row *rows, size_t n);
 

@@ -8,6 +8,7 @@ CHECK_SUITES  += $(NATIVE_TEST)
 EXTRA_ALL     += $(NATIVE_TEST) $(NATIVE_VICTIM)
 
 NATIVE_TEST_OBJS := $(OBJDIR)/spec/native_test.o $(OBJDIR)/spec/native_format_test.o \
+                    $(OBJDIR)/spec/native_leaks_test.o \
                     $(OBJDIR)/spec/native_rates_test.o $(OBJDIR)/spec/tools_harness.o
 $(NATIVE_TEST_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
 $(NATIVE_VICTIM): spec/native/victim.c native/vmheap_native.h $(FLAGS_STAMP)
@@ -41,6 +42,15 @@ $(NATIVE_TEST): | $(NATIVE_LEAKER) $(HISTO_BIN) $(DIFF_BIN)
 $(NATIVE_LEAKER): $(OBJDIR)/spec/native/leaker.o $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AGENT_LINK)
+
+# The scanned program: blocks of each leak class (spec/native/scanned.c),
+# dumped by spec/native_leaks_test.c and run under valgrind there.
+NATIVE_SCANNED := $(SPECDIR)/native_scanned
+EXTRA_ALL      += $(NATIVE_SCANNED)
+$(NATIVE_TEST): | $(NATIVE_SCANNED)
+$(NATIVE_SCANNED): $(OBJDIR)/spec/native/scanned.o $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(AGENT_LINK) -ldl
 
 # A C extension that leaks, loaded into real ruby (spec/native/leaky/);
 # built without the sanitizers like everything the tracker is preloaded

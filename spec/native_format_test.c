@@ -169,6 +169,92 @@ START_TEST(native_site_with_vm_location_in_format_md)
 }
 END_TEST
 
+/* The leaks key of FORMAT.md, written byte for byte at the payload's end
+ * and read back; a count of leak elements that is not the sites' is
+ * refused with its offset. */
+START_TEST(native_leaks_in_format_md)
+{
+	size_t len;
+	uint8_t *doc = spec_md_hex(spec_src("format/FORMAT.md"), "native-leaks",
+				   &len);
+	struct vmheap_writer_options o = VMHEAP_WRITER_OPTIONS_INIT;
+	struct vmheap_dump_module m = {"/bin/app", 8, example_id, 4,
+				       0x555555554000ull};
+	struct vmheap_dump_frame f[1] = {{0, 0x1139}};
+	struct vmheap_dump_site s[1] = {{176, 3, 3, 0, f, 1, NULL, 0, 0}};
+	struct vmheap_dump_leaks l[1] = {{1, 48, 0, 0, 0, 0, 2, 128}};
+	struct vmheap_dump_leak_scan scan = {l, 3, 4096, 1, 8192, 1000, 65536};
+	vmheap_writer *w;
+	int fd = memfd_create("native", 0);
+	uint8_t mine[4096];
+
+	ck_assert_uint_eq(len, 110);
+	o.vm_name = "app";
+	o.vm_version = "1";
+	o.pointer_size = 8;
+	o.native = 1;
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &o), 0);
+	ck_assert_int_eq(vmheap_writer_add_native_leaks(w, &m, 1, s, 1, &scan), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	ssize_t got = pread(fd, mine, sizeof mine, 0);
+	ck_assert_int_gt(got, 0);
+	uint8_t *at = memmem(mine, (size_t)got, doc, len);
+	ck_assert_msg(at != NULL, "the writer's section lacks FORMAT.md's leaks");
+	/* at the payload's end: the footer's tag follows (sections are
+	 * followed by the next block's or the footer's header) */
+	ck_assert(memcmp(at + len, "FOOT", 4) == 0);
+	/* the map has 3 keys: 83 then "modules" */
+	static const uint8_t map3[] = {0x83, 0xa7, 'm', 'o', 'd', 'u', 'l', 'e', 's'};
+	ck_assert_ptr_nonnull(memmem(mine, (size_t)got, map3, sizeof map3));
+
+	vmheap_reader *r;
+	struct vmheap_record rec;
+	struct vmheap_native *n;
+	lseek(fd, 0, SEEK_SET);
+	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "leaks.vmheap"), 0);
+	ck_assert_int_eq(vmheap_reader_next(r, &rec), 0);
+	ck_assert_int_eq(vmheap_reader_native(r, &n), 0);
+	ck_assert_ptr_nonnull(n);
+	ck_assert_ptr_nonnull(n->leaks);
+	ck_assert_uint_eq(n->leaks->blocks, 3);
+	ck_assert_uint_eq(n->leaks->root_bytes, 4096);
+	ck_assert_uint_eq(n->leaks->skipped_mappings, 1);
+	ck_assert_uint_eq(n->leaks->skipped_bytes, 8192);
+	ck_assert_uint_eq(n->leaks->scan_ns, 1000);
+	ck_assert_uint_eq(n->leaks->memory_bytes, 65536);
+	ck_assert(memcmp(&n->leaks->sites[0], &l[0], sizeof l[0]) == 0);
+	vmheap_native_free(n);
+	vmheap_reader_free(r);
+
+	/* Two sites, one leak element: malformed, at the section. */
+	static const uint8_t bad[] = {
+	    0x83, 0xa7, 'm', 'o', 'd', 'u', 'l', 'e', 's', 0x90,
+	    0xa5, 's', 'i', 't', 'e', 's', 0x92,
+	    0x95, 0, 0, 0, 0, 0x90, 0x95, 0, 0, 0, 0, 0x90,
+	    0xa5, 'l', 'e', 'a', 'k', 's', 0x81, 0xa5, 's', 'i', 't', 'e', 's',
+	    0x91, 0x98, 0, 0, 0, 0, 0, 0, 0, 0};
+	char err[256];
+	ck_assert_int_eq(vmheap_native_decode(bad, sizeof bad, 1000, &n, err,
+					      sizeof err),
+			 VMHEAP_EFORMAT);
+	ck_assert_ptr_null(n);
+	ck_assert_msg(strstr(err, "1 leak counts for 2 sites") != NULL, "%s",
+		      err);
+	/* A leak element that is not an array of 8. */
+	uint8_t short7[sizeof bad];
+	memcpy(short7, bad, sizeof bad);
+	short7[sizeof bad - 9] = 0x97;
+	ck_assert_int_eq(vmheap_native_decode(short7, sizeof bad - 1, 1000, &n,
+					      err, sizeof err),
+			 VMHEAP_EFORMAT);
+	ck_assert_msg(strstr(err, "leak counts 0 are not an array of 8") != NULL,
+		      "%s", err);
+	close(fd);
+	free(doc);
+}
+END_TEST
+
 /* A writer not opened for it refuses the section; it says 1.0 and its
  * dump is a 1.0 dump without one. */
 START_TEST(writer_needs_the_native_option)
@@ -416,6 +502,7 @@ void native_format_tests(Suite *s)
 	TCase *t = spec_tcase(s, "format", 30);
 	tcase_add_test(t, native_example_in_format_md_is_what_the_writer_writes);
 	tcase_add_test(t, native_site_with_vm_location_in_format_md);
+	tcase_add_test(t, native_leaks_in_format_md);
 	tcase_add_test(t, writer_needs_the_native_option);
 	tcase_add_test(t, writer_refuses_bad_frames);
 	tcase_add_test(t, decoder_errors_name_the_offset);

@@ -43,9 +43,31 @@ static VALUE release(VALUE self, VALUE n)
 	return Qnil;
 }
 
+/* Leaky.forget(N, SIZE): N buffers malloc'd in leaky_forget(), every
+ * pointer to them dropped (a leak the leak scan must call leaked).
+ * (Below the rest: the tests name leaky.c's lines above.) */
+static void *volatile forgotten;
+
+__attribute__((noinline)) static void leaky_forget(long n, long size)
+{
+	for (long i = 0; i < n; i++) {
+		forgotten = malloc((size_t)size);
+		memset(forgotten, 2, (size_t)size);
+	}
+	forgotten = NULL;
+}
+
+static VALUE forget(VALUE self, VALUE n, VALUE size)
+{
+	(void)self;
+	leaky_forget(NUM2LONG(n), NUM2LONG(size));
+	return Qnil;
+}
+
 RUBY_FUNC_EXPORTED void Init_leaky(void)
 {
 	VALUE m = rb_define_module("Leaky");
 	rb_define_module_function(m, "leak", leak, 2);
 	rb_define_module_function(m, "release", release, 1);
+	rb_define_module_function(m, "forget", forget, 2);
 }

@@ -1,0 +1,294 @@
+/*
+ * native_leaks_test.c - the leak scan against the truth: spec/native/
+ * scanned.c makes blocks of every leak class at functions of their own,
+ * runs under vmheap-run --track and is dumped through the console (a
+ * forked dump: the scan runs in the child); vmheap-histo --native --leaks
+ * must give each function its class, and the leaked count of each losing
+ * function must be valgrind memcheck's "definitely lost" count for it on
+ * the same program.  Part of the native suite.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/vmheap_spec.h"
+#include "tools_harness-internal.h"
+
+struct scanned {
+	struct spec_proc p;
+	char dir[512];
+};
+
+static void scanned_start(struct scanned *r)
+{
+	char tmpdir[600], dumpdir[600];
+	snprintf(r->dir, sizeof r->dir, "%s", spec_mkdtemp("scanned"));
+	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", r->dir);
+	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", r->dir);
+	const char *argv[] = {spec_bin("vmheap-run"), "--track",
+			      spec_build("spec/native_scanned"), NULL};
+	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
+	struct spec_spawn o = {0};
+	o.argv = argv;
+	o.env = env;
+	o.dir = r->dir;
+	spec_proc_start(&r->p, &o, 1);
+	ck_assert_msg(spec_proc_wait_for(&r->p, "ready\n", 30000), "%s",
+		      r->p.buf);
+	struct vmheap_agent_info info;
+	char err[700];
+	ck_assert_msg(spec_discovery_wait(r->dir, r->p.pid, &info, 30000, err,
+					  sizeof err) == 0,
+		      "discovery: %s", err);
+}
+
+static void console(struct scanned *r, const char *c1, const char *c2)
+{
+	char pid[32];
+	struct spec_run o;
+	snprintf(pid, sizeof pid, "%d", (int)r->p.pid);
+	const char *argv[] = {spec_bin("vmheap-console"), "-p", pid, "--tmpdir",
+			      r->dir, "-e", c1, c2 ? "-e" : NULL, c2, NULL};
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
+	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
+	spec_run_free(&o);
+}
+
+/* vmheap-histo --native --leaks --top 1000 [--format F] DUMP (in r->dir);
+ * its exit status must be `status`. */
+static void histo(struct scanned *r, const char *format, const char *dump,
+		  int status, struct spec_run *o)
+{
+	char path[700];
+	snprintf(path, sizeof path, "%s/%s", r->dir, dump);
+	const char *argv[] = {spec_bin("vmheap-histo"), "--native", "--leaks",
+			      "--top", "1000", format ? "--format" : path,
+			      format, format ? path : NULL, NULL};
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, o), 0);
+	ck_assert_msg(o->status == status, "status %d: %s%s", o->status,
+		      o->out, o->err);
+}
+
+/* The sum of the rows whose site starts with "FN (" (a function's
+ * sites), for JSON key `key`. */
+static long long by_function(const struct jval *sites, const char *fn,
+			     const char *key)
+{
+	char prefix[128];
+	long long sum = 0;
+	snprintf(prefix, sizeof prefix, "%s (", fn);
+	for (size_t i = 0; i < sites->n; i++) {
+		const struct jval *s = sites->items[i];
+		const struct jval *name = json_get(s, "site");
+		ck_assert_ptr_nonnull(name);
+		if (strncmp(name->str, prefix, strlen(prefix)) != 0)
+			continue;
+		const struct jval *v = json_get(s, key);
+		ck_assert_msg(v != NULL && v->type == J_NUM, "no %s", key);
+		sum += v->inum;
+	}
+	return sum;
+}
+
+static const char *const keys[8] = {
+    "leaked_count",   "leaked_bytes",   "indirect_count",  "indirect_bytes",
+    "possible_count", "possible_bytes", "reachable_count", "reachable_bytes"};
+
+/* fn's eight figures must be these. */
+static void expect(const struct jval *sites, const char *fn,
+		   const long long want[8])
+{
+	for (int k = 0; k < 8; k++) {
+		long long got = by_function(sites, fn, keys[k]);
+		ck_assert_msg(got == want[k], "%s %s: %lld, want %lld", fn,
+			      keys[k], got, want[k]);
+	}
+}
+
+/* Dump the scanned program and parse its --leaks JSON into *j. */
+static struct jval *scanned_dump(struct scanned *r)
+{
+	struct spec_run o;
+	scanned_start(r);
+	console(r, "set system.memory.dump leaks.vmheap", NULL);
+	histo(r, "json", "leaks.vmheap", 0, &o);
+	struct jval *j = json_parse(o.out);
+	ck_assert_msg(j != NULL, "%s", o.out);
+	spec_run_free(&o);
+	return j;
+}
+
+START_TEST(leak_classes_are_the_truth)
+{
+	if (SPEC_SANITIZED)
+		return; /* ASan's malloc comes first in an instrumented VM */
+	struct scanned r;
+	struct jval *j = scanned_dump(&r);
+	const struct jval *sites = json_get(j, "sites");
+	const struct jval *scan = json_get(j, "scan");
+	ck_assert_ptr_nonnull(sites);
+	ck_assert_ptr_nonnull(scan);
+	/* scanned.c's write-only page and its file mapping's page past
+	 * the file's end: skipped and said; the write-only page's pointer
+	 * is no root, the file's readable page's is */
+	ck_assert_int_eq(json_get(scan, "skipped_mappings")->inum, 2);
+	ck_assert_int_eq(json_get(scan, "skipped_bytes")->inum, 2 * 4096);
+	static const long long unread[8] = {1, 88, 0, 0, 0, 0, 1, 88};
+	expect(sites, "unread_here", unread);
+	/* every block of scanned.c (3,100) and the agent's */
+	ck_assert_int_ge(json_get(scan, "blocks")->inum, 3100);
+
+	/* forgotten: 1000 x 48 bytes; a stale copy of a pointer may keep a
+	 * handful (none seen so far) from "leaked" */
+	long long lost = by_function(sites, "forget_here", "leaked_count");
+	ck_assert_msg(lost >= 997 && lost <= 1000, "forget_here: %lld", lost);
+	ck_assert_int_eq(by_function(sites, "forget_here", "leaked_bytes"),
+			 lost * 48);
+	long long all = 0;
+	for (int k = 0; k < 8; k += 2)
+		all += by_function(sites, "forget_here", keys[k]);
+	ck_assert_int_eq(all, 1000);
+
+	static const long long keep[8] = {0, 0, 0, 0, 0, 0, 1000, 64000};
+	expect(sites, "keep_here", keep);
+	static const long long parent[8] = {100, 4000, 0, 0, 0, 0, 0, 0};
+	expect(sites, "parent_here", parent);
+	static const long long child[8] = {0, 0, 500, 16000, 0, 0, 0, 0};
+	expect(sites, "child_here", child);
+	static const long long interior[8] = {0, 0, 0, 0, 100, 8000, 0, 0};
+	expect(sites, "interior_here", interior);
+	static const long long hidden[8] = {0, 0, 0, 0, 0, 0, 100, 2400};
+	expect(sites, "hidden_here", hidden);
+	static const long long self[8] = {100, 4000, 0, 0, 0, 0, 0, 0};
+	expect(sites, "self_here", self);
+	static const long long cycle[8] = {50, 2800, 50, 2800, 0, 0, 0, 0};
+	expect(sites, "cycle_here", cycle);
+	static const long long old[8] = {0, 0, 0, 0, 0, 0, 100, 7200};
+	expect(sites, "from_old_here", old);
+
+	/* leaked first: the first row is forget_here's */
+	const struct jval *first = json_get(sites->items[0], "site");
+	ck_assert_msg(strncmp(first->str, "forget_here (", 13) == 0, "%s",
+		      first->str);
+	json_free(j);
+
+	/* CSV and text: the same columns */
+	struct spec_run o;
+	histo(&r, "csv", "leaks.vmheap", 0, &o);
+	ck_assert_msg(strncmp(o.out,
+			      "leaked_count,leaked_bytes,indirect_count,"
+			      "indirect_bytes,possible_count,possible_bytes,"
+			      "reachable_count,reachable_bytes,site\n",
+			      strlen("leaked_count,leaked_bytes,indirect_"
+				     "count,indirect_bytes,possible_count,"
+				     "possible_bytes,reachable_count,"
+				     "reachable_bytes,site\n")) == 0,
+		      "%s", o.out);
+	ck_assert_msg(strstr(o.out, "\n0,0,0,0,0,0,1000,64000,keep_here (") !=
+			  NULL,
+		      "%s", o.out);
+	spec_run_free(&o);
+	histo(&r, NULL, "leaks.vmheap", 0, &o);
+	ck_assert_msg(strstr(o.out, "scan: ") != NULL &&
+			  strstr(o.out, "2 mappings skipped (8.00 KiB unread)") != NULL,
+		      "%s", o.out);
+	ck_assert_msg(strstr(o.out, "leaked     bytes  indirect") != NULL, "%s",
+		      o.out);
+	spec_run_free(&o);
+
+	/* a dump made in-process has no scan: --leaks says so, exit 1 */
+	console(&r, "set config.dump.fork false",
+		"set system.memory.dump inproc.vmheap");
+	histo(&r, "json", "inproc.vmheap", 1, &o);
+	ck_assert_msg(strstr(o.err, "has no leak scan in its native section") !=
+			  NULL,
+		      "%s", o.err);
+	spec_run_free(&o);
+	spec_kill(r.p.pid);
+}
+END_TEST
+
+/* valgrind's "definitely lost" blocks of each function that called the
+ * allocator (the first "by" line of a record) into *counts[]. */
+static long long valgrind_lost(const char *out, const char *kind,
+			       const char *fn)
+{
+	long long sum = 0;
+	char want[64], by[128];
+	snprintf(want, sizeof want, "are %s in loss record", kind);
+	snprintf(by, sizeof by, ": %s (", fn);
+	for (const char *p = strstr(out, want); p; p = strstr(p + 1, want)) {
+		/* "==PID== 48,000 bytes in 1,000 blocks are ..." */
+		const char *line = p;
+		while (line > out && line[-1] != '\n')
+			line--;
+		const char *in = strstr(line, " bytes in ");
+		ck_assert_ptr_nonnull(in);
+		long long blocks = 0;
+		for (const char *d = in + 10; *d != ' '; d++)
+			if (*d >= '0' && *d <= '9')
+				blocks = blocks * 10 + (*d - '0');
+		/* the record's stack: "at malloc", then "by FN (" */
+		const char *next = strstr(p, "\n==");
+		const char *at = next ? strstr(next + 1, "\n==") : NULL;
+		const char *end = at ? strchr(at + 1, '\n') : NULL;
+		if (at && end) {
+			const char *hit = strstr(at, by);
+			if (hit && hit < end)
+				sum += blocks;
+		}
+	}
+	return sum;
+}
+
+START_TEST(leaked_counts_match_valgrind_definitely_lost)
+{
+	if (SPEC_SANITIZED)
+		return;
+	struct scanned r;
+	struct jval *j = scanned_dump(&r);
+	spec_kill(r.p.pid);
+	const struct jval *sites = json_get(j, "sites");
+
+	/* the same program under valgrind (no agent, no tracker): it makes
+	 * the same blocks and exits */
+	const char *argv[] = {"valgrind", "--leak-check=full",
+			      "--show-leak-kinds=all",
+			      spec_build("spec/native_scanned"), "exit", NULL};
+	struct spec_run o;
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 300000, &o), 0);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	static const char *const losing[] = {"forget_here", "parent_here",
+					     "self_here", "cycle_here"};
+	for (size_t i = 0; i < 4; i++) {
+		long long vg = valgrind_lost(o.err, "definitely lost",
+					     losing[i]);
+		long long us = by_function(sites, losing[i], "leaked_count");
+		ck_assert_msg(vg > 0, "valgrind found no loss at %s:\n%s",
+			      losing[i], o.err);
+		/* within a handful: 3 stale slots of a stack */
+		ck_assert_msg(us >= vg - 3 && us <= vg + 3,
+			      "%s: vmheap %lld leaked, valgrind %lld definitely "
+			      "lost",
+			      losing[i], us, vg);
+	}
+	/* and none where valgrind finds none */
+	ck_assert_int_eq(valgrind_lost(o.err, "definitely lost", "keep_here"),
+			 0);
+	ck_assert_int_eq(by_function(sites, "keep_here", "leaked_count"), 0);
+	ck_assert_int_eq(valgrind_lost(o.err, "possibly lost", "interior_here"),
+			 by_function(sites, "interior_here", "possible_count"));
+	spec_run_free(&o);
+	json_free(j);
+}
+END_TEST
+
+void native_leaks_tests(Suite *s);
+void native_leaks_tests(Suite *s)
+{
+	TCase *t = tcase_create("leaks");
+	tcase_set_timeout(t, 600);
+	tcase_add_test(t, leak_classes_are_the_truth);
+	tcase_add_test(t, leaked_counts_match_valgrind_definitely_lost);
+	suite_add_tcase(s, t);
+}
