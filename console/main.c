@@ -17,13 +17,17 @@
 /* How long --attach waits for an injected agent's discovery file. */
 #define ATTACH_TIMEOUT_MS 30000
 
+#define PROG "vmheap-console"
+
 /* clang-format off */
-static void usage(FILE *out)
+static const char usage_lines[] =
+	"usage: vmheap-console [-p PID] [--dir DIR] [--json] [-e COMMAND]...\n"
+	"       vmheap-console --attach PID [--json] [-e COMMAND]...\n"
+	"       vmheap-console --ps [--dir DIR] [--json]\n";
+
+static void help(void)
 {
-	fprintf(out,
-		"usage: vmheap-console [-p PID] [--dir DIR] [--json] [-e COMMAND]...\n"
-		"       vmheap-console --attach PID [--json] [-e COMMAND]...\n"
-		"       vmheap-console --ps [--dir DIR] [--json]\n"
+	printf("%s"
 		"\n"
 		"Talk to a VM running the vmheap agent.  With no -e and a terminal,\n"
 		"opens a prompt named after the VM (`ruby 4242> `); without a terminal,\n"
@@ -44,7 +48,8 @@ static void usage(FILE *out)
 		"  -h, --help        this text\n"
 		"      --version     the version\n"
 		"\n"
-		"Commands: get VAR, set VAR VALUE, list [PREFIX], VAR, help, exit.\n");
+		"Commands: get VAR, set VAR VALUE, list [PREFIX], VAR, help, exit.\n",
+		usage_lines);
 }
 /* clang-format on */
 
@@ -152,27 +157,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vmheap-console: out of memory\n");
 		return CONSOLE_ECONNECT;
 	}
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "p:e:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (parse_pid(optarg, &opts.pid) < 0) {
-				fprintf(stderr,
-					"vmheap-console: -p needs a process "
-					"id, not '%s'.\n",
-					optarg);
-				free(opts.commands);
-				return CONSOLE_ECONNECT;
-			}
+			if (parse_pid(optarg, &opts.pid) < 0)
+				vmheap_tool_usage_error(
+				    PROG, usage_lines,
+				    "-p needs a process id, not '%s'", optarg);
 			break;
 		case 'A':
-			if (parse_pid(optarg, &opts.pid) < 0) {
-				fprintf(stderr,
-					"vmheap-console: --attach needs a "
-					"process id, not '%s'.\n",
-					optarg);
-				free(opts.commands);
-				return CONSOLE_ECONNECT;
-			}
+			if (parse_pid(optarg, &opts.pid) < 0)
+				vmheap_tool_usage_error(
+				    PROG, usage_lines,
+				    "--attach needs a process id, not '%s'",
+				    optarg);
 			opts.attach = 1;
 			break;
 		case 'e':
@@ -188,28 +187,25 @@ int main(int argc, char **argv)
 			opts.tmpdir = optarg;
 			break;
 		case 'h':
-			usage(stdout);
+			help();
 			free(opts.commands);
 			return 0;
 		case 'V':
-			printf("vmheap-console %s\n", VMHEAP_VERSION);
 			free(opts.commands);
-			return 0;
+			return vmheap_tool_version(PROG);
 		default:
-			usage(stderr);
 			free(opts.commands);
-			return CONSOLE_ECONNECT;
+			vmheap_tool_usage_error(PROG, usage_lines,
+						"unknown or incomplete option "
+						"'%s'",
+						argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"vmheap-console: unexpected argument '%s'; commands go "
-			"after -e.\n",
-			argv[optind]);
-		usage(stderr);
-		free(opts.commands);
-		return CONSOLE_ECONNECT;
-	}
+	if (optind < argc)
+		vmheap_tool_usage_error(PROG, usage_lines,
+					"unexpected argument '%s'; commands "
+					"go after -e",
+					argv[optind]);
 	if (opts.attach && opts.ps) {
 		fprintf(stderr,
 			"vmheap-console: --attach and --ps do not go together.\n");

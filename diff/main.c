@@ -23,6 +23,8 @@
 #include "vmheap_graph.h"
 #include "timeline-internal.h"
 
+#define PROG "vmheap-diff"
+
 static const char usage_line[] =
     "usage: vmheap-diff [--objects | --retainers | --paths | --suspects |\n"
     "                   --native | --by site] [--no-suspects]\n"
@@ -31,14 +33,6 @@ static const char usage_line[] =
     "                   [--format text|json|csv|pprof] [--bytes] "
     "[--threads N] OLD NEW\n"
     "       vmheap-diff [options] DUMP1 DUMP2 DUMP3 ...   (a timeline)";
-
-static void usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "vmheap-diff: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s\n", usage_line);
-	exit(2);
-}
 
 static void help(void)
 {
@@ -150,13 +144,16 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			}
 			if (vmheap_report_option(&o->report, longopts[i].name,
 						 optarg, msg, sizeof(msg)) < 0)
-				usage_error("%s", msg);
+				vmheap_tool_usage_error(PROG, usage_line, "%s",
+							msg);
 			break;
 		case 'x':
 			if (vmheap_graph_parse_exclude(optarg, &o->exclude) < 0)
-				usage_error("bad --exclude '%s' (a list of: "
-					    "stack, internal)",
-					    optarg);
+				vmheap_tool_usage_error(
+				    PROG, usage_line,
+				    "bad --exclude '%s' (a list of: "
+				    "stack, internal)",
+				    optarg);
 			break;
 		case 'P':
 			o->shortest = 1;
@@ -186,44 +183,60 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			break;
 		case 'b':
 			if (strcmp(optarg, "site") && strcmp(optarg, "class"))
-				usage_error("--by takes class or site, not '%s'",
-					    optarg);
+				vmheap_tool_usage_error(
+				    PROG, usage_line,
+				    "--by takes class or site, not '%s'",
+				    optarg);
 			o->by_site = !strcmp(optarg, "site");
 			break;
 		case 'h':
 			help();
 			break;
 		case 'V':
-			printf("vmheap-%s %s\n", "diff", VMHEAP_VERSION);
-			exit(0);
+			exit(vmheap_tool_version(PROG));
 		default:
-			usage_error("unknown or incomplete option '%s'",
-				    argv[optind - 1]);
+			vmheap_tool_usage_error(
+			    PROG, usage_line,
+			    "unknown or incomplete option '%s'",
+			    argv[optind - 1]);
 		}
 	}
 	if (modes > 1)
-		usage_error("%s", "--objects, --retainers, --paths, --suspects and "
-				  "--native exclude each other");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--objects, --retainers, --paths, --suspects and "
+		    "--native exclude each other");
 	if (o->no_suspects && o->mode != DIFF_CLASSES)
-		usage_error("%s", "--no-suspects goes with the class-by-class "
-				  "diff (no mode option)");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--no-suspects goes with the class-by-class "
+		    "diff (no mode option)");
 	if (modes && o->by_site)
-		usage_error("%s", "--by site is a class diff: it excludes "
-				  "--objects, --retainers, --paths, --suspects "
-				  "and --native");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--by site is a class diff: it excludes "
+		    "--objects, --retainers, --paths, --suspects "
+		    "and --native");
 	if (o->pprof && o->mode != DIFF_NATIVE && !o->by_site)
-		usage_error("%s", "--format pprof needs --native or --by site");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--format pprof needs --native or --by site");
 	if (o->pprof && o->by_site && argc - optind > 2)
-		usage_error("%s", "--by site --format pprof takes two dumps, "
-				  "OLD NEW");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--by site --format pprof takes two dumps, "
+		    "OLD NEW");
 	if (argc - optind < 2)
-		usage_error("%s", "two dumps needed: OLD NEW");
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					"two dumps needed: OLD NEW");
 	if (argc - optind > 2 &&
 	    ((o->mode != DIFF_CLASSES && o->mode != DIFF_NATIVE) || o->by_site))
-		usage_error("%s", "--objects, --retainers, --paths, --suspects "
-				  "and --by site take two dumps, OLD NEW (three "
-				  "or more give the class timeline, or with "
-				  "--native the native one)");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--objects, --retainers, --paths, --suspects "
+		    "and --by site take two dumps, OLD NEW (three "
+		    "or more give the class timeline, or with "
+		    "--native the native one)");
 	o->old_path = argv[optind];
 	o->new_path = argv[optind + 1];
 	o->dumps = argv + optind;
@@ -232,20 +245,22 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 		for (int j = 0; j < k; j++)
 			if (!strcmp(o->dumps[j], "-") &&
 			    !strcmp(o->dumps[k], "-"))
-				usage_error("%s",
-					    o->ndumps == 2
-						? "only one of OLD and NEW "
-						  "can be - (stdin)"
-						: "only one dump can be - "
-						  "(stdin)");
+				vmheap_tool_usage_error(
+				    PROG, usage_line, "%s",
+				    o->ndumps == 2 ? "only one of OLD and NEW "
+						     "can be - (stdin)"
+						   : "only one dump can be - "
+						     "(stdin)");
 	if (o->mode == DIFF_RETAINERS) {
 		struct stat st;
 		if (!strcmp(o->new_path, "-") ||
 		    (!stat(o->new_path, &st) && !S_ISREG(st.st_mode)))
-			usage_error("--retainers reads NEW three times, so NEW "
-				    "must be a regular file, not a pipe or "
-				    "stdin: '%s'",
-				    o->new_path);
+			vmheap_tool_usage_error(
+			    PROG, usage_line,
+			    "--retainers reads NEW three times, so NEW "
+			    "must be a regular file, not a pipe or "
+			    "stdin: '%s'",
+			    o->new_path);
 	}
 }
 

@@ -15,18 +15,12 @@
 
 #include "dominators-internal.h"
 
+#define PROG "vmheap-dominators"
+
 static const char usage_line[] =
     "usage: vmheap-dominators [--top N] [--class CLASS] "
     "[--format text|json|csv] [--bytes]\n"
     "                         [--exclude stack,internal] DUMP";
-
-static _Noreturn void usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "vmheap-dominators: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s\n", usage_line);
-	exit(2);
-}
 
 static _Noreturn void help(void)
 {
@@ -77,26 +71,29 @@ static void parse_args(int argc, char **argv, struct dominators_options *o)
 		if (ch == 'h')
 			help();
 		if (ch == 'V') {
-			printf("vmheap-%s %s\n", "dominators", VMHEAP_VERSION);
-			exit(0);
+			exit(vmheap_tool_version(PROG));
 		}
 		if (ch == 'x') {
 			if (vmheap_graph_parse_exclude(optarg, &o->exclude) < 0)
-				usage_error("bad --exclude '%s' (a list of: "
-					    "stack, internal)",
-					    optarg);
+				vmheap_tool_usage_error(
+				    PROG, usage_line,
+				    "bad --exclude '%s' (a list of: "
+				    "stack, internal)",
+				    optarg);
 			continue;
 		}
 		if (ch != 'c')
-			usage_error("%s", msg);
+			vmheap_tool_usage_error(PROG, usage_line, "%s", msg);
 		if (!*optarg)
-			usage_error("%s", "--class needs a class name");
+			vmheap_tool_usage_error(PROG, usage_line, "%s",
+						"--class needs a class name");
 		o->cls = optarg;
 	}
 	if (argc - optind != 1)
-		usage_error("%s", argc - optind < 1
-				      ? "no dump given"
-				      : "too many arguments (one dump)");
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					argc - optind < 1
+					    ? "no dump given"
+					    : "too many arguments (one dump)");
 	o->dump = argv[optind];
 }
 

@@ -14,19 +14,13 @@
 
 #include "histo-internal.h"
 
+#define PROG "vmheap-histo"
+
 static const char usage_line[] =
     "usage: vmheap-histo [--sort count|bytes|name] [--top N] "
     "[--format text|json|csv|pprof] [--bytes] [--kind | --by site | --retained | "
     "--native [--leaks]] "
     "[--threads N] DUMP";
-
-static void usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "vmheap-histo: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s\n", usage_line);
-	exit(2);
-}
 
 static void help(void)
 {
@@ -96,7 +90,8 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 			}
 			if (vmheap_report_option(&o->report, longopts[i].name,
 						 optarg, msg, sizeof(msg)) < 0)
-				usage_error("%s", msg);
+				vmheap_tool_usage_error(PROG, usage_line, "%s",
+							msg);
 			o->sort_given |= !strcmp(longopts[i].name, "sort");
 			break;
 		case 'k':
@@ -108,9 +103,11 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 			else if (strcmp(optarg, "kind") == 0)
 				o->by_kind = 1;
 			else if (strcmp(optarg, "class") != 0)
-				usage_error("--by takes class, kind or site, "
-					    "not '%s'",
-					    optarg);
+				vmheap_tool_usage_error(
+				    PROG, usage_line,
+				    "--by takes class, kind or site, "
+				    "not '%s'",
+				    optarg);
 			break;
 		case 'r':
 			o->retained = 1;
@@ -125,27 +122,35 @@ static void parse_args(int argc, char **argv, struct histo_options *o)
 			help();
 			break;
 		case 'V':
-			printf("vmheap-%s %s\n", "histo", VMHEAP_VERSION);
-			exit(0);
+			exit(vmheap_tool_version(PROG));
 		default:
-			usage_error("unknown or incomplete option '%s'",
-				    argv[optind - 1]);
+			vmheap_tool_usage_error(
+			    PROG, usage_line,
+			    "unknown or incomplete option '%s'",
+			    argv[optind - 1]);
 		}
 	}
 	if (o->by_kind + o->by_site + o->retained + o->native > 1)
-		usage_error("%s", "--kind, --by site, --retained and --native "
-				  "exclude each other");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--kind, --by site, --retained and --native "
+		    "exclude each other");
 	if (o->leaks && !o->native)
-		usage_error("%s", "--leaks needs --native");
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					"--leaks needs --native");
 	if (o->leaks && o->pprof)
-		usage_error("%s", "--leaks has no pprof format (text, json "
-				  "or csv)");
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					"--leaks has no pprof format (text, "
+					"json or csv)");
 	if (o->pprof && !o->native && !o->by_site)
-		usage_error("%s", "--format pprof needs --native or --by site");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "--format pprof needs --native or --by site");
 	if (argc - optind != 1)
-		usage_error("%s", argc - optind < 1
-				      ? "no dump given"
-				      : "too many arguments (one dump)");
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					argc - optind < 1
+					    ? "no dump given"
+					    : "too many arguments (one dump)");
 	o->path = argv[optind];
 }
 

@@ -24,16 +24,10 @@
 
 #define DEFAULT_OUT "vmheap-report.html"
 
+#define PROG "vmheap-report"
+
 static const char usage_line[] =
     "usage: vmheap-report [-o FILE] [--no-graph] DUMP [DUMP...]";
-
-static _Noreturn void usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "vmheap-report: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s\n", usage_line);
-	exit(2);
-}
 
 static _Noreturn void help(void)
 {
@@ -79,7 +73,8 @@ static void parse_args(int argc, char **argv, struct html_options *o)
 		switch (ch) {
 		case 'o':
 			if (!*optarg)
-				usage_error("%s", "-o needs a file name");
+				vmheap_tool_usage_error(PROG, usage_line, "%s",
+							"-o needs a file name");
 			o->out = optarg;
 			break;
 		case 'g':
@@ -88,24 +83,28 @@ static void parse_args(int argc, char **argv, struct html_options *o)
 		case 'h':
 			help();
 		case 'V':
-			printf("vmheap-report %s\n", VMHEAP_VERSION);
-			exit(0);
+			exit(vmheap_tool_version(PROG));
 		case ':':
-			usage_error("%s needs a value",
-				    argv[optind - 1] ? argv[optind - 1] : "");
+			vmheap_tool_usage_error(
+			    PROG, usage_line, "%s needs a value",
+			    argv[optind - 1] ? argv[optind - 1] : "");
 		default:
-			usage_error("unknown option %s",
-				    argv[optind - 1] ? argv[optind - 1] : "");
+			vmheap_tool_usage_error(
+			    PROG, usage_line, "unknown option '%s'",
+			    argv[optind - 1] ? argv[optind - 1] : "");
 		}
 	}
 	if (argc - optind < 1)
-		usage_error("%s", "no dump given");
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					"no dump given");
 	o->dumps = argv + optind;
 	o->ndumps = (size_t)(argc - optind);
 	for (size_t k = 0; k < o->ndumps; k++)
 		if (!strcmp(o->dumps[k], "-"))
-			usage_error("%s", "dumps are read twice: give files, "
-					  "not - (stdin)");
+			vmheap_tool_usage_error(
+			    PROG, usage_line, "%s",
+			    "dumps are read twice: give files, "
+			    "not - (stdin)");
 }
 
 /* Write sb to `path` through a new temporary file PATH.tmp-RANDOM in

@@ -8,9 +8,9 @@
  * processors on every malloc and free (hashing the pointer itself: 1.1-
  * 1.6 s of CPU for the 4-thread C workload against 0.8-1.0 s, in
  * native/README.md).
- * Each stripe is an open-addressing table with linear probing, kept at
- * most half full, deleted from by shifting back (no tombstones).  Its
- * memory comes from mmap.
+ * Each stripe is a table of buckets, one cache line of four entries each,
+ * kept at most half full; a look-up nearly always reads one line (the
+ * block's home bucket, below).  Its memory comes from mmap.
  */
 #include <sched.h>
 #include <string.h>
@@ -18,18 +18,38 @@
 #include "native-internal.h"
 
 #define STRIPES 256         /* a power of two */
-#define FIRST_CAP 256       /* entries of a stripe's first table */
+#define FIRST_BUCKETS 64    /* buckets of a stripe's first table */
 #define REGION_SHIFT 20     /* a stripe holds whole 1 MiB regions */
+#define WAYS 4              /* entries in a bucket: one cache line */
 
-/* 16 bytes: the size in bits 0-41 (4 TiB; no larger block can be had
- * here) and the site id minus one in bits 42-63 (NATIVE_MAX_SITES is
- * 2^22). */
+/* 16 bytes: in ptr, the block's address in bits 0-55 (0: empty; user
+ * space ends below 2^56 on x86-64, even with 5-level page tables); in
+ * rec, the size in bits 0-41 (4 TiB; no larger block can be had here)
+ * and the site id minus one in bits 42-63 (NATIVE_MAX_SITES is 2^22).
+ * Bits 56-63 of a bucket's first ptr hold the bucket's overflow count
+ * (below). */
 struct entry {
-	uint64_t ptr; /* 0: empty */
+	uint64_t ptr;
 	uint64_t rec;
 };
+#define KEY_BITS 56
+#define KEY_MASK (((uint64_t)1 << KEY_BITS) - 1)
+#define OVER_MAX 255u /* a count this high stays: "always look further" */
 #define SIZE_BITS 42
 #define SIZE_MAX_REC (((uint64_t)1 << SIZE_BITS) - 1)
+
+/*
+ * A bucket is one cache line of WAYS entries.  A block's record lies in
+ * its home bucket unless that was full when it went in; then it lies in
+ * one of the buckets after, and each bucket it passed over counts it in
+ * its overflow count.  A look-up reads the home bucket, and goes on to
+ * the next only while the one it read has a count: nearly always one
+ * line, compared whole without a branch per entry, and nothing moves on
+ * a delete (no shifting back, no tombstones).
+ */
+struct bucket {
+	_Alignas(64) struct entry e[WAYS];
+};
 
 static uint64_t rec_of(uint64_t size, uint32_t id)
 {
@@ -47,22 +67,46 @@ static uint32_t site_of(uint64_t rec)
 	return (uint32_t)(rec >> SIZE_BITS) + 1;
 }
 
+static uint64_t key_of(const struct entry *e)
+{
+	return e->ptr & KEY_MASK;
+}
+
+static unsigned over_of(const struct bucket *b)
+{
+	return (unsigned)(b->e[0].ptr >> KEY_BITS);
+}
+
+static void over_set(struct bucket *b, unsigned o)
+{
+	b->e[0].ptr = key_of(&b->e[0]) | (uint64_t)o << KEY_BITS;
+}
+
+/* Bit i set when entry i of b holds key (0: is empty); written out, not
+ * a loop, so that it compiles to four compares and no branch. */
+static inline __attribute__((always_inline)) unsigned
+match(const struct bucket *b, uint64_t key)
+{
+	_Static_assert(WAYS == 4, "match() compares four entries");
+	return (unsigned)(key_of(&b->e[0]) == key) |
+	       (unsigned)(key_of(&b->e[1]) == key) << 1 |
+	       (unsigned)(key_of(&b->e[2]) == key) << 2 |
+	       (unsigned)(key_of(&b->e[3]) == key) << 3;
+}
+
 struct stripe {
 	_Alignas(64) _Atomic int lock; /* a spin lock: a probe or a grow */
-	struct entry *slots;
-	size_t cap;
+	struct bucket *buckets;
+	size_t nb;            /* buckets, a power of two */
 	_Atomic size_t count; /* written under the lock, read without */
 }; /* one cache line each */
 
 static struct stripe stripes[STRIPES];
 
-/* A stripe is held for a few dozen instructions (a grow's rehash is the
- * long case), so a waiter spins, and yields the processor once the
- * holder looks descheduled.  With a pthread mutex a malloc-free pair
- * took 867 instructions against 800 (native/README.md). */
-static void stripe_lock(struct stripe *s)
+/* The contended case of stripe_lock. */
+static __attribute__((noinline)) void stripe_wait(struct stripe *s)
 {
-	while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)) {
+	do {
 		for (unsigned i = 0;
 		     atomic_load_explicit(&s->lock, memory_order_relaxed); i++) {
 			if (i < 100)
@@ -70,10 +114,20 @@ static void stripe_lock(struct stripe *s)
 			else
 				sched_yield();
 		}
-	}
+	} while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire));
 }
 
-static void stripe_unlock(struct stripe *s)
+/* A stripe is held for a few dozen instructions (a grow's rehash is the
+ * long case), so a waiter spins, and yields the processor once the
+ * holder looks descheduled.  With a pthread mutex a malloc-free pair
+ * took 867 instructions against 800 (native/README.md). */
+static inline void stripe_lock(struct stripe *s)
+{
+	if (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
+		stripe_wait(s);
+}
+
+static inline void stripe_unlock(struct stripe *s)
 {
 	atomic_store_explicit(&s->lock, 0, memory_order_release);
 }
@@ -87,77 +141,129 @@ static void count_add(struct stripe *s, long d)
 		memory_order_relaxed);
 }
 
-static uint64_t mix(uint64_t p)
-{
-	p ^= p >> 33;
-	p *= 0xff51afd7ed558ccdull;
-	p ^= p >> 33;
-	return p;
-}
-
-/* A block's first slot in its stripe's table: its 16-byte granule, so
- * that blocks near each other have their records near each other (the
- * program touches them together); the region's number folded in keeps
- * regions that share a stripe apart. */
+/* A block's home bucket (before the mask): its 64-byte granule, so that
+ * blocks near each other have their records on the same or nearby lines
+ * (the program touches them together); the region's number folded in
+ * keeps regions that share a stripe apart. */
 static uint64_t home(uint64_t p)
 {
-	return (p >> 4) ^ (p >> REGION_SHIFT) * 0x9e3779b1u;
+	return (p >> 4) * 0x9e3779b97f4a7c15ull >> 32;
 }
 
-static struct stripe *stripe_of(uint64_t p, uint64_t *h)
+static struct stripe *stripe_of(uint64_t p)
 {
-	*h = home(p);
-	return &stripes[mix(p >> REGION_SHIFT) >> 32 & (STRIPES - 1)];
+	_Static_assert(STRIPES == 256, "the top 8 bits pick the stripe");
+	return &stripes[(p >> REGION_SHIFT) * 0x9e3779b97f4a7c15ull >> 56];
 }
 
-/* Put e in; returns the slot's old entry when e's pointer was there
- * already (else one with ptr 0). */
-static struct entry put(struct entry *slots, size_t cap,
-			const struct entry *e, uint64_t h)
+/* The entry of key, or NULL; *dist gets how many buckets past its home
+ * it lies. */
+static inline __attribute__((always_inline)) struct entry *
+find(struct bucket *buckets, size_t nb, uint64_t key,
+			  size_t *dist)
 {
-	size_t i = h & (cap - 1);
-	while (slots[i].ptr != 0 && slots[i].ptr != e->ptr)
-		i = (i + 1) & (cap - 1);
-	struct entry old = slots[i];
-	slots[i] = *e;
-	return old;
+	size_t mask = nb - 1, b = home(key) & mask;
+	for (size_t d = 0; d < nb; d++, b = (b + 1) & mask) {
+		unsigned m = match(&buckets[b], key);
+		if (m != 0) {
+			*dist = d;
+			return &buckets[b].e[__builtin_ctz(m)];
+		}
+		if (over_of(&buckets[b]) == 0)
+			break;
+	}
+	return NULL;
+}
+
+/* Put a record for key, which is not in the table, into the first free
+ * entry from its home bucket on (there is one: the table is never more
+ * than half full). */
+static inline __attribute__((always_inline)) void
+put_new(struct bucket *buckets, size_t nb, uint64_t key,
+		    uint64_t rec)
+{
+	size_t mask = nb - 1, b = home(key) & mask;
+	unsigned m;
+	while ((m = match(&buckets[b], 0)) == 0) {
+		unsigned o = over_of(&buckets[b]);
+		if (o < OVER_MAX)
+			over_set(&buckets[b], o + 1);
+		b = (b + 1) & mask;
+	}
+	struct entry *e = &buckets[b].e[__builtin_ctz(m)];
+	e->ptr = (e->ptr & ~KEY_MASK) | key;
+	e->rec = rec;
 }
 
 /* Make room for one more; 0 on success. */
-static int grow(struct stripe *s)
+static __attribute__((noinline)) int grow_now(struct stripe *s)
 {
-	if (s->slots != NULL && (s->count + 1) * 2 <= s->cap)
-		return 0;
-	size_t cap = s->cap ? s->cap * 2 : FIRST_CAP;
-	struct entry *slots = native_pages(cap * sizeof *slots);
-	if (slots == NULL)
+	size_t nb = s->nb ? s->nb * 2 : FIRST_BUCKETS;
+	struct bucket *buckets = native_pages(nb * sizeof *buckets);
+	if (buckets == NULL)
 		return -1;
-	for (size_t i = 0; i < s->cap; i++)
-		if (s->slots[i].ptr != 0)
-			put(slots, cap, &s->slots[i], home(s->slots[i].ptr));
-	native_pages_free(s->slots, s->cap * sizeof *s->slots);
-	s->slots = slots;
-	s->cap = cap;
+	for (size_t i = 0; i < s->nb; i++)
+		for (unsigned w = 0; w < WAYS; w++)
+			if (key_of(&s->buckets[i].e[w]) != 0)
+				put_new(buckets, nb, key_of(&s->buckets[i].e[w]),
+					s->buckets[i].e[w].rec);
+	native_pages_free(s->buckets, s->nb * sizeof *s->buckets);
+	s->buckets = buckets;
+	s->nb = nb;
 	return 0;
+}
+
+static inline int grow(struct stripe *s)
+{
+	if (__builtin_expect(s->buckets != NULL &&
+				     (s->count + 1) * 2 <= s->nb * WAYS,
+			     1))
+		return 0;
+	return grow_now(s);
+}
+
+/* insert's other cases: the record past its home bucket, or already
+ * there (freed past the tracker; glibc gave p out again). */
+static __attribute__((noinline)) void insert_slow(struct stripe *s,
+						  uint64_t key, uint64_t rec)
+{
+	size_t dist;
+	struct entry *e = find(s->buckets, s->nb, key, &dist);
+	if (e == NULL) {
+		put_new(s->buckets, s->nb, key, rec);
+		count_add(s, 1);
+	} else {
+		native_site_free(site_of(e->rec), size_of(e->rec));
+		e->rec = rec;
+	}
 }
 
 static void insert(void *p, uint64_t size, uint32_t id, uint64_t state,
 		   int count)
 {
-	uint64_t h;
-	struct stripe *s = stripe_of((uint64_t)(uintptr_t)p, &h);
+	uint64_t key = (uint64_t)(uintptr_t)p;
+	if (key > KEY_MASK) /* not a user-space address of x86-64 */
+		return;
+	struct stripe *s = stripe_of(key);
 	stripe_lock(s);
 	/* Checked under the lock: stop() clears each stripe under its lock
 	 * after it changes the state, so a record from an older generation
 	 * never survives a stop. */
 	if (atomic_load_explicit(&native_state, memory_order_relaxed) ==
 		    state && grow(s) == 0) {
-		struct entry e = {(uint64_t)(uintptr_t)p, rec_of(size, id)};
-		struct entry old = put(s->slots, s->cap, &e, h);
-		if (old.ptr == 0)
+		uint64_t rec = rec_of(size, id);
+		struct bucket *b = &s->buckets[home(key) & (s->nb - 1)];
+		unsigned empty = match(b, 0);
+		struct entry *e;
+		if (over_of(b) == 0 && match(b, key) == 0 && empty != 0) {
+			/* Not in the table, and room at home: one line. */
+			e = &b->e[__builtin_ctz(empty)];
+			e->ptr = (e->ptr & ~KEY_MASK) | key;
+			e->rec = rec;
 			count_add(s, 1);
-		else /* freed past the tracker; glibc gave p out again */
-			native_site_free(site_of(old.rec), size_of(old.rec));
+		} else {
+			insert_slow(s, key, rec);
+		}
 		if (count)
 			native_site_alloc(id, size);
 	}
@@ -177,40 +283,36 @@ void native_live_restore(void *p, uint64_t size, uint32_t id,
 
 uint32_t native_live_remove(void *p, uint64_t *size)
 {
-	uint64_t h, key = (uint64_t)(uintptr_t)p;
-	struct stripe *s = stripe_of(key, &h);
+	uint64_t key = (uint64_t)(uintptr_t)p;
+	struct stripe *s = stripe_of(key);
 	uint32_t id = 0;
 	/* A free of a block made before tracking began, when the stripe is
 	 * empty, needs no lock.  (p, if it is here, was put here before the
 	 * program could free it.) */
-	if (atomic_load_explicit(&s->count, memory_order_relaxed) == 0)
+	if (atomic_load_explicit(&s->count, memory_order_relaxed) == 0 ||
+	    key > KEY_MASK || key == 0)
 		return 0;
 	stripe_lock(s);
 	if (s->count == 0)
 		goto out;
-	size_t mask = s->cap - 1, i = h & mask;
-	while (s->slots[i].ptr != 0 && s->slots[i].ptr != key)
-		i = (i + 1) & mask;
-	if (s->slots[i].ptr == 0)
+	size_t dist;
+	struct entry *e = find(s->buckets, s->nb, key, &dist);
+	if (e == NULL)
 		goto out;
-	id = site_of(s->slots[i].rec);
-	*size = size_of(s->slots[i].rec);
-	native_site_free(id, *size);
+	id = site_of(e->rec);
+	*size = size_of(e->rec);
+	e->ptr &= ~KEY_MASK; /* keeps a first entry's overflow count */
+	e->rec = 0;
 	count_add(s, -1);
-	/* Shift back the entries of the run that follows. */
-	size_t hole = i;
-	for (size_t j = (i + 1) & mask; s->slots[j].ptr != 0;
-	     j = (j + 1) & mask) {
-		size_t at = home(s->slots[j].ptr) & mask;
-		/* Move j into the hole unless its home lies in (hole, j]. */
-		int stays = hole <= j ? (at > hole && at <= j)
-				      : (at > hole || at <= j);
-		if (!stays) {
-			s->slots[hole] = s->slots[j];
-			hole = j;
-		}
+	/* The buckets it had passed over count it no more. */
+	size_t mask = s->nb - 1;
+	for (size_t d = 0, b = home(key) & mask; d < dist;
+	     d++, b = (b + 1) & mask) {
+		unsigned o = over_of(&s->buckets[b]);
+		if (o < OVER_MAX)
+			over_set(&s->buckets[b], o - 1);
 	}
-	memset(&s->slots[hole], 0, sizeof s->slots[hole]);
+	native_site_free(id, *size);
 out:
 	stripe_unlock(s);
 	return id;
@@ -221,9 +323,9 @@ void native_live_clear(void)
 	for (int i = 0; i < STRIPES; i++) {
 		struct stripe *s = &stripes[i];
 		stripe_lock(s);
-		native_pages_free(s->slots, s->cap * sizeof *s->slots);
-		s->slots = NULL;
-		s->cap = 0;
+		native_pages_free(s->buckets, s->nb * sizeof *s->buckets);
+		s->buckets = NULL;
+		s->nb = 0;
 		s->count = 0;
 		stripe_unlock(s);
 	}
@@ -246,13 +348,16 @@ void native_live_foreach(native_live_block_fn block, native_live_table_fn table,
 {
 	for (int i = 0; i < STRIPES; i++) {
 		const struct stripe *s = &stripes[i];
-		if (s->slots == NULL)
+		if (s->buckets == NULL)
 			continue;
 		if (table)
-			table(s->slots, s->cap * sizeof *s->slots, arg);
-		for (size_t k = 0; k < s->cap; k++)
-			if (s->slots[k].ptr != 0)
-				block(s->slots[k].ptr, size_of(s->slots[k].rec),
-				      site_of(s->slots[k].rec), arg);
+			table(s->buckets, s->nb * sizeof *s->buckets, arg);
+		for (size_t k = 0; k < s->nb; k++)
+			for (unsigned w = 0; w < WAYS; w++) {
+				const struct entry *e = &s->buckets[k].e[w];
+				if (key_of(e) != 0)
+					block(key_of(e), size_of(e->rec),
+					      site_of(e->rec), arg);
+			}
 	}
 }

@@ -13,19 +13,13 @@
 
 #include "path-internal.h"
 
+#define PROG "vmheap-path"
+
 static const char usage_line[] =
     "usage: vmheap-path [--top N] [--format text|json] [--bytes] "
     "[--shortest]\n"
     "                   [--exclude stack,internal] [--retainers] DUMP "
     "CLASS|0xADDRESS";
-
-static _Noreturn void usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "vmheap-path: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s\n", usage_line);
-	exit(2);
-}
 
 static _Noreturn void help(void)
 {
@@ -90,8 +84,7 @@ static void parse_args(int argc, char **argv, struct path_options *o)
 		if (ch == 'h')
 			help();
 		if (ch == 'V') {
-			printf("vmheap-%s %s\n", "path", VMHEAP_VERSION);
-			exit(0);
+			exit(vmheap_tool_version(PROG));
 		}
 		if (ch == 's') {
 			o->shortest = 1;
@@ -103,26 +96,32 @@ static void parse_args(int argc, char **argv, struct path_options *o)
 		}
 		if (ch == 'x') {
 			if (vmheap_graph_parse_exclude(optarg, &o->exclude) < 0)
-				usage_error("bad --exclude '%s' (a list of: "
-					    "stack, internal)",
-					    optarg);
+				vmheap_tool_usage_error(
+				    PROG, usage_line,
+				    "bad --exclude '%s' (a list of: "
+				    "stack, internal)",
+				    optarg);
 			continue;
 		}
-		usage_error("%s", msg);
+		vmheap_tool_usage_error(PROG, usage_line, "%s", msg);
 	}
 	if (o->report.format == VMHEAP_OUTPUT_CSV)
-		usage_error("%s", "unknown format 'csv' (use text or json)");
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    "unknown format 'csv' (use text or json)");
 	if (argc - optind != 2)
-		usage_error("%s", argc - optind < 2
-				      ? "a dump and a target needed: DUMP "
+		vmheap_tool_usage_error(
+		    PROG, usage_line, "%s",
+		    argc - optind < 2 ? "a dump and a target needed: DUMP "
 					"CLASS|0xADDRESS"
 				      : "too many arguments (DUMP and one "
 					"target)");
 	o->dump = argv[optind];
 	o->target = argv[optind + 1];
 	if (!*o->target)
-		usage_error("%s", "the target is empty (a class name or "
-				  "0xADDRESS)");
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					"the target is empty (a class name or "
+					"0xADDRESS)");
 }
 
 int main(int argc, char **argv)

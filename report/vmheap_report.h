@@ -687,9 +687,8 @@ void vmheap_format_share(char *buf, size_t len, double part, double total,
 
 /* ------------------------------------------------------------- version */
 
-/* The version of vmheap that every tool prints for --version (the one
- * place it is kept; `make` reads it from here for the .pc files). */
-#define VMHEAP_VERSION "0.1.0"
+/* VMHEAP_VERSION, the version every tool prints, is in vmheap_tool.h. */
+#include "vmheap_tool.h"
 
 /*
  * What an output says when a sum of sizes was held at 2^64 - 1

@@ -18,6 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vmheap_tool.h"
+
+#define PROG "vmheap-run"
+
 static const char usage[] =
 	"usage: vmheap-run [--track] [--] COMMAND [ARGS...]\n"
 	"Run COMMAND with the vmheap malloc tracker (libvmheap-malloc.so)\n"
@@ -82,18 +86,14 @@ int main(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		} else if (strcmp(argv[i], "--version") == 0) {
-			printf("vmheap-run %s\n", VMHEAP_VERSION);
-			return 0;
+			return vmheap_tool_version(PROG);
 		} else {
-			fprintf(stderr, "vmheap-run: unknown option %s\n%s",
-				argv[i], usage);
-			return 2;
+			vmheap_tool_usage_error(PROG, usage,
+						"unknown option '%s'", argv[i]);
 		}
 	}
-	if (i >= argc) {
-		fprintf(stderr, "vmheap-run: no command given\n%s", usage);
-		return 2;
-	}
+	if (i >= argc)
+		vmheap_tool_usage_error(PROG, usage, "no command given");
 
 	char dir[PATH_MAX], lib[PATH_MAX + 64], ext[PATH_MAX + 64];
 	if (self_dir(dir, sizeof dir) != 0) {

@@ -1,8 +1,8 @@
 /*
  * abi_test.c - the public headers' rules for failed constructors and
  * error buffers, tested through the shared libraries (this program is
- * linked against libvmheap.so.1 and libvmheap-agent.so.1, not the .a
- * files, so it also shows that they export what a caller needs).
+ * linked against libvmheap.so.ABI_MAJOR and libvmheap-agent.so.ABI_MAJOR, not
+ * the .a files, so it also shows that they export what a caller needs).
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -42,8 +42,8 @@ START_TEST(test_linked_through_sonames)
 	const char *f = library_of((void *)vmheap_strerror);
 	const char *a = library_of((void *)vmheap_agent_strerror);
 
-	ck_assert_msg(ends_with(f, "/libvmheap.so.1"), "%s", f);
-	ck_assert_msg(ends_with(a, "/libvmheap-agent.so.1"), "%s", a);
+	ck_assert_msg(ends_with(f, "/libvmheap.so." ABI_MAJOR), "%s", f);
+	ck_assert_msg(ends_with(a, "/libvmheap-agent.so." ABI_MAJOR), "%s", a);
 }
 END_TEST
 

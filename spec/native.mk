@@ -64,3 +64,15 @@ $(NATIVE_LEAKY): spec/native/leaky/leaky.c $(FLAGS_STAMP)
 	$(CC) $(filter-out -Wextra,$(NATIVE_CFLAGS)) $(RUBY_CFLAGS) -shared \
 	  -o $@ $< $(RUBY_LIBS)
 endif
+
+# The live table (native/live.c) on its own, against a brute-force record
+# (spec/native_live_test.c); compiled into the test, with the sanitizers
+# in build/asan.
+NATIVE_LIVE_TEST := $(SPECDIR)/native_live_test
+CHECK_SUITES     += $(NATIVE_LIVE_TEST)
+EXTRA_ALL        += $(NATIVE_LIVE_TEST)
+$(NATIVE_LIVE_TEST): spec/native_live_test.c native/live.c native/native-internal.h \
+                     native/vmheap_native.h $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(ALL_LDFLAGS) -o $@ \
+	  spec/native_live_test.c native/live.c $(CHECK_LIBS)

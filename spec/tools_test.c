@@ -189,7 +189,7 @@ START_TEST(histo_prints_human_sizes_and_shares_unless_bytes)
 END_TEST
 
 /* Every program under build/bin answers --version with "NAME VERSION",
- * VERSION as report/vmheap_report.h defines it; a program there that is
+ * VERSION as report/vmheap_tool.h defines it; a program there that is
  * not in the table fails the test, so a new tool cannot miss it. */
 START_TEST(every_tool_prints_its_version)
 {
@@ -199,7 +199,7 @@ START_TEST(every_tool_prints_its_version)
 	    "vmheap-report",  "vmheap-run",    "vmheap-sample",
 	};
 	const size_t ntools = sizeof(tools) / sizeof(tools[0]);
-	char *hdr = spec_read_file(spec_src("report/vmheap_report.h"), NULL);
+	char *hdr = spec_read_file(spec_src("report/vmheap_tool.h"), NULL);
 	char *bins = spec_ls(spec_build("bin"), '\n');
 	const char *v;
 	char want[128];
@@ -230,6 +230,43 @@ START_TEST(every_tool_prints_its_version)
 	}
 	free(bins);
 	free(hdr);
+}
+END_TEST
+
+/* Every tool (report/tool.c's vmheap_tool_usage_error) answers a bad
+ * option the same way: exit status 2, nothing on stdout, its own name
+ * first on stderr ("vmheap-histo: unknown ... '--no-such-option'", not
+ * argv[0]'s path), then its usage line.  vmheap-sample, the test VM, is
+ * no tool. */
+START_TEST(every_tool_reports_a_bad_option_the_same_way)
+{
+	static const char *const tools[] = {
+	    "vmheap-console", "vmheap-diff",   "vmheap-dominators",
+	    "vmheap-histo",   "vmheap-import", "vmheap-path",
+	    "vmheap-report",  "vmheap-run",
+	};
+	char want[128];
+
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		struct run r =
+		    run_tool(tools[i], NULL,
+			     (const char *[]){"--no-such-option", "x", NULL});
+		ck_assert_msg(r.status == 2, "%s: status %d: %s", tools[i],
+			      r.status, r.err);
+		ck_assert_msg(r.out[0] == '\0', "%s wrote to stdout: %s",
+			      tools[i], r.out);
+		snprintf(want, sizeof(want), "%s: ", tools[i]);
+		ck_assert_msg(!strncmp(r.err, want, strlen(want)),
+			      "%s: stderr does not start with its name: %s",
+			      tools[i], r.err);
+		ck_assert_msg(strstr(r.err, "'--no-such-option'"),
+			      "%s: the option is not named: %s", tools[i],
+			      r.err);
+		snprintf(want, sizeof(want), "\nusage: %s ", tools[i]);
+		ck_assert_msg(strstr(r.err, want), "%s: no usage line: %s",
+			      tools[i], r.err);
+		run_free(&r);
+	}
 }
 END_TEST
 
@@ -830,6 +867,7 @@ TCase *histo_tcase(void)
 	tcase_add_test(tc, histo_sorts_by_bytes);
 	tcase_add_test(tc, histo_prints_human_sizes_and_shares_unless_bytes);
 	tcase_add_test(tc, every_tool_prints_its_version);
+	tcase_add_test(tc, every_tool_reports_a_bad_option_the_same_way);
 	tcase_add_test(tc, histo_sorts_by_name);
 	tcase_add_test(tc,
 		       histo_top_limits_rows_but_the_total_counts_everything);

@@ -9,8 +9,8 @@ $(VMHEAP_SAMPLE): $(SAMPLE_OBJS) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(SAMPLE_OBJS) $(LIBVMHEAP_AGENT_A) \
 	  $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS)
 
-# --version prints the release version that report/vmheap_report.h keeps
+# --version prints the release version that report/vmheap_tool.h keeps
 # (the Makefile reads it into VMHEAP_VERSION; a host may not include
 # report/ headers).
 $(OBJDIR)/hosts/sample/main.o: private ALL_CFLAGS += -DVMHEAP_VERSION='"$(VMHEAP_VERSION)"'
-$(OBJDIR)/hosts/sample/main.o: report/vmheap_report.h
+$(OBJDIR)/hosts/sample/main.o: $(VERSION_H)

@@ -128,8 +128,7 @@ static const char *parse_args(int argc, char **argv, struct args *a)
 		if (ch == 'h')
 			help();
 		else if (ch == 'V') {
-			printf("vmheap-import %s\n", VMHEAP_VERSION);
-			exit(0);
+			exit(vmheap_tool_version("vmheap-import"));
 		} else if (ch == 'P')
 			a->progress = 0;
 		else if (ch == 'p') {
@@ -224,10 +223,8 @@ int main(int argc, char **argv)
 	int in_fd, out_fd, rc;
 
 	why = parse_args(argc, argv, &a);
-	if (why) {
-		fprintf(stderr, "vmheap-import: %s\n%s\n", why, usage_line);
-		return 2;
-	}
+	if (why)
+		vmheap_tool_usage_error("vmheap-import", usage_line, "%s", why);
 	in = a.in;
 	if (strcmp(in, "-") == 0) {
 		in_fd = 0;
