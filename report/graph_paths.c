@@ -9,10 +9,11 @@
 #include "vmheap_graph_query.h"
 #include "vmheap_report.h"
 
-void vmheap_strbuf_add_class(struct vmheap_strbuf *sb, const vmheap_graph *g,
-			     uint64_t class_id, enum vmheap_output_format f)
+/* Add `label` (a graph label, owned: freed here; NULL after a failed
+ * allocation) in the output format f. */
+static void add_label(struct vmheap_strbuf *sb, char *label,
+		      enum vmheap_output_format f)
 {
-	char *label = vmheap_graph_class_label(g, class_id);
 	const char *s = label ? label : "<out of memory>";
 
 	switch (f) {
@@ -29,24 +30,16 @@ void vmheap_strbuf_add_class(struct vmheap_strbuf *sb, const vmheap_graph *g,
 	free(label);
 }
 
+void vmheap_strbuf_add_class(struct vmheap_strbuf *sb, const vmheap_graph *g,
+			     uint64_t class_id, enum vmheap_output_format f)
+{
+	add_label(sb, vmheap_graph_class_label(g, class_id), f);
+}
+
 void vmheap_strbuf_add_object(struct vmheap_strbuf *sb, const vmheap_graph *g,
 			      uint32_t i, enum vmheap_output_format f)
 {
-	char *label = vmheap_graph_object_label(g, i);
-	const char *s = label ? label : "<out of memory>";
-
-	switch (f) {
-	case VMHEAP_OUTPUT_TEXT:
-		vmheap_strbuf_add_text(sb, s);
-		break;
-	case VMHEAP_OUTPUT_JSON:
-		vmheap_strbuf_add_json(sb, s);
-		break;
-	case VMHEAP_OUTPUT_CSV:
-		vmheap_strbuf_add_csv(sb, s);
-		break;
-	}
-	free(label);
+	add_label(sb, vmheap_graph_object_label(g, i), f);
 }
 
 void vmheap_strbuf_add_self_json(struct vmheap_strbuf *sb,
