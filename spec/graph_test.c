@@ -743,7 +743,7 @@ static void check_long_chain(int back)
 	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
 	vmheap_writer *w;
 	vmheap_graph *g;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
 	uint64_t head = 0x10000000ULL + 16ULL * n;
 	uint32_t *p = malloc(n * sizeof(*p));
 	uint64_t count;
@@ -826,7 +826,7 @@ static void write_named_chain(const char *path, uint32_t n, uint32_t stack_at)
 					      "stack of thread 1", "thread 1"};
 	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
 	vmheap_writer *w;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
 	uint64_t ref;
 	int64_t name;
 
@@ -973,7 +973,7 @@ START_TEST(internal_objects_are_passed_by_their_named_references_only)
 	    "vm", "local x of <main>", "stack of thread 1", "@a", "@b", "@c"};
 	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
 	const char *path = dump_path("internal");
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
 	uint32_t p[8];
 	vmheap_writer *w;
 	vmheap_graph *g;
