@@ -17,6 +17,7 @@
  *   api.c        start, stop, snapshot (vmheap_native.h)
  *   scan.c       the leak scan of a forked child (vmheap_native_scan)
  *   pages.c      the tracker's own memory, straight from mmap
+ *   output_name.c  the file name a process writes (--output, --record)
  */
 #ifndef VMHEAP_NATIVE_INTERNAL_H
 #define VMHEAP_NATIVE_INTERNAL_H
@@ -59,6 +60,19 @@ struct native_where {
 	const char *file;
 	uint32_t line;
 };
+
+/* ------------------------------------------------------ output_name.c */
+
+/*
+ * The file this process writes at exit for vmheap-run's --output or
+ * --record NAME (the rule is in output_name.c and vmheap-run(1)): "%p"
+ * expanded to `pid`; else NAME when `run_pid` (VMHEAP_RUN_PID, may be
+ * NULL) is this pid, else NAME.PID.  Writes a NUL-terminated name to
+ * `out`; returns 0, or -1 when NAME is empty or the result does not fit
+ * `outsz`.  Allocates nothing.
+ */
+int native_output_name(const char *name, const char *run_pid, long pid,
+		       char *out, size_t outsz);
 
 /* ------------------------------------------------------------ pages.c */
 
