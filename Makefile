@@ -79,21 +79,21 @@ include format/format.mk
 include files/files.mk
 include analysis/analysis.mk
 include report/report.mk
--include agent/agent.mk
--include native/native.mk
--include run/run.mk
--include histo/histo.mk
--include diff/diff.mk
--include path/path.mk
--include dominators/dominators.mk
--include html/html.mk
--include console/console.mk
--include hosts/sample/sample.mk
--include hosts/ruby/ruby.mk
--include import/import.mk
--include $(wildcard spec/*.mk)
--include $(wildcard bench/*.mk)
--include examples/examples.mk
+include agent/agent.mk
+include native/native.mk
+include run/run.mk
+include histo/histo.mk
+include diff/diff.mk
+include path/path.mk
+include dominators/dominators.mk
+include html/html.mk
+include console/console.mk
+include hosts/sample/sample.mk
+include hosts/ruby/ruby.mk
+include import/import.mk
+include $(wildcard spec/*.mk)
+include $(wildcard bench/*.mk)
+include examples/examples.mk
 
 # `make` builds what a user runs; the test suites and fuzz targets are built
 # by check-run (and make fuzz), which depend on them.
