@@ -11,7 +11,8 @@
 #   make clean      remove $(BUILD)
 #
 # Modules add themselves through their own fragment (*/*.mk): each appends
-# to BINS, LIBS_OUT, CHECK_SUITES and INSTALL_* below, and a shared
+# to BINS, LIBS_OUT, CHECK_SUITES and INSTALL_* below (a program built
+# for the tests and docs, not installed, also to NOINST_BINS), and a shared
 # library's fragment its .so (the dev name) to SHARED_LIBS and its public
 # header to PUBLIC_HEADERS: spec/abi.mk checks that they agree.
 
@@ -64,6 +65,7 @@ OBJDIR = $(BUILD)/obj
 SPECDIR = $(BUILD)/spec
 
 BINS :=
+NOINST_BINS :=
 LIBS_OUT :=
 SHARED_LIBS :=
 CHECK_SUITES :=
@@ -150,14 +152,19 @@ check-run: $(LIBS_OUT) $(BINS) $(filter-out $(TEST_OUTPUTS),$(EXTRA_ALL)) \
            $(filter $(BUILD)/%,$(CHECK_SUITES))
 	@sh scripts/run-suites.sh "$(abspath $(BUILD))" $(CHECK_SUITES)
 
+# What `make install` puts in PREFIX/bin: the tools, not the programs
+# built for the tests and docs (NOINST_BINS: the sample VM).
+INSTALL_BINS = $(filter-out $(NOINST_BINS),$(BINS))
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
 	  $(DESTDIR)$(PREFIX)/include/vmheap $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(PREFIX)/bin/
 	cp -P $(LIBS_OUT) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/vmheap/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VMHEAP_VERSION)|g' scripts/vmheap.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vmheap.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VMHEAP_VERSION)|g' scripts/vmheap-agent.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vmheap-agent.pc
 	$(if $(MAN_PAGES),install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/)
 	$(INSTALL_EXTRA)
 

@@ -3,6 +3,12 @@
 #                   (scripts/check-includes.sh): a required fragment is
 #                   read with `include`; only the compiler's .d files may
 #                   be missing
+#   check-install   `make install` into a scratch DESTDIR
+#                   (scripts/check-install.sh): the tools without the test
+#                   VM vmheap-sample, and pkg-config files that link only
+#                   what each use needs (a dump reader built with
+#                   vmheap.pc needs libvmheap and not the agent); only in
+#                   the plain build (installing is the same under SAN=1)
 # The suite first runs the check's self-test (an injected violation in a
 # fixture made on the fly is caught), then checks the tree.
 INCLUDES_CHECK := $(SPECDIR)/check-includes
@@ -14,4 +20,15 @@ $(INCLUDES_CHECK): spec/build.mk
 	@{ echo '#!/bin/sh'; \
 	   echo 'sh "$$VMHEAP_SRC/scripts/check-includes.sh" self-test || exit 1'; \
 	   echo 'exec sh "$$VMHEAP_SRC/scripts/check-includes.sh" "$$VMHEAP_SRC"'; } > $@
+	@chmod +x $@
+
+INSTALL_CHECK := $(SPECDIR)/check-install
+ifeq ($(SAN),)
+CHECK_SUITES += $(INSTALL_CHECK)
+EXTRA_ALL    += $(INSTALL_CHECK)
+endif
+$(INSTALL_CHECK): spec/build.mk
+	@mkdir -p $(dir $@)
+	@{ echo '#!/bin/sh'; \
+	   echo 'exec sh "$$VMHEAP_SRC/scripts/check-install.sh" "$$VMHEAP_SRC" "$$VMHEAP_BUILD"'; } > $@
 	@chmod +x $@
