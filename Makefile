@@ -8,6 +8,8 @@
 #   make bench      benchmarks against the peers (see bench/RESULTS.md)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make format     apply .clang-format
+#   make format-check  the C lines changed since .format-base match it
+#   make format-changed  apply it to those lines only
 #   make clean      remove $(BUILD)
 #
 # Modules add themselves through their own fragment (*/*.mk): each appends
@@ -74,7 +76,8 @@ PUBLIC_HEADERS :=
 EXTRA_ALL :=
 MAN_PAGES :=
 
-.PHONY: all deps check check-run check-asan demo bench install clean format
+.PHONY: all deps check check-run check-asan demo bench install clean format \
+        format-check format-changed
 all:
 
 include format/format.mk
@@ -93,7 +96,9 @@ include console/console.mk
 include hosts/sample/sample.mk
 include hosts/ruby/ruby.mk
 include import/import.mk
-include $(wildcard spec/*.mk)
+# spec/lib.mk first: it defines the rule of a suite the others use
+include spec/lib.mk
+include $(filter-out spec/lib.mk,$(wildcard spec/*.mk))
 include $(wildcard bench/*.mk)
 include examples/examples.mk
 
@@ -170,6 +175,13 @@ install: all
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
+
+# The lines of C changed since the commit in .format-base (HACKING.md
+# "Formatting"); make check runs format-check as a suite (spec/build.mk).
+format-check:
+	@sh scripts/format-check.sh .
+format-changed:
+	@sh scripts/format-check.sh --fix .
 
 # Only $(BUILD) (which holds build/asan when BUILD is build); refuse a
 # BUILD that would take the sources with it.
