@@ -76,7 +76,7 @@ PUBLIC_HEADERS :=
 EXTRA_ALL :=
 MAN_PAGES :=
 
-.PHONY: all deps check check-run check-asan demo bench install clean format \
+.PHONY: all deps check check-build check-run check-asan demo bench install clean format \
         format-check format-changed
 all:
 
@@ -134,15 +134,31 @@ deps:
 
 # The test command.  Suites print Check's summary line each; any failure
 # makes the whole run fail.  Then the same suites under ASan + UBSan.
+# The sanitizers' build (build/asan) is made while the normal build's
+# suites run (they mostly wait on processes, sockets and files: the cores
+# are free), its output in $(BUILD)/asan-build.log, printed if it fails.
+# The builds run CHECK_JOBS at a time unless make was given -j itself (a
+# plain `make check` used one core of the two); the suites run
+# VMHEAP_CHECK_JOBS at a time (scripts/run-suites.sh).
+CHECK_JOBS ?= 2
+CHECK_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
+ASAN_VARS = BUILD=build/asan SAN=1 O=-O1
 check:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory check-run
-	@$(MAKE) --no-print-directory check-asan
+	@$(MAKE) --no-print-directory $(CHECK_J) check-build
+	@rm -f $(BUILD)/asan-build.rc; mkdir -p $(BUILD)
+	@echo "make check: building build/asan while the suites run ($(BUILD)/asan-build.log)"
+	@( $(MAKE) --no-print-directory $(CHECK_J) $(ASAN_VARS) check-build \
+	     > $(BUILD)/asan-build.log 2>&1; echo $$? > $(BUILD)/asan-build.rc ) & \
+	 $(MAKE) --no-print-directory check-run; rc=$$?; wait; \
+	 if [ "$$(cat $(BUILD)/asan-build.rc 2>/dev/null)" != 0 ]; then \
+	   cat $(BUILD)/asan-build.log; echo "make check: the build of build/asan failed"; exit 1; fi; \
+	 exit $$rc
+	@$(MAKE) --no-print-directory $(ASAN_VARS) check-run
 
 check-asan:
-	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 O=-O1 all
-	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 O=-O1 check-run
+	@$(MAKE) --no-print-directory $(CHECK_J) $(ASAN_VARS) check-build
+	@$(MAKE) --no-print-directory $(ASAN_VARS) check-run
 
 # Benchmarks: each bench/*.mk fragment appends a target to BENCH_TARGETS.
 bench:
@@ -153,8 +169,11 @@ bench:
 # The suites run the real programs (tools, sample VM, Ruby extension,
 # libraries), so check-run needs what `make` builds as well as the suites:
 # `make clean && make -j check-run` works on its own.
-check-run: $(LIBS_OUT) $(BINS) $(filter-out $(TEST_OUTPUTS),$(EXTRA_ALL)) \
-           $(filter $(BUILD)/%,$(CHECK_SUITES))
+# check-build builds all that and runs nothing.
+CHECK_PREREQS = $(LIBS_OUT) $(BINS) $(filter-out $(TEST_OUTPUTS),$(EXTRA_ALL)) \
+                $(filter $(BUILD)/%,$(CHECK_SUITES))
+check-build: $(CHECK_PREREQS)
+check-run: $(CHECK_PREREQS)
 	@sh scripts/run-suites.sh "$(abspath $(BUILD))" $(CHECK_SUITES)
 
 # What `make install` puts in PREFIX/bin: the tools, not the programs
