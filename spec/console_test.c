@@ -23,7 +23,6 @@
 #include "lib/vmheap_spec.h"
 #include "vmheap.h"
 
-#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define WAIT_MS 10000
 
 /* ------------------------------------------------------------ helpers */

@@ -229,6 +229,10 @@ char *spec_ls(const char *dir, char sep);
 
 /* ----------------------------------------------------------- processes */
 
+/* A NULL-terminated argument (or environment) list in place:
+ * spec_run(ARGS(spec_bin("vmheap-histo"), "--top", "5", path), ...). */
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
 /*
  * How to start a process.  Every process started here gets
  * PR_SET_PDEATHSIG(SIGKILL): it dies when the test that started it ends,
@@ -304,6 +308,18 @@ void spec_run_free(struct spec_run *r);
  * command's output); its stdout, malloc'd. */
 char *spec_run_stdout(const char *const *argv, const char *const *env,
 		      int timeout_ms);
+
+/*
+ * The tools of the build: spec_bin(`name`) (e.g. "vmheap-histo") run with
+ * `args` (NULL-terminated, may be NULL; at most 62) as spec_run and
+ * spec_run_stdout do.  spec_tool fails the test if the tool cannot start
+ * and returns with r->status whatever it is; spec_tool_stdout requires
+ * exit status 0 and returns its stdout (malloc'd).
+ */
+void spec_tool(const char *name, const char *const *args,
+	       const char *const *env, int timeout_ms, struct spec_run *r);
+char *spec_tool_stdout(const char *name, const char *const *args,
+		       int timeout_ms);
 
 /* A process talked to through pipes on its stdin and stdout. */
 struct spec_proc {
