@@ -10,8 +10,10 @@
 # 1 runs them one after another).  A suite's output goes to
 # BUILD_DIR/suite-logs/<suite>.log and is printed whole when it ends, so
 # the outputs of two suites never mix.  The longest suites start first:
-# BUILD_DIR/suite-times keeps each suite's last wall-clock time (seconds),
-# and a suite without one (a new suite, a fresh build) counts as long.
+# BUILD_DIR/suite-times keeps each suite's last wall-clock time (seconds,
+# by the suite's file name), a build without one (build/asan) starts from
+# the times of the build it is in (build), and a suite without a time (a
+# new suite, a fresh clone) counts as long.
 # At the end a table of the times, longest first.
 build=$1
 shift
@@ -22,11 +24,13 @@ logs="$build/suite-logs"
 times="$build/suite-times"
 rm -rf "$logs"
 mkdir -p "$logs" || exit 1
-[ -f "$times" ] || : > "$times"
+if [ ! -f "$times" ]; then
+	cp "$(dirname "$build")/suite-times" "$times" 2>/dev/null || : > "$times"
+fi
 
 # the order: the last time of each suite, longest first (none: 100000)
 order=$(for s in "$@"; do
-	t=$(awk -v s="$s" '$2 == s { t = $1 } END { print t == "" ? 100000 : t }' "$times")
+	t=$(awk -v s="${s##*/}" '$2 == s { t = $1 } END { print t == "" ? 100000 : t }' "$times")
 	printf '%s %s\n' "$t" "$s"
 done | sort -s -k1,1nr | cut -d' ' -f2-)
 
@@ -36,7 +40,8 @@ end=$(date +%s)
 
 failed=""
 # keep the times of the suites not run this time
-printf '%s\n' "$@" | awk 'NR == FNR { ran[$1] = 1; next } !($2 in ran)' - "$times" > "$times.new"
+for s in "$@"; do echo "${s##*/}"; done |
+	awk 'NR == FNR { ran[$1] = 1; next } !($2 in ran)' - "$times" > "$times.new"
 for s in "$@"; do
 	r="$logs/$(basename "$s").result"
 	if [ -f "$r" ]; then
@@ -45,12 +50,12 @@ for s in "$@"; do
 		rc=missing secs=0
 	fi
 	[ "$rc" = 0 ] || failed="$failed $s"
-	printf '%s %s\n' "$secs" "$s" >> "$times.new"
+	printf '%s %s\n' "$secs" "${s##*/}" >> "$times.new"
 done
 mv -f "$times.new" "$times"
-echo "== suite times (s, wall clock, $jobs at a time):"
+echo "== suite times in $build (s, wall clock, $jobs at a time):"
 for s in "$@"; do
-	awk -v s="$s" '$2 == s' "$times"
+	awk -v s="${s##*/}" '$2 == s' "$times"
 done | sort -k1,1nr | awk '{ printf "  %6s  %s\n", $1, $2 }'
 echo "== all suites: $((end - start)) s"
 if [ -n "$failed" ]; then
