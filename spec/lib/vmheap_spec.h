@@ -186,6 +186,17 @@ void spec_root_remove(void);
  */
 const char *spec_mkdtemp(const char *tag);
 
+/*
+ * A fresh directory for each test of a TCase, as a Check fixture: after
+ * tcase_add_checked_fixture(tc, spec_test_dir_setup, NULL), every test of
+ * `tc` finds its own new, empty directory (mode 0700, under the root) at
+ * spec_test_dir().  The setup runs in the test's own process; a failure
+ * to make the directory fails that test.  spec_test_dir() fails the test
+ * in a TCase without the fixture.
+ */
+void spec_test_dir_setup(void);
+const char *spec_test_dir(void);
+
 /* Remove `path` and everything below it (no error if absent). */
 void spec_rmrf(const char *path);
 
