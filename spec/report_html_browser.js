@@ -133,8 +133,11 @@ async function evaluate(expr) {
 // that scrolls sideways, or hides what passes it).
 const OVERFLOW = `(() => {
   const W = document.documentElement.clientWidth, out = [];
-  const name = e => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
-    (typeof e.className === "string" && e.className ? "." + e.className.trim().split(/\\s+/).join(".") : "");
+  const name = e => {
+    const c = (e.getAttribute("class") || "").trim(), up = e.parentElement && e.parentElement.closest("[id]");
+    return e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (c ? "." + c.split(/\\s+/).join(".") : "") +
+      (up ? " in #" + up.id : "");
+  };
   for (const e of document.body.querySelectorAll("*")) {
     const r = e.getBoundingClientRect();
     if (!r.width && !r.height) continue;

@@ -874,6 +874,136 @@ START_TEST(allocation_sites_show_by_class_and_site)
 }
 END_TEST
 
+/* A 1.1 dump (k = 0 or 2) whose every name is 64 KiB and hostile: the
+ * class of the 100 + 500 k leaking objects (held by a Short under the
+ * root "globals"), the file of their allocation site, and the module
+ * path and Ruby file of the native site that grows, with a leak scan. */
+static const char *long_names_dump(const char *name, int k, const char *big)
+{
+	const char *path = tmp_path(name);
+	size_t n = 100 + 500 * (size_t)k, len = strlen(big);
+	uint64_t *refs = calloc(n, sizeof(*refs));
+	struct vmheap_dump_module mod = {
+	    .path = big, .path_len = len, .base = 0x7f0000000000};
+	struct vmheap_dump_frame frames[2] = {{0, 0x1100}, {0, 0x2200}};
+	struct vmheap_dump_site site = {.live_bytes = 1000 * n,
+					.live_count = n,
+					.allocs = n,
+					.frames = frames,
+					.depth = 2,
+					.vm_file = big,
+					.vm_file_len = len,
+					.vm_line = 7};
+	struct vmheap_dump_leaks lk = {.leaked_count = n,
+				       .leaked_bytes = 1000 * n};
+	struct vmheap_dump_leak_scan scan = {.sites = &lk, .blocks = n};
+	int fd;
+	vmheap_writer *w = open_writer(path, &fd, 1, 1);
+
+	ck_assert_ptr_nonnull(refs);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, big, len, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 2, "Short", 5, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_string(w, 9, "globals", 7), 0);
+	ck_assert_int_eq(vmheap_writer_add_site(w, 1, big, len, 3, "m", 1), 0);
+	for (size_t i = 0; i < n; i++) {
+		refs[i] = 0x100000 + 16 * i;
+		ck_assert_int_eq(vmheap_writer_add_object_named(
+				     w, refs[i], 1, 100, 0, NULL, NULL, 0, 1),
+				 0);
+	}
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x1000, 2, 40, 0,
+							refs, NULL, n, 0),
+			 0);
+	ck_assert_int_eq(vmheap_writer_add_root(w, 9, 0x1000), 0);
+	ck_assert_int_eq(
+	    vmheap_writer_add_native_leaks(w, &mod, 1, &site, 1, &scan), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	close(fd);
+	free(refs);
+	return path;
+}
+
+/* 64 KiB names (HTML in them) everywhere: every table cuts them with an
+ * ellipsis in a cell no wider than 36em, the lines of their own (the
+ * answer, the legend, the tree, the paths, a native site's frames) cut
+ * them at 200 characters and keep them whole in a title, nothing passes
+ * the page's right edge, and none of them runs. */
+START_TEST(names_of_64_kib_are_cut_with_an_ellipsis)
+{
+	static char big[65537];
+	static const char lead[] = "<script>window.__pwned=9</script><b>";
+	memset(big, 'N', sizeof big - 1);
+	memcpy(big, lead, sizeof lead - 1);
+	const char *d0 = long_names_dump("l0.vmheap", 0, big);
+	const char *d2 = long_names_dump("l2.vmheap", 2, big);
+	const char *html = report("l.html", (const char *[]){d0, d2, NULL});
+	struct seen s;
+
+	browse(html,
+	       (const char *[]){
+		   /* per table: [id, cells of 1,000+ characters, of them cut
+		    * with an ellipsis in at most 36em] */
+		   "eval:JSON.stringify(['class-table', 'diff-table', "
+		   "'sites-table', 'site-growth-table'].map(id => { const c = "
+		   "[...document.querySelectorAll('#' + id + ' td.name')]"
+		   ".filter(td => td.textContent.length >= 1000); return [id, "
+		   "c.length, c.filter(td => getComputedStyle(td).textOverflow "
+		   "=== 'ellipsis' && td.scrollWidth > td.clientWidth && "
+		   "td.getBoundingClientRect().width <= 36 * 14 + 20).length]; "
+		   "}))",
+		   CLICK_FIRST, /* the Short: its children, the long class */
+		   /* the lines of their own: [text length, ends with an
+		    * ellipsis, title length] */
+		   "eval:JSON.stringify(['#answer .cls', '#answer "
+		   ".native-site .site', '#growth-body .legend-name', "
+		   "'#tree-body .label', '.path-class-name', '.path "
+		   ".step-class', '#native-table td.wrap'].map(q => { const e = "
+		   "[...document.querySelectorAll(q)].find(e => "
+		   "e.textContent.length > 100) || document.querySelector(q); "
+		   "return e ? [q, "
+		   "e.textContent.length, e.textContent.includes('\\u2026'), "
+		   "(e.getAttribute('title') || '').length] : [q]; }))",
+		   "overflow:", "eval:typeof window.__pwned",
+		   "eval:document.querySelectorAll('b, #answer script').length",
+		   NULL},
+	       &s);
+	assert_clean(&s);
+	struct jval *tables = json_parse(value_str(&s, 0));
+	ck_assert_ptr_nonnull(tables);
+	ck_assert_uint_eq(tables->n, 4);
+	for (size_t i = 0; i < tables->n; i++) {
+		const struct jval *t = tables->items[i];
+		ck_assert_msg(t->items[1]->inum >= 1 &&
+				  t->items[2]->inum == t->items[1]->inum,
+			      "%s: %lld long cells, %lld cut with an ellipsis",
+			      t->items[0]->str, t->items[1]->inum,
+			      t->items[2]->inum);
+	}
+	json_free(tables);
+	struct jval *lines = json_parse(value_str(&s, 2));
+	ck_assert_ptr_nonnull(lines);
+	for (size_t i = 0; i < lines->n; i++) {
+		const struct jval *l = lines->items[i];
+		ck_assert_msg(l->n == 4, "%s: no such element", l->items[0]->str);
+		/* the native site: two frames and the Ruby line, each cut */
+		long long max = strstr(l->items[0]->str, "native") ? 700 : 400;
+		ck_assert_msg(l->items[1]->inum <= max && l->items[2]->inum &&
+				  l->items[3]->inum >= 65536,
+			      "%s: %lld characters, ellipsis %lld, title %lld",
+			      l->items[0]->str, l->items[1]->inum,
+			      l->items[2]->inum, l->items[3]->inum);
+	}
+	json_free(lines);
+	const struct jval *ov = value(&s, 3);
+	ck_assert_msg(json_get(ov, "count")->inum == 0, "overflow: %s",
+		      json_get(ov, "offenders")->items[0]->str);
+	ck_assert_str_eq(value_str(&s, 4), "undefined");
+	ck_assert_int_eq(value_int(&s, 5), 0);
+	seen_free(&s);
+}
+END_TEST
+
 /* The answer comes first: the page's leak suspects are vmheap-diff
  * --suspects's (class, growth, held bytes and holder, in its order, from
  * its JSON), each with its growth per minute (1000 Leak objects in the
@@ -1006,6 +1136,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(b, native_sites_show_as_vmheap_histo_lists_them);
 	tcase_add_test(b, allocation_sites_show_by_class_and_site);
 	tcase_add_test(b, leak_suspects_first_as_vmheap_diff_ranks_them);
+	tcase_add_test(b, names_of_64_kib_are_cut_with_an_ellipsis);
 	tcase_add_test(t, damaged_dump_gives_status_2_and_no_file);
 	return s;
 }
