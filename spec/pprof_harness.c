@@ -16,8 +16,15 @@ void pprof_console(struct vm *v, const char *cmd)
 	char pid[32];
 	struct spec_run o;
 	snprintf(pid, sizeof pid, "%d", (int)v->p.pid);
-	const char *argv[] = {spec_bin("vmheap-console"), "-p", pid, "--tmpdir",
-			      v->dir, "--json", "-e", cmd, NULL};
+	const char *argv[] = {spec_bin("vmheap-console"),
+			      "-p",
+			      pid,
+			      "--tmpdir",
+			      v->dir,
+			      "--json",
+			      "-e",
+			      cmd,
+			      NULL};
 	ck_assert_int_eq(spec_run(argv, NULL, NULL, 30000, &o), 0);
 	ck_assert_msg(o.status == 0, "%s: %s%s", cmd, o.out, o.err);
 	spec_run_free(&o);
@@ -65,7 +72,7 @@ void pprof_dump(struct vm *v, const char *name)
  * dumps appended from `dumps`), its stdout into v->dir/out; the exit
  * status, stderr in err (may be NULL). */
 int pprof_tool_to(struct vm *v, const char *out, const char *const *opts,
-		   const char *const *dumps, char *err, size_t errsz)
+		  const char *const *dumps, char *err, size_t errsz)
 {
 	const char *argv[16];
 	char paths[6][700];

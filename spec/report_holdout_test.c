@@ -32,41 +32,40 @@
 #include "pprof_harness-internal.h"
 #include "tools_harness-internal.h"
 
-static const char service[] =
-    "require 'leaky'\n"
-    "STDOUT.sync = true\n"
-    "module Billing\n"
-    "  class Invoice\n"
-    "    def initialize(n)\n"
-    "      @number = n\n"
-    "      @lines = Array.new(6) { |i| \"invoice #{n} line #{i} \" * 4 }\n" /* 7 */
-    "    end\n"
-    "  end\n"
-    "  RECENT = []\n"
-    "end\n"
-    "module Templates; end\n"
-    "def handle(n)\n"
-    "  Billing::RECENT << Billing::Invoice.new(n)\n" /* 14 */
-    "  Leaky.forget(1, 3000)\n"			  /* 15 */
-    "  Templates.module_eval(\"def self.render_#{n}(x) = "
-    "\\\"<p>\\#{x}</p>\\\"\")\n" /* 16 */
-    "  ('x' * 300 + n.to_s).upcase\n"
-    "end\n"
-    "jobs = Queue.new\n"
-    "done = Queue.new\n"
-    "Thread.new do\n"
-    "  served = 0\n"
-    "  while (n = jobs.pop)\n"
-    "    n.times { handle(served += 1) }\n"
-    "    done << true\n"
-    "  end\n"
-    "end\n"
-    "puts 'ready'\n"
-    "while (l = STDIN.gets)\n"
-    "  jobs << l.split[1].to_i\n"
-    "  done.pop\n"
-    "  puts 'ok'\n"
-    "end\n";
+static const char
+    service[] = "require 'leaky'\n"
+		"STDOUT.sync = true\n"
+		"module Billing\n"
+		"  class Invoice\n"
+		"    def initialize(n)\n"
+		"      @number = n\n"
+		"      @lines = Array.new(6) { |i| \"invoice #{n} line #{i} \" "
+		"* 4 }\n" /* 7 */
+		"    end\n"
+		"  end\n"
+		"  RECENT = []\n"
+		"end\n"
+		"module Templates; end\n"
+		"def handle(n)\n"
+		"  Billing::RECENT << Billing::Invoice.new(n)\n" /* 14 */
+		"  Leaky.forget(1, 3000)\n"			 /* 15 */
+		"  Templates.module_eval(\"def self.render_#{n}(x) = "
+		"\\\"<p>\\#{x}</p>\\\"\")\n" /* 16 */
+		"  ('x' * 300 + n.to_s).upcase\n"
+		"end\n"
+		"requests, replies = Queue.new, Queue.new\n"
+		"worker = Thread.new do\n"
+		"  served = 0\n"
+		"  loop { requests.pop.times { handle(served += 1) }; "
+		"replies << :served }\n"
+		"end\n"
+		"puts 'ready'\n"
+		"$stdin.each_line do |l|\n"
+		"  requests << Integer(l[/\\d+/])\n"
+		"  replies.pop\n"
+		"  puts 'ok'\n"
+		"end\n"
+		"worker.kill\n";
 
 /* n with thousands separators, as the page writes counts. */
 static const char *grouped(long long n, char *buf, size_t len)
@@ -119,7 +118,7 @@ START_TEST(service_with_three_leaks_answers_on_the_first_screen)
 	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("holdout"));
 	snprintf(path, sizeof path, "%s/service.rb", v.dir);
 	spec_write_text(path, service);
-	const char *argv[] = {spec_bin("vmheap-run"), "ruby", "-I",
+	const char *argv[] = {spec_bin("vmheap-run"),	"ruby",	      "-I",
 			      spec_build("spec/leaky"), "service.rb", NULL};
 	pprof_start(&v, argv);
 	pprof_console(&v, "set config.native.track true");
@@ -137,9 +136,9 @@ START_TEST(service_with_three_leaks_answers_on_the_first_screen)
 	snprintf(b, sizeof b, "%s/b.vmheap", v.dir);
 
 	/* the command line's figures */
-	struct jval *sus = tool_json((const char *[]){
-	    spec_bin("vmheap-diff"), "--suspects", "--format", "json", a, c,
-	    NULL});
+	struct jval *sus =
+	    tool_json((const char *[]){spec_bin("vmheap-diff"), "--suspects",
+				       "--format", "json", a, c, NULL});
 	const struct jval *want = json_get(sus, "suspects");
 	ck_assert_msg(want && want->n > 0, "vmheap-diff found no suspect");
 	const struct jval *top = want->items[0];
@@ -177,8 +176,8 @@ START_TEST(service_with_three_leaks_answers_on_the_first_screen)
 	ck_assert_msg(leaked >= 1500, "%lld of 3000 leaked", leaked);
 
 	/* the page, as Chromium shows it at 1400x900 */
-	const char *rep[] = {spec_bin("vmheap-report"), "-o", html, a, b, c,
-			     NULL};
+	const char *rep[] = {
+	    spec_bin("vmheap-report"), "-o", html, a, b, c, NULL};
 	struct spec_run o;
 	ck_assert_int_eq(spec_run(rep, NULL, NULL, 120000, &o), 0);
 	ck_assert_msg(o.status == 0, "%s", o.err);
@@ -201,7 +200,8 @@ START_TEST(service_with_three_leaks_answers_on_the_first_screen)
 	    "tr.cells[6].textContent])",
 	    /* the last dump's sites, every row kept (a click on "show all") */
 	    "eval:(document.querySelector('#sites-count button.show-all') || "
-	    "{click() {}}).click(), [...document.querySelectorAll('#sites-table "
+	    "{click() {}}).click(), "
+	    "[...document.querySelectorAll('#sites-table "
 	    "tbody tr')].map(tr => tr.cells[1].textContent)",
 	    "eval:[...document.querySelectorAll('#site-growth-table tbody "
 	    "tr')].map(tr => tr.cells[1].textContent)",
@@ -230,7 +230,8 @@ START_TEST(service_with_three_leaks_answers_on_the_first_screen)
 	/* the first 2,000 characters */
 	const char *text = json_get(line[0], "value")->str;
 	char num[32], want_line[128];
-	snprintf(want_line, sizeof want_line, "in +3000 blocks, now %s leaked (",
+	snprintf(want_line, sizeof want_line,
+		 "in +3000 blocks, now %s leaked (",
 		 grouped(leaked, num, sizeof num));
 	const char *nline = strstr(text, "leaky_forget (leaky.c:");
 	ck_assert_msg(strstr(text, "\nBilling::Invoice: +3000 (+") &&
@@ -307,12 +308,16 @@ START_TEST(service_with_three_leaks_answers_on_the_first_screen)
 	/* pprof: leaky_forget the top native entry, one dump and the diff */
 	const char *histo_n[] = {spec_bin("vmheap-histo"), "--native",
 				 "--format", "pprof", NULL};
-	const char *diff_n[] = {spec_bin("vmheap-diff"), "--native",
-				"--format", "pprof", NULL};
-	const char *histo_s[] = {spec_bin("vmheap-histo"), "--by", "site",
-				 "--format", "pprof", NULL};
-	const char *cs[] = {"c.vmheap", NULL}, *acs[] = {"a.vmheap", "c.vmheap",
-							   NULL};
+	const char *diff_n[] = {spec_bin("vmheap-diff"), "--native", "--format",
+				"pprof", NULL};
+	const char *histo_s[] = {spec_bin("vmheap-histo"),
+				 "--by",
+				 "site",
+				 "--format",
+				 "pprof",
+				 NULL};
+	const char *cs[] = {"c.vmheap", NULL},
+		   *acs[] = {"a.vmheap", "c.vmheap", NULL};
 	ck_assert_int_eq(
 	    pprof_tool_to(&v, "hn.pb.gz", histo_n, cs, err, sizeof err), 0);
 	ck_assert_int_eq(
@@ -331,8 +336,8 @@ START_TEST(service_with_three_leaks_answers_on_the_first_screen)
 	}
 	/* the managed leak's Strings (line 7) and the eval leak's code
 	 * (line 16) among the top 5 sites by bytes */
-	char *t = pprof_run(&v, "hs.pb.gz", "-top", "-lines", "-nodecount=5",
-			    NULL);
+	char *t =
+	    pprof_run(&v, "hs.pb.gz", "-top", "-lines", "-nodecount=5", NULL);
 	ck_assert_msg(pprof_row_of(t, "initialize service.rb:7\n") &&
 			  pprof_row_of(t, "handle service.rb:16\n"),
 		      "%s", t);
