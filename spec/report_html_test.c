@@ -401,7 +401,8 @@ END_TEST
  * none of them runs: no global set, no dialog, no element made. */
 /*
  * Header times JavaScript's Date cannot show (past +-8.64e15 ms): the
- * page renders, without an exception, and shows the header's figures.
+ * page renders, without an exception, and shows the header's figures;
+ * its answer names the suspect, with no growth per minute.
  */
 START_TEST(times_past_javascripts_dates_render_as_figures)
 {
@@ -414,7 +415,8 @@ START_TEST(times_past_javascripts_dates_render_as_figures)
 
 	browse(html,
 	       (const char *[]){TEXTS("#summary-table td:nth-child(5)"),
-				TEXTS("#class-bars .bar-name"), NULL},
+				TEXTS("#class-bars .bar-name"),
+				TEXTS("#answer li.suspect"), NULL},
 	       &s);
 	assert_clean(&s);
 	struct jval *t = texts(&s, 0);
@@ -425,6 +427,14 @@ START_TEST(times_past_javascripts_dates_render_as_figures)
 					   "date JavaScript shows)");
 	struct jval *bars = texts(&s, 1);
 	ck_assert_str_eq(bars->items[0]->str, "Leak");
+	/* the answer still comes first, without a rate: the times give no
+	 * span a minute can be taken of */
+	struct jval *sus = texts(&s, 2);
+	ck_assert_uint_ge(sus->n, 1);
+	ck_assert_msg(!strncmp(sus->items[0]->str, "Leak: +1000, holding ", 21) &&
+			  !strstr(sus->items[0]->str, "/min"),
+		      "%s", sus->items[0]->str);
+	json_free(sus);
 	json_free(bars);
 	json_free(t);
 	seen_free(&s);
@@ -966,6 +976,10 @@ START_TEST(names_of_64_kib_are_cut_with_an_ellipsis)
 		   "(e.getAttribute('title') || '').length] : [q]; }))",
 		   "overflow:", "eval:typeof window.__pwned",
 		   "eval:document.querySelectorAll('b, #answer script').length",
+		   /* the end of the native site, as shown: its Ruby line */
+		   "eval:[...document.querySelectorAll('#native-table td.wrap, "
+		   "#answer .native-site .site')].map(e => e.textContent.slice("
+		   "-4)).join(' ')",
 		   NULL},
 	       &s);
 	assert_clean(&s);
@@ -1000,6 +1014,8 @@ START_TEST(names_of_64_kib_are_cut_with_an_ellipsis)
 		      json_get(ov, "offenders")->items[0]->str);
 	ck_assert_str_eq(value_str(&s, 4), "undefined");
 	ck_assert_int_eq(value_int(&s, 5), 0);
+	/* the Ruby file is cut, its line stays: "...NNN\u2026:7" */
+	ck_assert_str_eq(value_str(&s, 6), "N\u2026:7 N\u2026:7");
 	seen_free(&s);
 }
 END_TEST
