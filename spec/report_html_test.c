@@ -610,8 +610,9 @@ static void vm_dump(const struct spec_vm *vm, const char *path)
 
 /* The real sample VM leaking Sessions: two dumps a second apart give a
  * report whose first bar and first diff row are Session, whose summary
- * shows the VM's RSS, and one dump alone gives a report without growth
- * and diff, with the rest; no console error in either. */
+ * shows the VM's RSS, that fits 1400 px, and one dump alone gives a
+ * report without growth and diff, with the rest; no console error in
+ * either. */
 START_TEST(sample_vm_report_shows_the_leak_and_one_dump_works_alone)
 {
 	const char *dir = spec_mkdtemp("report-vm");
@@ -638,9 +639,13 @@ START_TEST(sample_vm_report_shows_the_leak_and_one_dump_works_alone)
 		   "eval:document.getElementById('tree').hidden",
 		   TEXTS(".path-class-name"), TEXTS(".path .root-text"),
 		   TEXTS(".path .holder"), TEXTS("#tree-body .root-kind"),
-		   NULL},
+		   "overflow:", NULL},
 	       &s);
 	assert_clean(&s);
+	/* at 1400 px nothing passes the page's right edge */
+	const struct jval *ov = value(&s, 8);
+	ck_assert_msg(json_get(ov, "count")->inum == 0, "overflow: %s",
+		      json_get(ov, "offenders")->items[0]->str);
 	/* the sample's dumps name roots and references (format 1.1): its
 	 * leak hangs in the Array at :leaks of the Hash of $globals */
 	struct jval *pc = texts(&s, 4), *pr = texts(&s, 5), *ph = texts(&s, 6),
