@@ -5,15 +5,16 @@
 # (spec/report_holdout_test.c).  Their helpers: spec/pprof_harness.c, and
 # the JSON and CSV parsers of tools_harness.c.
 PPROF_TEST := $(SPECDIR)/pprof_test
-PPROF_TEST_OBJS := $(OBJDIR)/spec/pprof_test.o \
-                   $(OBJDIR)/spec/report_holdout_test.o \
-                   $(OBJDIR)/spec/pprof_harness.o \
-                   $(OBJDIR)/spec/tools_harness.o
+PPROF_OWN_OBJS := $(OBJDIR)/spec/pprof_test.o \
+                  $(OBJDIR)/spec/report_holdout_test.o \
+                  $(OBJDIR)/spec/pprof_harness.o
+PPROF_TEST_OBJS := $(PPROF_OWN_OBJS) $(OBJDIR)/spec/tools_harness.o
 CHECK_SUITES += $(PPROF_TEST)
 EXTRA_ALL    += $(PPROF_TEST)
 
 # Under SAN=1 ruby gets the ASan runtime by LD_PRELOAD (spec/alloc_sites.mk).
-$(PPROF_TEST_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS) \
+# (tools_harness.o has its flags from the suites it was written for.)
+$(PPROF_OWN_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS) \
   $(if $(SAN),-DVMHEAP_ASAN_RUNTIME='"$(shell $(CC) -print-file-name=libasan.so)"')
 
 $(PPROF_TEST): $(PPROF_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a \
