@@ -697,6 +697,215 @@ START_TEST(attach_to_no_such_process)
 }
 END_TEST
 
+/* ------------------------------------------------ native tracking */
+
+/*
+ * A Ruby service with a C extension (spec/native/leaky/): every loop it
+ * allocates and drops Ruby strings and arrays (its own mallocs and
+ * frees, through libruby), and it runs a step when the test creates the
+ * file STEP in its directory: "keep" leaks 3000 blocks of 100 bytes in
+ * leaky_keep(), "drop" frees every block leaky kept, "late" requires the
+ * extension (when it was not required at the start).  It prints "step
+ * NAME" after each.  With `early`, it requires the extension at the
+ * start and leaks 5000 blocks of 64 bytes before any tracking.
+ */
+static const char native_script[] =
+    "$stdout.sync = true\n"
+    "$LOAD_PATH.unshift ARGV[0]\n"
+    "if ARGV[1] == 'early'\n"
+    "  require 'leaky'\n"
+    "  Leaky.leak(5000, 64)\n"
+    "end\n"
+    "work = []\n"
+    "n = 0\n"
+    "loop do\n"
+    "  n += 1\n"
+    "  work << ('w' * (n % 300)) << [n, n.to_s]\n"
+    "  work.shift(2) if work.size > 2000\n"
+    "  %w[late keep drop].each do |s|\n"
+    "    next unless File.exist?(s)\n"
+    "    File.delete(s)\n"
+    "    case s\n"
+    "    when 'late' then require 'leaky'\n"
+    "    when 'keep' then Leaky.leak(3000, 100)\n"
+    "    when 'drop' then Leaky.release(1 << 30)\n"
+    "    end\n"
+    "    puts \"step #{s}\"\n"
+    "  end\n"
+    "  puts \"tick #{n}\" if n % 50 == 0\n"
+    "  sleep 0.001\n"
+    "end\n";
+
+/* Run step `name` of native_script and wait until it says it ran. */
+static void native_step(struct target *t, const char *name)
+{
+	char path[600], want[64], line[4096];
+	int64_t deadline = spec_now_ms() + WAIT_MS;
+
+	snprintf(path, sizeof(path), "%s/%s", t->dir, name);
+	snprintf(want, sizeof(want), "step %s", name);
+	spec_write_text(path, "");
+	for (;;) {
+		int left = (int)(deadline - spec_now_ms());
+		ck_assert_msg(left > 0, "ruby %ld never ran step %s",
+			      (long)t->p.pid, name);
+		int r = spec_proc_line(&t->p, line, sizeof(line), left);
+		ck_assert_msg(r != 0, "ruby %ld ended before step %s",
+			      (long)t->p.pid, name);
+		if (r != 1)
+			continue;
+		if (strncmp(line, "tick ", 5) == 0)
+			t->last_tick = atol(line + 5);
+		if (strcmp(line, want) == 0)
+			return;
+	}
+}
+
+/* The line of `get system.native.sites` (console output `out`) whose
+ * site starts with `site`, copied into a static buffer; "" when none. */
+static const char *site_row(const char *out, const char *site)
+{
+	static char row[2048];
+	const char *p = out;
+
+	row[0] = '\0';
+	while (p && *p) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char line[2048];
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		if (strstr(line, site)) {
+			snprintf(row, sizeof(row), "%s", line);
+			return row;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return row;
+}
+
+/* Run the console with `cmds` on the attached (or about to be) pid and
+ * return its stdout (the caller frees); fails the test on an error. */
+static char *console_out(pid_t pid, const char *const *cmds)
+{
+	struct spec_run r;
+	char *out;
+
+	console_attach(&r, pid, cmds);
+	ck_assert_msg(r.status == 0, "console %s failed (%d): %s%s", cmds[0],
+		      r.status, r.out, r.err);
+	out = strdup(r.out);
+	spec_run_free(&r);
+	return out;
+}
+
+/*
+ * Native tracking switched on in a Ruby that runs with no vmheap in its
+ * environment (the agent attached; the tracker dlopen'ed and the
+ * allocator calls routed through the GOT): the C extension's leak is
+ * counted exactly at leaky_keep, and the native diff's top row names it;
+ * blocks from before tracking are freed and never counted; switched off,
+ * blocks tracked meanwhile are freed and the service runs on.  Twice: the
+ * extension loaded before the attach (routed by the scan of the loaded
+ * modules) and required after tracking started (routed by the routed
+ * dlopen, before its Init_ ran).
+ */
+START_TEST(native_tracking_after_attach_names_a_c_extension_leak)
+{
+	static const char *const modes[] = {"early", "late"};
+
+	for (int m = 0; m < 2; m++) {
+		struct target t;
+		char script[1400], arg[600];
+		char *out;
+		const char *row;
+
+		snprintf(arg, sizeof(arg), "%s", spec_build("spec/leaky"));
+		/* target_start runs `ruby app.rb`: the arguments go in the
+		 * script's first lines */
+		snprintf(script, sizeof(script),
+			 "ARGV.replace(['%s', '%s'])\n", arg, modes[m]);
+		char *text = malloc(strlen(script) + sizeof(native_script));
+		strcpy(text, script);
+		strcat(text, native_script);
+		target_start(&t, text);
+		free(text);
+		wait_tick(&t, 50);
+
+		out = console_out(t.p.pid, (const char *const[]){
+						  "set config.native.track true",
+						  "get config.native.track",
+						  "set system.memory.dump n1.vmheap",
+						  NULL});
+		ck_assert_msg(strstr(out, "true"), "%s", out);
+		free(out);
+		if (m == 1)
+			native_step(&t, "late");
+		native_step(&t, "keep");
+		out = console_out(t.p.pid, (const char *const[]){
+						  "get system.native.sites",
+						  "set system.memory.dump n2.vmheap",
+						  NULL});
+		/* exactly the 3000 blocks of 100 bytes made while tracking;
+		 * the 5000 from before are not counted */
+		row = site_row(out, "leaky_keep (leaky.c:20)");
+		ck_assert_msg(strstr(row, "(300000 bytes)  3000 "),
+			      "%s: leaky_keep's row: \"%s\" in\n%s", modes[m],
+			      row, out);
+		free(out);
+
+		/* the native diff's top row names the C function */
+		char n1[700], n2[700];
+		snprintf(n1, sizeof(n1), "%s/n1.vmheap", t.dir);
+		snprintf(n2, sizeof(n2), "%s/n2.vmheap", t.dir);
+		out = spec_run_stdout(
+		    (const char *const[]){spec_bin("vmheap-diff"), "--native",
+					  n1, n2, NULL},
+		    NULL, CONSOLE_MS);
+		const char *first = strstr(out, "bytes  site\n");
+		first = first ? first + 12 : "";
+		ck_assert_msg(!strncmp(first, "+3000 ", 6) &&
+				  strstr(site_row(first, "+"),
+					 "  leaky_keep (leaky.c:20) < leak "),
+			      "%s: native diff:\n%s", modes[m], out);
+		free(out);
+
+		/* free every block leaky holds: 3000 tracked (counted
+		 * freed) and, early, 5000 from before (unknown: never
+		 * counted) */
+		native_step(&t, "drop");
+		out = console_out(t.p.pid,
+				  (const char *const[]){
+				      "get system.native.sites", NULL});
+		ck_assert_msg(site_row(out, "leaky_keep (leaky.c:20)")[0] ==
+				  '\0',
+			      "%s: still live after the drop:\n%s", modes[m],
+			      out);
+		free(out);
+
+		/* blocks tracked, then tracking off, then freed */
+		native_step(&t, "keep");
+		out = console_out(t.p.pid, (const char *const[]){
+						  "set config.native.track false",
+						  "get config.native.track",
+						  NULL});
+		ck_assert_msg(strstr(out, "false"), "%s", out);
+		free(out);
+		native_step(&t, "drop");
+		native_step(&t, "keep");
+		native_step(&t, "drop");
+		/* the service keeps serving (its loop allocates and frees
+		 * through the routed slots), and the agent still answers */
+		wait_tick(&t, t.last_tick + 300);
+		out = console_out(t.p.pid, (const char *const[]){
+						  "get system.gc.count", NULL});
+		free(out);
+		wait_tick(&t, t.last_tick + 50);
+		ck_assert_int_eq(tracer_of(t.p.pid), 0);
+		spec_kill(t.p.pid);
+	}
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("attach");
@@ -715,5 +924,6 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, attach_to_an_undumpable_ruby);
 	tcase_add_test(tc, attach_to_a_ruby_under_seccomp);
 	tcase_add_test(tc, attach_to_no_such_process);
+	tcase_add_test(tc, native_tracking_after_attach_names_a_c_extension_leak);
 	return s;
 }
