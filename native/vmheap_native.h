@@ -1,7 +1,9 @@
 /*
  * vmheap_native.h - the native (malloc) tracker's C API.
  *
- * libvmheap-malloc.so is loaded with LD_PRELOAD (vmheap-run does it).  It
+ * libvmheap-malloc.so is loaded with LD_PRELOAD (vmheap-run does it);
+ * libvmheap-malloc-attach.so, the same built for dlopen, is loaded by the
+ * agent into a running process and routed to with vmheap_native_route.  It
  * interposes the C allocator's entry points (malloc, calloc, realloc,
  * free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc,
  * malloc_usable_size) and forwards each to glibc.  Until tracking is
