@@ -13,6 +13,12 @@
 #    plain with the agent attached 0.3 s after it started (nothing talks
 #    to it afterwards): median CPU time and peak RSS of each.
 #
+# 3. Native tracking after attaching.  bench/attach_native.rb's Ruby work
+#    (bench-native's "ruby" workload) with no tracker, with the preloaded
+#    tracker on from the start (VMHEAP_NATIVE_TRACK=1), and with
+#    libvmheap-malloc-attach.so loaded by the script, routed and started:
+#    median CPU time of each.
+#
 # Prints, and writes to BUILD/bench-attach/attach.md.
 # usage: attach_cost.sh BUILD [RUNS] [ITERATIONS]
 set -e
@@ -106,6 +112,31 @@ while [ "$i" -lt "$runs" ]; do
 	idle "$work/attach" attach
 	i=$((i + 1))
 done
+# ------------------------------------------------- tracking after attach
+track() {
+	file=$1
+	mode=$2
+	if [ "$mode" = preload ]; then
+		set -- env LD_PRELOAD="$build/lib/libvmheap-malloc.so" \
+		    VMHEAP_NATIVE_TRACK=1 ruby "$src/bench/attach_native.rb"
+	elif [ "$mode" = attach ]; then
+		set -- env -u LD_PRELOAD ruby "$src/bench/attach_native.rb" \
+		    attach "$build/lib/libvmheap-malloc-attach.so"
+	else
+		set -- env -u LD_PRELOAD ruby "$src/bench/attach_native.rb"
+	fi
+	/usr/bin/time -f '%U %S %M' -o "$work/t" "$@" > /dev/null
+	awk '{ printf "%.2f %d\n", $1 + $2, $3 }' "$work/t" >> "$file"
+}
+: > "$work/tnone"; : > "$work/tpreload"; : > "$work/tattach"
+i=0
+while [ "$i" -lt "$runs" ]; do
+	track "$work/tnone" none
+	track "$work/tpreload" preload
+	track "$work/tattach" attach
+	i=$((i + 1))
+done
+
 median() {
 	cut -d' ' -f"$2" "$1" | sort -n | awk '{ v[NR] = $1 }
 	    END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
@@ -125,5 +156,18 @@ median() {
 	echo "Every run (CPU s, peak RSS KiB): none: $(tr '\n' ';' < "$work/none")" \
 	     "preload: $(tr '\n' ';' < "$work/preload")" \
 	     "attach: $(tr '\n' ';' < "$work/attach")"
+	echo
+	echo "| attach_native.rb, $runs runs | CPU s, median | ratio | peak RSS MiB, median |"
+	echo "| --- | --- | --- | --- |"
+	c0=$(median "$work/tnone" 1)
+	for m in none preload attach; do
+		awk -v m="$m" -v c="$(median "$work/t$m" 1)" -v c0="$c0" \
+		    -v r="$(median "$work/t$m" 2)" \
+		    'BEGIN { printf "| tracking: %s | %.2f | %.2fx | %.1f |\n", m, c, c / c0, r / 1024 }'
+	done
+	echo
+	echo "Every run (CPU s, peak RSS KiB): none: $(tr '\n' ';' < "$work/tnone")" \
+	     "preload: $(tr '\n' ';' < "$work/tpreload")" \
+	     "attach: $(tr '\n' ';' < "$work/tattach")"
 } > "$out/attach.md"
 cat "$out/attach.md"
