@@ -89,6 +89,10 @@ int attach_elf_code_slack(const char *path, uint64_t *end, uint64_t *page_end,
  * the target runs on as it was (it is never left stopped or traced).
  */
 int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen);
+/* For the test suite: stop this process (SIGSTOP) at moment `moment` of
+ * an attach when VMHEAP_ATTACH_TEST_STOP says so (attach_inject.c lists
+ * the moments). */
+void attach_test_stop(int moment);
 
 /* --------------------------------------------------------------- attach.c */
 

@@ -148,11 +148,23 @@ static int check_target(pid_t pid, char *err, size_t errlen)
 	}
 	m = attach_proc_module(pid, "libruby", &ruby);
 	if (m == -2) {
-		snprintf(err, errlen,
-			 "cannot read /proc/%ld/maps (%s): the process belongs "
-			 "to another user or made itself undumpable "
-			 "(PR_SET_DUMPABLE 0); attach as root",
-			 (long)pid, strerror(errno));
+		int e = errno;
+		long uid = attach_proc_uid(pid);
+
+		if (uid >= 0 && (uid_t)uid != geteuid() && geteuid() != 0)
+			snprintf(err, errlen,
+				 "pid %ld belongs to uid %ld, not to you, and "
+				 "only its user or root may trace it: run "
+				 "vmheap-console --attach as that user or as "
+				 "root",
+				 (long)pid, uid);
+		else
+			snprintf(err, errlen,
+				 "cannot read /proc/%ld/maps (%s): the process "
+				 "made itself undumpable (PR_SET_DUMPABLE 0) or "
+				 "runs under another security context; attach "
+				 "as root (CAP_SYS_PTRACE)",
+				 (long)pid, strerror(e));
 		return -1;
 	}
 	if (m < 0) {
@@ -239,6 +251,7 @@ int attach_agent(pid_t pid, int timeout_ms, char *dir, size_t len,
 		if (attach_inject(pid, so, err, errlen) < 0)
 			return -1;
 		*injected = 1;
+		attach_test_stop(6);
 	}
 	/* The main thread starts the agent at its next interrupt check.
 	 * The injection made a blocked thread come back with EINTR; should

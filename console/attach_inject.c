@@ -299,10 +299,13 @@ static void resume_state(const struct user_regs_struct *r, uint64_t *rax,
 /*
  * For the test suite only: with VMHEAP_ATTACH_TEST_STOP=N the injector
  * stops itself (SIGSTOP) at moment N, so that a test can kill it -9 there:
- * 1 the thread is seized and interrupted, 2 the stub and frame are written
- * and the registers point at the stub, 3 the stub is at its marker.
+ * 4 the thread is seized, not yet interrupted; 1 it is interrupted at a
+ * safe stop; 2 the stub and frame are written and the registers point at
+ * the stub; 5 the stub runs dlopen, the thread at a system call stop
+ * inside it; 3 the stub is at its marker; 6 (attach.c) the stub is done
+ * and the thread detached, the console waits for the agent.
  */
-static void test_stop(int moment)
+void attach_test_stop(int moment)
 {
 	const char *v = getenv("VMHEAP_ATTACH_TEST_STOP");
 
@@ -440,10 +443,11 @@ static int run_stub(struct inject *in, uint64_t *handle, char *err,
 			    r.rip == in->cave + STUB_MARKER_END &&
 			    (long)r.orig_rax == SYS_getpid) {
 				*handle = r.rdi;
-				test_stop(3);
+				attach_test_stop(3);
 				ptrace(PTRACE_DETACH, in->pid, 0, 0);
 				return 1;
 			}
+			attach_test_stop(5);
 			continue;
 		}
 		if ((status >> 16) == PTRACE_EVENT_STOP) {
@@ -565,6 +569,7 @@ int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen)
 		rc = seize_error(pid, errno, err, errlen);
 		goto out;
 	}
+	attach_test_stop(4);
 	rc = -1;
 	for (tries = 0; tries < SAFE_STOP_TRIES; tries++) {
 		if (interrupt_thread(pid, err, errlen) < 0)
@@ -576,7 +581,7 @@ int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen)
 			goto detach;
 		}
 		if (safe_stop(pid, &regs, &in.libc, &in.ld, blocked_before)) {
-			test_stop(1);
+			attach_test_stop(1);
 			break;
 		}
 		ptrace(PTRACE_CONT, pid, 0, 0);
@@ -612,7 +617,7 @@ int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen)
 		ptrace(PTRACE_SETREGS, pid, 0, &regs);
 		goto detach;
 	}
-	test_stop(2);
+	attach_test_stop(2);
 	rc = run_stub(&in, &handle, err, errlen);
 	if (rc == 1 && handle == 0) {
 		snprintf(err, errlen,

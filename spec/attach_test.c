@@ -14,9 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/vmheap_spec.h"
+#include "vmheap_agent.h"
 
 #define WAIT_MS 30000
 #define CONSOLE_MS 60000
@@ -426,12 +428,14 @@ START_TEST(attach_refuses_a_stopped_ruby_and_leaves_it_stopped)
 }
 END_TEST
 
-/* The console killed -9 at three moments of the injection (it stops
- * itself there: VMHEAP_ATTACH_TEST_STOP): the Ruby program runs on,
- * untraced, and a later attach gives it an agent. */
+/* The console killed -9 at six moments of the injection (it stops itself
+ * there: VMHEAP_ATTACH_TEST_STOP; console/attach_inject.c lists them:
+ * seized; interrupted; the stub written; inside dlopen; at the stub's
+ * marker; detached, waiting for the agent): the Ruby program runs on,
+ * untraced, and a later attach gives it one agent. */
 START_TEST(a_console_killed_while_injecting_never_harms_the_program)
 {
-	for (int moment = 1; moment <= 3; moment++) {
+	for (int moment = 1; moment <= 6; moment++) {
 		struct target t;
 		struct spec_run r;
 		char pidtext[32], stop[64];
@@ -452,7 +456,8 @@ START_TEST(a_console_killed_while_injecting_never_harms_the_program)
 		ck_assert_int_gt(console, 0);
 		SPEC_WAIT_UNTIL(proc_state(console) == 'T', WAIT_MS,
 				"the console to stop at moment %d", moment);
-		ck_assert_int_eq(tracer_of(t.p.pid), console);
+		/* traced at every moment but the last (detached) */
+		ck_assert_int_eq(tracer_of(t.p.pid), moment == 6 ? 0 : console);
 		spec_kill(console);
 		SPEC_WAIT_UNTIL(tracer_of(t.p.pid) == 0, WAIT_MS,
 				"ruby %ld untraced after moment %d",
@@ -697,6 +702,180 @@ START_TEST(attach_to_no_such_process)
 }
 END_TEST
 
+/* ------------------------------------------------- other users */
+
+/* A directory under /tmp that `daemon` reaches (the suite's own is 0700
+ * and the build may be too), with a copy of vmheap-console in bin/.
+ * Writes its path into dir (a mkdtemp template's room) and the console
+ * copy's into *console. */
+static void daemon_dir(char *dir, size_t cap, const char **console)
+{
+	char bin[600];
+
+	snprintf(dir, cap, "/tmp/vmheap-attach-user.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0777), 0);
+	snprintf(bin, sizeof(bin), "%s/bin", dir);
+	ck_assert_int_eq(mkdir(bin, 0755), 0);
+	ck_assert_int_eq(chmod(bin, 0755), 0);
+	*console = spec_copy_program("vmheap-console", bin);
+}
+
+/* Run the console copy as `daemon` with --attach pid. */
+static void console_as_daemon(struct spec_run *r, const char *console,
+			      pid_t pid)
+{
+	char pidtext[32];
+	const char *argv[] = {"setpriv",     "--reuid=daemon",
+			      "--regid=daemon", "--clear-groups",
+			      console,	     "--attach",
+			      pidtext,	     "-e",
+			      "get system.gc.count", NULL};
+	static const char *const env[] = {"HOME=/", "TMPDIR",
+					  "VMHEAP_AGENT_TMPDIR", NULL};
+
+	snprintf(pidtext, sizeof(pidtext), "%ld", (long)pid);
+	ck_assert_int_eq(spec_run(argv, env, NULL, CONSOLE_MS, r), 0);
+}
+
+/* Another user's Ruby (root's, attached from `daemon`): refused with a
+ * sentence that says whose it is and what to do; it runs on, untraced,
+ * without an agent. */
+START_TEST(attach_refuses_another_users_ruby)
+{
+	struct target t;
+	struct spec_run r;
+	char dir[600], want[96];
+	const char *console;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "attach_refuses_another_users_ruby: skipped, "
+				"the suite does not run as root\n");
+		return;
+	}
+	daemon_dir(dir, sizeof(dir), &console);
+	target_start(&t, leaky_script);
+	wait_tick(&t, 20);
+	console_as_daemon(&r, console, t.p.pid);
+	snprintf(want, sizeof(want), "pid %ld belongs to uid 0, not to you",
+		 (long)t.p.pid);
+	ck_assert_msg(r.status == 2 && strstr(r.err, want) &&
+			  strstr(r.err, "as that user or as root"),
+		      "%d: %s", r.status, r.err);
+	spec_run_free(&r);
+	ck_assert_int_eq(tracer_of(t.p.pid), 0);
+	ck_assert_int_eq(discovery_files(t.dir, t.p.pid), 0);
+	wait_tick(&t, t.last_tick + 50);
+	spec_kill(t.p.pid);
+	spec_rmrf(dir);
+}
+END_TEST
+
+/* An undumpable Ruby of the user attaching (both `daemon`, no
+ * CAP_SYS_PTRACE): refused, the sentence names the cause and the way
+ * (root); it runs on, untraced. */
+START_TEST(attach_refuses_an_undumpable_ruby_of_ones_own)
+{
+	static const char script[] =
+	    "require 'fiddle'\n"
+	    "prctl = Fiddle::Function.new(Fiddle.dlopen(nil)['prctl'],\n"
+	    "  [Fiddle::TYPE_INT, Fiddle::TYPE_LONG, Fiddle::TYPE_LONG,\n"
+	    "   Fiddle::TYPE_LONG, Fiddle::TYPE_LONG], Fiddle::TYPE_INT)\n"
+	    "raise 'prctl' unless prctl.call(4, 0, 0, 0, 0) == 0\n"
+	    "$stdout.sync = true\n"
+	    "n = 0\n"
+	    "loop { n += 1; puts \"tick #{n}\"; sleep 0.002 }\n";
+	struct target t;
+	struct spec_run r;
+	char dir[600], path[700], env_tmp[700];
+	const char *console;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "attach_refuses_an_undumpable_ruby_of_ones_own: "
+				"skipped, the suite does not run as root\n");
+		return;
+	}
+	daemon_dir(dir, sizeof(dir), &console);
+	snprintf(path, sizeof(path), "%s/app.rb", dir);
+	spec_write_text(path, script);
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	snprintf(env_tmp, sizeof(env_tmp), "TMPDIR=%s", dir);
+	{
+		const char *const argv[] = {"setpriv",	      "--reuid=daemon",
+					    "--regid=daemon", "--clear-groups",
+					    "ruby",	      path,
+					    NULL};
+		const char *const env[] = {env_tmp, "HOME=/", "RUBYOPT",
+					   "RUBYLIB", "LD_PRELOAD",
+					   "VMHEAP_AGENT_TMPDIR", NULL};
+		struct spec_spawn sp = {.argv = argv, .env = env, .dir = dir};
+
+		memset(&t, 0, sizeof(t));
+		t.dir = dir;
+		spec_proc_start(&t.p, &sp, 1);
+	}
+	wait_tick(&t, 20);
+	console_as_daemon(&r, console, t.p.pid);
+	ck_assert_msg(r.status == 2 && strstr(r.err, "undumpable") &&
+			  strstr(r.err, "as root"),
+		      "%d: %s", r.status, r.err);
+	spec_run_free(&r);
+	ck_assert_int_eq(tracer_of(t.p.pid), 0);
+	wait_tick(&t, t.last_tick + 50);
+	spec_kill(t.p.pid);
+	spec_rmrf(dir);
+}
+END_TEST
+
+/* The injected agent has a preloaded agent's defaults: its discovery
+ * file 0600 with a loopback address, dumps in the process's working
+ * directory; `set config.dump.dir` moves them. */
+START_TEST(the_injected_agent_has_the_defaults_and_takes_a_dump_dir)
+{
+	struct target t;
+	struct vmheap_agent_info info;
+	struct spec_run r;
+	struct stat st;
+	char err[600], other[600], path[700];
+
+	target_start(&t, leaky_script);
+	wait_tick(&t, 20);
+	console_attach(&r, t.p.pid,
+		       (const char *const[]){"get config.dump.dir",
+					     "set system.memory.dump here.vmheap",
+					     NULL});
+	ck_assert_msg(r.status == 0, "%d: %s%s", r.status, r.out, r.err);
+	ck_assert_msg(!strncmp(r.out, t.dir, strlen(t.dir)) &&
+			  r.out[strlen(t.dir)] == '\n',
+		      "dump dir: %s", r.out);
+	spec_run_free(&r);
+	snprintf(path, sizeof(path), "%s/here.vmheap", t.dir);
+	ck_assert_int_eq(stat(path, &st), 0);
+
+	ck_assert_msg(spec_discovery_wait(t.dir, t.p.pid, &info, WAIT_MS, err,
+					  sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(stat(info.path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_str_eq(info.host, "127.0.0.1");
+
+	snprintf(other, sizeof(other), "%s", spec_mkdtemp("dumps"));
+	snprintf(err, sizeof(err), "set config.dump.dir %s", other);
+	console_attach(&r, t.p.pid,
+		       (const char *const[]){err,
+					     "set system.memory.dump there.vmheap",
+					     NULL});
+	ck_assert_msg(r.status == 0, "%d: %s%s", r.status, r.out, r.err);
+	spec_run_free(&r);
+	snprintf(path, sizeof(path), "%s/there.vmheap", other);
+	ck_assert_int_eq(stat(path, &st), 0);
+	snprintf(path, sizeof(path), "%s/there.vmheap", t.dir);
+	ck_assert_int_ne(stat(path, &st), 0);
+	wait_tick(&t, t.last_tick + 50);
+	spec_kill(t.p.pid);
+}
+END_TEST
+
 /* ------------------------------------------------ native tracking */
 
 /*
@@ -924,6 +1103,9 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, attach_to_an_undumpable_ruby);
 	tcase_add_test(tc, attach_to_a_ruby_under_seccomp);
 	tcase_add_test(tc, attach_to_no_such_process);
+	tcase_add_test(tc, attach_refuses_another_users_ruby);
+	tcase_add_test(tc, attach_refuses_an_undumpable_ruby_of_ones_own);
+	tcase_add_test(tc, the_injected_agent_has_the_defaults_and_takes_a_dump_dir);
 	tcase_add_test(tc, native_tracking_after_attach_names_a_c_extension_leak);
 	return s;
 }
