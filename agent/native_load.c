@@ -134,12 +134,13 @@ static void *load_locked(char *err, size_t errlen)
 		h = dlopen(ATTACH_LIB, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		const char *e = dlerror();
-		agent_msgf(err, errlen,
-			   "the malloc tracker cannot be loaded into this VM "
-			   "(%s); install it next to the agent, set "
-			   "VMHEAP_MALLOC_LIB in the VM's environment, or start "
-			   "the VM with vmheap-run",
-			   e ? e : ATTACH_LIB " not found");
+		agent_msgf(
+		    err, errlen,
+		    "the malloc tracker cannot be loaded into this VM "
+		    "(%s); install it next to the agent, set "
+		    "VMHEAP_MALLOC_LIB in the VM's environment, or start "
+		    "the VM with vmheap-run",
+		    e ? e : ATTACH_LIB " not found");
 	}
 	return h;
 }
@@ -147,7 +148,7 @@ static void *load_locked(char *err, size_t errlen)
 int agent_native_route(char *err, size_t errlen)
 {
 	vmheap_native_route_fn route =
-		(vmheap_native_route_fn)agent_native_api("vmheap_native_route");
+	    (vmheap_native_route_fn)agent_native_api("vmheap_native_route");
 	vmheap_native_route_info info;
 
 	if (route == NULL) /* an older tracker, preloaded */
@@ -175,7 +176,7 @@ int agent_native_load(char *err, size_t errlen)
 	if (agent_native_route(err, errlen) < 0)
 		return VMHEAP_AGENT_EUNSUPPORTED;
 	set = (vmheap_native_set_location_fn)dlsym(
-		h, "vmheap_native_set_location");
+	    h, "vmheap_native_set_location");
 	if (set != NULL)
 		set(atomic_load(&location));
 	return 0;
@@ -184,8 +185,9 @@ int agent_native_load(char *err, size_t errlen)
 VMHEAP_EXPORT int vmheap_agent_native_location(int (*where)(const char **,
 							    uint32_t *))
 {
-	vmheap_native_set_location_fn set = (vmheap_native_set_location_fn)
-		agent_native_api("vmheap_native_set_location");
+	vmheap_native_set_location_fn set =
+	    (vmheap_native_set_location_fn)agent_native_api(
+		"vmheap_native_set_location");
 
 	atomic_store(&location, where);
 	if (set == NULL)

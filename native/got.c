@@ -70,18 +70,18 @@ struct route {
 static void *routed_dlopen(const char *file, int mode);
 
 static struct route routes[] = {
-	{"malloc", (void *)native_malloc, NULL, 0},
-	{"calloc", (void *)native_calloc, NULL, 0},
-	{"realloc", (void *)native_realloc, NULL, 0},
-	{"reallocarray", (void *)native_reallocarray, NULL, 0},
-	{"free", (void *)native_free, NULL, 0},
-	{"memalign", (void *)native_memalign, NULL, 0},
-	{"valloc", (void *)native_valloc, NULL, 0},
-	{"pvalloc", (void *)native_pvalloc, NULL, 0},
-	{"aligned_alloc", (void *)native_aligned_alloc, NULL, 0},
-	{"posix_memalign", (void *)native_posix_memalign, NULL, 0},
-	{"dlclose", (void *)native_dlclose, NULL, 0},
-	{"dlopen", (void *)routed_dlopen, NULL, 1},
+    {"malloc", (void *)native_malloc, NULL, 0},
+    {"calloc", (void *)native_calloc, NULL, 0},
+    {"realloc", (void *)native_realloc, NULL, 0},
+    {"reallocarray", (void *)native_reallocarray, NULL, 0},
+    {"free", (void *)native_free, NULL, 0},
+    {"memalign", (void *)native_memalign, NULL, 0},
+    {"valloc", (void *)native_valloc, NULL, 0},
+    {"pvalloc", (void *)native_pvalloc, NULL, 0},
+    {"aligned_alloc", (void *)native_aligned_alloc, NULL, 0},
+    {"posix_memalign", (void *)native_posix_memalign, NULL, 0},
+    {"dlclose", (void *)native_dlclose, NULL, 0},
+    {"dlopen", (void *)routed_dlopen, NULL, 1},
 };
 #define NROUTES (sizeof routes / sizeof *routes)
 
@@ -103,10 +103,10 @@ static uintptr_t self_addr, ldso_addr;
 /* ---------------------------------------------------- the relocations */
 
 struct dyn {
-	const ElfW(Sym) *symtab;
+	const ElfW(Sym) * symtab;
 	const char *strtab;
 	size_t strsz;
-	const ElfW(Rela) *jmprel, *rela;
+	const ElfW(Rela) * jmprel, *rela;
 	size_t jmprelsz, relasz, relacount;
 	int pltrel_rela, has_path;
 	uintptr_t relro_lo, relro_hi; /* the pages the loader made read-only */
@@ -132,8 +132,8 @@ static int read_dyn(const struct dl_phdr_info *info, struct dyn *d)
 			dyn = (const ElfW(Dyn) *)(base + ph->p_vaddr);
 		if (ph->p_type == PT_GNU_RELRO) {
 			d->relro_lo = (base + ph->p_vaddr) & ~(page - 1);
-			d->relro_hi = (base + ph->p_vaddr + ph->p_memsz) &
-				      ~(page - 1);
+			d->relro_hi =
+			    (base + ph->p_vaddr + ph->p_memsz) & ~(page - 1);
 		}
 	}
 	if (dyn == NULL)
@@ -141,18 +141,19 @@ static int read_dyn(const struct dl_phdr_info *info, struct dyn *d)
 	for (; dyn->d_tag != DT_NULL; dyn++) {
 		switch (dyn->d_tag) {
 		case DT_SYMTAB:
-			d->symtab = (const ElfW(Sym) *)dyn_ptr(base,
-							      dyn->d_un.d_ptr);
+			d->symtab =
+			    (const ElfW(Sym) *)dyn_ptr(base, dyn->d_un.d_ptr);
 			break;
 		case DT_STRTAB:
-			d->strtab = (const char *)dyn_ptr(base, dyn->d_un.d_ptr);
+			d->strtab =
+			    (const char *)dyn_ptr(base, dyn->d_un.d_ptr);
 			break;
 		case DT_STRSZ:
 			d->strsz = dyn->d_un.d_val;
 			break;
 		case DT_JMPREL:
-			d->jmprel = (const ElfW(Rela) *)dyn_ptr(base,
-							       dyn->d_un.d_ptr);
+			d->jmprel =
+			    (const ElfW(Rela) *)dyn_ptr(base, dyn->d_un.d_ptr);
 			break;
 		case DT_PLTRELSZ:
 			d->jmprelsz = dyn->d_un.d_val;
@@ -161,8 +162,8 @@ static int read_dyn(const struct dl_phdr_info *info, struct dyn *d)
 			d->pltrel_rela = dyn->d_un.d_val == DT_RELA;
 			break;
 		case DT_RELA:
-			d->rela = (const ElfW(Rela) *)dyn_ptr(base,
-							     dyn->d_un.d_ptr);
+			d->rela =
+			    (const ElfW(Rela) *)dyn_ptr(base, dyn->d_un.d_ptr);
 			break;
 		case DT_RELASZ:
 			d->relasz = dyn->d_un.d_val;
@@ -230,7 +231,7 @@ static const struct route *route_of(const char *name)
 }
 
 static void route_relocs(const struct dl_phdr_info *info, const struct dyn *d,
-			 const ElfW(Rela) *r, size_t n,
+			 const ElfW(Rela) * r, size_t n,
 			 vmheap_native_route_info *out)
 {
 	uintptr_t lo, hi;
@@ -246,7 +247,7 @@ static void route_relocs(const struct dl_phdr_info *info, const struct dyn *d,
 		if (sym == 0 || d->symtab[sym].st_name >= d->strsz)
 			continue;
 		const struct route *rt =
-			route_of(d->strtab + d->symtab[sym].st_name);
+		    route_of(d->strtab + d->symtab[sym].st_name);
 		if (rt == NULL || rt->theirs == NULL ||
 		    (rt->dl && d->has_path) ||
 		    (type == R_X86_64_64 && r[i].r_addend != 0))
@@ -254,8 +255,8 @@ static void route_relocs(const struct dl_phdr_info *info, const struct dyn *d,
 		uintptr_t slot = info->dlpi_addr + r[i].r_offset;
 		if (slot < lo || slot + sizeof(uintptr_t) > hi)
 			continue;
-		uintptr_t v = __atomic_load_n((uintptr_t *)slot,
-					      __ATOMIC_ACQUIRE);
+		uintptr_t v =
+		    __atomic_load_n((uintptr_t *)slot, __ATOMIC_ACQUIRE);
 		if (v == (uintptr_t)rt->ours) {
 			out->routed++;
 			continue;
@@ -293,8 +294,8 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	}
 	memcpy(names + w->used, name, len);
-	modules[w->n++] = (struct module){info->dlpi_addr, names + w->used,
-					  NULL};
+	modules[w->n++] =
+	    (struct module){info->dlpi_addr, names + w->used, NULL};
 	w->used += len;
 	return 0;
 }
@@ -395,7 +396,8 @@ static void route_all(vmheap_native_route_info *out)
 		if (m->name[0] == '\0') { /* the program: relocated first */
 			m->handle = libc_dlopen(NULL, RTLD_LAZY);
 		} else {
-			m->handle = libc_dlopen(m->name, RTLD_LAZY | RTLD_NOLOAD);
+			m->handle =
+			    libc_dlopen(m->name, RTLD_LAZY | RTLD_NOLOAD);
 		}
 		struct link_map *lm = NULL;
 		if (m->handle != NULL &&
