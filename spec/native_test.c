@@ -305,6 +305,27 @@ START_TEST(exports_only_the_allocator_and_api)
 }
 END_TEST
 
+/* The attach build dlopen'ed into a program running four allocating
+ * threads, routed through the GOT (no preload): exact counts for what is
+ * made after, blocks from before freed uncounted, tracked blocks freed
+ * after a stop, a second start and stop; spec/native/routed.c. */
+START_TEST(routed_while_threads_allocate)
+{
+	const char *argv[] = {spec_build("spec/native_routed"),
+			      spec_build("lib/libvmheap-malloc-attach.so"),
+			      NULL};
+	const char *env[] = {"LD_PRELOAD", "VMHEAP_NATIVE_TRACK", NULL};
+	struct spec_run r;
+
+	if (SPEC_SANITIZED)
+		return; /* the program is not instrumented, the suite is */
+	ck_assert_int_eq(spec_run(argv, env, NULL, 120000, &r), 0);
+	ck_assert_msg(r.status == 0 && !strncmp(r.out, "ok ", 3),
+		      "%d: %s%s", r.status, r.out, r.err);
+	spec_run_free(&r);
+}
+END_TEST
+
 /* vmheap-run appends the tracker to an existing LD_PRELOAD, and the
  * program it starts is tracked (the victim finds the API). */
 START_TEST(run_appends_to_ld_preload)
@@ -1142,6 +1163,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, blocks_keep_their_contents_and_counts);
 	tcase_add_test(t, ruby_runs_under_tracking);
 	tcase_add_test(t, exports_only_the_allocator_and_api);
+	tcase_add_test(t, routed_while_threads_allocate);
 	tcase_add_test(t, glibc_semantics_hold_under_tracking);
 	tcase_add_test(t, deepbind_library_shares_blocks_with_the_program);
 	TCase *run = spec_tcase(s, "vmheap-run", 60);
