@@ -14,6 +14,8 @@
  *   cfa.c        a code address's unwind rule, from its .eh_frame FDE
  *   files.c      the VM source files that sites name (the location hook)
  *   modules.c    the module list (dl_iterate_phdr, build ids)
+ *   got.c        routing a running process's allocator calls to a
+ *                tracker that was dlopen'ed (GOT slots of every module)
  *   api.c        start, stop, snapshot (vmheap_native.h)
  *   scan.c       the leak scan of a forked child (vmheap_native_scan)
  *   pages.c      the tracker's own memory, straight from mmap
