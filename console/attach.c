@@ -148,23 +148,8 @@ static int check_target(pid_t pid, char *err, size_t errlen)
 	}
 	m = attach_proc_module(pid, "libruby", &ruby);
 	if (m == -2) {
-		int e = errno;
-		long uid = attach_proc_uid(pid);
-
-		if (uid >= 0 && (uid_t)uid != geteuid() && geteuid() != 0)
-			snprintf(err, errlen,
-				 "pid %ld belongs to uid %ld, not to you, and "
-				 "only its user or root may trace it: run "
-				 "vmheap-console --attach as that user or as "
-				 "root",
-				 (long)pid, uid);
-		else
-			snprintf(err, errlen,
-				 "cannot read /proc/%ld/maps (%s): the process "
-				 "made itself undumpable (PR_SET_DUMPABLE 0) or "
-				 "runs under another security context; attach "
-				 "as root (CAP_SYS_PTRACE)",
-				 (long)pid, strerror(e));
+		/* the kernel lets us read maps where it lets us trace */
+		attach_refusal(pid, err, errlen);
 		return -1;
 	}
 	if (m < 0) {
@@ -234,6 +219,12 @@ int attach_agent(pid_t pid, int timeout_ms, char *dir, size_t len,
 			 "vmheap_agent.so, in %s, or in $VMHEAP_ATTACH_SO)",
 			 *VMHEAP_RUBY_ARCHDIR ? VMHEAP_RUBY_ARCHDIR
 					      : "Ruby's site arch directory");
+		return -1;
+	}
+	/* following /proc/PID/root takes the right to trace it */
+	snprintf(seen, sizeof(seen), "/proc/%ld/root/", (long)pid);
+	if (access(seen, X_OK) != 0 && errno == EACCES) {
+		attach_refusal(pid, err, errlen);
 		return -1;
 	}
 	snprintf(seen, sizeof(seen), "/proc/%ld/root%s", (long)pid, so);

@@ -470,41 +470,13 @@ static int run_stub(struct inject *in, uint64_t *handle, char *err,
 
 static int seize_error(pid_t pid, int e, char *err, size_t errlen)
 {
-	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-	int scope = -1;
-	long uid = attach_proc_uid(pid);
-
-	if (f) {
-		if (fscanf(f, "%d", &scope) != 1)
-			scope = -1;
-		fclose(f);
-	}
 	if (e == ESRCH)
 		snprintf(err, errlen, "no process %ld", (long)pid);
 	else if (e != EPERM)
 		snprintf(err, errlen, "cannot trace pid %ld: %s", (long)pid,
 			 strerror(e));
-	else if (uid >= 0 && (uid_t)uid != geteuid() && geteuid() != 0)
-		snprintf(err, errlen,
-			 "pid %ld belongs to uid %ld, not to you: run "
-			 "vmheap-console as that user or as root",
-			 (long)pid, uid);
-	else if (scope >= 1)
-		snprintf(err, errlen,
-			 "the kernel does not let this process trace pid %ld: "
-			 "Yama ptrace_scope is %d "
-			 "(/proc/sys/kernel/yama/ptrace_scope); run as root "
-			 "or with CAP_SYS_PTRACE%s",
-			 (long)pid, scope,
-			 scope >= 3 ? " (scope 3 forbids it to everyone)"
-				    : ", or set it to 0");
 	else
-		snprintf(err, errlen,
-			 "the kernel does not let this process trace pid %ld "
-			 "(EPERM): it may have made itself undumpable "
-			 "(PR_SET_DUMPABLE 0), run under another security "
-			 "context, or this process lacks CAP_SYS_PTRACE",
-			 (long)pid);
+		attach_refusal(pid, err, errlen);
 	return -1;
 }
 

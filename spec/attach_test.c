@@ -738,6 +738,30 @@ static void console_as_daemon(struct spec_run *r, const char *console,
 	ck_assert_int_eq(spec_run(argv, env, NULL, CONSOLE_MS, r), 0);
 }
 
+/* Start `ruby SCRIPT` as `daemon` in dir (daemon_dir's), its TMPDIR,
+ * with no vmheap in its environment. */
+static void target_start_as_daemon(struct target *t, const char *dir,
+				   const char *script_text)
+{
+	static char path[700], env_tmp[700];
+	const char *const argv[] = {"setpriv",	      "--reuid=daemon",
+				    "--regid=daemon", "--clear-groups",
+				    "ruby",	      path,
+				    NULL};
+	const char *const env[] = {env_tmp,	 "HOME=/",     "RUBYOPT",
+				   "RUBYLIB",	 "LD_PRELOAD", "VMHEAP_AGENT_TMPDIR",
+				   NULL};
+	struct spec_spawn sp = {.argv = argv, .env = env, .dir = dir};
+
+	snprintf(path, sizeof(path), "%s/app.rb", dir);
+	spec_write_text(path, script_text);
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	snprintf(env_tmp, sizeof(env_tmp), "TMPDIR=%s", dir);
+	memset(t, 0, sizeof(*t));
+	t->dir = dir;
+	spec_proc_start(&t->p, &sp, 1);
+}
+
 /* Another user's Ruby (root's, attached from `daemon`): refused with a
  * sentence that says whose it is and what to do; it runs on, untraced,
  * without an agent. */
@@ -787,7 +811,7 @@ START_TEST(attach_refuses_an_undumpable_ruby_of_ones_own)
 	    "loop { n += 1; puts \"tick #{n}\"; sleep 0.002 }\n";
 	struct target t;
 	struct spec_run r;
-	char dir[600], path[700], env_tmp[700];
+	char dir[600];
 	const char *console;
 
 	if (geteuid() != 0) {
@@ -796,24 +820,7 @@ START_TEST(attach_refuses_an_undumpable_ruby_of_ones_own)
 		return;
 	}
 	daemon_dir(dir, sizeof(dir), &console);
-	snprintf(path, sizeof(path), "%s/app.rb", dir);
-	spec_write_text(path, script);
-	ck_assert_int_eq(chmod(path, 0644), 0);
-	snprintf(env_tmp, sizeof(env_tmp), "TMPDIR=%s", dir);
-	{
-		const char *const argv[] = {"setpriv",	      "--reuid=daemon",
-					    "--regid=daemon", "--clear-groups",
-					    "ruby",	      path,
-					    NULL};
-		const char *const env[] = {env_tmp, "HOME=/", "RUBYOPT",
-					   "RUBYLIB", "LD_PRELOAD",
-					   "VMHEAP_AGENT_TMPDIR", NULL};
-		struct spec_spawn sp = {.argv = argv, .env = env, .dir = dir};
-
-		memset(&t, 0, sizeof(t));
-		t.dir = dir;
-		spec_proc_start(&t.p, &sp, 1);
-	}
+	target_start_as_daemon(&t, dir, script);
 	wait_tick(&t, 20);
 	console_as_daemon(&r, console, t.p.pid);
 	ck_assert_msg(r.status == 2 && strstr(r.err, "undumpable") &&
@@ -821,6 +828,52 @@ START_TEST(attach_refuses_an_undumpable_ruby_of_ones_own)
 		      "%d: %s", r.status, r.err);
 	spec_run_free(&r);
 	ck_assert_int_eq(tracer_of(t.p.pid), 0);
+	wait_tick(&t, t.last_tick + 50);
+	spec_kill(t.p.pid);
+	spec_rmrf(dir);
+}
+END_TEST
+
+/* Root without CAP_SYS_PTRACE (dropped from its bounding set, as in a
+ * container) attaching to daemon's Ruby: refused, the sentence names the
+ * missing capability and how to get it; the Ruby runs on, untraced. */
+START_TEST(attach_without_cap_sys_ptrace_is_refused)
+{
+	struct target t;
+	struct spec_run r;
+	char dir[600], pidtext[32];
+	const char *console;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "attach_without_cap_sys_ptrace_is_refused: "
+				"skipped, the suite does not run as root\n");
+		return;
+	}
+	daemon_dir(dir, sizeof(dir), &console);
+	target_start_as_daemon(&t, dir, leaky_script);
+	wait_tick(&t, 20);
+	snprintf(pidtext, sizeof(pidtext), "%ld", (long)t.p.pid);
+	{
+		/* root's own console (root reaches the build) */
+		const char *argv[] = {"setpriv",
+				      "--bounding-set=-sys_ptrace",
+				      spec_bin("vmheap-console"),
+				      "--attach",
+				      pidtext,
+				      "-e",
+				      "get system.gc.count",
+				      NULL};
+		static const char *const env[] = {"TMPDIR",
+						  "VMHEAP_AGENT_TMPDIR", NULL};
+		ck_assert_int_eq(spec_run(argv, env, NULL, CONSOLE_MS, &r), 0);
+	}
+	ck_assert_msg(r.status == 2 &&
+			  strstr(r.err, "runs without CAP_SYS_PTRACE") &&
+			  strstr(r.err, "--cap-add SYS_PTRACE"),
+		      "%d: %s", r.status, r.err);
+	spec_run_free(&r);
+	ck_assert_int_eq(tracer_of(t.p.pid), 0);
+	ck_assert_int_eq(discovery_files(dir, t.p.pid), 0);
 	wait_tick(&t, t.last_tick + 50);
 	spec_kill(t.p.pid);
 	spec_rmrf(dir);
@@ -1121,6 +1174,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, attach_to_no_such_process);
 	tcase_add_test(tc, attach_refuses_another_users_ruby);
 	tcase_add_test(tc, attach_refuses_an_undumpable_ruby_of_ones_own);
+	tcase_add_test(tc, attach_without_cap_sys_ptrace_is_refused);
 	tcase_add_test(tc, the_injected_agent_has_the_defaults_and_takes_a_dump_dir);
 	tcase_add_test(tc, native_tracking_after_attach_names_a_c_extension_leak);
 	return s;
