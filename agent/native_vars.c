@@ -1,9 +1,10 @@
 /*
  * native_vars.c - the malloc tracker's variables:
  *
- *   config.native.track   bool  true starts tracking, false stops and
- *                               forgets (libvmheap-malloc.so must be
- *                               preloaded: vmheap-run does it)
+ *   config.native.track   bool  true starts tracking (loading the
+ *                               tracker when vmheap-run did not preload
+ *                               it: native_load.c), false stops and
+ *                               forgets
  *   system.native.bytes   int   the live bytes of every tracked
  *                               allocation, now (the tracker's totals,
  *                               vmheap's own included)
