@@ -1154,6 +1154,49 @@ START_TEST(native_tracking_after_attach_names_a_c_extension_leak)
 }
 END_TEST
 
+/* A Ruby running jemalloc (preloaded, as some services do): native
+ * tracking wraps glibc's allocator only, so `set config.native.track
+ * true` is refused with the reason, nothing is routed, and the program
+ * runs on. */
+START_TEST(native_tracking_refused_under_another_allocator)
+{
+	static const char jemalloc[] = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+	char text[1400];
+	struct target t;
+	struct spec_run r;
+
+	if (SPEC_SANITIZED)
+		return; /* ruby runs ASan's allocator there: checked above */
+	ck_assert_msg(access(jemalloc, R_OK) == 0,
+		      "%s missing: make deps installs libjemalloc2", jemalloc);
+	/* the same pid, jemalloc preloaded: ruby execs itself */
+	snprintf(text, sizeof(text),
+		 "if ENV['LD_PRELOAD'].to_s.empty?\n"
+		 "  exec({'LD_PRELOAD' => '%s'}, RbConfig.ruby, __FILE__)\n"
+		 "end\n"
+		 "raise 'no jemalloc' unless File.read('/proc/self/maps')"
+		 ".include?('libjemalloc')\n%s",
+		 jemalloc, leaky_script);
+	target_start(&t, text);
+	wait_tick(&t, 20);
+	console_attach(&r, t.p.pid,
+		       (const char *const[]){"set config.native.track true",
+					     "get config.native.track", NULL});
+	ck_assert_msg(r.status == 1 && strstr(r.err, "not glibc's") &&
+			  strstr(r.out, "false"),
+		      "%d: %s%s", r.status, r.out, r.err);
+	spec_run_free(&r);
+	wait_tick(&t, t.last_tick + 100);
+	console_attach(&r, t.p.pid,
+		       (const char *const[]){"set system.memory.dump j.vmheap",
+					     NULL});
+	ck_assert_msg(r.status == 0, "%d: %s%s", r.status, r.out, r.err);
+	spec_run_free(&r);
+	wait_tick(&t, t.last_tick + 50);
+	spec_kill(t.p.pid);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("attach");
@@ -1177,5 +1220,6 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, attach_without_cap_sys_ptrace_is_refused);
 	tcase_add_test(tc, the_injected_agent_has_the_defaults_and_takes_a_dump_dir);
 	tcase_add_test(tc, native_tracking_after_attach_names_a_c_extension_leak);
+	tcase_add_test(tc, native_tracking_refused_under_another_allocator);
 	return s;
 }
