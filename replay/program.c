@@ -336,8 +336,8 @@ static int stuck(struct build *b, const uint64_t *pos)
 		s = &b->slots[slot];
 		if (!s->live || s->gen != gen) {
 			snprintf(what, sizeof what,
-				 "%s of block %u#%u, which is not live and "
-				 "which no other event makes",
+				 "%s of block %u#%u, which no order of the "
+				 "threads makes live first",
 				 rp_op_name(e->op), slot, gen);
 			return fail(b, RP_EFORMAT, b->offset[i], "%s", what);
 		}
