@@ -251,6 +251,21 @@ int main(int argc, char **argv)
 		bad |= check_row(&rows[i], ts.info.live_bytes, o.trace);
 	}
 	close(fd);
+	if (o.format == VMHEAP_OUTPUT_TEXT) {
+		char live[64];
+
+		vmheap_format_bytes(live, sizeof live, ts.info.live_bytes);
+		vmheap_strbuf_addf(
+		    &sb,
+		    "%s: %llu events of %u threads (%llu replayed: %llu that "
+		    "made and freed nothing left out), %u slots; live at "
+		    "exit %s\nreplayed on %s\n\n",
+		    o.trace, (unsigned long long)ts.info.events,
+		    ts.info.threads, (unsigned long long)prog.nevents,
+		    (unsigned long long)ts.skipped, ts.info.slots, live,
+		    o.serial || prog.nthreads <= 1 ? "one thread"
+						   : "the recorded threads");
+	}
 	rp_render(&sb, o.format, rows, n);
 	if (sb.failed || vmheap_strbuf_write(&sb, 1) < 0) {
 		fprintf(stderr, "%s: cannot write the results\n", PROG);

@@ -9,11 +9,8 @@ REPLAY_OBJS := $(REPLAY_SRCS:%.c=$(OBJDIR)/%.o)
 REPLAY_BIN  := $(BINDIR)/vmheap-replay
 REPLAY_ENGINE := $(BUILD)/libexec/vmheap/vmheap-replay-engine
 REPLAY_ENGINE_OBJS := $(REPLAY_ENGINE_SRCS:replay/%.c=$(OBJDIR)/replay-engine/%.o)
-# (until the trace reader of format/ has landed, the tool is left out)
-ifneq ($(shell grep -l vmheap_trace_next format/*.c 2>/dev/null),)
 BINS      += $(REPLAY_BIN)
 MAN_PAGES += man/vmheap-replay.1
-endif
 EXTRA_ALL += $(REPLAY_ENGINE)
 
 $(REPLAY_BIN): $(REPLAY_OBJS) $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_ANALYSIS_A) \

@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "../replay/replay-internal.h"
-#include "lib/vmheap_spec.h"
+#include "tools_harness-internal.h"
+#include "vmheap.h"
+#include "vmheap_trace_encode.h"
 
 /* ------------------------------------------------ a source over an array */
 
@@ -91,7 +93,7 @@ struct blk {
 	uint64_t size;
 };
 
-struct run {
+struct workload {
 	unsigned threads;
 	/* the slots: next generation of each, and which are free */
 	uint32_t *next_gen, *free_slots, nfree, nslots;
@@ -106,13 +108,13 @@ struct run {
 	unsigned seed;
 };
 
-static unsigned rnd(struct run *w, unsigned n)
+static unsigned rnd(struct workload *w, unsigned n)
 {
 	w->seed = w->seed * 1103515245u + 12345u;
 	return (w->seed >> 8) % n;
 }
 
-static void flush(struct run *w, unsigned t)
+static void flush(struct workload *w, unsigned t)
 {
 	for (size_t i = 0; i < w->nbuf[t]; i++) {
 		w->file[w->nfile] = w->buf[t][i];
@@ -122,7 +124,7 @@ static void flush(struct run *w, unsigned t)
 	w->nbuf[t] = 0;
 }
 
-static struct blk new_block(struct run *w, uint64_t size)
+static struct blk new_block(struct workload *w, uint64_t size)
 {
 	struct blk b;
 
@@ -144,14 +146,14 @@ static struct blk new_block(struct run *w, uint64_t size)
 	return b;
 }
 
-static void end_block(struct run *w, size_t k)
+static void end_block(struct workload *w, size_t k)
 {
 	w->live_bytes -= w->live[k].size;
 	w->free_slots[w->nfree++] = w->live[k].slot;
 	w->live[k] = w->live[--w->nlive];
 }
 
-static void emit(struct run *w, unsigned t, const struct rp_input *in)
+static void emit(struct workload *w, unsigned t, const struct rp_input *in)
 {
 	w->buf[t][w->nbuf[t]++] = *in;
 	w->ops++;
@@ -159,7 +161,7 @@ static void emit(struct run *w, unsigned t, const struct rp_input *in)
 		flush(w, rnd(w, w->threads));
 }
 
-static void make_run(struct run *w, unsigned threads, size_t calls,
+static void make_run(struct workload *w, unsigned threads, size_t calls,
 		     unsigned seed)
 {
 	static const uint8_t makers[] = {RP_MALLOC,	 RP_CALLOC,
@@ -224,7 +226,7 @@ static void make_run(struct run *w, unsigned threads, size_t calls,
 		flush(w, t);
 }
 
-static void free_run(struct run *w)
+static void free_run(struct workload *w)
 {
 	for (unsigned t = 0; t < w->threads; t++)
 		free(w->buf[t]);
@@ -239,7 +241,7 @@ static void free_run(struct run *w)
 /* How many events of the file come before the event that makes the block
  * they end (frees and reallocs of a block another thread made, written
  * out first). */
-static size_t frees_before_their_allocation(const struct run *w)
+static size_t frees_before_their_allocation(const struct workload *w)
 {
 	size_t n = 0;
 
@@ -263,7 +265,7 @@ static size_t frees_before_their_allocation(const struct run *w)
 
 START_TEST(cross_thread_frees_wait_for_their_allocation)
 {
-	struct run w;
+	struct workload w;
 
 	make_run(&w, 4, 20000, 7);
 	/* the shape this test is about is really there */
@@ -275,7 +277,7 @@ END_TEST
 
 START_TEST(slots_reused_by_many_generations_stay_apart)
 {
-	struct run w;
+	struct workload w;
 	uint32_t most = 0;
 
 	/* few live blocks: the same slots come back thousands of times */
@@ -291,7 +293,7 @@ END_TEST
 
 START_TEST(one_thread_replays_without_waits)
 {
-	struct run w;
+	struct workload w;
 
 	make_run(&w, 1, 5000, 3);
 	replay_both(w.file, w.nfile, w.live_bytes, w.ops);
@@ -383,10 +385,320 @@ START_TEST(an_empty_trace_replays_nothing)
 }
 END_TEST
 
+/* ------------------------------------------------ trace files, written */
+
+/* The trace event of a synthetic one (the engine's ops are the trace's
+ * minus 1). */
+static struct vmheap_trace_event trace_event(const struct rp_input *in)
+{
+	struct vmheap_trace_event ev;
+
+	memset(&ev, 0, sizeof ev);
+	ev.thread = in->thread;
+	ev.op = (uint8_t)(in->op + 1);
+	ev.block.slot = (uint32_t)in->slot;
+	ev.block.gen = (uint32_t)in->gen;
+	ev.old_block.slot = VMHEAP_TRACE_NONE;
+	ev.size = in->size;
+	ev.align = in->align;
+	if (in->op == RP_REALLOC || in->op == RP_REALLOCARRAY) {
+		ev.old_block.slot = (uint32_t)in->old_slot;
+		ev.old_block.gen = (uint32_t)in->old_gen;
+	}
+	if (in->op == RP_CALLOC || in->op == RP_REALLOCARRAY) {
+		ev.nmemb = 1;
+		ev.elsize = in->size;
+	}
+	return ev;
+}
+
+static void put_chunk(FILE *f, uint8_t kind, uint32_t thread, uint32_t count,
+		      const uint8_t *payload, uint32_t len)
+{
+	uint8_t head[VMHEAP_TRACE_CHUNK_HEAD], crc[4];
+	uint32_t c;
+
+	vmheap_trace_put_chunk_head(head, kind, thread, count, len);
+	c = vmheap_crc32c(0, head, sizeof head);
+	c = vmheap_crc32c(c, payload, len);
+	vmheap_trace_put_u32(crc, c);
+	fwrite(head, 1, sizeof head, f);
+	fwrite(payload, 1, len, f);
+	fwrite(crc, 1, 4, f);
+}
+
+/*
+ * Write w's file order as a trace (TRACE.md): each run of one thread's
+ * events a chunk, every block id explicit, the trailer with the
+ * brute-force live blocks and bytes.  Returns the path.
+ */
+static const char *write_trace(const char *name, const struct workload *w)
+{
+	const char *path = tmp_path(name);
+	struct vmheap_trace_stream *st = calloc(w->threads, sizeof *st);
+	uint8_t *payload = malloc(w->nfile * VMHEAP_TRACE_ITEM_MAX + 1);
+	uint8_t head[VMHEAP_TRACE_HEADER_BYTES], trailer[72], end[16];
+	struct vmheap_trace_info info;
+	FILE *f = fopen(path, "wbx");
+	long trailer_at;
+	size_t i = 0;
+
+	ck_assert_ptr_nonnull(f);
+	vmheap_trace_put_header(head, 4096, 1024, 256, 4242, 1);
+	vmheap_trace_put_u32(head + 44, vmheap_crc32c(0, head, 44));
+	fwrite(head, 1, sizeof head, f);
+	while (i < w->nfile) {
+		uint32_t t = w->file[i].thread, count = 0;
+		uint8_t *p = payload;
+
+		for (; i < w->nfile && w->file[i].thread == t; i++, count++) {
+			struct vmheap_trace_event ev = trace_event(&w->file[i]);
+
+			p = vmheap_trace_put_event(p, &st[t], &ev,
+						   VMHEAP_TRACE_F_EXPLICIT);
+		}
+		put_chunk(f, VMHEAP_TRACE_KIND_EVENTS, t, count, payload,
+			  (uint32_t)(p - payload));
+	}
+	memset(&info, 0, sizeof info);
+	info.events = w->nfile;
+	info.threads = w->threads;
+	info.slots = w->nslots;
+	info.live_blocks = w->nlive;
+	info.live_bytes = w->live_bytes;
+	vmheap_trace_put_trailer(trailer, &info);
+	trailer_at = ftell(f);
+	put_chunk(f, VMHEAP_TRACE_KIND_TRAILER, 0xffffffffu, 0, trailer,
+		  sizeof trailer);
+	vmheap_trace_put_end(end, (uint64_t)trailer_at);
+	fwrite(end, 1, sizeof end, f);
+	ck_assert_int_eq(fclose(f), 0);
+	free(payload);
+	free(st);
+	return path;
+}
+
+/* ------------------------------------------------ the tool */
+
+/* Run vmheap-replay with `args` (NULL-terminated) and `env`. */
+static struct spec_run replay_tool(const char *const *args,
+				   const char *const *env)
+{
+	const char *argv[16] = {spec_bin("vmheap-replay")};
+	struct spec_run r;
+	int n = 1;
+
+	while (*args && n < 15)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	ck_assert_int_ge(spec_run(argv, env, NULL, 120000, &r), 0);
+	return r;
+}
+
+static const char *const row_keys[] = {
+    "allocator",	  "ops",	     "seconds",
+    "cpu_seconds",	  "ns_per_op",	     "peak_rss",
+    "rss_end",		  "live_bytes_peak", "live_bytes_end",
+    "fragmentation_peak", "fragmentation_end",
+};
+
+/* Check the JSON rows: exactly the keys, the ops and live bytes of the
+ * workload; returns how many rows. */
+static size_t check_rows(const char *out, const struct workload *w,
+			 const char *const *names, size_t nnames)
+{
+	struct jval *j = json_parse(out);
+	size_t i, k;
+
+	ck_assert_msg(j && j->type == J_ARR, "not a JSON array: %s", out);
+	ck_assert_uint_eq(j->n, nnames);
+	for (i = 0; i < j->n; i++) {
+		const struct jval *row = j->items[i];
+
+		ck_assert_int_eq(row->type, J_OBJ);
+		ck_assert_uint_eq(row->n, sizeof row_keys / sizeof row_keys[0]);
+		for (k = 0; k < row->n; k++)
+			ck_assert_str_eq(row->keys[k], row_keys[k]);
+		ck_assert_str_eq(json_get(row, "allocator")->str, names[i]);
+		ck_assert_int_eq(json_get(row, "ops")->inum, (long long)w->ops);
+		ck_assert_int_eq(json_get(row, "live_bytes_end")->inum,
+				 (long long)w->live_bytes);
+		ck_assert_int_gt(json_get(row, "live_bytes_peak")->inum,
+				 (long long)w->live_bytes / 2);
+		ck_assert_int_gt(json_get(row, "seconds")->num * 1e9, 0);
+	}
+	json_free(j);
+	return nnames;
+}
+
+START_TEST(every_allocator_ends_with_the_recorded_live_bytes)
+{
+	static const char *const names[] = {"glibc", "jemalloc", "tcmalloc",
+					    "mimalloc"};
+	const char *threads[] = {"recorded", "1"};
+	struct workload w;
+	const char *trace;
+
+	make_run(&w, 4, 20000, 5);
+	ck_assert_uint_gt(frees_before_their_allocation(&w), 100);
+	trace = write_trace("four.trace", &w);
+	for (int t = 0; t < 2; t++) {
+		struct spec_run r = replay_tool(
+		    (const char *[]){"--format", "json", "--threads",
+				     threads[t], trace, NULL},
+		    NULL);
+
+		ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+		ck_assert_msg(r.err_len == 0, "stderr: %s", r.err);
+		check_rows(r.out, &w, names, 4);
+		spec_run_free(&r);
+	}
+	free_run(&w);
+}
+END_TEST
+
+START_TEST(a_missing_allocator_is_skipped_with_a_message)
+{
+	static const char *const names[] = {"glibc"};
+	const char *empty = spec_mkdtemp("nolibs");
+	char libdir[600];
+	struct workload w;
+	struct spec_run r;
+	const char *trace;
+
+	snprintf(libdir, sizeof libdir, "VMHEAP_REPLAY_LIBDIR=%s", empty);
+	make_run(&w, 2, 2000, 9);
+	trace = write_trace("missing.trace", &w);
+	r = replay_tool((const char *[]){"--allocator", "glibc", "--allocator",
+					 "jemalloc", "--allocator",
+					 "/no/such/libmalloc.so", "--format",
+					 "json", trace, NULL},
+			(const char *[]){libdir, NULL});
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "vmheap-replay: skipping jemalloc: "
+				    "libjemalloc.so.2 is not in "
+				    "VMHEAP_REPLAY_LIBDIR") != NULL,
+		      "%s", r.err);
+	ck_assert_msg(strstr(r.err, "vmheap-replay: skipping libmalloc.so: "
+				    "/no/such/libmalloc.so is missing") !=
+			  NULL,
+		      "%s", r.err);
+	check_rows(r.out, &w, names, 1);
+	spec_run_free(&r);
+	free_run(&w);
+}
+END_TEST
+
+START_TEST(a_library_that_is_no_allocator_is_caught)
+{
+	/* libm preloads fine but malloc stays glibc's: the tool sees it */
+	struct workload w;
+	struct spec_run r;
+	const char *trace, *libm = "/lib/x86_64-linux-gnu/libm.so.6";
+
+	ck_assert_int_eq(access(libm, R_OK), 0);
+	make_run(&w, 1, 100, 1);
+	trace = write_trace("libm.trace", &w);
+	r = replay_tool((const char *[]){"--allocator", libm, trace, NULL},
+			NULL);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "libm.so.6: malloc in the replay came "
+				    "from ") != NULL &&
+			  strstr(r.err, "libc.so.6, not from the preloaded "),
+		      "%s", r.err);
+	spec_run_free(&r);
+	free_run(&w);
+}
+END_TEST
+
+START_TEST(text_and_csv_show_the_same_rows)
+{
+	struct workload w;
+	struct spec_run r;
+	const char *trace;
+	char ***rows;
+	size_t n;
+
+	make_run(&w, 2, 3000, 13);
+	trace = write_trace("text.trace", &w);
+	r = replay_tool((const char *[]){"--allocator", "glibc", "--allocator",
+					 "mimalloc", "--format", "csv", trace,
+					 NULL},
+			NULL);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	rows = parse_csv(r.out, &n);
+	ck_assert_uint_eq(n, 3);
+	for (size_t k = 0; k < sizeof row_keys / sizeof row_keys[0]; k++)
+		ck_assert_str_eq(rows[0][k], row_keys[k]);
+	ck_assert_str_eq(rows[1][0], "glibc");
+	ck_assert_str_eq(rows[2][0], "mimalloc");
+	ck_assert_int_eq(atoll(rows[2][8]), (long long)w.live_bytes);
+	csv_free(rows, n);
+	spec_run_free(&r);
+	r = replay_tool((const char *[]){"--allocator", "glibc", "--allocator",
+					 "mimalloc", trace, NULL},
+			NULL);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.out, "allocator") == r.out, "%s", r.out);
+	ck_assert_msg(strstr(r.out, "\nglibc ") && strstr(r.out, "\nmimalloc "),
+		      "%s", r.out);
+	/* every ranked column has its best marked once: 7 marks */
+	ck_assert_int_eq(spec_count(r.out, "*"), 7 + 1);
+	ck_assert_msg(strstr(r.out, "* the lowest of the column"), "%s", r.out);
+	spec_run_free(&r);
+	free_run(&w);
+}
+END_TEST
+
+/* Replay a damaged copy of `trace`: refused, with `want` in the message. */
+static void refused_file(const char *trace, const char *name, size_t cut,
+			 long flip, const char *want)
+{
+	size_t len;
+	char *bytes = slurp(trace, &len);
+	const char *bad = tmp_path(name);
+	struct spec_run r;
+
+	if (flip >= 0)
+		bytes[flip] ^= 0x40;
+	spec_write_file(bad, bytes, cut ? cut : len);
+	r = replay_tool((const char *[]){"--allocator", "glibc", bad, NULL},
+			NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_uint_eq(r.out_len, 0);
+	ck_assert_msg(strstr(r.err, "vmheap-replay: ") == r.err, "%s", r.err);
+	ck_assert_msg(strstr(r.err, bad) && strstr(r.err, want), "'%s' lacks %s",
+		      r.err, want);
+	spec_run_free(&r);
+	free(bytes);
+}
+
+START_TEST(a_damaged_trace_is_refused_with_its_offset)
+{
+	struct workload w;
+	const char *trace;
+	size_t len;
+	char *bytes;
+
+	make_run(&w, 3, 3000, 17);
+	trace = write_trace("good.trace", &w);
+	free(slurp(trace, &len));
+	refused_file(trace, "cut.trace", len / 2, -1, "offset");
+	refused_file(trace, "flipped.trace", 0, (long)(len / 3), "offset");
+	refused_file(trace, "late.trace", 0, (long)(len * 2 / 3), "offset");
+	refused_file(trace, "header.trace", 0, 3, "offset");
+	bytes = slurp(trace, &len);
+	ck_assert_uint_gt(len, 100);
+	free(bytes);
+	free_run(&w);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("replay");
 	TCase *e = spec_tcase(s, "engine", 60);
+	TCase *t = spec_tcase(s, "tool", 120);
 
 	tcase_add_test(e, cross_thread_frees_wait_for_their_allocation);
 	tcase_add_test(e, slots_reused_by_many_generations_stay_apart);
@@ -397,5 +709,10 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(e, a_generation_skipped_is_refused);
 	tcase_add_test(e, an_alignment_not_a_power_of_two_is_refused);
 	tcase_add_test(e, an_empty_trace_replays_nothing);
+	tcase_add_test(t, every_allocator_ends_with_the_recorded_live_bytes);
+	tcase_add_test(t, a_missing_allocator_is_skipped_with_a_message);
+	tcase_add_test(t, a_library_that_is_no_allocator_is_caught);
+	tcase_add_test(t, text_and_csv_show_the_same_rows);
+	tcase_add_test(t, a_damaged_trace_is_refused_with_its_offset);
 	return s;
 }
