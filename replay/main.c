@@ -257,11 +257,12 @@ int main(int argc, char **argv)
 		vmheap_format_bytes(live, sizeof live, ts.info.live_bytes);
 		vmheap_strbuf_addf(
 		    &sb,
-		    "%s: %llu events of %u threads (%llu replayed: %llu that "
+		    "%s: %llu events of %u thread%s (%llu replayed: %llu that "
 		    "made and freed nothing left out), %u slots; live at "
 		    "exit %s\nreplayed on %s\n\n",
 		    o.trace, (unsigned long long)ts.info.events,
-		    ts.info.threads, (unsigned long long)prog.nevents,
+		    ts.info.threads, ts.info.threads == 1 ? "" : "s",
+		    (unsigned long long)prog.nevents,
 		    (unsigned long long)ts.skipped, ts.info.slots, live,
 		    o.serial || prog.nthreads <= 1 ? "one thread"
 						   : "the recorded threads");

@@ -639,7 +639,9 @@ START_TEST(text_and_csv_show_the_same_rows)
 					 "mimalloc", trace, NULL},
 			NULL);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
-	ck_assert_msg(strstr(r.out, "allocator") == r.out, "%s", r.out);
+	ck_assert_msg(strstr(r.out, trace) == r.out, "%s", r.out);
+	ck_assert_msg(strstr(r.out, "3000 events of 2 threads"), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "\nallocator "), "%s", r.out);
 	ck_assert_msg(strstr(r.out, "\nglibc ") && strstr(r.out, "\nmimalloc "),
 		      "%s", r.out);
 	/* every ranked column has its best marked once: 7 marks */
@@ -694,6 +696,52 @@ START_TEST(a_damaged_trace_is_refused_with_its_offset)
 }
 END_TEST
 
+/* ------------------------------------------------ a real program */
+
+START_TEST(a_recorded_program_replays_to_its_live_bytes_everywhere)
+{
+	static const char *const names[] = {"glibc", "jemalloc", "tcmalloc",
+					    "mimalloc"};
+	const char *trace = tmp_path("victim.trace");
+	const char *rec[] = {spec_bin("vmheap-run"), "--record", trace,
+			     spec_build("spec/replay_victim"), "4", "5000",
+			     NULL};
+	unsigned long long own_live = 0, own_calls = 0;
+	long long live_end = -1;
+	struct spec_run r;
+	struct jval *j;
+
+	ck_assert_int_ge(spec_run(rec, NULL, NULL, 120000, &r), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_int_eq(sscanf(r.out, "live %llu calls %llu", &own_live,
+				&own_calls),
+			 2);
+	spec_run_free(&r);
+	r = replay_tool((const char *[]){"--format", "json", trace, NULL}, NULL);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	j = json_parse(r.out);
+	ck_assert_msg(j && j->type == J_ARR && j->n == 4, "%s", r.out);
+	for (size_t i = 0; i < j->n; i++) {
+		const struct jval *row = j->items[i];
+		long long end = json_get(row, "live_bytes_end")->inum;
+
+		ck_assert_str_eq(json_get(row, "allocator")->str, names[i]);
+		/* the same whatever the allocator */
+		if (live_end < 0)
+			live_end = end;
+		ck_assert_int_eq(end, live_end);
+		/* the program's own blocks, plus a few of the C library's */
+		ck_assert_int_ge(end, (long long)own_live);
+		ck_assert_int_lt(end, (long long)own_live + 1024 * 1024);
+		ck_assert_int_ge(json_get(row, "ops")->inum,
+				 (long long)own_calls);
+		ck_assert_int_gt(json_get(row, "peak_rss")->inum, 0);
+	}
+	json_free(j);
+	spec_run_free(&r);
+}
+END_TEST
+
 Suite *vmheap_spec_suite(void)
 {
 	Suite *s = suite_create("replay");
@@ -714,5 +762,6 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, a_library_that_is_no_allocator_is_caught);
 	tcase_add_test(t, text_and_csv_show_the_same_rows);
 	tcase_add_test(t, a_damaged_trace_is_refused_with_its_offset);
+	tcase_add_test(t, a_recorded_program_replays_to_its_live_bytes_everywhere);
 	return s;
 }
