@@ -61,11 +61,11 @@ static void free_env(char **env, const char *lib)
 
 /* In the child: fds 3 and 4, then exec.  Never returns. */
 static void exec_engine(const char *engine, int pfd, int wfd, int serial,
-			char **env)
+			int pages, char **env)
 {
 	char *argv[] = {(char *)"vmheap-replay-engine", (char *)"3",
 			(char *)"4", (char *)(serial ? "1" : "recorded"),
-			NULL};
+			(char *)(pages ? "pages" : "first"), NULL};
 
 	/* move both out of the way first, then into place */
 	int p = fcntl(pfd, F_DUPFD_CLOEXEC, 10), w = fcntl(wfd, F_DUPFD_CLOEXEC, 10);
@@ -96,7 +96,7 @@ static int read_all(int fd, void *buf, size_t len)
 }
 
 int rp_child_replay(const char *engine, int program_fd, int serial,
-		    struct rp_row *row, char *err, size_t errsz)
+		    int pages, struct rp_row *row, char *err, size_t errsz)
 {
 	int pipefd[2], status = 0, got;
 	char **env = child_env(row->lib);
@@ -110,7 +110,7 @@ int rp_child_replay(const char *engine, int program_fd, int serial,
 	}
 	pid = fork();
 	if (pid == 0)
-		exec_engine(engine, program_fd, pipefd[1], serial, env);
+		exec_engine(engine, program_fd, pipefd[1], serial, pages, env);
 	close(pipefd[1]);
 	free_env(env, row->lib);
 	if (pid < 0) {

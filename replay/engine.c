@@ -48,6 +48,7 @@ struct worker {
 	const struct rp_thread *t;
 	_Atomic uint32_t *go;
 	pthread_t tid;
+	int pages;    /* write a byte of every page, not only the first */
 	int64_t live; /* bytes this thread made minus bytes it freed */
 	uint64_t ops, failures;
 	char pad[64];
@@ -166,10 +167,14 @@ static inline void step(struct worker *w, const struct rp_event *e, int sync)
 		      e->old_slot == e->slot))
 		wait_state(&s->state, 2 * e->use);
 	p = make(e, old);
-	if (p && e->size)
+	if (p && e->size) {
 		*(volatile char *)p = 1;
-	else if (!p && e->size)
+		if (w->pages)
+			for (uint64_t off = 4096; off < e->size; off += 4096)
+				((volatile char *)p)[off] = 1;
+	} else if (!p && e->size) {
 		w->failures++;
+	}
 	s->ptr = p;
 	s->size = e->size;
 	w->live += (int64_t)e->size;
@@ -264,7 +269,8 @@ static void *map_anon(size_t bytes)
 	return m == MAP_FAILED ? NULL : m;
 }
 
-int rp_replay(const struct rp_program *p, int serial, struct rp_result *r)
+int rp_replay(const struct rp_program *p, int serial, int pages,
+	      struct rp_result *r)
 {
 	size_t slots_bytes = (size_t)p->nslots * sizeof(struct slot);
 	uint32_t nw = serial || p->nthreads <= 1 ? 1 : p->nthreads, i;
@@ -285,6 +291,7 @@ int rp_replay(const struct rp_program *p, int serial, struct rp_result *r)
 		w[i].slots = slots;
 		w[i].t = &rp_threads(p)[i];
 		w[i].go = &go;
+		w[i].pages = pages;
 	}
 	if (nw > 1)
 		for (i = 0; i < nw; i++)

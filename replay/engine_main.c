@@ -3,7 +3,7 @@
  * program under the allocator its environment preloads (not a command for
  * people: vmheap-replay starts it, see replay-internal.h).
  *
- * usage: vmheap-replay-engine PROGRAM_FD RESULT_FD recorded|1
+ * usage: vmheap-replay-engine PROGRAM_FD RESULT_FD recorded|1 first|pages
  *
  * It maps the sealed program that vmheap-replay wrote into PROGRAM_FD,
  * replays it (engine.c) and writes one struct rp_result on RESULT_FD.
@@ -41,9 +41,10 @@ int main(int argc, char **argv)
 	const struct rp_program *p;
 	int pfd, rfd, serial;
 
-	if (argc != 4 || (strcmp(argv[3], "recorded") && strcmp(argv[3], "1"))) {
+	if (argc != 5 || (strcmp(argv[3], "recorded") && strcmp(argv[3], "1")) ||
+	    (strcmp(argv[4], "first") && strcmp(argv[4], "pages"))) {
 		fprintf(stderr, "usage: vmheap-replay-engine PROGRAM_FD "
-				"RESULT_FD recorded|1 (started by "
+				"RESULT_FD recorded|1 first|pages (started by "
 				"vmheap-replay)\n");
 		return 2;
 	}
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
 		r.status = RP_EINVAL;
 	} else {
 		close(pfd);
-		rp_replay(p, serial, &r);
+		rp_replay(p, serial, !strcmp(argv[4], "pages"), &r);
 	}
 	if (write_all(rfd, &r, sizeof r) < 0)
 		return 2;

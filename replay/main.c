@@ -26,7 +26,8 @@
 
 static const char usage_line[] =
     "usage: vmheap-replay [--allocator glibc|jemalloc|tcmalloc|mimalloc|"
-    "PATH.so]... [--threads recorded|1] [--format text|json|csv] TRACE";
+    "PATH.so]... [--threads recorded|1] [--touch first|pages]\n"
+    "       [--format text|json|csv] TRACE";
 
 static void help(void)
 {
@@ -44,6 +45,10 @@ static void help(void)
 	       "  --threads T     recorded (default): each recorded thread on "
 	       "a thread of its\n"
 	       "                  own; 1: every event on one thread\n"
+	       "  --touch W       first (default): write each block's first "
+	       "byte; pages: a\n"
+	       "                  byte of each of its 4 KiB pages, as a "
+	       "program that fills it\n"
 	       "  --format FMT    text (default), json or csv\n"
 	       "  --help          this text\n"
 	       "  --version       the version\n\n"
@@ -56,7 +61,7 @@ static void help(void)
 
 struct options {
 	const char *allocators[MAX_ALLOCATORS];
-	int nalloc, serial;
+	int nalloc, serial, pages;
 	enum vmheap_output_format format;
 	const char *trace;
 };
@@ -66,6 +71,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 	static const struct option longopts[] = {
 	    {"allocator", required_argument, NULL, 'a'},
 	    {"threads", required_argument, NULL, 't'},
+	    {"touch", required_argument, NULL, 'T'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -92,6 +98,15 @@ static void parse_args(int argc, char **argv, struct options *o)
 				vmheap_tool_usage_error(
 				    PROG, usage_line,
 				    "--threads takes recorded or 1, not '%s'",
+				    optarg);
+			break;
+		case 'T':
+			if (!strcmp(optarg, "pages"))
+				o->pages = 1;
+			else if (strcmp(optarg, "first"))
+				vmheap_tool_usage_error(
+				    PROG, usage_line,
+				    "--touch takes first or pages, not '%s'",
 				    optarg);
 			break;
 		case 'f':
@@ -239,8 +254,8 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < n; i++) {
 		rows[i].live_peak = prog.live_peak;
-		if (rp_child_replay(engine, fd, o.serial, &rows[i], err,
-				    sizeof err) < 0) {
+		if (rp_child_replay(engine, fd, o.serial, o.pages, &rows[i],
+				    err, sizeof err) < 0) {
 			fprintf(stderr, "%s: %s\n", PROG, err);
 			rows[i].r.status = RP_EIO;
 			snprintf(rows[i].r.message, sizeof rows[i].r.message,
@@ -259,13 +274,15 @@ int main(int argc, char **argv)
 		    &sb,
 		    "%s: %llu events of %u thread%s (%llu replayed: %llu that "
 		    "made and freed nothing left out), %u slots; live at "
-		    "exit %s\nreplayed on %s\n\n",
+		    "exit %s\nreplayed on %s, writing %s\n\n",
 		    o.trace, (unsigned long long)ts.info.events,
 		    ts.info.threads, ts.info.threads == 1 ? "" : "s",
 		    (unsigned long long)prog.nevents,
 		    (unsigned long long)ts.skipped, ts.info.slots, live,
 		    o.serial || prog.nthreads <= 1 ? "one thread"
-						   : "the recorded threads");
+						   : "the recorded threads",
+		    o.pages ? "a byte of each page of each block"
+			    : "the first byte of each block");
 	}
 	rp_render(&sb, o.format, rows, n);
 	if (sb.failed || vmheap_strbuf_write(&sb, 1) < 0) {

@@ -177,11 +177,13 @@ struct rp_result {
 /*
  * Replay program `p` in this process: each thread's events on a thread of
  * its own (serial = 0) or all of them in the serial order on this thread
- * (serial = 1), touching each block's first byte.  Fills *r (status 0, or
- * a negative code with r->message).  The block table and the threads'
+ * (serial = 1), writing each block's first byte (pages = 0) or one byte
+ * of each 4 KiB page of it (pages = 1).  Fills *r (status 0, or a
+ * negative code with r->message).  The block table and the threads'
  * stacks are mmap'ed; nothing of it comes from malloc.
  */
-int rp_replay(const struct rp_program *p, int serial, struct rp_result *r);
+int rp_replay(const struct rp_program *p, int serial, int pages,
+	      struct rp_result *r);
 
 /* The negative codes (vmheap.h's VMHEAP_E... values). */
 #define RP_EIO (-1)

@@ -36,12 +36,13 @@ int rp_allocator_resolve(const char *arg, struct rp_row *row, char *why,
 /*
  * Replay the program of `program_fd` in a child, vmheap-replay-engine
  * (`engine`: its path) with row->lib preloaded, on the recorded threads
- * or on one (serial).  Fills row->r.  Returns 0, or a negative code with
+ * or on one (serial), writing the first byte of each block or a byte of
+ * each of its pages (pages).  Fills row->r.  Returns 0, or a negative code with
  * the message in err (the child could not start, died, or gave no
  * answer); a replay that ran but failed returns 0 with row->r.status set.
  */
 int rp_child_replay(const char *engine, int program_fd, int serial,
-		    struct rp_row *row, char *err, size_t errsz);
+		    int pages, struct rp_row *row, char *err, size_t errsz);
 
 /* Append the rows as a table (best per column marked), JSON or CSV. */
 void rp_render(struct vmheap_strbuf *sb, enum vmheap_output_format fmt,

@@ -76,7 +76,7 @@ static void replay_both(struct rp_input *ev, size_t n, uint64_t live,
 	p = rp_program_map(fd, err, sizeof err);
 	ck_assert_msg(p != NULL, "%s", err);
 	for (serial = 0; serial < 2; serial++) {
-		ck_assert_int_eq(rp_replay(p, serial, &r), 0);
+		ck_assert_int_eq(rp_replay(p, serial, serial, &r), 0);
 		ck_assert_uint_eq(r.ops, ops);
 		ck_assert_uint_eq(r.live_end, live);
 		ck_assert_uint_eq(r.live_deltas, live);
@@ -696,6 +696,44 @@ START_TEST(a_damaged_trace_is_refused_with_its_offset)
 }
 END_TEST
 
+START_TEST(touch_pages_makes_a_big_block_resident)
+{
+	/* one block of 32 MiB, live at the end: its first byte alone keeps
+	 * one page resident, a byte of each page all of it */
+	struct rp_input ev = {.thread = 0, .op = RP_MALLOC, .size = 32 << 20};
+	struct workload w;
+	const char *trace;
+	long long rss[2];
+
+	memset(&w, 0, sizeof w);
+	w.threads = 1;
+	w.file = &ev;
+	w.nfile = w.nslots = w.nlive = w.ops = 1;
+	w.live_bytes = ev.size;
+	trace = write_trace("big.trace", &w);
+	for (int pages = 0; pages < 2; pages++) {
+		struct spec_run r = replay_tool(
+		    (const char *[]){"--allocator", "glibc", "--touch",
+				     pages ? "pages" : "first", "--format",
+				     "json", trace, NULL},
+		    NULL);
+		struct jval *j;
+
+		ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+		j = json_parse(r.out);
+		ck_assert_ptr_nonnull(j);
+		rss[pages] = json_get(j->items[0], "peak_rss")->inum;
+		ck_assert_int_eq(json_get(j->items[0], "live_bytes_end")->inum,
+				 32 << 20);
+		json_free(j);
+		spec_run_free(&r);
+	}
+	ck_assert_int_lt(rss[0], 16 << 20);
+	ck_assert_int_ge(rss[1], 32 << 20);
+	ck_assert_int_lt(rss[1], 40 << 20);
+}
+END_TEST
+
 /* ------------------------------------------------ a real program */
 
 START_TEST(a_recorded_program_replays_to_its_live_bytes_everywhere)
@@ -763,5 +801,6 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, text_and_csv_show_the_same_rows);
 	tcase_add_test(t, a_damaged_trace_is_refused_with_its_offset);
 	tcase_add_test(t, a_recorded_program_replays_to_its_live_bytes_everywhere);
+	tcase_add_test(t, touch_pages_makes_a_big_block_resident);
 	return s;
 }

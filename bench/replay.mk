@@ -1,0 +1,10 @@
+# make bench-replay: vmheap-replay on two recorded Ruby workloads (JSON,
+# ERB, Psych, Ripper, Zlib: bench/native_stdlib.rb; a Rack-style request
+# loop on 4 threads: bench/replay_rack.rb) under glibc, jemalloc, tcmalloc
+# and mimalloc: the table of bench/RESULTS.md, the answer of the README,
+# and the replay rate under glibc.  About a minute.
+BENCH_REPLAY_RUNS ?= 3
+BENCH_TARGETS += bench-replay
+.PHONY: bench-replay
+bench-replay: $(REPLAY_BIN) $(REPLAY_ENGINE) $(RUN_BIN) $(NATIVE_SO)
+	ruby bench/replay_bench.rb $(BUILD) $(BENCH_REPLAY_RUNS)
