@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "agent-internal.h"
+#include "../spec/trace_example.h"
 
 static const char *outdir;
 
@@ -652,6 +653,19 @@ static void cfa_seed(void)
 	put("cfa", "eh_frame", seed, sizeof seed);
 }
 
+/* The malloc trace reader's seeds: TRACE.md's worked example, and the
+ * same cut before its end record (refused). */
+static void trace_seeds(void)
+{
+	size_t len;
+	uint8_t *b = trace_example(&len);
+	if (b == NULL)
+		die("trace seed");
+	put("trace", "example", b, len);
+	put("trace", "cut", b, len - 20);
+	free(b);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -667,7 +681,9 @@ int main(int argc, char **argv)
 	mkdir_p("histogram");
 	mkdir_p("native_sites");
 	mkdir_p("cfa");
+	mkdir_p("trace");
 	cfa_seed();
+	trace_seeds();
 	native_seeds();
 	histogram_seed();
 	native_sites_seed();
