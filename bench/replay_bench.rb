@@ -4,20 +4,28 @@
 # print which allocator gives the lowest peak RSS and the fastest replay,
 # by how much, and the replay rate under glibc (goal: 10M events/s).
 #
+# Three ways per trace: the recorded threads writing each block's first
+# byte (the default), one thread (the rate), and the recorded threads
+# with --touch pages (every page of every block resident: RSS against
+# live bytes is then the allocator's overhead alone).  Wall seconds on a
+# shared machine include the time other jobs held the cores; CPU seconds
+# (the engine's, all its threads) do not, and rank the allocators.
+#
 # usage: ruby replay_bench.rb BUILD_DIR [RUNS]
 #   BENCH_REPLAY_ROUNDS   rounds of bench/native_stdlib.rb (default 20)
 #   BENCH_REPLAY_REQUESTS requests of bench/replay_rack.rb (default 5000)
+require 'fileutils'
 require 'json'
 require 'tmpdir'
 
 build = File.expand_path(ARGV[0] || 'build')
 runs = (ARGV[1] || 3).to_i
-here = __dir__
 run = File.join(build, 'bin/vmheap-run')
 replay = File.join(build, 'bin/vmheap-replay')
-rounds = ENV.fetch('BENCH_REPLAY_ROUNDS', '20')
-requests = ENV.fetch('BENCH_REPLAY_REQUESTS', '5000')
 ALLOCATORS = %w[glibc jemalloc tcmalloc mimalloc].freeze
+MODES = { 'recorded threads, first byte' => %w[--threads recorded --touch first],
+          'one thread, first byte' => %w[--threads 1 --touch first],
+          'recorded threads, every page' => %w[--threads recorded --touch pages] }.freeze
 
 def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
@@ -29,74 +37,79 @@ end
 def mib(b) = format('%.1f MiB', b / 1048576.0)
 
 workloads = {
-  'stdlib' => ['ruby', File.join(here, 'native_stdlib.rb'), rounds],
-  'rack' => ['ruby', File.join(here, 'replay_rack.rb'), requests, '4']
+  'stdlib' => ['ruby', File.join(__dir__, 'native_stdlib.rb'), ENV.fetch('BENCH_REPLAY_ROUNDS', '20')],
+  'rack' => ['ruby', File.join(__dir__, 'replay_rack.rb'), ENV.fetch('BENCH_REPLAY_REQUESTS', '5000'), '4']
 }
 dir = Dir.mktmpdir('vmheap-bench-replay')
 at_exit { FileUtils.rm_rf(dir) }
-require 'fileutils'
-answers = {}
-rate_rows = []
+puts format('bench-replay: %d runs of each, load average at the start %s', runs,
+            File.read('/proc/loadavg').split[0, 3].join(' '))
 workloads.each do |name, cmd|
   trace = File.join(dir, "#{name}.trace")
   t0 = now
   system(run, '--record', trace, *cmd, out: File::NULL) or abort "bench-replay: recording #{name} failed"
   rec_wall = now - t0
   bytes = File.size(trace)
-  rows = Hash.new { |h, k| h[k] = [] }
-  one = Hash.new { |h, k| h[k] = [] }
-  total_wall = []
+  res = Hash.new { |h, k| h[k] = Hash.new { |g, a| g[a] = [] } }
+  parent_cpu = []
   runs.times do
-    [[rows, 'recorded'], [one, '1']].each do |acc, threads|
-      t1 = now
-      out = IO.popen([replay, '--format', 'json', '--threads', threads, trace], &:read)
-      abort "bench-replay: vmheap-replay #{name} failed" unless $?.success?
-      total_wall << now - t1 if threads == '1'
-      JSON.parse(out).each { |r| acc[r['allocator']] << r }
+    MODES.each do |mode, args|
+      c0 = Process.times
+      out = IO.popen([replay, '--format', 'json', *args, trace], &:read)
+      abort "bench-replay: vmheap-replay #{name} #{mode} failed" unless $?.success?
+      c1 = Process.times
+      rows = JSON.parse(out)
+      rows.each { |r| res[mode][r['allocator']] << r }
+      cpu = c1.cutime + c1.cstime - c0.cutime - c0.cstime
+      parent_cpu << cpu - rows.sum { |r| r['cpu_seconds'] } if mode.start_with?('one')
     end
   end
-  events = rows['glibc'][0]['ops']
-  puts "== #{name}: #{cmd.join(' ')}"
-  puts format('trace: %d bytes, %d events replayed, %.2f bytes/event; recorded in %.1f s (wall)',
-              bytes, events, bytes.to_f / events, rec_wall)
-  [[rows, 'recorded threads'], [one, 'one thread']].each do |acc, how|
-    puts "-- replayed on #{how}, median of #{runs}:"
-    puts '| allocator | seconds (wall) | CPU seconds | ns/event | peak RSS | RSS end | live peak | live end | frag. peak | frag. end |'
+  events = res.values.first['glibc'][0]['ops']
+  puts "\n== #{name}: #{cmd.map { |c| File.basename(c) }.join(' ')}"
+  puts format('trace: %.1f MB, %d events replayed, %.2f bytes/event; recording ran %.1f s (wall)',
+              bytes / 1e6, events, bytes.to_f / events, rec_wall)
+  MODES.each_key do |mode|
+    puts "\n#{mode} (median of #{runs}):\n\n"
+    puts '| allocator | CPU s | wall s | ns/event (wall) | peak RSS | RSS end | live peak | live end | frag. peak | frag. end |'
     puts '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |'
     ALLOCATORS.each do |a|
-      rs = acc[a]
+      rs = res[mode][a]
       next if rs.empty?
 
       m = ->(k) { median(rs.map { |r| r[k] }) }
-      puts format('| %s | %.3f | %.3f | %.1f | %s | %s | %s | %s | %.3f | %.3f |', a, m.('seconds'),
-                  m.('cpu_seconds'), m.('ns_per_op'), mib(m.('peak_rss')), mib(m.('rss_end')),
+      puts format('| %s | %.3f | %.3f | %.1f | %s | %s | %s | %s | %.3f | %.3f |', a, m.('cpu_seconds'),
+                  m.('seconds'), m.('ns_per_op'), mib(m.('peak_rss')), mib(m.('rss_end')),
                   mib(rs[0]['live_bytes_peak']), mib(rs[0]['live_bytes_end']),
                   m.('fragmentation_peak'), m.('fragmentation_end'))
     end
   end
-  med = ->(a, k) { median(rows[a].map { |r| r[k] }) }
-  present = ALLOCATORS.reject { |a| rows[a].empty? }
-  lo = present.min_by { |a| med.(a, 'peak_rss') }
-  fast = present.min_by { |a| med.(a, 'seconds') }
-  cfast = present.min_by { |a| med.(a, 'cpu_seconds') }
-  answers[name] = [lo, fast, cfast]
-  puts format('answer (%s): lowest peak RSS %s, %s (glibc %s: %.2fx); fastest replay (wall) %s, %.3f s ' \
-              '(glibc %.3f s: %.2fx); least CPU %s, %.3f s (glibc %.3f s: %.2fx)',
-              name, lo, mib(med.(lo, 'peak_rss')), mib(med.('glibc', 'peak_rss')),
-              med.('glibc', 'peak_rss').to_f / med.(lo, 'peak_rss'), fast, med.(fast, 'seconds'),
-              med.('glibc', 'seconds'), med.('glibc', 'seconds') / med.(fast, 'seconds'), cfast,
-              med.(cfast, 'cpu_seconds'), med.('glibc', 'cpu_seconds'),
-              med.('glibc', 'cpu_seconds') / med.(cfast, 'cpu_seconds'))
-  g1 = one['glibc']
-  wall_rate = events / median(g1.map { |r| r['seconds'] })
-  cpu_rate = events / median(g1.map { |r| r['cpu_seconds'] })
-  read = median(total_wall) - median(g1.map { |r| r['seconds'] }) * 4
-  rate_rows << [name, wall_rate, cpu_rate]
-  puts format('glibc replay rate (one thread): %.1fM events/s wall, %.1fM events/s CPU (goal 10M: %s)',
-              wall_rate / 1e6, cpu_rate / 1e6, wall_rate >= 1e7 ? 'met' : 'NOT met')
-  puts format('whole vmheap-replay --threads 1 (read, check, 4 children): %.2f s median; ' \
-              'reading and checking the trace about %.2f s (%.0f MB/s)',
-              median(total_wall), read, bytes / 1e6 / [read, 1e-3].max)
+  med = ->(mode, a, k) { median(res[mode][a].map { |r| r[k] }) }
+  present = ALLOCATORS.reject { |a| res[MODES.keys[0]][a].empty? }
   puts
+  [MODES.keys[2], MODES.keys[0]].each do |mode|
+    lo = present.min_by { |a| med.(mode, a, 'peak_rss') }
+    hi = present.max_by { |a| med.(mode, a, 'peak_rss') }
+    puts format('answer (%s, %s): lowest peak RSS %s, %s; glibc %s (%.2fx), highest %s %s (%.2fx)',
+                name, mode, lo, mib(med.(mode, lo, 'peak_rss')), mib(med.(mode, 'glibc', 'peak_rss')),
+                med.(mode, 'glibc', 'peak_rss').to_f / med.(mode, lo, 'peak_rss'), hi,
+                mib(med.(mode, hi, 'peak_rss')), med.(mode, hi, 'peak_rss').to_f / med.(mode, lo, 'peak_rss'))
+  end
+  MODES.each_key do |mode|
+    next if mode.end_with?('page')
+
+    fast = present.min_by { |a| med.(mode, a, 'cpu_seconds') }
+    puts format('answer (%s, %s): fastest replay %s, %.3f CPU s; glibc %.3f s (%.2fx); wall: %s',
+                name, mode, fast, med.(mode, fast, 'cpu_seconds'), med.(mode, 'glibc', 'cpu_seconds'),
+                med.(mode, 'glibc', 'cpu_seconds') / med.(mode, fast, 'cpu_seconds'),
+                present.map { |a| format('%s %.3f s', a, med.(mode, a, 'seconds')) }.join(', '))
+  end
+  one = MODES.keys[1]
+  puts format('glibc replay rate, one thread: %.1fM events/s of CPU, %.1fM events/s of wall ' \
+              '(goal 10M: %s by CPU, %s by wall)',
+              events / med.(one, 'glibc', 'cpu_seconds') / 1e6, events / med.(one, 'glibc', 'seconds') / 1e6,
+              events / med.(one, 'glibc', 'cpu_seconds') >= 1e7 ? 'met' : 'NOT met',
+              events / med.(one, 'glibc', 'seconds') >= 1e7 ? 'met' : 'NOT met')
+  puts format('reading and checking the trace (vmheap-replay itself, CPU): %.2f s median, %.1fM events/s',
+              median(parent_cpu), events / median(parent_cpu) / 1e6)
 end
-puts format('load average at the end: %s', File.read('/proc/loadavg').split[0, 3].join(' '))
+puts format("\nload average at the end: %s", File.read('/proc/loadavg').split[0, 3].join(' '))

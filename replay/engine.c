@@ -269,7 +269,7 @@ static void *map_anon(size_t bytes)
 	return m == MAP_FAILED ? NULL : m;
 }
 
-int rp_replay(const struct rp_program *p, int serial, int pages,
+int rp_replay(const struct rp_program *p, int serial, int pages, int release,
 	      struct rp_result *r)
 {
 	size_t slots_bytes = (size_t)p->nslots * sizeof(struct slot);
@@ -355,6 +355,11 @@ int rp_replay(const struct rp_program *p, int serial, int pages,
 			 (unsigned long long)r->failures);
 	}
 	/* the blocks still live stay: the process exits with them */
+	for (i = 0; release && i < p->nslots; i++)
+		if (atomic_load_explicit(&slots[i].state,
+					 memory_order_relaxed) &
+		    1)
+			free(slots[i].ptr);
 	munmap(w, w_bytes);
 	munmap(slots, slots_bytes);
 	return r->status;

@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 		r.status = RP_EINVAL;
 	} else {
 		close(pfd);
-		rp_replay(p, serial, !strcmp(argv[4], "pages"), &r);
+		rp_replay(p, serial, !strcmp(argv[4], "pages"), 0, &r);
 	}
 	if (write_all(rfd, &r, sizeof r) < 0)
 		return 2;

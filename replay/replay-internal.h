@@ -180,9 +180,11 @@ struct rp_result {
  * (serial = 1), writing each block's first byte (pages = 0) or one byte
  * of each 4 KiB page of it (pages = 1).  Fills *r (status 0, or a
  * negative code with r->message).  The block table and the threads'
- * stacks are mmap'ed; nothing of it comes from malloc.
+ * stacks are mmap'ed; nothing of it comes from malloc.  The blocks still
+ * live at the end stay allocated (the engine's process exits with them),
+ * unless release is set (tests that replay in their own process).
  */
-int rp_replay(const struct rp_program *p, int serial, int pages,
+int rp_replay(const struct rp_program *p, int serial, int pages, int release,
 	      struct rp_result *r);
 
 /* The negative codes (vmheap.h's VMHEAP_E... values). */

@@ -76,7 +76,7 @@ static void replay_both(struct rp_input *ev, size_t n, uint64_t live,
 	p = rp_program_map(fd, err, sizeof err);
 	ck_assert_msg(p != NULL, "%s", err);
 	for (serial = 0; serial < 2; serial++) {
-		ck_assert_int_eq(rp_replay(p, serial, serial, &r), 0);
+		ck_assert_int_eq(rp_replay(p, serial, serial, 1, &r), 0);
 		ck_assert_uint_eq(r.ops, ops);
 		ck_assert_uint_eq(r.live_end, live);
 		ck_assert_uint_eq(r.live_deltas, live);
@@ -214,6 +214,11 @@ static void make_run(struct workload *w, unsigned threads, size_t calls,
 			if (in.op == RP_MEMALIGN || in.op == RP_ALIGNED_ALLOC ||
 			    in.op == RP_POSIX_MEMALIGN)
 				in.align = 16u << rnd(w, 6);
+			if (in.op == RP_ALIGNED_ALLOC) { /* C11: a multiple */
+				w->live_bytes -= b.size;
+				b.size = (b.size + in.align - 1) & ~(in.align - 1);
+				w->live_bytes += b.size;
+			}
 			in.slot = b.slot;
 			in.gen = b.gen;
 			in.size = b.size;
