@@ -264,9 +264,11 @@ static int ready(const struct build *b, const struct rp_event *e)
 
 		if (!o->live || o->gen != e->old_use)
 			return 0;
+		/* the block it returns begins: the slot's next generation
+		 * (never the old id again: two threads could then resize
+		 * one block at once) */
 		if (e->slot == e->old_slot)
-			return e->use == e->old_use ||
-			       e->use == ((e->old_use + 1ull) & b->src->gen_mask);
+			return e->use == ((e->old_use + 1ull) & b->src->gen_mask);
 	}
 	return !s->live && next_gen_ok(b, s, e->use);
 }
@@ -288,10 +290,6 @@ static int apply(struct build *b, struct rp_event *e, uint64_t i)
 		e->old_use = o->use;
 		b->p->live_end -= o->size;
 		o->live = 0;
-		if (e->slot == e->old_slot && e->use == o->gen) {
-			e->use = o->use; /* the same block, resized */
-			goto made;
-		}
 	}
 	if (s->used && s->use + 1 >= MAX_USES)
 		return fail(b, RP_EFORMAT, b->offset[i],
@@ -300,7 +298,6 @@ static int apply(struct build *b, struct rp_event *e, uint64_t i)
 	e->use = s->used ? s->use + 1 : 0;
 	s->use = e->use;
 	s->used = 1;
-made:
 	s->live = 1;
 	s->size = e->size;
 	b->p->live_end += e->size;
@@ -341,6 +338,14 @@ static int stuck(struct build *b, const uint64_t *pos)
 				 rp_op_name(e->op), slot, gen);
 			return fail(b, RP_EFORMAT, b->offset[i], "%s", what);
 		}
+	}
+	if (is_realloc(e->op) && e->slot == e->old_slot) {
+		snprintf(what, sizeof what,
+			 "%s of block %u#%u returns block %u#%u: the block "
+			 "it returns is its slot's next generation",
+			 rp_op_name(e->op), e->old_slot, e->old_use, e->slot,
+			 e->use);
+		return fail(b, RP_EFORMAT, b->offset[i], "%s", what);
 	}
 	snprintf(what, sizeof what,
 		 "%s makes block %u#%u, but its slot %s", rp_op_name(e->op),

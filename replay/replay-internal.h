@@ -53,7 +53,7 @@ const char *rp_op_name(unsigned op);
  *  - free: ends block (slot, use);
  *  - realloc/reallocarray: ends block (old_slot, old_use) and makes
  *    (slot, use) of `size` bytes; the two may be the same slot (then use
- *    is old_use or old_use + 1).  realloc(NULL, n) comes as a malloc,
+ *    is old_use + 1).  realloc(NULL, n) comes as a malloc,
  *    realloc(p, 0) that freed p as a free.
  */
 struct rp_event {

@@ -372,6 +372,30 @@ START_TEST(a_generation_skipped_is_refused)
 }
 END_TEST
 
+START_TEST(a_realloc_that_returns_its_own_id_is_refused)
+{
+	/* realloc ends its block and begins the slot's next generation:
+	 * the same id again would let two threads resize one block at once
+	 * (found by fuzz_replay, spec/regress/replay/) */
+	struct rp_input ev[] = {
+	    {.thread = 0, .op = RP_MALLOC, .size = 8, .offset = 48},
+	    {.thread = 1, .op = RP_REALLOC, .size = 16, .offset = 60},
+	    {.thread = 2, .op = RP_REALLOC, .size = 0, .offset = 70},
+	};
+	struct rp_input ok[] = {
+	    {.thread = 0, .op = RP_MALLOC, .size = 8, .offset = 48},
+	    {.thread = 1, .op = RP_REALLOC, .gen = 1, .size = 16, .offset = 60},
+	    {.thread = 2, .op = RP_REALLOC, .gen = 2, .old_gen = 1, .size = 0,
+	     .offset = 70},
+	};
+
+	refused(ev, 3, "realloc of block 0#0 returns block 0#0: the block it "
+		       "returns is its slot's next generation (byte offset "
+		       "60)");
+	replay_both(ok, 3, 0, 3);
+}
+END_TEST
+
 START_TEST(an_alignment_not_a_power_of_two_is_refused)
 {
 	struct rp_input ev[] = {
@@ -799,6 +823,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(e, threads_that_would_wait_for_each_other_are_refused);
 	tcase_add_test(e, a_generation_skipped_is_refused);
 	tcase_add_test(e, an_alignment_not_a_power_of_two_is_refused);
+	tcase_add_test(e, a_realloc_that_returns_its_own_id_is_refused);
 	tcase_add_test(e, an_empty_trace_replays_nothing);
 	tcase_add_test(t, every_allocator_ends_with_the_recorded_live_bytes);
 	tcase_add_test(t, a_missing_allocator_is_skipped_with_a_message);
