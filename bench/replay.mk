@@ -3,7 +3,7 @@
 # loop on 4 threads: bench/replay_rack.rb) under glibc, jemalloc, tcmalloc
 # and mimalloc: the table of bench/RESULTS.md, the answer of the README,
 # and the replay rate under glibc.  About a minute.
-BENCH_REPLAY_RUNS ?= 3
+BENCH_REPLAY_RUNS ?= 5
 BENCH_TARGETS += bench-replay
 .PHONY: bench-replay
 bench-replay: $(REPLAY_BIN) $(REPLAY_ENGINE) $(RUN_BIN) $(NATIVE_SO)
