@@ -44,6 +44,17 @@ dir = Dir.mktmpdir('vmheap-bench-replay')
 at_exit { FileUtils.rm_rf(dir) }
 puts format('bench-replay: %d runs of each, load average at the start %s', runs,
             File.read('/proc/loadavg').split[0, 3].join(' '))
+
+# How much of a core this machine gives a busy loop now: on a shared
+# machine wall seconds are this many times CPU seconds for any work.
+def core_share
+  w0 = now
+  c0 = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
+  x = 0
+  x += 1 while Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) - c0 < 0.3
+  (Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) - c0) / (now - w0)
+end
+puts format('a busy loop gets %.0f%% of a core at the start', core_share * 100)
 workloads.each do |name, cmd|
   trace = File.join(dir, "#{name}.trace")
   t0 = now
@@ -121,4 +132,5 @@ puts <<~TXT
   trace is written as the program runs, needs no conversion, and the figures above are
   the whole cost of reading, checking and replaying it.
 TXT
-puts format("\nload average at the end: %s", File.read('/proc/loadavg').split[0, 3].join(' '))
+puts format("\nload average at the end: %s; a busy loop gets %.0f%% of a core",
+            File.read('/proc/loadavg').split[0, 3].join(' '), core_share * 100)

@@ -1,7 +1,8 @@
 /*
  * child.c - one replay: vmheap-replay-engine exec'ed with the allocator
  * in LD_PRELOAD (in place of any preload of ours), the program's memfd as
- * its descriptor 3 and a pipe for its answer as 4.
+ * its descriptor 3, a pipe for its answer as 4, and our stderr as its
+ * stdout too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,7 +71,10 @@ static void exec_engine(const char *engine, int pfd, int wfd, int serial,
 	/* move both out of the way first, then into place */
 	int p = fcntl(pfd, F_DUPFD_CLOEXEC, 10), w = fcntl(wfd, F_DUPFD_CLOEXEC, 10);
 
-	if (p < 0 || w < 0 || dup2(p, 3) < 0 || dup2(w, 4) < 0)
+	/* what the allocator may print goes to stderr, never into the
+	 * table on stdout */
+	if (p < 0 || w < 0 || dup2(p, 3) < 0 || dup2(w, 4) < 0 ||
+	    dup2(2, 1) < 0)
 		_exit(127);
 	execve(engine, argv, env);
 	dprintf(2, "vmheap-replay: cannot run %s: %s\n", engine,
