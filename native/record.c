@@ -32,6 +32,13 @@ struct rec_global native_rec;
 
 static __thread struct rec_thread *me
 	__attribute__((tls_model("initial-exec")));
+/* This thread is vmheap's own (vmheap_native_own_thread). */
+static __thread int own __attribute__((tls_model("initial-exec")));
+
+VMHEAP_EXPORT void vmheap_native_own_thread(void)
+{
+	own = 1;
+}
 
 /* ------------------------------------------------------------- the pool */
 
@@ -183,7 +190,8 @@ void native_record_fence_end(void)
 static inline struct rec_thread *enter(void)
 {
 	struct rec_thread *t = me;
-	if (__builtin_expect(t == NULL, 0) && (t = new_state()) == NULL)
+	if (__builtin_expect(t == NULL, 0) &&
+	    (own || (t = new_state()) == NULL))
 		return NULL;
 	if (__builtin_expect(asymmetric, 1)) {
 		atomic_store_explicit(&t->in_use, 1, memory_order_relaxed);
