@@ -45,6 +45,7 @@ struct rec_thread {
 	struct rec_buf *buf;
 	uint64_t events, untracked;
 	uint32_t slots_hi; /* highest slot named + 1 */
+	uint32_t tick;	   /* events, for reading the clock */
 	struct rec_thread *next_free;
 	uint64_t ring[REC_RING];
 	uint64_t dropped[REC_RING / 2];
@@ -84,6 +85,10 @@ void native_record_realloc_end(unsigned op, const struct rec_old *old,
 int native_record_thread_key(void);
 uint64_t native_record_now_us(void);
 void native_record_after_fork(void);
+/* membarrier's registration (at the start), and the end's side of the
+ * fence against the recording threads (record.c says why). */
+void native_record_fences(void);
+void native_record_fence_end(void);
 
 /* record_ids.c: 1 when an entry for addr was there already (its id and
  * size in *stale_*: replaced), 0, or -1 without memory. */

@@ -16,9 +16,12 @@
  * until no thread is inside, so that the table and the events agree when
  * the trailer is written.
  */
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "native-internal.h"
 #include "record-internal.h"
@@ -29,6 +32,13 @@ struct rec_global native_rec;
 
 static __thread struct rec_thread *me
 	__attribute__((tls_model("initial-exec")));
+/* This thread is vmheap's own (vmheap_native_own_thread). */
+static __thread int own __attribute__((tls_model("initial-exec")));
+
+VMHEAP_EXPORT void vmheap_native_own_thread(void)
+{
+	own = 1;
+}
 
 /* ------------------------------------------------------------- the pool */
 
@@ -151,14 +161,44 @@ static uint64_t now_us(void)
 		       : 0;
 }
 
+/*
+ * The end and a recording thread meet as in Dekker's algorithm: the
+ * thread sets in_use then reads native_recording, the end clears
+ * native_recording then reads in_use.  Each side needs a full fence
+ * between its store and its load.  The end's is membarrier(2), which
+ * makes every running thread of the process pass one, so the threads'
+ * own side is a compiler barrier (an xchg per call otherwise: 20-odd
+ * cycles each); without membarrier, a seq_cst store.
+ */
+static int asymmetric; /* membarrier registered */
+
+void native_record_fences(void)
+{
+	asymmetric = syscall(SYS_membarrier,
+			     MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+void native_record_fence_end(void)
+{
+	if (!asymmetric ||
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+		atomic_thread_fence(memory_order_seq_cst);
+}
+
 /* Enter: the thread's state with in_use set and room in its buffer for
  * one event, or NULL (not recording, or no memory). */
 static inline struct rec_thread *enter(void)
 {
 	struct rec_thread *t = me;
-	if (__builtin_expect(t == NULL, 0) && (t = new_state()) == NULL)
+	if (__builtin_expect(t == NULL, 0) &&
+	    (own || (t = new_state()) == NULL))
 		return NULL;
-	atomic_store(&t->in_use, 1); /* seq_cst: against the finish */
+	if (__builtin_expect(asymmetric, 1)) {
+		atomic_store_explicit(&t->in_use, 1, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+	} else {
+		atomic_store(&t->in_use, 1);
+	}
 	if (!atomic_load_explicit(&native_recording, memory_order_relaxed)) {
 		atomic_store_explicit(&t->in_use, 0, memory_order_release);
 		return NULL;
@@ -175,6 +215,10 @@ static inline struct rec_thread *enter(void)
 		}
 		t->buf->thread = t->index;
 	}
+	/* The coarse clock moves once a kernel tick: read it every 16th
+	 * event of the thread (and at its first). */
+	if ((t->tick++ & 15) != 0)
+		return t;
 	uint64_t now = now_us();
 	if (now != t->st.time_us) {
 		uint8_t *p = REC_AT(t->buf);

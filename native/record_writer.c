@@ -256,6 +256,7 @@ void native_record_start(const char *path)
 	native_rec.start_mono_us = mono_us();
 	if (native_record_thread_key() != 0)
 		return;
+	native_record_fences();
 	atomic_store(&native_recording, 1);
 }
 
@@ -264,6 +265,7 @@ void native_record_finish(void)
 	if (native_rec.path[0] == '\0')
 		return;
 	atomic_store(&native_recording, 0);
+	native_record_fence_end();
 	for (uint32_t i = 0; i < native_rec.nthreads; i++) {
 		struct rec_thread *t = native_rec.threads[i];
 		while (atomic_load(&t->in_use))

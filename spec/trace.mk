@@ -12,7 +12,7 @@ TRACE_TEST_OBJS := $(OBJDIR)/spec/trace_test.o $(OBJDIR)/spec/trace_example.o
 $(TRACE_TEST_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
 $(TRACE_VICTIM): spec/native/trace_victim.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(NATIVE_CFLAGS) -pthread $(LDFLAGS) -o $@ $<
+	$(CC) $(NATIVE_CFLAGS) -pthread $(LDFLAGS) -o $@ $< -ldl
 
 $(TRACE_TEST): $(TRACE_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_A) \
                | $(NATIVE_SO) $(TRACE_VICTIM) $(RUN_BIN)

@@ -424,6 +424,32 @@ START_TEST(forked_child_writes_its_own_trace_named_by_the_rule)
 }
 END_TEST
 
+/* A thread marked vmheap's own (the agent marks its loop, job and helper
+ * threads so) is not recorded; the program's threads are. */
+START_TEST(threads_marked_own_are_left_out)
+{
+	const char *dir = spec_mkdtemp("trace-own");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/own.trace", dir);
+	const char *argv[] = {spec_bin("vmheap-run"), "--record", path,
+			      victim(), "own", NULL};
+	free(spec_run_stdout(argv, NULL, 60000));
+	vmheap_trace_reader *r;
+	struct vmheap_trace_event ev;
+	int rc = vmheap_trace_open_path(&r, path);
+	ck_assert_msg(rc == 0, "%s", vmheap_trace_error(r));
+	unsigned long own = 0, program = 0;
+	while ((rc = vmheap_trace_next(r, &ev)) > 0) {
+		own += ev.size == BASE + 500;
+		program += ev.size == BASE + 501;
+	}
+	ck_assert_msg(rc == 0, "%s", vmheap_trace_error(r));
+	ck_assert_uint_eq(own, 0);
+	ck_assert_uint_eq(program, 10);
+	vmheap_trace_free(r);
+}
+END_TEST
+
 START_TEST(file_size_limit_stops_recording_and_the_program_runs_on)
 {
 	const char *dir = spec_mkdtemp("trace-full");
@@ -468,6 +494,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, recorded_program_is_what_it_says_it_did);
 	tcase_add_test(tc, recorded_program_with_track_is_what_it_says_it_did);
 	tcase_add_test(tc, forked_child_writes_its_own_trace_named_by_the_rule);
+	tcase_add_test(tc, threads_marked_own_are_left_out);
 	tcase_add_test(tc, file_size_limit_stops_recording_and_the_program_runs_on);
 	return s;
 }

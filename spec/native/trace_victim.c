@@ -12,8 +12,13 @@
  *   trace_victim fork             allocate, fork; the child allocates,
  *                                 prints "child PID", exits 0
  *   trace_victim many N           N malloc-free pairs
+ *   trace_victim own              a thread marked vmheap's own (as the
+ *                                 agent marks its threads) makes 100
+ *                                 blocks of BASE+500 bytes, the main
+ *                                 thread 10 of BASE+501
  */
 
+#include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -208,14 +213,46 @@ static int many(long n)
 	return 0;
 }
 
+static void *own_main(void *arg)
+{
+	void (*own)(void) = (void (*)(void))dlsym(RTLD_DEFAULT,
+						  "vmheap_native_own_thread");
+	(void)arg;
+	if (own == NULL)
+		exit(4);
+	own();
+	for (int i = 0; i < 100; i++) {
+		void *volatile p = must(malloc(BASE + 500));
+		free(p);
+	}
+	return NULL;
+}
+
+static int owns(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, own_main, NULL) != 0)
+		return 1;
+	pthread_join(t, NULL);
+	for (int i = 0; i < 10; i++) {
+		void *volatile p = must(malloc(BASE + 501));
+		free(p);
+	}
+	printf("done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "work") == 0)
 		return work(argc > 2 ? atoi(argv[2]) : 4);
 	if (argc >= 2 && strcmp(argv[1], "fork") == 0)
 		return forks();
+	if (argc >= 2 && strcmp(argv[1], "own") == 0)
+		return owns();
 	if (argc >= 3 && strcmp(argv[1], "many") == 0)
 		return many(atol(argv[2]));
-	fprintf(stderr, "usage: trace_victim work [THREADS] | fork | many N\n");
+	fprintf(stderr,
+		"usage: trace_victim work [THREADS] | fork | many N | own\n");
 	return 2;
 }
