@@ -213,7 +213,7 @@ int main(int argc, char **argv)
 	struct rp_program prog;
 	struct options o;
 	char err[512], engine[PATH_MAX + 64];
-	int i, n = 0, fd = -1, bad = 0, rc;
+	int i, n = 0, shown, fd = -1, bad = 0, rc;
 
 	parse_args(argc, argv, &o);
 	for (i = 0; i < o.nalloc; i++) {
@@ -266,6 +266,11 @@ int main(int argc, char **argv)
 		bad |= check_row(&rows[i], ts.info.live_bytes, o.trace);
 	}
 	close(fd);
+	/* a replay that did not run to its end has no figures to show: its
+	 * error is on stderr; the others keep their order */
+	for (i = shown = 0; i < n; i++)
+		if (rows[i].r.status == 0)
+			rows[shown++] = rows[i];
 	if (o.format == VMHEAP_OUTPUT_TEXT) {
 		char live[64];
 
@@ -284,7 +289,7 @@ int main(int argc, char **argv)
 		    o.pages ? "a byte of each page of each block"
 			    : "the first byte of each block");
 	}
-	rp_render(&sb, o.format, rows, n);
+	rp_render(&sb, o.format, rows, shown);
 	if (sb.failed || vmheap_strbuf_write(&sb, 1) < 0) {
 		fprintf(stderr, "%s: cannot write the results\n", PROG);
 		bad = 1;

@@ -763,6 +763,32 @@ START_TEST(touch_pages_makes_a_big_block_resident)
 }
 END_TEST
 
+START_TEST(a_replay_that_gives_no_answer_fails_the_command)
+{
+	/* an engine that dies at once: an error, no row made up for it */
+	struct workload w;
+	struct spec_run r;
+	struct jval *j;
+	const char *trace;
+
+	make_run(&w, 1, 100, 21);
+	trace = write_trace("noanswer.trace", &w);
+	r = replay_tool((const char *[]){"--allocator", "glibc", "--format",
+					 "json", trace, NULL},
+			(const char *[]){"VMHEAP_REPLAY_ENGINE=/bin/false",
+					 NULL});
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "vmheap-replay: glibc: the replay gave no "
+				    "answer (exit status 1)"),
+		      "%s", r.err);
+	j = json_parse(r.out);
+	ck_assert_msg(j && j->type == J_ARR && j->n == 0, "%s", r.out);
+	json_free(j);
+	spec_run_free(&r);
+	free_run(&w);
+}
+END_TEST
+
 /* ------------------------------------------------ a real program */
 
 START_TEST(a_recorded_program_replays_to_its_live_bytes_everywhere)
@@ -832,5 +858,6 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, a_damaged_trace_is_refused_with_its_offset);
 	tcase_add_test(t, a_recorded_program_replays_to_its_live_bytes_everywhere);
 	tcase_add_test(t, touch_pages_makes_a_big_block_resident);
+	tcase_add_test(t, a_replay_that_gives_no_answer_fails_the_command);
 	return s;
 }
