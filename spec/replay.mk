@@ -11,6 +11,14 @@ $(REPLAY_VICTIM): spec/native/replay_victim.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(NATIVE_CFLAGS) -pthread $(LDFLAGS) -o $@ $<
 
+# The counting "allocator" (spec/native/replay_counter.c), preloaded by
+# the suite as --allocator PATH.so.
+REPLAY_COUNTER := $(SPECDIR)/replay_counter.so
+EXTRA_ALL += $(REPLAY_COUNTER)
+$(REPLAY_COUNTER): spec/native/replay_counter.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NATIVE_CFLAGS) -shared -pthread $(LDFLAGS) -o $@ $<
+
 REPLAY_SPEC_BIN := $(SPECDIR)/replay_test
 REPLAY_SPEC_OBJS := $(OBJDIR)/spec/replay_test.o $(OBJDIR)/spec/tools_harness.o \
                     $(OBJDIR)/replay/program.o \
@@ -20,7 +28,8 @@ EXTRA_ALL    += $(REPLAY_SPEC_BIN)
 $(OBJDIR)/spec/replay_test.o: private ALL_CFLAGS += $(CHECK_CFLAGS)
 $(REPLAY_SPEC_BIN): $(REPLAY_SPEC_OBJS) $(SPECDIR)/libvmheap_spec.a \
                     $(LIBVMHEAP_A) | $(REPLAY_ENGINE) $(REPLAY_BIN) \
-                      $(REPLAY_VICTIM) $(RUN_BIN) $(NATIVE_SO)
+                      $(REPLAY_VICTIM) $(REPLAY_COUNTER) $(RUN_BIN) \
+                      $(NATIVE_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(REPLAY_SPEC_OBJS) \
 	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \

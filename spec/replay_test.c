@@ -789,6 +789,34 @@ START_TEST(a_replay_that_gives_no_answer_fails_the_command)
 }
 END_TEST
 
+START_TEST(the_allocator_sees_the_program_calls_and_little_else)
+{
+	/* a counting allocator: every call the replay makes goes through
+	 * it; the engine's tables, the program and the threads do not */
+	struct workload w;
+	struct spec_run r;
+	const char *trace;
+	unsigned long calls = 0;
+	const char *line;
+
+	make_run(&w, 4, 20000, 23);
+	trace = write_trace("counted.trace", &w);
+	r = replay_tool((const char *[]){"--allocator",
+					 spec_build("spec/replay_counter.so"),
+					 "--format", "csv", trace, NULL},
+			NULL);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	line = strstr(r.err, "replay_counter: ");
+	ck_assert_msg(line && sscanf(line, "replay_counter: %lu", &calls) == 1,
+		      "%s", r.err);
+	ck_assert_uint_ge(calls, w.ops);
+	ck_assert_uint_lt(calls, w.ops + 100);
+	ck_assert_msg(strstr(r.out, "\nreplay_counter.so,20000,"), "%s", r.out);
+	spec_run_free(&r);
+	free_run(&w);
+}
+END_TEST
+
 /* ------------------------------------------------ a real program */
 
 START_TEST(a_recorded_program_replays_to_its_live_bytes_everywhere)
@@ -859,5 +887,6 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, a_recorded_program_replays_to_its_live_bytes_everywhere);
 	tcase_add_test(t, touch_pages_makes_a_big_block_resident);
 	tcase_add_test(t, a_replay_that_gives_no_answer_fails_the_command);
+	tcase_add_test(t, the_allocator_sees_the_program_calls_and_little_else);
 	return s;
 }
