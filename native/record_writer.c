@@ -199,7 +199,7 @@ struct rec_buf *native_rec_handoff(struct rec_buf *full, uint32_t thread)
 {
 	struct rec_buf *b = NULL;
 	pthread_mutex_lock(&qlock);
-	if (full != NULL && full->count == 0) {
+	if (full != NULL && full->len == 0) {
 		b = full; /* nothing to write: reuse it */
 		b->len = 0;
 	} else if (full != NULL) {
@@ -276,7 +276,7 @@ void native_record_finish(void)
 	pthread_mutex_lock(&qlock);
 	for (uint32_t i = 0; i < native_rec.nthreads; i++) {
 		struct rec_thread *t = native_rec.threads[i];
-		if (t->buf != NULL && t->buf->count > 0) {
+		if (t->buf != NULL && t->buf->len > 0) {
 			enqueue_locked(t->buf, t->index);
 			t->buf = NULL;
 		}
