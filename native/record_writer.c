@@ -266,10 +266,21 @@ void native_record_finish(void)
 		return;
 	atomic_store(&native_recording, 0);
 	native_record_fence_end();
+	/* A call being recorded ends in microseconds (or when the writer
+	 * makes room); a thread that never leaves (a signal handler that
+	 * jumped out of malloc) must not hang the exit: after 2 s the trace
+	 * is left without its end, and says so. */
+	uint64_t deadline = mono_us() + 2000000;
 	for (uint32_t i = 0; i < native_rec.nthreads; i++) {
 		struct rec_thread *t = native_rec.threads[i];
-		while (atomic_load(&t->in_use))
+		while (atomic_load(&t->in_use)) {
+			if (mono_us() > deadline) {
+				native_rec_stop("a thread did not leave a "
+						"call's recording at exit");
+				return;
+			}
 			sched_yield();
+		}
 	}
 	if (atomic_load(&failed))
 		return;
