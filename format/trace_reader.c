@@ -570,7 +570,7 @@ static int finish(vmheap_trace_reader *r)
 			bytes += st->size;
 		}
 	}
-	if (r->events_seen != in->events || r->threads_seen != in->threads ||
+	if (r->events_seen != in->events || r->threads_seen > in->threads ||
 	    blocks != in->live_blocks || bytes != in->live_bytes)
 		return fail(r, VMHEAP_ETOTALS,
 			    "the trailer (byte offset %llu) says %llu events, "

@@ -197,8 +197,12 @@ static __attribute__((noinline)) void *
 tracked_realloc(void *p, size_t n, uint64_t state, unsigned op, size_t nmemb,
 		size_t elsize, int overflow)
 {
+	if (busy && overflow) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (busy)
-		return overflow ? NULL : __libc_realloc(p, n);
+		return __libc_realloc(p, n);
 	busy = 1;
 	struct rec_old old;
 	int rec = REC_ON() && native_record_realloc_begin(p, &old);

@@ -44,7 +44,8 @@ VMHEAP_EXPORT void vmheap_native_own_thread(void)
 
 static _Atomic int pool_lock;
 static uint64_t *pool;
-static size_t pool_n, pool_cap;
+static _Atomic size_t pool_n; /* changed under pool_lock */
+static size_t pool_cap;
 
 static void pool_acquire(void)
 {
@@ -83,8 +84,7 @@ static void pool_give(const uint64_t *ids, size_t n)
 
 static int pool_take(uint64_t *id)
 {
-	if (atomic_load_explicit((_Atomic size_t *)&pool_n,
-				 memory_order_relaxed) == 0)
+	if (atomic_load_explicit(&pool_n, memory_order_relaxed) == 0)
 		return 0;
 	int got = 0;
 	pool_acquire();
@@ -111,7 +111,7 @@ static void thread_exit(void *arg)
 		return;
 	atomic_store(&t->in_use, 1);
 	if (atomic_load(&native_recording) && t->buf != NULL &&
-	    t->buf->count > 0)
+	    t->buf->len > 0)
 		t->buf = native_rec_handoff(t->buf, t->index);
 	atomic_store_explicit(&t->in_use, 0, memory_order_release);
 	me = NULL;

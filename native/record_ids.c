@@ -2,8 +2,10 @@
  * record_ids.c - the recorder's table of live recorded blocks: address ->
  * (block id, size).  A lock-striped hash like live.c's (a stripe holds
  * whole 1 MiB regions, so one thread's arena stays in stripes of its own),
- * each stripe an open-addressing array with linear probing, deletion by
- * shifting back, kept at most half full; memory from native_pages.  It is
+ * each stripe an open-addressing array with linear probing, kept at most
+ * half full counting tombstones (a delete leaves one: no loop that
+ * shifts entries back, whose length the processor cannot predict; a
+ * rehash clears them); memory from native_pages.  It is
  * the recorder's own, apart from the live table of tracking, so that
  * recording needs no tracking (and no stacks) and tracking no recording.
  */
@@ -16,8 +18,10 @@
 #define FIRST_SLOTS 256 /* entries of a stripe's first array */
 #define REGION_SHIFT 20
 
+#define TOMB 1 /* an address no block has */
+
 struct entry {
-	uint64_t addr; /* 0: empty */
+	uint64_t addr; /* 0: empty, TOMB: deleted */
 	uint64_t size;
 	uint64_t id; /* slot << 32 | generation */
 };
@@ -25,7 +29,7 @@ struct entry {
 struct stripe {
 	_Alignas(64) _Atomic int lock;
 	struct entry *e;
-	size_t n, used;
+	size_t n, used, tombs;
 };
 
 static struct stripe stripes[STRIPES];
@@ -66,21 +70,26 @@ static void put(struct entry *e, size_t n, const struct entry *x)
 	e[i] = *x;
 }
 
-/* Room for one more (at most half full); 0, or -1 without memory. */
+/* Room for one more (at most half full, tombstones counted); 0, or -1
+ * without memory.  A table whose live entries fill a quarter or more
+ * doubles; else it is rebuilt at its size, without its tombstones. */
 static int room(struct stripe *s)
 {
-	if (s->e != NULL && (s->used + 1) * 2 <= s->n)
+	if (s->e != NULL && (s->used + s->tombs + 1) * 2 <= s->n)
 		return 0;
-	size_t n = s->e != NULL ? s->n * 2 : FIRST_SLOTS;
+	size_t n = s->e == NULL		 ? FIRST_SLOTS
+		   : (s->used + 1) * 4 > s->n ? s->n * 2
+					   : s->n;
 	struct entry *e = native_pages(n * sizeof *e);
 	if (e == NULL)
 		return -1;
 	for (size_t i = 0; s->e != NULL && i < s->n; i++)
-		if (s->e[i].addr != 0)
+		if (s->e[i].addr > TOMB)
 			put(e, n, &s->e[i]);
 	native_pages_free(s->e, s->n * sizeof *s->e);
 	s->e = e;
 	s->n = n;
+	s->tombs = 0;
 	return 0;
 }
 
@@ -94,7 +103,7 @@ int native_rec_ids_insert(uint64_t addr, uint64_t id, uint64_t size,
 		unlock(s);
 		return -1;
 	}
-	size_t i = home(addr, s->n);
+	size_t i = home(addr, s->n), tomb = SIZE_MAX;
 	for (; s->e[i].addr != 0; i = (i + 1) & (s->n - 1)) {
 		if (s->e[i].addr == addr) { /* freed past the recorder */
 			*stale_id = s->e[i].id;
@@ -104,6 +113,12 @@ int native_rec_ids_insert(uint64_t addr, uint64_t id, uint64_t size,
 			unlock(s);
 			return 1;
 		}
+		if (s->e[i].addr == TOMB && tomb == SIZE_MAX)
+			tomb = i;
+	}
+	if (tomb != SIZE_MAX) {
+		i = tomb;
+		s->tombs--;
 	}
 	s->e[i] = (struct entry){addr, size, id};
 	s->used++;
@@ -128,19 +143,9 @@ int native_rec_ids_remove(uint64_t addr, uint64_t *id, uint64_t *size)
 	}
 	*id = s->e[i].id;
 	*size = s->e[i].size;
-	/* Shift back the entries after i that may not stay past a hole. */
-	for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
-		if (s->e[j].addr == 0)
-			break;
-		size_t h = home(s->e[j].addr, s->n);
-		/* j's entry may move to i when its home is not in (i, j]. */
-		if (((j - h) & mask) >= ((j - i) & mask)) {
-			s->e[i] = s->e[j];
-			i = j;
-		}
-	}
-	s->e[i].addr = 0;
+	s->e[i].addr = TOMB;
 	s->used--;
+	s->tombs++;
 	unlock(s);
 	return 1;
 }
@@ -152,7 +157,7 @@ void native_rec_ids_sum(uint64_t *blocks, uint64_t *bytes)
 		struct stripe *s = &stripes[k];
 		lock(s);
 		for (size_t i = 0; s->e != NULL && i < s->n; i++) {
-			if (s->e[i].addr != 0) {
+			if (s->e[i].addr > TOMB) {
 				(*blocks)++;
 				*bytes += s->e[i].size;
 			}
@@ -168,7 +173,7 @@ void native_rec_ids_clear(void)
 		lock(s);
 		native_pages_free(s->e, s->n * sizeof *s->e);
 		s->e = NULL;
-		s->n = s->used = 0;
+		s->n = s->used = s->tombs = 0;
 		unlock(s);
 	}
 }

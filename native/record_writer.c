@@ -199,7 +199,7 @@ struct rec_buf *native_rec_handoff(struct rec_buf *full, uint32_t thread)
 {
 	struct rec_buf *b = NULL;
 	pthread_mutex_lock(&qlock);
-	if (full != NULL && full->count == 0) {
+	if (full != NULL && full->len == 0) {
 		b = full; /* nothing to write: reuse it */
 		b->len = 0;
 	} else if (full != NULL) {
@@ -266,17 +266,28 @@ void native_record_finish(void)
 		return;
 	atomic_store(&native_recording, 0);
 	native_record_fence_end();
+	/* A call being recorded ends in microseconds (or when the writer
+	 * makes room); a thread that never leaves (a signal handler that
+	 * jumped out of malloc) must not hang the exit: after 2 s the trace
+	 * is left without its end, and says so. */
+	uint64_t deadline = mono_us() + 2000000;
 	for (uint32_t i = 0; i < native_rec.nthreads; i++) {
 		struct rec_thread *t = native_rec.threads[i];
-		while (atomic_load(&t->in_use))
+		while (atomic_load(&t->in_use)) {
+			if (mono_us() > deadline) {
+				native_rec_stop("a thread did not leave a "
+						"call's recording at exit");
+				return;
+			}
 			sched_yield();
+		}
 	}
 	if (atomic_load(&failed))
 		return;
 	pthread_mutex_lock(&qlock);
 	for (uint32_t i = 0; i < native_rec.nthreads; i++) {
 		struct rec_thread *t = native_rec.threads[i];
-		if (t->buf != NULL && t->buf->count > 0) {
+		if (t->buf != NULL && t->buf->len > 0) {
 			enqueue_locked(t->buf, t->index);
 			t->buf = NULL;
 		}

@@ -450,6 +450,54 @@ START_TEST(threads_marked_own_are_left_out)
 }
 END_TEST
 
+/* Real ruby under vmheap-run --record (the agent loaded, as users run
+ * it): the script's own Fiddle.malloc calls, 300 blocks of 40,777 bytes
+ * with 100 freed by Fiddle.free, are in the trace exactly, with Ruby's own calls
+ * around them, and the trace reads whole. */
+START_TEST(ruby_under_vmheap_run_is_recorded)
+{
+	const char *dir = spec_mkdtemp("trace-ruby");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/ruby.trace", dir);
+	const char *argv[] = {
+		spec_bin("vmheap-run"), "--record", path, "ruby", "-rfiddle",
+		"-e",
+		"k = (1..300).map { Fiddle.malloc(40777) }; "
+		"k.first(100).each { |a| Fiddle.free(a) }; "
+		"s = (1..20000).map { |i| 'x' * (i % 300) }; puts s.size",
+		NULL};
+	char *out = spec_run_stdout(argv, NULL, 120000);
+	ck_assert_str_eq(out, "20000\n");
+	vmheap_trace_reader *r;
+	struct vmheap_trace_event ev;
+	int rc = vmheap_trace_open_path(&r, path);
+	ck_assert_msg(rc == 0, "%s", vmheap_trace_error(r));
+	uint64_t events = vmheap_trace_info(r)->events;
+	unsigned long made = 0, freed = 0;
+	/* the ids of the 40,777-byte blocks, to find their frees */
+	uint64_t ids[300];
+	while ((rc = vmheap_trace_next(r, &ev)) > 0)
+		if (ev.op != VMHEAP_TRACE_FREE && ev.size == 40777 &&
+		    made < 300) /* Fiddle.malloc is a calloc in ruby 3.1 */
+			ids[made++] = id_of(ev.block);
+	ck_assert_msg(rc == 0, "%s", vmheap_trace_error(r));
+	ck_assert_uint_eq(made, 300);
+	ck_assert_uint_gt(events, 20000);
+	vmheap_trace_free(r);
+	/* count the frees of those blocks over the whole trace */
+	ck_assert_int_eq(vmheap_trace_open_path(&r, path), 0);
+	while ((rc = vmheap_trace_next(r, &ev)) > 0)
+		if (ev.op == VMHEAP_TRACE_FREE &&
+		    ev.block.slot != VMHEAP_TRACE_NONE)
+			for (size_t i = 0; i < made; i++)
+				freed += ids[i] == id_of(ev.block);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(freed, 100);
+	vmheap_trace_free(r);
+	free(out);
+}
+END_TEST
+
 START_TEST(file_size_limit_stops_recording_and_the_program_runs_on)
 {
 	const char *dir = spec_mkdtemp("trace-full");
@@ -495,6 +543,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, recorded_program_with_track_is_what_it_says_it_did);
 	tcase_add_test(tc, forked_child_writes_its_own_trace_named_by_the_rule);
 	tcase_add_test(tc, threads_marked_own_are_left_out);
+	tcase_add_test(tc, ruby_under_vmheap_run_is_recorded);
 	tcase_add_test(tc, file_size_limit_stops_recording_and_the_program_runs_on);
 	return s;
 }
