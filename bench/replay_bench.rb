@@ -12,8 +12,8 @@
 # (the engine's, all its threads) do not, and rank the allocators.
 #
 # usage: ruby replay_bench.rb BUILD_DIR [RUNS]
-#   BENCH_REPLAY_ROUNDS   rounds of bench/native_stdlib.rb (default 20)
-#   BENCH_REPLAY_REQUESTS requests of bench/replay_rack.rb (default 5000)
+#   BENCH_REPLAY_ROUNDS   rounds of bench/native_stdlib.rb (default 40)
+#   BENCH_REPLAY_REQUESTS requests of bench/replay_rack.rb (default 10000)
 require 'fileutils'
 require 'json'
 require 'tmpdir'
@@ -37,8 +37,8 @@ end
 def mib(b) = format('%.1f MiB', b / 1048576.0)
 
 workloads = {
-  'stdlib' => ['ruby', File.join(__dir__, 'native_stdlib.rb'), ENV.fetch('BENCH_REPLAY_ROUNDS', '20')],
-  'rack' => ['ruby', File.join(__dir__, 'replay_rack.rb'), ENV.fetch('BENCH_REPLAY_REQUESTS', '5000'), '4']
+  'stdlib' => ['ruby', File.join(__dir__, 'native_stdlib.rb'), ENV.fetch('BENCH_REPLAY_ROUNDS', '40')],
+  'rack' => ['ruby', File.join(__dir__, 'replay_rack.rb'), ENV.fetch('BENCH_REPLAY_REQUESTS', '10000'), '4']
 }
 dir = Dir.mktmpdir('vmheap-bench-replay')
 at_exit { FileUtils.rm_rf(dir) }
