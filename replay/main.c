@@ -288,6 +288,19 @@ int main(int argc, char **argv)
 						   : "the recorded threads",
 		    o.pages ? "a byte of each page of each block"
 			    : "the first byte of each block");
+		if (ts.info.untracked_frees || ts.info.stalls ||
+		    (ts.info.flags & VMHEAP_TRACE_FLAG_FORKED))
+			vmheap_strbuf_addf(
+			    &sb,
+			    "the recording: %llu frees or reallocs of blocks "
+			    "made before it began (left out), %llu waits of "
+			    "the program for its writer%s\n\n",
+			    (unsigned long long)ts.info.untracked_frees,
+			    (unsigned long long)ts.info.stalls,
+			    ts.info.flags & VMHEAP_TRACE_FLAG_FORKED
+				? "; a forked child's trace (the blocks it "
+				  "inherited are not in it)"
+				: "");
 	}
 	rp_render(&sb, o.format, rows, shown);
 	if (sb.failed || vmheap_strbuf_write(&sb, 1) < 0) {
