@@ -500,6 +500,31 @@ START_TEST(ruby_under_vmheap_run_is_recorded)
 }
 END_TEST
 
+/* TRACE is created with O_EXCL: a file already there is kept as it was,
+ * and the program runs on with one message. */
+START_TEST(existing_trace_is_never_overwritten)
+{
+	const char *dir = spec_mkdtemp("trace-excl");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/t", dir);
+	spec_write_text(path, "keep me\n");
+	const char *argv[] = {spec_bin("vmheap-run"), "--record", path,
+			      victim(), "many", "100000", NULL};
+	struct spec_run r;
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &r), 0);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "done 100000\n");
+	ck_assert_msg(spec_count(r.err, "vmheap: ") == 1 &&
+			      strstr(r.err, "cannot create it: File exists") !=
+				      NULL,
+		      "stderr: %s", r.err);
+	char *kept = spec_read_file(path, NULL);
+	ck_assert_str_eq(kept, "keep me\n");
+	free(kept);
+	spec_run_free(&r);
+}
+END_TEST
+
 START_TEST(file_size_limit_stops_recording_and_the_program_runs_on)
 {
 	const char *dir = spec_mkdtemp("trace-full");
@@ -546,6 +571,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, forked_child_writes_its_own_trace_named_by_the_rule);
 	tcase_add_test(tc, threads_marked_own_are_left_out);
 	tcase_add_test(tc, ruby_under_vmheap_run_is_recorded);
+	tcase_add_test(tc, existing_trace_is_never_overwritten);
 	tcase_add_test(tc, file_size_limit_stops_recording_and_the_program_runs_on);
 	return s;
 }
