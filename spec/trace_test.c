@@ -424,6 +424,25 @@ START_TEST(forked_child_writes_its_own_trace_named_by_the_rule)
 }
 END_TEST
 
+/* Threads that come and go: an ended thread's index goes to the next
+ * (the trace has as many as ran at once, not 350), and a small trace
+ * with many fresh batches still reads whole. */
+START_TEST(threads_that_come_and_go_share_indexes)
+{
+	const char *dir = spec_mkdtemp("trace-churn");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/churn.trace", dir);
+	const char *argv[] = {spec_bin("vmheap-run"), "--record", path,
+			      victim(), "threads", NULL};
+	free(spec_run_stdout(argv, NULL, 60000));
+	struct tally t;
+	tally_trace(path, &t);
+	ck_assert_uint_eq(t.ops[VMHEAP_TRACE_MALLOC], 350);
+	ck_assert_uint_eq(t.live_blocks, 350);
+	ck_assert_uint_le(t.info.threads, 52);
+}
+END_TEST
+
 /* A thread marked vmheap's own (the agent marks its loop, job and helper
  * threads so) is not recorded; the program's threads are. */
 START_TEST(threads_marked_own_are_left_out)
@@ -570,6 +589,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc, recorded_program_with_track_is_what_it_says_it_did);
 	tcase_add_test(tc, forked_child_writes_its_own_trace_named_by_the_rule);
 	tcase_add_test(tc, threads_marked_own_are_left_out);
+	tcase_add_test(tc, threads_that_come_and_go_share_indexes);
 	tcase_add_test(tc, ruby_under_vmheap_run_is_recorded);
 	tcase_add_test(tc, existing_trace_is_never_overwritten);
 	tcase_add_test(tc, file_size_limit_stops_recording_and_the_program_runs_on);
