@@ -184,9 +184,13 @@ static int check_trailer(vmheap_trace_reader *r)
 	in->end_time_us = get_u64(p + 40);
 	in->untracked_frees = get_u64(p + 48);
 	in->stalls = get_u64(p + 56);
-	uint64_t room = (uint64_t)r->len * 2;
+	/* An event takes a byte at least; a batch item (2 bytes at least)
+	 * opens B slots. */
+	uint64_t room = (uint64_t)r->len * 2,
+		 slot_room = ((uint64_t)r->len / 2 + 1) * in->batch;
 	if (threads > VMHEAP_TRACE_THREADS_MAX || slots >= UINT32_MAX ||
-	    slots > room || in->events > room || in->live_blocks > slots ||
+	    slots > slot_room || in->events > room ||
+	    in->live_blocks > slots ||
 	    (flags & ~(uint64_t)VMHEAP_TRACE_FLAG_FORKED) != 0)
 		return fail(r, VMHEAP_ELIMIT,
 			    "the trailer at byte offset %llu gives %llu "

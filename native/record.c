@@ -114,6 +114,10 @@ static void thread_exit(void *arg)
 	    t->buf->len > 0)
 		t->buf = native_rec_handoff(t->buf, t->index);
 	atomic_store_explicit(&t->in_use, 0, memory_order_release);
+	/* What the thread frees or allocates after this (glibc's own exit
+	 * path does) is not recorded: a new state here would stay with the
+	 * dead thread, and every later thread would need one more. */
+	own = 1;
 	me = NULL;
 	pthread_mutex_lock(&states_lock);
 	t->next_free = free_states;

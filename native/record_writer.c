@@ -68,8 +68,9 @@ void native_rec_stop(const char *why)
 	snprintf(what, sizeof what, "recording the malloc trace %s stopped: ",
 		 name[0] ? name : native_rec.path);
 	say(what, why,
-	    "; the program runs on, and the trace has no end record (readers "
-	    "refuse it)");
+	    fd >= 0 ? "; the program runs on, and the trace has no end "
+		      "record (readers refuse it)"
+		    : "; the program runs on, and nothing is recorded");
 	pthread_mutex_lock(&qlock);
 	pthread_cond_broadcast(&qroom);
 	pthread_mutex_unlock(&qlock);

@@ -12,6 +12,9 @@
  *   trace_victim fork             allocate, fork; the child allocates,
  *                                 prints "child PID", exits 0
  *   trace_victim many N           N malloc-free pairs
+ *   trace_victim threads          300 threads one after the other, then
+ *                                 50 at once, each making one block of
+ *                                 BASE+600 bytes that it keeps
  *   trace_victim own              a thread marked vmheap's own (as the
  *                                 agent marks its threads) makes 100
  *                                 blocks of BASE+500 bytes, the main
@@ -228,6 +231,31 @@ static void *own_main(void *arg)
 	return NULL;
 }
 
+static void *one_block(void *arg)
+{
+	(void)arg;
+	void *volatile p = must(malloc(BASE + 600));
+	(void)p;
+	return NULL;
+}
+
+static int churn(void)
+{
+	pthread_t t[50];
+	for (int i = 0; i < 300; i++) {
+		if (pthread_create(&t[0], NULL, one_block, NULL) != 0)
+			return 1;
+		pthread_join(t[0], NULL);
+	}
+	for (int i = 0; i < 50; i++)
+		if (pthread_create(&t[i], NULL, one_block, NULL) != 0)
+			return 1;
+	for (int i = 0; i < 50; i++)
+		pthread_join(t[i], NULL);
+	printf("done\n");
+	return 0;
+}
+
 static int owns(void)
 {
 	pthread_t t;
@@ -248,11 +276,14 @@ int main(int argc, char **argv)
 		return work(argc > 2 ? atoi(argv[2]) : 4);
 	if (argc >= 2 && strcmp(argv[1], "fork") == 0)
 		return forks();
+	if (argc >= 2 && strcmp(argv[1], "threads") == 0)
+		return churn();
 	if (argc >= 2 && strcmp(argv[1], "own") == 0)
 		return owns();
 	if (argc >= 3 && strcmp(argv[1], "many") == 0)
 		return many(atol(argv[2]));
 	fprintf(stderr,
-		"usage: trace_victim work [THREADS] | fork | many N | own\n");
+		"usage: trace_victim work [THREADS] | fork | many N | own | "
+		"threads\n");
 	return 2;
 }
