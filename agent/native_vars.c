@@ -47,6 +47,15 @@ static void *api(const char *name)
 	return agent_native_api(name);
 }
 
+void agent_native_own_thread(void)
+{
+	vmheap_native_own_thread_fn own =
+		(vmheap_native_own_thread_fn)api("vmheap_native_own_thread");
+
+	if (own != NULL)
+		own();
+}
+
 int agent_native_get_track(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen)
 {

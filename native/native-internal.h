@@ -20,6 +20,8 @@
  *   scan.c       the leak scan of a forked child (vmheap_native_scan)
  *   pages.c      the tracker's own memory, straight from mmap
  *   output_name.c  the file name a process writes (--output, --record)
+ *   record*.c    recording the calls into a malloc trace (--record;
+ *                record-internal.h)
  */
 #ifndef VMHEAP_NATIVE_INTERNAL_H
 #define VMHEAP_NATIVE_INTERNAL_H
@@ -102,6 +104,9 @@ int native_preloaded(void);
  * the tracker when preloaded, else glibc's (libc.so.6), else the global
  * scope's; NULL when none. */
 void *native_libc_sym(const char *name);
+/* This thread's allocations are never tracked nor recorded, from now on
+ * (interpose.c; the recorder's writer thread). */
+void native_thread_exclude(void);
 
 /* ------------------------------------------------------ output_name.c */
 

@@ -197,6 +197,15 @@ typedef struct vmheap_native_route_info {
  * is not glibc's, no memory).
  */
 VMHEAP_EXPORT int vmheap_native_route(vmheap_native_route_info *info);
+/*
+ * The calling thread is vmheap's own (the agent's loop, job and helper
+ * threads): from now on its allocations are not recorded into a malloc
+ * trace (vmheap-run --record), as the agent's own memory is never a
+ * native site.  A free on such a thread of a block the program allocated
+ * is not recorded either: the trace counts it freed when its address is
+ * allocated again.
+ */
+VMHEAP_EXPORT void vmheap_native_own_thread(void);
 
 /* The types of the functions above, for dlsym. */
 typedef int (*vmheap_native_start_fn)(void);
@@ -207,6 +216,7 @@ typedef void (*vmheap_native_get_totals_fn)(vmheap_native_totals *);
 typedef int (*vmheap_native_modules_fn)(vmheap_native_module_fn, void *);
 typedef void (*vmheap_native_set_location_fn)(vmheap_native_location_fn);
 typedef int (*vmheap_native_route_fn)(vmheap_native_route_info *);
+typedef void (*vmheap_native_own_thread_fn)(void);
 typedef int (*vmheap_native_scan_fn)(vmheap_native_site *,
 				     vmheap_native_leaks *, size_t, size_t *,
 				     vmheap_native_scan_info *);
