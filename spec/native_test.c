@@ -313,7 +313,8 @@ START_TEST(run_appends_to_ld_preload)
 	ck_assert_int_eq(spec_run(argv, env, NULL, 20000, &r), 0);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strncmp(r.out, "/lib/x86_64-linux-gnu/libm.so.6:", 32) == 0 &&
-			      strstr(r.out, "/libvmheap-malloc.so\n") != NULL,
+			      strstr(r.out, "/libvmheap-malloc.so:") != NULL &&
+			      strstr(r.out, "/libvmheap-native-agent.so\n") != NULL,
 		      "LD_PRELOAD=%s", r.out);
 	spec_run_free(&r);
 
