@@ -27,7 +27,7 @@ $(NATIVE_LOSE_KEEP_CXX): spec/native/lose_keep.cc $(FLAGS_STAMP)
 $(NATIVE_RUN_TEST): $(NATIVE_RUN_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a \
                     $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) | $(NATIVE_SO) $(NATIVE_AGENT_SO) \
                     $(NATIVE_LOSE_KEEP) $(NATIVE_LOSE_KEEP_CXX) $(RUN_BIN) $(CONSOLE_BIN) \
-                    $(HISTO_BIN) $(RUBY_HOST_SO)
+                    $(HISTO_BIN) $(RUBY_HOST_SO) $(NATIVE_SCANNED)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(NATIVE_RUN_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a \
 	  $(AGENT_LINK) $(CHECK_LIBS)

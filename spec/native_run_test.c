@@ -329,7 +329,8 @@ START_TEST(console_dumps_a_plain_program)
 END_TEST
 
 /* ruby under vmheap-run: one agent, ruby's (the native one stepped
- * aside: its discovery file was the same name). */
+ * aside: its discovery file was the same name); likewise a C program
+ * that embeds the agent (spec/native/scanned.c). */
 START_TEST(one_agent_in_ruby)
 {
 	if (SPEC_SANITIZED)
@@ -347,6 +348,22 @@ START_TEST(one_agent_in_ruby)
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strncmp(r.out, "1\nvm=ruby ", 10) == 0, "%s", r.out);
 	spec_run_free(&r);
+	/* a C program that embeds the agent: its agent, alone */
+	struct spec_proc p;
+	struct vmheap_agent_info info;
+	char err[700];
+	const char *scanned[] = {spec_bin("vmheap-run"), "--track",
+				 spec_build("spec/native_scanned"), NULL};
+	struct spec_spawn o = {.argv = scanned, .env = e.env, .dir = dir};
+	spec_proc_start(&p, &o, 1);
+	ck_assert_msg(spec_proc_wait_for(&p, "ready\n", 30000), "%s", p.buf);
+	ck_assert_msg(spec_discovery_wait(dir, p.pid, &info, 30000, err,
+					  sizeof err) == 0,
+		      "discovery: %s", err);
+	ck_assert_msg(strncmp(info.vm, "scanned", 7) == 0, "vm %s", info.vm);
+	ck_assert_int_eq(count_files(dir, "vmheap-agent."), 1);
+	spec_kill(p.pid);
+
 	/* the library exports its yield alone */
 	char cmd[2048];
 	snprintf(cmd, sizeof cmd,
