@@ -79,6 +79,49 @@ static int count_files(const char *dir, const char *prefix)
 	return n;
 }
 
+/* The TCP sockets of process pid that listen (one per agent): its fds'
+ * socket inodes against /proc/net/tcp's and tcp6's LISTEN rows. */
+static int listening_sockets(pid_t pid)
+{
+	char path[64], link[128], line[512];
+	unsigned long inodes[256];
+	int ninodes = 0, n = 0;
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL && ninodes < 256) {
+		char fd[600];
+		snprintf(fd, sizeof fd, "%s/%s", path, de->d_name);
+		ssize_t len = readlink(fd, link, sizeof link - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		if (sscanf(link, "socket:[%lu]", &inodes[ninodes]) == 1)
+			ninodes++;
+	}
+	closedir(d);
+	const char *tables[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+	for (int t = 0; t < 2; t++) {
+		FILE *f = fopen(tables[t], "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof line, f)) {
+			char st[8];
+			unsigned long inode;
+			if (sscanf(line,
+				   "%*s %*s %*s %7s %*s %*s %*s %*s %*s %lu",
+				   st, &inode) != 2 ||
+			    strcmp(st, "0A") != 0)
+				continue;
+			for (int i = 0; i < ninodes; i++)
+				n += inodes[i] == inode;
+		}
+		fclose(f);
+	}
+	return n;
+}
+
 /* vmheap-histo --native --leaks --format json DIR/FILE, parsed. */
 static struct jval *leaks_of(const char *dir, const char *file)
 {
@@ -295,6 +338,7 @@ START_TEST(console_dumps_a_plain_program)
 					  sizeof err) == 0,
 		      "discovery: %s", err);
 	ck_assert_msg(strncmp(info.vm, "native ", 7) == 0, "vm %s", info.vm);
+	ck_assert_int_eq(listening_sockets(p.pid), 1);
 	snprintf(pid, sizeof pid, "%d", (int)p.pid);
 	const char *con[] = {spec_bin("vmheap-console"), "-p", pid, "--tmpdir",
 			     dir, "-e", "get system.native.bytes", "-e",
@@ -342,11 +386,18 @@ START_TEST(one_agent_in_ruby)
 		"d = ENV['VMHEAP_AGENT_TMPDIR']; f = File.join(d, \"vmheap-agent.#{$$}\"); "
 		"50.times { break if File.exist?(f); sleep 0.1 }; "
 		"puts Dir.children(d).grep(/vmheap-agent/).size; "
-		"puts File.read(f)[/^vm=.*/]", NULL};
+		"puts File.read(f)[/^vm=.*/]; "
+		/* the listening sockets of this process: one per agent */
+		"ino = Dir.children('/proc/self/fd').map { |x| File.readlink(\"/proc/self/fd/#{x}\") rescue '' }"
+		".grep(/socket:\\[(\\d+)\\]/) { $1 }; "
+		"puts %w[/proc/net/tcp /proc/net/tcp6].sum { |t| File.readlines(t).drop(1).map(&:split)"
+		".count { |r| r[3] == '0A' && ino.include?(r[9]) } }", NULL};
 	struct spec_run r;
 	ck_assert_int_eq(spec_run(argv, e.env, NULL, 30000, &r), 0);
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_msg(strncmp(r.out, "1\nvm=ruby ", 10) == 0, "%s", r.out);
+	ck_assert_msg(strncmp(r.out, "1\nvm=ruby ", 10) == 0 &&
+			      strcmp(strrchr(r.out, '\n') - 2, "\n1\n") == 0,
+		      "%s", r.out);
 	spec_run_free(&r);
 	/* a C program that embeds the agent: its agent, alone */
 	struct spec_proc p;
@@ -362,6 +413,7 @@ START_TEST(one_agent_in_ruby)
 		      "discovery: %s", err);
 	ck_assert_msg(strncmp(info.vm, "scanned", 7) == 0, "vm %s", info.vm);
 	ck_assert_int_eq(count_files(dir, "vmheap-agent."), 1);
+	ck_assert_int_eq(listening_sockets(p.pid), 1);
 	spec_kill(p.pid);
 
 	/* the library exports its yield alone */
