@@ -59,7 +59,8 @@
 
 static struct vmheap_agent_host host;
 static vmheap_agent *agent;
-static char output[PATH_MAX]; /* VMHEAP_RUN_OUTPUT, made absolute by vmheap-run */
+/* VMHEAP_RUN_OUTPUT, made absolute by vmheap-run */
+static char output[PATH_MAX];
 
 static int run_now(void *ctx, int (*fn)(void *arg), void *arg)
 {
