@@ -19,7 +19,7 @@ $(OBJDIR)/spec/native_run_output_name.o: native/output_name.c $(FLAGS_STAMP)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 $(NATIVE_LOSE_KEEP): spec/native/lose_keep.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out -flto,$(NATIVE_CFLAGS)) -rdynamic $(LDFLAGS) -o $@ $<
+	$(CC) $(filter-out -flto,$(NATIVE_CFLAGS)) -rdynamic -pthread $(LDFLAGS) -o $@ $<
 $(NATIVE_LOSE_KEEP_CXX): spec/native/lose_keep.cc $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) -O2 -g -Wall -Wextra -Werror -rdynamic $(LDFLAGS) -o $@ $<

@@ -15,7 +15,11 @@
  *   fork        forks: the child forgets N more at child_lose_here and
  *               exits 0; the parent waits for it and returns 5
  *   status      returns 7
+ *   thread      a second thread forgets N blocks of 32 bytes at
+ *               thread_lose_here and waits for ever: main returns while
+ *               it is still alive (its stack is read whole: stale slots)
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +59,30 @@ __attribute__((noinline)) void child_lose_here(int n)
 	sink = NULL;
 }
 
+__attribute__((noinline)) void thread_lose_here(int n)
+{
+	for (int i = 0; i < n; i++) {
+		sink = malloc(32);
+		memset(sink, 0x44, 32);
+	}
+	sink = NULL;
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int thread_done;
+
+static void *thread_main(void *arg)
+{
+	thread_lose_here(*(int *)arg);
+	pthread_mutex_lock(&lock);
+	thread_done = 1;
+	pthread_cond_broadcast(&cond);
+	for (;;) /* alive until the process exits */
+		pthread_cond_wait(&cond, &lock);
+	return NULL;
+}
+
 __attribute__((noinline)) static void leave(int code)
 {
 	exit(code);
@@ -79,6 +107,16 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		if (fgets(line, sizeof line, stdin) == NULL)
 			return 1;
+		return 0;
+	}
+	if (strcmp(mode, "thread") == 0) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, thread_main, &n) != 0)
+			return 1;
+		pthread_mutex_lock(&lock);
+		while (!thread_done)
+			pthread_cond_wait(&cond, &lock);
+		pthread_mutex_unlock(&lock);
 		return 0;
 	}
 	if (strcmp(mode, "fork") == 0) {
