@@ -164,8 +164,9 @@ VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_site *sites,
 				     vmheap_native_scan_info *info);
 
 /*
- * The file this process writes for vmheap-run's `--output NAME` (or
- * `--record NAME`), by the one rule of vmheap-run(1) FILES: "%p" in NAME
+ * The file this process writes for vmheap-run's `--output NAME` (and
+ * any other file NAME a process under vmheap-run writes at exit), by the
+ * one rule of vmheap-run(1) FILES: "%p" in NAME
  * becomes this process's pid ("%%" one "%"); else the process that
  * vmheap-run executed (its pid was VMHEAP_RUN_PID when the tracker
  * loaded) writes NAME, and any other (a forked child, a program it
