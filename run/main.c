@@ -77,6 +77,27 @@ static int append_env(const char *name, const char *sep, const char *add)
 	return r;
 }
 
+/* FILE made absolute from the working directory now (the program may
+ * change its own). */
+static int absolute_path(const char *opt, const char *file, char *out,
+			 size_t cap)
+{
+	char cwd[PATH_MAX];
+	if (file[0] == '/') {
+		if ((size_t)snprintf(out, cap, "%s", file) < cap)
+			return 0;
+	} else if (getcwd(cwd, sizeof cwd) == NULL) {
+		fprintf(stderr, "vmheap-run: %s %s: the working directory: %s\n",
+			opt, file, strerror(errno));
+		return -1;
+	} else if ((size_t)snprintf(out, cap, "%s/%s", cwd, file) < cap) {
+		return 0;
+	}
+	fprintf(stderr, "vmheap-run: %s %s: the name is too long\n", opt,
+		file);
+	return -1;
+}
+
 /* A library to preload: $VAR, else DIR/../lib/NAME; it must be readable
  * and fit in LD_PRELOAD.  0, or -1 after saying why on stderr. */
 static int library(char *out, size_t cap, const char *var, const char *dir,
@@ -101,26 +122,6 @@ static int library(char *out, size_t cap, const char *var, const char *dir,
 		return -1;
 	}
 	return 0;
-}
-
-/* FILE made absolute from the working directory now (the program may
- * change its own). */
-static int absolute(const char *file, char *out, size_t cap)
-{
-	char cwd[PATH_MAX];
-	if (file[0] == '/') {
-		if ((size_t)snprintf(out, cap, "%s", file) < cap)
-			return 0;
-	} else if (getcwd(cwd, sizeof cwd) == NULL) {
-		fprintf(stderr, "vmheap-run: --output %s: the working "
-				"directory: %s\n", file, strerror(errno));
-		return -1;
-	} else if ((size_t)snprintf(out, cap, "%s/%s", cwd, file) < cap) {
-		return 0;
-	}
-	fprintf(stderr, "vmheap-run: --output %s: the name is too long\n",
-		file);
-	return -1;
 }
 
 static int is_ruby(const char *cmd)
@@ -181,7 +182,8 @@ int main(int argc, char **argv)
 		     library(agent, sizeof agent, "VMHEAP_NATIVE_AGENT_LIB", dir,
 			     "libvmheap-native-agent.so") != 0))
 		return 2;
-	if (output != NULL && absolute(output, out, sizeof out) != 0)
+	if (output != NULL &&
+	    absolute_path("--output", output, out, sizeof out) != 0)
 		return 2;
 	snprintf(pid, sizeof pid, "%ld", (long)getpid());
 	if (append_env("LD_PRELOAD", ":", lib) != 0 ||
