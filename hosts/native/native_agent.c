@@ -32,8 +32,10 @@
  * a program executed later loads this library again and has its own.
  *
  * At exit: the destructor runs after the program's atexit handlers and
- * C++ static destructors (and those of the libraries loaded after this
- * one), so blocks they free are not counted.  It stops the agent
+ * the main program's own destructors (its C++ static objects), so blocks
+ * they free are not counted; the libraries the program links (libstdc++,
+ * any DT_NEEDED library) are finalized after it, so what their own
+ * destructors would free is still live in the dump.  It stops the agent
  * (waiting for a dump it runs), then, with --output, writes the dump
  * (vmheap_agent_dump_file) to the name the tracker gives
  * (vmheap_native_output_name: vmheap-run(1) FILES), and says on stderr
