@@ -87,6 +87,7 @@ include report/report.mk
 include agent/agent.mk
 include native/native.mk
 include run/run.mk
+include replay/replay.mk
 include histo/histo.mk
 include diff/diff.mk
 include path/path.mk
@@ -95,6 +96,7 @@ include html/html.mk
 include console/console.mk
 include hosts/sample/sample.mk
 include hosts/ruby/ruby.mk
+include hosts/native/native_agent.mk
 include import/import.mk
 # spec/lib.mk first: it defines the rule of a suite the others use
 include spec/lib.mk

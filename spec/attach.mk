@@ -8,3 +8,6 @@ $(eval $(call spec_suite,attach_test,$(ATTACH_SPEC_OBJ),\
   $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS)))
 $(ATTACH_SPEC_OBJ): private ALL_CFLAGS += \
   $(if $(SAN),-DVMHEAP_ASAN_RUNTIME='"$(shell $(CC) -print-file-name=libasan.so)"')
+# native tracking after attach: the C extension spec/native/leaky/ (built
+# by spec/native.mk) and the tracker built for dlopen
+$(ATTACH_SPEC_BIN): | $(SPECDIR)/leaky/leaky.so
