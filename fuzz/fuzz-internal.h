@@ -51,6 +51,10 @@ int fuzz_cfa_one(const uint8_t *data, size_t size);
  * (trace_fuzz.c). */
 int fuzz_trace_one(const uint8_t *data, size_t size);
 
+/* vmheap-replay's program builder and engine on these bytes as events
+ * (replay_fuzz.c). */
+int fuzz_replay_one(const uint8_t *data, size_t size);
+
 /* Stop the protocol target's agent (the suite calls it when done). */
 void fuzz_protocol_shutdown(void);
 
