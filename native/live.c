@@ -12,11 +12,8 @@
  * kept at most half full; a look-up nearly always reads one line (the
  * block's home bucket, below).  Its memory comes from mmap.
  */
-#include <linux/membarrier.h>
 #include <sched.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "native-internal.h"
 
@@ -99,14 +96,9 @@ match(const struct bucket *b, uint64_t key)
 
 struct stripe {
 	_Alignas(64) _Atomic int lock; /* a spin lock: a probe or a grow */
-	_Atomic int busy;     /* the owner is in the stripe without the lock */
-	_Atomic uintptr_t owner; /* the thread biased to (its token), or 0 */
 	struct bucket *buckets;
 	size_t nb;            /* buckets, a power of two */
 	_Atomic size_t count; /* written under the lock, read without */
-	uintptr_t last;       /* under the lock: the thread that took it last */
-	uint32_t streak;      /* how many times in a row it took it */
-	uint32_t need;        /* the streak that biases the stripe to it */
 }; /* one cache line each */
 
 static struct stripe stripes[STRIPES];
@@ -138,131 +130,6 @@ static inline void stripe_lock(struct stripe *s)
 static inline void stripe_unlock(struct stripe *s)
 {
 	atomic_store_explicit(&s->lock, 0, memory_order_release);
-}
-
-/*
- * Biased stripes.  A stripe that one thread took BIAS_FIRST times in a
- * row under its lock is biased to that thread: its owner then goes in
- * and out with two plain stores to `busy` and no locked instruction (the
- * lock's xchg was a quarter of the table's samples: a locked instruction
- * waits for every store before it).  Any other taker (another thread,
- * fork's lock of every stripe, a stop's clear) takes the lock, clears
- * `owner`, and waits for `busy` to drop after a membarrier(2): the
- * owner's "store busy, then load owner" and the taker's "store owner,
- * then load busy" are a Dekker pair whose fence on the owner's side is
- * the membarrier's interrupt (liburcu's and folly's asymmetric fence),
- * so either the owner sees owner cleared and takes the lock, or the
- * taker sees busy and waits.  A revoked stripe needs twice the streak
- * before it biases again, so threads that share a stripe pay the
- * system call rarely.  Without membarrier (an old kernel, a seccomp
- * filter) nothing is ever biased.
- */
-#define BIAS_FIRST 256u
-#define BIAS_MAX (1u << 24)
-
-static _Thread_local char thread_token; /* its address names the thread */
-
-static inline uintptr_t me(void)
-{
-	return (uintptr_t)&thread_token;
-}
-
-/* 1 when the membarrier command is there (registered once), else 0. */
-static int fence_ready(void)
-{
-	static _Atomic int ready; /* 0: not asked, 1: yes, -1: no */
-	int r = atomic_load_explicit(&ready, memory_order_acquire);
-	if (r == 0) {
-		r = syscall(SYS_membarrier,
-			    MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0
-			    ? 1
-			    : -1;
-		atomic_store_explicit(&ready, r, memory_order_release);
-	}
-	return r > 0;
-}
-
-static void fence_others(void)
-{
-	syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-}
-
-/* Wait until s's owner, which can no longer come in, is out. */
-static void wait_out(struct stripe *s)
-{
-	for (unsigned i = 0;
-	     atomic_load_explicit(&s->busy, memory_order_acquire); i++) {
-		if (i < 100)
-			__builtin_ia32_pause();
-		else
-			sched_yield();
-	}
-}
-
-/* Clear s's bias (s locked); 1 if it had one (then a fence and a wait
- * are due before the caller may touch the table). */
-static int unbias(struct stripe *s)
-{
-	if (atomic_load_explicit(&s->owner, memory_order_relaxed) == 0)
-		return 0;
-	atomic_store_explicit(&s->owner, 0, memory_order_relaxed);
-	uint32_t n = s->need ? s->need : BIAS_FIRST;
-	s->need = n < BIAS_MAX / 2 ? n * 2 : BIAS_MAX;
-	s->streak = 0;
-	return 1;
-}
-
-/* Lock s for a table operation by the calling thread, or for good. */
-static __attribute__((noinline)) void stripe_take(struct stripe *s)
-{
-	stripe_lock(s);
-	if (unbias(s)) {
-		fence_others();
-		wait_out(s);
-	}
-}
-
-/* Give s back after stripe_take, biasing it to the caller if it has
- * taken it often enough in a row. */
-static __attribute__((noinline)) void stripe_give(struct stripe *s)
-{
-	uintptr_t t = me();
-	if (s->last != t) {
-		s->last = t;
-		s->streak = 0;
-	} else if (++s->streak >= (s->need ? s->need : BIAS_FIRST) &&
-		   fence_ready()) {
-		atomic_store_explicit(&s->owner, t, memory_order_relaxed);
-	}
-	stripe_unlock(s);
-}
-
-/* Enter s for one table operation: 1 through the bias (no lock), 0 with
- * the lock.  Leave it with stripe_leave and the same value. */
-static inline __attribute__((always_inline)) int stripe_enter(struct stripe *s)
-{
-	uintptr_t t = me();
-	if (atomic_load_explicit(&s->owner, memory_order_relaxed) == t) {
-		atomic_store_explicit(&s->busy, 1, memory_order_relaxed);
-		/* No processor fence: the taker's membarrier is it. */
-		atomic_signal_fence(memory_order_seq_cst);
-		if (__builtin_expect(atomic_load_explicit(
-					     &s->owner, memory_order_relaxed) == t,
-				     1))
-			return 1;
-		atomic_store_explicit(&s->busy, 0, memory_order_release);
-	}
-	stripe_take(s);
-	return 0;
-}
-
-static inline __attribute__((always_inline)) void
-stripe_leave(struct stripe *s, int biased)
-{
-	if (biased)
-		atomic_store_explicit(&s->busy, 0, memory_order_release);
-	else
-		stripe_give(s);
 }
 
 /* count changes only under the lock: no read-modify-write needed. */
@@ -378,7 +245,7 @@ static void insert(void *p, uint64_t size, uint32_t id, uint64_t state,
 	if (key > KEY_MASK) /* not a user-space address of x86-64 */
 		return;
 	struct stripe *s = stripe_of(key);
-	int biased = stripe_enter(s);
+	stripe_lock(s);
 	/* Checked under the lock: stop() clears each stripe under its lock
 	 * after it changes the state, so a record from an older generation
 	 * never survives a stop. */
@@ -400,7 +267,7 @@ static void insert(void *p, uint64_t size, uint32_t id, uint64_t state,
 		if (count)
 			native_site_alloc(id, size);
 	}
-	stripe_leave(s, biased);
+	stripe_unlock(s);
 }
 
 void native_live_add(void *p, uint64_t size, uint32_t id, uint64_t state)
@@ -425,7 +292,7 @@ uint32_t native_live_remove(void *p, uint64_t *size)
 	if (atomic_load_explicit(&s->count, memory_order_relaxed) == 0 ||
 	    key > KEY_MASK || key == 0)
 		return 0;
-	int biased = stripe_enter(s);
+	stripe_lock(s);
 	if (s->count == 0)
 		goto out;
 	size_t dist;
@@ -447,7 +314,7 @@ uint32_t native_live_remove(void *p, uint64_t *size)
 	}
 	native_site_free(id, *size);
 out:
-	stripe_leave(s, biased);
+	stripe_unlock(s);
 	return id;
 }
 
@@ -455,7 +322,7 @@ void native_live_clear(void)
 {
 	for (int i = 0; i < STRIPES; i++) {
 		struct stripe *s = &stripes[i];
-		stripe_take(s);
+		stripe_lock(s);
 		native_pages_free(s->buckets, s->nb * sizeof *s->buckets);
 		s->buckets = NULL;
 		s->nb = 0;
@@ -464,19 +331,10 @@ void native_live_clear(void)
 	}
 }
 
-/* Every stripe locked and unbiased, with one fence for them all. */
 void native_live_lock(void)
 {
-	int fenced = 0;
-	for (int i = 0; i < STRIPES; i++) {
+	for (int i = 0; i < STRIPES; i++)
 		stripe_lock(&stripes[i]);
-		fenced |= unbias(&stripes[i]);
-	}
-	if (fenced) {
-		fence_others();
-		for (int i = 0; i < STRIPES; i++)
-			wait_out(&stripes[i]);
-	}
 }
 
 void native_live_unlock(void)
