@@ -338,18 +338,22 @@ struct ruby_ivar_layouts {
 void ruby_ivar_layouts_init(struct ruby_ivar_layouts *t);
 void ruby_ivar_layouts_free(struct ruby_ivar_layouts *t);
 
-typedef int (*ruby_ivar_pair_fn)(ID id, VALUE value, st_data_t arg);
+/* The name of ivar `id` (0: none); cached per class layout. */
+typedef int64_t (*ruby_ivar_name_fn)(ID id, void *arg);
+/* A reference of the object to `value` under `name`; < 0 stops. */
+typedef int (*ruby_ivar_ref_fn)(VALUE value, int64_t name, void *arg);
 
 /*
- * Call fn(id, value, arg) for each instance variable of obj, as
- * rb_ivar_foreach(obj, fn, arg) would (the same pairs in the same
- * order), and return 1; or return 0 without calling fn when obj is no
- * T_OBJECT or its class's layout does not cover it (then call
- * rb_ivar_foreach).  Stops early when fn returns other than ST_CONTINUE.
- * Allocates no Ruby object; out of memory, it returns 0.
+ * Call ref(value, name, arg) for each instance variable of obj that holds
+ * a heap object, in rb_ivar_foreach's order (name from name_of(id, arg),
+ * asked once per class and ivar), and return 1; or return 0 without
+ * calling either when obj is no T_OBJECT or its class's layout does not
+ * cover it (then use rb_ivar_foreach).  Allocates no Ruby object; out of
+ * memory, it returns 0.
  */
 int ruby_ivar_layouts_each(struct ruby_ivar_layouts *t, VALUE obj,
-			   ruby_ivar_pair_fn fn, st_data_t arg);
+			   ruby_ivar_name_fn name_of, ruby_ivar_ref_fn ref,
+			   void *arg);
 
 /* ruby_names.c: the names of a walk. */
 

@@ -338,6 +338,20 @@ static int ivar_pair(ID id, VALUE value, st_data_t arg)
 	return n->rc ? ST_STOP : ST_CONTINUE;
 }
 
+/* ruby_ivar_layouts_each's callbacks: ivar_pair in two halves. */
+static int64_t ivar_name(ID id, void *arg)
+{
+	return (int64_t)id_name(arg, id, ID_IVAR);
+}
+
+static int ivar_ref(VALUE value, int64_t name, void *arg)
+{
+	struct ruby_names *n = arg;
+
+	push_pair(n, value, name);
+	return n->rc ? -1 : 0;
+}
+
 struct const_walk {
 	struct ruby_names *n;
 	VALUE mod;
@@ -586,9 +600,9 @@ const int64_t *ruby_names_for_object(struct ruby_names *n, VALUE obj,
 	case T_OBJECT:
 	case T_CLASS:
 	case T_MODULE:
-		if (type != T_OBJECT || !ruby_ivar_layouts_each(&n->ivars, obj,
-								ivar_pair,
-								(st_data_t)n))
+		if (type != T_OBJECT ||
+		    !ruby_ivar_layouts_each(&n->ivars, obj, ivar_name,
+					    ivar_ref, n))
 			rb_ivar_foreach(obj, ivar_pair, (st_data_t)n);
 		if (type != T_OBJECT)
 			constant_pairs(n, obj);

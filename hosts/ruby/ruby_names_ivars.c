@@ -15,7 +15,10 @@
  * such as two nils, teaches nothing; the next one of its class is
  * tried, up to LEARN_TRIES).
  *
- * An object then gets its pairs from its slots, in the learnt order, only
+ * An object then gets its references from its slots, in the learnt order,
+ * each with its ivar's name (asked of name_of once per class and ivar,
+ * when first needed, so no name is made that the ivar-by-ivar way would
+ * not make), only
  * when every set slot is one the layout knows; otherwise (an ivar the
  * learning object did not have, more ivars than LAYOUT_MAX) the caller
  * falls back to rb_ivar_foreach.  Both give the same pairs in the same
@@ -39,6 +42,7 @@ struct ruby_ivar_layout {
 	int count;
 	uint32_t index[LAYOUT_MAX];
 	ID id[LAYOUT_MAX];
+	int64_t name[LAYOUT_MAX]; /* name_fn's, once asked; 0: not yet */
 };
 
 /* What rb_ivar_foreach reports while learning. */
@@ -135,6 +139,7 @@ static int learn(struct ruby_ivar_layout *lay, VALUE obj)
 	for (j = 0; j < l.count; j++) {
 		lay->index[j] = index[j];
 		lay->id[j] = l.id[j];
+		lay->name[j] = 0;
 	}
 	lay->count = l.count;
 	lay->state = LAYOUT_KNOWN;
@@ -156,7 +161,8 @@ static int covers(const struct ruby_ivar_layout *lay, const VALUE *slot,
 }
 
 int ruby_ivar_layouts_each(struct ruby_ivar_layouts *t, VALUE obj,
-			   ruby_ivar_pair_fn fn, st_data_t arg)
+			   ruby_ivar_name_fn name_of, ruby_ivar_ref_fn ref,
+			   void *arg)
 {
 	struct ruby_ivar_layout *lay;
 	const VALUE *slot;
@@ -184,7 +190,11 @@ int ruby_ivar_layouts_each(struct ruby_ivar_layouts *t, VALUE obj,
 		if (lay->index[j] >= n)
 			continue;
 		v = slot[lay->index[j]];
-		if (v != Qundef && fn(lay->id[j], v, arg) != ST_CONTINUE)
+		if (v == Qundef || RB_SPECIAL_CONST_P(v))
+			continue; /* no reference: no name asked for */
+		if (!lay->name[j])
+			lay->name[j] = name_of(lay->id[j], arg);
+		if (ref(v, lay->name[j], arg) < 0)
 			break;
 	}
 	return 1;
