@@ -107,7 +107,7 @@ run_best = lambda do |argv|
 	tool_runs.times do
 		t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 		c0 = Process.times
-		system(*argv, out: File::NULL) or raise "#{argv.join(' ')} failed"
+		system(*argv, out: File::NULL, err: File::NULL) or raise "#{argv.join(' ')} failed"
 		c1 = Process.times
 		walls << Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
 		cpus << (c1.cutime + c1.cstime) - (c0.cutime + c0.cstime)
