@@ -292,7 +292,9 @@ START_TEST(exports_only_the_allocator_and_api)
 		"aligned_alloc calloc dlclose free malloc memalign "
 		"posix_memalign pvalloc realloc reallocarray valloc "
 		"vmheap_native_get_totals "
-		"vmheap_native_modules vmheap_native_scan "
+		"vmheap_native_modules vmheap_native_output_name "
+		"vmheap_native_own_thread "
+		"vmheap_native_scan "
 		"vmheap_native_set_location "
 		"vmheap_native_sites vmheap_native_start "
 		"vmheap_native_stop vmheap_native_tracking ");
@@ -312,7 +314,8 @@ START_TEST(run_appends_to_ld_preload)
 	ck_assert_int_eq(spec_run(argv, env, NULL, 20000, &r), 0);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strncmp(r.out, "/lib/x86_64-linux-gnu/libm.so.6:", 32) == 0 &&
-			      strstr(r.out, "/libvmheap-malloc.so\n") != NULL,
+			      strstr(r.out, "/libvmheap-malloc.so:") != NULL &&
+			      strstr(r.out, "/libvmheap-native-agent.so\n") != NULL,
 		      "LD_PRELOAD=%s", r.out);
 	spec_run_free(&r);
 
