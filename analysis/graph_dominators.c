@@ -20,11 +20,11 @@
  * parent (that one is read from parent[]); before that, 4 per object for
  * its preorder number.  The depth-first search tests each reference
  * against a bitmap of the objects seen (n bits stay in the cache).
- * Three classic arrays are saved: the
- * forest's `label` keeps the least semidominator itself (`best`), since
- * only that value is ever used, and the semidominator of vertex i is
- * stored in the predecessor offset i + 1, which nothing reads once i is
- * done (vertices are done in decreasing order).
+ * Two classic arrays are saved: the forest's `label` keeps the least
+ * semidominator itself (`best`), since only that value is ever used, and
+ * the semidominator of vertex i is stored in the predecessor offset
+ * i + 1, which nothing reads once i is done (vertices are done in
+ * decreasing order).
  */
 #include <stdlib.h>
 #include <string.h>
