@@ -140,6 +140,10 @@ void *agent_native_api(const char *name);
  * carries each site's leak classification. */
 struct agent_native_snap;
 struct agent_native_snap *agent_native_snapshot(int forked);
+/* Just before the fork of a dump, on the forking thread: while the
+ * tracker tracks, it notes the other threads' stack pointers for the
+ * child's leak scan (vmheap_native_scan_prepare). */
+void agent_native_before_fork(void);
 int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s);
 void agent_native_snap_free(struct agent_native_snap *s);
 /* native_charge.c: charge sites v[0..n) to vmheap's own memory

@@ -144,6 +144,17 @@ static void *map_zero(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+void agent_native_before_fork(void)
+{
+	vmheap_native_tracking_fn on = (vmheap_native_tracking_fn)
+		agent_native_api("vmheap_native_tracking");
+	vmheap_native_scan_prepare_fn prepare = (vmheap_native_scan_prepare_fn)
+		agent_native_api("vmheap_native_scan_prepare");
+
+	if (on && prepare && on())
+		prepare();
+}
+
 struct agent_native_snap *agent_native_snapshot(int forked)
 {
 	vmheap_native_scan_fn scan = forked ? (vmheap_native_scan_fn)
