@@ -283,6 +283,146 @@ START_TEST(leaked_counts_match_valgrind_definitely_lost)
 }
 END_TEST
 
+/* vmheap-diff --native --leaks [--format F] [extra] OLD NEW (in r->dir);
+ * its exit status must be `status`. */
+static void diff_leaks(struct scanned *r, const char *format, const char *a,
+		       const char *b, int status, struct spec_run *o)
+{
+	char pa[700], pb[700];
+	snprintf(pa, sizeof pa, "%s/%s", r->dir, a);
+	snprintf(pb, sizeof pb, "%s/%s", r->dir, b);
+	const char *argv[] = {spec_bin("vmheap-diff"), "--native", "--leaks",
+			      "--top", "1000", format ? "--format" : pa,
+			      format ? format : pb, format ? pa : NULL,
+			      format ? pb : NULL, NULL};
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, o), 0);
+	ck_assert_msg(o->status == status, "status %d: %s%s", o->status,
+		      o->out, o->err);
+}
+
+/* vmheap-diff --native --leaks: NEW's figures and their growth since OLD
+ * per site, leaked first; the program forgot 1,000 more blocks at
+ * forget_here, 100 parents (and their 500 children) more, and dropped
+ * the 1,000 blocks keep_here kept before for 1,000 new ones. */
+START_TEST(leak_diff_is_the_growth)
+{
+	if (SPEC_SANITIZED)
+		return;
+	struct scanned r;
+	struct spec_run o;
+	scanned_start(&r);
+	console(&r, "set system.memory.dump a.vmheap", NULL);
+	r.p.len = 0;
+	r.p.buf[0] = '\0';
+	spec_proc_write(&r.p, "more\n");
+	ck_assert_msg(spec_proc_wait_for(&r.p, "ok\n", 60000), "%s", r.p.buf);
+	console(&r, "set system.memory.dump b.vmheap",
+		"set config.dump.fork false");
+	console(&r, "set system.memory.dump inproc.vmheap", NULL);
+	spec_kill(r.p.pid);
+
+	diff_leaks(&r, "json", "a.vmheap", "b.vmheap", 0, &o);
+	struct jval *j = json_parse(o.out);
+	ck_assert_msg(j != NULL, "%s", o.out);
+	spec_run_free(&o);
+	const struct jval *sites = json_get(j, "sites");
+	ck_assert_ptr_nonnull(sites);
+	ck_assert_ptr_nonnull(json_get(j, "old"));
+	ck_assert_ptr_nonnull(json_get(j, "new"));
+	/* keep_here: 1,000 leaked now (64,000 bytes, all growth), 1,000
+	 * reachable as before */
+	static const long long keep[8] = {1000, 64000, 0, 0, 0, 0, 1000, 64000};
+	static const long long keep_d[8] = {1000, 64000, 0, 0, 0, 0, 0, 0};
+	static const long long parent[8] = {200, 8000, 0, 0, 0, 0, 0, 0};
+	static const long long parent_d[8] = {100, 4000, 0, 0, 0, 0, 0, 0};
+	static const long long child[8] = {0, 0, 1000, 32000, 0, 0, 0, 0};
+	static const long long child_d[8] = {0, 0, 500, 16000, 0, 0, 0, 0};
+	static const long long inner[8] = {0, 0, 0, 0, 100, 8000, 0, 0};
+	static const long long none[8] = {0};
+	char key[64];
+	expect(sites, "keep_here", keep);
+	expect(sites, "parent_here", parent);
+	expect(sites, "child_here", child);
+	expect(sites, "interior_here", inner);
+	for (int k = 0; k < 8; k++) {
+		snprintf(key, sizeof key, "%s_delta", keys[k]);
+		ck_assert_int_eq(by_function(sites, "keep_here", key), keep_d[k]);
+		ck_assert_int_eq(by_function(sites, "parent_here", key),
+				 parent_d[k]);
+		ck_assert_int_eq(by_function(sites, "child_here", key),
+				 child_d[k]);
+		ck_assert_int_eq(by_function(sites, "interior_here", key),
+				 none[k]);
+	}
+	/* forget_here: about 2,000 leaked, about 1,000 of them new (a stale
+	 * slot may keep a handful from "leaked": the histo test says) */
+	long long lost = by_function(sites, "forget_here", "leaked_count");
+	long long grew = by_function(sites, "forget_here", "leaked_count_delta");
+	ck_assert_msg(lost >= 1994 && lost <= 2000, "%lld", lost);
+	ck_assert_msg(grew >= 994 && grew <= 1006, "%lld", grew);
+	/* leaked first: the most leaked bytes grown (keep_here's 64,000,
+	 * then forget_here's 48,000) */
+	ck_assert_msg(strncmp(json_get(sites->items[0], "site")->str,
+			      "keep_here (", 11) == 0 &&
+			  strncmp(json_get(sites->items[1], "site")->str,
+				  "forget_here (", 13) == 0,
+		      "%s, %s", json_get(sites->items[0], "site")->str,
+		      json_get(sites->items[1], "site")->str);
+	json_free(j);
+
+	/* CSV: each figure and its growth; text: the same, "+/-" */
+	diff_leaks(&r, "csv", "a.vmheap", "b.vmheap", 0, &o);
+	ck_assert_msg(strncmp(o.out,
+			      "leaked_count,leaked_count_delta,leaked_bytes,"
+			      "leaked_bytes_delta,indirect_count,",
+			      strlen("leaked_count,leaked_count_delta,leaked_"
+				     "bytes,leaked_bytes_delta,indirect_count,")) ==
+			  0,
+		      "%s", o.out);
+	/* (two rows: keep_here called from make_all, whose blocks were
+	 * dropped, and from main's loop, whose blocks are kept now) */
+	ck_assert_msg(strstr(o.out, "\n1000,1000,64000,64000,0,0,0,0,0,0,0,0,"
+				    "0,-1000,0,-64000,keep_here (") != NULL &&
+			  strstr(o.out, "\n0,0,0,0,0,0,0,0,0,0,0,0,1000,1000,"
+					"64000,64000,keep_here (") != NULL,
+		      "%.3000s", o.out);
+	spec_run_free(&o);
+	diff_leaks(&r, NULL, "a.vmheap", "b.vmheap", 0, &o);
+	const char *row = strstr(o.out, "keep_here (");
+	ck_assert_msg(strstr(o.out, "leaked    +/-     bytes") != NULL && row != NULL,
+		      "%.3000s", o.out);
+	while (row > o.out && row[-1] != '\n')
+		row--;
+	char cell[8][32];
+	ck_assert_msg(sscanf(row, "%31s %31s %31s %31s %31s %31s %31s %31s",
+			     cell[0], cell[1], cell[2], cell[3], cell[4],
+			     cell[5], cell[6], cell[7]) == 8 &&
+			  !strcmp(cell[0], "1000") && !strcmp(cell[1], "+1000") &&
+			  !strcmp(cell[2], "62.5") && !strcmp(cell[4], "+62.5"),
+		      "%.3000s", o.out);
+	spec_run_free(&o);
+
+	/* NEW without a scan (an in-process dump): said, exit 1 */
+	diff_leaks(&r, "json", "a.vmheap", "inproc.vmheap", 1, &o);
+	ck_assert_msg(strstr(o.err, "inproc.vmheap has no leak scan") != NULL,
+		      "%s", o.err);
+	spec_run_free(&o);
+	/* usage: --leaks needs --native, and takes two dumps */
+	const char *alone[] = {spec_bin("vmheap-diff"), "--leaks", "x", "y",
+			       NULL};
+	ck_assert_int_eq(spec_run(alone, NULL, NULL, 60000, &o), 0);
+	ck_assert_msg(o.status == 2 && strstr(o.err, "--leaks needs --native"),
+		      "%d %s", o.status, o.err);
+	spec_run_free(&o);
+	const char *three[] = {spec_bin("vmheap-diff"), "--native", "--leaks",
+			       "x", "y", "z", NULL};
+	ck_assert_int_eq(spec_run(three, NULL, NULL, 60000, &o), 0);
+	ck_assert_msg(o.status == 2 && strstr(o.err, "takes two dumps"), "%d %s",
+		      o.status, o.err);
+	spec_run_free(&o);
+}
+END_TEST
+
 void native_leaks_tests(Suite *s);
 void native_leaks_tests(Suite *s)
 {
@@ -290,5 +430,6 @@ void native_leaks_tests(Suite *s)
 	tcase_set_timeout(t, 600);
 	tcase_add_test(t, leak_classes_are_the_truth);
 	tcase_add_test(t, leaked_counts_match_valgrind_definitely_lost);
+	tcase_add_test(t, leak_diff_is_the_growth);
 	suite_add_tcase(s, t);
 }
