@@ -7,6 +7,7 @@
  * function must be valgrind memcheck's "definitely lost" count for it on
  * the same program.  Part of the native suite.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,16 @@ struct scanned {
 	char dir[512];
 };
 
+static void scanned_start_with(struct scanned *r, const char *extra_env);
+
 static void scanned_start(struct scanned *r)
+{
+	scanned_start_with(r, NULL);
+}
+
+/* scanned under vmheap-run --track, `extra_env` ("NAME=VALUE", may be
+ * NULL) in its environment. */
+static void scanned_start_with(struct scanned *r, const char *extra_env)
 {
 	char tmpdir[600], dumpdir[600];
 	snprintf(r->dir, sizeof r->dir, "%s", spec_mkdtemp("scanned"));
@@ -27,7 +37,8 @@ static void scanned_start(struct scanned *r)
 	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", r->dir);
 	const char *argv[] = {spec_bin("vmheap-run"), "--track",
 			      spec_build("spec/native_scanned"), NULL};
-	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
+	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", extra_env,
+			     NULL};
 	struct spec_spawn o = {0};
 	o.argv = argv;
 	o.env = env;
@@ -423,6 +434,100 @@ START_TEST(leak_diff_is_the_growth)
 }
 END_TEST
 
+/* The CPU time pid has used, in clock ticks (utime + stime of
+ * /proc/PID/stat), or -1 once it is gone. */
+static long cpu_ticks(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	char *text = spec_read_file(path, NULL);
+	if (!text)
+		return -1;
+	const char *p = strrchr(text, ')');
+	unsigned long ut = 0, st = 0;
+	char state = 0;
+	/* after ")": state, then fields 4 to 13, utime (14), stime (15) */
+	int got = p ? sscanf(p + 1,
+			     " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			     "%lu %lu",
+			     &state, &ut, &st)
+		    : 0;
+	free(text);
+	return got == 3 && state != 'Z' ? (long)(ut + st) : -1;
+}
+
+/* A dump's child killed by SIGKILL while it scans (as soon as it exists,
+ * and after it has used 5 and 15 ticks of CPU: the scan of a 256 MiB
+ * heap takes about 36): the dump fails and says so, the dump directory
+ * holds what it held (the earlier dump unchanged, no partial file), and
+ * the program runs on: a dump after it carries its leak scan. */
+START_TEST(scan_child_killed_leaves_the_vm_and_the_dumps)
+{
+	if (SPEC_SANITIZED)
+		return;
+	struct scanned r;
+	struct spec_run o;
+	scanned_start_with(&r, "SCANNED_BULK_MIB=256");
+	console(&r, "set system.memory.dump a.vmheap", NULL);
+	char apath[700];
+	snprintf(apath, sizeof apath, "%s/a.vmheap", r.dir);
+	size_t alen = 0, alen2 = 0;
+	char *a = spec_read_file(apath, &alen);
+	ck_assert_ptr_nonnull(a);
+	char *before = spec_ls(r.dir, ' ');
+	static const long at_ticks[] = {0, 5, 15};
+	for (size_t k = 0; k < sizeof at_ticks / sizeof at_ticks[0]; k++) {
+		char pid[32], cmd[64];
+		snprintf(pid, sizeof pid, "%d", (int)r.p.pid);
+		snprintf(cmd, sizeof cmd, "set system.memory.dump k%zu.vmheap",
+			 k);
+		const char *argv[] = {spec_bin("vmheap-console"), "-p", pid,
+				      "--tmpdir", r.dir, "-e", cmd, NULL};
+		struct spec_spawn sp = {0};
+		struct spec_proc con;
+		sp.argv = argv;
+		spec_proc_start(&con, &sp, 1);
+		pid_t child = 0;
+		SPEC_WAIT_UNTIL(spec_children(r.p.pid, &child, 1) == 1, 60000,
+				"the dump's child of %d", (int)r.p.pid);
+		long t = 0;
+		struct spec_wait w;
+		spec_wait_begin(&w, 60000);
+		w.interval_ms = 1;
+		while ((t = cpu_ticks(child)) >= 0 && t < at_ticks[k])
+			spec_wait_or_fail(&w, "child %d at %ld ticks", (int)child,
+					  at_ticks[k]);
+		ck_assert_msg(t >= 0, "the child ended before %ld ticks: the "
+				      "scan was not killed",
+			      at_ticks[k]);
+		ck_assert_int_eq(kill(child, SIGKILL), 0);
+		int status = spec_proc_wait_exit(&con, 60000);
+		ck_assert_msg(status != 0 && strstr(con.buf, "killed by signal 9"),
+			      "%d: %s", status, con.buf);
+		printf("scan child killed at %ld ticks: %s", t, con.buf);
+		char *after = spec_ls(r.dir, ' ');
+		ck_assert_str_eq(after, before);
+		free(after);
+		char *a2 = spec_read_file(apath, &alen2);
+		ck_assert_msg(a2 && alen2 == alen && !memcmp(a, a2, alen),
+			      "a.vmheap changed");
+		free(a2);
+	}
+	free(before);
+	free(a);
+	/* the program runs on, and its next dump has its scan */
+	console(&r, "set system.memory.dump b.vmheap", NULL);
+	histo(&r, "json", "b.vmheap", 0, &o);
+	struct jval *j = json_parse(o.out);
+	ck_assert_msg(j && json_get(j, "scan"), "%.2000s", o.out);
+	ck_assert_int_ge(json_get(json_get(j, "scan"), "blocks")->inum,
+			 256 * 1024);
+	json_free(j);
+	spec_run_free(&o);
+	spec_kill(r.p.pid);
+}
+END_TEST
+
 void native_leaks_tests(Suite *s);
 void native_leaks_tests(Suite *s)
 {
@@ -431,5 +536,6 @@ void native_leaks_tests(Suite *s)
 	tcase_add_test(t, leak_classes_are_the_truth);
 	tcase_add_test(t, leaked_counts_match_valgrind_definitely_lost);
 	tcase_add_test(t, leak_diff_is_the_growth);
+	tcase_add_test(t, scan_child_killed_leaves_the_vm_and_the_dumps);
 	suite_add_tcase(s, t);
 }
