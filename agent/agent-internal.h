@@ -133,6 +133,16 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
  * or NULL when the tracker is not loaded (libvmheap-malloc.so preloaded by
  * vmheap-run). */
 void *agent_native_api(const char *name);
+/* native_vars.c: the members "site" (its innermost frames named with
+ * dladdr, then the VM's line), "frames" ([module path, offset] each) and
+ * "vm" (the VM's line or nil) of a site's map, three pairs. */
+struct vmheap_native_site;
+void agent_native_pack_site(msgpack_packer *pk,
+			    const struct vmheap_native_site *v);
+/* native_leaks.c: `get system.native.leaks`, the leak scan now, as a
+ * long job (AGENT_PENDING with *job), or a negative code with a message. */
+int agent_native_leaks_start(struct vmheap_agent *a, uint64_t *job, char *err,
+			     size_t errlen);
 /* native_dump.c: the tracker's sites and modules, taken before a heap
  * walk (NULL when the tracker is absent or off), and written into the
  * dump's native section after it.  In a forked child (`forked`) the

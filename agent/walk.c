@@ -199,8 +199,7 @@ static int fork_fn(void *arg)
 	const struct vmheap_agent_host *h = fc->w->a->host;
 
 	fc->parent = getpid();
-	if (!fc->w->body)
-		agent_native_before_fork(); /* a dump: the leak scan */
+	agent_native_before_fork(); /* for a leak scan in the child */
 	fc->pid = h->fork_stopped(h->ctx);
 	if (fc->pid == 0)
 		child_main(fc);

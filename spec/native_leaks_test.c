@@ -528,6 +528,60 @@ START_TEST(scan_child_killed_leaves_the_vm_and_the_dumps)
 }
 END_TEST
 
+/* get system.native.leaks: the scan now, in a forked child, without a
+ * dump: the same classes as the dump's (1,000 forgotten at the top, the
+ * parents' 500 children and the cycles' 50 indirect, 100 possibly
+ * leaked), nothing written to the dump directory; with tracking off it
+ * says how to start it. */
+START_TEST(live_leak_scan)
+{
+	if (SPEC_SANITIZED)
+		return;
+	struct scanned r;
+	struct spec_run o;
+	char pid[32];
+	scanned_start(&r);
+	char *before = spec_ls(r.dir, ' ');
+	snprintf(pid, sizeof pid, "%d", (int)r.p.pid);
+	const char *argv[] = {spec_bin("vmheap-console"), "-p", pid, "--tmpdir",
+			      r.dir, "--json", "-e", "get system.native.leaks",
+			      NULL};
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
+	ck_assert_msg(o.status == 0, "%.2000s%.1000s", o.out, o.err);
+	struct jval *j = json_parse(o.out);
+	ck_assert_msg(j != NULL, "%.2000s", o.out);
+	const struct jval *scan = json_get(j, "scan");
+	const struct jval *sites = json_get(j, "sites");
+	const struct jval *total = json_get(j, "total");
+	ck_assert_msg(scan && sites && total && sites->n > 0, "%.2000s", o.out);
+	ck_assert_int_ge(json_get(scan, "blocks")->inum, 3100);
+	ck_assert_int_eq(json_get(scan, "skipped_mappings")->inum, 2);
+	/* most leaked bytes first: forget_here's 1,000 x 48 bytes */
+	long long lost = json_get(sites->items[0], "leaked_count")->inum;
+	ck_assert_msg(lost >= 997 && lost <= 1000, "%.2000s", o.out);
+	ck_assert_int_eq(json_get(sites->items[0], "leaked_bytes")->inum,
+			 lost * 48);
+	ck_assert_int_eq(json_get(total, "indirect_count")->inum, 550);
+	ck_assert_int_ge(json_get(total, "possible_count")->inum, 100);
+	ck_assert_int_ge(json_get(total, "reachable_count")->inum, 1200);
+	json_free(j);
+	spec_run_free(&o);
+	char *after = spec_ls(r.dir, ' ');
+	ck_assert_str_eq(after, before);
+	free(after);
+	free(before);
+	/* tracking off: said, with what to do */
+	console(&r, "set config.native.track false", NULL);
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
+	ck_assert_msg(o.status != 0 &&
+			  (strstr(o.out, "set config.native.track true") ||
+			   strstr(o.err, "set config.native.track true")),
+		      "%d %.2000s%.1000s", o.status, o.out, o.err);
+	spec_run_free(&o);
+	spec_kill(r.p.pid);
+}
+END_TEST
+
 void native_leaks_tests(Suite *s);
 void native_leaks_tests(Suite *s)
 {
@@ -537,5 +591,6 @@ void native_leaks_tests(Suite *s)
 	tcase_add_test(t, leaked_counts_match_valgrind_definitely_lost);
 	tcase_add_test(t, leak_diff_is_the_growth);
 	tcase_add_test(t, scan_child_killed_leaves_the_vm_and_the_dumps);
+	tcase_add_test(t, live_leak_scan);
 	suite_add_tcase(s, t);
 }
