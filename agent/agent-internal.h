@@ -155,6 +155,10 @@ struct agent_native_snap *agent_native_snapshot(int forked);
  * child's leak scan (vmheap_native_scan_prepare). */
 void agent_native_before_fork(void);
 int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s);
+/* What snapshot s's leak scan read into *note (scanned 0: none ran). */
+struct agent_scan_note;
+void agent_native_scan_note(const struct agent_native_snap *s,
+			    struct agent_scan_note *note);
 void agent_native_snap_free(struct agent_native_snap *s);
 /* native_charge.c: charge sites v[0..n) to vmheap's own memory
  * (VMHEAP_NATIVE_OWN) or to a housekeeping activity
@@ -315,6 +319,13 @@ void agent_block_sigpipe(void);
 /* -------------------------------------------------------------- dump.c */
 
 /* Result of one dump. */
+/* What a dump's leak scan read (the native section's `leaks` key):
+ * `scanned` 0 when the dump has no scan. */
+struct agent_scan_note {
+	int scanned;
+	uint64_t blocks, skipped_mappings, skipped_bytes;
+};
+
 struct agent_dump_result {
 	int code;			     /* 0 or a negative code */
 	char message[AGENT_JOB_MESSAGE_MAX]; /* when code < 0 */
@@ -328,6 +339,7 @@ struct agent_dump_result {
 	/* stale temporary files of dead writers removed since the last
 	 * successful dump (at start, before dumps) */
 	uint64_t removed_tmp_files, removed_tmp_bytes;
+	struct agent_scan_note scan; /* the leak scan, when it ran */
 };
 
 /*
@@ -462,7 +474,7 @@ int agent_walk_with(struct vmheap_agent *a, int fd, int forked, int gc,
  */
 int agent_walk_dump(struct vmheap_agent *a, int fd, int forked, int gc,
 		    uint32_t flags, uint64_t *objects, uint64_t *bytes,
-		    char *err, size_t errlen);
+		    struct agent_scan_note *scan, char *err, size_t errlen);
 
 /* --------------------------------------------------------- fork_cost.c */
 

@@ -210,6 +210,18 @@ fail:
 	return NULL;
 }
 
+void agent_native_scan_note(const struct agent_native_snap *s,
+			    struct agent_scan_note *note)
+{
+	memset(note, 0, sizeof(*note));
+	if (!s || !s->leaks)
+		return;
+	note->scanned = 1;
+	note->blocks = s->scan.blocks;
+	note->skipped_mappings = s->scan.skipped_mappings;
+	note->skipped_bytes = s->scan.skipped_bytes;
+}
+
 static uint32_t module_of(const struct agent_native_snap *s, uint64_t pc)
 {
 	for (size_t i = 0; i < s->nmods; i++)

@@ -570,6 +570,18 @@ START_TEST(live_leak_scan)
 	ck_assert_str_eq(after, before);
 	free(after);
 	free(before);
+	/* a dump's reply says what its scan could not read */
+	const char *dump[] = {spec_bin("vmheap-console"), "-p", pid, "--tmpdir",
+			      r.dir, "-e", "set system.memory.dump d.vmheap",
+			      NULL};
+	ck_assert_int_eq(spec_run(dump, NULL, NULL, 60000, &o), 0);
+	ck_assert_msg(o.status == 0 &&
+			  strstr(o.out, "\nleak scan: ") != NULL &&
+			  strstr(o.out, "; 2 writable mappings could not be read "
+					"and were skipped (8.00 KiB unread") !=
+			      NULL,
+		      "%.2000s%.1000s", o.out, o.err);
+	spec_run_free(&o);
 	/* tracking off: said, with what to do */
 	console(&r, "set config.native.track false", NULL);
 	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
