@@ -206,6 +206,10 @@ uint64_t native_chunk_next_header(uint64_t block);
 uint64_t native_threads_sp_in(uint64_t lo, uint64_t hi);
 /* Forget the noted stack pointers (the parent, after every fork). */
 void native_threads_forget(void);
+/* The stack pointer of a /proc/PID/task/TID/syscall text ("nr a1 .. a6
+ * sp pc", NUL-terminated), or 0 when there is none ("running", -1, a
+ * short or malformed line). */
+uint64_t native_threads_parse_sp(const char *text);
 
 /* ------------------------------------------------------------ stack.c */
 

@@ -26,8 +26,7 @@
 static uint64_t sps[MAX_THREADS];
 static size_t nsps;
 
-/* The 8th field of a `syscall` file ("nr a1 .. a6 sp pc"), or 0. */
-static uint64_t sp_of(const char *text)
+uint64_t native_threads_parse_sp(const char *text)
 {
 	const char *p = text;
 	if (*p < '0' || *p > '9')
@@ -81,7 +80,7 @@ VMHEAP_EXPORT int vmheap_native_scan_prepare(void)
 			if (n <= 0)
 				continue;
 			text[n] = '\0';
-			uint64_t sp = sp_of(text);
+			uint64_t sp = native_threads_parse_sp(text);
 			if (sp != 0)
 				sps[nsps++] = sp;
 		}

@@ -34,7 +34,8 @@ FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
                 $(FUZZ_DIR)/fuzz_import_json $(FUZZ_DIR)/fuzz_import_hprof \
                 $(FUZZ_DIR)/fuzz_native $(FUZZ_DIR)/fuzz_histogram \
                 $(FUZZ_DIR)/fuzz_native_sites \
-                 $(FUZZ_DIR)/fuzz_cgroup $(FUZZ_DIR)/fuzz_cfa
+                 $(FUZZ_DIR)/fuzz_cgroup $(FUZZ_DIR)/fuzz_cfa \
+                 $(FUZZ_DIR)/fuzz_scan
 FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
 FUZZ_SEEDS_STAMP := $(FUZZ_DIR)/seeds/.stamp
 FUZZ_SMOKE := $(FUZZ_DIR)/fuzz-smoke
@@ -96,6 +97,11 @@ $(FUZZ_DIR)/fuzz_native: $(FUZZ_OBJ)/fuzz/native_fuzz.o $(FUZZ_FORMAT_OBJS)
 
 # the malloc tracker's reader of .eh_frame (native/cfa.c, on its own)
 $(FUZZ_DIR)/fuzz_cfa: $(FUZZ_OBJ)/fuzz/cfa_fuzz.o $(FUZZ_OBJ)/native/cfa.o
+	$(FUZZ_LINK)
+
+# the leak scan's readers of glibc's chunks and of a thread's syscall file
+$(FUZZ_DIR)/fuzz_scan: $(FUZZ_OBJ)/fuzz/scan_fuzz.o $(FUZZ_OBJ)/native/chunks.o \
+                       $(FUZZ_OBJ)/native/threads.o
 	$(FUZZ_LINK)
 
 # The console's reader and printer of a live histogram reply, with the
