@@ -82,6 +82,7 @@ include report/report.mk
 -include agent/agent.mk
 -include native/native.mk
 -include run/run.mk
+-include replay/replay.mk
 -include histo/histo.mk
 -include diff/diff.mk
 -include path/path.mk
@@ -90,6 +91,7 @@ include report/report.mk
 -include console/console.mk
 -include hosts/sample/sample.mk
 -include hosts/ruby/ruby.mk
+-include hosts/native/native_agent.mk
 -include import/import.mk
 -include $(wildcard spec/*.mk)
 -include $(wildcard bench/*.mk)

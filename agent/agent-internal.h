@@ -21,11 +21,12 @@
  *    |              |-- histogram.c  the live histogram (walk.c's walk)
  *    |              |-- fork_estimate.c  system.fork_estimate as a job
  *    |              `-- native_vars.c    the tracker's variables
+ *    |-- run_agent.c  vmheap-run's native agent steps aside at a start
  *    `-- discovery.c  the discovery file (and /proc helpers)
  *   leaves, used by any of the above: errors.c, frame.c, token.c,
  *   dump_dir.c (the dump directory held by fd), job.c
- *   client.c and config.c serve the client and the host; no file above
- *   calls them.
+ *   client.c and config.c serve the client and the host, dump_now.c a
+ *   host's dump with no agent running; no file above calls them.
  *
  * A set that starts a long job (system.memory.dump) does not reply: it
  * returns AGENT_PENDING with the job's handle, dispatch.c passes that on,
@@ -129,9 +130,9 @@ int agent_native_get_bytes(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen);
 int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen);
-/* native_vars.c: the malloc tracker's function `name` (vmheap_native.h),
- * or NULL when the tracker is not loaded (libvmheap-malloc.so preloaded by
- * vmheap-run). */
+/* native_load.c: the malloc tracker's function `name` (vmheap_native.h),
+ * or NULL when the tracker is not loaded (neither preloaded by vmheap-run
+ * nor loaded by agent_native_load). */
 void *agent_native_api(const char *name);
 /* native_vars.c: the members "site" (its innermost frames named with
  * dladdr, then the VM's line), "frames" ([module path, offset] each) and
@@ -143,6 +144,14 @@ void agent_native_pack_site(msgpack_packer *pk,
  * long job (AGENT_PENDING with *job), or a negative code with a message. */
 int agent_native_leaks_start(struct vmheap_agent *a, uint64_t *job, char *err,
 			     size_t errlen);
+/* native_load.c: load the tracker into a VM that runs without it and
+ * route the VM's allocator calls to it (a no-op when it is loaded).  0,
+ * or a negative code with the reason in err. */
+int agent_native_load(char *err, size_t errlen);
+/* native_load.c: route the allocator calls of modules loaded since
+ * (vmheap_native_route; nothing when the tracker was preloaded).  0, or
+ * a negative code with the reason in err (err may be NULL, errlen 0). */
+int agent_native_route(char *err, size_t errlen);
 /* native_dump.c: the tracker's sites and modules, taken before a heap
  * walk (NULL when the tracker is absent or off), and written into the
  * dump's native section after it.  In a forked child (`forked`) the
@@ -173,6 +182,13 @@ size_t agent_native_charge(struct vmheap_native_site *v,
  * VM, also from a forked child) and this process's mallinfo2.  0, or -1
  * when /proc cannot be read (rss is then 0). */
 int agent_process_memory(pid_t pid, struct vmheap_process_memory *m);
+
+/* -------------------------------------------------------- run_agent.c */
+
+/* Ask vmheap-run's native-only agent (hosts/native), when it runs in
+ * this process and is not the caller's own library, to stop and leave
+ * the process to the agent that starts now (run_agent.c). */
+void agent_run_agent_yield(void);
 
 /* ------------------------------------------------------------- frame.c */
 
@@ -315,6 +331,11 @@ void agent_jobs_free(struct agent_jobs *j);
 
 /* Block SIGPIPE on the calling thread (the loop thread and each job's). */
 void agent_block_sigpipe(void);
+
+/* The calling thread is the agent's own: when the malloc tracker is
+ * loaded, its allocations stay out of a malloc trace
+ * (vmheap_native_own_thread; native_vars.c). */
+void agent_native_own_thread(void);
 
 /* -------------------------------------------------------------- dump.c */
 

@@ -95,6 +95,7 @@ static void *loop_main(void *arg)
 	struct vmheap_agent *a = arg;
 
 	agent_block_sigpipe();
+	agent_native_own_thread();
 	event_base_dispatch(a->base);
 	return NULL;
 }
@@ -238,6 +239,9 @@ int vmheap_agent_start(vmheap_agent **out,
 		return agent_fail(
 		    err, errlen, VMHEAP_AGENT_ESYS,
 		    "cannot set up libevent threads or the fork hook");
+	/* vmheap-run's native agent, if it runs here, leaves this process
+	 * to this one (run_agent.c) */
+	agent_run_agent_yield();
 	cur = the_agent;
 	if (cur && !atomic_load(&cur->stale))
 		return agent_fail(

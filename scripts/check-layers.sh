@@ -10,9 +10,12 @@
 #                               types only: the tracker is found with dlsym)
 #   native/                  -> format
 #   histo/ diff/ console/ run/ -> report, analysis, format, files, agent
+#   replay/                  (vmheap-replay, likewise)
 #   path/ dominators/         (the graph tools, likewise)
 #   html/                    (vmheap-report, likewise)
 #   hosts/*/                 -> agent, format
+#   hosts/native/            -> agent, format, native (its public header's
+#                               types only: the tracker is found with dlsym)
 #   import/                  -> format (the converters: the writer only)
 #   import/tool/             -> import, report, analysis, format, files
 #
@@ -30,7 +33,8 @@ allowed() { # folder -> the folders it may include from
 	report) echo "report analysis format" ;;
 	agent) echo "agent format files native" ;;
 	native) echo "native format" ;;
-	histo | diff | console | run | path | dominators | html) echo "$1 report analysis format files agent" ;;
+	histo | diff | console | run | path | dominators | html | replay) echo "$1 report analysis format files agent" ;;
+	hosts/native) echo "$1 agent format native" ;;
 	hosts/*) echo "$1 agent format" ;;
 	import) echo "import format" ;;
 	import/tool) echo "import/tool import report analysis format files" ;;
@@ -39,7 +43,7 @@ allowed() { # folder -> the folders it may include from
 }
 
 # header basename -> owning folder
-headers=$(find format files analysis report agent native histo diff console run path dominators html hosts import \
+headers=$(find format files analysis report agent native histo diff console run replay path dominators html hosts import \
 	-name '*.h' 2>/dev/null)
 
 owner() {
@@ -52,7 +56,7 @@ owner() {
 }
 
 bad=0
-for dir in format files analysis report agent native histo diff console run path dominators html hosts/* import \
+for dir in format files analysis report agent native histo diff console run replay path dominators html hosts/* import \
 	import/tool; do
 	[ -d "$dir" ] || continue
 	ok=$(allowed "$dir")
