@@ -407,6 +407,12 @@ void ruby_names_close(struct ruby_names *n);
  */
 void ruby_names_prepare_child(void);
 
+/* ruby_free_slots.c: in a dump's forked child, while the malloc tracker
+ * tracks, zero the stale words of every free heap slot (past its flags
+ * and free-list link) so that the leak scan does not take them for
+ * pointers. */
+void ruby_clear_free_slots(void);
+
 /* A global variable learnt by ruby_names_prepare_child. */
 struct ruby_name_global {
 	VALUE value;
