@@ -1,7 +1,7 @@
 # A Rack-style request loop (issue 31): 60,000 requests of parsed
 # parameters, rows rendered by ERB or JSON, a response cache and a set of
 # session ids; what vmheap-run --record was checked on by hand
-# (bench/RESULTS.md, "Recording malloc traces").
+# (bench/HISTORY.md, "Recording malloc traces").
 require 'json'; require 'erb'; require 'set'; require 'digest'; require 'time'
 tpl = ERB.new("<ul><% rows.each do |r| %><li><%= r[:name] %> <%= r[:total] %></li><% end %></ul>")
 cache = {}

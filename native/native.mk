@@ -20,7 +20,7 @@ UNWIND_LIBS := -lunwind
 # Its own compile rule rather than target-specific variables, which would
 # reach $(FLAGS_STAMP) (a prerequisite) and change the stamp's text.
 # Link-time optimisation across the tracker's files: 1.44x against 1.51x
-# CPU for the tracked C workload (bench/RESULTS.md, "Native tracker, third
+# CPU for the tracked C workload (bench/HISTORY.md, "Native tracker, third
 # pass").
 NATIVE_CFLAGS = $(filter-out $(SANITIZE),$(ALL_CFLAGS)) \
                 -fno-omit-frame-pointer -ftls-model=initial-exec -flto
