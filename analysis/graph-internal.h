@@ -147,8 +147,9 @@ int graph_index_class_objects(vmheap_graph *g);
 int graph_index_ids(vmheap_graph *g, int ids_sorted);
 
 /* Read every record of `r` into a new graph (graph_build.c). */
-int graph_build(vmheap_graph **out, vmheap_reader *r, char *err,
-		size_t err_len);
+int graph_build(vmheap_graph **out, vmheap_reader *r);
+/* Free what a graph holds, not the graph itself (graph.c). */
+void graph_release(vmheap_graph *g);
 
 /* A string record while the graph is built: its text is at names + off,
  * len bytes, NUL-terminated. */

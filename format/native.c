@@ -336,9 +336,18 @@ static int leaks(struct dec *d, struct vmheap_native *n)
 	return 0;
 }
 
+/* What a decoded section owns besides its public arrays: the public part
+ * comes first, so that vmheap_native_free() finds the rest. */
+struct native_section {
+	struct vmheap_native pub;
+	void *payload_copy; /* what the strings and build ids point into */
+	void *frame_pool;   /* what the sites' frames point into */
+};
+
 int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
 			 struct vmheap_native **out, char *err, size_t errlen)
 {
+	struct native_section *ns;
 	struct dec d = {{payload, payload + len}, payload,
 			offset + VMHEAP_SECTION_HEADER_LEN, err, errlen, 0};
 	struct vmheap_dump_frame *pool = NULL;
@@ -349,9 +358,10 @@ int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
 	if (!out || (!payload && len))
 		return VMHEAP_EINVAL;
 	*out = NULL;
-	n = calloc(1, sizeof(*n));
-	if (!n)
+	ns = calloc(1, sizeof(*ns));
+	if (!ns)
 		return fail(&d, VMHEAP_ENOMEM, "out of memory");
+	n = &ns->pub;
 	n->offset = offset;
 	if (mpc_map(&d.c, &keys)) {
 		rc = fail(&d, VMHEAP_EFORMAT, "its payload is not a map");
@@ -431,25 +441,27 @@ int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
 			n->sites[i].vm_file =
 			    (const char *)copy +
 			    ((const uint8_t *)n->sites[i].vm_file - payload);
-	n->payload_copy = copy;
-	n->frame_pool = pool;
+	ns->payload_copy = copy;
+	ns->frame_pool = pool;
 	*out = n;
 	return 0;
 bad:
 	free(pool);
-	n->frame_pool = NULL;
+	ns->frame_pool = NULL;
 	vmheap_native_free(n);
 	return rc;
 }
 
 void vmheap_native_free(struct vmheap_native *n)
 {
+	struct native_section *ns = (struct native_section *)n;
+
 	if (!n)
 		return;
 	free(n->modules);
 	free(n->sites);
-	free(n->frame_pool);
-	free(n->payload_copy);
+	free(ns->frame_pool);
+	free(ns->payload_copy);
 	if (n->leaks)
 		free((void *)n->leaks->sites);
 	free(n->leaks);

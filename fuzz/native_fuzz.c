@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "vmheap.h"
+#include "format-internal.h" /* vmheap_native_decode */
 
 int fuzz_native_one(const uint8_t *data, size_t size);
 

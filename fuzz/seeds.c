@@ -231,7 +231,7 @@ static void bytes_after_map(const char *name, int foot)
  * another object. */
 static void orphan_more_refs(void)
 {
-	struct vmheap_block_cursor c;
+	vmheap_block_cursor *c = NULL;
 	struct vmheap_record rec;
 	struct vmheap_block blk;
 	vmheap_reader *r;
@@ -244,18 +244,20 @@ static void orphan_more_refs(void)
 	snprintf(p, sizeof(p), "%s/reader/more-refs", outdir);
 	if (vmheap_reader_open_path(&r, p) < 0)
 		die(p);
-	memset(&c, 0, sizeof(c));
 	while (!rec_at && vmheap_reader_next_block(r, &blk) > 0) {
-		vmheap_block_cursor_init(&c, &blk);
+		if (c)
+			vmheap_block_cursor_reset(c, &blk);
+		else if (vmheap_block_cursor_open(&c, &blk) < 0)
+			die("block cursor");
 		while (!rec_at &&
-		       (rc = vmheap_block_cursor_next_shallow(&c, &rec)) > 0)
+		       (rc = vmheap_block_cursor_next_shallow(c, &rec)) > 0)
 			if (rec.type == VMHEAP_RECORD_OBJECT &&
 			    rec.u.object.id == 0x9000) {
 				rec_at = rec.offset;
 				blk_at = blk.offset;
 			}
 	}
-	vmheap_block_cursor_release(&c);
+	vmheap_block_cursor_free(c);
 	vmheap_reader_free(r);
 	if (!rec_at || f[rec_at] != 0x96 || f[rec_at + 1] != 0x03)
 		die("the more-refs seed has no object 0x9000 to orphan");

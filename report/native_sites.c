@@ -12,7 +12,7 @@
 
 /* Decode block `blk` into the sums *t (the records' checks too); 0 or
  * the cursor's error in err. */
-static int count_block(struct vmheap_block_cursor *c,
+static int count_block(vmheap_block_cursor *c,
 		       const struct vmheap_block *blk, vmheap_reader *r,
 		       struct vmheap_totals *t, char *err, size_t errsz)
 {
@@ -24,7 +24,8 @@ static int count_block(struct vmheap_block_cursor *c,
 		for (int i = 0; i < n; i++)
 			vmheap_totals_add_record(t, &recs[i]);
 	if (n < 0)
-		snprintf(err, errsz, "%s: %s", vmheap_reader_name(r), c->error);
+		snprintf(err, errsz, "%s: %s", vmheap_reader_name(r),
+			 vmheap_block_cursor_error(c));
 	return n;
 }
 
@@ -64,27 +65,29 @@ int vmheap_native_load(const char *arg, vmheap_reader **r,
 		       struct vmheap_native **out, char *err, size_t errsz)
 {
 	struct vmheap_block blk;
-	struct vmheap_block_cursor cur;
+	vmheap_block_cursor *cur = NULL;
 	struct vmheap_totals t = {0};
 	uint64_t size;
-	int regular, rc, cursor = 0, own_message = 0;
+	int regular, rc, own_message = 0;
 
 	*out = NULL;
 	rc = vmheap_dump_open(r, arg, &size, &regular, err, errsz);
 	if (rc < 0)
 		return rc;
 	while ((rc = vmheap_reader_next_block(*r, &blk)) == 1) {
-		if (!cursor)
-			vmheap_block_cursor_init(&cur, &blk);
-		cursor = 1;
-		rc = count_block(&cur, &blk, *r, &t, err, errsz);
+		if (!cur && (rc = vmheap_block_cursor_open(&cur, &blk)) < 0) {
+			snprintf(err, errsz, "%s",
+				 vmheap_block_cursor_error(cur));
+			own_message = 1;
+			break;
+		}
+		rc = count_block(cur, &blk, *r, &t, err, errsz);
 		if (rc < 0) {
 			own_message = 1;
 			break;
 		}
 	}
-	if (cursor)
-		vmheap_block_cursor_release(&cur);
+	vmheap_block_cursor_free(cur);
 	if (rc == 0) {
 		rc = check_totals(*r, &t, err, errsz);
 		own_message = rc < 0;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "vmheap.h"
+#include "format-internal.h" /* vmheap_native_decode */
 #include "lib/vmheap_spec.h"
 
 struct buf {
