@@ -707,6 +707,10 @@ void agent_conns_free(struct vmheap_agent *a);
 struct vmheap_agent {
 	pid_t pid;	  /* the process that started the agent */
 	atomic_int stale; /* set in a forked child */
+	/* A failed start: the agent holds only `error` (vmheap_agent.h,
+	 * "Failed constructors"). */
+	int failed;
+	char error[512];
 	const struct vmheap_agent_host *host;
 
 	char bind[64];

@@ -60,10 +60,10 @@ VMHEAP_EXPORT int vmheap_agent_native_activity(const char *label,
 					       const void *fn)
 {
 	uint64_t lo, hi;
-	int rc = -1;
+	int rc = VMHEAP_AGENT_ELIMIT;
 
 	if (label == NULL || fn == NULL || extent_of(fn, &lo, &hi) != 0)
-		return -1;
+		return VMHEAP_EINVAL;
 	pthread_mutex_lock(&activity_lock);
 	size_t n = atomic_load(&nactivities);
 	if (n < MAX_ACTIVITIES) {

@@ -88,7 +88,7 @@ VMHEAP_EXPORT int vmheap_agent_native_location(int (*where)(const char **,
 		"vmheap_native_set_location");
 
 	if (set == NULL)
-		return -1;
+		return VMHEAP_AGENT_EUNSUPPORTED;
 	set(where);
 	return 0;
 }

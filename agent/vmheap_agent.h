@@ -11,21 +11,21 @@
  * The client half (vmheap_client_*, vmheap_discovery_*) is what the
  * console and the tests use to find and talk to a running agent.
  *
- * Conventions: functions return 0 on success or a negative code; codes
- * from -1 to -99 are libvmheap's (see format/vmheap.h), codes from
- * VMHEAP_AGENT_E... are the agent's.  vmheap_agent_strerror() names both.
- * Nothing here exits the process or prints.
- *
- * Failed constructors (the same rule as in vmheap.h).  A function that
- * creates an object (vmheap_agent_start, vmheap_client_connect,
- * vmheap_client_connect_addr) returns 0 or a negative code and sets *out
- * in every case; only a NULL `out` is refused (VMHEAP_EINVAL) without it.
- * After a failure *out is either NULL (nothing was kept: the reason is the
- * code, and the error buffer when the function takes one) or a failed
- * object that holds the reason and is good only for its _error and
- * _close functions.  Each constructor's comment says which.  The
- * _close/_stop functions accept NULL, so the caller reports and then
- * frees *out, whatever happened:
+ * Errors: vmheap.h's convention, the one of every vmheap header (see
+ * there, and HACKING.md "Conventions").  In short:
+ *  - Functions return 0 on success or a negative code; codes from -1 to
+ *    -99 are libvmheap's (see format/vmheap.h), codes from
+ *    VMHEAP_AGENT_E... are the agent's.  vmheap_agent_strerror() names
+ *    both.  Nothing here exits the process or prints.
+ *  - An object (agent, client) keeps the message of its last error:
+ *    vmheap_agent_error(), vmheap_client_error().
+ *  - Failed constructors (vmheap_agent_start, vmheap_client_connect,
+ *    vmheap_client_connect_addr) set *out in every case (only a NULL `out`
+ *    is refused, VMHEAP_EINVAL): after a failure *out is a failed object
+ *    that holds the reason and is good only for its _error and
+ *    _stop/_close functions, or NULL with VMHEAP_ENOMEM when not even that
+ *    could be allocated (the _error functions say "out of memory" for
+ *    NULL).  So the caller reports and frees *out, whatever happened:
  *
  *	rc = vmheap_client_connect(&c, &info, 5000);
  *	if (rc < 0)
@@ -33,16 +33,15 @@
  *	...
  *	vmheap_client_close(c);   // also after a failure
  *
- * Error buffers.  A function that takes `char *err, size_t errlen`
- * writes into err[0 .. errlen-1] only, and always leaves a NUL-terminated
- * string there: "" on success, the reason on failure, cut to errlen - 1
- * bytes when longer.  errlen 0 asks for no message (err may then be
- * NULL).  The same holds for the buffer the agent hands to a host's
- * set_var (it holds "" on entry) and for `code` and `message` in struct
- * vmheap_reply.  (The strings of struct vmheap_agent_info are never cut:
- * a discovery file with a longer value is refused.)  Messages that belong
- * to an object (vmheap_client_error()) follow vmheap.h's rule:
- * NUL-terminated, valid until the next call on the object.
+ *  - A function without an object (vmheap_agent_config_from_env,
+ *    vmheap_discovery_read) takes `char *err, size_t errlen`, writes into
+ *    err[0 .. errlen-1] only, and always leaves a NUL-terminated string
+ *    there: "" on success, the reason on failure, cut to errlen - 1 bytes
+ *    when longer.  errlen 0 asks for no message (err may then be NULL).
+ *    The same holds for the buffer the agent hands to a host's set_var (it
+ *    holds "" on entry) and for `code` and `message` in struct
+ *    vmheap_reply.  (The strings of struct vmheap_agent_info are never
+ *    cut: a discovery file with a longer value is refused.)
  */
 #ifndef VMHEAP_AGENT_H
 #define VMHEAP_AGENT_H
@@ -216,15 +215,21 @@ typedef struct vmheap_agent vmheap_agent;
 
 /*
  * Start the agent: bind, write the discovery file, start the loop
- * thread.  On failure returns a negative code with a message in err, sets
- * *out to NULL and leaves no thread or file behind.  `host` must outlive the agent.
- * Blocks SIGPIPE on the agent's threads only.  Only one agent per
- * process.
+ * thread.  On failure returns a negative code and leaves no thread or
+ * file behind; *out is then a failed agent that holds the reason
+ * (vmheap_agent_error()) and is good only for that and
+ * vmheap_agent_stop(), or NULL with VMHEAP_ENOMEM.  `host` must outlive
+ * the agent.  Blocks SIGPIPE on the agent's threads only.  Only one agent
+ * per process.
  */
 VMHEAP_EXPORT
 int vmheap_agent_start(vmheap_agent **out, const struct vmheap_agent_config *cfg,
-		       const struct vmheap_agent_host *host, char *err,
-		       size_t errlen);
+		       const struct vmheap_agent_host *host);
+
+/* The reason a start failed ("" for an agent that runs; "out of memory"
+ * for NULL). */
+VMHEAP_EXPORT
+const char *vmheap_agent_error(const vmheap_agent *a);
 
 /* The port the agent listens on. */
 VMHEAP_EXPORT
@@ -235,7 +240,7 @@ VMHEAP_EXPORT
 const char *vmheap_agent_discovery_path(const vmheap_agent *a);
 
 /*
- * Stop the agent: wait for a running dump (a forked child at most
+ * Stop the agent (also a failed one, or NULL): wait for a running dump (a forked child at most
  * config.dump.timeout), send the replies still owed and write them out
  * (up to 2 s), close connections, join the threads, remove the discovery
  * file, free everything.  Call it from a
@@ -263,8 +268,9 @@ int vmheap_agent_is_stale(const vmheap_agent *a);
  * vmheap_native.h says what `where` may and must not do).  `where` sets
  * *file and *line and returns non-zero, or returns 0 when the calling
  * thread has no location.  NULL removes it: do that before the VM's
- * state that `where` reads goes away.  Returns 0, or -1 when the tracker
- * is not loaded (nothing to do).  Needs no agent.
+ * state that `where` reads goes away.  Returns 0, or
+ * VMHEAP_AGENT_EUNSUPPORTED when the tracker is not loaded (nothing to
+ * do).  Needs no agent.
  */
 VMHEAP_EXPORT
 int vmheap_agent_native_location(int (*where)(const char **file,
@@ -280,8 +286,9 @@ int vmheap_agent_native_location(int (*where)(const char **file,
  * dynamic symbol with a size (the extent [start, start + size) is
  * taken from it); `label` is kept (a string literal).  A location the
  * hook of vmheap_agent_native_location gave as "<...>" at line 0 (the
- * Ruby host's "<ruby: gc>") is kept instead.  At most 8.  Returns 0, or
- * -1 when fn is no such symbol or the table is full.  Needs no agent.
+ * Ruby host's "<ruby: gc>") is kept instead.  At most 8.  Returns 0,
+ * VMHEAP_EINVAL when fn is no such symbol (or label or fn is NULL), or
+ * VMHEAP_AGENT_ELIMIT when the table is full.  Needs no agent.
  */
 VMHEAP_EXPORT
 int vmheap_agent_native_activity(const char *label, const void *fn);

@@ -138,7 +138,6 @@ static void start_agent(void)
 {
 	struct vmheap_agent_config cfg;
 	const char *t = getenv("TMPDIR");
-	char err[512];
 
 	snprintf(dir, sizeof(dir), "%s/vmheap-pfuzz-XXXXXX",
 		 t && strlen(t) < 400 ? t : "/tmp");
@@ -150,9 +149,9 @@ static void start_agent(void)
 	cfg.dump_fork = 0;
 	cfg.dump_gc = 0;
 	cfg.max_clients = 8;
-	if (vmheap_agent_start(&agent, &cfg, &host, err, sizeof(err)) < 0) {
+	if (vmheap_agent_start(&agent, &cfg, &host) < 0) {
 		fprintf(stderr, "protocol_fuzz: cannot start the agent: %s\n",
-			err);
+			vmheap_agent_error(agent));
 		abort();
 	}
 	atexit(fuzz_protocol_shutdown);

@@ -461,7 +461,7 @@ static void discovery(void)
 						      .walk_heap = walk_heap};
 	struct vmheap_agent_config cfg;
 	vmheap_agent *a;
-	char err[512], body[2048], tmp[4096], *p;
+	char body[2048], tmp[4096], *p;
 	ssize_t n;
 	int fd;
 
@@ -471,8 +471,9 @@ static void discovery(void)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.tmpdir = tmp;
 	cfg.dump_dir = tmp;
-	if (vmheap_agent_start(&a, &cfg, &host, err, sizeof(err)) < 0) {
-		fprintf(stderr, "fuzz-seeds: cannot start an agent: %s\n", err);
+	if (vmheap_agent_start(&a, &cfg, &host) < 0) {
+		fprintf(stderr, "fuzz-seeds: cannot start an agent: %s\n",
+			vmheap_agent_error(a));
 		exit(1);
 	}
 	fd = open(vmheap_agent_discovery_path(a), O_RDONLY);

@@ -202,23 +202,21 @@ static int walk_nothing(void *ctx, vmheap_writer *w)
 	return vmheap_writer_add_class(w, 1, "Object", 6, 0, 0);
 }
 
-START_TEST(test_agent_start_failure_gives_null_and_a_message)
+START_TEST(test_agent_start_failure_gives_a_failed_agent)
 {
 	struct vmheap_agent_host host = {.vm_name = "abi"};
 	vmheap_agent *a = UNSET;
-	char err[128];
 
-	ck_assert_int_eq(
-	    vmheap_agent_start(NULL, NULL, &host, err, sizeof(err)),
-	    VMHEAP_EINVAL);
-	ck_assert_msg(strstr(err, "out is NULL"), "%s", err);
+	ck_assert_int_eq(vmheap_agent_start(NULL, NULL, &host), VMHEAP_EINVAL);
 
-	memset(err, 'x', sizeof(err));
-	ck_assert_int_eq(vmheap_agent_start(&a, NULL, &host, err, sizeof(err)),
-			 VMHEAP_EINVAL);
-	ck_assert_ptr_null(a);
-	ck_assert_msg(strstr(err, "run_stopped"), "%s", err);
+	ck_assert_int_eq(vmheap_agent_start(&a, NULL, &host), VMHEAP_EINVAL);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_ne(a, UNSET);
+	ck_assert_msg(strstr(vmheap_agent_error(a), "run_stopped"), "%s",
+		      vmheap_agent_error(a));
 	vmheap_agent_stop(a);
+	ck_assert_str_eq(vmheap_agent_error(NULL), "out of memory");
+	vmheap_agent_stop(NULL);
 }
 END_TEST
 
@@ -302,11 +300,9 @@ START_TEST(test_success_leaves_error_buffers_empty)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	cfg.dump_dir = dir;
 	cfg.tmpdir = dir;
-	memset(err, 'x', sizeof(err));
-	ck_assert_int_eq(vmheap_agent_start(&a, &cfg, &host, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(vmheap_agent_start(&a, &cfg, &host), 0);
 	ck_assert_ptr_ne(a, UNSET);
-	ck_assert_str_eq(err, "");
+	ck_assert_str_eq(vmheap_agent_error(a), "");
 
 	memset(err, 'x', sizeof(err));
 	ck_assert_int_eq(vmheap_discovery_read(vmheap_agent_discovery_path(a),
@@ -338,7 +334,7 @@ static Suite *abi_suite(void)
 	tcase_add_test(t, test_writer_open_failures_give_a_failed_writer);
 	tcase_add_test(t, test_reader_open_failures_give_a_failed_reader);
 	tcase_add_test(t, test_client_connect_failures_give_a_failed_client);
-	tcase_add_test(t, test_agent_start_failure_gives_null_and_a_message);
+	tcase_add_test(t, test_agent_start_failure_gives_a_failed_agent);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("error buffers");

@@ -279,13 +279,11 @@ static int test_fork(struct sample_vm *vm, long long ms, int fresh,
 	if (pid == 0) {
 		struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 		int stale = vm->agent && vmheap_agent_is_stale(vm->agent);
-		char why[256];
 
 		if (fresh) {
 			vmheap_agent_stop(vm->agent);
 			vm->agent = NULL;
-			if (vmheap_agent_start(&vm->agent, &vm->cfg, vm->host,
-					       why, sizeof(why)) < 0)
+			if (vmheap_agent_start(&vm->agent, &vm->cfg, vm->host) < 0)
 				exit(4);
 		}
 		nanosleep(&ts, NULL);
