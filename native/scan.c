@@ -509,7 +509,7 @@ scan_run(uint64_t stack_lo, vmheap_native_site *sites,
 	return 0;
 fail:
 	unmap_all(&s);
-	return -1;
+	return VMHEAP_ENOMEM;
 }
 
 VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_site *sites,
@@ -521,9 +521,10 @@ VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_site *sites,
 	 * the stack here, inside what the scan reads as the thread's
 	 * stack (from regs up). */
 	jmp_buf regs;
-	if (!vmheap_native_tracking() || (cap && (!sites || !leaks)) ||
-	    !nsites)
-		return -1;
+	if (!vmheap_native_tracking())
+		return VMHEAP_ESTATE;
+	if ((cap && (!sites || !leaks)) || !nsites)
+		return VMHEAP_EINVAL;
 	setjmp(regs);
 	return scan_run((uint64_t)(uintptr_t)&regs, sites, leaks, cap, nsites,
 			info);

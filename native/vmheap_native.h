@@ -15,6 +15,12 @@
  * by name first, so that no dlsym fails when it is absent); the typedefs
  * below are their types.  All functions are
  * thread-safe, never allocate with malloc, and never print.
+ *
+ * Errors: vmheap.h's convention (the one of every vmheap header), with
+ * codes only: a function that can fail returns 0 or a negative
+ * VMHEAP_E... code.  The tracker has no object to keep a message in and
+ * runs inside malloc, where it cannot format one: the code is the whole
+ * story.
  */
 #ifndef VMHEAP_NATIVE_H
 #define VMHEAP_NATIVE_H
@@ -75,7 +81,8 @@ typedef int (*vmheap_native_module_fn)(const vmheap_native_module *m,
 /*
  * Start tracking (a no-op when already on).  Allocations made from now on
  * are accounted; those made before are not (their frees are ignored).
- * Returns 0, or -1 when the tracker's tables cannot be mapped.
+ * Returns 0 (nothing in it can fail today;
+ * the int is kept for the callers that check it).
  */
 VMHEAP_EXPORT int vmheap_native_start(void);
 
@@ -156,7 +163,9 @@ typedef struct vmheap_native_scan_info {
  * the classification of sites[i]'s blocks; *nsites gets the number of
  * sites the tracker holds (more than cap: call again with more room).
  * *info (may be NULL) says what the scan read and skipped.  Returns 0, or
- * -1 when tracking is off or the scan's memory cannot be mapped.
+ * VMHEAP_ESTATE when tracking is off, VMHEAP_EINVAL for a NULL nsites (or
+ * NULL arrays with a non-zero cap), VMHEAP_ENOMEM when the scan's memory
+ * cannot be mapped.
  */
 VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_site *sites,
 				     vmheap_native_leaks *leaks, size_t cap,
