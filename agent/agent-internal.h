@@ -147,9 +147,9 @@ void agent_native_snap_free(struct agent_native_snap *s);
  * (vmheap_agent_native_activity) where their frames say so, merging the
  * sites that then read the same (and their leaks[], parallel to v, when
  * leaks is not NULL); returns how many are left. */
-struct vmheap_native_site;
+struct vmheap_native_stack;
 struct vmheap_native_leaks;
-size_t agent_native_charge(struct vmheap_native_site *v,
+size_t agent_native_charge(struct vmheap_native_stack *v,
 			   struct vmheap_native_leaks *leaks, size_t n);
 /* The memory figures of a dump's header: the RSS of process `pid` (the
  * VM, also from a forked child) and this process's mallinfo2.  0, or -1

@@ -143,8 +143,8 @@ struct vmheap_agent_host {
 	size_t kind_count;
 
 	/*
-	 * Optional.  Non-zero when walk_heap may write allocation sites
-	 * (vmheap_writer_add_site, a site id in
+	 * Optional.  Non-zero when walk_heap may write allocation sites of
+	 * managed objects (vmheap_writer_add_site, a site id in
 	 * vmheap_writer_add_object_named): the writer is opened for them and
 	 * the dump says format 1.1.
 	 */
@@ -263,8 +263,8 @@ int vmheap_agent_is_stale(const vmheap_agent *a);
 
 /*
  * Give the malloc tracker (libvmheap-malloc.so, when vmheap-run preloaded
- * it) the VM's source location, so that a native site also names the VM
- * line that allocated (vmheap_native_set_location in native/
+ * it) the VM's source location, so that a native stack also carries the
+ * VM location (the line) that allocated (vmheap_native_set_location in native/
  * vmheap_native.h says what `where` may and must not do).  `where` sets
  * *file and *line and returns non-zero, or returns 0 when the calling
  * thread has no location.  NULL removes it: do that before the VM's
@@ -278,7 +278,7 @@ int vmheap_agent_native_location(int (*where)(const char **file,
 
 /*
  * Name a piece of the VM's own housekeeping for the malloc tracker's
- * sites: an allocation whose stack (as the tracker took it: see
+ * stacks: an allocation whose stack (as the tracker took it: see
  * VMHEAP_NATIVE_DEPTH) passes through the function `fn` is charged to
  * `label` (for example "<ruby: postponed job>": angle brackets, so that
  * no source file reads the same) with line 0, not to the VM line that

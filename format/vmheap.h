@@ -405,17 +405,26 @@ void vmheap_writer_free(vmheap_writer *w);
 
 /*
  * The native section (FORMAT.md section 15, format 1.1): the C allocator's
- * live memory by call site, from the malloc tracker, and the modules the
- * sites' frames point into.  A frame is (module, offset): the return
+ * live memory by native stack, from the malloc tracker, and the modules the
+ * stacks' frames point into.  A frame is (module, offset): the return
  * address minus the module's load address, so that a tool resolves it
  * offline against the module's file (same build id).
+ *
+ * Names: a "stack" (native stack) is the call stack, return addresses
+ * innermost first, under which the tracker accounts C allocations; it is
+ * never called a site here.  A "site" is only ever the allocation site of
+ * managed objects (vmheap_writer_add_site: a VM file, line and method).
+ * The VM source location a stack may carry (vm_file, vm_line: the Ruby
+ * line that called into C) is its "VM location".  The file format keeps
+ * its keys: the native section's `sites` array holds the stacks (FORMAT.md
+ * section 15; doc/api-migration.md has the whole mapping).
  */
 
 /* A frame's module when the address lies in no listed module (then
  * `offset` is the address itself). */
 #define VMHEAP_NO_MODULE UINT32_MAX
-/* Most frames in one site, and longest module path and build id. */
-#define VMHEAP_MAX_SITE_FRAMES 256u
+/* Most frames in one stack, and longest module path and build id. */
+#define VMHEAP_MAX_STACK_FRAMES 256u
 #define VMHEAP_MAX_BUILD_ID_BYTES 64u
 
 struct vmheap_dump_frame {
@@ -432,46 +441,49 @@ struct vmheap_dump_module {
 };
 
 /*
- * A site's VM location may be a label instead of a file: "<...>" with line
- * 0 (FORMAT.md section 15).  This one says that the memory is vmheap's own
- * (the agent's, the allocation tracer's): tools report its total apart and
- * never list it as a site.  Others name the VM's housekeeping
- * ("<ruby: gc>", "<ruby: postponed job>") and are sites like any.
+ * A stack's VM location may be a label instead of a file: "<...>" with
+ * line 0 (FORMAT.md section 15).  This one says that the memory is
+ * vmheap's own (the agent's, the allocation tracer's): tools report its
+ * total apart and never list it as a stack.  Others name the VM's
+ * housekeeping ("<ruby: gc>", "<ruby: postponed job>") and are stacks
+ * like any.
  */
 #define VMHEAP_NATIVE_OWN "<vmheap>"
 
-struct vmheap_dump_site {
+/* One native stack and the allocations accounted to it (an element of
+ * the native section's `sites` array). */
+struct vmheap_dump_stack {
 	uint64_t live_bytes, live_count; /* not yet freed */
 	uint64_t allocs, frees; /* since tracking began */
 	const struct vmheap_dump_frame *frames; /* innermost first */
-	size_t depth; /* at most VMHEAP_MAX_SITE_FRAMES */
-	/* The VM's source location of the allocations (a Ruby file and
-	 * line), when the VM gave one: vm_file NULL (and vm_file_len 0)
-	 * when none.  Not NUL-terminated; at most VMHEAP_MAX_STRING_BYTES. */
+	size_t depth; /* at most VMHEAP_MAX_STACK_FRAMES */
+	/* The VM location of the allocations (a Ruby file and line), when
+	 * the VM gave one: vm_file NULL (and vm_file_len 0) when none.  Not
+	 * NUL-terminated; at most VMHEAP_MAX_STRING_BYTES. */
 	const char *vm_file;
 	size_t vm_file_len;
 	uint64_t vm_line;
 };
 
 /*
- * Add the native section: `nmodules` modules and `nsites` sites, whose
+ * Add the native section: `nmodules` modules and `nstacks` stacks, whose
  * frames name modules by index.  The writer must have been opened with
  * options.native set (else VMHEAP_ESTATE).  The section goes between
  * blocks (a block holding records is closed first).  Non-sticky errors,
  * nothing added: VMHEAP_EINVAL (a module index out of range, a NULL
  * array with a non-zero count), VMHEAP_ELIMIT (a path, build id or depth
  * past its limit, or a section past VMHEAP_MAX_SECTION_BYTES: pass fewer
- * sites, the largest first).  At most one per dump.
+ * stacks, the largest first).  At most one per dump.
  */
 VMHEAP_EXPORT
 int vmheap_writer_add_native(vmheap_writer *w,
 			     const struct vmheap_dump_module *modules,
 			     size_t nmodules,
-			     const struct vmheap_dump_site *sites,
-			     size_t nsites);
+			     const struct vmheap_dump_stack *stacks,
+			     size_t nstacks);
 
 /*
- * The leak classification of one site's live blocks (FORMAT.md section
+ * The leak classification of one stack's live blocks (FORMAT.md section
  * 15, key `leaks`): what the tracker's conservative scan found when the
  * dump was taken.  leaked: nothing points at the block; indirect: only
  * leaked blocks do; possible: only pointers into its interior do;
@@ -484,10 +496,10 @@ struct vmheap_dump_leaks {
 	uint64_t reachable_count, reachable_bytes;
 };
 
-/* A leak scan: one vmheap_dump_leaks per site, in the sites' order, and
+/* A leak scan: one vmheap_dump_leaks per stack, in the stacks' order, and
  * what the scan read. */
 struct vmheap_dump_leak_scan {
-	const struct vmheap_dump_leaks *sites;
+	const struct vmheap_dump_leaks *stacks;
 	uint64_t blocks;           /* tracked blocks classified */
 	uint64_t root_bytes;       /* bytes read as roots */
 	uint64_t skipped_mappings; /* writable mappings not (all) readable */
@@ -498,15 +510,15 @@ struct vmheap_dump_leak_scan {
 
 /*
  * As vmheap_writer_add_native, with the leak scan's result (may be NULL:
- * then exactly vmheap_writer_add_native), whose `sites` has one element
- * per site (NULL with nsites > 0: VMHEAP_EINVAL).
+ * then exactly vmheap_writer_add_native), whose `stacks` has one element
+ * per stack (NULL with nstacks > 0: VMHEAP_EINVAL).
  */
 VMHEAP_EXPORT
 int vmheap_writer_add_native_leaks(vmheap_writer *w,
 				   const struct vmheap_dump_module *modules,
 				   size_t nmodules,
-				   const struct vmheap_dump_site *sites,
-				   size_t nsites,
+				   const struct vmheap_dump_stack *stacks,
+				   size_t nstacks,
 				   const struct vmheap_dump_leak_scan *leaks);
 
 /*
@@ -518,10 +530,10 @@ struct vmheap_native {
 	uint64_t offset; /* of the section's header in the file */
 	struct vmheap_dump_module *modules;
 	size_t nmodules;
-	struct vmheap_dump_site *sites;
-	size_t nsites;
+	struct vmheap_dump_stack *stacks;
+	size_t nstacks;
 	/* The leak scan (key `leaks`), NULL when the dump has none; its
-	 * `sites` has nsites elements.  Owned by the section. */
+	 * `stacks` has nstacks elements.  Owned by the section. */
 	struct vmheap_dump_leak_scan *leaks;
 };
 

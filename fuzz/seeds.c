@@ -510,7 +510,7 @@ static void native_seeds(void)
 					  {"/lib/libc.so.6", 14, NULL, 0, 0}};
 	struct vmheap_dump_frame f[3] = {
 	    {0, 0x1139}, {1, 0x2724a}, {VMHEAP_NO_MODULE, 0x7f0000001000}};
-	struct vmheap_dump_site s[2] = {
+	struct vmheap_dump_stack s[2] = {
 	    {2048, 2, 3, 1, f, 3, NULL, 0, 0},
 	    {64, 1, 1, 0, f + 1, 1, "/app/a.rb", 9, 12}}; /* a VM line */
 	/* with the leak scan's key (both targets read it) */

@@ -444,7 +444,7 @@ static void unmap_all(struct scan *s)
 }
 
 static __attribute__((noinline)) int
-scan_run(uint64_t stack_lo, vmheap_native_site *sites,
+scan_run(uint64_t stack_lo, vmheap_native_stack *sites,
 	 vmheap_native_leaks *leaks, size_t cap, size_t *nsites,
 	 vmheap_native_scan_info *info)
 {
@@ -512,7 +512,7 @@ fail:
 	return VMHEAP_ENOMEM;
 }
 
-VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_site *sites,
+VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_stack *sites,
 				     vmheap_native_leaks *leaks, size_t cap,
 				     size_t *nsites,
 				     vmheap_native_scan_info *info)

@@ -108,7 +108,7 @@ int vmheap_native_load(const char *arg, vmheap_reader **r,
 	return rc;
 }
 
-int vmheap_native_is_own(const struct vmheap_dump_site *s)
+int vmheap_native_is_own(const struct vmheap_dump_stack *s)
 {
 	return s->vm_file && s->vm_line == 0 &&
 	       s->vm_file_len == sizeof(VMHEAP_NATIVE_OWN) - 1 &&
@@ -119,17 +119,17 @@ void vmheap_native_own(const struct vmheap_native *n, uint64_t *bytes,
 		       uint64_t *count)
 {
 	*bytes = *count = 0;
-	for (size_t i = 0; i < n->nsites; i++)
-		if (vmheap_native_is_own(&n->sites[i])) {
-			*bytes += n->sites[i].live_bytes;
-			*count += n->sites[i].live_count;
+	for (size_t i = 0; i < n->nstacks; i++)
+		if (vmheap_native_is_own(&n->stacks[i])) {
+			*bytes += n->stacks[i].live_bytes;
+			*count += n->stacks[i].live_count;
 		}
 }
 
-char *vmheap_native_site_name(const struct vmheap_native *n,
+char *vmheap_native_stack_name(const struct vmheap_native *n,
 			       vmheap_symbolizer *sym, size_t i, size_t frames)
 {
-	const struct vmheap_dump_site *s = &n->sites[i];
+	const struct vmheap_dump_stack *s = &n->stacks[i];
 	struct vmheap_strbuf sb = VMHEAP_STRBUF_INIT;
 	char f[1024];
 
@@ -163,7 +163,7 @@ int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
 		       size_t frames, struct vmheap_native_row **rows,
 		       size_t *nrows)
 {
-	struct vmheap_native_row *v = calloc(n->nsites ? n->nsites : 1,
+	struct vmheap_native_row *v = calloc(n->nstacks ? n->nstacks : 1,
 					     sizeof(*v));
 	size_t k = 0;
 
@@ -171,12 +171,12 @@ int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
 	*nrows = 0;
 	if (!v)
 		return VMHEAP_ENOMEM;
-	for (size_t i = 0; i < n->nsites; i++) {
-		const struct vmheap_dump_site *s = &n->sites[i];
+	for (size_t i = 0; i < n->nstacks; i++) {
+		const struct vmheap_dump_stack *s = &n->stacks[i];
 
 		if (vmheap_native_is_own(s))
 			continue; /* vmheap_native_own counts it */
-		v[k].site = vmheap_native_site_name(n, sym, i, frames);
+		v[k].site = vmheap_native_stack_name(n, sym, i, frames);
 		if (!v[k].site)
 			goto nomem;
 		v[k].count = (int64_t)s->live_count;

@@ -294,7 +294,7 @@ START_TEST(exports_only_the_allocator_and_api)
 		"vmheap_native_get_totals "
 		"vmheap_native_modules vmheap_native_scan "
 		"vmheap_native_set_location "
-		"vmheap_native_sites vmheap_native_start "
+		"vmheap_native_stacks vmheap_native_start "
 		"vmheap_native_stop vmheap_native_tracking ");
 	spec_run_free(&r);
 }

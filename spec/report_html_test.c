@@ -727,7 +727,7 @@ START_TEST(native_sites_show_as_vmheap_histo_lists_them)
 	struct vmheap_dump_frame frames[3][2] = {{{0, 0x1100}, {0, 0x2200}},
 						 {{0, 0x3300}, {0, 0x2200}},
 						 {{0, 0x4400}, {0, 0x2200}}};
-	struct vmheap_dump_site sites[3] = {{.live_bytes = 4096,
+	struct vmheap_dump_stack sites[3] = {{.live_bytes = 4096,
 					     .live_count = 4,
 					     .allocs = 9,
 					     .frees = 5,
