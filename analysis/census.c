@@ -274,6 +274,60 @@ static int count_batch(vmheap_census *c, struct part *p,
 	return rc;
 }
 
+/* The census of a block read through its summary (format/block_summary.c). */
+struct summary_visit {
+	vmheap_census *c;
+	struct part *p;
+};
+
+static int summary_row(void *arg, uint64_t class_id, uint32_t kind,
+		       uint64_t count, uint64_t bytes)
+{
+	struct summary_visit *v = arg;
+	struct part *p = v->p;
+	uint64_t key = v->c->group == VMHEAP_GROUP_KIND ? kind : class_id;
+
+	if (key < DIRECT_KEYS) {
+		p->direct[key].count += count;
+		add_bytes(&p->direct[key].bytes, bytes, &p->saturated);
+		return 0;
+	}
+	struct vmheap_map_slot *s = vmheap_map_upsert(&p->counts, key, 0, 0);
+	if (!s)
+		return VMHEAP_ENOMEM;
+	s->a += count;
+	add_bytes(&s->b, bytes, &p->saturated);
+	return 0;
+}
+
+static int summary_record(void *arg, const struct vmheap_record *rec)
+{
+	struct summary_visit *v = arg;
+	return count_record(v->c, v->p, rec);
+}
+
+/* A block with a summary, counted by class or kind: 1 when it was read
+ * that way, 0 to decode it, or a negative code. */
+static int add_summarized(vmheap_census *c, struct part *p)
+{
+	struct vmheap_block_summary sum;
+	struct summary_visit v = {c, p};
+	int rc;
+
+	if (c->group == VMHEAP_GROUP_SITE)
+		return 0;
+	p->last_slot = NULL; /* upserts below may move the map's slots */
+	rc = vmheap_block_cursor_summary(p->cur, &sum, summary_row,
+					 summary_record, &v);
+	if (rc <= 0)
+		return rc;
+	/* As count_batch: the totals wrap as the footer's do. */
+	p->totals.objects += sum.objects;
+	p->totals.bytes += sum.bytes;
+	p->totals.references += sum.references;
+	return 1;
+}
+
 int vmheap_census_add_block(void *census, unsigned thread,
 			    const struct vmheap_block *blk, char *err,
 			    size_t errlen)
@@ -302,6 +356,14 @@ int vmheap_census_add_block(void *census, unsigned thread,
 			return VMHEAP_ENOMEM;
 		}
 	}
+	rc = add_summarized(c, p);
+	if (rc == VMHEAP_ENOMEM) {
+		p->nomem = 1;
+		snprintf(err, errlen, "out of memory");
+		return rc;
+	}
+	if (rc != 0)
+		goto done;
 	while ((rc = vmheap_block_cursor_next_shallow_batch(cur, recs, BATCH)) >
 	       0) {
 		if (count_batch(c, p, recs, rc) < 0) {
@@ -310,6 +372,7 @@ int vmheap_census_add_block(void *census, unsigned thread,
 			return VMHEAP_ENOMEM;
 		}
 	}
+done:
 	if (rc < 0)
 		snprintf(err, errlen, "%s", vmheap_block_cursor_error(cur));
 	p->totals.blocks++;

@@ -13,6 +13,7 @@
 
 #include "vmheap.h"
 #include "block_cursor-internal.h"
+#include "format-internal.h"
 #include "mpcursor-internal.h"
 
 static const char *const record_names[] = {
@@ -36,6 +37,12 @@ static int fail(struct vmheap_block_cursor *c, int code, const uint8_t *at,
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	return vmheap_block_cursor_fail(c, code, at, what);
+}
+
+int vmheap_block_cursor_fail(struct vmheap_block_cursor *c, int code,
+			     const uint8_t *at, const char *what)
+{
 	snprintf(
 	    c->error, sizeof(c->error),
 	    "%s at byte offset %llu (block at %llu)", what,
@@ -423,15 +430,75 @@ static int decode_site(struct vmheap_block_cursor *c, struct mpc *m, uint32_t n,
 	return skip_extra(c, m, 6, n - 5);
 }
 
+/*
+ * Decode the record at c->pos: 1 with *rec filled, 2 when it was a record
+ * of a tag this reader skips (unknown, or a block summary), or a negative
+ * code with the message in c->error.  The caller checked that a counted
+ * record is left.
+ */
+int vmheap_block_cursor_decode_one(struct vmheap_block_cursor *c,
+				   struct vmheap_record *rec, int shallow)
+{
+	struct mpc m = {c->pos, c->end};
+	const uint8_t *start = c->pos;
+	uint32_t n;
+	uint64_t tag;
+	int rc;
+
+	if ((rc = mpc_array(&m, &n)))
+		return fail(c, VMHEAP_EFORMAT, start,
+			    "malformed record: not an array: %s",
+			    mpc_strerror(rc));
+	if (n < 1 || (rc = mpc_uint(&m, &tag)) || tag == 0)
+		return fail(c, VMHEAP_EFORMAT, start,
+			    "malformed record: its first element is "
+			    "not a positive integer tag");
+	c->records_left--;
+	switch (tag) {
+	case VMHEAP_RECORD_OBJECT:
+		rc = decode_object(c, &m, n, start, rec, shallow);
+		break;
+	case VMHEAP_RECORD_MORE_REFS:
+		rc = decode_more_refs(c, &m, n, start, rec, shallow);
+		break;
+	case VMHEAP_RECORD_STRING:
+		rc = decode_string(c, &m, n, start, rec);
+		break;
+	case VMHEAP_RECORD_CLASS:
+		rc = decode_class(c, &m, n, start, rec);
+		break;
+	case VMHEAP_RECORD_ROOT:
+		rc = decode_root(c, &m, n, start, rec);
+		break;
+	case VMHEAP_RECORD_SITE:
+		rc = decode_site(c, &m, n, start, rec);
+		break;
+	default:
+		/* A block summary (read by vmheap_block_cursor_summary
+		 * only) or a record of a newer minor version: skip it. */
+		while (--n) {
+			if ((rc = mpc_skip(&m)))
+				return fail(c, VMHEAP_EFORMAT, m.p,
+					    "malformed record of "
+					    "unknown tag %llu: %s",
+					    (unsigned long long)tag,
+					    mpc_strerror(rc));
+		}
+		c->pos = m.p;
+		return 2;
+	}
+	if (rc)
+		return rc;
+	rec->offset = c->base_offset + (uint64_t)(start - c->data);
+	c->pos = m.p;
+	return 1;
+}
+
 /* Every record the fast paths leave, and every error. */
 static int next_checked(struct vmheap_block_cursor *c,
 			struct vmheap_record *rec, int shallow)
 {
 	for (;;) {
-		struct mpc m = {c->pos, c->end};
-		const uint8_t *start = c->pos;
-		uint32_t n;
-		uint64_t tag;
 		int rc;
 
 		if (c->status)
@@ -448,52 +515,9 @@ static int next_checked(struct vmheap_block_cursor *c,
 			return fail(c, VMHEAP_EFORMAT, c->pos,
 				    "block has bytes after its last counted "
 				    "record");
-		if ((rc = mpc_array(&m, &n)))
-			return fail(c, VMHEAP_EFORMAT, start,
-				    "malformed record: not an array: %s",
-				    mpc_strerror(rc));
-		if (n < 1 || (rc = mpc_uint(&m, &tag)) || tag == 0)
-			return fail(c, VMHEAP_EFORMAT, start,
-				    "malformed record: its first element is "
-				    "not a positive integer tag");
-		c->records_left--;
-		switch (tag) {
-		case VMHEAP_RECORD_OBJECT:
-			rc = decode_object(c, &m, n, start, rec, shallow);
-			break;
-		case VMHEAP_RECORD_MORE_REFS:
-			rc = decode_more_refs(c, &m, n, start, rec, shallow);
-			break;
-		case VMHEAP_RECORD_STRING:
-			rc = decode_string(c, &m, n, start, rec);
-			break;
-		case VMHEAP_RECORD_CLASS:
-			rc = decode_class(c, &m, n, start, rec);
-			break;
-		case VMHEAP_RECORD_ROOT:
-			rc = decode_root(c, &m, n, start, rec);
-			break;
-		case VMHEAP_RECORD_SITE:
-			rc = decode_site(c, &m, n, start, rec);
-			break;
-		default:
-			/* A record of a newer minor version: skip it. */
-			while (--n) {
-				if ((rc = mpc_skip(&m)))
-					return fail(c, VMHEAP_EFORMAT, m.p,
-						    "malformed record of "
-						    "unknown tag %llu: %s",
-						    (unsigned long long)tag,
-						    mpc_strerror(rc));
-			}
-			c->pos = m.p;
-			continue;
-		}
-		if (rc)
+		rc = vmheap_block_cursor_decode_one(c, rec, shallow);
+		if (rc != 2)
 			return rc;
-		rec->offset = c->base_offset + (uint64_t)(start - c->data);
-		c->pos = m.p;
-		return 1;
 	}
 }
 

@@ -29,6 +29,11 @@
 
 /* A block is closed at most this far past its target size, so the writer
  * caps the block_bytes option well below VMHEAP_MAX_SECTION_BYTES. */
+/* The block summary record (FORMAT.md section 6): first in a block, read
+ * by a census, skipped by every other reader as a record of an unknown
+ * tag.  Not in the public enum: no reader returns it. */
+#define VMHEAP_RECORD_SUMMARY 7
+
 #define VMHEAP_MAX_BLOCK_TARGET (8u * 1024u * 1024u)
 
 static inline void vmheap_put_be32(uint8_t *p, uint32_t v)
@@ -78,5 +83,18 @@ static inline int64_t vmheap_seconds_to_ms(int64_t s)
 struct vmheap_native;
 int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
 			 struct vmheap_native **out, char *err, size_t errlen);
+
+struct vmheap_block_cursor;
+struct vmheap_record;
+
+/* block_cursor.c, for block_summary.c: stop the cursor with `code` and
+ * the message "WHAT at byte offset N (block at M)"; returns code. */
+int vmheap_block_cursor_fail(struct vmheap_block_cursor *c, int code,
+			     const uint8_t *at, const char *what);
+/* Decode the one record at c->pos (a counted record must be left): 1
+ * with *rec filled, 2 when the record was of a tag readers skip, or a
+ * negative code (c->error). */
+int vmheap_block_cursor_decode_one(struct vmheap_block_cursor *c,
+				   struct vmheap_record *rec, int shallow);
 
 #endif /* VMHEAP_FORMAT_INTERNAL_H */

@@ -666,6 +666,47 @@ VMHEAP_EXPORT
 int vmheap_block_cursor_open(vmheap_block_cursor **out,
 			     const struct vmheap_block *block);
 
+/*
+ * A block's summary record (FORMAT.md section 6, tag 7): written first in
+ * a block of many objects, it counts the objects by class and kind so
+ * that a census need not decode them.
+ */
+struct vmheap_block_summary {
+	uint64_t objects;    /* object records in the block */
+	uint64_t references; /* their references (more-references records
+				not included: they are among the others) */
+	uint64_t bytes;	     /* the rows' bytes, summed modulo 2^64 */
+};
+
+/* One row of a summary: `count` objects of class `class_id` and kind
+ * `kind`, `bytes` in all.  Return 0 to go on, or a negative code to stop
+ * (vmheap_block_cursor_summary returns it). */
+typedef int (*vmheap_summary_row_fn)(void *arg, uint64_t class_id,
+				     uint32_t kind, uint64_t count,
+				     uint64_t bytes);
+/* One record of the block that is no object, decoded as by
+ * vmheap_block_cursor_next_shallow(); 0 to go on or a negative code. */
+typedef int (*vmheap_summary_record_fn)(void *arg,
+					const struct vmheap_record *rec);
+
+/*
+ * Read a block through its summary.  On a cursor fresh at its block's
+ * first record: when the block starts with a summary record, give each
+ * of its rows to row_fn and each of the block's records that is no object
+ * to record_fn, fill *sum, leave the cursor exhausted and return 1.
+ * Returns 0 when the block has no summary (nothing consumed: decode it
+ * with vmheap_block_cursor_next*() as usual), or a negative code: the
+ * block is malformed (message in vmheap_block_cursor_error(c), as for
+ * vmheap_block_cursor_next) or a callback's own code.  Object records are
+ * not decoded, so nothing checks that they agree with the rows; a caller
+ * that needs that decodes the block instead.
+ */
+VMHEAP_EXPORT
+int vmheap_block_cursor_summary(vmheap_block_cursor *c,
+				struct vmheap_block_summary *sum,
+				vmheap_summary_row_fn row_fn,
+				vmheap_summary_record_fn record_fn, void *arg);
+
 /* Point a cursor at another block, keeping its buffers (for a thread that
  * decodes many blocks in turn); this also clears its error. */
 VMHEAP_EXPORT

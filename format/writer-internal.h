@@ -13,6 +13,33 @@
 
 #include "vmheap.h"
 
+/* Rows a block summary's table holds (a power of two); a block with more
+ * than half as many distinct (class, kind) pairs gets no summary. */
+#define VMHEAP_SUMMARY_SLOTS 1024
+/* Object records a block needs for a summary: below it the summary saves
+ * a census little, and small dumps (FORMAT.md's examples) keep their
+ * bytes. */
+#define VMHEAP_SUMMARY_MIN_OBJECTS 64
+
+struct vmheap_summary_slot {
+	uint64_t class_id;
+	uint64_t count; /* 0: the slot is free */
+	uint64_t bytes;
+	uint32_t kind;
+};
+
+/* The current block's summary (writer_summary.c). */
+struct vmheap_writer_summary {
+	struct vmheap_summary_slot *slots; /* VMHEAP_SUMMARY_SLOTS, or NULL */
+	uint16_t *used;			   /* indexes of the rows in use */
+	uint32_t nrows;
+	struct vmheap_summary_slot *last; /* the row hit last */
+	uint64_t objects, references;
+	uint32_t *others; /* offsets of the block's other records */
+	size_t nothers, others_cap;
+	int abandoned; /* this block gets no summary */
+};
+
 struct vmheap_writer {
 	int fd;
 	int err;	/* sticky error code, 0 if none */
@@ -31,6 +58,8 @@ struct vmheap_writer {
 	uint32_t blk_records;
 	uint64_t prev_id; /* object id delta state; 0 at each block start */
 	uint32_t block_bytes;
+	size_t rec_start; /* where the record being packed starts in buf */
+	struct vmheap_writer_summary summary;
 
 	uint64_t written; /* bytes written to fd */
 	uint64_t *blk_offsets;
@@ -65,5 +94,27 @@ int vmheap_writer_out_of_memory(vmheap_writer *w);
 
 /* Pack a string of len bytes with msgpack-c's packer. */
 void vmheap_writer_pack_str(msgpack_packer *pk, const char *s, size_t len);
+
+/* ---------------------------------------------------- writer_summary.c */
+
+/* Empty the summary for a new block. */
+void vmheap_summary_reset(struct vmheap_writer_summary *s);
+/* Count an object record of the current block.  Never fails: a summary
+ * that cannot be kept (no memory, too many rows, bytes overflow) is
+ * abandoned for this block. */
+void vmheap_summary_object(struct vmheap_writer_summary *s, uint64_t class_id,
+			   uint32_t kind, uint64_t bytes, uint64_t nrefs);
+/* Note a record that is no object, at `offset` bytes from the block's
+ * first record; 0 (abandons the summary when out of memory). */
+int vmheap_summary_other(struct vmheap_writer_summary *s, uint32_t offset);
+/* 1 when the current block gets a summary record. */
+int vmheap_summary_wanted(const struct vmheap_writer_summary *s);
+/* Room the summary record needs at most. */
+size_t vmheap_summary_max_bytes(const struct vmheap_writer_summary *s);
+/* Encode the summary record at out; returns its length. */
+size_t vmheap_summary_encode(const struct vmheap_writer_summary *s,
+			     uint8_t *out);
+/* Free the summary's memory. */
+void vmheap_summary_release(struct vmheap_writer_summary *s);
 
 #endif /* VMHEAP_WRITER_INTERNAL_H */

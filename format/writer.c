@@ -147,6 +147,29 @@ int vmheap_writer_out_of_memory(vmheap_writer *w)
 	return w->err;
 }
 
+/*
+ * Put the summary record (writer_summary.c) in front of the current
+ * block's records when the block has one.  The payload moves up by the
+ * summary's length (a block is 64 KiB by default: a memmove is cheap
+ * next to encoding it); without room, the block simply has no summary.
+ */
+static void add_summary(vmheap_writer *w)
+{
+	size_t first = w->blk_start + VMHEAP_SECTION_HEADER_LEN;
+	size_t plen = w->len - first, max, n;
+
+	if (!vmheap_summary_wanted(&w->summary))
+		return;
+	max = vmheap_summary_max_bytes(&w->summary);
+	if (reserve(w, 2 * max) < 0)
+		return;
+	n = vmheap_summary_encode(&w->summary, w->buf + w->len + max);
+	memmove(w->buf + first + n, w->buf + first, plen);
+	memcpy(w->buf + first, w->buf + w->len + max, n);
+	w->len += n;
+	w->blk_records++;
+}
+
 /* Write out everything pending, sealing the current block if it holds
  * records, and start a new block. */
 int vmheap_writer_flush_block(vmheap_writer *w)
@@ -154,6 +177,7 @@ int vmheap_writer_flush_block(vmheap_writer *w)
 	int rc;
 
 	if (w->blk_records) {
+		add_summary(w);
 		if (w->totals.blocks == w->blk_cap) {
 			uint64_t *g = vmheap_array_grow(
 			    w->blk_offsets, &w->blk_cap, sizeof(*g), 64);
@@ -172,10 +196,12 @@ int vmheap_writer_flush_block(vmheap_writer *w)
 	w->blk_start = 0;
 	w->blk_records = 0;
 	w->prev_id = 0;
+	vmheap_summary_reset(&w->summary);
 	if (rc)
 		return rc;
 	if (vmheap_writer_begin_section(w, &w->blk_start) < 0)
 		return vmheap_writer_out_of_memory(w);
+	w->rec_start = w->len;
 	return 0;
 }
 
@@ -191,15 +217,27 @@ int vmheap_writer_usable(vmheap_writer *w)
 	return 0;
 }
 
-/* After a record was packed: count it and close the block if full. */
-static int end_record(vmheap_writer *w)
+/* After a record was packed: count it and close the block if full.  An
+ * object record was counted in the block's summary already; any other
+ * record is noted there by its offset. */
+static int end_any_record(vmheap_writer *w, int object)
 {
 	if (w->nomem)
 		return vmheap_writer_out_of_memory(w);
+	if (!object)
+		vmheap_summary_other(&w->summary,
+				     (uint32_t)(w->rec_start - w->blk_start -
+						VMHEAP_SECTION_HEADER_LEN));
+	w->rec_start = w->len;
 	w->blk_records++;
 	if (w->len - w->blk_start - VMHEAP_SECTION_HEADER_LEN >= w->block_bytes)
 		return vmheap_writer_flush_block(w);
 	return 0;
+}
+
+static int end_record(vmheap_writer *w)
+{
+	return end_any_record(w, 0);
 }
 
 void vmheap_writer_pack_str(msgpack_packer *pk, const char *s, size_t len)
@@ -374,6 +412,7 @@ int vmheap_writer_open(vmheap_writer **out, int fd,
 	rc = pack_header(w, opt);
 	if (!rc && vmheap_writer_begin_section(w, &w->blk_start) < 0)
 		rc = VMHEAP_ENOMEM;
+	w->rec_start = w->len;
 	if (rc) {
 		if (rc == VMHEAP_ENOMEM) {
 			vmheap_writer_free(w);
@@ -564,7 +603,8 @@ int vmheap_writer_add_object_named(vmheap_writer *w, uint64_t id,
 	w->totals.objects++;
 	w->totals.bytes += bytes;
 	w->totals.references += nrefs;
-	if ((rc = end_record(w)))
+	vmheap_summary_object(&w->summary, class_id, kind, bytes, first);
+	if ((rc = end_any_record(w, 1)))
 		return rc;
 	/* The rest continue in more-references records; a block may close
 	 * between them, so each carries the object's id. */
@@ -736,5 +776,6 @@ void vmheap_writer_free(vmheap_writer *w)
 		return;
 	free(w->buf);
 	free(w->blk_offsets);
+	vmheap_summary_release(&w->summary);
 	free(w);
 }

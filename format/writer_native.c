@@ -197,6 +197,7 @@ int vmheap_writer_add_native_leaks(vmheap_writer *w,
 		w->len = at; /* take it back; the dump goes on */
 		if (vmheap_writer_begin_section(w, &w->blk_start) < 0)
 			return vmheap_writer_out_of_memory(w);
+		w->rec_start = w->len;
 		vmheap_writer_set_error(
 		    w, 0,
 		    "native section would be %zu bytes, more than the "
@@ -209,5 +210,6 @@ int vmheap_writer_add_native_leaks(vmheap_writer *w,
 	w->native = 2;
 	if (vmheap_writer_begin_section(w, &w->blk_start) < 0)
 		return vmheap_writer_out_of_memory(w);
+	w->rec_start = w->len;
 	return 0;
 }

@@ -70,7 +70,7 @@ static void put(const char *sub, const char *name, const void *data, size_t len)
 
 /* ------------------------------------------------------------- dumps */
 
-enum shape { EMPTY, SMALL, BLOCKS, KINDS, MORE_REFS, CUT, NAMED };
+enum shape { EMPTY, SMALL, BLOCKS, KINDS, MORE_REFS, CUT, NAMED, SUMMARY };
 
 static void dump(const char *name, enum shape shape)
 {
@@ -80,7 +80,10 @@ static void dump(const char *name, enum shape shape)
 	static uint64_t refs[70000];
 	static int64_t names[70000];
 	int fd = create("reader", name);
-	int nobj = shape == BLOCKS ? 300 : shape == EMPTY ? 0 : 6;
+	int nobj = shape == BLOCKS	 ? 300
+		   : shape == SUMMARY ? 200
+		   : shape == EMPTY   ? 0
+				      : 6;
 
 	opt.vm_name = "seed";
 	opt.vm_version = "1.0";
@@ -112,6 +115,9 @@ static void dump(const char *name, enum shape shape)
 				 0xdeadbeef};
 		/* names: an ivar, an index, a string the dump lacks */
 		int64_t n[3] = {3, vmheap_edge_name_index(7), 99};
+		/* a block summary (FORMAT.md 6) lists records among them */
+		if (shape == SUMMARY && i % 50 == 25)
+			vmheap_writer_add_root(w, 1, 0x1000 + 16u * (uint64_t)i);
 		vmheap_writer_add_object_named(
 		    w, 0x1000 + 16u * (uint64_t)i, 1 + (uint64_t)(i % 3),
 		    24 + 8u * (uint64_t)i, (uint32_t)(i % 3), r,
@@ -681,6 +687,7 @@ int main(int argc, char **argv)
 	dump("more-refs", MORE_REFS);
 	dump("cut", CUT);
 	dump("named", NAMED);
+	dump("summary", SUMMARY);
 	huge_numbers();
 	bytes_after_map("head-bytes-after-map", 0);
 	bytes_after_map("foot-bytes-after-map", 1);
