@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "map-internal.h"
+#include "vmheap_analysis.h"
 
 /* ------------------------------------------------------------ names.c */
 
@@ -100,5 +101,19 @@ static inline int vmheap_idmap_get(const struct vmheap_idmap *m, uint64_t id,
 
 /* Free the slots and make the table empty (it can be used again). */
 void vmheap_idmap_release(struct vmheap_idmap *m);
+
+/* ------------------------------------------------------------- scan.c */
+
+/* 1 when `blk` costs less to decode on the reading thread than to copy to
+ * a decoding thread (the census: a block with a summary). */
+typedef int (*vmheap_scan_cheap_fn)(void *state,
+				    const struct vmheap_block *blk);
+
+/* vmheap_scan_blocks, but blocks for which cheap() says 1 are decoded on
+ * the reading thread, never copied.  `cheap` may be NULL. */
+int vmheap_scan_blocks_cheap(vmheap_reader *r, vmheap_scan_fn fn,
+			     vmheap_scan_cheap_fn cheap, void *state,
+			     const struct vmheap_scan_options *opt, char *err,
+			     size_t errsz);
 
 #endif /* VMHEAP_ANALYSIS_INTERNAL_H */

@@ -328,6 +328,14 @@ static int add_summarized(vmheap_census *c, struct part *p)
 	return 1;
 }
 
+/* The scan's hint: a block with a summary costs less to read than to
+ * copy to another thread (except by site, which decodes every object). */
+static int summarized(void *census, const struct vmheap_block *blk)
+{
+	const vmheap_census *c = census;
+	return c->group != VMHEAP_GROUP_SITE && vmheap_block_has_summary(blk);
+}
+
 int vmheap_census_add_block(void *census, unsigned thread,
 			    const struct vmheap_block *blk, char *err,
 			    size_t errlen)
@@ -737,8 +745,9 @@ int vmheap_census_read(vmheap_census *c, vmheap_reader *r,
 			 c->threads, vmheap_scan_threads(opt));
 		return VMHEAP_EINVAL;
 	}
-	int rc = vmheap_scan_blocks(r, vmheap_census_add_block, c, opt, c->err,
-				    sizeof(c->err));
+	int rc = vmheap_scan_blocks_cheap(r, vmheap_census_add_block,
+					  summarized, c, opt, c->err,
+					  sizeof(c->err));
 	if (rc < 0)
 		return rc;
 	return vmheap_census_finish(c, r);

@@ -13,7 +13,9 @@
  * function on them and give the slot back.  The first failure stops the
  * queue; of several failures the earliest block wins, and a decoding
  * failure always comes before the reader's own (the reader had already
- * handed that block out).
+ * handed that block out).  A caller may name blocks that are cheaper to
+ * decode on the reading thread than to copy (vmheap_scan_blocks_cheap:
+ * the census, for blocks with a summary).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include "vmheap_analysis.h"
+#include "analysis-internal.h"
 
 #define SLOTS_PER_WORKER 3
 #define PROGRESS_INTERVAL_NS 100000000ull
@@ -44,6 +47,7 @@ struct scan {
 	int done, failed;
 
 	vmheap_scan_fn fn;
+	vmheap_scan_cheap_fn cheap; /* NULL: no block is */
 	void *state;
 
 	int err_code;
@@ -201,7 +205,7 @@ static int produce(struct scan *s, const struct vmheap_block *blk,
 		pthread_mutex_unlock(&s->mu);
 		return -1;
 	}
-	if (!s->nfree) {
+	if (!s->nfree || (s->cheap && s->cheap(s->state, blk))) {
 		pthread_mutex_unlock(&s->mu);
 		char err[512];
 		err[0] = '\0';
@@ -247,6 +251,14 @@ int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn, void *state,
 		       const struct vmheap_scan_options *opt, char *err,
 		       size_t errlen)
 {
+	return vmheap_scan_blocks_cheap(r, fn, NULL, state, opt, err, errsz);
+}
+
+int vmheap_scan_blocks_cheap(vmheap_reader *r, vmheap_scan_fn fn,
+			     vmheap_scan_cheap_fn cheap, void *state,
+			     const struct vmheap_scan_options *opt, char *err,
+			     size_t errsz)
+{
 	unsigned threads = vmheap_scan_threads(opt);
 
 	if (errlen)
@@ -265,6 +277,7 @@ int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn, void *state,
 		return VMHEAP_ENOMEM;
 	}
 	s.fn = fn;
+	s.cheap = cheap;
 	s.state = state;
 
 	unsigned started = 0;

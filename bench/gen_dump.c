@@ -15,6 +15,10 @@
  * "hash" objects by one of 256 symbol keys ("[:k17]"), the others by
  * instance variable ("@iv0" .. "@iv3", by position), and the roots
  * "$root"; the objects and references are the same as without -N.
+ * With -R every object is reachable and many are shared: object i holds
+ * objects 2i+1 and 2i+2 (a balanced tree from object 0, a root) and 0-2
+ * more references to random objects anywhere in the heap, as caches and
+ * back pointers do (issue 32's heaps for paths and dominators).
  * OUT "-" is standard output.
  */
 #include <fcntl.h>
@@ -88,9 +92,9 @@ int main(int argc, char **argv)
 	unsigned long long n = 1000000, extra = 0;
 	unsigned long classes = 200, seed = 1;
 	const char *vm = "bench";
-	int ch, named = 0;
+	int ch, named = 0, reachable = 0;
 
-	while ((ch = getopt(argc, argv, "n:c:s:g:v:N")) != -1) {
+	while ((ch = getopt(argc, argv, "n:c:s:g:v:NR")) != -1) {
 		switch (ch) {
 		case 'n':
 			n = strtoull(optarg, NULL, 10);
@@ -110,10 +114,13 @@ int main(int argc, char **argv)
 		case 'N':
 			named = 1;
 			break;
+		case 'R':
+			reachable = 1;
+			break;
 		default:
 			fprintf(stderr, "usage: gen_dump [-n OBJECTS] "
 					"[-c CLASSES] [-s SEED] [-g EXTRA] "
-					"[-v VM] [-N] OUT\n");
+					"[-v VM] [-N] [-R] OUT\n");
 			return 2;
 		}
 	}
@@ -176,13 +183,21 @@ int main(int argc, char **argv)
 		size_t nrefs = i ? (r >> 32) % 5 : 0;
 		for (size_t k = 0; k < nrefs; k++)
 			refs[k] = base + 40 * ((rng() >> 11) % i);
+		if (reachable) {
+			nrefs = 0;
+			for (unsigned long long c = 2 * i + 1;
+			     c <= 2 * i + 2 && c < n; c++)
+				refs[nrefs++] = base + 40 * c;
+			for (uint64_t k = (r >> 32) % 3; k > 0; k--)
+				refs[nrefs++] = base + 40 * ((rng() >> 11) % n);
+		}
 		name_refs(names, kind, i, nrefs);
 		if (vmheap_writer_add_object_named(w, base + 40 * i, cls, bytes,
 						   kind, refs,
 						   named ? names : NULL, nrefs,
 						   0))
 			die("object", w);
-		if (i % 1000 == 0 &&
+		if ((reachable ? i == 0 : i % 1000 == 0) &&
 		    vmheap_writer_add_root_named(w, 1, base + 40 * i,
 						 named ? S_ROOT : 0))
 			die("root", w);

@@ -135,3 +135,10 @@ int vmheap_block_cursor_summary(struct vmheap_block_cursor *c,
 	c->records_left = 0;
 	return 1;
 }
+
+int vmheap_block_has_summary(const struct vmheap_block *blk)
+{
+	/* fixarray (5 elements or more, under 16), tag 7 */
+	return blk->length > 2 && (blk->data[0] & 0xf0) == 0x90 &&
+	       blk->data[1] == VMHEAP_RECORD_SUMMARY;
+}

@@ -701,6 +701,12 @@ typedef int (*vmheap_summary_record_fn)(void *arg,
  * not decoded, so nothing checks that they agree with the rows; a caller
  * that needs that decodes the block instead.
  */
+/* 1 when `blk` begins with a summary record, which
+ * vmheap_block_cursor_summary() can read; 0 otherwise.  Looks at two
+ * bytes: the record is not checked. */
+VMHEAP_EXPORT
+int vmheap_block_has_summary(const struct vmheap_block *blk);
+
 VMHEAP_EXPORT
 int vmheap_block_cursor_summary(vmheap_block_cursor *c,
 				struct vmheap_block_summary *sum,
