@@ -251,13 +251,13 @@ int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn, void *state,
 		       const struct vmheap_scan_options *opt, char *err,
 		       size_t errlen)
 {
-	return vmheap_scan_blocks_cheap(r, fn, NULL, state, opt, err, errsz);
+	return vmheap_scan_blocks_cheap(r, fn, NULL, state, opt, err, errlen);
 }
 
 int vmheap_scan_blocks_cheap(vmheap_reader *r, vmheap_scan_fn fn,
 			     vmheap_scan_cheap_fn cheap, void *state,
 			     const struct vmheap_scan_options *opt, char *err,
-			     size_t errsz)
+			     size_t errlen)
 {
 	unsigned threads = vmheap_scan_threads(opt);
 
