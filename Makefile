@@ -84,6 +84,7 @@ include report/report.mk
 -include agent/agent.mk
 -include native/native.mk
 -include run/run.mk
+-include replay/replay.mk
 -include histo/histo.mk
 -include diff/diff.mk
 -include path/path.mk

@@ -298,6 +298,11 @@ void agent_jobs_free(struct agent_jobs *j);
 /* Block SIGPIPE on the calling thread (the loop thread and each job's). */
 void agent_block_sigpipe(void);
 
+/* The calling thread is the agent's own: when the malloc tracker is
+ * loaded, its allocations stay out of a malloc trace
+ * (vmheap_native_own_thread; native_vars.c). */
+void agent_native_own_thread(void);
+
 /* -------------------------------------------------------------- dump.c */
 
 /* Result of one dump. */

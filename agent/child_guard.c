@@ -48,6 +48,7 @@ static void *guard_main(void *arg)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	agent_native_own_thread();
 	for (;;) {
 		struct timespec nap = {0, AGENT_CHILD_GUARD_MS * 1000000L};
 

@@ -102,6 +102,8 @@ static void *count_main(void *arg)
 	char sink[4096];
 	int rc;
 
+	agent_native_own_thread();
+
 	rc = vmheap_reader_open_fd(&r, c->fd, "the histogram's walk");
 	while (rc >= 0 && (rc = vmheap_reader_next(r, &rec)) == 1) {
 		struct hclass *h;

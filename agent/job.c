@@ -91,6 +91,7 @@ static void *job_main(void *p)
 	int code;
 
 	agent_block_sigpipe();
+	agent_native_own_thread();
 	msgpack_packer_init(&pk, &job->value, msgpack_sbuffer_write);
 	err[0] = '\0';
 	code = job->run(job->arg, &pk, err, sizeof(err));

@@ -81,6 +81,15 @@ static void *api(const char *name)
 	return agent_native_api(name);
 }
 
+void agent_native_own_thread(void)
+{
+	vmheap_native_own_thread_fn own =
+		(vmheap_native_own_thread_fn)api("vmheap_native_own_thread");
+
+	if (own != NULL)
+		own();
+}
+
 VMHEAP_EXPORT int vmheap_agent_native_location(int (*where)(const char **,
 							    uint32_t *))
 {

@@ -95,6 +95,7 @@ static void *loop_main(void *arg)
 	struct vmheap_agent *a = arg;
 
 	agent_block_sigpipe();
+	agent_native_own_thread();
 	event_base_dispatch(a->base);
 	return NULL;
 }

@@ -13,7 +13,7 @@ LIBVMHEAP_SONAME  := libvmheap.so.$(ABI_MAJOR)
 LIBS_OUT     += $(LIBVMHEAP_A) $(LIBVMHEAP_SO_REAL) $(LIBDIR)/$(LIBVMHEAP_SONAME) \
                 $(LIBVMHEAP_SO)
 SHARED_LIBS  += $(LIBVMHEAP_SO)
-PUBLIC_HEADERS += format/vmheap.h
+PUBLIC_HEADERS += format/vmheap.h format/vmheap_trace.h
 
 $(LIBVMHEAP_A): $(FORMAT_OBJS)
 	@mkdir -p $(dir $@)

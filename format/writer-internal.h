@@ -99,11 +99,39 @@ void vmheap_writer_pack_str(msgpack_packer *pk, const char *s, size_t len);
 
 /* Empty the summary for a new block. */
 void vmheap_summary_reset(struct vmheap_writer_summary *s);
+/* The home slot of a (class, kind) row. */
+static inline size_t vmheap_summary_slot_of(uint64_t class_id, uint32_t kind)
+{
+	uint64_t h = (class_id ^ ((uint64_t)kind << 40)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 54) & (VMHEAP_SUMMARY_SLOTS - 1);
+}
+
 /* Count an object record of the current block.  Never fails: a summary
  * that cannot be kept (no memory, too many rows, bytes overflow) is
- * abandoned for this block. */
+ * abandoned for this block.  vmheap_summary_count() is the fast path of
+ * every object record: a row found in its home slot. */
 void vmheap_summary_object(struct vmheap_writer_summary *s, uint64_t class_id,
 			   uint32_t kind, uint64_t bytes, uint64_t nrefs);
+
+static inline void vmheap_summary_count(struct vmheap_writer_summary *s,
+					uint64_t class_id, uint32_t kind,
+					uint64_t bytes, uint64_t nrefs)
+{
+	struct vmheap_summary_slot *e;
+
+	if (__builtin_expect(s->slots != NULL, 1)) {
+		e = &s->slots[vmheap_summary_slot_of(class_id, kind)];
+		if (e->count && e->class_id == class_id && e->kind == kind &&
+		    e->bytes + bytes >= e->bytes) {
+			e->count++;
+			e->bytes += bytes;
+			s->objects++;
+			s->references += nrefs;
+			return;
+		}
+	}
+	vmheap_summary_object(s, class_id, kind, bytes, nrefs);
+}
 /* Note a record that is no object, at `offset` bytes from the block's
  * first record; 0 (abandons the summary when out of memory). */
 int vmheap_summary_other(struct vmheap_writer_summary *s, uint32_t offset);

@@ -603,7 +603,7 @@ int vmheap_writer_add_object_named(vmheap_writer *w, uint64_t id,
 	w->totals.objects++;
 	w->totals.bytes += bytes;
 	w->totals.references += nrefs;
-	vmheap_summary_object(&w->summary, class_id, kind, bytes, first);
+	vmheap_summary_count(&w->summary, class_id, kind, bytes, first);
 	if ((rc = end_any_record(w, 1)))
 		return rc;
 	/* The rest continue in more-references records; a block may close

@@ -18,12 +18,6 @@
 #include "mpwriter-internal.h"
 #include "writer-internal.h"
 
-static size_t slot_of(uint64_t class_id, uint32_t kind)
-{
-	uint64_t h = (class_id ^ ((uint64_t)kind << 40)) * 0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 54) & (VMHEAP_SUMMARY_SLOTS - 1);
-}
-
 void vmheap_summary_reset(struct vmheap_writer_summary *s)
 {
 	for (uint32_t i = 0; i < s->nrows; i++)
@@ -52,7 +46,7 @@ void vmheap_summary_object(struct vmheap_writer_summary *s, uint64_t class_id,
 		}
 	}
 	if (!e || e->class_id != class_id || e->kind != kind) {
-		size_t i = slot_of(class_id, kind);
+		size_t i = vmheap_summary_slot_of(class_id, kind);
 		for (;;) {
 			e = &s->slots[i];
 			if (!e->count) {

@@ -47,6 +47,14 @@ int fuzz_native_sites_one(const uint8_t *data, size_t size);
  * bytes as a code offset and an .eh_frame section (cfa_fuzz.c). */
 int fuzz_cfa_one(const uint8_t *data, size_t size);
 
+/* The malloc trace reader on these bytes as a trace file
+ * (trace_fuzz.c). */
+int fuzz_trace_one(const uint8_t *data, size_t size);
+
+/* vmheap-replay's program builder and engine on these bytes as events
+ * (replay_fuzz.c). */
+int fuzz_replay_one(const uint8_t *data, size_t size);
+
 /* Stop the protocol target's agent (the suite calls it when done). */
 void fuzz_protocol_shutdown(void);
 

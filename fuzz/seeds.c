@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "agent-internal.h"
+#include "../spec/trace_example.h"
 
 static const char *outdir;
 
@@ -661,6 +662,33 @@ static void cfa_seed(void)
 	put("cfa", "eh_frame", seed, sizeof seed);
 }
 
+/* The malloc trace reader's seeds: TRACE.md's worked example, and the
+ * same cut before its end record (refused). */
+static void trace_seeds(void)
+{
+	size_t len;
+	uint8_t *b = trace_example(&len);
+	if (b == NULL)
+		die("trace seed");
+	put("trace", "example", b, len);
+	put("trace", "cut", b, len - 20);
+	free(b);
+}
+
+/* vmheap-replay's builder: events of 8 bytes (replay_fuzz.c): thread 0
+ * makes slot 0 by malloc, thread 1 frees it, thread 0 makes it again
+ * (generation 1) by memalign and reallocs it into slot 1. */
+static void replay_seeds(void)
+{
+	static const uint8_t seed[] = {
+	    0, 0, 0, 0, 0, 0, 10, 0, /* malloc 0#0 */
+	    1, 4, 0, 0, 0, 0, 0,  0, /* free 0#0 */
+	    0, 7, 0, 1, 0, 0, 3,  4, /* memalign 0#1, align 16 */
+	    0, 2, 1, 0, 0, 1, 90, 0, /* realloc 0#1 -> 1#0 */
+	};
+	put("replay", "basic", seed, sizeof seed);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -676,7 +704,11 @@ int main(int argc, char **argv)
 	mkdir_p("histogram");
 	mkdir_p("native_sites");
 	mkdir_p("cfa");
+	mkdir_p("trace");
+	mkdir_p("replay");
 	cfa_seed();
+	replay_seeds();
+	trace_seeds();
 	native_seeds();
 	histogram_seed();
 	native_sites_seed();

@@ -11,6 +11,7 @@
  *   sites.c    the allocation sites of the last dump, when it has them
  *   site_growth.c  with several dumps, the sites by growth (first to last)
  *   native.c   the native (malloc) sites of the last dump, when it has them
+ *   native_leaks.c  their leak classification (the section's leak scan)
  *   suspects.c the answer at the top: the leak suspects of the last dump
  *              against the first (vmheap-diff --suspects's), the native
  *              sites that grew most (vmheap-diff --native's)
@@ -111,6 +112,29 @@ int html_sites_json(const char *arg, struct vmheap_strbuf *sb, char *err,
 int html_site_growth_json(const struct html_options *o,
 			  struct vmheap_strbuf *sb, char *err, size_t errsz);
 
+/* The leak scan of a native section by site, grouped as the report's
+ * native rows (vmheap_native_leak_rows with HTML_NATIVE_FRAMES frames),
+ * sorted by site for html_leaks_json. */
+struct html_leaks {
+	struct vmheap_native_leak_row *rows;
+	size_t n;
+	int scanned; /* the section has a leak scan */
+};
+
+/* Load the leak rows of section n (may be NULL; without a scan: no rows,
+ * scanned 0) with `sym`.  0 or VMHEAP_ENOMEM; release with
+ * html_leaks_release either way. */
+int html_leaks_load(const struct vmheap_native *n, vmheap_symbolizer *sym,
+		    struct html_leaks *out);
+
+/* Append the leak classes of the row named `site` as a JSON array of 8
+ * figures (leaked, indirect, possible, reachable: count then bytes, as
+ * vmheap-histo --native --leaks), or null when there is no scan or no
+ * live block at the site. */
+void html_leaks_json(struct vmheap_strbuf *sb, const struct html_leaks *l,
+		     const char *site);
+void html_leaks_release(struct html_leaks *l);
+
 /* Append "native": {...} or null for the native section `n` (may be
  * NULL).  0 or VMHEAP_ENOMEM. */
 int html_native_json(const struct vmheap_native *n, struct vmheap_strbuf *sb);
@@ -125,7 +149,9 @@ int html_suspects_json(const struct html_options *o,
 
 /* Append ,"native_growth":[...] (null unless the first and the last dump
  * both have native sections): the HTML_NATIVE_GROWTH sites whose live
- * bytes grew most, as vmheap-diff --native's rows.  0 or VMHEAP_ENOMEM. */
+ * bytes grew most, as vmheap-diff --native's rows, each with the leak
+ * classes of its blocks in the last dump (html_leaks_json).  0 or
+ * VMHEAP_ENOMEM. */
 int html_native_growth_json(const struct html_report *rep,
 			    const struct vmheap_native *first,
 			    const struct vmheap_native *last,

@@ -4,7 +4,8 @@
  * (vmheap_suspects_rank, as vmheap-diff --suspects ranks them, with its
  * default rules: no reference kind excluded, explaining paths), each with
  * its growth per minute and its holder as vmheap-path names it; and the
- * native sites that grew most (the rows of vmheap-diff --native).
+ * native sites that grew most (the rows of vmheap-diff --native), with
+ * the leak classes of their blocks in the last dump.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -122,6 +123,7 @@ int html_native_growth_json(const struct html_report *rep,
 	struct vmheap_native_row *a = NULL, *b = NULL, *d = NULL;
 	size_t na = 0, nb = 0, nd = 0;
 	vmheap_symbolizer *sym = NULL;
+	struct html_leaks leaks = {0};
 	int rc = 0;
 
 	vmheap_strbuf_add(sb, ",\"native_growth\":", 17);
@@ -133,7 +135,8 @@ int html_native_growth_json(const struct html_report *rep,
 	if (!sym ||
 	    vmheap_native_rows(first, sym, HTML_NATIVE_FRAMES, &a, &na) < 0 ||
 	    vmheap_native_rows(last, sym, HTML_NATIVE_FRAMES, &b, &nb) < 0 ||
-	    vmheap_native_rows_delta(a, na, b, nb, &d, &nd) < 0) {
+	    vmheap_native_rows_delta(a, na, b, nb, &d, &nd) < 0 ||
+	    html_leaks_load(last, sym, &leaks) < 0) {
 		rc = VMHEAP_ENOMEM;
 		goto out;
 	}
@@ -146,12 +149,15 @@ int html_native_growth_json(const struct html_report *rep,
 				   ",\"bytes_delta\":%" PRId64,
 				   i ? "," : "", d[i].count, d[i].bytes);
 		per_minute(sb, d[i].bytes, ms);
+		vmheap_strbuf_add(sb, ",\"leaks\":", 9);
+		html_leaks_json(sb, &leaks, d[i].site);
 		vmheap_strbuf_add(sb, ",\"site\":", 8);
 		vmheap_strbuf_add_json(sb, d[i].site);
 		vmheap_strbuf_add(sb, "}", 1);
 	}
 	vmheap_strbuf_add(sb, "]", 1);
 out:
+	html_leaks_release(&leaks);
 	vmheap_native_rows_free(a, na);
 	vmheap_native_rows_free(b, nb);
 	vmheap_native_rows_free(d, nd);

@@ -5,6 +5,8 @@
 #ifndef VMHEAP_HPROF_INTERNAL_H
 #define VMHEAP_HPROF_INTERNAL_H
 
+#include <string.h>
+
 #include "import-internal.h"
 
 /* HPROF basic types (the `type` byte of fields and primitive arrays). */
@@ -43,8 +45,25 @@ const unsigned char *hprof_get_record(struct hprof_in *h, uint64_t at,
 				      const char *what);
 /* Skip `n` bytes; 0 or the error. */
 int hprof_skip(struct hprof_in *h, uint64_t n, const char *what);
-/* Values at p: big-endian. */
-uint64_t hprof_u(const unsigned char *p, unsigned size);
+/* Values at p: big-endian (any size up to 8; 4 and 8, the ids and
+ * lengths of every record, without a loop). */
+static inline uint64_t hprof_u(const unsigned char *p, unsigned size)
+{
+	uint64_t x = 0;
+
+	if (size == 4) {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return __builtin_bswap32(v);
+	}
+	if (size == 8) {
+		memcpy(&x, p, 8);
+		return __builtin_bswap64(x);
+	}
+	for (unsigned i = 0; i < size; i++)
+		x = x << 8 | p[i];
+	return x;
+}
 /* The bytes a value of `type` takes in HPROF (ids: id_size), 0 for a
  * type that is none of enum hprof_type. */
 unsigned hprof_type_size(const struct hprof_in *h, unsigned type);
@@ -136,6 +155,8 @@ struct hclass {
 	unsigned char dumped, written;
 	unsigned char field_holder; /* an instance field named "holder" */
 	uint32_t recorded_size;	    /* CLASS DUMP's instance size */
+	struct hlayout *layout;	    /* its instances' fields, with its
+				       superclasses' (hprof_objects.c) */
 };
 
 /* One HPROF conversion. */
@@ -178,7 +199,10 @@ struct hdeferred {
  * the error). */
 int hp_write_failed(struct hp *hp, int rc);
 int hp_nomem(struct hp *hp);
-uint64_t hp_id(struct hp *hp, const unsigned char *p);
+static inline uint64_t hp_id(struct hp *hp, const unsigned char *p)
+{
+	return hprof_u(p, hp->h.id_size);
+}
 int hp_refs_room(struct hp *hp, size_t n);
 int hp_add_string(struct hp *hp, const char *text, size_t len, uint64_t *id);
 

@@ -60,11 +60,6 @@ int hp_nomem(struct hp *hp)
 	return hp->h.status;
 }
 
-uint64_t hp_id(struct hp *hp, const unsigned char *p)
-{
-	return hprof_u(p, hp->h.id_size);
-}
-
 int hp_refs_room(struct hp *hp, size_t n)
 {
 	uint64_t *refs;
@@ -235,6 +230,7 @@ static void hp_free(struct hp *hp)
 
 		free(c->ftypes);
 		free(c->ref_names);
+		free(c->layout);
 		free(c->static_refs);
 		free(c->static_names);
 	}

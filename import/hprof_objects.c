@@ -187,21 +187,109 @@ static int instance_refs(struct hp *hp, uint64_t at, uint64_t cls,
 	return 0;
 }
 
+/*
+ * An instance's fields, its class's and its superclasses', worked out
+ * once per class (instance_refs() does it per instance): where the
+ * reference fields are and their names, the fields' bytes and the
+ * instance's size in the heap.
+ */
+struct hlayout {
+	uint32_t bytes;	 /* the fields' bytes in an INSTANCE DUMP */
+	uint32_t nrefs;	 /* reference fields */
+	uint64_t heap;	 /* the instance's size in the heap */
+	uint32_t *off;	 /* each reference field's offset */
+	int64_t *names;	 /* and its edge name */
+};
+
+/* The layout of class `cls` (entry c), made when its chain is dumped;
+ * NULL when it is not (yet), or is odd (instance_refs() reports it). */
+static struct hlayout *layout_of(struct hp *hp, uint64_t cls,
+				 struct hclass *c)
+{
+	uint32_t bytes = 0, nrefs = 0;
+	size_t depth = 0;
+	struct hlayout *l;
+	uint64_t k;
+
+	if (c->layout || !chain_dumped(hp, cls))
+		return c->layout;
+	for (k = cls; k; depth++) {
+		const struct hclass *e = imp_table_get(&hp->classes, k);
+		if (!e || depth > 65536 || e->hprof_bytes > UINT32_MAX - bytes)
+			return NULL;
+		bytes += e->hprof_bytes;
+		for (uint32_t i = 0; i < e->nfields; i++)
+			nrefs += e->ftypes[i] == HPROF_OBJECT;
+		k = e->super;
+	}
+	l = malloc(sizeof(*l) + nrefs * (sizeof(uint32_t) + sizeof(int64_t)));
+	if (!l)
+		return NULL; /* the slow way still works */
+	l->names = (int64_t *)(l + 1);
+	l->off = (uint32_t *)(l->names + nrefs);
+	/* instance_refs() on a record of exactly these bytes gives the
+	 * heap size; the offsets come from the same walk */
+	l->bytes = bytes;
+	l->nrefs = 0;
+	uint32_t off = 0;
+	for (k = cls; k;) {
+		const struct hclass *e = imp_table_get(&hp->classes, k);
+		for (uint32_t i = 0, r = 0; i < e->nfields; i++) {
+			if (e->ftypes[i] == HPROF_OBJECT) {
+				l->off[l->nrefs] = off;
+				l->names[l->nrefs++] = e->ref_names[r++];
+			}
+			off += hprof_type_size(&hp->h, e->ftypes[i]);
+		}
+		k = e->super;
+	}
+	l->heap = 0;
+	c->layout = l;
+	return l;
+}
+
+/* The references of an instance whose class has a layout, into hp->refs
+ * and hp->names; returns how many. */
+static size_t layout_refs(struct hp *hp, const struct hlayout *l,
+			  const unsigned char *v)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < l->nrefs; i++) {
+		uint64_t ref = hp_id(hp, v + l->off[i]);
+		hp->refs[n] = ref;
+		hp->names[n] = l->names[i];
+		n += ref != 0;
+	}
+	return n;
+}
+
 /* Write instance `id` of class `cls` whose field values are v[0..len). */
 static int write_instance(struct hp *hp, uint64_t at, uint64_t id,
 			  uint64_t cls, const unsigned char *v, uint32_t len)
 {
 	uint64_t heap = 0;
 	size_t nrefs;
-	struct hclass *c;
+	struct hclass *c = hp_class_entry(hp, cls);
+	struct hlayout *l;
 	int rc;
 
-	if (hp_refs_room(hp, len / hp->h.id_size + 1) ||
-	    instance_refs(hp, at, cls, v, len, &nrefs, &heap))
-		return hp->h.status;
-	c = hp_class_entry(hp, cls);
 	if (!c)
 		return hp->h.status;
+	l = layout_of(hp, cls, c);
+	if (l && l->heap && len == l->bytes) {
+		if (hp_refs_room(hp, l->nrefs + 1))
+			return hp->h.status;
+		nrefs = layout_refs(hp, l, v);
+		heap = l->heap;
+	} else {
+		if (hp_refs_room(hp, len / hp->h.id_size + 1) ||
+		    instance_refs(hp, at, cls, v, len, &nrefs, &heap))
+			return hp->h.status;
+		/* the slow way's size, kept for the class's next instances */
+		if (c->layout && len == c->layout->bytes)
+			c->layout->heap = heap;
+	}
 	rc = vmheap_writer_add_object_named(
 	    hp->w, id, hp_class_id(hp, c), heap, KIND_INSTANCE, hp->refs,
 	    nrefs ? hp->names : NULL, nrefs, 0);
@@ -272,8 +360,10 @@ static int instance_dump(struct hp *hp, uint64_t at)
 	if (!p)
 		return hp->h.status;
 	/* HPROF does not order the records: an older JVM writes instances
-	 * before the CLASS DUMPs they need */
-	if (!chain_dumped(hp, cls))
+	 * before the CLASS DUMPs they need (a class with a layout has its
+	 * chain dumped) */
+	const struct hclass *c = imp_table_get(&hp->classes, cls);
+	if (!(c && c->layout) && !chain_dumped(hp, cls))
 		return defer_instance(hp, at, id, cls, p, len);
 	return write_instance(hp, at, id, cls, p, len);
 }

@@ -99,16 +99,6 @@ int hprof_skip(struct hprof_in *h, uint64_t n, const char *what)
 	return h->status;
 }
 
-uint64_t hprof_u(const unsigned char *p, unsigned size)
-{
-	uint64_t x = 0;
-	unsigned i;
-
-	for (i = 0; i < size; i++)
-		x = x << 8 | p[i];
-	return x;
-}
-
 unsigned hprof_type_size(const struct hprof_in *h, unsigned type)
 {
 	switch (type) {

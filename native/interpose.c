@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "native-internal.h"
+#include "record-internal.h"
 
 #define PUBLIC __attribute__((visibility("default")))
 #define LIKELY_OFF(state) __builtin_expect(!NATIVE_ON(state), 1)
@@ -125,14 +126,30 @@ static void untrack(void *p)
 
 /* ------------------------------------------------------ tracked paths */
 
+/* Recording (record.c) is on: relaxed, the flag only turns off for good
+ * or at a fork. */
+#define REC_ON()                                                         \
+	__builtin_expect(atomic_load_explicit(&native_recording,           \
+					      memory_order_relaxed) != 0, 0)
+
+/* Neither tracking nor recording: the fast path. */
+#define HOOKS_OFF(state)                                                 \
+	__builtin_expect(!NATIVE_ON(state) &&                              \
+				 !atomic_load_explicit(&native_recording,  \
+						       memory_order_relaxed), \
+			 1)
+
 static __attribute__((noinline)) void *tracked_malloc(size_t n,
 						      uint64_t state)
 {
 	void *p = __libc_malloc(n);
-	if (busy || p == NULL)
+	if (busy)
 		return p;
 	busy = 1;
-	track(p, n, state);
+	if (p != NULL && NATIVE_ON(state))
+		track(p, n, state);
+	if (REC_ON())
+		native_record_alloc(VMHEAP_TRACE_MALLOC, p, n, 0, 0, 0);
 	busy = 0;
 	return p;
 }
@@ -141,19 +158,28 @@ static __attribute__((noinline)) void *tracked_calloc(size_t n, size_t m,
 						      uint64_t state)
 {
 	void *p = __libc_calloc(n, m);
-	if (busy || p == NULL)
+	if (busy)
 		return p;
 	busy = 1;
-	track(p, n * m, state); /* no overflow: glibc checked it */
+	size_t t;
+	int over = __builtin_mul_overflow(n, m, &t);
+	if (p != NULL && NATIVE_ON(state))
+		track(p, t, state); /* no overflow: glibc checked it */
+	if (REC_ON())
+		native_record_alloc(VMHEAP_TRACE_CALLOC, p,
+				    over ? UINT64_MAX : t, n, m, 0);
 	busy = 0;
 	return p;
 }
 
 static __attribute__((noinline)) void tracked_free(void *p)
 {
-	if (!busy && p != NULL) {
+	if (!busy) {
 		busy = 1;
-		untrack(p);
+		if (p != NULL && NATIVE_ON(state_now()))
+			untrack(p);
+		if (REC_ON())
+			native_record_free(p);
 		busy = 0;
 	}
 	__libc_free(p);
@@ -162,35 +188,55 @@ static __attribute__((noinline)) void tracked_free(void *p)
 /*
  * The record goes before glibc's realloc (p may be freed there, and its
  * address handed to another thread) and comes back if the realloc fails.
- * realloc(p, 0) frees p and returns NULL, as glibc's does.
+ * realloc(p, 0) frees p and returns NULL, as glibc's does.  Recording
+ * takes p's id out of its table at the same point.  `op` is realloc or
+ * reallocarray (n = nmemb * elsize, or SIZE_MAX when that overflowed:
+ * then glibc is not called and p stays).
  */
-static __attribute__((noinline)) void *tracked_realloc(void *p, size_t n,
-						       uint64_t state)
+static __attribute__((noinline)) void *
+tracked_realloc(void *p, size_t n, uint64_t state, unsigned op, size_t nmemb,
+		size_t elsize, int overflow)
 {
+	if (busy && overflow) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (busy)
 		return __libc_realloc(p, n);
-	if (p == NULL)
-		return tracked_malloc(n, state);
 	busy = 1;
+	struct rec_old old;
+	int rec = REC_ON() && native_record_realloc_begin(p, &old);
+	int on = NATIVE_ON(state);
 	uint64_t old_size = 0;
-	uint32_t old_id = native_live_remove(p, &old_size);
-	void *q = __libc_realloc(p, n);
-	if (q != NULL)
+	uint32_t old_id = 0;
+	if (on && p != NULL && !overflow)
+		old_id = native_live_remove(p, &old_size);
+	void *q = overflow ? NULL : __libc_realloc(p, n);
+	if (on && q != NULL)
 		track(q, n, state);
-	else if (old_id != 0 && n != 0) /* failed: p is still live */
+	else if (on && old_id != 0 && n != 0) /* failed: p is still live */
 		native_live_restore(p, old_size, old_id, state);
+	if (rec)
+		native_record_realloc_end(op, &old, p, q,
+					  overflow ? UINT64_MAX : n, nmemb,
+					  elsize);
 	busy = 0;
+	if (overflow)
+		errno = ENOMEM;
 	return q;
 }
 
 /* memalign, valloc, pvalloc, aligned_alloc, posix_memalign: p from f. */
-static __attribute__((noinline)) void tracked_aligned(void *p, size_t n,
-						      uint64_t state)
+static __attribute__((noinline)) void
+tracked_aligned(unsigned op, void *p, size_t align, size_t n, uint64_t state)
 {
-	if (busy || p == NULL)
+	if (busy)
 		return;
 	busy = 1;
-	track(p, n, state);
+	if (p != NULL && NATIVE_ON(state))
+		track(p, n, state);
+	if (REC_ON())
+		native_record_alloc(op, p, n, 0, 0, align);
 	busy = 0;
 }
 
@@ -199,7 +245,7 @@ static __attribute__((noinline)) void tracked_aligned(void *p, size_t n,
 PUBLIC void *malloc(size_t n)
 {
 	uint64_t s = state_now();
-	if (LIKELY_OFF(s))
+	if (HOOKS_OFF(s))
 		return __libc_malloc(n);
 	return tracked_malloc(n, s);
 }
@@ -207,7 +253,7 @@ PUBLIC void *malloc(size_t n)
 PUBLIC void *calloc(size_t n, size_t m)
 {
 	uint64_t s = state_now();
-	if (LIKELY_OFF(s))
+	if (HOOKS_OFF(s))
 		return __libc_calloc(n, m);
 	return tracked_calloc(n, m, s);
 }
@@ -217,9 +263,9 @@ PUBLIC void *calloc(size_t n, size_t m)
 PUBLIC void *realloc(void *p, size_t n)
 {
 	uint64_t s = state_now();
-	if (LIKELY_OFF(s))
+	if (HOOKS_OFF(s))
 		return __libc_realloc(p, n);
-	return tracked_realloc(p, n, s);
+	return tracked_realloc(p, n, s, VMHEAP_TRACE_REALLOC, 0, 0, 0);
 }
 
 /* glibc's reallocarray calls its realloc inside libc, past the tracker:
@@ -227,16 +273,22 @@ PUBLIC void *realloc(void *p, size_t n)
 PUBLIC void *reallocarray(void *p, size_t n, size_t m)
 {
 	size_t t;
-	if (__builtin_mul_overflow(n, m, &t)) {
-		errno = ENOMEM;
-		return NULL;
+	int over = __builtin_mul_overflow(n, m, &t);
+	uint64_t s = state_now();
+	if (HOOKS_OFF(s)) {
+		if (over) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return __libc_realloc(p, t);
 	}
-	return realloc(p, t);
+	return tracked_realloc(p, over ? SIZE_MAX : t, s,
+			       VMHEAP_TRACE_REALLOCARRAY, n, m, over);
 }
 
 PUBLIC void free(void *p)
 {
-	if (LIKELY_OFF(state_now())) {
+	if (HOOKS_OFF(state_now())) {
 		__libc_free(p);
 		return;
 	}
@@ -247,8 +299,8 @@ PUBLIC void *memalign(size_t align, size_t n)
 {
 	uint64_t s = state_now();
 	void *p = __libc_memalign(align, n);
-	if (!LIKELY_OFF(s))
-		tracked_aligned(p, n, s);
+	if (!HOOKS_OFF(s))
+		tracked_aligned(VMHEAP_TRACE_MEMALIGN, p, align, n, s);
 	return p;
 }
 
@@ -256,8 +308,8 @@ PUBLIC void *valloc(size_t n)
 {
 	uint64_t s = state_now();
 	void *p = __libc_valloc(n);
-	if (!LIKELY_OFF(s))
-		tracked_aligned(p, n, s);
+	if (!HOOKS_OFF(s))
+		tracked_aligned(VMHEAP_TRACE_VALLOC, p, 0, n, s);
 	return p;
 }
 
@@ -265,8 +317,8 @@ PUBLIC void *pvalloc(size_t n)
 {
 	uint64_t s = state_now();
 	void *p = __libc_pvalloc(n);
-	if (!LIKELY_OFF(s))
-		tracked_aligned(p, n, s);
+	if (!HOOKS_OFF(s))
+		tracked_aligned(VMHEAP_TRACE_PVALLOC, p, 0, n, s);
 	return p;
 }
 
@@ -275,8 +327,8 @@ PUBLIC void *aligned_alloc(size_t align, size_t n)
 	uint64_t s = state_now();
 	void *p = next_aligned_alloc != NULL ? next_aligned_alloc(align, n)
 					     : __libc_memalign(align, n);
-	if (!LIKELY_OFF(s))
-		tracked_aligned(p, n, s);
+	if (!HOOKS_OFF(s))
+		tracked_aligned(VMHEAP_TRACE_ALIGNED_ALLOC, p, align, n, s);
 	return p;
 }
 
@@ -295,8 +347,9 @@ PUBLIC int posix_memalign(void **out, size_t align, size_t n)
 		if (p != NULL)
 			*out = p;
 	}
-	if (r == 0 && !LIKELY_OFF(s))
-		tracked_aligned(*out, n, s);
+	if (!HOOKS_OFF(s))
+		tracked_aligned(VMHEAP_TRACE_POSIX_MEMALIGN,
+				r == 0 ? *out : NULL, align, n, s);
 	return r;
 }
 
@@ -313,9 +366,17 @@ PUBLIC int dlclose(void *handle)
 
 /* ------------------------------------------------------ setup and fork */
 
+/* This thread's allocations are never tracked nor recorded (the
+ * recorder's writer thread). */
+void native_thread_exclude(void)
+{
+	busy = 1;
+}
+
 static void fork_prepare(void)
 {
 	busy++; /* the fork handlers' own mallocs go straight through */
+	native_record_fork_prepare();
 	native_files_lock();
 	native_sites_lock();
 	native_live_lock();
@@ -328,6 +389,7 @@ static void fork_parent(void)
 	native_live_unlock();
 	native_sites_unlock();
 	native_files_unlock();
+	native_record_fork_parent();
 	busy--;
 }
 
@@ -340,6 +402,7 @@ static void fork_child(void)
 	native_live_unlock();
 	native_sites_unlock();
 	native_files_unlock();
+	native_record_fork_child();
 	busy--;
 }
 
@@ -363,5 +426,15 @@ __attribute__((constructor)) static void native_init(void)
 	if (getenv("VMHEAP_NATIVE_TRACK") != NULL &&
 	    getenv("VMHEAP_NATIVE_TRACK")[0] == '1')
 		vmheap_native_start();
+	native_record_start(getenv("VMHEAP_NATIVE_RECORD"));
+	busy--;
+}
+
+/* At exit, after the program's own destructors (the preloaded library's
+ * run last): the trace's buffers, trailer and end record. */
+__attribute__((destructor)) static void native_fini(void)
+{
+	busy++;
+	native_record_finish();
 	busy--;
 }

@@ -18,6 +18,8 @@
  *   scan.c       the leak scan of a forked child (vmheap_native_scan)
  *   pages.c      the tracker's own memory, straight from mmap
  *   output_name.c  the file name a process writes (--output, --record)
+ *   record*.c    recording the calls into a malloc trace (--record;
+ *                record-internal.h)
  */
 #ifndef VMHEAP_NATIVE_INTERNAL_H
 #define VMHEAP_NATIVE_INTERNAL_H
@@ -60,6 +62,10 @@ struct native_where {
 	const char *file;
 	uint32_t line;
 };
+
+/* This thread's allocations are never tracked nor recorded, from now on
+ * (interpose.c; the recorder's writer thread). */
+void native_thread_exclude(void);
 
 /* ------------------------------------------------------ output_name.c */
 

@@ -10,6 +10,9 @@
 # uninstrumented programs it tracks (ruby, the test's victims).
 NATIVE_SRCS := $(wildcard native/*.c)
 NATIVE_OBJS := $(NATIVE_SRCS:%.c=$(OBJDIR)/%.o)
+# The trace recorder's checksums: libvmheap's CRC32C, compiled in with its
+# symbol hidden (the tracker links no library of ours).
+NATIVE_OBJS += $(OBJDIR)/native/format_crc32c.o
 NATIVE_SO   := $(LIBDIR)/libvmheap-malloc.so
 LIBS_OUT    += $(NATIVE_SO)
 UNWIND_LIBS := -lunwind
@@ -24,6 +27,10 @@ NATIVE_CFLAGS = $(filter-out $(SANITIZE),$(ALL_CFLAGS)) \
 $(OBJDIR)/native/%.o: native/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(NATIVE_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJDIR)/native/format_crc32c.o: format/crc32c.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NATIVE_CFLAGS) -DVMHEAP_EXPORT= -MMD -MP -c $< -o $@
 
 $(NATIVE_SO): $(NATIVE_OBJS)
 	@mkdir -p $(dir $@)

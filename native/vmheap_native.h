@@ -174,6 +174,16 @@ VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_stack *stacks,
 				     size_t *nstacks,
 				     vmheap_native_scan_info *info);
 
+/*
+ * The calling thread is vmheap's own (the agent's loop, job and helper
+ * threads): from now on its allocations are not recorded into a malloc
+ * trace (vmheap-run --record), as the agent's own memory is never a
+ * native stack of the program's.  A free on such a thread of a block the program allocated
+ * is not recorded either: the trace counts it freed when its address is
+ * allocated again.
+ */
+VMHEAP_EXPORT void vmheap_native_own_thread(void);
+
 /* The types of the functions above, for dlsym. */
 typedef int (*vmheap_native_start_fn)(void);
 typedef void (*vmheap_native_stop_fn)(void);
@@ -182,6 +192,7 @@ typedef size_t (*vmheap_native_stacks_fn)(vmheap_native_stack *, size_t);
 typedef void (*vmheap_native_get_totals_fn)(vmheap_native_totals *);
 typedef int (*vmheap_native_modules_fn)(vmheap_native_module_fn, void *);
 typedef void (*vmheap_native_set_location_fn)(vmheap_native_location_fn);
+typedef void (*vmheap_native_own_thread_fn)(void);
 typedef int (*vmheap_native_scan_fn)(vmheap_native_stack *,
 				     vmheap_native_leaks *, size_t, size_t *,
 				     vmheap_native_scan_info *);

@@ -1,12 +1,15 @@
 /*
  * vmheap-run - start a program with the malloc tracker preloaded.
  *
- *   vmheap-run [--track] [--] COMMAND [ARGS...]
+ *   vmheap-run [--track] [--record TRACE] [--] COMMAND [ARGS...]
  *
  * It appends libvmheap-malloc.so to LD_PRELOAD (after any preload the
  * user already has) and, when COMMAND is a ruby, adds `-I DIR
  * -rvmheap_agent` to RUBYOPT so that the VM also runs the agent, with no
- * change to the app; then it executes COMMAND in its own place.  The
+ * change to the app; it sets VMHEAP_RUN_PID to its own pid (COMMAND keeps
+ * it: vmheap-run executes it in its own place), for the rule that names
+ * each process's files (native/output_name.c), and with --record,
+ * VMHEAP_NATIVE_RECORD to TRACE made absolute; then it executes COMMAND.  The
  * library is $VMHEAP_MALLOC_LIB, else ../lib/libvmheap-malloc.so next to
  * this program (build/bin -> build/lib, PREFIX/bin -> PREFIX/lib).
  */
@@ -23,13 +26,16 @@
 #define PROG "vmheap-run"
 
 static const char usage[] =
-	"usage: vmheap-run [--track] [--] COMMAND [ARGS...]\n"
+	"usage: vmheap-run [--track] [--record TRACE] [--] COMMAND "
+	"[ARGS...]\n"
 	"Run COMMAND with the vmheap malloc tracker (libvmheap-malloc.so)\n"
 	"preloaded, tracking off until the console says\n"
 	"`set config.native.track true`.  A ruby COMMAND also loads the\n"
 	"vmheap agent (through RUBYOPT).\n"
 	"\n"
 	"  --track   track from the start (VMHEAP_NATIVE_TRACK=1)\n"
+	"  --record TRACE  record every malloc-family call into the trace\n"
+	"            TRACE (format/TRACE.md; a forked child writes TRACE.PID)\n"
 	"  --help    this text\n"
 	"  --version the version\n"
 	"\n"
@@ -65,6 +71,27 @@ static int append_env(const char *name, const char *sep, const char *add)
 	return r;
 }
 
+/* FILE made absolute from the working directory now (the program may
+ * change its own). */
+static int absolute_path(const char *opt, const char *file, char *out,
+			 size_t cap)
+{
+	char cwd[PATH_MAX];
+	if (file[0] == '/') {
+		if ((size_t)snprintf(out, cap, "%s", file) < cap)
+			return 0;
+	} else if (getcwd(cwd, sizeof cwd) == NULL) {
+		fprintf(stderr, "vmheap-run: %s %s: the working directory: %s\n",
+			opt, file, strerror(errno));
+		return -1;
+	} else if ((size_t)snprintf(out, cap, "%s/%s", cwd, file) < cap) {
+		return 0;
+	}
+	fprintf(stderr, "vmheap-run: %s %s: the name is too long\n", opt,
+		file);
+	return -1;
+}
+
 static int is_ruby(const char *cmd)
 {
 	const char *base = strrchr(cmd, '/');
@@ -75,12 +102,22 @@ static int is_ruby(const char *cmd)
 int main(int argc, char **argv)
 {
 	int i = 1, track = 0;
+	const char *record = NULL;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "--") == 0) {
 			i++;
 			break;
 		} else if (strcmp(argv[i], "--track") == 0) {
 			track = 1;
+		} else if (strcmp(argv[i], "--record") == 0 ||
+			   strncmp(argv[i], "--record=", 9) == 0) {
+			if (argv[i][8] == '=')
+				record = argv[i] + 9;
+			else if (i + 1 < argc)
+				record = argv[++i];
+			if (record == NULL || record[0] == '\0')
+				vmheap_tool_usage_error(PROG, usage,
+							"--record needs a TRACE");
 		} else if (strcmp(argv[i], "--help") == 0 ||
 			   strcmp(argv[i], "-h") == 0) {
 			fputs(usage, stdout);
@@ -95,7 +132,8 @@ int main(int argc, char **argv)
 	if (i >= argc)
 		vmheap_tool_usage_error(PROG, usage, "no command given");
 
-	char dir[PATH_MAX], lib[PATH_MAX + 64], ext[PATH_MAX + 64];
+	char dir[PATH_MAX], lib[PATH_MAX + 64], ext[PATH_MAX + 64],
+		trace[PATH_MAX], pid[24];
 	if (self_dir(dir, sizeof dir) != 0) {
 		fprintf(stderr, "vmheap-run: cannot find its own directory "
 				"(/proc/self/exe)\n");
@@ -117,8 +155,15 @@ int main(int argc, char **argv)
 				"with a colon or a space\n", lib);
 		return 2;
 	}
+	if (record != NULL &&
+	    absolute_path("--record", record, trace, sizeof trace) != 0)
+		return 2;
+	snprintf(pid, sizeof pid, "%ld", (long)getpid());
 	if (append_env("LD_PRELOAD", ":", lib) != 0 ||
-	    (track && setenv("VMHEAP_NATIVE_TRACK", "1", 1) != 0)) {
+	    (track && setenv("VMHEAP_NATIVE_TRACK", "1", 1) != 0) ||
+	    setenv("VMHEAP_RUN_PID", pid, 1) != 0 ||
+	    (record ? setenv("VMHEAP_NATIVE_RECORD", trace, 1)
+		    : unsetenv("VMHEAP_NATIVE_RECORD")) != 0) {
 		fprintf(stderr, "vmheap-run: cannot set the environment\n");
 		return 2;
 	}

@@ -10,6 +10,7 @@
 #                               types only: the tracker is found with dlsym)
 #   native/                  -> format
 #   histo/ diff/ console/ run/ -> report, analysis, format, files, agent
+#   replay/                  (vmheap-replay, likewise)
 #   path/ dominators/         (the graph tools, likewise)
 #   html/                    (vmheap-report, likewise)
 #   hosts/*/                 -> agent, format
@@ -30,7 +31,7 @@ allowed() { # folder -> the folders it may include from
 	report) echo "report analysis format" ;;
 	agent) echo "agent format files native" ;;
 	native) echo "native format" ;;
-	histo | diff | console | run | path | dominators | html) echo "$1 report analysis format files agent" ;;
+	histo | diff | console | run | path | dominators | html | replay) echo "$1 report analysis format files agent" ;;
 	hosts/*) echo "$1 agent format" ;;
 	import) echo "import format" ;;
 	import/tool) echo "import/tool import report analysis format files" ;;
@@ -39,7 +40,7 @@ allowed() { # folder -> the folders it may include from
 }
 
 # header basename -> owning folder
-headers=$(find format files analysis report agent native histo diff console run path dominators html hosts import \
+headers=$(find format files analysis report agent native histo diff console run replay path dominators html hosts import \
 	-name '*.h' 2>/dev/null)
 
 owner() {
@@ -52,7 +53,7 @@ owner() {
 }
 
 bad=0
-for dir in format files analysis report agent native histo diff console run path dominators html hosts/* import \
+for dir in format files analysis report agent native histo diff console run replay path dominators html hosts/* import \
 	import/tool; do
 	[ -d "$dir" ] || continue
 	ok=$(allowed "$dir")

@@ -1,8 +1,9 @@
 # Fuzzing (fuzz/): libFuzzer targets of the dump reader, vmheap-import's two
 # converters (dump_all JSON, HPROF), the wire protocol
 # (agent side, and the client API against any peer) and the discovery-file
-# parser, the fork guard's cgroup reader and the malloc tracker's
-# .eh_frame reader, built with clang into $(BUILD)/fuzz/ (their
+# parser, the fork guard's cgroup reader, the malloc tracker's
+# .eh_frame reader, the malloc trace reader (format/TRACE.md) and
+# vmheap-replay's program builder, built with clang into $(BUILD)/fuzz/ (their
 # own objects, compiled with -fsanitize=fuzzer-no-link,address,undefined;
 # the gcc objects are not touched).  Seeds are written by fuzz-seeds (the
 # project's own writer and frame encoder) at build time.
@@ -34,7 +35,8 @@ FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
                 $(FUZZ_DIR)/fuzz_import_json $(FUZZ_DIR)/fuzz_import_hprof \
                 $(FUZZ_DIR)/fuzz_native $(FUZZ_DIR)/fuzz_histogram \
                 $(FUZZ_DIR)/fuzz_native_sites \
-                 $(FUZZ_DIR)/fuzz_cgroup $(FUZZ_DIR)/fuzz_cfa
+                 $(FUZZ_DIR)/fuzz_cgroup $(FUZZ_DIR)/fuzz_cfa \
+                 $(FUZZ_DIR)/fuzz_trace $(FUZZ_DIR)/fuzz_replay
 FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
 FUZZ_SEEDS_STAMP := $(FUZZ_DIR)/seeds/.stamp
 FUZZ_SMOKE := $(FUZZ_DIR)/fuzz-smoke
@@ -94,6 +96,17 @@ $(FUZZ_DIR)/fuzz_import_hprof: $(FUZZ_OBJ)/fuzz/import_hprof_fuzz.o \
 $(FUZZ_DIR)/fuzz_native: $(FUZZ_OBJ)/fuzz/native_fuzz.o $(FUZZ_FORMAT_OBJS)
 	$(FUZZ_LINK)
 
+# the malloc trace reader (format/trace_reader.c); its seed is TRACE.md's
+# worked example (spec/trace_example.c, linked into fuzz-seeds)
+$(FUZZ_DIR)/fuzz_trace: $(FUZZ_OBJ)/fuzz/trace_fuzz.o $(FUZZ_FORMAT_OBJS)
+	$(FUZZ_LINK)
+
+# vmheap-replay's program builder and engine (replay/), on events
+$(FUZZ_DIR)/fuzz_replay: $(FUZZ_OBJ)/fuzz/replay_fuzz.o \
+                         $(FUZZ_OBJ)/replay/program.o $(FUZZ_OBJ)/replay/engine.o \
+                         $(FUZZ_OBJ)/replay/program_map.o
+	$(FUZZ_LINK)
+
 # the malloc tracker's reader of .eh_frame (native/cfa.c, on its own)
 $(FUZZ_DIR)/fuzz_cfa: $(FUZZ_OBJ)/fuzz/cfa_fuzz.o $(FUZZ_OBJ)/native/cfa.o
 	$(FUZZ_LINK)
@@ -133,9 +146,11 @@ $(FUZZ_DIR)/fuzz_native_sites: $(FUZZ_OBJ)/fuzz/native_sites_fuzz.o \
 	$(FUZZ_LINK) $(REPORT_NATIVE_LIBS) -lm
 
 # The seed writer is an ordinary program of this build (gcc objects).
-$(FUZZ_SEEDS_BIN): $(OBJDIR)/fuzz/seeds.o $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
+$(FUZZ_SEEDS_BIN): $(OBJDIR)/fuzz/seeds.o $(OBJDIR)/spec/trace_example.o \
+                   $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(OBJDIR)/spec/trace_example.o \
+	  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
 	  $(MSGPACK_LIBS) $(EVENT_LIBS)
 
 $(FUZZ_SEEDS_STAMP): $(FUZZ_SEEDS_BIN) $(wildcard fuzz/import-seeds/*/*)

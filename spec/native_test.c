@@ -292,7 +292,8 @@ START_TEST(exports_only_the_allocator_and_api)
 		"aligned_alloc calloc dlclose free malloc memalign "
 		"posix_memalign pvalloc realloc reallocarray valloc "
 		"vmheap_native_get_totals "
-		"vmheap_native_modules vmheap_native_scan "
+		"vmheap_native_modules vmheap_native_own_thread "
+		"vmheap_native_scan "
 		"vmheap_native_set_location "
 		"vmheap_native_stacks vmheap_native_start "
 		"vmheap_native_stop vmheap_native_tracking ");

@@ -15,9 +15,20 @@
 //   type:SELECTOR=TEXT  click the element, then type TEXT as keyboard input
 //   screenshot:PATH   a PNG of the whole page (PATH@HEIGHT: its top HEIGHT
 //                     pixels)
+//   overflow:         what passes the page's right edge or hides its own
+//                     content sideways; prints {"value": {"scroll_width":
+//                     N, "client_width": N, "offenders": [...]}}: the
+//                     document's widths, and each element (tag#id.class
+//                     and its figures) whose box passes the right edge of
+//                     the page, or whose content is wider than its box
+//                     without being cut with an ellipsis (a box that
+//                     scrolls sideways or hides what passes it)
+//
+// The page is shown at 1400x900 CSS pixels (the window of issue 27's
+// first screen), or at $VMHEAP_BROWSER_WINDOW (WIDTHxHEIGHT).
 //
 // Each step prints one JSON line.  Then one last line:
-//   {"load_ms":N, "painted_ms":N, "console_errors":[...],
+//   {"load_ms":N, "painted_ms":N, "viewport":[W,H], "console_errors":[...],
 //    "exceptions":[...], "dialogs":[...]}
 // load_ms: from Page.navigate to the load event (the page's script runs
 // before it); painted_ms: to two animation frames after it.  Exit status 0,
@@ -31,12 +42,18 @@ const path = require("path");
 const url = process.argv[2];
 const steps = process.argv.slice(3);
 const TIMEOUT_MS = Number(process.env.VMHEAP_BROWSER_TIMEOUT_MS || 120000);
+const WINDOW = /^(\d+)x(\d+)$/.exec(process.env.VMHEAP_BROWSER_WINDOW || "1400x900");
+if (!WINDOW) {
+  process.stderr.write("report_html_browser: VMHEAP_BROWSER_WINDOW is not WIDTHxHEIGHT\n");
+  process.exit(1);
+}
+const WIDTH = Number(WINDOW[1]), HEIGHT = Number(WINDOW[2]);
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), "vmheap-chromium-"));
 const chrome = spawn(process.env.VMHEAP_CHROMIUM || "chromium", [
   "--headless", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
   "--no-first-run", "--no-default-browser-check", "--disable-extensions",
   "--disable-background-networking", "--disable-sync", "--mute-audio",
-  "--user-data-dir=" + profile, "--window-size=1280,1000", "about:blank",
+  "--user-data-dir=" + profile, "--window-size=" + WIDTH + "," + HEIGHT, "about:blank",
 ], {stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"]});
 
 let stderr = "";
@@ -109,6 +126,32 @@ async function evaluate(expr) {
   return r.result.value;
 }
 
+// The overflow step, run in the page.  An element offends when its box
+// passes the right edge of the page (the document's client width), or
+// when its content is wider than its box and is not cut with an ellipsis
+// (overflow other than visible without text-overflow: ellipsis: a box
+// that scrolls sideways, or hides what passes it).
+const OVERFLOW = `(() => {
+  const W = document.documentElement.clientWidth, out = [];
+  const name = e => {
+    const c = (e.getAttribute("class") || "").trim(), up = e.parentElement && e.parentElement.closest("[id]");
+    return e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (c ? "." + c.split(/\\s+/).join(".") : "") +
+      (up ? " in #" + up.id : "");
+  };
+  for (const e of document.body.querySelectorAll("*")) {
+    const r = e.getBoundingClientRect();
+    if (!r.width && !r.height) continue;
+    const st = getComputedStyle(e);
+    if (r.right > W + 0.5)
+      out.push(name(e) + " right " + Math.round(r.right) + " > " + W);
+    else if (st.overflowX !== "visible" && e.scrollWidth > e.clientWidth + 1 &&
+             st.textOverflow !== "ellipsis")
+      out.push(name(e) + " content " + e.scrollWidth + " in " + e.clientWidth + " (" + st.overflowX + ")");
+  }
+  return {scroll_width: document.documentElement.scrollWidth, client_width: W, offenders: out.slice(0, 20),
+    count: out.length};
+})()`;
+
 async function click(selector) {
   const box = await evaluate("(() => { const e = document.querySelector(" + JSON.stringify(selector) +
     "); if (!e) return null; e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();" +
@@ -124,6 +167,7 @@ async function main() {
   await page("Page.enable");
   await page("Runtime.enable");
   await page("Log.enable");
+  await page("Emulation.setDeviceMetricsOverride", {width: WIDTH, height: HEIGHT, deviceScaleFactor: 1, mobile: false});
   const loaded = waitEvent("Page.loadEventFired");
   const t0 = Date.now();
   await page("Page.navigate", {url});
@@ -146,6 +190,8 @@ async function main() {
       await click(arg.slice(0, eq));
       await page("Input.insertText", {text: arg.slice(eq + 1)});
       console.log(JSON.stringify({typed: true}));
+    } else if (kind === "overflow") {
+      console.log(JSON.stringify({value: await evaluate(OVERFLOW)}));
     } else if (kind === "screenshot") {
       const m = await page("Page.getLayoutMetrics");
       const at = /^(.*)@(\d+)$/.exec(arg);
@@ -153,14 +199,15 @@ async function main() {
       const h = Math.min(at ? Number(at[2]) : Infinity,
         Math.ceil(m.cssContentSize ? m.cssContentSize.height : m.contentSize.height));
       const shot = await page("Page.captureScreenshot", {format: "png", captureBeyondViewport: true,
-        clip: {x: 0, y: 0, width: 1280, height: Math.min(h, 6000), scale: 1}});
+        clip: {x: 0, y: 0, width: WIDTH, height: Math.min(h, 6000), scale: 1}});
       fs.writeFileSync(file, Buffer.from(shot.data, "base64"));
       console.log(JSON.stringify({screenshot: file}));
     } else {
       throw new Error("unknown step " + s);
     }
   }
-  console.log(JSON.stringify({load_ms: loadMs, painted_ms: paintedMs, rendered: rendered === "1",
+  const viewport = await evaluate("[window.innerWidth, window.innerHeight]");
+  console.log(JSON.stringify({load_ms: loadMs, painted_ms: paintedMs, rendered: rendered === "1", viewport,
     console_errors: errors, exceptions, dialogs}));
   closing = true;
   await send("Browser.close").catch(() => {});

@@ -401,7 +401,8 @@ END_TEST
  * none of them runs: no global set, no dialog, no element made. */
 /*
  * Header times JavaScript's Date cannot show (past +-8.64e15 ms): the
- * page renders, without an exception, and shows the header's figures.
+ * page renders, without an exception, and shows the header's figures;
+ * its answer names the suspect, with no growth per minute.
  */
 START_TEST(times_past_javascripts_dates_render_as_figures)
 {
@@ -414,7 +415,8 @@ START_TEST(times_past_javascripts_dates_render_as_figures)
 
 	browse(html,
 	       (const char *[]){TEXTS("#summary-table td:nth-child(5)"),
-				TEXTS("#class-bars .bar-name"), NULL},
+				TEXTS("#class-bars .bar-name"),
+				TEXTS("#answer li.suspect"), NULL},
 	       &s);
 	assert_clean(&s);
 	struct jval *t = texts(&s, 0);
@@ -425,6 +427,14 @@ START_TEST(times_past_javascripts_dates_render_as_figures)
 					   "date JavaScript shows)");
 	struct jval *bars = texts(&s, 1);
 	ck_assert_str_eq(bars->items[0]->str, "Leak");
+	/* the answer still comes first, without a rate: the times give no
+	 * span a minute can be taken of */
+	struct jval *sus = texts(&s, 2);
+	ck_assert_uint_ge(sus->n, 1);
+	ck_assert_msg(!strncmp(sus->items[0]->str, "Leak: +1000, holding ", 21) &&
+			  !strstr(sus->items[0]->str, "/min"),
+		      "%s", sus->items[0]->str);
+	json_free(sus);
 	json_free(bars);
 	json_free(t);
 	seen_free(&s);
@@ -600,8 +610,9 @@ static void vm_dump(const struct spec_vm *vm, const char *path)
 
 /* The real sample VM leaking Sessions: two dumps a second apart give a
  * report whose first bar and first diff row are Session, whose summary
- * shows the VM's RSS, and one dump alone gives a report without growth
- * and diff, with the rest; no console error in either. */
+ * shows the VM's RSS, that fits 1400 px, and one dump alone gives a
+ * report without growth and diff, with the rest; no console error in
+ * either. */
 START_TEST(sample_vm_report_shows_the_leak_and_one_dump_works_alone)
 {
 	const char *dir = spec_mkdtemp("report-vm");
@@ -628,9 +639,13 @@ START_TEST(sample_vm_report_shows_the_leak_and_one_dump_works_alone)
 		   "eval:document.getElementById('tree').hidden",
 		   TEXTS(".path-class-name"), TEXTS(".path .root-text"),
 		   TEXTS(".path .holder"), TEXTS("#tree-body .root-kind"),
-		   NULL},
+		   "overflow:", NULL},
 	       &s);
 	assert_clean(&s);
+	/* at 1400 px nothing passes the page's right edge */
+	const struct jval *ov = value(&s, 8);
+	ck_assert_msg(json_get(ov, "count")->inum == 0, "overflow: %s",
+		      json_get(ov, "offenders")->items[0]->str);
 	/* the sample's dumps name roots and references (format 1.1): its
 	 * leak hangs in the Array at :leaks of the Hash of $globals */
 	struct jval *pc = texts(&s, 4), *pr = texts(&s, 5), *ph = texts(&s, 6),
@@ -806,7 +821,9 @@ END_TEST
 
 /* A dump with allocation sites (format 1.1, written here): the page
  * lists class and site pairs with vmheap-histo --by site's figures, most
- * bytes first, and filters them by site. */
+ * bytes first but the row without a site last (its object, made before
+ * tracing, holds the most: vmheap-histo lists it first), and filters them
+ * by site. */
 START_TEST(allocation_sites_show_by_class_and_site)
 {
 	const char *path = tmp_path("st.vmheap");
@@ -825,7 +842,7 @@ START_TEST(allocation_sites_show_by_class_and_site)
 				     w, 0x1000 + 16 * i, 1, 40, 0, NULL, NULL,
 				     0, i < 20 ? 1 : 2),
 				 0);
-	ck_assert_int_eq(vmheap_writer_add_object(w, 0x9000, 1, 40, 0, NULL, 0),
+	ck_assert_int_eq(vmheap_writer_add_object(w, 0x9000, 1, 4000, 0, NULL, 0),
 			 0);
 	ck_assert_int_eq(vmheap_writer_finish(w), 0);
 	vmheap_writer_free(w);
@@ -854,10 +871,12 @@ START_TEST(allocation_sites_show_by_class_and_site)
 	size_t nrows;
 	char ***csv = parse_csv(r.out, &nrows);
 	ck_assert_uint_eq(nrows, 4);
+	ck_assert_str_eq(csv[1][2], ""); /* histo: the row without a site */
 	for (size_t i = 0; i < 3; i++) {
 		const struct jval *row = rows->items[i];
-		ck_assert_str_eq(row->items[0]->str, csv[i + 1][1]);
-		ck_assert_str_eq(row->items[2]->str, csv[i + 1][0]);
+		size_t k = i < 2 ? i + 2 : 1; /* the page: it comes last */
+		ck_assert_str_eq(row->items[0]->str, csv[k][1]);
+		ck_assert_str_eq(row->items[2]->str, csv[k][0]);
 	}
 	ck_assert_str_eq(rows->items[0]->items[1]->str, "app.rb:12 in handle");
 	ck_assert_str_eq(rows->items[1]->items[1]->str, "<script>x.rb:3");
@@ -870,6 +889,142 @@ START_TEST(allocation_sites_show_by_class_and_site)
 	csv_free(csv, nrows);
 	json_free(rows);
 	run_free(&r);
+	seen_free(&s);
+}
+END_TEST
+
+/* A 1.1 dump (k = 0 or 2) whose every name is 64 KiB and hostile: the
+ * class of the 100 + 500 k leaking objects (held by a Short under the
+ * root "globals"), the file of their allocation site, and the module
+ * path and Ruby file of the native site that grows, with a leak scan. */
+static const char *long_names_dump(const char *name, int k, const char *big)
+{
+	const char *path = tmp_path(name);
+	size_t n = 100 + 500 * (size_t)k, len = strlen(big);
+	uint64_t *refs = calloc(n, sizeof(*refs));
+	struct vmheap_dump_module mod = {
+	    .path = big, .path_len = len, .base = 0x7f0000000000};
+	struct vmheap_dump_frame frames[2] = {{0, 0x1100}, {0, 0x2200}};
+	struct vmheap_dump_stack site = {.live_bytes = 1000 * n,
+					.live_count = n,
+					.allocs = n,
+					.frames = frames,
+					.depth = 2,
+					.vm_file = big,
+					.vm_file_len = len,
+					.vm_line = 7};
+	struct vmheap_dump_leaks lk = {.leaked_count = n,
+				       .leaked_bytes = 1000 * n};
+	struct vmheap_dump_leak_scan scan = {.stacks = &lk, .blocks = n};
+	int fd;
+	vmheap_writer *w = open_writer(path, &fd, 1, 1);
+
+	ck_assert_ptr_nonnull(refs);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, big, len, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 2, "Short", 5, 0, 0), 0);
+	ck_assert_int_eq(vmheap_writer_add_string(w, 9, "globals", 7), 0);
+	ck_assert_int_eq(vmheap_writer_add_site(w, 1, big, len, 3, "m", 1), 0);
+	for (size_t i = 0; i < n; i++) {
+		refs[i] = 0x100000 + 16 * i;
+		ck_assert_int_eq(vmheap_writer_add_object_named(
+				     w, refs[i], 1, 100, 0, NULL, NULL, 0, 1),
+				 0);
+	}
+	ck_assert_int_eq(vmheap_writer_add_object_named(w, 0x1000, 2, 40, 0,
+							refs, NULL, n, 0),
+			 0);
+	ck_assert_int_eq(vmheap_writer_add_root(w, 9, 0x1000), 0);
+	ck_assert_int_eq(
+	    vmheap_writer_add_native_leaks(w, &mod, 1, &site, 1, &scan), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	close(fd);
+	free(refs);
+	return path;
+}
+
+/* 64 KiB names (HTML in them) everywhere: every table cuts them with an
+ * ellipsis in a cell no wider than 36em, the lines of their own (the
+ * answer, the legend, the tree, the paths, a native site's frames) cut
+ * them at 200 characters and keep them whole in a title, nothing passes
+ * the page's right edge, and none of them runs. */
+START_TEST(names_of_64_kib_are_cut_with_an_ellipsis)
+{
+	static char big[65537];
+	static const char lead[] = "<script>window.__pwned=9</script><b>";
+	memset(big, 'N', sizeof big - 1);
+	memcpy(big, lead, sizeof lead - 1);
+	const char *d0 = long_names_dump("l0.vmheap", 0, big);
+	const char *d2 = long_names_dump("l2.vmheap", 2, big);
+	const char *html = report("l.html", (const char *[]){d0, d2, NULL});
+	struct seen s;
+
+	browse(html,
+	       (const char *[]){
+		   /* per table: [id, cells of 1,000+ characters, of them cut
+		    * with an ellipsis in at most 36em] */
+		   "eval:JSON.stringify(['class-table', 'diff-table', "
+		   "'sites-table', 'site-growth-table'].map(id => { const c = "
+		   "[...document.querySelectorAll('#' + id + ' td.name')]"
+		   ".filter(td => td.textContent.length >= 1000); return [id, "
+		   "c.length, c.filter(td => getComputedStyle(td).textOverflow "
+		   "=== 'ellipsis' && td.scrollWidth > td.clientWidth && "
+		   "td.getBoundingClientRect().width <= 36 * 14 + 20).length]; "
+		   "}))",
+		   CLICK_FIRST, /* the Short: its children, the long class */
+		   /* the lines of their own: [text length, ends with an
+		    * ellipsis, title length] */
+		   "eval:JSON.stringify(['#answer .cls', '#answer "
+		   ".native-site .site', '#growth-body .legend-name', "
+		   "'#tree-body .label', '.path-class-name', '.path "
+		   ".step-class', '#native-table td.wrap'].map(q => { const e = "
+		   "[...document.querySelectorAll(q)].find(e => "
+		   "e.textContent.length > 100) || document.querySelector(q); "
+		   "return e ? [q, "
+		   "e.textContent.length, e.textContent.includes('\\u2026'), "
+		   "(e.getAttribute('title') || '').length] : [q]; }))",
+		   "overflow:", "eval:typeof window.__pwned",
+		   "eval:document.querySelectorAll('b, #answer script').length",
+		   /* the end of the native site, as shown: its Ruby line */
+		   "eval:[...document.querySelectorAll('#native-table td.wrap, "
+		   "#answer .native-site .site')].map(e => e.textContent.slice("
+		   "-4)).join(' ')",
+		   NULL},
+	       &s);
+	assert_clean(&s);
+	struct jval *tables = json_parse(value_str(&s, 0));
+	ck_assert_ptr_nonnull(tables);
+	ck_assert_uint_eq(tables->n, 4);
+	for (size_t i = 0; i < tables->n; i++) {
+		const struct jval *t = tables->items[i];
+		ck_assert_msg(t->items[1]->inum >= 1 &&
+				  t->items[2]->inum == t->items[1]->inum,
+			      "%s: %lld long cells, %lld cut with an ellipsis",
+			      t->items[0]->str, t->items[1]->inum,
+			      t->items[2]->inum);
+	}
+	json_free(tables);
+	struct jval *lines = json_parse(value_str(&s, 2));
+	ck_assert_ptr_nonnull(lines);
+	for (size_t i = 0; i < lines->n; i++) {
+		const struct jval *l = lines->items[i];
+		ck_assert_msg(l->n == 4, "%s: no such element", l->items[0]->str);
+		/* the native site: two frames and the Ruby line, each cut */
+		long long max = strstr(l->items[0]->str, "native") ? 700 : 400;
+		ck_assert_msg(l->items[1]->inum <= max && l->items[2]->inum &&
+				  l->items[3]->inum >= 65536,
+			      "%s: %lld characters, ellipsis %lld, title %lld",
+			      l->items[0]->str, l->items[1]->inum,
+			      l->items[2]->inum, l->items[3]->inum);
+	}
+	json_free(lines);
+	const struct jval *ov = value(&s, 3);
+	ck_assert_msg(json_get(ov, "count")->inum == 0, "overflow: %s",
+		      json_get(ov, "offenders")->items[0]->str);
+	ck_assert_str_eq(value_str(&s, 4), "undefined");
+	ck_assert_int_eq(value_int(&s, 5), 0);
+	/* the Ruby file is cut, its line stays: "...NNN\u2026:7" */
+	ck_assert_str_eq(value_str(&s, 6), "N\u2026:7 N\u2026:7");
 	seen_free(&s);
 }
 END_TEST
@@ -1006,6 +1161,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(b, native_sites_show_as_vmheap_histo_lists_them);
 	tcase_add_test(b, allocation_sites_show_by_class_and_site);
 	tcase_add_test(b, leak_suspects_first_as_vmheap_diff_ranks_them);
+	tcase_add_test(b, names_of_64_kib_are_cut_with_an_ellipsis);
 	tcase_add_test(t, damaged_dump_gives_status_2_and_no_file);
 	return s;
 }

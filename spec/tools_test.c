@@ -196,7 +196,8 @@ START_TEST(every_tool_prints_its_version)
 	static const char *const tools[] = {
 	    "vmheap-console", "vmheap-diff", "vmheap-dominators",
 	    "vmheap-histo",   "vmheap-import", "vmheap-path",
-	    "vmheap-report",  "vmheap-run",    "vmheap-sample",
+	    "vmheap-replay",  "vmheap-report", "vmheap-run",
+	    "vmheap-sample",
 	};
 	const size_t ntools = sizeof(tools) / sizeof(tools[0]);
 	char *hdr = spec_read_file(spec_src("report/vmheap_tool.h"), NULL);
@@ -243,7 +244,7 @@ START_TEST(every_tool_reports_a_bad_option_the_same_way)
 	static const char *const tools[] = {
 	    "vmheap-console", "vmheap-diff",   "vmheap-dominators",
 	    "vmheap-histo",   "vmheap-import", "vmheap-path",
-	    "vmheap-report",  "vmheap-run",
+	    "vmheap-replay",  "vmheap-report", "vmheap-run",
 	};
 	char want[128];
 

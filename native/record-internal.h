@@ -1,0 +1,120 @@
+/*
+ * record-internal.h - the recorder's pieces (format/TRACE.md section 8):
+ *
+ *   record.c         the calls encoded, each thread into a buffer of its
+ *                    own: thread states, block ids, the shared pool
+ *   record_ids.c     address -> (block id, size) of the live recorded
+ *                    blocks
+ *   record_writer.c  the buffers, the queue, the writer thread, the file
+ *                    and the end (trailer, end record)
+ *
+ * interpose.c calls native_record_* while native_recording is set.
+ */
+#ifndef VMHEAP_RECORD_INTERNAL_H
+#define VMHEAP_RECORD_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "vmheap_trace_encode.h"
+
+#define REC_RING 4096u	    /* R: a thread's ring */
+#define REC_RING_MIN 1024u  /* M */
+#define REC_BATCH 256u	    /* B */
+#define REC_BUF_BYTES 65536u /* a buffer: chunk head, payload, CRC */
+#define REC_PAYLOAD                                                      \
+	(REC_BUF_BYTES - VMHEAP_TRACE_CHUNK_HEAD - VMHEAP_TRACE_CHUNK_CRC)
+#define REC_QUEUE_MAX 64u	/* buffers queued before a thread waits */
+#define REC_MAX_THREADS 16384u /* thread states at once */
+
+/* A buffer: one chunk being filled, then queued for the writer. */
+struct rec_buf {
+	struct rec_buf *next;
+	uint32_t thread, count, len; /* len: payload bytes so far */
+	uint8_t *mem;		     /* REC_BUF_BYTES, from native_pages */
+};
+#define REC_PAYLOAD_OF(b) ((b)->mem + VMHEAP_TRACE_CHUNK_HEAD)
+#define REC_AT(b) (REC_PAYLOAD_OF(b) + (b)->len)
+
+/* A recording thread's state (one per thread alive at once; a thread
+ * that exits leaves it, and its index, to the next). */
+struct rec_thread {
+	_Atomic int in_use; /* inside a call's recording */
+	uint32_t index;
+	struct vmheap_trace_stream st;
+	struct rec_buf *buf;
+	uint64_t events, untracked;
+	uint32_t slots_hi; /* highest slot named + 1 */
+	uint32_t tick;	   /* events, for reading the clock */
+	struct rec_thread *next_free;
+	uint64_t ring[REC_RING];
+	uint64_t dropped[REC_RING / 2];
+};
+
+struct rec_global {
+	char path[4096];	 /* VMHEAP_NATIVE_RECORD as given */
+	uint64_t start_mono_us;	 /* CLOCK_MONOTONIC_COARSE at the start */
+	uint64_t start_unix_us;
+	int forked;		 /* this process is a forked child */
+	_Atomic uint32_t next_slot;
+	uint32_t nthreads; /* states made (under record.c's lock) */
+	struct rec_thread *threads[REC_MAX_THREADS];
+	_Atomic uint64_t stalls;
+};
+
+extern struct rec_global native_rec;
+extern _Atomic int native_recording;
+
+/* record.c */
+struct rec_old {
+	struct rec_thread *thread; /* NULL: not recording this call */
+	int found;
+	uint64_t id, size;
+};
+void native_record_alloc(unsigned op, void *p, uint64_t size, uint64_t nmemb,
+			 uint64_t elsize, uint64_t align);
+void native_record_free(void *p);
+/* Around a realloc of p: begin takes p's id out of the table (before the
+ * block can be freed and its address given to another thread), end
+ * records the call with its result q.  end must follow every begin that
+ * returned 1. */
+int native_record_realloc_begin(void *p, struct rec_old *old);
+void native_record_realloc_end(unsigned op, const struct rec_old *old,
+			       void *p, void *q, uint64_t size, uint64_t nmemb,
+			       uint64_t elsize);
+int native_record_thread_key(void);
+uint64_t native_record_now_us(void);
+void native_record_after_fork(void);
+/* membarrier's registration (at the start), and the end's side of the
+ * fence against the recording threads (record.c says why). */
+void native_record_fences(void);
+void native_record_fence_end(void);
+
+/* record_ids.c: 1 when an entry for addr was there already (its id and
+ * size in *stale_*: replaced), 0, or -1 without memory. */
+int native_rec_ids_insert(uint64_t addr, uint64_t id, uint64_t size,
+			  uint64_t *stale_id, uint64_t *stale_size);
+/* 1 and the entry's id and size when addr was there (removed), else 0. */
+int native_rec_ids_remove(uint64_t addr, uint64_t *id, uint64_t *size);
+void native_rec_ids_sum(uint64_t *blocks, uint64_t *bytes);
+void native_rec_ids_clear(void);
+void native_rec_ids_lock(void);
+void native_rec_ids_unlock(void);
+
+/* record_writer.c */
+/* Queue `full` (when it holds events) for thread `thread` and return an
+ * empty buffer; waits while REC_QUEUE_MAX buffers are queued; NULL when
+ * recording stopped or no memory is left. */
+struct rec_buf *native_rec_handoff(struct rec_buf *full, uint32_t thread);
+/* Stop recording for good, with one message on stderr naming why. */
+void native_rec_stop(const char *why);
+/* From the constructor: VMHEAP_NATIVE_RECORD's trace begins. */
+void native_record_start(const char *path);
+/* At exit: every buffer written, then the trailer and the end record. */
+void native_record_finish(void);
+/* Around fork(). */
+void native_record_fork_prepare(void);
+void native_record_fork_parent(void);
+void native_record_fork_child(void);
+
+#endif
