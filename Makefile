@@ -93,6 +93,7 @@ include report/report.mk
 -include console/console.mk
 -include hosts/sample/sample.mk
 -include hosts/ruby/ruby.mk
+-include hosts/native/native_agent.mk
 -include import/import.mk
 -include $(wildcard spec/*.mk)
 -include $(wildcard bench/*.mk)

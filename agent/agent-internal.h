@@ -21,11 +21,12 @@
  *    |              |-- histogram.c  the live histogram (walk.c's walk)
  *    |              |-- fork_estimate.c  system.fork_estimate as a job
  *    |              `-- native_vars.c    the tracker's variables
+ *    |-- run_agent.c  vmheap-run's native agent steps aside at a start
  *    `-- discovery.c  the discovery file (and /proc helpers)
  *   leaves, used by any of the above: errors.c, frame.c, token.c,
  *   dump_dir.c (the dump directory held by fd), job.c
- *   client.c and config.c serve the client and the host; no file above
- *   calls them.
+ *   client.c and config.c serve the client and the host, dump_now.c a
+ *   host's dump with no agent running; no file above calls them.
  *
  * A set that starts a long job (system.memory.dump) does not reply: it
  * returns AGENT_PENDING with the job's handle, dispatch.c passes that on,
@@ -155,6 +156,13 @@ size_t agent_native_charge(struct vmheap_native_stack *v,
  * VM, also from a forked child) and this process's mallinfo2.  0, or -1
  * when /proc cannot be read (rss is then 0). */
 int agent_process_memory(pid_t pid, struct vmheap_process_memory *m);
+
+/* -------------------------------------------------------- run_agent.c */
+
+/* Ask vmheap-run's native-only agent (hosts/native), when it runs in
+ * this process and is not the caller's own library, to stop and leave
+ * the process to the agent that starts now (run_agent.c). */
+void agent_run_agent_yield(void);
 
 /* ------------------------------------------------------------- frame.c */
 

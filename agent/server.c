@@ -272,6 +272,9 @@ static int start(vmheap_agent **out, const struct vmheap_agent_config *cfg,
 		return agent_fail(
 		    err, errlen, VMHEAP_AGENT_ESYS,
 		    "cannot set up libevent threads or the fork hook");
+	/* vmheap-run's native agent, if it runs here, leaves this process
+	 * to this one (run_agent.c) */
+	agent_run_agent_yield();
 	cur = the_agent;
 	if (cur && !atomic_load(&cur->stale))
 		return agent_fail(

@@ -266,7 +266,9 @@ typedef struct vmheap_agent vmheap_agent;
  * (vmheap_agent_error()) and is good only for that and
  * vmheap_agent_stop(), or NULL with VMHEAP_ENOMEM.  `host` must outlive
  * the agent.  Blocks SIGPIPE on the agent's threads only.  Only one agent
- * per process.
+ * per process: when vmheap-run's native-only agent
+ * (libvmheap-native-agent.so, hosts/native) runs in it, that one stops
+ * first and leaves the process (its discovery file) to this one.
  */
 VMHEAP_EXPORT
 int vmheap_agent_start(vmheap_agent **out, const struct vmheap_agent_config *cfg,
@@ -276,6 +278,26 @@ int vmheap_agent_start(vmheap_agent **out, const struct vmheap_agent_config *cfg
  * for NULL). */
 VMHEAP_EXPORT
 const char *vmheap_agent_error(const vmheap_agent *a);
+
+/*
+ * Write a dump of the VM into the file `path` now, on the calling
+ * thread, with no agent running: what a host writes when its program
+ * exits (vmheap-run --output does it through its native-only agent), and
+ * what works in a forked child, where the agent's threads are gone.  The
+ * dump is made as a console's `set system.memory.dump` makes it, with the
+ * defaults (config.dump.fork when host->fork_stopped is set, with the
+ * malloc tracker's leak scan in the child; config.dump.gc): written to a
+ * temporary file (O_EXCL, mode 0600) in path's directory and given its
+ * name without replacing a file.  A relative path is taken from the
+ * working directory.  Returns 0, or a negative code with a message in err
+ * that names the path (VMHEAP_AGENT_EEXIST: the file exists and is left
+ * as it was; VMHEAP_AGENT_EPATH: its directory cannot be opened;
+ * VMHEAP_AGENT_EDUMP, VMHEAP_ENOSPC, VMHEAP_AGENT_ESYS: nothing was left).
+ * Needs no agent, and does not touch one that runs.
+ */
+VMHEAP_EXPORT
+int vmheap_agent_dump_file(const struct vmheap_agent_host *host,
+			   const char *path, char *err, size_t errlen);
 
 /* The port the agent listens on. */
 VMHEAP_EXPORT

@@ -169,7 +169,7 @@ static int add_site(struct part *p, const struct vmheap_record *rec)
 /* Count an object under a key too large for the direct array, or under
  * (class id, site id) when grouping by site (key2). */
 static int count_sparse(struct part *p, uint64_t key, uint64_t key2,
-			uint64_t bytes)
+			uint64_t count, uint64_t bytes)
 {
 	struct vmheap_map_slot *s;
 	if (p->last_slot && p->last_key == key && p->last_slot->key2 == key2) {
@@ -181,7 +181,7 @@ static int count_sparse(struct part *p, uint64_t key, uint64_t key2,
 		p->last_slot = s;
 		p->last_key = key;
 	}
-	s->a++;
+	s->a += count;
 	add_bytes(&s->b, bytes, &p->saturated);
 	return 0;
 }
@@ -196,7 +196,7 @@ static inline int count_record(vmheap_census *c, struct part *p,
 				   ? rec->u.object.class_id
 				   : rec->u.object.kind;
 		if (c->group == VMHEAP_GROUP_SITE)
-			return count_sparse(p, key, rec->u.object.site,
+			return count_sparse(p, key, rec->u.object.site, 1,
 					    rec->u.object.bytes);
 		if (key < DIRECT_KEYS) {
 			if (!p->direct) {
@@ -210,7 +210,7 @@ static inline int count_record(vmheap_census *c, struct part *p,
 				  &p->saturated);
 			return 0;
 		}
-		return count_sparse(p, key, 0, rec->u.object.bytes);
+		return count_sparse(p, key, 0, 1, rec->u.object.bytes);
 	}
 	case VMHEAP_RECORD_CLASS:
 		return add_class(p, rec);
@@ -265,7 +265,7 @@ static int count_batch(vmheap_census *c, struct part *p,
 			add_bytes(&direct[key].bytes, rec->u.object.bytes,
 				  &p->saturated);
 		} else {
-			rc = count_sparse(p, key, 0, rec->u.object.bytes);
+			rc = count_sparse(p, key, 0, 1, rec->u.object.bytes);
 		}
 	}
 	p->totals.objects += objects;
@@ -287,16 +287,10 @@ static int summary_row(void *arg, uint64_t class_id, uint32_t kind,
 	struct part *p = v->p;
 	uint64_t key = v->c->group == VMHEAP_GROUP_KIND ? kind : class_id;
 
-	if (key < DIRECT_KEYS) {
-		p->direct[key].count += count;
-		add_bytes(&p->direct[key].bytes, bytes, &p->saturated);
-		return 0;
-	}
-	struct vmheap_map_slot *s = vmheap_map_upsert(&p->counts, key, 0, 0);
-	if (!s)
-		return VMHEAP_ENOMEM;
-	s->a += count;
-	add_bytes(&s->b, bytes, &p->saturated);
+	if (key >= DIRECT_KEYS)
+		return count_sparse(p, key, 0, count, bytes);
+	p->direct[key].count += count;
+	add_bytes(&p->direct[key].bytes, bytes, &p->saturated);
 	return 0;
 }
 
@@ -316,7 +310,6 @@ static int add_summarized(vmheap_census *c, struct part *p)
 
 	if (c->group == VMHEAP_GROUP_SITE)
 		return 0;
-	p->last_slot = NULL; /* upserts below may move the map's slots */
 	rc = vmheap_block_cursor_summary(p->cur, &sum, summary_row,
 					 summary_record, &v);
 	if (rc <= 0)

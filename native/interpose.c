@@ -422,6 +422,7 @@ __attribute__((constructor)) static void native_init(void)
 	}
 	native_stack_init();
 	native_counters_init();
+	native_output_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	if (getenv("VMHEAP_NATIVE_TRACK") != NULL &&
 	    getenv("VMHEAP_NATIVE_TRACK")[0] == '1')

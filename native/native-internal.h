@@ -79,6 +79,8 @@ void native_thread_exclude(void);
  */
 int native_output_name(const char *name, const char *run_pid, long pid,
 		       char *out, size_t outsz);
+/* Keep VMHEAP_RUN_PID for vmheap_native_output_name (the constructor). */
+void native_output_init(void);
 
 /* ------------------------------------------------------------ pages.c */
 

@@ -13,8 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "native-internal.h"
+
+/* VMHEAP_RUN_PID as it was when the tracker loaded (the program may
+ * change its environment later; a forked child keeps its parent's copy,
+ * a program it executes reads the variable again). */
+static char run_pid[24];
 
 static int put(char *out, size_t outsz, size_t *at, const char *s, size_t n)
 {
@@ -61,4 +67,19 @@ int native_output_name(const char *name, const char *run_pid, long pid,
 	    put(out, outsz, &at, num, (size_t)n) != 0)
 		return -1;
 	return 0;
+}
+
+void native_output_init(void)
+{
+	const char *v = getenv("VMHEAP_RUN_PID");
+
+	if (v != NULL && strlen(v) < sizeof run_pid)
+		memcpy(run_pid, v, strlen(v) + 1);
+}
+
+VMHEAP_EXPORT int vmheap_native_output_name(const char *name, char *out,
+					    size_t outsz)
+{
+	return native_output_name(name, run_pid[0] ? run_pid : NULL,
+				  (long)getpid(), out, outsz);
 }

@@ -184,6 +184,20 @@ VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_stack *stacks,
  */
 VMHEAP_EXPORT void vmheap_native_own_thread(void);
 
+/*
+ * The file this process writes for vmheap-run's `--output NAME` (and
+ * any other file NAME a process under vmheap-run writes at exit), by the
+ * one rule of vmheap-run(1) FILES: "%p" in NAME
+ * becomes this process's pid ("%%" one "%"); else the process that
+ * vmheap-run executed (its pid was VMHEAP_RUN_PID when the tracker
+ * loaded) writes NAME, and any other (a forked child, a program it
+ * executed) NAME.PID.  Writes the NUL-terminated name into out[outsz];
+ * returns 0, or -1 when NAME is NULL or empty or the name does not fit.
+ * Allocates nothing.
+ */
+VMHEAP_EXPORT int vmheap_native_output_name(const char *name, char *out,
+					    size_t outsz);
+
 /* The types of the functions above, for dlsym. */
 typedef int (*vmheap_native_start_fn)(void);
 typedef void (*vmheap_native_stop_fn)(void);
@@ -196,6 +210,7 @@ typedef void (*vmheap_native_own_thread_fn)(void);
 typedef int (*vmheap_native_scan_fn)(vmheap_native_stack *,
 				     vmheap_native_leaks *, size_t, size_t *,
 				     vmheap_native_scan_info *);
+typedef int (*vmheap_native_output_name_fn)(const char *, char *, size_t);
 
 #ifdef __cplusplus
 }

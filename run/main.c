@@ -1,16 +1,21 @@
 /*
  * vmheap-run - start a program with the malloc tracker preloaded.
  *
- *   vmheap-run [--track] [--record TRACE] [--] COMMAND [ARGS...]
+ *   vmheap-run [--track] [--record TRACE] [--output FILE] [--no-agent] [--]
+ *              COMMAND [ARGS...]
  *
- * It appends libvmheap-malloc.so to LD_PRELOAD (after any preload the
- * user already has) and, when COMMAND is a ruby, adds `-I DIR
- * -rvmheap_agent` to RUBYOPT so that the VM also runs the agent, with no
- * change to the app; it sets VMHEAP_RUN_PID to its own pid (COMMAND keeps
- * it: vmheap-run executes it in its own place), for the rule that names
- * each process's files (native/output_name.c), and with --record,
- * VMHEAP_NATIVE_RECORD to TRACE made absolute; then it executes COMMAND.  The
- * library is $VMHEAP_MALLOC_LIB, else ../lib/libvmheap-malloc.so next to
+ * It appends libvmheap-malloc.so and libvmheap-native-agent.so (the agent
+ * for any program: hosts/native) to LD_PRELOAD (after any preload the
+ * user already has), sets VMHEAP_RUN_PID to its own pid (COMMAND keeps it:
+ * vmheap-run executes it in its own place) and, with --output,
+ * VMHEAP_RUN_OUTPUT to FILE made absolute, which each process writes its
+ * dump to at exit (the name rule: native/output_name.c, vmheap-run(1)
+ * FILES); with --record, VMHEAP_NATIVE_RECORD to TRACE made absolute.
+ * When COMMAND is a ruby, it adds `-I DIR -rvmheap_agent` to
+ * RUBYOPT so that the VM runs the Ruby agent, with no change to the app
+ * (that agent then takes the native one's place).  The libraries are
+ * $VMHEAP_MALLOC_LIB and $VMHEAP_NATIVE_AGENT_LIB, else
+ * ../lib/libvmheap-malloc.so and ../lib/libvmheap-native-agent.so next to
  * this program (build/bin -> build/lib, PREFIX/bin -> PREFIX/lib).
  */
 #include <errno.h>
@@ -26,21 +31,26 @@
 #define PROG "vmheap-run"
 
 static const char usage[] =
-	"usage: vmheap-run [--track] [--record TRACE] [--] COMMAND "
-	"[ARGS...]\n"
+	"usage: vmheap-run [--track] [--record TRACE] [--output FILE] "
+	"[--no-agent] [--] COMMAND [ARGS...]\n"
 	"Run COMMAND with the vmheap malloc tracker (libvmheap-malloc.so)\n"
-	"preloaded, tracking off until the console says\n"
-	"`set config.native.track true`.  A ruby COMMAND also loads the\n"
-	"vmheap agent (through RUBYOPT).\n"
+	"and an agent (libvmheap-native-agent.so) preloaded, tracking off\n"
+	"until the console says `set config.native.track true`.  A ruby\n"
+	"COMMAND loads the Ruby agent instead (through RUBYOPT).\n"
 	"\n"
-	"  --track   track from the start (VMHEAP_NATIVE_TRACK=1)\n"
-	"  --record TRACE  record every malloc-family call into the trace\n"
-	"            TRACE (format/TRACE.md; a forked child writes TRACE.PID)\n"
-	"  --help    this text\n"
-	"  --version the version\n"
+	"  --track        track from the start (VMHEAP_NATIVE_TRACK=1)\n"
+	"  --record TRACE record every malloc-family call into the trace\n"
+	"                 TRACE (format/TRACE.md; others TRACE.PID)\n"
+	"  --output FILE  each process writes a dump (native section, leak\n"
+	"                 scan) at exit: the first to FILE, others FILE.PID\n"
+	"                 (%p in FILE: the pid, in every process)\n"
+	"  --no-agent     no agent for the console (VMHEAP_RUN_AGENT=0)\n"
+	"  --help         this text\n"
+	"  --version      the version\n"
 	"\n"
 	"Environment: VMHEAP_MALLOC_LIB (the tracker library),\n"
-	"VMHEAP_NATIVE_DEPTH (frames per site, 1-32, default 16).\n";
+	"VMHEAP_NATIVE_AGENT_LIB (the agent library), VMHEAP_NATIVE_DEPTH\n"
+	"(frames per site, 1-32, default 16), VMHEAP_AGENT_* (the agent's).\n";
 
 /* The directory of this program, resolved (no trailing slash). */
 static int self_dir(char *out, size_t cap)
@@ -92,6 +102,32 @@ static int absolute_path(const char *opt, const char *file, char *out,
 	return -1;
 }
 
+/* A library to preload: $VAR, else DIR/../lib/NAME; it must be readable
+ * and fit in LD_PRELOAD.  0, or -1 after saying why on stderr. */
+static int library(char *out, size_t cap, const char *var, const char *dir,
+		   const char *name)
+{
+	const char *env = getenv(var);
+	if (env != NULL && env[0] != '\0')
+		snprintf(out, cap, "%s", env);
+	else
+		snprintf(out, cap, "%s/../lib/%s", dir, name);
+	if (access(out, R_OK) != 0) {
+		fprintf(stderr, "vmheap-run: the %s library %s is missing "
+				"(%s); build it with make, or set %s\n",
+			strcmp(var, "VMHEAP_MALLOC_LIB") == 0 ? "tracker"
+							      : "agent",
+			out, strerror(errno), var);
+		return -1;
+	}
+	if (strpbrk(out, ": ") != NULL) {
+		fprintf(stderr, "vmheap-run: %s: LD_PRELOAD cannot hold a path "
+				"with a colon or a space\n", out);
+		return -1;
+	}
+	return 0;
+}
+
 static int is_ruby(const char *cmd)
 {
 	const char *base = strrchr(cmd, '/');
@@ -101,8 +137,8 @@ static int is_ruby(const char *cmd)
 
 int main(int argc, char **argv)
 {
-	int i = 1, track = 0;
-	const char *record = NULL;
+	int i = 1, track = 0, no_agent = 0;
+	const char *output = NULL, *record = NULL;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "--") == 0) {
 			i++;
@@ -118,6 +154,20 @@ int main(int argc, char **argv)
 			if (record == NULL || record[0] == '\0')
 				vmheap_tool_usage_error(PROG, usage,
 							"--record needs a TRACE");
+		} else if (strcmp(argv[i], "--no-agent") == 0) {
+			no_agent = 1;
+		} else if (strcmp(argv[i], "--output") == 0 ||
+			   strncmp(argv[i], "--output=", 9) == 0) {
+			if (argv[i][8] == '=')
+				output = argv[i] + 9;
+			else if (i + 1 < argc)
+				output = argv[++i];
+			else
+				vmheap_tool_usage_error(PROG, usage,
+							"--output needs a FILE");
+			if (output[0] == '\0')
+				vmheap_tool_usage_error(PROG, usage,
+							"--output needs a FILE");
 		} else if (strcmp(argv[i], "--help") == 0 ||
 			   strcmp(argv[i], "-h") == 0) {
 			fputs(usage, stdout);
@@ -132,36 +182,34 @@ int main(int argc, char **argv)
 	if (i >= argc)
 		vmheap_tool_usage_error(PROG, usage, "no command given");
 
-	char dir[PATH_MAX], lib[PATH_MAX + 64], ext[PATH_MAX + 64],
-		trace[PATH_MAX], pid[24];
+	char dir[PATH_MAX], lib[PATH_MAX + 64], agent[PATH_MAX + 64],
+		ext[PATH_MAX + 64], out[PATH_MAX], trace[PATH_MAX], pid[24];
 	if (self_dir(dir, sizeof dir) != 0) {
 		fprintf(stderr, "vmheap-run: cannot find its own directory "
 				"(/proc/self/exe)\n");
 		return 2;
 	}
-	const char *env_lib = getenv("VMHEAP_MALLOC_LIB");
-	if (env_lib != NULL && env_lib[0] != '\0')
-		snprintf(lib, sizeof lib, "%s", env_lib);
-	else
-		snprintf(lib, sizeof lib, "%s/../lib/libvmheap-malloc.so", dir);
-	if (access(lib, R_OK) != 0) {
-		fprintf(stderr, "vmheap-run: the tracker library %s is missing "
-				"(%s); build it with make, or set "
-				"VMHEAP_MALLOC_LIB\n", lib, strerror(errno));
+	if (library(lib, sizeof lib, "VMHEAP_MALLOC_LIB", dir,
+		    "libvmheap-malloc.so") != 0 ||
+	    ((!no_agent || output) &&
+		     library(agent, sizeof agent, "VMHEAP_NATIVE_AGENT_LIB", dir,
+			     "libvmheap-native-agent.so") != 0))
 		return 2;
-	}
-	if (strpbrk(lib, ": ") != NULL) {
-		fprintf(stderr, "vmheap-run: %s: LD_PRELOAD cannot hold a path "
-				"with a colon or a space\n", lib);
+	if (output != NULL &&
+	    absolute_path("--output", output, out, sizeof out) != 0)
 		return 2;
-	}
 	if (record != NULL &&
 	    absolute_path("--record", record, trace, sizeof trace) != 0)
 		return 2;
 	snprintf(pid, sizeof pid, "%ld", (long)getpid());
 	if (append_env("LD_PRELOAD", ":", lib) != 0 ||
+	    ((!no_agent || output) && append_env("LD_PRELOAD", ":", agent) != 0) ||
 	    (track && setenv("VMHEAP_NATIVE_TRACK", "1", 1) != 0) ||
 	    setenv("VMHEAP_RUN_PID", pid, 1) != 0 ||
+	    (no_agent ? setenv("VMHEAP_RUN_AGENT", "0", 1)
+		      : unsetenv("VMHEAP_RUN_AGENT")) != 0 ||
+	    (output ? setenv("VMHEAP_RUN_OUTPUT", out, 1)
+		    : unsetenv("VMHEAP_RUN_OUTPUT")) != 0 ||
 	    (record ? setenv("VMHEAP_NATIVE_RECORD", trace, 1)
 		    : unsetenv("VMHEAP_NATIVE_RECORD")) != 0) {
 		fprintf(stderr, "vmheap-run: cannot set the environment\n");

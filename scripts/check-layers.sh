@@ -14,6 +14,8 @@
 #   path/ dominators/         (the graph tools, likewise)
 #   html/                    (vmheap-report, likewise)
 #   hosts/*/                 -> agent, format
+#   hosts/native/            -> agent, format, native (its public header's
+#                               types only: the tracker is found with dlsym)
 #   import/                  -> format (the converters: the writer only)
 #   import/tool/             -> import, report, analysis, format, files
 #
@@ -32,6 +34,7 @@ allowed() { # folder -> the folders it may include from
 	agent) echo "agent format files native" ;;
 	native) echo "native format" ;;
 	histo | diff | console | run | path | dominators | html | replay) echo "$1 report analysis format files agent" ;;
+	hosts/native) echo "$1 agent format native" ;;
 	hosts/*) echo "$1 agent format" ;;
 	import) echo "import format" ;;
 	import/tool) echo "import/tool import report analysis format files" ;;

@@ -2,7 +2,7 @@
 # Both suites get main() and their harness from spec/lib (spec/lib.mk).
 AGENT_TEST := $(SPECDIR)/agent_test
 AGENT_TEST_OBJS := $(OBJDIR)/spec/agent_test.o $(OBJDIR)/spec/agent_helpers.o \
-                   $(OBJDIR)/spec/agent_ops_test.o
+                   $(OBJDIR)/spec/agent_ops_test.o $(OBJDIR)/spec/agent_dump_file_test.o
 CHECK_SUITES += $(AGENT_TEST)
 EXTRA_ALL += $(AGENT_TEST)
 $(AGENT_TEST_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)

@@ -85,5 +85,7 @@ void dir_listing(const char *dir, char *buf, size_t len);
 /* The TCases of agent_ops_test.c (operations: issues 16 and 19). */
 #include <check.h>
 void agent_ops_tcases(Suite *s);
+/* agent_dump_file_test.c: vmheap_agent_dump_file. */
+void agent_dump_file_tcases(Suite *s);
 
 #endif

@@ -1736,5 +1736,6 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t,
 		       a_second_client_gets_busy_while_a_dump_runs_then_dumps);
 	agent_ops_tcases(s);
+	agent_dump_file_tcases(s);
 	return s;
 }
