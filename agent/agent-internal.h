@@ -130,10 +130,18 @@ int agent_native_get_bytes(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen);
 int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen);
-/* native_vars.c: the malloc tracker's function `name` (vmheap_native.h),
- * or NULL when the tracker is not loaded (libvmheap-malloc.so preloaded by
- * vmheap-run). */
+/* native_load.c: the malloc tracker's function `name` (vmheap_native.h),
+ * or NULL when the tracker is not loaded (neither preloaded by vmheap-run
+ * nor loaded by agent_native_load). */
 void *agent_native_api(const char *name);
+/* native_load.c: load the tracker into a VM that runs without it and
+ * route the VM's allocator calls to it (a no-op when it is loaded).  0,
+ * or a negative code with the reason in err. */
+int agent_native_load(char *err, size_t errlen);
+/* native_load.c: route the allocator calls of modules loaded since
+ * (vmheap_native_route; nothing when the tracker was preloaded).  0, or
+ * a negative code with the reason in err (err may be NULL, errlen 0). */
+int agent_native_route(char *err, size_t errlen);
 /* native_dump.c: the tracker's sites and modules, taken before a heap
  * walk (NULL when the tracker is absent or off), and written into the
  * dump's native section after it.  In a forked child (`forked`) the

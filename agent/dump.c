@@ -46,6 +46,7 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 		goto out;
 	}
 	res->forked = atomic_load(&a->dump_fork) && a->host->fork_stopped;
+	agent_native_route(NULL, 0); /* modules loaded past the tracker */
 	if (res->forked &&
 	    agent_fork_refused(
 		a, atomic_load(&a->dump_gc) && a->host->prepare_child, res))

@@ -1,9 +1,10 @@
 /*
  * native_vars.c - the malloc tracker's variables:
  *
- *   config.native.track   bool  true starts tracking, false stops and
- *                               forgets (libvmheap-malloc.so must be
- *                               preloaded: vmheap-run does it)
+ *   config.native.track   bool  true starts tracking (loading the
+ *                               tracker when vmheap-run did not preload
+ *                               it: native_load.c), false stops and
+ *                               forgets
  *   system.native.bytes   int   the live bytes of every tracked
  *                               allocation, now (the tracker's totals,
  *                               vmheap's own included)
@@ -17,8 +18,9 @@
  *                               client that names them from the files
  *
  * The agent does not link the tracker: it finds its API at run time
- * (agent_native_api), so the same agent runs with and without it.  Loop
- * thread only.
+ * (agent_native_api), so the same agent runs with and without it, and
+ * loads it when tracking starts in a VM started without it
+ * (native_load.c).  Loop thread only.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -37,44 +39,8 @@
 #define FILE_FRAMES 5 /* as many as vmheap-histo --native shows */
 
 static const char missing[] =
-	"the malloc tracker is not loaded in this VM; start the VM with "
-	"vmheap-run (for example `vmheap-run ruby app.rb`), which preloads "
-	"libvmheap-malloc.so";
-
-/*
- * The tracker's handle: the loaded module named libvmheap-malloc*, opened
- * again with RTLD_NOLOAD, or NULL.  Looked for once, by name, so that no
- * dl call fails when the tracker is absent: a failing dlsym leaves a
- * dlerror record behind in the calling thread (LeakSanitizer reports it).
- */
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static void *handle;
-
-static int find_tracker(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	const char *name = info->dlpi_name, *base;
-
-	(void)size, (void)arg;
-	if (!name || !*name)
-		return 0;
-	base = strrchr(name, '/');
-	base = base ? base + 1 : name;
-	if (strncmp(base, "libvmheap-malloc", 16) != 0)
-		return 0;
-	handle = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
-	return handle != NULL;
-}
-
-static void find_once(void)
-{
-	dl_iterate_phdr(find_tracker, NULL);
-}
-
-void *agent_native_api(const char *name)
-{
-	pthread_once(&once, find_once);
-	return handle ? dlsym(handle, name) : NULL;
-}
+	"the malloc tracker is not loaded in this VM; start it with: "
+	"set config.native.track true";
 
 static void *api(const char *name)
 {
@@ -88,18 +54,6 @@ void agent_native_own_thread(void)
 
 	if (own != NULL)
 		own();
-}
-
-VMHEAP_EXPORT int vmheap_agent_native_location(int (*where)(const char **,
-							    uint32_t *))
-{
-	vmheap_native_set_location_fn set = (vmheap_native_set_location_fn)api(
-		"vmheap_native_set_location");
-
-	if (set == NULL)
-		return VMHEAP_AGENT_EUNSUPPORTED;
-	set(where);
-	return 0;
 }
 
 int agent_native_get_track(struct vmheap_agent *a, const char *name,
@@ -131,9 +85,19 @@ int agent_native_set_track(struct vmheap_agent *a, const msgpack_object *value,
 		return agent_fail(err, errlen, VMHEAP_AGENT_ETYPE,
 				  "config.native.track takes a boolean "
 				  "(true/false)");
-	if (start == NULL || stop == NULL)
-		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
-				  "%s", missing);
+	if (v && (start == NULL || stop == NULL)) {
+		/* a VM started without vmheap-run: load the tracker */
+		int rc = agent_native_load(err, errlen);
+		if (rc < 0)
+			return rc;
+		start = (vmheap_native_start_fn)api("vmheap_native_start");
+		stop = (vmheap_native_stop_fn)api("vmheap_native_stop");
+	} else if (v && agent_native_route(err, errlen) < 0) {
+		return VMHEAP_AGENT_EUNSUPPORTED;
+	}
+	if (start == NULL || stop == NULL) /* off, and never loaded */
+		return agent_native_get_track(a, "config.native.track", pk,
+					      err, errlen);
 	if (v && start() != 0)
 		return agent_fail(err, errlen, VMHEAP_ENOMEM,
 				  "the malloc tracker cannot map its tables");
@@ -260,6 +224,7 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
 				  "native tracking is off; start it with: "
 				  "set config.native.track true");
+	agent_native_route(NULL, 0); /* modules loaded past the tracker */
 	/* Sites may appear between the count and the copy: some room. */
 	cap = sites(NULL, 0) + 256;
 	v = malloc(cap * sizeof(*v));

@@ -336,9 +336,11 @@ int vmheap_agent_is_stale(const vmheap_agent *a);
  * vmheap_native.h says what `where` may and must not do).  `where` sets
  * *file and *line and returns non-zero, or returns 0 when the calling
  * thread has no location.  NULL removes it: do that before the VM's
- * state that `where` reads goes away.  Returns 0, or
- * VMHEAP_AGENT_EUNSUPPORTED when the tracker is not loaded (nothing to
- * do).  Needs no agent.
+ * state that `where` reads goes away.  The hook is kept: when the
+ * tracker is not loaded yet, the agent hands it over if `set
+ * config.native.track true` loads one.  Returns 0, or
+ * VMHEAP_AGENT_EUNSUPPORTED when the tracker is not loaded now.  Needs no
+ * agent.
  */
 VMHEAP_EXPORT
 int vmheap_agent_native_location(int (*where)(const char **file,

@@ -56,6 +56,16 @@ int attach_proc_seccomp(pid_t pid);
 /* The real uid of the process (Uid: of /proc/PID/status), or -1. */
 long attach_proc_uid(pid_t pid);
 
+/* 1 when the process has capability `cap` (CAP_*) in its effective set
+ * (CapEff: of /proc/PID/status), 0 when not, -1 when unreadable. */
+int attach_proc_has_cap(pid_t pid, int cap);
+
+/* Why this process may not trace pid (its /proc/PID/maps unreadable or
+ * PTRACE_SEIZE refused with EPERM), as one sentence with what to do,
+ * into err: another user's process, no CAP_SYS_PTRACE, Yama's
+ * ptrace_scope, an undumpable process. */
+void attach_refusal(pid_t pid, char *err, size_t errlen);
+
 /* Copy the value of `name` in /proc/PID/environ to buf (at most len
  * bytes with the NUL).  0, or -1 when absent or unreadable. */
 int attach_proc_getenv(pid_t pid, const char *name, char *buf, size_t len);
@@ -89,6 +99,10 @@ int attach_elf_code_slack(const char *path, uint64_t *end, uint64_t *page_end,
  * the target runs on as it was (it is never left stopped or traced).
  */
 int attach_inject(pid_t pid, const char *so_path, char *err, size_t errlen);
+/* For the test suite: stop this process (SIGSTOP) at moment `moment` of
+ * an attach when VMHEAP_ATTACH_TEST_STOP says so (attach_inject.c lists
+ * the moments). */
+void attach_test_stop(int moment);
 
 /* --------------------------------------------------------------- attach.c */
 

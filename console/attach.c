@@ -148,11 +148,8 @@ static int check_target(pid_t pid, char *err, size_t errlen)
 	}
 	m = attach_proc_module(pid, "libruby", &ruby);
 	if (m == -2) {
-		snprintf(err, errlen,
-			 "cannot read /proc/%ld/maps (%s): the process belongs "
-			 "to another user or made itself undumpable "
-			 "(PR_SET_DUMPABLE 0); attach as root",
-			 (long)pid, strerror(errno));
+		/* the kernel lets us read maps where it lets us trace */
+		attach_refusal(pid, err, errlen);
 		return -1;
 	}
 	if (m < 0) {
@@ -224,6 +221,12 @@ int attach_agent(pid_t pid, int timeout_ms, char *dir, size_t len,
 					      : "Ruby's site arch directory");
 		return -1;
 	}
+	/* following /proc/PID/root takes the right to trace it */
+	snprintf(seen, sizeof(seen), "/proc/%ld/root/", (long)pid);
+	if (access(seen, X_OK) != 0 && errno == EACCES) {
+		attach_refusal(pid, err, errlen);
+		return -1;
+	}
 	snprintf(seen, sizeof(seen), "/proc/%ld/root%s", (long)pid, so);
 	if (access(seen, R_OK) != 0) {
 		snprintf(err, errlen,
@@ -239,6 +242,7 @@ int attach_agent(pid_t pid, int timeout_ms, char *dir, size_t len,
 		if (attach_inject(pid, so, err, errlen) < 0)
 			return -1;
 		*injected = 1;
+		attach_test_stop(6);
 	}
 	/* The main thread starts the agent at its next interrupt check.
 	 * The injection made a blocked thread come back with EINTR; should

@@ -128,6 +128,65 @@ long attach_proc_uid(pid_t pid)
 	return uid;
 }
 
+int attach_proc_has_cap(pid_t pid, int cap)
+{
+	char v[64];
+	unsigned long long mask;
+
+	if (status_field(pid, "CapEff", v, sizeof(v)) < 0 ||
+	    sscanf(v, "%llx", &mask) != 1)
+		return -1;
+	return (mask >> cap) & 1;
+}
+
+#define CAP_SYS_PTRACE_BIT 19 /* linux/capability.h's CAP_SYS_PTRACE */
+
+void attach_refusal(pid_t pid, char *err, size_t errlen)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	int scope = -1;
+	long uid = attach_proc_uid(pid);
+	int cap = attach_proc_has_cap(getpid(), CAP_SYS_PTRACE_BIT);
+	int other = uid >= 0 && (uid_t)uid != geteuid();
+
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = -1;
+		fclose(f);
+	}
+	if (other && geteuid() != 0 && cap != 1)
+		snprintf(err, errlen,
+			 "pid %ld belongs to uid %ld, not to you, and only "
+			 "its user or root may trace it: run vmheap-console "
+			 "--attach as that user or as root",
+			 (long)pid, uid);
+	else if (other && cap == 0)
+		snprintf(err, errlen,
+			 "pid %ld belongs to uid %ld and this vmheap-console "
+			 "runs without CAP_SYS_PTRACE (a container's or a "
+			 "bounding set's default), which tracing another "
+			 "user's process needs: give it that capability "
+			 "(docker run --cap-add SYS_PTRACE) or run it as uid "
+			 "%ld",
+			 (long)pid, uid, uid);
+	else if (scope >= 1)
+		snprintf(err, errlen,
+			 "the kernel does not let this process trace pid %ld: "
+			 "Yama ptrace_scope is %d "
+			 "(/proc/sys/kernel/yama/ptrace_scope); run as root "
+			 "or with CAP_SYS_PTRACE%s",
+			 (long)pid, scope,
+			 scope >= 3 ? " (scope 3 forbids it to everyone)"
+				    : ", or set it to 0");
+	else
+		snprintf(err, errlen,
+			 "the kernel does not let this process trace pid %ld: "
+			 "it made itself undumpable (PR_SET_DUMPABLE 0) or "
+			 "runs under another security context (an LSM); "
+			 "attach as root with CAP_SYS_PTRACE",
+			 (long)pid);
+}
+
 int attach_proc_getenv(pid_t pid, const char *name, char *buf, size_t len)
 {
 	char path[64];

@@ -56,8 +56,8 @@ static void *_Atomic shared[SHARED_CHUNKS]; /* of SHARED_CHUNK_SITES */
 
 /* The thread's table; NULL until it first counts, and again once it
  * exits (then `exiting` is set and it counts in the shared counters). */
-static __thread struct table *mine __attribute__((tls_model("initial-exec")));
-static __thread int exiting __attribute__((tls_model("initial-exec")));
+static __thread struct table *mine NATIVE_TLS;
+static __thread int exiting NATIVE_TLS;
 
 /* At thread exit: the table is free again (its counts stay). */
 static void table_release(void *v)

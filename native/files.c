@@ -28,7 +28,7 @@ static size_t cap, count;
 static char *arena;
 static size_t arena_left;
 
-static __thread struct name *last __attribute__((tls_model("initial-exec")));
+static __thread struct name *last NATIVE_TLS;
 
 static uint64_t hash_bytes(const char *s, size_t n)
 {

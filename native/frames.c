@@ -49,7 +49,7 @@ struct rule {
 
 #define RULES 2048 /* a power of two; 40 KiB a thread */
 static __thread struct rule rules[RULES]
-	__attribute__((tls_model("initial-exec")));
+	NATIVE_TLS;
 
 /* Bumped after each dlclose: a rule found before may describe code that
  * is gone, and other code may be loaded at its addresses. */

@@ -28,7 +28,7 @@ _Atomic uint64_t native_state;
 unsigned native_depth = 16;
 _Atomic(vmheap_native_location_fn) native_location;
 
-static __thread int busy __attribute__((tls_model("initial-exec")));
+static __thread int busy NATIVE_TLS;
 
 static void *(*next_aligned_alloc)(size_t, size_t);
 static int (*next_dlclose)(void *);
@@ -358,10 +358,52 @@ PUBLIC int posix_memalign(void **out, size_t align, size_t n)
 PUBLIC int dlclose(void *handle)
 {
 	if (next_dlclose == NULL)
-		next_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+		next_dlclose = (int (*)(void *))native_libc_sym("dlclose");
 	int r = next_dlclose(handle);
 	native_frames_forget();
 	return r;
+}
+
+/* The entry points under names of the tracker's own (got.c writes these
+ * addresses; inside the tracker, `malloc` may be bound to glibc's). */
+#define ALIAS(name) \
+	extern __typeof(name) native_##name \
+		__attribute__((alias(#name), copy(name), visibility("hidden")))
+ALIAS(malloc);
+ALIAS(calloc);
+ALIAS(realloc);
+ALIAS(reallocarray);
+ALIAS(free);
+ALIAS(memalign);
+ALIAS(valloc);
+ALIAS(pvalloc);
+ALIAS(aligned_alloc);
+ALIAS(posix_memalign);
+ALIAS(dlclose);
+
+/* ---------------------------------------------------- the next symbol */
+
+/*
+ * Preloaded (vmheap-run), the tracker's symbols come first and the
+ * functions it wraps are the next definition (RTLD_NEXT).  Loaded with
+ * dlopen (got.c), it is in no search list that RTLD_NEXT could start
+ * from (glibc walks the caller's scope looking for it): glibc's own
+ * definitions, from libc.so.6, are the ones it wraps.
+ */
+int native_preloaded(void)
+{
+	return dlsym(RTLD_DEFAULT, "malloc") == (void *)native_malloc;
+}
+
+void *native_libc_sym(const char *name)
+{
+	static void *libc;
+	if (native_preloaded())
+		return dlsym(RTLD_NEXT, name);
+	if (libc == NULL)
+		libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	void *f = libc != NULL ? dlsym(libc, name) : NULL;
+	return f != NULL ? f : dlsym(RTLD_DEFAULT, name);
 }
 
 /* ------------------------------------------------------ setup and fork */
@@ -410,10 +452,10 @@ __attribute__((constructor)) static void native_init(void)
 {
 	busy++;
 	next_aligned_alloc =
-		(void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
-	next_posix_memalign = (int (*)(void **, size_t, size_t))dlsym(
-		RTLD_NEXT, "posix_memalign");
-	next_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+		(void *(*)(size_t, size_t))native_libc_sym("aligned_alloc");
+	next_posix_memalign = (int (*)(void **, size_t, size_t))native_libc_sym(
+		"posix_memalign");
+	next_dlclose = (int (*)(void *))native_libc_sym("dlclose");
 	const char *d = getenv("VMHEAP_NATIVE_DEPTH");
 	if (d != NULL) {
 		long v = strtol(d, NULL, 10);

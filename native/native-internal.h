@@ -14,6 +14,8 @@
  *   cfa.c        a code address's unwind rule, from its .eh_frame FDE
  *   files.c      the VM source files that sites name (the location hook)
  *   modules.c    the module list (dl_iterate_phdr, build ids)
+ *   got.c        routing a running process's allocator calls to a
+ *                tracker that was dlopen'ed (GOT slots of every module)
  *   api.c        start, stop, snapshot (vmheap_native.h)
  *   scan.c       the leak scan of a forked child (vmheap_native_scan)
  *   pages.c      the tracker's own memory, straight from mmap
@@ -29,6 +31,21 @@
 #include <stdint.h>
 
 #include "vmheap_native.h"
+
+/*
+ * The tracker's thread-local variables.  libvmheap-malloc.so (preloaded)
+ * keeps them in the static TLS block: initial-exec, a load off %fs.
+ * libvmheap-malloc-attach.so (the same sources, dlopen'ed into a running
+ * process by the agent: got.c) cannot, since its 80 KiB do not fit the
+ * loader's spare static TLS ("cannot allocate memory in static TLS
+ * block"): it is built with NATIVE_TLS_MODEL "global-dynamic" and TLS
+ * descriptors (-mtls-dialect=gnu2), and each thread's block is made by
+ * the loader at the thread's first use.
+ */
+#ifndef NATIVE_TLS_MODEL
+#define NATIVE_TLS_MODEL "initial-exec"
+#endif
+#define NATIVE_TLS __attribute__((tls_model(NATIVE_TLS_MODEL)))
 
 /* glibc's own allocator, under names that no preload can take. */
 extern void *__libc_malloc(size_t n);
@@ -63,6 +80,30 @@ struct native_where {
 	uint32_t line;
 };
 
+/* -------------------------------------------------------- interpose.c */
+
+/* The tracker's entry points by names of its own (hidden aliases): inside
+ * the tracker, `malloc` may be bound to glibc's (when it was dlopen'ed). */
+#define NATIVE_HIDDEN __attribute__((visibility("hidden")))
+NATIVE_HIDDEN void *native_malloc(size_t n);
+NATIVE_HIDDEN void *native_calloc(size_t n, size_t m);
+NATIVE_HIDDEN void *native_realloc(void *p, size_t n);
+NATIVE_HIDDEN void *native_reallocarray(void *p, size_t n, size_t m);
+NATIVE_HIDDEN void native_free(void *p);
+NATIVE_HIDDEN void *native_memalign(size_t align, size_t n);
+NATIVE_HIDDEN void *native_valloc(size_t n);
+NATIVE_HIDDEN void *native_pvalloc(size_t n);
+NATIVE_HIDDEN void *native_aligned_alloc(size_t align, size_t n);
+NATIVE_HIDDEN int native_posix_memalign(void **out, size_t align, size_t n);
+NATIVE_HIDDEN int native_dlclose(void *handle);
+
+/* Non-zero when the tracker was preloaded: its `malloc` is the one the
+ * process's global scope finds. */
+int native_preloaded(void);
+/* The definition of `name` that the tracker wraps: the next one after
+ * the tracker when preloaded, else glibc's (libc.so.6), else the global
+ * scope's; NULL when none. */
+void *native_libc_sym(const char *name);
 /* This thread's allocations are never tracked nor recorded, from now on
  * (interpose.c; the recorder's writer thread). */
 void native_thread_exclude(void);

@@ -38,6 +38,29 @@ $(NATIVE_SO): $(NATIVE_OBJS)
 	  -pthread $(NATIVE_CFLAGS) $(LDFLAGS) \
 	  -o $@ $^ $(UNWIND_LIBS) -ldl
 
+# libvmheap-malloc-attach.so: the same sources for a process that runs
+# without the preload (the agent dlopen's it when `set config.native.track
+# true` comes, and native/got.c routes the allocator's calls to it).  Its
+# thread-local variables are global-dynamic with TLS descriptors: the
+# preload's 80 KiB of initial-exec TLS do not fit the loader's spare
+# static TLS block (native-internal.h, NATIVE_TLS).
+NATIVE_ATTACH_OBJS := $(NATIVE_SRCS:native/%.c=$(OBJDIR)/native-attach/%.o) \
+                      $(OBJDIR)/native/format_crc32c.o
+NATIVE_ATTACH_SO   := $(LIBDIR)/libvmheap-malloc-attach.so
+LIBS_OUT           += $(NATIVE_ATTACH_SO)
+NATIVE_ATTACH_CFLAGS = $(filter-out -ftls-model=initial-exec,$(NATIVE_CFLAGS)) \
+                -ftls-model=global-dynamic -mtls-dialect=gnu2 \
+                -DNATIVE_TLS_MODEL='"global-dynamic"'
+$(OBJDIR)/native-attach/%.o: native/%.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NATIVE_ATTACH_CFLAGS) -MMD -MP -c $< -o $@
+
+$(NATIVE_ATTACH_SO): $(NATIVE_ATTACH_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libvmheap-malloc-attach.so -Wl,--no-undefined \
+	  -pthread $(NATIVE_ATTACH_CFLAGS) $(LDFLAGS) \
+	  -o $@ $^ $(UNWIND_LIBS) -ldl
+
 # make install: the library goes with LIBS_OUT into PREFIX/lib (where
 # vmheap-run looks for it, ../lib from its own directory); the header
 # with the others.

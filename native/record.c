@@ -31,9 +31,9 @@ _Atomic int native_recording;
 struct rec_global native_rec;
 
 static __thread struct rec_thread *me
-	__attribute__((tls_model("initial-exec")));
+	NATIVE_TLS;
 /* This thread is vmheap's own (vmheap_native_own_thread). */
-static __thread int own __attribute__((tls_model("initial-exec")));
+static __thread int own NATIVE_TLS;
 
 VMHEAP_EXPORT void vmheap_native_own_thread(void)
 {

@@ -112,7 +112,7 @@ struct cached {
 	uint32_t id;
 };
 static __thread struct cached cache[CACHE]
-	__attribute__((tls_model("initial-exec")));
+	NATIVE_TLS;
 
 static uint32_t site_get_locked(const struct native_where *w,
 				uint64_t state, uint64_t h);

@@ -37,7 +37,7 @@ static gcc_ip_fn gcc_ip;
 static gcc_cfa_fn gcc_cfa;
 
 static __thread uintptr_t stack_lo, stack_hi
-	__attribute__((tls_model("initial-exec")));
+	NATIVE_TLS;
 
 /* The stack cache's bounds, found without pthread_getattr_np, which takes
  * the thread's lock: an allocation made inside it (ruby calls it as each
@@ -48,7 +48,7 @@ static __thread uintptr_t stack_lo, stack_hi
  * CACHE_SPAN below it. */
 #define CACHE_SPAN ((uintptr_t)64 << 20)
 static uintptr_t main_lo, main_hi;
-static __thread int on_main __attribute__((tls_model("initial-exec")));
+static __thread int on_main NATIVE_TLS;
 
 static void cache_bounds(uintptr_t *lo, uintptr_t *hi)
 {
@@ -236,7 +236,7 @@ struct stack_entry {
 	unsigned depth;
 };
 static __thread struct stack_entry stack_cache[CACHE_WAYS]
-	__attribute__((tls_model("initial-exec")));
+	NATIVE_TLS;
 
 /* The first return address outside the tracker, by the tracker's own
  * frame pointers (it is built with them): its slot, or 0. */

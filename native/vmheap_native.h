@@ -1,7 +1,9 @@
 /*
  * vmheap_native.h - the native (malloc) tracker's C API.
  *
- * libvmheap-malloc.so is loaded with LD_PRELOAD (vmheap-run does it).  It
+ * libvmheap-malloc.so is loaded with LD_PRELOAD (vmheap-run does it);
+ * libvmheap-malloc-attach.so, the same built for dlopen, is loaded by the
+ * agent into a running process and routed to with vmheap_native_route.  It
  * interposes the C allocator's entry points (malloc, calloc, realloc,
  * free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc,
  * malloc_usable_size) and forwards each to glibc.  Until tracking is
@@ -174,6 +176,38 @@ VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_stack *stacks,
 				     size_t *nstacks,
 				     vmheap_native_scan_info *info);
 
+/* What vmheap_native_route did. */
+typedef struct vmheap_native_route_info {
+	int preloaded;     /* 1: the tracker was preloaded; nothing to do */
+	uint64_t modules;  /* modules whose relocations were read */
+	uint64_t skipped;  /* modules left alone (ld.so, the tracker, one
+			      being unloaded or in another namespace) */
+	uint64_t written;  /* slots this call pointed at the tracker */
+	uint64_t routed;   /* slots that point at the tracker now */
+	uint64_t failed;   /* slots whose page could not be made writable */
+	uint64_t scan_ns;  /* the call's time (CLOCK_MONOTONIC) */
+	const char *why;   /* on -1: why, one sentence (static storage) */
+} vmheap_native_route_info;
+
+/*
+ * For a tracker loaded with dlopen into a running process (the agent
+ * loads libvmheap-malloc-attach.so): route the process's calls of the
+ * allocator's functions (malloc, calloc, realloc, reallocarray, free,
+ * memalign, valloc, pvalloc, aligned_alloc, posix_memalign) and of
+ * dlopen and dlclose to the tracker, by writing the GOT slots of every
+ * loaded module that hold glibc's addresses (native/got.c and
+ * native/README.md, "Tracking without a preload": which slots, the
+ * read-only pages, later dlopen's, the risks).  Modules loaded later by a
+ * routed dlopen are routed at once; others (a dlopen from a module with
+ * an RPATH or RUNPATH, glibc's own internal loads) at the next call:
+ * call it again before each snapshot.  Calls already routed stay routed
+ * when tracking stops (then each is one load and one branch more than
+ * glibc's).  When the tracker was preloaded it does nothing
+ * (info->preloaded).  *info (may be NULL) says what it did.  Returns 0,
+ * or -1 with info->why when nothing can be routed (the process's malloc
+ * is not glibc's, no memory).
+ */
+VMHEAP_EXPORT int vmheap_native_route(vmheap_native_route_info *info);
 /*
  * The calling thread is vmheap's own (the agent's loop, job and helper
  * threads): from now on its allocations are not recorded into a malloc
@@ -206,6 +240,7 @@ typedef size_t (*vmheap_native_stacks_fn)(vmheap_native_stack *, size_t);
 typedef void (*vmheap_native_get_totals_fn)(vmheap_native_totals *);
 typedef int (*vmheap_native_modules_fn)(vmheap_native_module_fn, void *);
 typedef void (*vmheap_native_set_location_fn)(vmheap_native_location_fn);
+typedef int (*vmheap_native_route_fn)(vmheap_native_route_info *);
 typedef void (*vmheap_native_own_thread_fn)(void);
 typedef int (*vmheap_native_scan_fn)(vmheap_native_stack *,
 				     vmheap_native_leaks *, size_t, size_t *,

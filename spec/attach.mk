@@ -16,3 +16,8 @@ $(ATTACH_SPEC_BIN): $(ATTACH_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
 	$(CC) $(ALL_LDFLAGS) -o $@ $(ATTACH_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
 	  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) \
 	  $(CHECK_LIBS)
+# native tracking after attach: the C extension spec/native/leaky/ (built
+# by spec/native.mk) and the tracker built for dlopen
+ifneq ($(LIBVMHEAP_AGENT_A),)
+$(ATTACH_SPEC_BIN): | $(SPECDIR)/leaky/leaky.so
+endif

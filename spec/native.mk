@@ -15,6 +15,16 @@ $(NATIVE_VICTIM): spec/native/victim.c native/vmheap_native.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(NATIVE_CFLAGS) -rdynamic -pthread $(LDFLAGS) -o $@ $< -ldl
 
+# The tracker dlopen'ed and routed to through the GOT while threads
+# allocate (spec/native/routed.c): no preload, lazy binding (the default
+# link), -rdynamic so that dladdr names made_after.
+NATIVE_ROUTED := $(SPECDIR)/native_routed
+EXTRA_ALL     += $(NATIVE_ROUTED)
+$(NATIVE_ROUTED): spec/native/routed.c native/vmheap_native.h $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NATIVE_CFLAGS) -rdynamic -pthread $(LDFLAGS) -o $@ $< -ldl
+$(NATIVE_TEST): | $(NATIVE_ROUTED) $(LIBDIR)/libvmheap-malloc-attach.so
+
 # glibc's promises, printed the same without and under the tracker, and
 # a library opened with RTLD_DEEPBIND (its free and realloc are glibc's).
 NATIVE_SEMANTICS := $(SPECDIR)/native_semantics

@@ -278,26 +278,51 @@ START_TEST(ruby_runs_under_tracking)
 END_TEST
 
 /* The library exports the allocator's entry points and its API, and
- * nothing else. */
+ * nothing else; so does the build for dlopen (native/got.c). */
 START_TEST(exports_only_the_allocator_and_api)
 {
-	char cmd[4096];
-	snprintf(cmd, sizeof cmd,
-		 "nm -D --defined-only %s | awk 'NF >= 3 {print $3}' | sort | tr '\\n' ' '",
-		 spec_build("lib/libvmheap-malloc.so"));
-	const char *argv[] = {"sh", "-c", cmd, NULL};
+	static const char *const libs[] = {"lib/libvmheap-malloc.so",
+					   "lib/libvmheap-malloc-attach.so"};
+	for (int i = 0; i < 2; i++) {
+		char cmd[4096];
+		snprintf(cmd, sizeof cmd,
+			 "nm -D --defined-only %s | awk 'NF >= 3 {print $3}' "
+			 "| sort | tr '\\n' ' '",
+			 spec_build(libs[i]));
+		const char *argv[] = {"sh", "-c", cmd, NULL};
+		struct spec_run r;
+		ck_assert_int_eq(spec_run(argv, NULL, NULL, 20000, &r), 0);
+		ck_assert_str_eq(r.out,
+			"aligned_alloc calloc dlclose free malloc memalign "
+			"posix_memalign pvalloc realloc reallocarray valloc "
+			"vmheap_native_get_totals "
+			"vmheap_native_modules vmheap_native_output_name "
+			"vmheap_native_own_thread vmheap_native_route "
+			"vmheap_native_scan vmheap_native_set_location "
+			"vmheap_native_stacks vmheap_native_start "
+			"vmheap_native_stop vmheap_native_tracking ");
+		spec_run_free(&r);
+	}
+}
+END_TEST
+
+/* The attach build dlopen'ed into a program running four allocating
+ * threads, routed through the GOT (no preload): exact counts for what is
+ * made after, blocks from before freed uncounted, tracked blocks freed
+ * after a stop, a second start and stop; spec/native/routed.c. */
+START_TEST(routed_while_threads_allocate)
+{
+	const char *argv[] = {spec_build("spec/native_routed"),
+			      spec_build("lib/libvmheap-malloc-attach.so"),
+			      NULL};
+	const char *env[] = {"LD_PRELOAD", "VMHEAP_NATIVE_TRACK", NULL};
 	struct spec_run r;
-	ck_assert_int_eq(spec_run(argv, NULL, NULL, 20000, &r), 0);
-	ck_assert_str_eq(r.out,
-		"aligned_alloc calloc dlclose free malloc memalign "
-		"posix_memalign pvalloc realloc reallocarray valloc "
-		"vmheap_native_get_totals "
-		"vmheap_native_modules vmheap_native_output_name "
-		"vmheap_native_own_thread "
-		"vmheap_native_scan "
-		"vmheap_native_set_location "
-		"vmheap_native_stacks vmheap_native_start "
-		"vmheap_native_stop vmheap_native_tracking ");
+
+	if (SPEC_SANITIZED)
+		return; /* the program is not instrumented, the suite is */
+	ck_assert_int_eq(spec_run(argv, env, NULL, 120000, &r), 0);
+	ck_assert_msg(r.status == 0 && !strncmp(r.out, "ok ", 3),
+		      "%d: %s%s", r.status, r.out, r.err);
 	spec_run_free(&r);
 }
 END_TEST
@@ -464,11 +489,26 @@ static void rb_start(struct rb *r, int with_tracker)
 	spec_write_text(script, fiddle_script);
 	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", r->dir);
 	const char *tracked[] = {spec_bin("vmheap-run"), "ruby", script, NULL};
-	const char *plain[] = {"ruby", "-I", spec_build("ruby"), "-rvmheap_agent",
+	char ext[700];
+	snprintf(ext, sizeof ext, "%s", spec_build("ruby"));
+	if (with_tracker == 2) {
+		/* the extension alone, no tracker near it */
+		char cp[2200];
+		snprintf(ext, sizeof ext, "%s/ext", r->dir);
+		snprintf(cp, sizeof cp, "mkdir '%s' && cp '%s' '%s/'", ext,
+			 spec_build("ruby/vmheap_agent.so"), ext);
+		const char *sh[] = {"sh", "-c", cp, NULL};
+		struct spec_run c;
+		ck_assert_int_eq(spec_run(sh, NULL, NULL, 20000, &c), 0);
+		ck_assert_int_eq(c.status, 0);
+		spec_run_free(&c);
+	}
+	const char *plain[] = {"ruby", "-I", ext, "-rvmheap_agent",
 			       script, NULL};
-	const char *env[] = {tmpdir, "VMHEAP_AGENT_PORT", NULL};
+	const char *env[] = {tmpdir, "VMHEAP_AGENT_PORT", "VMHEAP_MALLOC_LIB",
+			     "LD_LIBRARY_PATH", NULL};
 	struct spec_spawn o = {0};
-	o.argv = with_tracker ? tracked : plain;
+	o.argv = with_tracker == 1 ? tracked : plain;
 	o.env = env;
 	o.dir = r->dir;
 	spec_proc_start(&r->p, &o, 1);
@@ -549,6 +589,11 @@ START_TEST(console_switches_tracking)
 }
 END_TEST
 
+/* A ruby started with -rvmheap_agent and no vmheap-run: `set
+ * config.native.track true` loads the tracker built for dlopen and
+ * tracks (spec/attach_test.c tests what it counts); an agent whose
+ * directory has no tracker beside it says it cannot load one, and how to
+ * get one. */
 START_TEST(console_without_the_tracker)
 {
 	if (SPEC_SANITIZED)
@@ -557,9 +602,24 @@ START_TEST(console_without_the_tracker)
 	struct spec_run o;
 	rb_start(&r, 0);
 	console(&r, &o, "set config.native.track true", NULL);
+	ck_assert_msg(o.status == 0 && !strcmp(o.out, "true\n"), "%d: %s%s",
+		      o.status, o.out, o.err);
+	spec_run_free(&o);
+	rb_alloc(&r, "7");
+	console(&r, &o, "get system.native.sites", NULL);
+	ck_assert_msg(strstr(o.out, "{\"live_bytes\":7168,\"live_count\":7,"
+				    "\"allocs\":7,\"frees\":0,\"site\":") != NULL,
+		      "%s", o.out);
+	spec_run_free(&o);
+	spec_kill(r.p.pid);
+
+	rb_start(&r, 2);
+	console(&r, &o, "set config.native.track true", NULL);
 	ck_assert_int_eq(o.status, 1);
-	ck_assert_msg(strstr(o.err, "the malloc tracker is not loaded in this VM; "
-				    "start the VM with vmheap-run") != NULL,
+	ck_assert_msg(strstr(o.err, "the malloc tracker cannot be loaded into "
+				    "this VM") &&
+			  strstr(o.err, "libvmheap-malloc-attach.so") &&
+			  strstr(o.err, "vmheap-run"),
 		      "%s", o.err);
 	spec_run_free(&o);
 	console(&r, &o, "get config.native.track", NULL);
@@ -1108,6 +1168,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, blocks_keep_their_contents_and_counts);
 	tcase_add_test(t, ruby_runs_under_tracking);
 	tcase_add_test(t, exports_only_the_allocator_and_api);
+	tcase_add_test(t, routed_while_threads_allocate);
 	tcase_add_test(t, glibc_semantics_hold_under_tracking);
 	tcase_add_test(t, deepbind_library_shares_blocks_with_the_program);
 	TCase *run = spec_tcase(s, "vmheap-run", 60);

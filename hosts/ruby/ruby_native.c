@@ -40,8 +40,9 @@
  *     malloc (six for an evacuated Hash), well inside the 16 the tracker
  *     takes.
  *
- * The hook is set when the extension loads and removed by the end proc,
- * before the VM that it reads is torn down.
+ * The hook is set when the extension loads (kept by the agent for a
+ * tracker that `set config.native.track true` loads later) and removed
+ * by the end proc, before the VM that it reads is torn down.
  */
 #include <dlfcn.h>
 #include <ruby.h>
@@ -76,11 +77,12 @@ int ruby_native_init(void)
 {
 	void *flush = dlsym(RTLD_DEFAULT, "rb_postponed_job_flush");
 
-	if (vmheap_agent_native_location(ruby_location) < 0)
-		return -1;
+	/* kept by the agent when no tracker is loaded yet: it hands the
+	 * hook over if `set config.native.track true` loads one */
+	int rc = vmheap_agent_native_location(ruby_location);
 	if (flush != NULL)
 		vmheap_agent_native_activity("<ruby: postponed job>", flush);
-	return 0;
+	return rc;
 }
 
 void ruby_native_stop(void)
