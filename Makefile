@@ -8,10 +8,13 @@
 #   make bench      benchmarks against the peers (see bench/RESULTS.md)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make format     apply .clang-format
+#   make format-check  the C lines changed since .format-base match it
+#   make format-changed  apply it to those lines only
 #   make clean      remove $(BUILD)
 #
 # Modules add themselves through their own fragment (*/*.mk): each appends
-# to BINS, LIBS_OUT, CHECK_SUITES and INSTALL_* below, and a shared
+# to BINS, LIBS_OUT, CHECK_SUITES and INSTALL_* below (a program built
+# for the tests and docs, not installed, also to NOINST_BINS), and a shared
 # library's fragment its .so (the dev name) to SHARED_LIBS and its public
 # header to PUBLIC_HEADERS: spec/abi.mk checks that they agree.
 
@@ -66,6 +69,7 @@ OBJDIR = $(BUILD)/obj
 SPECDIR = $(BUILD)/spec
 
 BINS :=
+NOINST_BINS :=
 LIBS_OUT :=
 SHARED_LIBS :=
 CHECK_SUITES :=
@@ -74,30 +78,33 @@ PUBLIC_HEADERS :=
 EXTRA_ALL :=
 MAN_PAGES :=
 
-.PHONY: all deps check check-run check-asan demo bench install clean format
+.PHONY: all deps check check-build check-run check-asan demo bench install clean format \
+        format-check format-changed
 all:
 
 include format/format.mk
 include files/files.mk
 include analysis/analysis.mk
 include report/report.mk
--include agent/agent.mk
--include native/native.mk
--include run/run.mk
--include replay/replay.mk
--include histo/histo.mk
--include diff/diff.mk
--include path/path.mk
--include dominators/dominators.mk
--include html/html.mk
--include console/console.mk
--include hosts/sample/sample.mk
--include hosts/ruby/ruby.mk
--include hosts/native/native_agent.mk
--include import/import.mk
--include $(wildcard spec/*.mk)
--include $(wildcard bench/*.mk)
--include examples/examples.mk
+include agent/agent.mk
+include native/native.mk
+include run/run.mk
+include replay/replay.mk
+include histo/histo.mk
+include diff/diff.mk
+include path/path.mk
+include dominators/dominators.mk
+include html/html.mk
+include console/console.mk
+include hosts/sample/sample.mk
+include hosts/ruby/ruby.mk
+include hosts/native/native_agent.mk
+include import/import.mk
+# spec/lib.mk first: it defines the rule of a suite the others use
+include spec/lib.mk
+include $(filter-out spec/lib.mk,$(wildcard spec/*.mk))
+include $(wildcard bench/*.mk)
+include examples/examples.mk
 
 # `make` builds what a user runs; the test suites and fuzz targets are built
 # by check-run (and make fuzz), which depend on them.
@@ -131,15 +138,36 @@ deps:
 
 # The test command.  Suites print Check's summary line each; any failure
 # makes the whole run fail.  Then the same suites under ASan + UBSan.
+# The sanitizers' build (build/asan) is made while the normal build's
+# suites run (they mostly wait on processes, sockets and files: the cores
+# are free), its output in $(BUILD)/asan-build.log, printed if it fails.
+# The ASan suites run after the normal ones, not alongside: tried on
+# 26 November 2026 with four suites at once under a load of 15-20 from
+# other jobs, two ASan tests ran out of their time (safety_test's
+# a_stopped_dump_child_dies_with_its_vm, tools_test's
+# every_truncation_point... at Check's 120 s).
+# The builds run CHECK_JOBS at a time unless make was given -j itself (a
+# plain `make check` used one core of the two); the suites run
+# VMHEAP_CHECK_JOBS at a time (scripts/run-suites.sh).
+CHECK_JOBS ?= 2
+CHECK_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
+ASAN_VARS = BUILD=build/asan SAN=1 O=-O1
 check:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory check-run
-	@$(MAKE) --no-print-directory check-asan
+	@$(MAKE) --no-print-directory $(CHECK_J) check-build
+	@rm -f $(BUILD)/asan-build.rc; mkdir -p $(BUILD)
+	@echo "make check: building build/asan while the suites run ($(BUILD)/asan-build.log)"
+	@( $(MAKE) --no-print-directory $(CHECK_J) $(ASAN_VARS) check-build \
+	     > $(BUILD)/asan-build.log 2>&1; echo $$? > $(BUILD)/asan-build.rc ) & \
+	 $(MAKE) --no-print-directory check-run; rc=$$?; wait; \
+	 if [ "$$(cat $(BUILD)/asan-build.rc 2>/dev/null)" != 0 ]; then \
+	   cat $(BUILD)/asan-build.log; echo "make check: the build of build/asan failed"; exit 1; fi; \
+	 exit $$rc
+	@$(MAKE) --no-print-directory $(ASAN_VARS) check-run
 
 check-asan:
-	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 O=-O1 all
-	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 O=-O1 check-run
+	@$(MAKE) --no-print-directory $(CHECK_J) $(ASAN_VARS) check-build
+	@$(MAKE) --no-print-directory $(ASAN_VARS) check-run
 
 # Benchmarks: each bench/*.mk fragment appends a target to BENCH_TARGETS.
 bench:
@@ -150,23 +178,38 @@ bench:
 # The suites run the real programs (tools, sample VM, Ruby extension,
 # libraries), so check-run needs what `make` builds as well as the suites:
 # `make clean && make -j check-run` works on its own.
-check-run: $(LIBS_OUT) $(BINS) $(filter-out $(TEST_OUTPUTS),$(EXTRA_ALL)) \
-           $(filter $(BUILD)/%,$(CHECK_SUITES))
+# check-build builds all that and runs nothing.
+CHECK_PREREQS = $(LIBS_OUT) $(BINS) $(filter-out $(TEST_OUTPUTS),$(EXTRA_ALL)) \
+                $(filter $(BUILD)/%,$(CHECK_SUITES))
+check-build: $(CHECK_PREREQS)
+check-run: $(CHECK_PREREQS)
 	@sh scripts/run-suites.sh "$(abspath $(BUILD))" $(CHECK_SUITES)
+
+# What `make install` puts in PREFIX/bin: the tools, not the programs
+# built for the tests and docs (NOINST_BINS: the sample VM).
+INSTALL_BINS = $(filter-out $(NOINST_BINS),$(BINS))
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
 	  $(DESTDIR)$(PREFIX)/include/vmheap $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(PREFIX)/bin/
 	cp -P $(LIBS_OUT) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/vmheap/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VMHEAP_VERSION)|g' scripts/vmheap.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vmheap.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VMHEAP_VERSION)|g' scripts/vmheap-agent.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vmheap-agent.pc
 	$(if $(MAN_PAGES),install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/)
 	$(INSTALL_EXTRA)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
+
+# The lines of C changed since the commit in .format-base (HACKING.md
+# "Formatting"); make check runs format-check as a suite (spec/build.mk).
+format-check:
+	@sh scripts/format-check.sh .
+format-changed:
+	@sh scripts/format-check.sh --fix .
 
 # Only $(BUILD) (which holds build/asan when BUILD is build); refuse a
 # BUILD that would take the sources with it.

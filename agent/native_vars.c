@@ -47,13 +47,21 @@ static void *api(const char *name)
 	return agent_native_api(name);
 }
 
+/*
+ * A weak reference, resolved when the library is loaded (NULL without
+ * the tracker), not a look-up: this runs first thing in the agent's
+ * threads, which may start while the program's constructors still load
+ * libraries, and find_tracker's dlopen inside dl_iterate_phdr then waits
+ * on the loader's lock that such a load holds while it waits on the
+ * one dl_iterate_phdr holds (a hang seen with the tracker's constructor
+ * loading libgcc_s).
+ */
+extern void vmheap_native_own_thread(void) __attribute__((weak));
+
 void agent_native_own_thread(void)
 {
-	vmheap_native_own_thread_fn own =
-		(vmheap_native_own_thread_fn)api("vmheap_native_own_thread");
-
-	if (own != NULL)
-		own();
+	if (vmheap_native_own_thread != NULL)
+		vmheap_native_own_thread();
 }
 
 int agent_native_get_track(struct vmheap_agent *a, const char *name,

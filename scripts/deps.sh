@@ -7,7 +7,8 @@ PKGS="build-essential pkg-config libmsgpack-dev libevent-dev check libedit-dev
 ruby ruby-dev tmux jq time clang libclang-rt-14-dev valgrind procps
 python3-networkx openjdk-17-jdk-headless libunwind-dev libdw-dev heaptrack
 chromium nodejs strace libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
-golang-go abigail-tools libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0"
+golang-go abigail-tools libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
+clang-format-14"
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)

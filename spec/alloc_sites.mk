@@ -5,15 +5,7 @@
 # Under SAN=1 ruby gets the ASan runtime by LD_PRELOAD, as in spec/ruby.mk.
 ALLOC_SITES_SPEC_BIN := $(SPECDIR)/alloc_sites_test
 ALLOC_SITES_SPEC_OBJ := $(OBJDIR)/spec/alloc_sites_test.o
-ifneq ($(LIBVMHEAP_AGENT_A),)
-CHECK_SUITES += $(ALLOC_SITES_SPEC_BIN)
-EXTRA_ALL += $(ALLOC_SITES_SPEC_BIN)
-endif
+$(eval $(call spec_suite,alloc_sites_test,$(ALLOC_SITES_SPEC_OBJ),\
+  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS)))
 ALLOC_SITES_SPEC_ASAN := $(if $(SAN),-DVMHEAP_ASAN_RUNTIME='"$(shell $(CC) -print-file-name=libasan.so)"')
-$(ALLOC_SITES_SPEC_OBJ): private ALL_CFLAGS += $(CHECK_CFLAGS) $(ALLOC_SITES_SPEC_ASAN)
-$(ALLOC_SITES_SPEC_BIN): $(ALLOC_SITES_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
-                         $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(ALLOC_SITES_SPEC_OBJ) \
-	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
-	  $(MSGPACK_LIBS) $(EVENT_LIBS) $(CHECK_LIBS)
+$(ALLOC_SITES_SPEC_OBJ): private ALL_CFLAGS += $(ALLOC_SITES_SPEC_ASAN)

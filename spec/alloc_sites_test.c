@@ -69,19 +69,6 @@ static char *run_program(const char *script, char *dir, size_t dirsz)
 	return spec_run_stdout(argv, env, RUN_MS);
 }
 
-/* Run a tool (argv[0] a name under BUILD/bin) that must succeed; its
- * stdout. */
-static char *tool(const char *name, const char *const *args)
-{
-	const char *argv[16] = {spec_bin(name)};
-	size_t n = 1;
-
-	for (; args[n - 1] && n < 15; n++)
-		argv[n] = args[n - 1];
-	argv[n] = NULL;
-	return spec_run_stdout(argv, NULL, RUN_MS);
-}
-
 /* The value printed as "KEY=VALUE" on a line of `out`, or fail. */
 static long long value_of(const char *out, const char *key)
 {
@@ -168,9 +155,10 @@ START_TEST(by_site_puts_the_leaking_line_on_top_and_the_other_unchanged)
 	ck_assert_int_eq(value_of(out, "b_line" LEAK_LINE), 1234);
 
 	/* the diff by site: the leaking line on top, exactly +1234 */
-	diff = tool("vmheap-diff",
-		    (const char *[]){"--by", "site", "--format", "csv", a, b,
-				     NULL});
+	diff = spec_tool_stdout(
+	    "vmheap-diff",
+	    (const char *[]){"--by", "site", "--format", "csv", a, b, NULL},
+	    RUN_MS);
 	first = strchr(diff, '\n');
 	ck_assert_ptr_nonnull(first);
 	ck_assert_msg(strncmp(first + 1, "1234,Item,program.rb:" LEAK_LINE
@@ -184,10 +172,14 @@ START_TEST(by_site_puts_the_leaking_line_on_top_and_the_other_unchanged)
 		      "%s", diff);
 
 	/* each dump's histogram by site agrees with objspace */
-	ha = tool("vmheap-histo", (const char *[]){"--by", "site", "--format",
-						   "csv", a, NULL});
-	hb = tool("vmheap-histo", (const char *[]){"--by", "site", "--format",
-						   "csv", b, NULL});
+	ha = spec_tool_stdout(
+	    "vmheap-histo",
+	    (const char *[]){"--by", "site", "--format", "csv", a, NULL},
+	    RUN_MS);
+	hb = spec_tool_stdout(
+	    "vmheap-histo",
+	    (const char *[]){"--by", "site", "--format", "csv", b, NULL},
+	    RUN_MS);
 	ck_assert_msg(csv_count(ha, churn) == 50, "%s", ha);
 	ck_assert_msg(csv_count(ha, leak) == LLONG_MIN, "%s", ha);
 	ck_assert_msg(csv_count(hb, churn) == 50, "%s", hb);
@@ -195,8 +187,9 @@ START_TEST(by_site_puts_the_leaking_line_on_top_and_the_other_unchanged)
 
 	/* the text table names the site in its own column */
 	free(diff);
-	diff = tool("vmheap-diff", (const char *[]){"--by", "site", "--top",
-						    "1", a, b, NULL});
+	diff = spec_tool_stdout(
+	    "vmheap-diff",
+	    (const char *[]){"--by", "site", "--top", "1", a, b, NULL}, RUN_MS);
 	first = strstr(diff, "\n+1234  Item  ");
 	ck_assert_msg(first, "%s", diff);
 	first = strchr(first + 1, '\n');
@@ -206,7 +199,8 @@ START_TEST(by_site_puts_the_leaking_line_on_top_and_the_other_unchanged)
 		      "%s", diff);
 
 	/* vmheap-path says where the Items were made, most first */
-	path = tool("vmheap-path", (const char *[]){b, "Item", NULL});
+	path = spec_tool_stdout("vmheap-path",
+				(const char *[]){b, "Item", NULL}, RUN_MS);
 	ck_assert_msg(strstr(path, "allocated at: 1234 at program.rb:" LEAK_LINE
 				   " in leak, 50 at program.rb:" CHURN_LINE
 				   " in churn\n"),
@@ -258,30 +252,35 @@ START_TEST(module_eval_shows_as_iseq_growth_at_the_eval)
 			 500);
 
 	/* the class diff: <imemo:iseq>, +500, as MRI says */
-	classes = tool("vmheap-diff",
-		       (const char *[]){"--format", "csv",
-					dump_path(dir, "a.vmheap"),
-					dump_path(dir, "b.vmheap"), NULL});
+	classes = spec_tool_stdout(
+	    "vmheap-diff",
+	    (const char *[]){"--format", "csv", dump_path(dir, "a.vmheap"),
+			     dump_path(dir, "b.vmheap"), NULL},
+	    RUN_MS);
 	ck_assert_msg(csv_count(classes, ",<imemo:iseq>,") == 500, "%s",
 		      classes);
 	ck_assert_msg(!strstr(classes, ",<imemo>,"), "%s", classes);
 
 	/* untraced: an iseq's own site; the located eval at its line, the
 	 * plain one "(eval):1" */
-	plain = tool("vmheap-diff",
-		     (const char *[]){"--by", "site", "--format", "csv",
-				      dump_path(dir, "a.vmheap"),
-				      dump_path(dir, "b.vmheap"), NULL});
+	plain =
+	    spec_tool_stdout("vmheap-diff",
+			     (const char *[]){"--by", "site", "--format", "csv",
+					      dump_path(dir, "a.vmheap"),
+					      dump_path(dir, "b.vmheap"), NULL},
+			     RUN_MS);
 	ck_assert_msg(csv_count(plain, ",<imemo:iseq>,program.rb:12,") == 200,
 		      "%s", plain);
 	ck_assert_msg(csv_count(plain, ",<imemo:iseq>,(eval):1,") == 300,
 		      "%s", plain);
 
 	/* traced: the plain eval's iseqs at the line of the module_eval */
-	traced = tool("vmheap-diff",
-		      (const char *[]){"--by", "site", "--format", "csv",
-				       dump_path(dir, "c.vmheap"),
-				       dump_path(dir, "d.vmheap"), NULL});
+	traced =
+	    spec_tool_stdout("vmheap-diff",
+			     (const char *[]){"--by", "site", "--format", "csv",
+					      dump_path(dir, "c.vmheap"),
+					      dump_path(dir, "d.vmheap"), NULL},
+			     RUN_MS);
 	ck_assert_msg(csv_count(traced, ",<imemo:iseq>,program.rb:11 in "
 					"define_plain,") == 300,
 		      "%s", traced);
@@ -312,9 +311,11 @@ START_TEST(imemo_classes_count_what_mri_counts_per_imemo_type)
 {
 	char dir[PATH_MAX];
 	char *out = run_program(imemo_program, dir, sizeof(dir));
-	char *h = tool("vmheap-histo",
-		       (const char *[]){"--format", "csv",
-					dump_path(dir, "i.vmheap"), NULL});
+	char *h =
+	    spec_tool_stdout("vmheap-histo",
+			     (const char *[]){"--format", "csv",
+					      dump_path(dir, "i.vmheap"), NULL},
+			     RUN_MS);
 	char type[64], middle[96];
 	long long before, after, got;
 	int types = 0;
@@ -385,13 +386,16 @@ START_TEST(tracing_off_frees_every_record_and_dead_objects_leave_the_table)
 
 	/* the traced objects' site is in the dump made while tracing, and
 	 * gone from the one made after */
-	on = tool("vmheap-histo", (const char *[]){"--by", "site", "--format",
-						   "csv",
-						   dump_path(dir, "on.vmheap"),
-						   NULL});
-	off = tool("vmheap-histo",
-		   (const char *[]){"--by", "site", "--format", "csv",
-				    dump_path(dir, "off.vmheap"), NULL});
+	on = spec_tool_stdout(
+	    "vmheap-histo",
+	    (const char *[]){"--by", "site", "--format", "csv",
+			     dump_path(dir, "on.vmheap"), NULL},
+	    RUN_MS);
+	off = spec_tool_stdout(
+	    "vmheap-histo",
+	    (const char *[]){"--by", "site", "--format", "csv",
+			     dump_path(dir, "off.vmheap"), NULL},
+	    RUN_MS);
 	ck_assert_msg(csv_count(on, ",Object,program.rb:18,") == 300, "%s", on);
 	ck_assert_msg(!strstr(off, ",Object,program.rb:"), "%s", off);
 	free(out);
@@ -433,9 +437,11 @@ START_TEST(gc_compact_keeps_the_sites_of_the_objects_it_moves)
 {
 	char dir[PATH_MAX];
 	char *out = run_program(compact_program, dir, sizeof(dir));
-	char *h = tool("vmheap-histo",
-		       (const char *[]){"--by", "site", "--format", "csv",
-					dump_path(dir, "a.vmheap"), NULL});
+	char *h =
+	    spec_tool_stdout("vmheap-histo",
+			     (const char *[]){"--by", "site", "--format", "csv",
+					      dump_path(dir, "a.vmheap"), NULL},
+			     RUN_MS);
 
 	/* Items moved: the test is not passed by a compaction that moved
 	 * none (a run without the fix lost exactly those) */

@@ -6,13 +6,6 @@ CONSOLE_SPEC_UNITS := $(OBJDIR)/console/render.o $(OBJDIR)/console/json.o \
                       $(OBJDIR)/console/histogram.o
 CONSOLE_SPEC_OBJS := $(CONSOLE_SPEC_SRCS:%.c=$(OBJDIR)/%.o)
 CONSOLE_SPEC_BIN  := $(SPECDIR)/console_test
-CHECK_SUITES += $(CONSOLE_SPEC_BIN)
-EXTRA_ALL    += $(CONSOLE_SPEC_BIN)
-$(CONSOLE_SPEC_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
-$(CONSOLE_SPEC_BIN): $(CONSOLE_SPEC_OBJS) $(CONSOLE_SPEC_UNITS) \
-                     $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_AGENT_A) \
-                     $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_A)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CONSOLE_SPEC_OBJS) $(CONSOLE_SPEC_UNITS) \
-	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_REPORT_A) \
-	  $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) $(CHECK_LIBS)
+$(eval $(call spec_suite,console_test,$(CONSOLE_SPEC_OBJS),\
+  $(CONSOLE_SPEC_UNITS) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) \
+  $(EVENT_LIBS)))

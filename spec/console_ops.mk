@@ -6,12 +6,6 @@
 CONSOLE_OPS_SPEC_BIN := $(SPECDIR)/console_ops_test
 CONSOLE_OPS_SPEC_OBJ := $(OBJDIR)/spec/console_ops_test.o
 CONSOLE_OPS_SPEC_ASAN := $(if $(SAN),-DVMHEAP_ASAN_RUNTIME='"$(shell $(CC) -print-file-name=libasan.so)"')
-CHECK_SUITES += $(CONSOLE_OPS_SPEC_BIN)
-EXTRA_ALL    += $(CONSOLE_OPS_SPEC_BIN)
-$(CONSOLE_OPS_SPEC_OBJ): private ALL_CFLAGS += $(CHECK_CFLAGS) $(CONSOLE_OPS_SPEC_ASAN)
-$(CONSOLE_OPS_SPEC_BIN): $(CONSOLE_OPS_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
-                         $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CONSOLE_OPS_SPEC_OBJ) \
-	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
-	  $(MSGPACK_LIBS) $(EVENT_LIBS) $(CHECK_LIBS)
+$(eval $(call spec_suite,console_ops_test,$(CONSOLE_OPS_SPEC_OBJ),\
+  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS)))
+$(CONSOLE_OPS_SPEC_OBJ): private ALL_CFLAGS += $(CONSOLE_OPS_SPEC_ASAN)

@@ -48,7 +48,6 @@ static void console_run(struct spec_run *r, const char *envdir,
 	argv[n] = NULL;
 	ck_assert_int_eq(spec_run(argv, env, NULL, 20000, r), 0);
 }
-#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /* The line of `out` that starts with `pid` (malloc'd), or NULL. */
 static char *row_of(const char *out, long pid)

@@ -23,7 +23,6 @@
 #include "lib/vmheap_spec.h"
 #include "vmheap.h"
 
-#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define WAIT_MS 10000
 
 /* ------------------------------------------------------------ helpers */
@@ -198,12 +197,12 @@ static void check_dump_line(const char *line, const char *path)
  * independently; a byte count keeps its unit). */
 START_TEST(list_v_shows_values)
 {
-	char dir[256], want[64];
+	const char *dir = spec_test_dir();
+	char want[64];
 	pid_t vm;
 	struct spec_run r;
 	char *line;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	console_run(&r, dir, NULL, ARGS("-e", "list -v system"));
 	ck_assert_msg(r.status == 0, "status %d, stderr: %s", r.status, r.err);
@@ -226,11 +225,11 @@ END_TEST
 
 START_TEST(one_agent_is_found_and_get_prints_its_pid)
 {
-	char dir[256], want[32];
+	const char *dir = spec_test_dir();
+	char want[32];
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	snprintf(want, sizeof(want), "%ld\n", (long)vm);
@@ -244,11 +243,11 @@ END_TEST
 
 START_TEST(e_dump_reply_is_one_line_matching_the_file)
 {
-	char dir[256], path[512];
+	const char *dir = spec_test_dir();
+	char path[512];
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	console_run(&r, dir, NULL,
 		       ARGS("-e", "set system.memory.dump first.vmheap", "-e",
@@ -265,11 +264,10 @@ END_TEST
 
 START_TEST(unknown_variable_exits_1_and_says_so)
 {
-	char dir[256];
+	const char *dir = spec_test_dir();
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	console_run(
 	    &r, dir, NULL,
@@ -287,12 +285,12 @@ END_TEST
 
 START_TEST(dump_to_an_existing_path_exits_1_and_keeps_the_file)
 {
-	char dir[256], path[512];
+	const char *dir = spec_test_dir();
+	char path[512];
 	struct stat before, after;
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	snprintf(path, sizeof(path), "%s/keep.vmheap", dir);
 	spec_write_text(path, "precious\n");
@@ -310,11 +308,10 @@ END_TEST
 
 START_TEST(malformed_command_exits_1)
 {
-	char dir[256];
+	const char *dir = spec_test_dir();
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	console_run(&r, dir, NULL, ARGS("-e", "set system.memory.dump"));
 	ck_assert_int_eq(r.status, 1);
@@ -332,10 +329,9 @@ END_TEST
 
 START_TEST(no_agent_exits_2_and_says_how_to_start_one)
 {
-	char dir[256];
+	const char *dir = spec_test_dir();
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "no agent is running") &&
@@ -351,11 +347,11 @@ END_TEST
 
 START_TEST(wrong_pid_exits_2_and_points_at_ps)
 {
-	char dir[256], arg[32];
+	const char *dir = spec_test_dir();
+	char arg[32];
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	snprintf(arg, sizeof(arg), "%ld", (long)getpid()); /* alive, no agent */
 	console_run(&r, dir, NULL, ARGS("-p", arg, "-e", "get system.pid"));
@@ -370,11 +366,11 @@ END_TEST
 
 START_TEST(dead_vm_exits_2_and_its_stale_file_is_removed)
 {
-	char dir[256], disc[512], arg[32];
+	const char *dir = spec_test_dir();
+	char disc[512], arg[32];
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	discovery_path(disc, sizeof(disc), dir, vm);
 	spec_kill(vm);
@@ -402,11 +398,11 @@ static pid_t dead_pid(void)
 
 START_TEST(stale_file_is_removed_by_ps)
 {
-	char dir[256], disc[512], junk[512], pidstr[32];
+	const char *dir = spec_test_dir();
+	char disc[512], junk[512], pidstr[32];
 	pid_t live, dead;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	dead = vm_start(dir);
 	live = vm_start(dir);
 	discovery_path(disc, sizeof(disc), dir, dead);
@@ -430,11 +426,11 @@ END_TEST
 
 START_TEST(malformed_discovery_file_is_reported_and_skipped)
 {
-	char dir[256], bad[512];
+	const char *dir = spec_test_dir();
+	char bad[512];
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	/* named after a live process (this test), so it is not stale */
 	discovery_path(bad, sizeof(bad), dir, getpid());
@@ -495,11 +491,11 @@ static void rewrite_discovery(const char *from, const char *to, pid_t pid,
 
 START_TEST(refused_token_exits_2_and_says_the_file_may_be_stale)
 {
-	char dir[256], disc[512];
+	const char *dir = spec_test_dir();
+	char disc[512];
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	discovery_path(disc, sizeof(disc), dir, vm);
 	rewrite_discovery(disc, disc, 0, NULL,
@@ -516,11 +512,10 @@ END_TEST
 
 START_TEST(stopped_vm_times_out_with_exit_2)
 {
-	char dir[256];
+	const char *dir = spec_test_dir();
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	kill(vm, SIGSTOP); /* the kernel still accepts, nobody answers */
 	console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
@@ -555,11 +550,11 @@ static unsigned closed_port(void)
 
 START_TEST(refused_connection_exits_2_naming_the_address)
 {
-	char dir[256], disc[512], fake[512], addr[64], arg[32];
+	const char *dir = spec_test_dir();
+	char disc[512], fake[512], addr[64], arg[32];
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	discovery_path(disc, sizeof(disc), dir, vm);
 	discovery_path(fake, sizeof(fake), dir, getpid());
@@ -578,7 +573,8 @@ END_TEST
 
 START_TEST(another_users_vm_is_explained)
 {
-	char dir[256], disc[512], fake[512], arg[32];
+	const char *dir = spec_test_dir();
+	char disc[512], fake[512], arg[32];
 	pid_t vm;
 	struct spec_run r;
 
@@ -588,7 +584,6 @@ START_TEST(another_users_vm_is_explained)
 			"another_users_vm_is_explained: needs root, not run\n");
 		return;
 	}
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	discovery_path(disc, sizeof(disc), dir, vm);
 	discovery_path(fake, sizeof(fake), dir, getpid());
@@ -628,11 +623,11 @@ END_TEST
 
 START_TEST(stdin_commands_run_one_a_line)
 {
-	char dir[256], path[512], *line;
+	const char *dir = spec_test_dir();
+	char path[512], *line;
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	console_run(&r, dir,
 		       "get system.pid\n"
@@ -657,11 +652,10 @@ END_TEST
 
 START_TEST(stdin_with_a_failing_command_exits_1_after_running_the_rest)
 {
-	char dir[256];
+	const char *dir = spec_test_dir();
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	console_run(&r, dir, "get nothing.here\nget system.pid\n", NULL);
 	ck_assert_int_eq(r.status, 1);
@@ -673,12 +667,12 @@ END_TEST
 
 START_TEST(vm_going_away_mid_session_exits_2_without_hanging)
 {
-	char dir[256], want[64];
+	const char *dir = spec_test_dir();
+	char want[64];
 	pid_t vm;
 	struct spec_proc p;
 	int status;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	console_start(&p, dir, NULL);
 	spec_proc_write(&p, "get system.pid\n");
@@ -697,11 +691,11 @@ END_TEST
 
 START_TEST(an_idle_connection_dropped_by_the_agent_is_reopened)
 {
-	char dir[256], want[64];
+	const char *dir = spec_test_dir();
+	char want[64];
 	pid_t vm;
 	struct spec_proc p;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	/* an agent that drops connections idle for 200 ms */
 	setenv("VMHEAP_AGENT_IDLE_TIMEOUT_MS", "200", 1);
 	vm = vm_start(dir);
@@ -739,13 +733,13 @@ static int jq_accepts(const char *dir, const char *json, const char *filter,
 
 START_TEST(json_prints_reply_values_as_json)
 {
-	char dir[256], out[1024], want[32];
+	const char *dir = spec_test_dir();
+	char out[1024], want[32];
 	pid_t vm;
 	struct spec_run r;
 	struct dump_sums sums;
 	char path[512];
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	console_run(&r, dir, NULL,
 		       ARGS("--json", "-e", "get system.pid", "-e",
@@ -784,11 +778,11 @@ END_TEST
 
 START_TEST(ps_lists_every_agent_in_aligned_columns)
 {
-	char dir[256], p1[32], p2[32], *l1, *l2, *head;
+	const char *dir = spec_test_dir();
+	char p1[32], p2[32], *l1, *l2, *head;
 	pid_t a, b;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	a = vm_start(dir);
 	b = vm_start(dir);
 	console_run(&r, dir, NULL, ARGS("--ps"));
@@ -818,11 +812,11 @@ END_TEST
 
 START_TEST(ps_json_lists_the_agents_for_scripts)
 {
-	char dir[256], out[1024], want[64];
+	const char *dir = spec_test_dir();
+	char out[1024], want[64];
 	pid_t a, b;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	a = vm_start(dir);
 	b = vm_start(dir);
 	console_run(&r, dir, NULL, ARGS("--ps", "--json"));
@@ -848,11 +842,11 @@ END_TEST
 
 START_TEST(tmpdir_option_overrides_the_environment)
 {
-	char dir[256], empty[256];
+	const char *dir = spec_test_dir();
+	char empty[256];
 	pid_t vm;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	snprintf(empty, sizeof(empty), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	/* the environment names `empty`; --tmpdir names the VM's directory */
@@ -871,11 +865,11 @@ END_TEST
 
 START_TEST(p_picks_the_named_agent_among_several)
 {
-	char dir[256], arg[32];
+	const char *dir = spec_test_dir();
+	char arg[32];
 	pid_t a, b;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	a = vm_start(dir);
 	b = vm_start(dir);
 	snprintf(arg, sizeof(arg), "%ld", (long)b);
@@ -895,11 +889,11 @@ END_TEST
 
 START_TEST(several_agents_without_a_terminal_exit_2_naming_the_pids)
 {
-	char dir[256], p1[32], p2[32];
+	const char *dir = spec_test_dir();
+	char p1[32], p2[32];
 	pid_t a, b;
 	struct spec_run r;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	a = vm_start(dir);
 	b = vm_start(dir);
 	console_run(&r, dir, NULL, ARGS("-e", "get system.pid"));
@@ -930,11 +924,11 @@ static void start_console_in_tmux(struct spec_tmux *t, const char *dir,
 
 START_TEST(interactive_dump_reply_names_path_objects_size_and_time)
 {
-	char dir[256], path[512], *pane, *line;
+	const char *dir = spec_test_dir();
+	char path[512], *pane, *line;
 	struct spec_tmux t;
 	pid_t vm;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL, vm);
 	spec_tmux_line(&t, "set system.memory.dump heap.vmheap");
@@ -957,11 +951,11 @@ END_TEST
 
 START_TEST(tab_completes_a_partial_variable_name)
 {
-	char dir[256], *pane;
+	const char *dir = spec_test_dir();
+	char *pane;
 	struct spec_tmux t;
 	pid_t vm;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL, vm);
 	spec_tmux_type(&t, "get system.memory.r");
@@ -983,11 +977,11 @@ END_TEST
 
 START_TEST(history_is_saved_and_recalled_next_session)
 {
-	char dir[256], hist[512], *text;
+	const char *dir = spec_test_dir();
+	char hist[512], *text;
 	struct spec_tmux t, t2;
 	pid_t vm;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL, vm);
 	spec_tmux_line(&t, "get system.pid");
@@ -1014,11 +1008,11 @@ END_TEST
 
 START_TEST(help_lists_the_commands_and_quit_leaves)
 {
-	char dir[256], *pane;
+	const char *dir = spec_test_dir();
+	char *pane;
 	struct spec_tmux t;
 	pid_t vm;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL, vm);
 	spec_tmux_line(&t, "help");
@@ -1034,11 +1028,11 @@ END_TEST
 
 START_TEST(ctrl_c_drops_the_line_and_keeps_the_session)
 {
-	char dir[256], want[512];
+	const char *dir = spec_test_dir();
+	char want[512];
 	struct spec_tmux t;
 	pid_t vm;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL, vm);
 	spec_tmux_type(&t, "set system.memory.dump never.vmheap");
@@ -1073,12 +1067,12 @@ static long chooser_pid(const char *pane, int n)
 
 START_TEST(chooser_lists_agents_and_connects_to_the_one_picked)
 {
-	char dir[256], want[64], *pane;
+	const char *dir = spec_test_dir();
+	char want[64], *pane;
 	struct spec_tmux t;
 	pid_t a, b;
 	long picked;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	a = vm_start(dir);
 	b = vm_start(dir);
 	{
@@ -1105,11 +1099,11 @@ END_TEST
 
 START_TEST(interactive_vm_going_away_says_so_and_exits_2)
 {
-	char dir[256], want[64], *pane;
+	const char *dir = spec_test_dir();
+	char want[64], *pane;
 	struct spec_tmux t;
 	pid_t vm;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("console"));
 	vm = vm_start(dir);
 	start_console_in_tmux(&t, dir, NULL, vm);
 	spec_kill(vm);
@@ -1128,6 +1122,7 @@ Suite *vmheap_spec_suite(void)
 	TCase *t;
 
 	t = spec_tcase(s, "-e mode", 60);
+	tcase_add_checked_fixture(t, spec_test_dir_setup, NULL);
 	tcase_add_test(t, one_agent_is_found_and_get_prints_its_pid);
 	tcase_add_test(t, list_v_shows_values);
 	tcase_add_test(t, e_dump_reply_is_one_line_matching_the_file);
@@ -1145,6 +1140,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, another_users_vm_is_explained);
 
 	t = spec_tcase(s, "stdin and json", 60);
+	tcase_add_checked_fixture(t, spec_test_dir_setup, NULL);
 	tcase_add_test(t, stdin_commands_run_one_a_line);
 	tcase_add_test(
 	    t, stdin_with_a_failing_command_exits_1_after_running_the_rest);
@@ -1153,6 +1149,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(t, json_prints_reply_values_as_json);
 
 	t = spec_tcase(s, "several agents", 60);
+	tcase_add_checked_fixture(t, spec_test_dir_setup, NULL);
 	tcase_add_test(t, ps_lists_every_agent_in_aligned_columns);
 	tcase_add_test(t, ps_json_lists_the_agents_for_scripts);
 	tcase_add_test(t, tmpdir_option_overrides_the_environment);
@@ -1161,6 +1158,7 @@ Suite *vmheap_spec_suite(void)
 	    t, several_agents_without_a_terminal_exit_2_naming_the_pids);
 
 	t = spec_tcase(s, "interactive", 60);
+	tcase_add_checked_fixture(t, spec_test_dir_setup, NULL);
 	tcase_add_test(
 	    t, interactive_dump_reply_names_path_objects_size_and_time);
 	tcase_add_test(t, tab_completes_a_partial_variable_name);

@@ -10,7 +10,8 @@
 #
 #   make fuzz FUZZ_SECONDS=N    replay spec/regress/, then fuzz each target
 #                               for N seconds (default 60)
-#   make check                  runs a short smoke of each (FUZZ_SMOKE_SECONDS)
+#   make check                  runs a short smoke of each (FUZZ_SMOKE_SECONDS),
+#                               one suite per target
 #
 # In the sanitizer pass (SAN=1) the targets are not built and the smoke
 # says it is skipped: the fuzzers carry ASan+UBSan themselves.
@@ -39,16 +40,19 @@ FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
                  $(FUZZ_DIR)/fuzz_trace $(FUZZ_DIR)/fuzz_replay
 FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
 FUZZ_SEEDS_STAMP := $(FUZZ_DIR)/seeds/.stamp
+# The smoke: one suite per target (fuzz-smoke-reader, ...), so that
+# run-suites.sh spreads them over the cores like the other suites; in the
+# sanitizer pass one suite, fuzz-smoke, that says it is skipped.
+FUZZ_NAMES := $(FUZZ_TARGETS:$(FUZZ_DIR)/fuzz_%=%)
+ifeq ($(SAN),)
+FUZZ_SMOKE := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz-smoke-%)
+EXTRA_ALL  += $(FUZZ_TARGETS) $(FUZZ_SEEDS_STAMP)
+$(FUZZ_SMOKE): | $(FUZZ_TARGETS) $(FUZZ_SEEDS_STAMP)
+else
 FUZZ_SMOKE := $(FUZZ_DIR)/fuzz-smoke
-
-ifneq ($(LIBVMHEAP_AGENT_A),)
+endif
 CHECK_SUITES += $(FUZZ_SMOKE)
 EXTRA_ALL    += $(FUZZ_SMOKE)
-ifeq ($(SAN),)
-EXTRA_ALL    += $(FUZZ_TARGETS) $(FUZZ_SEEDS_STAMP)
-$(FUZZ_SMOKE): | $(FUZZ_TARGETS) $(FUZZ_SEEDS_STAMP)
-endif
-endif
 
 .PHONY: fuzz
 fuzz: $(FUZZ_TARGETS) $(FUZZ_SEEDS_STAMP)
@@ -162,7 +166,7 @@ $(FUZZ_SEEDS_STAMP): $(FUZZ_SEEDS_BIN) $(wildcard fuzz/import-seeds/*/*)
 # The suite that `make check` runs: a smoke of every target, or a note
 # that the sanitizer pass skips it.
 FUZZ_SMOKE_SKIP = echo 'echo "fuzz: skipped in the sanitizer pass: the fuzz targets carry ASan+UBSan already (make fuzz)"'
-FUZZ_SMOKE_RUN  = echo 'exec sh "$$VMHEAP_SRC/fuzz/run.sh" "$$VMHEAP_BUILD" "$$VMHEAP_SRC" $(FUZZ_SMOKE_SECONDS)'
+FUZZ_SMOKE_RUN  = echo 'exec sh "$$VMHEAP_SRC/fuzz/run.sh" "$$VMHEAP_BUILD" "$$VMHEAP_SRC" $(FUZZ_SMOKE_SECONDS) $(patsubst fuzz-smoke-%,%,$(notdir $@))'
 
 $(FUZZ_SMOKE): spec/fuzz.mk
 	@mkdir -p $(dir $@)

@@ -7,14 +7,6 @@
 GRAPHTOOLS_SPEC_BIN := $(SPECDIR)/graphtools_test
 GRAPHTOOLS_SPEC_OBJS := $(OBJDIR)/spec/graphtools_test.o \
                         $(OBJDIR)/spec/tools_harness.o
-CHECK_SUITES += $(GRAPHTOOLS_SPEC_BIN)
-EXTRA_ALL    += $(GRAPHTOOLS_SPEC_BIN)
-$(GRAPHTOOLS_SPEC_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
-$(GRAPHTOOLS_SPEC_BIN): $(GRAPHTOOLS_SPEC_OBJS) $(SPECDIR)/libvmheap_spec.a \
-                        $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A) \
-                        | $(PATH_BIN) $(DOMINATORS_BIN) $(HISTO_BIN) $(DIFF_BIN)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(GRAPHTOOLS_SPEC_OBJS) \
-	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_REPORT_A) \
-	  $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A) \
-	  $(MSGPACK_LIBS) $(CHECK_LIBS)
+$(eval $(call spec_suite,graphtools_test,$(GRAPHTOOLS_SPEC_OBJS),\
+  $(LIBVMHEAP_REPORT_A) $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS),\
+  $(PATH_BIN) $(DOMINATORS_BIN) $(HISTO_BIN) $(DIFF_BIN)))

@@ -5,21 +5,13 @@
 # through LD_PRELOAD, as in spec/ruby.mk.
 IMPORT_SPEC_BIN := $(SPECDIR)/import_test
 IMPORT_SPEC_OBJ := $(OBJDIR)/spec/import_test.o $(OBJDIR)/spec/hprof_shape.o
-ifneq ($(LIBVMHEAP_AGENT_A),)
-CHECK_SUITES += $(IMPORT_SPEC_BIN)
-EXTRA_ALL += $(IMPORT_SPEC_BIN)
-endif
-$(IMPORT_SPEC_OBJ): private ALL_CFLAGS += $(CHECK_CFLAGS) $(RUBY_SPEC_ASAN)
 # The JVM's program, compiled here (javac takes seconds: not per test).
 IMPORT_SPEC_JAVA := $(SPECDIR)/java/ImportSpecLeak.class
 $(IMPORT_SPEC_JAVA): spec/java/ImportSpecLeak.java
 	@mkdir -p $(dir $@)
 	javac -d $(dir $@) $<
 
-$(IMPORT_SPEC_BIN): $(IMPORT_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
-                    $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
-                    | $(IMPORT_BIN) $(HISTO_BIN) $(DIFF_BIN) $(IMPORT_SPEC_JAVA)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(IMPORT_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
-	  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) \
-	  $(CHECK_LIBS)
+$(eval $(call spec_suite,import_test,$(IMPORT_SPEC_OBJ),\
+  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS),\
+  $(IMPORT_BIN) $(HISTO_BIN) $(DIFF_BIN) $(IMPORT_SPEC_JAVA)))
+$(IMPORT_SPEC_OBJ): private ALL_CFLAGS += $(RUBY_SPEC_ASAN)

@@ -4,15 +4,6 @@
 # from spec/lib.
 LIVE_SPEC_BIN := $(SPECDIR)/live_test
 LIVE_SPEC_OBJ := $(OBJDIR)/spec/live_test.o
-ifneq ($(LIBVMHEAP_AGENT_A),)
-CHECK_SUITES += $(LIVE_SPEC_BIN)
-EXTRA_ALL += $(LIVE_SPEC_BIN)
-endif
-$(LIVE_SPEC_OBJ): private ALL_CFLAGS += $(CHECK_CFLAGS)
 # the suite runs the sample VM, the console, vmheap-histo and vmheap-diff
-$(LIVE_SPEC_BIN): $(LIVE_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
-                  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) | $(BINS)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(LIVE_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
-	  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) \
-	  $(CHECK_LIBS)
+$(eval $(call spec_suite,live_test,$(LIVE_SPEC_OBJ),\
+  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS),$(BINS)))

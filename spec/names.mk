@@ -4,15 +4,7 @@
 # harness come from spec/lib; the output parsers from tools_harness.c.
 NAMES_SPEC_BIN := $(SPECDIR)/names_test
 NAMES_SPEC_OBJS := $(OBJDIR)/spec/names_test.o $(OBJDIR)/spec/tools_harness.o
-CHECK_SUITES += $(NAMES_SPEC_BIN)
-EXTRA_ALL    += $(NAMES_SPEC_BIN)
-$(OBJDIR)/spec/names_test.o: private ALL_CFLAGS += $(CHECK_CFLAGS)
-$(NAMES_SPEC_BIN): $(NAMES_SPEC_OBJS) $(SPECDIR)/libvmheap_spec.a \
-                   $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
-                   | $(PATH_BIN) $(DOMINATORS_BIN) $(DIFF_BIN) $(CONSOLE_BIN) \
-                     $(VMHEAP_SAMPLE)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(NAMES_SPEC_OBJS) \
-	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_ANALYSIS_A) \
-	  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) \
-	  $(CHECK_LIBS)
+$(eval $(call spec_suite,names_test,$(NAMES_SPEC_OBJS),\
+  $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) \
+  $(EVENT_LIBS),\
+  $(PATH_BIN) $(DOMINATORS_BIN) $(DIFF_BIN) $(CONSOLE_BIN) $(VMHEAP_SAMPLE)))

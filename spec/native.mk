@@ -4,13 +4,13 @@
 # preloaded into it) and with -rdynamic so that dladdr names its functions.
 NATIVE_TEST   := $(SPECDIR)/native_test
 NATIVE_VICTIM := $(SPECDIR)/native_victim
-CHECK_SUITES  += $(NATIVE_TEST)
-EXTRA_ALL     += $(NATIVE_TEST) $(NATIVE_VICTIM)
+EXTRA_ALL     += $(NATIVE_VICTIM)
 
 NATIVE_TEST_OBJS := $(OBJDIR)/spec/native_test.o $(OBJDIR)/spec/native_format_test.o \
                     $(OBJDIR)/spec/native_leaks_test.o \
                     $(OBJDIR)/spec/native_rates_test.o $(OBJDIR)/spec/tools_harness.o
-$(NATIVE_TEST_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
+$(eval $(call spec_suite,native_test,$(NATIVE_TEST_OBJS),$(AGENT_LINK),\
+  $(NATIVE_SO) $(NATIVE_VICTIM) $(RUN_BIN) $(CONSOLE_BIN) $(RUBY_HOST_SO)))
 $(NATIVE_VICTIM): spec/native/victim.c native/vmheap_native.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(NATIVE_CFLAGS) -rdynamic -pthread $(LDFLAGS) -o $@ $< -ldl
@@ -37,12 +37,6 @@ $(NATIVE_DEEPLIB): spec/native/deeplib.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(NATIVE_CFLAGS) -fPIC -shared $(LDFLAGS) -o $@ $<
 $(NATIVE_TEST): | $(NATIVE_SEMANTICS) $(NATIVE_DEEPLIB)
-
-$(NATIVE_TEST): $(NATIVE_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a \
-                $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) | $(NATIVE_SO) $(NATIVE_VICTIM) $(RUN_BIN) $(CONSOLE_BIN) $(RUBY_HOST_SO)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(NATIVE_TEST_OBJS) $(SPECDIR)/libvmheap_spec.a $(AGENT_LINK) \
-	  $(CHECK_LIBS)
 
 # The leaker: a C "VM" with the agent (spec/native/leaker.c), tracked
 # under vmheap-run; its dumps' native sections are what the tests diff.

@@ -6,13 +6,6 @@
 REPORT_HTML_SPEC_BIN := $(SPECDIR)/report_html_test
 REPORT_HTML_SPEC_OBJS := $(OBJDIR)/spec/report_html_test.o \
                          $(OBJDIR)/spec/tools_harness.o
-CHECK_SUITES += $(REPORT_HTML_SPEC_BIN)
-EXTRA_ALL    += $(REPORT_HTML_SPEC_BIN)
-$(REPORT_HTML_SPEC_OBJS): private ALL_CFLAGS += $(CHECK_CFLAGS)
-$(REPORT_HTML_SPEC_BIN): $(REPORT_HTML_SPEC_OBJS) $(SPECDIR)/libvmheap_spec.a \
-                         $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
-                         | $(HTML_BIN) $(DIFF_BIN) $(HISTO_BIN) $(VMHEAP_SAMPLE)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(REPORT_HTML_SPEC_OBJS) \
-	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
-	  $(MSGPACK_LIBS) $(EVENT_LIBS) $(CHECK_LIBS)
+$(eval $(call spec_suite,report_html_test,$(REPORT_HTML_SPEC_OBJS),\
+  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS),\
+  $(HTML_BIN) $(DIFF_BIN) $(HISTO_BIN) $(VMHEAP_SAMPLE)))

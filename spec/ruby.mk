@@ -10,14 +10,6 @@
 RUBY_SPEC_BIN := $(SPECDIR)/ruby_test
 RUBY_SPEC_OBJ := $(OBJDIR)/spec/ruby_test.o
 RUBY_SPEC_ASAN := $(if $(SAN),-DVMHEAP_ASAN_RUNTIME='"$(shell $(CC) -print-file-name=libasan.so)"')
-ifneq ($(LIBVMHEAP_AGENT_A),)
-CHECK_SUITES += $(RUBY_SPEC_BIN)
-EXTRA_ALL += $(RUBY_SPEC_BIN)
-endif
-$(RUBY_SPEC_OBJ): private ALL_CFLAGS += $(CHECK_CFLAGS) $(RUBY_SPEC_ASAN)
-$(RUBY_SPEC_BIN): $(RUBY_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
-                  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(RUBY_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
-	  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS) \
-	  $(CHECK_LIBS)
+$(eval $(call spec_suite,ruby_test,$(RUBY_SPEC_OBJ),\
+  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS)))
+$(RUBY_SPEC_OBJ): private ALL_CFLAGS += $(RUBY_SPEC_ASAN)

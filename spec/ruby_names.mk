@@ -4,17 +4,8 @@
 # dumps through vmheap-console.  main() and the harness come from spec/lib.
 RUBY_NAMES_SPEC_BIN := $(SPECDIR)/ruby_names_test
 RUBY_NAMES_SPEC_OBJ := $(OBJDIR)/spec/ruby_names_test.o
-ifneq ($(LIBVMHEAP_AGENT_A),)
-CHECK_SUITES += $(RUBY_NAMES_SPEC_BIN)
-EXTRA_ALL += $(RUBY_NAMES_SPEC_BIN)
-endif
-$(RUBY_NAMES_SPEC_OBJ): private ALL_CFLAGS += $(CHECK_CFLAGS)
-$(RUBY_NAMES_SPEC_BIN): $(RUBY_NAMES_SPEC_OBJ) $(SPECDIR)/libvmheap_spec.a \
-                        $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_AGENT_A) \
-                        $(LIBVMHEAP_A) | $(PATH_BIN) $(DOMINATORS_BIN) $(DIFF_BIN) \
-                          $(CONSOLE_BIN) $(HTML_BIN) $(RUBY_HOST_SO)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(RUBY_NAMES_SPEC_OBJ) \
-	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_ANALYSIS_A) \
-	  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
-	  $(MSGPACK_LIBS) $(EVENT_LIBS) $(CHECK_LIBS)
+$(eval $(call spec_suite,ruby_names_test,$(RUBY_NAMES_SPEC_OBJ),\
+  $(LIBVMHEAP_ANALYSIS_A) $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) \
+  $(EVENT_LIBS),\
+  $(PATH_BIN) $(DOMINATORS_BIN) $(DIFF_BIN) $(CONSOLE_BIN) $(HTML_BIN) \
+  $(RUBY_HOST_SO)))

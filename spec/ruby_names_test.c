@@ -136,18 +136,6 @@ static void dump(struct names_vm *v, const char *name, char *path,
 	free(out);
 }
 
-/* A tool's stdout (it must exit 0). */
-static char *tool(const char *name, const char *const *args)
-{
-	const char *argv[16] = {spec_bin(name)};
-	size_t n = 1;
-
-	for (; *args && n < 15; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	return spec_run_stdout(argv, NULL, 120000);
-}
-
 /* "Class" or "Module", spaces, then "0x": a class object by address. */
 static const char *class_by_address(const char *out)
 {
@@ -247,16 +235,18 @@ START_TEST(a_local_variable_is_named_with_its_frame_on_the_path)
 	ck_assert_uint_eq(held, 400);
 
 	/* a method's local, kept by the lambda it returned: on the path */
-	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
-						   "Message", NULL});
+	out = spec_tool_stdout(
+	    "vmheap-path",
+	    (const char *[]){"--top", "1", path, "Message", NULL}, 120000);
 	snprintf(want, sizeof(want),
 		 " " LEFT " local messages of make_grower (%s) " LEFT,
 		 v.script);
 	ck_assert_msg(strstr(out, "Message " LEFT " Array["), "%s", out);
 	ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
 	free(out);
-	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
-						   "Pending", NULL});
+	out = spec_tool_stdout(
+	    "vmheap-path",
+	    (const char *[]){"--top", "1", path, "Pending", NULL}, 120000);
 	snprintf(want, sizeof(want),
 		 " " LEFT " local pending of make_keeper (%s) " LEFT, v.script);
 	ck_assert_msg(strstr(out, want), "no \"%s\" in:\n%s", want, out);
@@ -277,7 +267,8 @@ START_TEST(the_suspect_line_names_the_local_that_grows)
 	ck_assert(spec_proc_wait_for(&v.vm.p, "grown\n", 60000));
 	dump(&v, "new.vmheap", new, sizeof(new));
 
-	out = tool("vmheap-diff", (const char *[]){old, new, NULL});
+	out = spec_tool_stdout("vmheap-diff", (const char *[]){old, new, NULL},
+			       120000);
 	line = strstr(out, "#1  Message: 300 new");
 	ck_assert_msg(line, "Message is not the top suspect:\n%s", out);
 	end = strchr(line, '\n');
@@ -303,8 +294,9 @@ START_TEST(class_objects_are_named_in_dominators_and_paths)
 	start(&v);
 	dump(&v, "classes.vmheap", path, sizeof(path));
 
-	out = tool("vmheap-dominators", (const char *[]){"--top", "60", path,
-							 NULL});
+	out = spec_tool_stdout("vmheap-dominators",
+			       (const char *[]){"--top", "60", path, NULL},
+			       120000);
 	/* the class that holds 3000 strings, by its name */
 	ck_assert_msg(strstr(out, "  Class Service  "), "%s", out);
 	/* the anonymous class exactly as Ruby inspects it */
@@ -324,8 +316,9 @@ START_TEST(class_objects_are_named_in_dominators_and_paths)
 		long n;
 
 		snprintf(html, sizeof(html), "%s/classes.html", v.vm.dir);
-		free(tool("vmheap-report",
-			  (const char *[]){"-o", html, path, NULL}));
+		free(spec_tool_stdout("vmheap-report",
+				      (const char *[]){"-o", html, path, NULL},
+				      120000));
 		f = fopen(html, "rb");
 		ck_assert_ptr_nonnull(f);
 		fseek(f, 0, SEEK_END);
@@ -342,12 +335,14 @@ START_TEST(class_objects_are_named_in_dominators_and_paths)
 	}
 
 	/* a path through a class object names it: TABLE's strings */
-	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
-						   "String", NULL});
+	out = spec_tool_stdout(
+	    "vmheap-path", (const char *[]){"--top", "1", path, "String", NULL},
+	    120000);
 	ck_assert_msg(!class_by_address(out), "%s", out);
 	free(out);
-	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
-						   "Pending", NULL});
+	out = spec_tool_stdout(
+	    "vmheap-path",
+	    (const char *[]){"--top", "1", path, "Pending", NULL}, 120000);
 	ck_assert_msg(!class_by_address(out), "%s", out);
 	free(out);
 	stop(&v);
@@ -362,8 +357,9 @@ START_TEST(threads_are_named_by_number_and_thread_name_escaped)
 
 	start(&v);
 	dump(&v, "threads.vmheap", path, sizeof(path));
-	out = tool("vmheap-path", (const char *[]){"--top", "10", path,
-						   "Thread", NULL});
+	out = spec_tool_stdout(
+	    "vmheap-path",
+	    (const char *[]){"--top", "10", path, "Thread", NULL}, 120000);
 	/* Thread#name quoted as Ruby's inspect quotes it: ESC as \e */
 	snprintf(named, sizeof(named),
 		 "Thread " LEFT " thread %d \"worker\\e[31m\" of Ractor",
@@ -406,8 +402,9 @@ START_TEST(the_symbol_table_reads_as_such)
 
 	start(&v);
 	dump(&v, "symbols.vmheap", path, sizeof(path));
-	out = tool("vmheap-dominators", (const char *[]){"--top", "60", path,
-							 NULL});
+	out = spec_tool_stdout("vmheap-dominators",
+			       (const char *[]){"--top", "60", path, NULL},
+			       120000);
 	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
 		if (strstr(line, "  <symbol table>  ") &&
 		    strstr(line, "  root vm"))
@@ -415,8 +412,9 @@ START_TEST(the_symbol_table_reads_as_such)
 	ck_assert_msg(seen, "no <symbol table> held by root vm");
 	free(out);
 	/* the Strings of Symbols: held by the table's chunks */
-	out = tool("vmheap-path", (const char *[]){"--top", "20", path,
-						   "String", NULL});
+	out = spec_tool_stdout(
+	    "vmheap-path",
+	    (const char *[]){"--top", "20", path, "String", NULL}, 120000);
 	ck_assert_msg(strstr(out, "String " LEFT " <symbol table>["), "%s",
 		      out);
 	free(out);
@@ -473,14 +471,16 @@ START_TEST(in_process_names_of_locals_threads_classes_allocate_nothing)
 	after = allocated(&v);
 	ck_assert_int_eq(after, before);
 
-	out = tool("vmheap-path", (const char *[]){"--top", "1", path,
-						   "Message", NULL});
+	out = spec_tool_stdout(
+	    "vmheap-path",
+	    (const char *[]){"--top", "1", path, "Message", NULL}, 120000);
 	snprintf(want, sizeof(want), "local messages of make_grower (%s)",
 		 v.script);
 	ck_assert_msg(strstr(out, want), "%s", out);
 	free(out);
-	out = tool("vmheap-path", (const char *[]){"--top", "10", path,
-						   "Thread", NULL});
+	out = spec_tool_stdout(
+	    "vmheap-path",
+	    (const char *[]){"--top", "10", path, "Thread", NULL}, 120000);
 	ck_assert_msg(strstr(out, "\"worker\\e[31m\""), "%s", out);
 	free(out);
 	stop(&v);

@@ -8,14 +8,6 @@
 # escaping of VM strings (a real Ruby VM) and top under busy.
 SAFETY_SPEC_BIN := $(SPECDIR)/safety_test
 SAFETY_SPEC_OBJS := $(OBJDIR)/spec/safety_test.o $(OBJDIR)/spec/agent_helpers.o
-CHECK_SUITES += $(SAFETY_SPEC_BIN)
-EXTRA_ALL    += $(SAFETY_SPEC_BIN)
-$(OBJDIR)/spec/safety_test.o: private ALL_CFLAGS += $(CHECK_CFLAGS)
-$(SAFETY_SPEC_BIN): $(SAFETY_SPEC_OBJS) $(SPECDIR)/libvmheap_spec.a \
-                    $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
-                    | $(VMHEAP_SAMPLE) $(HTML_BIN) $(IMPORT_BIN) $(CONSOLE_BIN) \
-                      $(RUBY_HOST_SO)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(SAFETY_SPEC_OBJS) \
-	  $(SPECDIR)/libvmheap_spec.a $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) \
-	  $(MSGPACK_LIBS) $(EVENT_LIBS) $(CHECK_LIBS)
+$(eval $(call spec_suite,safety_test,$(SAFETY_SPEC_OBJS),\
+  $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS),\
+  $(VMHEAP_SAMPLE) $(HTML_BIN) $(IMPORT_BIN) $(CONSOLE_BIN) $(RUBY_HOST_SO)))

@@ -210,37 +210,46 @@ static void assert_usage_error(const char *tool, const char *const *args,
 	run_free(&r);
 }
 
+/* Bad usage, one row a case: the tool, its arguments ("DUMP" stands for
+ * a good dump), and what its one-line message must say. */
+static const struct usage_case {
+	const char *tool;
+	const char *args[5];
+	const char *what;
+} usage_cases[] = {
+    {"vmheap-histo", {NULL}, "no dump given"},
+    {"vmheap-histo", {"--sort", "size", "DUMP"}, "unknown sort key 'size'"},
+    {"vmheap-histo", {"--top", "0", "DUMP"}, "--top needs a positive number"},
+    {"vmheap-histo", {"--top", "-3", "DUMP"}, "--top needs a positive number"},
+    {"vmheap-histo", {"--format", "xml", "DUMP"}, "unknown format 'xml'"},
+    {"vmheap-histo",
+     {"--bogus", "DUMP"},
+     "unknown or incomplete option '--bogus'"},
+    {"vmheap-histo", {"DUMP", "DUMP"}, "too many arguments"},
+    {"vmheap-diff", {"DUMP"}, "two dumps needed"},
+    {"vmheap-diff",
+     {"--objects", "--retainers", "DUMP", "DUMP"},
+     "exclude each other"},
+    {"vmheap-diff", {"-", "-"}, "only one of OLD and NEW"},
+};
+
+/* one row of usage_cases (_i) */
 START_TEST(bad_usage_exits_2_with_a_usage_line)
 {
+	const struct usage_case *c = &usage_cases[_i];
 	const char *dump = write_base_dump("whole.vmheap");
-	assert_usage_error("vmheap-histo", (const char *[]){NULL},
-			   "no dump given");
-	assert_usage_error("vmheap-histo",
-			   (const char *[]){"--sort", "size", dump, NULL},
-			   "unknown sort key 'size'");
-	assert_usage_error("vmheap-histo",
-			   (const char *[]){"--top", "0", dump, NULL},
-			   "--top needs a positive number");
-	assert_usage_error("vmheap-histo",
-			   (const char *[]){"--top", "-3", dump, NULL},
-			   "--top needs a positive number");
-	assert_usage_error("vmheap-histo",
-			   (const char *[]){"--format", "xml", dump, NULL},
-			   "unknown format 'xml'");
-	assert_usage_error("vmheap-histo",
-			   (const char *[]){"--bogus", dump, NULL},
-			   "unknown or incomplete option '--bogus'");
-	assert_usage_error("vmheap-histo", (const char *[]){dump, dump, NULL},
-			   "too many arguments");
-	assert_usage_error("vmheap-diff", (const char *[]){dump, NULL},
-			   "two dumps needed");
-	assert_usage_error(
-	    "vmheap-diff",
-	    (const char *[]){"--objects", "--retainers", dump, dump, NULL},
-	    "exclude each other");
-	assert_usage_error("vmheap-diff", (const char *[]){"-", "-", NULL},
-			   "only one of OLD and NEW");
+	const char *args[6];
+	size_t n;
 
+	for (n = 0; n < 5 && c->args[n]; n++)
+		args[n] = strcmp(c->args[n], "DUMP") ? c->args[n] : dump;
+	args[n] = NULL;
+	assert_usage_error(c->tool, args, c->what);
+}
+END_TEST
+
+START_TEST(help_exits_0_naming_the_options)
+{
 	struct run r =
 	    run_tool("vmheap-histo", NULL, (const char *[]){"--help", NULL});
 	ck_assert_int_eq(r.status, 0);
@@ -260,6 +269,8 @@ TCase *errors_tcase(void)
 	tcase_add_test(tc, wrong_magic_is_refused_with_offset);
 	tcase_add_test(tc, newer_major_version_is_refused_with_offset);
 	tcase_add_test(tc, missing_file_or_directory_is_an_error_naming_it);
-	tcase_add_test(tc, bad_usage_exits_2_with_a_usage_line);
+	tcase_add_loop_test(tc, bad_usage_exits_2_with_a_usage_line, 0,
+			    sizeof(usage_cases) / sizeof(usage_cases[0]));
+	tcase_add_test(tc, help_exits_0_naming_the_options);
 	return tc;
 }

@@ -261,6 +261,39 @@ void spec_run_free(struct spec_run *r)
 	r->out = r->err = NULL;
 }
 
+/* spec_bin(name) and args into argv[64] */
+static void tool_argv(const char **argv, const char *name,
+		      const char *const *args)
+{
+	size_t n = 0;
+
+	argv[n++] = spec_bin(name);
+	for (; args && *args; args++) {
+		ck_assert_msg(n < 63, "%s: more than 62 arguments", name);
+		argv[n++] = *args;
+	}
+	argv[n] = NULL;
+}
+
+void spec_tool(const char *name, const char *const *args,
+	       const char *const *env, int timeout_ms, struct spec_run *r)
+{
+	const char *argv[64];
+
+	tool_argv(argv, name, args);
+	ck_assert_msg(spec_run(argv, env, NULL, timeout_ms, r) == 0,
+		      "cannot start %s", argv[0]);
+}
+
+char *spec_tool_stdout(const char *name, const char *const *args,
+		       int timeout_ms)
+{
+	const char *argv[64];
+
+	tool_argv(argv, name, args);
+	return spec_run_stdout(argv, NULL, timeout_ms);
+}
+
 char *spec_run_stdout(const char *const *argv, const char *const *env,
 		      int timeout_ms)
 {

@@ -73,6 +73,20 @@ const char *spec_mkdtemp(const char *tag)
 	return b;
 }
 
+static char test_dir[256];
+
+void spec_test_dir_setup(void)
+{
+	snprintf(test_dir, sizeof(test_dir), "%s", spec_mkdtemp("test"));
+}
+
+const char *spec_test_dir(void)
+{
+	ck_assert_msg(test_dir[0], "spec_test_dir: no spec_test_dir_setup "
+				   "fixture in this TCase");
+	return test_dir;
+}
+
 static int remove_entry(const char *path, const struct stat *st, int flag,
 			struct FTW *ftw)
 {

@@ -186,6 +186,17 @@ void spec_root_remove(void);
  */
 const char *spec_mkdtemp(const char *tag);
 
+/*
+ * A fresh directory for each test of a TCase, as a Check fixture: after
+ * tcase_add_checked_fixture(tc, spec_test_dir_setup, NULL), every test of
+ * `tc` finds its own new, empty directory (mode 0700, under the root) at
+ * spec_test_dir().  The setup runs in the test's own process; a failure
+ * to make the directory fails that test.  spec_test_dir() fails the test
+ * in a TCase without the fixture.
+ */
+void spec_test_dir_setup(void);
+const char *spec_test_dir(void);
+
 /* Remove `path` and everything below it (no error if absent). */
 void spec_rmrf(const char *path);
 
@@ -228,6 +239,10 @@ int spec_count(const char *hay, const char *needle);
 char *spec_ls(const char *dir, char sep);
 
 /* ----------------------------------------------------------- processes */
+
+/* A NULL-terminated argument (or environment) list in place:
+ * spec_run(ARGS(spec_bin("vmheap-histo"), "--top", "5", path), ...). */
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /*
  * How to start a process.  Every process started here gets
@@ -304,6 +319,18 @@ void spec_run_free(struct spec_run *r);
  * command's output); its stdout, malloc'd. */
 char *spec_run_stdout(const char *const *argv, const char *const *env,
 		      int timeout_ms);
+
+/*
+ * The tools of the build: spec_bin(`name`) (e.g. "vmheap-histo") run with
+ * `args` (NULL-terminated, may be NULL; at most 62) as spec_run and
+ * spec_run_stdout do.  spec_tool fails the test if the tool cannot start
+ * and returns with r->status whatever it is; spec_tool_stdout requires
+ * exit status 0 and returns its stdout (malloc'd).
+ */
+void spec_tool(const char *name, const char *const *args,
+	       const char *const *env, int timeout_ms, struct spec_run *r);
+char *spec_tool_stdout(const char *name, const char *const *args,
+		       int timeout_ms);
 
 /* A process talked to through pipes on its stdin and stdout. */
 struct spec_proc {
