@@ -150,8 +150,8 @@ struct agent_native_snap *agent_native_snapshot(int forked)
 		agent_native_api("vmheap_native_scan") : NULL;
 	vmheap_native_tracking_fn on = (vmheap_native_tracking_fn)
 		agent_native_api("vmheap_native_tracking");
-	vmheap_native_stacks_fn sites = (vmheap_native_stacks_fn)
-		agent_native_api("vmheap_native_stacks");
+	vmheap_native_stacks_fn sites =
+	    (vmheap_native_stacks_fn)agent_native_api("vmheap_native_stacks");
 	vmheap_native_modules_fn modules = (vmheap_native_modules_fn)
 		agent_native_api("vmheap_native_modules");
 	struct agent_native_snap *s;
@@ -232,9 +232,15 @@ int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s)
 					  : v->frames[k] - s->mods[f[k].module].base;
 		}
 		out[i] = (struct vmheap_dump_stack){
-			v->live_bytes, v->live_count, v->allocs, v->frees, f,
-			v->depth, v->vm_file,
-			v->vm_file ? strlen(v->vm_file) : 0, v->vm_line};
+		    v->live_bytes,
+		    v->live_count,
+		    v->allocs,
+		    v->frees,
+		    f,
+		    v->depth,
+		    v->vm_file,
+		    v->vm_file ? strlen(v->vm_file) : 0,
+		    v->vm_line};
 	}
 	struct vmheap_dump_leak_scan scan = {
 		NULL, s->scan.blocks, s->scan.root_bytes,

@@ -218,7 +218,7 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen)
 {
 	vmheap_native_stacks_fn sites =
-		(vmheap_native_stacks_fn)api("vmheap_native_stacks");
+	    (vmheap_native_stacks_fn)api("vmheap_native_stacks");
 	vmheap_native_tracking_fn on =
 		(vmheap_native_tracking_fn)api("vmheap_native_tracking");
 	vmheap_native_stack *v;

@@ -242,7 +242,8 @@ int vmheap_agent_start(vmheap_agent **out,
 	*out = NULL;
 	rc = start(out, cfg, host, err, sizeof(err));
 	if (rc < 0)
-		return start_failed(out, rc, err[0] ? err : vmheap_agent_strerror(rc));
+		return start_failed(out, rc,
+				    err[0] ? err : vmheap_agent_strerror(rc));
 	return rc;
 }
 
@@ -252,8 +253,7 @@ const char *vmheap_agent_error(const vmheap_agent *a)
 }
 
 static int start(vmheap_agent **out, const struct vmheap_agent_config *cfg,
-		 const struct vmheap_agent_host *host, char *err,
-		 size_t errlen)
+		 const struct vmheap_agent_host *host, char *err, size_t errlen)
 {
 	struct vmheap_agent_config def = {0};
 	struct vmheap_agent *a, *cur;

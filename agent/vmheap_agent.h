@@ -107,10 +107,9 @@ VMHEAP_EXPORT int vmheap_value_write_nil(vmheap_value_writer *w);
 VMHEAP_EXPORT int vmheap_value_write_bool(vmheap_value_writer *w, int b);
 VMHEAP_EXPORT int vmheap_value_write_int(vmheap_value_writer *w, int64_t v);
 VMHEAP_EXPORT int vmheap_value_write_uint(vmheap_value_writer *w, uint64_t v);
-VMHEAP_EXPORT int vmheap_value_write_str(vmheap_value_writer *w,
-					 const char *s, size_t len);
-VMHEAP_EXPORT int vmheap_value_write_array(vmheap_value_writer *w,
-					   uint32_t n);
+VMHEAP_EXPORT int vmheap_value_write_str(vmheap_value_writer *w, const char *s,
+					 size_t len);
+VMHEAP_EXPORT int vmheap_value_write_array(vmheap_value_writer *w, uint32_t n);
 VMHEAP_EXPORT int vmheap_value_write_map(vmheap_value_writer *w, uint32_t n);
 
 enum vmheap_value_type {
@@ -204,11 +203,12 @@ struct vmheap_agent_host {
 	 * writes the reply value into `w`, or returns a negative code and
 	 * writes a message into err (VMHEAP_AGENT_ENOTFOUND with an empty
 	 * err: no such variable).  Strings typed by a person arrive as
-	 * strings (VMHEAP_VALUE_STR): coerce them ("42" for an int).  Called on the agent's loop thread,
-	 * also while a dump runs: they must not wait for the world to stop
-	 * (keep figures the mutator publishes under a lock of their own).
-	 * A host variable named like a built-in one (system.memory.count,
-	 * system.memory.bytes, system.threads.backtrace) replaces its value.
+	 * strings (VMHEAP_VALUE_STR): coerce them ("42" for an int).  Called on
+	 * the agent's loop thread, also while a dump runs: they must not wait
+	 * for the world to stop (keep figures the mutator publishes under a
+	 * lock of their own). A host variable named like a built-in one
+	 * (system.memory.count, system.memory.bytes, system.threads.backtrace)
+	 * replaces its value.
 	 */
 	void (*list_vars)(void *ctx,
 			  void (*add)(void *arg, const char *name, const char *type),
@@ -271,7 +271,8 @@ typedef struct vmheap_agent vmheap_agent;
  * first and leaves the process (its discovery file) to this one.
  */
 VMHEAP_EXPORT
-int vmheap_agent_start(vmheap_agent **out, const struct vmheap_agent_config *cfg,
+int vmheap_agent_start(vmheap_agent **out,
+		       const struct vmheap_agent_config *cfg,
 		       const struct vmheap_agent_host *host);
 
 /* The reason a start failed ("" for an agent that runs; "out of memory"
@@ -308,15 +309,14 @@ VMHEAP_EXPORT
 const char *vmheap_agent_discovery_path(const vmheap_agent *a);
 
 /*
- * Stop the agent (also a failed one, or NULL): wait for a running dump (a forked child at most
- * config.dump.timeout), send the replies still owed and write them out
- * (up to 2 s), close connections, join the threads, remove the discovery
- * file, free everything.  Call it from a
- * VM thread, never from a host callback (that runs on an agent thread),
- * and without holding what run_stopped waits for (Ruby: release the GVL
- * around it), or a running dump can never finish.  In a forked child
- * (where the agent's threads do not exist) it only frees memory and
- * leaves the parent's discovery file alone.
+ * Stop the agent (also a failed one, or NULL): wait for a running dump (a
+ * forked child at most config.dump.timeout), send the replies still owed and
+ * write them out (up to 2 s), close connections, join the threads, remove the
+ * discovery file, free everything.  Call it from a VM thread, never from a host
+ * callback (that runs on an agent thread), and without holding what run_stopped
+ * waits for (Ruby: release the GVL around it), or a running dump can never
+ * finish.  In a forked child (where the agent's threads do not exist) it only
+ * frees memory and leaves the parent's discovery file alone.
  */
 VMHEAP_EXPORT
 void vmheap_agent_stop(vmheap_agent *a);

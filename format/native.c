@@ -405,9 +405,8 @@ int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
 	}
 	if (n->leaks && d.leak_sites != n->nstacks) {
 		d.c.p = d.start; /* the section as a whole */
-		rc = fail(&d, VMHEAP_EFORMAT,
-			  "%zu leak counts for %zu sites", d.leak_sites,
-			  n->nstacks);
+		rc = fail(&d, VMHEAP_EFORMAT, "%zu leak counts for %zu sites",
+			  d.leak_sites, n->nstacks);
 		goto bad;
 	}
 	for (size_t i = 0; i < n->nstacks; i++)

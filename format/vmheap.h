@@ -722,13 +722,12 @@ void vmheap_block_cursor_reset(vmheap_block_cursor *c,
 /*
  * Decode the next record.  Returns 1 with *rec filled, 0 when the block is
  * exhausted (and its record count matched), or a negative code with the
- * message in vmheap_block_cursor_error(c) (the same code again on every later call).  Records
- * of unknown tags are skipped.  The error message does not name the file;
- * prefix it with vmheap_reader_name().
+ * message in vmheap_block_cursor_error(c) (the same code again on every later
+ * call).  Records of unknown tags are skipped.  The error message does not name
+ * the file; prefix it with vmheap_reader_name().
  */
 VMHEAP_EXPORT
-int vmheap_block_cursor_next(vmheap_block_cursor *c,
-			     struct vmheap_record *rec);
+int vmheap_block_cursor_next(vmheap_block_cursor *c, struct vmheap_record *rec);
 
 /*
  * The same, for callers that need no object graph (a census, a table of
@@ -746,9 +745,9 @@ int vmheap_block_cursor_next_shallow(vmheap_block_cursor *c,
  * Decode up to `max` (at least 1) records as vmheap_block_cursor_next_shallow()
  * does, into recs[0..n), for callers that go through millions of records
  * and would rather not make a call per record.  Returns n >= 1, 0 when the
- * block is exhausted, or a negative code with the message in vmheap_block_cursor_error(c);
- * when a record fails after others were decoded, those are returned first
- * and the error on the next call.
+ * block is exhausted, or a negative code with the message in
+ * vmheap_block_cursor_error(c); when a record fails after others were decoded,
+ * those are returned first and the error on the next call.
  */
 VMHEAP_EXPORT int
 vmheap_block_cursor_next_shallow_batch(vmheap_block_cursor *c,

@@ -362,7 +362,8 @@ static int pack_header(vmheap_writer *w, const struct vmheap_writer_options *o)
 	}
 	if (w->nomem)
 		return VMHEAP_ENOMEM;
-	if (w->len - at - VMHEAP_SECTION_HEADER_LEN > VMHEAP_MAX_SECTION_BYTES) {
+	if (w->len - at - VMHEAP_SECTION_HEADER_LEN >
+	    VMHEAP_MAX_SECTION_BYTES) {
 		snprintf(w->errmsg, sizeof(w->errmsg),
 			 "the header takes %zu bytes, more than a section's "
 			 "limit of %u (the kind names are too long in total)",

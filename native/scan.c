@@ -443,10 +443,11 @@ static void unmap_all(struct scan *s)
 		       s->mine[i].hi - s->mine[i].lo);
 }
 
-static __attribute__((noinline)) int
-scan_run(uint64_t stack_lo, vmheap_native_stack *sites,
-	 vmheap_native_leaks *leaks, size_t cap, size_t *nsites,
-	 vmheap_native_scan_info *info)
+static __attribute__((noinline)) int scan_run(uint64_t stack_lo,
+					      vmheap_native_stack *sites,
+					      vmheap_native_leaks *leaks,
+					      size_t cap, size_t *nsites,
+					      vmheap_native_scan_info *info)
 {
 	struct scan s;
 	memset(&s, 0, sizeof s);

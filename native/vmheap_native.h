@@ -212,9 +212,9 @@ VMHEAP_EXPORT int vmheap_native_route(vmheap_native_route_info *info);
  * The calling thread is vmheap's own (the agent's loop, job and helper
  * threads): from now on its allocations are not recorded into a malloc
  * trace (vmheap-run --record), as the agent's own memory is never a
- * native stack of the program's.  A free on such a thread of a block the program allocated
- * is not recorded either: the trace counts it freed when its address is
- * allocated again.
+ * native stack of the program's.  A free on such a thread of a block the
+ * program allocated is not recorded either: the trace counts it freed when its
+ * address is allocated again.
  */
 VMHEAP_EXPORT void vmheap_native_own_thread(void);
 

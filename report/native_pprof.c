@@ -56,8 +56,7 @@ static int is_own(const struct vmheap_dump_stack *s)
 }
 
 /* The frames of site s, leaf first, into f (names in y and vm). */
-static size_t site_frames(const struct vmheap_native *n,
-			  vmheap_symbolizer *sym,
+static size_t site_frames(const struct vmheap_native *n, vmheap_symbolizer *sym,
 			  const struct vmheap_dump_stack *s,
 			  struct vmheap_symbol *y, char *vm, size_t vmsz,
 			  char *vmfile, size_t vmfilesz,

@@ -12,9 +12,9 @@
 
 /* Decode block `blk` into the sums *t (the records' checks too); 0 or
  * the cursor's error in err. */
-static int count_block(vmheap_block_cursor *c,
-		       const struct vmheap_block *blk, vmheap_reader *r,
-		       struct vmheap_totals *t, char *err, size_t errsz)
+static int count_block(vmheap_block_cursor *c, const struct vmheap_block *blk,
+		       vmheap_reader *r, struct vmheap_totals *t, char *err,
+		       size_t errsz)
 {
 	struct vmheap_record recs[64];
 	int n;
@@ -163,8 +163,8 @@ int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
 		       size_t frames, struct vmheap_native_row **rows,
 		       size_t *nrows)
 {
-	struct vmheap_native_row *v = calloc(n->nstacks ? n->nstacks : 1,
-					     sizeof(*v));
+	struct vmheap_native_row *v =
+	    calloc(n->nstacks ? n->nstacks : 1, sizeof(*v));
 	size_t k = 0;
 
 	*rows = NULL;

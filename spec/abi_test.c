@@ -73,8 +73,8 @@ START_TEST(test_writer_open_failures_give_a_failed_writer)
 	opt.kind_count = 1;
 	ck_assert_int_eq(vmheap_writer_open(&w, 1, &opt), VMHEAP_EINVAL);
 	ck_assert_ptr_ne(w, UNSET);
-	ck_assert_msg(strstr(vmheap_writer_error(w), "kind_names is NULL"), "%s",
-		      vmheap_writer_error(w));
+	ck_assert_msg(strstr(vmheap_writer_error(w), "kind_names is NULL"),
+		      "%s", vmheap_writer_error(w));
 	vmheap_writer_free(w);
 
 	ck_assert_str_eq(vmheap_writer_error(NULL), "out of memory");

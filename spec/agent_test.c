@@ -140,9 +140,8 @@ START_TEST(session_found_by_discovery_answers_get_set_and_list)
 		    {.type = MSGPACK_OBJECT_MAP}};
 
 		v.via.u64 = 7;
-		ck_assert_int_eq(vmheap_client_call(c, "set", "sample.tick_ms",
-						    &v, &r),
-				 0);
+		ck_assert_int_eq(
+		    vmheap_client_call(c, "set", "sample.tick_ms", &v, &r), 0);
 		ck_assert_msg(r.ok, "%s", r.message);
 		ck_assert_int_eq(r.value.via.i64, 7);
 		vmheap_reply_release(&r);

@@ -1097,7 +1097,8 @@ static int decode_blocks(const struct bytes *b, enum decode_mode mode,
 			for (int i = 0; i < rc; i++)
 				vmheap_totals_add_record(t, &recs[i]);
 		if (rc < 0)
-			snprintf(err, errsz, "%s", vmheap_block_cursor_error(c));
+			snprintf(err, errsz, "%s",
+				 vmheap_block_cursor_error(c));
 		else
 			rc = 0;
 	}
@@ -1791,14 +1792,16 @@ START_TEST(block_cursor_reports_a_wrong_record_count)
 	ck_assert_int_eq(r.type, VMHEAP_RECORD_ROOT);
 	ck_assert_uint_eq(r.offset, 116);
 	ck_assert_int_eq(vmheap_block_cursor_next(c, &r), VMHEAP_EFORMAT);
-	ck_assert_msg(strstr(vmheap_block_cursor_error(c), "at byte offset 120 (block at 100)"),
+	ck_assert_msg(strstr(vmheap_block_cursor_error(c),
+			     "at byte offset 120 (block at 100)"),
 		      "%s", vmheap_block_cursor_error(c));
 	ck_assert_int_eq(vmheap_block_cursor_next(c, &r), VMHEAP_EFORMAT);
 	blk.records = 0;
 	vmheap_block_cursor_reset(c, &blk);
 	ck_assert_int_eq(vmheap_block_cursor_next(c, &r), VMHEAP_EFORMAT);
-	ck_assert_msg(strstr(vmheap_block_cursor_error(c), "after its last counted record"), "%s",
-		      vmheap_block_cursor_error(c));
+	ck_assert_msg(strstr(vmheap_block_cursor_error(c),
+			     "after its last counted record"),
+		      "%s", vmheap_block_cursor_error(c));
 	vmheap_block_cursor_free(c);
 	c = NULL;
 }

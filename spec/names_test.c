@@ -453,9 +453,7 @@ START_TEST(shapes_with_names_agree_with_brute_force)
 	random_rheap(h, (unsigned)_i);
 	brute_shapes(h, shape);
 	snprintf(name, sizeof(name), "random-%d.vmheap", _i);
-	ck_assert_int_eq(
-	    vmheap_graph_open_path(&g, write_rheap(h, name)),
-	    0);
+	ck_assert_int_eq(vmheap_graph_open_path(&g, write_rheap(h, name)), 0);
 	for (uint64_t c = 1; c <= 4; c++) {
 		struct vmheap_graph_class_paths *p = NULL;
 		size_t shapes = 0, covered = 0;

@@ -122,8 +122,8 @@ START_TEST(native_site_with_vm_location_in_format_md)
 				       0x555555554000ull};
 	struct vmheap_dump_frame f[1] = {{0, 0x1139}};
 	struct vmheap_dump_stack s[2] = {
-		{1024, 1, 1, 0, f, 1, "a.rb", 4, 12},
-		{512, 1, 1, 0, f, 1, NULL, 0, 0},
+	    {1024, 1, 1, 0, f, 1, "a.rb", 4, 12},
+	    {512, 1, 1, 0, f, 1, NULL, 0, 0},
 	};
 	vmheap_writer *w;
 	int fd = memfd_create("native", 0);

@@ -292,15 +292,15 @@ START_TEST(exports_only_the_allocator_and_api)
 		const char *argv[] = {"sh", "-c", cmd, NULL};
 		struct spec_run r;
 		ck_assert_int_eq(spec_run(argv, NULL, NULL, 20000, &r), 0);
-		ck_assert_str_eq(r.out,
-			"aligned_alloc calloc dlclose free malloc memalign "
-			"posix_memalign pvalloc realloc reallocarray valloc "
-			"vmheap_native_get_totals "
-			"vmheap_native_modules vmheap_native_output_name "
-			"vmheap_native_own_thread vmheap_native_route "
-			"vmheap_native_scan vmheap_native_set_location "
-			"vmheap_native_stacks vmheap_native_start "
-			"vmheap_native_stop vmheap_native_tracking ");
+		ck_assert_str_eq(
+		    r.out, "aligned_alloc calloc dlclose free malloc memalign "
+			   "posix_memalign pvalloc realloc reallocarray valloc "
+			   "vmheap_native_get_totals "
+			   "vmheap_native_modules vmheap_native_output_name "
+			   "vmheap_native_own_thread vmheap_native_route "
+			   "vmheap_native_scan vmheap_native_set_location "
+			   "vmheap_native_stacks vmheap_native_start "
+			   "vmheap_native_stop vmheap_native_tracking ");
 		spec_run_free(&r);
 	}
 }

@@ -254,9 +254,8 @@ void ruby_alloc_sites_list(void (*add)(void *arg, const char *name,
 				       const char *type),
 			   void *arg);
 int ruby_alloc_sites_get(const char *name, vmheap_value_writer *pk);
-int ruby_alloc_sites_set(void *ctx, const char *name,
-			 const vmheap_value *value, vmheap_value_writer *pk,
-			 char *err, size_t errlen);
+int ruby_alloc_sites_set(void *ctx, const char *name, const vmheap_value *value,
+			 vmheap_value_writer *pk, char *err, size_t errlen);
 
 /* The sites of one dump (ruby_dump_sites.c). */
 struct ruby_dump_sites {

@@ -322,9 +322,8 @@ static int want_bool(const vmheap_value *o, int *out)
 	return -1;
 }
 
-int ruby_alloc_sites_set(void *ctx, const char *name,
-			 const vmheap_value *value, vmheap_value_writer *pk,
-			 char *err, size_t errlen)
+int ruby_alloc_sites_set(void *ctx, const char *name, const vmheap_value *value,
+			 vmheap_value_writer *pk, char *err, size_t errlen)
 {
 	int want, rc;
 

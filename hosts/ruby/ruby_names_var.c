@@ -50,7 +50,8 @@ int ruby_names_set_var(const char *name, const vmheap_value *value,
 			on = 0;
 		} else {
 			if (errlen)
-				snprintf(err, errlen, NAMES_VAR
+				snprintf(err, errlen,
+					 NAMES_VAR
 					 " takes a boolean (true/false)");
 			return VMHEAP_AGENT_ETYPE;
 		}

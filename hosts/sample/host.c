@@ -175,7 +175,6 @@ list_vars(void *ctx, void (*add)(void *arg, const char *name, const char *type),
 		add(arg, host_vars[i].name, host_vars[i].type);
 }
 
-
 static int get_var(void *ctx, const char *name, vmheap_value_writer *pk)
 {
 	struct sample_vm *vm = ctx;
@@ -205,14 +204,15 @@ static int get_var(void *ctx, const char *name, vmheap_value_writer *pk)
 			for (uint32_t i = 1; i <= vm->census_classes; i++) {
 				if (!vm->census[i])
 					continue;
-				vmheap_value_write_str(pk, vm->classes[i].name,
-						       strlen(vm->classes[i].name));
+				vmheap_value_write_str(
+				    pk, vm->classes[i].name,
+				    strlen(vm->classes[i].name));
 				vmheap_value_write_uint(pk, vm->census[i]);
 			}
 		} else {
 			vmheap_value_write_uint(pk, name[14] == 'c'
-						    ? vm->census_objects
-						    : vm->census_bytes);
+							? vm->census_objects
+							: vm->census_bytes);
 		}
 		pthread_mutex_unlock(&vm->stats_lock);
 	} else {
@@ -281,7 +281,8 @@ static int test_fork(struct sample_vm *vm, long long ms, int fresh,
 		if (fresh) {
 			vmheap_agent_stop(vm->agent);
 			vm->agent = NULL;
-			if (vmheap_agent_start(&vm->agent, &vm->cfg, vm->host) < 0)
+			if (vmheap_agent_start(&vm->agent, &vm->cfg, vm->host) <
+			    0)
 				exit(4);
 		}
 		nanosleep(&ts, NULL);

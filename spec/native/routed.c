@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 	vmheap_native_stop_fn stop =
 		(vmheap_native_stop_fn)dlsym(h, "vmheap_native_stop");
 	vmheap_native_stacks_fn sites =
-		(vmheap_native_stacks_fn)dlsym(h, "vmheap_native_stacks");
+	    (vmheap_native_stacks_fn)dlsym(h, "vmheap_native_stacks");
 	if (!route || !start || !stop || !sites)
 		FAIL("the tracker's API is missing");
 	if (route(&info) != 0)

@@ -452,7 +452,8 @@ int main(int argc, char **argv)
 {
 	start = (vmheap_native_start_fn)dlsym(RTLD_DEFAULT, "vmheap_native_start");
 	stop = (vmheap_native_stop_fn)dlsym(RTLD_DEFAULT, "vmheap_native_stop");
-	sites = (vmheap_native_stacks_fn)dlsym(RTLD_DEFAULT, "vmheap_native_stacks");
+	sites = (vmheap_native_stacks_fn)dlsym(RTLD_DEFAULT,
+					       "vmheap_native_stacks");
 	totals = (vmheap_native_get_totals_fn)dlsym(RTLD_DEFAULT,
 						   "vmheap_native_get_totals");
 	if (start == NULL || stop == NULL || sites == NULL || totals == NULL) {
