@@ -134,6 +134,16 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
  * or NULL when the tracker is not loaded (neither preloaded by vmheap-run
  * nor loaded by agent_native_load). */
 void *agent_native_api(const char *name);
+/* native_vars.c: the members "site" (its innermost frames named with
+ * dladdr, then the VM's line), "frames" ([module path, offset] each) and
+ * "vm" (the VM's line or nil) of a site's map, three pairs. */
+struct vmheap_native_stack;
+void agent_native_pack_site(msgpack_packer *pk,
+			    const struct vmheap_native_stack *v);
+/* native_leaks.c: `get system.native.leaks`, the leak scan now, as a
+ * long job (AGENT_PENDING with *job), or a negative code with a message. */
+int agent_native_leaks_start(struct vmheap_agent *a, uint64_t *job, char *err,
+			     size_t errlen);
 /* native_load.c: load the tracker into a VM that runs without it and
  * route the VM's allocator calls to it (a no-op when it is loaded).  0,
  * or a negative code with the reason in err. */
@@ -149,7 +159,15 @@ int agent_native_route(char *err, size_t errlen);
  * carries each site's leak classification. */
 struct agent_native_snap;
 struct agent_native_snap *agent_native_snapshot(int forked);
+/* Just before the fork of a dump, on the forking thread: while the
+ * tracker tracks, it notes the other threads' stack pointers for the
+ * child's leak scan (vmheap_native_scan_prepare). */
+void agent_native_before_fork(void);
 int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s);
+/* What snapshot s's leak scan read into *note (scanned 0: none ran). */
+struct agent_scan_note;
+void agent_native_scan_note(const struct agent_native_snap *s,
+			    struct agent_scan_note *note);
 void agent_native_snap_free(struct agent_native_snap *s);
 /* native_charge.c: charge sites v[0..n) to vmheap's own memory
  * (VMHEAP_NATIVE_OWN) or to a housekeeping activity
@@ -322,6 +340,13 @@ void agent_native_own_thread(void);
 /* -------------------------------------------------------------- dump.c */
 
 /* Result of one dump. */
+/* What a dump's leak scan read (the native section's `leaks` key):
+ * `scanned` 0 when the dump has no scan. */
+struct agent_scan_note {
+	int scanned;
+	uint64_t blocks, skipped_mappings, skipped_bytes;
+};
+
 struct agent_dump_result {
 	int code;			     /* 0 or a negative code */
 	char message[AGENT_JOB_MESSAGE_MAX]; /* when code < 0 */
@@ -335,6 +360,7 @@ struct agent_dump_result {
 	/* stale temporary files of dead writers removed since the last
 	 * successful dump (at start, before dumps) */
 	uint64_t removed_tmp_files, removed_tmp_bytes;
+	struct agent_scan_note scan; /* the leak scan, when it ran */
 };
 
 /*
@@ -469,7 +495,7 @@ int agent_walk_with(struct vmheap_agent *a, int fd, int forked, int gc,
  */
 int agent_walk_dump(struct vmheap_agent *a, int fd, int forked, int gc,
 		    uint32_t flags, uint64_t *objects, uint64_t *bytes,
-		    char *err, size_t errlen);
+		    struct agent_scan_note *scan, char *err, size_t errlen);
 
 /* --------------------------------------------------------- fork_cost.c */
 

@@ -59,7 +59,7 @@ void agent_dump_run(struct vmheap_agent *a, const char *path,
 	rc = agent_walk_dump(a, fd, res->forked, res->gc,
 			     (res->forked ? VMHEAP_FLAG_FORKED : 0) |
 				 (res->gc ? VMHEAP_FLAG_LIVE_ONLY : 0),
-			     &res->objects, &res->bytes, message,
+			     &res->objects, &res->bytes, &res->scan, message,
 			     sizeof(message));
 	if (rc == 0 && fsync(fd) < 0) {
 		rc =
@@ -102,7 +102,8 @@ out:
 void agent_pack_dump_result(msgpack_packer *pk,
 			    const struct agent_dump_result *r)
 {
-	msgpack_pack_map(pk, 7 + (r->removed_tmp_files > 0));
+	msgpack_pack_map(pk, 7 + (r->removed_tmp_files > 0) +
+				 (r->scan.scanned != 0));
 	frame_pack_str(pk, "path");
 	frame_pack_str(pk, r->path);
 	frame_pack_str(pk, "objects");
@@ -123,6 +124,16 @@ void agent_pack_dump_result(msgpack_packer *pk,
 		msgpack_pack_true(pk);
 	else
 		msgpack_pack_false(pk);
+	if (r->scan.scanned) {
+		frame_pack_str(pk, "leak_scan");
+		msgpack_pack_map(pk, 3);
+		frame_pack_str(pk, "blocks");
+		msgpack_pack_uint64(pk, r->scan.blocks);
+		frame_pack_str(pk, "skipped_mappings");
+		msgpack_pack_uint64(pk, r->scan.skipped_mappings);
+		frame_pack_str(pk, "skipped_bytes");
+		msgpack_pack_uint64(pk, r->scan.skipped_bytes);
+	}
 	if (r->removed_tmp_files > 0) {
 		frame_pack_str(pk, "removed_tmp");
 		msgpack_pack_map(pk, 2);

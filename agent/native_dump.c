@@ -144,6 +144,17 @@ static void *map_zero(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+void agent_native_before_fork(void)
+{
+	vmheap_native_tracking_fn on = (vmheap_native_tracking_fn)
+		agent_native_api("vmheap_native_tracking");
+	vmheap_native_scan_prepare_fn prepare = (vmheap_native_scan_prepare_fn)
+		agent_native_api("vmheap_native_scan_prepare");
+
+	if (on && prepare && on())
+		prepare();
+}
+
 struct agent_native_snap *agent_native_snapshot(int forked)
 {
 	vmheap_native_scan_fn scan = forked ? (vmheap_native_scan_fn)
@@ -197,6 +208,18 @@ struct agent_native_snap *agent_native_snapshot(int forked)
 fail:
 	agent_native_snap_free(s);
 	return NULL;
+}
+
+void agent_native_scan_note(const struct agent_native_snap *s,
+			    struct agent_scan_note *note)
+{
+	memset(note, 0, sizeof(*note));
+	if (!s || !s->leaks)
+		return;
+	note->scanned = 1;
+	note->blocks = s->scan.blocks;
+	note->skipped_mappings = s->scan.skipped_mappings;
+	note->skipped_bytes = s->scan.skipped_bytes;
 }
 
 static uint32_t module_of(const struct agent_native_snap *s, uint64_t pc)

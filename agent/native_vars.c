@@ -16,6 +16,7 @@
  *                               "function+0xoff (module)" from dladdr,
  *                               frames as [module path, offset] for a
  *                               client that names them from the files
+ *   (system.native.leaks, the leak scan now: native_leaks.c)
  *
  * The agent does not link the tracker: it finds its API at run time
  * (agent_native_api), so the same agent runs with and without it, and
@@ -254,22 +255,6 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 	}
 	msgpack_pack_array(pk, shown);
 	for (size_t i = 0; i < shown; i++) {
-		char site[SHOWN_FRAMES * 160 + 8] = "", f[160], vm[256];
-
-		for (uint32_t k = 0; k < v[i].depth && k < SHOWN_FRAMES; k++) {
-			frame_name(f, sizeof(f), v[i].frames[k]);
-			if (k)
-				strcat(site, " < ");
-			strcat(site, f);
-		}
-		if (v[i].vm_file) { /* the VM's line, outermost */
-			if (v[i].vm_line == 0) /* none: a label, "<ruby: gc>" */
-				snprintf(vm, sizeof(vm), " < %s", v[i].vm_file);
-			else
-				snprintf(vm, sizeof(vm), " < %s:%u",
-					 v[i].vm_file, (unsigned)v[i].vm_line);
-			strncat(site, vm, sizeof(site) - strlen(site) - 1);
-		}
 		msgpack_pack_map(pk, 7);
 		frame_pack_str(pk, "live_bytes");
 		msgpack_pack_uint64(pk, v[i].live_bytes);
@@ -279,16 +264,37 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 		msgpack_pack_uint64(pk, v[i].allocs);
 		frame_pack_str(pk, "frees");
 		msgpack_pack_uint64(pk, v[i].frees);
-		frame_pack_str(pk, "site");
-		frame_pack_str(pk, site);
-		frame_pack_str(pk, "frames");
-		pack_frames(pk, &v[i]);
-		frame_pack_str(pk, "vm");
-		if (v[i].vm_file)
-			frame_pack_str(pk, vm + 3); /* without " < " */
-		else
-			msgpack_pack_nil(pk);
+		agent_native_pack_site(pk, &v[i]);
 	}
 	free(v);
 	return 0;
+}
+
+void agent_native_pack_site(msgpack_packer *pk, const vmheap_native_stack *v)
+{
+	char site[SHOWN_FRAMES * 160 + 8] = "", f[160], vm[256];
+
+	for (uint32_t k = 0; k < v->depth && k < SHOWN_FRAMES; k++) {
+		frame_name(f, sizeof(f), v->frames[k]);
+		if (k)
+			strcat(site, " < ");
+		strcat(site, f);
+	}
+	if (v->vm_file) { /* the VM's line, outermost */
+		if (v->vm_line == 0) /* none: a label, "<ruby: gc>" */
+			snprintf(vm, sizeof(vm), " < %s", v->vm_file);
+		else
+			snprintf(vm, sizeof(vm), " < %s:%u", v->vm_file,
+				 (unsigned)v->vm_line);
+		strncat(site, vm, sizeof(site) - strlen(site) - 1);
+	}
+	frame_pack_str(pk, "site");
+	frame_pack_str(pk, site);
+	frame_pack_str(pk, "frames");
+	pack_frames(pk, v);
+	frame_pack_str(pk, "vm");
+	if (v->vm_file)
+		frame_pack_str(pk, vm + 3); /* without " < " */
+	else
+		msgpack_pack_nil(pk);
 }

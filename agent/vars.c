@@ -337,11 +337,11 @@ static int set_fork_min_free(struct vmheap_agent *a,
 				 errlen);
 }
 
-/* system.fork_estimate inside a group (get system): nil; a get of the
- * variable itself measures (a long job off the loop: fork_estimate.c). */
-static int get_fork_estimate_alone(struct vmheap_agent *a, const char *name,
-				   msgpack_packer *pk, char *err,
-				   size_t errlen)
+/* system.fork_estimate and system.native.leaks inside a group (get
+ * system): nil; a get of the variable itself measures (a long job off
+ * the loop: fork_estimate.c, native_leaks.c). */
+static int get_alone(struct vmheap_agent *a, const char *name,
+		     msgpack_packer *pk, char *err, size_t errlen)
 {
 	(void)a, (void)pk;
 	return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
@@ -433,7 +433,7 @@ static const struct var builtins[] = {
     {"config.dump.timeout", "int", get_dump_timeout, set_dump_timeout},
     {"config.native.track", "bool", agent_native_get_track, agent_native_set_track},
     {"system.argv", "array", get_argv, NULL},
-    {"system.fork_estimate", "map", get_fork_estimate_alone, NULL},
+    {"system.fork_estimate", "map", get_alone, NULL},
     {"system.memory.bytes", "int", get_memory_figure, NULL},
     {"system.memory.count", "int", get_memory_figure, NULL},
     {"system.memory.dump", "dump", get_last_dump, set_dump},
@@ -441,6 +441,7 @@ static const struct var builtins[] = {
     {AGENT_HISTOGRAM_VAR, "histogram", get_histogram_alone, NULL},
     {"system.memory.rss", "int", get_rss, NULL},
     {"system.native.bytes", "int", agent_native_get_bytes, NULL},
+    {"system.native.leaks", "map", get_alone, NULL},
     {"system.native.sites", "array", agent_native_get_sites, NULL},
     {"system.pid", "int", get_pid, NULL},
     {"system.threads.backtrace", "string", get_backtrace, NULL},
@@ -696,6 +697,8 @@ int agent_var_get(struct vmheap_agent *a, const char *name,
 		return agent_histogram_start(a, job, err, errlen);
 	if (!strcmp(name, "system.fork_estimate"))
 		return agent_fork_estimate_start(a, job, err, errlen);
+	if (!strcmp(name, "system.native.leaks"))
+		return agent_native_leaks_start(a, job, err, errlen);
 	if (b)
 		return b->get(a, name, &v->pk, err, errlen);
 	rc = host_get(a, name, &v->pk);

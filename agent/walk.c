@@ -27,6 +27,7 @@ struct child_report {
 	int code;
 	uint64_t objects, bytes;
 	long long minor_faults; /* the child's own (fork_cost.c), or -1 */
+	struct agent_scan_note scan;
 	char message[400];
 };
 
@@ -39,6 +40,7 @@ struct walk {
 	int forked; /* running in the forked child: the leak scan may run */
 	int code;
 	uint64_t objects, bytes;
+	struct agent_scan_note scan; /* a dump's leak scan */
 	char message[400];
 };
 
@@ -70,6 +72,7 @@ static int walk_into_file(void *arg)
 	int rc;
 
 	opt.native = native != NULL;
+	agent_native_scan_note(native, &w->scan);
 	if (agent_process_memory(w->a->pid, &memory) == 0)
 		opt.memory = &memory;
 	agent_writer_options(w->a, &opt);
@@ -186,6 +189,7 @@ static void __attribute__((noreturn)) child_main(struct fork_call *parent_fc)
 	rep.objects = w->objects;
 	rep.bytes = w->bytes;
 	rep.minor_faults = agent_minor_faults(0);
+	rep.scan = w->scan;
 	memcpy(rep.message, w->message, sizeof(rep.message));
 	if (write(fc->pipe[1], &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
 		_exit(2);
@@ -199,6 +203,7 @@ static int fork_fn(void *arg)
 	const struct vmheap_agent_host *h = fc->w->a->host;
 
 	fc->parent = getpid();
+	agent_native_before_fork(); /* for a leak scan in the child */
 	fc->pid = h->fork_stopped(h->ctx);
 	if (fc->pid == 0)
 		child_main(fc);
@@ -318,6 +323,7 @@ static void walk_forked(struct walk *w, int gc)
 	w->code = rep.code;
 	w->objects = rep.objects;
 	w->bytes = rep.bytes;
+	w->scan = rep.code == 0 ? rep.scan : (struct agent_scan_note){0};
 	memcpy(w->message, rep.message, sizeof(w->message));
 	w->message[sizeof(w->message) - 1] = '\0';
 }
@@ -359,7 +365,7 @@ int agent_walk_with(struct vmheap_agent *a, int fd, int forked, int gc,
 
 int agent_walk_dump(struct vmheap_agent *a, int fd, int forked, int gc,
 		    uint32_t flags, uint64_t *objects, uint64_t *bytes,
-		    char *err, size_t errlen)
+		    struct agent_scan_note *scan, char *err, size_t errlen)
 {
 	struct walk w;
 
@@ -373,6 +379,8 @@ int agent_walk_dump(struct vmheap_agent *a, int fd, int forked, int gc,
 		a->host->run_stopped(a->host->ctx, walk_into_file, &w);
 	*objects = w.objects;
 	*bytes = w.bytes;
+	if (scan)
+		*scan = w.scan;
 	if (w.code < 0)
 		snprintf(err, errlen, "%s", w.message);
 	return w.code < 0 ? w.code : 0;

@@ -146,6 +146,12 @@ int graph_index_class_objects(vmheap_graph *g);
 /* Build order/dir from g->ids (ids_sorted: already non-decreasing). */
 int graph_index_ids(vmheap_graph *g, int ids_sorted);
 
+/* Replace ids[0..n) in place by their object indices
+ * (vmheap_graph_find), VMHEAP_GRAPH_NONE for an id not in the graph:
+ * afterwards the 4 bytes at (char *)ids + 4 * k are the index of the k-th id.  The
+ * lookups are prefetched a few ids ahead (they are random reads). */
+void graph_find_many(const vmheap_graph *g, uint64_t *ids, size_t n);
+
 /* Read every record of `r` into a new graph (graph_build.c). */
 int graph_build(vmheap_graph **out, vmheap_reader *r);
 /* Free what a graph holds, not the graph itself (graph.c). */
@@ -203,5 +209,7 @@ int graph_class_is_internal(const vmheap_graph *g, uint32_t c);
  * <main> (app.rb)", "@store".  Such a reference held by an internal
  * object is not costly. */
 int graph_edge_is_named_field(const vmheap_graph *g, uint32_t k);
+/* The same of name code `code`. */
+int graph_code_is_named_field(const vmheap_graph *g, uint32_t code);
 
 #endif /* VMHEAP_GRAPH_INTERNAL_H */

@@ -260,21 +260,22 @@ static int add_more_refs(struct build *b, const struct vmheap_record *rec)
 }
 
 /* Resolve the raw reference ids to indices in place (a 4-byte index is
- * written at or before the 8-byte id it replaces), dropping missing ones. */
+ * written at or before the 8-byte id it replaces): first every id to its
+ * index or VMHEAP_GRAPH_NONE at position k (graph_find_many: the lookups
+ * are random reads, prefetched ahead), then the missing ones dropped. */
 static int resolve_refs(struct build *b)
 {
 	vmheap_graph *g = b->g;
 	unsigned char *buf = (unsigned char *)b->raw;
 	uint32_t w = 0, start = 0;
 
+	graph_find_many(g, b->raw, b->raw_len);
 	for (uint32_t i = 0; i < g->n; i++) {
 		uint32_t end = g->fwd_off[i + 1];
 		g->fwd_off[i] = w;
 		for (uint32_t k = start; k < end; k++) {
-			uint64_t id;
 			uint32_t t;
-			memcpy(&id, buf + (size_t)k * 8, 8);
-			t = vmheap_graph_find(g, id);
+			memcpy(&t, buf + (size_t)k * 4, 4);
 			if (t == VMHEAP_GRAPH_NONE) {
 				g->missing_refs++;
 				continue;

@@ -38,7 +38,12 @@ int graph_edge_is_stack(const vmheap_graph *g, uint32_t k)
 
 int graph_edge_is_named_field(const vmheap_graph *g, uint32_t k)
 {
-	uint32_t code = g->edge_name ? g->edge_name[k] : GRAPH_NAME_NONE;
+	return g->edge_name &&
+	       graph_code_is_named_field(g, g->edge_name[k]);
+}
+
+int graph_code_is_named_field(const vmheap_graph *g, uint32_t code)
+{
 	const struct graph_name *x;
 
 	if (code == GRAPH_NAME_NONE || (code & GRAPH_NAME_INDEX))

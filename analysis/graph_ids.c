@@ -117,3 +117,49 @@ uint32_t vmheap_graph_find(const vmheap_graph *g, uint64_t id)
 		return VMHEAP_GRAPH_NONE;
 	return g->order ? g->order[lo] : lo;
 }
+
+/* The bucket of an id in range, or dir_buckets (no bucket) outside it. */
+static inline uint64_t bucket_of(const vmheap_graph *g, uint64_t id)
+{
+	if (id < g->id_min || id > g->id_max)
+		return g->dir_buckets;
+	return (id - g->id_min) >> g->dir_shift;
+}
+
+/* How far ahead the lookups are prefetched: the directory entry at
+ * 2 * FIND_AHEAD, the first sorted id of its bucket at FIND_AHEAD. */
+#define FIND_AHEAD 16
+
+void graph_find_many(const vmheap_graph *g, uint64_t *ids, size_t n)
+{
+	unsigned char *buf = (unsigned char *)ids;
+
+	if (g->n == 0) {
+		uint32_t none = VMHEAP_GRAPH_NONE;
+		for (size_t k = 0; k < n; k++)
+			memcpy(buf + k * 4, &none, 4);
+		return;
+	}
+	/* the id at k is read before anything is written at or past byte
+	 * 8 * k: index j is written at 4 * j, and j <= k */
+	for (size_t k = 0; k < n; k++) {
+		uint64_t id, ahead;
+		uint32_t t;
+
+		if (k + 2 * FIND_AHEAD < n) {
+			memcpy(&ahead, buf + (k + 2 * FIND_AHEAD) * 8, 8);
+			__builtin_prefetch(&g->dir[bucket_of(g, ahead)]);
+		}
+		if (k + FIND_AHEAD < n) {
+			memcpy(&ahead, buf + (k + FIND_AHEAD) * 8, 8);
+			uint32_t lo = g->dir[bucket_of(g, ahead)];
+			if (g->order)
+				__builtin_prefetch(&g->order[lo]);
+			else
+				__builtin_prefetch(&g->ids[lo]);
+		}
+		memcpy(&id, buf + k * 8, 8);
+		t = vmheap_graph_find(g, id);
+		memcpy(buf + k * 4, &t, 4);
+	}
+}

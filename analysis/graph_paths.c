@@ -94,20 +94,78 @@ static int seed_push(struct seeds *s, uint32_t object, uint32_t parent,
 	return 0;
 }
 
+/* What a search needs to know of a name code: bits of a code below
+ * GRAPH_NAME_INDEX (an element index's code is neither). */
+#define CODE_STACK 1u
+#define CODE_NAMED_FIELD 2u
+
 /* The search's state: parent and edge are the results; queue the objects
- * reached, level by level (each object is queued once in all). */
+ * reached, level by level (each object is queued once in all).  With the
+ * ranked rule, code_kind[c] holds the CODE_ bits of name code c (NULL
+ * without names) and internal[c] whether class c is VM-internal. */
 struct search {
 	vmheap_graph *g;
 	int ranked;
 	uint32_t *parent, *edge, *queue;
 	uint32_t tail;
 	struct seeds next;
+	unsigned char *code_kind, *internal;
+	/* one bit per object reached: the test of every reference (n bits
+	 * stay in the cache where parent[] would miss it) */
+	uint64_t *seen;
 };
+
+static inline int seen(const struct search *s, uint32_t w)
+{
+	return s->seen[w / 64] >> w % 64 & 1;
+}
+
+/* The per-code and per-class bits of a ranked search, so that following
+ * a reference reads one byte. */
+static int search_kinds(struct search *s)
+{
+	const vmheap_graph *g = s->g;
+
+	s->internal = malloc(g->nclasses ? g->nclasses : 1);
+	if (!s->internal)
+		return VMHEAP_ENOMEM;
+	for (size_t c = 0; c < g->nclasses; c++)
+		s->internal[c] = (unsigned char)graph_class_is_internal(
+		    g, (uint32_t)c);
+	if (!g->edge_name)
+		return 0;
+	s->code_kind = calloc(g->nname_table + 1, 1);
+	if (!s->code_kind)
+		return VMHEAP_ENOMEM;
+	for (size_t c = 1; c <= g->nname_table; c++) {
+		uint32_t code = (uint32_t)c;
+		s->code_kind[c] =
+		    (unsigned char)((graph_code_is_stack(g, code)
+					 ? CODE_STACK
+					 : 0) |
+				    (graph_code_is_named_field(g, code)
+					 ? CODE_NAMED_FIELD
+					 : 0));
+	}
+	return 0;
+}
+
+/* The CODE_ bits of the reference at fwd position k. */
+static inline unsigned edge_kind(const struct search *s, uint32_t k)
+{
+	uint32_t code;
+
+	if (!s->code_kind)
+		return 0;
+	code = s->g->edge_name[k];
+	return code & GRAPH_NAME_INDEX ? 0 : s->code_kind[code];
+}
 
 /* w is reached from v by fwd position k (v VMHEAP_GRAPH_ROOT: a root):
  * queued for the next level. */
 static void reach(struct search *s, uint32_t w, uint32_t v, uint32_t k)
 {
+	s->seen[w / 64] |= 1ull << w % 64;
 	s->parent[w] = v;
 	if (s->edge)
 		s->edge[w] = k;
@@ -119,15 +177,15 @@ static void reach(struct search *s, uint32_t w, uint32_t v, uint32_t k)
 static int expand(struct search *s, uint32_t v, uint32_t len)
 {
 	const vmheap_graph *g = s->g;
-	int internal = s->ranked && graph_class_is_internal(g, g->class_of[v]);
+	int internal = s->ranked && s->internal[g->class_of[v]];
 
 	for (uint32_t k = g->fwd_off[v]; k < g->fwd_off[v + 1]; k++) {
 		uint32_t w = g->fwd[k];
-		if (s->parent[w] != VMHEAP_GRAPH_NONE)
+		if (seen(s, w))
 			continue;
-		if (s->ranked &&
-		    (graph_edge_is_stack(g, k) ||
-		     (internal && !graph_edge_is_named_field(g, k)))) {
+		unsigned kind = s->ranked ? edge_kind(s, k) : 0;
+		if (s->ranked && ((kind & CODE_STACK) ||
+				  (internal && !(kind & CODE_NAMED_FIELD)))) {
 			if (seed_push(&s->next, w, v, k, len + 1) < 0)
 				return VMHEAP_ENOMEM;
 		} else {
@@ -137,12 +195,35 @@ static int expand(struct search *s, uint32_t v, uint32_t len)
 	return 0;
 }
 
+/* Start loading what expanding the queued objects ahead of q will read
+ * (random reads: a cache miss each): their reference offsets and class
+ * far ahead, their references nearer. */
+#define AHEAD_OFF 32
+#define AHEAD_REFS 16
+
+static inline void prefetch_ahead(const struct search *s, uint32_t q)
+{
+	const vmheap_graph *g = s->g;
+
+	if (q + AHEAD_OFF < s->tail) {
+		uint32_t x = s->queue[q + AHEAD_OFF];
+		__builtin_prefetch(&g->fwd_off[x]);
+		__builtin_prefetch(&g->class_of[x]);
+	}
+	if (q + AHEAD_REFS < s->tail) {
+		uint32_t x = s->queue[q + AHEAD_REFS];
+		__builtin_prefetch(&g->fwd[g->fwd_off[x]]);
+		if (s->code_kind)
+			__builtin_prefetch(&g->edge_name[g->fwd_off[x]]);
+	}
+}
+
 /* Reach the seeds of length len or less that nothing reached first. */
 static void admit(struct search *s, struct seeds *cur, uint32_t len)
 {
 	while (cur->at < cur->n && cur->v[cur->at].len <= len) {
 		const struct seed *x = &cur->v[cur->at++];
-		if (s->parent[x->object] == VMHEAP_GRAPH_NONE)
+		if (!seen(s, x->object))
 			reach(s, x->object, x->parent, x->edge);
 	}
 }
@@ -195,8 +276,10 @@ static int search(struct search *s)
 				admit(s, &cur, len);
 				continue;
 			}
-			for (uint32_t q = start; q < end && rc == 0; q++)
+			for (uint32_t q = start; q < end && rc == 0; q++) {
+				prefetch_ahead(s, q);
 				rc = expand(s, s->queue[q], len);
+			}
 			start = end;
 			admit(s, &cur, ++len);
 		}
@@ -217,9 +300,15 @@ int vmheap_graph_shortest_paths(vmheap_graph *g)
 	s.ranked = g->path_rule != VMHEAP_GRAPH_PATHS_SHORTEST;
 	s.parent = malloc(((size_t)n + 1) * sizeof(*s.parent));
 	s.queue = malloc(((size_t)n + 1) * sizeof(*s.queue));
+	s.seen = calloc((size_t)n / 64 + 1, sizeof(*s.seen));
 	if (g->edge_name) /* names on the paths: the edge of each object */
 		s.edge = malloc(((size_t)n + 1) * sizeof(*s.edge));
-	if (!s.parent || !s.queue || (g->edge_name && !s.edge)) {
+	if (!s.parent || !s.queue || !s.seen || (g->edge_name && !s.edge)) {
+		rc = graph_fail(g, VMHEAP_ENOMEM,
+				"out of memory for the shortest paths");
+		goto fail;
+	}
+	if (s.ranked && search_kinds(&s) < 0) {
 		rc = graph_fail(g, VMHEAP_ENOMEM,
 				"out of memory for the shortest paths");
 		goto fail;
@@ -237,6 +326,9 @@ int vmheap_graph_shortest_paths(vmheap_graph *g)
 		goto fail;
 	}
 	free(s.queue);
+	free(s.seen);
+	free(s.code_kind);
+	free(s.internal);
 	g->path_parent = s.parent;
 	g->path_edge = s.edge;
 	if (!g->have_unreachable) {
@@ -253,6 +345,9 @@ fail:
 	free(s.parent);
 	free(s.queue);
 	free(s.edge);
+	free(s.seen);
+	free(s.code_kind);
+	free(s.internal);
 	return rc;
 }
 

@@ -50,10 +50,26 @@ int vmheap_graph_stack_holder(const vmheap_graph *g, uint32_t i,
 		if (g->path_parent[v] == VMHEAP_GRAPH_ROOT)
 			break;
 	}
-	for (uint32_t s = 0; s < g->n && g->edge_name; s++)
+	/* stack[c]: name code c is a stack's; the references are tested by
+	 * their names first (read in order), the path (random reads) only
+	 * for stack references, and not at all when no name is a stack's */
+	unsigned char *stack = NULL;
+	int any = 0;
+	if (g->edge_name) {
+		if (!(stack = calloc(g->nname_table + 1, 1))) {
+			free(pos);
+			return VMHEAP_ENOMEM;
+		}
+		for (size_t c = 1; c <= g->nname_table; c++)
+			any |= stack[c] = (unsigned char)graph_code_is_stack(
+			    g, (uint32_t)c);
+	}
+	for (uint32_t s = 0; s < g->n && any; s++)
 		for (uint32_t k = g->fwd_off[s]; k < g->fwd_off[s + 1]; k++) {
-			uint32_t w = g->fwd[k];
-			if (pos[w] && pos[w] < best && graph_edge_is_stack(g, k)) {
+			uint32_t w = g->fwd[k], code = g->edge_name[k];
+			if ((code & GRAPH_NAME_INDEX) || !stack[code])
+				continue;
+			if (pos[w] && pos[w] < best) {
 				best = pos[w];
 				*out = (struct vmheap_graph_stack_holder){
 				    .object = w,
@@ -75,5 +91,6 @@ int vmheap_graph_stack_holder(const vmheap_graph *g, uint32_t i,
 		}
 	}
 	free(pos);
+	free(stack);
 	return best != UINT32_MAX;
 }

@@ -19,6 +19,22 @@ bench-graphtools: $(BUILD)/bench/gen_dump $(GRAPH_BENCH) $(BINDIR)/vmheap-domina
 	@sh bench/graphtools_bench.sh $(BUILD) $(GRAPHTOOLS_BENCH_OBJECTS) \
 	  $(GRAPHTOOLS_BENCH_DIR)
 
+# Issue 32's figures: vmheap-path and vmheap-dominators on a gen_dump -R
+# -N heap of GRAPH_REACHABLE_OBJECTS objects where every object is
+# reachable and many are shared (the hard case for both), against cat of
+# the same dump in the same run:
+#
+#   make bench-graph-reachable [GRAPH_REACHABLE_OBJECTS=100000000]
+GRAPH_REACHABLE_OBJECTS ?= 10000000
+BENCH_TARGETS += bench-graph-reachable
+
+.PHONY: bench-graph-reachable
+bench-graph-reachable: $(BUILD)/bench/gen_dump $(BINDIR)/vmheap-dominators \
+                       $(BINDIR)/vmheap-path
+	@mkdir -p $(GRAPHTOOLS_BENCH_DIR)
+	@sh bench/graph_reachable_bench.sh $(BUILD) $(GRAPH_REACHABLE_OBJECTS) \
+	  $(GRAPHTOOLS_BENCH_DIR)
+
 # What edge names (format 1.1) cost, on the same gen_dump heap of
 # NAMES_BENCH_OBJECTS objects written without and with names (gen_dump
 # -N): dump time and bytes per object, vmheap-dominators' and

@@ -11,6 +11,8 @@
 #
 #   grow N        add N more items, then GC;     reply "ok ITEMS SECONDS"
 #   gc            full GC;                       reply "ok"
+#   cpu           CPU seconds of this process and of its reaped children;
+#                                                reply "ok SELF CHILDREN"
 #   reset         start a ticker window;         reply "ok"
 #   gap           largest gap since reset, ms;   reply "ok MS TICKS"
 #   dump_all PATH ObjectSpace.dump_all to PATH, run on the application
@@ -95,6 +97,11 @@ def command(line)
 	when "dump_all_side"
 		# On this side thread, while the application thread runs.
 		dump_all(arg)
+	when "cpu"
+		# CPU seconds: this process's, and its reaped children's (the
+		# agent reaps its fork-mode dump children).
+		t = Process.times
+		"ok #{format('%.4f', t.utime + t.stime)} #{format('%.4f', t.cutime + t.cstime)}"
 	when "count"
 		c = ObjectSpace.count_objects
 		"ok #{c[:TOTAL] - c[:FREE]}"

@@ -11,3 +11,12 @@ BENCH_TARGETS += bench-native
 .PHONY: bench-native
 bench-native: $(NATIVE_BENCH) $(NATIVE_SO)
 	sh bench/native_bench.sh $(BUILD) $(BENCH_NATIVE_ARGS)
+
+# make bench-leak-scan: the leak scan of a 1 GiB heap in the dump's child
+# (its time, its memory, the child's) against valgrind's leak check of the
+# same program (bench/leak_scan_bench.sh; BENCH_LEAK_SCAN_MIB=N for
+# another size).
+BENCH_TARGETS += bench-leak-scan
+.PHONY: bench-leak-scan
+bench-leak-scan: all $(NATIVE_SCANNED)
+	sh bench/leak_scan_bench.sh $(BUILD) $(BENCH_LEAK_SCAN_MIB)

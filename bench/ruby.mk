@@ -12,8 +12,18 @@ BENCH_RUNS    ?= 3
 BENCH_TARGETS += bench-ruby
 CHECK_SUITES  += bench/smoke.sh
 
-.PHONY: bench-ruby
+.PHONY: bench-ruby bench-fork-dump
 bench-ruby:
 	BENCH_OBJECTS=$(BENCH_OBJECTS) BENCH_RUNS=$(BENCH_RUNS) \
 	  VMHEAP_BUILD=$(abspath $(BUILD)) VMHEAP_SRC=$(CURDIR) \
 	  ruby bench/run.rb
+
+# The fork-mode dump against dump_all, taken apart (issue 32 item 4):
+#   make bench-fork-dump [BENCH_OBJECTS=3000000] [BENCH_FORK_RUNS=5]
+BENCH_FORK_RUNS ?= 5
+BENCH_TARGETS += bench-fork-dump
+
+bench-fork-dump:
+	BENCH_OBJECTS=$(BENCH_OBJECTS) BENCH_RUNS=$(BENCH_FORK_RUNS) \
+	  VMHEAP_BUILD=$(abspath $(BUILD)) VMHEAP_SRC=$(CURDIR) \
+	  ruby bench/fork_dump.rb

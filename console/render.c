@@ -479,11 +479,43 @@ static const msgpack_object *map_get(const msgpack_object *map,
 	return NULL;
 }
 
+/* A dump reply's leak_scan (when the dump has a leak scan): one line
+ * more, with the writable memory it could not read. */
+static void print_leak_scan(FILE *out, const msgpack_object *scan)
+{
+	static const char *const blocks_keys[] = {"blocks", NULL};
+	static const char *const maps_keys[] = {"skipped_mappings", NULL};
+	static const char *const bytes_keys[] = {"skipped_bytes", NULL};
+	const msgpack_object *blocks, *maps, *bytes;
+	char size[96];
+
+	if (!scan || scan->type != MSGPACK_OBJECT_MAP)
+		return;
+	blocks = map_get(scan, blocks_keys);
+	maps = map_get(scan, maps_keys);
+	bytes = map_get(scan, bytes_keys);
+	if (!blocks || !is_integer(blocks))
+		return;
+	fprintf(out, "leak scan: %.0f malloc blocks classified", number(blocks));
+	if (maps && is_integer(maps) && number(maps) > 0) {
+		vmheap_format_size(size, sizeof(size),
+				   bytes && bytes->type ==
+						MSGPACK_OBJECT_POSITIVE_INTEGER
+				       ? (unsigned long long)bytes->via.u64
+				       : 0);
+		fprintf(out, "; %.0f writable mappings could not be read and "
+			     "were skipped (%s unread: no roots there)",
+			number(maps), size);
+	}
+	fputc('\n', out);
+}
+
 /* A dump reply, as one line: path, objects, the heap's bytes (the
- * objects' sizes), the file's size, time.  Returns 0 when
- * `o` is a dump reply. */
+ * objects' sizes), the file's size, time; and a line for its leak scan.
+ * Returns 0 when `o` is a dump reply. */
 static int print_dump_line(FILE *out, const msgpack_object *o)
 {
+	static const char *const scan_keys[] = {"leak_scan", NULL};
 	static const char *const path_keys[] = {"path", NULL};
 	static const char *const objects_keys[] = {"objects", NULL};
 	static const char *const bytes_keys[] = {"bytes", "object_bytes",
@@ -523,6 +555,7 @@ static int print_dump_line(FILE *out, const msgpack_object *o)
 	     seconds->type == MSGPACK_OBJECT_FLOAT64))
 		fprintf(out, ", in %.3f s", number(seconds));
 	fputc('\n', out);
+	print_leak_scan(out, map_get(o, scan_keys));
 	return 0;
 }
 

@@ -53,6 +53,7 @@ struct diff_options {
 	unsigned exclude; /* --exclude: VMHEAP_GRAPH_EXCLUDE_... (graphs) */
 	int shortest;	  /* --shortest: plain shortest paths (graphs) */
 	int pprof;	  /* --format pprof (--native, --by site) */
+	int leaks;	  /* --leaks (--native): the leak classes' growth */
 };
 
 /* One side of the comparison, once read. */

@@ -27,7 +27,7 @@
 
 static const char usage_line[] =
     "usage: vmheap-diff [--objects | --retainers | --paths | --suspects |\n"
-    "                   --native | --by site] [--no-suspects]\n"
+    "                   --native [--leaks] | --by site] [--no-suspects]\n"
     "                   [--exclude stack,internal] [--shortest]\n"
     "                   [--sort count|bytes|name] [--top N]\n"
     "                   [--format text|json|csv|pprof] [--bytes] "
@@ -72,6 +72,12 @@ static void help(void)
 	       "unless --top); with three\n"
 	       "                 or more dumps, each site's live blocks at "
 	       "each dump and per minute\n"
+	       "  --leaks        with --native and two dumps: per site, "
+	       "NEW's blocks by leak\n"
+	       "                 class (leaked, indirect, possible, "
+	       "reachable: count and bytes)\n"
+	       "                 and each figure's growth since OLD, "
+	       "leaked first\n"
 	       "  --suspects     leak suspects: the new objects grouped by "
 	       "their owner (the\n"
 	       "                 top-most new object that dominates them), "
@@ -104,7 +110,8 @@ static void help(void)
 	       "  --help         this text\n"
 	       "  --version      the version\n\n"
 	       "Exit status: 0 success (whether or not anything changed), 1 "
-	       "--native on a dump\nwithout a native section, 2 "
+	       "--native on a dump\nwithout a native section (--leaks: "
+	       "without a leak scan), 2 "
 	       "bad usage or an unreadable, truncated or corrupt dump.\n",
 	       usage_line);
 	exit(0);
@@ -118,6 +125,7 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 	    {"retainers", no_argument, NULL, 'r'},
 	    {"paths", no_argument, NULL, 'p'},
 	    {"native", no_argument, NULL, 'n'},
+	    {"leaks", no_argument, NULL, 'L'},
 	    {"suspects", no_argument, NULL, 's'},
 	    {"no-suspects", no_argument, NULL, 'S'},
 	    {"by", required_argument, NULL, 'b'},
@@ -174,6 +182,9 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 			o->mode = DIFF_NATIVE;
 			modes++;
 			break;
+		case 'L':
+			o->leaks = 1;
+			break;
 		case 's':
 			o->mode = DIFF_SUSPECTS;
 			modes++;
@@ -206,6 +217,17 @@ static void parse_args(int argc, char **argv, struct diff_options *o)
 		    PROG, usage_line, "%s",
 		    "--objects, --retainers, --paths, --suspects and "
 		    "--native exclude each other");
+	if (o->leaks && o->mode != DIFF_NATIVE)
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					"--leaks needs --native");
+	if (o->leaks && o->pprof)
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					"--leaks has no pprof format (text, "
+					"json or csv)");
+	if (o->leaks && argc - optind > 2)
+		vmheap_tool_usage_error(PROG, usage_line, "%s",
+					"--native --leaks takes two dumps, "
+					"OLD NEW");
 	if (o->no_suspects && o->mode != DIFF_CLASSES)
 		vmheap_tool_usage_error(
 		    PROG, usage_line, "%s",

@@ -182,6 +182,94 @@ static int native_pprof(const struct diff_options *o, vmheap_symbolizer *sym)
 	return rc;
 }
 
+/* One side's leak rows: 0, 1 (no native section or no leak scan: err
+ * says so) or a negative code. */
+static int load_leaks(const char *path, vmheap_symbolizer *sym,
+		      struct side *s, struct vmheap_native_leak_row **rows,
+		      size_t *nrows, char *err, size_t errsz)
+{
+	int rc = vmheap_native_load(path, &s->r, &s->n, err, errsz);
+
+	if (rc < 0)
+		return rc;
+	if (!s->n)
+		return 1;
+	if (!s->n->leaks) {
+		snprintf(err, errsz,
+			 "%s has no leak scan in its native section: it is "
+			 "made by a dump forked while tracking "
+			 "(config.dump.fork)",
+			 path);
+		return 1;
+	}
+	if (vmheap_native_leak_rows(s->n, sym, SITE_FRAMES, rows, nrows)) {
+		snprintf(err, errsz, "out of memory");
+		return VMHEAP_ENOMEM;
+	}
+	return 0;
+}
+
+/* vmheap-diff --native --leaks OLD NEW.  The exit status. */
+static int native_leaks(const struct diff_options *o, vmheap_symbolizer *sym)
+{
+	struct side old = {0}, new = {0};
+	struct vmheap_native_leak_row *ol = NULL, *nl = NULL;
+	struct vmheap_native_leak_delta_row *d = NULL;
+	size_t no = 0, nn = 0, nd = 0;
+	struct vmheap_strbuf out = VMHEAP_STRBUF_INIT;
+	struct vmheap_strbuf none = VMHEAP_STRBUF_INIT; /* no warnings */
+	char err[1024];
+	int rc = load_leaks(o->old_path, sym, &old, &ol, &no, err, sizeof(err));
+
+	if (!rc)
+		rc = load_leaks(o->new_path, sym, &new, &nl, &nn, err,
+				sizeof(err));
+	if (!rc && (rc = vmheap_native_leak_delta(ol, no, nl, nn, &d, &nd)))
+		snprintf(err, sizeof(err), "out of memory");
+	if (!rc) {
+		size_t top = o->report.top ? o->report.top : DEFAULT_TOP;
+		size_t shown = nd < top ? nd : top;
+		if (o->report.format == VMHEAP_OUTPUT_JSON) {
+			vmheap_strbuf_addf(&out, "{\"native\": true, "
+						 "\"leaks\": true, ");
+			dumps_json(&out, &old, &new);
+			vmheap_native_leak_delta_render(&out, d, nd, shown,
+							&o->report);
+			vmheap_strbuf_addf(&out, "}\n");
+		} else if (o->report.format == VMHEAP_OUTPUT_CSV) {
+			vmheap_native_leak_delta_render(&out, d, nd, shown,
+							&o->report);
+		} else {
+			vmheap_strbuf_addf(&out, "old: ");
+			vmheap_strbuf_add_dump_origin(&out, old.r);
+			vmheap_strbuf_addf(&out, "\nnew: ");
+			vmheap_strbuf_add_dump_origin(&out, new.r);
+			vmheap_strbuf_addf(&out, "\nlive malloc blocks by call "
+						 "site and leak class in new, "
+						 "each with its growth since "
+						 "old (+/-)\n");
+			vmheap_native_leak_delta_render(&out, d, nd, shown,
+							&o->report);
+		}
+		if (out.failed) {
+			snprintf(err, sizeof(err),
+				 "out of memory for the report");
+			rc = VMHEAP_ENOMEM;
+		}
+	}
+	if (rc == 1) {
+		fprintf(stderr, "vmheap-diff: %s\n", err);
+		vmheap_strbuf_release(&out);
+	} else
+		rc = diff_emit(rc, err, &out, &none);
+	vmheap_native_leak_delta_free(d, nd);
+	vmheap_native_leak_rows_free(ol, no);
+	vmheap_native_leak_rows_free(nl, nn);
+	side_release(&old);
+	side_release(&new);
+	return rc;
+}
+
 int diff_native_main(const struct diff_options *o)
 {
 	struct side old = {0}, new = {0};
@@ -194,7 +282,11 @@ int diff_native_main(const struct diff_options *o)
 
 	if (!sym)
 		snprintf(err, sizeof(err), "out of memory");
-	else if (o->pprof) {
+	else if (o->leaks) {
+		rc = native_leaks(o, sym);
+		vmheap_symbolizer_free(sym);
+		return rc;
+	} else if (o->pprof) {
 		rc = native_pprof(o, sym);
 		vmheap_symbolizer_free(sym);
 		return rc;

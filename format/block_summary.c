@@ -49,6 +49,34 @@ static int read_head(struct vmheap_block_cursor *c, struct mpc *m,
 	return 1;
 }
 
+/*
+ * A more-references record at p, counted from its references array's
+ * header and not read further (a census needs the count alone; the
+ * record may hold 65,536 references and as many names): 1 with *rec
+ * filled (refs and names NULL) and the record taken from the count, 0 to
+ * decode it as any record.  The next offset must come after p.
+ */
+static int count_more_refs(struct vmheap_block_cursor *c, const uint8_t *p,
+			   struct vmheap_record *rec)
+{
+	struct mpc m = {p, c->end};
+	uint32_t n, k;
+	uint64_t tag, delta;
+
+	if (mpc_array(&m, &n) || n < 3 || mpc_uint(&m, &tag) ||
+	    tag != VMHEAP_RECORD_MORE_REFS || mpc_int_wrap(&m, &delta) ||
+	    mpc_array(&m, &k) || k > VMHEAP_MAX_REFS_PER_RECORD ||
+	    k > (size_t)(c->end - m.p))
+		return 0;
+	memset(rec, 0, sizeof(*rec));
+	rec->type = VMHEAP_RECORD_MORE_REFS;
+	rec->u.object.nrefs = k;
+	rec->offset = c->base_offset + (uint64_t)(p - c->data);
+	c->records_left--;
+	c->pos = p + 1;
+	return 1;
+}
+
 int vmheap_block_cursor_summary(struct vmheap_block_cursor *c,
 				struct vmheap_block_summary *sum,
 				vmheap_summary_row_fn row_fn,
@@ -120,7 +148,9 @@ int vmheap_block_cursor_summary(struct vmheap_block_cursor *c,
 			return bad(c, m.p, "an offset is out of order, past "
 					   "the block or inside a record");
 		c->pos = first + off;
-		rc = vmheap_block_cursor_decode_one(c, &rec, 1);
+		rc = count_more_refs(c, c->pos, &rec);
+		if (rc == 0)
+			rc = vmheap_block_cursor_decode_one(c, &rec, 1);
 		if (rc < 0)
 			return rc;
 		if (rc == 1 && rec.type == VMHEAP_RECORD_OBJECT)

@@ -16,9 +16,10 @@
 /* Rows a block summary's table holds (a power of two); a block with more
  * than half as many distinct (class, kind) pairs gets no summary. */
 #define VMHEAP_SUMMARY_SLOTS 1024
-/* Object records a block needs for a summary: below it the summary saves
- * a census little, and small dumps (FORMAT.md's examples) keep their
- * bytes. */
+/* Object records a block needs for a summary (unless it holds a
+ * more-references record, which a census then counts without reading
+ * its thousands of values): below it the summary saves a census little,
+ * and small dumps (FORMAT.md's examples) keep their bytes. */
 #define VMHEAP_SUMMARY_MIN_OBJECTS 64
 
 struct vmheap_summary_slot {
@@ -38,6 +39,7 @@ struct vmheap_writer_summary {
 	uint32_t *others; /* offsets of the block's other records */
 	size_t nothers, others_cap;
 	int abandoned; /* this block gets no summary */
+	int more_refs; /* it holds a more-references record */
 };
 
 struct vmheap_writer {

@@ -536,6 +536,7 @@ static int add_more_refs(vmheap_writer *w, uint64_t id, const uint64_t *refs,
 		p = encode_names(p, names, n);
 	w->len = (size_t)(p - w->buf);
 	w->prev_id = id;
+	w->summary.more_refs = 1;
 	return end_record(w);
 }
 

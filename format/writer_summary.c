@@ -27,6 +27,7 @@ void vmheap_summary_reset(struct vmheap_writer_summary *s)
 	s->objects = 0;
 	s->references = 0;
 	s->abandoned = 0;
+	s->more_refs = 0;
 	s->last = NULL;
 }
 
@@ -96,7 +97,8 @@ int vmheap_summary_other(struct vmheap_writer_summary *s, uint32_t offset)
 
 int vmheap_summary_wanted(const struct vmheap_writer_summary *s)
 {
-	return !s->abandoned && s->objects >= VMHEAP_SUMMARY_MIN_OBJECTS;
+	return !s->abandoned &&
+	       (s->objects >= VMHEAP_SUMMARY_MIN_OBJECTS || s->more_refs);
 }
 
 size_t vmheap_summary_max_bytes(const struct vmheap_writer_summary *s)

@@ -47,6 +47,12 @@ int fuzz_native_sites_one(const uint8_t *data, size_t size);
  * bytes as a code offset and an .eh_frame section (cfa_fuzz.c). */
 int fuzz_cfa_one(const uint8_t *data, size_t size);
 
+/* The leak scan's readers of what the process holds (scan_fuzz.c): the
+ * first byte picks glibc's chunk walk (native/chunks.c) over the rest
+ * as heap memory, or the parser of a thread's syscall file
+ * (native/threads.c). */
+int fuzz_scan_one(const uint8_t *data, size_t size);
+
 /* The malloc trace reader on these bytes as a trace file
  * (trace_fuzz.c). */
 int fuzz_trace_one(const uint8_t *data, size_t size);

@@ -13,7 +13,7 @@ build=$1
 src=$2
 seconds=$3
 shift 3
-targets=${*:-reader protocol discovery client import_json import_hprof native histogram native_sites cgroup cfa trace replay}
+targets=${*:-reader protocol discovery client import_json import_hprof native histogram native_sites cgroup cfa scan trace replay}
 fz="$build/fuzz"
 passed=0
 failed=0

@@ -662,6 +662,26 @@ static void cfa_seed(void)
 	put("cfa", "eh_frame", seed, sizeof seed);
 }
 
+/* fuzz_scan: a syscall file's text, and a heap of three chunks (an
+ * in-use one of 32 bytes, a free one of 48, the top chunk) walked to its
+ * end. */
+static void scan_seeds(void)
+{
+	static const char text[] =
+		"\0" "202 0x7f00 0x80 0x0 0x0 0x0 0x0 0x7ffd1234 0x7f001234\n";
+	put("scan", "syscall", text, sizeof text - 1);
+	uint8_t heap[1 + 8 + 4 + 128];
+	memset(heap, 0, sizeof heap);
+	heap[0] = 1;
+	uint32_t to = 128;
+	memcpy(heap + 9, &to, 4);
+	uint64_t size[3] = {32 | 1, 48 | 1, 48 | 0};
+	memcpy(heap + 13 + 8, &size[0], 8);  /* chunk 0: 32, in use */
+	memcpy(heap + 13 + 40, &size[1], 8); /* chunk 1 at 32: 48 */
+	memcpy(heap + 13 + 88, &size[2], 8); /* top at 80: 48, prev free */
+	put("scan", "heap", heap, sizeof heap);
+}
+
 /* The malloc trace reader's seeds: TRACE.md's worked example, and the
  * same cut before its end record (refused). */
 static void trace_seeds(void)
@@ -707,6 +727,8 @@ int main(int argc, char **argv)
 	mkdir_p("trace");
 	mkdir_p("replay");
 	cfa_seed();
+	mkdir_p("scan");
+	scan_seeds();
 	replay_seeds();
 	trace_seeds();
 	native_seeds();

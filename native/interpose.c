@@ -427,6 +427,7 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
+	native_threads_forget(); /* noted for this fork's child only */
 	native_counters_unlock();
 	native_live_unlock();
 	native_sites_unlock();

@@ -18,6 +18,8 @@
  *                tracker that was dlopen'ed (GOT slots of every module)
  *   api.c        start, stop, snapshot (vmheap_native.h)
  *   scan.c       the leak scan of a forked child (vmheap_native_scan)
+ *   chunks.c     glibc's heap as the scan reads it: the free chunks
+ *   threads.c    the other threads' stack pointers, noted before a fork
  *   pages.c      the tracker's own memory, straight from mmap
  *   output_name.c  the file name a process writes (--output, --record)
  *   record*.c    recording the calls into a malloc trace (--record;
@@ -219,6 +221,44 @@ void native_live_foreach(native_live_block_fn block, native_live_table_fn table,
 /* Lock and unlock every stripe around fork(). */
 void native_live_lock(void);
 void native_live_unlock(void);
+
+/* ----------------------------------------------------------- chunks.c */
+
+struct native_chunks {
+	uint64_t tcache_key; /* 0: none learnt (no tcache) */
+};
+typedef void (*native_chunk_span_fn)(uint64_t lo, uint64_t hi, void *arg);
+/* In the forked child, before the walks: consolidate glibc's fast bins
+ * into its bins (malloc_trim(0), in the child's copy only) and learn the
+ * tcache key.  Allocates through glibc directly, never tracked. */
+void native_chunks_prepare(struct native_chunks *c);
+/*
+ * Walk glibc's chunks from chunk address `at` to chunk address `to`
+ * inside a heap mapping that ends at `end` (readable up to there): first
+ * checks that the size words lead exactly from `at` to `to`, then calls
+ * span(lo, hi, arg) for the bytes of each free chunk past its header.
+ * Returns 0, or -1 (nothing called) when the size words do not lead to
+ * `to` (not a glibc heap, or a block freed past the tracker).
+ */
+int native_chunks_free(const struct native_chunks *c, uint64_t at,
+		       uint64_t to, uint64_t end, native_chunk_span_fn span,
+		       void *arg);
+/* The address of the chunk header that follows the glibc block at
+ * `block` (glibc's free lists and its top pointer point there, inside
+ * the block's last usable bytes), or 0 for an mmapped block. */
+uint64_t native_chunk_next_header(uint64_t block);
+
+/* ---------------------------------------------------------- threads.c */
+
+/* The lowest stack pointer noted by vmheap_native_scan_prepare inside
+ * [lo, hi), or 0. */
+uint64_t native_threads_sp_in(uint64_t lo, uint64_t hi);
+/* Forget the noted stack pointers (the parent, after every fork). */
+void native_threads_forget(void);
+/* The stack pointer of a /proc/PID/task/TID/syscall text ("nr a1 .. a6
+ * sp pc", NUL-terminated), or 0 when there is none ("running", -1, a
+ * short or malformed line). */
+uint64_t native_threads_parse_sp(const char *text);
 
 /* ------------------------------------------------------------ stack.c */
 

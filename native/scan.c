@@ -60,6 +60,9 @@ struct scan {
 	uint8_t *buf;
 	uint32_t max_id;
 	uint64_t stack_lo; /* the calling thread's stack: read from here up */
+	struct native_chunks chunks;
+	struct range *spans; /* the current mapping's free glibc chunks */
+	size_t nspans, capspans;
 	vmheap_native_scan_info info;
 	int failed;
 };
@@ -192,7 +195,10 @@ static void hit(struct scan *s, uint64_t w, int phase, long leader)
 				b->state = REACHABLE;
 				push(s, k);
 			}
-		} else if (c == UNREACHED) {
+		} else if (c == UNREACHED &&
+			   w != native_chunk_next_header(b->start)) {
+			/* (the next chunk's header: glibc's free lists and top
+			 * pointer point there, not the program) */
 			b->state |= HIT_INSIDE;
 		}
 	} else if (phase == POSSIBLE) {
@@ -240,7 +246,7 @@ static void root_words(struct scan *s, const uint8_t *mem, uint64_t base,
 {
 	/* the first block that ends after base (blocks do not overlap, so
 	 * their ends are sorted too) */
-	size_t k = 0, z = s->n, o = 0;
+	size_t k = 0, z = s->n, o = 0, f = 0;
 	while (k < z) {
 		size_t mid = k + (z - k) / 2;
 		if (end_of(&s->b[mid]) <= base)
@@ -253,6 +259,8 @@ static void root_words(struct scan *s, const uint8_t *mem, uint64_t base,
 			k++;
 		while (o < s->nown && s->own[o].hi <= a)
 			o++;
+		while (f < s->nspans && s->spans[f].hi <= a)
+			f++;
 		if (k < s->n && s->b[k].start <= a) {
 			a = (end_of(&s->b[k]) + 7) & ~(uint64_t)7;
 			continue;
@@ -261,11 +269,18 @@ static void root_words(struct scan *s, const uint8_t *mem, uint64_t base,
 			a = s->own[o].hi;
 			continue;
 		}
+		if (f < s->nspans && s->spans[f].lo <= a) {
+			s->info.free_bytes += s->spans[f].hi - a;
+			a = (s->spans[f].hi + 7) & ~(uint64_t)7;
+			continue;
+		}
 		uint64_t stop = end;
 		if (k < s->n && s->b[k].start < stop)
 			stop = s->b[k].start;
 		if (o < s->nown && s->own[o].lo < stop)
 			stop = s->own[o].lo;
+		if (f < s->nspans && s->spans[f].lo < stop)
+			stop = s->spans[f].lo;
 		s->info.root_bytes += stop - a;
 		words(s, mem + (a - base), stop - a, REACHABLE, -1);
 		a = stop;
@@ -301,6 +316,57 @@ static void roots(struct scan *s, uint64_t lo, uint64_t hi, int direct,
 		s->info.skipped_bytes += next - lo;
 		*skipped = 1;
 		lo = next;
+	}
+}
+
+static void add_span(uint64_t lo, uint64_t hi, void *arg)
+{
+	struct scan *s = arg;
+	if (s->nspans == s->capspans) {
+		size_t cap = s->capspans ? 2 * s->capspans : 4096;
+		struct range *r = scan_map(s, cap * sizeof *r);
+		if (r == NULL)
+			return; /* the span stays a root */
+		if (s->nspans)
+			memcpy(r, s->spans, s->nspans * sizeof *r);
+		s->spans = r;
+		s->capspans = cap;
+	}
+	s->spans[s->nspans++] = (struct range){lo, hi};
+}
+
+/* The first block that starts at or after a. */
+static size_t first_at(const struct scan *s, uint64_t a)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->starts[mid] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The free glibc chunks of anonymous mapping [lo, hi), into s->spans: the
+ * walks between its tracked blocks (and, in [heap], from its start), each
+ * kept only when glibc's size words lead exactly from one to the next. */
+static void free_chunks(struct scan *s, uint64_t lo, uint64_t hi, int heap)
+{
+	s->nspans = 0;
+	size_t k = first_at(s, lo + 16), end = first_at(s, hi);
+	if (heap &&
+	    native_chunks_free(&s->chunks, lo, k < end ? s->b[k].start - 16 : hi,
+			       hi, add_span, s) != 0)
+		s->info.unparsed_gaps++;
+	for (; k < end; k++) {
+		uint64_t at = native_chunk_next_header(s->b[k].start);
+		uint64_t to = k + 1 < end ? s->b[k + 1].start - 16 : hi;
+		if (at == 0 || at >= hi || at > to)
+			continue; /* mmapped; or not glibc's layout */
+		if (native_chunks_free(&s->chunks, at, to, hi, add_span, s) != 0)
+			s->info.unparsed_gaps++;
 	}
 }
 
@@ -343,13 +409,28 @@ static void mapping(struct scan *s, const char *line)
 		s->info.skipped_bytes += hi - lo;
 		return;
 	}
-	if (s->stack_lo >= lo && s->stack_lo < hi)
+	if (s->stack_lo >= lo && s->stack_lo < hi) {
 		lo = s->stack_lo; /* below: this scan's frames, stale slots */
+	} else {
+		/* another thread's stack, its pointer noted before the fork:
+		 * below it (and its 128-byte red zone) dead frames */
+		uint64_t sp = native_threads_sp_in(lo, hi);
+		if (sp != 0 && sp - 128 > lo) {
+			s->info.stack_bytes_below_sp += sp - 128 - lo;
+			lo = sp - 128;
+			s->info.threads_from_sp++;
+		}
+	}
 	/* anonymous: no path, or [heap], [stack], [anon:...] */
-	int anonymous = !path && (!bracket || strncmp(bracket, "[heap]", 6) == 0 ||
+	int heap = bracket && strncmp(bracket, "[heap]", 6) == 0;
+	int anonymous = !path && (!bracket || heap ||
 				  strncmp(bracket, "[stack]", 7) == 0 ||
 				  strncmp(bracket, "[anon", 5) == 0);
+	s->nspans = 0;
+	if (anonymous)
+		free_chunks(s, lo, hi, heap && lo % 16 == 0);
 	roots(s, lo, hi, anonymous, &skipped);
+	s->nspans = 0;
 	if (skipped)
 		s->info.skipped_mappings++;
 }
@@ -453,6 +534,7 @@ static __attribute__((noinline)) int scan_run(uint64_t stack_lo,
 	memset(&s, 0, sizeof s);
 	s.stack_lo = stack_lo;
 	uint64_t t0 = now_ns();
+	native_chunks_prepare(&s.chunks);
 
 	native_live_foreach(count_block, note_table, &s);
 	s.b = scan_map(&s, s.cap * sizeof *s.b);

@@ -153,6 +153,12 @@ typedef struct vmheap_native_scan_info {
 	uint64_t skipped_bytes;    /* their size */
 	uint64_t scan_ns;          /* the scan's time (CLOCK_MONOTONIC) */
 	uint64_t memory_bytes;     /* memory the scan mapped for itself */
+	uint64_t free_bytes;       /* glibc's free chunks: not read */
+	uint64_t unparsed_gaps;    /* gaps between blocks whose chunks did not
+				      parse: read whole */
+	uint64_t threads_from_sp;  /* other threads' stacks read from their
+				      stack pointer up */
+	uint64_t stack_bytes_below_sp; /* their dead frames: not read */
 } vmheap_native_scan_info;
 
 /*
@@ -176,6 +182,18 @@ VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_stack *stacks,
 				     size_t *nstacks,
 				     vmheap_native_scan_info *info);
 
+/*
+ * Call on the thread that forks, just before the fork() of a dump whose
+ * child runs vmheap_native_scan: notes the stack pointer of every other
+ * thread that is blocked in a system call (/proc/self/task/TID/syscall),
+ * so that the child's scan reads their stacks from there up, not the
+ * dead frames below (native/README.md, "The leak scan").  A thread that
+ * is running is not noted; its whole stack mapping is read.  What it
+ * notes holds for the next fork only (the parent forgets it after every
+ * fork).  Allocates nothing.  Returns how many threads were noted, or -1
+ * when /proc/self/task cannot be read.
+ */
+VMHEAP_EXPORT int vmheap_native_scan_prepare(void);
 /* What vmheap_native_route did. */
 typedef struct vmheap_native_route_info {
 	int preloaded;     /* 1: the tracker was preloaded; nothing to do */
@@ -245,6 +263,7 @@ typedef void (*vmheap_native_own_thread_fn)(void);
 typedef int (*vmheap_native_scan_fn)(vmheap_native_stack *,
 				     vmheap_native_leaks *, size_t, size_t *,
 				     vmheap_native_scan_info *);
+typedef int (*vmheap_native_scan_prepare_fn)(void);
 typedef int (*vmheap_native_output_name_fn)(const char *, char *, size_t);
 
 #ifdef __cplusplus

@@ -407,6 +407,45 @@ void vmheap_native_leak_render(struct vmheap_strbuf *sb,
 			       size_t n, size_t shown,
 			       const struct vmheap_report_options *o);
 
+/* A row of a leak diff (vmheap-diff --native --leaks): a site's eight
+ * figures in NEW (0 when the site is gone) and each one's growth since
+ * OLD (NEW minus OLD). */
+struct vmheap_native_leak_delta_row {
+	char *site;
+	struct vmheap_dump_leaks l;
+	int64_t growth[8]; /* in the order of l's members */
+};
+
+/*
+ * The leak diff of two dumps' leak rows (vmheap_native_leak_rows; the
+ * arrays are not changed): one row per site named in either, matched by
+ * name, the rows of sites with every figure and growth 0 left out;
+ * sorted leaked first: by the growth of leaked bytes, then leaked bytes
+ * in NEW, then the growth of indirect, possible, reachable bytes, then
+ * site.  *rows (free with vmheap_native_leak_delta_free) gets the rows.
+ * 0 or VMHEAP_ENOMEM.
+ */
+int vmheap_native_leak_delta(const struct vmheap_native_leak_row *old,
+			     size_t no,
+			     const struct vmheap_native_leak_row *new,
+			     size_t nn,
+			     struct vmheap_native_leak_delta_row **rows,
+			     size_t *nrows);
+void vmheap_native_leak_delta_free(struct vmheap_native_leak_delta_row *rows,
+				   size_t n);
+
+/*
+ * Append the first `shown` of n leak diff rows in o->format: a text table
+ * (each figure of vmheap_native_leak_render followed by its growth,
+ * "+/-") with a total row; CSV with the columns leaked_count,
+ * leaked_count_delta, leaked_bytes, leaked_bytes_delta, ... reachable_bytes,
+ * reachable_bytes_delta, site; or the JSON members "sites": [...],
+ * "total": {...} (no braces) with those keys.
+ */
+void vmheap_native_leak_delta_render(
+    struct vmheap_strbuf *sb, const struct vmheap_native_leak_delta_row *rows,
+    size_t n, size_t shown, const struct vmheap_report_options *o);
+
 /* Largest bytes first (then count, then site). */
 void vmheap_native_rows_sort(struct vmheap_native_row *rows, size_t n);
 

@@ -37,6 +37,7 @@ FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_protocol \
                 $(FUZZ_DIR)/fuzz_native $(FUZZ_DIR)/fuzz_histogram \
                 $(FUZZ_DIR)/fuzz_native_sites \
                  $(FUZZ_DIR)/fuzz_cgroup $(FUZZ_DIR)/fuzz_cfa \
+                 $(FUZZ_DIR)/fuzz_scan \
                  $(FUZZ_DIR)/fuzz_trace $(FUZZ_DIR)/fuzz_replay
 FUZZ_SEEDS_BIN   := $(FUZZ_DIR)/fuzz-seeds
 FUZZ_SEEDS_STAMP := $(FUZZ_DIR)/seeds/.stamp
@@ -113,6 +114,11 @@ $(FUZZ_DIR)/fuzz_replay: $(FUZZ_OBJ)/fuzz/replay_fuzz.o \
 
 # the malloc tracker's reader of .eh_frame (native/cfa.c, on its own)
 $(FUZZ_DIR)/fuzz_cfa: $(FUZZ_OBJ)/fuzz/cfa_fuzz.o $(FUZZ_OBJ)/native/cfa.o
+	$(FUZZ_LINK)
+
+# the leak scan's readers of glibc's chunks and of a thread's syscall file
+$(FUZZ_DIR)/fuzz_scan: $(FUZZ_OBJ)/fuzz/scan_fuzz.o $(FUZZ_OBJ)/native/chunks.o \
+                       $(FUZZ_OBJ)/native/threads.o
 	$(FUZZ_LINK)
 
 # The console's reader and printer of a live histogram reply, with the

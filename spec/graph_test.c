@@ -620,6 +620,76 @@ static void check_class_paths(const struct heap *h, vmheap_graph *g)
 	}
 }
 
+/*
+ * The shape issue 32 measures (bench/gen_dump -R), small: every object
+ * reachable and many shared.  random_heap's ids, classes, sizes and roots,
+ * with the references replaced: a random tree (each object but the first
+ * referenced by a random earlier one, in the possibly shuffled order) and
+ * 0-2 more references each to any object, self and repeats included; the
+ * first root record names the tree's root object.
+ */
+static void random_reachable_heap(struct heap *h, uint64_t seed)
+{
+	uint32_t n, *parent;
+
+	random_heap(h, seed);
+	n = h->n;
+	parent = calloc(n, sizeof(*parent));
+	free(h->refs);
+	h->refs = calloc((size_t)n * 3 + 1, sizeof(*h->refs));
+	ck_assert_ptr_nonnull(parent);
+	ck_assert_ptr_nonnull(h->refs);
+	for (uint32_t i = 1; i < n; i++)
+		parent[i] = (uint32_t)below(i);
+	h->nrefs = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t extra = (uint32_t)below(3);
+		h->ref_off[i] = (uint32_t)h->nrefs;
+		for (uint32_t c = i + 1; c < n; c++)
+			if (parent[c] == i)
+				h->refs[h->nrefs++] = h->ids[c];
+		while (extra--)
+			h->refs[h->nrefs++] = h->ids[below(n)];
+	}
+	h->ref_off[n] = (uint32_t)h->nrefs;
+	if (h->nroots == 0)
+		h->nroots = 1;
+	h->root_kind[0] = KIND_VM;
+	h->root_obj[0] = h->ids[0];
+	free(parent);
+}
+
+/* Dominators, retained sizes and both path rules against brute force on
+ * random heaps where every object is reachable (random_reachable_heap). */
+START_TEST(random_reachable_heaps_agree_with_brute_force)
+{
+	for (uint64_t seed = 1000 + (uint64_t)_i * 50;
+	     seed < 1000 + (uint64_t)_i * 50 + 50; seed++) {
+		struct heap h;
+		const char *path = dump_path("reachable");
+		vmheap_graph *g;
+		uint64_t unreachable = 1;
+
+		random_reachable_heap(&h, seed);
+		write_heap(&h, path);
+		g = open_graph(path);
+		check_against_brute_force(&h, g, seed);
+		ck_assert_int_eq(vmheap_graph_unreachable(g, &unreachable,
+							  NULL),
+				 0);
+		ck_assert_msg(unreachable == 0, "seed %llu: %llu unreachable",
+			      (unsigned long long)seed,
+			      (unsigned long long)unreachable);
+		vmheap_graph_free(g);
+		g = open_graph(path);
+		check_explaining_paths(&h, g, seed);
+		check_class_paths(&h, g);
+		vmheap_graph_free(g);
+		heap_free(&h);
+	}
+}
+END_TEST
+
 START_TEST(random_heaps_agree_with_brute_force)
 {
 	/* _i: the loop test's index; each runs 50 seeds */
@@ -1489,6 +1559,9 @@ Suite *vmheap_spec_suite(void)
 	TCase *errors = spec_tcase(s, "errors", 30);
 
 	tcase_add_loop_test(random, random_heaps_agree_with_brute_force, 0, 12);
+	tcase_add_loop_test(random,
+			    random_reachable_heaps_agree_with_brute_force, 0,
+			    4);
 
 	tcase_add_test(shapes,
 		       empty_dump_has_no_objects_and_nothing_unreachable);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/vmheap_spec.h"
+#include "tools_harness-internal.h"
 
 static const char *preload_env(void)
 {
@@ -292,15 +293,16 @@ START_TEST(exports_only_the_allocator_and_api)
 		const char *argv[] = {"sh", "-c", cmd, NULL};
 		struct spec_run r;
 		ck_assert_int_eq(spec_run(argv, NULL, NULL, 20000, &r), 0);
-		ck_assert_str_eq(
-		    r.out, "aligned_alloc calloc dlclose free malloc memalign "
-			   "posix_memalign pvalloc realloc reallocarray valloc "
-			   "vmheap_native_get_totals "
-			   "vmheap_native_modules vmheap_native_output_name "
-			   "vmheap_native_own_thread vmheap_native_route "
-			   "vmheap_native_scan vmheap_native_set_location "
-			   "vmheap_native_stacks vmheap_native_start "
-			   "vmheap_native_stop vmheap_native_tracking ");
+		ck_assert_str_eq(r.out,
+			"aligned_alloc calloc dlclose free malloc memalign "
+			"posix_memalign pvalloc realloc reallocarray valloc "
+			"vmheap_native_get_totals "
+			"vmheap_native_modules vmheap_native_output_name "
+			"vmheap_native_own_thread vmheap_native_route "
+			"vmheap_native_scan vmheap_native_scan_prepare "
+			"vmheap_native_set_location "
+			"vmheap_native_stacks vmheap_native_start "
+			"vmheap_native_stop vmheap_native_tracking ");
 		spec_run_free(&r);
 	}
 }
@@ -931,7 +933,8 @@ START_TEST(c_extension_leak_in_ruby)
 }
 END_TEST
 
-/* The sum of the leaked (k 0) or reachable (k 3) counts of the rows of
+/* The sum of the leaked (k 0), indirect (1), possible (2) or reachable
+ * (3) counts of the rows of
  * a `--leaks --bytes` text report whose site ends in `suffix`. */
 static long long leak_rows_ending(const char *out, const char *suffix,
 				  int k)
@@ -957,8 +960,8 @@ static long long leak_rows_ending(const char *out, const char *suffix,
 
 /* A C extension in real ruby forgets 10,000 blocks at one Ruby line and
  * keeps 10,000 at the next: the leak scan of a dump calls the second
- * line's all reachable and none leaked, and the first line's at least 90%
- * leaked (below: why not all). */
+ * line's all reachable and none leaked, and the first line's at least
+ * 98.5% leaked (below: why not all). */
 START_TEST(c_extension_forgets_and_keeps_in_ruby)
 {
 	if (SPEC_SANITIZED)
@@ -990,18 +993,91 @@ START_TEST(c_extension_forgets_and_keeps_in_ruby)
 	snprintf(line6, sizeof line6, " < %s/program.rb:6", r.dir);
 	snprintf(line7, sizeof line7, " < %s/program.rb:7", r.dir);
 	long long forgot = leak_rows_ending(o.out, line6, 0);
-	/* Not all 10,000: in real ruby 9,533-9,537 read as leaked and the
-	 * rest as possibly leaked or reachable (measured 11:52 UTC).  The
-	 * scan reads the free slots of Ruby's heap pages and the free chunks
-	 * of the C heap as roots, and their stale words point at addresses
-	 * that leaky_forget's blocks took over (native/README.md).  The
-	 * kept line must still read none leaked, all reachable. */
-	ck_assert_msg(forgot >= 9000 && forgot <= 10000, "%lld:\n%s", forgot,
+	/* Not all 10,000: 9,921-9,932 read as leaked, the rest as possibly
+	 * leaked or reachable (14:25 UTC; 9,524-9,546 before glibc's free
+	 * chunks, Ruby's free slots and the dead frames below the other
+	 * threads' stack pointers stopped being roots).  What is left are
+	 * stale words inside Ruby's own live memory from before tracking
+	 * began (native/README.md, "The leak scan": what each root costs in
+	 * precision).  Every forgotten block is classified, none indirect;
+	 * the kept line must read none leaked, all reachable. */
+	ck_assert_msg(forgot >= 9850 && forgot <= 10000, "%lld:\n%s", forgot,
 		      o.out);
+	ck_assert_msg(leak_rows_ending(o.out, line6, 1) == 0, "%s", o.out);
+	/* (and Ruby's own few allocations at that line, its method cache,
+	 * all reachable) */
+	long long all = forgot + leak_rows_ending(o.out, line6, 2) +
+			leak_rows_ending(o.out, line6, 3);
+	ck_assert_msg(all >= 10000 && all <= 10010, "%lld:\n%s", all, o.out);
 	ck_assert_msg(leak_rows_ending(o.out, line7, 0) == 0, "%s", o.out);
 	/* (and Ruby's own few allocations at that line, its method cache) */
 	long long kept = leak_rows_ending(o.out, line7, 3);
 	ck_assert_msg(kept >= 10000 && kept <= 10100, "%lld:\n%s", kept, o.out);
+	spec_run_free(&o);
+}
+END_TEST
+
+/* Ruby's own stdlib at work (JSON, ERB, Psych, Ripper, Zlib), no C
+ * extension that leaks: the leak scan finds no leaked byte anywhere.
+ * valgrind --leak-check=full at the exit of the same workload (2 rounds,
+ * not run here: 69 s) reports 1,956,893 bytes in 13,505 blocks
+ * "definitely lost", Ruby's own blocks that it does not free at exit
+ * (native/README.md, "The leak scan"). */
+START_TEST(ruby_stdlib_leaks_nothing)
+{
+	if (SPEC_SANITIZED)
+		return;
+	static const char script[] =
+		"require 'json'\n"
+		"require 'erb'\n"
+		"require 'psych'\n"
+		"require 'ripper'\n"
+		"require 'zlib'\n"
+		"STDOUT.sync = true\n"
+		"data = (1..2000).map { |i| { 'id' => i, 'name' => \"item#{i}\", "
+		"'tags' => %w[a b c], 'nested' => { 'x' => [i, i.to_s] } } }\n"
+		"tpl = ERB.new(\"<% items.each do |it| %><li><%= it['name'] "
+		"%></li>\\n<% end %>\")\n"
+		"src = File.read(File.join(RbConfig::CONFIG['rubylibdir'], "
+		"'erb.rb'))\n"
+		"items = data\n"
+		"puts 'ready'\n"
+		"while (l = STDIN.gets)\n"
+		"  s = JSON.generate(data)\n"
+		"  JSON.parse(s)\n"
+		"  tpl.result(binding)\n"
+		"  Psych.load(Psych.dump(data.first(300)))\n"
+		"  Ripper.sexp(src)\n"
+		"  Zlib::Inflate.inflate(Zlib::Deflate.deflate(s))\n"
+		"  puts 'ok'\n"
+		"end\n";
+	struct rb r;
+	struct spec_run o;
+	tracked_ruby(&r, "stdlib", script, NULL);
+	say(&r, "round");
+	say(&r, "round");
+	dump(&r, "stdlib.vmheap");
+	spec_kill(r.p.pid);
+	char path[700];
+	snprintf(path, sizeof path, "%s/stdlib.vmheap", r.dir);
+	const char *argv[] = {spec_bin("vmheap-histo"), "--native", "--leaks",
+			      "--format", "json", path, NULL};
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
+	ck_assert_msg(o.status == 0, "%.3000s%.1000s", o.out, o.err);
+	struct jval *j = json_parse(o.out);
+	ck_assert_msg(j != NULL, "%.3000s", o.out);
+	const struct jval *total = json_get(j, "total");
+	const struct jval *scan = json_get(j, "scan");
+	ck_assert_ptr_nonnull(total);
+	ck_assert_ptr_nonnull(scan);
+	/* the workload's blocks were scanned (not a vacuous zero) */
+	ck_assert_int_ge(json_get(scan, "blocks")->inum, 500);
+	ck_assert_int_ge(json_get(total, "reachable_count")->inum, 500);
+	ck_assert_msg(json_get(total, "leaked_bytes")->inum == 0 &&
+			      json_get(total, "leaked_count")->inum == 0 &&
+			      json_get(total, "indirect_bytes")->inum == 0,
+		      "%.3000s", o.out);
+	json_free(j);
 	spec_run_free(&o);
 }
 END_TEST
@@ -1185,6 +1261,7 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(dumps, fiddle_leak_in_ruby);
 	tcase_add_test(dumps, c_extension_leak_in_ruby);
 	tcase_add_test(dumps, c_extension_forgets_and_keeps_in_ruby);
+	tcase_add_test(dumps, ruby_stdlib_leaks_nothing);
 	tcase_add_test(dumps, service_native_bytes_at_the_right_line);
 	tcase_add_test(dumps, memory_summary_and_warning);
 	native_rates_tests(s);

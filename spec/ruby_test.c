@@ -1938,6 +1938,95 @@ START_TEST(names_say_which_constant_global_and_ivar_hold_each_leak)
 }
 END_TEST
 
+/*
+ * Objects of one class with different sets of ivars (set in different
+ * orders, some unset, the first ones holding one value twice) and objects
+ * of more ivars than a learnt class layout holds (ruby_names_ivars.c):
+ * each marker object is held by one ivar, named after its class
+ * (VmheapSpecIvA by @a, ...; the 20 VmheapSpecWideMark of a
+ * VmheapSpecWide by @w0..@w19), which the dump must say.
+ */
+static const char ivar_shapes_program[] =
+    "STDOUT.sync = true\n"
+    "class VmheapSpecShape; end\n"
+    "%w[A B C D E].each { |l| Object.const_set(\"VmheapSpecIv#{l}\", "
+    "Class.new) }\n"
+    "def mark(s, iv) = s.instance_variable_set(iv, "
+    "Object.const_get(\"VmheapSpecIv#{iv.to_s[1].upcase}\").new)\n"
+    "$shapes = []\n"
+    "20.times { s = VmheapSpecShape.new; s.instance_variable_set(:@a, nil);"
+    " s.instance_variable_set(:@b, nil); mark(s, :@c); $shapes << s }\n"
+    "50.times { s = VmheapSpecShape.new; mark(s, :@a); mark(s, :@b); "
+    "$shapes << s }\n"
+    "50.times { s = VmheapSpecShape.new; mark(s, :@b); mark(s, :@d); "
+    "$shapes << s }\n"
+    "50.times { s = VmheapSpecShape.new; "
+    "%i[@e @d @c @b @a].each { |iv| mark(s, iv) }; $shapes << s }\n"
+    "50.times { s = VmheapSpecShape.new; mark(s, :@a); $shapes << s }\n"
+    "class VmheapSpecWide; end\n"
+    "class VmheapSpecWideMark; def initialize(i) = @i = i; end\n"
+    "$wide = Array.new(5) { w = VmheapSpecWide.new; 20.times { |i| "
+    "w.instance_variable_set(:\"@w#{i}\", VmheapSpecWideMark.new(i)) }; w }\n"
+    "puts 'ready'\n"
+    "STDIN.read\n"
+    "p $shapes.size + $wide.size\n";
+
+START_TEST(ivar_names_of_objects_of_many_shapes_match_their_ivars)
+{
+	static const struct {
+		const char *cls, *name;
+		size_t count;
+	} marks[] = {{"VmheapSpecIvA", "@a", 150}, {"VmheapSpecIvB", "@b", 150},
+		     {"VmheapSpecIvC", "@c", 70},  {"VmheapSpecIvD", "@d", 100},
+		     {"VmheapSpecIvE", "@e", 50}};
+	struct vm vm;
+	vmheap_client *c;
+	struct names_view *v;
+	uint64_t *ids, holder;
+	unsigned wide[20] = {0};
+	char buf[64];
+	size_t n, i, k;
+	const char *t;
+
+	vm_start(&vm, ivar_shapes_program);
+	vm_expect(&vm, "ready");
+	c = connect_to(vm.dir, vm.pid);
+	dump(c, "shapes.vmheap");
+	v = read_names(vm.dir, "shapes.vmheap");
+	for (k = 0; k < sizeof(marks) / sizeof(marks[0]); k++) {
+		ids = objects_of(v, marks[k].cls, &n);
+		ck_assert_uint_eq(n, marks[k].count);
+		for (i = 0; i < n; i++) {
+			t = name_from(v, ids[i], "VmheapSpecShape", &holder,
+				      buf, sizeof(buf));
+			ck_assert_msg(strcmp(t, marks[k].name) == 0,
+				      "a %s is held by %s, not %s",
+				      marks[k].cls, t, marks[k].name);
+		}
+		free(ids);
+	}
+	ids = objects_of(v, "VmheapSpecWideMark", &n);
+	ck_assert_uint_eq(n, 100);
+	for (i = 0; i < n; i++) {
+		unsigned w = 99;
+		char end = 0;
+
+		t = name_from(v, ids[i], "VmheapSpecWide", &holder, buf,
+			      sizeof(buf));
+		ck_assert_msg(sscanf(t, "@w%u%c", &w, &end) == 1 && w < 20,
+			      "a VmheapSpecWideMark is held by %s", t);
+		wide[w]++;
+	}
+	free(ids);
+	for (i = 0; i < 20; i++)
+		ck_assert_uint_eq(wide[i], 5);
+	names_free(v);
+	vmheap_client_close(c);
+	ck_assert_int_eq(vm_stop(&vm), 0);
+	spec_rmrf(vm.dir);
+}
+END_TEST
+
 START_TEST(in_process_names_allocate_nothing_and_leave_globals_unnamed)
 {
 	struct vm vm;
@@ -2170,6 +2259,8 @@ Suite *vmheap_spec_suite(void)
 	t = spec_tcase(s, "names", 120);
 	tcase_add_test(t,
 		       names_say_which_constant_global_and_ivar_hold_each_leak);
+	tcase_add_test(t,
+		       ivar_names_of_objects_of_many_shapes_match_their_ivars);
 	tcase_add_test(
 	    t, in_process_names_allocate_nothing_and_leave_globals_unnamed);
 

@@ -19,7 +19,9 @@
  *                  each text once as a string record, ruby_name_globals.c
  *                  the globals of a dump child, ruby_names_var.c
  *                  config.dump.names, ruby_name_layout.c the locals of
- *                  an environment and a thread's name.
+ *                  an environment and a thread's name,
+ *                  ruby_names_ivars.c a plain object's ivars by its
+ *                  class's layout.
  *   ruby_imemo.c   imemo types ("<imemo:iseq>") and an iseq's location.
  *   ruby_alloc_sites.c  the allocation tracer (config.trace.allocations),
  *                  on ruby_site_table.c (sites interned to ids) and
@@ -323,6 +325,35 @@ int ruby_name_strings_id(struct ruby_name_strings *s, const char *text,
 
 void ruby_name_strings_free(struct ruby_name_strings *s);
 
+/* ruby_names_ivars.c: a plain object's instance variables by its class's
+ * ivar layout, learnt once per class (C heap only). */
+struct ruby_ivar_layout;
+struct ruby_ivar_layouts {
+	struct ruby_class_table classes; /* class -> layouts[id - 1] */
+	struct ruby_ivar_layout *layouts;
+	size_t count, cap;
+};
+
+void ruby_ivar_layouts_init(struct ruby_ivar_layouts *t);
+void ruby_ivar_layouts_free(struct ruby_ivar_layouts *t);
+
+/* The name of ivar `id` (0: none); cached per class layout. */
+typedef int64_t (*ruby_ivar_name_fn)(ID id, void *arg);
+/* A reference of the object to `value` under `name`; < 0 stops. */
+typedef int (*ruby_ivar_ref_fn)(VALUE value, int64_t name, void *arg);
+
+/*
+ * Call ref(value, name, arg) for each instance variable of obj that holds
+ * a heap object, in rb_ivar_foreach's order (name from name_of(id, arg),
+ * asked once per class and ivar), and return 1; or return 0 without
+ * calling either when obj is no T_OBJECT or its class's layout does not
+ * cover it (then use rb_ivar_foreach).  Allocates no Ruby object; out of
+ * memory, it returns 0.
+ */
+int ruby_ivar_layouts_each(struct ruby_ivar_layouts *t, VALUE obj,
+			   ruby_ivar_name_fn name_of, ruby_ivar_ref_fn ref,
+			   void *arg);
+
 /* ruby_names.c: the names of a walk. */
 
 /* The names of one walk: a string table and scratch space (C heap). */
@@ -374,6 +405,12 @@ void ruby_names_close(struct ruby_names *n);
  * copies (ruby_name_globals.c).  In-process dumps go without.
  */
 void ruby_names_prepare_child(void);
+
+/* ruby_free_slots.c: in a dump's forked child, while the malloc tracker
+ * tracks, zero the stale words of every free heap slot (past its flags
+ * and free-list link) so that the leak scan does not take them for
+ * pointers. */
+void ruby_clear_free_slots(void);
 
 /* A global variable learnt by ruby_names_prepare_child. */
 struct ruby_name_global {

@@ -84,6 +84,7 @@ static int host_prepare_child(void *ctx, int gc)
 		rb_gc_enable();
 		rb_gc();
 	}
+	ruby_clear_free_slots(); /* for the leak scan, which comes next */
 	return 0;
 }
 

@@ -109,6 +109,7 @@ struct ruby_names {
 	VALUE ractor;
 	int threads_known;
 	struct ruby_class_table threads;
+	struct ruby_ivar_layouts ivars; /* T_OBJECT ivars (ruby_names_ivars.c) */
 };
 
 static void fail(struct ruby_names *n, int rc)
@@ -335,6 +336,20 @@ static int ivar_pair(ID id, VALUE value, st_data_t arg)
 	if (!RB_SPECIAL_CONST_P(value))
 		push_pair(n, value, (int64_t)id_name(n, id, ID_IVAR));
 	return n->rc ? ST_STOP : ST_CONTINUE;
+}
+
+/* ruby_ivar_layouts_each's callbacks: ivar_pair in two halves. */
+static int64_t ivar_name(ID id, void *arg)
+{
+	return (int64_t)id_name(arg, id, ID_IVAR);
+}
+
+static int ivar_ref(VALUE value, int64_t name, void *arg)
+{
+	struct ruby_names *n = arg;
+
+	push_pair(n, value, name);
+	return n->rc ? -1 : 0;
 }
 
 struct const_walk {
@@ -585,7 +600,10 @@ const int64_t *ruby_names_for_object(struct ruby_names *n, VALUE obj,
 	case T_OBJECT:
 	case T_CLASS:
 	case T_MODULE:
-		rb_ivar_foreach(obj, ivar_pair, (st_data_t)n);
+		if (type != T_OBJECT ||
+		    !ruby_ivar_layouts_each(&n->ivars, obj, ivar_name,
+					    ivar_ref, n))
+			rb_ivar_foreach(obj, ivar_pair, (st_data_t)n);
 		if (type != T_OBJECT)
 			constant_pairs(n, obj);
 		break;
@@ -688,6 +706,7 @@ int ruby_names_open(struct ruby_names **out, vmheap_writer *w,
 	ruby_class_table_init(&n->ids.index);
 	ruby_class_table_init(&n->keys.index);
 	ruby_class_table_init(&n->threads);
+	ruby_ivar_layouts_init(&n->ivars);
 	ruby_name_globals(&count);
 	n->global_used = calloc(count + 1, 1);
 	if (!n->global_used) {
@@ -715,6 +734,7 @@ void ruby_names_close(struct ruby_names *n)
 	cache_free(&n->ids);
 	cache_free(&n->keys);
 	ruby_class_table_free(&n->threads);
+	ruby_ivar_layouts_free(&n->ivars);
 	free(n);
 }
 

@@ -23,7 +23,9 @@
  * "vmheap-run --track scanned" stops and restarts tracking around the old
  * block (through the tracker's API) and then serves the agent, answering
  * "ready"; "scanned exit" (no agent, no tracker: for valgrind) makes the
- * same blocks and exits.
+ * same blocks and exits.  The line "more" on stdin runs forget_here,
+ * parent_here and keep_here again (the 1,000 blocks kept before are
+ * forgotten then); every line is answered "ok".
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -247,8 +249,14 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IONBF, 0);
 	printf("ready\n");
-	while (fgets(line, sizeof(line), stdin))
+	while (fgets(line, sizeof(line), stdin)) {
+		if (strcmp(line, "more\n") == 0) {
+			forget_here(); /* 1,000 more leaked */
+			parent_here(); /* 100 more leaked, 500 indirect */
+			keep_here(); /* the 1,000 kept before: leaked now */
+		}
 		printf("ok\n");
+	}
 	vmheap_agent_stop(a);
 	return 0;
 }
