@@ -137,9 +137,9 @@ void *agent_native_api(const char *name);
 /* native_vars.c: the members "site" (its innermost frames named with
  * dladdr, then the VM's line), "frames" ([module path, offset] each) and
  * "vm" (the VM's line or nil) of a site's map, three pairs. */
-struct vmheap_native_site;
+struct vmheap_native_stack;
 void agent_native_pack_site(msgpack_packer *pk,
-			    const struct vmheap_native_site *v);
+			    const struct vmheap_native_stack *v);
 /* native_leaks.c: `get system.native.leaks`, the leak scan now, as a
  * long job (AGENT_PENDING with *job), or a negative code with a message. */
 int agent_native_leaks_start(struct vmheap_agent *a, uint64_t *job, char *err,
@@ -174,9 +174,9 @@ void agent_native_snap_free(struct agent_native_snap *s);
  * (vmheap_agent_native_activity) where their frames say so, merging the
  * sites that then read the same (and their leaks[], parallel to v, when
  * leaks is not NULL); returns how many are left. */
-struct vmheap_native_site;
+struct vmheap_native_stack;
 struct vmheap_native_leaks;
-size_t agent_native_charge(struct vmheap_native_site *v,
+size_t agent_native_charge(struct vmheap_native_stack *v,
 			   struct vmheap_native_leaks *leaks, size_t n);
 /* The memory figures of a dump's header: the RSS of process `pid` (the
  * VM, also from a forked child) and this process's mallinfo2.  0, or -1
@@ -754,6 +754,10 @@ void agent_conns_free(struct vmheap_agent *a);
 struct vmheap_agent {
 	pid_t pid;	  /* the process that started the agent */
 	atomic_int stale; /* set in a forked child */
+	/* A failed start: the agent holds only `error` (vmheap_agent.h,
+	 * "Failed constructors"). */
+	int failed;
+	char error[512];
 	const struct vmheap_agent_host *host;
 
 	char bind[64];

@@ -60,10 +60,10 @@ VMHEAP_EXPORT int vmheap_agent_native_activity(const char *label,
 					       const void *fn)
 {
 	uint64_t lo, hi;
-	int rc = -1;
+	int rc = VMHEAP_AGENT_ELIMIT;
 
 	if (label == NULL || fn == NULL || extent_of(fn, &lo, &hi) != 0)
-		return -1;
+		return VMHEAP_EINVAL;
 	pthread_mutex_lock(&activity_lock);
 	size_t n = atomic_load(&nactivities);
 	if (n < MAX_ACTIVITIES) {
@@ -110,7 +110,7 @@ static void own_find(void)
 	dl_iterate_phdr(find_own, (void *)(uintptr_t)own_find);
 }
 
-static int is_own(const vmheap_native_site *s)
+static int is_own(const vmheap_native_stack *s)
 {
 	for (uint32_t k = 0; k < s->depth; k++)
 		/* A return address: the call is the byte before it. */
@@ -119,7 +119,7 @@ static int is_own(const vmheap_native_site *s)
 	return 0;
 }
 
-static const char *activity_of(const vmheap_native_site *s, size_t na)
+static const char *activity_of(const vmheap_native_stack *s, size_t na)
 {
 	for (uint32_t k = 0; k < s->depth; k++)
 		for (size_t a = 0; a < na; a++)
@@ -130,14 +130,14 @@ static const char *activity_of(const vmheap_native_site *s, size_t na)
 }
 
 /* A housekeeping label that the VM's hook gave: "<...>" at line 0. */
-static int labelled(const vmheap_native_site *s)
+static int labelled(const vmheap_native_stack *s)
 {
 	return s->vm_file != NULL && s->vm_file[0] == '<' && s->vm_line == 0;
 }
 
 static int by_where(const void *x, const void *y)
 {
-	const vmheap_native_site *a = x, *b = y;
+	const vmheap_native_stack *a = x, *b = y;
 	if (a->depth != b->depth)
 		return a->depth < b->depth ? -1 : 1;
 	int c = memcmp(a->frames, b->frames, a->depth * sizeof(*a->frames));
@@ -151,7 +151,7 @@ static int by_where(const void *x, const void *y)
 
 /* A site with its leak counts, to sort and merge both together. */
 struct site_leaks {
-	vmheap_native_site site;
+	vmheap_native_stack site;
 	vmheap_native_leaks leaks;
 };
 
@@ -173,7 +173,7 @@ static void add_leaks(vmheap_native_leaks *to, const vmheap_native_leaks *l)
 	to->reachable_bytes += l->reachable_bytes;
 }
 
-static void add_site(vmheap_native_site *to, const vmheap_native_site *v)
+static void add_site(vmheap_native_stack *to, const vmheap_native_stack *v)
 {
 	to->live_count += v->live_count;
 	to->live_bytes += v->live_bytes;
@@ -184,7 +184,7 @@ static void add_site(vmheap_native_site *to, const vmheap_native_site *v)
 
 /* Merge v[0..n) and leaks[0..n) together; the sites' count after, or n
  * unmerged when no memory is left. */
-static size_t merge_with_leaks(vmheap_native_site *v, vmheap_native_leaks *l,
+static size_t merge_with_leaks(vmheap_native_stack *v, vmheap_native_leaks *l,
 			       size_t n)
 {
 	struct site_leaks *p = malloc(n * sizeof(*p));
@@ -210,7 +210,7 @@ static size_t merge_with_leaks(vmheap_native_site *v, vmheap_native_leaks *l,
 	return m;
 }
 
-size_t agent_native_charge(vmheap_native_site *v, vmheap_native_leaks *leaks,
+size_t agent_native_charge(vmheap_native_stack *v, vmheap_native_leaks *leaks,
 			   size_t n)
 {
 	size_t na = atomic_load(&nactivities);

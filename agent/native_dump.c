@@ -24,7 +24,7 @@
 #define MAX_DUMP_SITES 100000
 
 struct agent_native_snap {
-	vmheap_native_site *sites; /* mmap'd: not a site of its own */
+	vmheap_native_stack *sites; /* mmap'd: not a site of its own */
 	size_t nsites, sites_bytes;
 	vmheap_native_leaks *leaks; /* parallel to sites, or NULL; mmap'd */
 	size_t leaks_bytes;
@@ -37,7 +37,7 @@ struct agent_native_snap {
 
 static int by_live(const void *x, const void *y)
 {
-	const vmheap_native_site *a = x, *b = y;
+	const vmheap_native_stack *a = x, *b = y;
 
 	return a->live_bytes < b->live_bytes ? 1
 	       : a->live_bytes > b->live_bytes ? -1 : 0;
@@ -106,7 +106,7 @@ void agent_native_snap_free(struct agent_native_snap *s)
 
 /* A site and its leaks, sorted together. */
 struct site_leaks {
-	vmheap_native_site site;
+	vmheap_native_stack site;
 	vmheap_native_leaks leaks;
 };
 
@@ -161,8 +161,8 @@ struct agent_native_snap *agent_native_snapshot(int forked)
 		agent_native_api("vmheap_native_scan") : NULL;
 	vmheap_native_tracking_fn on = (vmheap_native_tracking_fn)
 		agent_native_api("vmheap_native_tracking");
-	vmheap_native_sites_fn sites = (vmheap_native_sites_fn)
-		agent_native_api("vmheap_native_sites");
+	vmheap_native_stacks_fn sites =
+	    (vmheap_native_stacks_fn)agent_native_api("vmheap_native_stacks");
 	vmheap_native_modules_fn modules = (vmheap_native_modules_fn)
 		agent_native_api("vmheap_native_modules");
 	struct agent_native_snap *s;
@@ -232,7 +232,7 @@ static uint32_t module_of(const struct agent_native_snap *s, uint64_t pc)
 
 int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s)
 {
-	struct vmheap_dump_site *out;
+	struct vmheap_dump_stack *out;
 	struct vmheap_dump_frame *frames;
 	int rc;
 
@@ -245,7 +245,7 @@ int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s)
 		return VMHEAP_ENOMEM;
 	}
 	for (size_t i = 0; i < s->nsites; i++) {
-		const vmheap_native_site *v = &s->sites[i];
+		const vmheap_native_stack *v = &s->sites[i];
 		struct vmheap_dump_frame *f = frames + i * VMHEAP_NATIVE_MAX_FRAMES;
 
 		for (uint32_t k = 0; k < v->depth; k++) {
@@ -254,10 +254,16 @@ int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s)
 					  ? v->frames[k]
 					  : v->frames[k] - s->mods[f[k].module].base;
 		}
-		out[i] = (struct vmheap_dump_site){
-			v->live_bytes, v->live_count, v->allocs, v->frees, f,
-			v->depth, v->vm_file,
-			v->vm_file ? strlen(v->vm_file) : 0, v->vm_line};
+		out[i] = (struct vmheap_dump_stack){
+		    v->live_bytes,
+		    v->live_count,
+		    v->allocs,
+		    v->frees,
+		    f,
+		    v->depth,
+		    v->vm_file,
+		    v->vm_file ? strlen(v->vm_file) : 0,
+		    v->vm_line};
 	}
 	struct vmheap_dump_leak_scan scan = {
 		NULL, s->scan.blocks, s->scan.root_bytes,
@@ -279,7 +285,7 @@ int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s)
 				v->possible_count, v->possible_bytes,
 				v->reachable_count, v->reachable_bytes};
 		}
-		scan.sites = l;
+		scan.stacks = l;
 	}
 	rc = vmheap_writer_add_native_leaks(wr, s->mods, s->nmods, out,
 					    s->nsites, l ? &scan : NULL);

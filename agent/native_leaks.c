@@ -32,7 +32,7 @@ static const char *const keys[8] = {
     "possible_count", "possible_bytes", "reachable_count", "reachable_bytes"};
 
 struct leak_site {
-	vmheap_native_site site;
+	vmheap_native_stack site;
 	vmheap_native_leaks leaks;
 };
 
@@ -83,8 +83,8 @@ static int leaks_body(struct vmheap_agent *a, int fd, void *arg, char *err,
 {
 	vmheap_native_scan_fn scan =
 	    (vmheap_native_scan_fn)agent_native_api("vmheap_native_scan");
-	vmheap_native_sites_fn count =
-	    (vmheap_native_sites_fn)agent_native_api("vmheap_native_sites");
+	vmheap_native_stacks_fn count =
+	    (vmheap_native_stacks_fn)agent_native_api("vmheap_native_stacks");
 	vmheap_native_scan_info info;
 	size_t cap, n = 0, bytes;
 	int rc = 0;
@@ -95,12 +95,12 @@ static int leaks_body(struct vmheap_agent *a, int fd, void *arg, char *err,
 				  "the malloc tracker is not loaded");
 	/* mmap'd, as a dump's snapshot: not a block the scan classifies */
 	cap = count(NULL, 0) + 256;
-	bytes = cap * (sizeof(vmheap_native_site) + sizeof(vmheap_native_leaks));
+	bytes = cap * (sizeof(vmheap_native_stack) + sizeof(vmheap_native_leaks));
 	void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return agent_fail(err, errlen, VMHEAP_ENOMEM, "out of memory");
-	vmheap_native_site *sites = mem;
+	vmheap_native_stack *sites = mem;
 	vmheap_native_leaks *leaks = (vmheap_native_leaks *)(sites + cap);
 	if (scan(sites, leaks, cap, &n, &info) != 0) {
 		munmap(mem, bytes);

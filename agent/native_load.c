@@ -191,7 +191,7 @@ VMHEAP_EXPORT int vmheap_agent_native_location(int (*where)(const char **,
 
 	atomic_store(&location, where);
 	if (set == NULL)
-		return -1;
+		return VMHEAP_AGENT_EUNSUPPORTED;
 	set(where);
 	return 0;
 }

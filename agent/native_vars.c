@@ -118,7 +118,7 @@ int agent_native_set_track(struct vmheap_agent *a, const msgpack_object *value,
 
 static int by_live_bytes(const void *x, const void *y)
 {
-	const vmheap_native_site *a = x, *b = y;
+	const vmheap_native_stack *a = x, *b = y;
 
 	if (a->live_bytes != b->live_bytes)
 		return a->live_bytes < b->live_bytes ? 1 : -1;
@@ -185,7 +185,7 @@ int agent_native_get_bytes(struct vmheap_agent *a, const char *name,
  * dump's native section has them, so that a client resolves them
  * against the file as the offline tools do; path "" and the address
  * itself when no module holds it. */
-static void pack_frames(msgpack_packer *pk, const vmheap_native_site *v)
+static void pack_frames(msgpack_packer *pk, const vmheap_native_stack *v)
 {
 	uint32_t n = v->depth < FILE_FRAMES ? v->depth : FILE_FRAMES;
 
@@ -218,11 +218,11 @@ static void pack_frames(msgpack_packer *pk, const vmheap_native_site *v)
 int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen)
 {
-	vmheap_native_sites_fn sites =
-		(vmheap_native_sites_fn)api("vmheap_native_sites");
+	vmheap_native_stacks_fn sites =
+	    (vmheap_native_stacks_fn)api("vmheap_native_stacks");
 	vmheap_native_tracking_fn on =
 		(vmheap_native_tracking_fn)api("vmheap_native_tracking");
-	vmheap_native_site *v;
+	vmheap_native_stack *v;
 	size_t n, cap;
 
 	(void)a, (void)name;
@@ -270,7 +270,7 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 	return 0;
 }
 
-void agent_native_pack_site(msgpack_packer *pk, const vmheap_native_site *v)
+void agent_native_pack_site(msgpack_packer *pk, const vmheap_native_stack *v)
 {
 	char site[SHOWN_FRAMES * 160 + 8] = "", f[160], vm[256];
 

@@ -211,21 +211,54 @@ static int setup_loop(struct vmheap_agent *a, char *err, size_t errlen)
 	return 0;
 }
 
+/* A failed agent that holds only the reason, or NULL when not even that
+ * can be allocated (then VMHEAP_ENOMEM). */
+static int start_failed(vmheap_agent **out, int rc, const char *why)
+{
+	struct vmheap_agent *f = calloc(1, sizeof(*f));
+
+	*out = f;
+	if (!f)
+		return VMHEAP_ENOMEM;
+	f->failed = 1;
+	f->pid = getpid();
+	snprintf(f->error, sizeof(f->error), "%s", why);
+	return rc;
+}
+
+static int start(vmheap_agent **out, const struct vmheap_agent_config *cfg,
+		 const struct vmheap_agent_host *host, char *err,
+		 size_t errlen);
+
 int vmheap_agent_start(vmheap_agent **out,
 		       const struct vmheap_agent_config *cfg,
-		       const struct vmheap_agent_host *host, char *err,
-		       size_t errlen)
+		       const struct vmheap_agent_host *host)
+{
+	char err[sizeof(((struct vmheap_agent *)0)->error)] = "";
+	int rc;
+
+	if (!out)
+		return VMHEAP_EINVAL;
+	*out = NULL;
+	rc = start(out, cfg, host, err, sizeof(err));
+	if (rc < 0)
+		return start_failed(out, rc,
+				    err[0] ? err : vmheap_agent_strerror(rc));
+	return rc;
+}
+
+const char *vmheap_agent_error(const vmheap_agent *a)
+{
+	return a ? a->error : "out of memory";
+}
+
+static int start(vmheap_agent **out, const struct vmheap_agent_config *cfg,
+		 const struct vmheap_agent_host *host, char *err, size_t errlen)
 {
 	struct vmheap_agent_config def = {0};
 	struct vmheap_agent *a, *cur;
 	int rc;
 
-	if (err && errlen)
-		err[0] = '\0';
-	if (!out)
-		return agent_fail(err, errlen, VMHEAP_EINVAL,
-				  "no place to return the agent (out is NULL)");
-	*out = NULL;
 	if (!cfg) {
 		def.dump_fork = def.dump_gc = -1;
 		cfg = &def;
@@ -285,6 +318,10 @@ void vmheap_agent_stop(vmheap_agent *a)
 {
 	if (!a)
 		return;
+	if (a->failed) {
+		free(a);
+		return;
+	}
 	if (atomic_load(&a->stale) || getpid() != a->pid) {
 		/* A forked child: no threads here, and the parent's file
 		 * and libevent state are not ours to touch. */

@@ -36,7 +36,8 @@ static int host_get(struct vmheap_agent *a, const char *name,
 {
 	if (!a->host->get_var)
 		return VMHEAP_AGENT_ENOTFOUND;
-	return a->host->get_var(a->host->ctx, name, pk);
+	return a->host->get_var(a->host->ctx, name,
+				(vmheap_value_writer *)(void *)pk);
 }
 
 static int get_pid(struct vmheap_agent *a, const char *name, msgpack_packer *pk,
@@ -727,8 +728,10 @@ int agent_var_set(struct vmheap_agent *a, const char *name,
 	}
 	if (a->host->set_var) {
 		err[0] = '\0';
-		rc = a->host->set_var(a->host->ctx, name, value, &v->pk, err,
-				      errlen);
+		rc = a->host->set_var(a->host->ctx, name,
+				      (const vmheap_value *)(const void *)value,
+				      (vmheap_value_writer *)(void *)&v->pk,
+				      err, errlen);
 		if (rc == VMHEAP_AGENT_ENOTFOUND && !err[0])
 			return not_found(a, name, err, errlen);
 		if (rc < 0 && !err[0])

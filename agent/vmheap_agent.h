@@ -11,21 +11,21 @@
  * The client half (vmheap_client_*, vmheap_discovery_*) is what the
  * console and the tests use to find and talk to a running agent.
  *
- * Conventions: functions return 0 on success or a negative code; codes
- * from -1 to -99 are libvmheap's (see format/vmheap.h), codes from
- * VMHEAP_AGENT_E... are the agent's.  vmheap_agent_strerror() names both.
- * Nothing here exits the process or prints.
- *
- * Failed constructors (the same rule as in vmheap.h).  A function that
- * creates an object (vmheap_agent_start, vmheap_client_connect,
- * vmheap_client_connect_addr) returns 0 or a negative code and sets *out
- * in every case; only a NULL `out` is refused (VMHEAP_EINVAL) without it.
- * After a failure *out is either NULL (nothing was kept: the reason is the
- * code, and the error buffer when the function takes one) or a failed
- * object that holds the reason and is good only for its _error and
- * _close functions.  Each constructor's comment says which.  The
- * _close/_stop functions accept NULL, so the caller reports and then
- * frees *out, whatever happened:
+ * Errors: vmheap.h's convention, the one of every vmheap header (see
+ * there, and HACKING.md "Conventions").  In short:
+ *  - Functions return 0 on success or a negative code; codes from -1 to
+ *    -99 are libvmheap's (see format/vmheap.h), codes from
+ *    VMHEAP_AGENT_E... are the agent's.  vmheap_agent_strerror() names
+ *    both.  Nothing here exits the process or prints.
+ *  - An object (agent, client) keeps the message of its last error:
+ *    vmheap_agent_error(), vmheap_client_error().
+ *  - Failed constructors (vmheap_agent_start, vmheap_client_connect,
+ *    vmheap_client_connect_addr) set *out in every case (only a NULL `out`
+ *    is refused, VMHEAP_EINVAL): after a failure *out is a failed object
+ *    that holds the reason and is good only for its _error and
+ *    _stop/_close functions, or NULL with VMHEAP_ENOMEM when not even that
+ *    could be allocated (the _error functions say "out of memory" for
+ *    NULL).  So the caller reports and frees *out, whatever happened:
  *
  *	rc = vmheap_client_connect(&c, &info, 5000);
  *	if (rc < 0)
@@ -33,16 +33,15 @@
  *	...
  *	vmheap_client_close(c);   // also after a failure
  *
- * Error buffers.  A function that takes `char *err, size_t errlen`
- * writes into err[0 .. errlen-1] only, and always leaves a NUL-terminated
- * string there: "" on success, the reason on failure, cut to errlen - 1
- * bytes when longer.  errlen 0 asks for no message (err may then be
- * NULL).  The same holds for the buffer the agent hands to a host's
- * set_var (it holds "" on entry) and for `code` and `message` in struct
- * vmheap_reply.  (The strings of struct vmheap_agent_info are never cut:
- * a discovery file with a longer value is refused.)  Messages that belong
- * to an object (vmheap_client_error()) follow vmheap.h's rule:
- * NUL-terminated, valid until the next call on the object.
+ *  - A function without an object (vmheap_agent_config_from_env,
+ *    vmheap_discovery_read) takes `char *err, size_t errlen`, writes into
+ *    err[0 .. errlen-1] only, and always leaves a NUL-terminated string
+ *    there: "" on success, the reason on failure, cut to errlen - 1 bytes
+ *    when longer.  errlen 0 asks for no message (err may then be NULL).
+ *    The same holds for the buffer the agent hands to a host's set_var (it
+ *    holds "" on entry) and for `code` and `message` in struct
+ *    vmheap_reply.  (The strings of struct vmheap_agent_info are never
+ *    cut: a discovery file with a longer value is refused.)
  */
 #ifndef VMHEAP_AGENT_H
 #define VMHEAP_AGENT_H
@@ -89,6 +88,50 @@ VMHEAP_EXPORT
 const char *vmheap_agent_strerror(int code);
 
 /* ------------------------------------------------------------ host side */
+
+/*
+ * A host variable's value, as the host writes it (get_var, set_var's
+ * reply) and as it arrives (set_var's value): opaque handles, written and
+ * read with the functions below, so that a host needs nothing of the wire
+ * encoding (MessagePack, PROTOCOL.md).  A handle is the agent's and valid
+ * only during the callback that received it.
+ */
+typedef struct vmheap_value_writer vmheap_value_writer;
+typedef struct vmheap_value vmheap_value;
+
+/* Write one value: nil, a boolean, an integer, a string (`len` bytes of
+ * UTF-8), or the head of an array of `n` values or a map of `n` key and
+ * value pairs (then write the n values, or n keys each with its value).
+ * Each returns 0, or VMHEAP_ENOMEM (the reply is then an error). */
+VMHEAP_EXPORT int vmheap_value_write_nil(vmheap_value_writer *w);
+VMHEAP_EXPORT int vmheap_value_write_bool(vmheap_value_writer *w, int b);
+VMHEAP_EXPORT int vmheap_value_write_int(vmheap_value_writer *w, int64_t v);
+VMHEAP_EXPORT int vmheap_value_write_uint(vmheap_value_writer *w, uint64_t v);
+VMHEAP_EXPORT int vmheap_value_write_str(vmheap_value_writer *w, const char *s,
+					 size_t len);
+VMHEAP_EXPORT int vmheap_value_write_array(vmheap_value_writer *w, uint32_t n);
+VMHEAP_EXPORT int vmheap_value_write_map(vmheap_value_writer *w, uint32_t n);
+
+enum vmheap_value_type {
+	VMHEAP_VALUE_NIL,
+	VMHEAP_VALUE_BOOL,
+	VMHEAP_VALUE_INT, /* an integer, negative or not */
+	VMHEAP_VALUE_FLOAT,
+	VMHEAP_VALUE_STR,
+	VMHEAP_VALUE_OTHER, /* binary, array, map, extension */
+};
+
+/* What a received value is. */
+VMHEAP_EXPORT enum vmheap_value_type vmheap_value_type(const vmheap_value *v);
+
+/* Read a received value: 0 with *out set, or VMHEAP_AGENT_ETYPE when it is
+ * not of that type (an integer that does not fit is not one).  A string's
+ * `*s` is not NUL-terminated and valid during the callback. */
+VMHEAP_EXPORT int vmheap_value_bool(const vmheap_value *v, int *out);
+VMHEAP_EXPORT int vmheap_value_int(const vmheap_value *v, int64_t *out);
+VMHEAP_EXPORT int vmheap_value_uint(const vmheap_value *v, uint64_t *out);
+VMHEAP_EXPORT int vmheap_value_str(const vmheap_value *v, const char **s,
+				   size_t *len);
 
 /*
  * What a VM provides.  Callbacks receive `ctx`.  Unless noted, they are
@@ -144,8 +187,8 @@ struct vmheap_agent_host {
 	size_t kind_count;
 
 	/*
-	 * Optional.  Non-zero when walk_heap may write allocation sites
-	 * (vmheap_writer_add_site, a site id in
+	 * Optional.  Non-zero when walk_heap may write allocation sites of
+	 * managed objects (vmheap_writer_add_site, a site id in
 	 * vmheap_writer_add_object_named): the writer is opened for them and
 	 * the dump says format 1.1.
 	 */
@@ -154,23 +197,25 @@ struct vmheap_agent_host {
 	/*
 	 * Optional host variables.  list_vars calls add() once per variable
 	 * with its full dotted name and a type word ("int", "string", ...).
-	 * get_var packs the value of `name` into `pk` and returns 0, or
-	 * returns VMHEAP_AGENT_ENOTFOUND.  set_var (optional) applies `value`
-	 * and packs the reply value, or returns a negative code and writes a
-	 * message into err (VMHEAP_AGENT_ENOTFOUND with an empty err: no such
-	 * variable).  Strings typed by a person arrive as MessagePack strings:
-	 * coerce them ("42" for an int).  Called on the agent's loop thread,
-	 * also while a dump runs: they must not wait for the world to stop
-	 * (keep figures the mutator publishes under a lock of their own).
-	 * A host variable named like a built-in one (system.memory.count,
-	 * system.memory.bytes, system.threads.backtrace) replaces its value.
+	 * get_var writes the value of `name` into `w` (one value: the
+	 * vmheap_value_write_* functions) and returns 0, or returns
+	 * VMHEAP_AGENT_ENOTFOUND.  set_var (optional) applies `value` and
+	 * writes the reply value into `w`, or returns a negative code and
+	 * writes a message into err (VMHEAP_AGENT_ENOTFOUND with an empty
+	 * err: no such variable).  Strings typed by a person arrive as
+	 * strings (VMHEAP_VALUE_STR): coerce them ("42" for an int).  Called on
+	 * the agent's loop thread, also while a dump runs: they must not wait
+	 * for the world to stop (keep figures the mutator publishes under a
+	 * lock of their own). A host variable named like a built-in one
+	 * (system.memory.count, system.memory.bytes, system.threads.backtrace)
+	 * replaces its value.
 	 */
 	void (*list_vars)(void *ctx,
 			  void (*add)(void *arg, const char *name, const char *type),
 			  void *arg);
-	int (*get_var)(void *ctx, const char *name, msgpack_packer *pk);
-	int (*set_var)(void *ctx, const char *name, const msgpack_object *value,
-		       msgpack_packer *pk, char *err, size_t errlen);
+	int (*get_var)(void *ctx, const char *name, vmheap_value_writer *w);
+	int (*set_var)(void *ctx, const char *name, const vmheap_value *value,
+		       vmheap_value_writer *w, char *err, size_t errlen);
 
 	/*
 	 * Optional (format 1.1).  Non-zero when walk_heap names references
@@ -216,17 +261,24 @@ typedef struct vmheap_agent vmheap_agent;
 
 /*
  * Start the agent: bind, write the discovery file, start the loop
- * thread.  On failure returns a negative code with a message in err, sets
- * *out to NULL and leaves no thread or file behind.  `host` must outlive the agent.
- * Blocks SIGPIPE on the agent's threads only.  Only one agent per
- * process: when vmheap-run's native-only agent (libvmheap-native-agent.so,
- * hosts/native) runs in it, that one stops first and leaves the process
- * (its discovery file) to this one.
+ * thread.  On failure returns a negative code and leaves no thread or
+ * file behind; *out is then a failed agent that holds the reason
+ * (vmheap_agent_error()) and is good only for that and
+ * vmheap_agent_stop(), or NULL with VMHEAP_ENOMEM.  `host` must outlive
+ * the agent.  Blocks SIGPIPE on the agent's threads only.  Only one agent
+ * per process: when vmheap-run's native-only agent
+ * (libvmheap-native-agent.so, hosts/native) runs in it, that one stops
+ * first and leaves the process (its discovery file) to this one.
  */
 VMHEAP_EXPORT
-int vmheap_agent_start(vmheap_agent **out, const struct vmheap_agent_config *cfg,
-		       const struct vmheap_agent_host *host, char *err,
-		       size_t errlen);
+int vmheap_agent_start(vmheap_agent **out,
+		       const struct vmheap_agent_config *cfg,
+		       const struct vmheap_agent_host *host);
+
+/* The reason a start failed ("" for an agent that runs; "out of memory"
+ * for NULL). */
+VMHEAP_EXPORT
+const char *vmheap_agent_error(const vmheap_agent *a);
 
 /*
  * Write a dump of the VM into the file `path` now, on the calling
@@ -257,15 +309,14 @@ VMHEAP_EXPORT
 const char *vmheap_agent_discovery_path(const vmheap_agent *a);
 
 /*
- * Stop the agent: wait for a running dump (a forked child at most
- * config.dump.timeout), send the replies still owed and write them out
- * (up to 2 s), close connections, join the threads, remove the discovery
- * file, free everything.  Call it from a
- * VM thread, never from a host callback (that runs on an agent thread),
- * and without holding what run_stopped waits for (Ruby: release the GVL
- * around it), or a running dump can never finish.  In a forked child
- * (where the agent's threads do not exist) it only frees memory and
- * leaves the parent's discovery file alone.
+ * Stop the agent (also a failed one, or NULL): wait for a running dump (a
+ * forked child at most config.dump.timeout), send the replies still owed and
+ * write them out (up to 2 s), close connections, join the threads, remove the
+ * discovery file, free everything.  Call it from a VM thread, never from a host
+ * callback (that runs on an agent thread), and without holding what run_stopped
+ * waits for (Ruby: release the GVL around it), or a running dump can never
+ * finish.  In a forked child (where the agent's threads do not exist) it only
+ * frees memory and leaves the parent's discovery file alone.
  */
 VMHEAP_EXPORT
 void vmheap_agent_stop(vmheap_agent *a);
@@ -280,15 +331,16 @@ int vmheap_agent_is_stale(const vmheap_agent *a);
 
 /*
  * Give the malloc tracker (libvmheap-malloc.so, when vmheap-run preloaded
- * it) the VM's source location, so that a native site also names the VM
- * line that allocated (vmheap_native_set_location in native/
+ * it) the VM's source location, so that a native stack also carries the
+ * VM location (the line) that allocated (vmheap_native_set_location in native/
  * vmheap_native.h says what `where` may and must not do).  `where` sets
  * *file and *line and returns non-zero, or returns 0 when the calling
  * thread has no location.  NULL removes it: do that before the VM's
  * state that `where` reads goes away.  The hook is kept: when the
  * tracker is not loaded yet, the agent hands it over if `set
- * config.native.track true` loads one.  Returns 0, or -1 when the
- * tracker is not loaded now.  Needs no agent.
+ * config.native.track true` loads one.  Returns 0, or
+ * VMHEAP_AGENT_EUNSUPPORTED when the tracker is not loaded now.  Needs no
+ * agent.
  */
 VMHEAP_EXPORT
 int vmheap_agent_native_location(int (*where)(const char **file,
@@ -296,7 +348,7 @@ int vmheap_agent_native_location(int (*where)(const char **file,
 
 /*
  * Name a piece of the VM's own housekeeping for the malloc tracker's
- * sites: an allocation whose stack (as the tracker took it: see
+ * stacks: an allocation whose stack (as the tracker took it: see
  * VMHEAP_NATIVE_DEPTH) passes through the function `fn` is charged to
  * `label` (for example "<ruby: postponed job>": angle brackets, so that
  * no source file reads the same) with line 0, not to the VM line that
@@ -304,8 +356,9 @@ int vmheap_agent_native_location(int (*where)(const char **file,
  * dynamic symbol with a size (the extent [start, start + size) is
  * taken from it); `label` is kept (a string literal).  A location the
  * hook of vmheap_agent_native_location gave as "<...>" at line 0 (the
- * Ruby host's "<ruby: gc>") is kept instead.  At most 8.  Returns 0, or
- * -1 when fn is no such symbol or the table is full.  Needs no agent.
+ * Ruby host's "<ruby: gc>") is kept instead.  At most 8.  Returns 0,
+ * VMHEAP_EINVAL when fn is no such symbol (or label or fn is NULL), or
+ * VMHEAP_AGENT_ELIMIT when the table is full.  Needs no agent.
  */
 VMHEAP_EXPORT
 int vmheap_agent_native_activity(const char *label, const void *fn);
@@ -363,7 +416,15 @@ const char *vmheap_discovery_default_dir(void);
 
 typedef struct vmheap_client vmheap_client;
 
-/* A reply: ok with a value, or an error with a code word and a message. */
+/*
+ * A reply: ok with a value, or an error with a code word and a message.
+ * msgpack-c's types are still part of this struct (and of
+ * vmheap_client_call's value): the one place where this header shows the
+ * wire encoding.  Nothing requires it (the host side uses vmheap_value
+ * handles); it is left until the console and the tests read replies
+ * through accessors (doc/api-migration.md, "Not changed yet").  storage_
+ * is private: release it with vmheap_reply_release().
+ */
 struct vmheap_reply {
 	int ok;                  /* 1: "ok", 0: "error" */
 	msgpack_object value;    /* when ok */

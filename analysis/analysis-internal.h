@@ -114,6 +114,6 @@ typedef int (*vmheap_scan_cheap_fn)(void *state,
 int vmheap_scan_blocks_cheap(vmheap_reader *r, vmheap_scan_fn fn,
 			     vmheap_scan_cheap_fn cheap, void *state,
 			     const struct vmheap_scan_options *opt, char *err,
-			     size_t errsz);
+			     size_t errlen);
 
 #endif /* VMHEAP_ANALYSIS_INTERNAL_H */

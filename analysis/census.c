@@ -59,8 +59,7 @@ struct part {
 	struct class_rec *sites; /* VMHEAP_GROUP_SITE: the site records */
 	size_t nsites, sites_cap;
 	struct vmheap_totals totals;
-	struct vmheap_block_cursor cur; /* reused block after block */
-	int cur_ready;
+	vmheap_block_cursor *cur; /* reused block after block */
 	int nomem;
 	char pad[64]; /* keep parts of different threads apart */
 };
@@ -311,7 +310,7 @@ static int add_summarized(vmheap_census *c, struct part *p)
 
 	if (c->group == VMHEAP_GROUP_SITE)
 		return 0;
-	rc = vmheap_block_cursor_summary(&p->cur, &sum, summary_row,
+	rc = vmheap_block_cursor_summary(p->cur, &sum, summary_row,
 					 summary_record, &v);
 	if (rc <= 0)
 		return rc;
@@ -332,32 +331,36 @@ static int summarized(void *census, const struct vmheap_block *blk)
 
 int vmheap_census_add_block(void *census, unsigned thread,
 			    const struct vmheap_block *blk, char *err,
-			    size_t errsz)
+			    size_t errlen)
 {
 	vmheap_census *c = census;
 	struct part *p = &c->parts[thread < c->threads ? thread : 0];
-	struct vmheap_block_cursor *cur = &p->cur;
+	vmheap_block_cursor *cur;
 	struct vmheap_record recs[BATCH];
 	int rc;
 
-	if (p->cur_ready) {
-		vmheap_block_cursor_reset(cur, blk);
-	} else {
-		vmheap_block_cursor_init(cur, blk);
-		p->cur_ready = 1;
+	if (errlen)
+		err[0] = '\0';
+	if (p->cur) {
+		vmheap_block_cursor_reset(p->cur, blk);
+	} else if ((rc = vmheap_block_cursor_open(&p->cur, blk)) < 0) {
+		p->nomem = 1;
+		snprintf(err, errlen, "%s", vmheap_block_cursor_error(p->cur));
+		return rc;
 	}
+	cur = p->cur;
 	if (!p->direct) {
 		p->direct = calloc(DIRECT_KEYS, sizeof(*p->direct));
 		if (!p->direct) {
 			p->nomem = 1;
-			snprintf(err, errsz, "out of memory");
+			snprintf(err, errlen, "out of memory");
 			return VMHEAP_ENOMEM;
 		}
 	}
 	rc = add_summarized(c, p);
 	if (rc == VMHEAP_ENOMEM) {
 		p->nomem = 1;
-		snprintf(err, errsz, "out of memory");
+		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
 	if (rc != 0)
@@ -366,13 +369,13 @@ int vmheap_census_add_block(void *census, unsigned thread,
 	       0) {
 		if (count_batch(c, p, recs, rc) < 0) {
 			p->nomem = 1;
-			snprintf(err, errsz, "out of memory");
+			snprintf(err, errlen, "out of memory");
 			return VMHEAP_ENOMEM;
 		}
 	}
 done:
 	if (rc < 0)
-		snprintf(err, errsz, "%s", cur->error);
+		snprintf(err, errlen, "%s", vmheap_block_cursor_error(cur));
 	p->totals.blocks++;
 	return rc < 0 ? rc : 0;
 }
@@ -745,7 +748,7 @@ int vmheap_census_read(vmheap_census *c, vmheap_reader *r,
 
 const char *vmheap_census_error(const vmheap_census *c)
 {
-	return c->err;
+	return c ? c->err : "out of memory";
 }
 
 struct vmheap_census_row *vmheap_census_rows(vmheap_census *c, size_t *n)
@@ -773,8 +776,7 @@ void vmheap_census_free(vmheap_census *c)
 		struct part *p = &c->parts[t];
 		vmheap_map_release(&p->counts);
 		free(p->direct);
-		if (p->cur_ready)
-			vmheap_block_cursor_release(&p->cur);
+		vmheap_block_cursor_free(p->cur);
 		for (size_t i = 0; i < p->nclasses; i++)
 			free(p->classes[i].name);
 		free(p->classes);

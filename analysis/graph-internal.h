@@ -153,8 +153,9 @@ int graph_index_ids(vmheap_graph *g, int ids_sorted);
 void graph_find_many(const vmheap_graph *g, uint64_t *ids, size_t n);
 
 /* Read every record of `r` into a new graph (graph_build.c). */
-int graph_build(vmheap_graph **out, vmheap_reader *r, char *err,
-		size_t err_len);
+int graph_build(vmheap_graph **out, vmheap_reader *r);
+/* Free what a graph holds, not the graph itself (graph.c). */
+void graph_release(vmheap_graph *g);
 
 /* A string record while the graph is built: its text is at names + off,
  * len bytes, NUL-terminated. */

@@ -20,36 +20,52 @@ int graph_fail(vmheap_graph *g, int code, const char *fmt, ...)
 
 const char *vmheap_graph_error(const vmheap_graph *g)
 {
-	return g->error;
+	return g ? g->error : "out of memory";
 }
 
-int vmheap_graph_read(vmheap_graph **out, vmheap_reader *r, char *err,
-		      size_t err_len)
+int vmheap_graph_read(vmheap_graph **out, vmheap_reader *r)
 {
-	return graph_build(out, r, err, err_len);
+	if (!out)
+		return VMHEAP_EINVAL;
+	if (!r) {
+		*out = NULL;
+		if (!(*out = calloc(1, sizeof(**out))))
+			return VMHEAP_ENOMEM;
+		snprintf((*out)->error, sizeof((*out)->error),
+			 "no reader to build the graph from");
+		return VMHEAP_EINVAL;
+	}
+	return graph_build(out, r);
 }
 
-int vmheap_graph_open_path(vmheap_graph **out, const char *path, char *err,
-			   size_t err_len)
+int vmheap_graph_open_path(vmheap_graph **out, const char *path)
 {
 	vmheap_reader *r = NULL;
-	int rc = vmheap_reader_open_path(&r, path);
+	int rc;
 
-	*out = NULL;
+	if (!out)
+		return VMHEAP_EINVAL;
+	rc = vmheap_reader_open_path(&r, path);
 	if (rc < 0) {
-		if (err && err_len)
-			snprintf(err, err_len, "%s",
-				 r ? vmheap_reader_error(r)
-				   : vmheap_strerror(rc));
+		/* The reader's reason, in a failed graph. */
+		if ((*out = calloc(1, sizeof(**out))))
+			snprintf((*out)->error, sizeof((*out)->error), "%s",
+				 vmheap_reader_error(r));
 		vmheap_reader_free(r);
-		return rc;
+		return *out ? rc : VMHEAP_ENOMEM;
 	}
-	rc = graph_build(out, r, err, err_len);
+	rc = graph_build(out, r);
 	vmheap_reader_free(r);
 	return rc;
 }
 
 void vmheap_graph_free(vmheap_graph *g)
+{
+	graph_release(g);
+	free(g);
+}
+
+void graph_release(vmheap_graph *g)
 {
 	if (!g)
 		return;
@@ -76,7 +92,6 @@ void vmheap_graph_free(vmheap_graph *g)
 	free(g->path_parent);
 	free(g->path_edge);
 	free(g->root_by_obj);
-	free(g);
 }
 
 /* ------------------------------------------------------------ objects */

@@ -474,7 +474,7 @@ static int read_records(struct build *b, vmheap_reader *r)
 	return 0;
 }
 
-int graph_build(vmheap_graph **out, vmheap_reader *r, char *err, size_t err_len)
+int graph_build(vmheap_graph **out, vmheap_reader *r)
 {
 	struct build b = {.ids_sorted = 1};
 	int rc;
@@ -505,16 +505,22 @@ int graph_build(vmheap_graph **out, vmheap_reader *r, char *err, size_t err_len)
 	*out = b.g;
 	return 0;
 fail:
-	if (err && err_len) {
-		const char *msg =
-		    b.g && b.g->error[0] ? b.g->error : vmheap_strerror(rc);
-		snprintf(err, err_len, "%s", msg);
-	}
 	free(b.raw);
 	free(b.raw_names);
 	free(b.codes.table);
 	free(b.side);
 	free(b.strings);
-	vmheap_graph_free(b.g);
+	/* A failed graph that holds only the reason (vmheap_graph.h, "Failed
+	 * constructors"); NULL only when not even the graph was allocated. */
+	if (b.g) {
+		char msg[sizeof(b.g->error)];
+
+		snprintf(msg, sizeof(msg), "%s",
+			 b.g->error[0] ? b.g->error : vmheap_strerror(rc));
+		graph_release(b.g);
+		memset(b.g, 0, sizeof(*b.g));
+		memcpy(b.g->error, msg, sizeof(msg));
+		*out = b.g;
+	}
 	return rc;
 }

@@ -43,8 +43,7 @@ struct id_class {
 };
 
 struct thread_state {
-	struct vmheap_block_cursor cur;
-	int cur_ready;
+	vmheap_block_cursor *cur;
 	struct id_class *olds; /* A: OLD's objects */
 	size_t nolds, olds_cap;
 	struct pending_obj ring[LOOKAHEAD]; /* B, T: lookups in flight */

@@ -275,41 +275,41 @@ static int pass_record(struct ident *x, unsigned t, struct thread_state *ts,
 }
 
 static int ident_block(void *state, unsigned t, const struct vmheap_block *blk,
-		       char *err, size_t errsz)
+		       char *err, size_t errlen)
 {
 	struct ident *x = state;
 	struct thread_state *ts = &x->ts[t];
 	struct vmheap_record rec;
 	int rc;
 
-	if (ts->cur_ready) {
-		vmheap_block_cursor_reset(&ts->cur, blk);
-	} else {
-		vmheap_block_cursor_init(&ts->cur, blk);
-		ts->cur_ready = 1;
+	if (ts->cur) {
+		vmheap_block_cursor_reset(ts->cur, blk);
+	} else if ((rc = vmheap_block_cursor_open(&ts->cur, blk)) < 0) {
+		snprintf(err, errlen, "%s", vmheap_block_cursor_error(ts->cur));
+		return rc;
 	}
 	/* Only pass R follows references: the others skip them. */
 	while ((rc = x->pass == PASS_REFS
-			 ? vmheap_block_cursor_next(&ts->cur, &rec)
-			 : vmheap_block_cursor_next_shallow(&ts->cur, &rec)) >
+			 ? vmheap_block_cursor_next(ts->cur, &rec)
+			 : vmheap_block_cursor_next_shallow(ts->cur, &rec)) >
 	       0) {
 		if ((rc = pass_record(x, t, ts, &rec)) < 0) {
-			snprintf(err, errsz, "out of memory");
+			snprintf(err, errlen, "out of memory");
 			return rc;
 		}
 	}
 	if (drain(x, ts) < 0) {
-		snprintf(err, errsz, "out of memory");
+		snprintf(err, errlen, "out of memory");
 		return VMHEAP_ENOMEM;
 	}
 	if (rc < 0)
-		snprintf(err, errsz, "%s", ts->cur.error);
+		snprintf(err, errlen, "%s", vmheap_block_cursor_error(ts->cur));
 	return rc;
 }
 
 /* One pass over `r`, with the caller's hooks around it. */
 static int scan(struct ident *x, vmheap_reader *r,
-		enum vmheap_identity_dump which, char *err, size_t errsz)
+		enum vmheap_identity_dump which, char *err, size_t errlen)
 {
 	struct vmheap_scan_options sopt = VMHEAP_SCAN_OPTIONS_INIT;
 
@@ -317,7 +317,7 @@ static int scan(struct ident *x, vmheap_reader *r,
 	if (x->o->scan_begin)
 		x->o->scan_begin(x->o->arg, which, &sopt);
 	sopt.threads = x->threads;
-	int rc = vmheap_scan_blocks(r, ident_block, x, &sopt, err, errsz);
+	int rc = vmheap_scan_blocks(r, ident_block, x, &sopt, err, errlen);
 	if (x->o->scan_end)
 		x->o->scan_end(x->o->arg, which);
 	return rc;
@@ -326,39 +326,39 @@ static int scan(struct ident *x, vmheap_reader *r,
 /* Read `r` into a fresh census *census, in pass `p`. */
 static int census_pass(struct ident *x, vmheap_reader *r,
 		       enum vmheap_identity_dump which, vmheap_census **census,
-		       enum pass p, char *err, size_t errsz)
+		       enum pass p, char *err, size_t errlen)
 {
 	int rc = vmheap_census_new(census, VMHEAP_GROUP_CLASS, x->threads);
 	if (rc < 0) {
-		snprintf(err, errsz, "out of memory");
+		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
 	x->pass = p;
 	x->census = *census;
-	rc = scan(x, r, which, err, errsz);
+	rc = scan(x, r, which, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = vmheap_census_finish(*census, r);
 	if (rc < 0)
-		snprintf(err, errsz, "%s", vmheap_census_error(*census));
+		snprintf(err, errlen, "%s", vmheap_census_error(*census));
 	return rc;
 }
 
 /* Reopen NEW from `path` for another pass, in place of *r. */
-static int reopen(vmheap_reader **r, const char *path, char *err, size_t errsz)
+static int reopen(vmheap_reader **r, const char *path, char *err, size_t errlen)
 {
 	vmheap_reader_free(*r);
 	*r = NULL;
 	int rc = vmheap_reader_open_path(r, path);
 	if (rc < 0)
-		snprintf(err, errsz, "%s",
+		snprintf(err, errlen, "%s",
 			 *r ? vmheap_reader_error(*r) : vmheap_strerror(rc));
 	return rc;
 }
 
 static int retainers(struct ident *x, vmheap_reader **new_r,
 		     const char *new_path, struct vmheap_identity_result *res,
-		     char *err, size_t errsz)
+		     char *err, size_t errlen)
 {
 	size_t ntop = x->o->retainer_classes;
 	int rc;
@@ -371,10 +371,10 @@ static int retainers(struct ident *x, vmheap_reader **new_r,
 		goto nomem;
 
 	/* T: the ids of the new objects of the top classes */
-	if ((rc = reopen(new_r, new_path, err, errsz)) < 0)
+	if ((rc = reopen(new_r, new_path, err, errlen)) < 0)
 		return rc;
 	x->pass = PASS_TARGETS;
-	if ((rc = scan(x, *new_r, VMHEAP_IDENTITY_NEW, err, errsz)) < 0)
+	if ((rc = scan(x, *new_r, VMHEAP_IDENTITY_NEW, err, errlen)) < 0)
 		return rc;
 	for (unsigned t = 0; t < x->threads; t++) {
 		struct vmheap_idmap *m = &x->ts[t].ids;
@@ -394,16 +394,16 @@ static int retainers(struct ident *x, vmheap_reader **new_r,
 	vmheap_idmap_release(&x->old_ids);
 
 	/* R: every reference and root into the targets */
-	if ((rc = reopen(new_r, new_path, err, errsz)) < 0)
+	if ((rc = reopen(new_r, new_path, err, errlen)) < 0)
 		return rc;
 	x->pass = PASS_REFS;
-	if ((rc = scan(x, *new_r, VMHEAP_IDENTITY_NEW, err, errsz)) < 0)
+	if ((rc = scan(x, *new_r, VMHEAP_IDENTITY_NEW, err, errlen)) < 0)
 		return rc;
 	if ((rc = vmheap_identity_collect_retainers(x, res, ntop)) < 0)
 		goto nomem;
 	return 0;
 nomem:
-	snprintf(err, errsz, "out of memory");
+	snprintf(err, errlen, "out of memory");
 	return VMHEAP_ENOMEM;
 }
 
@@ -411,8 +411,7 @@ static void ident_release(struct ident *x)
 {
 	for (unsigned t = 0; t < x->threads; t++) {
 		struct thread_state *ts = &x->ts[t];
-		if (ts->cur_ready)
-			vmheap_block_cursor_release(&ts->cur);
+		vmheap_block_cursor_free(ts->cur);
 		vmheap_idmap_release(&ts->ids);
 		vmheap_map_release(&ts->pairs);
 		vmheap_idmap_release(&ts->big);
@@ -433,43 +432,45 @@ int vmheap_identity_diff(vmheap_reader *old_r, vmheap_reader **new_r,
 			 const char *new_path,
 			 const struct vmheap_identity_options *o,
 			 struct vmheap_identity_result *res, char *err,
-			 size_t errsz)
+			 size_t errlen)
 {
 	struct vmheap_scan_options sopt = VMHEAP_SCAN_OPTIONS_INIT;
 	struct ident x;
 	int rc;
 
+	if (errlen)
+		err[0] = '\0';
 	memset(&x, 0, sizeof(x));
 	x.o = o;
 	sopt.threads = o->threads;
 	x.threads = vmheap_scan_threads(&sopt);
 	x.ts = calloc(x.threads, sizeof(*x.ts));
 	if (!x.ts) {
-		snprintf(err, errsz, "out of memory");
+		snprintf(err, errlen, "out of memory");
 		rc = VMHEAP_ENOMEM;
 		goto out;
 	}
 
 	/* A: OLD's objects */
 	if ((rc = census_pass(&x, old_r, VMHEAP_IDENTITY_OLD, &res->old_census,
-			      PASS_OLD, err, errsz)) < 0)
+			      PASS_OLD, err, errlen)) < 0)
 		goto out;
 	if ((rc = build_old_table(&x)) < 0) {
-		snprintf(err, errsz, "out of memory for the objects of %s",
+		snprintf(err, errlen, "out of memory for the objects of %s",
 			 vmheap_reader_name(old_r));
 		goto out;
 	}
 
 	/* B: NEW's objects, classified against OLD */
 	if ((rc = census_pass(&x, *new_r, VMHEAP_IDENTITY_NEW, &res->new_census,
-			      PASS_NEW, err, errsz)) < 0)
+			      PASS_NEW, err, errlen)) < 0)
 		goto out;
 	if ((rc = vmheap_identity_collect_news(o, &x, res)) < 0) {
-		snprintf(err, errsz, "out of memory");
+		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
 	if (o->retainer_classes)
-		rc = retainers(&x, new_r, new_path, res, err, errsz);
+		rc = retainers(&x, new_r, new_path, res, err, errlen);
 out:
 	ident_release(&x);
 	return rc;

@@ -133,16 +133,16 @@ static void maybe_progress(const struct vmheap_scan_options *opt,
 	opt->progress(opt->progress_arg, vmheap_reader_offset(r));
 }
 
-static void set_fn_error(char *err, size_t errsz, vmheap_reader *r,
+static void set_fn_error(char *err, size_t errlen, vmheap_reader *r,
 			 const char *msg, int rc)
 {
-	snprintf(err, errsz, "%s: %s", vmheap_reader_name(r),
+	snprintf(err, errlen, "%s: %s", vmheap_reader_name(r),
 		 *msg ? msg : vmheap_strerror(rc));
 }
 
 static int scan_inline(vmheap_reader *r, vmheap_scan_fn fn, void *state,
 		       const struct vmheap_scan_options *opt, char *err,
-		       size_t errsz)
+		       size_t errlen)
 {
 	struct vmheap_block blk;
 	uint64_t last = 0; /* the first block draws at once */
@@ -153,13 +153,13 @@ static int scan_inline(vmheap_reader *r, vmheap_scan_fn fn, void *state,
 		msg[0] = '\0';
 		int frc = fn(state, 0, &blk, msg, sizeof(msg));
 		if (frc < 0) {
-			set_fn_error(err, errsz, r, msg, frc);
+			set_fn_error(err, errlen, r, msg, frc);
 			return frc;
 		}
 		maybe_progress(opt, r, &last);
 	}
 	if (rc < 0)
-		snprintf(err, errsz, "%s", vmheap_reader_error(r));
+		snprintf(err, errlen, "%s", vmheap_reader_error(r));
 	return rc;
 }
 
@@ -249,25 +249,28 @@ static int produce(struct scan *s, const struct vmheap_block *blk,
 
 int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn, void *state,
 		       const struct vmheap_scan_options *opt, char *err,
-		       size_t errsz)
+		       size_t errlen)
 {
-	return vmheap_scan_blocks_cheap(r, fn, NULL, state, opt, err, errsz);
+	return vmheap_scan_blocks_cheap(r, fn, NULL, state, opt, err, errlen);
 }
 
 int vmheap_scan_blocks_cheap(vmheap_reader *r, vmheap_scan_fn fn,
 			     vmheap_scan_cheap_fn cheap, void *state,
 			     const struct vmheap_scan_options *opt, char *err,
-			     size_t errsz)
+			     size_t errlen)
 {
 	unsigned threads = vmheap_scan_threads(opt);
+
+	if (errlen)
+		err[0] = '\0';
 	if (threads <= 1)
-		return scan_inline(r, fn, state, opt, err, errsz);
+		return scan_inline(r, fn, state, opt, err, errlen);
 
 	struct scan s;
 	struct worker *workers = calloc(threads, sizeof(*workers));
 	int rc = scan_init(&s, threads);
 	if (rc < 0 || !workers) {
-		snprintf(err, errsz, "%s: out of memory",
+		snprintf(err, errlen, "%s: out of memory",
 			 vmheap_reader_name(r));
 		scan_release(&s);
 		free(workers);
@@ -304,14 +307,14 @@ int vmheap_scan_blocks_cheap(vmheap_reader *r, vmheap_scan_fn fn,
 		pthread_join(workers[i].tid, NULL);
 
 	if (s.failed) {
-		set_fn_error(err, errsz, r, s.err, s.err_code);
+		set_fn_error(err, errlen, r, s.err, s.err_code);
 		rc = s.err_code;
 	} else if (prc == VMHEAP_ENOMEM) {
-		snprintf(err, errsz, "%s: out of memory",
+		snprintf(err, errlen, "%s: out of memory",
 			 vmheap_reader_name(r));
 		rc = prc;
 	} else if (rrc < 0) {
-		snprintf(err, errsz, "%s", vmheap_reader_error(r));
+		snprintf(err, errlen, "%s", vmheap_reader_error(r));
 		rc = rrc;
 	} else {
 		rc = 0;

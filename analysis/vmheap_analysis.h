@@ -26,16 +26,18 @@
  * threads), never to the number of objects; identity matching holds one
  * 16-byte table slot per object of the OLD dump.
  *
- * Conventions (the same as vmheap.h's):
+ * Errors (vmheap.h's convention, the one of every vmheap header):
  *  - Functions return 0 on success or a negative VMHEAP_E... code.  The
  *    library never prints and never exits.
- *  - Failed constructors: a constructor (vmheap_census_new) that fails
- *    sets *out to NULL and leaves nothing to free.
- *  - Error buffers: a function that takes `err` and `errsz` writes one
- *    NUL-terminated message there on failure, truncated to errsz bytes,
- *    which says what is wrong first and then where (dump name, byte
- *    offset); on success it leaves err alone.  An object that keeps its
- *    own message (a census) returns it from its _error() function.
+ *  - A census keeps the message of its last error: vmheap_census_error().
+ *    Its constructor (vmheap_census_new) fails only for want of memory:
+ *    *out is then NULL, and vmheap_census_error(NULL) is "out of memory".
+ *  - A function without an object of its own (vmheap_scan_blocks,
+ *    vmheap_identity_diff, a vmheap_scan_fn) takes `char *err, size_t
+ *    errlen` and always leaves a NUL-terminated string there: "" on
+ *    success, else the message, which says what is wrong first and then
+ *    where (dump name, byte offset), cut to errlen - 1 bytes.  errlen 0
+ *    asks for no message (err may then be NULL).
  */
 #ifndef VMHEAP_ANALYSIS_H
 #define VMHEAP_ANALYSIS_H
@@ -56,13 +58,13 @@ extern "C" {
  * index of the calling thread (0 .. threads-1) so that the callee can keep
  * per-thread state without locks.  Blocks arrive in no particular order
  * across threads.  Return 0, or a negative VMHEAP_E... code with a message
- * in err (at most errsz bytes) which should say what is wrong and at which
+ * in err (at most errlen bytes) which should say what is wrong and at which
  * byte offset; the scan then stops and reports it, prefixed with the name
  * of the dump.
  */
 typedef int (*vmheap_scan_fn)(void *state, unsigned thread,
 			      const struct vmheap_block *blk, char *err,
-			      size_t errsz);
+			      size_t errlen);
 
 /* Progress callback: `offset` bytes of the input have been read. */
 typedef void (*vmheap_progress_fn)(void *arg, uint64_t offset);
@@ -98,7 +100,7 @@ vmheap_scan_threads(const struct vmheap_scan_options *opt);
 VMHEAP_EXPORT int vmheap_scan_blocks(vmheap_reader *r, vmheap_scan_fn fn,
 				     void *state,
 				     const struct vmheap_scan_options *opt,
-				     char *err, size_t errsz);
+				     char *err, size_t errlen);
 
 /* -------------------------------------------------------------- census */
 
@@ -155,7 +157,7 @@ VMHEAP_EXPORT int vmheap_census_add_record(vmheap_census *c, unsigned thread,
  */
 VMHEAP_EXPORT int vmheap_census_add_block(void *census, unsigned thread,
 					  const struct vmheap_block *blk,
-					  char *err, size_t errsz);
+					  char *err, size_t errlen);
 
 /*
  * Finish a census after a complete scan of `r`: compare the counted
@@ -175,7 +177,7 @@ VMHEAP_EXPORT int vmheap_census_finish(vmheap_census *c, vmheap_reader *r);
 VMHEAP_EXPORT int vmheap_census_read(vmheap_census *c, vmheap_reader *r,
 				     const struct vmheap_scan_options *opt);
 
-/* Message of the last error, or "". */
+/* Message of the last error, or "" ("out of memory" for NULL). */
 VMHEAP_EXPORT const char *vmheap_census_error(const vmheap_census *c);
 
 /*
@@ -334,7 +336,7 @@ VMHEAP_EXPORT int vmheap_identity_diff(vmheap_reader *old_r,
 				       const char *new_path,
 				       const struct vmheap_identity_options *o,
 				       struct vmheap_identity_result *res,
-				       char *err, size_t errsz);
+				       char *err, size_t errlen);
 
 /* Free everything `res` holds (censuses included) and zero it. */
 VMHEAP_EXPORT void

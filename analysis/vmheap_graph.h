@@ -9,29 +9,29 @@
  * and one uint32 target per reference), with no allocation per object.
  *
  *	vmheap_graph *g;
- *	char err[256];
- *	if (vmheap_graph_open_path(&g, "heap.vmheap", err, sizeof(err)) < 0)
- *		... err says what and where ...
- *	if (vmheap_graph_dominators(g) < 0)
+ *	if (vmheap_graph_open_path(&g, "heap.vmheap") < 0)
+ *		... vmheap_graph_error(g) says what and where ...
+ *	else if (vmheap_graph_dominators(g) < 0)
  *		... vmheap_graph_error(g) ...
  *	for (uint32_t i = 0; i < vmheap_graph_object_count(g); i++)
  *		... vmheap_graph_retained_bytes(g, i) ...
- *	vmheap_graph_free(g);
+ *	vmheap_graph_free(g);   // also after a failure
  *
- * Conventions
- * -----------
+ * Errors (vmheap.h's convention, the one of every vmheap header)
+ * ------
  *  - Functions that can fail return 0 (or a documented count) on success and
  *    a negative VMHEAP_E... code from vmheap.h on failure.
- *  - Failed constructors: a constructor (vmheap_graph_open_path,
- *    vmheap_graph_read) that fails leaves *out NULL, owns nothing the caller
- *    must free, and writes its message into the caller's buffer `err` of
- *    `err_len` bytes (always NUL-terminated when err_len > 0; err may be
- *    NULL when err_len is 0).
- *  - Error buffers: every other function that can fail keeps its message in
- *    the graph, read with vmheap_graph_error() until the next failing call;
- *    except the const queries vmheap_graph_unreachable() and
- *    vmheap_graph_path(), whose one failure, VMHEAP_ESTATE (asked before
- *    the computation they read), needs no message and leaves it alone.
+ *  - The message is kept in the graph, read with vmheap_graph_error() until
+ *    the next failing call; except the const queries
+ *    vmheap_graph_unreachable() and vmheap_graph_path(), whose one failure,
+ *    VMHEAP_ESTATE (asked before the computation they read), needs no
+ *    message and leaves it alone.
+ *  - Failed constructors (vmheap_graph_open_path, vmheap_graph_read): *out
+ *    is a failed graph that holds the reason (the reader's message for a
+ *    damaged dump), good only for vmheap_graph_error() and
+ *    vmheap_graph_free(); NULL only with VMHEAP_ENOMEM when not even that
+ *    could be allocated (vmheap_graph_error(NULL) is "out of memory").  A
+ *    NULL `out` is refused with VMHEAP_EINVAL.
  *  - The library never prints and never exits.
  *  - A graph is used by one thread at a time.  Accessors take indices below
  *    vmheap_graph_object_count(); other indices are a caller bug (not
@@ -102,21 +102,20 @@ typedef struct vmheap_graph vmheap_graph;
  * constructors" above: a damaged dump gives the reader's code and message
  * (VMHEAP_ECHECKSUM, VMHEAP_ETRUNCATED, ...), memory VMHEAP_ENOMEM.
  */
-VMHEAP_EXPORT int vmheap_graph_open_path(vmheap_graph **out, const char *path,
-					 char *err, size_t err_len);
+VMHEAP_EXPORT int vmheap_graph_open_path(vmheap_graph **out, const char *path);
 
 /*
  * The same from a reader that the caller opened and has not read from yet.
  * The graph reads it to its end (vmheap_reader_next() returning 0) and does
  * not keep it: the caller frees it after this returns.
  */
-VMHEAP_EXPORT int vmheap_graph_read(vmheap_graph **out, vmheap_reader *r,
-				    char *err, size_t err_len);
+VMHEAP_EXPORT int vmheap_graph_read(vmheap_graph **out, vmheap_reader *r);
 
 /* Free the graph and everything computed on it (NULL is allowed). */
 VMHEAP_EXPORT void vmheap_graph_free(vmheap_graph *g);
 
-/* Message of the last failing call on `g`, or "" if none. */
+/* Message of the last failing call on `g`, or "" if none ("out of memory"
+ * for NULL, which only a failed constructor gives). */
 VMHEAP_EXPORT const char *vmheap_graph_error(const vmheap_graph *g);
 
 /* ------------------------------------------------------------ objects */

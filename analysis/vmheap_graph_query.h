@@ -5,8 +5,9 @@
  * any set of objects merged by shape, and retained bytes per group of
  * classes.
  *
- * Same conventions as vmheap_graph.h: functions that can fail return 0 (or
- * a documented count) or a negative VMHEAP_E... code, with the message in
+ * Errors: vmheap.h's convention (the one of every vmheap header), as in
+ * vmheap_graph.h: functions that can fail return 0 (or a documented count)
+ * or a negative VMHEAP_E... code, with the message in the graph's
  * vmheap_graph_error(); the library never prints nor exits.
  */
 #ifndef VMHEAP_GRAPH_QUERY_H

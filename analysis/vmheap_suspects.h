@@ -34,10 +34,11 @@
  *		... s->objects.names[s->rows[k].name], s->rows[k].held_bytes
  *	vmheap_suspects_free(s);
  *
- * Conventions are vmheap_graph.h's: functions that can fail return 0 or a
- * negative VMHEAP_E... code, with the message in vmheap_graph_error() of
- * the graph named; the library never prints nor exits; the graphs are
- * used by one thread at a time.
+ * Errors: vmheap.h's convention (the one of every vmheap header), as in
+ * vmheap_graph.h: functions that can fail return 0 or a negative
+ * VMHEAP_E... code, with the message in vmheap_graph_error() of the graph
+ * named; the library never prints nor exits; the graphs are used by one
+ * thread at a time.
  */
 #ifndef VMHEAP_SUSPECTS_H
 #define VMHEAP_SUSPECTS_H

@@ -126,7 +126,6 @@ static int gen(int argc, char **argv)
 static int dom(int argc, char **argv)
 {
 	vmheap_graph *g;
-	char err[512];
 	double t0, t1, t2, t3;
 	uint64_t unreachable, n;
 	long rss_built;
@@ -134,8 +133,8 @@ static int dom(int argc, char **argv)
 	if (argc < 3)
 		die("usage: graph_bench dom DUMP [IDOMS]");
 	t0 = now();
-	if (vmheap_graph_open_path(&g, argv[2], err, sizeof(err)) < 0)
-		die(err);
+	if (vmheap_graph_open_path(&g, argv[2]) < 0)
+		die(vmheap_graph_error(g));
 	t1 = now();
 	rss_built = peak_rss_kb();
 	if (vmheap_graph_dominators(g) < 0)

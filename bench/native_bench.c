@@ -88,10 +88,10 @@ int main(int argc, char **argv)
 	if (totals) {
 		vmheap_native_totals tt;
 		totals(&tt);
-		if (tt.sites)
+		if (tt.stacks)
 			printf("tracked: %llu sites, %llu live allocations, "
 			       "%llu live bytes, tracker memory %llu bytes\n",
-			       (unsigned long long)tt.sites,
+			       (unsigned long long)tt.stacks,
 			       (unsigned long long)tt.live_count,
 			       (unsigned long long)tt.live_bytes,
 			       (unsigned long long)tt.overhead_bytes);

@@ -14,14 +14,18 @@
 int diff_graphs_read(struct diff_result *res, struct diff_graphs *dg, char *err,
 		     size_t errsz)
 {
-	int rc = vmheap_graph_read(&dg->old_g, res->old_d.reader, err, errsz);
+	int rc = vmheap_graph_read(&dg->old_g, res->old_d.reader);
 	struct vmheap_new_objects nw;
 
-	if (rc == 0)
-		rc = vmheap_graph_read(&dg->new_g, res->new_d.reader, err,
-				       errsz);
-	if (rc < 0)
+	if (rc < 0) {
+		snprintf(err, errsz, "%s", vmheap_graph_error(dg->old_g));
 		return rc;
+	}
+	rc = vmheap_graph_read(&dg->new_g, res->new_d.reader);
+	if (rc < 0) {
+		snprintf(err, errsz, "%s", vmheap_graph_error(dg->new_g));
+		return rc;
+	}
 	/* only NEW's paths are shown: the references left out go there */
 	if (vmheap_graph_exclude(dg->new_g, res->exclude) < 0 ||
 	    vmheap_graph_set_path_rule(dg->new_g,

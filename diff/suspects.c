@@ -21,10 +21,12 @@ int diff_suspects(const struct diff_options *o, struct diff_result *res,
 	}
 	res->suspects = ds;
 	opt.top = o->report.top;
-	rc = vmheap_graph_read(&ds->old_g, res->old_d.reader, err, errsz);
-	if (rc == 0)
-		rc = vmheap_graph_read(&ds->new_g, res->new_d.reader, err,
-				       errsz);
+	rc = vmheap_graph_read(&ds->old_g, res->old_d.reader);
+	if (rc < 0)
+		snprintf(err, errsz, "%s", vmheap_graph_error(ds->old_g));
+	if (rc == 0 &&
+	    (rc = vmheap_graph_read(&ds->new_g, res->new_d.reader)) < 0)
+		snprintf(err, errsz, "%s", vmheap_graph_error(ds->new_g));
 	/* --exclude and --shortest shape NEW's paths (graphs.c too) */
 	if (rc == 0 &&
 	    (vmheap_graph_exclude(ds->new_g, res->exclude) < 0 ||

@@ -12,6 +12,26 @@
 #include "vmheap.h"
 #include "mpcursor-internal.h"
 
+/* The cursor (opaque in vmheap.h): the reader embeds one. */
+struct vmheap_block_cursor {
+	const uint8_t *data, *pos, *end;
+	uint64_t base_offset; /* file offset of data[0] */
+	uint64_t prev_id;     /* delta state */
+	uint32_t records_left;
+	uint64_t *refs; /* reference buffer, grown on demand */
+	size_t refs_cap;
+	int64_t *names; /* edge name buffer, grown on demand */
+	size_t names_cap;
+	int status;	 /* sticky error code, 0 if none */
+	char error[256]; /* "what at byte offset N (block at M)" */
+};
+
+/* A cursor embedded in another object (the reader): set up over `block`
+ * with no buffer yet, and release its buffers (not the cursor). */
+void block_cursor_init(struct vmheap_block_cursor *c,
+		       const struct vmheap_block *block);
+void block_cursor_release(struct vmheap_block_cursor *c);
+
 /*
  * The fast paths take an object record of six elements (eight in format
  * 1.1: names and a site, see fast_object_tail()), far

@@ -61,11 +61,45 @@ static int field_error(struct vmheap_block_cursor *c, const struct mpc *m,
 		    record_names[tag], field, mpc_strerror(rc));
 }
 
-void vmheap_block_cursor_init(struct vmheap_block_cursor *c,
-			      const struct vmheap_block *block)
+void block_cursor_init(struct vmheap_block_cursor *c,
+		       const struct vmheap_block *block)
 {
 	memset(c, 0, sizeof(*c));
 	vmheap_block_cursor_reset(c, block);
+}
+
+int vmheap_block_cursor_open(vmheap_block_cursor **out,
+			     const struct vmheap_block *block)
+{
+	if (!out)
+		return VMHEAP_EINVAL;
+	*out = malloc(sizeof(**out));
+	if (!*out)
+		return VMHEAP_ENOMEM;
+	if (!block) {
+		static const struct vmheap_block none = {0};
+
+		block_cursor_init(*out, &none);
+		snprintf((*out)->error, sizeof((*out)->error),
+			 "no block given");
+		(*out)->status = VMHEAP_EINVAL;
+		return VMHEAP_EINVAL;
+	}
+	block_cursor_init(*out, block);
+	return 0;
+}
+
+const char *vmheap_block_cursor_error(const vmheap_block_cursor *c)
+{
+	return c ? c->error : "out of memory";
+}
+
+void vmheap_block_cursor_free(vmheap_block_cursor *c)
+{
+	if (!c)
+		return;
+	block_cursor_release(c);
+	free(c);
 }
 
 void vmheap_block_cursor_reset(struct vmheap_block_cursor *c,
@@ -80,7 +114,7 @@ void vmheap_block_cursor_reset(struct vmheap_block_cursor *c,
 	c->error[0] = '\0';
 }
 
-void vmheap_block_cursor_release(struct vmheap_block_cursor *c)
+void block_cursor_release(struct vmheap_block_cursor *c)
 {
 	free(c->refs);
 	c->refs = NULL;

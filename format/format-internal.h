@@ -5,6 +5,7 @@
 #ifndef VMHEAP_FORMAT_INTERNAL_H
 #define VMHEAP_FORMAT_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* File magic: 0x89 'V' 'M' 'H' CR LF SUB LF (PNG style). */
@@ -70,6 +71,18 @@ static inline int64_t vmheap_seconds_to_ms(int64_t s)
 		return INT64_MIN;
 	return s * 1000;
 }
+
+/*
+ * Decode the payload of a native section (`len` bytes; `offset` is the
+ * section header's file offset, for messages): vmheap_reader_native(),
+ * the fuzz target and the tests.  0 with *out set (free it with
+ * vmheap_native_free), or VMHEAP_EFORMAT / VMHEAP_ELIMIT / VMHEAP_ENOMEM
+ * with *out NULL and the reason in err ("what at byte offset N"; always
+ * NUL-terminated when errlen > 0).
+ */
+struct vmheap_native;
+int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
+			 struct vmheap_native **out, char *err, size_t errlen);
 
 struct vmheap_block_cursor;
 struct vmheap_record;

@@ -131,7 +131,7 @@ static int modules(struct dec *d, struct vmheap_native *n)
 }
 
 /* Site elements 5 and 6: the VM's source file and line. */
-static int vm_location(struct dec *d, struct vmheap_dump_site *s, uint32_t i)
+static int vm_location(struct dec *d, struct vmheap_dump_stack *s, uint32_t i)
 {
 	const char *file;
 	uint32_t len;
@@ -162,17 +162,17 @@ static int sites(struct dec *d, struct vmheap_native *n,
 	if (count > (size_t)(d->c.end - d->c.p))
 		return fail(d, VMHEAP_EFORMAT, "%u sites in %zu bytes", count,
 			    (size_t)(d->c.end - d->c.p));
-	free(n->sites);
-	n->sites = calloc(count ? count : 1, sizeof(*n->sites));
-	if (!n->sites)
+	free(n->stacks);
+	n->stacks = calloc(count ? count : 1, sizeof(*n->stacks));
+	if (!n->stacks)
 		return fail(d, VMHEAP_ENOMEM, "out of memory");
-	n->nsites = count;
+	n->nstacks = count;
 	/* Frames go into one pool; the sites point into it at the end. */
 	size_t *first = calloc(count ? count : 1, sizeof(*first));
 	if (!first)
 		return fail(d, VMHEAP_ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < count; i++) {
-		struct vmheap_dump_site *s = &n->sites[i];
+		struct vmheap_dump_stack *s = &n->stacks[i];
 
 		if (mpc_array(&d->c, &k) || k < 5) {
 			rc = fail(d, VMHEAP_EFORMAT,
@@ -192,7 +192,7 @@ static int sites(struct dec *d, struct vmheap_native *n,
 				  i);
 			goto out;
 		}
-		if (nf / 2 > VMHEAP_MAX_SITE_FRAMES) {
+		if (nf / 2 > VMHEAP_MAX_STACK_FRAMES) {
 			rc = fail(d, VMHEAP_ELIMIT, "site %u: %u frames", i,
 				  nf / 2);
 			goto out;
@@ -240,7 +240,7 @@ static int sites(struct dec *d, struct vmheap_native *n,
 			goto out;
 	}
 	for (uint32_t i = 0; i < count; i++)
-		n->sites[i].frames = *pool ? *pool + first[i] : NULL;
+		n->stacks[i].frames = *pool ? *pool + first[i] : NULL;
 	rc = 0;
 out:
 	free(first);
@@ -258,7 +258,7 @@ static int leaks(struct dec *d, struct vmheap_native *n)
 	if (mpc_map(&d->c, &keys))
 		return fail(d, VMHEAP_EFORMAT, "leaks is not a map");
 	if (n->leaks) { /* a repeated key: the last counts */
-		free((void *)n->leaks->sites);
+		free((void *)n->leaks->stacks);
 		free(n->leaks);
 	}
 	l = n->leaks = calloc(1, sizeof(*l));
@@ -306,8 +306,8 @@ static int leaks(struct dec *d, struct vmheap_native *n)
 			return fail(d, VMHEAP_EFORMAT,
 				    "%u leak counts in %zu bytes", count,
 				    (size_t)(d->c.end - d->c.p));
-		free((void *)l->sites);
-		l->sites = c = calloc(count ? count : 1, sizeof(*c));
+		free((void *)l->stacks);
+		l->stacks = c = calloc(count ? count : 1, sizeof(*c));
 		if (!c)
 			return fail(d, VMHEAP_ENOMEM, "out of memory");
 		for (uint32_t j = 0; j < count; j++) {
@@ -336,9 +336,18 @@ static int leaks(struct dec *d, struct vmheap_native *n)
 	return 0;
 }
 
+/* What a decoded section owns besides its public arrays: the public part
+ * comes first, so that vmheap_native_free() finds the rest. */
+struct native_section {
+	struct vmheap_native pub;
+	void *payload_copy; /* what the strings and build ids point into */
+	void *frame_pool;   /* what the sites' frames point into */
+};
+
 int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
 			 struct vmheap_native **out, char *err, size_t errlen)
 {
+	struct native_section *ns;
 	struct dec d = {{payload, payload + len}, payload,
 			offset + VMHEAP_SECTION_HEADER_LEN, err, errlen, 0};
 	struct vmheap_dump_frame *pool = NULL;
@@ -349,9 +358,10 @@ int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
 	if (!out || (!payload && len))
 		return VMHEAP_EINVAL;
 	*out = NULL;
-	n = calloc(1, sizeof(*n));
-	if (!n)
+	ns = calloc(1, sizeof(*ns));
+	if (!ns)
 		return fail(&d, VMHEAP_ENOMEM, "out of memory");
+	n = &ns->pub;
 	n->offset = offset;
 	if (mpc_map(&d.c, &keys)) {
 		rc = fail(&d, VMHEAP_EFORMAT, "its payload is not a map");
@@ -393,16 +403,15 @@ int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
 			  have_modules ? "sites" : "modules");
 		goto bad;
 	}
-	if (n->leaks && d.leak_sites != n->nsites) {
+	if (n->leaks && d.leak_sites != n->nstacks) {
 		d.c.p = d.start; /* the section as a whole */
-		rc = fail(&d, VMHEAP_EFORMAT,
-			  "%zu leak counts for %zu sites", d.leak_sites,
-			  n->nsites);
+		rc = fail(&d, VMHEAP_EFORMAT, "%zu leak counts for %zu sites",
+			  d.leak_sites, n->nstacks);
 		goto bad;
 	}
-	for (size_t i = 0; i < n->nsites; i++)
-		for (size_t f = 0; f < n->sites[i].depth; f++) {
-			uint32_t m = n->sites[i].frames[f].module;
+	for (size_t i = 0; i < n->nstacks; i++)
+		for (size_t f = 0; f < n->stacks[i].depth; f++) {
+			uint32_t m = n->stacks[i].frames[f].module;
 			if (m != VMHEAP_NO_MODULE && m >= n->nmodules) {
 				d.c.p = d.start; /* the section as a whole */
 				rc = fail(&d, VMHEAP_EFORMAT,
@@ -426,32 +435,34 @@ int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
 		if (m->build_id)
 			m->build_id = copy + (m->build_id - payload);
 	}
-	for (size_t i = 0; i < n->nsites; i++)
-		if (n->sites[i].vm_file)
-			n->sites[i].vm_file =
+	for (size_t i = 0; i < n->nstacks; i++)
+		if (n->stacks[i].vm_file)
+			n->stacks[i].vm_file =
 			    (const char *)copy +
-			    ((const uint8_t *)n->sites[i].vm_file - payload);
-	n->payload_copy = copy;
-	n->frame_pool = pool;
+			    ((const uint8_t *)n->stacks[i].vm_file - payload);
+	ns->payload_copy = copy;
+	ns->frame_pool = pool;
 	*out = n;
 	return 0;
 bad:
 	free(pool);
-	n->frame_pool = NULL;
+	ns->frame_pool = NULL;
 	vmheap_native_free(n);
 	return rc;
 }
 
 void vmheap_native_free(struct vmheap_native *n)
 {
+	struct native_section *ns = (struct native_section *)n;
+
 	if (!n)
 		return;
 	free(n->modules);
-	free(n->sites);
-	free(n->frame_pool);
-	free(n->payload_copy);
+	free(n->stacks);
+	free(ns->frame_pool);
+	free(ns->payload_copy);
 	if (n->leaks)
-		free((void *)n->leaks->sites);
+		free((void *)n->leaks->stacks);
 	free(n->leaks);
 	free(n);
 }

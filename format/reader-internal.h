@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "vmheap.h"
+#include "block_cursor-internal.h"
 
 enum reader_mode { MODE_UNSET, MODE_RECORDS, MODE_BLOCKS };
 

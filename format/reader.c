@@ -505,7 +505,7 @@ static __attribute__((noinline)) int next_slow(vmheap_reader *r,
 		if (r->cur.data)
 			vmheap_block_cursor_reset(&r->cur, &blk);
 		else
-			vmheap_block_cursor_init(&r->cur, &blk);
+			block_cursor_init(&r->cur, &blk);
 		r->in_block = 1;
 	}
 }
@@ -562,7 +562,7 @@ uint64_t vmheap_reader_offset(const vmheap_reader *r)
 
 const char *vmheap_reader_error(const vmheap_reader *r)
 {
-	return r ? r->errmsg : "";
+	return r ? r->errmsg : "out of memory";
 }
 
 const char *vmheap_reader_name(const vmheap_reader *r)
@@ -576,7 +576,7 @@ void vmheap_reader_free(vmheap_reader *r)
 		return;
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
-	vmheap_block_cursor_release(&r->cur);
+	block_cursor_release(&r->cur);
 	free(r->buf);
 	free(r->name);
 	free(r->vm_name);

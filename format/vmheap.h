@@ -9,41 +9,53 @@
  * and every BLCK section carries self-delimiting MessagePack records
  * (string, class, object, root, more-references).
  *
- * Conventions
- * -----------
- *  - Functions return 0 (or a positive count where documented) on success
- *    and a negative VMHEAP_E... code on failure.  vmheap_strerror() names
- *    the codes.
- *  - Writer and reader objects are opaque.  Each keeps the message of its
- *    last error, which says what is wrong first and then where (file name,
- *    byte offset).  Fetch it with vmheap_writer_error() or
- *    vmheap_reader_error().
- *  - The library never exits the process and never prints.
- *  - Failed constructors (the same rule in vmheap_agent.h).  A function
- *    that creates an object (vmheap_writer_open, vmheap_reader_open_fd,
- *    vmheap_reader_open_path) returns 0 or a negative code and sets *out
- *    in every case; only a NULL `out` is refused (VMHEAP_EINVAL) without
- *    it.  After a failure *out is either NULL (nothing was kept: the code
- *    is the whole story) or a failed object that holds the reason and is
- *    good only for its _error and _free functions.  Each constructor's
- *    comment says which.  The _free functions accept NULL and the _error
- *    functions return "" for NULL, so one pattern fits every constructor:
+ * Errors: the one convention of every vmheap header
+ * --------------------------------------------------
+ * (vmheap_analysis.h, vmheap_graph.h, vmheap_graph_query.h,
+ * vmheap_suspects.h, vmheap_agent.h and vmheap_native.h refer to this
+ * text; HACKING.md "Conventions" says why it is this one.)
+ *
+ *  1. Codes.  A function that can fail returns 0 (or a count >= 0 where
+ *     documented) on success and a negative code on failure: VMHEAP_E...
+ *     below (-1 .. -99), or VMHEAP_AGENT_E... (vmheap_agent.h, -100 and
+ *     below).  vmheap_strerror() and vmheap_agent_strerror() name them.
+ *  2. Messages of objects.  Every object (writer, reader, block cursor,
+ *     census, graph, agent, client) is opaque and keeps the message of
+ *     its last error in a buffer of its own: its _error() accessor
+ *     returns it ("" when there was none), always NUL-terminated, cut
+ *     (never overrun) when long, valid until the next call on that object
+ *     or its _free.  The message says what is wrong first and then where
+ *     (file name, byte offset).  An object is used by one thread at a
+ *     time; objects share nothing, so each thread may have its own (block
+ *     cursors over the blocks of one reader decode on many threads).
+ *  3. Failed constructors.  A function that creates an object (_open,
+ *     _new, _start, _connect, _read) takes `T **out` and sets *out in
+ *     every case; only a NULL `out` is refused (VMHEAP_EINVAL) without it.
+ *     After a failure *out is a failed object that holds the reason and is
+ *     good only for its _error and _free (_stop, _close) functions, or
+ *     NULL when not even that could be allocated: then the code is
+ *     VMHEAP_ENOMEM and the _error functions return "out of memory" for
+ *     NULL.  The _free functions accept NULL.  So one pattern fits every
+ *     constructor:
  *
  *	rc = vmheap_reader_open_path(&r, path);
  *	if (rc < 0)
  *		report(vmheap_strerror(rc), vmheap_reader_error(r));
  *	vmheap_reader_free(r);   // also after a failure
  *
- *  - Error messages (the rule for error buffers).  This library takes no
- *    error buffers from the caller: each writer, reader and block cursor
- *    keeps the message of its last error in a buffer of its own, always
- *    NUL-terminated, cut (never overrun) when longer than the buffer
- *    (vmheap_block_cursor's `error` holds 255 bytes and the NUL).  The
- *    _error functions return it ("" when there was no error); it stays
- *    valid until the next call on that object or its _free.
- *  - A writer or reader is used by one thread at a time.  Block cursors
- *    share nothing with their reader, so blocks taken from one reader can
- *    be decoded on many threads at once.
+ *  4. Functions without an object (vmheap_scan_blocks,
+ *     vmheap_identity_diff, vmheap_agent_config_from_env,
+ *     vmheap_discovery_read, and the callbacks a caller provides that
+ *     take these parameters) take `char *err, size_t errlen`: they write
+ *     into err[0 .. errlen-1] only and always leave a NUL-terminated
+ *     string there, "" on success, the message on failure, cut to errlen
+ *     - 1 bytes.  errlen 0 asks for no message (err may then be NULL).
+ *     No function keeps a message anywhere else (no global, no
+ *     thread-local state): every message is the caller's object's or the
+ *     caller's buffer's, which is what makes them safe on many threads.
+ *  5. The libraries never exit the process and never print.
+ *     (vmheap_native.h's tracker, called from inside malloc, returns -1
+ *     instead of a code and has no messages: see there.)
  *
  * Writing
  * -------
@@ -393,17 +405,26 @@ void vmheap_writer_free(vmheap_writer *w);
 
 /*
  * The native section (FORMAT.md section 15, format 1.1): the C allocator's
- * live memory by call site, from the malloc tracker, and the modules the
- * sites' frames point into.  A frame is (module, offset): the return
+ * live memory by native stack, from the malloc tracker, and the modules the
+ * stacks' frames point into.  A frame is (module, offset): the return
  * address minus the module's load address, so that a tool resolves it
  * offline against the module's file (same build id).
+ *
+ * Names: a "stack" (native stack) is the call stack, return addresses
+ * innermost first, under which the tracker accounts C allocations; it is
+ * never called a site here.  A "site" is only ever the allocation site of
+ * managed objects (vmheap_writer_add_site: a VM file, line and method).
+ * The VM source location a stack may carry (vm_file, vm_line: the Ruby
+ * line that called into C) is its "VM location".  The file format keeps
+ * its keys: the native section's `sites` array holds the stacks (FORMAT.md
+ * section 15; doc/api-migration.md has the whole mapping).
  */
 
 /* A frame's module when the address lies in no listed module (then
  * `offset` is the address itself). */
 #define VMHEAP_NO_MODULE UINT32_MAX
-/* Most frames in one site, and longest module path and build id. */
-#define VMHEAP_MAX_SITE_FRAMES 256u
+/* Most frames in one stack, and longest module path and build id. */
+#define VMHEAP_MAX_STACK_FRAMES 256u
 #define VMHEAP_MAX_BUILD_ID_BYTES 64u
 
 struct vmheap_dump_frame {
@@ -420,46 +441,49 @@ struct vmheap_dump_module {
 };
 
 /*
- * A site's VM location may be a label instead of a file: "<...>" with line
- * 0 (FORMAT.md section 15).  This one says that the memory is vmheap's own
- * (the agent's, the allocation tracer's): tools report its total apart and
- * never list it as a site.  Others name the VM's housekeeping
- * ("<ruby: gc>", "<ruby: postponed job>") and are sites like any.
+ * A stack's VM location may be a label instead of a file: "<...>" with
+ * line 0 (FORMAT.md section 15).  This one says that the memory is
+ * vmheap's own (the agent's, the allocation tracer's): tools report its
+ * total apart and never list it as a stack.  Others name the VM's
+ * housekeeping ("<ruby: gc>", "<ruby: postponed job>") and are stacks
+ * like any.
  */
 #define VMHEAP_NATIVE_OWN "<vmheap>"
 
-struct vmheap_dump_site {
+/* One native stack and the allocations accounted to it (an element of
+ * the native section's `sites` array). */
+struct vmheap_dump_stack {
 	uint64_t live_bytes, live_count; /* not yet freed */
 	uint64_t allocs, frees; /* since tracking began */
 	const struct vmheap_dump_frame *frames; /* innermost first */
-	size_t depth; /* at most VMHEAP_MAX_SITE_FRAMES */
-	/* The VM's source location of the allocations (a Ruby file and
-	 * line), when the VM gave one: vm_file NULL (and vm_file_len 0)
-	 * when none.  Not NUL-terminated; at most VMHEAP_MAX_STRING_BYTES. */
+	size_t depth; /* at most VMHEAP_MAX_STACK_FRAMES */
+	/* The VM location of the allocations (a Ruby file and line), when
+	 * the VM gave one: vm_file NULL (and vm_file_len 0) when none.  Not
+	 * NUL-terminated; at most VMHEAP_MAX_STRING_BYTES. */
 	const char *vm_file;
 	size_t vm_file_len;
 	uint64_t vm_line;
 };
 
 /*
- * Add the native section: `nmodules` modules and `nsites` sites, whose
+ * Add the native section: `nmodules` modules and `nstacks` stacks, whose
  * frames name modules by index.  The writer must have been opened with
  * options.native set (else VMHEAP_ESTATE).  The section goes between
  * blocks (a block holding records is closed first).  Non-sticky errors,
  * nothing added: VMHEAP_EINVAL (a module index out of range, a NULL
  * array with a non-zero count), VMHEAP_ELIMIT (a path, build id or depth
  * past its limit, or a section past VMHEAP_MAX_SECTION_BYTES: pass fewer
- * sites, the largest first).  At most one per dump.
+ * stacks, the largest first).  At most one per dump.
  */
 VMHEAP_EXPORT
 int vmheap_writer_add_native(vmheap_writer *w,
 			     const struct vmheap_dump_module *modules,
 			     size_t nmodules,
-			     const struct vmheap_dump_site *sites,
-			     size_t nsites);
+			     const struct vmheap_dump_stack *stacks,
+			     size_t nstacks);
 
 /*
- * The leak classification of one site's live blocks (FORMAT.md section
+ * The leak classification of one stack's live blocks (FORMAT.md section
  * 15, key `leaks`): what the tracker's conservative scan found when the
  * dump was taken.  leaked: nothing points at the block; indirect: only
  * leaked blocks do; possible: only pointers into its interior do;
@@ -472,10 +496,10 @@ struct vmheap_dump_leaks {
 	uint64_t reachable_count, reachable_bytes;
 };
 
-/* A leak scan: one vmheap_dump_leaks per site, in the sites' order, and
+/* A leak scan: one vmheap_dump_leaks per stack, in the stacks' order, and
  * what the scan read. */
 struct vmheap_dump_leak_scan {
-	const struct vmheap_dump_leaks *sites;
+	const struct vmheap_dump_leaks *stacks;
 	uint64_t blocks;           /* tracked blocks classified */
 	uint64_t root_bytes;       /* bytes read as roots */
 	uint64_t skipped_mappings; /* writable mappings not (all) readable */
@@ -486,40 +510,32 @@ struct vmheap_dump_leak_scan {
 
 /*
  * As vmheap_writer_add_native, with the leak scan's result (may be NULL:
- * then exactly vmheap_writer_add_native), whose `sites` has one element
- * per site (NULL with nsites > 0: VMHEAP_EINVAL).
+ * then exactly vmheap_writer_add_native), whose `stacks` has one element
+ * per stack (NULL with nstacks > 0: VMHEAP_EINVAL).
  */
 VMHEAP_EXPORT
 int vmheap_writer_add_native_leaks(vmheap_writer *w,
 				   const struct vmheap_dump_module *modules,
 				   size_t nmodules,
-				   const struct vmheap_dump_site *sites,
-				   size_t nsites,
+				   const struct vmheap_dump_stack *stacks,
+				   size_t nstacks,
 				   const struct vmheap_dump_leak_scan *leaks);
 
-/* A decoded native section: arrays and strings owned by it. */
+/*
+ * A decoded native section, made by vmheap_reader_native() (never by the
+ * caller: the library allocates it with more than these fields, so it is
+ * neither copied nor embedded).  Arrays and strings owned by it.
+ */
 struct vmheap_native {
 	uint64_t offset; /* of the section's header in the file */
 	struct vmheap_dump_module *modules;
 	size_t nmodules;
-	struct vmheap_dump_site *sites;
-	size_t nsites;
-	void *payload_copy, *frame_pool; /* private: what the above use */
+	struct vmheap_dump_stack *stacks;
+	size_t nstacks;
 	/* The leak scan (key `leaks`), NULL when the dump has none; its
-	 * `sites` has nsites elements.  Owned by the section. */
+	 * `stacks` has nstacks elements.  Owned by the section. */
 	struct vmheap_dump_leak_scan *leaks;
 };
-
-/*
- * Decode the payload of a native section (`len` bytes; `offset` is the
- * section header's file offset, for messages).  0 with *out set (free it
- * with vmheap_native_free), or VMHEAP_EFORMAT / VMHEAP_ELIMIT /
- * VMHEAP_ENOMEM with *out NULL and the reason in err ("what at byte
- * offset N").
- */
-VMHEAP_EXPORT
-int vmheap_native_decode(const uint8_t *payload, size_t len, uint64_t offset,
-			 struct vmheap_native **out, char *err, size_t errlen);
 
 /* Free a decoded native section (NULL is fine). */
 VMHEAP_EXPORT
@@ -629,22 +645,26 @@ struct vmheap_block {
 	const uint8_t *data; /* payload */
 };
 
-/* Cursor that decodes the records of one block.  Its only allocation is
- * its reference buffer, grown on demand and kept across
- * vmheap_block_cursor_reset().  The fields are private to libvmheap,
- * except `error`, the message of the last error. */
-struct vmheap_block_cursor {
-	const uint8_t *data, *pos, *end;
-	uint64_t base_offset; /* file offset of data[0] */
-	uint64_t prev_id;     /* delta state */
-	uint32_t records_left;
-	uint64_t *refs; /* reference buffer, grown on demand */
-	size_t refs_cap;
-	int64_t *names; /* edge name buffer, grown on demand */
-	size_t names_cap;
-	int status;	 /* sticky error code, 0 if none */
-	char error[256]; /* "what at byte offset N (block at M)" */
-};
+/* Cursor that decodes the records of one block (opaque).  Besides
+ * itself, its only allocations are its reference and name buffers, grown
+ * on demand and kept across vmheap_block_cursor_reset(). */
+typedef struct vmheap_block_cursor vmheap_block_cursor;
+
+/*
+ * Create a cursor over `block`, whose data must outlive it (or until the
+ * next reset).  0 with *out set; VMHEAP_ENOMEM with *out NULL; a NULL
+ * block gives VMHEAP_EINVAL and a failed cursor (see "Failed
+ * constructors").  Free it with vmheap_block_cursor_free().
+ *
+ * Migration from ABI 2 (doc/api-migration.md): a cursor was
+ * a struct on the caller's stack, set up by vmheap_block_cursor_init(&c,
+ * blk), its message in c.error, released with
+ * vmheap_block_cursor_release(&c).  Now vmheap_block_cursor_open(&c,
+ * blk), vmheap_block_cursor_error(c), vmheap_block_cursor_free(c).
+ */
+VMHEAP_EXPORT
+int vmheap_block_cursor_open(vmheap_block_cursor **out,
+			     const struct vmheap_block *block);
 
 /*
  * A block's summary record (FORMAT.md section 6, tag 7): written first in
@@ -676,7 +696,7 @@ typedef int (*vmheap_summary_record_fn)(void *arg,
  * to record_fn, fill *sum, leave the cursor exhausted and return 1.
  * Returns 0 when the block has no summary (nothing consumed: decode it
  * with vmheap_block_cursor_next*() as usual), or a negative code: the
- * block is malformed (message in c->error, as for
+ * block is malformed (message in vmheap_block_cursor_error(c), as for
  * vmheap_block_cursor_next) or a callback's own code.  Object records are
  * not decoded, so nothing checks that they agree with the rows; a caller
  * that needs that decodes the block instead.
@@ -688,32 +708,26 @@ VMHEAP_EXPORT
 int vmheap_block_has_summary(const struct vmheap_block *blk);
 
 VMHEAP_EXPORT
-int vmheap_block_cursor_summary(struct vmheap_block_cursor *c,
+int vmheap_block_cursor_summary(vmheap_block_cursor *c,
 				struct vmheap_block_summary *sum,
 				vmheap_summary_row_fn row_fn,
 				vmheap_summary_record_fn record_fn, void *arg);
 
-/* Set up a fresh cursor over `block`.  The block's data must outlive it. */
+/* Point a cursor at another block, keeping its buffers (for a thread that
+ * decodes many blocks in turn); this also clears its error. */
 VMHEAP_EXPORT
-void vmheap_block_cursor_init(struct vmheap_block_cursor *c,
-			      const struct vmheap_block *block);
-
-/* Point an initialized cursor at another block, keeping its reference
- * buffer (for a thread that decodes many blocks in turn). */
-VMHEAP_EXPORT
-void vmheap_block_cursor_reset(struct vmheap_block_cursor *c,
+void vmheap_block_cursor_reset(vmheap_block_cursor *c,
 			       const struct vmheap_block *block);
 
 /*
  * Decode the next record.  Returns 1 with *rec filled, 0 when the block is
  * exhausted (and its record count matched), or a negative code with the
- * message in c->error (the same code again on every later call).  Records
- * of unknown tags are skipped.  The error message does not name the file;
- * prefix it with vmheap_reader_name().
+ * message in vmheap_block_cursor_error(c) (the same code again on every later
+ * call).  Records of unknown tags are skipped.  The error message does not name
+ * the file; prefix it with vmheap_reader_name().
  */
 VMHEAP_EXPORT
-int vmheap_block_cursor_next(struct vmheap_block_cursor *c,
-			     struct vmheap_record *rec);
+int vmheap_block_cursor_next(vmheap_block_cursor *c, struct vmheap_record *rec);
 
 /*
  * The same, for callers that need no object graph (a census, a table of
@@ -724,24 +738,30 @@ int vmheap_block_cursor_next(struct vmheap_block_cursor *c,
  * Skipping the references is most of the work of a full decode saved.
  */
 VMHEAP_EXPORT
-int vmheap_block_cursor_next_shallow(struct vmheap_block_cursor *c,
+int vmheap_block_cursor_next_shallow(vmheap_block_cursor *c,
 				     struct vmheap_record *rec);
 
 /*
  * Decode up to `max` (at least 1) records as vmheap_block_cursor_next_shallow()
  * does, into recs[0..n), for callers that go through millions of records
  * and would rather not make a call per record.  Returns n >= 1, 0 when the
- * block is exhausted, or a negative code with the message in c->error;
- * when a record fails after others were decoded, those are returned first
- * and the error on the next call.
+ * block is exhausted, or a negative code with the message in
+ * vmheap_block_cursor_error(c); when a record fails after others were decoded,
+ * those are returned first and the error on the next call.
  */
 VMHEAP_EXPORT int
-vmheap_block_cursor_next_shallow_batch(struct vmheap_block_cursor *c,
+vmheap_block_cursor_next_shallow_batch(vmheap_block_cursor *c,
 				       struct vmheap_record *recs, int max);
 
-/* Release the cursor's reference buffer. */
+/* Message of the cursor's last error ("" if none; "out of memory" for
+ * NULL).  It does not name the file: prefix it with
+ * vmheap_reader_name(). */
 VMHEAP_EXPORT
-void vmheap_block_cursor_release(struct vmheap_block_cursor *c);
+const char *vmheap_block_cursor_error(const vmheap_block_cursor *c);
+
+/* Free the cursor and its buffers (NULL is fine). */
+VMHEAP_EXPORT
+void vmheap_block_cursor_free(vmheap_block_cursor *c);
 
 /* ---------------------------------------------------------------- reader */
 

@@ -362,8 +362,15 @@ static int pack_header(vmheap_writer *w, const struct vmheap_writer_options *o)
 	}
 	if (w->nomem)
 		return VMHEAP_ENOMEM;
-	if (w->len - at - VMHEAP_SECTION_HEADER_LEN > VMHEAP_MAX_SECTION_BYTES)
-		return VMHEAP_ELIMIT; /* kind names too long in total */
+	if (w->len - at - VMHEAP_SECTION_HEADER_LEN >
+	    VMHEAP_MAX_SECTION_BYTES) {
+		snprintf(w->errmsg, sizeof(w->errmsg),
+			 "the header takes %zu bytes, more than a section's "
+			 "limit of %u (the kind names are too long in total)",
+			 w->len - at - VMHEAP_SECTION_HEADER_LEN,
+			 VMHEAP_MAX_SECTION_BYTES);
+		return VMHEAP_ELIMIT;
+	}
 	vmheap_writer_seal_section(w, at, VMHEAP_TAG_HEAD, 0);
 	return 0;
 }
@@ -378,14 +385,21 @@ int vmheap_writer_open(vmheap_writer **out, int fd,
 	if (!out)
 		return VMHEAP_EINVAL;
 	*out = NULL;
-	if (fd < 0)
-		return VMHEAP_EINVAL;
 	if (!opt)
 		opt = &none;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return VMHEAP_ENOMEM;
+	/* From here a failure gives a failed writer that holds the reason
+	 * (the header's "Failed constructors"). */
+	*out = w;
 	w->fd = fd;
+	if (fd < 0) {
+		vmheap_writer_set_error(w, VMHEAP_EINVAL,
+					"file descriptor %d is negative", fd);
+		w->finished = 1;
+		return VMHEAP_EINVAL;
+	}
 	w->block_bytes =
 	    opt->block_bytes ? opt->block_bytes : VMHEAP_DEFAULT_BLOCK_BYTES;
 	if (w->block_bytes > VMHEAP_MAX_BLOCK_TARGET)
@@ -401,10 +415,22 @@ int vmheap_writer_open(vmheap_writer **out, int fd,
 		rc = VMHEAP_ENOMEM;
 	w->rec_start = w->len;
 	if (rc) {
-		vmheap_writer_free(w);
+		if (rc == VMHEAP_ENOMEM) {
+			vmheap_writer_free(w);
+			*out = NULL;
+			return rc;
+		}
+		/* Nothing was written: the failed writer only answers _error
+		 * and _free (its add calls and finish return the code), and
+		 * keeps no buffer. */
+		free(w->buf);
+		w->buf = NULL;
+		w->len = w->cap = 0;
+		if (!w->err)
+			w->err = rc;
+		w->finished = 1;
 		return rc;
 	}
-	*out = w;
 	return 0;
 }
 
@@ -743,7 +769,7 @@ uint64_t vmheap_writer_object_bytes(const vmheap_writer *w)
 
 const char *vmheap_writer_error(const vmheap_writer *w)
 {
-	return w ? w->errmsg : "";
+	return w ? w->errmsg : "out of memory";
 }
 
 void vmheap_writer_free(vmheap_writer *w)

@@ -14,7 +14,7 @@
 
 /* The arguments of add_native, checked before anything is packed. */
 static int check_native(vmheap_writer *w, const struct vmheap_dump_module *m,
-			size_t nm, const struct vmheap_dump_site *s, size_t ns)
+			size_t nm, const struct vmheap_dump_stack *s, size_t ns)
 {
 	if ((nm && !m) || (ns && !s)) {
 		vmheap_writer_set_error(
@@ -36,10 +36,10 @@ static int check_native(vmheap_writer *w, const struct vmheap_dump_module *m,
 		}
 	}
 	for (size_t i = 0; i < ns; i++) {
-		if (s[i].depth > VMHEAP_MAX_SITE_FRAMES) {
+		if (s[i].depth > VMHEAP_MAX_STACK_FRAMES) {
 			vmheap_writer_set_error(
 			    w, 0, "site %zu: %zu frames, more than %u", i,
-			    s[i].depth, VMHEAP_MAX_SITE_FRAMES);
+			    s[i].depth, VMHEAP_MAX_STACK_FRAMES);
 			return VMHEAP_ELIMIT;
 		}
 		if (s[i].depth && !s[i].frames) {
@@ -73,7 +73,7 @@ static void pack_leaks(msgpack_packer *pk, const struct vmheap_dump_leak_scan *l
 	vmheap_writer_pack_str(pk, "sites", 5);
 	msgpack_pack_array(pk, nsites);
 	for (size_t i = 0; i < nsites; i++) {
-		const struct vmheap_dump_leaks *c = &l->sites[i];
+		const struct vmheap_dump_leaks *c = &l->stacks[i];
 		msgpack_pack_array(pk, 8);
 		msgpack_pack_uint64(pk, c->leaked_count);
 		msgpack_pack_uint64(pk, c->leaked_bytes);
@@ -101,7 +101,7 @@ static void pack_leaks(msgpack_packer *pk, const struct vmheap_dump_leak_scan *l
 int vmheap_writer_add_native(vmheap_writer *w,
 			     const struct vmheap_dump_module *modules,
 			     size_t nmodules,
-			     const struct vmheap_dump_site *sites,
+			     const struct vmheap_dump_stack *sites,
 			     size_t nsites)
 {
 	return vmheap_writer_add_native_leaks(w, modules, nmodules, sites,
@@ -111,7 +111,7 @@ int vmheap_writer_add_native(vmheap_writer *w,
 int vmheap_writer_add_native_leaks(vmheap_writer *w,
 				   const struct vmheap_dump_module *modules,
 				   size_t nmodules,
-				   const struct vmheap_dump_site *sites,
+				   const struct vmheap_dump_stack *sites,
 				   size_t nsites,
 				   const struct vmheap_dump_leak_scan *leaks)
 {
@@ -136,7 +136,7 @@ int vmheap_writer_add_native_leaks(vmheap_writer *w,
 	}
 	if ((rc = check_native(w, modules, nmodules, sites, nsites)))
 		return rc;
-	if (leaks && nsites && !leaks->sites) {
+	if (leaks && nsites && !leaks->stacks) {
 		vmheap_writer_set_error(w, 0, "NULL leak counts with %zu sites",
 					nsites);
 		return VMHEAP_EINVAL;
@@ -165,7 +165,7 @@ int vmheap_writer_add_native_leaks(vmheap_writer *w,
 	vmheap_writer_pack_str(pk, "sites", 5);
 	msgpack_pack_array(pk, nsites);
 	for (size_t i = 0; i < nsites; i++) {
-		const struct vmheap_dump_site *s = &sites[i];
+		const struct vmheap_dump_stack *s = &sites[i];
 		/* 7 with the VM's location (FORMAT.md section 15). */
 		msgpack_pack_array(pk, s->vm_file ? 7 : 5);
 		msgpack_pack_uint64(pk, s->live_bytes);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "vmheap.h"
+#include "format-internal.h" /* vmheap_native_decode */
 
 int fuzz_native_one(const uint8_t *data, size_t size);
 
@@ -40,9 +41,9 @@ int fuzz_native_one(const uint8_t *data, size_t size)
 		if (m->build_id_len)
 			sum += m->build_id[m->build_id_len - 1];
 	}
-	for (size_t i = 0; i < n->nsites; i++) {
-		const struct vmheap_dump_site *s = &n->sites[i];
-		if (s->depth > VMHEAP_MAX_SITE_FRAMES)
+	for (size_t i = 0; i < n->nstacks; i++) {
+		const struct vmheap_dump_stack *s = &n->stacks[i];
+		if (s->depth > VMHEAP_MAX_STACK_FRAMES)
 			abort();
 		for (size_t k = 0; k < s->depth; k++) {
 			if (s->frames[k].module != VMHEAP_NO_MODULE &&
@@ -52,11 +53,11 @@ int fuzz_native_one(const uint8_t *data, size_t size)
 		}
 	}
 	if (n->leaks) { /* one element per site */
-		if (n->nsites && !n->leaks->sites)
+		if (n->nstacks && !n->leaks->stacks)
 			abort();
-		for (size_t i = 0; i < n->nsites; i++)
-			sum += n->leaks->sites[i].leaked_count +
-			       n->leaks->sites[i].reachable_bytes;
+		for (size_t i = 0; i < n->nstacks; i++)
+			sum += n->leaks->stacks[i].leaked_count +
+			       n->leaks->stacks[i].reachable_bytes;
 		sum += n->leaks->blocks + n->leaks->skipped_bytes;
 	}
 	(void)sum;

@@ -71,35 +71,30 @@ list_vars(void *ctx, void (*add)(void *arg, const char *name, const char *type),
 	add(arg, "fuzz.name", "string");
 }
 
-static int get_var(void *ctx, const char *name, msgpack_packer *pk)
+static int get_var(void *ctx, const char *name, vmheap_value_writer *w)
 {
 	(void)ctx;
-	if (!strcmp(name, "fuzz.n")) {
-		msgpack_pack_int64(pk, host_n);
-		return 0;
-	}
-	if (!strcmp(name, "fuzz.name")) {
-		msgpack_pack_str(pk, 4);
-		msgpack_pack_str_body(pk, "fuzz", 4);
-		return 0;
-	}
+	if (!strcmp(name, "fuzz.n"))
+		return vmheap_value_write_int(w, host_n);
+	if (!strcmp(name, "fuzz.name"))
+		return vmheap_value_write_str(w, "fuzz", 4);
 	return VMHEAP_AGENT_ENOTFOUND;
 }
 
-static int set_var(void *ctx, const char *name, const msgpack_object *value,
-		   msgpack_packer *pk, char *err, size_t errlen)
+static int set_var(void *ctx, const char *name, const vmheap_value *value,
+		   vmheap_value_writer *w, char *err, size_t errlen)
 {
+	int64_t n;
+
 	(void)ctx;
 	if (strcmp(name, "fuzz.n"))
 		return VMHEAP_AGENT_ENOTFOUND;
-	if (value->type != MSGPACK_OBJECT_POSITIVE_INTEGER &&
-	    value->type != MSGPACK_OBJECT_NEGATIVE_INTEGER) {
+	if (vmheap_value_int(value, &n) < 0) {
 		snprintf(err, errlen, "fuzz.n takes an integer");
 		return VMHEAP_AGENT_ETYPE;
 	}
-	host_n = value->via.i64;
-	msgpack_pack_int64(pk, host_n);
-	return 0;
+	host_n = n;
+	return vmheap_value_write_int(w, host_n);
 }
 
 static const struct vmheap_agent_host host = {
@@ -138,7 +133,6 @@ static void start_agent(void)
 {
 	struct vmheap_agent_config cfg;
 	const char *t = getenv("TMPDIR");
-	char err[512];
 
 	snprintf(dir, sizeof(dir), "%s/vmheap-pfuzz-XXXXXX",
 		 t && strlen(t) < 400 ? t : "/tmp");
@@ -150,9 +144,9 @@ static void start_agent(void)
 	cfg.dump_fork = 0;
 	cfg.dump_gc = 0;
 	cfg.max_clients = 8;
-	if (vmheap_agent_start(&agent, &cfg, &host, err, sizeof(err)) < 0) {
+	if (vmheap_agent_start(&agent, &cfg, &host) < 0) {
 		fprintf(stderr, "protocol_fuzz: cannot start the agent: %s\n",
-			err);
+			vmheap_agent_error(agent));
 		abort();
 	}
 	atexit(fuzz_protocol_shutdown);

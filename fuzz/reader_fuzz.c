@@ -93,31 +93,28 @@ static void read_records(int fd)
 
 static void read_blocks(int fd)
 {
-	struct vmheap_block_cursor cur;
+	vmheap_block_cursor *cur = NULL;
 	struct vmheap_record rec;
 	struct vmheap_block blk;
 	vmheap_reader *r = NULL;
-	int rc = vmheap_reader_open_fd(&r, fd, "fuzz.vmheap"), first = 1;
+	int rc = vmheap_reader_open_fd(&r, fd, "fuzz.vmheap");
 
-	memset(&cur, 0, sizeof(cur));
 	if (rc == 0) {
 		while ((rc = vmheap_reader_next_block(r, &blk)) > 0) {
 			int crc;
 
-			if (first)
-				vmheap_block_cursor_init(&cur, &blk);
-			else
-				vmheap_block_cursor_reset(&cur, &blk);
-			first = 0;
-			while ((crc = vmheap_block_cursor_next(&cur, &rec)) > 0)
+			if (cur)
+				vmheap_block_cursor_reset(cur, &blk);
+			else if (vmheap_block_cursor_open(&cur, &blk) < 0)
+				abort();
+			while ((crc = vmheap_block_cursor_next(cur, &rec)) > 0)
 				;
-			check_error(crc, cur.error);
+			check_error(crc, vmheap_block_cursor_error(cur));
 		}
 	}
 	if (r)
 		check_error(rc, vmheap_reader_error(r));
-	if (!first)
-		vmheap_block_cursor_release(&cur);
+	vmheap_block_cursor_free(cur);
 	vmheap_reader_free(r);
 }
 
@@ -162,15 +159,14 @@ static void read_graph(int fd)
 	vmheap_graph *g = NULL;
 	vmheap_reader *r = NULL;
 	struct vmheap_graph_name name;
-	char err[256] = "";
 	uint64_t sum = 0;
 	int rc = vmheap_reader_open_fd(&r, fd, "fuzz.vmheap");
 
 	if (rc == 0) {
-		rc = vmheap_graph_read(&g, r, err, sizeof(err));
-		check_error(rc, err);
+		rc = vmheap_graph_read(&g, r);
+		check_error(rc, vmheap_graph_error(g));
 	}
-	if (g && vmheap_graph_shortest_paths(g) == 0) {
+	if (rc == 0 && vmheap_graph_shortest_paths(g) == 0) {
 		for (uint32_t i = 0; i < vmheap_graph_object_count(g); i++) {
 			const uint32_t *t;
 			uint32_t n = vmheap_graph_references(g, i, &t);

@@ -238,7 +238,7 @@ static void bytes_after_map(const char *name, int foot)
  * another object. */
 static void orphan_more_refs(void)
 {
-	struct vmheap_block_cursor c;
+	vmheap_block_cursor *c = NULL;
 	struct vmheap_record rec;
 	struct vmheap_block blk;
 	vmheap_reader *r;
@@ -251,18 +251,20 @@ static void orphan_more_refs(void)
 	snprintf(p, sizeof(p), "%s/reader/more-refs", outdir);
 	if (vmheap_reader_open_path(&r, p) < 0)
 		die(p);
-	memset(&c, 0, sizeof(c));
 	while (!rec_at && vmheap_reader_next_block(r, &blk) > 0) {
-		vmheap_block_cursor_init(&c, &blk);
+		if (c)
+			vmheap_block_cursor_reset(c, &blk);
+		else if (vmheap_block_cursor_open(&c, &blk) < 0)
+			die("block cursor");
 		while (!rec_at &&
-		       (rc = vmheap_block_cursor_next_shallow(&c, &rec)) > 0)
+		       (rc = vmheap_block_cursor_next_shallow(c, &rec)) > 0)
 			if (rec.type == VMHEAP_RECORD_OBJECT &&
 			    rec.u.object.id == 0x9000) {
 				rec_at = rec.offset;
 				blk_at = blk.offset;
 			}
 	}
-	vmheap_block_cursor_release(&c);
+	vmheap_block_cursor_free(c);
 	vmheap_reader_free(r);
 	if (!rec_at || f[rec_at] != 0x96 || f[rec_at + 1] != 0x03)
 		die("the more-refs seed has no object 0x9000 to orphan");
@@ -466,7 +468,7 @@ static void discovery(void)
 						      .walk_heap = walk_heap};
 	struct vmheap_agent_config cfg;
 	vmheap_agent *a;
-	char err[512], body[2048], tmp[4096], *p;
+	char body[2048], tmp[4096], *p;
 	ssize_t n;
 	int fd;
 
@@ -476,8 +478,9 @@ static void discovery(void)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.tmpdir = tmp;
 	cfg.dump_dir = tmp;
-	if (vmheap_agent_start(&a, &cfg, &host, err, sizeof(err)) < 0) {
-		fprintf(stderr, "fuzz-seeds: cannot start an agent: %s\n", err);
+	if (vmheap_agent_start(&a, &cfg, &host) < 0) {
+		fprintf(stderr, "fuzz-seeds: cannot start an agent: %s\n",
+			vmheap_agent_error(a));
 		exit(1);
 	}
 	fd = open(vmheap_agent_discovery_path(a), O_RDONLY);
@@ -514,7 +517,7 @@ static void native_seeds(void)
 					  {"/lib/libc.so.6", 14, NULL, 0, 0}};
 	struct vmheap_dump_frame f[3] = {
 	    {0, 0x1139}, {1, 0x2724a}, {VMHEAP_NO_MODULE, 0x7f0000001000}};
-	struct vmheap_dump_site s[2] = {
+	struct vmheap_dump_stack s[2] = {
 	    {2048, 2, 3, 1, f, 3, NULL, 0, 0},
 	    {64, 1, 1, 0, f + 1, 1, "/app/a.rb", 9, 12}}; /* a VM line */
 	/* with the leak scan's key (both targets read it) */

@@ -43,7 +43,7 @@ VMHEAP_EXPORT int vmheap_native_tracking(void)
 	return NATIVE_ON(atomic_load(&native_state));
 }
 
-VMHEAP_EXPORT size_t vmheap_native_sites(vmheap_native_site *out, size_t cap)
+VMHEAP_EXPORT size_t vmheap_native_stacks(vmheap_native_stack *out, size_t cap)
 {
 	if (!vmheap_native_tracking())
 		return 0;

@@ -148,9 +148,9 @@ void *native_pages_once(void *_Atomic *slot, size_t bytes);
 uint32_t native_site_get(const struct native_where *w, uint64_t state);
 /* Forget every site (the caller holds no lock of the tracker). */
 void native_sites_clear(void);
-/* Copy out, as vmheap_native_sites; ids[i] (when ids is not NULL) gets
+/* Copy out, as vmheap_native_stacks; ids[i] (when ids is not NULL) gets
  * out[i]'s site id. */
-size_t native_sites_copy(vmheap_native_site *out, uint32_t *ids, size_t cap);
+size_t native_sites_copy(vmheap_native_stack *out, uint32_t *ids, size_t cap);
 /* Add every site's counters into *t (sites, live, allocs, frees). */
 void native_sites_sum(vmheap_native_totals *t);
 /* Lock and unlock the site table around fork(). */

@@ -524,10 +524,11 @@ static void unmap_all(struct scan *s)
 		       s->mine[i].hi - s->mine[i].lo);
 }
 
-static __attribute__((noinline)) int
-scan_run(uint64_t stack_lo, vmheap_native_site *sites,
-	 vmheap_native_leaks *leaks, size_t cap, size_t *nsites,
-	 vmheap_native_scan_info *info)
+static __attribute__((noinline)) int scan_run(uint64_t stack_lo,
+					      vmheap_native_stack *sites,
+					      vmheap_native_leaks *leaks,
+					      size_t cap, size_t *nsites,
+					      vmheap_native_scan_info *info)
 {
 	struct scan s;
 	memset(&s, 0, sizeof s);
@@ -591,10 +592,10 @@ scan_run(uint64_t stack_lo, vmheap_native_site *sites,
 	return 0;
 fail:
 	unmap_all(&s);
-	return -1;
+	return VMHEAP_ENOMEM;
 }
 
-VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_site *sites,
+VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_stack *sites,
 				     vmheap_native_leaks *leaks, size_t cap,
 				     size_t *nsites,
 				     vmheap_native_scan_info *info)
@@ -603,9 +604,10 @@ VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_site *sites,
 	 * the stack here, inside what the scan reads as the thread's
 	 * stack (from regs up). */
 	jmp_buf regs;
-	if (!vmheap_native_tracking() || (cap && (!sites || !leaks)) ||
-	    !nsites)
-		return -1;
+	if (!vmheap_native_tracking())
+		return VMHEAP_ESTATE;
+	if ((cap && (!sites || !leaks)) || !nsites)
+		return VMHEAP_EINVAL;
 	setjmp(regs);
 	return scan_run((uint64_t)(uintptr_t)&regs, sites, leaks, cap, nsites,
 			info);

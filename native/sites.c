@@ -193,7 +193,7 @@ void native_sites_clear(void)
 	native_sites_unlock();
 }
 
-size_t native_sites_copy(vmheap_native_site *out, uint32_t *ids, size_t cap)
+size_t native_sites_copy(vmheap_native_stack *out, uint32_t *ids, size_t cap)
 {
 	native_sites_lock(); /* no site is half made while we copy */
 	uint32_t n = atomic_load(&next_id);
@@ -208,7 +208,7 @@ size_t native_sites_copy(vmheap_native_site *out, uint32_t *ids, size_t cap)
 		if (s->depth == 0)
 			continue;
 		if (got < cap) {
-			vmheap_native_site *o = &out[got];
+			vmheap_native_stack *o = &out[got];
 			memset(o, 0, sizeof *o);
 			if (ids)
 				ids[got] = id;
@@ -243,7 +243,7 @@ void native_sites_sum(vmheap_native_totals *t)
 			continue;
 		struct native_counts sum;
 		native_counters_sum(id, &sum);
-		t->sites++;
+		t->stacks++;
 		t->allocs += sum.allocs;
 		t->frees += sum.frees;
 		t->live_count += sum.allocs - sum.frees;

@@ -8,15 +8,23 @@
  * free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc,
  * malloc_usable_size) and forwards each to glibc.  Until tracking is
  * started, that is all it does: one predictable branch per call.  While
- * tracking, each live allocation is accounted to its call site, the stack
- * of return addresses (at most VMHEAP_NATIVE_MAX_FRAMES, innermost first)
- * that led to the allocation.
+ * tracking, each live allocation is accounted to its native stack, the
+ * return addresses (at most VMHEAP_NATIVE_MAX_FRAMES, innermost first)
+ * that led to the allocation, and to the VM location the VM gave (see
+ * vmheap_native_set_location).  ("Site" is kept for the allocation sites
+ * of managed objects, vmheap.h's site records; the tracker never says it.)
  *
  * A program that does not link the tracker (the agent) finds these
  * functions at run time with dlsym (the agent looks for the loaded module
  * by name first, so that no dlsym fails when it is absent); the typedefs
  * below are their types.  All functions are
  * thread-safe, never allocate with malloc, and never print.
+ *
+ * Errors: vmheap.h's convention (the one of every vmheap header), with
+ * codes only: a function that can fail returns 0 or a negative
+ * VMHEAP_E... code.  The tracker has no object to keep a message in and
+ * runs inside malloc, where it cannot format one: the code is the whole
+ * story.
  */
 #ifndef VMHEAP_NATIVE_H
 #define VMHEAP_NATIVE_H
@@ -30,11 +38,11 @@
 extern "C" {
 #endif
 
-/* The most frames a site holds. */
+/* The most frames a stack holds. */
 #define VMHEAP_NATIVE_MAX_FRAMES 32
 
-/* One call site, copied out by vmheap_native_sites(). */
-typedef struct vmheap_native_site {
+/* One native stack, copied out by vmheap_native_stacks(). */
+typedef struct vmheap_native_stack {
 	uint32_t depth;                              /* frames used */
 	uint64_t frames[VMHEAP_NATIVE_MAX_FRAMES];   /* return addresses */
 	uint64_t live_count; /* allocations from here not yet freed */
@@ -42,17 +50,17 @@ typedef struct vmheap_native_site {
 	uint64_t allocs;     /* allocations since tracking began */
 	uint64_t frees;      /* frees of those since tracking began */
 	uint64_t alloc_bytes; /* bytes requested since tracking began */
-	/* The VM's source location of the allocation (see
+	/* The VM location of the allocations (see
 	 * vmheap_native_set_location): file NULL when there was none.  The
 	 * string is the tracker's copy and stays valid while the process
 	 * lives. */
 	const char *vm_file;
 	uint32_t vm_line;
-} vmheap_native_site;
+} vmheap_native_stack;
 
-/* The tracker's totals over all sites. */
+/* The tracker's totals over all stacks. */
 typedef struct vmheap_native_totals {
-	uint64_t sites;      /* distinct call sites */
+	uint64_t stacks;     /* distinct native stacks */
 	uint64_t live_count; /* live tracked allocations */
 	uint64_t live_bytes; /* their requested bytes */
 	uint64_t allocs;     /* allocations since tracking began */
@@ -77,22 +85,23 @@ typedef int (*vmheap_native_module_fn)(const vmheap_native_module *m,
 /*
  * Start tracking (a no-op when already on).  Allocations made from now on
  * are accounted; those made before are not (their frees are ignored).
- * Returns 0, or -1 when the tracker's tables cannot be mapped.
+ * Returns 0 (nothing in it can fail today;
+ * the int is kept for the callers that check it).
  */
 VMHEAP_EXPORT int vmheap_native_start(void);
 
-/* Stop tracking and forget every site and live allocation. */
+/* Stop tracking and forget every stack and live allocation. */
 VMHEAP_EXPORT void vmheap_native_stop(void);
 
 /* Non-zero while tracking. */
 VMHEAP_EXPORT int vmheap_native_tracking(void);
 
 /*
- * Copy up to `cap` sites into `out` (may be NULL when cap is 0), in no
- * particular order.  Returns the number of sites the tracker holds, which
+ * Copy up to `cap` stacks into `out` (may be NULL when cap is 0), in no
+ * particular order.  Returns the number of stacks the tracker holds, which
  * may be more than `cap`: call again with a larger buffer for all of them.
  */
-VMHEAP_EXPORT size_t vmheap_native_sites(vmheap_native_site *out, size_t cap);
+VMHEAP_EXPORT size_t vmheap_native_stacks(vmheap_native_stack *out, size_t cap);
 
 /* Fill *t with the totals (all zero when tracking is off). */
 VMHEAP_EXPORT void vmheap_native_get_totals(vmheap_native_totals *t);
@@ -110,7 +119,7 @@ VMHEAP_EXPORT int vmheap_native_modules(vmheap_native_module_fn fn,
  * how to read the VM's current source location, so that an allocation
  * made while the VM runs code also names the line of that code (for
  * Ruby, the line of the Ruby method that called Fiddle.malloc or a C
- * extension).  Sites are then told apart by their stack and that
+ * extension).  Allocations are then told apart by their stack and that
  * location.
  *
  * The tracker calls fn on the allocating thread, inside malloc, for each
@@ -128,7 +137,7 @@ typedef int (*vmheap_native_location_fn)(const char **file, uint32_t *line);
  * returns; remove the hook before what it reads goes away. */
 VMHEAP_EXPORT void vmheap_native_set_location(vmheap_native_location_fn fn);
 
-/* One site's live blocks as the leak scan classified them. */
+/* One stack's live blocks as the leak scan classified them. */
 typedef struct vmheap_native_leaks {
 	uint64_t leaked_count, leaked_bytes;     /* nothing points at them */
 	uint64_t indirect_count, indirect_bytes; /* only leaked blocks do */
@@ -159,16 +168,18 @@ typedef struct vmheap_native_scan_info {
  * "The leak scan"): every aligned word of the roots (the calling thread's
  * stack above this call, every other writable mapping that is neither a
  * tracked block nor the tracker's or the scan's own memory) and of the
- * blocks reached is taken for a pointer.  Then it copies the sites as
- * vmheap_native_sites does, up to `cap` into `sites`, and into leaks[i]
- * the classification of sites[i]'s blocks; *nsites gets the number of
- * sites the tracker holds (more than cap: call again with more room).
+ * blocks reached is taken for a pointer.  Then it copies the stacks as
+ * vmheap_native_stacks does, up to `cap` into `stacks`, and into leaks[i]
+ * the classification of stacks[i]'s blocks; *nstacks gets the number of
+ * stacks the tracker holds (more than cap: call again with more room).
  * *info (may be NULL) says what the scan read and skipped.  Returns 0, or
- * -1 when tracking is off or the scan's memory cannot be mapped.
+ * VMHEAP_ESTATE when tracking is off, VMHEAP_EINVAL for a NULL nstacks (or
+ * NULL arrays with a non-zero cap), VMHEAP_ENOMEM when the scan's memory
+ * cannot be mapped.
  */
-VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_site *sites,
+VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_stack *stacks,
 				     vmheap_native_leaks *leaks, size_t cap,
-				     size_t *nsites,
+				     size_t *nstacks,
 				     vmheap_native_scan_info *info);
 
 /*
@@ -219,9 +230,9 @@ VMHEAP_EXPORT int vmheap_native_route(vmheap_native_route_info *info);
  * The calling thread is vmheap's own (the agent's loop, job and helper
  * threads): from now on its allocations are not recorded into a malloc
  * trace (vmheap-run --record), as the agent's own memory is never a
- * native site.  A free on such a thread of a block the program allocated
- * is not recorded either: the trace counts it freed when its address is
- * allocated again.
+ * native stack of the program's.  A free on such a thread of a block the
+ * program allocated is not recorded either: the trace counts it freed when its
+ * address is allocated again.
  */
 VMHEAP_EXPORT void vmheap_native_own_thread(void);
 
@@ -243,13 +254,13 @@ VMHEAP_EXPORT int vmheap_native_output_name(const char *name, char *out,
 typedef int (*vmheap_native_start_fn)(void);
 typedef void (*vmheap_native_stop_fn)(void);
 typedef int (*vmheap_native_tracking_fn)(void);
-typedef size_t (*vmheap_native_sites_fn)(vmheap_native_site *, size_t);
+typedef size_t (*vmheap_native_stacks_fn)(vmheap_native_stack *, size_t);
 typedef void (*vmheap_native_get_totals_fn)(vmheap_native_totals *);
 typedef int (*vmheap_native_modules_fn)(vmheap_native_module_fn, void *);
 typedef void (*vmheap_native_set_location_fn)(vmheap_native_location_fn);
 typedef int (*vmheap_native_route_fn)(vmheap_native_route_info *);
 typedef void (*vmheap_native_own_thread_fn)(void);
-typedef int (*vmheap_native_scan_fn)(vmheap_native_site *,
+typedef int (*vmheap_native_scan_fn)(vmheap_native_stack *,
 				     vmheap_native_leaks *, size_t, size_t *,
 				     vmheap_native_scan_info *);
 typedef int (*vmheap_native_scan_prepare_fn)(void);

@@ -25,13 +25,17 @@ static int scan_block(void *state, unsigned thread,
 		      const struct vmheap_block *blk, char *err, size_t errsz)
 {
 	struct object_site *os = state;
-	struct vmheap_block_cursor cur;
+	vmheap_block_cursor *cur;
 	struct vmheap_record rec;
 	int rc;
 
 	(void)thread;
-	vmheap_block_cursor_init(&cur, blk);
-	while ((rc = vmheap_block_cursor_next_shallow_batch(&cur, &rec, 1)) >
+	if ((rc = vmheap_block_cursor_open(&cur, blk)) < 0) {
+		snprintf(err, errsz, "%s", vmheap_block_cursor_error(cur));
+		vmheap_block_cursor_free(cur);
+		return rc;
+	}
+	while ((rc = vmheap_block_cursor_next_shallow_batch(cur, &rec, 1)) >
 	       0) {
 		if (rec.type == VMHEAP_RECORD_OBJECT &&
 		    rec.u.object.id == os->address) {
@@ -52,10 +56,10 @@ static int scan_block(void *state, unsigned thread,
 		}
 	}
 	if (rc < 0)
-		snprintf(err, errsz, "%s", cur.error);
+		snprintf(err, errsz, "%s", vmheap_block_cursor_error(cur));
 	else if (rc > 0)
 		snprintf(err, errsz, "out of memory");
-	vmheap_block_cursor_release(&cur);
+	vmheap_block_cursor_free(cur);
 	return rc > 0 ? VMHEAP_ENOMEM : rc;
 }
 

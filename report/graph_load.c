@@ -15,9 +15,14 @@ int vmheap_graph_load(const char *arg, vmheap_reader **r, vmheap_graph **g,
 	int rc = vmheap_dump_open(r, arg, &size, &regular, err, errsz);
 
 	*g = NULL;
-	if (rc == 0)
-		rc = vmheap_graph_read(g, *r, err, errsz);
-	else if (*r)
+	if (rc == 0) {
+		rc = vmheap_graph_read(g, *r);
+		if (rc < 0) {
+			snprintf(err, errsz, "%s", vmheap_graph_error(*g));
+			vmheap_graph_free(*g);
+			*g = NULL;
+		}
+	} else if (*r)
 		snprintf(err, errsz, "%s", vmheap_reader_error(*r));
 	if (rc < 0) {
 		vmheap_reader_free(*r);

@@ -57,18 +57,18 @@ int vmheap_native_leak_rows(const struct vmheap_native *n,
 	*nrows = 0;
 	if (!n->leaks)
 		return 0;
-	v = calloc(n->nsites ? n->nsites : 1, sizeof(*v));
+	v = calloc(n->nstacks ? n->nstacks : 1, sizeof(*v));
 	if (!v)
 		return VMHEAP_ENOMEM;
-	for (size_t i = 0; i < n->nsites; i++) {
-		if (vmheap_native_is_own(&n->sites[i]))
+	for (size_t i = 0; i < n->nstacks; i++) {
+		if (vmheap_native_is_own(&n->stacks[i]))
 			continue;
-		v[k].site = vmheap_native_site_name(n, sym, i, frames);
+		v[k].site = vmheap_native_stack_name(n, sym, i, frames);
 		if (!v[k].site) {
 			vmheap_native_leak_rows_free(v, k);
 			return VMHEAP_ENOMEM;
 		}
-		v[k].l = n->leaks->sites[i];
+		v[k].l = n->leaks->stacks[i];
 		k++;
 	}
 	qsort(v, k, sizeof(*v), by_site);

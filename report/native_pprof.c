@@ -48,7 +48,7 @@ int vmheap_pprof_allocator_frame(const char *function)
 }
 
 /* Is s vmheap's own memory (FORMAT.md section 15)? */
-static int is_own(const struct vmheap_dump_site *s)
+static int is_own(const struct vmheap_dump_stack *s)
 {
 	return s->vm_file && s->vm_line == 0 &&
 	       s->vm_file_len == sizeof(VMHEAP_NATIVE_OWN) - 1 &&
@@ -56,9 +56,8 @@ static int is_own(const struct vmheap_dump_site *s)
 }
 
 /* The frames of site s, leaf first, into f (names in y and vm). */
-static size_t site_frames(const struct vmheap_native *n,
-			  vmheap_symbolizer *sym,
-			  const struct vmheap_dump_site *s,
+static size_t site_frames(const struct vmheap_native *n, vmheap_symbolizer *sym,
+			  const struct vmheap_dump_stack *s,
 			  struct vmheap_symbol *y, char *vm, size_t vmsz,
 			  char *vmfile, size_t vmfilesz,
 			  struct vmheap_pprof_frame *f)
@@ -103,14 +102,14 @@ static size_t site_frames(const struct vmheap_native *n,
 int vmheap_pprof_add_native(vmheap_pprof *p, const struct vmheap_native *n,
 			    vmheap_symbolizer *sym, int sign)
 {
-	struct vmheap_pprof_frame f[VMHEAP_MAX_SITE_FRAMES + 1];
-	struct vmheap_symbol *y = calloc(VMHEAP_MAX_SITE_FRAMES, sizeof(*y));
+	struct vmheap_pprof_frame f[VMHEAP_MAX_STACK_FRAMES + 1];
+	struct vmheap_symbol *y = calloc(VMHEAP_MAX_STACK_FRAMES, sizeof(*y));
 	size_t vmsz = VMHEAP_MAX_STRING_BYTES + 32;
 	char *vm = malloc(vmsz), *vmfile = malloc(vmsz);
 	int rc = y && vm && vmfile ? 0 : VMHEAP_ENOMEM;
 
-	for (size_t i = 0; rc == 0 && i < n->nsites; i++) {
-		const struct vmheap_dump_site *s = &n->sites[i];
+	for (size_t i = 0; rc == 0 && i < n->nstacks; i++) {
+		const struct vmheap_dump_stack *s = &n->stacks[i];
 		if (is_own(s))
 			continue;
 		size_t k = site_frames(n, sym, s, y, vm, vmsz, vmfile, vmsz, f);

@@ -12,9 +12,9 @@
 
 /* Decode block `blk` into the sums *t (the records' checks too); 0 or
  * the cursor's error in err. */
-static int count_block(struct vmheap_block_cursor *c,
-		       const struct vmheap_block *blk, vmheap_reader *r,
-		       struct vmheap_totals *t, char *err, size_t errsz)
+static int count_block(vmheap_block_cursor *c, const struct vmheap_block *blk,
+		       vmheap_reader *r, struct vmheap_totals *t, char *err,
+		       size_t errsz)
 {
 	struct vmheap_record recs[64];
 	int n;
@@ -24,7 +24,8 @@ static int count_block(struct vmheap_block_cursor *c,
 		for (int i = 0; i < n; i++)
 			vmheap_totals_add_record(t, &recs[i]);
 	if (n < 0)
-		snprintf(err, errsz, "%s: %s", vmheap_reader_name(r), c->error);
+		snprintf(err, errsz, "%s: %s", vmheap_reader_name(r),
+			 vmheap_block_cursor_error(c));
 	return n;
 }
 
@@ -64,27 +65,29 @@ int vmheap_native_load(const char *arg, vmheap_reader **r,
 		       struct vmheap_native **out, char *err, size_t errsz)
 {
 	struct vmheap_block blk;
-	struct vmheap_block_cursor cur;
+	vmheap_block_cursor *cur = NULL;
 	struct vmheap_totals t = {0};
 	uint64_t size;
-	int regular, rc, cursor = 0, own_message = 0;
+	int regular, rc, own_message = 0;
 
 	*out = NULL;
 	rc = vmheap_dump_open(r, arg, &size, &regular, err, errsz);
 	if (rc < 0)
 		return rc;
 	while ((rc = vmheap_reader_next_block(*r, &blk)) == 1) {
-		if (!cursor)
-			vmheap_block_cursor_init(&cur, &blk);
-		cursor = 1;
-		rc = count_block(&cur, &blk, *r, &t, err, errsz);
+		if (!cur && (rc = vmheap_block_cursor_open(&cur, &blk)) < 0) {
+			snprintf(err, errsz, "%s",
+				 vmheap_block_cursor_error(cur));
+			own_message = 1;
+			break;
+		}
+		rc = count_block(cur, &blk, *r, &t, err, errsz);
 		if (rc < 0) {
 			own_message = 1;
 			break;
 		}
 	}
-	if (cursor)
-		vmheap_block_cursor_release(&cur);
+	vmheap_block_cursor_free(cur);
 	if (rc == 0) {
 		rc = check_totals(*r, &t, err, errsz);
 		own_message = rc < 0;
@@ -105,7 +108,7 @@ int vmheap_native_load(const char *arg, vmheap_reader **r,
 	return rc;
 }
 
-int vmheap_native_is_own(const struct vmheap_dump_site *s)
+int vmheap_native_is_own(const struct vmheap_dump_stack *s)
 {
 	return s->vm_file && s->vm_line == 0 &&
 	       s->vm_file_len == sizeof(VMHEAP_NATIVE_OWN) - 1 &&
@@ -116,17 +119,17 @@ void vmheap_native_own(const struct vmheap_native *n, uint64_t *bytes,
 		       uint64_t *count)
 {
 	*bytes = *count = 0;
-	for (size_t i = 0; i < n->nsites; i++)
-		if (vmheap_native_is_own(&n->sites[i])) {
-			*bytes += n->sites[i].live_bytes;
-			*count += n->sites[i].live_count;
+	for (size_t i = 0; i < n->nstacks; i++)
+		if (vmheap_native_is_own(&n->stacks[i])) {
+			*bytes += n->stacks[i].live_bytes;
+			*count += n->stacks[i].live_count;
 		}
 }
 
-char *vmheap_native_site_name(const struct vmheap_native *n,
+char *vmheap_native_stack_name(const struct vmheap_native *n,
 			       vmheap_symbolizer *sym, size_t i, size_t frames)
 {
-	const struct vmheap_dump_site *s = &n->sites[i];
+	const struct vmheap_dump_stack *s = &n->stacks[i];
 	struct vmheap_strbuf sb = VMHEAP_STRBUF_INIT;
 	char f[1024];
 
@@ -160,20 +163,20 @@ int vmheap_native_rows(const struct vmheap_native *n, vmheap_symbolizer *sym,
 		       size_t frames, struct vmheap_native_row **rows,
 		       size_t *nrows)
 {
-	struct vmheap_native_row *v = calloc(n->nsites ? n->nsites : 1,
-					     sizeof(*v));
+	struct vmheap_native_row *v =
+	    calloc(n->nstacks ? n->nstacks : 1, sizeof(*v));
 	size_t k = 0;
 
 	*rows = NULL;
 	*nrows = 0;
 	if (!v)
 		return VMHEAP_ENOMEM;
-	for (size_t i = 0; i < n->nsites; i++) {
-		const struct vmheap_dump_site *s = &n->sites[i];
+	for (size_t i = 0; i < n->nstacks; i++) {
+		const struct vmheap_dump_stack *s = &n->stacks[i];
 
 		if (vmheap_native_is_own(s))
 			continue; /* vmheap_native_own counts it */
-		v[k].site = vmheap_native_site_name(n, sym, i, frames);
+		v[k].site = vmheap_native_stack_name(n, sym, i, frames);
 		if (!v[k].site)
 			goto nomem;
 		v[k].count = (int64_t)s->live_count;

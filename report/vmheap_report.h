@@ -369,12 +369,12 @@ void vmheap_native_own(const struct vmheap_native *n, uint64_t *bytes,
 		       uint64_t *count);
 
 /* Whether site s is vmheap's own memory (FORMAT.md section 15). */
-int vmheap_native_is_own(const struct vmheap_dump_site *s);
+int vmheap_native_is_own(const struct vmheap_dump_stack *s);
 
 /* Site i of section n named as a row names it (its first `frames`
  * frames, then its VM location): a string to free, or NULL when out of
  * memory. */
-char *vmheap_native_site_name(const struct vmheap_native *n,
+char *vmheap_native_stack_name(const struct vmheap_native *n,
 			       vmheap_symbolizer *sym, size_t i, size_t frames);
 
 /* A row of a leak report (histo --native --leaks): the sites whose

@@ -9,7 +9,7 @@
 #     (vmheap-agent) and one that analyses (vmheap-analysis) need their
 #     library; all three run against the installed libraries.
 #
-# usage: check-install.sh SOURCE_DIR BUILD_DIR   (BUILD_DIR already built)
+# usage: ABI_MAJOR=N check-install.sh SOURCE_DIR BUILD_DIR   (BUILD_DIR already built)
 src=$1
 build=$2
 cc=${CC:-cc}
@@ -55,8 +55,10 @@ printf '%s\n' '#include <stdio.h>' '#include "vmheap_agent.h"' \
 	'int main(void) { return puts(vmheap_agent_strerror(0)) < 0; }' > "$w/agent.c"
 printf '%s\n' '#include <stdio.h>' '#include "vmheap_analysis.h"' \
 	'int main(void) { return printf("%u\n", vmheap_scan_threads(NULL)) < 0; }' > "$w/analysis.c"
-for p in reader:vmheap:libvmheap.so.2 agent:vmheap-agent:libvmheap-agent.so.2 \
-	analysis:vmheap-analysis:libvmheap-analysis.so.2; do
+# ABI_MAJOR: the sonames' major (the Makefile's, set by spec/build.mk)
+major=${ABI_MAJOR:?ABI_MAJOR is not set}
+for p in reader:vmheap:libvmheap.so.$major agent:vmheap-agent:libvmheap-agent.so.$major \
+	analysis:vmheap-analysis:libvmheap-analysis.so.$major; do
 	prog=${p%%:*}
 	rest=${p#*:}
 	pc=${rest%%:*}

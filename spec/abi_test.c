@@ -49,16 +49,36 @@ END_TEST
 
 /* ---------------------------------------------------- failed constructors */
 
-START_TEST(test_writer_open_failure_gives_null)
+START_TEST(test_writer_open_failures_give_a_failed_writer)
 {
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
 	vmheap_writer *w = UNSET;
 
 	ck_assert_int_eq(vmheap_writer_open(NULL, 1, NULL), VMHEAP_EINVAL);
 	ck_assert_int_eq(vmheap_writer_open(&w, -1, NULL), VMHEAP_EINVAL);
-	ck_assert_ptr_null(w);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_ptr_ne(w, UNSET);
 	/* the caller's pattern: report, then free, also after a failure */
-	ck_assert_str_eq(vmheap_writer_error(w), "");
+	ck_assert_msg(strstr(vmheap_writer_error(w), "-1"), "%s",
+		      vmheap_writer_error(w));
+	/* a failed writer writes nothing: its calls return the code */
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "A", 1, 0, 0),
+			 VMHEAP_EINVAL);
+	ck_assert_int_eq(vmheap_writer_finish(w), VMHEAP_EINVAL);
 	vmheap_writer_free(w);
+
+	/* bad options: the reason is in the failed writer */
+	w = UNSET;
+	opt.kind_names = NULL;
+	opt.kind_count = 1;
+	ck_assert_int_eq(vmheap_writer_open(&w, 1, &opt), VMHEAP_EINVAL);
+	ck_assert_ptr_ne(w, UNSET);
+	ck_assert_msg(strstr(vmheap_writer_error(w), "kind_names is NULL"),
+		      "%s", vmheap_writer_error(w));
+	vmheap_writer_free(w);
+
+	ck_assert_str_eq(vmheap_writer_error(NULL), "out of memory");
+	vmheap_writer_free(NULL);
 }
 END_TEST
 
@@ -110,7 +130,7 @@ START_TEST(test_reader_open_failures_give_a_failed_reader)
 	vmheap_reader_free(r);
 	close(fd);
 
-	ck_assert_str_eq(vmheap_reader_error(NULL), "");
+	ck_assert_str_eq(vmheap_reader_error(NULL), "out of memory");
 	vmheap_reader_free(NULL);
 	unlink(path);
 	rmdir(dir);
@@ -182,23 +202,21 @@ static int walk_nothing(void *ctx, vmheap_writer *w)
 	return vmheap_writer_add_class(w, 1, "Object", 6, 0, 0);
 }
 
-START_TEST(test_agent_start_failure_gives_null_and_a_message)
+START_TEST(test_agent_start_failure_gives_a_failed_agent)
 {
 	struct vmheap_agent_host host = {.vm_name = "abi"};
 	vmheap_agent *a = UNSET;
-	char err[128];
 
-	ck_assert_int_eq(
-	    vmheap_agent_start(NULL, NULL, &host, err, sizeof(err)),
-	    VMHEAP_EINVAL);
-	ck_assert_msg(strstr(err, "out is NULL"), "%s", err);
+	ck_assert_int_eq(vmheap_agent_start(NULL, NULL, &host), VMHEAP_EINVAL);
 
-	memset(err, 'x', sizeof(err));
-	ck_assert_int_eq(vmheap_agent_start(&a, NULL, &host, err, sizeof(err)),
-			 VMHEAP_EINVAL);
-	ck_assert_ptr_null(a);
-	ck_assert_msg(strstr(err, "run_stopped"), "%s", err);
+	ck_assert_int_eq(vmheap_agent_start(&a, NULL, &host), VMHEAP_EINVAL);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_ne(a, UNSET);
+	ck_assert_msg(strstr(vmheap_agent_error(a), "run_stopped"), "%s",
+		      vmheap_agent_error(a));
 	vmheap_agent_stop(a);
+	ck_assert_str_eq(vmheap_agent_error(NULL), "out of memory");
+	vmheap_agent_stop(NULL);
 }
 END_TEST
 
@@ -282,11 +300,9 @@ START_TEST(test_success_leaves_error_buffers_empty)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	cfg.dump_dir = dir;
 	cfg.tmpdir = dir;
-	memset(err, 'x', sizeof(err));
-	ck_assert_int_eq(vmheap_agent_start(&a, &cfg, &host, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(vmheap_agent_start(&a, &cfg, &host), 0);
 	ck_assert_ptr_ne(a, UNSET);
-	ck_assert_str_eq(err, "");
+	ck_assert_str_eq(vmheap_agent_error(a), "");
 
 	memset(err, 'x', sizeof(err));
 	ck_assert_int_eq(vmheap_discovery_read(vmheap_agent_discovery_path(a),
@@ -315,10 +331,10 @@ static Suite *abi_suite(void)
 	suite_add_tcase(s, t);
 
 	t = tcase_create("failed constructors");
-	tcase_add_test(t, test_writer_open_failure_gives_null);
+	tcase_add_test(t, test_writer_open_failures_give_a_failed_writer);
 	tcase_add_test(t, test_reader_open_failures_give_a_failed_reader);
 	tcase_add_test(t, test_client_connect_failures_give_a_failed_client);
-	tcase_add_test(t, test_agent_start_failure_gives_null_and_a_message);
+	tcase_add_test(t, test_agent_start_failure_gives_a_failed_agent);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("error buffers");

@@ -131,6 +131,32 @@ START_TEST(session_found_by_discovery_answers_get_set_and_list)
 	ck_assert_int_eq(r.value.via.i64, 5);
 	vmheap_reply_release(&r);
 	ck_assert_int_eq(get_int(c, "sample.tick_ms"), 5);
+	/* a host's set_var reads typed values through vmheap_value: an
+	 * integer as one, a negative one and a map refused as no int */
+	{
+		msgpack_object v = {.type = MSGPACK_OBJECT_POSITIVE_INTEGER};
+		msgpack_object refused[2] = {
+		    {.type = MSGPACK_OBJECT_NEGATIVE_INTEGER},
+		    {.type = MSGPACK_OBJECT_MAP}};
+
+		v.via.u64 = 7;
+		ck_assert_int_eq(
+		    vmheap_client_call(c, "set", "sample.tick_ms", &v, &r), 0);
+		ck_assert_msg(r.ok, "%s", r.message);
+		ck_assert_int_eq(r.value.via.i64, 7);
+		vmheap_reply_release(&r);
+		refused[0].via.i64 = -3;
+		for (int k = 0; k < 2; k++) {
+			ck_assert_int_eq(vmheap_client_call(c, "set",
+							    "sample.tick_ms",
+							    &refused[k], &r),
+					 0);
+			ck_assert_msg(!r.ok, "value %d was taken", k);
+			ck_assert_str_eq(r.code, "type");
+			vmheap_reply_release(&r);
+		}
+		ck_assert_int_eq(get_int(c, "sample.tick_ms"), 7);
+	}
 	call_ok(c, "set", "config.dump.gc", "false", &r);
 	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN &&
 		  !r.value.via.boolean);

@@ -30,10 +30,10 @@ ifeq ($(SAN),)
 CHECK_SUITES += $(INSTALL_CHECK)
 EXTRA_ALL    += $(INSTALL_CHECK)
 endif
-$(INSTALL_CHECK): spec/build.mk
+$(INSTALL_CHECK): spec/build.mk Makefile
 	@mkdir -p $(dir $@)
 	@{ echo '#!/bin/sh'; \
-	   echo 'exec sh "$$VMHEAP_SRC/scripts/check-install.sh" "$$VMHEAP_SRC" "$$VMHEAP_BUILD"'; } > $@
+	   echo 'ABI_MAJOR=$(ABI_MAJOR) exec sh "$$VMHEAP_SRC/scripts/check-install.sh" "$$VMHEAP_SRC" "$$VMHEAP_BUILD"'; } > $@
 	@chmod +x $@
 
 FORMAT_CHECK := $(SPECDIR)/format-check

@@ -66,6 +66,15 @@ static int memfd_with(const void *data, size_t len)
 	return fd;
 }
 
+/* Point *c at blk: a new cursor the first time, the same one after. */
+static void open_cursor(vmheap_block_cursor **c, const struct vmheap_block *blk)
+{
+	if (*c)
+		vmheap_block_cursor_reset(*c, blk);
+	else
+		ck_assert_int_eq(vmheap_block_cursor_open(c, blk), 0);
+}
+
 static struct bytes slurp(int fd)
 {
 	struct bytes b = {0};
@@ -989,7 +998,7 @@ static void reseal(uint8_t *f, size_t at)
 START_TEST(shallow_cursor_gives_every_field_but_the_references)
 {
 	size_t n = sizeof(edge_records) / sizeof(edge_records[0]);
-	struct vmheap_block_cursor full, shallow;
+	vmheap_block_cursor *full = NULL, *shallow = NULL;
 	struct vmheap_record a, b;
 	struct vmheap_block blk;
 	uint64_t *many = malloc(100000 * sizeof(*many)), objects = 0;
@@ -1011,14 +1020,12 @@ START_TEST(shallow_cursor_gives_every_field_but_the_references)
 
 	fd = memfd_with(d.p, d.len);
 	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "shallow.vmheap"), 0);
-	memset(&full, 0, sizeof(full));
-	memset(&shallow, 0, sizeof(shallow));
 	while ((rc = vmheap_reader_next_block(r, &blk)) > 0) {
-		vmheap_block_cursor_init(&full, &blk);
-		vmheap_block_cursor_init(&shallow, &blk);
-		while ((rc = vmheap_block_cursor_next(&full, &a)) > 0) {
+		open_cursor(&full, &blk);
+		open_cursor(&shallow, &blk);
+		while ((rc = vmheap_block_cursor_next(full, &a)) > 0) {
 			ck_assert_int_eq(
-			    vmheap_block_cursor_next_shallow(&shallow, &b), 1);
+			    vmheap_block_cursor_next_shallow(shallow, &b), 1);
 			ck_assert_int_eq(b.type, a.type);
 			ck_assert_uint_eq(b.offset, a.offset);
 			if (a.type != VMHEAP_RECORD_OBJECT &&
@@ -1034,10 +1041,12 @@ START_TEST(shallow_cursor_gives_every_field_but_the_references)
 			ck_assert_ptr_null(b.u.object.refs);
 		}
 		ck_assert_int_eq(rc, 0);
-		ck_assert_int_eq(vmheap_block_cursor_next_shallow(&shallow, &b),
+		ck_assert_int_eq(vmheap_block_cursor_next_shallow(shallow, &b),
 				 0);
-		vmheap_block_cursor_release(&full);
-		vmheap_block_cursor_release(&shallow);
+		vmheap_block_cursor_free(full);
+		full = NULL;
+		vmheap_block_cursor_free(shallow);
+		shallow = NULL;
 	}
 	ck_assert_msg(rc == 0, "%s", vmheap_reader_error(r));
 	ck_assert_uint_eq(objects, 8);
@@ -1052,7 +1061,7 @@ enum decode_mode { DECODE_FULL, DECODE_SHALLOW, DECODE_SHALLOW_BATCH };
 
 /* The next records of `c` the way `mode` says (3 at a time in batches):
  * the count of records in recs[], 0 at the end, or an error code. */
-static int next_records(struct vmheap_block_cursor *c, enum decode_mode mode,
+static int next_records(vmheap_block_cursor *c, enum decode_mode mode,
 			struct vmheap_record recs[3])
 {
 	switch (mode) {
@@ -1074,31 +1083,29 @@ static int decode_blocks(const struct bytes *b, enum decode_mode mode,
 			 struct vmheap_totals *t, char *err, size_t errsz)
 {
 	int fd = memfd_with(b->p, b->len), rc;
-	struct vmheap_block_cursor c;
+	vmheap_block_cursor *c = NULL;
 	struct vmheap_record recs[3];
 	struct vmheap_block blk;
 	vmheap_reader *r;
 
 	memset(t, 0, sizeof(*t));
-	memset(&c, 0, sizeof(c));
 	err[0] = '\0';
 	rc = vmheap_reader_open_fd(&r, fd, "blocks.vmheap");
 	while (rc == 0 && (rc = vmheap_reader_next_block(r, &blk)) > 0) {
-		if (c.data)
-			vmheap_block_cursor_reset(&c, &blk);
-		else
-			vmheap_block_cursor_init(&c, &blk);
-		while ((rc = next_records(&c, mode, recs)) > 0)
+		open_cursor(&c, &blk);
+		while ((rc = next_records(c, mode, recs)) > 0)
 			for (int i = 0; i < rc; i++)
 				vmheap_totals_add_record(t, &recs[i]);
 		if (rc < 0)
-			snprintf(err, errsz, "%s", c.error);
+			snprintf(err, errsz, "%s",
+				 vmheap_block_cursor_error(c));
 		else
 			rc = 0;
 	}
 	if (rc < 0 && !err[0])
 		snprintf(err, errsz, "%s", vmheap_reader_error(r));
-	vmheap_block_cursor_release(&c);
+	vmheap_block_cursor_free(c);
+	c = NULL;
 	vmheap_reader_free(r);
 	close(fd);
 	return rc;
@@ -1172,7 +1179,7 @@ END_TEST
  * same types, offsets and fields, split wherever the batch fills. */
 START_TEST(shallow_batch_gives_the_records_of_one_at_a_time)
 {
-	struct vmheap_block_cursor one, many;
+	vmheap_block_cursor *one = NULL, *many = NULL;
 	struct vmheap_record a, b[5];
 	struct vmheap_block blk;
 	uint64_t records = 0;
@@ -1195,14 +1202,14 @@ START_TEST(shallow_batch_gives_the_records_of_one_at_a_time)
 	fd = memfd_with(d.p, d.len);
 	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "batch.vmheap"), 0);
 	while ((rc = vmheap_reader_next_block(r, &blk)) > 0) {
-		vmheap_block_cursor_init(&one, &blk);
-		vmheap_block_cursor_init(&many, &blk);
-		while ((n = vmheap_block_cursor_next_shallow_batch(&many, b,
+		open_cursor(&one, &blk);
+		open_cursor(&many, &blk);
+		while ((n = vmheap_block_cursor_next_shallow_batch(many, b,
 								   5)) > 0) {
 			ck_assert_int_le(n, 5);
 			for (int i = 0; i < n; i++, records++) {
 				ck_assert_int_eq(
-				    vmheap_block_cursor_next_shallow(&one, &a),
+				    vmheap_block_cursor_next_shallow(one, &a),
 				    1);
 				ck_assert_int_eq(b[i].type, a.type);
 				ck_assert_uint_eq(b[i].offset, a.offset);
@@ -1221,9 +1228,11 @@ START_TEST(shallow_batch_gives_the_records_of_one_at_a_time)
 			}
 		}
 		ck_assert_int_eq(n, 0);
-		ck_assert_int_eq(vmheap_block_cursor_next_shallow(&one, &a), 0);
-		vmheap_block_cursor_release(&one);
-		vmheap_block_cursor_release(&many);
+		ck_assert_int_eq(vmheap_block_cursor_next_shallow(one, &a), 0);
+		vmheap_block_cursor_free(one);
+		one = NULL;
+		vmheap_block_cursor_free(many);
+		many = NULL;
 	}
 	ck_assert_msg(rc == 0, "%s", vmheap_reader_error(r));
 	ck_assert_uint_eq(records, 3000 + 31);
@@ -1616,7 +1625,11 @@ START_TEST(header_over_the_section_limit_is_refused_at_open)
 	opt.kind_names = kinds;
 	opt.kind_count = KINDS;
 	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), VMHEAP_ELIMIT);
-	ck_assert_ptr_null(w);
+	/* a failed writer that says why */
+	ck_assert_ptr_nonnull(w);
+	ck_assert_msg(strstr(vmheap_writer_error(w), "header"), "%s",
+		      vmheap_writer_error(w));
+	vmheap_writer_free(w);
 	opt.kind_count = 200; /* 12 MB: fits */
 	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
 	ck_assert_int_eq(vmheap_writer_finish(w), 0);
@@ -1686,16 +1699,17 @@ struct decode_job {
 static void *decode_block(void *arg)
 {
 	struct decode_job *j = arg;
-	struct vmheap_block_cursor c;
+	vmheap_block_cursor *c = NULL;
 	struct vmheap_record rec;
 
-	vmheap_block_cursor_init(&c, &j->blk);
-	while ((j->rc = vmheap_block_cursor_next(&c, &rec)) > 0) {
+	open_cursor(&c, &j->blk);
+	while ((j->rc = vmheap_block_cursor_next(c, &rec)) > 0) {
 		vmheap_totals_add_record(&j->t, &rec);
 		if (rec.type == VMHEAP_RECORD_OBJECT)
 			j->id_sum += rec.u.object.id;
 	}
-	vmheap_block_cursor_release(&c);
+	vmheap_block_cursor_free(c);
+	c = NULL;
 	return NULL;
 }
 
@@ -1770,23 +1784,26 @@ START_TEST(block_cursor_reports_a_wrong_record_count)
 	static const uint8_t rec[] = {0x93, 0x04, 0x01, 0x02}; /* a root */
 	struct vmheap_block blk = {
 	    .offset = 100, .records = 2, .length = 4, .data = rec};
-	struct vmheap_block_cursor c;
+	vmheap_block_cursor *c = NULL;
 	struct vmheap_record r;
 
-	vmheap_block_cursor_init(&c, &blk);
-	ck_assert_int_eq(vmheap_block_cursor_next(&c, &r), 1);
+	open_cursor(&c, &blk);
+	ck_assert_int_eq(vmheap_block_cursor_next(c, &r), 1);
 	ck_assert_int_eq(r.type, VMHEAP_RECORD_ROOT);
 	ck_assert_uint_eq(r.offset, 116);
-	ck_assert_int_eq(vmheap_block_cursor_next(&c, &r), VMHEAP_EFORMAT);
-	ck_assert_msg(strstr(c.error, "at byte offset 120 (block at 100)"),
-		      "%s", c.error);
-	ck_assert_int_eq(vmheap_block_cursor_next(&c, &r), VMHEAP_EFORMAT);
+	ck_assert_int_eq(vmheap_block_cursor_next(c, &r), VMHEAP_EFORMAT);
+	ck_assert_msg(strstr(vmheap_block_cursor_error(c),
+			     "at byte offset 120 (block at 100)"),
+		      "%s", vmheap_block_cursor_error(c));
+	ck_assert_int_eq(vmheap_block_cursor_next(c, &r), VMHEAP_EFORMAT);
 	blk.records = 0;
-	vmheap_block_cursor_reset(&c, &blk);
-	ck_assert_int_eq(vmheap_block_cursor_next(&c, &r), VMHEAP_EFORMAT);
-	ck_assert_msg(strstr(c.error, "after its last counted record"), "%s",
-		      c.error);
-	vmheap_block_cursor_release(&c);
+	vmheap_block_cursor_reset(c, &blk);
+	ck_assert_int_eq(vmheap_block_cursor_next(c, &r), VMHEAP_EFORMAT);
+	ck_assert_msg(strstr(vmheap_block_cursor_error(c),
+			     "after its last counted record"),
+		      "%s", vmheap_block_cursor_error(c));
+	vmheap_block_cursor_free(c);
+	c = NULL;
 }
 END_TEST
 
@@ -2393,7 +2410,7 @@ END_TEST
 START_TEST(footer_totals_errors_name_the_footers_offset_not_the_end)
 {
 	struct vmheap_totals t = thing_totals, sums = {0};
-	struct vmheap_block_cursor c;
+	vmheap_block_cursor *c = NULL;
 	struct vmheap_record rec;
 	struct vmheap_block blk;
 	struct bytes f = {0};
@@ -2422,11 +2439,10 @@ START_TEST(footer_totals_errors_name_the_footers_offset_not_the_end)
 	 * the footer is (0 until it has been read). */
 	fd = memfd_with(f.p, f.len);
 	ck_assert_int_eq(vmheap_reader_open_fd(&r, fd, "rule.vmheap"), 0);
-	memset(&c, 0, sizeof(c));
 	while ((rc = vmheap_reader_next_block(r, &blk)) > 0) {
 		ck_assert_uint_eq(vmheap_reader_footer_offset(r), 0);
-		vmheap_block_cursor_init(&c, &blk);
-		while ((rc = vmheap_block_cursor_next(&c, &rec)) > 0)
+		open_cursor(&c, &blk);
+		while ((rc = vmheap_block_cursor_next(c, &rec)) > 0)
 			vmheap_totals_add_record(&sums, &rec);
 		ck_assert_int_eq(rc, 0);
 	}
@@ -2435,7 +2451,8 @@ START_TEST(footer_totals_errors_name_the_footers_offset_not_the_end)
 	ck_assert_uint_eq(sums.objects, 1);
 	ck_assert_uint_eq(vmheap_reader_footer_offset(r), foot_at);
 	ck_assert_uint_eq(vmheap_reader_offset(r), f.len);
-	vmheap_block_cursor_release(&c);
+	vmheap_block_cursor_free(c);
+	c = NULL;
 	vmheap_reader_free(r);
 	close(fd);
 	free(f.p);

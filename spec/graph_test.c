@@ -120,10 +120,10 @@ static void write_heap(const struct heap *h, const char *path)
 static vmheap_graph *open_graph(const char *path)
 {
 	vmheap_graph *g = NULL;
-	char err[512] = "";
-	int rc = vmheap_graph_open_path(&g, path, err, sizeof(err));
+	int rc = vmheap_graph_open_path(&g, path);
 
-	ck_assert_msg(rc == 0, "open %s: %d %s", path, rc, err);
+	ck_assert_msg(rc == 0, "open %s: %d %s", path, rc,
+		      vmheap_graph_error(g));
 	ck_assert_ptr_nonnull(g);
 	return g;
 }
@@ -1393,7 +1393,8 @@ START_TEST(more_references_away_from_their_object_are_refused)
 	const int64_t b_refs[1] = {-0x100};	  /* B -> A */
 	const int64_t more_a[2] = {0x100, 0x100}; /* A -> B, A -> B */
 	vmheap_graph *g = (vmheap_graph *)1;
-	char err[512], want[160];
+	char want[160];
+	const char *err;
 	uint64_t more_offset;
 
 	hand_start(&d);
@@ -1411,15 +1412,17 @@ START_TEST(more_references_away_from_their_object_are_refused)
 	hand_finish(&d, 2, 30, 1, 4);
 	hand_write(&d, path);
 
-	ck_assert_int_eq(vmheap_graph_open_path(&g, path, err, sizeof(err)),
-			 VMHEAP_EFORMAT);
-	ck_assert_ptr_null(g);
+	/* a failed graph that holds the reader's message */
+	ck_assert_int_eq(vmheap_graph_open_path(&g, path), VMHEAP_EFORMAT);
+	ck_assert_ptr_nonnull(g);
+	err = vmheap_graph_error(g);
 	snprintf(want, sizeof(want),
 		 "more-references record at byte offset %llu continues object "
 		 "0x100, but object 0x200 comes right before it",
 		 (unsigned long long)more_offset);
 	ck_assert_msg(strstr(err, want) && strstr(err, path),
 		      "message: %s\nwanted: %s", err, want);
+	vmheap_graph_free(g);
 }
 END_TEST
 
@@ -1428,13 +1431,16 @@ END_TEST
 START_TEST(missing_file_fails_naming_the_path)
 {
 	vmheap_graph *g = (vmheap_graph *)1;
-	char err[256];
 	const char *path = dump_path("absent");
-	int rc = vmheap_graph_open_path(&g, path, err, sizeof(err));
+	int rc = vmheap_graph_open_path(&g, path);
 
 	ck_assert_int_eq(rc, VMHEAP_EIO);
-	ck_assert_ptr_null(g);
-	ck_assert_msg(strstr(err, path) != NULL, "message: %s", err);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_msg(strstr(vmheap_graph_error(g), path) != NULL,
+		      "message: %s", vmheap_graph_error(g));
+	/* a failed graph is good for _error and _free only */
+	ck_assert_uint_eq(vmheap_graph_object_count(g), 0);
+	vmheap_graph_free(g);
 }
 END_TEST
 
@@ -1443,7 +1449,6 @@ START_TEST(truncated_dump_fails_with_the_readers_message)
 	struct heap h;
 	const char *path = dump_path("cut");
 	vmheap_graph *g = (vmheap_graph *)1;
-	char err[256];
 	off_t size;
 	int fd;
 
@@ -1454,14 +1459,13 @@ START_TEST(truncated_dump_fails_with_the_readers_message)
 	size = lseek(fd, 0, SEEK_END);
 	ck_assert_int_eq(ftruncate(fd, size - 20), 0);
 	close(fd);
-	ck_assert_int_eq(vmheap_graph_open_path(&g, path, err, sizeof(err)),
-			 VMHEAP_ETRUNCATED);
-	ck_assert_ptr_null(g);
-	ck_assert_msg(strstr(err, "truncated") && strstr(err, path),
-		      "message: %s", err);
-	/* a zero-length buffer is left alone */
-	ck_assert_int_eq(vmheap_graph_open_path(&g, path, NULL, 0),
-			 VMHEAP_ETRUNCATED);
+	ck_assert_int_eq(vmheap_graph_open_path(&g, path), VMHEAP_ETRUNCATED);
+	ck_assert_msg(strstr(vmheap_graph_error(g), "truncated") &&
+			  strstr(vmheap_graph_error(g), path),
+		      "message: %s", vmheap_graph_error(g));
+	vmheap_graph_free(g);
+	/* a NULL `out` is refused without a graph */
+	ck_assert_int_eq(vmheap_graph_open_path(NULL, path), VMHEAP_EINVAL);
 	heap_free(&h);
 }
 END_TEST
@@ -1535,12 +1539,11 @@ START_TEST(graph_from_an_open_reader)
 	const char *path = dump_path("reader");
 	vmheap_reader *r;
 	vmheap_graph *g;
-	char err[256];
 
 	random_heap(&h, 12);
 	write_heap(&h, path);
 	ck_assert_int_eq(vmheap_reader_open_path(&r, path), 0);
-	ck_assert_int_eq(vmheap_graph_read(&g, r, err, sizeof(err)), 0);
+	ck_assert_int_eq(vmheap_graph_read(&g, r), 0);
 	vmheap_reader_free(r);
 	check_against_brute_force(&h, g, 12);
 	vmheap_graph_free(g);

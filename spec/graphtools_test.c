@@ -233,10 +233,8 @@ static void random_heap(struct heap *h, unsigned seed)
 static vmheap_graph *open_graph(const char *path)
 {
 	vmheap_graph *g;
-	char err[512];
-
-	ck_assert_msg(vmheap_graph_open_path(&g, path, err, sizeof(err)) == 0,
-		      "open %s: %s", path, err);
+	ck_assert_msg(vmheap_graph_open_path(&g, path) == 0, "open %s: %s",
+		      path, vmheap_graph_error(g));
 	return g;
 }
 

@@ -226,10 +226,9 @@ START_TEST(graph_keeps_every_name_form)
 	const char *path = write_named_heap("named.vmheap", 1);
 	vmheap_graph *g = NULL;
 	struct vmheap_graph_name n;
-	char err[256];
 	size_t len;
 
-	ck_assert_int_eq(vmheap_graph_open_path(&g, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(vmheap_graph_open_path(&g, path), 0);
 	ck_assert_int_eq(vmheap_graph_has_edge_names(g), 1);
 	expect_edge_text(g, 0x100, 0x200, "::STORE");
 	expect_edge_text(g, 0x200, 0x310, "@cache");
@@ -266,7 +265,7 @@ START_TEST(graph_keeps_every_name_form)
 
 	/* the same heap without names: nothing kept, nothing shown */
 	path = write_named_heap("plain.vmheap", 0);
-	ck_assert_int_eq(vmheap_graph_open_path(&g, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(vmheap_graph_open_path(&g, path), 0);
 	ck_assert_int_eq(vmheap_graph_has_edge_names(g), 0);
 	ck_assert_int_eq(vmheap_graph_shortest_paths(g), 0);
 	ck_assert_int_eq(vmheap_graph_path_name(g, find(g, 0x400), &n),
@@ -449,15 +448,12 @@ START_TEST(shapes_with_names_agree_with_brute_force)
 	struct rheap *h = malloc(sizeof(*h));
 	char *shape[RMAX], name[64];
 	vmheap_graph *g = NULL;
-	char err[256];
 
 	ck_assert_ptr_nonnull(h);
 	random_rheap(h, (unsigned)_i);
 	brute_shapes(h, shape);
 	snprintf(name, sizeof(name), "random-%d.vmheap", _i);
-	ck_assert_int_eq(
-	    vmheap_graph_open_path(&g, write_rheap(h, name), err, sizeof(err)),
-	    0);
+	ck_assert_int_eq(vmheap_graph_open_path(&g, write_rheap(h, name)), 0);
 	for (uint64_t c = 1; c <= 4; c++) {
 		struct vmheap_graph_class_paths *p = NULL;
 		size_t shapes = 0, covered = 0;
@@ -828,7 +824,7 @@ START_TEST(class_objects_and_locals_read_by_name)
 	vmheap_writer *w = NULL;
 	vmheap_graph *g = NULL;
 	FILE *f = fopen(path, "wb");
-	char err[256], *label;
+	char *label;
 	uint64_t self = 0;
 	struct run r;
 
@@ -887,7 +883,7 @@ START_TEST(class_objects_and_locals_read_by_name)
 	fclose(f);
 
 	/* the queries */
-	ck_assert_int_eq(vmheap_graph_open_path(&g, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(vmheap_graph_open_path(&g, path), 0);
 	ck_assert_int_eq(vmheap_graph_object_as_class(g, find(g, 0x20), &self),
 			 1);
 	ck_assert_uint_eq(self, K_SERVICE);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "vmheap.h"
+#include "format-internal.h" /* vmheap_native_decode */
 #include "lib/vmheap_spec.h"
 
 struct buf {
@@ -41,7 +42,7 @@ static int write_example(int native, int *add_rc)
 				       0x555555554000ull};
 	struct vmheap_dump_frame f[2] = {{0, 0x1139},
 					 {VMHEAP_NO_MODULE, 0x7f0000001000ull}};
-	struct vmheap_dump_site s = {2048, 2, 3, 1, f, 2, NULL, 0, 0};
+	struct vmheap_dump_stack s = {2048, 2, 3, 1, f, 2, NULL, 0, 0};
 	vmheap_writer *w;
 	int fd = memfd_create("native", 0);
 
@@ -91,16 +92,16 @@ START_TEST(native_example_in_format_md_is_what_the_writer_writes)
 	ck_assert_uint_eq(n->modules[0].build_id_len, 4);
 	ck_assert(memcmp(n->modules[0].build_id, example_id, 4) == 0);
 	ck_assert_uint_eq(n->modules[0].base, 0x555555554000ull);
-	ck_assert_uint_eq(n->nsites, 1);
-	ck_assert_uint_eq(n->sites[0].live_bytes, 2048);
-	ck_assert_uint_eq(n->sites[0].live_count, 2);
-	ck_assert_uint_eq(n->sites[0].allocs, 3);
-	ck_assert_uint_eq(n->sites[0].frees, 1);
-	ck_assert_uint_eq(n->sites[0].depth, 2);
-	ck_assert_uint_eq(n->sites[0].frames[0].module, 0);
-	ck_assert_uint_eq(n->sites[0].frames[0].offset, 0x1139);
-	ck_assert_uint_eq(n->sites[0].frames[1].module, VMHEAP_NO_MODULE);
-	ck_assert_uint_eq(n->sites[0].frames[1].offset, 0x7f0000001000ull);
+	ck_assert_uint_eq(n->nstacks, 1);
+	ck_assert_uint_eq(n->stacks[0].live_bytes, 2048);
+	ck_assert_uint_eq(n->stacks[0].live_count, 2);
+	ck_assert_uint_eq(n->stacks[0].allocs, 3);
+	ck_assert_uint_eq(n->stacks[0].frees, 1);
+	ck_assert_uint_eq(n->stacks[0].depth, 2);
+	ck_assert_uint_eq(n->stacks[0].frames[0].module, 0);
+	ck_assert_uint_eq(n->stacks[0].frames[0].offset, 0x1139);
+	ck_assert_uint_eq(n->stacks[0].frames[1].module, VMHEAP_NO_MODULE);
+	ck_assert_uint_eq(n->stacks[0].frames[1].offset, 0x7f0000001000ull);
 	vmheap_native_free(n);
 	vmheap_reader_free(r);
 	close(fd);
@@ -120,9 +121,9 @@ START_TEST(native_site_with_vm_location_in_format_md)
 	struct vmheap_dump_module m = {"/bin/app", 8, example_id, 4,
 				       0x555555554000ull};
 	struct vmheap_dump_frame f[1] = {{0, 0x1139}};
-	struct vmheap_dump_site s[2] = {
-		{1024, 1, 1, 0, f, 1, "a.rb", 4, 12},
-		{512, 1, 1, 0, f, 1, NULL, 0, 0},
+	struct vmheap_dump_stack s[2] = {
+	    {1024, 1, 1, 0, f, 1, "a.rb", 4, 12},
+	    {512, 1, 1, 0, f, 1, NULL, 0, 0},
 	};
 	vmheap_writer *w;
 	int fd = memfd_create("native", 0);
@@ -154,14 +155,14 @@ START_TEST(native_site_with_vm_location_in_format_md)
 	ck_assert_int_eq(vmheap_reader_next(r, &rec), 0);
 	ck_assert_int_eq(vmheap_reader_native(r, &n), 0);
 	ck_assert_ptr_nonnull(n);
-	ck_assert_uint_eq(n->nsites, 2);
-	ck_assert_uint_eq(n->sites[0].vm_file_len, 4);
-	ck_assert(memcmp(n->sites[0].vm_file, "a.rb", 4) == 0);
-	ck_assert_uint_eq(n->sites[0].vm_line, 12);
-	ck_assert_uint_eq(n->sites[0].live_bytes, 1024);
-	ck_assert_uint_eq(n->sites[0].frames[0].offset, 0x1139);
-	ck_assert_ptr_null(n->sites[1].vm_file);
-	ck_assert_uint_eq(n->sites[1].live_bytes, 512);
+	ck_assert_uint_eq(n->nstacks, 2);
+	ck_assert_uint_eq(n->stacks[0].vm_file_len, 4);
+	ck_assert(memcmp(n->stacks[0].vm_file, "a.rb", 4) == 0);
+	ck_assert_uint_eq(n->stacks[0].vm_line, 12);
+	ck_assert_uint_eq(n->stacks[0].live_bytes, 1024);
+	ck_assert_uint_eq(n->stacks[0].frames[0].offset, 0x1139);
+	ck_assert_ptr_null(n->stacks[1].vm_file);
+	ck_assert_uint_eq(n->stacks[1].live_bytes, 512);
 	vmheap_native_free(n);
 	vmheap_reader_free(r);
 	close(fd);
@@ -181,7 +182,7 @@ START_TEST(native_leaks_in_format_md)
 	struct vmheap_dump_module m = {"/bin/app", 8, example_id, 4,
 				       0x555555554000ull};
 	struct vmheap_dump_frame f[1] = {{0, 0x1139}};
-	struct vmheap_dump_site s[1] = {{176, 3, 3, 0, f, 1, NULL, 0, 0}};
+	struct vmheap_dump_stack s[1] = {{176, 3, 3, 0, f, 1, NULL, 0, 0}};
 	struct vmheap_dump_leaks l[1] = {{1, 48, 0, 0, 0, 0, 2, 128}};
 	struct vmheap_dump_leak_scan scan = {l, 3, 4096, 1, 8192, 1000, 65536};
 	vmheap_writer *w;
@@ -223,7 +224,7 @@ START_TEST(native_leaks_in_format_md)
 	ck_assert_uint_eq(n->leaks->skipped_bytes, 8192);
 	ck_assert_uint_eq(n->leaks->scan_ns, 1000);
 	ck_assert_uint_eq(n->leaks->memory_bytes, 65536);
-	ck_assert(memcmp(&n->leaks->sites[0], &l[0], sizeof l[0]) == 0);
+	ck_assert(memcmp(&n->leaks->stacks[0], &l[0], sizeof l[0]) == 0);
 	vmheap_native_free(n);
 	vmheap_reader_free(r);
 
@@ -280,7 +281,7 @@ START_TEST(writer_refuses_bad_frames)
 {
 	struct vmheap_writer_options o = VMHEAP_WRITER_OPTIONS_INIT;
 	struct vmheap_dump_frame f = {1, 0x10}; /* module 1 of 1 */
-	struct vmheap_dump_site s = {1, 1, 1, 0, &f, 1, NULL, 0, 0};
+	struct vmheap_dump_stack s = {1, 1, 1, 0, &f, 1, NULL, 0, 0};
 	struct vmheap_dump_module m = {"/x", 2, NULL, 0, 0};
 	vmheap_writer *w;
 	int fd = memfd_create("bad", 0);
@@ -381,7 +382,7 @@ static void write_native_dump(const char *path, const char *module)
 	struct vmheap_dump_module m = {module, strlen(module), example_id, 4,
 				       0x555555554000ull};
 	struct vmheap_dump_frame f[1] = {{0, 0x1139}};
-	struct vmheap_dump_site s = {2048, 2, 3, 1, f, 1, NULL, 0, 0};
+	struct vmheap_dump_stack s = {2048, 2, 3, 1, f, 1, NULL, 0, 0};
 	vmheap_writer *w;
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 

@@ -301,7 +301,7 @@ START_TEST(exports_only_the_allocator_and_api)
 			"vmheap_native_own_thread vmheap_native_route "
 			"vmheap_native_scan vmheap_native_scan_prepare "
 			"vmheap_native_set_location "
-			"vmheap_native_sites vmheap_native_start "
+			"vmheap_native_stacks vmheap_native_start "
 			"vmheap_native_stop vmheap_native_tracking ");
 		spec_run_free(&r);
 	}

@@ -742,22 +742,22 @@ START_TEST(native_sites_show_as_vmheap_histo_lists_them)
 	struct vmheap_dump_frame frames[3][2] = {{{0, 0x1100}, {0, 0x2200}},
 						 {{0, 0x3300}, {0, 0x2200}},
 						 {{0, 0x4400}, {0, 0x2200}}};
-	struct vmheap_dump_site sites[3] = {{.live_bytes = 4096,
-					     .live_count = 4,
-					     .allocs = 9,
-					     .frees = 5,
-					     .frames = frames[0],
-					     .depth = 2},
-					    {.live_bytes = 1 << 20,
-					     .live_count = 16,
-					     .allocs = 16,
-					     .frames = frames[1],
-					     .depth = 2},
-					    {.live_bytes = 64,
-					     .live_count = 1,
-					     .allocs = 1,
-					     .frames = frames[2],
-					     .depth = 2}};
+	struct vmheap_dump_stack sites[3] = {{.live_bytes = 4096,
+					      .live_count = 4,
+					      .allocs = 9,
+					      .frees = 5,
+					      .frames = frames[0],
+					      .depth = 2},
+					     {.live_bytes = 1 << 20,
+					      .live_count = 16,
+					      .allocs = 16,
+					      .frames = frames[1],
+					      .depth = 2},
+					     {.live_bytes = 64,
+					      .live_count = 1,
+					      .allocs = 1,
+					      .frames = frames[2],
+					      .depth = 2}};
 	int fd;
 	vmheap_writer *w = open_writer(path, &fd, 1, 0);
 	struct seen s;
@@ -905,17 +905,17 @@ static const char *long_names_dump(const char *name, int k, const char *big)
 	struct vmheap_dump_module mod = {
 	    .path = big, .path_len = len, .base = 0x7f0000000000};
 	struct vmheap_dump_frame frames[2] = {{0, 0x1100}, {0, 0x2200}};
-	struct vmheap_dump_site site = {.live_bytes = 1000 * n,
-					.live_count = n,
-					.allocs = n,
-					.frames = frames,
-					.depth = 2,
-					.vm_file = big,
-					.vm_file_len = len,
-					.vm_line = 7};
+	struct vmheap_dump_stack site = {.live_bytes = 1000 * n,
+					 .live_count = n,
+					 .allocs = n,
+					 .frames = frames,
+					 .depth = 2,
+					 .vm_file = big,
+					 .vm_file_len = len,
+					 .vm_line = 7};
 	struct vmheap_dump_leaks lk = {.leaked_count = n,
 				       .leaked_bytes = 1000 * n};
-	struct vmheap_dump_leak_scan scan = {.sites = &lk, .blocks = n};
+	struct vmheap_dump_leak_scan scan = {.stacks = &lk, .blocks = n};
 	int fd;
 	vmheap_writer *w = open_writer(path, &fd, 1, 1);
 

@@ -163,11 +163,10 @@ static int named_edges(const char *dump, const char *holder, const char *text,
 		       const char *target, const char *leaf, uint32_t *held)
 {
 	vmheap_graph *g = NULL;
-	char err[256];
 	int found = 0;
 
-	ck_assert_msg(vmheap_graph_open_path(&g, dump, err, sizeof(err)) == 0,
-		      "%s", err);
+	ck_assert_msg(vmheap_graph_open_path(&g, dump) == 0, "%s",
+		      vmheap_graph_error(g));
 	*held = 0;
 	for (uint32_t i = 0; i < vmheap_graph_object_count(g); i++) {
 		char *c = vmheap_graph_class_label(g,

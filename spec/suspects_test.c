@@ -80,7 +80,6 @@ static vmheap_graph *graph_of(struct heap *h, const char *name)
 {
 	struct tdump d = {0};
 	vmheap_graph *g;
-	char err[256];
 
 	for (size_t i = 0; i < h->n; i++)
 		h->objs[i].many = h->refs[i];
@@ -90,9 +89,8 @@ static vmheap_graph *graph_of(struct heap *h, const char *name)
 	d.nobjs = h->n;
 	d.roots = h->roots;
 	d.nroots = h->nroots;
-	ck_assert_msg(vmheap_graph_open_path(&g, write_dump(name, &d), err,
-					     sizeof(err)) == 0,
-		      "%s", err);
+	ck_assert_msg(vmheap_graph_open_path(&g, write_dump(name, &d)) == 0,
+		      "%s", vmheap_graph_error(g));
 	return g;
 }
 
@@ -153,7 +151,6 @@ static vmheap_graph *request_graph(struct heap *h, const char *name)
 {
 	struct tdump d = {0};
 	vmheap_graph *g;
-	char err[256];
 
 	for (size_t i = 0; i < h->n; i++)
 		if (!h->objs[i].many)
@@ -164,9 +161,8 @@ static vmheap_graph *request_graph(struct heap *h, const char *name)
 	d.nobjs = h->n;
 	d.roots = h->roots;
 	d.nroots = h->nroots;
-	ck_assert_msg(vmheap_graph_open_path(&g, write_dump(name, &d), err,
-					     sizeof(err)) == 0,
-		      "%s", err);
+	ck_assert_msg(vmheap_graph_open_path(&g, write_dump(name, &d)) == 0,
+		      "%s", vmheap_graph_error(g));
 	return g;
 }
 

@@ -109,8 +109,13 @@ static void start_agent(void)
 	rc = vmheap_agent_config_from_env(&cfg, err, sizeof(err));
 	if (rc == 0) {
 		block_async_signals(&old);
-		rc = vmheap_agent_start(&agent, &cfg, &host, err, sizeof(err));
+		rc = vmheap_agent_start(&agent, &cfg, &host);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rc < 0) {
+			snprintf(err, sizeof(err), "%s",
+				 vmheap_agent_error(agent));
+			vmheap_agent_stop(agent); /* the failed agent */
+		}
 	}
 	if (rc < 0) {
 		agent = NULL;

@@ -147,9 +147,9 @@ int ruby_vars_init(void);
 void ruby_vars_list(void *ctx,
 		    void (*add)(void *arg, const char *name, const char *type),
 		    void *arg);
-int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk);
-int ruby_vars_set(void *ctx, const char *name, const msgpack_object *value,
-		  msgpack_packer *pk, char *err, size_t errlen);
+int ruby_vars_get(void *ctx, const char *name, vmheap_value_writer *pk);
+int ruby_vars_set(void *ctx, const char *name, const vmheap_value *value,
+		  vmheap_value_writer *pk, char *err, size_t errlen);
 
 /* ------------------------------------------------------------ imemo */
 
@@ -255,10 +255,9 @@ uint32_t ruby_alloc_site_count(void);
 void ruby_alloc_sites_list(void (*add)(void *arg, const char *name,
 				       const char *type),
 			   void *arg);
-int ruby_alloc_sites_get(const char *name, msgpack_packer *pk);
-int ruby_alloc_sites_set(void *ctx, const char *name,
-			 const msgpack_object *value, msgpack_packer *pk,
-			 char *err, size_t errlen);
+int ruby_alloc_sites_get(const char *name, vmheap_value_writer *pk);
+int ruby_alloc_sites_set(void *ctx, const char *name, const vmheap_value *value,
+			 vmheap_value_writer *pk, char *err, size_t errlen);
 
 /* The sites of one dump (ruby_dump_sites.c). */
 struct ruby_dump_sites {
@@ -428,9 +427,9 @@ int ruby_names_enabled(void);
 void ruby_names_list_var(void (*add)(void *arg, const char *name,
 				     const char *type),
 			 void *arg);
-int ruby_names_get_var(const char *name, msgpack_packer *pk);
-int ruby_names_set_var(const char *name, const msgpack_object *value,
-		       msgpack_packer *pk, char *err, size_t errlen);
+int ruby_names_get_var(const char *name, vmheap_value_writer *pk);
+int ruby_names_set_var(const char *name, const vmheap_value *value,
+		       vmheap_value_writer *pk, char *err, size_t errlen);
 
 /* ruby_name_layout.c: what names read of MRI's private structures. */
 

@@ -147,9 +147,11 @@ static int start_agent(char *err, size_t errlen, int *required)
 		return VMHEAP_AGENT_ESYS;
 	}
 	block_async_signals(&old);
-	rc = vmheap_agent_start(&agent, &cfg, &host, err, errlen);
+	rc = vmheap_agent_start(&agent, &cfg, &host);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc < 0) {
+		snprintf(err, errlen, "%s", vmheap_agent_error(agent));
+		vmheap_agent_stop(agent); /* a failed agent holds only that */
 		agent = NULL;
 		ruby_worker_stop();
 		return rc;

@@ -262,7 +262,7 @@ void ruby_alloc_sites_list(void (*add)(void *arg, const char *name,
 
 struct read_job {
 	const char *name;
-	msgpack_packer *pk;
+	vmheap_value_writer *pk;
 };
 
 static int read_job(void *arg)
@@ -271,10 +271,7 @@ static int read_job(void *arg)
 	uint64_t v;
 
 	if (strcmp(job->name, TRACE_VAR) == 0) {
-		if (tracer.on)
-			msgpack_pack_true(job->pk);
-		else
-			msgpack_pack_false(job->pk);
+		vmheap_value_write_bool(job->pk, tracer.on);
 		return 0;
 	}
 	if (strcmp(job->name, OBJECTS_VAR) == 0)
@@ -284,11 +281,11 @@ static int read_job(void *arg)
 	else
 		v = ruby_object_table_bytes(&tracer.objects) +
 		    tracer.sites.bytes;
-	msgpack_pack_uint64(job->pk, v);
+	vmheap_value_write_uint(job->pk, v);
 	return 0;
 }
 
-int ruby_alloc_sites_get(const char *name, msgpack_packer *pk)
+int ruby_alloc_sites_get(const char *name, vmheap_value_writer *pk)
 {
 	struct read_job job = {name, pk};
 
@@ -299,35 +296,34 @@ int ruby_alloc_sites_get(const char *name, msgpack_packer *pk)
 }
 
 /* true/false, or the strings a person types. */
-static int want_bool(const msgpack_object *o, int *out)
+static int want_bool(const vmheap_value *o, int *out)
 {
 	static const char *const words[][2] = {
 	    {"true", "false"}, {"on", "off"}, {"1", "0"}, {"yes", "no"}};
+	const char *s;
+	uint64_t u;
+	size_t len;
 
-	if (o->type == MSGPACK_OBJECT_BOOLEAN) {
-		*out = o->via.boolean;
+	if (vmheap_value_bool(o, out) == 0)
+		return 0;
+	if (vmheap_value_uint(o, &u) == 0 && u <= 1) {
+		*out = (int)u;
 		return 0;
 	}
-	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= 1) {
-		*out = (int)o->via.u64;
-		return 0;
-	}
-	if (o->type != MSGPACK_OBJECT_STR)
+	if (vmheap_value_str(o, &s, &len) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		for (int v = 0; v < 2; v++)
-			if (o->via.str.size == strlen(words[i][v]) &&
-			    memcmp(o->via.str.ptr, words[i][v],
-				   o->via.str.size) == 0) {
+			if (len == strlen(words[i][v]) &&
+			    memcmp(s, words[i][v], len) == 0) {
 				*out = !v;
 				return 0;
 			}
 	return -1;
 }
 
-int ruby_alloc_sites_set(void *ctx, const char *name,
-			 const msgpack_object *value, msgpack_packer *pk,
-			 char *err, size_t errlen)
+int ruby_alloc_sites_set(void *ctx, const char *name, const vmheap_value *value,
+			 vmheap_value_writer *pk, char *err, size_t errlen)
 {
 	int want, rc;
 
@@ -347,9 +343,6 @@ int ruby_alloc_sites_set(void *ctx, const char *name,
 	rc = ruby_worker_run(trace_job, &want, VAR_TIMEOUT_MS);
 	if (rc < 0)
 		return rc;
-	if (want)
-		msgpack_pack_true(pk);
-	else
-		msgpack_pack_false(pk);
+	vmheap_value_write_bool(pk, want);
 	return 0;
 }

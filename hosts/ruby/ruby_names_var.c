@@ -25,39 +25,36 @@ void ruby_names_list_var(void (*add)(void *arg, const char *name,
 	add(arg, NAMES_VAR, "bool");
 }
 
-int ruby_names_get_var(const char *name, msgpack_packer *pk)
+int ruby_names_get_var(const char *name, vmheap_value_writer *pk)
 {
 	if (strcmp(name, NAMES_VAR) != 0)
 		return VMHEAP_AGENT_ENOTFOUND;
-	if (atomic_load(&names_on))
-		msgpack_pack_true(pk);
-	else
-		msgpack_pack_false(pk);
-	return 0;
+	return vmheap_value_write_bool(pk, atomic_load(&names_on));
 }
 
-int ruby_names_set_var(const char *name, const msgpack_object *value,
-		       msgpack_packer *pk, char *err, size_t errlen)
+int ruby_names_set_var(const char *name, const vmheap_value *value,
+		       vmheap_value_writer *pk, char *err, size_t errlen)
 {
 	int on;
+	const char *s = NULL;
+	size_t len = 0;
 
 	if (strcmp(name, NAMES_VAR) != 0)
 		return VMHEAP_AGENT_ENOTFOUND;
-	if (value->type == MSGPACK_OBJECT_BOOLEAN)
-		on = value->via.boolean;
-	else if (value->type == MSGPACK_OBJECT_STR &&
-		 value->via.str.size == 4 &&
-		 !memcmp(value->via.str.ptr, "true", 4))
-		on = 1;
-	else if (value->type == MSGPACK_OBJECT_STR &&
-		 value->via.str.size == 5 &&
-		 !memcmp(value->via.str.ptr, "false", 5))
-		on = 0;
-	else {
-		if (errlen)
-			snprintf(err, errlen,
-				 NAMES_VAR " takes a boolean (true/false)");
-		return VMHEAP_AGENT_ETYPE;
+	if (vmheap_value_str(value, &s, &len) < 0)
+		len = 0;
+	if (vmheap_value_bool(value, &on) < 0) {
+		if (len == 4 && !memcmp(s, "true", 4)) {
+			on = 1;
+		} else if (len == 5 && !memcmp(s, "false", 5)) {
+			on = 0;
+		} else {
+			if (errlen)
+				snprintf(err, errlen,
+					 NAMES_VAR
+					 " takes a boolean (true/false)");
+			return VMHEAP_AGENT_ETYPE;
+		}
 	}
 	atomic_store(&names_on, on);
 	return ruby_names_get_var(name, pk);

@@ -83,7 +83,7 @@ void ruby_vars_list(void *ctx,
 
 struct gc_job {
 	const char *key; /* without the prefix */
-	msgpack_packer *pk;
+	vmheap_value_writer *pk;
 };
 
 static VALUE read_gc_stat(VALUE key)
@@ -101,7 +101,7 @@ static int gc_stat_job(void *arg)
 		rb_set_errinfo(Qnil);
 		return VMHEAP_AGENT_ENOTFOUND;
 	}
-	msgpack_pack_uint64(job->pk, (uint64_t)NUM2SIZET(v));
+	vmheap_value_write_uint(job->pk, (uint64_t)NUM2SIZET(v));
 	return 0;
 }
 
@@ -132,21 +132,19 @@ static VALUE collect_backtraces(VALUE unused)
 	return out;
 }
 
-static void pack_string(msgpack_packer *pk, VALUE s)
+static void pack_string(vmheap_value_writer *pk, VALUE s)
 {
-	msgpack_pack_str(pk, (size_t)RSTRING_LEN(s));
-	msgpack_pack_str_body(pk, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
+	vmheap_value_write_str(pk, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
 }
 
-static void pack_cstr(msgpack_packer *pk, const char *s)
+static void pack_cstr(vmheap_value_writer *pk, const char *s)
 {
-	msgpack_pack_str(pk, strlen(s));
-	msgpack_pack_str_body(pk, s, strlen(s));
+	vmheap_value_write_str(pk, s, strlen(s));
 }
 
 static int backtrace_job(void *arg)
 {
-	msgpack_packer *pk = arg;
+	vmheap_value_writer *pk = arg;
 	int state = 0;
 	VALUE all = rb_protect(collect_backtraces, Qnil, &state);
 	long i, j;
@@ -156,16 +154,16 @@ static int backtrace_job(void *arg)
 		return VMHEAP_AGENT_EDUMP;
 	}
 	/* Only reads from here on: nothing can raise half-way through. */
-	msgpack_pack_array(pk, (size_t)RARRAY_LEN(all));
+	vmheap_value_write_array(pk, (uint32_t)RARRAY_LEN(all));
 	for (i = 0; i < RARRAY_LEN(all); i++) {
 		VALUE pair = RARRAY_AREF(all, i);
 		VALUE lines = RARRAY_AREF(pair, 1);
 
-		msgpack_pack_map(pk, 2);
+		vmheap_value_write_map(pk, 2);
 		pack_cstr(pk, "thread");
 		pack_string(pk, RARRAY_AREF(pair, 0));
 		pack_cstr(pk, "backtrace");
-		msgpack_pack_array(pk, (size_t)RARRAY_LEN(lines));
+		vmheap_value_write_array(pk, (uint32_t)RARRAY_LEN(lines));
 		for (j = 0; j < RARRAY_LEN(lines); j++)
 			pack_string(pk, RARRAY_AREF(lines, j));
 	}
@@ -175,7 +173,7 @@ static int backtrace_job(void *arg)
 
 /* ------------------------------------------------------------ get */
 
-int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk)
+int ruby_vars_get(void *ctx, const char *name, vmheap_value_writer *pk)
 {
 	size_t i;
 	int rc;
@@ -201,8 +199,8 @@ int ruby_vars_get(void *ctx, const char *name, msgpack_packer *pk)
 
 /* ------------------------------------------------------------ set */
 
-int ruby_vars_set(void *ctx, const char *name, const msgpack_object *value,
-		  msgpack_packer *pk, char *err, size_t errlen)
+int ruby_vars_set(void *ctx, const char *name, const vmheap_value *value,
+		  vmheap_value_writer *pk, char *err, size_t errlen)
 {
 	int rc = ruby_names_set_var(name, value, pk, err, errlen);
 	size_t i;

@@ -175,27 +175,21 @@ list_vars(void *ctx, void (*add)(void *arg, const char *name, const char *type),
 		add(arg, host_vars[i].name, host_vars[i].type);
 }
 
-static void pack_str(msgpack_packer *pk, const char *s)
-{
-	msgpack_pack_str(pk, strlen(s));
-	msgpack_pack_str_body(pk, s, strlen(s));
-}
-
-static int get_var(void *ctx, const char *name, msgpack_packer *pk)
+static int get_var(void *ctx, const char *name, vmheap_value_writer *pk)
 {
 	struct sample_vm *vm = ctx;
 
 	if (!strcmp(name, "sample.ticks")) {
-		msgpack_pack_uint64(pk, atomic_load(&vm->ticks));
+		vmheap_value_write_uint(pk, atomic_load(&vm->ticks));
 	} else if (!strcmp(name, "sample.tick_ms")) {
-		msgpack_pack_int64(pk, atomic_load(&vm->tick_ms));
+		vmheap_value_write_int(pk, atomic_load(&vm->tick_ms));
 	} else if (!strcmp(name, "sample.write_mb")) {
-		msgpack_pack_int64(pk, atomic_load(&vm->write_mb));
+		vmheap_value_write_int(pk, atomic_load(&vm->write_mb));
 	} else if (!strcmp(name, "sample.fork_status")) {
-		msgpack_pack_int64(pk, atomic_load(&vm->fork_status));
+		vmheap_value_write_int(pk, atomic_load(&vm->fork_status));
 	} else if (!strcmp(name, "sample.fork") ||
 		   !strcmp(name, "sample.fork_agent")) {
-		msgpack_pack_int64(pk, atomic_load(&vm->fork_child));
+		vmheap_value_write_int(pk, atomic_load(&vm->fork_child));
 	} else if (!strcmp(name, "sample.census") ||
 		   !strcmp(name, "system.memory.count") ||
 		   !strcmp(name, "system.memory.bytes")) {
@@ -206,17 +200,19 @@ static int get_var(void *ctx, const char *name, msgpack_packer *pk)
 			uint32_t n = 0;
 			for (uint32_t i = 1; i <= vm->census_classes; i++)
 				n += vm->census[i] > 0;
-			msgpack_pack_map(pk, n);
+			vmheap_value_write_map(pk, n);
 			for (uint32_t i = 1; i <= vm->census_classes; i++) {
 				if (!vm->census[i])
 					continue;
-				pack_str(pk, vm->classes[i].name);
-				msgpack_pack_uint64(pk, vm->census[i]);
+				vmheap_value_write_str(
+				    pk, vm->classes[i].name,
+				    strlen(vm->classes[i].name));
+				vmheap_value_write_uint(pk, vm->census[i]);
 			}
 		} else {
-			msgpack_pack_uint64(pk, name[14] == 'c'
-						    ? vm->census_objects
-						    : vm->census_bytes);
+			vmheap_value_write_uint(pk, name[14] == 'c'
+							? vm->census_objects
+							: vm->census_bytes);
 		}
 		pthread_mutex_unlock(&vm->stats_lock);
 	} else {
@@ -226,19 +222,21 @@ static int get_var(void *ctx, const char *name, msgpack_packer *pk)
 }
 
 /* An integer from an int or a decimal string (what a person types). */
-static int want_int(const msgpack_object *v, long long *out)
+static int want_int(const vmheap_value *v, long long *out)
 {
 	char buf[32], *end;
+	const char *s;
+	int64_t i;
+	size_t len;
 
-	if (v->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-	    v->via.u64 <= INT32_MAX) {
-		*out = (long long)v->via.u64;
+	if (vmheap_value_int(v, &i) == 0 && i >= 0 && i <= INT32_MAX) {
+		*out = (long long)i;
 		return 0;
 	}
-	if (v->type == MSGPACK_OBJECT_STR && v->via.str.size > 0 &&
-	    v->via.str.size < sizeof(buf)) {
-		memcpy(buf, v->via.str.ptr, v->via.str.size);
-		buf[v->via.str.size] = '\0';
+	if (vmheap_value_str(v, &s, &len) == 0 && len > 0 &&
+	    len < sizeof(buf)) {
+		memcpy(buf, s, len);
+		buf[len] = '\0';
 		errno = 0;
 		*out = strtoll(buf, &end, 10);
 		if (!errno && !*end && *out >= 0 && *out <= INT32_MAX)
@@ -260,7 +258,7 @@ static int want_int(const msgpack_object *v, long long *out)
  * agent did not start.
  */
 static int test_fork(struct sample_vm *vm, long long ms, int fresh,
-		     msgpack_packer *pk, char *err, size_t errlen)
+		     vmheap_value_writer *pk, char *err, size_t errlen)
 {
 	pid_t pid;
 
@@ -279,13 +277,12 @@ static int test_fork(struct sample_vm *vm, long long ms, int fresh,
 	if (pid == 0) {
 		struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 		int stale = vm->agent && vmheap_agent_is_stale(vm->agent);
-		char why[256];
 
 		if (fresh) {
 			vmheap_agent_stop(vm->agent);
 			vm->agent = NULL;
-			if (vmheap_agent_start(&vm->agent, &vm->cfg, vm->host,
-					       why, sizeof(why)) < 0)
+			if (vmheap_agent_start(&vm->agent, &vm->cfg, vm->host) <
+			    0)
 				exit(4);
 		}
 		nanosleep(&ts, NULL);
@@ -294,12 +291,12 @@ static int test_fork(struct sample_vm *vm, long long ms, int fresh,
 		exit(stale ? 0 : 3);
 	}
 	atomic_store(&vm->fork_child, pid);
-	msgpack_pack_int64(pk, pid);
+	vmheap_value_write_int(pk, pid);
 	return 0;
 }
 
-static int set_var(void *ctx, const char *name, const msgpack_object *value,
-		   msgpack_packer *pk, char *err, size_t errlen)
+static int set_var(void *ctx, const char *name, const vmheap_value *value,
+		   vmheap_value_writer *pk, char *err, size_t errlen)
 {
 	struct sample_vm *vm = ctx;
 	long long v;
@@ -314,7 +311,7 @@ static int set_var(void *ctx, const char *name, const msgpack_object *value,
 					 SAMPLE_WRITE_MAX_MB);
 			return VMHEAP_AGENT_ETYPE;
 		}
-		msgpack_pack_int64(pk, v);
+		vmheap_value_write_int(pk, v);
 		return 0;
 	}
 	if (!strcmp(name, "sample.tick_ms") || !strcmp(name, "sample.fork") ||
@@ -330,7 +327,7 @@ static int set_var(void *ctx, const char *name, const msgpack_object *value,
 			return test_fork(vm, v, name[11] == '_', pk, err,
 					 errlen);
 		atomic_store(&vm->tick_ms, (int)v);
-		msgpack_pack_int64(pk, v);
+		vmheap_value_write_int(pk, v);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(host_vars) / sizeof(*host_vars); i++)

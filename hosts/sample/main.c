@@ -172,9 +172,16 @@ int main(int argc, char **argv)
 		vm.host = &host;
 		if (vmheap_agent_config_from_env(&cfg, err, sizeof(err)) == 0)
 			vm.cfg = cfg;
-		if (vmheap_agent_config_from_env(&cfg, err, sizeof(err)) < 0 ||
-		    vmheap_agent_start(&vm.agent, &cfg, &host, err,
-				       sizeof(err)) < 0) {
+		int rc = vmheap_agent_config_from_env(&cfg, err, sizeof(err));
+
+		if (rc == 0 &&
+		    (rc = vmheap_agent_start(&vm.agent, &cfg, &host)) < 0) {
+			snprintf(err, sizeof(err), "%s",
+				 vmheap_agent_error(vm.agent));
+			vmheap_agent_stop(vm.agent);
+			vm.agent = NULL;
+		}
+		if (rc < 0) {
 			if (cfg.required) {
 				fprintf(stderr,
 					"vmheap-sample: cannot start the "

@@ -22,7 +22,7 @@ static void embedded_main(const char *tmpdir, const char *dumpdir,
 	static struct sample_vm svm;
 	struct vmheap_agent_host host;
 	struct vmheap_agent_config cfg;
-	char err[512], msg[700];
+	char msg[700];
 	sigset_t sigs;
 	int sig;
 
@@ -52,8 +52,9 @@ static void embedded_main(const char *tmpdir, const char *dumpdir,
 	cfg.max_clients = opt->max_clients;
 	cfg.dump_fork = -1;
 	cfg.dump_gc = -1;
-	if (vmheap_agent_start(&svm.agent, &cfg, &host, err, sizeof(err)) < 0) {
-		snprintf(msg, sizeof(msg), "error %s\n", err);
+	if (vmheap_agent_start(&svm.agent, &cfg, &host) < 0) {
+		snprintf(msg, sizeof(msg), "error %s\n",
+			 vmheap_agent_error(svm.agent));
 		if (write(wfd, msg, strlen(msg)) < 0)
 			_exit(1);
 		_exit(1);

@@ -138,9 +138,13 @@ int main(void)
 	vmheap_agent *a;
 	char err[512], line[256];
 
-	if (vmheap_agent_config_from_env(&cfg, err, sizeof(err)) < 0 ||
-	    vmheap_agent_start(&a, &cfg, &host, err, sizeof(err)) < 0) {
+	if (vmheap_agent_config_from_env(&cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "leaker: %s\n", err);
+		return 1;
+	}
+	if (vmheap_agent_start(&a, &cfg, &host) < 0) {
+		fprintf(stderr, "leaker: %s\n", vmheap_agent_error(a));
+		vmheap_agent_stop(a);
 		return 1;
 	}
 	setvbuf(stdout, NULL, _IONBF, 0);

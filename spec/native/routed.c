@@ -87,10 +87,10 @@ __attribute__((noinline, visibility("default"))) void made_after(void)
 
 /* The live count and bytes of the site whose first frame is in
  * made_after. */
-static int made_site(vmheap_native_sites_fn sites, uint64_t *count,
+static int made_site(vmheap_native_stacks_fn sites, uint64_t *count,
 		     uint64_t *bytes)
 {
-	static vmheap_native_site v[4096];
+	static vmheap_native_stack v[4096];
 	size_t n = sites(v, 4096);
 	int found = 0;
 
@@ -140,8 +140,8 @@ int main(int argc, char **argv)
 		(vmheap_native_start_fn)dlsym(h, "vmheap_native_start");
 	vmheap_native_stop_fn stop =
 		(vmheap_native_stop_fn)dlsym(h, "vmheap_native_stop");
-	vmheap_native_sites_fn sites =
-		(vmheap_native_sites_fn)dlsym(h, "vmheap_native_sites");
+	vmheap_native_stacks_fn sites =
+	    (vmheap_native_stacks_fn)dlsym(h, "vmheap_native_stacks");
 	if (!route || !start || !stop || !sites)
 		FAIL("the tracker's API is missing");
 	if (route(&info) != 0)

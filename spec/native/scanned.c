@@ -238,9 +238,13 @@ int main(int argc, char **argv)
 	make_all();
 	if (argc > 1 && strcmp(argv[1], "exit") == 0)
 		return 0;
-	if (vmheap_agent_config_from_env(&cfg, err, sizeof(err)) < 0 ||
-	    vmheap_agent_start(&a, &cfg, &host, err, sizeof(err)) < 0) {
+	if (vmheap_agent_config_from_env(&cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "scanned: %s\n", err);
+		return 1;
+	}
+	if (vmheap_agent_start(&a, &cfg, &host) < 0) {
+		fprintf(stderr, "scanned: %s\n", vmheap_agent_error(a));
+		vmheap_agent_stop(a);
 		return 1;
 	}
 	setvbuf(stdout, NULL, _IONBF, 0);

@@ -27,7 +27,7 @@
 
 static vmheap_native_start_fn start;
 static vmheap_native_stop_fn stop;
-static vmheap_native_sites_fn sites;
+static vmheap_native_stacks_fn sites;
 static vmheap_native_get_totals_fn totals;
 
 static void **kept;
@@ -62,7 +62,7 @@ static __attribute__((noinline)) void free_kept(size_t n)
 static void report_at(unsigned at, const char *const *names, size_t count)
 {
 	size_t n = sites(NULL, 0) + 64;
-	vmheap_native_site *v = calloc(n, sizeof *v);
+	vmheap_native_stack *v = calloc(n, sizeof *v);
 	n = sites(v, n);
 	for (size_t k = 0; k < count; k++) {
 		unsigned long long sum[4] = {0, 0, 0, 0};
@@ -452,7 +452,8 @@ int main(int argc, char **argv)
 {
 	start = (vmheap_native_start_fn)dlsym(RTLD_DEFAULT, "vmheap_native_start");
 	stop = (vmheap_native_stop_fn)dlsym(RTLD_DEFAULT, "vmheap_native_stop");
-	sites = (vmheap_native_sites_fn)dlsym(RTLD_DEFAULT, "vmheap_native_sites");
+	sites = (vmheap_native_stacks_fn)dlsym(RTLD_DEFAULT,
+					       "vmheap_native_stacks");
 	totals = (vmheap_native_get_totals_fn)dlsym(RTLD_DEFAULT,
 						   "vmheap_native_get_totals");
 	if (start == NULL || stop == NULL || sites == NULL || totals == NULL) {
@@ -531,7 +532,7 @@ int main(int argc, char **argv)
 			leak_here(10, 32);
 			vmheap_native_totals tt;
 			size_t n = sites(NULL, 0);
-			vmheap_native_site *v = calloc(n + 64, sizeof *v);
+			vmheap_native_stack *v = calloc(n + 64, sizeof *v);
 			n = sites(v, n + 64);
 			unsigned long live = 0;
 			for (size_t i = 0; i < n; i++) {
@@ -545,7 +546,7 @@ int main(int argc, char **argv)
 				bad++;
 			stop();
 			totals(&tt);
-			if (tt.sites != 0 || tt.live_count != 0)
+			if (tt.stacks != 0 || tt.live_count != 0)
 				bad++;
 			free_kept(10);
 		}
