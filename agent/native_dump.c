@@ -146,10 +146,12 @@ static void *map_zero(size_t bytes)
 
 void agent_native_before_fork(void)
 {
-	vmheap_native_tracking_fn on = (vmheap_native_tracking_fn)
-		agent_native_api("vmheap_native_tracking");
-	vmheap_native_scan_prepare_fn prepare = (vmheap_native_scan_prepare_fn)
-		agent_native_api("vmheap_native_scan_prepare");
+	vmheap_native_tracking_fn on =
+	    (vmheap_native_tracking_fn)agent_native_api(
+		"vmheap_native_tracking");
+	vmheap_native_scan_prepare_fn prepare =
+	    (vmheap_native_scan_prepare_fn)agent_native_api(
+		"vmheap_native_scan_prepare");
 
 	if (on && prepare && on())
 		prepare();

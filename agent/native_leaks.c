@@ -28,7 +28,7 @@
 #define TOP_SITES 20
 
 static const char *const keys[8] = {
-    "leaked_count",   "leaked_bytes",   "indirect_count",  "indirect_bytes",
+    "leaked_count",   "leaked_bytes",	"indirect_count",  "indirect_bytes",
     "possible_count", "possible_bytes", "reachable_count", "reachable_bytes"};
 
 struct leak_site {
@@ -95,7 +95,8 @@ static int leaks_body(struct vmheap_agent *a, int fd, void *arg, char *err,
 				  "the malloc tracker is not loaded");
 	/* mmap'd, as a dump's snapshot: not a block the scan classifies */
 	cap = count(NULL, 0) + 256;
-	bytes = cap * (sizeof(vmheap_native_stack) + sizeof(vmheap_native_leaks));
+	bytes =
+	    cap * (sizeof(vmheap_native_stack) + sizeof(vmheap_native_leaks));
 	void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
@@ -200,8 +201,7 @@ static int leaks_job_run(void *arg, msgpack_packer *value, char *err,
 		goto out;
 	if (lseek(fd, 0, SEEK_SET) < 0 ||
 	    agent_read_full(fd, &len, sizeof(len)) != (ssize_t)sizeof(len) ||
-	    len > VMHEAP_MAX_FRAME_BYTES ||
-	    !(packed = malloc(len ? len : 1)) ||
+	    len > VMHEAP_MAX_FRAME_BYTES || !(packed = malloc(len ? len : 1)) ||
 	    agent_read_full(fd, packed, len) != (ssize_t)len || len < 1) {
 		rc = agent_fail(err, errlen, VMHEAP_AGENT_EDUMP,
 				"the leak scan's child sent no result");
@@ -222,7 +222,8 @@ int agent_native_leaks_start(struct vmheap_agent *a, uint64_t *job, char *err,
 			     size_t errlen)
 {
 	vmheap_native_tracking_fn on =
-	    (vmheap_native_tracking_fn)agent_native_api("vmheap_native_tracking");
+	    (vmheap_native_tracking_fn)agent_native_api(
+		"vmheap_native_tracking");
 
 	if (!on)
 		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,

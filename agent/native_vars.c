@@ -280,7 +280,7 @@ void agent_native_pack_site(msgpack_packer *pk, const vmheap_native_stack *v)
 			strcat(site, " < ");
 		strcat(site, f);
 	}
-	if (v->vm_file) { /* the VM's line, outermost */
+	if (v->vm_file) {	     /* the VM's line, outermost */
 		if (v->vm_line == 0) /* none: a label, "<ruby: gc>" */
 			snprintf(vm, sizeof(vm), " < %s", v->vm_file);
 		else

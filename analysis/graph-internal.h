@@ -148,8 +148,8 @@ int graph_index_ids(vmheap_graph *g, int ids_sorted);
 
 /* Replace ids[0..n) in place by their object indices
  * (vmheap_graph_find), VMHEAP_GRAPH_NONE for an id not in the graph:
- * afterwards the 4 bytes at (char *)ids + 4 * k are the index of the k-th id.  The
- * lookups are prefetched a few ids ahead (they are random reads). */
+ * afterwards the 4 bytes at (char *)ids + 4 * k are the index of the k-th id.
+ * The lookups are prefetched a few ids ahead (they are random reads). */
 void graph_find_many(const vmheap_graph *g, uint64_t *ids, size_t n);
 
 /* Read every record of `r` into a new graph (graph_build.c). */

@@ -38,8 +38,7 @@ int graph_edge_is_stack(const vmheap_graph *g, uint32_t k)
 
 int graph_edge_is_named_field(const vmheap_graph *g, uint32_t k)
 {
-	return g->edge_name &&
-	       graph_code_is_named_field(g, g->edge_name[k]);
+	return g->edge_name && graph_code_is_named_field(g, g->edge_name[k]);
 }
 
 int graph_code_is_named_field(const vmheap_graph *g, uint32_t code)

@@ -130,8 +130,8 @@ static int search_kinds(struct search *s)
 	if (!s->internal)
 		return VMHEAP_ENOMEM;
 	for (size_t c = 0; c < g->nclasses; c++)
-		s->internal[c] = (unsigned char)graph_class_is_internal(
-		    g, (uint32_t)c);
+		s->internal[c] =
+		    (unsigned char)graph_class_is_internal(g, (uint32_t)c);
 	if (!g->edge_name)
 		return 0;
 	s->code_kind = calloc(g->nname_table + 1, 1);
@@ -140,9 +140,8 @@ static int search_kinds(struct search *s)
 	for (size_t c = 1; c <= g->nname_table; c++) {
 		uint32_t code = (uint32_t)c;
 		s->code_kind[c] =
-		    (unsigned char)((graph_code_is_stack(g, code)
-					 ? CODE_STACK
-					 : 0) |
+		    (unsigned char)((graph_code_is_stack(g, code) ? CODE_STACK
+								  : 0) |
 				    (graph_code_is_named_field(g, code)
 					 ? CODE_NAMED_FIELD
 					 : 0));

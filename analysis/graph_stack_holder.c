@@ -61,8 +61,8 @@ int vmheap_graph_stack_holder(const vmheap_graph *g, uint32_t i,
 			return VMHEAP_ENOMEM;
 		}
 		for (size_t c = 1; c <= g->nname_table; c++)
-			any |= stack[c] = (unsigned char)graph_code_is_stack(
-			    g, (uint32_t)c);
+			any |= stack[c] =
+			    (unsigned char)graph_code_is_stack(g, (uint32_t)c);
 	}
 	for (uint32_t s = 0; s < g->n && any; s++)
 		for (uint32_t k = g->fwd_off[s]; k < g->fwd_off[s + 1]; k++) {

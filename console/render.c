@@ -496,15 +496,17 @@ static void print_leak_scan(FILE *out, const msgpack_object *scan)
 	bytes = map_get(scan, bytes_keys);
 	if (!blocks || !is_integer(blocks))
 		return;
-	fprintf(out, "leak scan: %.0f malloc blocks classified", number(blocks));
+	fprintf(out, "leak scan: %.0f malloc blocks classified",
+		number(blocks));
 	if (maps && is_integer(maps) && number(maps) > 0) {
 		vmheap_format_size(size, sizeof(size),
 				   bytes && bytes->type ==
 						MSGPACK_OBJECT_POSITIVE_INTEGER
 				       ? (unsigned long long)bytes->via.u64
 				       : 0);
-		fprintf(out, "; %.0f writable mappings could not be read and "
-			     "were skipped (%s unread: no roots there)",
+		fprintf(out,
+			"; %.0f writable mappings could not be read and "
+			"were skipped (%s unread: no roots there)",
 			number(maps), size);
 	}
 	fputc('\n', out);

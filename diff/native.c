@@ -184,9 +184,9 @@ static int native_pprof(const struct diff_options *o, vmheap_symbolizer *sym)
 
 /* One side's leak rows: 0, 1 (no native section or no leak scan: err
  * says so) or a negative code. */
-static int load_leaks(const char *path, vmheap_symbolizer *sym,
-		      struct side *s, struct vmheap_native_leak_row **rows,
-		      size_t *nrows, char *err, size_t errsz)
+static int load_leaks(const char *path, vmheap_symbolizer *sym, struct side *s,
+		      struct vmheap_native_leak_row **rows, size_t *nrows,
+		      char *err, size_t errsz)
 {
 	int rc = vmheap_native_load(path, &s->r, &s->n, err, errsz);
 

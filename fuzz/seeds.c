@@ -668,7 +668,8 @@ static void cfa_seed(void)
 static void scan_seeds(void)
 {
 	static const char text[] =
-		"\0" "202 0x7f00 0x80 0x0 0x0 0x0 0x0 0x7ffd1234 0x7f001234\n";
+	    "\0"
+	    "202 0x7f00 0x80 0x0 0x0 0x0 0x0 0x7ffd1234 0x7f001234\n";
 	put("scan", "syscall", text, sizeof text - 1);
 	uint8_t heap[1 + 8 + 4 + 128];
 	memset(heap, 0, sizeof heap);

@@ -96,9 +96,8 @@ static int walk(const struct native_chunks *c, uint64_t at, uint64_t to,
 	return at == to ? 0 : -1;
 }
 
-int native_chunks_free(const struct native_chunks *c, uint64_t at,
-		       uint64_t to, uint64_t end, native_chunk_span_fn span,
-		       void *arg)
+int native_chunks_free(const struct native_chunks *c, uint64_t at, uint64_t to,
+		       uint64_t end, native_chunk_span_fn span, void *arg)
 {
 	if (at % 16 != 0 || to % 16 != 0 || to > end || at > to)
 		return -1;

@@ -240,9 +240,8 @@ void native_chunks_prepare(struct native_chunks *c);
  * Returns 0, or -1 (nothing called) when the size words do not lead to
  * `to` (not a glibc heap, or a block freed past the tracker).
  */
-int native_chunks_free(const struct native_chunks *c, uint64_t at,
-		       uint64_t to, uint64_t end, native_chunk_span_fn span,
-		       void *arg);
+int native_chunks_free(const struct native_chunks *c, uint64_t at, uint64_t to,
+		       uint64_t end, native_chunk_span_fn span, void *arg);
 /* The address of the chunk header that follows the glibc block at
  * `block` (glibc's free lists and its top pointer point there, inside
  * the block's last usable bytes), or 0 for an mmapped block. */

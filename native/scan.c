@@ -356,16 +356,17 @@ static void free_chunks(struct scan *s, uint64_t lo, uint64_t hi, int heap)
 {
 	s->nspans = 0;
 	size_t k = first_at(s, lo + 16), end = first_at(s, hi);
-	if (heap &&
-	    native_chunks_free(&s->chunks, lo, k < end ? s->b[k].start - 16 : hi,
-			       hi, add_span, s) != 0)
+	if (heap && native_chunks_free(&s->chunks, lo,
+				       k < end ? s->b[k].start - 16 : hi, hi,
+				       add_span, s) != 0)
 		s->info.unparsed_gaps++;
 	for (; k < end; k++) {
 		uint64_t at = native_chunk_next_header(s->b[k].start);
 		uint64_t to = k + 1 < end ? s->b[k + 1].start - 16 : hi;
 		if (at == 0 || at >= hi || at > to)
 			continue; /* mmapped; or not glibc's layout */
-		if (native_chunks_free(&s->chunks, at, to, hi, add_span, s) != 0)
+		if (native_chunks_free(&s->chunks, at, to, hi, add_span, s) !=
+		    0)
 			s->info.unparsed_gaps++;
 	}
 }
@@ -423,9 +424,9 @@ static void mapping(struct scan *s, const char *line)
 	}
 	/* anonymous: no path, or [heap], [stack], [anon:...] */
 	int heap = bracket && strncmp(bracket, "[heap]", 6) == 0;
-	int anonymous = !path && (!bracket || heap ||
-				  strncmp(bracket, "[stack]", 7) == 0 ||
-				  strncmp(bracket, "[anon", 5) == 0);
+	int anonymous =
+	    !path && (!bracket || heap || strncmp(bracket, "[stack]", 7) == 0 ||
+		      strncmp(bracket, "[anon", 5) == 0);
 	s->nspans = 0;
 	if (anonymous)
 		free_chunks(s, lo, hi, heap && lo % 16 == 0);

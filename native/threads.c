@@ -41,7 +41,7 @@ uint64_t native_threads_parse_sp(const char *text)
 		return 0;
 	uint64_t v = 0;
 	for (p += 2;; p++) {
-		int d = *p >= '0' && *p <= '9'   ? *p - '0'
+		int d = *p >= '0' && *p <= '9'	 ? *p - '0'
 			: *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
 						 : -1;
 		if (d < 0)
@@ -66,12 +66,13 @@ VMHEAP_EXPORT int vmheap_native_scan_prepare(void)
 			struct dirent64 *d = (struct dirent64 *)(buf + at);
 			at += d->d_reclen;
 			long tid = 0;
-			for (const char *c = d->d_name; *c >= '0' && *c <= '9'; c++)
+			for (const char *c = d->d_name; *c >= '0' && *c <= '9';
+			     c++)
 				tid = tid * 10 + (*c - '0');
 			if (tid <= 0 || tid == self || nsps == MAX_THREADS)
 				continue;
-			snprintf(path, sizeof path, "/proc/self/task/%ld/syscall",
-				 tid);
+			snprintf(path, sizeof path,
+				 "/proc/self/task/%ld/syscall", tid);
 			int fd = open(path, O_RDONLY | O_CLOEXEC);
 			if (fd < 0)
 				continue;

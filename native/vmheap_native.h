@@ -153,8 +153,8 @@ typedef struct vmheap_native_scan_info {
 	uint64_t skipped_bytes;    /* their size */
 	uint64_t scan_ns;          /* the scan's time (CLOCK_MONOTONIC) */
 	uint64_t memory_bytes;     /* memory the scan mapped for itself */
-	uint64_t free_bytes;       /* glibc's free chunks: not read */
-	uint64_t unparsed_gaps;    /* gaps between blocks whose chunks did not
+	uint64_t free_bytes;	   /* glibc's free chunks: not read */
+	uint64_t unparsed_gaps;	   /* gaps between blocks whose chunks did not
 				      parse: read whole */
 	uint64_t threads_from_sp;  /* other threads' stacks read from their
 				      stack pointer up */

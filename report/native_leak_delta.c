@@ -13,7 +13,7 @@
 
 /* The keys of the eight figures, in the order of struct vmheap_dump_leaks. */
 static const char *const keys[8] = {
-    "leaked_count",   "leaked_bytes",   "indirect_count",  "indirect_bytes",
+    "leaked_count",   "leaked_bytes",	"indirect_count",  "indirect_bytes",
     "possible_count", "possible_bytes", "reachable_count", "reachable_bytes"};
 
 static const uint64_t *fields(const struct vmheap_dump_leaks *l)
@@ -77,7 +77,9 @@ int vmheap_native_leak_delta(const struct vmheap_native_leak_row *old,
 	    !(v = calloc(no + nn ? no + nn : 1, sizeof(*v))))
 		goto out;
 	while (i < no || j < nn) {
-		int c = i == no ? 1 : j == nn ? -1 : strcmp(a[i].site, b[j].site);
+		int c = i == no	  ? 1
+			: j == nn ? -1
+				  : strcmp(a[i].site, b[j].site);
 		const struct vmheap_dump_leaks *ol = c <= 0 ? &a[i].l : NULL;
 		const struct vmheap_dump_leaks *nl = c >= 0 ? &b[j].l : NULL;
 		const char *site = c <= 0 ? a[i].site : b[j].site;
@@ -162,14 +164,15 @@ void vmheap_native_leak_delta_render(
 	}
 	if (o->format == VMHEAP_OUTPUT_CSV) {
 		for (int e = 0; e < 8; e++)
-			vmheap_strbuf_addf(sb, "%s,%s_delta,", keys[e], keys[e]);
+			vmheap_strbuf_addf(sb, "%s,%s_delta,", keys[e],
+					   keys[e]);
 		vmheap_strbuf_addf(sb, "site\n");
 		for (size_t i = 0; i < shown; i++) {
 			const uint64_t *f = fields(&rows[i].l);
 			for (int e = 0; e < 8; e++)
-				vmheap_strbuf_addf(sb, "%llu,%lld,",
-						   (unsigned long long)f[e],
-						   (long long)rows[i].growth[e]);
+				vmheap_strbuf_addf(
+				    sb, "%llu,%lld,", (unsigned long long)f[e],
+				    (long long)rows[i].growth[e]);
 			vmheap_strbuf_add_csv(sb, rows[i].site);
 			vmheap_strbuf_add(sb, "\n", 1);
 		}
@@ -181,10 +184,10 @@ void vmheap_native_leak_delta_render(
 		sb->failed = 1;
 		return;
 	}
-	const char *head[] = {"leaked",    "+/-", "bytes", "+/-",
-			      "indirect",  "+/-", "bytes", "+/-",
-			      "possible",  "+/-", "bytes", "+/-",
-			      "reachable", "+/-", "bytes", "+/-", "site"};
+	const char *head[] = {
+	    "leaked",	 "+/-", "bytes",    "+/-", "indirect", "+/-",
+	    "bytes",	 "+/-", "possible", "+/-", "bytes",    "+/-",
+	    "reachable", "+/-", "bytes",    "+/-", "site"};
 	vmheap_table_add_row(t, head);
 	char cells[16][32], label[128];
 	for (size_t i = 0; i <= shown; i++) {
@@ -195,8 +198,8 @@ void vmheap_native_leak_delta_render(
 				 (unsigned long long)f[e]);
 			snprintf(cells[2 * e + 1], sizeof(cells[0]), "%+lld",
 				 (long long)g[e]);
-			vmheap_report_size(o, cells[2 * e + 2], sizeof(cells[0]),
-					   f[e + 1]);
+			vmheap_report_size(o, cells[2 * e + 2],
+					   sizeof(cells[0]), f[e + 1]);
 			vmheap_report_size_delta(o, cells[2 * e + 3],
 						 sizeof(cells[0]), g[e + 1]);
 		}

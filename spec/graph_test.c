@@ -674,9 +674,8 @@ START_TEST(random_reachable_heaps_agree_with_brute_force)
 		write_heap(&h, path);
 		g = open_graph(path);
 		check_against_brute_force(&h, g, seed);
-		ck_assert_int_eq(vmheap_graph_unreachable(g, &unreachable,
-							  NULL),
-				 0);
+		ck_assert_int_eq(
+		    vmheap_graph_unreachable(g, &unreachable, NULL), 0);
 		ck_assert_msg(unreachable == 0, "seed %llu: %llu unreachable",
 			      (unsigned long long)seed,
 			      (unsigned long long)unreachable);
@@ -1559,9 +1558,8 @@ Suite *vmheap_spec_suite(void)
 	TCase *errors = spec_tcase(s, "errors", 30);
 
 	tcase_add_loop_test(random, random_heaps_agree_with_brute_force, 0, 12);
-	tcase_add_loop_test(random,
-			    random_reachable_heaps_agree_with_brute_force, 0,
-			    4);
+	tcase_add_loop_test(
+	    random, random_reachable_heaps_agree_with_brute_force, 0, 4);
 
 	tcase_add_test(shapes,
 		       empty_dump_has_no_objects_and_nothing_unreachable);

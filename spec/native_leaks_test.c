@@ -302,13 +302,19 @@ static void diff_leaks(struct scanned *r, const char *format, const char *a,
 	char pa[700], pb[700];
 	snprintf(pa, sizeof pa, "%s/%s", r->dir, a);
 	snprintf(pb, sizeof pb, "%s/%s", r->dir, b);
-	const char *argv[] = {spec_bin("vmheap-diff"), "--native", "--leaks",
-			      "--top", "1000", format ? "--format" : pa,
-			      format ? format : pb, format ? pa : NULL,
-			      format ? pb : NULL, NULL};
+	const char *argv[] = {spec_bin("vmheap-diff"),
+			      "--native",
+			      "--leaks",
+			      "--top",
+			      "1000",
+			      format ? "--format" : pa,
+			      format ? format : pb,
+			      format ? pa : NULL,
+			      format ? pb : NULL,
+			      NULL};
 	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, o), 0);
-	ck_assert_msg(o->status == status, "status %d: %s%s", o->status,
-		      o->out, o->err);
+	ck_assert_msg(o->status == status, "status %d: %s%s", o->status, o->out,
+		      o->err);
 }
 
 /* vmheap-diff --native --leaks: NEW's figures and their growth since OLD
@@ -357,7 +363,8 @@ START_TEST(leak_diff_is_the_growth)
 	expect(sites, "interior_here", inner);
 	for (int k = 0; k < 8; k++) {
 		snprintf(key, sizeof key, "%s_delta", keys[k]);
-		ck_assert_int_eq(by_function(sites, "keep_here", key), keep_d[k]);
+		ck_assert_int_eq(by_function(sites, "keep_here", key),
+				 keep_d[k]);
 		ck_assert_int_eq(by_function(sites, "parent_here", key),
 				 parent_d[k]);
 		ck_assert_int_eq(by_function(sites, "child_here", key),
@@ -368,7 +375,8 @@ START_TEST(leak_diff_is_the_growth)
 	/* forget_here: about 2,000 leaked, about 1,000 of them new (a stale
 	 * slot may keep a handful from "leaked": the histo test says) */
 	long long lost = by_function(sites, "forget_here", "leaked_count");
-	long long grew = by_function(sites, "forget_here", "leaked_count_delta");
+	long long grew =
+	    by_function(sites, "forget_here", "leaked_count_delta");
 	ck_assert_msg(lost >= 1994 && lost <= 2000, "%lld", lost);
 	ck_assert_msg(grew >= 994 && grew <= 1006, "%lld", grew);
 	/* leaked first: the most leaked bytes grown (keep_here's 64,000,
@@ -383,13 +391,13 @@ START_TEST(leak_diff_is_the_growth)
 
 	/* CSV: each figure and its growth; text: the same, "+/-" */
 	diff_leaks(&r, "csv", "a.vmheap", "b.vmheap", 0, &o);
-	ck_assert_msg(strncmp(o.out,
-			      "leaked_count,leaked_count_delta,leaked_bytes,"
-			      "leaked_bytes_delta,indirect_count,",
-			      strlen("leaked_count,leaked_count_delta,leaked_"
-				     "bytes,leaked_bytes_delta,indirect_count,")) ==
-			  0,
-		      "%s", o.out);
+	ck_assert_msg(
+	    strncmp(o.out,
+		    "leaked_count,leaked_count_delta,leaked_bytes,"
+		    "leaked_bytes_delta,indirect_count,",
+		    strlen("leaked_count,leaked_count_delta,leaked_"
+			   "bytes,leaked_bytes_delta,indirect_count,")) == 0,
+	    "%s", o.out);
 	/* (two rows: keep_here called from make_all, whose blocks were
 	 * dropped, and from main's loop, whose blocks are kept now) */
 	ck_assert_msg(strstr(o.out, "\n1000,1000,64000,64000,0,0,0,0,0,0,0,0,"
@@ -400,7 +408,8 @@ START_TEST(leak_diff_is_the_growth)
 	spec_run_free(&o);
 	diff_leaks(&r, NULL, "a.vmheap", "b.vmheap", 0, &o);
 	const char *row = strstr(o.out, "keep_here (");
-	ck_assert_msg(strstr(o.out, "leaked    +/-     bytes") != NULL && row != NULL,
+	ck_assert_msg(strstr(o.out, "leaked    +/-     bytes") != NULL &&
+			  row != NULL,
 		      "%.3000s", o.out);
 	while (row > o.out && row[-1] != '\n')
 		row--;
@@ -408,7 +417,8 @@ START_TEST(leak_diff_is_the_growth)
 	ck_assert_msg(sscanf(row, "%31s %31s %31s %31s %31s %31s %31s %31s",
 			     cell[0], cell[1], cell[2], cell[3], cell[4],
 			     cell[5], cell[6], cell[7]) == 8 &&
-			  !strcmp(cell[0], "1000") && !strcmp(cell[1], "+1000") &&
+			  !strcmp(cell[0], "1000") &&
+			  !strcmp(cell[1], "+1000") &&
 			  !strcmp(cell[2], "62.5") && !strcmp(cell[4], "+62.5"),
 		      "%.3000s", o.out);
 	spec_run_free(&o);
@@ -425,11 +435,16 @@ START_TEST(leak_diff_is_the_growth)
 	ck_assert_msg(o.status == 2 && strstr(o.err, "--leaks needs --native"),
 		      "%d %s", o.status, o.err);
 	spec_run_free(&o);
-	const char *three[] = {spec_bin("vmheap-diff"), "--native", "--leaks",
-			       "x", "y", "z", NULL};
+	const char *three[] = {spec_bin("vmheap-diff"),
+			       "--native",
+			       "--leaks",
+			       "x",
+			       "y",
+			       "z",
+			       NULL};
 	ck_assert_int_eq(spec_run(three, NULL, NULL, 60000, &o), 0);
-	ck_assert_msg(o.status == 2 && strstr(o.err, "takes two dumps"), "%d %s",
-		      o.status, o.err);
+	ck_assert_msg(o.status == 2 && strstr(o.err, "takes two dumps"),
+		      "%d %s", o.status, o.err);
 	spec_run_free(&o);
 }
 END_TEST
@@ -481,8 +496,14 @@ START_TEST(scan_child_killed_leaves_the_vm_and_the_dumps)
 		snprintf(pid, sizeof pid, "%d", (int)r.p.pid);
 		snprintf(cmd, sizeof cmd, "set system.memory.dump k%zu.vmheap",
 			 k);
-		const char *argv[] = {spec_bin("vmheap-console"), "-p", pid,
-				      "--tmpdir", r.dir, "-e", cmd, NULL};
+		const char *argv[] = {spec_bin("vmheap-console"),
+				      "-p",
+				      pid,
+				      "--tmpdir",
+				      r.dir,
+				      "-e",
+				      cmd,
+				      NULL};
 		struct spec_spawn sp = {0};
 		struct spec_proc con;
 		sp.argv = argv;
@@ -495,14 +516,16 @@ START_TEST(scan_child_killed_leaves_the_vm_and_the_dumps)
 		spec_wait_begin(&w, 60000);
 		w.interval_ms = 1;
 		while ((t = cpu_ticks(child)) >= 0 && t < at_ticks[k])
-			spec_wait_or_fail(&w, "child %d at %ld ticks", (int)child,
-					  at_ticks[k]);
-		ck_assert_msg(t >= 0, "the child ended before %ld ticks: the "
-				      "scan was not killed",
+			spec_wait_or_fail(&w, "child %d at %ld ticks",
+					  (int)child, at_ticks[k]);
+		ck_assert_msg(t >= 0,
+			      "the child ended before %ld ticks: the "
+			      "scan was not killed",
 			      at_ticks[k]);
 		ck_assert_int_eq(kill(child, SIGKILL), 0);
 		int status = spec_proc_wait_exit(&con, 60000);
-		ck_assert_msg(status != 0 && strstr(con.buf, "killed by signal 9"),
+		ck_assert_msg(status != 0 &&
+				  strstr(con.buf, "killed by signal 9"),
 			      "%d: %s", status, con.buf);
 		printf("scan child killed at %ld ticks: %s", t, con.buf);
 		char *after = spec_ls(r.dir, ' ');
@@ -543,8 +566,14 @@ START_TEST(live_leak_scan)
 	scanned_start(&r);
 	char *before = spec_ls(r.dir, ' ');
 	snprintf(pid, sizeof pid, "%d", (int)r.p.pid);
-	const char *argv[] = {spec_bin("vmheap-console"), "-p", pid, "--tmpdir",
-			      r.dir, "--json", "-e", "get system.native.leaks",
+	const char *argv[] = {spec_bin("vmheap-console"),
+			      "-p",
+			      pid,
+			      "--tmpdir",
+			      r.dir,
+			      "--json",
+			      "-e",
+			      "get system.native.leaks",
 			      NULL};
 	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
 	ck_assert_msg(o.status == 0, "%.2000s%.1000s", o.out, o.err);
@@ -571,15 +600,19 @@ START_TEST(live_leak_scan)
 	free(after);
 	free(before);
 	/* a dump's reply says what its scan could not read */
-	const char *dump[] = {spec_bin("vmheap-console"), "-p", pid, "--tmpdir",
-			      r.dir, "-e", "set system.memory.dump d.vmheap",
+	const char *dump[] = {spec_bin("vmheap-console"),
+			      "-p",
+			      pid,
+			      "--tmpdir",
+			      r.dir,
+			      "-e",
+			      "set system.memory.dump d.vmheap",
 			      NULL};
 	ck_assert_int_eq(spec_run(dump, NULL, NULL, 60000, &o), 0);
-	ck_assert_msg(o.status == 0 &&
-			  strstr(o.out, "\nleak scan: ") != NULL &&
-			  strstr(o.out, "; 2 writable mappings could not be read "
-					"and were skipped (8.00 KiB unread") !=
-			      NULL,
+	ck_assert_msg(o.status == 0 && strstr(o.out, "\nleak scan: ") != NULL &&
+			  strstr(o.out,
+				 "; 2 writable mappings could not be read "
+				 "and were skipped (8.00 KiB unread") != NULL,
 		      "%.2000s%.1000s", o.out, o.err);
 	spec_run_free(&o);
 	/* tracking off: said, with what to do */

@@ -189,16 +189,16 @@ END_TEST
  * the other thread, which removes them while the owner adds and removes
  * records of its own in the same region.  (Written for a version of
  * live.c whose stripes were biased to one thread, native/README.md; it
- * failed there when a taker did not revoke the bias.)  Every remove must return the record put; at the end
- * the table is empty and the site counters balance.
+ * failed there when a taker did not revoke the bias.)  Every remove must return
+ * the record put; at the end the table is empty and the site counters balance.
  */
 #define BATCH 2048
 #define ROUNDS 150
 #define HAND_BASE 0x7f7000000000ull
 
-static _Atomic int handed;  /* rounds handed to the taker */
-static _Atomic int taken;   /* rounds the taker finished */
-static _Atomic long wrong;  /* removes that returned another record */
+static _Atomic int handed; /* rounds handed to the taker */
+static _Atomic int taken;  /* rounds the taker finished */
+static _Atomic long wrong; /* removes that returned another record */
 
 static uint64_t hand_key(int round, int i)
 {

@@ -293,16 +293,16 @@ START_TEST(exports_only_the_allocator_and_api)
 		const char *argv[] = {"sh", "-c", cmd, NULL};
 		struct spec_run r;
 		ck_assert_int_eq(spec_run(argv, NULL, NULL, 20000, &r), 0);
-		ck_assert_str_eq(r.out,
-			"aligned_alloc calloc dlclose free malloc memalign "
-			"posix_memalign pvalloc realloc reallocarray valloc "
-			"vmheap_native_get_totals "
-			"vmheap_native_modules vmheap_native_output_name "
-			"vmheap_native_own_thread vmheap_native_route "
-			"vmheap_native_scan vmheap_native_scan_prepare "
-			"vmheap_native_set_location "
-			"vmheap_native_stacks vmheap_native_start "
-			"vmheap_native_stop vmheap_native_tracking ");
+		ck_assert_str_eq(
+		    r.out, "aligned_alloc calloc dlclose free malloc memalign "
+			   "posix_memalign pvalloc realloc reallocarray valloc "
+			   "vmheap_native_get_totals "
+			   "vmheap_native_modules vmheap_native_output_name "
+			   "vmheap_native_own_thread vmheap_native_route "
+			   "vmheap_native_scan vmheap_native_scan_prepare "
+			   "vmheap_native_set_location "
+			   "vmheap_native_stacks vmheap_native_start "
+			   "vmheap_native_stop vmheap_native_tracking ");
 		spec_run_free(&r);
 	}
 }
@@ -1028,29 +1028,29 @@ START_TEST(ruby_stdlib_leaks_nothing)
 	if (SPEC_SANITIZED)
 		return;
 	static const char script[] =
-		"require 'json'\n"
-		"require 'erb'\n"
-		"require 'psych'\n"
-		"require 'ripper'\n"
-		"require 'zlib'\n"
-		"STDOUT.sync = true\n"
-		"data = (1..2000).map { |i| { 'id' => i, 'name' => \"item#{i}\", "
-		"'tags' => %w[a b c], 'nested' => { 'x' => [i, i.to_s] } } }\n"
-		"tpl = ERB.new(\"<% items.each do |it| %><li><%= it['name'] "
-		"%></li>\\n<% end %>\")\n"
-		"src = File.read(File.join(RbConfig::CONFIG['rubylibdir'], "
-		"'erb.rb'))\n"
-		"items = data\n"
-		"puts 'ready'\n"
-		"while (l = STDIN.gets)\n"
-		"  s = JSON.generate(data)\n"
-		"  JSON.parse(s)\n"
-		"  tpl.result(binding)\n"
-		"  Psych.load(Psych.dump(data.first(300)))\n"
-		"  Ripper.sexp(src)\n"
-		"  Zlib::Inflate.inflate(Zlib::Deflate.deflate(s))\n"
-		"  puts 'ok'\n"
-		"end\n";
+	    "require 'json'\n"
+	    "require 'erb'\n"
+	    "require 'psych'\n"
+	    "require 'ripper'\n"
+	    "require 'zlib'\n"
+	    "STDOUT.sync = true\n"
+	    "data = (1..2000).map { |i| { 'id' => i, 'name' => \"item#{i}\", "
+	    "'tags' => %w[a b c], 'nested' => { 'x' => [i, i.to_s] } } }\n"
+	    "tpl = ERB.new(\"<% items.each do |it| %><li><%= it['name'] "
+	    "%></li>\\n<% end %>\")\n"
+	    "src = File.read(File.join(RbConfig::CONFIG['rubylibdir'], "
+	    "'erb.rb'))\n"
+	    "items = data\n"
+	    "puts 'ready'\n"
+	    "while (l = STDIN.gets)\n"
+	    "  s = JSON.generate(data)\n"
+	    "  JSON.parse(s)\n"
+	    "  tpl.result(binding)\n"
+	    "  Psych.load(Psych.dump(data.first(300)))\n"
+	    "  Ripper.sexp(src)\n"
+	    "  Zlib::Inflate.inflate(Zlib::Deflate.deflate(s))\n"
+	    "  puts 'ok'\n"
+	    "end\n";
 	struct rb r;
 	struct spec_run o;
 	tracked_ruby(&r, "stdlib", script, NULL);
@@ -1060,8 +1060,13 @@ START_TEST(ruby_stdlib_leaks_nothing)
 	spec_kill(r.p.pid);
 	char path[700];
 	snprintf(path, sizeof path, "%s/stdlib.vmheap", r.dir);
-	const char *argv[] = {spec_bin("vmheap-histo"), "--native", "--leaks",
-			      "--format", "json", path, NULL};
+	const char *argv[] = {spec_bin("vmheap-histo"),
+			      "--native",
+			      "--leaks",
+			      "--format",
+			      "json",
+			      path,
+			      NULL};
 	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
 	ck_assert_msg(o.status == 0, "%.3000s%.1000s", o.out, o.err);
 	struct jval *j = json_parse(o.out);
@@ -1074,8 +1079,8 @@ START_TEST(ruby_stdlib_leaks_nothing)
 	ck_assert_int_ge(json_get(scan, "blocks")->inum, 500);
 	ck_assert_int_ge(json_get(total, "reachable_count")->inum, 500);
 	ck_assert_msg(json_get(total, "leaked_bytes")->inum == 0 &&
-			      json_get(total, "leaked_count")->inum == 0 &&
-			      json_get(total, "indirect_bytes")->inum == 0,
+			  json_get(total, "leaked_count")->inum == 0 &&
+			  json_get(total, "indirect_bytes")->inum == 0,
 		      "%.3000s", o.out);
 	json_free(j);
 	spec_run_free(&o);

@@ -1976,8 +1976,10 @@ START_TEST(ivar_names_of_objects_of_many_shapes_match_their_ivars)
 	static const struct {
 		const char *cls, *name;
 		size_t count;
-	} marks[] = {{"VmheapSpecIvA", "@a", 150}, {"VmheapSpecIvB", "@b", 150},
-		     {"VmheapSpecIvC", "@c", 70},  {"VmheapSpecIvD", "@d", 100},
+	} marks[] = {{"VmheapSpecIvA", "@a", 150},
+		     {"VmheapSpecIvB", "@b", 150},
+		     {"VmheapSpecIvC", "@c", 70},
+		     {"VmheapSpecIvD", "@d", 100},
 		     {"VmheapSpecIvE", "@e", 50}};
 	struct vm vm;
 	vmheap_client *c;

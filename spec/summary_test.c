@@ -197,7 +197,8 @@ static void check_census(const char *path, const struct truth *t,
 /* Random heaps in blocks of several sizes: blocks of 64 objects or more
  * have a summary (a third at least: objects with thousands of references
  * fill some blocks alone), small ones only with a more-references record
- * (counted from its array's header), and either way the census says what was written. */
+ * (counted from its array's header), and either way the census says what was
+ * written. */
 START_TEST(census_through_summaries_counts_what_was_written)
 {
 	static const uint32_t block_sizes[] = {512, 4096, 65536, 1 << 20};

@@ -109,7 +109,8 @@ struct ruby_names {
 	VALUE ractor;
 	int threads_known;
 	struct ruby_class_table threads;
-	struct ruby_ivar_layouts ivars; /* T_OBJECT ivars (ruby_names_ivars.c) */
+	struct ruby_ivar_layouts
+	    ivars; /* T_OBJECT ivars (ruby_names_ivars.c) */
 };
 
 static void fail(struct ruby_names *n, int rc)
@@ -601,8 +602,8 @@ const int64_t *ruby_names_for_object(struct ruby_names *n, VALUE obj,
 	case T_CLASS:
 	case T_MODULE:
 		if (type != T_OBJECT ||
-		    !ruby_ivar_layouts_each(&n->ivars, obj, ivar_name,
-					    ivar_ref, n))
+		    !ruby_ivar_layouts_each(&n->ivars, obj, ivar_name, ivar_ref,
+					    n))
 			rb_ivar_foreach(obj, ivar_pair, (st_data_t)n);
 		if (type != T_OBJECT)
 			constant_pairs(n, obj);

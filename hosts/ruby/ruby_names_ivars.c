@@ -33,8 +33,8 @@
 
 #include "ruby-internal.h"
 
-#define LAYOUT_MAX 16  /* ivars a layout holds */
-#define LEARN_TRIES 8  /* objects a class may teach before giving up */
+#define LAYOUT_MAX 16 /* ivars a layout holds */
+#define LEARN_TRIES 8 /* objects a class may teach before giving up */
 
 enum { LAYOUT_NONE, LAYOUT_KNOWN, LAYOUT_UNUSABLE };
 

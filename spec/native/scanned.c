@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 		if (strcmp(line, "more\n") == 0) {
 			forget_here(); /* 1,000 more leaked */
 			parent_here(); /* 100 more leaked, 500 indirect */
-			keep_here(); /* the 1,000 kept before: leaked now */
+			keep_here();   /* the 1,000 kept before: leaked now */
 		}
 		printf("ok\n");
 	}
