@@ -138,9 +138,11 @@ deps:
 
 # The test command.  Suites print Check's summary line each; any failure
 # makes the whole run fail.  Then the same suites under ASan + UBSan.
-# The sanitizers' build (build/asan) is made while the normal build's
-# suites run (they mostly wait on processes, sockets and files: the cores
-# are free), its output in $(BUILD)/asan-build.log, printed if it fails.
+# The sanitizers' build (build/asan) is made after the normal suites,
+# not while they run: with it alongside, the compilers' load made
+# safety_test's honest client lose 2 of its 10 tries against 3,238
+# churning connections (the issue's bound is 9 of 10) in a fresh-clone
+# check on 26 November 2026, 15:21 UTC.
 # The ASan suites run after the normal ones, not alongside: tried on
 # 26 November 2026 with four suites at once under a load of 15-20 from
 # other jobs, two ASan tests ran out of their time (safety_test's
@@ -155,14 +157,8 @@ ASAN_VARS = BUILD=build/asan SAN=1 O=-O1
 check:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory $(CHECK_J) check-build
-	@rm -f $(BUILD)/asan-build.rc; mkdir -p $(BUILD)
-	@echo "make check: building build/asan while the suites run ($(BUILD)/asan-build.log)"
-	@( $(MAKE) --no-print-directory $(CHECK_J) $(ASAN_VARS) check-build \
-	     > $(BUILD)/asan-build.log 2>&1; echo $$? > $(BUILD)/asan-build.rc ) & \
-	 $(MAKE) --no-print-directory check-run; rc=$$?; wait; \
-	 if [ "$$(cat $(BUILD)/asan-build.rc 2>/dev/null)" != 0 ]; then \
-	   cat $(BUILD)/asan-build.log; echo "make check: the build of build/asan failed"; exit 1; fi; \
-	 exit $$rc
+	@$(MAKE) --no-print-directory check-run
+	@$(MAKE) --no-print-directory $(CHECK_J) $(ASAN_VARS) check-build
 	@$(MAKE) --no-print-directory $(ASAN_VARS) check-run
 
 check-asan:
