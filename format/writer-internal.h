@@ -34,7 +34,6 @@ struct vmheap_writer_summary {
 	struct vmheap_summary_slot *slots; /* VMHEAP_SUMMARY_SLOTS, or NULL */
 	uint16_t *used;			   /* indexes of the rows in use */
 	uint32_t nrows;
-	struct vmheap_summary_slot *last; /* the row hit last */
 	uint64_t objects, references;
 	uint32_t *others; /* offsets of the block's other records */
 	size_t nothers, others_cap;

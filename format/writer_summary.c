@@ -28,13 +28,13 @@ void vmheap_summary_reset(struct vmheap_writer_summary *s)
 	s->references = 0;
 	s->abandoned = 0;
 	s->more_refs = 0;
-	s->last = NULL;
 }
 
 void vmheap_summary_object(struct vmheap_writer_summary *s, uint64_t class_id,
 			   uint32_t kind, uint64_t bytes, uint64_t nrefs)
 {
-	struct vmheap_summary_slot *e = s->last;
+	struct vmheap_summary_slot *e;
+	size_t i;
 
 	if (s->abandoned)
 		return;
@@ -46,26 +46,23 @@ void vmheap_summary_object(struct vmheap_writer_summary *s, uint64_t class_id,
 			return;
 		}
 	}
-	if (!e || e->class_id != class_id || e->kind != kind) {
-		size_t i = vmheap_summary_slot_of(class_id, kind);
-		for (;;) {
-			e = &s->slots[i];
-			if (!e->count) {
-				if (s->nrows == VMHEAP_SUMMARY_SLOTS / 2) {
-					s->abandoned = 1;
-					return;
-				}
-				e->class_id = class_id;
-				e->kind = kind;
-				e->bytes = 0;
-				s->used[s->nrows++] = (uint16_t)i;
-				break;
+	/* vmheap_summary_count looked at the home slot; probe on from it */
+	for (i = vmheap_summary_slot_of(class_id, kind);;
+	     i = (i + 1) & (VMHEAP_SUMMARY_SLOTS - 1)) {
+		e = &s->slots[i];
+		if (!e->count) {
+			if (s->nrows == VMHEAP_SUMMARY_SLOTS / 2) {
+				s->abandoned = 1;
+				return;
 			}
-			if (e->class_id == class_id && e->kind == kind)
-				break;
-			i = (i + 1) & (VMHEAP_SUMMARY_SLOTS - 1);
+			e->class_id = class_id;
+			e->kind = kind;
+			e->bytes = 0;
+			s->used[s->nrows++] = (uint16_t)i;
+			break;
 		}
-		s->last = e;
+		if (e->class_id == class_id && e->kind == kind)
+			break;
 	}
 	if (e->bytes + bytes < e->bytes) {
 		s->abandoned = 1;
