@@ -294,12 +294,22 @@ static int handshake(vmheap_client *c, const char *token, int64_t deadline)
 	msgpack_unpacked hello;
 	struct vmheap_reply r;
 	msgpack_object *e;
-	int rc;
+	int rc, sent = 0;
 
+	/* the token goes out at once, not after the hello: an agent flooded
+	 * with silent connections keeps those whose token is already in
+	 * their socket (PROTOCOL.md, handshake) */
+	if (token) {
+		sent = send_request(c, c->next_id, "auth", token, NULL, NULL,
+				    deadline);
+		/* a closed connection may still hold the agent's refusal */
+		if (sent < 0 && sent != VMHEAP_AGENT_ECLOSED)
+			return sent;
+	}
 	msgpack_unpacked_init(&hello);
 	rc = read_frame(c, &hello, deadline);
 	if (rc < 0)
-		return rc;
+		return sent < 0 ? sent : rc;
 	e = hello.data.via.array.ptr;
 	if (hello.data.via.array.size >= 4 && obj_is(&e[1], "error")) {
 		char code[32], msg[400];
@@ -337,9 +347,8 @@ static int handshake(vmheap_client *c, const char *token, int64_t deadline)
 
 	if (!token)
 		return 0;
-	rc = send_request(c, c->next_id, "auth", token, NULL, NULL, deadline);
-	if (rc < 0)
-		return rc;
+	if (sent < 0)
+		return sent;
 	reply_init(&r);
 	rc = read_reply(c, c->next_id++, &r, deadline);
 	if (rc == 0 && !r.ok)
@@ -412,9 +421,9 @@ int vmheap_client_connect_addr(vmheap_client **out, const char *host,
 		return fail(c, VMHEAP_EINVAL, "no host given");
 	/* an agent flooded with connections that never authenticate
 	 * closes the oldest silent ones to make room (PROTOCOL.md, limits):
-	 * a connection closed before its hello came is tried again, twice at
-	 * most, while the deadline allows (a peer that said hello and then
-	 * closed is not: that is no eviction) */
+	 * a connection closed before its hello came is tried again, nine
+	 * times at most, while the deadline allows (a peer that said hello
+	 * and then closed is not: that is no eviction) */
 	for (int attempt = 0;; attempt++) {
 		c->protocol = 0;
 		rc = dial(c, host, port, deadline);
@@ -424,7 +433,7 @@ int vmheap_client_connect_addr(vmheap_client **out, const char *host,
 			close(c->fd);
 			c->fd = -1;
 		}
-		if (rc != VMHEAP_AGENT_ECLOSED || c->protocol || attempt == 2 ||
+		if (rc != VMHEAP_AGENT_ECLOSED || c->protocol || attempt == 9 ||
 		    (deadline > 0 && now_ms() >= deadline))
 			return rc;
 	}

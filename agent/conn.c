@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -520,25 +521,58 @@ static int take_slot(struct vmheap_agent *a, int fd)
 	return -1;
 }
 
+/* Has the peer sent bytes that the loop has not read yet?  A client
+ * sends its token right after connecting; while the listener drains a
+ * long backlog that token waits in the socket, unread. */
+static int has_unread_input(const struct agent_conn *c)
+{
+	int n = 0;
+
+	return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 /* Make room for a new connection when every slot is taken: close one
  * that has not sent the token, the first found of: one already refused
- * (closing), the oldest that has sent nothing at all (a client on its way
- * in has its auth frame in flight), the oldest.  The list is newest
- * first.  Nothing is sent to it. */
+ * (closing), the oldest that has sent nothing at all, not even bytes
+ * still unread in its socket (a client on its way in has its auth frame
+ * in flight), the oldest.  The list is newest first.  Nothing is sent to
+ * it. */
 static void drop_oldest_unauthed(struct vmheap_agent *a)
 {
-	struct agent_conn *oldest = NULL, *silent = NULL, *closing = NULL;
+	struct agent_conn *oldest = NULL, *closing = NULL, *last = NULL;
 
-	for (struct agent_conn *c = a->conns; c; c = c->next)
+	for (struct agent_conn *c = a->conns; c; c = c->next) {
+		last = c;
 		if (!c->authed) {
 			oldest = c;
-			if (!c->sent_any)
-				silent = c;
 			if (c->closing)
 				closing = c;
 		}
-	if (closing || silent || oldest)
-		conn_free(closing ? closing : silent ? silent : oldest);
+	}
+	if (closing) {
+		conn_free(closing);
+		return;
+	}
+	/* oldest first; a socket is asked only until a silent one is found */
+	for (struct agent_conn *c = last; c; c = c->prev)
+		if (!c->authed && !c->sent_any && !has_unread_input(c)) {
+			conn_free(c);
+			return;
+		}
+	if (oldest)
+		conn_free(oldest);
+}
+
+/* Read and drop what the peer already sent, so that closing the socket
+ * sends a FIN after the refusal rather than a reset that could discard
+ * the refusal before the client reads it. */
+static void discard_unread_input(int fd)
+{
+	char buf[512];
+	int left = 16;
+
+	while (left-- > 0 && recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
 }
 
 void agent_conn_accept(struct evconnlistener *l, evutil_socket_t fd,
@@ -581,6 +615,7 @@ void agent_conn_accept(struct evconnlistener *l, evutil_socket_t fd,
 			(void)0; /* it goes away either way */
 		msgpack_sbuffer_destroy(&sb);
 		shutdown(fd, SHUT_WR);
+		discard_unread_input(fd);
 		close(fd);
 		return;
 	}

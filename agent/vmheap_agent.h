@@ -434,8 +434,11 @@ struct vmheap_reply {
 };
 
 /*
- * Connect to the agent described by `info`, read its hello and
- * authenticate with its token, within timeout_ms (0: no limit).  On
+ * Connect to the agent described by `info`, send its token, read its
+ * hello and the token's answer, within timeout_ms (0: no limit).  A
+ * connection the agent closes before its hello (an agent flooded with
+ * silent connections makes room that way) is made again, up to ten
+ * times in all.  On
  * failure returns a negative code (ECONNECT, EAUTH, ELIMIT when the agent
  * has too many clients, ETIMEOUT, EPROTO, EINVAL for a NULL info) with
  * *out a failed client that holds the reason (vmheap_client_error()), or
