@@ -7,7 +7,9 @@
  * the kernel's parent-death signal (SIGKILL, which also ends a stopped
  * process), and a thread of the child that watches its parent, for the
  * cases the signal misses (the VM died before prctl; a thread other than
- * the forking one).
+ * the forking one).  One window stays open: a child stopped (SIGSTOP)
+ * before it reaches prctl, microseconds after the fork, has neither
+ * guard, since Linux lets no parent set the signal for its child.
  */
 #include <errno.h>
 #include <poll.h>

@@ -518,6 +518,21 @@ static pid_t child_of(pid_t pid)
 	return child;
 }
 
+/* How many threads `pid` has (0 when it is gone). */
+static int task_count(pid_t pid)
+{
+	char path[64], *names, *save = NULL;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	names = spec_ls(path, '\n');
+	for (char *t = names ? strtok_r(names, "\n", &save) : NULL; t;
+	     t = strtok_r(NULL, "\n", &save))
+		n++;
+	free(names);
+	return n;
+}
+
 /* Is `pid` gone (no process, or a zombie nobody has reaped yet)? */
 static int gone(pid_t pid)
 {
@@ -565,6 +580,11 @@ static void vm_killed_mid_fork_dump(int stop_child)
 	msgpack_sbuffer_destroy(&sb);
 	SPEC_WAIT_UNTIL((child = child_of(s.pid)) != 0, WAIT_MS,
 			"the dump's child of pid %d", (int)s.pid);
+	/* a child stopped before its first instructions has no guard yet
+	 * (child_guard.c): stop it once its guard thread runs, as a
+	 * debugger or a person would */
+	SPEC_WAIT_UNTIL(task_count(child) >= 2, WAIT_MS,
+			"the guard thread of the dump child %d", (int)child);
 	if (stop_child)
 		ck_assert(kill(child, SIGSTOP) == 0);
 	t0 = spec_now_ms();
