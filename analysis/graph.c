@@ -137,6 +137,11 @@ int vmheap_graph_saturated(const vmheap_graph *g)
 	return g->saturated;
 }
 
+int vmheap_graph_has_sites(const vmheap_graph *g)
+{
+	return g->has_sites;
+}
+
 /* ------------------------------------------------------------ references */
 
 uint64_t vmheap_graph_reference_count(const vmheap_graph *g)

@@ -204,6 +204,7 @@ static int add_object(struct build *b, const struct vmheap_record *rec)
 	}
 	g->ids[i] = rec->u.object.id;
 	g->class_of[i] = b->last_class;
+	g->has_sites |= rec->u.object.site != 0;
 	graph_add_bytes(g, &g->total_bytes, bytes);
 	if (bytes >= GRAPH_BYTES_BIG) {
 		size_t cap = g->nbig;

@@ -268,7 +268,7 @@ int vmheap_graph_object_paths(vmheap_graph *g, const uint32_t *objects,
 	int rc;
 
 	*out = NULL;
-	if ((rc = vmheap_graph_shortest_paths(g)) < 0)
+	if ((rc = graph_paths_for(g, objects, n)) < 0)
 		return rc;
 	res = calloc(1, sizeof(*res));
 	t.memo = malloc((g->n ? g->n : 1) * sizeof(*t.memo));

@@ -113,6 +113,10 @@ struct search {
 	/* one bit per object reached: the test of every reference (n bits
 	 * stay in the cache where parent[] would miss it) */
 	uint64_t *seen;
+	/* a search to some objects only: one bit per object still wanted,
+	 * and how many; the search stops when the last is reached */
+	uint64_t *want;
+	size_t wanted;
 };
 
 static inline int seen(const struct search *s, uint32_t w)
@@ -169,6 +173,14 @@ static void reach(struct search *s, uint32_t w, uint32_t v, uint32_t k)
 	if (s->edge)
 		s->edge[w] = k;
 	s->queue[s->tail++] = w;
+	if (s->want && (s->want[w / 64] >> w % 64 & 1))
+		s->wanted--;
+}
+
+/* 1 when a search to some objects has reached them all. */
+static inline int search_done(const struct search *s)
+{
+	return s->want && !s->wanted;
 }
 
 /* Follow the references of v (path length len): free ones reach their
@@ -182,6 +194,8 @@ static int expand(struct search *s, uint32_t v, uint32_t len)
 		uint32_t w = g->fwd[k];
 		if (seen(s, w))
 			continue;
+		if (search_done(s))
+			break;
 		unsigned kind = s->ranked ? edge_kind(s, k) : 0;
 		if (s->ranked && ((kind & CODE_STACK) ||
 				  (internal && !(kind & CODE_NAMED_FIELD)))) {
@@ -220,7 +234,8 @@ static inline void prefetch_ahead(const struct search *s, uint32_t q)
 /* Reach the seeds of length len or less that nothing reached first. */
 static void admit(struct search *s, struct seeds *cur, uint32_t len)
 {
-	while (cur->at < cur->n && cur->v[cur->at].len <= len) {
+	while (cur->at < cur->n && cur->v[cur->at].len <= len &&
+	       !search_done(s)) {
 		const struct seed *x = &cur->v[cur->at++];
 		if (!seen(s, x->object))
 			reach(s, x->object, x->parent, x->edge);
@@ -256,7 +271,7 @@ static int search(struct search *s)
 				   : &cur,
 			       v, VMHEAP_GRAPH_ROOT, 0, 0);
 	}
-	while (rc == 0) {
+	while (rc == 0 && !search_done(s)) {
 		uint32_t start = s->tail, len;
 
 		if (cur.at == cur.n) { /* the next layer */
@@ -268,14 +283,16 @@ static int search(struct search *s)
 		}
 		len = cur.v[cur.at].len;
 		admit(s, &cur, len);
-		while (rc == 0 && (start < s->tail || cur.at < cur.n)) {
+		while (rc == 0 && !search_done(s) &&
+		       (start < s->tail || cur.at < cur.n)) {
 			uint32_t end = s->tail;
 			if (start == end) { /* a gap: the next seeds */
 				len = cur.v[cur.at].len;
 				admit(s, &cur, len);
 				continue;
 			}
-			for (uint32_t q = start; q < end && rc == 0; q++) {
+			for (uint32_t q = start;
+			     q < end && rc == 0 && !search_done(s); q++) {
 				prefetch_ahead(s, q);
 				rc = expand(s, s->queue[q], len);
 			}
@@ -288,21 +305,66 @@ static int search(struct search *s)
 	return rc;
 }
 
-int vmheap_graph_shortest_paths(vmheap_graph *g)
+/* Forget the paths of a search that stopped early (g->path_partial). */
+static void drop_paths(vmheap_graph *g)
 {
-	uint32_t n = g->n;
+	free(g->path_parent);
+	free(g->path_edge);
+	free(g->root_by_obj);
+	g->path_parent = NULL;
+	g->path_edge = NULL;
+	g->root_by_obj = NULL;
+	g->nroot_by_obj = 0;
+	g->path_partial = 0;
+}
+
+/* 1 when the paths are known for every one of objects[0..n). */
+static int paths_cover(const vmheap_graph *g, const uint32_t *objects, size_t n)
+{
+	if (!g->path_parent)
+		return 0;
+	if (!g->path_partial)
+		return 1;
+	for (size_t k = 0; k < n; k++)
+		if (g->path_parent[objects[k]] == VMHEAP_GRAPH_NONE)
+			return 0;
+	return 1;
+}
+
+/* The wanted bits of objects[0..n) into s (a search to them only). */
+static int want_objects(struct search *s, const uint32_t *objects, size_t n)
+{
+	s->want = calloc((size_t)s->g->n / 64 + 1, sizeof(*s->want));
+	if (!s->want)
+		return VMHEAP_ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t w = objects[k];
+		if (!(s->want[w / 64] >> w % 64 & 1)) {
+			s->want[w / 64] |= 1ull << w % 64;
+			s->wanted++;
+		}
+	}
+	return 0;
+}
+
+/* The search from the roots, to every object (objects NULL) or until
+ * every one of objects[0..n) is reached. */
+static int search_paths(vmheap_graph *g, const uint32_t *objects, size_t n)
+{
+	uint32_t nobj = g->n;
 	struct search s = {.g = g};
 	int rc;
 
 	if (g->path_parent)
-		return 0;
+		drop_paths(g); /* partial: searched again, to the end */
 	s.ranked = g->path_rule != VMHEAP_GRAPH_PATHS_SHORTEST;
-	s.parent = malloc(((size_t)n + 1) * sizeof(*s.parent));
-	s.queue = malloc(((size_t)n + 1) * sizeof(*s.queue));
-	s.seen = calloc((size_t)n / 64 + 1, sizeof(*s.seen));
+	s.parent = malloc(((size_t)nobj + 1) * sizeof(*s.parent));
+	s.queue = malloc(((size_t)nobj + 1) * sizeof(*s.queue));
+	s.seen = calloc((size_t)nobj / 64 + 1, sizeof(*s.seen));
 	if (g->edge_name) /* names on the paths: the edge of each object */
-		s.edge = malloc(((size_t)n + 1) * sizeof(*s.edge));
-	if (!s.parent || !s.queue || !s.seen || (g->edge_name && !s.edge)) {
+		s.edge = malloc(((size_t)nobj + 1) * sizeof(*s.edge));
+	if (!s.parent || !s.queue || !s.seen || (g->edge_name && !s.edge) ||
+	    (objects && want_objects(&s, objects, n) < 0)) {
 		rc = graph_fail(g, VMHEAP_ENOMEM,
 				"out of memory for the shortest paths");
 		goto fail;
@@ -317,7 +379,7 @@ int vmheap_graph_shortest_paths(vmheap_graph *g)
 			graph_fail(g, rc, "out of memory for the roots");
 		goto fail;
 	}
-	memset(s.parent, 0xff, (size_t)n * sizeof(*s.parent));
+	memset(s.parent, 0xff, (size_t)nobj * sizeof(*s.parent));
 	if ((rc = search(&s)) < 0) {
 		free(g->root_by_obj);
 		g->root_by_obj = NULL;
@@ -328,12 +390,16 @@ int vmheap_graph_shortest_paths(vmheap_graph *g)
 	free(s.seen);
 	free(s.code_kind);
 	free(s.internal);
+	free(s.want);
 	g->path_parent = s.parent;
 	g->path_edge = s.edge;
-	if (!g->have_unreachable) {
-		g->unreachable = n - s.tail;
+	/* a search that reached every wanted object before its end knows
+	 * no more than their paths and those it met on the way */
+	g->path_partial = search_done(&s) && s.tail < nobj;
+	if (!g->have_unreachable && !g->path_partial) {
+		g->unreachable = nobj - s.tail;
 		g->unreachable_bytes = 0;
-		for (uint32_t i = 0; i < n; i++)
+		for (uint32_t i = 0; i < nobj; i++)
 			if (s.parent[i] == VMHEAP_GRAPH_NONE)
 				graph_add_bytes(g, &g->unreachable_bytes,
 						vmheap_graph_object_bytes(g, i));
@@ -347,7 +413,30 @@ fail:
 	free(s.seen);
 	free(s.code_kind);
 	free(s.internal);
+	free(s.want);
 	return rc;
+}
+
+int vmheap_graph_shortest_paths(vmheap_graph *g)
+{
+	if (g->path_parent && !g->path_partial)
+		return 0;
+	return search_paths(g, NULL, 0);
+}
+
+int vmheap_graph_shortest_paths_to(vmheap_graph *g, const uint32_t *objects,
+				   size_t n)
+{
+	if (paths_cover(g, objects, n))
+		return 0;
+	return search_paths(g, objects, n);
+}
+
+int graph_paths_for(vmheap_graph *g, const uint32_t *objects, size_t n)
+{
+	if (paths_cover(g, objects, n))
+		return 0;
+	return vmheap_graph_shortest_paths(g);
 }
 
 int vmheap_graph_set_path_rule(vmheap_graph *g, int rule)
