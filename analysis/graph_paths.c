@@ -102,14 +102,19 @@ static int seed_push(struct seeds *s, uint32_t object, uint32_t parent,
 /* The search's state: parent and edge are the results; queue the objects
  * reached, level by level (each object is queued once in all).  With the
  * ranked rule, code_kind[c] holds the CODE_ bits of name code c (NULL
- * without names) and internal[c] whether class c is VM-internal. */
+ * without names), any_stack whether one of them has CODE_STACK, and
+ * internal_obj one bit per object of a VM-internal class (NULL when no
+ * class is): a reference's name is read only when it can make the
+ * reference costly, and an object's class not at all. */
 struct search {
 	vmheap_graph *g;
 	int ranked;
 	uint32_t *parent, *edge, *queue;
 	uint32_t tail;
 	struct seeds next;
-	unsigned char *code_kind, *internal;
+	unsigned char *code_kind;
+	int any_stack;
+	uint64_t *internal_obj;
 	/* one bit per object reached: the test of every reference (n bits
 	 * stay in the cache where parent[] would miss it) */
 	uint64_t *seen;
@@ -129,13 +134,24 @@ static inline int seen(const struct search *s, uint32_t w)
 static int search_kinds(struct search *s)
 {
 	const vmheap_graph *g = s->g;
+	unsigned char *internal = malloc(g->nclasses ? g->nclasses : 1);
+	int any_internal = 0;
 
-	s->internal = malloc(g->nclasses ? g->nclasses : 1);
-	if (!s->internal)
+	if (!internal)
 		return VMHEAP_ENOMEM;
 	for (size_t c = 0; c < g->nclasses; c++)
-		s->internal[c] =
+		any_internal |= internal[c] =
 		    (unsigned char)graph_class_is_internal(g, (uint32_t)c);
+	if (any_internal &&
+	    !(s->internal_obj =
+		  calloc((size_t)g->n / 64 + 1, sizeof(*s->internal_obj)))) {
+		free(internal);
+		return VMHEAP_ENOMEM;
+	}
+	for (uint32_t i = 0; any_internal && i < g->n; i++)
+		if (internal[g->class_of[i]])
+			s->internal_obj[i / 64] |= 1ull << i % 64;
+	free(internal);
 	if (!g->edge_name)
 		return 0;
 	s->code_kind = calloc(g->nname_table + 1, 1);
@@ -149,6 +165,7 @@ static int search_kinds(struct search *s)
 				    (graph_code_is_named_field(g, code)
 					 ? CODE_NAMED_FIELD
 					 : 0));
+		s->any_stack |= s->code_kind[c] & CODE_STACK;
 	}
 	return 0;
 }
@@ -188,7 +205,11 @@ static inline int search_done(const struct search *s)
 static int expand(struct search *s, uint32_t v, uint32_t len)
 {
 	const vmheap_graph *g = s->g;
-	int internal = s->ranked && s->internal[g->class_of[v]];
+	int internal =
+	    s->internal_obj && (s->internal_obj[v / 64] >> v % 64 & 1);
+	/* a name makes a reference costly only if it is a stack's, or
+	 * not a named field's when v is internal */
+	int named_cost = s->ranked && (s->any_stack || internal);
 
 	for (uint32_t k = g->fwd_off[v]; k < g->fwd_off[v + 1]; k++) {
 		uint32_t w = g->fwd[k];
@@ -196,7 +217,7 @@ static int expand(struct search *s, uint32_t v, uint32_t len)
 			continue;
 		if (search_done(s))
 			break;
-		unsigned kind = s->ranked ? edge_kind(s, k) : 0;
+		unsigned kind = named_cost ? edge_kind(s, k) : 0;
 		if (s->ranked && ((kind & CODE_STACK) ||
 				  (internal && !(kind & CODE_NAMED_FIELD)))) {
 			if (seed_push(&s->next, w, v, k, len + 1) < 0)
@@ -209,8 +230,8 @@ static int expand(struct search *s, uint32_t v, uint32_t len)
 }
 
 /* Start loading what expanding the queued objects ahead of q will read
- * (random reads: a cache miss each): their reference offsets and class
- * far ahead, their references nearer. */
+ * (random reads: a cache miss each): their reference offsets far ahead,
+ * their references (and names, if a name can be a stack's) nearer. */
 #define AHEAD_OFF 32
 #define AHEAD_REFS 16
 
@@ -221,12 +242,11 @@ static inline void prefetch_ahead(const struct search *s, uint32_t q)
 	if (q + AHEAD_OFF < s->tail) {
 		uint32_t x = s->queue[q + AHEAD_OFF];
 		__builtin_prefetch(&g->fwd_off[x]);
-		__builtin_prefetch(&g->class_of[x]);
 	}
 	if (q + AHEAD_REFS < s->tail) {
 		uint32_t x = s->queue[q + AHEAD_REFS];
 		__builtin_prefetch(&g->fwd[g->fwd_off[x]]);
-		if (s->code_kind)
+		if (s->any_stack)
 			__builtin_prefetch(&g->edge_name[g->fwd_off[x]]);
 	}
 }
@@ -363,6 +383,9 @@ static int search_paths(vmheap_graph *g, const uint32_t *objects, size_t n)
 	s.seen = calloc((size_t)nobj / 64 + 1, sizeof(*s.seen));
 	if (g->edge_name) /* names on the paths: the edge of each object */
 		s.edge = malloc(((size_t)nobj + 1) * sizeof(*s.edge));
+	graph_huge_pages(s.parent, ((size_t)nobj + 1) * sizeof(*s.parent));
+	graph_huge_pages(s.queue, ((size_t)nobj + 1) * sizeof(*s.queue));
+	graph_huge_pages(s.edge, ((size_t)nobj + 1) * sizeof(*s.edge));
 	if (!s.parent || !s.queue || !s.seen || (g->edge_name && !s.edge) ||
 	    (objects && want_objects(&s, objects, n) < 0)) {
 		rc = graph_fail(g, VMHEAP_ENOMEM,
@@ -389,7 +412,7 @@ static int search_paths(vmheap_graph *g, const uint32_t *objects, size_t n)
 	free(s.queue);
 	free(s.seen);
 	free(s.code_kind);
-	free(s.internal);
+	free(s.internal_obj);
 	free(s.want);
 	g->path_parent = s.parent;
 	g->path_edge = s.edge;
@@ -412,7 +435,7 @@ fail:
 	free(s.edge);
 	free(s.seen);
 	free(s.code_kind);
-	free(s.internal);
+	free(s.internal_obj);
 	free(s.want);
 	return rc;
 }

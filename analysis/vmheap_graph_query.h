@@ -96,7 +96,7 @@ VMHEAP_EXPORT int64_t vmheap_graph_nearest_classes(const vmheap_graph *g,
  * listed twice counts twice.  On success *out is the result (class_id 0,
  * instances n), freed with vmheap_graph_object_paths_free(); returns 0 or
  * VMHEAP_ENOMEM (then *out is NULL).  Time and memory: each object on the
- * paths is visited once (4 bytes per object of the graph while it runs),
+ * paths is visited once (8 bytes per object of the graph while it runs),
  * however long the paths.
  */
 VMHEAP_EXPORT int
