@@ -783,13 +783,17 @@ START_TEST(random_reachable_heaps_agree_with_brute_force)
 		g = open_graph(path);
 		check_explaining_paths(&h, g, seed);
 		check_class_paths(&h, g);
-		stopped += check_paths_to(&h, g, path,
-					  VMHEAP_GRAPH_PATHS_EXPLAINING, seed);
+		/* the searches to one class, on every fifth heap (each
+		 * opens the graph again per class: time) */
+		if (seed % 5 == 0)
+			stopped += check_paths_to(
+			    &h, g, path, VMHEAP_GRAPH_PATHS_EXPLAINING, seed);
 		vmheap_graph_free(g);
 		g = open_graph(path);
 		vmheap_graph_set_path_rule(g, VMHEAP_GRAPH_PATHS_SHORTEST);
-		stopped += check_paths_to(&h, g, path,
-					  VMHEAP_GRAPH_PATHS_SHORTEST, seed);
+		if (seed % 5 == 0)
+			stopped += check_paths_to(
+			    &h, g, path, VMHEAP_GRAPH_PATHS_SHORTEST, seed);
 		vmheap_graph_free(g);
 		heap_free(&h);
 	}
@@ -817,13 +821,17 @@ START_TEST(random_heaps_agree_with_brute_force)
 		g = open_graph(path);
 		check_explaining_paths(&h, g, seed);
 		check_class_paths(&h, g);
-		stopped += check_paths_to(&h, g, path,
-					  VMHEAP_GRAPH_PATHS_EXPLAINING, seed);
+		/* the searches to one class, on every fifth heap (each
+		 * opens the graph again per class: time) */
+		if (seed % 5 == 0)
+			stopped += check_paths_to(
+			    &h, g, path, VMHEAP_GRAPH_PATHS_EXPLAINING, seed);
 		vmheap_graph_free(g);
 		g = open_graph(path);
 		vmheap_graph_set_path_rule(g, VMHEAP_GRAPH_PATHS_SHORTEST);
-		stopped += check_paths_to(&h, g, path,
-					  VMHEAP_GRAPH_PATHS_SHORTEST, seed);
+		if (seed % 5 == 0)
+			stopped += check_paths_to(
+			    &h, g, path, VMHEAP_GRAPH_PATHS_SHORTEST, seed);
 		vmheap_graph_free(g);
 		heap_free(&h);
 	}
