@@ -118,10 +118,23 @@ static void same_value(const vmheap_value *v, const msgpack_object *o)
 	}
 }
 
-/* `frame` is the request [2, verb, path] (path NULL: none): the value the
- * client's readers give equals the one of the agent's frame on a raw
- * socket. */
-static void same_as_raw(const struct sample *s, vmheap_client *c,
+/* A sample VM in a directory of its own (its discovery file and dumps),
+ * and a client of it. */
+static vmheap_client *start_vm(struct spec_vm *vm, const char *const *args)
+{
+	const char *dir = spec_mkdtemp("reply");
+	struct spec_vm_opts o = {.args = args};
+	vmheap_client *c;
+
+	spec_vm_start(vm, dir, dir, &o);
+	c = spec_connect(vm, 30000);
+	ck_assert_msg(c != NULL, "cannot connect to the sample VM");
+	return c;
+}
+
+/* The request [2, verb, path] (path NULL: none): the value the client's
+ * readers give equals the one of the agent's frame on a raw socket. */
+static void same_as_raw(const struct spec_vm *vm, vmheap_client *c,
 			const char *verb, const char *path)
 {
 	msgpack_sbuffer sb;
@@ -136,8 +149,12 @@ static void same_as_raw(const struct sample *s, vmheap_client *c,
 		      vmheap_reply_message(r));
 	ck_assert_str_eq(vmheap_reply_code(r), "");
 
-	fd = raw_connect(s);
-	raw_auth(fd, s->info.token);
+	fd = spec_tcp_connect(vm->info.port);
+	ck_assert_msg(fd >= 0, "cannot connect to port %u", vm->info.port);
+	msgpack_unpacked_init(&m);
+	ck_assert_int_eq(raw_read(fd, &m, 30000), 1); /* the hello */
+	msgpack_unpacked_destroy(&m);
+	raw_auth(fd, vm->info.token);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	msgpack_pack_array(&pk, path ? 3 : 2);
@@ -159,8 +176,8 @@ static void same_as_raw(const struct sample *s, vmheap_client *c,
 
 START_TEST(reply_readers_give_what_the_agent_sent)
 {
-	struct sample_opts o = {.args = {"--leak", "Reply:3", NULL}};
-	struct sample s;
+	static const char *const args[] = {"--leak", "Reply:3", NULL};
+	struct spec_vm vm;
 	vmheap_client *c;
 	vmheap_reply *r = NULL;
 	const vmheap_value *h, *classes, *row, *name;
@@ -172,12 +189,11 @@ START_TEST(reply_readers_give_what_the_agent_sent)
 	int found = 0;
 
 	memset(seen, 0, sizeof(seen));
-	sample_start(&s, &o);
-	c = sample_client(&s);
-	same_as_raw(&s, c, "list", NULL);
-	same_as_raw(&s, c, "get", "system.argv");
-	same_as_raw(&s, c, "get", "system.pid");
-	same_as_raw(&s, c, "get", "config.dump.gc");
+	c = start_vm(&vm, args);
+	same_as_raw(&vm, c, "list", NULL);
+	same_as_raw(&vm, c, "get", "system.argv");
+	same_as_raw(&vm, c, "get", "system.pid");
+	same_as_raw(&vm, c, "get", "config.dump.gc");
 
 	/* a live histogram: its bytes as msgpack-c reads them, then the
 	 * leak's class found with the readers alone, as a C user would */
@@ -225,7 +241,7 @@ START_TEST(reply_readers_give_what_the_agent_sent)
 	ck_assert_uint_gt(
 	    seen[MSGPACK_OBJECT_FLOAT64] + seen[MSGPACK_OBJECT_FLOAT32], 0);
 	vmheap_client_close(c);
-	sample_cleanup(&s);
+	ck_assert_int_eq(spec_vm_stop(&vm), 0);
 }
 END_TEST
 
@@ -234,15 +250,14 @@ START_TEST(an_error_reply_and_a_bad_value_through_the_readers)
 	static const unsigned char two_values[] = {0xc0, 0xc0};
 	static const unsigned char cut_str[] = {0xa5, 'a', 'b'};
 	static const unsigned char seven[] = {0x07};
-	struct sample s;
+	struct spec_vm vm;
 	vmheap_client *c;
 	vmheap_reply *r = NULL;
 	const void *bytes;
 	size_t len;
 	int64_t v;
 
-	sample_start(&s, NULL);
-	c = sample_client(&s);
+	c = start_vm(&vm, NULL);
 
 	ck_assert_int_eq(
 	    vmheap_client_call(c, "get", "no.such.variable", NULL, 0, &r), 0);
@@ -288,7 +303,7 @@ START_TEST(an_error_reply_and_a_bad_value_through_the_readers)
 	ck_assert_str_eq(vmheap_reply_message(NULL), "");
 	vmheap_reply_free(NULL);
 	vmheap_client_close(c);
-	sample_cleanup(&s);
+	ck_assert_int_eq(spec_vm_stop(&vm), 0);
 }
 END_TEST
 
