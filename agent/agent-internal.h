@@ -27,6 +27,8 @@
  *   dump_dir.c (the dump directory held by fd), job.c
  *   client.c and config.c serve the client and the host, dump_now.c a
  *   host's dump with no agent running; no file above calls them.
+ *   client.c fills its replies through reply.c (a leaf); value.c's
+ *   readers serve a host's values and a client's replies alike.
  *
  * A set that starts a long job (system.memory.dump) does not reply: it
  * returns AGENT_PENDING with the job's handle, dispatch.c passes that on,
