@@ -1,5 +1,5 @@
 /*
- * live.c - the live tracked blocks: a hash of pointer -> (site, size),
+ * live.c - the live tracked blocks: a hash of pointer -> (stack id, size),
  * split into stripes that each have their own lock.  A stripe holds
  * whole 1 MiB regions of the address space (a region goes to a stripe by
  * a hash of its number): glibc gives each thread its own arena, so a
@@ -25,7 +25,7 @@
 /* 16 bytes: in ptr, the block's address in bits 0-55 (0: empty; user
  * space ends below 2^56 on x86-64, even with 5-level page tables); in
  * rec, the size in bits 0-41 (4 TiB; no larger block can be had here)
- * and the site id minus one in bits 42-63 (NATIVE_MAX_SITES is 2^22).
+ * and the stack id minus one in bits 42-63 (NATIVE_MAX_STACKS is 2^22).
  * Bits 56-63 of a bucket's first ptr hold the bucket's overflow count
  * (below). */
 struct entry {
@@ -62,7 +62,7 @@ static uint64_t size_of(uint64_t rec)
 	return rec & SIZE_MAX_REC;
 }
 
-static uint32_t site_of(uint64_t rec)
+static uint32_t stack_of(uint64_t rec)
 {
 	return (uint32_t)(rec >> SIZE_BITS) + 1;
 }
@@ -233,7 +233,7 @@ static __attribute__((noinline)) void insert_slow(struct stripe *s,
 		put_new(s->buckets, s->nb, key, rec);
 		count_add(s, 1);
 	} else {
-		native_site_free(site_of(e->rec), size_of(e->rec));
+		native_count_free(stack_of(e->rec), size_of(e->rec));
 		e->rec = rec;
 	}
 }
@@ -264,7 +264,7 @@ static __attribute__((noinline)) void insert_locked(struct stripe *s,
 			insert_slow(s, key, rec);
 		}
 		if (count)
-			native_site_alloc(id, size);
+			native_count_alloc(id, size);
 	}
 	stripe_unlock(s);
 }
@@ -305,7 +305,7 @@ insert(void *p, uint64_t size, uint32_t id, uint64_t state, int count)
 			e->rec = rec_of(size, id);
 			count_add(s, 1);
 			if (count)
-				native_site_alloc(id, size);
+				native_count_alloc(id, size);
 			stripe_unlock(s);
 			return;
 		}
@@ -333,7 +333,7 @@ remove_far(struct stripe *s, uint64_t key, uint64_t *size)
 	struct entry *e = find(s->buckets, s->nb, key, &dist);
 	if (e == NULL)
 		return 0;
-	uint32_t id = site_of(e->rec);
+	uint32_t id = stack_of(e->rec);
 	*size = size_of(e->rec);
 	e->ptr &= ~KEY_MASK; /* keeps a first entry's overflow count */
 	e->rec = 0;
@@ -346,7 +346,7 @@ remove_far(struct stripe *s, uint64_t key, uint64_t *size)
 		if (o < OVER_MAX)
 			over_set(&s->buckets[b], o - 1);
 	}
-	native_site_free(id, *size);
+	native_count_free(id, *size);
 	return id;
 }
 
@@ -373,9 +373,9 @@ uint32_t native_live_remove(void *p, uint64_t *size)
 			e->ptr &= ~KEY_MASK; /* keeps the overflow count */
 			e->rec = 0;
 			count_add(s, -1);
-			id = site_of(rec);
+			id = stack_of(rec);
 			*size = size_of(rec);
-			native_site_free(id, *size);
+			native_count_free(id, *size);
 		} else if (over_of(b) != 0) {
 			id = remove_far(s, key, size);
 		}
@@ -423,7 +423,7 @@ void native_live_foreach(native_live_block_fn block, native_live_table_fn table,
 				const struct entry *e = &s->buckets[k].e[w];
 				if (key_of(e) != 0)
 					block(key_of(e), size_of(e->rec),
-					      site_of(e->rec), arg);
+					      stack_of(e->rec), arg);
 			}
 	}
 }
