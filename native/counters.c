@@ -169,10 +169,29 @@ static inline void own_add(_Atomic uint64_t *x, uint64_t v)
 		memory_order_relaxed);
 }
 
-void native_count_alloc(uint32_t id, uint64_t bytes)
+/* The thread's own counters of stack id when its table and the chunk are
+ * there already (nearly always), else NULL: the fast paths below then
+ * call out of line, so that they keep no register of their own. */
+static inline struct counts *own_counts_now(uint32_t id)
+{
+	struct table *t = mine;
+	size_t c = (id - 1) / TABLE_CHUNK_STACKS;
+	if (__builtin_expect(t == NULL || c >= TABLE_CHUNKS, 0))
+		return NULL;
+	struct counts *ch =
+	    atomic_load_explicit(&t->chunk[c], memory_order_relaxed);
+	return __builtin_expect(ch != NULL, 1)
+		   ? &ch[(id - 1) % TABLE_CHUNK_STACKS]
+		   : NULL;
+}
+
+/* An allocation counted when the thread has no table or chunk yet (or
+ * cannot have one: then in the shared counters). */
+static __attribute__((noinline)) void count_alloc_slow(uint32_t id,
+						       uint64_t bytes)
 {
 	struct counts *c = own_counts(id);
-	if (__builtin_expect(c != NULL, 1)) {
+	if (c != NULL) {
 		own_add(&c->allocs, 1);
 		own_add(&c->live_bytes, bytes);
 		own_add(&c->alloc_bytes, bytes);
@@ -185,10 +204,11 @@ void native_count_alloc(uint32_t id, uint64_t bytes)
 	}
 }
 
-void native_count_free(uint32_t id, uint64_t bytes)
+static __attribute__((noinline)) void count_free_slow(uint32_t id,
+						      uint64_t bytes)
 {
 	struct counts *c = own_counts(id);
-	if (__builtin_expect(c != NULL, 1)) {
+	if (c != NULL) {
 		own_add(&c->frees, 1);
 		own_add(&c->live_bytes, -bytes);
 	} else if ((c = shared_counts(id)) != NULL) {
@@ -196,6 +216,29 @@ void native_count_free(uint32_t id, uint64_t bytes)
 		atomic_fetch_sub_explicit(&c->live_bytes, bytes,
 					  memory_order_relaxed);
 	}
+}
+
+void native_count_alloc(uint32_t id, uint64_t bytes)
+{
+	struct counts *c = own_counts_now(id);
+	if (__builtin_expect(c == NULL, 0)) {
+		count_alloc_slow(id, bytes);
+		return;
+	}
+	own_add(&c->allocs, 1);
+	own_add(&c->live_bytes, bytes);
+	own_add(&c->alloc_bytes, bytes);
+}
+
+void native_count_free(uint32_t id, uint64_t bytes)
+{
+	struct counts *c = own_counts_now(id);
+	if (__builtin_expect(c == NULL, 0)) {
+		count_free_slow(id, bytes);
+		return;
+	}
+	own_add(&c->frees, 1);
+	own_add(&c->live_bytes, -bytes);
 }
 
 /* f on every counters of id that exist: the shared ones and each
