@@ -64,13 +64,14 @@ struct bucket {
 };
 _Static_assert(sizeof(struct bucket) == 64, "a bucket is a cache line");
 
+/* Read by every call; the rare path's count on a line of its own. */
 struct table {
-	size_t nb;		  /* buckets */
-	size_t bytes;		  /* mapped */
-	_Atomic size_t displaced; /* entries not in their home bucket */
-	struct bucket *b;	  /* nb buckets, after the counts */
-	_Atomic uint32_t *over;	  /* nb: entries past their home that
-				     passed over the bucket */
+	size_t nb;	       /* buckets */
+	size_t bytes;	       /* mapped */
+	struct bucket *b;      /* nb buckets, after the counts */
+	_Atomic uint8_t *over; /* nb: entries past their home that passed
+				  over the bucket; 255 stays */
+	_Alignas(64) _Atomic size_t displaced; /* entries not at home */
 };
 
 static struct table *_Atomic stripes[STRIPES];
@@ -112,9 +113,20 @@ static inline unsigned match(struct bucket *b, uint64_t a)
 	       (unsigned)(addr_at(b, 3) == a) << 3;
 }
 
-static inline uint32_t over(struct table *t, size_t j)
+static inline unsigned over(struct table *t, size_t j)
 {
 	return atomic_load_explicit(&t->over[j], memory_order_relaxed);
+}
+
+/* A count one up or down; one that reached 255 stays (it only makes
+ * look-ups of absent addresses go on further). */
+static void over_add(struct table *t, size_t j, int d)
+{
+	uint8_t v = atomic_load_explicit(&t->over[j], memory_order_relaxed);
+	while (v != 255 && !atomic_compare_exchange_weak_explicit(
+			       &t->over[j], &v, (uint8_t)(v + d),
+			       memory_order_relaxed, memory_order_relaxed))
+		;
 }
 
 /* Take an empty place of b for a (id with it): 1, or 0 when b is full. */
@@ -136,14 +148,13 @@ static inline int claim(struct bucket *b, uint64_t a, uint64_t id)
 
 static struct table *table_new(size_t nb)
 {
-	size_t head =
-	    (sizeof(struct table) + nb * sizeof(uint32_t) + 63) & ~(size_t)63;
+	size_t head = (sizeof(struct table) + nb + 63) & ~(size_t)63;
 	size_t bytes = head + nb * sizeof(struct bucket);
 	struct table *t = native_pages(bytes);
 	if (t != NULL) {
 		t->nb = nb;
 		t->bytes = bytes;
-		t->over = (_Atomic uint32_t *)(t + 1);
+		t->over = (_Atomic uint8_t *)(t + 1);
 		t->b = (struct bucket *)((char *)t + head);
 	}
 	return t;
@@ -177,8 +188,7 @@ static int insert_far(struct table *t, size_t h, uint64_t a, uint64_t id)
 		if (!claim(&t->b[j], a, id))
 			continue;
 		for (size_t k = h; k != j; k = next(k, t->nb))
-			atomic_fetch_add_explicit(&t->over[k], 1,
-						  memory_order_relaxed);
+			over_add(t, k, 1);
 		size_t n = atomic_fetch_add_explicit(&t->displaced, 1,
 						     memory_order_relaxed);
 		/* Past a little more than half full, more than one entry
@@ -415,7 +425,7 @@ int native_rec_ids_remove(uint64_t a, uint64_t *id)
 	*id = atomic_load_explicit(&t->b[j].e[i].id, memory_order_relaxed);
 	atomic_store_explicit(&t->b[j].e[i].addr, 0, memory_order_release);
 	for (size_t k = h; k != j; k = next(k, t->nb))
-		atomic_fetch_sub_explicit(&t->over[k], 1, memory_order_relaxed);
+		over_add(t, k, -1);
 	atomic_fetch_sub_explicit(&t->displaced, 1, memory_order_relaxed);
 	return 1;
 }
