@@ -30,7 +30,7 @@
  * recording thread is outside its call (in_use clear) or parked, waiting
  * for the same lock; record.c's enter waits while the flag is set.  The
  * two meet through record_fence.c's asymmetric fence.  Growth happens
- * about log2(live blocks / 224) times a stripe.
+ * about log2(its live blocks / 130) times a stripe.
  *
  * Sizes live apart, in an array by slot (chunks of 65536 slots, mapped on
  * first use): a free needs only the id, and the sizes are summed at the
