@@ -173,7 +173,7 @@ static uint64_t now_us(void)
  * native_rec_ids_growing) then wait for in_use to clear: the thread's
  * side of record_fence.c's Dekker pair.
  */
-static inline struct rec_thread *enter(void)
+static inline __attribute__((always_inline)) struct rec_thread *enter(void)
 {
 	struct rec_thread *t = me;
 	if (__builtin_expect(t == NULL, 0) &&
@@ -279,8 +279,8 @@ static inline unsigned new_id(struct rec_thread *t, struct vmheap_trace_block *b
 /* The new block p (not NULL) of event ev: its id, the event, and the
  * free of a block that had p's address and whose free the recorder did
  * not see (freed past it: its own guard, a library bound to glibc). */
-static inline void began(struct rec_thread *t, struct vmheap_trace_event *ev,
-			 void *p)
+static inline __attribute__((always_inline)) void
+began(struct rec_thread *t, struct vmheap_trace_event *ev, void *p)
 {
 	unsigned source = new_id(t, &ev->block);
 	uint64_t id = vmheap_trace_id(ev->block.slot, ev->block.gen);
@@ -350,7 +350,11 @@ void native_record_free(void *p)
 	leave(t);
 }
 
-int native_record_realloc_begin(void *p, struct rec_old *old)
+/* Not inlined into interpose.c's realloc (LTO): gcc -O1 then reads the
+ * record's fields as maybe uninitialized where it cannot see that they
+ * are only read after a begin that returned 1. */
+__attribute__((noinline)) int native_record_realloc_begin(void *p,
+							  struct rec_old *old)
 {
 	old->thread = NULL;
 	old->found = 0;
@@ -366,9 +370,10 @@ int native_record_realloc_begin(void *p, struct rec_old *old)
 	return 1;
 }
 
-void native_record_realloc_end(unsigned op, const struct rec_old *old,
-			       void *p, void *q, uint64_t size, uint64_t nmemb,
-			       uint64_t elsize)
+__attribute__((noinline)) void
+native_record_realloc_end(unsigned op, const struct rec_old *old, void *p,
+			  void *q, uint64_t size, uint64_t nmemb,
+			  uint64_t elsize)
 {
 	struct rec_thread *t = old->thread;
 	if (t == NULL)

@@ -75,6 +75,24 @@ struct table {
 };
 
 static struct table *_Atomic stripes[STRIPES];
+
+/* Where each stripe's buckets and counts are, for native_rec_ids_prefetch
+ * only: it runs before its thread is inside a call, so a growth may free
+ * the table meanwhile.  This memory stays; a prefetch computed from a
+ * stale or mismatched view asks for a useless line and never faults. */
+static struct {
+	struct bucket *_Atomic b;
+	_Atomic uint8_t *_Atomic over;
+	_Atomic size_t nb;
+} hint[STRIPES];
+
+static void hint_set(struct table *_Atomic *slot, struct table *t)
+{
+	size_t k = (size_t)(slot - stripes);
+	atomic_store_explicit(&hint[k].nb, t->nb, memory_order_relaxed);
+	atomic_store_explicit(&hint[k].over, t->over, memory_order_relaxed);
+	atomic_store_explicit(&hint[k].b, t->b, memory_order_release);
+}
 static uint64_t *_Atomic size_chunks[SIZE_CHUNKS];
 
 _Atomic int native_rec_ids_growing;
@@ -227,8 +245,10 @@ static struct table *first_table(struct table *_Atomic *slot)
 	struct table *t = table_new(FIRST_BUCKETS), *none = NULL;
 	if (t == NULL)
 		return NULL;
-	if (atomic_compare_exchange_strong(slot, &none, t))
+	if (atomic_compare_exchange_strong(slot, &none, t)) {
+		hint_set(slot, t);
 		return t;
+	}
 	native_pages_free(t, t->bytes);
 	return none;
 }
@@ -313,6 +333,7 @@ static int grow(struct rec_thread *me, struct table *_Atomic *slot,
 	}
 	if (nt != NULL) {
 		atomic_store_explicit(slot, nt, memory_order_release);
+		hint_set(slot, nt);
 		native_pages_free(t, t->bytes);
 	} else {
 		r = -1;
@@ -392,20 +413,26 @@ int native_rec_ids_insert(struct rec_thread *me, uint64_t a, uint64_t id,
 	}
 }
 
-void native_rec_ids_prefetch(uint64_t a)
+/* Inlined into the calls of record.c (LTO): with enter and began inlined
+ * too, 87 fewer instructions a malloc-free pair (cachegrind,
+ * native_bench 1 200000: 173,068,662 against 190,395,741). */
+__attribute__((always_inline)) inline void native_rec_ids_prefetch(uint64_t a)
 {
-	struct table *t =
-	    atomic_load_explicit(stripe_of(a), memory_order_relaxed);
-	if (t != NULL) {
-		/* A table freed by a growth meanwhile is harmless here: a
-		 * prefetch does not fault. */
-		size_t h = home(a, t->nb);
-		__builtin_prefetch(&t->b[h], 1, 3);
-		__builtin_prefetch(&t->over[h], 0, 3);
+	size_t k = (size_t)(stripe_of(a) - stripes);
+	struct bucket *b =
+	    atomic_load_explicit(&hint[k].b, memory_order_acquire);
+	if (b != NULL) {
+		size_t h = home(
+		    a, atomic_load_explicit(&hint[k].nb, memory_order_relaxed));
+		__builtin_prefetch(&b[h], 1, 3);
+		__builtin_prefetch(&atomic_load_explicit(
+				       &hint[k].over, memory_order_relaxed)[h],
+				   0, 3);
 	}
 }
 
-int native_rec_ids_remove(uint64_t a, uint64_t *id)
+__attribute__((always_inline)) inline int native_rec_ids_remove(uint64_t a,
+								uint64_t *id)
 {
 	struct table *t =
 	    atomic_load_explicit(stripe_of(a), memory_order_acquire);
@@ -457,6 +484,7 @@ void native_rec_ids_clear(void)
 		if (t != NULL)
 			native_pages_free(t, t->bytes);
 		stripes[k] = NULL;
+		atomic_store(&hint[k].b, NULL);
 	}
 	atomic_store(&native_rec_ids_growing, 0);
 }

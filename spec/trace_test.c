@@ -392,7 +392,7 @@ START_TEST(recorded_program_with_track_is_what_it_says_it_did)
 END_TEST
 
 /* Threads of one arena share the recorder's stripes: its table grows
- * (about 11 times a stripe here) while other threads add and remove
+ * (several times a stripe here) while other threads add and remove
  * entries of the same stripe.  Every block begins once and ends once
  * after it began, and the trailer's live blocks and bytes (summed from
  * the table) agree with the events. */
