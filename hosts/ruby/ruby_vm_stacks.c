@@ -1,0 +1,174 @@
+/*
+ * ruby_vm_stacks.c - in a dump's forked child, before the malloc
+ * tracker's leak scan: the dead part of each Ruby thread's VM stack is
+ * zeroed.
+ *
+ * MRI gives every thread a VM stack (its main thread's is a 1 MiB malloc
+ * from before tracking began, so a root of the scan): values grow up from
+ * its start, control frames grow down from its end.  Ruby's own GC reads
+ * as live only the values below the current frame's stack pointer and the
+ * frames from the current one to the end (rb_execution_context_mark); the
+ * words between are what calls that returned left: their operands, their
+ * locals, their frames.  Those stale words name blocks long freed, whose
+ * addresses newer blocks took (native/README.md, "The leak scan": one
+ * run's 29 possibly leaked blocks of a forgotten 10,000 came from there).
+ * Zeroing them in the child (a private copy) changes nothing Ruby or the
+ * dump reads.
+ *
+ * Debian's ruby-dev does not install vm_core.h, so the layout is checked
+ * at run time, and a thread whose stack does not match is left as it is
+ * (its stale words stay roots, as before):
+ *   - a Thread is a typed data object of type "VM/thread"; among the
+ *     first words of its rb_thread_t is the pointer to its execution
+ *     context, which begins {VALUE *vm_stack; size_t vm_stack_size;
+ *     rb_control_frame_t *cfp} and names the thread among its next words;
+ *   - the last frame of the stack is the dummy frame that
+ *     rb_ec_initialize_vm_stack pushes: {pc, sp vm_stack + 3, iseq, self,
+ *     ep vm_stack + 2, ...}; the main thread's gets a pc, an iseq and a
+ *     self from Init_VM, and its environment moves to the heap
+ *     (TOPLEVEL_BINDING), so only sp is checked, and ep is vm_stack + 2
+ *     or outside the stack; where that frame starts gives the frame's
+ *     size (8 words in Ruby 3.1);
+ *   - cfp lies a whole number of frames below the end, and every frame
+ *     from cfp to the end has its sp between the stack's start and cfp
+ *     (a frame's sp never points into the frames).
+ * Every read of a word the layout is not yet sure of goes through
+ * process_vm_readv on this process: a wrong guess reads EFAULT, never
+ * SIGSEGV.  Only while the tracker tracks, and only words not 0 already
+ * (a page written is a page copied).
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "ruby-internal.h"
+
+#define TH_WORDS 16  /* where in rb_thread_t the ec pointer may be */
+#define EC_WORDS 16  /* where in the ec the thread pointer may be */
+#define MIN_FRAME 5  /* pc, sp, iseq, self, ep: the words checked */
+#define MAX_FRAME 12 /* words of a control frame, at most */
+#define MAX_STACK_WORDS ((uint64_t)1 << 28) /* 2 GiB: no VM stack is more */
+#define DUMMY_SP 3 /* the dummy frame's sp and ep, in words from the */
+#define DUMMY_EP 2 /* stack's start */
+
+struct vm_stack {
+	uint64_t lo;  /* vm_stack */
+	uint64_t end; /* vm_stack + vm_stack_size */
+	uint64_t cfp; /* the current frame */
+	uint64_t sp;  /* its sp: the values end here */
+	unsigned frame_words;
+};
+
+static int peek(uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = {buf, len};
+	struct iovec remote = {(void *)(uintptr_t)addr, len};
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
+		       (ssize_t)len
+		   ? 0
+		   : -1;
+}
+
+/* The frame size in words whose dummy frame ends the stack [lo, end), or
+ * 0. */
+static unsigned dummy_frame_words(uint64_t lo, uint64_t end)
+{
+	for (unsigned f = MIN_FRAME + 1; f <= MAX_FRAME; f++) {
+		uint64_t w[MIN_FRAME];
+		if (peek(end - 8 * f, w, sizeof w) != 0)
+			return 0;
+		if (w[1] == lo + 8 * DUMMY_SP &&
+		    (w[4] == lo + 8 * DUMMY_EP || w[4] < lo || w[4] >= end))
+			return f;
+	}
+	return 0;
+}
+
+/* Whether ec (an address) is th's execution context with a VM stack laid
+ * out as above; fills *st. */
+static int ec_stack(uint64_t ec, uint64_t th, struct vm_stack *st)
+{
+	uint64_t e[EC_WORDS];
+	int names_th = 0;
+
+	if (ec == 0 || ec % 8 != 0 || peek(ec, e, sizeof e) != 0)
+		return 0;
+	for (int i = 3; i < EC_WORDS; i++)
+		names_th |= e[i] == th;
+	uint64_t lo = e[0], words = e[1], cfp = e[2];
+	if (!names_th || lo == 0 || lo % 8 != 0 || words < 16 ||
+	    words > MAX_STACK_WORDS || cfp % 8 != 0)
+		return 0;
+	uint64_t end = lo + 8 * words;
+	if (end < lo || cfp < lo + 8 * DUMMY_SP || cfp >= end)
+		return 0;
+	unsigned f = dummy_frame_words(lo, end);
+	if (f == 0 || (end - cfp) % (8 * f) != 0)
+		return 0;
+	uint64_t sp = 0;
+	for (uint64_t c = cfp; c < end; c += 8 * f) {
+		uint64_t w[2];
+		if (peek(c, w, sizeof w) != 0 || w[1] < lo || w[1] > cfp ||
+		    w[1] % 8 != 0)
+			return 0;
+		if (c == cfp)
+			sp = w[1];
+	}
+	*st = (struct vm_stack){lo, end, cfp, sp, f};
+	return 1;
+}
+
+/* Zero the words of [sp, cfp) that are not 0. */
+static void clear_dead(const struct vm_stack *st)
+{
+	for (uint64_t *w = (uint64_t *)(uintptr_t)st->sp;
+	     w < (uint64_t *)(uintptr_t)st->cfp; w++)
+		if (*w != 0)
+			*w = 0;
+}
+
+static void clear_thread(VALUE obj)
+{
+	uint64_t th = (uint64_t)(uintptr_t)RTYPEDDATA_DATA(obj);
+	uint64_t t[TH_WORDS];
+	struct vm_stack st;
+
+	if (th == 0 || peek(th, t, sizeof t) != 0)
+		return;
+	for (int i = 0; i < TH_WORDS; i++)
+		if (ec_stack(t[i], th, &st)) {
+			clear_dead(&st);
+			return;
+		}
+}
+
+static int thread_p(VALUE v)
+{
+	if (RBASIC(v)->flags == 0 || BUILTIN_TYPE(v) != T_DATA ||
+	    !RTYPEDDATA_P(v))
+		return 0;
+	const rb_data_type_t *type = RTYPEDDATA_TYPE(v);
+	return type && type->wrap_struct_name &&
+	       strcmp(type->wrap_struct_name, "VM/thread") == 0;
+}
+
+static int each_page(void *start, void *end, size_t stride, void *data)
+{
+	(void)data;
+	for (uintptr_t p = (uintptr_t)start; p < (uintptr_t)end; p += stride)
+		if (thread_p((VALUE)p))
+			clear_thread((VALUE)p);
+	return 0;
+}
+
+void ruby_clear_dead_vm_stacks(void)
+{
+	int (*tracking)(void) =
+	    (int (*)(void))dlsym(RTLD_DEFAULT, "vmheap_native_tracking");
+
+	if (!tracking || !tracking())
+		return;
+	rb_objspace_each_objects(each_page, NULL);
+}
