@@ -412,6 +412,11 @@ void ruby_names_prepare_child(void);
  * pointers. */
 void ruby_clear_free_slots(void);
 
+/* ruby_peek.c: copy len bytes of this process at addr into buf through
+ * process_vm_readv: 0, or -1 where they are not all readable (no
+ * SIGSEGV). */
+int ruby_peek(uint64_t addr, void *buf, size_t len);
+
 /* ruby_vm_stacks.c: in a dump's forked child, while the malloc tracker
  * tracks, zero the dead part of each Ruby thread's VM stack (above the
  * current frame's values, below its frames), where the layout checks

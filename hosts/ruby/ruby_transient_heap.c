@@ -42,8 +42,6 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "ruby-internal.h"
 
@@ -56,16 +54,6 @@
 #define MARKING_LAST (-1) /* last_marked_index: no allocation marked */
 
 static uint8_t block_copy[BLOCK_SIZE]; /* one block, read safely */
-
-static int peek(uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = {buf, len};
-	struct iovec remote = {(void *)(uintptr_t)addr, len};
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
-		       (ssize_t)len
-		   ? 0
-		   : -1;
-}
 
 static int16_t i16(const uint8_t *p)
 {
@@ -87,7 +75,7 @@ static int block_index(uint64_t b)
 {
 	uint64_t next;
 
-	if (peek(b, block_copy, sizeof block_copy) != 0)
+	if (ruby_peek(b, block_copy, sizeof block_copy) != 0)
 		return -1;
 	int index = i16(block_copy), last_marked = i16(block_copy + 2);
 	int objects = i16(block_copy + 4);
@@ -127,7 +115,8 @@ static int holds(uint64_t obj, uint64_t body)
 {
 	uint64_t slot[SLOT_WORDS];
 
-	if (obj % 8 != 0 || peek(obj, slot, sizeof slot) != 0 || slot[0] == 0)
+	if (obj % 8 != 0 || ruby_peek(obj, slot, sizeof slot) != 0 ||
+	    slot[0] == 0)
 		return 0; /* no object there, or a free slot */
 	for (int i = 2; i < SLOT_WORDS; i++)
 		if (slot[i] == body)
@@ -162,7 +151,8 @@ static uint64_t some_block(void)
 	if (RB_FL_ANY_RAW(ary, RARRAY_EMBED_FLAG) || !RARRAY_TRANSIENT_P(ary))
 		return 0;
 	uint64_t body = (uint64_t)(uintptr_t)RARRAY_CONST_PTR_TRANSIENT(ary);
-	if (body < ALLOC_HEADER || peek(body - ALLOC_HEADER, h, sizeof h) != 0)
+	if (body < ALLOC_HEADER ||
+	    ruby_peek(body - ALLOC_HEADER, h, sizeof h) != 0)
 		return 0;
 	memcpy(&obj, h + 8, sizeof obj);
 	RB_GC_GUARD(ary);

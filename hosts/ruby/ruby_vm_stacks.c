@@ -40,8 +40,6 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "ruby-internal.h"
 
@@ -61,23 +59,13 @@ struct vm_stack {
 	unsigned frame_words;
 };
 
-static int peek(uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = {buf, len};
-	struct iovec remote = {(void *)(uintptr_t)addr, len};
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
-		       (ssize_t)len
-		   ? 0
-		   : -1;
-}
-
 /* The frame size in words whose dummy frame ends the stack [lo, end), or
  * 0. */
 static unsigned dummy_frame_words(uint64_t lo, uint64_t end)
 {
 	for (unsigned f = MIN_FRAME + 1; f <= MAX_FRAME; f++) {
 		uint64_t w[MIN_FRAME];
-		if (peek(end - 8 * f, w, sizeof w) != 0)
+		if (ruby_peek(end - 8 * f, w, sizeof w) != 0)
 			return 0;
 		if (w[1] == lo + 8 * DUMMY_SP &&
 		    (w[4] == lo + 8 * DUMMY_EP || w[4] < lo || w[4] >= end))
@@ -93,7 +81,7 @@ static int ec_stack(uint64_t ec, uint64_t th, struct vm_stack *st)
 	uint64_t e[EC_WORDS];
 	int names_th = 0;
 
-	if (ec == 0 || ec % 8 != 0 || peek(ec, e, sizeof e) != 0)
+	if (ec == 0 || ec % 8 != 0 || ruby_peek(ec, e, sizeof e) != 0)
 		return 0;
 	for (int i = 3; i < EC_WORDS; i++)
 		names_th |= e[i] == th;
@@ -110,7 +98,7 @@ static int ec_stack(uint64_t ec, uint64_t th, struct vm_stack *st)
 	uint64_t sp = 0;
 	for (uint64_t c = cfp; c < end; c += 8 * f) {
 		uint64_t w[2];
-		if (peek(c, w, sizeof w) != 0 || w[1] < lo || w[1] > cfp ||
+		if (ruby_peek(c, w, sizeof w) != 0 || w[1] < lo || w[1] > cfp ||
 		    w[1] % 8 != 0)
 			return 0;
 		if (c == cfp)
@@ -135,7 +123,7 @@ static void clear_thread(VALUE obj)
 	uint64_t t[TH_WORDS];
 	struct vm_stack st;
 
-	if (th == 0 || peek(th, t, sizeof t) != 0)
+	if (th == 0 || ruby_peek(th, t, sizeof t) != 0)
 		return;
 	for (int i = 0; i < TH_WORDS; i++)
 		if (ec_stack(t[i], th, &st)) {
