@@ -419,8 +419,9 @@ int ruby_peek(uint64_t addr, void *buf, size_t len);
 
 /* ruby_vm_stacks.c: in a dump's forked child, while the malloc tracker
  * tracks, zero the dead part of each Ruby thread's VM stack (above the
- * current frame's values, below its frames), where the layout checks
- * out; a thread whose layout does not is left as it is. */
+ * current frame's values, below its frames) and its signal stack, where
+ * the layout checks out; a thread whose layout does not is left as it
+ * is. */
 void ruby_clear_dead_vm_stacks(void);
 
 /* ruby_transient_heap.c: in a dump's forked child, while the malloc
