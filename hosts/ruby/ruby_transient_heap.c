@@ -53,7 +53,8 @@
 #define SLOT_WORDS 5	  /* an object's slot: RBasic and three words */
 #define MARKING_LAST (-1) /* last_marked_index: no allocation marked */
 
-static uint8_t block_copy[BLOCK_SIZE]; /* one block, read safely */
+static uint8_t block_copy[BLOCK_SIZE]; /* one block, read safely; zeroed
+					  after the walk */
 
 static int16_t i16(const uint8_t *p)
 {
@@ -114,14 +115,16 @@ static void clear_words(uint64_t lo, uint64_t hi)
 static int holds(uint64_t obj, uint64_t body)
 {
 	uint64_t slot[SLOT_WORDS];
+	int found = 0;
 
-	if (obj % 8 != 0 || ruby_peek(obj, slot, sizeof slot) != 0 ||
-	    slot[0] == 0)
-		return 0; /* no object there, or a free slot */
+	if (obj % 8 != 0 || ruby_peek(obj, slot, sizeof slot) != 0)
+		return 0; /* no object there */
 	for (int i = 2; i < SLOT_WORDS; i++)
-		if (slot[i] == body)
-			return 1;
-	return 0;
+		found |= slot[0] != 0 && slot[i] == body; /* 0: a free slot */
+	/* no copy of a free slot's stale words left on the stack, which the
+	 * scan may read */
+	explicit_bzero(slot, sizeof slot);
+	return found;
 }
 
 /* Zero block b's dead words: past its index, and the bodies of its
@@ -181,4 +184,9 @@ void ruby_clear_transient_heap(void)
 			b += (uint64_t)((int64_t)dir * BLOCK_SIZE);
 		}
 	}
+	/* The copy of the last block read is a root of the scan (this
+	 * library's data): the block past the arena is anything, a Ruby heap
+	 * page with the stale words of its free slots among them (once: 123
+	 * forgotten blocks read reachable). */
+	explicit_bzero(block_copy, sizeof block_copy);
 }
