@@ -974,8 +974,8 @@ static long long leak_sum(const struct jval *j, const char *suffix,
 }
 
 /* How many of the 10,000 forgotten blocks may read possibly leaked or
- * reachable: the most seen was 58 (native/README.md), with room. */
-#define FORGOTTEN_NOT_LEAKED 70
+ * reachable: the most seen was 44 (native/README.md), with room. */
+#define FORGOTTEN_NOT_LEAKED 55
 
 /* A C extension in real ruby forgets 10,000 blocks at one Ruby line and
  * keeps 10,000 at the next, tracked from the start or switched on once
