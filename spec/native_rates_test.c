@@ -169,9 +169,9 @@ START_TEST(native_timeline_gives_each_sites_rate)
 	const char *c = vmp_dump(&v, "c.vmheap");
 	spec_kill(v.p.pid);
 
-	struct run r = run_tool("vmheap-diff", NULL,
-				(const char *[]){"--native", "--format", "json",
-						 a, b, c, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-diff", (const char *[]){"--native", "--format",
+						      "json", a, b, c, NULL});
 	ck_assert_msg(r.status == 0, "%d: %s", r.status, r.err);
 	struct jval *j = json_parse(r.out);
 	ck_assert_msg(j != NULL, "not JSON: %s", r.out);
@@ -220,13 +220,12 @@ START_TEST(native_timeline_gives_each_sites_rate)
 	/* the steady site leaks most: first */
 	ck_assert_ptr_eq(sites->items[0], st);
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* the two-dump diff of #1 and #3: old and new describe the dumps,
 	 * rows and total carry count_delta and bytes_delta */
-	r = run_tool("vmheap-diff", NULL,
-		     (const char *[]){"--native", "--format", "json", a, c,
-				      NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){"--native", "--format",
+						      "json", a, c, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	j = json_parse(r.out);
 	ck_assert_msg(j != NULL, "not JSON: %s", r.out);
@@ -252,12 +251,12 @@ START_TEST(native_timeline_gives_each_sites_rate)
 	ck_assert_int_eq(json_get(lk, "bytes_delta")->inum, 50000);
 	ck_assert_ptr_nonnull(json_get(json_get(j, "total"), "bytes_delta"));
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* text: counts at each dump, change, per min, bytes, bytes/min */
 	char line[4096];
-	r = run_tool("vmheap-diff", NULL,
-		     (const char *[]){"--native", "--bytes", a, b, c, NULL});
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){"--native", "--bytes", a, b, c, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "timeline: 3 dumps over ") == r.out, "%s",
 		      r.out);
@@ -274,12 +273,11 @@ START_TEST(native_timeline_gives_each_sites_rate)
 	ck_assert_msg(strstr(line, "* steady_leak_here"), "%s", line);
 	ck_assert_msg(strstr(r.out, "* live bytes grew at every step ("), "%s",
 		      r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* CSV: the same figures */
-	r = run_tool("vmheap-diff", NULL,
-		     (const char *[]){"--native", "--format", "csv", a, b, c,
-				      NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){"--native", "--format",
+						      "csv", a, b, c, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	size_t nrows;
 	char ***rows = parse_csv(r.out, &nrows);
@@ -300,7 +298,7 @@ START_TEST(native_timeline_gives_each_sites_rate)
 	}
 	ck_assert(found);
 	csv_free(rows, nrows);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -359,9 +357,9 @@ START_TEST(native_timeline_rate_in_ruby)
 	const char *c = vmp_dump(&v, "c.vmheap");
 	spec_kill(v.p.pid);
 
-	struct run r = run_tool("vmheap-diff", NULL,
-				(const char *[]){"--native", "--format", "json",
-						 a, b, c, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-diff", (const char *[]){"--native", "--format",
+						      "json", a, b, c, NULL});
 	ck_assert_msg(r.status == 0, "%d: %s", r.status, r.err);
 	struct jval *j = json_parse(r.out);
 	ck_assert_msg(j != NULL, "not JSON: %s", r.out);
@@ -384,7 +382,7 @@ START_TEST(native_timeline_rate_in_ruby)
 		      "bytes_per_minute %.0f, truth %.0f", bpm, truth);
 	ck_assert_int_eq(json_get(top, "grew_every_step")->inum, 1);
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -505,15 +503,14 @@ static const char mixed_script[] =
 /* The heap's object bytes of a dump, as vmheap-histo's JSON totals. */
 static long long heap_bytes(const char *dump)
 {
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){"--format", "json", dump,
-						 NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-histo", (const char *[]){"--format", "json", dump, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	struct jval *j = json_parse(r.out);
 	ck_assert_ptr_nonnull(j);
 	long long b = json_get(j, "bytes")->inum;
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 	return b;
 }
 
@@ -548,8 +545,8 @@ static int check_hint(const char *a, const char *b)
 	fprintf(stderr, "hint: heap %+lld, RSS %+lld, malloc %+lld: %s%s\n",
 		dheap, drss, dmal, rss_out ? "RSS " : "",
 		mal_out ? "malloc" : "");
-	struct run r = run_tool("vmheap-diff", NULL,
-				(const char *[]){"--no-suspects", a, b, NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-diff", (const char *[]){"--no-suspects", a, b, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	const char *w = strstr(r.err, "the growth is outside the VM heap");
 	const char *want = rss_out && mal_out ? "warning: RSS grew by "
@@ -572,7 +569,7 @@ static int check_hint(const char *a, const char *b)
 		    r.err, "(more than 1 MiB and more than twice the heap's "
 			   "growth)"));
 	}
-	run_free(&r);
+	spec_run_free(&r);
 	return rss_out | mal_out << 1;
 }
 

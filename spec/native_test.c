@@ -679,17 +679,16 @@ static void dump(struct rb *r, const char *name)
 
 /* vmheap-histo / vmheap-diff (tool) --native --bytes (exact figures)
  * with `a` and `b` (may be NULL) in r->dir. */
-static void tool(struct rb *r, struct spec_run *o, const char *tool,
-		 const char *opt, const char *a, const char *b)
+static void native_report(struct rb *r, struct spec_run *o, const char *tool,
+			  const char *opt, const char *a, const char *b)
 {
 	char pa[700], pb[700];
 	snprintf(pa, sizeof pa, "%s/%s", r->dir, a);
 	if (b)
 		snprintf(pb, sizeof pb, "%s/%s", r->dir, b);
-	const char *argv[] = {spec_bin(tool), "--native", "--bytes", opt ? opt : pa,
-			      opt ? pa : (b ? pb : NULL), opt && b ? pb : NULL,
-			      NULL};
-	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, o), 0);
+	*o = spec_tool(tool,
+		       ARGS("--native", "--bytes", opt ? opt : pa,
+			    opt ? pa : (b ? pb : NULL), opt && b ? pb : NULL));
 }
 
 /* The first row of a text report (after the "count  bytes  site"
@@ -727,7 +726,7 @@ START_TEST(diff_names_the_leaking_function)
 	spec_kill(r.p.pid);
 
 	/* The top row: the function, file:line, the leaked bytes exact. */
-	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
+	native_report(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	const char *row = first_row(o.out);
 	ck_assert_msg(starts(row, "+1000  +1234000  leak_in_here (leaker.c:33) < "
@@ -752,30 +751,31 @@ START_TEST(diff_names_the_leaking_function)
 		spec_run_free(&o);
 	}
 
-	tool(&r, &o, "vmheap-diff", NULL, "b.vmheap", "c.vmheap");
+	native_report(&r, &o, "vmheap-diff", NULL, "b.vmheap", "c.vmheap");
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(strstr(o.out, "\n -400  -493600  leak_in_here (leaker.c:33) < ") != NULL,
 		      "%s", o.out);
 	spec_run_free(&o);
 
-	tool(&r, &o, "vmheap-histo", NULL, "c.vmheap", NULL);
+	native_report(&r, &o, "vmheap-histo", NULL, "c.vmheap", NULL);
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(starts(first_row(o.out), "  600  740400  leak_in_here (leaker.c:33)"),
 		      "%s", o.out);
 	spec_run_free(&o);
 
-	tool(&r, &o, "vmheap-diff", "--format=csv", "a.vmheap", "b.vmheap");
+	native_report(&r, &o, "vmheap-diff", "--format=csv", "a.vmheap",
+		      "b.vmheap");
 	ck_assert_msg(starts(o.out, "count_delta,bytes_delta,site\n1000,1234000,leak_in_here (leaker.c:33) < "),
 		      "%s", o.out);
 	spec_run_free(&o);
 
 	/* A dump without the section: said, exit status 1. */
-	tool(&r, &o, "vmheap-histo", NULL, "plain.vmheap", NULL);
+	native_report(&r, &o, "vmheap-histo", NULL, "plain.vmheap", NULL);
 	ck_assert_int_eq(o.status, 1);
 	ck_assert_msg(strstr(o.err, "plain.vmheap has no native section") != NULL,
 		      "%s", o.err);
 	spec_run_free(&o);
-	tool(&r, &o, "vmheap-diff", NULL, "plain.vmheap", "b.vmheap");
+	native_report(&r, &o, "vmheap-diff", NULL, "plain.vmheap", "b.vmheap");
 	ck_assert_int_eq(o.status, 1);
 	ck_assert_msg(strstr(o.err, "has no native section") != NULL, "%s", o.err);
 	spec_run_free(&o);
@@ -878,7 +878,7 @@ START_TEST(fiddle_leak_in_ruby)
 	say(&r, "free 50000");
 	dump(&r, "b.vmheap");
 	spec_kill(r.p.pid);
-	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
+	native_report(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(starts(first_row(o.out), "+50000  +51200000  "), "%s", o.out);
 	ck_assert_msg(strstr(first_row(o.out), "fiddle.so") != NULL, "%s", o.out);
@@ -891,7 +891,7 @@ START_TEST(fiddle_leak_in_ruby)
 		      "the top row does not end in \"%s\":\n%s", want, o.out);
 	spec_run_free(&o);
 	/* One dump's live sites: the 50,000 kept, at the same line. */
-	tool(&r, &o, "vmheap-histo", NULL, "b.vmheap", NULL);
+	native_report(&r, &o, "vmheap-histo", NULL, "b.vmheap", NULL);
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(starts(first_row(o.out), "50000  51200000  "), "%s", o.out);
 	snprintf(row, sizeof row, "%.*s",
@@ -925,7 +925,7 @@ START_TEST(c_extension_leak_in_ruby)
 	say(&r, "release 500");
 	dump(&r, "b.vmheap");
 	spec_kill(r.p.pid);
-	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
+	native_report(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(starts(first_row(o.out), "+1500  +4500000  leaky_keep (leaky.c:20) < "),
 		      "%s", o.out);

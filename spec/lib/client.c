@@ -22,6 +22,17 @@ vmheap_client *spec_connect(const struct spec_vm *vm, int timeout_ms)
 	return c;
 }
 
+vmheap_client *spec_vm_client(const struct spec_vm *vm)
+{
+	vmheap_client *c = NULL;
+	int rc = vmheap_client_connect(&c, &vm->info, 10000);
+
+	ck_assert_msg(rc == 0, "connect to pid %ld: %s", (long)vm->pid,
+		      vmheap_client_error(c));
+	vmheap_client_set_timeout(c, 20000);
+	return c;
+}
+
 int64_t spec_get_uint(vmheap_client *c, const char *var)
 {
 	struct vmheap_reply rep;
