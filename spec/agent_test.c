@@ -286,7 +286,7 @@ END_TEST
 
 START_TEST(wrong_or_missing_token_is_refused)
 {
-	struct spec_vm s;
+	struct spec_vm *s = spec_fixture_vm();
 	vmheap_client *c = NULL;
 	struct vmheap_agent_info bad;
 	msgpack_unpacked m;
@@ -295,8 +295,7 @@ START_TEST(wrong_or_missing_token_is_refused)
 						'm',  '.',  'p',  'i', 'd'};
 	int fd;
 
-	spec_vm_start(&s, NULL, NULL, NULL);
-	bad = s.info;
+	bad = s->info;
 	memcpy(bad.token, "00000000000000000000000000000000", 32);
 	ck_assert_int_eq(vmheap_client_connect(&c, &bad, 10000),
 			 VMHEAP_AGENT_EAUTH);
@@ -315,7 +314,7 @@ START_TEST(wrong_or_missing_token_is_refused)
 	vmheap_client_close(c);
 
 	/* no auth at all: a request is refused and the connection closed */
-	fd = raw_connect(&s);
+	fd = raw_connect(s);
 	raw_send_frame(fd, get_pid, sizeof(get_pid));
 	msgpack_unpacked_init(&m);
 	ck_assert_int_eq(raw_read(fd, &m, 10000), 1);
@@ -326,10 +325,9 @@ START_TEST(wrong_or_missing_token_is_refused)
 	close(fd);
 
 	/* the right token still works */
-	c = spec_vm_client(&s);
-	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+	c = spec_vm_client(s);
+	ck_assert_int_eq(get_int(c, "system.pid"), s->pid);
 	vmheap_client_close(c);
-	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -889,39 +887,36 @@ END_TEST
 
 START_TEST(sigterm_removes_the_discovery_file)
 {
-	struct spec_vm s;
+	struct spec_vm *s = spec_fixture_vm();
 	int status;
 
-	spec_vm_start(&s, NULL, NULL, NULL);
-	ck_assert_int_eq(access(s.discovery, F_OK), 0);
-	status = spec_vm_stop(&s);
+	ck_assert_int_eq(access(s->discovery, F_OK), 0);
+	status = spec_vm_stop(s);
 	ck_assert_msg(status == 0, "exit code %d", status);
-	ck_assert_msg(access(s.discovery, F_OK) < 0 && errno == ENOENT,
-		      "%s is still there", s.discovery);
-	spec_vm_cleanup(&s);
+	ck_assert_msg(access(s->discovery, F_OK) < 0 && errno == ENOENT,
+		      "%s is still there", s->discovery);
 }
 END_TEST
 
 START_TEST(fork_in_the_host_leaves_the_parent_agent_working)
 {
-	struct spec_vm s;
+	struct spec_vm *s = spec_fixture_vm();
 	vmheap_client *a, *b;
 	struct vmheap_reply r;
 	int64_t child, st;
 
-	spec_vm_start(&s, NULL, NULL, NULL);
-	a = spec_vm_client(&s);
+	a = spec_vm_client(s);
 	call_ok(a, "set", "sample.fork", "300", &r);
 	child = r.value.via.i64;
 	vmheap_reply_release(&r);
 	ck_assert_int_gt(child, 0);
-	ck_assert_int_ne(child, s.pid);
+	ck_assert_int_ne(child, s->pid);
 
 	/* while the child lives, the parent answers new and old clients */
-	b = spec_vm_client(&s);
-	ck_assert_int_eq(vmheap_client_pid(b), s.pid);
-	ck_assert_int_eq(get_int(b, "system.pid"), s.pid);
-	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
+	b = spec_vm_client(s);
+	ck_assert_int_eq(vmheap_client_pid(b), s->pid);
+	ck_assert_int_eq(get_int(b, "system.pid"), s->pid);
+	ck_assert_int_eq(get_int(a, "system.pid"), s->pid);
 	vmheap_client_close(b);
 
 	SPEC_WAIT_UNTIL((st = get_int(a, "sample.fork_status")) >= 0, 20000,
@@ -929,17 +924,16 @@ START_TEST(fork_in_the_host_leaves_the_parent_agent_working)
 	/* 0: the child saw its copy of the agent as stale */
 	ck_assert_int_eq(st, 0);
 	/* the child's exit did not remove the parent's discovery file */
-	ck_assert_int_eq(access(s.discovery, F_OK), 0);
-	b = spec_vm_client(&s);
-	ck_assert_int_eq(get_int(b, "system.pid"), s.pid);
+	ck_assert_int_eq(access(s->discovery, F_OK), 0);
+	b = spec_vm_client(s);
+	ck_assert_int_eq(get_int(b, "system.pid"), s->pid);
 	call_ok(b, "set", "system.memory.dump", "after-fork.vmheap", &r);
 	vmheap_reply_release(&r);
 	vmheap_client_close(b);
-	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
+	ck_assert_int_eq(get_int(a, "system.pid"), s->pid);
 	vmheap_client_close(a);
-	ck_assert_int_eq(spec_vm_stop(&s), 0);
-	ck_assert_int_eq(access(s.discovery, F_OK), -1);
-	spec_vm_cleanup(&s);
+	ck_assert_int_eq(spec_vm_stop(s), 0);
+	ck_assert_int_eq(access(s->discovery, F_OK), -1);
 }
 END_TEST
 
@@ -959,7 +953,7 @@ static void on_found_two(void *arg, const struct vmheap_agent_info *info)
 
 START_TEST(fork_child_may_start_a_fresh_agent_of_its_own)
 {
-	struct spec_vm s;
+	struct spec_vm *s = spec_fixture_vm();
 	vmheap_client *a, *b = NULL;
 	struct vmheap_reply r;
 	struct two t;
@@ -968,46 +962,44 @@ START_TEST(fork_child_may_start_a_fresh_agent_of_its_own)
 	struct spec_wait w;
 	int rc;
 
-	spec_vm_start(&s, NULL, NULL, NULL);
-	a = spec_vm_client(&s);
+	a = spec_vm_client(s);
 	call_ok(a, "set", "sample.fork_agent", "2000", &r);
 	child = r.value.via.i64;
 	vmheap_reply_release(&r);
-	snprintf(child_file, sizeof(child_file), "%s/vmheap-agent.%d", s.tmpdir,
-		 (int)child);
+	snprintf(child_file, sizeof(child_file), "%s/vmheap-agent.%d",
+		 s->tmpdir, (int)child);
 
 	/* the child's own agent appears beside the parent's */
 	spec_wait_begin(&w, 10000);
 	do {
 		spec_wait_or_fail(&w, "the child's agent");
 		memset(&t, 0, sizeof(t));
-		rc = vmheap_discovery_list(s.tmpdir, on_found_two, NULL, &t);
+		rc = vmheap_discovery_list(s->tmpdir, on_found_two, NULL, &t);
 	} while (rc < 2);
 	ck_assert_int_eq(t.n, 2);
 	ck_assert_int_eq(t.info[0].pid < t.info[1].pid ? t.info[0].pid
 						       : t.info[1].pid,
-			 s.pid < child ? s.pid : (pid_t)child);
+			 s->pid < child ? s->pid : (pid_t)child);
 	for (int i = 0; i < 2; i++)
 		if (t.info[i].pid == child) {
-			ck_assert_int_ne(t.info[i].port, s.info.port);
-			ck_assert_str_ne(t.info[i].token, s.info.token);
+			ck_assert_int_ne(t.info[i].port, s->info.port);
+			ck_assert_str_ne(t.info[i].token, s->info.token);
 			rc = vmheap_client_connect(&b, &t.info[i], 10000);
 			ck_assert_msg(rc == 0, "%s", vmheap_client_error(b));
 		}
 	ck_assert_ptr_nonnull(b);
 	ck_assert_int_eq(get_int(b, "system.pid"), child);
 	vmheap_client_close(b);
-	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
+	ck_assert_int_eq(get_int(a, "system.pid"), s->pid);
 
 	SPEC_WAIT_UNTIL((st = get_int(a, "sample.fork_status")) >= 0, 20000,
 			"the forked child to exit");
 	ck_assert_int_eq(st, 0);
 	/* the child's agent removed its own file, and only its own */
 	ck_assert_int_eq(access(child_file, F_OK), -1);
-	ck_assert_int_eq(access(s.discovery, F_OK), 0);
-	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
+	ck_assert_int_eq(access(s->discovery, F_OK), 0);
+	ck_assert_int_eq(get_int(a, "system.pid"), s->pid);
 	vmheap_client_close(a);
-	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -1693,7 +1685,11 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(
 	    t, dump_in_forked_child_has_exactly_the_vms_per_class_counts);
 
+	/* the tests of "auth" and "lifecycle" each get a vmheap-sample of
+	 * their own (spec_fixture_vm) */
 	t = spec_tcase(s, "auth", 60);
+	tcase_add_checked_fixture(t, spec_vm_fixture_setup,
+				  spec_vm_fixture_teardown);
 	tcase_add_test(t, wrong_or_missing_token_is_refused);
 
 	t = spec_tcase(s, "bad input", 60);
@@ -1721,8 +1717,12 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(
 	    t, client_leaving_mid_dump_leaves_no_temp_file_in_a_forked_child);
 
-	t = spec_tcase(s, "lifecycle", 60);
+	t = spec_tcase(s, "listen", 60);
 	tcase_add_test(t, the_agent_refuses_to_listen_beyond_loopback);
+
+	t = spec_tcase(s, "lifecycle", 60);
+	tcase_add_checked_fixture(t, spec_vm_fixture_setup,
+				  spec_vm_fixture_teardown);
 	tcase_add_test(t, sigterm_removes_the_discovery_file);
 	tcase_add_test(t, fork_in_the_host_leaves_the_parent_agent_working);
 	tcase_add_test(t, fork_child_may_start_a_fresh_agent_of_its_own);

@@ -839,89 +839,97 @@ END_TEST
 
 /* ------------------------------------------------------------ bad input */
 
+/*
+ * Bad uses of the graph tools and what each must say: its exit status
+ * (1: nothing found, 2: bad usage or input), words its stderr holds and,
+ * for some, nothing on stdout.  In args and err, "DUMP" is a good dump
+ * (global_array_heap of 10) and "CUT" the same cut short by 40 bytes.
+ */
+static const struct bad_use {
+	const char *tool;
+	const char *args[6];
+	int status;
+	const char *err[2]; /* NULL: stderr not looked at */
+	int quiet;	    /* stdout is empty */
+} bad_uses[] = {
+    {"vmheap-path",
+     {"DUMP", "Laek"},
+     1,
+     {"no objects of class Laek in ", "; nearest: Leak"},
+     1},
+    {"vmheap-path", {"DUMP", "Quux"}, 1, {"no objects of class Quux in "}, 0},
+    {"vmheap-path", {"DUMP", "0xdead"}, 1, {"no object at 0xdead in "}, 0},
+    {"vmheap-dominators",
+     {"--class", "Hsah", "DUMP"},
+     1,
+     {"no objects of class Hsah in ", "nearest: Hash"},
+     0},
+    {"vmheap-path", {"--format", "csv", "DUMP", "Leak"}, 2, {NULL}, 0},
+    /* --exclude takes the documented kinds only, in every tool */
+    {"vmheap-path",
+     {"--exclude", "weak", "DUMP", "Leak"},
+     2,
+     {"bad --exclude 'weak' (a list of: stack, internal)"},
+     1},
+    {"vmheap-dominators", {"--exclude", "stack,", "DUMP"}, 2, {NULL}, 0},
+    {"vmheap-diff",
+     {"--paths", "--exclude", "", "DUMP", "DUMP"},
+     2,
+     {"bad --exclude"},
+     0},
+    /* a cut dump: every graph tool refuses it with the reader's message,
+     * exit 2, nothing on stdout */
+    {"vmheap-path", {"CUT", "Leak"}, 2, {"truncated", "CUT"}, 1},
+    {"vmheap-dominators", {"CUT"}, 2, {"truncated", "CUT"}, 1},
+    {"vmheap-histo", {"--retained", "CUT"}, 2, {"truncated", "CUT"}, 1},
+    {"vmheap-diff", {"--paths", "DUMP", "CUT"}, 2, {"truncated", "CUT"}, 1},
+    {"vmheap-diff", {"--suspects", "CUT", "DUMP"}, 2, {"truncated", "CUT"}, 1},
+    /* one graph mode at a time */
+    {"vmheap-diff",
+     {"--paths", "--suspects", "DUMP", "DUMP"},
+     2,
+     {"--paths, --suspects and --native exclude each other"},
+     0},
+};
+
+/* "DUMP" and "CUT" of a bad_use replaced by their paths. */
+static const char *bad_use_word(const char *w, const char *dump,
+				const char *cut)
+{
+	return !w		    ? NULL
+	       : !strcmp(w, "DUMP") ? dump
+	       : !strcmp(w, "CUT")  ? cut
+				    : w;
+}
+
 START_TEST(unknown_class_or_address_exit_1_damaged_dump_exit_2)
 {
+	const struct bad_use *u = &bad_uses[_i];
+	const char *args[7] = {NULL};
 	struct heap h;
+	size_t len;
+
 	global_array_heap(&h, 10);
 	const char *dump = heap_write(&h, "bad.vmheap");
-	struct spec_run r;
-
-	r = spec_tool("vmheap-path", (const char *[]){dump, "Laek", NULL});
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "no objects of class Laek in ") &&
-			  strstr(r.err, "; nearest: Leak"),
-		      "%s", r.err);
-	ck_assert_str_eq(r.out, "");
-	spec_run_free(&r);
-	r = spec_tool("vmheap-path", (const char *[]){dump, "Quux", NULL});
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "no objects of class Quux in "), "%s",
-		      r.err);
-	spec_run_free(&r);
-	r = spec_tool("vmheap-path", (const char *[]){dump, "0xdead", NULL});
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "no object at 0xdead in "), "%s", r.err);
-	spec_run_free(&r);
-	r = spec_tool("vmheap-dominators",
-		      (const char *[]){"--class", "Hsah", dump, NULL});
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "no objects of class Hsah in ") &&
-			  strstr(r.err, "nearest: Hash"),
-		      "%s", r.err);
-	spec_run_free(&r);
-	r = spec_tool("vmheap-path",
-		      (const char *[]){"--format", "csv", dump, "Leak", NULL});
-	ck_assert_int_eq(r.status, 2);
-	spec_run_free(&r);
-	/* --exclude takes the documented kinds only, in every tool */
-	r = spec_tool("vmheap-path", (const char *[]){"--exclude", "weak", dump,
-						      "Leak", NULL});
-	ck_assert_int_eq(r.status, 2);
-	ck_assert_msg(strstr(r.err, "bad --exclude 'weak' (a list of: stack, "
-				    "internal)"),
-		      "%s", r.err);
-	ck_assert_str_eq(r.out, "");
-	spec_run_free(&r);
-	r = spec_tool("vmheap-dominators",
-		      (const char *[]){"--exclude", "stack,", dump, NULL});
-	ck_assert_int_eq(r.status, 2);
-	spec_run_free(&r);
-	r = spec_tool("vmheap-diff", (const char *[]){"--paths", "--exclude",
-						      "", dump, dump, NULL});
-	ck_assert_int_eq(r.status, 2);
-	ck_assert_msg(strstr(r.err, "bad --exclude"), "%s", r.err);
-	spec_run_free(&r);
-
-	/* cut the dump: every graph tool refuses it with the reader's
-	 * message, exit 2, nothing on stdout */
-	size_t len;
 	char *bytes = slurp(dump, &len);
 	const char *cut = tmp_path("cut.vmheap");
 	spec_write_file(cut, bytes, len - 40);
 	free(bytes);
-	const char *const *cmds[] = {
-	    (const char *[]){"vmheap-path", cut, "Leak", NULL},
-	    (const char *[]){"vmheap-dominators", cut, NULL},
-	    (const char *[]){"vmheap-histo", "--retained", cut, NULL},
-	    (const char *[]){"vmheap-diff", "--paths", dump, cut, NULL},
-	    (const char *[]){"vmheap-diff", "--suspects", cut, dump, NULL},
-	};
-	for (size_t c = 0; c < sizeof(cmds) / sizeof(*cmds); c++) {
-		r = spec_tool(cmds[c][0], cmds[c] + 1);
-		ck_assert_msg(r.status == 2, "%s: status %d", cmds[c][0],
-			      r.status);
-		ck_assert_msg(strstr(r.err, "truncated") && strstr(r.err, cut),
-			      "%s: %s", cmds[c][0], r.err);
-		ck_assert_str_eq(r.out, "");
-		spec_run_free(&r);
+	for (size_t k = 0; k < 6 && u->args[k]; k++)
+		args[k] = bad_use_word(u->args[k], dump, cut);
+
+	struct spec_run r = spec_tool(u->tool, args);
+	ck_assert_msg(r.status == u->status, "%s (row %d): status %d: %s",
+		      u->tool, _i, r.status, r.err);
+	for (size_t k = 0; k < 2 && u->err[k]; k++) {
+		const char *want = bad_use_word(u->err[k], dump, cut);
+
+		ck_assert_msg(strstr(r.err, want),
+			      "%s (row %d): no \"%s\" in: %s", u->tool, _i,
+			      want, r.err);
 	}
-	/* one graph mode at a time */
-	r = spec_tool("vmheap-diff", (const char *[]){"--paths", "--suspects",
-						      dump, dump, NULL});
-	ck_assert_int_eq(r.status, 2);
-	ck_assert_msg(strstr(r.err, "--paths, --suspects and --native exclude "
-				    "each other"),
-		      "%s", r.err);
+	if (u->quiet)
+		ck_assert_str_eq(r.out, "");
 	spec_run_free(&r);
 	heap_free(&h);
 }
@@ -1620,7 +1628,9 @@ Suite *vmheap_spec_suite(void)
 			    3);
 	tcase_add_test(t, diff_paths_show_where_the_new_objects_hang);
 	tcase_add_test(t, long_paths_show_both_ends);
-	tcase_add_test(b, unknown_class_or_address_exit_1_damaged_dump_exit_2);
+	tcase_add_loop_test(b,
+			    unknown_class_or_address_exit_1_damaged_dump_exit_2,
+			    0, (int)(sizeof(bad_uses) / sizeof(*bad_uses)));
 	tcase_add_test(rb, ruby_leaks_lead_to_the_constant_the_global_and_the_ivar);
 	tcase_add_test(sus, suspects_name_the_owner_of_a_composite_leak_first);
 	tcase_add_test(sus, suspects_find_a_leak_of_lone_strings);

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -95,6 +96,13 @@ pid_t spec_spawn(const struct spec_spawn *o)
 		/* write() then fails with EFBIG instead of killing */
 		signal(SIGXFSZ, SIG_IGN);
 		setrlimit(RLIMIT_FSIZE, &rl);
+	}
+	if (o->user) {
+		/* a change of credentials clears the parent-death signal */
+		if (setgroups(0, NULL) < 0 || setgid(o->user->pw_gid) < 0 ||
+		    setuid(o->user->pw_uid) < 0 ||
+		    prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(126);
 	}
 	if (o->dir && chdir(o->dir) < 0)
 		_exit(126);

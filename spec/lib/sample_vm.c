@@ -164,3 +164,27 @@ void spec_vm_cleanup(struct spec_vm *vm)
 		spec_rmrf(vm->tmpdir);
 	vm->own_dir = 0;
 }
+
+static struct spec_vm fixture_vm;
+static int fixture_started;
+
+void spec_vm_fixture_setup(void)
+{
+	spec_vm_start(&fixture_vm, NULL, NULL, NULL);
+	fixture_started = 1;
+}
+
+void spec_vm_fixture_teardown(void)
+{
+	if (fixture_started)
+		spec_vm_cleanup(&fixture_vm);
+	fixture_started = 0;
+}
+
+struct spec_vm *spec_fixture_vm(void)
+{
+	ck_assert_msg(fixture_started, "spec_fixture_vm: no "
+				       "spec_vm_fixture_setup fixture in this "
+				       "TCase");
+	return &fixture_vm;
+}

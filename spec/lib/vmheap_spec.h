@@ -38,6 +38,7 @@
 #include <check.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pwd.h>
 #include <sys/types.h>
 
 #include "vmheap_agent.h"
@@ -263,6 +264,9 @@ struct spec_spawn {
 	int stdout_fd; /* >0: use this fd as stdout */
 	int stderr_fd; /* >0: use this fd as stderr */
 	long long fsize_limit; /* RLIMIT_FSIZE in bytes (SIGXFSZ ignored) */
+	/* run as this user (no supplementary groups; the test runs as
+	 * root), NULL: as the test; exit status 126 when it cannot */
+	const struct passwd *user;
 };
 
 /*
@@ -492,6 +496,22 @@ int spec_vm_stop(struct spec_vm *vm);
 /* spec_vm_stop if it still runs; then remove the directory spec_vm_start
  * made for it, if it made one. */
 void spec_vm_cleanup(struct spec_vm *vm);
+
+/*
+ * A sample VM for each test of a TCase, as a Check fixture: after
+ *
+ *	tcase_add_checked_fixture(tc, spec_vm_fixture_setup,
+ *				  spec_vm_fixture_teardown);
+ *
+ * every test of `tc` finds its own vmheap-sample, started in the test's
+ * process by spec_vm_start(vm, NULL, NULL, NULL), at spec_fixture_vm().
+ * The teardown is spec_vm_cleanup (a test may stop the VM itself, e.g.
+ * to see how it exits).  spec_fixture_vm() fails the test in a TCase
+ * without the fixture.
+ */
+void spec_vm_fixture_setup(void);
+void spec_vm_fixture_teardown(void);
+struct spec_vm *spec_fixture_vm(void);
 
 /* Options of the embedded sample VM. */
 struct spec_embedded {
