@@ -27,37 +27,8 @@
 #include "tools_harness-internal.h"
 #include "vmheap.h"
 
-/* A VM started under test, talked to through stdin ("ok" answers). */
-struct vmp {
-	struct spec_proc p;
-	char dir[512];
-};
-
-static void vmp_start(struct vmp *v, const char *tag,
-		      const char *const *argv)
-{
-	char tmpdir[600], dumpdir[600];
-	struct vmheap_agent_info info;
-	char err[700];
-	struct spec_spawn sp = {0};
-
-	snprintf(v->dir, sizeof v->dir, "%s", spec_mkdtemp(tag));
-	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", v->dir);
-	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", v->dir);
-	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
-	sp.argv = argv;
-	sp.env = env;
-	sp.dir = v->dir;
-	spec_proc_start(&v->p, &sp, 1);
-	ck_assert_msg(spec_proc_wait_for(&v->p, "ready\n", 60000), "%s",
-		      v->p.buf);
-	ck_assert_msg(spec_discovery_wait(v->dir, v->p.pid, &info, 30000, err,
-					  sizeof err) == 0,
-		      "discovery: %s", err);
-}
-
 /* vmheap-console -e CMD on the VM; it must succeed. */
-static void vmp_console(struct vmp *v, const char *cmd)
+static void vmp_console(struct spec_native *v, const char *cmd)
 {
 	char pid[32];
 	struct spec_run o;
@@ -71,7 +42,7 @@ static void vmp_console(struct vmp *v, const char *cmd)
 }
 
 /* A command line to the VM; wait for its "ok". */
-static void vmp_say(struct vmp *v, const char *cmd)
+static void vmp_say(struct spec_native *v, const char *cmd)
 {
 	v->p.len = 0;
 	v->p.buf[0] = '\0';
@@ -82,7 +53,7 @@ static void vmp_say(struct vmp *v, const char *cmd)
 }
 
 /* Dump the VM as dir/name; the path (ring of 4). */
-static const char *vmp_dump(struct vmp *v, const char *name)
+static const char *vmp_dump(struct spec_native *v, const char *name)
 {
 	static char path[4][700];
 	static int k;
@@ -146,12 +117,12 @@ START_TEST(native_timeline_gives_each_sites_rate)
 {
 	if (SPEC_SANITIZED)
 		return; /* ASan's malloc comes first in an instrumented VM */
-	struct vmp v;
+	struct spec_native v;
 	const char *argv[] = {spec_bin("vmheap-run"),
 			      spec_build("spec/native_leaker"), NULL};
 	char cmd[64];
 
-	vmp_start(&v, "rates", argv);
+	spec_native_start(&v, NULL, argv, NULL);
 	vmp_console(&v, "set config.native.track true");
 	snprintf(cmd, sizeof cmd, "steady %d", RATE);
 	vmp_say(&v, cmd);
@@ -338,13 +309,13 @@ START_TEST(native_timeline_rate_in_ruby)
 {
 	if (SPEC_SANITIZED)
 		return;
-	struct vmp v;
+	struct spec_native v;
 	char script[700], cmd[64], line[32];
 	snprintf(script, sizeof script, "%s/steady.rb", spec_mkdtemp("rbsrc"));
 	spec_write_text(script, steady_script);
 	const char *argv[] = {spec_bin("vmheap-run"), "ruby", script, NULL};
 
-	vmp_start(&v, "rbrate", argv);
+	spec_native_start(&v, NULL, argv, NULL);
 	vmp_console(&v, "set config.native.track true");
 	snprintf(cmd, sizeof cmd, "wait %d", RATE / 4);
 	vmp_say(&v, cmd);
@@ -389,7 +360,7 @@ END_TEST
 /* ------------------------------------------------------------ top */
 
 /* vmheap-console -e "top 0.1 N" on the VM: its output. */
-static char *vmp_top(struct vmp *v, const char *cmd)
+static char *vmp_top(struct spec_native *v, const char *cmd)
 {
 	char pid[32];
 	struct spec_run o;
@@ -450,11 +421,11 @@ START_TEST(top_shows_rss_and_native_live_bytes)
 {
 	if (SPEC_SANITIZED)
 		return;
-	struct vmp v;
+	struct spec_native v;
 	const char *argv[] = {spec_bin("vmheap-run"),
 			      spec_build("spec/native_leaker"), NULL};
 
-	vmp_start(&v, "top", argv);
+	spec_native_start(&v, NULL, argv, NULL);
 	vmp_say(&v, "leak 1000 4000"); /* before tracking: RSS only */
 	char *out = vmp_top(&v, "top 0.1 1");
 	double rss = size_after(out, "process: RSS ");
@@ -577,14 +548,14 @@ START_TEST(hint_fires_on_a_mixed_leak_and_names_its_figure)
 {
 	if (SPEC_SANITIZED)
 		return; /* the agent in ruby needs ASan's runtime there */
-	struct vmp v;
+	struct spec_native v;
 	char script[700];
 	snprintf(script, sizeof script, "%s/mixed.rb", spec_mkdtemp("mixsrc"));
 	spec_write_text(script, mixed_script);
 	const char *argv[] = {"ruby", "-I", spec_build("ruby"),
 			      "-rvmheap_agent", script, NULL};
 
-	vmp_start(&v, "mixed", argv);
+	spec_native_start(&v, NULL, argv, NULL);
 	const char *a = vmp_dump(&v, "a.vmheap");
 	/* 2 MB of Strings in the heap, 4 MB more of malloc outside it */
 	vmp_say(&v, "mixed 1000");

@@ -534,7 +534,7 @@ END_TEST
 
 START_TEST(discovery_symlink_is_not_followed)
 {
-	const char *tmp = spec_mkdtemp("sym");
+	const char *tmp = spec_test_dir();
 	const char *cmds[] = {"get system.pid", NULL};
 	struct spec_vm vm;
 	struct spec_run r;
@@ -561,7 +561,7 @@ END_TEST
 
 START_TEST(discovery_file_of_another_user_is_not_followed)
 {
-	const char *tmp = spec_mkdtemp("own");
+	const char *tmp = spec_test_dir();
 	const char *cmds[] = {"get system.pid", NULL};
 	struct spec_vm vm;
 	struct spec_run r;
@@ -984,7 +984,10 @@ Suite *vmheap_spec_suite(void)
 	t = spec_tcase(s, "VM exits during a session", 120);
 	tcase_add_test(t, vm_exit_during_a_console_session_is_reported);
 
+	/* each test finds a directory of its own at spec_test_dir() (the
+	 * stale case, run twice in its test, makes one per run) */
 	t = spec_tcase(s, "unsafe discovery files", 120);
+	tcase_add_checked_fixture(t, spec_test_dir_setup, NULL);
 	tcase_add_test(t, discovery_symlink_is_not_followed);
 	tcase_add_test(t, discovery_file_of_another_user_is_not_followed);
 	tcase_add_test(

@@ -607,6 +607,32 @@ void spec_ruby_start(struct spec_ruby *vm, const char *script_text);
 void spec_ruby_start_with(struct spec_ruby *vm, const char *script_text,
 			  const struct spec_ruby_opts *o);
 
+/* ------------------------------------------------ the native-only host */
+
+/*
+ * A program of the test under vmheap-run (the malloc tracker with the
+ * native-only host's agent, hosts/native), or another program that loads
+ * an agent the same way: it prints "ready" once set up and is talked to
+ * through its stdin and stdout.  spec_native_start is the one way to
+ * start one.
+ */
+struct spec_native {
+	struct spec_proc p; /* its stdin; its stdout and stderr, merged */
+	char dir[256];	    /* its cwd, VMHEAP_AGENT_DIR and _TMPDIR */
+	struct vmheap_agent_info info; /* from its discovery file */
+};
+
+/*
+ * Start `argv` (e.g. spec_bin("vmheap-run") and a program) in `dir`
+ * (NULL: a fresh directory) with VMHEAP_AGENT_DIR and _TMPDIR there,
+ * VMHEAP_AGENT_PORT unset and `env` (as struct spec_spawn's; may be
+ * NULL) after them; wait (60 s each) for "ready\n" on its output and
+ * for its discovery file.  Fails the test if either does not come.  It
+ * dies with the test.
+ */
+void spec_native_start(struct spec_native *vm, const char *dir,
+		       const char *const *argv, const char *const *env);
+
 /* ---------------------------------------------------------------- tmux */
 
 /* A tmux server with one 200x50 session running one command. */
