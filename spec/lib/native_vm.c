@@ -16,11 +16,13 @@ void spec_native_start(struct spec_native *vm, const char *dir,
 	size_t n = 3;
 
 	for (; env && *env; env++) {
-		ck_assert_msg(n < 23, "spec_native_start: too much environment");
+		ck_assert_msg(n < 23,
+			      "spec_native_start: too much environment");
 		all[n++] = *env;
 	}
 	/* dir may be vm->dir */
-	snprintf(where, sizeof(where), "%s", dir ? dir : spec_mkdtemp("native"));
+	snprintf(where, sizeof(where), "%s",
+		 dir ? dir : spec_mkdtemp("native"));
 	memset(vm, 0, sizeof(*vm));
 	snprintf(vm->dir, sizeof(vm->dir), "%s", where);
 	snprintf(tmpdir, sizeof(tmpdir), "VMHEAP_AGENT_TMPDIR=%s", vm->dir);
