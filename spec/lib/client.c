@@ -1,6 +1,7 @@
 /*
- * client.c - the client API towards a spec_vm, for code that must not
- * fail the test itself (threads of a load test): see vmheap_spec.h.
+ * client.c - the client API towards a spec_vm: spec_vm_client for the
+ * test's thread, and calls that never fail the test themselves, for
+ * threads of a load test (see vmheap_spec.h).
  */
 #include <stdio.h>
 

@@ -19,11 +19,12 @@
  *   tool.c        running a program of the build (vmheap-histo, ...)
  *   proc.c        a process talked to through pipes
  *   sample_vm.c   the real vmheap-sample, started and found by its
- *                 discovery file
+ *                 discovery file; a fixture of one VM per test
  *   embedded_vm.c a sample VM forked with options vmheap-sample lacks
- *   client.c      a client of such a VM that never fails the test
+ *   client.c      a client of such a VM
  *   socket.c      a raw TCP connection to an agent
  *   ruby_vm.c     a real Ruby VM with the agent loaded, running a script
+ *   native_vm.c   a program under vmheap-run (the native-only host)
  *   tmux.c        a terminal program driven like a person would: type a
  *                 line, wait for text on the screen, assert
  *
