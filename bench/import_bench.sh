@@ -12,6 +12,9 @@
 # with a warm page cache, the wall time, MB/s and objects/s of:
 #   jq -c . JSON >/dev/null  and  vmheap-import JSON OUT
 #   cat HPROF >/dev/null     and  vmheap-import HPROF OUT
+#   jmap -histo:live PID     (the JVM's own class histogram of the same
+#                             heap, taken before the HPROF; its MB/s are of
+#                             the HPROF's size, for comparison)
 # (vmheap-import's time includes writing OUT and its fsync), and
 # vmheap-import's peak RSS on each.
 set -e
@@ -39,6 +42,15 @@ java -Xshare:off -cp "$build/spec/java" ImportSpecLeak "$n" \
 jpid=$!
 exec 3>"$dir/stdin"
 while ! grep -q ready "$dir/java.out" 2>/dev/null; do sleep 0.2; done
+jmap_best=
+i=0
+while [ $i -lt "$runs" ]; do
+	t0=$(date +%s%N)
+	jmap -histo:live "$jpid" >/dev/null
+	t=$((($(date +%s%N) - t0) / 1000))
+	if [ -z "$jmap_best" ] || [ $t -lt "$jmap_best" ]; then jmap_best=$t; fi
+	i=$((i + 1))
+done
 jcmd "$jpid" GC.heap_dump "$hprof" >/dev/null
 exec 3>&-
 wait "$jpid"
@@ -88,6 +100,7 @@ row "jq -c . JSON >/dev/null" "$jb" "$jo" "$(best jq -c . "$json")"
 row "vmheap-import JSON" "$jb" "$jo" "$(best "$import" --no-progress "$json" "$out")"
 row "cat HPROF >/dev/null" "$hb" "$ho" "$(best cat "$hprof")"
 row "vmheap-import HPROF" "$hb" "$ho" "$(best "$import" --no-progress "$hprof" "$out")"
+row "jmap -histo:live (same heap)" "$hb" "$ho" "$jmap_best"
 for f in "$json" "$hprof"; do
 	rm -f "$out"
 	/usr/bin/time -f "%M" -o "$dir/rss" "$import" --no-progress "$f" "$out" >/dev/null

@@ -125,7 +125,10 @@ int vmheap_block_cursor_summary(struct vmheap_block_cursor *c,
 		return bad(c, m.p, "rows count other than its objects");
 	if (mpc_array(&m, &nothers))
 		return bad(c, m.p, "others is not an array");
-	/* Later elements are a newer minor version's: skip them. */
+	/* The offsets count from the first record after the summary, which
+	 * is known only past the summary's end: skip them here (later
+	 * elements are a newer minor version's: skipped too), read them
+	 * below, rather than keep up to 2^32 of them in memory. */
 	after = m.p;
 	for (uint32_t i = 0; i < nothers; i++)
 		if (mpc_skip(&m))
