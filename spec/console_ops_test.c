@@ -35,16 +35,11 @@ static void console_run(struct spec_run *r, const char *envdir,
 {
 	static char home[PATH_MAX + 8], tmpdir[PATH_MAX + 32];
 	const char *env[] = {home, tmpdir, "TMPDIR", NULL};
-	const char *argv[32];
-	int n = 0;
+	struct spec_tool_opts o = {.env = env, .timeout_ms = 20000};
 
 	snprintf(home, sizeof(home), "HOME=%s", envdir);
 	snprintf(tmpdir, sizeof(tmpdir), "VMHEAP_AGENT_TMPDIR=%s", envdir);
-	argv[n++] = spec_bin("vmheap-console");
-	for (; *args && n < 31; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	ck_assert_int_eq(spec_run(argv, env, NULL, 20000, r), 0);
+	*r = spec_tool_with("vmheap-console", args, &o);
 }
 
 /* The line of `out` that starts with `pid` (malloc'd), or NULL. */

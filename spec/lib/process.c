@@ -210,10 +210,16 @@ int spec_run_spawn(const struct spec_spawn *how, const char *input,
 	r->err = calloc(1, ce);
 	if (pipe2(po, O_CLOEXEC) < 0)
 		return -1;
-	if ((stderr_tty ? open_pty(pe) : pipe2(pe, O_CLOEXEC)) < 0 ||
-	    (!o.stdin_path && pipe2(pi, O_CLOEXEC) < 0)) {
+	if ((stderr_tty ? open_pty(pe) : pipe2(pe, O_CLOEXEC)) < 0) {
 		close(po[0]);
 		close(po[1]);
+		return -1;
+	}
+	if (!o.stdin_path && pipe2(pi, O_CLOEXEC) < 0) {
+		for (int i = 0; i < 2; i++) {
+			close(po[i]);
+			close(pe[i]);
+		}
 		return -1;
 	}
 	if (pi[0] >= 0)

@@ -436,8 +436,8 @@ struct spec_vm {
 	char dumpdir[256];   /* VMHEAP_AGENT_DIR */
 	char discovery[512]; /* tmpdir/vmheap-agent.<pid> */
 	struct vmheap_agent_info info; /* port, token, ... */
-	int own_dir; /* spec_vm_start made tmpdir (spec_vm_cleanup removes it)
-		      */
+	/* spec_vm_start made tmpdir (spec_vm_cleanup removes it) */
+	int own_dir;
 };
 
 /*
