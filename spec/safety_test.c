@@ -892,21 +892,20 @@ START_TEST(unauthenticated_megabyte_frames_take_little_memory)
 {
 	static char payload[1 << 20];
 	unsigned char hdr[4] = {0x00, 0x10, 0x00, 0x00}; /* 1 MiB */
-	struct spec_vm s;
+	struct spec_vm *s = spec_fixture_vm();
 	long long rss0, peak = 0, after;
 	int fds[127];
 
-	spec_vm_start(&s, NULL, NULL, NULL);
 	memset(payload, 0xc0, sizeof(payload)); /* nils */
-	rss0 = rss_of(s.pid);
+	rss0 = rss_of(s->pid);
 	for (int i = 0; i < 127; i++) {
 		long long r;
 
-		fds[i] = spec_tcp_connect(s.info.port);
+		fds[i] = spec_tcp_connect(s->info.port);
 		ck_assert(fds[i] >= 0);
 		send_some(fds[i], hdr, 4);
 		send_some(fds[i], payload, sizeof(payload));
-		r = rss_of(s.pid);
+		r = rss_of(s->pid);
 		if (r > peak)
 			peak = r;
 	}
@@ -916,14 +915,14 @@ START_TEST(unauthenticated_megabyte_frames_take_little_memory)
 			long long r;
 
 			send_some(fds[i], payload, sizeof(payload));
-			r = rss_of(s.pid);
+			r = rss_of(s->pid);
 			if (r > peak)
 				peak = r;
 		}
 	for (int i = 0; i < 127; i++)
 		close(fds[i]);
-	after = SPEC_SANITIZED ? rss_of(s.pid)
-			       : rss_settles_below(s.pid, rss0 + 16 * MIB);
+	after = SPEC_SANITIZED ? rss_of(s->pid)
+			       : rss_settles_below(s->pid, rss0 + 16 * MIB);
 	printf("issue 28: 127 unauthenticated 1 MiB frames: RSS %.1f MiB, "
 	       "%+.1f MiB at most while open, %+.1f MiB after close\n",
 	       rss0 / (double)MIB, (peak - rss0) / (double)MIB,
@@ -939,28 +938,26 @@ START_TEST(unauthenticated_megabyte_frames_take_little_memory)
 	}
 	/* and the VM still answers */
 	{
-		vmheap_client *c = spec_vm_client(&s);
+		vmheap_client *c = spec_vm_client(s);
 
-		ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+		ck_assert_int_eq(get_int(c, "system.pid"), s->pid);
 		vmheap_client_close(c);
 	}
-	spec_vm_cleanup(&s);
 }
 END_TEST
 
 START_TEST(a_frame_of_a_million_nils_is_refused_before_it_is_decoded)
 {
 	static unsigned char frame[4 + 5 + (1 << 20) - 5];
-	struct spec_vm s;
+	struct spec_vm *s = spec_fixture_vm();
 	msgpack_unpacked m;
 	uint32_t n = (1 << 20) - 5;
 	long long rss0, rss1;
 	int fd;
 
-	spec_vm_start(&s, NULL, NULL, NULL);
-	fd = raw_connect(&s);
-	raw_auth(fd, s.info.token);
-	rss0 = rss_of(s.pid);
+	fd = raw_connect(s);
+	raw_auth(fd, s->info.token);
+	rss0 = rss_of(s->pid);
 	/* [nil x n]: array 32 header, then n nils */
 	frame[0] = 0x00;
 	frame[1] = 0x10;
@@ -979,13 +976,12 @@ START_TEST(a_frame_of_a_million_nils_is_refused_before_it_is_decoded)
 	ck_assert_msg(obj_str_is(&m.data.via.array.ptr[2], "protocol"),
 		      "not a protocol error");
 	msgpack_unpacked_destroy(&m);
-	rss1 = rss_of(s.pid);
+	rss1 = rss_of(s->pid);
 	printf("issue 28: a frame of a million nils: %+.1f MiB\n",
 	       (rss1 - rss0) / (double)MIB);
 	ck_assert_msg(SPEC_SANITIZED || rss1 - rss0 <= 16 * MIB, "+%lld MiB",
 		      (rss1 - rss0) / MIB);
 	close(fd);
-	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -996,7 +992,7 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 						 0x92, 0x01, 0xa4, 'l',
 						 'i',  's',  't'};
 	static unsigned char burst[REQUESTS * sizeof(list_req)];
-	struct spec_vm s;
+	struct spec_vm *s = spec_fixture_vm();
 	long long rss0, peak = 0, after;
 	int fds[CLIENTS], idle;
 	struct spec_wait w;
@@ -1006,11 +1002,10 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 	for (int i = 0; i < REQUESTS; i++)
 		memcpy(burst + i * sizeof(list_req), list_req,
 		       sizeof(list_req));
-	spec_vm_start(&s, NULL, NULL, NULL);
-	rss0 = rss_of(s.pid);
+	rss0 = rss_of(s->pid);
 	for (int i = 0; i < CLIENTS; i++) {
-		fds[i] = raw_connect(&s);
-		raw_auth(fds[i], s.info.token);
+		fds[i] = raw_connect(s);
+		raw_auth(fds[i], s->info.token);
 	}
 	/* each pipelines its requests and never reads a reply */
 	for (int i = 0; i < CLIENTS; i++) {
@@ -1026,7 +1021,7 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 	spec_wait_begin(&w, WAIT_MS);
 	w.interval_ms = 50;
 	while (idle < 20 && spec_wait_next(&w)) {
-		long long rr = rss_of(s.pid);
+		long long rr = rss_of(s->pid);
 
 		if (rr > peak) {
 			peak = rr;
@@ -1036,14 +1031,14 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 		}
 	}
 	/* an honest client is answered meanwhile */
-	c = spec_vm_client(&s);
+	c = spec_vm_client(s);
 	call_ok(c, "get", "system.pid", NULL, &r);
 	vmheap_reply_release(&r);
 	vmheap_client_close(c);
 	for (int i = 0; i < CLIENTS; i++)
 		close(fds[i]);
-	after = SPEC_SANITIZED ? rss_of(s.pid)
-			       : rss_settles_below(s.pid, rss0 + 16 * MIB);
+	after = SPEC_SANITIZED ? rss_of(s->pid)
+			       : rss_settles_below(s->pid, rss0 + 16 * MIB);
 	printf("issue 28: 100 authenticated clients that never read: RSS "
 	       "%.1f MiB, %+.1f MiB at most while open, %+.1f MiB after "
 	       "close\n",
@@ -1058,7 +1053,6 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 		ck_assert_msg(after - rss0 <= 16 * MIB,
 			      "+%lld MiB after close", (after - rss0) / MIB);
 	}
-	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -1097,14 +1091,12 @@ static void *churn_main(void *arg)
 START_TEST(an_honest_client_gets_in_while_unauthenticated_ones_churn)
 {
 	enum { CHURNERS = 3 };
-	struct spec_vm s;
+	struct spec_vm *s = spec_fixture_vm();
 	struct churn ch = {0};
 	pthread_t t[CHURNERS];
-	struct spec_vm vm;
 	int served = 0;
 
-	spec_vm_start(&s, NULL, NULL, NULL);
-	ch.port = s.info.port;
+	ch.port = s->info.port;
 	/* three at once keep the listen backlog full: the agent accepts
 	 * hundreds of silent connections in one go, more than its slots */
 	for (int i = 0; i < CHURNERS; i++)
@@ -1112,13 +1104,10 @@ START_TEST(an_honest_client_gets_in_while_unauthenticated_ones_churn)
 	SPEC_WAIT_UNTIL(ch.opened >= 3000, WAIT_MS,
 			"3000 unauthenticated connections (%d made)",
 			(int)ch.opened);
-	memset(&vm, 0, sizeof(vm));
-	vm.pid = s.pid;
-	vm.info = s.info;
 	for (int i = 0; i < 10; i++) {
-		vmheap_client *c = spec_connect(&vm, 10000);
+		vmheap_client *c = spec_connect(s, 10000);
 
-		if (c && spec_get_uint(c, "system.pid") == s.pid)
+		if (c && spec_get_uint(c, "system.pid") == s->pid)
 			served++;
 		if (c)
 			vmheap_client_close(c);
@@ -1130,7 +1119,6 @@ START_TEST(an_honest_client_gets_in_while_unauthenticated_ones_churn)
 	       "%d unauthenticated connections churned\n",
 	       served, (int)ch.opened);
 	ck_assert_int_ge(served, 9);
-	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -1371,7 +1359,11 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc,
 		       the_fork_guard_takes_a_cgroup_v2_limit_through_the_hook);
 	tcase_add_test(tc, the_fork_guard_takes_a_real_cgroup_limit);
+	/* each test of "memory" has a vmheap-sample of its own
+	 * (spec_fixture_vm) */
 	tc = spec_tcase(s, "memory", 240);
+	tcase_add_checked_fixture(tc, spec_vm_fixture_setup,
+				  spec_vm_fixture_teardown);
 	tcase_add_test(tc, unauthenticated_megabyte_frames_take_little_memory);
 	tcase_add_test(tc,
 		       a_frame_of_a_million_nils_is_refused_before_it_is_decoded);
