@@ -54,8 +54,9 @@ ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS) -pthread
 # then `make abi-baseline`.  2: struct vmheap_record's class member grew
 # (object_id) after 1 (commit daf2b1e).  3: one error convention, opaque
 # block cursors, native stacks named apart from allocation sites (issue
-# 30; doc/api-migration.md); HACKING.md "The ABI".
-ABI_MAJOR   = 3
+# 30; doc/api-migration.md); HACKING.md "The ABI".  4: the client's reply
+# opaque, vmheap_agent.h free of msgpack-c's types (issue 30).
+ABI_MAJOR   = 4
 ABI_VERSION = $(ABI_MAJOR).0.0
 # The release version, kept in one place: VMHEAP_VERSION in
 # report/vmheap_tool.h (the tools' --version, through report/tool.c); the

@@ -27,6 +27,8 @@
  *   dump_dir.c (the dump directory held by fd), job.c
  *   client.c and config.c serve the client and the host, dump_now.c a
  *   host's dump with no agent running; no file above calls them.
+ *   client.c fills its replies through reply.c (a leaf); value.c's
+ *   readers serve a host's values and a client's replies alike.
  *
  * A set that starts a long job (system.memory.dump) does not reply: it
  * returns AGENT_PENDING with the job's handle, dispatch.c passes that on,
@@ -45,6 +47,8 @@
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <time.h>
+
+#include <msgpack.h>
 
 #include "vmheap_agent.h"
 
@@ -128,18 +132,20 @@ int agent_native_set_track(struct vmheap_agent *a, const msgpack_object *value,
 /* system.native.bytes: the tracker's live bytes (native_vars.c). */
 int agent_native_get_bytes(struct vmheap_agent *a, const char *name,
 			   msgpack_packer *pk, char *err, size_t errlen);
-int agent_native_get_sites(struct vmheap_agent *a, const char *name,
-			   msgpack_packer *pk, char *err, size_t errlen);
+/* system.native.sites: the top native stacks by live bytes. */
+int agent_native_get_stacks(struct vmheap_agent *a, const char *name,
+			    msgpack_packer *pk, char *err, size_t errlen);
 /* native_load.c: the malloc tracker's function `name` (vmheap_native.h),
  * or NULL when the tracker is not loaded (neither preloaded by vmheap-run
  * nor loaded by agent_native_load). */
 void *agent_native_api(const char *name);
 /* native_vars.c: the members "site" (its innermost frames named with
  * dladdr, then the VM's line), "frames" ([module path, offset] each) and
- * "vm" (the VM's line or nil) of a site's map, three pairs. */
+ * "vm" (the VM's line or nil) of a native stack's map, three pairs (the
+ * protocol's keys, PROTOCOL.md). */
 struct vmheap_native_stack;
-void agent_native_pack_site(msgpack_packer *pk,
-			    const struct vmheap_native_stack *v);
+void agent_native_pack_stack(msgpack_packer *pk,
+			     const struct vmheap_native_stack *v);
 /* native_leaks.c: `get system.native.leaks`, the leak scan now, as a
  * long job (AGENT_PENDING with *job), or a negative code with a message. */
 int agent_native_leaks_start(struct vmheap_agent *a, uint64_t *job, char *err,
@@ -152,11 +158,11 @@ int agent_native_load(char *err, size_t errlen);
  * (vmheap_native_route; nothing when the tracker was preloaded).  0, or
  * a negative code with the reason in err (err may be NULL, errlen 0). */
 int agent_native_route(char *err, size_t errlen);
-/* native_dump.c: the tracker's sites and modules, taken before a heap
+/* native_dump.c: the tracker's native stacks and modules, taken before a heap
  * walk (NULL when the tracker is absent or off), and written into the
  * dump's native section after it.  In a forked child (`forked`) the
  * snapshot comes from the tracker's leak scan (vmheap_native_scan) and
- * carries each site's leak classification. */
+ * carries each stack's leak classification. */
 struct agent_native_snap;
 struct agent_native_snap *agent_native_snapshot(int forked);
 /* Just before the fork of a dump, on the forking thread: while the
@@ -169,10 +175,10 @@ struct agent_scan_note;
 void agent_native_scan_note(const struct agent_native_snap *s,
 			    struct agent_scan_note *note);
 void agent_native_snap_free(struct agent_native_snap *s);
-/* native_charge.c: charge sites v[0..n) to vmheap's own memory
+/* native_charge.c: charge native stacks v[0..n) to vmheap's own memory
  * (VMHEAP_NATIVE_OWN) or to a housekeeping activity
  * (vmheap_agent_native_activity) where their frames say so, merging the
- * sites that then read the same (and their leaks[], parallel to v, when
+ * stacks that then read the same (and their leaks[], parallel to v, when
  * leaks is not NULL); returns how many are left. */
 struct vmheap_native_stack;
 struct vmheap_native_leaks;
@@ -649,6 +655,22 @@ void agent_pack_dump_result(msgpack_packer *pk,
 			    const struct agent_dump_result *r);
 
 /* ------------------------------------------------------------- vars.c */
+
+/* A reply as the client holds it (client.c fills it, reply.c reads it):
+ * the frame decoded into `storage`, `value` its ok value. */
+struct vmheap_reply {
+	int ok;
+	char code[32];
+	char message[512];
+	msgpack_object value;	  /* when ok */
+	msgpack_unpacked storage; /* the frame */
+	msgpack_sbuffer *encoded; /* vmheap_reply_msgpack's, made once */
+};
+
+/* reply.c: a new empty reply (not ok, "" code and message), or NULL. */
+vmheap_reply *agent_reply_new(void);
+/* Empty it again (frees the frame). */
+void agent_reply_clear(vmheap_reply *r);
 
 /* Sink that packs a reply value. */
 struct agent_value {

@@ -180,8 +180,21 @@ static int read_frame(vmheap_client *c, msgpack_unpacked *out, int64_t deadline)
 	return 0;
 }
 
+/* 1 when data[0 .. len-1] is exactly one MessagePack value. */
+static int one_value(const void *data, size_t len)
+{
+	msgpack_unpacked u;
+	size_t off = 0;
+	int rc;
+
+	msgpack_unpacked_init(&u);
+	rc = msgpack_unpack_next(&u, data, len, &off);
+	msgpack_unpacked_destroy(&u);
+	return rc == MSGPACK_UNPACK_SUCCESS && off == len;
+}
+
 static int send_request(vmheap_client *c, uint64_t id, const char *verb,
-			const char *path, const msgpack_object *value,
+			const char *path, const void *value, size_t value_len,
 			const char *strvalue, int64_t deadline)
 {
 	msgpack_sbuffer sb;
@@ -191,6 +204,11 @@ static int send_request(vmheap_client *c, uint64_t id, const char *verb,
 
 	if (!path && (value || strvalue))
 		return fail(c, VMHEAP_EINVAL, "a value needs a path");
+	if (value && !one_value(value, value_len))
+		return fail(c, VMHEAP_EINVAL,
+			    "the value's %zu bytes are not one MessagePack "
+			    "value",
+			    value_len);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	frame_begin(&sb);
@@ -200,7 +218,7 @@ static int send_request(vmheap_client *c, uint64_t id, const char *verb,
 	if (path)
 		frame_pack_str(&pk, path);
 	if (value)
-		msgpack_pack_object(&pk, *value);
+		msgpack_sbuffer_write(&sb, value, value_len);
 	else if (strvalue)
 		frame_pack_str(&pk, strvalue);
 	if (frame_end(&sb, 0) < 0) {
@@ -235,19 +253,20 @@ static int obj_is(const msgpack_object *o, const char *s)
 }
 
 /* Wait for the reply to `id`; fills *reply (storage owned by it). */
-static int read_reply(vmheap_client *c, uint64_t id, struct vmheap_reply *reply,
+static int read_reply(vmheap_client *c, uint64_t id, vmheap_reply *reply,
 		      int64_t deadline)
 {
 	for (;;) {
 		msgpack_object *e;
 		uint32_t n;
-		int rc = read_frame(c, &reply->storage_, deadline);
-		int nil_id;
+		int rc, nil_id;
 
+		agent_reply_clear(reply);
+		rc = read_frame(c, &reply->storage, deadline);
 		if (rc < 0)
 			return rc;
-		e = reply->storage_.data.via.array.ptr;
-		n = reply->storage_.data.via.array.size;
+		e = reply->storage.data.via.array.ptr;
+		n = reply->storage.data.via.array.size;
 		if (n < 3 || (!obj_is(&e[1], "ok") && !obj_is(&e[1], "error")))
 			return fail(c, VMHEAP_AGENT_EPROTO,
 				    "the agent sent a reply that is not [id, "
@@ -272,8 +291,8 @@ static int read_reply(vmheap_client *c, uint64_t id, struct vmheap_reply *reply,
 		 * agent sends it just before it closes the connection (idle
 		 * timeout, limits).  Our request was never seen. */
 		if (nil_id) {
-			msgpack_unpacked_destroy(&reply->storage_);
-			msgpack_unpacked_init(&reply->storage_);
+			msgpack_unpacked_destroy(&reply->storage);
+			msgpack_unpacked_init(&reply->storage);
 			return fail(c, VMHEAP_AGENT_ECLOSED,
 				    "the agent closed the connection (%.31s: "
 				    "%.400s)",
@@ -283,16 +302,10 @@ static int read_reply(vmheap_client *c, uint64_t id, struct vmheap_reply *reply,
 	}
 }
 
-static void reply_init(struct vmheap_reply *reply)
-{
-	memset(reply, 0, sizeof(*reply));
-	msgpack_unpacked_init(&reply->storage_);
-}
-
 static int handshake(vmheap_client *c, const char *token, int64_t deadline)
 {
 	msgpack_unpacked hello;
-	struct vmheap_reply r;
+	vmheap_reply *r;
 	msgpack_object *e;
 	int rc, sent = 0;
 
@@ -300,7 +313,7 @@ static int handshake(vmheap_client *c, const char *token, int64_t deadline)
 	 * with silent connections keeps those whose token is already in
 	 * their socket (PROTOCOL.md, handshake) */
 	if (token) {
-		sent = send_request(c, c->next_id, "auth", token, NULL, NULL,
+		sent = send_request(c, c->next_id, "auth", token, NULL, 0, NULL,
 				    deadline);
 		/* a closed connection may still hold the agent's refusal */
 		if (sent < 0 && sent != VMHEAP_AGENT_ECLOSED)
@@ -349,12 +362,14 @@ static int handshake(vmheap_client *c, const char *token, int64_t deadline)
 		return 0;
 	if (sent < 0)
 		return sent;
-	reply_init(&r);
-	rc = read_reply(c, c->next_id++, &r, deadline);
-	if (rc == 0 && !r.ok)
+	r = agent_reply_new();
+	if (!r)
+		return fail(c, VMHEAP_ENOMEM, "out of memory");
+	rc = read_reply(c, c->next_id++, r, deadline);
+	if (rc == 0 && !r->ok)
 		rc = fail(c, VMHEAP_AGENT_EAUTH, "authentication refused: %s",
-			  r.message);
-	vmheap_reply_release(&r);
+			  r->message);
+	vmheap_reply_free(r);
 	return rc;
 }
 
@@ -465,20 +480,31 @@ int vmheap_client_connect(vmheap_client **out,
 }
 
 static int call(vmheap_client *c, const char *verb, const char *path,
-		const msgpack_object *value, const char *strvalue,
-		struct vmheap_reply *reply)
+		const void *value, size_t value_len, const char *strvalue,
+		vmheap_reply **out)
 {
-	int64_t deadline = deadline_of(c->timeout_ms);
-	uint64_t id = c->next_id++;
+	int64_t deadline;
+	uint64_t id;
 	int rc;
 
-	reply_init(reply);
+	if (!out)
+		return VMHEAP_EINVAL;
+	*out = agent_reply_new();
+	if (!c)
+		return VMHEAP_EINVAL;
+	if (!*out)
+		return fail(c, VMHEAP_ENOMEM, "out of memory");
+	if (!verb)
+		return fail(c, VMHEAP_EINVAL, "no verb given");
 	if (c->fd < 0)
 		return fail(c, VMHEAP_AGENT_ECLOSED,
 			    "the connection is closed");
-	rc = send_request(c, id, verb, path, value, strvalue, deadline);
+	deadline = deadline_of(c->timeout_ms);
+	id = c->next_id++;
+	rc = send_request(c, id, verb, path, value, value_len, strvalue,
+			  deadline);
 	if (rc == 0)
-		rc = read_reply(c, id, reply, deadline);
+		rc = read_reply(c, id, *out, deadline);
 	if (rc == VMHEAP_AGENT_ECLOSED || rc == VMHEAP_AGENT_EPROTO ||
 	    rc == VMHEAP_AGENT_ETIMEOUT) {
 		/* the stream is no longer in step: do not reuse it */
@@ -489,15 +515,15 @@ static int call(vmheap_client *c, const char *verb, const char *path,
 }
 
 int vmheap_client_call(vmheap_client *c, const char *verb, const char *path,
-		       const msgpack_object *value, struct vmheap_reply *reply)
+		       const void *value, size_t value_len, vmheap_reply **out)
 {
-	return call(c, verb, path, value, NULL, reply);
+	return call(c, verb, path, value, value_len, NULL, out);
 }
 
 int vmheap_client_call_str(vmheap_client *c, const char *verb, const char *path,
-			   const char *value, struct vmheap_reply *reply)
+			   const char *value, vmheap_reply **out)
 {
-	return call(c, verb, path, NULL, value, reply);
+	return call(c, verb, path, NULL, 0, value, out);
 }
 
 void vmheap_client_set_timeout(vmheap_client *c, int timeout_ms)
@@ -518,11 +544,6 @@ pid_t vmheap_client_pid(const vmheap_client *c)
 const char *vmheap_client_error(const vmheap_client *c)
 {
 	return c ? c->error : "out of memory";
-}
-
-void vmheap_reply_release(struct vmheap_reply *reply)
-{
-	msgpack_unpacked_destroy(&reply->storage_);
 }
 
 void vmheap_client_close(vmheap_client *c)

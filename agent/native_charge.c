@@ -1,17 +1,17 @@
 /*
- * native_charge.c - what a native site is charged to, before anyone sees
- * it (system.native.sites, a dump's native section):
+ * native_charge.c - what a native stack is charged to, before anyone sees
+ * it (system.native.stacks, a dump's native section):
  *
- *   1. vmheap's own memory: a site whose frames pass through the module
+ *   1. vmheap's own memory: a stack whose frames pass through the module
  *      that holds the agent (the Ruby extension vmheap_agent.so, or
  *      libvmheap-agent.so) is the agent's, the allocation tracer's or a
  *      dump's, whatever VM line was running: its location becomes
  *      VMHEAP_NATIVE_OWN ("<vmheap>", line 0), which the tools count
- *      apart (vmheap_own_bytes) and never list as a site.  When the agent
+ *      apart (vmheap_own_bytes) and never list as a stack.  When the agent
  *      is linked into the program itself (a static host such as
  *      vmheap-sample), its code cannot be told from the program's by
  *      address, and nothing is charged so.
- *   2. the VM's housekeeping: a site whose frames pass through a code
+ *   2. the VM's housekeeping: a stack whose frames pass through a code
  *      range a host registered (vmheap_agent_native_activity: the Ruby
  *      host registers rb_postponed_job_flush, which runs the transient
  *      heap's evacuation and deferred finalizers) is charged to that
@@ -20,7 +20,7 @@
  *      already (the Ruby host says "<ruby: gc>" while GC runs) stays.
  *
  * Frames are what the tracker took (VMHEAP_NATIVE_DEPTH, 16 by default):
- * a frame deeper than that is not seen.  Sites that become the same
+ * a frame deeper than that is not seen.  Stacks that become the same
  * (same frames and location) are merged.
  */
 #include <dlfcn.h>
@@ -149,16 +149,16 @@ static int by_where(const void *x, const void *y)
 	return a->vm_line < b->vm_line ? -1 : a->vm_line > b->vm_line;
 }
 
-/* A site with its leak counts, to sort and merge both together. */
-struct site_leaks {
-	vmheap_native_stack site;
+/* A stack with its leak counts, to sort and merge both together. */
+struct stack_leaks {
+	vmheap_native_stack stack;
 	vmheap_native_leaks leaks;
 };
 
 static int by_where_leaks(const void *x, const void *y)
 {
-	return by_where(&((const struct site_leaks *)x)->site,
-			&((const struct site_leaks *)y)->site);
+	return by_where(&((const struct stack_leaks *)x)->stack,
+			&((const struct stack_leaks *)y)->stack);
 }
 
 static void add_leaks(vmheap_native_leaks *to, const vmheap_native_leaks *l)
@@ -173,7 +173,7 @@ static void add_leaks(vmheap_native_leaks *to, const vmheap_native_leaks *l)
 	to->reachable_bytes += l->reachable_bytes;
 }
 
-static void add_site(vmheap_native_stack *to, const vmheap_native_stack *v)
+static void add_stack(vmheap_native_stack *to, const vmheap_native_stack *v)
 {
 	to->live_count += v->live_count;
 	to->live_bytes += v->live_bytes;
@@ -182,28 +182,28 @@ static void add_site(vmheap_native_stack *to, const vmheap_native_stack *v)
 	to->alloc_bytes += v->alloc_bytes;
 }
 
-/* Merge v[0..n) and leaks[0..n) together; the sites' count after, or n
+/* Merge v[0..n) and leaks[0..n) together; the stacks' count after, or n
  * unmerged when no memory is left. */
 static size_t merge_with_leaks(vmheap_native_stack *v, vmheap_native_leaks *l,
 			       size_t n)
 {
-	struct site_leaks *p = malloc(n * sizeof(*p));
+	struct stack_leaks *p = malloc(n * sizeof(*p));
 	if (!p)
 		return n;
 	for (size_t i = 0; i < n; i++)
-		p[i] = (struct site_leaks){v[i], l[i]};
+		p[i] = (struct stack_leaks){v[i], l[i]};
 	qsort(p, n, sizeof(*p), by_where_leaks);
 	size_t m = 1;
 	for (size_t i = 1; i < n; i++) {
-		if (by_where(&p[m - 1].site, &p[i].site) == 0) {
-			add_site(&p[m - 1].site, &p[i].site);
+		if (by_where(&p[m - 1].stack, &p[i].stack) == 0) {
+			add_stack(&p[m - 1].stack, &p[i].stack);
 			add_leaks(&p[m - 1].leaks, &p[i].leaks);
 			continue;
 		}
 		p[m++] = p[i];
 	}
 	for (size_t i = 0; i < m; i++) {
-		v[i] = p[i].site;
+		v[i] = p[i].stack;
 		l[i] = p[i].leaks;
 	}
 	free(p);
@@ -233,12 +233,12 @@ size_t agent_native_charge(vmheap_native_stack *v, vmheap_native_leaks *leaks,
 		return n;
 	if (leaks)
 		return merge_with_leaks(v, leaks, n);
-	/* Sites that now read the same are one. */
+	/* Stacks that now read the same are one. */
 	qsort(v, n, sizeof(*v), by_where);
 	size_t m = 1;
 	for (size_t i = 1; i < n; i++) {
 		if (by_where(&v[m - 1], &v[i]) == 0) {
-			add_site(&v[m - 1], &v[i]);
+			add_stack(&v[m - 1], &v[i]);
 			continue;
 		}
 		v[m++] = v[i];

@@ -1,11 +1,11 @@
 /*
  * native_dump.c - the native section of a dump (FORMAT.md section 15):
- * while the malloc tracker tracks, a dump carries its live sites and the
- * loaded modules.  The snapshot is taken before the heap walk (which
+ * while the malloc tracker tracks, a dump carries its live native stacks and
+ * the loaded modules.  The snapshot is taken before the heap walk (which
  * allocates, and in a forked child collects garbage), the section is
  * written after it.  In a forked child the snapshot comes from the
  * tracker's leak scan (vmheap_native_scan), first thing, before this
- * file's own allocations: each site then carries how many of its blocks
+ * file's own allocations: each stack then carries how many of its blocks
  * are leaked, indirectly or possibly leaked, or reachable.
  */
 #include <fcntl.h>
@@ -20,13 +20,13 @@
 #include "agent-internal.h"
 #include "vmheap_native.h"
 
-/* Sites kept in a dump: the largest by live bytes (the section limit). */
-#define MAX_DUMP_SITES 100000
+/* Stacks kept in a dump: the largest by live bytes (the section limit). */
+#define MAX_DUMP_STACKS 100000
 
 struct agent_native_snap {
-	vmheap_native_stack *sites; /* mmap'd: not a site of its own */
-	size_t nsites, sites_bytes;
-	vmheap_native_leaks *leaks; /* parallel to sites, or NULL; mmap'd */
+	vmheap_native_stack *stacks; /* mmap'd: not a stack of its own */
+	size_t nstacks, stacks_bytes;
+	vmheap_native_leaks *leaks; /* parallel to stacks, or NULL; mmap'd */
 	size_t leaks_bytes;
 	vmheap_native_scan_info scan;
 	struct vmheap_dump_module *mods;
@@ -97,41 +97,42 @@ void agent_native_snap_free(struct agent_native_snap *s)
 	free(s->mods);
 	free(s->lo);
 	free(s->hi);
-	if (s->sites)
-		munmap(s->sites, s->sites_bytes);
+	if (s->stacks)
+		munmap(s->stacks, s->stacks_bytes);
 	if (s->leaks)
 		munmap(s->leaks, s->leaks_bytes);
 	munmap(s, sizeof(*s));
 }
 
-/* A site and its leaks, sorted together. */
-struct site_leaks {
-	vmheap_native_stack site;
+/* A stack and its leaks, sorted together. */
+struct stack_leaks {
+	vmheap_native_stack stack;
 	vmheap_native_leaks leaks;
 };
 
 static int by_live_leaks(const void *x, const void *y)
 {
-	return by_live(&((const struct site_leaks *)x)->site,
-		       &((const struct site_leaks *)y)->site);
+	return by_live(&((const struct stack_leaks *)x)->stack,
+		       &((const struct stack_leaks *)y)->stack);
 }
 
-/* The sites (and their leaks), the largest by live bytes first. */
+/* The stacks (and their leaks), the largest by live bytes first. */
 static void sort_by_live(struct agent_native_snap *s)
 {
 	if (!s->leaks) {
-		qsort(s->sites, s->nsites, sizeof(*s->sites), by_live);
+		qsort(s->stacks, s->nstacks, sizeof(*s->stacks), by_live);
 		return;
 	}
-	struct site_leaks *p = malloc((s->nsites ? s->nsites : 1) * sizeof(*p));
+	struct stack_leaks *p =
+	    malloc((s->nstacks ? s->nstacks : 1) * sizeof(*p));
 	if (!p) { /* unsorted: a reader does not rely on the order */
 		return;
 	}
-	for (size_t i = 0; i < s->nsites; i++)
-		p[i] = (struct site_leaks){s->sites[i], s->leaks[i]};
-	qsort(p, s->nsites, sizeof(*p), by_live_leaks);
-	for (size_t i = 0; i < s->nsites; i++) {
-		s->sites[i] = p[i].site;
+	for (size_t i = 0; i < s->nstacks; i++)
+		p[i] = (struct stack_leaks){s->stacks[i], s->leaks[i]};
+	qsort(p, s->nstacks, sizeof(*p), by_live_leaks);
+	for (size_t i = 0; i < s->nstacks; i++) {
+		s->stacks[i] = p[i].stack;
 		s->leaks[i] = p[i].leaks;
 	}
 	free(p);
@@ -163,16 +164,16 @@ struct agent_native_snap *agent_native_snapshot(int forked)
 		agent_native_api("vmheap_native_scan") : NULL;
 	vmheap_native_tracking_fn on = (vmheap_native_tracking_fn)
 		agent_native_api("vmheap_native_tracking");
-	vmheap_native_stacks_fn sites =
+	vmheap_native_stacks_fn stacks =
 	    (vmheap_native_stacks_fn)agent_native_api("vmheap_native_stacks");
 	vmheap_native_modules_fn modules = (vmheap_native_modules_fn)
 		agent_native_api("vmheap_native_modules");
 	struct agent_native_snap *s;
 	size_t cap, n;
 
-	if (!on || !sites || !modules || !on())
+	if (!on || !stacks || !modules || !on())
 		return NULL;
-	/* mmap'd like the sites, so that the snapshot is not a site of the
+	/* mmap'd like the stacks, so that the snapshot is not a stack of the
 	 * dump it goes into (in an in-process dump). */
 	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -180,30 +181,31 @@ struct agent_native_snap *agent_native_snapshot(int forked)
 		return NULL;
 	ssize_t l = readlink("/proc/self/exe", s->exe, sizeof(s->exe) - 1);
 	s->exe[l > 0 ? l : 0] = '\0';
-	cap = sites(NULL, 0) + 256;
-	s->sites_bytes = cap * sizeof(*s->sites);
-	s->sites = map_zero(s->sites_bytes);
-	if (!s->sites)
+	cap = stacks(NULL, 0) + 256;
+	s->stacks_bytes = cap * sizeof(*s->stacks);
+	s->stacks = map_zero(s->stacks_bytes);
+	if (!s->stacks)
 		goto fail;
 	if (scan) {
 		s->leaks_bytes = cap * sizeof(*s->leaks);
 		s->leaks = map_zero(s->leaks_bytes);
 		/* a scan that fails leaves the dump without leak counts */
 		if (s->leaks &&
-		    scan(s->sites, s->leaks, cap, &n, &s->scan) != 0) {
+		    scan(s->stacks, s->leaks, cap, &n, &s->scan) != 0) {
 			munmap(s->leaks, s->leaks_bytes);
 			s->leaks = NULL;
 		}
 	}
 	if (!s->leaks)
-		n = sites(s->sites, cap);
-	s->nsites = agent_native_charge(s->sites, s->leaks, n < cap ? n : cap);
+		n = stacks(s->stacks, cap);
+	s->nstacks =
+	    agent_native_charge(s->stacks, s->leaks, n < cap ? n : cap);
 	/* The live ones, the largest first. */
 	sort_by_live(s);
-	while (s->nsites > 0 && s->sites[s->nsites - 1].live_count == 0)
-		s->nsites--;
-	if (s->nsites > MAX_DUMP_SITES)
-		s->nsites = MAX_DUMP_SITES;
+	while (s->nstacks > 0 && s->stacks[s->nstacks - 1].live_count == 0)
+		s->nstacks--;
+	if (s->nstacks > MAX_DUMP_STACKS)
+		s->nstacks = MAX_DUMP_STACKS;
 	if (modules(add_module, s) != 0)
 		goto fail;
 	return s;
@@ -238,16 +240,16 @@ int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s)
 	struct vmheap_dump_frame *frames;
 	int rc;
 
-	out = calloc(s->nsites ? s->nsites : 1, sizeof(*out));
-	frames = calloc(s->nsites ? s->nsites * VMHEAP_NATIVE_MAX_FRAMES : 1,
+	out = calloc(s->nstacks ? s->nstacks : 1, sizeof(*out));
+	frames = calloc(s->nstacks ? s->nstacks * VMHEAP_NATIVE_MAX_FRAMES : 1,
 			sizeof(*frames));
 	if (!out || !frames) {
 		free(out);
 		free(frames);
 		return VMHEAP_ENOMEM;
 	}
-	for (size_t i = 0; i < s->nsites; i++) {
-		const vmheap_native_stack *v = &s->sites[i];
+	for (size_t i = 0; i < s->nstacks; i++) {
+		const vmheap_native_stack *v = &s->stacks[i];
 		struct vmheap_dump_frame *f = frames + i * VMHEAP_NATIVE_MAX_FRAMES;
 
 		for (uint32_t k = 0; k < v->depth; k++) {
@@ -273,13 +275,13 @@ int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s)
 		s->scan.scan_ns, s->scan.memory_bytes};
 	struct vmheap_dump_leaks *l = NULL;
 	if (s->leaks) {
-		l = calloc(s->nsites ? s->nsites : 1, sizeof(*l));
+		l = calloc(s->nstacks ? s->nstacks : 1, sizeof(*l));
 		if (!l) {
 			free(out);
 			free(frames);
 			return VMHEAP_ENOMEM;
 		}
-		for (size_t i = 0; i < s->nsites; i++) {
+		for (size_t i = 0; i < s->nstacks; i++) {
 			const vmheap_native_leaks *v = &s->leaks[i];
 			l[i] = (struct vmheap_dump_leaks){
 				v->leaked_count, v->leaked_bytes,
@@ -290,7 +292,7 @@ int agent_native_write(vmheap_writer *wr, const struct agent_native_snap *s)
 		scan.stacks = l;
 	}
 	rc = vmheap_writer_add_native_leaks(wr, s->mods, s->nmods, out,
-					    s->nsites, l ? &scan : NULL);
+					    s->nstacks, l ? &scan : NULL);
 	free(l);
 	free(out);
 	free(frames);

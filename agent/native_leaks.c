@@ -3,7 +3,8 @@
  * scan now, without a dump (PROTOCOL.md).  A long job: a child forked as
  * a dump's is (agent_walk_with, after prepare_child) runs the scan
  * (vmheap_native_scan) and passes back through a memfd the scan's figures
- * and the top sites, most leaked bytes first:
+ * and the top native stacks (the protocol's "sites"), most leaked bytes
+ * first:
  *
  *   {"scan": {"blocks", "root_bytes", "skipped_mappings", "skipped_bytes",
  *             "scan_ns", "memory_bytes"},
@@ -13,7 +14,7 @@
  *               "vm"}, ...],
  *    "total": {"sites", the eight counts and bytes}, "seconds"}
  *
- * vmheap's own sites are left out, as in system.native.sites.
+ * vmheap's own stacks are left out, as in system.native.sites.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,14 +26,14 @@
 #include "agent-internal.h"
 #include "vmheap_native.h"
 
-#define TOP_SITES 20
+#define TOP_STACKS 20
 
 static const char *const keys[8] = {
     "leaked_count",   "leaked_bytes",	"indirect_count",  "indirect_bytes",
     "possible_count", "possible_bytes", "reachable_count", "reachable_bytes"};
 
-struct leak_site {
-	vmheap_native_stack site;
+struct leak_stack {
+	vmheap_native_stack stack;
 	vmheap_native_leaks leaks;
 };
 
@@ -44,8 +45,8 @@ static const uint64_t *fields(const vmheap_native_leaks *l)
 /* Leaked bytes first, then indirect, possible, reachable bytes. */
 static int most_leaked(const void *x, const void *y)
 {
-	const uint64_t *a = fields(&((const struct leak_site *)x)->leaks);
-	const uint64_t *b = fields(&((const struct leak_site *)y)->leaks);
+	const uint64_t *a = fields(&((const struct leak_stack *)x)->leaks);
+	const uint64_t *b = fields(&((const struct leak_stack *)y)->leaks);
 
 	for (int i = 1; i < 8; i += 2)
 		if (a[i] != b[i])
@@ -101,9 +102,9 @@ static int leaks_body(struct vmheap_agent *a, int fd, void *arg, char *err,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return agent_fail(err, errlen, VMHEAP_ENOMEM, "out of memory");
-	vmheap_native_stack *sites = mem;
-	vmheap_native_leaks *leaks = (vmheap_native_leaks *)(sites + cap);
-	if (scan(sites, leaks, cap, &n, &info) != 0) {
+	vmheap_native_stack *stacks = mem;
+	vmheap_native_leaks *leaks = (vmheap_native_leaks *)(stacks + cap);
+	if (scan(stacks, leaks, cap, &n, &info) != 0) {
 		munmap(mem, bytes);
 		return agent_fail(err, errlen, VMHEAP_AGENT_EDUMP,
 				  "the leak scan failed (tracking off, or no "
@@ -111,8 +112,8 @@ static int leaks_body(struct vmheap_agent *a, int fd, void *arg, char *err,
 	}
 	if (n > cap)
 		n = cap;
-	n = agent_native_charge(sites, leaks, n);
-	struct leak_site *v = malloc((n ? n : 1) * sizeof(*v));
+	n = agent_native_charge(stacks, leaks, n);
+	struct leak_stack *v = malloc((n ? n : 1) * sizeof(*v));
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
 	uint64_t total[8] = {0};
@@ -124,17 +125,17 @@ static int leaks_body(struct vmheap_agent *a, int fd, void *arg, char *err,
 		return agent_fail(err, errlen, VMHEAP_ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (sites[i].vm_file &&
-		    !strcmp(sites[i].vm_file, VMHEAP_NATIVE_OWN))
-			continue; /* vmheap's own: no site of the VM's */
-		if (sites[i].live_count == 0)
+		if (stacks[i].vm_file &&
+		    !strcmp(stacks[i].vm_file, VMHEAP_NATIVE_OWN))
+			continue; /* vmheap's own: no stack of the VM's */
+		if (stacks[i].live_count == 0)
 			continue;
-		v[m++] = (struct leak_site){sites[i], leaks[i]};
+		v[m++] = (struct leak_stack){stacks[i], leaks[i]};
 		for (int k = 0; k < 8; k++)
 			total[k] += fields(&leaks[i])[k];
 	}
 	qsort(v, m, sizeof(*v), most_leaked);
-	size_t shown = m < TOP_SITES ? m : TOP_SITES;
+	size_t shown = m < TOP_STACKS ? m : TOP_STACKS;
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	msgpack_pack_map(&pk, 3);
 	frame_pack_str(&pk, "scan");
@@ -156,7 +157,7 @@ static int leaks_body(struct vmheap_agent *a, int fd, void *arg, char *err,
 	for (size_t i = 0; i < shown; i++) {
 		msgpack_pack_map(&pk, 8 + 3);
 		pack_counts(&pk, fields(&v[i].leaks));
-		agent_native_pack_site(&pk, &v[i].site);
+		agent_native_pack_stack(&pk, &v[i].stack);
 	}
 	frame_pack_str(&pk, "total");
 	msgpack_pack_map(&pk, 1 + 8);

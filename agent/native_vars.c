@@ -35,7 +35,7 @@
 #include "agent-internal.h"
 #include "vmheap_native.h"
 
-#define TOP_SITES 20
+#define TOP_STACKS 20
 #define SHOWN_FRAMES 4
 #define FILE_FRAMES 5 /* as many as vmheap-histo --native shows */
 
@@ -180,7 +180,7 @@ int agent_native_get_bytes(struct vmheap_agent *a, const char *name,
 	return 0;
 }
 
-/* The site's innermost FILE_FRAMES frames as [module path, offset]:
+/* The stack's innermost FILE_FRAMES frames as [module path, offset]:
  * the return address minus the module's load address (l_addr), as a
  * dump's native section has them, so that a client resolves them
  * against the file as the offline tools do; path "" and the address
@@ -215,10 +215,10 @@ static void pack_frames(msgpack_packer *pk, const vmheap_native_stack *v)
 	}
 }
 
-int agent_native_get_sites(struct vmheap_agent *a, const char *name,
-			   msgpack_packer *pk, char *err, size_t errlen)
+int agent_native_get_stacks(struct vmheap_agent *a, const char *name,
+			    msgpack_packer *pk, char *err, size_t errlen)
 {
-	vmheap_native_stacks_fn sites =
+	vmheap_native_stacks_fn stacks =
 	    (vmheap_native_stacks_fn)api("vmheap_native_stacks");
 	vmheap_native_tracking_fn on =
 		(vmheap_native_tracking_fn)api("vmheap_native_tracking");
@@ -226,7 +226,7 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 	size_t n, cap;
 
 	(void)a, (void)name;
-	if (sites == NULL || on == NULL)
+	if (stacks == NULL || on == NULL)
 		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
 				  "%s", missing);
 	if (!on())
@@ -234,21 +234,21 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 				  "native tracking is off; start it with: "
 				  "set config.native.track true");
 	agent_native_route(NULL, 0); /* modules loaded past the tracker */
-	/* Sites may appear between the count and the copy: some room. */
-	cap = sites(NULL, 0) + 256;
+	/* Stacks may appear between the count and the copy: some room. */
+	cap = stacks(NULL, 0) + 256;
 	v = malloc(cap * sizeof(*v));
 	if (v == NULL)
 		return agent_fail(err, errlen, VMHEAP_ENOMEM, "out of memory");
-	n = sites(v, cap);
+	n = stacks(v, cap);
 	if (n > cap)
 		n = cap;
 	n = agent_native_charge(v, NULL, n);
 	qsort(v, n, sizeof(*v), by_live_bytes);
 	size_t shown = 0;
-	for (size_t i = 0; i < n && shown < TOP_SITES; i++) {
+	for (size_t i = 0; i < n && shown < TOP_STACKS; i++) {
 		if (v[i].live_bytes == 0)
 			break;
-		/* vmheap's own memory is no site of the VM's */
+		/* vmheap's own memory is no stack of the VM's */
 		if (v[i].vm_file && !strcmp(v[i].vm_file, VMHEAP_NATIVE_OWN))
 			continue;
 		v[shown++] = v[i];
@@ -264,21 +264,21 @@ int agent_native_get_sites(struct vmheap_agent *a, const char *name,
 		msgpack_pack_uint64(pk, v[i].allocs);
 		frame_pack_str(pk, "frees");
 		msgpack_pack_uint64(pk, v[i].frees);
-		agent_native_pack_site(pk, &v[i]);
+		agent_native_pack_stack(pk, &v[i]);
 	}
 	free(v);
 	return 0;
 }
 
-void agent_native_pack_site(msgpack_packer *pk, const vmheap_native_stack *v)
+void agent_native_pack_stack(msgpack_packer *pk, const vmheap_native_stack *v)
 {
-	char site[SHOWN_FRAMES * 160 + 8] = "", f[160], vm[256];
+	char text[SHOWN_FRAMES * 160 + 8] = "", f[160], vm[256];
 
 	for (uint32_t k = 0; k < v->depth && k < SHOWN_FRAMES; k++) {
 		frame_name(f, sizeof(f), v->frames[k]);
 		if (k)
-			strcat(site, " < ");
-		strcat(site, f);
+			strcat(text, " < ");
+		strcat(text, f);
 	}
 	if (v->vm_file) {	     /* the VM's line, outermost */
 		if (v->vm_line == 0) /* none: a label, "<ruby: gc>" */
@@ -286,10 +286,10 @@ void agent_native_pack_site(msgpack_packer *pk, const vmheap_native_stack *v)
 		else
 			snprintf(vm, sizeof(vm), " < %s:%u", v->vm_file,
 				 (unsigned)v->vm_line);
-		strncat(site, vm, sizeof(site) - strlen(site) - 1);
+		strncat(text, vm, sizeof(text) - strlen(text) - 1);
 	}
 	frame_pack_str(pk, "site");
-	frame_pack_str(pk, site);
+	frame_pack_str(pk, text);
 	frame_pack_str(pk, "frames");
 	pack_frames(pk, v);
 	frame_pack_str(pk, "vm");

@@ -1,10 +1,12 @@
 /*
  * value.c - a host variable's value through vmheap's own handles
- * (vmheap_agent.h, "host side"): a vmheap_value_writer is the agent's
- * msgpack_packer of the reply and a vmheap_value the msgpack_object of the
- * request, so that hosts need nothing of msgpack-c.
+ * (vmheap_agent.h, "values"): a vmheap_value_writer is the agent's
+ * msgpack_packer of the reply and a vmheap_value a msgpack_object (of the
+ * request a host reads, or of the reply a client reads), so that hosts and
+ * clients need nothing of msgpack-c.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "agent-internal.h"
 
@@ -76,6 +78,12 @@ enum vmheap_value_type vmheap_value_type(const vmheap_value *v)
 		return VMHEAP_VALUE_FLOAT;
 	case MSGPACK_OBJECT_STR:
 		return VMHEAP_VALUE_STR;
+	case MSGPACK_OBJECT_BIN:
+		return VMHEAP_VALUE_BIN;
+	case MSGPACK_OBJECT_ARRAY:
+		return VMHEAP_VALUE_ARRAY;
+	case MSGPACK_OBJECT_MAP:
+		return VMHEAP_VALUE_MAP;
 	default:
 		return VMHEAP_VALUE_OTHER;
 	}
@@ -126,4 +134,88 @@ int vmheap_value_str(const vmheap_value *v, const char **s, size_t *len)
 	*s = o->via.str.ptr;
 	*len = o->via.str.size;
 	return 0;
+}
+
+int vmheap_value_float(const vmheap_value *v, double *out)
+{
+	const msgpack_object *o = obj_of(v);
+
+	if (o->type != MSGPACK_OBJECT_FLOAT32 &&
+	    o->type != MSGPACK_OBJECT_FLOAT64)
+		return VMHEAP_AGENT_ETYPE;
+	*out = o->via.f64;
+	return 0;
+}
+
+int vmheap_value_bin(const vmheap_value *v, const void **s, size_t *len)
+{
+	const msgpack_object *o = obj_of(v);
+
+	if (o->type != MSGPACK_OBJECT_BIN)
+		return VMHEAP_AGENT_ETYPE;
+	*s = o->via.bin.ptr;
+	*len = o->via.bin.size;
+	return 0;
+}
+
+int vmheap_value_count(const vmheap_value *v, size_t *n)
+{
+	const msgpack_object *o = obj_of(v);
+
+	if (o->type == MSGPACK_OBJECT_ARRAY)
+		*n = o->via.array.size;
+	else if (o->type == MSGPACK_OBJECT_MAP)
+		*n = o->via.map.size;
+	else
+		return VMHEAP_AGENT_ETYPE;
+	return 0;
+}
+
+static const vmheap_value *handle(const msgpack_object *o)
+{
+	return (const vmheap_value *)(const void *)o;
+}
+
+const vmheap_value *vmheap_value_at(const vmheap_value *v, size_t i)
+{
+	const msgpack_object *o = obj_of(v);
+
+	if (o->type != MSGPACK_OBJECT_ARRAY || i >= o->via.array.size)
+		return NULL;
+	return handle(&o->via.array.ptr[i]);
+}
+
+const vmheap_value *vmheap_value_key(const vmheap_value *v, size_t i)
+{
+	const msgpack_object *o = obj_of(v);
+
+	if (o->type != MSGPACK_OBJECT_MAP || i >= o->via.map.size)
+		return NULL;
+	return handle(&o->via.map.ptr[i].key);
+}
+
+const vmheap_value *vmheap_value_val(const vmheap_value *v, size_t i)
+{
+	const msgpack_object *o = obj_of(v);
+
+	if (o->type != MSGPACK_OBJECT_MAP || i >= o->via.map.size)
+		return NULL;
+	return handle(&o->via.map.ptr[i].val);
+}
+
+const vmheap_value *vmheap_value_get(const vmheap_value *v, const char *key)
+{
+	const msgpack_object *o = obj_of(v);
+	size_t n = key ? strlen(key) : 0;
+
+	if (!key || o->type != MSGPACK_OBJECT_MAP)
+		return NULL;
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		const msgpack_object *k = &o->via.map.ptr[i].key;
+
+		if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == n &&
+		    (n == 0 || !memcmp(k->via.str.ptr, key, n)))
+			return handle(&o->via.map.ptr[i].val);
+	}
+	return NULL;
 }

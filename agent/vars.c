@@ -443,7 +443,7 @@ static const struct var builtins[] = {
     {"system.memory.rss", "int", get_rss, NULL},
     {"system.native.bytes", "int", agent_native_get_bytes, NULL},
     {"system.native.leaks", "map", get_alone, NULL},
-    {"system.native.sites", "array", agent_native_get_sites, NULL},
+    {"system.native.sites", "array", agent_native_get_stacks, NULL},
     {"system.pid", "int", get_pid, NULL},
     {"system.threads.backtrace", "string", get_backtrace, NULL},
     {"system.uptime", "float", get_uptime, NULL},

@@ -39,8 +39,7 @@
  *    there: "" on success, the reason on failure, cut to errlen - 1 bytes
  *    when longer.  errlen 0 asks for no message (err may then be NULL).
  *    The same holds for the buffer the agent hands to a host's set_var (it
- *    holds "" on entry) and for `code` and `message` in struct
- *    vmheap_reply.  (The strings of struct vmheap_agent_info are never
+ *    holds "" on entry).  (The strings of struct vmheap_agent_info are never
  *    cut: a discovery file with a longer value is refused.)
  */
 #ifndef VMHEAP_AGENT_H
@@ -49,8 +48,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-#include <msgpack.h>
 
 #include "vmheap.h"
 
@@ -87,14 +84,21 @@ enum vmheap_agent_error {
 VMHEAP_EXPORT
 const char *vmheap_agent_strerror(int code);
 
-/* ------------------------------------------------------------ host side */
+/* ------------------------------------------------------------- values */
 
 /*
- * A host variable's value, as the host writes it (get_var, set_var's
- * reply) and as it arrives (set_var's value): opaque handles, written and
- * read with the functions below, so that a host needs nothing of the wire
- * encoding (MessagePack, PROTOCOL.md).  A handle is the agent's and valid
- * only during the callback that received it.
+ * A value of the protocol (PROTOCOL.md: MessagePack on the wire), through
+ * vmheap's own opaque handles, so that neither a host nor a client needs
+ * msgpack-c or any other MessagePack library:
+ *  - a host writes a variable's value (get_var, set_var's reply) with the
+ *    vmheap_value_write_* functions, and reads set_var's value with the
+ *    readers below; those handles are the agent's and valid only during
+ *    the callback that received them;
+ *  - a client reads a reply's value (vmheap_reply_value()) with the same
+ *    readers, walking arrays and maps; those handles live as long as the
+ *    reply (until vmheap_reply_free()).
+ * Handles are never NULL where a function hands one out, except where it
+ * says so; the readers take only valid handles.
  */
 typedef struct vmheap_value_writer vmheap_value_writer;
 typedef struct vmheap_value vmheap_value;
@@ -118,20 +122,49 @@ enum vmheap_value_type {
 	VMHEAP_VALUE_INT, /* an integer, negative or not */
 	VMHEAP_VALUE_FLOAT,
 	VMHEAP_VALUE_STR,
-	VMHEAP_VALUE_OTHER, /* binary, array, map, extension */
+	VMHEAP_VALUE_OTHER, /* a MessagePack extension type */
+	VMHEAP_VALUE_BIN,   /* bytes (no agent variable sends them today) */
+	VMHEAP_VALUE_ARRAY,
+	VMHEAP_VALUE_MAP,
 };
 
-/* What a received value is. */
+/* What a value is. */
 VMHEAP_EXPORT enum vmheap_value_type vmheap_value_type(const vmheap_value *v);
 
-/* Read a received value: 0 with *out set, or VMHEAP_AGENT_ETYPE when it is
- * not of that type (an integer that does not fit is not one).  A string's
- * `*s` is not NUL-terminated and valid during the callback. */
+/* Read a value: 0 with *out set, or VMHEAP_AGENT_ETYPE when it is not of
+ * that type (an integer that does not fit is not one; a float is read
+ * only by vmheap_value_float, an integer not by it).  A string's or
+ * binary's `*s` is not NUL-terminated and lives as long as the handle. */
 VMHEAP_EXPORT int vmheap_value_bool(const vmheap_value *v, int *out);
 VMHEAP_EXPORT int vmheap_value_int(const vmheap_value *v, int64_t *out);
 VMHEAP_EXPORT int vmheap_value_uint(const vmheap_value *v, uint64_t *out);
+VMHEAP_EXPORT int vmheap_value_float(const vmheap_value *v, double *out);
 VMHEAP_EXPORT int vmheap_value_str(const vmheap_value *v, const char **s,
 				   size_t *len);
+VMHEAP_EXPORT int vmheap_value_bin(const vmheap_value *v, const void **s,
+				   size_t *len);
+
+/*
+ * Walk an array or a map.  vmheap_value_count sets *n to an array's number
+ * of elements or a map's number of key and value pairs and returns 0, or
+ * returns VMHEAP_AGENT_ETYPE for any other value.  vmheap_value_at gives
+ * element i of an array; vmheap_value_key and vmheap_value_val give the key
+ * and the value of pair i of a map (in the order of the wire); each
+ * returns NULL when v is not of that type or i >= the count.
+ * vmheap_value_get gives the value of the first pair of a map whose key is
+ * the string `key`, or NULL (no such key, or v is no map).
+ */
+VMHEAP_EXPORT int vmheap_value_count(const vmheap_value *v, size_t *n);
+VMHEAP_EXPORT const vmheap_value *vmheap_value_at(const vmheap_value *v,
+						  size_t i);
+VMHEAP_EXPORT const vmheap_value *vmheap_value_key(const vmheap_value *v,
+						   size_t i);
+VMHEAP_EXPORT const vmheap_value *vmheap_value_val(const vmheap_value *v,
+						   size_t i);
+VMHEAP_EXPORT const vmheap_value *vmheap_value_get(const vmheap_value *v,
+						   const char *key);
+
+/* ------------------------------------------------------------ host side */
 
 /*
  * What a VM provides.  Callbacks receive `ctx`.  Unless noted, they are
@@ -417,21 +450,12 @@ const char *vmheap_discovery_default_dir(void);
 typedef struct vmheap_client vmheap_client;
 
 /*
- * A reply: ok with a value, or an error with a code word and a message.
- * msgpack-c's types are still part of this struct (and of
- * vmheap_client_call's value): the one place where this header shows the
- * wire encoding.  Nothing requires it (the host side uses vmheap_value
- * handles); it is left until the console and the tests read replies
- * through accessors (doc/api-migration.md, "Not changed yet").  storage_
- * is private: release it with vmheap_reply_release().
+ * A reply of the agent (opaque): ok with a value, or an error with a code
+ * word and a message (PROTOCOL.md, "Replies").  vmheap_client_call() makes
+ * one; read it with the accessors below and free it with
+ * vmheap_reply_free().
  */
-struct vmheap_reply {
-	int ok;                  /* 1: "ok", 0: "error" */
-	msgpack_object value;    /* when ok */
-	char code[32];           /* when !ok, e.g. "busy", "exists" */
-	char message[512];       /* when !ok */
-	msgpack_unpacked storage_;  /* private */
-};
+typedef struct vmheap_reply vmheap_reply;
 
 /*
  * Connect to the agent described by `info`, send its token, read its
@@ -459,26 +483,68 @@ int vmheap_client_connect_addr(vmheap_client **out, const char *host,
 			       int timeout_ms);
 
 /*
- * Send one request (`verb` is "get", "set" or "list"; value may be NULL;
- * path may be NULL for "list") and wait for its reply.  Returns 0 when a
- * reply arrived (which may be an error reply: check reply->ok), or a
- * negative code when the connection failed (VMHEAP_AGENT_ECLOSED when the
+ * Send one request (`verb` is "get", "set" or "list"; path may be NULL
+ * for "list") and wait for its reply.  `value` is NULL, or one
+ * MessagePack value of `value_len` bytes (PROTOCOL.md; a program without
+ * a MessagePack library sends strings with vmheap_client_call_str, which
+ * the agent coerces as it does what a person types).
+ *
+ * *out is set in every case (only a NULL `out` is refused, with
+ * VMHEAP_EINVAL): to a reply, or to NULL with VMHEAP_ENOMEM; free it with
+ * vmheap_reply_free() whatever happened.  Returns 0 when a reply arrived
+ * (which may be an error reply: check vmheap_reply_ok()), or a negative
+ * code when the call failed, with a message in vmheap_client_error(c):
+ * VMHEAP_EINVAL (a value that is not exactly one MessagePack value, or a
+ * value without a path: nothing was sent), VMHEAP_AGENT_ECLOSED when the
  * VM went away, or when the agent sent an error with a nil id and closed
  * the connection, e.g. after its idle timeout: the request was not
- * processed, and reply->code/message keep the agent's words; a caller may
- * reconnect and send it again).  After ECLOSED, EPROTO or ETIMEOUT the connection is
- * closed and later calls return ECLOSED.  Release the reply with
- * vmheap_reply_release() in every case.
+ * processed, and the reply's code and message keep the agent's words (a
+ * caller may reconnect and send it again).  After ECLOSED, EPROTO or
+ * ETIMEOUT the connection is closed and later calls return ECLOSED.
  */
 VMHEAP_EXPORT
 int vmheap_client_call(vmheap_client *c, const char *verb, const char *path,
-		       const msgpack_object *value, struct vmheap_reply *reply);
+		       const void *value, size_t value_len, vmheap_reply **out);
 
-/* Same, with the value given as a string (what a person types). */
+/* Same, with the value given as a string (what a person types; NULL for
+ * none). */
 VMHEAP_EXPORT
-int vmheap_client_call_str(vmheap_client *c, const char *verb,
-			   const char *path, const char *value,
-			   struct vmheap_reply *reply);
+int vmheap_client_call_str(vmheap_client *c, const char *verb, const char *path,
+			   const char *value, vmheap_reply **out);
+
+/* 1 when the agent answered "ok", 0 for an error reply, for no reply (the
+ * call failed) and for NULL. */
+VMHEAP_EXPORT
+int vmheap_reply_ok(const vmheap_reply *r);
+
+/* The value of an ok reply (a handle that lives as long as the reply:
+ * walk it with the vmheap_value_* readers), or NULL for any other. */
+VMHEAP_EXPORT
+const vmheap_value *vmheap_reply_value(const vmheap_reply *r);
+
+/* An error reply's code word ("busy", "exists", "notfound", ...: the
+ * PROTOCOL.md names) and message, at most 31 and 511 bytes (cut when the
+ * agent sent more); "" for an ok reply, for NULL, and when the call failed
+ * before the agent said anything. */
+VMHEAP_EXPORT
+const char *vmheap_reply_code(const vmheap_reply *r);
+VMHEAP_EXPORT
+const char *vmheap_reply_message(const vmheap_reply *r);
+
+/*
+ * The value of an ok reply as one MessagePack value (PROTOCOL.md), for a
+ * program that reads it with a MessagePack library of its own: 0 with
+ * *data and *len set (the bytes belong to the reply and live as long as
+ * it), VMHEAP_EINVAL when r has no value (not ok, or NULL), or
+ * VMHEAP_ENOMEM.  The bytes encode the same value as the wire did, not
+ * necessarily in the same bytes.
+ */
+VMHEAP_EXPORT
+int vmheap_reply_msgpack(vmheap_reply *r, const void **data, size_t *len);
+
+/* Free a reply (NULL is fine). */
+VMHEAP_EXPORT
+void vmheap_reply_free(vmheap_reply *r);
 
 /*
  * Time limit for each later call, in milliseconds (0: wait forever).  The
@@ -498,10 +564,6 @@ pid_t vmheap_client_pid(const vmheap_client *c);
  * client, which only a failed connect gives). */
 VMHEAP_EXPORT
 const char *vmheap_client_error(const vmheap_client *c);
-
-/* Free a reply's storage. */
-VMHEAP_EXPORT
-void vmheap_reply_release(struct vmheap_reply *reply);
 
 /* Close the connection and free the client. */
 VMHEAP_EXPORT

@@ -12,6 +12,14 @@ BENCH_TARGETS += bench-native
 bench-native: $(NATIVE_BENCH) $(NATIVE_SO)
 	sh bench/native_bench.sh $(BUILD) $(BENCH_NATIVE_ARGS)
 
+# make bench-native-instr: the tracker's cost on the C workload in
+# instructions per malloc-free pair (cachegrind: the machine's load does
+# not move it; bench/native_instr.sh).
+BENCH_TARGETS += bench-native-instr
+.PHONY: bench-native-instr
+bench-native-instr: $(NATIVE_BENCH) $(NATIVE_SO)
+	sh bench/native_instr.sh $(BUILD) $(BENCH_NATIVE_INSTR_OPS)
+
 # make bench-leak-scan: the leak scan of a 1 GiB heap in the dump's child
 # (its time, its memory, the child's) against valgrind's leak check of the
 # same program (bench/leak_scan_bench.sh; BENCH_LEAK_SCAN_MIB=N for

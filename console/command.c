@@ -62,7 +62,7 @@ static int word_is(const char *w, size_t len, const char *name)
 static void dump_target(struct console_session *s, const char *value, char *out,
 			size_t len)
 {
-	struct vmheap_reply reply;
+	struct console_reply reply;
 
 	if (value[0] == '/') {
 		snprintf(out, len, "%s", value);
@@ -76,14 +76,14 @@ static void dump_target(struct console_session *s, const char *value, char *out,
 			 reply.value.via.str.ptr, value);
 	else
 		snprintf(out, len, "%s in the VM's dump directory", value);
-	vmheap_reply_release(&reply);
+	console_reply_release(&reply);
 }
 
 static enum console_result run_call(struct console_session *s, const char *verb,
 				    const char *path, const char *value,
 				    int json)
 {
-	struct vmheap_reply reply;
+	struct console_reply reply;
 	enum console_result res = CONSOLE_RESULT_OK;
 	struct console_dump_guard guard = {0};
 	int rc;
@@ -100,7 +100,7 @@ static enum console_result run_call(struct console_session *s, const char *verb,
 	rc = console_session_call(s, verb, path, value, &reply);
 	console_dump_interrupt_end(&guard);
 	if (rc < 0) {
-		vmheap_reply_release(&reply);
+		console_reply_release(&reply);
 		/* the VM exited, but the dump asked for is whole: done */
 		return s->dump_saved ? CONSOLE_RESULT_EXIT
 				     : CONSOLE_RESULT_GONE;
@@ -121,7 +121,7 @@ static enum console_result run_call(struct console_session *s, const char *verb,
 		res = CONSOLE_RESULT_ERROR;
 	}
 	fflush(stdout);
-	vmheap_reply_release(&reply);
+	console_reply_release(&reply);
 	return res;
 }
 
@@ -150,7 +150,7 @@ static void free_listed(struct listed *v, size_t n)
 /* The value of `name` on one line, or "(error CODE)" (malloc'd). */
 static char *value_of(struct console_session *s, const char *name, int *gone)
 {
-	struct vmheap_reply reply;
+	struct console_reply reply;
 	char *text = NULL;
 
 	memset(&reply, 0, sizeof(reply));
@@ -164,7 +164,7 @@ static char *value_of(struct console_session *s, const char *name, int *gone)
 			    *reply.code ? reply.code : "error") < 0) {
 		text = NULL;
 	}
-	vmheap_reply_release(&reply);
+	console_reply_release(&reply);
 	return text ? text : strdup("");
 }
 
@@ -172,7 +172,7 @@ static char *value_of(struct console_session *s, const char *name, int *gone)
 static enum console_result list_values(struct console_session *s,
 				       const char *prefix, int json)
 {
-	struct vmheap_reply reply;
+	struct console_reply reply;
 	struct listed *vars;
 	const msgpack_object *m;
 	size_t n = 0;
@@ -183,7 +183,7 @@ static enum console_result list_values(struct console_session *s,
 				   "with --json");
 	memset(&reply, 0, sizeof(reply));
 	if (console_session_call(s, "list", prefix, NULL, &reply) < 0) {
-		vmheap_reply_release(&reply);
+		console_reply_release(&reply);
 		return CONSOLE_RESULT_GONE;
 	}
 	if (!reply.ok || reply.value.type != MSGPACK_OBJECT_MAP) {
@@ -191,7 +191,7 @@ static enum console_result list_values(struct console_session *s,
 			*reply.code ? reply.code : "error",
 			*reply.message ? reply.message
 				       : "list did not answer a map");
-		vmheap_reply_release(&reply);
+		console_reply_release(&reply);
 		return CONSOLE_RESULT_ERROR;
 	}
 	m = &reply.value;
@@ -206,7 +206,7 @@ static enum console_result list_values(struct console_session *s,
 		vars[n].type = console_render_inline(&kv->val, NULL);
 		n++;
 	}
-	vmheap_reply_release(&reply);
+	console_reply_release(&reply);
 	if (!vars)
 		return usage_error("out of memory");
 	for (size_t i = 0; i < n && !gone; i++)
@@ -387,17 +387,17 @@ static void add_name(void *arg, const char *name, size_t len)
 
 char **console_names_fetch(struct console_session *s)
 {
-	struct vmheap_reply reply;
+	struct console_reply reply;
 	struct names n = {0};
 
 	memset(&reply, 0, sizeof(reply));
 	if (console_session_call(s, "list", "", NULL, &reply) < 0) {
-		vmheap_reply_release(&reply);
+		console_reply_release(&reply);
 		return NULL;
 	}
 	if (reply.ok)
 		console_render_each_name(&reply.value, add_name, &n);
-	vmheap_reply_release(&reply);
+	console_reply_release(&reply);
 	if (n.failed) {
 		console_names_free(n.items);
 		return NULL;

@@ -5,6 +5,7 @@
  *   pick.c     discovery: list agents, choose one, --ps
  *   procinfo.c what /proc says of a VM now: command line, parent, user
  *   session.c  the connection: connect, call, reconnect, "the VM went away"
+ *   reply.c    a reply's value decoded for the renderers (msgpack-c)
  *   lost_dump.c  the VM went away during a dump: was the dump completed?
  *   command.c  parse one command line and run it
  *   interrupt.c Ctrl-C while a dump runs: say it goes on, wait for it
@@ -120,6 +121,29 @@ int console_session_open(struct console_session *s,
 			 const struct vmheap_agent_info *info);
 
 /*
+ * A reply as the console reads it: the agent's reply, its value decoded
+ * by msgpack-c (the renderers walk msgpack_objects: the value comes as
+ * MessagePack bytes from vmheap_reply_msgpack, libvmheap-agent's header
+ * has no msgpack-c types).  Zeroed, it is empty; release it in every
+ * case.
+ */
+struct console_reply {
+	int ok;
+	msgpack_object value; /* when ok */
+	char code[32];	      /* when !ok, e.g. "busy" */
+	char message[512];    /* when !ok */
+	msgpack_unpacked storage_;
+	vmheap_reply *reply_; /* holds the bytes that value points into */
+};
+
+/* reply.c: fill *out from the library's reply `r` (NULL: none), which it
+ * takes over.  0, or -1 when the value cannot be decoded (out of memory): the
+ * reply then says so as an error reply. */
+int console_reply_take(struct console_reply *out, vmheap_reply *r);
+/* Free what it holds and leave it empty (zeroed). */
+void console_reply_release(struct console_reply *reply);
+
+/*
  * Send one request and wait for its reply.  Returns 0 with a reply
  * (which may be an error reply), or -1 when the connection failed: the
  * reason has been printed and s->gone is set when the VM went away.  An
@@ -128,7 +152,7 @@ int console_session_open(struct console_session *s,
  */
 int console_session_call(struct console_session *s, const char *verb,
 			 const char *path, const char *value,
-			 struct vmheap_reply *reply);
+			 struct console_reply *reply);
 
 /* Close the connection. */
 void console_session_close(struct console_session *s);

@@ -121,8 +121,11 @@ static int reconnect(struct console_session *s)
 
 static int call_once(struct console_session *s, const char *verb,
 		     const char *path, const char *value,
-		     struct vmheap_reply *reply)
+		     struct console_reply *reply)
 {
+	vmheap_reply *r = NULL;
+	int rc;
+
 	/* a dump, and the live histogram (a walk of the heap), take as
 	 * long as the heap needs */
 	vmheap_client_set_timeout(
@@ -130,12 +133,15 @@ static int call_once(struct console_session *s, const char *verb,
 			       (path && !strcmp(path, "system.memory.histogram"))
 			   ? 0
 			   : CALL_TIMEOUT_MS);
-	return vmheap_client_call_str(s->client, verb, path, value, reply);
+	rc = vmheap_client_call_str(s->client, verb, path, value, &r);
+	if (console_reply_take(reply, r) < 0 && rc == 0)
+		rc = VMHEAP_ENOMEM;
+	return rc;
 }
 
 int console_session_call(struct console_session *s, const char *verb,
 			 const char *path, const char *value,
-			 struct vmheap_reply *reply)
+			 struct console_reply *reply)
 {
 	int rc;
 
@@ -148,7 +154,7 @@ int console_session_call(struct console_session *s, const char *verb,
 		/* The VM went away, or the agent dropped the connection
 		 * (idle timeout) before reading this request: if the VM
 		 * lives on, connect again and send it once more. */
-		vmheap_reply_release(reply);
+		console_reply_release(reply);
 		if (reconnect(s) == 0)
 			rc = call_once(s, verb, path, value, reply);
 		if ((rc == VMHEAP_AGENT_ECLOSED || !s->client) && value &&

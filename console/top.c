@@ -160,7 +160,7 @@ static void rate(char *buf, size_t len, int64_t delta, double minutes)
  * (e.g. native tracking is off), -1 when the VM is gone. */
 static int get_uint(struct console_session *s, const char *var, uint64_t *v)
 {
-	struct vmheap_reply r;
+	struct console_reply r;
 	int got = 0;
 
 	memset(&r, 0, sizeof(r));
@@ -170,7 +170,7 @@ static int get_uint(struct console_session *s, const char *var, uint64_t *v)
 		*v = r.value.via.u64;
 		got = 1;
 	}
-	vmheap_reply_release(&r);
+	console_reply_release(&r);
 	return got;
 }
 
@@ -288,11 +288,11 @@ static void top_draw(FILE *out, const struct top *t,
 /* Ask for the histogram: 0, 1 when the VM is busy (try again later),
  * or -1 with the console result of a failure in *res. */
 static int top_fetch(struct console_session *s, struct top *t,
-		     struct vmheap_reply *reply, enum console_result *res)
+		     struct console_reply *reply, enum console_result *res)
 {
 	struct console_histogram h;
 
-	vmheap_reply_release(reply);
+	console_reply_release(reply);
 	memset(reply, 0, sizeof(*reply));
 	if (console_session_call(s, "get", HISTOGRAM_VAR, NULL, reply) < 0) {
 		*res = CONSOLE_RESULT_GONE;
@@ -367,7 +367,7 @@ static int wait_key(double secs, int *input)
 enum console_result console_top(struct console_session *s, double interval,
 				long count)
 {
-	struct vmheap_reply reply;
+	struct console_reply reply;
 	struct termios saved, raw;
 	struct top t;
 	enum console_result res = CONSOLE_RESULT_OK;
@@ -402,7 +402,7 @@ enum console_result console_top(struct console_session *s, double interval,
 	}
 	if (raw_set)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
-	vmheap_reply_release(&reply);
+	console_reply_release(&reply);
 	for (size_t i = 0; i < t.n; i++)
 		free(t.c[i].name);
 	free(t.c);

@@ -54,8 +54,8 @@
  *     thread-local state): every message is the caller's object's or the
  *     caller's buffer's, which is what makes them safe on many threads.
  *  5. The libraries never exit the process and never print.
- *     (vmheap_native.h's tracker, called from inside malloc, returns -1
- *     instead of a code and has no messages: see there.)
+ *     (vmheap_native.h's tracker, called from inside malloc, returns
+ *     codes only and keeps no messages: see there.)
  *
  * Writing
  * -------

@@ -120,24 +120,85 @@ static void setup(void)
 	pthread_detach(t);
 }
 
-static void check_reply(vmheap_client *c, int rc, struct vmheap_reply *r)
+/* Read every part of a reply's value through the public readers. */
+static void walk_value(const vmheap_value *v, int depth)
 {
+	const char *s;
+	const void *p;
+	size_t len, n;
+	int64_t i;
+	uint64_t u;
+	double f;
+	int b;
+
+	if (!v || depth > 64)
+		return;
+	switch (vmheap_value_type(v)) {
+	case VMHEAP_VALUE_STR:
+		if (vmheap_value_str(v, &s, &len) < 0 || (len && !s))
+			abort();
+		break;
+	case VMHEAP_VALUE_BIN:
+		if (vmheap_value_bin(v, &p, &len) < 0)
+			abort();
+		break;
+	case VMHEAP_VALUE_INT:
+		if (vmheap_value_int(v, &i) < 0 && vmheap_value_uint(v, &u) < 0)
+			abort();
+		break;
+	case VMHEAP_VALUE_FLOAT:
+		if (vmheap_value_float(v, &f) < 0)
+			abort();
+		break;
+	case VMHEAP_VALUE_BOOL:
+		if (vmheap_value_bool(v, &b) < 0)
+			abort();
+		break;
+	case VMHEAP_VALUE_ARRAY:
+		if (vmheap_value_count(v, &n) < 0 || vmheap_value_at(v, n))
+			abort();
+		for (size_t k = 0; k < n; k++)
+			walk_value(vmheap_value_at(v, k), depth + 1);
+		break;
+	case VMHEAP_VALUE_MAP:
+		if (vmheap_value_count(v, &n) < 0 || vmheap_value_key(v, n))
+			abort();
+		for (size_t k = 0; k < n; k++) {
+			walk_value(vmheap_value_key(v, k), depth + 1);
+			walk_value(vmheap_value_val(v, k), depth + 1);
+		}
+		(void)vmheap_value_get(v, "pid");
+		break;
+	default:
+		break;
+	}
+}
+
+static void check_reply(vmheap_client *c, int rc, vmheap_reply *r)
+{
+	const void *data;
+	size_t len;
+
 	if (rc < 0) {
 		if (!vmheap_client_error(c)[0])
 			abort();
-	} else if (!r->ok) {
-		if (!memchr(r->code, '\0', sizeof(r->code)) ||
-		    !memchr(r->message, '\0', sizeof(r->message)))
+	} else if (!vmheap_reply_ok(r)) {
+		if (strlen(vmheap_reply_code(r)) > 31 ||
+		    strlen(vmheap_reply_message(r)) > 511)
+			abort();
+	} else {
+		walk_value(vmheap_reply_value(r), 0);
+		if (vmheap_reply_msgpack(r, &data, &len) < 0 || len == 0)
 			abort();
 	}
-	vmheap_reply_release(r);
+	vmheap_reply_free(r);
 }
 
 int fuzz_client_one(const uint8_t *data, size_t size)
 {
 	static const char token[] = "0123456789abcdef0123456789abcdef";
-	struct vmheap_reply r;
-	msgpack_object v;
+	static const char system_prefix[] = "\xa7system."; /* "system." */
+	vmheap_reply *r;
 	vmheap_client *c = NULL;
 	int rc;
 
@@ -151,16 +212,14 @@ int fuzz_client_one(const uint8_t *data, size_t size)
 		if (!vmheap_client_vm(c))
 			abort();
 		vmheap_client_set_timeout(c, 5000);
-		rc = vmheap_client_call(c, "get", "system.pid", NULL, &r);
-		check_reply(c, rc, &r);
-		v.type = MSGPACK_OBJECT_STR;
-		v.via.str.ptr = "system.";
-		v.via.str.size = 7;
-		rc = vmheap_client_call(c, "list", "", &v, &r);
-		check_reply(c, rc, &r);
+		rc = vmheap_client_call(c, "get", "system.pid", NULL, 0, &r);
+		check_reply(c, rc, r);
+		rc = vmheap_client_call(c, "list", "", system_prefix,
+					sizeof(system_prefix) - 1, &r);
+		check_reply(c, rc, r);
 		rc = vmheap_client_call_str(c, "set", "config.dump.gc", "true",
 					    &r);
-		check_reply(c, rc, &r);
+		check_reply(c, rc, r);
 	} else if (c && !vmheap_client_error(c)[0]) {
 		abort();
 	}

@@ -16,7 +16,7 @@ VMHEAP_EXPORT int vmheap_native_start(void)
 		 * after the stop's clear goes now; the next generation is
 		 * odd: on. */
 		native_live_clear();
-		native_sites_clear();
+		native_stacks_clear();
 		atomic_store(&native_state, (s | 1u) + 2u);
 	}
 	pthread_mutex_unlock(&switch_lock);
@@ -33,7 +33,7 @@ VMHEAP_EXPORT void vmheap_native_stop(void)
 		 * takes after this store). */
 		atomic_store(&native_state, s & ~(uint64_t)1);
 		native_live_clear();
-		native_sites_clear();
+		native_stacks_clear();
 	}
 	pthread_mutex_unlock(&switch_lock);
 }
@@ -47,7 +47,7 @@ VMHEAP_EXPORT size_t vmheap_native_stacks(vmheap_native_stack *out, size_t cap)
 {
 	if (!vmheap_native_tracking())
 		return 0;
-	return native_sites_copy(out, NULL, out == NULL ? 0 : cap);
+	return native_stacks_copy(out, NULL, out == NULL ? 0 : cap);
 }
 
 VMHEAP_EXPORT void vmheap_native_get_totals(vmheap_native_totals *t)
@@ -55,7 +55,7 @@ VMHEAP_EXPORT void vmheap_native_get_totals(vmheap_native_totals *t)
 	memset(t, 0, sizeof *t);
 	if (!vmheap_native_tracking())
 		return;
-	native_sites_sum(t);
+	native_stacks_sum(t);
 	/* The tables (the live table holds every live block's record). */
 	t->overhead_bytes = native_pages_bytes();
 }

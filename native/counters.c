@@ -1,21 +1,22 @@
 /*
- * counters.c - each site's counters: allocations, frees, live bytes and
+ * counters.c - each native stack's counters: allocations, frees, live bytes and
  * bytes allocated.
  *
  * Every thread counts into a table of its own, with plain loads and
  * stores (no other thread writes there; a snapshot reads each word
  * whole), so that threads never share a cache line to count, however many
  * there are.  A table is one mapping: a header and the addresses of its
- * chunks, each the counters of TABLE_CHUNK_SITES consecutive site ids,
- * mapped the first time the thread counts at one of them.  A site is the
- * sum of its counters in every table and in its shared counters (below).
+ * chunks, each the counters of TABLE_CHUNK_STACKS consecutive stack ids,
+ * mapped the first time the thread counts at one of them.  A stack's
+ * counts are the sums of its counters in every table and in its shared
+ * counters (below).
  *
  * Tables are never unmapped.  At thread exit (a pthread key destructor)
  * the table goes on a free list with its counts, and the next new thread
  * takes it and goes on adding to them: sums stay right.  In a forked
  * child only the forking thread lives on; every other table is free.
  *
- * The shared counters, with atomic adds, take what no table can: a site id
+ * The shared counters, with atomic adds, take what no table can: a stack id
  * past a table's chunks, a thread that is exiting or whose table or chunk
  * could not be mapped.
  */
@@ -25,12 +26,12 @@
 #include "native-internal.h"
 
 #define TABLE_BYTES 8192u
-#define TABLE_CHUNK_SITES 256u
-#define CHUNK_BYTES (TABLE_CHUNK_SITES * sizeof(struct counts))
-#define SHARED_CHUNK_SITES 1024u
-#define SHARED_CHUNKS (NATIVE_MAX_SITES / SHARED_CHUNK_SITES)
+#define TABLE_CHUNK_STACKS 256u
+#define CHUNK_BYTES (TABLE_CHUNK_STACKS * sizeof(struct counts))
+#define SHARED_CHUNK_STACKS 1024u
+#define SHARED_CHUNKS (NATIVE_MAX_STACKS / SHARED_CHUNK_STACKS)
 
-/* One site's counters in one table.  live_bytes may go below zero in a
+/* One stack's counters in one table.  live_bytes may go below zero in a
  * table (a block freed by another thread than the one that made it): the
  * sum is right, modulo 2^64. */
 struct counts {
@@ -52,7 +53,7 @@ static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t table_key;
 static int have_key;
 
-static void *_Atomic shared[SHARED_CHUNKS]; /* of SHARED_CHUNK_SITES */
+static void *_Atomic shared[SHARED_CHUNKS]; /* of SHARED_CHUNK_STACKS */
 
 /* The thread's table; NULL until it first counts, and again once it
  * exits (then `exiting` is set and it counts in the shared counters). */
@@ -131,10 +132,10 @@ void native_counters_after_fork(void)
 /* The shared counters of id, mapped if need be; NULL without memory. */
 static struct counts *shared_counts(uint32_t id)
 {
-	struct counts *ch = native_pages_once(
-		&shared[(id - 1) / SHARED_CHUNK_SITES],
-		SHARED_CHUNK_SITES * sizeof(*ch));
-	return ch != NULL ? &ch[(id - 1) % SHARED_CHUNK_SITES] : NULL;
+	struct counts *ch =
+	    native_pages_once(&shared[(id - 1) / SHARED_CHUNK_STACKS],
+			      SHARED_CHUNK_STACKS * sizeof(*ch));
+	return ch != NULL ? &ch[(id - 1) % SHARED_CHUNK_STACKS] : NULL;
 }
 
 /* The thread's own counters of id, NULL when it must use the shared
@@ -142,7 +143,7 @@ static struct counts *shared_counts(uint32_t id)
 static inline struct counts *own_counts(uint32_t id)
 {
 	struct table *t = mine;
-	size_t c = (id - 1) / TABLE_CHUNK_SITES;
+	size_t c = (id - 1) / TABLE_CHUNK_STACKS;
 
 	if (__builtin_expect(t == NULL, 0) && (t = table_claim()) == NULL)
 		return NULL;
@@ -151,13 +152,13 @@ static inline struct counts *own_counts(uint32_t id)
 	struct counts *ch =
 		atomic_load_explicit(&t->chunk[c], memory_order_relaxed);
 	if (__builtin_expect(ch == NULL, 0)) {
-		/* Fresh zero pages: a site made before this chunk was mapped
+		/* Fresh zero pages: a stack made before this chunk was mapped
 		 * has no counts here yet. */
 		if ((ch = native_pages(CHUNK_BYTES)) == NULL)
 			return NULL;
 		atomic_store_explicit(&t->chunk[c], ch, memory_order_release);
 	}
-	return &ch[(id - 1) % TABLE_CHUNK_SITES];
+	return &ch[(id - 1) % TABLE_CHUNK_STACKS];
 }
 
 /* Add v to x, which only this thread writes. */
@@ -168,10 +169,29 @@ static inline void own_add(_Atomic uint64_t *x, uint64_t v)
 		memory_order_relaxed);
 }
 
-void native_site_alloc(uint32_t id, uint64_t bytes)
+/* The thread's own counters of stack id when its table and the chunk are
+ * there already (nearly always), else NULL: the fast paths below then
+ * call out of line, so that they keep no register of their own. */
+static inline struct counts *own_counts_now(uint32_t id)
+{
+	struct table *t = mine;
+	size_t c = (id - 1) / TABLE_CHUNK_STACKS;
+	if (__builtin_expect(t == NULL || c >= TABLE_CHUNKS, 0))
+		return NULL;
+	struct counts *ch =
+	    atomic_load_explicit(&t->chunk[c], memory_order_relaxed);
+	return __builtin_expect(ch != NULL, 1)
+		   ? &ch[(id - 1) % TABLE_CHUNK_STACKS]
+		   : NULL;
+}
+
+/* An allocation counted when the thread has no table or chunk yet (or
+ * cannot have one: then in the shared counters). */
+static __attribute__((noinline)) void count_alloc_slow(uint32_t id,
+						       uint64_t bytes)
 {
 	struct counts *c = own_counts(id);
-	if (__builtin_expect(c != NULL, 1)) {
+	if (c != NULL) {
 		own_add(&c->allocs, 1);
 		own_add(&c->live_bytes, bytes);
 		own_add(&c->alloc_bytes, bytes);
@@ -184,10 +204,11 @@ void native_site_alloc(uint32_t id, uint64_t bytes)
 	}
 }
 
-void native_site_free(uint32_t id, uint64_t bytes)
+static __attribute__((noinline)) void count_free_slow(uint32_t id,
+						      uint64_t bytes)
 {
 	struct counts *c = own_counts(id);
-	if (__builtin_expect(c != NULL, 1)) {
+	if (c != NULL) {
 		own_add(&c->frees, 1);
 		own_add(&c->live_bytes, -bytes);
 	} else if ((c = shared_counts(id)) != NULL) {
@@ -197,24 +218,46 @@ void native_site_free(uint32_t id, uint64_t bytes)
 	}
 }
 
+void native_count_alloc(uint32_t id, uint64_t bytes)
+{
+	struct counts *c = own_counts_now(id);
+	if (__builtin_expect(c == NULL, 0)) {
+		count_alloc_slow(id, bytes);
+		return;
+	}
+	own_add(&c->allocs, 1);
+	own_add(&c->live_bytes, bytes);
+	own_add(&c->alloc_bytes, bytes);
+}
+
+void native_count_free(uint32_t id, uint64_t bytes)
+{
+	struct counts *c = own_counts_now(id);
+	if (__builtin_expect(c == NULL, 0)) {
+		count_free_slow(id, bytes);
+		return;
+	}
+	own_add(&c->frees, 1);
+	own_add(&c->live_bytes, -bytes);
+}
+
 /* f on every counters of id that exist: the shared ones and each
  * table's. */
 static void each_counts(uint32_t id, void (*f)(struct counts *, void *),
 			void *arg)
 {
-	size_t c = (id - 1) / TABLE_CHUNK_SITES;
-	struct counts *s =
-		atomic_load(&shared[(id - 1) / SHARED_CHUNK_SITES]);
+	size_t c = (id - 1) / TABLE_CHUNK_STACKS;
+	struct counts *s = atomic_load(&shared[(id - 1) / SHARED_CHUNK_STACKS]);
 
 	if (s != NULL)
-		f(&s[(id - 1) % SHARED_CHUNK_SITES], arg);
+		f(&s[(id - 1) % SHARED_CHUNK_STACKS], arg);
 	if (c >= TABLE_CHUNKS)
 		return;
 	for (struct table *t = atomic_load(&all_tables); t != NULL;
 	     t = atomic_load(&t->next_all)) {
 		struct counts *ch = atomic_load(&t->chunk[c]);
 		if (ch != NULL)
-			f(&ch[(id - 1) % TABLE_CHUNK_SITES], arg);
+			f(&ch[(id - 1) % TABLE_CHUNK_STACKS], arg);
 	}
 }
 

@@ -1,8 +1,9 @@
 /*
- * files.c - the VM source files that sites name (the location hook).
+ * files.c - the VM source files that native stacks name (the location
+ * hook).
  *
  * Each distinct path is copied once into memory from mmap that is never
- * given back, so that the copy's address is the file's identity (a site
+ * given back, so that the copy's address is the file's identity (a stack
  * compares pointers) and stays valid for the life of the process, through
  * stops and starts.  The copies are found through one hash table under one
  * lock; a thread remembers the file it named last, and a VM runs many

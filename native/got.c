@@ -340,7 +340,8 @@ static uintptr_t module_of(const void *fn)
 	return lm->l_addr;
 }
 
-/* Once: glibc's definitions, the modules to leave alone, the tables. */
+/* Once: glibc's definitions, the modules to leave alone, the tables.  0,
+ * or VMHEAP_ESTATE / VMHEAP_ENOMEM with out->why. */
 static int setup(vmheap_native_route_info *out)
 {
 	if (modules != NULL)
@@ -349,7 +350,7 @@ static int setup(vmheap_native_route_info *out)
 	libc_dlclose = (int (*)(void *))native_libc_sym("dlclose");
 	if (libc_dlopen == NULL || libc_dlclose == NULL) {
 		out->why = "glibc's dlopen cannot be found";
-		return -1;
+		return VMHEAP_ESTATE;
 	}
 	for (size_t i = 0; i < NROUTES; i++)
 		routes[i].theirs = native_libc_sym(routes[i].name);
@@ -362,7 +363,7 @@ static int setup(vmheap_native_route_info *out)
 		out->why = "this process's malloc is not glibc's (another "
 			   "allocator is linked or preloaded); the tracker "
 			   "wraps glibc's only";
-		return -1;
+		return VMHEAP_ESTATE;
 	}
 	/* ld.so allocates through pointers to glibc's malloc and free that
 	 * it set itself (no relocations of theirs): left as it is */
@@ -373,7 +374,7 @@ static int setup(vmheap_native_route_info *out)
 	names = native_pages(NAMES_BYTES);
 	if (m == NULL || names == NULL) {
 		out->why = "no memory for the module list";
-		return -1;
+		return VMHEAP_ENOMEM;
 	}
 	modules = m;
 	return 0;
@@ -449,9 +450,8 @@ VMHEAP_EXPORT int vmheap_native_route(vmheap_native_route_info *info)
 		return 0;
 	}
 	pthread_mutex_lock(&route_lock);
-	if (setup(info) != 0)
-		rc = -1;
-	else
+	rc = setup(info);
+	if (rc == 0)
 		route_all(info);
 	pthread_mutex_unlock(&route_lock);
 	return rc;

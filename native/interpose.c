@@ -58,49 +58,48 @@ INLINE const char *location_here(uint32_t *line)
 	return file;
 }
 
-/* site_here's slow path: the stack unwound (or copied from the cache),
- * and its site found or made. */
-static __attribute__((noinline)) uint32_t site_found(uint64_t state,
-						     const char *file,
-						     uint32_t line)
+/* stack_here's slow path: the stack unwound (or copied from the cache),
+ * and its stack id found or made. */
+static __attribute__((noinline)) uint32_t
+stack_found(uint64_t state, const char *file, uint32_t line)
 {
 	uint64_t frames[VMHEAP_NATIVE_MAX_FRAMES];
-	struct native_site_memo *memo;
+	struct native_id_memo *memo;
 	struct native_where w = {frames,
 				 native_stack(frames, native_depth, &memo),
 				 file, line};
-	/* The same stack and location as the last time: the same site. */
+	/* The same stack and location as the last time: the same id. */
 	if (memo != NULL && memo->state == state && memo->file == w.file &&
 	    memo->line == w.line)
 		return memo->id;
-	uint32_t id = native_site_get(&w, state);
+	uint32_t id = native_stacks_get(&w, state);
 	if (memo != NULL && id != 0)
-		*memo = (struct native_site_memo){state, w.file, w.line, id};
+		*memo = (struct native_id_memo){state, w.file, w.line, id};
 	return id;
 }
 
 /*
- * The site of an allocation made here and now, 0 when none.  Inlined in
+ * The stack id of an allocation made here and now, 0 when none.  Inlined in
  * each tracked path, so that the stack cache's walk starts from that
  * path's own frame: a repeated stack costs a look at its cached slots
  * and no copy of its frames.
  */
-INLINE uint32_t site_here(uint64_t state)
+INLINE uint32_t stack_here(uint64_t state)
 {
 	uint32_t line;
 	const char *file = location_here(&line);
-	struct native_site_memo *m =
-		native_stack_memo(__builtin_frame_address(0));
+	struct native_id_memo *m =
+	    native_stack_memo(__builtin_frame_address(0));
 	if (m != NULL && m->state == state && m->file == file &&
 	    m->line == line)
 		return m->id;
-	return site_found(state, file, line);
+	return stack_found(state, file, line);
 }
 
 /* Account p (just allocated, n bytes) in the live table. */
 INLINE void track(void *p, size_t n, uint64_t state)
 {
-	uint32_t id = site_here(state);
+	uint32_t id = stack_here(state);
 	if (id != 0)
 		native_live_add(p, n, id, state);
 }
@@ -113,7 +112,7 @@ static void untrack(void *p)
 
 /*
  * No header, no footer: every tracked block is a plain glibc block, and
- * its record (size, site) lives in the live table (live.c), keyed by its
+ * its record (size, stack id) lives in the live table (live.c), keyed by its
  * address.  So a free or realloc that bypasses the tracker (a library
  * opened with RTLD_DEEPBIND binds to glibc's own) gets a block glibc
  * knows, a block made before tracking began (or by such a library) is
@@ -420,7 +419,7 @@ static void fork_prepare(void)
 	busy++; /* the fork handlers' own mallocs go straight through */
 	native_record_fork_prepare();
 	native_files_lock();
-	native_sites_lock();
+	native_stacks_lock();
 	native_live_lock();
 	native_counters_lock();
 }
@@ -430,7 +429,7 @@ static void fork_parent(void)
 	native_threads_forget(); /* noted for this fork's child only */
 	native_counters_unlock();
 	native_live_unlock();
-	native_sites_unlock();
+	native_stacks_unlock();
 	native_files_unlock();
 	native_record_fork_parent();
 	busy--;
@@ -443,7 +442,7 @@ static void fork_child(void)
 {
 	native_counters_after_fork();
 	native_live_unlock();
-	native_sites_unlock();
+	native_stacks_unlock();
 	native_files_unlock();
 	native_record_fork_child();
 	busy--;

@@ -1,5 +1,5 @@
 /*
- * live.c - the live tracked blocks: a hash of pointer -> (site, size),
+ * live.c - the live tracked blocks: a hash of pointer -> (stack id, size),
  * split into stripes that each have their own lock.  A stripe holds
  * whole 1 MiB regions of the address space (a region goes to a stripe by
  * a hash of its number): glibc gives each thread its own arena, so a
@@ -25,7 +25,7 @@
 /* 16 bytes: in ptr, the block's address in bits 0-55 (0: empty; user
  * space ends below 2^56 on x86-64, even with 5-level page tables); in
  * rec, the size in bits 0-41 (4 TiB; no larger block can be had here)
- * and the site id minus one in bits 42-63 (NATIVE_MAX_SITES is 2^22).
+ * and the stack id minus one in bits 42-63 (NATIVE_MAX_STACKS is 2^22).
  * Bits 56-63 of a bucket's first ptr hold the bucket's overflow count
  * (below). */
 struct entry {
@@ -62,7 +62,7 @@ static uint64_t size_of(uint64_t rec)
 	return rec & SIZE_MAX_REC;
 }
 
-static uint32_t site_of(uint64_t rec)
+static uint32_t stack_of(uint64_t rec)
 {
 	return (uint32_t)(rec >> SIZE_BITS) + 1;
 }
@@ -233,19 +233,20 @@ static __attribute__((noinline)) void insert_slow(struct stripe *s,
 		put_new(s->buckets, s->nb, key, rec);
 		count_add(s, 1);
 	} else {
-		native_site_free(site_of(e->rec), size_of(e->rec));
+		native_count_free(stack_of(e->rec), size_of(e->rec));
 		e->rec = rec;
 	}
 }
 
-static void insert(void *p, uint64_t size, uint32_t id, uint64_t state,
-		   int count)
+/* insert's whole work with the stripe's lock held, which it releases:
+ * for the cases that are not one line of the home bucket (the lock was
+ * contended, the table grows, the record goes past home or is there
+ * already, the generation moved on). */
+static __attribute__((noinline)) void insert_locked(struct stripe *s,
+						    uint64_t key, uint64_t size,
+						    uint32_t id, uint64_t state,
+						    int count)
 {
-	uint64_t key = (uint64_t)(uintptr_t)p;
-	if (key > KEY_MASK) /* not a user-space address of x86-64 */
-		return;
-	struct stripe *s = stripe_of(key);
-	stripe_lock(s);
 	/* Checked under the lock: stop() clears each stripe under its lock
 	 * after it changes the state, so a record from an older generation
 	 * never survives a stop. */
@@ -254,10 +255,8 @@ static void insert(void *p, uint64_t size, uint32_t id, uint64_t state,
 		uint64_t rec = rec_of(size, id);
 		struct bucket *b = &s->buckets[home(key) & (s->nb - 1)];
 		unsigned empty = match(b, 0);
-		struct entry *e;
 		if (over_of(b) == 0 && match(b, key) == 0 && empty != 0) {
-			/* Not in the table, and room at home: one line. */
-			e = &b->e[__builtin_ctz(empty)];
+			struct entry *e = &b->e[__builtin_ctz(empty)];
 			e->ptr = (e->ptr & ~KEY_MASK) | key;
 			e->rec = rec;
 			count_add(s, 1);
@@ -265,9 +264,53 @@ static void insert(void *p, uint64_t size, uint32_t id, uint64_t state,
 			insert_slow(s, key, rec);
 		}
 		if (count)
-			native_site_alloc(id, size);
+			native_count_alloc(id, size);
 	}
 	stripe_unlock(s);
+}
+
+/* Inlined into its two callers: the common case (the lock free, the
+ * generation current, room in the table, p not there, nothing passed
+ * over at home) in one line and a few dozen instructions; the rest in
+ * insert_locked. */
+static inline __attribute__((always_inline)) void
+insert(void *p, uint64_t size, uint32_t id, uint64_t state, int count)
+{
+	uint64_t key = (uint64_t)(uintptr_t)p;
+	if (key > KEY_MASK) /* not a user-space address of x86-64 */
+		return;
+	struct stripe *s = stripe_of(key);
+	if (__builtin_expect(
+		atomic_exchange_explicit(&s->lock, 1, memory_order_acquire),
+		0)) {
+		stripe_wait(s);
+		insert_locked(s, key, size, id, state, count);
+		return;
+	}
+	struct bucket *buckets = s->buckets;
+	size_t nb = s->nb;
+	if (__builtin_expect(
+		atomic_load_explicit(&native_state, memory_order_relaxed) ==
+			state &&
+		    buckets != NULL && (s->count + 1) * 2 <= nb * WAYS,
+		1)) {
+		struct bucket *b = &buckets[home(key) & (nb - 1)];
+		unsigned empty = match(b, 0);
+		if (__builtin_expect(over_of(b) == 0 && match(b, key) == 0 &&
+					 empty != 0,
+				     1)) {
+			/* Not in the table, and room at home: one line. */
+			struct entry *e = &b->e[__builtin_ctz(empty)];
+			e->ptr = (e->ptr & ~KEY_MASK) | key;
+			e->rec = rec_of(size, id);
+			count_add(s, 1);
+			if (count)
+				native_count_alloc(id, size);
+			stripe_unlock(s);
+			return;
+		}
+	}
+	insert_locked(s, key, size, id, state, count);
 }
 
 void native_live_add(void *p, uint64_t size, uint32_t id, uint64_t state)
@@ -281,25 +324,16 @@ void native_live_restore(void *p, uint64_t size, uint32_t id,
 	insert(p, size, id, state, 0);
 }
 
-uint32_t native_live_remove(void *p, uint64_t *size)
+/* native_live_remove's other case: the record past its home bucket (or
+ * nowhere).  Called under the stripe's lock. */
+static __attribute__((noinline)) uint32_t
+remove_far(struct stripe *s, uint64_t key, uint64_t *size)
 {
-	uint64_t key = (uint64_t)(uintptr_t)p;
-	struct stripe *s = stripe_of(key);
-	uint32_t id = 0;
-	/* A free of a block made before tracking began, when the stripe is
-	 * empty, needs no lock.  (p, if it is here, was put here before the
-	 * program could free it.) */
-	if (atomic_load_explicit(&s->count, memory_order_relaxed) == 0 ||
-	    key > KEY_MASK || key == 0)
-		return 0;
-	stripe_lock(s);
-	if (s->count == 0)
-		goto out;
 	size_t dist;
 	struct entry *e = find(s->buckets, s->nb, key, &dist);
 	if (e == NULL)
-		goto out;
-	id = site_of(e->rec);
+		return 0;
+	uint32_t id = stack_of(e->rec);
 	*size = size_of(e->rec);
 	e->ptr &= ~KEY_MASK; /* keeps a first entry's overflow count */
 	e->rec = 0;
@@ -312,8 +346,40 @@ uint32_t native_live_remove(void *p, uint64_t *size)
 		if (o < OVER_MAX)
 			over_set(&s->buckets[b], o - 1);
 	}
-	native_site_free(id, *size);
-out:
+	native_count_free(id, *size);
+	return id;
+}
+
+uint32_t native_live_remove(void *p, uint64_t *size)
+{
+	uint64_t key = (uint64_t)(uintptr_t)p;
+	struct stripe *s = stripe_of(key);
+	uint32_t id = 0;
+	/* A free of a block made before tracking began, when the stripe is
+	 * empty, needs no lock.  (p, if it is here, was put here before the
+	 * program could free it.)  key - 1 wraps for 0. */
+	if (atomic_load_explicit(&s->count, memory_order_relaxed) == 0 ||
+	    key - 1 >= KEY_MASK)
+		return 0;
+	stripe_lock(s);
+	if (s->count != 0) { /* then it has buckets */
+		/* Nearly always: in its home bucket, one line, nothing passed
+		 * over to uncount. */
+		struct bucket *b = &s->buckets[home(key) & (s->nb - 1)];
+		unsigned m = match(b, key);
+		if (__builtin_expect(m != 0, 1)) {
+			struct entry *e = &b->e[__builtin_ctz(m)];
+			uint64_t rec = e->rec;
+			e->ptr &= ~KEY_MASK; /* keeps the overflow count */
+			e->rec = 0;
+			count_add(s, -1);
+			id = stack_of(rec);
+			*size = size_of(rec);
+			native_count_free(id, *size);
+		} else if (over_of(b) != 0) {
+			id = remove_far(s, key, size);
+		}
+	}
 	stripe_unlock(s);
 	return id;
 }
@@ -357,7 +423,7 @@ void native_live_foreach(native_live_block_fn block, native_live_table_fn table,
 				const struct entry *e = &s->buckets[k].e[w];
 				if (key_of(e) != 0)
 					block(key_of(e), size_of(e->rec),
-					      site_of(e->rec), arg);
+					      stack_of(e->rec), arg);
 			}
 	}
 }

@@ -4,15 +4,15 @@
  *   interpose.c  the allocator's entry points; the fast path and the
  *                tracked path, the thread's reentrancy guard, fork
  *   live.c       the lock-striped hash of the live tracked blocks:
- *                pointer -> (site, size); the blocks themselves are
+ *                pointer -> (stack id, size); the blocks themselves are
  *                glibc's, untouched
- *   sites.c      call sites: stack -> site id
- *   counters.c   each site's counters, in a table per thread
+ *   stack_table.c  the native stacks: frames and VM location -> stack id
+ *   counters.c   each stack's counters, in a table per thread
  *   stack.c      taking the caller's stack (its per-thread cache,
  *                libunwind, libgcc)
  *   frames.c     the tracker's own stack walker, its rules per thread
  *   cfa.c        a code address's unwind rule, from its .eh_frame FDE
- *   files.c      the VM source files that sites name (the location hook)
+ *   files.c      the VM source files that stacks name (the location hook)
  *   modules.c    the module list (dl_iterate_phdr, build ids)
  *   got.c        routing a running process's allocator calls to a
  *                tracker that was dlopen'ed (GOT slots of every module)
@@ -117,8 +117,9 @@ void native_thread_exclude(void);
  * --record NAME (the rule is in output_name.c and vmheap-run(1)): "%p"
  * expanded to `pid`; else NAME when `run_pid` (VMHEAP_RUN_PID, may be
  * NULL) is this pid, else NAME.PID.  Writes a NUL-terminated name to
- * `out`; returns 0, or -1 when NAME is empty or the result does not fit
- * `outsz`.  Allocates nothing.
+ * `out`; returns 0, VMHEAP_EINVAL when NAME is NULL or empty (or outsz
+ * is 0), or VMHEAP_ELIMIT when the result does not fit `outsz`.
+ * Allocates nothing.
  */
 int native_output_name(const char *name, const char *run_pid, long pid,
 		       char *out, size_t outsz);
@@ -138,44 +139,44 @@ uint64_t native_pages_bytes(void);
  * no memory is left. */
 void *native_pages_once(void *_Atomic *slot, size_t bytes);
 
-/* ------------------------------------------------------------ sites.c */
+/* ------------------------------------------------------ stack_table.c */
 
 /*
- * The id (> 0) of the site with these frames, made if new, in the
+ * The id (> 0) of the native stack with these frames, made if new, in the
  * generation of `state`; 0 when the tracker stopped or restarted since,
  * or when no memory is left.
  */
-uint32_t native_site_get(const struct native_where *w, uint64_t state);
-/* Forget every site (the caller holds no lock of the tracker). */
-void native_sites_clear(void);
+uint32_t native_stacks_get(const struct native_where *w, uint64_t state);
+/* Forget every stack (the caller holds no lock of the tracker). */
+void native_stacks_clear(void);
 /* Copy out, as vmheap_native_stacks; ids[i] (when ids is not NULL) gets
- * out[i]'s site id. */
-size_t native_sites_copy(vmheap_native_stack *out, uint32_t *ids, size_t cap);
-/* Add every site's counters into *t (sites, live, allocs, frees). */
-void native_sites_sum(vmheap_native_totals *t);
-/* Lock and unlock the site table around fork(). */
-void native_sites_lock(void);
-void native_sites_unlock(void);
+ * out[i]'s stack id. */
+size_t native_stacks_copy(vmheap_native_stack *out, uint32_t *ids, size_t cap);
+/* Add every stack's counters into *t (stacks, live, allocs, frees). */
+void native_stacks_sum(vmheap_native_totals *t);
+/* Lock and unlock the stack table around fork(). */
+void native_stacks_lock(void);
+void native_stacks_unlock(void);
 
 /* --------------------------------------------------------- counters.c */
 
-/* Site ids go from 1 to at most this. */
-#define NATIVE_MAX_SITES (4096u * 1024u)
+/* Stack ids go from 1 to at most this. */
+#define NATIVE_MAX_STACKS (4096u * 1024u)
 
-/* A site's counters, summed over the threads. */
+/* A stack's counters, summed over the threads. */
 struct native_counts {
 	uint64_t allocs, frees, live_bytes, alloc_bytes;
 };
 
-/* Count an allocation of `bytes` at site `id`, in the calling thread's
+/* Count an allocation of `bytes` at stack `id`, in the calling thread's
  * own counters (no lock, no atomic add). */
-void native_site_alloc(uint32_t id, uint64_t bytes);
-/* Count a free of `bytes` allocated at site `id`. */
-void native_site_free(uint32_t id, uint64_t bytes);
-/* Set the counters of site `id` to zero in every thread (a new site: its
+void native_count_alloc(uint32_t id, uint64_t bytes);
+/* Count a free of `bytes` allocated at stack `id`. */
+void native_count_free(uint32_t id, uint64_t bytes);
+/* Set the counters of stack `id` to zero in every thread (a new stack: its
  * id may have been another's before a stop). */
 void native_counters_zero(uint32_t id);
-/* The sums of site `id`'s counters. */
+/* The sums of stack `id`'s counters. */
 void native_counters_sum(uint32_t id, struct native_counts *sum);
 /* Make the key that frees a thread's counters when it exits (from the
  * constructor). */
@@ -190,15 +191,15 @@ void native_counters_after_fork(void);
 /* ------------------------------------------------------------- live.c */
 
 /*
- * Record live allocation p of `size` bytes from site `id`, and count it
- * at the site, if the tracker is still in generation `state`.  A record
+ * Record live allocation p of `size` bytes from stack `id`, and count it
+ * at the stack, if the tracker is still in generation `state`.  A record
  * already there for p (its block was freed past the tracker, by a library
  * bound to glibc's free) is counted freed and replaced.
  */
 void native_live_add(void *p, uint64_t size, uint32_t id, uint64_t state);
 /*
- * Forget p if it is tracked and count the free at its site; *size gets
- * its size and the return is its site id, or 0 when p was not tracked.
+ * Forget p if it is tracked and count the free at its stack; *size gets
+ * its size and the return is its stack id, or 0 when p was not tracked.
  */
 uint32_t native_live_remove(void *p, uint64_t *size);
 /* Put back a record that native_live_remove took (a failed realloc),
@@ -208,7 +209,7 @@ void native_live_restore(void *p, uint64_t size, uint32_t id,
 /* Forget every live allocation. */
 void native_live_clear(void);
 /*
- * Call block(ptr, size, site id, arg) for every live record, and
+ * Call block(ptr, size, stack id, arg) for every live record, and
  * table(p, bytes, arg) (when not NULL) for each piece of memory the
  * records are kept in.  Takes no lock: for a forked child, where no other
  * thread runs (the leak scan, scan.c).
@@ -261,9 +262,9 @@ uint64_t native_threads_parse_sp(const char *text);
 
 /* ------------------------------------------------------------ stack.c */
 
-/* The site that a cached stack was last found to be, with the VM's
+/* The native stack id that a cached C stack was last found to be, with the VM's
  * location and the tracker's state then (0: none yet). */
-struct native_site_memo {
+struct native_id_memo {
 	uint64_t state;
 	const char *file;
 	uint32_t line, id;
@@ -274,15 +275,15 @@ struct native_site_memo {
  * stack's memo in the thread's stack cache, or NULL when it is not
  * cached (valid until the thread's next call). */
 unsigned native_stack(uint64_t *frames, unsigned max,
-		      struct native_site_memo **memo);
+		      struct native_id_memo **memo);
 /*
  * The fast path: the memo of the caller's stack when the thread's stack
  * cache holds that stack, else NULL (then native_stack finds it).  `fp`
  * is a frame pointer of the tracker's, the caller's own frame: the walk
  * to the first frame outside the tracker starts there.  It copies no
- * frames: a stack seen before, with its site known, needs none.
+ * frames: a stack seen before, with its id known, needs none.
  */
-struct native_site_memo *native_stack_memo(void *fp);
+struct native_id_memo *native_stack_memo(void *fp);
 /* Find the tracker's own code range (once, from the constructor). */
 void native_stack_init(void);
 

@@ -40,7 +40,7 @@ int native_output_name(const char *name, const char *run_pid, long pid,
 	int n = snprintf(num, sizeof num, "%ld", pid);
 
 	if (name == NULL || *name == '\0' || outsz == 0 || n < 0)
-		return -1;
+		return VMHEAP_EINVAL;
 	out[0] = '\0';
 	if (strstr(name, "%p") != NULL) {
 		for (const char *s = name; *s != '\0'; s++) {
@@ -55,17 +55,17 @@ int native_output_name(const char *name, const char *run_pid, long pid,
 				r = put(out, outsz, &at, s, 1);
 			}
 			if (r != 0)
-				return -1;
+				return VMHEAP_ELIMIT;
 		}
 		return 0;
 	}
 	if (put(out, outsz, &at, name, strlen(name)) != 0)
-		return -1;
+		return VMHEAP_ELIMIT;
 	if (run_pid != NULL && strcmp(run_pid, num) == 0)
 		return 0;
 	if (put(out, outsz, &at, ".", 1) != 0 ||
 	    put(out, outsz, &at, num, (size_t)n) != 0)
-		return -1;
+		return VMHEAP_ELIMIT;
 	return 0;
 }
 

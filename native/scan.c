@@ -35,7 +35,7 @@ enum { UNREACHED, REACHABLE, POSSIBLE, INDIRECT, LEAKED };
 
 struct blk {
 	uint64_t start, size;
-	uint32_t site;
+	uint32_t stack;
 	uint8_t state;
 };
 
@@ -526,9 +526,9 @@ static void unmap_all(struct scan *s)
 }
 
 static __attribute__((noinline)) int scan_run(uint64_t stack_lo,
-					      vmheap_native_stack *sites,
+					      vmheap_native_stack *stacks,
 					      vmheap_native_leaks *leaks,
-					      size_t cap, size_t *nsites,
+					      size_t cap, size_t *nstacks,
 					      vmheap_native_scan_info *info)
 {
 	struct scan s;
@@ -577,9 +577,9 @@ static __attribute__((noinline)) int scan_run(uint64_t stack_lo,
 	if (by_id == NULL)
 		goto fail;
 	for (size_t k = 0; k < s.n; k++)
-		tally(&by_id[s.b[k].site], &s.b[k]);
-	*nsites = native_sites_copy(sites, ids, cap);
-	for (size_t i = 0; i < *nsites && i < cap; i++) {
+		tally(&by_id[s.b[k].stack], &s.b[k]);
+	*nstacks = native_stacks_copy(stacks, ids, cap);
+	for (size_t i = 0; i < *nstacks && i < cap; i++) {
 		if (ids[i] <= s.max_id)
 			leaks[i] = by_id[ids[i]];
 		else
@@ -596,9 +596,9 @@ fail:
 	return VMHEAP_ENOMEM;
 }
 
-VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_stack *sites,
+VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_stack *stacks,
 				     vmheap_native_leaks *leaks, size_t cap,
-				     size_t *nsites,
+				     size_t *nstacks,
 				     vmheap_native_scan_info *info)
 {
 	/* The callers' values that live in callee-saved registers go onto
@@ -607,9 +607,9 @@ VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_stack *sites,
 	jmp_buf regs;
 	if (!vmheap_native_tracking())
 		return VMHEAP_ESTATE;
-	if ((cap && (!sites || !leaks)) || !nsites)
+	if ((cap && (!stacks || !leaks)) || !nstacks)
 		return VMHEAP_EINVAL;
 	setjmp(regs);
-	return scan_run((uint64_t)(uintptr_t)&regs, sites, leaks, cap, nsites,
+	return scan_run((uint64_t)(uintptr_t)&regs, stacks, leaks, cap, nstacks,
 			info);
 }

@@ -230,7 +230,7 @@ static unsigned slot_walk(uint64_t *frames, uint64_t *slots, unsigned max)
 struct stack_entry {
 	uint64_t slot0;			/* 0: empty */
 	uint64_t seen;			/* a stack met once, not kept */
-	struct native_site_memo memo;	/* the site it was last */
+	struct native_id_memo memo;	/* the stack id it was last */
 	uint64_t frames[CACHE_FRAMES];	/* frames[0] the first outside */
 	uint32_t offs[CACHE_FRAMES];	/* slot k - slot0 */
 	unsigned depth;
@@ -283,7 +283,7 @@ static struct stack_entry *valid_entry(uint64_t slot0)
 }
 
 static unsigned from_cache(uint64_t slot0, uint64_t *frames, unsigned max,
-			   struct native_site_memo **memo)
+			   struct native_id_memo **memo)
 {
 	struct stack_entry *e = valid_entry(slot0);
 	if (e == NULL)
@@ -299,7 +299,7 @@ static unsigned from_cache(uint64_t slot0, uint64_t *frames, unsigned max,
  * at its slot in this thread's stack (ordinary calls, no signal frame). */
 static void to_cache(uint64_t slot0, uint64_t hi, const uint64_t *frames,
 		     const uint64_t *slots, unsigned n,
-		     struct native_site_memo **memo)
+		     struct native_id_memo **memo)
 {
 	if (n == 0 || n > CACHE_FRAMES || slots[0] != slot0)
 		return;
@@ -343,7 +343,7 @@ static unsigned outside(void *const *raw, unsigned got, uint64_t *frames,
  * recursion) do not pay for it.
  */
 static unsigned unw_stack(uint64_t *frames, unsigned max,
-			  struct native_site_memo **memo)
+			  struct native_id_memo **memo)
 {
 	void *raw[VMHEAP_NATIVE_MAX_FRAMES + 8];
 	uint64_t slots[VMHEAP_NATIVE_MAX_FRAMES];
@@ -388,7 +388,7 @@ static unsigned unw_stack(uint64_t *frames, unsigned max,
 	return m;
 }
 
-struct native_site_memo *native_stack_memo(void *fp)
+struct native_id_memo *native_stack_memo(void *fp)
 {
 	uintptr_t lo, hi;
 
@@ -402,7 +402,7 @@ struct native_site_memo *native_stack_memo(void *fp)
 }
 
 unsigned native_stack(uint64_t *frames, unsigned max,
-		      struct native_site_memo **memo)
+		      struct native_id_memo **memo)
 {
 	unsigned n;
 
@@ -416,6 +416,6 @@ unsigned native_stack(uint64_t *frames, unsigned max,
 		n = unw_stack(frames, max, memo);
 	}
 	if (n == 0)
-		frames[n++] = 0; /* an unknown caller is still a site */
+		frames[n++] = 0; /* an unknown caller is still a stack */
 	return n;
 }

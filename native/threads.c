@@ -57,7 +57,7 @@ VMHEAP_EXPORT int vmheap_native_scan_prepare(void)
 	nsps = 0;
 	int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
-		return -1;
+		return VMHEAP_EIO;
 	for (;;) {
 		long got = syscall(SYS_getdents64, dir, buf, sizeof buf);
 		if (got <= 0)

@@ -190,8 +190,8 @@ VMHEAP_EXPORT int vmheap_native_scan(vmheap_native_stack *stacks,
  * dead frames below (native/README.md, "The leak scan").  A thread that
  * is running is not noted; its whole stack mapping is read.  What it
  * notes holds for the next fork only (the parent forgets it after every
- * fork).  Allocates nothing.  Returns how many threads were noted, or -1
- * when /proc/self/task cannot be read.
+ * fork).  Allocates nothing.  Returns how many threads were noted, or
+ * VMHEAP_EIO when /proc/self/task cannot be read.
  */
 VMHEAP_EXPORT int vmheap_native_scan_prepare(void);
 /* What vmheap_native_route did. */
@@ -204,7 +204,7 @@ typedef struct vmheap_native_route_info {
 	uint64_t routed;   /* slots that point at the tracker now */
 	uint64_t failed;   /* slots whose page could not be made writable */
 	uint64_t scan_ns;  /* the call's time (CLOCK_MONOTONIC) */
-	const char *why;   /* on -1: why, one sentence (static storage) */
+	const char *why;   /* on failure: why, one sentence (static storage) */
 } vmheap_native_route_info;
 
 /*
@@ -222,8 +222,9 @@ typedef struct vmheap_native_route_info {
  * when tracking stops (then each is one load and one branch more than
  * glibc's).  When the tracker was preloaded it does nothing
  * (info->preloaded).  *info (may be NULL) says what it did.  Returns 0,
- * or -1 with info->why when nothing can be routed (the process's malloc
- * is not glibc's, no memory).
+ * or with info->why when nothing can be routed VMHEAP_ESTATE (the
+ * process's malloc is not glibc's, or glibc's dlopen cannot be found) or
+ * VMHEAP_ENOMEM.
  */
 VMHEAP_EXPORT int vmheap_native_route(vmheap_native_route_info *info);
 /*
@@ -244,7 +245,8 @@ VMHEAP_EXPORT void vmheap_native_own_thread(void);
  * vmheap-run executed (its pid was VMHEAP_RUN_PID when the tracker
  * loaded) writes NAME, and any other (a forked child, a program it
  * executed) NAME.PID.  Writes the NUL-terminated name into out[outsz];
- * returns 0, or -1 when NAME is NULL or empty or the name does not fit.
+ * returns 0, VMHEAP_EINVAL when NAME is NULL or empty or outsz is 0, or
+ * VMHEAP_ELIMIT when the name does not fit.
  * Allocates nothing.
  */
 VMHEAP_EXPORT int vmheap_native_output_name(const char *name, char *out,

@@ -7,7 +7,8 @@
 #     reads dumps, built with `pkg-config --cflags --libs vmheap`, needs
 #     libvmheap and not the agent; one that embeds the agent
 #     (vmheap-agent) and one that analyses (vmheap-analysis) need their
-#     library; all three run against the installed libraries.
+#     library; all three run against the installed libraries, and
+#     compile without msgpack-c's headers.
 #
 # usage: ABI_MAJOR=N check-install.sh SOURCE_DIR BUILD_DIR   (BUILD_DIR already built)
 src=$1
@@ -52,7 +53,11 @@ mkdir "$w"
 printf '%s\n' '#include <stdio.h>' '#include "vmheap.h"' \
 	'int main(void) { return puts(vmheap_strerror(0)) < 0; }' > "$w/reader.c"
 printf '%s\n' '#include <stdio.h>' '#include "vmheap_agent.h"' \
-	'int main(void) { return puts(vmheap_agent_strerror(0)) < 0; }' > "$w/agent.c"
+	'int main(void) { return vmheap_reply_ok(NULL) || puts(vmheap_agent_strerror(0)) < 0; }' > "$w/agent.c"
+# the installed headers need nothing of msgpack-c: a <msgpack.h> found
+# first on the include path stops the compile
+mkdir "$w/poison"
+echo '#error "a public vmheap header includes <msgpack.h>"' > "$w/poison/msgpack.h"
 printf '%s\n' '#include <stdio.h>' '#include "vmheap_analysis.h"' \
 	'int main(void) { return printf("%u\n", vmheap_scan_threads(NULL)) < 0; }' > "$w/analysis.c"
 # ABI_MAJOR: the sonames' major (the Makefile's, set by spec/build.mk)
@@ -64,7 +69,7 @@ for p in reader:vmheap:libvmheap.so.$major agent:vmheap-agent:libvmheap-agent.so
 	pc=${rest%%:*}
 	need=${rest#*:}
 	# shellcheck disable=SC2046
-	$cc -Wl,--no-as-needed -o "$w/$prog" "$w/$prog.c" $(pkg-config --cflags --libs "$pc") \
+	$cc -Wl,--no-as-needed -I"$w/poison" -o "$w/$prog" "$w/$prog.c" $(pkg-config --cflags --libs "$pc") \
 		> "$w/$prog.log" 2>&1 || { cat "$w/$prog.log"; fail "cannot build a program with $pc.pc"; }
 	needed=$(readelf -d "$w/$prog" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')
 	case " $needed " in

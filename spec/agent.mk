@@ -2,7 +2,8 @@
 # Both suites get main() and their harness from spec/lib (spec/lib.mk).
 AGENT_TEST := $(SPECDIR)/agent_test
 AGENT_TEST_OBJS := $(OBJDIR)/spec/agent_test.o $(OBJDIR)/spec/agent_helpers.o \
-                   $(OBJDIR)/spec/agent_ops_test.o $(OBJDIR)/spec/agent_dump_file_test.o
+                   $(OBJDIR)/spec/agent_ops_test.o $(OBJDIR)/spec/agent_dump_file_test.o \
+                   $(OBJDIR)/spec/agent_reply_test.o
 $(eval $(call spec_suite,agent_test,$(AGENT_TEST_OBJS),\
   $(LIBVMHEAP_AGENT_A) $(LIBVMHEAP_A) $(MSGPACK_LIBS) $(EVENT_LIBS),\
   $(VMHEAP_SAMPLE)))

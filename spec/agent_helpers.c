@@ -16,10 +16,10 @@
 #include "lib/vmheap_spec.h"
 
 void call_ok(vmheap_client *c, const char *verb, const char *path,
-	     const char *value, struct vmheap_reply *r)
+	     const char *value, struct spec_reply *r)
 {
-	int rc = value ? vmheap_client_call_str(c, verb, path, value, r)
-		       : vmheap_client_call(c, verb, path, NULL, r);
+	int rc = value ? spec_client_call_str(c, verb, path, value, r)
+		       : spec_client_call(c, verb, path, NULL, r);
 
 	ck_assert_msg(rc == 0, "%s %s: %s", verb, path ? path : "",
 		      vmheap_client_error(c));
@@ -30,9 +30,9 @@ void call_ok(vmheap_client *c, const char *verb, const char *path,
 void call_error(vmheap_client *c, const char *verb, const char *path,
 		const char *value, const char *code)
 {
-	struct vmheap_reply r;
-	int rc = value ? vmheap_client_call_str(c, verb, path, value, &r)
-		       : vmheap_client_call(c, verb, path, NULL, &r);
+	struct spec_reply r;
+	int rc = value ? spec_client_call_str(c, verb, path, value, &r)
+		       : spec_client_call(c, verb, path, NULL, &r);
 
 	ck_assert_msg(rc == 0, "%s %s: %s", verb, path, vmheap_client_error(c));
 	ck_assert_msg(!r.ok, "%s %s %s succeeded; expected error %s", verb,
@@ -41,12 +41,12 @@ void call_error(vmheap_client *c, const char *verb, const char *path,
 		      "%s %s: error %s (%s), expected %s", verb, path, r.code,
 		      r.message, code);
 	ck_assert_msg(r.message[0], "error %s has no message", code);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 }
 
 int64_t get_int(vmheap_client *c, const char *var)
 {
-	struct vmheap_reply r;
+	struct spec_reply r;
 	int64_t v;
 
 	call_ok(c, "get", var, NULL, &r);
@@ -54,7 +54,7 @@ int64_t get_int(vmheap_client *c, const char *var)
 			  r.value.type == MSGPACK_OBJECT_NEGATIVE_INTEGER,
 		      "%s is not an integer (type %d)", var, r.value.type);
 	v = r.value.via.i64;
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	return v;
 }
 

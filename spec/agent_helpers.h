@@ -11,14 +11,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "vmheap_agent.h"
+#include "lib/spec_reply.h" /* and vmheap_agent.h */
 
 /* The sample VM: spec_vm_start, spec_vm_client (spec/lib/vmheap_spec.h). */
 #include "lib/vmheap_spec.h"
 
 /* call and require an ok reply; returns the reply (release it). */
 void call_ok(vmheap_client *c, const char *verb, const char *path,
-	     const char *value, struct vmheap_reply *r);
+	     const char *value, struct spec_reply *r);
 /* call and require an error reply with `code`. */
 void call_error(vmheap_client *c, const char *verb, const char *path,
 		const char *value, const char *code);
@@ -60,5 +60,7 @@ void dir_listing(const char *dir, char *buf, size_t len);
 void agent_ops_tcases(Suite *s);
 /* agent_dump_file_test.c: vmheap_agent_dump_file. */
 void agent_dump_file_tcases(Suite *s);
+/* agent_reply_test.c: a reply through the client API's readers. */
+void agent_reply_tcases(Suite *s);
 
 #endif

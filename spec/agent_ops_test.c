@@ -136,7 +136,7 @@ END_TEST
 static void wait_dumping(vmheap_client *c)
 {
 	struct spec_wait w;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	int busy;
 
 	spec_wait_begin(&w, WAIT_MS);
@@ -144,7 +144,7 @@ static void wait_dumping(vmheap_client *c)
 		call_ok(c, "get", "system.memory.dumping", NULL, &r);
 		busy = r.value.type == MSGPACK_OBJECT_BOOLEAN &&
 		       r.value.via.boolean;
-		vmheap_reply_release(&r);
+		spec_reply_release(&r);
 		if (busy)
 			break;
 		spec_wait_or_fail(&w, "a dump to start");
@@ -289,7 +289,7 @@ START_TEST(the_console_finds_the_dump_of_a_vm_that_died_before_replying)
 {
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	char whole[600], cut[600], want[700], *bytes;
 	size_t len;
 
@@ -297,7 +297,7 @@ START_TEST(the_console_finds_the_dump_of_a_vm_that_died_before_replying)
 	spec_vm_start(&s, NULL, NULL, NULL);
 	c = spec_vm_client(&s);
 	call_ok(c, "set", "system.memory.dump", "w.vmheap", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	vmheap_client_close(c);
 	snprintf(whole, sizeof(whole), "%s/w.vmheap", s.dumpdir);
 	snprintf(cut, sizeof(cut), "%s/cut.vmheap", s.dumpdir);
@@ -323,7 +323,7 @@ START_TEST(the_dump_directory_moves_at_run_time_and_refusals_say_why)
 {
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	struct vmheap_agent_info info;
 	char other[300], file[400], err[600], p[700];
 
@@ -338,29 +338,26 @@ START_TEST(the_dump_directory_moves_at_run_time_and_refusals_say_why)
 	call_error(c, "set", "config.dump.dir", "/nonexistent/vmheap", "path");
 	call_error(c, "set", "config.dump.dir", file, "path");
 	call_error(c, "set", "config.dump.dir", "/proc", "path");
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "config.dump.dir",
-						"/proc", &r),
-			 0);
+	ck_assert_int_eq(
+	    spec_client_call_str(c, "set", "config.dump.dir", "/proc", &r), 0);
 	ck_assert_msg(strstr(r.message, "/proc is not writable by the VM"),
 		      "%s", r.message);
-	vmheap_reply_release(&r);
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "config.dump.dir",
-						"/nonexistent/vmheap", &r),
+	spec_reply_release(&r);
+	ck_assert_int_eq(spec_client_call_str(c, "set", "config.dump.dir",
+					      "/nonexistent/vmheap", &r),
 			 0);
 	ck_assert_msg(strstr(r.message, "does not exist"), "%s", r.message);
-	vmheap_reply_release(&r);
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "config.dump.dir",
-						file, &r),
-			 0);
+	spec_reply_release(&r);
+	ck_assert_int_eq(
+	    spec_client_call_str(c, "set", "config.dump.dir", file, &r), 0);
 	ck_assert_msg(strstr(r.message, "is not a directory"), "%s",
 		      r.message);
-	vmheap_reply_release(&r);
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "config.dump.dir",
-						"rel", &r),
-			 0);
+	spec_reply_release(&r);
+	ck_assert_int_eq(
+	    spec_client_call_str(c, "set", "config.dump.dir", "rel", &r), 0);
 	ck_assert_msg(strstr(r.message, "is not an absolute path"), "%s",
 		      r.message);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	/* the discovery file names the dump directory, and follows it */
 	ck_assert_int_eq(vmheap_discovery_read(s.discovery, &info, err,
@@ -369,10 +366,10 @@ START_TEST(the_dump_directory_moves_at_run_time_and_refusals_say_why)
 	ck_assert_str_eq(info.dump_dir, s.dumpdir);
 	call_ok(c, "set", "config.dump.dir", other, &r);
 	ck_assert(obj_str_is(&r.value, other));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_ok(c, "get", "config.dump.dir", NULL, &r);
 	ck_assert(obj_str_is(&r.value, other));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	ck_assert_int_eq(vmheap_discovery_read(s.discovery, &info, err,
 					       sizeof(err)),
 			 0);
@@ -382,7 +379,7 @@ START_TEST(the_dump_directory_moves_at_run_time_and_refusals_say_why)
 	call_ok(c, "set", "system.memory.dump", "here.vmheap", &r);
 	snprintf(p, sizeof(p), "%s/here.vmheap", other);
 	ck_assert(obj_str_is(map_get(&r.value, "path"), p));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	ck_assert_uint_gt(whole_dump_objects(p), 0);
 	call_error(c, "set", "system.memory.dump", "here.vmheap", "exists");
 	call_error(c, "set", "system.memory.dump", "../escape.vmheap", "path");
@@ -390,7 +387,7 @@ START_TEST(the_dump_directory_moves_at_run_time_and_refusals_say_why)
 	call_error(c, "set", "system.memory.dump", p, "path");
 	snprintf(p, sizeof(p), "%s/abs.vmheap", other);
 	call_ok(c, "set", "system.memory.dump", p, &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	ck_assert_int_eq(access(p, F_OK), 0);
 
 	vmheap_client_close(c);
@@ -439,7 +436,7 @@ START_TEST(a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes)
 					  "--walk-delay-ms", "60000", NULL}};
 	struct spec_vm s1, s2;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	const msgpack_object *rm;
 	char before[1024], after[1024], alive[600], reused[600], old[600],
 	    p[1400];
@@ -450,7 +447,7 @@ START_TEST(a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes)
 	spec_vm_start(&s1, NULL, NULL, &o);
 	c = spec_vm_client(&s1);
 	call_ok(c, "set", "config.dump.fork", "false", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	/* the dump runs on a connection of its own, never answered */
 	dumper = fork();
 	ck_assert(dumper >= 0);
@@ -460,8 +457,8 @@ START_TEST(a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes)
 				       : NULL;
 		if (d) {
 			vmheap_client_set_timeout(d, 0);
-			vmheap_client_call_str(d, "set", "system.memory.dump",
-					       "never.vmheap", &r);
+			spec_client_call_str(d, "set", "system.memory.dump",
+					     "never.vmheap", &r);
 		}
 		_exit(0);
 	}
@@ -517,10 +514,10 @@ START_TEST(a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes)
 	ck_assert_uint_eq(map_get(rm, "files")->via.u64, 2);
 	ck_assert_uint_eq(map_get(rm, "bytes")->via.u64,
 			  (uint64_t)size + 2);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_ok(c, "set", "system.memory.dump", "next2.vmheap", &r);
 	ck_assert(map_get(&r.value, "removed_tmp") == NULL);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	vmheap_client_close(c);
 	unlink(alive);
 	unlink(old);
@@ -557,7 +554,7 @@ START_TEST(a_fork_child_killed_mid_dump_leaves_nothing)
 	    .args = (const char *const[]){"--walk-delay-ms", "60000", NULL}};
 	struct spec_vm s;
 	vmheap_client *c, *d;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	char left[1024];
 	pid_t child = 0, dumper;
 	int rc;
@@ -569,8 +566,8 @@ START_TEST(a_fork_child_killed_mid_dump_leaves_nothing)
 	dumper = fork();
 	ck_assert(dumper >= 0);
 	if (dumper == 0) {
-		rc = vmheap_client_call_str(d, "set", "system.memory.dump",
-					    "child.vmheap", &r);
+		rc = spec_client_call_str(d, "set", "system.memory.dump",
+					  "child.vmheap", &r);
 		_exit(rc == 0 && !r.ok &&
 			      strstr(r.message, "was killed by signal 9")
 			  ? 0
@@ -589,7 +586,7 @@ START_TEST(a_fork_child_killed_mid_dump_leaves_nothing)
 	call_ok(c, "get", "system.memory.dumping", NULL, &r);
 	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN &&
 		  !r.value.via.boolean);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	vmheap_client_close(c);
 	vmheap_client_close(d);
 	spec_vm_cleanup(&s);
@@ -602,7 +599,7 @@ START_TEST(fork_dumps_are_refused_below_fork_min_free)
 {
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	int64_t rss, auto_min;
 
 	spec_vm_start(&s, NULL, NULL, NULL);
@@ -616,9 +613,9 @@ START_TEST(fork_dumps_are_refused_below_fork_min_free)
 
 	call_ok(c, "set", "config.dump.fork_min_free", "1000000000000000",
 		&r);
-	vmheap_reply_release(&r);
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
-						"big.vmheap", &r),
+	spec_reply_release(&r);
+	ck_assert_int_eq(spec_client_call_str(c, "set", "system.memory.dump",
+					      "big.vmheap", &r),
 			 0);
 	ck_assert(!r.ok);
 	ck_assert_str_eq(r.code, "dump");
@@ -627,26 +624,26 @@ START_TEST(fork_dumps_are_refused_below_fork_min_free)
 			  strstr(r.message, "below the threshold of "
 					    "1000000000000000 bytes"),
 		      "%s", r.message);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	ck_assert_int_eq(names_with(s.dumpdir, "big.vmheap"), 0);
 
 	/* in-process dumps are not concerned */
 	call_ok(c, "set", "config.dump.fork", "false", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_ok(c, "set", "system.memory.dump", "inproc.vmheap", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_ok(c, "set", "config.dump.fork", "true", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	call_ok(c, "set", "config.dump.fork_min_free", "0", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	ck_assert_int_eq(get_int(c, "config.dump.fork_min_free"), 0);
 	call_ok(c, "set", "system.memory.dump", "big.vmheap", &r);
 	ck_assert(map_get(&r.value, "forked")->via.boolean);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_error(c, "set", "config.dump.fork_min_free", "-1", "type");
 	call_ok(c, "set", "config.dump.fork_min_free", "auto", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	ck_assert_int_gt(get_int(c, "config.dump.fork_min_free"), 0);
 	vmheap_client_close(c);
 	spec_vm_cleanup(&s);
@@ -661,7 +658,7 @@ END_TEST
 #define FAKE_AVAILABLE (48 * MIB)
 
 /* A field of system.fork_estimate, as an integer. */
-static int64_t estimate_int(const struct vmheap_reply *r, const char *key)
+static int64_t estimate_int(const struct spec_reply *r, const char *key)
 {
 	const msgpack_object *v = map_get(&r->value, key);
 
@@ -697,15 +694,15 @@ static int64_t dump_child_peak(const struct spec_vm *s, vmheap_client *c,
 	vmheap_client *d = spec_vm_client(s);
 	int64_t peak = 0, pd;
 	struct spec_wait w;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	pid_t child, dumper;
 
 	vmheap_client_set_timeout(d, 0);
 	dumper = fork();
 	ck_assert(dumper >= 0);
 	if (dumper == 0) {
-		int rc = vmheap_client_call_str(d, "set", "system.memory.dump",
-						name, &r);
+		int rc = spec_client_call_str(d, "set", "system.memory.dump",
+					      name, &r);
 		_exit(rc == 0 && r.ok ? 0 : 1);
 	}
 	wait_dumping(c);
@@ -729,7 +726,7 @@ static int64_t dump_child_peak(const struct spec_vm *s, vmheap_client *c,
 
 /* system.fork_estimate, read until the write rate is on the side of
  * `busy` (a loaded machine may not run the writer for a whole probe). */
-static void estimate(vmheap_client *c, int busy, struct vmheap_reply *r)
+static void estimate(vmheap_client *c, int busy, struct spec_reply *r)
 {
 	struct spec_wait w;
 
@@ -740,7 +737,7 @@ static void estimate(vmheap_client *c, int busy, struct vmheap_reply *r)
 		int64_t rate = estimate_int(r, "write_rate");
 		if (busy ? rate >= 100 * MIB : rate < 10 * MIB)
 			return;
-		vmheap_reply_release(r);
+		spec_reply_release(r);
 		spec_wait_or_fail(&w, "a write rate %s (last %lld B/s)",
 				  busy ? "of 100 MiB/s or more" : "below 10 MiB/s",
 				  (long long)rate);
@@ -765,13 +762,13 @@ START_TEST(fork_guard_estimates_from_the_vm_s_write_rate)
 		"VMHEAP_AGENT_TEST_MEM_AVAILABLE=50331648", NULL}};
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	int64_t rss, peak, busy_rate, busy_peak;
 
 	spec_vm_start(&s, NULL, NULL, &o);
 	c = spec_vm_client(&s);
 	call_ok(c, "set", "sample.write_mb", "96", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	SPEC_WAIT_UNTIL((rss = get_int(c, "system.memory.rss")) >= 96 * MIB,
 			WAIT_MS, "an RSS of 96 MiB (it is %lld)", (long long)rss);
 
@@ -781,21 +778,21 @@ START_TEST(fork_guard_estimates_from_the_vm_s_write_rate)
 	ck_assert_int_eq(estimate_int(&r, "child_measured"), 0);
 	ck_assert_int_ge(estimate_int(&r, "bytes"), 96 * MIB);
 	busy_rate = estimate_int(&r, "write_rate");
-	vmheap_reply_release(&r);
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
-						"busy.vmheap", &r),
+	spec_reply_release(&r);
+	ck_assert_int_eq(spec_client_call_str(c, "set", "system.memory.dump",
+					      "busy.vmheap", &r),
 			 0);
 	ck_assert_msg(!r.ok && strstr(r.message, "refusing a fork dump: "
 						 "MemAvailable is 50331648 "
 						 "bytes") &&
 			  strstr(r.message, "the VM writes "),
 		      "%s", r.ok ? "it was not refused" : r.message);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	/* a busy fork dump, allowed by hand: the child's Private_Dirty
 	 * shows the copies the busy VM causes */
 	call_ok(c, "set", "config.dump.fork_min_free", "0", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	busy_peak = dump_child_peak(&s, c, "busy_forced.vmheap");
 	ck_assert_msg(busy_peak >= 32 * MIB,
 		      "busy child's Private_Dirty peak %lld",
@@ -803,13 +800,13 @@ START_TEST(fork_guard_estimates_from_the_vm_s_write_rate)
 
 	/* idle: a measured fork dump, then the estimate is small */
 	call_ok(c, "set", "sample.write_mb", "0", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	/* the writer has stopped: a probe sees it idle */
 	estimate(c, 0, &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	peak = dump_child_peak(&s, c, "idle_forced.vmheap");
 	call_ok(c, "set", "config.dump.fork_min_free", "auto", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	estimate(c, 0, &r);
 	ck_assert_int_eq(estimate_int(&r, "child_measured"), 1);
 	ck_assert_int_eq(estimate_int(&r, "seconds_measured"), 1);
@@ -827,24 +824,24 @@ START_TEST(fork_guard_estimates_from_the_vm_s_write_rate)
 		(double)busy_peak / MIB,
 		(double)estimate_int(&r, "write_rate") / MIB,
 		(double)estimate_int(&r, "bytes") / MIB, (double)peak / MIB);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_ok(c, "set", "system.memory.dump", "idle.vmheap", &r);
 	ck_assert(map_get(&r.value, "forked")->via.boolean);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	ck_assert_int_eq(names_with(s.dumpdir, "idle.vmheap"), 1);
 
 	/* busy again: refused, on the measured child's part */
 	call_ok(c, "set", "sample.write_mb", "96", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	estimate(c, 1, &r);
-	vmheap_reply_release(&r);
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
-						"busy2.vmheap", &r),
+	spec_reply_release(&r);
+	ck_assert_int_eq(spec_client_call_str(c, "set", "system.memory.dump",
+					      "busy2.vmheap", &r),
 			 0);
 	ck_assert_msg(!r.ok && strstr(r.message, "(measured in the last fork "
 						 "dump)"),
 		      "%s", r.ok ? "it was not refused" : r.message);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	ck_assert_int_eq(names_with(s.dumpdir, "busy2.vmheap"), 0);
 	vmheap_client_close(c);
 	spec_vm_cleanup(&s);
@@ -859,7 +856,7 @@ START_TEST(get_of_a_group_returns_its_subtree_as_a_map)
 	    .args = (const char *const[]){"--ticks", "3", NULL}};
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r, one;
+	struct spec_reply r, one;
 	const msgpack_object *m, *v;
 
 	spec_vm_start(&s, NULL, NULL, &o);
@@ -875,7 +872,7 @@ START_TEST(get_of_a_group_returns_its_subtree_as_a_map)
 			 get_int(c, "system.memory.bytes"));
 	ck_assert(map_get(&r.value, "rss")->via.u64 > 0);
 	ck_assert(map_get(&r.value, "dumping") && map_get(&r.value, "dump"));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	/* deeper: a tree of maps, the same values as one by one */
 	call_ok(c, "get", "config", NULL, &r);
@@ -887,9 +884,9 @@ START_TEST(get_of_a_group_returns_its_subtree_as_a_map)
 		  v->via.str.size == one.value.via.str.size &&
 		  !memcmp(v->via.str.ptr, one.value.via.str.ptr,
 			  v->via.str.size));
-	vmheap_reply_release(&one);
+	spec_reply_release(&one);
 	ck_assert(map_get(map_get(&r.value, "agent"), "max_clients"));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_ok(c, "get", "system", NULL, &r);
 	ck_assert_int_eq(map_get(&r.value, "pid")->via.i64, s.pid);
 	ck_assert_int_eq(map_get(&r.value, "memory")->type,
@@ -898,11 +895,11 @@ START_TEST(get_of_a_group_returns_its_subtree_as_a_map)
 	ck_assert_int_eq(map_get(map_get(&r.value, "threads"), "backtrace")
 			     ->type,
 			 MSGPACK_OBJECT_NIL);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	/* the host's own variables too */
 	call_ok(c, "get", "sample", NULL, &r);
 	ck_assert(map_get(&r.value, "ticks"));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_error(c, "get", "system.mem", NULL, "notfound");
 	call_error(c, "get", "no.such", NULL, "notfound");
 	vmheap_client_close(c);

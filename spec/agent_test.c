@@ -39,7 +39,7 @@ static void wait_ticks(vmheap_client *c, int64_t ticks)
 static void wait_dump_idle(vmheap_client *c)
 {
 	struct spec_wait w;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	int busy;
 
 	spec_wait_begin(&w, 30000);
@@ -48,7 +48,7 @@ static void wait_dump_idle(vmheap_client *c)
 		call_ok(c, "get", "system.memory.dumping", NULL, &r);
 		busy = r.value.type == MSGPACK_OBJECT_BOOLEAN &&
 		       r.value.via.boolean;
-		vmheap_reply_release(&r);
+		spec_reply_release(&r);
 	} while (busy);
 }
 
@@ -74,7 +74,7 @@ START_TEST(session_found_by_discovery_answers_get_set_and_list)
 	struct spec_vm s;
 	struct found f = {0};
 	vmheap_client *c = NULL;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	int rc;
 
 	spec_vm_start(&s, NULL, NULL, &o);
@@ -97,22 +97,22 @@ START_TEST(session_found_by_discovery_answers_get_set_and_list)
 
 	call_ok(c, "get", "system.vm", NULL, &r);
 	ck_assert(obj_str_is(&r.value, "sample 1.0"));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	call_ok(c, "get", "system.argv", NULL, &r);
 	ck_assert_int_eq(r.value.type, MSGPACK_OBJECT_ARRAY);
 	ck_assert_int_eq(r.value.via.array.size, 3);
 	ck_assert(obj_str_is(&r.value.via.array.ptr[1], "--leak"));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	call_ok(c, "get", "system.uptime", NULL, &r);
 	ck_assert_int_eq(r.value.type, MSGPACK_OBJECT_FLOAT64);
 	ck_assert(r.value.via.f64 >= 0 && r.value.via.f64 < 600);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	call_ok(c, "get", "config.dump.dir", NULL, &r);
 	ck_assert(obj_str_is(&r.value, s.dumpdir));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	/* list: everything, then a prefix; host variables appear */
 	call_ok(c, "list", NULL, NULL, &r);
@@ -120,17 +120,17 @@ START_TEST(session_found_by_discovery_answers_get_set_and_list)
 	ck_assert(list_has(&r.value, "config.dump.fork"));
 	ck_assert(list_has(&r.value, "sample.census"));
 	ck_assert(obj_str_is(map_get(&r.value, "system.pid"), "int"));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_ok(c, "list", "system.memory", NULL, &r);
 	ck_assert(list_has(&r.value, "system.memory.rss"));
 	ck_assert(!list_has(&r.value, "system.pid"));
 	ck_assert(!list_has(&r.value, "sample.census"));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	/* set: typed values from strings, as a person types them */
 	call_ok(c, "set", "sample.tick_ms", "5", &r);
 	ck_assert_int_eq(r.value.via.i64, 5);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	ck_assert_int_eq(get_int(c, "sample.tick_ms"), 5);
 	/* a host's set_var reads typed values through vmheap_value: an
 	 * integer as one, a negative one and a map refused as no int */
@@ -142,30 +142,30 @@ START_TEST(session_found_by_discovery_answers_get_set_and_list)
 
 		v.via.u64 = 7;
 		ck_assert_int_eq(
-		    vmheap_client_call(c, "set", "sample.tick_ms", &v, &r), 0);
+		    spec_client_call(c, "set", "sample.tick_ms", &v, &r), 0);
 		ck_assert_msg(r.ok, "%s", r.message);
 		ck_assert_int_eq(r.value.via.i64, 7);
-		vmheap_reply_release(&r);
+		spec_reply_release(&r);
 		refused[0].via.i64 = -3;
 		for (int k = 0; k < 2; k++) {
-			ck_assert_int_eq(vmheap_client_call(c, "set",
-							    "sample.tick_ms",
-							    &refused[k], &r),
+			ck_assert_int_eq(spec_client_call(c, "set",
+							  "sample.tick_ms",
+							  &refused[k], &r),
 					 0);
 			ck_assert_msg(!r.ok, "value %d was taken", k);
 			ck_assert_str_eq(r.code, "type");
-			vmheap_reply_release(&r);
+			spec_reply_release(&r);
 		}
 		ck_assert_int_eq(get_int(c, "sample.tick_ms"), 7);
 	}
 	call_ok(c, "set", "config.dump.gc", "false", &r);
 	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN &&
 		  !r.value.via.boolean);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_ok(c, "get", "config.dump.gc", NULL, &r);
 	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN &&
 		  !r.value.via.boolean);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	/* errors that keep the session open */
 	call_error(c, "set", "system.pid", "1", "readonly");
@@ -192,7 +192,7 @@ static void check_dump_matches_census(int fork_mode)
 					  "Widget:3", "--ticks", "25",
 					  "--tick-ms", "1", NULL}};
 	struct census_row rows[64];
-	struct vmheap_reply r, census;
+	struct spec_reply r, census;
 	const msgpack_object *v;
 	struct spec_vm s;
 	vmheap_client *c;
@@ -206,7 +206,7 @@ static void check_dump_matches_census(int fork_mode)
 	c = spec_vm_client(&s);
 	wait_ticks(c, 25);
 	call_ok(c, "set", "config.dump.fork", fork_mode ? "true" : "false", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	call_ok(c, "get", "sample.census", NULL, &census);
 	ck_assert_int_eq(census.value.type, MSGPACK_OBJECT_MAP);
@@ -264,8 +264,8 @@ static void check_dump_matches_census(int fork_mode)
 	ck_assert_int_eq(get_int(c, "system.memory.bytes"),
 			 (int64_t)map_get(&r.value, "bytes")->via.u64);
 
-	vmheap_reply_release(&r);
-	vmheap_reply_release(&census);
+	spec_reply_release(&r);
+	spec_reply_release(&census);
 	vmheap_client_close(c);
 	spec_vm_cleanup(&s);
 }
@@ -488,13 +488,13 @@ START_TEST(a_dump_longer_than_the_idle_timeout_still_gets_its_reply)
 					 NULL}};
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 
 	spec_vm_start(&s, NULL, NULL, &o);
 	c = spec_vm_client(&s);
 	call_ok(c, "set", "system.memory.dump", "slow.vmheap", &r);
 	ck_assert(map_get(&r.value, "seconds")->via.f64 >= 1.0);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	/* and the idle timeout applies again afterwards: the agent closes
 	 * the connection (ours is then in CLOSE_WAIT) */
 	SPEC_WAIT_UNTIL(spec_tcp_count(s.info.port, 0, SPEC_TCP_CLOSE_WAIT) > 0,
@@ -502,11 +502,11 @@ START_TEST(a_dump_longer_than_the_idle_timeout_still_gets_its_reply)
 	/* the agent's nil-id "timeout" notice is not the reply to this
 	 * request: the client reports the closed connection, keeping the
 	 * agent's words */
-	ck_assert_int_eq(vmheap_client_call(c, "get", "system.pid", NULL, &r),
+	ck_assert_int_eq(spec_client_call(c, "get", "system.pid", NULL, &r),
 			 VMHEAP_AGENT_ECLOSED);
 	ck_assert(!r.ok && !strcmp(r.code, "timeout"));
 	ck_assert(strstr(vmheap_client_error(c), "closed") != NULL);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	vmheap_client_close(c);
 	spec_vm_cleanup(&s);
 }
@@ -563,7 +563,7 @@ static void *load_client(void *p)
 {
 	struct load_arg *la = p;
 	vmheap_client *c = NULL;
-	struct vmheap_reply r;
+	struct spec_reply r;
 
 	if (vmheap_client_connect(&c, &la->s->info, 30000) < 0) {
 		snprintf(la->error, sizeof(la->error), "connect: %s",
@@ -574,14 +574,14 @@ static void *load_client(void *p)
 	vmheap_client_set_timeout(c, 30000);
 	for (int i = 0; i < LOAD_REQUESTS; i++) {
 		const char *var = i % 2 ? "system.pid" : "sample.ticks";
-		if (vmheap_client_call(c, "get", var, NULL, &r) < 0) {
+		if (spec_client_call(c, "get", var, NULL, &r) < 0) {
 			snprintf(la->error, sizeof(la->error), "request %d: %s",
 				 i, vmheap_client_error(c));
 			break;
 		}
 		if (r.ok && (i % 2 == 0 || r.value.via.i64 == la->s->pid))
 			la->answered++;
-		vmheap_reply_release(&r);
+		spec_reply_release(&r);
 	}
 	vmheap_client_close(c);
 	return NULL;
@@ -626,7 +626,7 @@ START_TEST(dump_to_existing_file_or_outside_the_dir_is_refused)
 {
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	char path[PATH_MAX], before[4096], after[4096], list[1024],
 	    abs[PATH_MAX];
 	ssize_t nb, na;
@@ -651,7 +651,7 @@ START_TEST(dump_to_existing_file_or_outside_the_dir_is_refused)
 
 	/* a dump, then the same name again */
 	call_ok(c, "set", "system.memory.dump", "one.vmheap", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	snprintf(path, sizeof(path), "%s/one.vmheap", s.dumpdir);
 	read_file(path, before, sizeof(before), &nb);
 	call_error(c, "set", "system.memory.dump", "one.vmheap", "exists");
@@ -687,11 +687,11 @@ START_TEST(dump_to_existing_file_or_outside_the_dir_is_refused)
 	call_ok(c, "set", "system.memory.dump", "sub/.//two.vmheap", &r);
 	snprintf(abs, sizeof(abs), "%s/sub/two.vmheap", s.dumpdir);
 	ck_assert(obj_str_is(map_get(&r.value, "path"), abs));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	snprintf(abs, sizeof(abs), "%s/sub/three.vmheap", s.dumpdir);
 	call_ok(c, "set", "system.memory.dump", abs, &r);
 	ck_assert(obj_str_is(map_get(&r.value, "path"), abs));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	dir_listing(path, list, sizeof(list));
 	ck_assert_str_eq(list, "three.vmheap two.vmheap");
 
@@ -710,14 +710,14 @@ static void full_disk(int fork_mode)
 	    .fsize_limit = 16384};
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	char list[1024];
 
 	spec_vm_start(&s, NULL, NULL, &o);
 	c = spec_vm_client(&s);
 	wait_ticks(c, 10);
 	call_ok(c, "set", "config.dump.fork", fork_mode ? "on" : "off", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_error(c, "set", "system.memory.dump", "full.vmheap", "nospace");
 	dir_listing(s.dumpdir, list, sizeof(list));
 	ck_assert_msg(list[0] == '\0', "files left behind: %s", list);
@@ -750,7 +750,7 @@ static void disconnect_mid_dump(int fork_mode)
 						 's',  'e',  't'};
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	char list[1024];
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
@@ -760,7 +760,7 @@ static void disconnect_mid_dump(int fork_mode)
 	spec_vm_start(&s, NULL, NULL, &o);
 	c = spec_vm_client(&s);
 	call_ok(c, "set", "config.dump.fork", fork_mode ? "true" : "false", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	/* a raw client asks for a dump and leaves at once */
 	fd = raw_connect(&s);
@@ -785,7 +785,7 @@ static void disconnect_mid_dump(int fork_mode)
 		call_ok(c, "get", "system.memory.dumping", NULL, &r);
 		dumping = r.value.type == MSGPACK_OBJECT_BOOLEAN &&
 			  r.value.via.boolean;
-		vmheap_reply_release(&r);
+		spec_reply_release(&r);
 		if (dumping)
 			break;
 		spec_wait_or_fail(&w, "the dump to begin");
@@ -793,7 +793,7 @@ static void disconnect_mid_dump(int fork_mode)
 	close(fd);
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
 	call_ok(c, "get", "sample.census", NULL, &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_error(c, "set", "system.memory.dump", "second.vmheap", "busy");
 
 	wait_dump_idle(c);
@@ -802,7 +802,7 @@ static void disconnect_mid_dump(int fork_mode)
 		      "expected only the finished dump, found: %s", list);
 	/* and the VM still dumps */
 	call_ok(c, "set", "system.memory.dump", "after.vmheap", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	dir_listing(s.dumpdir, list, sizeof(list));
 	ck_assert_str_eq(list, "after.vmheap left.vmheap");
 	vmheap_client_close(c);
@@ -816,28 +816,28 @@ START_TEST(a_forked_dump_that_hangs_is_killed_after_the_timeout)
 	    .args = (const char *const[]){"--walk-delay-ms", "30000", NULL}};
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	char list[1024];
 
 	spec_vm_start(&s, NULL, NULL, &o);
 	c = spec_vm_client(&s);
 	call_ok(c, "set", "config.dump.fork", "true", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_ok(c, "set", "config.dump.timeout", "1", &r);
 	ck_assert_int_eq(r.value.via.i64, 1);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_error(c, "set", "config.dump.timeout", "0", "type");
 	/* ended by the timeout of 1 s, not by the walk's 30 s (killed by
 	 * the agent, or by the child's own guard at the same deadline: the
 	 * reply says the timeout either way) */
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
-						"stuck.vmheap", &r),
+	ck_assert_int_eq(spec_client_call_str(c, "set", "system.memory.dump",
+					      "stuck.vmheap", &r),
 			 0);
 	ck_assert_msg(!r.ok && !strcmp(r.code, "dump") &&
 			  strstr(r.message, "config.dump.timeout (1 s) and was "
 					    "killed"),
 		      "%s: %s", r.code, r.message);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	dir_listing(s.dumpdir, list, sizeof(list));
 	ck_assert_msg(list[0] == '\0', "files left behind: %s", list);
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
@@ -902,13 +902,13 @@ START_TEST(fork_in_the_host_leaves_the_parent_agent_working)
 {
 	struct spec_vm *s = spec_fixture_vm();
 	vmheap_client *a, *b;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	int64_t child, st;
 
 	a = spec_vm_client(s);
 	call_ok(a, "set", "sample.fork", "300", &r);
 	child = r.value.via.i64;
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	ck_assert_int_gt(child, 0);
 	ck_assert_int_ne(child, s->pid);
 
@@ -928,7 +928,7 @@ START_TEST(fork_in_the_host_leaves_the_parent_agent_working)
 	b = spec_vm_client(s);
 	ck_assert_int_eq(get_int(b, "system.pid"), s->pid);
 	call_ok(b, "set", "system.memory.dump", "after-fork.vmheap", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	vmheap_client_close(b);
 	ck_assert_int_eq(get_int(a, "system.pid"), s->pid);
 	vmheap_client_close(a);
@@ -955,7 +955,7 @@ START_TEST(fork_child_may_start_a_fresh_agent_of_its_own)
 {
 	struct spec_vm *s = spec_fixture_vm();
 	vmheap_client *a, *b = NULL;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	struct two t;
 	int64_t child, st;
 	char child_file[PATH_MAX];
@@ -965,7 +965,7 @@ START_TEST(fork_child_may_start_a_fresh_agent_of_its_own)
 	a = spec_vm_client(s);
 	call_ok(a, "set", "sample.fork_agent", "2000", &r);
 	child = r.value.via.i64;
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	snprintf(child_file, sizeof(child_file), "%s/vmheap-agent.%d",
 		 s->tmpdir, (int)child);
 
@@ -1096,7 +1096,7 @@ START_TEST(a_vm_that_dies_gives_closed_not_a_hang)
 {
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	int status, rc;
 
 	spec_vm_start(&s, NULL, NULL, NULL);
@@ -1105,15 +1105,15 @@ START_TEST(a_vm_that_dies_gives_closed_not_a_hang)
 	kill(s.pid, SIGKILL);
 	waitpid(s.pid, &status, 0);
 	s.pid = 0;
-	rc = vmheap_client_call(c, "get", "system.pid", NULL, &r);
+	rc = spec_client_call(c, "get", "system.pid", NULL, &r);
 	ck_assert_int_eq(rc, VMHEAP_AGENT_ECLOSED);
 	ck_assert_msg(strstr(vmheap_client_error(c), "closed"), "%s",
 		      vmheap_client_error(c));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	/* and again: the client stays usable as an object */
-	ck_assert_int_eq(vmheap_client_call(c, "get", "system.pid", NULL, &r),
+	ck_assert_int_eq(spec_client_call(c, "get", "system.pid", NULL, &r),
 			 VMHEAP_AGENT_ECLOSED);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	vmheap_client_close(c);
 	/* its discovery file is stale now: a listing removes it */
 	ck_assert_int_eq(access(s.discovery, F_OK), 0);
@@ -1337,7 +1337,7 @@ static void client_vanishes_while_its_dump_runs(int fork_mode)
 					  "--tick-ms", "1", NULL}};
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	char list[1024], path[PATH_MAX];
 	struct dump_counts left, next;
 	uint64_t widgets = 0;
@@ -1346,17 +1346,17 @@ static void client_vanishes_while_its_dump_runs(int fork_mode)
 	c = spec_vm_client(&s);
 	wait_ticks(c, 4);
 	call_ok(c, "set", "config.dump.fork", fork_mode ? "true" : "false", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	vmheap_client_close(c);
 
 	/* a client asks for a dump, gives up waiting, and leaves while the
 	 * dump runs */
 	c = spec_vm_client(&s);
 	vmheap_client_set_timeout(c, 300);
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
-						"left.vmheap", &r),
+	ck_assert_int_eq(spec_client_call_str(c, "set", "system.memory.dump",
+					      "left.vmheap", &r),
 			 VMHEAP_AGENT_ETIMEOUT);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	vmheap_client_close(c);
 	SPEC_WAIT_UNTIL(dump_tmp_present(s.dumpdir), 10000,
 			"the orphaned dump's temporary file");
@@ -1369,7 +1369,7 @@ static void client_vanishes_while_its_dump_runs(int fork_mode)
 	call_ok(c, "get", "system.memory.dumping", NULL, &r);
 	ck_assert(r.value.type == MSGPACK_OBJECT_BOOLEAN &&
 		  r.value.via.boolean);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	/* the dump completes: a whole file under its name, nothing else */
 	wait_dump_idle(c);
@@ -1385,7 +1385,7 @@ static void client_vanishes_while_its_dump_runs(int fork_mode)
 	call_ok(c, "get", "system.memory.dump", NULL, &r);
 	ck_assert(obj_str_is(map_get(&r.value, "path"), path));
 	ck_assert_int_eq(map_get(&r.value, "objects")->via.u64, left.objects);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	/* and the next dump works, with its reply; the heap has not
 	 * changed (the mutator stopped), so both files hold the same */
@@ -1394,7 +1394,7 @@ static void client_vanishes_while_its_dump_runs(int fork_mode)
 	ck_assert(obj_str_is(map_get(&r.value, "path"), path));
 	ck_assert(map_get(&r.value, "forked")->via.boolean == fork_mode);
 	ck_assert_int_eq(map_get(&r.value, "objects")->via.u64, left.objects);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	read_dump_counts(s.dumpdir, "next.vmheap", &next);
 	ck_assert_int_eq(next.objects, left.objects);
 	ck_assert_int_eq(next.n, left.n);
@@ -1430,7 +1430,7 @@ END_TEST
 struct dumper {
 	vmheap_client *c; /* connected on the test's thread */
 	int rc;
-	struct vmheap_reply r;
+	struct spec_reply r;
 };
 
 /* Client A: one dump, waited for in a thread of its own. */
@@ -1439,8 +1439,8 @@ static void *dump_in_thread(void *p)
 	struct dumper *d = p;
 
 	vmheap_client_set_timeout(d->c, 30000);
-	d->rc = vmheap_client_call_str(d->c, "set", "system.memory.dump",
-				       "a.vmheap", &d->r);
+	d->rc = spec_client_call_str(d->c, "set", "system.memory.dump",
+				     "a.vmheap", &d->r);
 	return NULL;
 }
 
@@ -1451,7 +1451,7 @@ START_TEST(a_second_client_gets_busy_while_a_dump_runs_then_dumps)
 	struct dumper d = {0};
 	struct spec_vm s;
 	vmheap_client *b;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	char list[1024], want[PATH_MAX];
 	pthread_t th;
 	struct spec_wait w;
@@ -1467,7 +1467,7 @@ START_TEST(a_second_client_gets_busy_while_a_dump_runs_then_dumps)
 		call_ok(b, "get", "system.memory.dumping", NULL, &r);
 		dumping = r.value.type == MSGPACK_OBJECT_BOOLEAN &&
 			  r.value.via.boolean;
-		vmheap_reply_release(&r);
+		spec_reply_release(&r);
 		if (dumping)
 			break;
 		spec_wait_or_fail(&w, "client A's dump to begin");
@@ -1480,13 +1480,13 @@ START_TEST(a_second_client_gets_busy_while_a_dump_runs_then_dumps)
 	ck_assert_msg(d.r.ok, "client A: %s %s", d.r.code, d.r.message);
 	snprintf(want, sizeof(want), "%s/a.vmheap", s.dumpdir);
 	ck_assert(obj_str_is(map_get(&d.r.value, "path"), want));
-	vmheap_reply_release(&d.r);
+	spec_reply_release(&d.r);
 	vmheap_client_close(d.c);
 	/* A has its reply: the agent is no longer busy, without a pause */
 	call_ok(b, "set", "system.memory.dump", "b.vmheap", &r);
 	snprintf(want, sizeof(want), "%s/b.vmheap", s.dumpdir);
 	ck_assert(obj_str_is(map_get(&r.value, "path"), want));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	dir_listing(s.dumpdir, list, sizeof(list));
 	ck_assert_str_eq(list, "a.vmheap b.vmheap");
 	vmheap_client_close(b);
@@ -1748,5 +1748,6 @@ Suite *vmheap_spec_suite(void)
 		       a_second_client_gets_busy_while_a_dump_runs_then_dumps);
 	agent_ops_tcases(s);
 	agent_dump_file_tcases(s);
+	agent_reply_tcases(s);
 	return s;
 }

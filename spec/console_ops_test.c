@@ -402,13 +402,13 @@ static void wait_dumping(const struct spec_vm *vm)
 	spec_wait_begin(&w, WAIT_MS);
 	w.interval_ms = 20;
 	for (;;) {
-		struct vmheap_reply rep;
+		struct spec_reply rep;
 
-		if (vmheap_client_call(c, "get", "system.memory.dumping", NULL,
-				       &rep) == 0 &&
+		if (spec_client_call(c, "get", "system.memory.dumping", NULL,
+				     &rep) == 0 &&
 		    rep.ok && rep.value.type == MSGPACK_OBJECT_BOOLEAN)
 			dumping = rep.value.via.boolean;
-		vmheap_reply_release(&rep);
+		spec_reply_release(&rep);
 		if (dumping || !spec_wait_next(&w))
 			break;
 	}

@@ -53,14 +53,14 @@ static const struct hrow *histo_find(const struct histo *h, const char *name)
 /* get system.memory.histogram over `c`, into *h. */
 static void live_histogram(vmheap_client *c, struct histo *h)
 {
-	struct vmheap_reply r;
+	struct spec_reply r;
 	const msgpack_object *cls;
 	uint64_t nclasses = UINT64_MAX;
 	int rc;
 
 	memset(h, 0, sizeof(*h));
 	vmheap_client_set_timeout(c, 120000);
-	rc = vmheap_client_call(c, "get", "system.memory.histogram", NULL, &r);
+	rc = spec_client_call(c, "get", "system.memory.histogram", NULL, &r);
 	ck_assert_msg(rc == 0, "get: %s", vmheap_client_error(c));
 	ck_assert_msg(r.ok, "histogram: %s: %s", r.code, r.message);
 	ck_assert_int_eq(r.value.type, MSGPACK_OBJECT_MAP);
@@ -102,7 +102,7 @@ static void live_histogram(vmheap_client *c, struct histo *h)
 			ck_assert_msg(h->rows[i].count <= h->rows[i - 1].count,
 				      "the classes are not by count");
 	}
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 }
 
 /* vmheap-histo --format csv DUMP, into *h (class names without commas,
@@ -172,12 +172,12 @@ static void assert_same_histogram(const struct histo *a, const struct histo *b)
 static void call_ok(vmheap_client *c, const char *verb, const char *var,
 		    const char *value)
 {
-	struct vmheap_reply r;
-	int rc = vmheap_client_call_str(c, verb, var, value, &r);
+	struct spec_reply r;
+	int rc = spec_client_call_str(c, verb, var, value, &r);
 
 	ck_assert_msg(rc == 0, "%s %s: %s", verb, var, vmheap_client_error(c));
 	ck_assert_msg(r.ok, "%s %s: %s: %s", verb, var, r.code, r.message);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 }
 
 /* Wait until the sample VM's mutator has run `ticks` ticks (and so has
@@ -190,11 +190,10 @@ static void wait_ticks(vmheap_client *c, int64_t ticks)
 /* sample.census's count of `cls`. */
 static long long census_of(vmheap_client *c, const char *cls)
 {
-	struct vmheap_reply r;
+	struct spec_reply r;
 	long long n = -1;
 
-	ck_assert_int_eq(vmheap_client_call(c, "get", "sample.census", NULL,
-					    &r),
+	ck_assert_int_eq(spec_client_call(c, "get", "sample.census", NULL, &r),
 			 0);
 	ck_assert(r.ok);
 	for (uint32_t i = 0; i < r.value.via.map.size; i++) {
@@ -203,7 +202,7 @@ static long long census_of(vmheap_client *c, const char *cls)
 		    !memcmp(kv->key.via.str.ptr, cls, kv->key.via.str.size))
 			n = (long long)kv->val.via.u64;
 	}
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	return n;
 }
 
@@ -250,17 +249,17 @@ START_TEST(histogram_equals_a_dump_of_the_same_heap)
 	call_ok(c, "set", "config.dump.fork", "true");
 	call_ok(c, "set", "config.dump.fork_min_free", "1000000000000000000");
 	{
-		struct vmheap_reply r;
-		ck_assert_int_eq(vmheap_client_call(c, "get",
-						    "system.memory.histogram",
-						    NULL, &r),
+		struct spec_reply r;
+		ck_assert_int_eq(spec_client_call(c, "get",
+						  "system.memory.histogram",
+						  NULL, &r),
 				 0);
 		ck_assert(!r.ok);
 		ck_assert_str_eq(r.code, "dump");
 		ck_assert_msg(strstr(r.message, "refusing a fork dump: "
 						"MemAvailable is"),
 			      "%s", r.message);
-		vmheap_reply_release(&r);
+		spec_reply_release(&r);
 	}
 	vmheap_client_close(c);
 	spec_vm_stop(&vm);
@@ -276,7 +275,7 @@ START_TEST(histogram_does_not_block_other_requests)
 	const char *const args[] = {"--walk-delay-ms", "1500", NULL};
 	struct spec_vm_opts o = {.args = args};
 	struct spec_vm vm;
-	struct vmheap_reply r, r2;
+	struct spec_reply r, r2;
 	vmheap_client *slow, *fast;
 	int64_t t0;
 	pid_t child;
@@ -292,8 +291,8 @@ START_TEST(histogram_does_not_block_other_requests)
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
 		vmheap_client_set_timeout(slow, 60000);
-		int rc = vmheap_client_call(slow, "get",
-					    "system.memory.histogram", NULL, &r);
+		int rc = spec_client_call(slow, "get",
+					  "system.memory.histogram", NULL, &r);
 		if (rc != 0 || !r.ok) /* say why, for the parent's failure */
 			fprintf(stderr, "the slow histogram: %s\n",
 				rc != 0 ? vmheap_client_error(slow) : r.message);
@@ -303,19 +302,18 @@ START_TEST(histogram_does_not_block_other_requests)
 	 * child */
 	SPEC_WAIT_UNTIL(spec_children(vm.pid, NULL, 0) > 0, WAIT_MS,
 			"the histogram's child of pid %d", (int)vm.pid);
-	ck_assert_int_eq(vmheap_client_call(fast, "get", "system.pid", NULL, &r2),
+	ck_assert_int_eq(spec_client_call(fast, "get", "system.pid", NULL, &r2),
 			 0);
 	ck_assert(r2.ok);
-	vmheap_reply_release(&r2);
+	spec_reply_release(&r2);
 	/* a second histogram meanwhile is refused as busy: so the reply
 	 * above came while the walk ran */
-	ck_assert_int_eq(vmheap_client_call(fast, "get",
-					    "system.memory.histogram", NULL,
-					    &r2),
-			 0);
+	ck_assert_int_eq(
+	    spec_client_call(fast, "get", "system.memory.histogram", NULL, &r2),
+	    0);
 	ck_assert(!r2.ok);
 	ck_assert_str_eq(r2.code, "busy");
-	vmheap_reply_release(&r2);
+	spec_reply_release(&r2);
 	ck_assert_int_eq(spec_wait(child, WAIT_MS, &status), 0);
 	ck_assert_int_ge(spec_now_ms() - t0, 1500);
 	vmheap_client_close(slow);

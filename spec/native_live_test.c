@@ -24,14 +24,14 @@ _Atomic uint64_t native_state = 3;
 static _Atomic long long site_live[SITES];
 static _Atomic long site_allocs, site_frees;
 
-void native_site_alloc(uint32_t id, uint64_t bytes)
+void native_count_alloc(uint32_t id, uint64_t bytes)
 {
 	ck_assert_uint_lt(id, SITES);
 	site_live[id] += (long long)bytes;
 	site_allocs++;
 }
 
-void native_site_free(uint32_t id, uint64_t bytes)
+void native_count_free(uint32_t id, uint64_t bytes)
 {
 	ck_assert_uint_lt(id, SITES);
 	site_live[id] -= (long long)bytes;

@@ -551,12 +551,16 @@ START_TEST(output_name_rule)
 	ck_assert_str_eq(out, "d.42.vmheap");
 	ck_assert_int_eq(native_output_name("%p-%%-%p", "1", 7, out, sizeof out), 0);
 	ck_assert_str_eq(out, "7-%-7");
-	ck_assert_int_eq(native_output_name("", "1", 7, out, sizeof out), -1);
-	ck_assert_int_eq(native_output_name(NULL, "1", 7, out, sizeof out), -1);
-	ck_assert_int_eq(native_output_name("abcdefgh", "1", 12345, out, 12), -1);
+	ck_assert_int_eq(native_output_name("", "1", 7, out, sizeof out),
+			 VMHEAP_EINVAL);
+	ck_assert_int_eq(native_output_name(NULL, "1", 7, out, sizeof out),
+			 VMHEAP_EINVAL);
+	ck_assert_int_eq(native_output_name("abcdefgh", "1", 12345, out, 12),
+			 VMHEAP_ELIMIT);
 	ck_assert_int_eq(native_output_name("abcdefgh", "1", 123, out, 13), 0);
 	ck_assert_str_eq(out, "abcdefgh.123");
-	ck_assert_int_eq(native_output_name("ab%pcd", "1", 123, out, 7), -1);
+	ck_assert_int_eq(native_output_name("ab%pcd", "1", 123, out, 7),
+			 VMHEAP_ELIMIT);
 	ck_assert_int_eq(native_output_name("ab%pcd", "1", 123, out, 8), 0);
 	ck_assert_str_eq(out, "ab123cd");
 }

@@ -64,14 +64,14 @@ static int wait_dumping(vmheap_client *c, int want, int timeout_ms)
 	spec_wait_begin(&w, timeout_ms);
 	w.interval_ms = 20;
 	do {
-		struct vmheap_reply rep;
-		int rc = vmheap_client_call(c, "get", "system.memory.dumping",
-					    NULL, &rep);
+		struct spec_reply rep;
+		int rc = spec_client_call(c, "get", "system.memory.dumping",
+					  NULL, &rep);
 		int v = rc == 0 && rep.ok &&
 			rep.value.type == MSGPACK_OBJECT_BOOLEAN &&
 			rep.value.via.boolean;
 
-		vmheap_reply_release(&rep);
+		spec_reply_release(&rep);
 		if (rc < 0)
 			return -1;
 		if (v == want)
@@ -84,15 +84,15 @@ static int wait_dumping(vmheap_client *c, int want, int timeout_ms)
 static int client_dump(vmheap_client *c, const char *name, char *msg,
 		       size_t msglen)
 {
-	struct vmheap_reply rep;
+	struct spec_reply rep;
 	int rc;
 
 	vmheap_client_set_timeout(c, 30000);
-	rc = vmheap_client_call_str(c, "set", "system.memory.dump", name, &rep);
+	rc = spec_client_call_str(c, "set", "system.memory.dump", name, &rep);
 	if (rc == 0 && !rep.ok)
 		snprintf(msg, msglen, "%s: %s", rep.code, rep.message);
 	rc = rc < 0 ? rc : rep.ok ? 0 : -1;
-	vmheap_reply_release(&rep);
+	spec_reply_release(&rep);
 	return rc;
 }
 
@@ -279,19 +279,18 @@ END_TEST
  */
 static void grow_heap(vmheap_client *c)
 {
-	struct vmheap_reply rep;
+	struct spec_reply rep;
 	int64_t t0 = spec_get_uint(c, "sample.ticks");
 
 	ck_assert_int_ge(t0, 0);
 	ck_assert_int_eq(
-	    vmheap_client_call_str(c, "set", "sample.tick_ms", "0", &rep), 0);
+	    spec_client_call_str(c, "set", "sample.tick_ms", "0", &rep), 0);
 	ck_assert(rep.ok);
-	vmheap_reply_release(&rep);
+	spec_reply_release(&rep);
 	spec_wait_uint(c, "sample.ticks", t0 + 200, 20000);
 	ck_assert_int_eq(
-	    vmheap_client_call_str(c, "set", "sample.tick_ms", "1000", &rep),
-	    0);
-	vmheap_reply_release(&rep);
+	    spec_client_call_str(c, "set", "sample.tick_ms", "1000", &rep), 0);
+	spec_reply_release(&rep);
 	ck_assert_int_ge(spec_get_uint(c, "sample.ticks"), t0 + 200);
 }
 
@@ -327,13 +326,13 @@ START_TEST(disk_full_on_a_small_tmpfs_during_a_dump_is_a_clear_error)
 	console_e(&vm, NULL, vm.pid, cmds, &r);
 	/* and the same without fork: the VM's own process writes */
 	{
-		struct vmheap_reply rep;
-		ck_assert_int_eq(vmheap_client_call_str(c, "set",
-							"config.dump.fork",
-							"false", &rep),
+		struct spec_reply rep;
+		ck_assert_int_eq(spec_client_call_str(c, "set",
+						      "config.dump.fork",
+						      "false", &rep),
 				 0);
 		ck_assert(rep.ok);
-		vmheap_reply_release(&rep);
+		spec_reply_release(&rep);
 	}
 	c_rc = client_dump(c, "c.vmheap", cmsg, sizeof(cmsg));
 	left = spec_ls(dir, '\n');
@@ -391,11 +390,11 @@ START_TEST(file_size_limit_during_a_dump_is_a_clear_error)
 	ck_assert_ptr_nonnull(c);
 	{
 		/* slow ticks until grow_heap: the first dump stays small */
-		struct vmheap_reply rep;
-		ck_assert_int_eq(vmheap_client_call_str(
+		struct spec_reply rep;
+		ck_assert_int_eq(spec_client_call_str(
 				     c, "set", "sample.tick_ms", "1000", &rep),
 				 0);
-		vmheap_reply_release(&rep);
+		spec_reply_release(&rep);
 	}
 	ck_assert_msg(client_dump(c, "a.vmheap", msg, sizeof(msg)) == 0, "%s",
 		      msg);

@@ -89,14 +89,14 @@ static void *good_client(void *arg)
 	}
 	for (int i = 0; i < n; i++) {
 		int k = (i + g->index) % 4, rc, right;
-		struct vmheap_reply rep;
+		struct spec_reply rep;
 
-		rc = k == 2 ? vmheap_client_call(c, "list", vars[k], NULL, &rep)
-			    : vmheap_client_call(c, "get", vars[k], NULL, &rep);
+		rc = k == 2 ? spec_client_call(c, "list", vars[k], NULL, &rep)
+			    : spec_client_call(c, "get", vars[k], NULL, &rep);
 		if (rc < 0) {
 			problem(L, "a call failed: %s%s",
 				vmheap_client_error(c), "");
-			vmheap_reply_release(&rep);
+			spec_reply_release(&rep);
 			atomic_fetch_add(&L->failed, n - i);
 			break;
 		}
@@ -128,7 +128,7 @@ static void *good_client(void *arg)
 			problem(L, "wrong reply to %s: %.400s", vars[k],
 				rep.ok ? "(unexpected value)" : rep.message);
 		}
-		vmheap_reply_release(&rep);
+		spec_reply_release(&rep);
 	}
 	vmheap_client_close(c);
 	atomic_fetch_add(&L->done, 1);
@@ -253,12 +253,12 @@ START_TEST(many_clients_are_all_answered_while_the_vm_keeps_working)
 	/* The mutator runs flat out (no sleep between ticks), so that its
 	 * tick rate measures what the agent's work takes from the VM. */
 	{
-		struct vmheap_reply rep;
-		ck_assert_int_eq(vmheap_client_call_str(
+		struct spec_reply rep;
+		ck_assert_int_eq(spec_client_call_str(
 				     mon, "set", "sample.tick_ms", "0", &rep),
 				 0);
 		ck_assert(rep.ok);
-		vmheap_reply_release(&rep);
+		spec_reply_release(&rep);
 	}
 	/* the VM alone: ticks per second over 2000 ticks, once it ticks
 	 * flat out (a first 200) */

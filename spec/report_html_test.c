@@ -596,15 +596,14 @@ END_TEST
 static void vm_dump(const struct spec_vm *vm, const char *path)
 {
 	vmheap_client *c = spec_connect(vm, 30000);
-	struct vmheap_reply r;
+	struct spec_reply r;
 
 	ck_assert_ptr_nonnull(c);
 	vmheap_client_set_timeout(c, 120000);
 	ck_assert_int_eq(
-	    vmheap_client_call_str(c, "set", "system.memory.dump", path, &r),
-	    0);
+	    spec_client_call_str(c, "set", "system.memory.dump", path, &r), 0);
 	ck_assert_msg(r.ok, "dump %s failed", path);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	vmheap_client_close(c);
 }
 

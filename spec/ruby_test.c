@@ -91,9 +91,9 @@ static vmheap_client *connect_to(const char *dir, pid_t pid)
 
 /* `set VAR VALUE` (or get when value is NULL) that must succeed. */
 static void call_ok(vmheap_client *c, const char *verb, const char *var,
-		    const char *value, struct vmheap_reply *reply)
+		    const char *value, struct spec_reply *reply)
 {
-	int rc = vmheap_client_call_str(c, verb, var, value, reply);
+	int rc = spec_client_call_str(c, verb, var, value, reply);
 
 	ck_assert_msg(rc == 0, "%s %s: %s", verb, var, vmheap_client_error(c));
 	ck_assert_msg(reply->ok, "%s %s %s: error %s: %s", verb, var,
@@ -102,15 +102,15 @@ static void call_ok(vmheap_client *c, const char *verb, const char *var,
 
 static void dump(vmheap_client *c, const char *name)
 {
-	struct vmheap_reply r;
+	struct spec_reply r;
 
 	call_ok(c, "set", "system.memory.dump", name, &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 }
 
 static int64_t get_int(vmheap_client *c, const char *var)
 {
-	struct vmheap_reply r;
+	struct spec_reply r;
 	int64_t v;
 
 	call_ok(c, "get", var, NULL, &r);
@@ -118,7 +118,7 @@ static int64_t get_int(vmheap_client *c, const char *var)
 			  r.value.type == MSGPACK_OBJECT_NEGATIVE_INTEGER,
 		      "%s is not an integer", var);
 	v = r.value.via.i64;
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	return v;
 }
 
@@ -383,7 +383,7 @@ START_TEST(exact_counts_match_the_program_and_diff_shows_exactly_the_added)
 	struct spec_ruby vm;
 	vmheap_client *c;
 	struct dump_view *d1, *d2, *d3;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	char one[PATH_MAX + 16], two[PATH_MAX + 16], *json;
 	const char *diff_argv[] = {spec_bin("vmheap-diff"), "--format", "json",
 				   one, two, NULL};
@@ -413,7 +413,7 @@ START_TEST(exact_counts_match_the_program_and_diff_shows_exactly_the_added)
 
 	/* in-process (world stopped, no GC): the kept ones, exactly */
 	call_ok(c, "set", "config.dump.fork", "false", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	dump(c, "three.vmheap");
 	d3 = read_dump(vm.dir, "three.vmheap", NULL);
 	ck_assert_uint_eq(count_of(d3, "VmheapSpecAlpha"), 7);
@@ -566,7 +566,7 @@ START_TEST(dump_completes_while_four_threads_allocate)
 	struct spec_ruby vm;
 	vmheap_client *c;
 	struct dump_view *d;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	long long made0, made1, made2;
 
 	spec_ruby_start_with(&vm, threads_program, &apart);
@@ -585,7 +585,7 @@ START_TEST(dump_completes_while_four_threads_allocate)
 	ck_assert_int_gt(made1, made0);
 
 	call_ok(c, "set", "config.dump.fork", "false", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	dump(c, "inproc.vmheap");
 	d = read_dump(vm.dir, "inproc.vmheap", NULL);
 	ck_assert_uint_gt(d->totals.objects, 1000);
@@ -641,7 +641,7 @@ START_TEST(fork_mode_lets_the_vm_run_while_the_child_walks)
 {
 	struct spec_ruby vm;
 	vmheap_client *c, *d;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	struct dump_view *v;
 	pid_t dumper, child = 0;
 	long long t1;
@@ -651,7 +651,7 @@ START_TEST(fork_mode_lets_the_vm_run_while_the_child_walks)
 	vm_expect(&vm, "ready");
 	c = connect_to(vm.dir, vm.p.pid);
 	call_ok(c, "set", "config.dump.fork", "true", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	/* the dump, asked for by another process */
 	d = connect_to(vm.dir, vm.p.pid);
@@ -659,8 +659,8 @@ START_TEST(fork_mode_lets_the_vm_run_while_the_child_walks)
 	dumper = fork();
 	ck_assert_int_ge(dumper, 0);
 	if (dumper == 0) {
-		int rc = vmheap_client_call_str(d, "set", "system.memory.dump",
-						"forked.vmheap", &r);
+		int rc = spec_client_call_str(d, "set", "system.memory.dump",
+					      "forked.vmheap", &r);
 		_exit(rc == 0 && r.ok && r.value.type == MSGPACK_OBJECT_MAP ? 0
 									    : 1);
 	}
@@ -676,7 +676,7 @@ START_TEST(fork_mode_lets_the_vm_run_while_the_child_walks)
 			t1);
 	call_ok(c, "get", "system.memory.dumping", NULL, &r);
 	dumping = r.value.type == MSGPACK_OBJECT_BOOLEAN && r.value.via.boolean;
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	ck_assert_msg(dumping, "the dump ended while its child was stopped");
 
 	ck_assert_int_eq(kill(child, SIGCONT), 0);
@@ -772,7 +772,7 @@ START_TEST(fork_dumps_hold_live_objects_only_unless_gc_is_off)
 {
 	struct spec_ruby vm;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	struct dump_view *d;
 
 	/* the program disabled its GC: its garbage stays in its heap */
@@ -789,7 +789,7 @@ START_TEST(fork_dumps_hold_live_objects_only_unless_gc_is_off)
 	view_free(d);
 
 	call_ok(c, "set", "config.dump.gc", "false", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	dump(c, "raw.vmheap");
 	d = read_dump(vm.dir, "raw.vmheap", NULL);
 	ck_assert_uint_eq(count_of(d, "VmheapSpecLive"), 10);
@@ -887,7 +887,7 @@ START_TEST(ruby_variables_give_gc_stat_and_real_backtraces)
 {
 	struct spec_ruby vm;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	char line[64];
 	int64_t before, after;
 
@@ -908,7 +908,7 @@ START_TEST(ruby_variables_give_gc_stat_and_real_backtraces)
 		      "no thread is in vmheap_spec_sleeper");
 	ck_assert_msg(backtraces_mention(&r.value, "program.rb"),
 		      "the main thread's backtrace is missing");
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	vmheap_client_close(c);
 	ck_assert_int_eq(vm_stop(&vm), 0);
@@ -947,7 +947,7 @@ START_TEST(in_process_dump_allocates_no_ruby_object)
 {
 	struct spec_ruby vm;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	struct dump_view *d;
 	int64_t before, after;
 
@@ -955,7 +955,7 @@ START_TEST(in_process_dump_allocates_no_ruby_object)
 	vm_expect(&vm, "ready");
 	c = connect_to(vm.dir, vm.p.pid);
 	call_ok(c, "set", "config.dump.fork", "false", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	before = allocations_at_rest(c);
 	dump(c, "inproc.vmheap");
@@ -1798,12 +1798,12 @@ static void check_same_references(struct names_view *on,
 static void set_fails(vmheap_client *c, const char *var, const char *value,
 		      const char *code)
 {
-	struct vmheap_reply r;
+	struct spec_reply r;
 
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", var, value, &r), 0);
+	ck_assert_int_eq(spec_client_call_str(c, "set", var, value, &r), 0);
 	ck_assert_msg(!r.ok, "set %s %s succeeded", var, value);
 	ck_assert_str_eq(r.code, code);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 }
 
 /*
@@ -1837,7 +1837,7 @@ START_TEST(names_say_which_constant_global_and_ivar_hold_each_leak)
 {
 	struct spec_ruby vm;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	struct names_view *on, *off;
 	size_t i;
 
@@ -1848,7 +1848,7 @@ START_TEST(names_say_which_constant_global_and_ivar_hold_each_leak)
 	call_ok(c, "get", "config.dump.names", NULL, &r);
 	ck_assert_int_eq(r.value.type, MSGPACK_OBJECT_BOOLEAN);
 	ck_assert(r.value.via.boolean);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	/* A first dump: after it MRI has filled a few more call caches
 	 * (two more <imemo> references of one class were seen in a second
@@ -1884,7 +1884,7 @@ START_TEST(names_say_which_constant_global_and_ivar_hold_each_leak)
 
 	/* names off: no name anywhere, and the same references */
 	call_ok(c, "set", "config.dump.names", "false", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	dump(c, "plain.vmheap");
 	off = read_names(vm.dir, "plain.vmheap");
 	ck_assert_uint_eq(off->named_refs, 0);
@@ -2000,7 +2000,7 @@ START_TEST(in_process_names_allocate_nothing_and_leave_globals_unnamed)
 {
 	struct spec_ruby vm;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	struct names_view *v;
 	int64_t before, after;
 
@@ -2008,7 +2008,7 @@ START_TEST(in_process_names_allocate_nothing_and_leave_globals_unnamed)
 	vm_expect(&vm, "ready");
 	c = connect_to(vm.dir, vm.p.pid);
 	call_ok(c, "set", "config.dump.fork", "false", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	before = allocations_at_rest(c);
 	dump(c, "inproc.vmheap");
 	after = get_int(c, "system.gc.total_allocated_objects");

@@ -152,12 +152,12 @@ static void make_dump(const char *name, char *path, size_t len)
 {
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 
 	spec_vm_start(&s, NULL, NULL, NULL);
 	c = spec_vm_client(&s);
 	call_ok(c, "set", "system.memory.dump", name, &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	vmheap_client_close(c);
 	snprintf(path, len, "%s/%s", spec_mkdtemp("dump"), name);
 	{
@@ -309,7 +309,7 @@ START_TEST(a_dump_directory_swapped_for_a_link_is_not_followed)
 {
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	char d[400], moved[400], other[400], want[600];
 	const msgpack_object *path;
 
@@ -320,7 +320,7 @@ START_TEST(a_dump_directory_swapped_for_a_link_is_not_followed)
 	snprintf(other, sizeof(other), "%s/elsewhere", s.tmpdir);
 	ck_assert(mkdir(d, 0700) == 0 && mkdir(other, 0700) == 0);
 	call_ok(c, "set", "config.dump.dir", d, &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	/* after the set: the directory is moved and a link takes its
 	 * name */
 	ck_assert(rename(d, moved) == 0 && symlink(other, d) == 0);
@@ -333,7 +333,7 @@ START_TEST(a_dump_directory_swapped_for_a_link_is_not_followed)
 		      "the reply names %.*s, not %s",
 		      path ? (int)path->via.str.size : 0,
 		      path ? path->via.str.ptr : "", want);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	ck_assert_msg(access(want, F_OK) == 0, "no %s", want);
 	assert_empty(other);
 
@@ -341,7 +341,7 @@ START_TEST(a_dump_directory_swapped_for_a_link_is_not_followed)
 	 * directory held, too */
 	snprintf(want, sizeof(want), "%s/y.vmheap", d);
 	call_ok(c, "set", "system.memory.dump", want, &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	assert_empty(other);
 	vmheap_client_close(c);
 	spec_vm_cleanup(&s);
@@ -352,7 +352,7 @@ START_TEST(planted_probe_and_discovery_names_stop_nothing)
 {
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	char d[400], p[600], victim[400];
 
 	spec_vm_start(&s, NULL, NULL, NULL);
@@ -365,7 +365,7 @@ START_TEST(planted_probe_and_discovery_names_stop_nothing)
 	snprintf(p, sizeof(p), "%s/.vmheap-probe.%d", d, (int)s.pid);
 	ck_assert(symlink(victim, p) == 0);
 	call_ok(c, "set", "config.dump.dir", d, &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	{
 		char *v = spec_read_file(victim, NULL);
 
@@ -661,7 +661,7 @@ START_TEST(the_fork_guard_takes_a_cgroup_v2_limit_through_the_hook)
 	const long long mib = 1 << 20;
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	long long rss;
 
 	snprintf(env, sizeof(env), "VMHEAP_AGENT_TEST_CGROUP_PROC=%s", dir);
@@ -705,10 +705,10 @@ START_TEST(the_fork_guard_takes_a_cgroup_v2_limit_through_the_hook)
 	ck_assert_msg(rss > mib, "rss %lld", rss);
 	ck_assert(map_get(&r.value, "probe_skipped")->via.boolean);
 	ck_assert_int_eq(map_int(&r.value, "bytes"), rss);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	/* a fork dump is refused, and says which limit */
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
-						"refused.vmheap", &r),
+	ck_assert_int_eq(spec_client_call_str(c, "set", "system.memory.dump",
+					      "refused.vmheap", &r),
 			 0);
 	ck_assert(!r.ok);
 	ck_assert_str_eq(r.code, "dump");
@@ -716,16 +716,16 @@ START_TEST(the_fork_guard_takes_a_cgroup_v2_limit_through_the_hook)
 					"the cgroup v2 ") &&
 			  strstr(r.message, app),
 		      "%s", r.message);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 
 	/* 400 MiB of the usage is inactive page cache: 401 MiB free */
 	spec_write_text(text, "anon 1000\ninactive_file 419430400\n");
 	call_ok(c, "get", "system.fork_estimate", NULL, &r);
 	ck_assert_int_eq(map_int(&r.value, "available"), 401 * mib);
 	ck_assert(!map_get(&r.value, "probe_skipped")->via.boolean);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	call_ok(c, "set", "system.memory.dump", "taken.vmheap", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	vmheap_client_close(c);
 	spec_vm_cleanup(&s);
 	printf("issue 28: the cgroup test ran through the test hook (a v2 "
@@ -778,7 +778,7 @@ START_TEST(the_fork_guard_takes_a_real_cgroup_limit)
 	const long long mib = 1 << 20;
 	struct spec_vm s;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 	long long usage, limit;
 
 	if (own_v1_memory_dir(own, sizeof(own)) < 0) {
@@ -819,21 +819,21 @@ START_TEST(the_fork_guard_takes_a_real_cgroup_limit)
 	ck_assert(map_int(&r.value, "available") <= limit);
 	ck_assert(map_int(&r.value, "available") <
 		  map_int(&r.value, "mem_available"));
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	/* the limit is below the RSS the child may copy: refused, though
 	 * MemAvailable would have let it fork */
-	ck_assert_int_eq(vmheap_client_call_str(c, "set", "system.memory.dump",
-						"refused.vmheap", &r),
+	ck_assert_int_eq(spec_client_call_str(c, "set", "system.memory.dump",
+					      "refused.vmheap", &r),
 			 0);
 	snprintf(msg, sizeof(msg), "%s", r.ok ? "(ok)" : r.message);
 	ck_assert_msg(!r.ok && strstr(msg, "the memory the cgroup v1 ") &&
 			  strstr(msg, child),
 		      "%s", msg);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	/* a roomy limit: the fork dump is made */
 	write_number(child, "memory.limit_in_bytes", usage + 4096 * mib);
 	call_ok(c, "set", "system.memory.dump", "taken.vmheap", &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	vmheap_client_close(c);
 	spec_vm_cleanup(&s);
 	{
@@ -997,7 +997,7 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 	int fds[CLIENTS], idle;
 	struct spec_wait w;
 	vmheap_client *c;
-	struct vmheap_reply r;
+	struct spec_reply r;
 
 	for (int i = 0; i < REQUESTS; i++)
 		memcpy(burst + i * sizeof(list_req), list_req,
@@ -1033,7 +1033,7 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 	/* an honest client is answered meanwhile */
 	c = spec_vm_client(s);
 	call_ok(c, "get", "system.pid", NULL, &r);
-	vmheap_reply_release(&r);
+	spec_reply_release(&r);
 	vmheap_client_close(c);
 	for (int i = 0; i < CLIENTS; i++)
 		close(fds[i]);
@@ -1294,7 +1294,7 @@ START_TEST(top_tries_again_while_the_vm_is_busy)
 	sb.data[3] = (char)(sb.size - 4);
 	{
 		vmheap_client *c = spec_vm_client(&s);
-		struct vmheap_reply rr;
+		struct spec_reply rr;
 		int64_t deadline = spec_now_ms() + WAIT_MS;
 		int busy = 0;
 
@@ -1302,11 +1302,11 @@ START_TEST(top_tries_again_while_the_vm_is_busy)
 			ck_assert(spec_now_ms() < deadline);
 			raw_send(fd, sb.data, sb.size);
 			ck_assert_int_eq(
-			    vmheap_client_call_str(
+			    spec_client_call_str(
 				c, "get", "system.memory.histogram", NULL, &rr),
 			    0);
 			busy = !rr.ok && !strcmp(rr.code, "busy");
-			vmheap_reply_release(&rr);
+			spec_reply_release(&rr);
 		}
 		vmheap_client_close(c);
 	}

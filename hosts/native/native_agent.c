@@ -6,7 +6,7 @@
  * `vmheap-console -p PID` reaches a program that embeds no agent: `get
  * system.native.*`, `set config.native.track`, `set system.memory.dump
  * FILE` (a dump whose heap is empty and whose native section carries the
- * tracker's sites and, the dump being forked, the leak scan).  And when
+ * tracker's native stacks and, the dump being forked, the leak scan).  And when
  * vmheap-run was given `--output NAME` (VMHEAP_RUN_OUTPUT), the process
  * writes such a dump when it exits.
  *

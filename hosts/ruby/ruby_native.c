@@ -1,5 +1,5 @@
 /*
- * ruby_native.c - Ruby lines for the malloc tracker's sites.
+ * ruby_native.c - Ruby lines for the malloc tracker's native stacks.
  *
  * Under vmheap-run the tracker accounts each malloc to its C stack; this
  * hook adds the Ruby file:line running on the allocating thread, as mwrap
@@ -32,7 +32,7 @@
  *   - postponed jobs (rb_postponed_job_flush: moving Hashes' and Arrays'
  *     tables out of the transient heap, deferred finalizers, profilers'
  *     jobs) run at an interrupt check of whatever Ruby line ran: the
- *     agent charges a site whose C stack passes through
+ *     agent charges a native stack that passes through
  *     rb_postponed_job_flush (found by its dynamic symbol, which every
  *     MRI since 2.0 exports) to "<ruby: postponed job>"
  *     (vmheap_agent_native_activity).  No flag says "in a postponed job"

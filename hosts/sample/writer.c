@@ -7,6 +7,7 @@
  * and only stops the writing.  Tests of the fork guard's write rate use
  * it (spec/agent_ops_test.c).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -36,16 +36,16 @@ vmheap_client *spec_vm_client(const struct spec_vm *vm)
 
 int64_t spec_get_uint(vmheap_client *c, const char *var)
 {
-	struct vmheap_reply rep;
+	struct spec_reply rep;
 	int64_t v = -1;
 
-	if (vmheap_client_call(c, "get", var, NULL, &rep) < 0) {
-		vmheap_reply_release(&rep);
+	if (spec_client_call(c, "get", var, NULL, &rep) < 0) {
+		spec_reply_release(&rep);
 		return -1;
 	}
 	if (rep.ok && rep.value.type == MSGPACK_OBJECT_POSITIVE_INTEGER)
 		v = (int64_t)rep.value.via.u64;
-	vmheap_reply_release(&rep);
+	spec_reply_release(&rep);
 	return v;
 }
 

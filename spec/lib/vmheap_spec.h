@@ -42,7 +42,7 @@
 #include <pwd.h>
 #include <sys/types.h>
 
-#include "vmheap_agent.h"
+#include "spec_reply.h" /* and vmheap_agent.h */
 
 /* Non-zero in the sanitizer build (SAN=1). */
 #if defined(__SANITIZE_ADDRESS__)

@@ -1,8 +1,9 @@
 /*
- * sites.c - call sites.  A site is a stack of return addresses (and the
- * VM's location); it has an id (1, 2, ...), and its counters are kept by
- * id in counters.c.  The sites live in chunks that are mapped as needed
- * and never move.  Finding a stack's id goes through an index split into
+ * stack_table.c - the native stacks.  A native stack is the return
+ * addresses of an allocation's call chain (and the VM's location); it has
+ * an id (1, 2, ...), and its counters are kept by id in counters.c.  The
+ * stacks live in chunks that are mapped as needed and never move.
+ * Finding a stack's id goes through an index split into
  * stripes by the stack's hash, each an open-addressing table of ids
  * under its own lock.
  */
@@ -12,12 +13,12 @@
 #include "native-internal.h"
 
 #define INDEX_STRIPES 16
-#define CHUNK_SITES 1024
+#define CHUNK_STACKS 1024
 #define FIRST_CAP 256
 
-#define CHUNKS (NATIVE_MAX_SITES / CHUNK_SITES)
+#define CHUNKS (NATIVE_MAX_STACKS / CHUNK_STACKS)
 
-struct site {
+struct stack {
 	uint64_t hash;
 	const char *file; /* the VM's location (files.c), or NULL */
 	uint32_t line;
@@ -33,16 +34,16 @@ struct index {
 };
 
 static struct index index_[INDEX_STRIPES] = {
-	[0 ... INDEX_STRIPES - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER},
+    [0 ... INDEX_STRIPES - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER},
 };
-static void *_Atomic chunks[CHUNKS]; /* of CHUNK_SITES struct site */
-static _Atomic uint32_t next_id; /* ids handed out */
+static void *_Atomic chunks[CHUNKS]; /* of CHUNK_STACKS struct stack */
+static _Atomic uint32_t next_id;     /* ids handed out */
 
-static struct site *site_at(uint32_t id)
+static struct stack *stack_at(uint32_t id)
 {
-	struct site *c = atomic_load_explicit(&chunks[(id - 1) / CHUNK_SITES],
-					      memory_order_acquire);
-	return &c[(id - 1) % CHUNK_SITES];
+	struct stack *c = atomic_load_explicit(&chunks[(id - 1) / CHUNK_STACKS],
+					       memory_order_acquire);
+	return &c[(id - 1) % CHUNK_STACKS];
 }
 
 static uint64_t hash_where(const struct native_where *w)
@@ -61,23 +62,23 @@ static uint64_t hash_where(const struct native_where *w)
 	return h;
 }
 
-/* Is site s the one of w? */
-static int is_at(const struct site *s, const struct native_where *w)
+/* Is stack s the one of w? */
+static int is_at(const struct stack *s, const struct native_where *w)
 {
 	return s->depth == w->depth && s->file == w->file &&
 	       s->line == w->line &&
 	       memcmp(s->frames, w->frames, w->depth * sizeof *w->frames) == 0;
 }
 
-/* A new site's storage, its chunk mapped if this is the chunk's first. */
+/* A new stack's storage, its chunk mapped if this is the chunk's first. */
 static uint32_t new_id(void)
 {
 	uint32_t id = atomic_fetch_add(&next_id, 1) + 1;
-	size_t c = (id - 1) / CHUNK_SITES;
+	size_t c = (id - 1) / CHUNK_STACKS;
 	if (c >= CHUNKS)
 		return 0;
 	if (native_pages_once(&chunks[c],
-			      CHUNK_SITES * sizeof(struct site)) == NULL)
+			      CHUNK_STACKS * sizeof(struct stack)) == NULL)
 		return 0;
 	return id;
 }
@@ -93,7 +94,7 @@ static int index_grow(struct index *x)
 	for (size_t i = 0; i < x->cap; i++) {
 		if (x->ids[i] == 0)
 			continue;
-		size_t j = site_at(x->ids[i])->hash & (cap - 1);
+		size_t j = stack_at(x->ids[i])->hash & (cap - 1);
 		while (ids[j] != 0)
 			j = (j + 1) & (cap - 1);
 		ids[j] = x->ids[i];
@@ -104,34 +105,33 @@ static int index_grow(struct index *x)
 	return 0;
 }
 
-/* A small per-thread cache of the sites a thread used last: a hit needs
- * no lock (sites never move; an entry of another generation is stale). */
+/* A small per-thread cache of the stacks a thread used last: a hit needs
+ * no lock (stacks never move; an entry of another generation is stale). */
 #define CACHE 64
 struct cached {
 	uint64_t state, hash;
 	uint32_t id;
 };
-static __thread struct cached cache[CACHE]
-	NATIVE_TLS;
+static __thread struct cached cache[CACHE] NATIVE_TLS;
 
-static uint32_t site_get_locked(const struct native_where *w,
-				uint64_t state, uint64_t h);
+static uint32_t stack_get_locked(const struct native_where *w, uint64_t state,
+				 uint64_t h);
 
-uint32_t native_site_get(const struct native_where *w, uint64_t state)
+uint32_t native_stacks_get(const struct native_where *w, uint64_t state)
 {
 	uint64_t h = hash_where(w);
 	struct cached *c = &cache[h % CACHE];
 
-	if (c->state == state && c->hash == h && is_at(site_at(c->id), w))
+	if (c->state == state && c->hash == h && is_at(stack_at(c->id), w))
 		return c->id;
-	uint32_t id = site_get_locked(w, state, h);
+	uint32_t id = stack_get_locked(w, state, h);
 	if (id != 0)
 		*c = (struct cached){state, h, id};
 	return id;
 }
 
-static uint32_t site_get_locked(const struct native_where *w,
-				uint64_t state, uint64_t h)
+static uint32_t stack_get_locked(const struct native_where *w, uint64_t state,
+				 uint64_t h)
 {
 	struct index *x = &index_[h >> 60 & (INDEX_STRIPES - 1)];
 	uint32_t id = 0;
@@ -141,7 +141,7 @@ static uint32_t site_get_locked(const struct native_where *w,
 	if (x->ids != NULL) {
 		size_t mask = x->cap - 1;
 		for (size_t i = h & mask; x->ids[i] != 0; i = (i + 1) & mask) {
-			struct site *s = site_at(x->ids[i]);
+			struct stack *s = stack_at(x->ids[i]);
 			if (s->hash == h && is_at(s, w)) {
 				id = x->ids[i];
 				goto out;
@@ -150,13 +150,13 @@ static uint32_t site_get_locked(const struct native_where *w,
 	}
 	if (index_grow(x) != 0 || (id = new_id()) == 0)
 		goto out;
-	struct site *s = site_at(id);
+	struct stack *s = stack_at(id);
 	s->hash = h;
 	s->file = w->file;
 	s->line = w->line;
 	s->depth = w->depth;
 	memcpy(s->frames, w->frames, w->depth * sizeof *w->frames);
-	native_counters_zero(id); /* the id may have been a site before */
+	native_counters_zero(id); /* the id may have been a stack before */
 	size_t i = h & (x->cap - 1);
 	while (x->ids[i] != 0)
 		i = (i + 1) & (x->cap - 1);
@@ -167,21 +167,21 @@ out:
 	return id;
 }
 
-void native_sites_lock(void)
+void native_stacks_lock(void)
 {
 	for (int i = 0; i < INDEX_STRIPES; i++)
 		pthread_mutex_lock(&index_[i].lock);
 }
 
-void native_sites_unlock(void)
+void native_stacks_unlock(void)
 {
 	for (int i = INDEX_STRIPES - 1; i >= 0; i--)
 		pthread_mutex_unlock(&index_[i].lock);
 }
 
-void native_sites_clear(void)
+void native_stacks_clear(void)
 {
-	native_sites_lock();
+	native_stacks_lock();
 	for (int i = 0; i < INDEX_STRIPES; i++) {
 		native_pages_free(index_[i].ids,
 				  index_[i].cap * sizeof *index_[i].ids);
@@ -190,21 +190,21 @@ void native_sites_clear(void)
 	}
 	/* The chunks stay mapped for the next start; ids start over. */
 	atomic_store(&next_id, 0);
-	native_sites_unlock();
+	native_stacks_unlock();
 }
 
-size_t native_sites_copy(vmheap_native_stack *out, uint32_t *ids, size_t cap)
+size_t native_stacks_copy(vmheap_native_stack *out, uint32_t *ids, size_t cap)
 {
-	native_sites_lock(); /* no site is half made while we copy */
+	native_stacks_lock(); /* no stack is half made while we copy */
 	uint32_t n = atomic_load(&next_id);
 	size_t got = 0;
 	for (uint32_t id = 1; id <= n; id++) {
-		if ((id - 1) / CHUNK_SITES >= CHUNKS)
+		if ((id - 1) / CHUNK_STACKS >= CHUNKS)
 			break;
-		/* An id whose chunk could not be mapped has no site. */
-		if (atomic_load(&chunks[(id - 1) / CHUNK_SITES]) == NULL)
+		/* An id whose chunk could not be mapped has no stack. */
+		if (atomic_load(&chunks[(id - 1) / CHUNK_STACKS]) == NULL)
 			continue;
-		struct site *s = site_at(id);
+		struct stack *s = stack_at(id);
 		if (s->depth == 0)
 			continue;
 		if (got < cap) {
@@ -227,18 +227,19 @@ size_t native_sites_copy(vmheap_native_stack *out, uint32_t *ids, size_t cap)
 		}
 		got++;
 	}
-	native_sites_unlock();
+	native_stacks_unlock();
 	return got;
 }
 
-void native_sites_sum(vmheap_native_totals *t)
+void native_stacks_sum(vmheap_native_totals *t)
 {
-	native_sites_lock();
+	native_stacks_lock();
 	uint32_t n = atomic_load(&next_id);
-	for (uint32_t id = 1; id <= n && (id - 1) / CHUNK_SITES < CHUNKS; id++) {
-		if (atomic_load(&chunks[(id - 1) / CHUNK_SITES]) == NULL)
+	for (uint32_t id = 1; id <= n && (id - 1) / CHUNK_STACKS < CHUNKS;
+	     id++) {
+		if (atomic_load(&chunks[(id - 1) / CHUNK_STACKS]) == NULL)
 			continue;
-		struct site *s = site_at(id);
+		struct stack *s = stack_at(id);
 		if (s->depth == 0)
 			continue;
 		struct native_counts sum;
@@ -249,5 +250,5 @@ void native_sites_sum(vmheap_native_totals *t)
 		t->live_count += sum.allocs - sum.frees;
 		t->live_bytes += sum.live_bytes;
 	}
-	native_sites_unlock();
+	native_stacks_unlock();
 }
