@@ -55,6 +55,7 @@ struct vmheap_graph {
 	struct graph_big_bytes *big; /* by object, increasing */
 	size_t nbig;
 	uint64_t total_bytes;
+	int has_sites; /* an object record names a site */
 
 	/* Id lookup: the ids in increasing order are ids[order[k]] (or ids[k]
 	 * when order is NULL: the dump's ids were already in order).  dir[b]
@@ -108,6 +109,10 @@ struct vmheap_graph {
 	/* [n] position in fwd of the reference that reaches each object on
 	 * its shortest path (kept only when edge_name is not NULL) */
 	uint32_t *path_edge;
+	/* 1: the search stopped once it had reached the objects it was
+	 * asked for (vmheap_graph_shortest_paths_to): the objects it did
+	 * not reach have no path yet, unreachable or not */
+	int path_partial;
 	uint32_t *root_by_obj; /* root record indices sorted by object */
 	size_t nroot_by_obj;
 	int have_unreachable;
@@ -129,6 +134,14 @@ static inline void graph_add_bytes(vmheap_graph *g, uint64_t *sum, uint64_t b)
 	}
 }
 
+/* Ask the kernel for huge pages under the whole 2 MiB pages of
+ * [p, p + bytes) (madvise MADV_HUGEPAGE; nothing where it has none, or for
+ * less than 2 MiB): the graph's arrays are read at random, one TLB miss a
+ * read with 4 KiB pages, and filled with 512 times fewer page faults.
+ * Memory use is unchanged but for the last partial huge page of an array.
+ * A hint: its failure is ignored. */
+void graph_huge_pages(void *p, size_t bytes);
+
 /* Set g->error (printf style) and return `code`. */
 int graph_fail(vmheap_graph *g, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -146,11 +159,16 @@ int graph_index_class_objects(vmheap_graph *g);
 /* Build order/dir from g->ids (ids_sorted: already non-decreasing). */
 int graph_index_ids(vmheap_graph *g, int ids_sorted);
 
-/* Replace ids[0..n) in place by their object indices
- * (vmheap_graph_find), VMHEAP_GRAPH_NONE for an id not in the graph:
- * afterwards the 4 bytes at (char *)ids + 4 * k are the index of the k-th id.
- * The lookups are prefetched a few ids ahead (they are random reads). */
+/* Replace each of ids[0..n) by its object index (vmheap_graph_find),
+ * VMHEAP_GRAPH_NONE for an id not in the graph.  The lookups are
+ * prefetched a few ids ahead (they are random reads), and a long array is
+ * done in two halves on two threads when there are two processors. */
 void graph_find_many(const vmheap_graph *g, uint64_t *ids, size_t n);
+
+/* The paths of objects[0..n) and of the objects on them: those that exist
+ * (a search that stopped early covers them, or every object's), else every
+ * object's (vmheap_graph_shortest_paths).  0 or VMHEAP_ENOMEM. */
+int graph_paths_for(vmheap_graph *g, const uint32_t *objects, size_t n);
 
 /* Read every record of `r` into a new graph (graph_build.c). */
 int graph_build(vmheap_graph **out, vmheap_reader *r);

@@ -2,11 +2,29 @@
  * graph.c - constructors and accessors of vmheap_graph: objects, forward
  * references, roots.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "graph-internal.h"
+
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+void graph_huge_pages(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+	uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	uintptr_t end = ((uintptr_t)p + bytes) & ~(HUGE_PAGE - 1);
+
+	if (p && end > start)
+		(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)bytes;
+#endif
+}
 
 int graph_fail(vmheap_graph *g, int code, const char *fmt, ...)
 {
@@ -135,6 +153,11 @@ uint64_t vmheap_graph_total_bytes(const vmheap_graph *g)
 int vmheap_graph_saturated(const vmheap_graph *g)
 {
 	return g->saturated;
+}
+
+int vmheap_graph_has_sites(const vmheap_graph *g)
+{
+	return g->has_sites;
 }
 
 /* ------------------------------------------------------------ references */

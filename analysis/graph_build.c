@@ -16,6 +16,8 @@
 
 #include "graph-internal.h"
 
+#define CLASS_CACHE 256
+
 /* A more-references record that does not follow its object. */
 struct build_side_ref {
 	uint64_t source, target;
@@ -37,8 +39,10 @@ struct build {
 	size_t nstrings, strings_cap;
 	size_t roots_cap;
 	int ids_sorted;
-	uint64_t last_class_id;
-	uint32_t last_class;
+	/* the class index of recent class ids, by a hash of the id: objects
+	 * of a few classes alternate (the class table's hash is slower) */
+	uint64_t cache_id[CLASS_CACHE];
+	uint32_t cache_class[CLASS_CACHE]; /* index + 1, 0: empty */
 };
 
 static int names_add(vmheap_graph *g, const char *text, size_t len, size_t *off)
@@ -113,15 +117,18 @@ static int add_root(struct build *b, const struct vmheap_record *rec)
 	return 0;
 }
 
-/* Give b->raw_names b->raw_cap entries, the new ones GRAPH_NAME_NONE. */
-static int grow_raw_names(struct build *b, size_t old_cap)
+/* Give b->raw_names b->raw_cap entries; the first time, the b->raw_len
+ * references before it get GRAPH_NAME_NONE (add_refs names the others:
+ * the capacity beyond is not touched). */
+static int grow_raw_names(struct build *b)
 {
 	uint32_t *p = realloc(b->raw_names, (b->raw_cap ? b->raw_cap : 1) *
 						sizeof(*p));
 
 	if (!p)
 		return VMHEAP_ENOMEM;
-	memset(p + old_cap, 0, (b->raw_cap - old_cap) * sizeof(*p));
+	if (!b->raw_names)
+		memset(p, 0, b->raw_len * sizeof(*p));
 	b->raw_names = p;
 	return 0;
 }
@@ -134,23 +141,32 @@ static int add_refs(struct build *b, const uint64_t *refs,
 				  "more than %u references",
 				  (unsigned)UINT32_MAX);
 	while (b->raw_len + nrefs > b->raw_cap) {
-		size_t old_cap = b->raw_cap;
 		void *p = vmheap_array_grow(b->raw, &b->raw_cap,
 					    sizeof(*b->raw), 1024);
 		if (!p)
 			return VMHEAP_ENOMEM;
 		b->raw = p;
-		if (b->raw_names && grow_raw_names(b, old_cap) < 0)
+		if (b->raw_names && grow_raw_names(b) < 0)
 			return VMHEAP_ENOMEM;
 	}
-	if (names && nrefs && !b->raw_names && grow_raw_names(b, 0) < 0)
+	if (names && nrefs && !b->raw_names && grow_raw_names(b) < 0)
 		return VMHEAP_ENOMEM; /* the first names of the dump */
 	if (nrefs) /* refs and raw may be NULL then */
 		memcpy(b->raw + b->raw_len, refs, nrefs * sizeof(*refs));
+	if (b->raw_names && !names && nrefs)
+		memset(b->raw_names + b->raw_len, 0,
+		       nrefs * sizeof(*b->raw_names));
 	for (size_t k = 0; names && k < nrefs; k++) {
-		int rc = graph_name_code(b->g, &b->codes, names[k],
-					 &b->raw_names[b->raw_len + k]);
-		if (rc < 0)
+		int64_t v = names[k];
+		uint32_t *code = &b->raw_names[b->raw_len + k];
+		int rc;
+		/* graph_name_code's two commonest answers, without a call */
+		if (v < 0 && vmheap_edge_name_index_of(v) < GRAPH_NAME_INDEX)
+			*code = GRAPH_NAME_INDEX |
+				(uint32_t)vmheap_edge_name_index_of(v);
+		else if (v && v == b->codes.last_value && b->codes.last_code)
+			*code = b->codes.last_code;
+		else if ((rc = graph_name_code(b->g, &b->codes, v, code)) < 0)
 			return rc;
 	}
 	b->raw_len += nrefs;
@@ -195,15 +211,18 @@ static int add_object(struct build *b, const struct vmheap_record *rec)
 		return rc;
 	if (i > 0 && rec->u.object.id < g->ids[i - 1])
 		b->ids_sorted = 0;
-	if (i == 0 || rec->u.object.class_id != b->last_class_id) {
-		uint32_t c = graph_class_intern(g, rec->u.object.class_id);
+	uint64_t cid = rec->u.object.class_id;
+	size_t slot = (size_t)((cid * 0x9e3779b97f4a7c15ULL) >> 56);
+	if (!b->cache_class[slot] || b->cache_id[slot] != cid) {
+		uint32_t c = graph_class_intern(g, cid);
 		if (c == UINT32_MAX)
 			return VMHEAP_ENOMEM;
-		b->last_class = c;
-		b->last_class_id = rec->u.object.class_id;
+		b->cache_id[slot] = cid;
+		b->cache_class[slot] = c + 1;
 	}
 	g->ids[i] = rec->u.object.id;
-	g->class_of[i] = b->last_class;
+	g->class_of[i] = b->cache_class[slot] - 1;
+	g->has_sites |= rec->u.object.site != 0;
 	graph_add_bytes(g, &g->total_bytes, bytes);
 	if (bytes >= GRAPH_BYTES_BIG) {
 		size_t cap = g->nbig;
@@ -259,10 +278,12 @@ static int add_more_refs(struct build *b, const struct vmheap_record *rec)
 	return 0;
 }
 
-/* Resolve the raw reference ids to indices in place (a 4-byte index is
- * written at or before the 8-byte id it replaces): first every id to its
- * index or VMHEAP_GRAPH_NONE at position k (graph_find_many: the lookups
- * are random reads, prefetched ahead), then the missing ones dropped. */
+/* Resolve the raw reference ids to indices in place: first every id to
+ * its index or VMHEAP_GRAPH_NONE (graph_find_many: the lookups are random
+ * reads, prefetched ahead, on two threads), then the missing ones dropped
+ * while the indices are packed to 4 bytes each (index k is read from
+ * bytes 8k before anything is written at or past them: it goes to 4w,
+ * w <= k). */
 static int resolve_refs(struct build *b)
 {
 	vmheap_graph *g = b->g;
@@ -274,8 +295,10 @@ static int resolve_refs(struct build *b)
 		uint32_t end = g->fwd_off[i + 1];
 		g->fwd_off[i] = w;
 		for (uint32_t k = start; k < end; k++) {
-			uint32_t t;
-			memcpy(&t, buf + (size_t)k * 4, 4);
+			uint64_t
+			    index; /* read as bytes: 4-byte writes overlap */
+			memcpy(&index, buf + (size_t)k * 8, 8);
+			uint32_t t = (uint32_t)index;
 			if (t == VMHEAP_GRAPH_NONE) {
 				g->missing_refs++;
 				continue;

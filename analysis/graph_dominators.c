@@ -62,9 +62,13 @@ static int number_vertices(struct dom *d)
 	uint64_t *seen;
 
 	d->pre = malloc(((size_t)n + 1) * sizeof(*d->pre));
+	graph_huge_pages(d->pre, ((size_t)n + 1) * sizeof(*d->pre));
 	d->vertex = malloc(((size_t)n + 1) * sizeof(*d->vertex));
+	graph_huge_pages(d->vertex, ((size_t)n + 1) * sizeof(*d->vertex));
 	d->parent = malloc(((size_t)n + 1) * sizeof(*d->parent));
+	graph_huge_pages(d->parent, ((size_t)n + 1) * sizeof(*d->parent));
 	next = malloc(((size_t)n + 1) * sizeof(*next));
+	graph_huge_pages(next, ((size_t)n + 1) * sizeof(*next));
 	seen = calloc((size_t)n / 64 + 1, sizeof(*seen));
 	if (!d->pre || !d->vertex || !d->parent || !next || !seen) {
 		free(next);
@@ -151,6 +155,7 @@ static int index_predecessors(struct dom *d)
 	uint64_t m = 0;
 
 	d->pred_off = calloc((size_t)r + 1, sizeof(*d->pred_off));
+	graph_huge_pages(d->pred_off, ((size_t)r + 1) * sizeof(*d->pred_off));
 	if (!d->pred_off)
 		return VMHEAP_ENOMEM;
 	for (size_t k = 0; k < g->nroots; k++) {
@@ -183,6 +188,7 @@ static int index_predecessors(struct dom *d)
 	for (uint32_t i = 0; i < r; i++)
 		d->pred_off[i + 1] += d->pred_off[i];
 	d->pred = malloc((m ? m : 1) * sizeof(*d->pred));
+	graph_huge_pages(d->pred, (m ? m : 1) * sizeof(*d->pred));
 	if (!d->pred)
 		return VMHEAP_ENOMEM;
 	for (size_t k = 0; k < g->nroots; k++) {
@@ -261,6 +267,7 @@ static int compute_idoms(struct dom *d)
 	int rc;
 
 	d->forest = malloc((size_t)r * sizeof(*d->forest));
+	graph_huge_pages(d->forest, (size_t)r * sizeof(*d->forest));
 	if (!d->forest)
 		return VMHEAP_ENOMEM;
 	for (uint32_t i = 0; i < r; i++)
@@ -317,7 +324,9 @@ static int store_results(struct dom *d)
 	uint64_t *ret;
 
 	g->idom = malloc(((size_t)n + 1) * sizeof(*g->idom));
+	graph_huge_pages(g->idom, ((size_t)n + 1) * sizeof(*g->idom));
 	g->retained = calloc((size_t)n + 1, sizeof(*g->retained));
+	graph_huge_pages(g->retained, ((size_t)n + 1) * sizeof(*g->retained));
 	if (!g->idom || !g->retained) {
 		free(g->idom);
 		free(g->retained);

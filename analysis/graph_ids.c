@@ -4,8 +4,10 @@
  * radix-sorted index) and a directory of buckets over the id range, so that
  * a lookup is one bucket read and a short binary search.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "graph-internal.h"
 
@@ -85,6 +87,7 @@ int graph_index_ids(vmheap_graph *g, int ids_sorted)
 	g->dir = malloc(((size_t)buckets + 1) * sizeof(*g->dir));
 	if (!g->dir)
 		return VMHEAP_ENOMEM;
+	graph_huge_pages(g->dir, ((size_t)buckets + 1) * sizeof(*g->dir));
 	g->dir_buckets = buckets;
 	g->dir_shift = shift;
 	uint32_t k = 0;
@@ -130,36 +133,59 @@ static inline uint64_t bucket_of(const vmheap_graph *g, uint64_t id)
  * 2 * FIND_AHEAD, the first sorted id of its bucket at FIND_AHEAD. */
 #define FIND_AHEAD 16
 
+/* ids[lo..hi): each id replaced by its index (as a uint64). */
+static void find_range(const vmheap_graph *g, uint64_t *ids, size_t lo,
+		       size_t hi)
+{
+	for (size_t k = lo; k < hi; k++) {
+		if (k + 2 * FIND_AHEAD < hi)
+			__builtin_prefetch(
+			    &g->dir[bucket_of(g, ids[k + 2 * FIND_AHEAD])]);
+		if (k + FIND_AHEAD < hi) {
+			uint32_t at = g->dir[bucket_of(g, ids[k + FIND_AHEAD])];
+			if (g->order)
+				__builtin_prefetch(&g->order[at]);
+			else
+				__builtin_prefetch(&g->ids[at]);
+		}
+		ids[k] = vmheap_graph_find(g, ids[k]);
+	}
+}
+
+struct find_part {
+	const vmheap_graph *g;
+	uint64_t *ids;
+	size_t lo, hi;
+};
+
+static void *find_thread(void *arg)
+{
+	struct find_part *p = arg;
+
+	find_range(p->g, p->ids, p->lo, p->hi);
+	return NULL;
+}
+
+/* Below this many ids a second thread costs more than it saves. */
+#define FIND_THREAD_MIN 1000000
+
 void graph_find_many(const vmheap_graph *g, uint64_t *ids, size_t n)
 {
-	unsigned char *buf = (unsigned char *)ids;
+	struct find_part second = {g, ids, n / 2, n};
+	pthread_t tid;
+	int threaded;
 
 	if (g->n == 0) {
-		uint32_t none = VMHEAP_GRAPH_NONE;
 		for (size_t k = 0; k < n; k++)
-			memcpy(buf + k * 4, &none, 4);
+			ids[k] = VMHEAP_GRAPH_NONE;
 		return;
 	}
-	/* the id at k is read before anything is written at or past byte
-	 * 8 * k: index j is written at 4 * j, and j <= k */
-	for (size_t k = 0; k < n; k++) {
-		uint64_t id, ahead;
-		uint32_t t;
-
-		if (k + 2 * FIND_AHEAD < n) {
-			memcpy(&ahead, buf + (k + 2 * FIND_AHEAD) * 8, 8);
-			__builtin_prefetch(&g->dir[bucket_of(g, ahead)]);
-		}
-		if (k + FIND_AHEAD < n) {
-			memcpy(&ahead, buf + (k + FIND_AHEAD) * 8, 8);
-			uint32_t lo = g->dir[bucket_of(g, ahead)];
-			if (g->order)
-				__builtin_prefetch(&g->order[lo]);
-			else
-				__builtin_prefetch(&g->ids[lo]);
-		}
-		memcpy(&id, buf + k * 8, 8);
-		t = vmheap_graph_find(g, id);
-		memcpy(buf + k * 4, &t, 4);
-	}
+	/* two halves at once on two processors (each id is replaced where
+	 * it is, so the halves share nothing); one thread if the second
+	 * cannot start */
+	threaded = n >= FIND_THREAD_MIN && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+		   pthread_create(&tid, NULL, find_thread, &second) == 0;
+	find_range(g, ids, 0, threaded ? n / 2 : n);
+	if (threaded)
+		pthread_join(tid, NULL);
 }

@@ -41,6 +41,9 @@ struct trie {
 	uint32_t *table; /* node index + 1 */
 	size_t table_cap;
 	uint32_t *memo; /* [n] node of each object's shape, or NO_NODE */
+	/* [n] the root object of the path of each object with a memo: a
+	 * group's root record without walking its example's path again */
+	uint32_t *root_of;
 	uint32_t *stack;
 	size_t stack_cap;
 };
@@ -127,11 +130,12 @@ static uint32_t shape_of(struct trie *t, uint32_t v)
 {
 	vmheap_graph *g = t->g;
 	size_t depth = 0;
-	uint32_t node = NO_NODE;
+	uint32_t node = NO_NODE, root_object = NO_NODE;
 
 	for (uint32_t u = v;; u = g->path_parent[u]) {
 		if (t->memo[u] != NO_NODE) {
 			node = t->memo[u];
+			root_object = t->root_of[u];
 			break;
 		}
 		if (depth == t->stack_cap) {
@@ -142,8 +146,10 @@ static uint32_t shape_of(struct trie *t, uint32_t v)
 			t->stack = p;
 		}
 		t->stack[depth++] = u;
-		if (g->path_parent[u] == VMHEAP_GRAPH_ROOT)
+		if (g->path_parent[u] == VMHEAP_GRAPH_ROOT) {
+			root_object = u;
 			break;
+		}
 	}
 	while (depth--) {
 		uint32_t u = t->stack[depth];
@@ -165,6 +171,7 @@ static uint32_t shape_of(struct trie *t, uint32_t v)
 		if (node == NO_NODE)
 			return NO_NODE;
 		t->memo[u] = node;
+		t->root_of[u] = root_object;
 	}
 	return node;
 }
@@ -214,8 +221,9 @@ static int collect(struct trie *t, struct object_paths_owned *res)
 			top = y;
 		}
 		/* the example's own root record (another root object of the
-		 * same class and kind may have made the top node) */
-		vmheap_graph_path(t->g, x->example, NULL, 0, &root);
+		 * same class and kind may have made the top node): the first
+		 * record of its path's root object */
+		vmheap_graph_path(t->g, t->root_of[x->example], NULL, 0, &root);
 		groups[ngroups++] = (struct vmheap_graph_path_group){
 		    .count = x->count,
 		    .bytes = x->bytes,
@@ -268,11 +276,12 @@ int vmheap_graph_object_paths(vmheap_graph *g, const uint32_t *objects,
 	int rc;
 
 	*out = NULL;
-	if ((rc = vmheap_graph_shortest_paths(g)) < 0)
+	if ((rc = graph_paths_for(g, objects, n)) < 0)
 		return rc;
 	res = calloc(1, sizeof(*res));
 	t.memo = malloc((g->n ? g->n : 1) * sizeof(*t.memo));
-	if (res && t.memo) {
+	t.root_of = malloc((g->n ? g->n : 1) * sizeof(*t.root_of));
+	if (res && t.memo && t.root_of) {
 		memset(t.memo, 0xff, (size_t)g->n * sizeof(*t.memo));
 		rc = merge(&t, res, objects, n);
 	} else {
@@ -281,6 +290,7 @@ int vmheap_graph_object_paths(vmheap_graph *g, const uint32_t *objects,
 	free(t.nodes);
 	free(t.table);
 	free(t.memo);
+	free(t.root_of);
 	free(t.stack);
 	if (rc < 0) {
 		vmheap_graph_object_paths_free(res ? &res->pub : NULL);

@@ -102,17 +102,26 @@ static int seed_push(struct seeds *s, uint32_t object, uint32_t parent,
 /* The search's state: parent and edge are the results; queue the objects
  * reached, level by level (each object is queued once in all).  With the
  * ranked rule, code_kind[c] holds the CODE_ bits of name code c (NULL
- * without names) and internal[c] whether class c is VM-internal. */
+ * without names), any_stack whether one of them has CODE_STACK, and
+ * internal_obj one bit per object of a VM-internal class (NULL when no
+ * class is): a reference's name is read only when it can make the
+ * reference costly, and an object's class not at all. */
 struct search {
 	vmheap_graph *g;
 	int ranked;
 	uint32_t *parent, *edge, *queue;
 	uint32_t tail;
 	struct seeds next;
-	unsigned char *code_kind, *internal;
+	unsigned char *code_kind;
+	int any_stack;
+	uint64_t *internal_obj;
 	/* one bit per object reached: the test of every reference (n bits
 	 * stay in the cache where parent[] would miss it) */
 	uint64_t *seen;
+	/* a search to some objects only: one bit per object still wanted,
+	 * and how many; the search stops when the last is reached */
+	uint64_t *want;
+	size_t wanted;
 };
 
 static inline int seen(const struct search *s, uint32_t w)
@@ -125,13 +134,24 @@ static inline int seen(const struct search *s, uint32_t w)
 static int search_kinds(struct search *s)
 {
 	const vmheap_graph *g = s->g;
+	unsigned char *internal = malloc(g->nclasses ? g->nclasses : 1);
+	int any_internal = 0;
 
-	s->internal = malloc(g->nclasses ? g->nclasses : 1);
-	if (!s->internal)
+	if (!internal)
 		return VMHEAP_ENOMEM;
 	for (size_t c = 0; c < g->nclasses; c++)
-		s->internal[c] =
+		any_internal |= internal[c] =
 		    (unsigned char)graph_class_is_internal(g, (uint32_t)c);
+	if (any_internal &&
+	    !(s->internal_obj =
+		  calloc((size_t)g->n / 64 + 1, sizeof(*s->internal_obj)))) {
+		free(internal);
+		return VMHEAP_ENOMEM;
+	}
+	for (uint32_t i = 0; any_internal && i < g->n; i++)
+		if (internal[g->class_of[i]])
+			s->internal_obj[i / 64] |= 1ull << i % 64;
+	free(internal);
 	if (!g->edge_name)
 		return 0;
 	s->code_kind = calloc(g->nname_table + 1, 1);
@@ -145,6 +165,7 @@ static int search_kinds(struct search *s)
 				    (graph_code_is_named_field(g, code)
 					 ? CODE_NAMED_FIELD
 					 : 0));
+		s->any_stack |= s->code_kind[c] & CODE_STACK;
 	}
 	return 0;
 }
@@ -169,6 +190,14 @@ static void reach(struct search *s, uint32_t w, uint32_t v, uint32_t k)
 	if (s->edge)
 		s->edge[w] = k;
 	s->queue[s->tail++] = w;
+	if (s->want && (s->want[w / 64] >> w % 64 & 1))
+		s->wanted--;
+}
+
+/* 1 when a search to some objects has reached them all. */
+static inline int search_done(const struct search *s)
+{
+	return s->want && !s->wanted;
 }
 
 /* Follow the references of v (path length len): free ones reach their
@@ -176,13 +205,19 @@ static void reach(struct search *s, uint32_t w, uint32_t v, uint32_t k)
 static int expand(struct search *s, uint32_t v, uint32_t len)
 {
 	const vmheap_graph *g = s->g;
-	int internal = s->ranked && s->internal[g->class_of[v]];
+	int internal =
+	    s->internal_obj && (s->internal_obj[v / 64] >> v % 64 & 1);
+	/* a name makes a reference costly only if it is a stack's, or
+	 * not a named field's when v is internal */
+	int named_cost = s->ranked && (s->any_stack || internal);
 
 	for (uint32_t k = g->fwd_off[v]; k < g->fwd_off[v + 1]; k++) {
 		uint32_t w = g->fwd[k];
 		if (seen(s, w))
 			continue;
-		unsigned kind = s->ranked ? edge_kind(s, k) : 0;
+		if (search_done(s))
+			break;
+		unsigned kind = named_cost ? edge_kind(s, k) : 0;
 		if (s->ranked && ((kind & CODE_STACK) ||
 				  (internal && !(kind & CODE_NAMED_FIELD)))) {
 			if (seed_push(&s->next, w, v, k, len + 1) < 0)
@@ -195,8 +230,8 @@ static int expand(struct search *s, uint32_t v, uint32_t len)
 }
 
 /* Start loading what expanding the queued objects ahead of q will read
- * (random reads: a cache miss each): their reference offsets and class
- * far ahead, their references nearer. */
+ * (random reads: a cache miss each): their reference offsets far ahead,
+ * their references (and names, if a name can be a stack's) nearer. */
 #define AHEAD_OFF 32
 #define AHEAD_REFS 16
 
@@ -207,12 +242,11 @@ static inline void prefetch_ahead(const struct search *s, uint32_t q)
 	if (q + AHEAD_OFF < s->tail) {
 		uint32_t x = s->queue[q + AHEAD_OFF];
 		__builtin_prefetch(&g->fwd_off[x]);
-		__builtin_prefetch(&g->class_of[x]);
 	}
 	if (q + AHEAD_REFS < s->tail) {
 		uint32_t x = s->queue[q + AHEAD_REFS];
 		__builtin_prefetch(&g->fwd[g->fwd_off[x]]);
-		if (s->code_kind)
+		if (s->any_stack)
 			__builtin_prefetch(&g->edge_name[g->fwd_off[x]]);
 	}
 }
@@ -220,7 +254,8 @@ static inline void prefetch_ahead(const struct search *s, uint32_t q)
 /* Reach the seeds of length len or less that nothing reached first. */
 static void admit(struct search *s, struct seeds *cur, uint32_t len)
 {
-	while (cur->at < cur->n && cur->v[cur->at].len <= len) {
+	while (cur->at < cur->n && cur->v[cur->at].len <= len &&
+	       !search_done(s)) {
 		const struct seed *x = &cur->v[cur->at++];
 		if (!seen(s, x->object))
 			reach(s, x->object, x->parent, x->edge);
@@ -256,7 +291,7 @@ static int search(struct search *s)
 				   : &cur,
 			       v, VMHEAP_GRAPH_ROOT, 0, 0);
 	}
-	while (rc == 0) {
+	while (rc == 0 && !search_done(s)) {
 		uint32_t start = s->tail, len;
 
 		if (cur.at == cur.n) { /* the next layer */
@@ -268,14 +303,16 @@ static int search(struct search *s)
 		}
 		len = cur.v[cur.at].len;
 		admit(s, &cur, len);
-		while (rc == 0 && (start < s->tail || cur.at < cur.n)) {
+		while (rc == 0 && !search_done(s) &&
+		       (start < s->tail || cur.at < cur.n)) {
 			uint32_t end = s->tail;
 			if (start == end) { /* a gap: the next seeds */
 				len = cur.v[cur.at].len;
 				admit(s, &cur, len);
 				continue;
 			}
-			for (uint32_t q = start; q < end && rc == 0; q++) {
+			for (uint32_t q = start;
+			     q < end && rc == 0 && !search_done(s); q++) {
 				prefetch_ahead(s, q);
 				rc = expand(s, s->queue[q], len);
 			}
@@ -288,21 +325,69 @@ static int search(struct search *s)
 	return rc;
 }
 
-int vmheap_graph_shortest_paths(vmheap_graph *g)
+/* Forget the paths of a search that stopped early (g->path_partial). */
+static void drop_paths(vmheap_graph *g)
 {
-	uint32_t n = g->n;
+	free(g->path_parent);
+	free(g->path_edge);
+	free(g->root_by_obj);
+	g->path_parent = NULL;
+	g->path_edge = NULL;
+	g->root_by_obj = NULL;
+	g->nroot_by_obj = 0;
+	g->path_partial = 0;
+}
+
+/* 1 when the paths are known for every one of objects[0..n). */
+static int paths_cover(const vmheap_graph *g, const uint32_t *objects, size_t n)
+{
+	if (!g->path_parent)
+		return 0;
+	if (!g->path_partial)
+		return 1;
+	for (size_t k = 0; k < n; k++)
+		if (g->path_parent[objects[k]] == VMHEAP_GRAPH_NONE)
+			return 0;
+	return 1;
+}
+
+/* The wanted bits of objects[0..n) into s (a search to them only). */
+static int want_objects(struct search *s, const uint32_t *objects, size_t n)
+{
+	s->want = calloc((size_t)s->g->n / 64 + 1, sizeof(*s->want));
+	if (!s->want)
+		return VMHEAP_ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t w = objects[k];
+		if (!(s->want[w / 64] >> w % 64 & 1)) {
+			s->want[w / 64] |= 1ull << w % 64;
+			s->wanted++;
+		}
+	}
+	return 0;
+}
+
+/* The search from the roots, to every object (objects NULL) or until
+ * every one of objects[0..n) is reached. */
+static int search_paths(vmheap_graph *g, const uint32_t *objects, size_t n)
+{
+	uint32_t nobj = g->n;
 	struct search s = {.g = g};
 	int rc;
 
 	if (g->path_parent)
-		return 0;
+		drop_paths(g); /* partial: searched again, to the end */
 	s.ranked = g->path_rule != VMHEAP_GRAPH_PATHS_SHORTEST;
-	s.parent = malloc(((size_t)n + 1) * sizeof(*s.parent));
-	s.queue = malloc(((size_t)n + 1) * sizeof(*s.queue));
-	s.seen = calloc((size_t)n / 64 + 1, sizeof(*s.seen));
+	s.parent = malloc(((size_t)nobj + 1) * sizeof(*s.parent));
+	s.queue = malloc(((size_t)nobj + 1) * sizeof(*s.queue));
+	s.seen = calloc((size_t)nobj / 64 + 1, sizeof(*s.seen));
 	if (g->edge_name) /* names on the paths: the edge of each object */
-		s.edge = malloc(((size_t)n + 1) * sizeof(*s.edge));
-	if (!s.parent || !s.queue || !s.seen || (g->edge_name && !s.edge)) {
+		s.edge = malloc(((size_t)nobj + 1) * sizeof(*s.edge));
+	graph_huge_pages(s.parent, ((size_t)nobj + 1) * sizeof(*s.parent));
+	graph_huge_pages(s.queue, ((size_t)nobj + 1) * sizeof(*s.queue));
+	graph_huge_pages(s.edge, ((size_t)nobj + 1) * sizeof(*s.edge));
+	if (!s.parent || !s.queue || !s.seen || (g->edge_name && !s.edge) ||
+	    (objects && want_objects(&s, objects, n) < 0)) {
 		rc = graph_fail(g, VMHEAP_ENOMEM,
 				"out of memory for the shortest paths");
 		goto fail;
@@ -317,7 +402,7 @@ int vmheap_graph_shortest_paths(vmheap_graph *g)
 			graph_fail(g, rc, "out of memory for the roots");
 		goto fail;
 	}
-	memset(s.parent, 0xff, (size_t)n * sizeof(*s.parent));
+	memset(s.parent, 0xff, (size_t)nobj * sizeof(*s.parent));
 	if ((rc = search(&s)) < 0) {
 		free(g->root_by_obj);
 		g->root_by_obj = NULL;
@@ -327,13 +412,17 @@ int vmheap_graph_shortest_paths(vmheap_graph *g)
 	free(s.queue);
 	free(s.seen);
 	free(s.code_kind);
-	free(s.internal);
+	free(s.internal_obj);
+	free(s.want);
 	g->path_parent = s.parent;
 	g->path_edge = s.edge;
-	if (!g->have_unreachable) {
-		g->unreachable = n - s.tail;
+	/* a search that reached every wanted object before its end knows
+	 * no more than their paths and those it met on the way */
+	g->path_partial = search_done(&s) && s.tail < nobj;
+	if (!g->have_unreachable && !g->path_partial) {
+		g->unreachable = nobj - s.tail;
 		g->unreachable_bytes = 0;
-		for (uint32_t i = 0; i < n; i++)
+		for (uint32_t i = 0; i < nobj; i++)
 			if (s.parent[i] == VMHEAP_GRAPH_NONE)
 				graph_add_bytes(g, &g->unreachable_bytes,
 						vmheap_graph_object_bytes(g, i));
@@ -346,8 +435,31 @@ fail:
 	free(s.edge);
 	free(s.seen);
 	free(s.code_kind);
-	free(s.internal);
+	free(s.internal_obj);
+	free(s.want);
 	return rc;
+}
+
+int vmheap_graph_shortest_paths(vmheap_graph *g)
+{
+	if (g->path_parent && !g->path_partial)
+		return 0;
+	return search_paths(g, NULL, 0);
+}
+
+int vmheap_graph_shortest_paths_to(vmheap_graph *g, const uint32_t *objects,
+				   size_t n)
+{
+	if (paths_cover(g, objects, n))
+		return 0;
+	return search_paths(g, objects, n);
+}
+
+int graph_paths_for(vmheap_graph *g, const uint32_t *objects, size_t n)
+{
+	if (paths_cover(g, objects, n))
+		return 0;
+	return vmheap_graph_shortest_paths(g);
 }
 
 int vmheap_graph_set_path_rule(vmheap_graph *g, int rule)

@@ -15,7 +15,9 @@ int vmheap_graph_index_referrers(vmheap_graph *g)
 	if (g->rev_off)
 		return 0;
 	off = calloc((size_t)n + 1, sizeof(*off));
+	graph_huge_pages(off, ((size_t)n + 1) * sizeof(*off));
 	rev = malloc((m ? m : 1) * sizeof(*rev));
+	graph_huge_pages(rev, (m ? m : 1) * sizeof(*rev));
 	if (!off || !rev) {
 		free(off);
 		free(rev);

@@ -168,6 +168,11 @@ VMHEAP_EXPORT size_t vmheap_graph_class_count(const vmheap_graph *g);
 /* The class id of class `c` (c < vmheap_graph_class_count()). */
 VMHEAP_EXPORT uint64_t vmheap_graph_class_id(const vmheap_graph *g, size_t c);
 
+/* 1 when an object record of the dump names an allocation site (format
+ * 1.1, FORMAT.md section 16), else 0: a reader of the sites can skip a
+ * dump whose objects have none. */
+VMHEAP_EXPORT int vmheap_graph_has_sites(const vmheap_graph *g);
+
 /* ------------------------------------------------------------ references */
 
 /* References kept in the graph, all objects together (missing ids are
@@ -374,6 +379,23 @@ VMHEAP_EXPORT int vmheap_graph_set_path_rule(vmheap_graph *g, int rule);
  * lengths.  Returns 0, at once if already computed, or VMHEAP_ENOMEM.
  */
 VMHEAP_EXPORT int vmheap_graph_shortest_paths(vmheap_graph *g);
+
+/*
+ * The same search, stopped as soon as it has reached every one of
+ * objects[0..n) (indices below vmheap_graph_object_count()): when a few
+ * objects are asked about (one class's instances, one address), the rest
+ * of the heap is not searched.  Every object the search reached, those
+ * and the objects on their paths among them, has the path that
+ * vmheap_graph_shortest_paths() gives it (an object is final when first
+ * reached); the path functions answer for any other object as for an
+ * unreachable one, and vmheap_graph_unreachable() stays VMHEAP_ESTATE,
+ * until vmheap_graph_shortest_paths() searches to the end (it does so
+ * then, from the start).  Returns 0, at once if the paths of all of them
+ * are known, or VMHEAP_ENOMEM.
+ */
+VMHEAP_EXPORT int vmheap_graph_shortest_paths_to(vmheap_graph *g,
+						 const uint32_t *objects,
+						 size_t n);
 
 /* 1 when root record k is of a stack kind (above), else 0. */
 VMHEAP_EXPORT int vmheap_graph_root_is_stack(const vmheap_graph *g, size_t k);

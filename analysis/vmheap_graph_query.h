@@ -90,11 +90,13 @@ VMHEAP_EXPORT int64_t vmheap_graph_nearest_classes(const vmheap_graph *g,
  * kind and name, the classes and reference names from the root object
  * down to the object: struct vmheap_graph_path_group), as
  * vmheap_graph_class_paths() does for one class, computing the shortest
- * paths first if needed.  The objects may be of any classes; an object
+ * paths first if needed (all of them, unless a search of
+ * vmheap_graph_shortest_paths_to() already reached these objects: then
+ * they are used as they are).  The objects may be of any classes; an object
  * listed twice counts twice.  On success *out is the result (class_id 0,
  * instances n), freed with vmheap_graph_object_paths_free(); returns 0 or
  * VMHEAP_ENOMEM (then *out is NULL).  Time and memory: each object on the
- * paths is visited once (4 bytes per object of the graph while it runs),
+ * paths is visited once (8 bytes per object of the graph while it runs),
  * however long the paths.
  */
 VMHEAP_EXPORT int

@@ -89,8 +89,11 @@ static int walk(const struct native_chunks *c, uint64_t at, uint64_t to,
 			is_free = !(word_at(next + 8) & PREV_INUSE) ||
 				  (c->tcache_key &&
 				   word_at(at + 24) == c->tcache_key);
+		/* (and the next chunk's first word: the free chunk's last
+		 * usable word, which a tcache chunk leaves as the program
+		 * wrote it) */
 		if (is_free && span)
-			span(at + 16, next, arg);
+			span(at + 16, next == end ? next : next + 8, arg);
 		at = next;
 	}
 	return at == to ? 0 : -1;

@@ -3,8 +3,10 @@
  *
  *   record.c         the calls encoded, each thread into a buffer of its
  *                    own: thread states, block ids, the shared pool
- *   record_ids.c     address -> (block id, size) of the live recorded
- *                    blocks
+ *   record_ids.c     address -> block id of the live recorded blocks,
+ *                    and each slot's size
+ *   record_fence.c   the asymmetric fence between recording threads and
+ *                    the end or a growing table
  *   record_writer.c  the buffers, the queue, the writer thread, the file
  *                    and the end (trailer, end record)
  *
@@ -40,6 +42,8 @@ struct rec_buf {
  * that exits leaves it, and its index, to the next). */
 struct rec_thread {
 	_Atomic int in_use; /* inside a call's recording */
+	_Atomic int
+	    parked; /* inside, waiting to grow the table (record_ids.c) */
 	uint32_t index;
 	struct vmheap_trace_stream st;
 	struct rec_buf *buf;
@@ -57,7 +61,9 @@ struct rec_global {
 	uint64_t start_unix_us;
 	int forked;		 /* this process is a forked child */
 	_Atomic uint32_t next_slot;
-	uint32_t nthreads; /* states made (under record.c's lock) */
+	/* states made (under record.c's lock; threads[i] is set before
+	 * nthreads passes i) */
+	_Atomic uint32_t nthreads;
 	struct rec_thread *threads[REC_MAX_THREADS];
 	_Atomic uint64_t stalls;
 };
@@ -69,7 +75,7 @@ extern _Atomic int native_recording;
 struct rec_old {
 	struct rec_thread *thread; /* NULL: not recording this call */
 	int found;
-	uint64_t id, size;
+	uint64_t id;
 };
 void native_record_alloc(unsigned op, void *p, uint64_t size, uint64_t nmemb,
 			 uint64_t elsize, uint64_t align);
@@ -85,19 +91,37 @@ void native_record_realloc_end(unsigned op, const struct rec_old *old,
 int native_record_thread_key(void);
 uint64_t native_record_now_us(void);
 void native_record_after_fork(void);
-/* membarrier's registration (at the start), and the end's side of the
- * fence against the recording threads (record.c says why). */
+
+/* record_fence.c: membarrier's registration (at the start), and the rare
+ * side's fence against the recording threads (record_fence.c says why);
+ * the threads use a compiler barrier when native_rec_asymmetric is set,
+ * a seq_cst store otherwise. */
+extern int native_rec_asymmetric;
 void native_record_fences(void);
 void native_record_fence_end(void);
 
-/* record_ids.c: 1 when an entry for addr was there already (its id and
- * size in *stale_*: replaced), 0, or -1 without memory. */
-int native_rec_ids_insert(uint64_t addr, uint64_t id, uint64_t size,
-			  uint64_t *stale_id, uint64_t *stale_size);
-/* 1 and the entry's id and size when addr was there (removed), else 0. */
-int native_rec_ids_remove(uint64_t addr, uint64_t *id, uint64_t *size);
+/* record_ids.c.  Set while a stripe grows: a thread that finds it set
+ * after setting its in_use clears in_use and waits
+ * (native_rec_ids_wait_growth) before it goes on. */
+extern _Atomic int native_rec_ids_growing;
+void native_rec_ids_wait_growth(void);
+/* insert's size that leaves the slot's size as it is (a block put back). */
+#define REC_SIZE_KEEP UINT64_MAX
+/* addr's id is id and its slot's size is size, from thread me (inside
+ * its call: it may park there while the table grows): 1 when an entry
+ * for addr was there already (its id in *stale_id: replaced), 0, or -1
+ * without memory or when recording stopped. */
+int native_rec_ids_insert(struct rec_thread *me, uint64_t addr, uint64_t id,
+			  uint64_t size, uint64_t *stale_id);
+/* Ask for the cache lines addr's insert or removal will read (a hint:
+ * nothing is read). */
+void native_rec_ids_prefetch(uint64_t addr);
+/* 1 and the entry's id when addr was there (removed), else 0. */
+int native_rec_ids_remove(uint64_t addr, uint64_t *id);
+/* Live blocks and their sizes summed, with no thread inside a call. */
 void native_rec_ids_sum(uint64_t *blocks, uint64_t *bytes);
 void native_rec_ids_clear(void);
+/* Around fork(): no table grows across it. */
 void native_rec_ids_lock(void);
 void native_rec_ids_unlock(void);
 

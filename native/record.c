@@ -16,10 +16,8 @@
  * until no thread is inside, so that the table and the events agree when
  * the trailer is written.
  */
-#include <linux/membarrier.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,7 +137,10 @@ static __attribute__((noinline)) struct rec_thread *new_state(void)
 			t->st.ids = t->ring;
 			t->st.cap = REC_RING;
 			t->st.min = REC_RING_MIN;
-			native_rec.threads[native_rec.nthreads++] = t;
+			native_rec.threads[t->index] = t;
+			atomic_store_explicit(&native_rec.nthreads,
+					      t->index + 1,
+					      memory_order_release);
 		}
 	}
 	pthread_mutex_unlock(&states_lock);
@@ -166,46 +167,39 @@ static uint64_t now_us(void)
 }
 
 /*
- * The end and a recording thread meet as in Dekker's algorithm: the
- * thread sets in_use then reads native_recording, the end clears
- * native_recording then reads in_use.  Each side needs a full fence
- * between its store and its load.  The end's is membarrier(2), which
- * makes every running thread of the process pass one, so the threads'
- * own side is a compiler barrier (an xchg per call otherwise: 20-odd
- * cycles each); without membarrier, a seq_cst store.
+ * Enter: the thread's state with in_use set and room in its buffer for
+ * one event, or NULL (not recording, or no memory).  The end (which
+ * clears native_recording) and a growing table (which sets
+ * native_rec_ids_growing) then wait for in_use to clear: the thread's
+ * side of record_fence.c's Dekker pair.
  */
-static int asymmetric; /* membarrier registered */
-
-void native_record_fences(void)
-{
-	asymmetric = syscall(SYS_membarrier,
-			     MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-}
-
-void native_record_fence_end(void)
-{
-	if (!asymmetric ||
-	    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
-		atomic_thread_fence(memory_order_seq_cst);
-}
-
-/* Enter: the thread's state with in_use set and room in its buffer for
- * one event, or NULL (not recording, or no memory). */
-static inline struct rec_thread *enter(void)
+static inline __attribute__((always_inline)) struct rec_thread *enter(void)
 {
 	struct rec_thread *t = me;
 	if (__builtin_expect(t == NULL, 0) &&
 	    (own || (t = new_state()) == NULL))
 		return NULL;
-	if (__builtin_expect(asymmetric, 1)) {
-		atomic_store_explicit(&t->in_use, 1, memory_order_relaxed);
-		atomic_signal_fence(memory_order_seq_cst);
-	} else {
-		atomic_store(&t->in_use, 1);
-	}
-	if (!atomic_load_explicit(&native_recording, memory_order_relaxed)) {
+	for (;;) {
+		if (__builtin_expect(native_rec_asymmetric, 1)) {
+			atomic_store_explicit(&t->in_use, 1,
+					      memory_order_relaxed);
+			atomic_signal_fence(memory_order_seq_cst);
+		} else {
+			atomic_store(&t->in_use, 1);
+		}
+		if (!atomic_load_explicit(&native_recording,
+					  memory_order_relaxed)) {
+			atomic_store_explicit(&t->in_use, 0,
+					      memory_order_release);
+			return NULL;
+		}
+		if (__builtin_expect(
+			!atomic_load_explicit(&native_rec_ids_growing,
+					      memory_order_acquire),
+			1))
+			break;
 		atomic_store_explicit(&t->in_use, 0, memory_order_release);
-		return NULL;
+		native_rec_ids_wait_growth();
 	}
 	if (__builtin_expect(t->buf == NULL ||
 				     t->buf->len + VMHEAP_TRACE_ITEM_MAX * 2 >
@@ -285,17 +279,19 @@ static inline unsigned new_id(struct rec_thread *t, struct vmheap_trace_block *b
 /* The new block p (not NULL) of event ev: its id, the event, and the
  * free of a block that had p's address and whose free the recorder did
  * not see (freed past it: its own guard, a library bound to glibc). */
-static inline void began(struct rec_thread *t, struct vmheap_trace_event *ev,
-			 void *p)
+static inline __attribute__((always_inline)) void
+began(struct rec_thread *t, struct vmheap_trace_event *ev, void *p)
 {
 	unsigned source = new_id(t, &ev->block);
 	uint64_t id = vmheap_trace_id(ev->block.slot, ev->block.gen);
-	uint64_t stale, stale_size;
-	int r = native_rec_ids_insert((uint64_t)(uintptr_t)p, id, ev->size,
-				      &stale, &stale_size);
+	uint64_t stale;
 	if (ev->block.slot + 1 > t->slots_hi)
 		t->slots_hi = ev->block.slot + 1;
+	/* The event first: the table's line, asked for at the call's
+	 * start, arrives meanwhile. */
 	put(t, ev, source);
+	int r = native_rec_ids_insert(t, (uint64_t)(uintptr_t)p, id, ev->size,
+				      &stale);
 	if (r == 1) {
 		struct vmheap_trace_event f = {0};
 		f.op = VMHEAP_TRACE_FREE;
@@ -311,6 +307,7 @@ static inline void began(struct rec_thread *t, struct vmheap_trace_event *ev,
 void native_record_alloc(unsigned op, void *p, uint64_t size, uint64_t nmemb,
 			 uint64_t elsize, uint64_t align)
 {
+	native_rec_ids_prefetch((uint64_t)(uintptr_t)p);
 	struct rec_thread *t = enter();
 	if (t == NULL)
 		return;
@@ -332,16 +329,17 @@ void native_record_alloc(unsigned op, void *p, uint64_t size, uint64_t nmemb,
 
 void native_record_free(void *p)
 {
+	native_rec_ids_prefetch((uint64_t)(uintptr_t)p);
 	struct rec_thread *t = enter();
 	if (t == NULL)
 		return;
 	struct vmheap_trace_event ev;
 	ev.op = VMHEAP_TRACE_FREE;
-	uint64_t id, size;
+	uint64_t id;
 	if (p == NULL) {
 		ev.block.slot = VMHEAP_TRACE_NONE;
 		put(t, &ev, 0);
-	} else if (native_rec_ids_remove((uint64_t)(uintptr_t)p, &id, &size)) {
+	} else if (native_rec_ids_remove((uint64_t)(uintptr_t)p, &id)) {
 		ev.block.slot = (uint32_t)(id >> 32);
 		ev.block.gen = (uint32_t)id;
 		put(t, &ev, 0);
@@ -352,7 +350,11 @@ void native_record_free(void *p)
 	leave(t);
 }
 
-int native_record_realloc_begin(void *p, struct rec_old *old)
+/* Not inlined into interpose.c's realloc (LTO): gcc -O1 then reads the
+ * record's fields as maybe uninitialized where it cannot see that they
+ * are only read after a begin that returned 1. */
+__attribute__((noinline)) int native_record_realloc_begin(void *p,
+							  struct rec_old *old)
 {
 	old->thread = NULL;
 	old->found = 0;
@@ -361,16 +363,17 @@ int native_record_realloc_begin(void *p, struct rec_old *old)
 		return 0;
 	old->thread = t; /* in_use stays set until the end */
 	if (p != NULL)
-		old->found = native_rec_ids_remove((uint64_t)(uintptr_t)p,
-						   &old->id, &old->size);
+		old->found =
+		    native_rec_ids_remove((uint64_t)(uintptr_t)p, &old->id);
 	if (p != NULL && !old->found)
 		t->untracked++;
 	return 1;
 }
 
-void native_record_realloc_end(unsigned op, const struct rec_old *old,
-			       void *p, void *q, uint64_t size, uint64_t nmemb,
-			       uint64_t elsize)
+__attribute__((noinline)) void
+native_record_realloc_end(unsigned op, const struct rec_old *old, void *p,
+			  void *q, uint64_t size, uint64_t nmemb,
+			  uint64_t elsize)
 {
 	struct rec_thread *t = old->thread;
 	if (t == NULL)
@@ -391,9 +394,12 @@ void native_record_realloc_end(unsigned op, const struct rec_old *old,
 		ev.block.slot = VMHEAP_TRACE_NONE;
 		put(t, &ev, 0);
 		if (old->found && size != 0) { /* failed: p is still live */
-			uint64_t s1, s2;
-			native_rec_ids_insert((uint64_t)(uintptr_t)p, old->id,
-					      old->size, &s1, &s2);
+			uint64_t s1;
+			if (native_rec_ids_insert(t, (uint64_t)(uintptr_t)p,
+						  old->id, REC_SIZE_KEEP,
+						  &s1) < 0)
+				native_rec_stop("no memory for the table of "
+						"live blocks");
 		} else if (old->found) {
 			ended(t, old->id);
 		}
@@ -427,7 +433,7 @@ void native_record_after_fork(void)
 		if (t != keep)
 			native_pages_free(t, sizeof *t);
 	}
-	native_rec.nthreads = 0;
+	atomic_store(&native_rec.nthreads, 0);
 	free_states = NULL;
 	pool_n = 0;
 	atomic_store(&pool_lock, 0);
@@ -443,6 +449,7 @@ void native_record_after_fork(void)
 		keep->buf = b;
 		if (b != NULL)
 			b->len = b->count = b->thread = 0;
-		native_rec.threads[native_rec.nthreads++] = keep;
+		native_rec.threads[0] = keep;
+		atomic_store(&native_rec.nthreads, 1);
 	}
 }

@@ -1,191 +1,500 @@
 /*
  * record_ids.c - the recorder's table of live recorded blocks: address ->
- * (block id, size).  A lock-striped hash like live.c's (a stripe holds
- * whole 1 MiB regions, so one thread's arena stays in stripes of its own),
- * each stripe an open-addressing array with linear probing, kept at most
- * half full counting tombstones (a delete leaves one: no loop that
- * shifts entries back, whose length the processor cannot predict; a
- * rehash clears them); memory from native_pages.  It is
- * the recorder's own, apart from the live table of tracking, so that
- * recording needs no tracking (and no stacks) and tracking no recording.
+ * block id (slot << 32 | generation), and each slot's size.
+ *
+ * No lock on the way of a call.  256 stripes, a stripe per 1 MiB region
+ * (one thread's arena stays in stripes of its own), each an array of
+ * buckets of one cache line, four addresses each with its id, and apart
+ * from them a count per bucket of the entries that lie past their home
+ * bucket and passed over it (dense, so mostly in the first-level cache:
+ * every insert reads it, a removal only past a home without the address).
+ * A block's entry is in its home bucket (a multiplicative hash of its address)
+ * unless that was full when it went in; then in the first bucket after it with
+ * room.
+ *
+ * Why it needs no lock: only one thread at a time has a given address
+ * (glibc gave it to that thread, and the program frees it once), so the
+ * entries of one address are never written by two threads at once.  A
+ * new entry takes an empty place with one compare-and-swap (another
+ * thread may want the same place for another address); a removal is a
+ * plain store of 0.  The counts of the buckets passed over change with an
+ * atomic add, on the rare path of an entry that is not in its home.
+ * Whoever frees a block learnt its address from the thread that
+ * allocated it, after the entry was written: the program's own
+ * synchronization orders the two.
+ *
+ * Growing (a stripe whose entries are too often past their home, or an
+ * entry that finds no room within PROBE_MAX buckets) is the one time a
+ * stripe changes under other threads: the thread that grows it takes the
+ * growth lock, sets native_rec_ids_growing, and waits until every other
+ * recording thread is outside its call (in_use clear) or parked, waiting
+ * for the same lock; record.c's enter waits while the flag is set.  The
+ * two meet through record_fence.c's asymmetric fence.  Growth happens
+ * about log2(its live blocks / 130) times a stripe.
+ *
+ * Sizes live apart, in an array by slot (chunks of 65536 slots, mapped on
+ * first use): a free needs only the id, and the sizes are summed at the
+ * end (the trailer's live bytes).  Memory from native_pages, never
+ * malloc.  It is the recorder's own, apart from the live table of
+ * tracking, so that recording needs no tracking (and no stacks) and
+ * tracking no recording.
  */
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "native-internal.h"
+#include "record-internal.h"
 
 #define STRIPES 256
-#define FIRST_SLOTS 256 /* entries of a stripe's first array */
 #define REGION_SHIFT 20
+#define WAYS 4
+#define FIRST_BUCKETS 60 /* with the table's head and counts: 4 KiB */
+#define PROBE_MAX 16	 /* buckets an entry may lie past its home */
+#define SIZE_CHUNK_BITS 16
+#define SIZE_CHUNKS (1u << (32 - SIZE_CHUNK_BITS))
+/* A growth waits at most this long for a thread to leave its call. */
+#define GROW_WAIT_US 10000000u
 
-#define TOMB 1 /* an address no block has */
+struct bucket {
+	struct {
+		_Atomic uint64_t addr; /* 0: empty */
+		_Atomic uint64_t id;
+	} e[WAYS];
+};
+_Static_assert(sizeof(struct bucket) == 64, "a bucket is a cache line");
 
-struct entry {
-	uint64_t addr; /* 0: empty, TOMB: deleted */
-	uint64_t size;
-	uint64_t id; /* slot << 32 | generation */
+/* Read by every call; the rare path's count on a line of its own. */
+struct table {
+	size_t nb;	       /* buckets */
+	size_t bytes;	       /* mapped */
+	struct bucket *b;      /* nb buckets, after the counts */
+	_Atomic uint8_t *over; /* nb: entries past their home that passed
+				  over the bucket; 255 stays */
+	_Alignas(64) _Atomic size_t displaced; /* entries not at home */
 };
 
-struct stripe {
-	_Alignas(64) _Atomic int lock;
-	struct entry *e;
-	size_t n, used, tombs;
-};
+static struct table *_Atomic stripes[STRIPES];
 
-static struct stripe stripes[STRIPES];
+/* Where each stripe's buckets and counts are, for native_rec_ids_prefetch
+ * only: it runs before its thread is inside a call, so a growth may free
+ * the table meanwhile.  This memory stays; a prefetch computed from a
+ * stale or mismatched view asks for a useless line and never faults. */
+static struct {
+	struct bucket *_Atomic b;
+	_Atomic uint8_t *_Atomic over;
+	_Atomic size_t nb;
+} hint[STRIPES];
 
-static void lock(struct stripe *s)
+static void hint_set(struct table *_Atomic *slot, struct table *t)
 {
-	while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)) {
-		for (unsigned i = 0;
-		     atomic_load_explicit(&s->lock, memory_order_relaxed); i++) {
-			if (i < 100)
-				__builtin_ia32_pause();
-			else
-				sched_yield();
-		}
-	}
+	size_t k = (size_t)(slot - stripes);
+	atomic_store_explicit(&hint[k].nb, t->nb, memory_order_relaxed);
+	atomic_store_explicit(&hint[k].over, t->over, memory_order_relaxed);
+	atomic_store_explicit(&hint[k].b, t->b, memory_order_release);
 }
+static uint64_t *_Atomic size_chunks[SIZE_CHUNKS];
 
-static void unlock(struct stripe *s)
-{
-	atomic_store_explicit(&s->lock, 0, memory_order_release);
-}
+_Atomic int native_rec_ids_growing;
+static _Atomic int grow_lock;
 
-static struct stripe *stripe_of(uint64_t a)
+static inline struct table *_Atomic *stripe_of(uint64_t a)
 {
 	return &stripes[(a >> REGION_SHIFT) * 0x9e3779b97f4a7c15ull >> 56];
 }
 
-static size_t home(uint64_t a, size_t n)
+/* The home bucket: nb is a power of two, or FIRST_BUCKETS. */
+static inline size_t home(uint64_t a, size_t nb)
 {
-	return (size_t)((a >> 4) * 0x9e3779b97f4a7c15ull >> 32) & (n - 1);
+	return (size_t)(((a >> 4) * 0x9e3779b97f4a7c15ull >> 32) *
+			    (uint64_t)nb >>
+			32);
 }
 
-static void put(struct entry *e, size_t n, const struct entry *x)
+static inline size_t next(size_t j, size_t nb)
 {
-	size_t i = home(x->addr, n);
-	while (e[i].addr != 0)
-		i = (i + 1) & (n - 1);
-	e[i] = *x;
+	return j + 1 == nb ? 0 : j + 1;
 }
 
-/* Room for one more (at most half full, tombstones counted); 0, or -1
- * without memory.  A table whose live entries fill a quarter or more
- * doubles; else it is rebuilt at its size, without its tombstones. */
-static int room(struct stripe *s)
+static inline uint64_t addr_at(struct bucket *b, unsigned i)
 {
-	if (s->e != NULL && (s->used + s->tombs + 1) * 2 <= s->n)
-		return 0;
-	size_t n = s->e == NULL		 ? FIRST_SLOTS
-		   : (s->used + 1) * 4 > s->n ? s->n * 2
-					   : s->n;
-	struct entry *e = native_pages(n * sizeof *e);
-	if (e == NULL)
-		return -1;
-	for (size_t i = 0; s->e != NULL && i < s->n; i++)
-		if (s->e[i].addr > TOMB)
-			put(e, n, &s->e[i]);
-	native_pages_free(s->e, s->n * sizeof *s->e);
-	s->e = e;
-	s->n = n;
-	s->tombs = 0;
+	return atomic_load_explicit(&b->e[i].addr, memory_order_relaxed);
+}
+
+/* Bit i set where bucket b's address i is a: four compares and no
+ * branch (where a key lies is not predictable). */
+static inline unsigned match(struct bucket *b, uint64_t a)
+{
+	return (unsigned)(addr_at(b, 0) == a) |
+	       (unsigned)(addr_at(b, 1) == a) << 1 |
+	       (unsigned)(addr_at(b, 2) == a) << 2 |
+	       (unsigned)(addr_at(b, 3) == a) << 3;
+}
+
+static inline unsigned over(struct table *t, size_t j)
+{
+	return atomic_load_explicit(&t->over[j], memory_order_relaxed);
+}
+
+/* A count one up or down; one that reached 255 stays (it only makes
+ * look-ups of absent addresses go on further). */
+static void over_add(struct table *t, size_t j, int d)
+{
+	uint8_t v = atomic_load_explicit(&t->over[j], memory_order_relaxed);
+	while (v != 255 && !atomic_compare_exchange_weak_explicit(
+			       &t->over[j], &v, (uint8_t)(v + d),
+			       memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+/* Take an empty place of b for a (id with it): 1, or 0 when b is full. */
+static inline int claim(struct bucket *b, uint64_t a, uint64_t id)
+{
+	for (unsigned e; (e = match(b, 0)) != 0;) {
+		unsigned i = (unsigned)__builtin_ctz(e);
+		uint64_t zero = 0;
+		if (atomic_compare_exchange_strong_explicit(
+			&b->e[i].addr, &zero, a, memory_order_relaxed,
+			memory_order_relaxed)) {
+			atomic_store_explicit(&b->e[i].id, id,
+					      memory_order_relaxed);
+			return 1;
+		}
+	}
 	return 0;
 }
 
-int native_rec_ids_insert(uint64_t addr, uint64_t id, uint64_t size,
-			  uint64_t *stale_id, uint64_t *stale_size)
+static struct table *table_new(size_t nb)
 {
-	struct stripe *s = stripe_of(addr);
-	int r = 0;
-	lock(s);
-	if (room(s) != 0) {
-		unlock(s);
-		return -1;
+	size_t head = (sizeof(struct table) + nb + 63) & ~(size_t)63;
+	size_t bytes = head + nb * sizeof(struct bucket);
+	struct table *t = native_pages(bytes);
+	if (t != NULL) {
+		t->nb = nb;
+		t->bytes = bytes;
+		t->over = (_Atomic uint8_t *)(t + 1);
+		t->b = (struct bucket *)((char *)t + head);
 	}
-	size_t i = home(addr, s->n), tomb = SIZE_MAX;
-	for (; s->e[i].addr != 0; i = (i + 1) & (s->n - 1)) {
-		if (s->e[i].addr == addr) { /* freed past the recorder */
-			*stale_id = s->e[i].id;
-			*stale_size = s->e[i].size;
-			s->e[i].id = id;
-			s->e[i].size = size;
-			unlock(s);
+	return t;
+}
+
+/* Where a lies past its home h (the counts say how far to look): its
+ * bucket and place, or 0. */
+static int find_far(struct table *t, size_t h, uint64_t a, size_t *bj,
+		    unsigned *bi)
+{
+	size_t j = h;
+	for (unsigned d = 0; d < PROBE_MAX && over(t, j) != 0; d++) {
+		j = next(j, t->nb);
+		unsigned m = match(&t->b[j], a);
+		if (m != 0) {
+			*bj = j;
+			*bi = (unsigned)__builtin_ctz(m);
 			return 1;
 		}
-		if (s->e[i].addr == TOMB && tomb == SIZE_MAX)
-			tomb = i;
 	}
-	if (tomb != SIZE_MAX) {
-		i = tomb;
-		s->tombs--;
+	return 0;
+}
+
+/* a into the first bucket after its full home h with room: 0, 1 when
+ * it went in but the stripe should grow, -1 when it found no room. */
+static int insert_far(struct table *t, size_t h, uint64_t a, uint64_t id)
+{
+	size_t j = h;
+	for (unsigned d = 1; d <= PROBE_MAX; d++) {
+		j = next(j, t->nb);
+		if (!claim(&t->b[j], a, id))
+			continue;
+		for (size_t k = h; k != j; k = next(k, t->nb))
+			over_add(t, k, 1);
+		size_t n = atomic_fetch_add_explicit(&t->displaced, 1,
+						     memory_order_relaxed);
+		/* Past a little more than half full, more than one entry
+		 * in 32 is away from home (a simulation of random
+		 * addresses: 0.8% at 40% full, 2.0% at half, 4.1% at
+		 * 60%). */
+		return (n + 1) * 32 > t->nb * WAYS ? 1 : 0;
 	}
-	s->e[i] = (struct entry){addr, size, id};
-	s->used++;
-	unlock(s);
+	return -1;
+}
+
+/* Every entry of `from` into `to` (nothing else runs on either): 0, or
+ * -1 when one found no room. */
+static int rehash(struct table *to, struct table *from)
+{
+	for (size_t j = 0; j < from->nb; j++) {
+		struct bucket *b = &from->b[j];
+		for (unsigned i = 0; i < WAYS; i++) {
+			uint64_t a = addr_at(b, i), id = b->e[i].id;
+			if (a == 0)
+				continue;
+			size_t h = home(a, to->nb);
+			if (claim(&to->b[h], a, id))
+				continue;
+			if (insert_far(to, h, a, id) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* The stripe's first table, made by whoever inserts first (no one can
+ * have looked into a table that did not exist). */
+static struct table *first_table(struct table *_Atomic *slot)
+{
+	struct table *t = table_new(FIRST_BUCKETS), *none = NULL;
+	if (t == NULL)
+		return NULL;
+	if (atomic_compare_exchange_strong(slot, &none, t)) {
+		hint_set(slot, t);
+		return t;
+	}
+	native_pages_free(t, t->bytes);
+	return none;
+}
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void grow_lock_take(void)
+{
+	while (atomic_exchange_explicit(&grow_lock, 1, memory_order_acquire))
+		while (atomic_load_explicit(&grow_lock, memory_order_relaxed))
+			sched_yield();
+}
+
+static void grow_lock_drop(void)
+{
+	atomic_store_explicit(&grow_lock, 0, memory_order_release);
+}
+
+/* Every recording thread but me outside its call or parked: 0, or -1
+ * (recording stopped) after GROW_WAIT_US. */
+static int others_out(const struct rec_thread *me)
+{
+	uint32_t n =
+	    atomic_load_explicit(&native_rec.nthreads, memory_order_acquire);
+	uint64_t deadline = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct rec_thread *u = native_rec.threads[i];
+		for (unsigned spins = 0;
+		     u != me &&
+		     atomic_load_explicit(&u->in_use, memory_order_acquire) &&
+		     !atomic_load_explicit(&u->parked, memory_order_acquire);
+		     spins++) {
+			if (spins < 64) {
+				__builtin_ia32_pause();
+				continue;
+			}
+			if (deadline == 0)
+				deadline = mono_us() + GROW_WAIT_US;
+			else if (mono_us() > deadline)
+				return -1;
+			sched_yield();
+		}
+	}
+	return 0;
+}
+
+/* The stripe at slot, whose table was t, twice as big (unless another
+ * thread grew it meanwhile): 0, or -1 (no memory, or recording
+ * stopped). */
+static int grow(struct rec_thread *me, struct table *_Atomic *slot,
+		struct table *t)
+{
+	int r = 0;
+	atomic_store_explicit(&me->parked, 1, memory_order_release);
+	grow_lock_take();
+	if (atomic_load_explicit(slot, memory_order_acquire) != t)
+		goto out; /* grown by another thread while I waited */
+	atomic_store_explicit(&native_rec_ids_growing, 1, memory_order_relaxed);
+	native_record_fence_end();
+	if (others_out(me) != 0) {
+		atomic_store_explicit(&native_rec_ids_growing, 0,
+				      memory_order_release);
+		native_rec_stop("a thread did not leave a call's recording "
+				"while the table of live blocks grew");
+		r = -1;
+		goto out;
+	}
+	/* Twice the buckets, or more when a cluster of addresses with
+	 * nearby homes does not fit within PROBE_MAX of them. */
+	struct table *nt = NULL;
+	for (size_t nb = t->nb == FIRST_BUCKETS ? 128 : t->nb * 2;
+	     nb <= ((size_t)1 << 40); nb *= 2) {
+		if ((nt = table_new(nb)) == NULL || rehash(nt, t) == 0)
+			break;
+		native_pages_free(nt, nt->bytes);
+		nt = NULL;
+	}
+	if (nt != NULL) {
+		atomic_store_explicit(slot, nt, memory_order_release);
+		hint_set(slot, nt);
+		native_pages_free(t, t->bytes);
+	} else {
+		r = -1;
+	}
+	atomic_store_explicit(&native_rec_ids_growing, 0, memory_order_release);
+out:
+	grow_lock_drop();
+	atomic_store_explicit(&me->parked, 0, memory_order_release);
 	return r;
 }
 
-int native_rec_ids_remove(uint64_t addr, uint64_t *id, uint64_t *size)
+void native_rec_ids_wait_growth(void)
 {
-	struct stripe *s = stripe_of(addr);
-	lock(s);
-	if (s->e == NULL) {
-		unlock(s);
-		return 0;
+	for (unsigned spins = 0; atomic_load_explicit(&native_rec_ids_growing,
+						      memory_order_acquire);
+	     spins++) {
+		if (spins < 64)
+			__builtin_ia32_pause();
+		else
+			sched_yield();
 	}
-	size_t mask = s->n - 1, i = home(addr, s->n);
-	for (; s->e[i].addr != addr; i = (i + 1) & mask) {
-		if (s->e[i].addr == 0) {
-			unlock(s);
-			return 0;
+}
+
+/* The size of slot's block is size (the chunk of sizes mapped on first
+ * use): 0 or -1. */
+static int size_put(uint32_t slot, uint64_t size)
+{
+	uint64_t *c = atomic_load_explicit(
+	    &size_chunks[slot >> SIZE_CHUNK_BITS], memory_order_acquire);
+	if (__builtin_expect(c == NULL, 0)) {
+		c = native_pages_once(
+		    (void *_Atomic *)&size_chunks[slot >> SIZE_CHUNK_BITS],
+		    sizeof(uint64_t) << SIZE_CHUNK_BITS);
+		if (c == NULL)
+			return -1;
+	}
+	c[slot & ((1u << SIZE_CHUNK_BITS) - 1)] = size;
+	return 0;
+}
+
+int native_rec_ids_insert(struct rec_thread *me, uint64_t a, uint64_t id,
+			  uint64_t size, uint64_t *stale_id)
+{
+	if (size != REC_SIZE_KEEP && size_put((uint32_t)(id >> 32), size) != 0)
+		return -1;
+	struct table *_Atomic *slot = stripe_of(a);
+	for (;;) {
+		struct table *t =
+		    atomic_load_explicit(slot, memory_order_acquire);
+		if (__builtin_expect(t == NULL, 0) &&
+		    (t = first_table(slot)) == NULL)
+			return -1;
+		size_t h = home(a, t->nb), j = h;
+		struct bucket *b = &t->b[h];
+		unsigned m = match(b, a), i;
+		if (__builtin_expect(m != 0, 0) ||
+		    (over(t, h) != 0 && find_far(t, h, a, &j, &i))) {
+			/* Freed past the recorder: the entry is a's
+			 * again, with the new id. */
+			if (m != 0)
+				i = (unsigned)__builtin_ctz(m);
+			*stale_id = atomic_load_explicit(&t->b[j].e[i].id,
+							 memory_order_relaxed);
+			atomic_store_explicit(&t->b[j].e[i].id, id,
+					      memory_order_relaxed);
+			return 1;
 		}
+		if (__builtin_expect(claim(b, a, id), 1))
+			return 0;
+		int r = insert_far(t, h, a, id);
+		if (r == 0)
+			return 0;
+		if (grow(me, slot, t) != 0)
+			return r == 1 ? 0 : -1;
+		if (r == 1)
+			return 0; /* it went in, and was moved with the rest */
 	}
-	*id = s->e[i].id;
-	*size = s->e[i].size;
-	s->e[i].addr = TOMB;
-	s->used--;
-	s->tombs++;
-	unlock(s);
+}
+
+/* Inlined into the calls of record.c (LTO): with enter and began inlined
+ * too, 87 fewer instructions a malloc-free pair (cachegrind,
+ * native_bench 1 200000: 173,068,662 against 190,395,741). */
+__attribute__((always_inline)) inline void native_rec_ids_prefetch(uint64_t a)
+{
+	size_t k = (size_t)(stripe_of(a) - stripes);
+	struct bucket *b =
+	    atomic_load_explicit(&hint[k].b, memory_order_acquire);
+	if (b != NULL) {
+		size_t h = home(
+		    a, atomic_load_explicit(&hint[k].nb, memory_order_relaxed));
+		__builtin_prefetch(&b[h], 1, 3);
+		__builtin_prefetch(&atomic_load_explicit(
+				       &hint[k].over, memory_order_relaxed)[h],
+				   0, 3);
+	}
+}
+
+__attribute__((always_inline)) inline int native_rec_ids_remove(uint64_t a,
+								uint64_t *id)
+{
+	struct table *t =
+	    atomic_load_explicit(stripe_of(a), memory_order_acquire);
+	if (t == NULL)
+		return 0;
+	size_t h = home(a, t->nb), j = h;
+	struct bucket *b = &t->b[h];
+	unsigned m = match(b, a), i;
+	if (__builtin_expect(m != 0, 1)) {
+		i = (unsigned)__builtin_ctz(m);
+		*id = atomic_load_explicit(&b->e[i].id, memory_order_relaxed);
+		atomic_store_explicit(&b->e[i].addr, 0, memory_order_release);
+		return 1;
+	}
+	if (over(t, h) == 0 || !find_far(t, h, a, &j, &i))
+		return 0;
+	*id = atomic_load_explicit(&t->b[j].e[i].id, memory_order_relaxed);
+	atomic_store_explicit(&t->b[j].e[i].addr, 0, memory_order_release);
+	for (size_t k = h; k != j; k = next(k, t->nb))
+		over_add(t, k, -1);
+	atomic_fetch_sub_explicit(&t->displaced, 1, memory_order_relaxed);
 	return 1;
 }
 
+/* Called with every recording thread outside its call (the end). */
 void native_rec_ids_sum(uint64_t *blocks, uint64_t *bytes)
 {
 	*blocks = *bytes = 0;
 	for (size_t k = 0; k < STRIPES; k++) {
-		struct stripe *s = &stripes[k];
-		lock(s);
-		for (size_t i = 0; s->e != NULL && i < s->n; i++) {
-			if (s->e[i].addr > TOMB) {
+		struct table *t = stripes[k];
+		for (size_t j = 0; t != NULL && j < t->nb; j++) {
+			for (unsigned i = 0; i < WAYS; i++) {
+				if (addr_at(&t->b[j], i) == 0)
+					continue;
+				uint32_t s = (uint32_t)(t->b[j].e[i].id >> 32);
+				uint64_t *c = size_chunks[s >> SIZE_CHUNK_BITS];
 				(*blocks)++;
-				*bytes += s->e[i].size;
+				*bytes += c[s & ((1u << SIZE_CHUNK_BITS) - 1)];
 			}
 		}
-		unlock(s);
 	}
 }
 
+/* In a forked child (one thread): every table dropped. */
 void native_rec_ids_clear(void)
 {
 	for (size_t k = 0; k < STRIPES; k++) {
-		struct stripe *s = &stripes[k];
-		lock(s);
-		native_pages_free(s->e, s->n * sizeof *s->e);
-		s->e = NULL;
-		s->n = s->used = s->tombs = 0;
-		unlock(s);
+		struct table *t = stripes[k];
+		if (t != NULL)
+			native_pages_free(t, t->bytes);
+		stripes[k] = NULL;
+		atomic_store(&hint[k].b, NULL);
 	}
+	atomic_store(&native_rec_ids_growing, 0);
 }
 
 void native_rec_ids_lock(void)
 {
-	for (size_t k = 0; k < STRIPES; k++)
-		lock(&stripes[k]);
+	grow_lock_take();
 }
 
 void native_rec_ids_unlock(void)
 {
-	for (size_t k = 0; k < STRIPES; k++)
-		unlock(&stripes[k]);
+	grow_lock_drop();
 }

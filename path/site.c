@@ -6,7 +6,8 @@
  * The heap graph holds no sites, so the dump is read once more: for a
  * class, a census by site (its rows of that class); for an object, one
  * pass that finds its record and the site records.  A dump read from
- * standard input cannot be read again: it gets no site line.
+ * standard input cannot be read again: it gets no site line.  A dump
+ * whose objects name no site (the graph saw none) is not read again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,7 +149,8 @@ int path_find_sites(const struct path_options *o, struct path_result *res,
 	uint64_t size;
 	int regular, rc;
 
-	if (strcmp(o->dump, "-") == 0)
+	/* no object of the dump has a site: nothing to read again */
+	if (strcmp(o->dump, "-") == 0 || !vmheap_graph_has_sites(res->g))
 		return 0;
 	rc = vmheap_dump_open(&r, o->dump, &size, &regular, err, errsz);
 	if (rc == 0)

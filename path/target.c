@@ -74,8 +74,14 @@ int path_find(const struct path_options *o, struct path_result *res,
 					 errsz)) != 0) {
 		return rc;
 	}
-	rc = vmheap_graph_object_paths(res->g, objects ? objects : &one, n,
-				       &res->paths);
+	/* only the targets' paths, unless --retainers names the paths of
+	 * their holders too */
+	if (!o->retainers && vmheap_graph_shortest_paths_to(
+				 res->g, objects ? objects : &one, n) < 0)
+		rc = VMHEAP_ENOMEM;
+	else
+		rc = vmheap_graph_object_paths(res->g, objects ? objects : &one,
+					       n, &res->paths);
 	if (rc == 0 && o->retainers)
 		rc = vmheap_graph_retainers(res->g, objects ? objects : &one,
 					    n, &res->retainers);

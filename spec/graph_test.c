@@ -620,6 +620,104 @@ static void check_class_paths(const struct heap *h, vmheap_graph *g)
 	}
 }
 
+/* Two graphs' paths of object v agree: the same objects from the same
+ * root record, reached by the same references. */
+static void assert_same_path(vmheap_graph *a, vmheap_graph *b, uint32_t v,
+			     uint64_t seed, const char *what)
+{
+	uint32_t pa[64], pb[64];
+	size_t ra = 0, rb = 0;
+	int64_t la = vmheap_graph_path(a, v, pa, 64, &ra);
+	int64_t lb = vmheap_graph_path(b, v, pb, 64, &rb);
+
+	ck_assert_msg(la == lb,
+		      "seed %llu, %s: path of %u has %lld objects, "
+		      "%lld after the whole search",
+		      (unsigned long long)seed, what, v, (long long)lb,
+		      (long long)la);
+	for (int64_t k = 0; k < la && k < 64; k++) {
+		struct vmheap_graph_name na, nb;
+		ck_assert_uint_eq(pa[k], pb[k]);
+		ck_assert_int_eq(vmheap_graph_path_name(a, pa[k], &na),
+				 vmheap_graph_path_name(b, pb[k], &nb));
+	}
+	if (la > 0)
+		ck_assert_uint_eq(ra, rb);
+}
+
+/*
+ * A search stopped once it reached some objects
+ * (vmheap_graph_shortest_paths_to) against the whole search (`full`, by
+ * the same rule): for each class, a graph of its own searched to that
+ * class's instances gives every instance the path of the whole search and
+ * the same shapes; every object it reached has its final path, the others
+ * none; vmheap_graph_shortest_paths() afterwards searches to the end.
+ */
+static unsigned check_paths_to(const struct heap *h, vmheap_graph *full,
+			       const char *path, int rule, uint64_t seed)
+{
+	uint32_t *objs = malloc((h->n + 1) * sizeof(*objs));
+	unsigned stopped = 0; /* searches that stopped before the end */
+
+	ck_assert_ptr_nonnull(objs);
+	ck_assert_int_eq(vmheap_graph_shortest_paths(full), 0);
+	for (uint64_t c = 1; c <= CLASSES + 1; c++) {
+		vmheap_graph *g = open_graph(path);
+		struct vmheap_graph_class_paths *want, *got;
+		uint32_t m = 0, reached = 0;
+		uint64_t unreachable = 0;
+
+		ck_assert_int_eq(vmheap_graph_set_path_rule(g, rule), 0);
+		for (uint32_t i = 0; i < h->n; i++)
+			if (h->cls[i] == c)
+				objs[m++] = i;
+		ck_assert_int_eq(vmheap_graph_shortest_paths_to(g, objs, m), 0);
+		for (uint32_t i = 0; i < h->n; i++) {
+			if (vmheap_graph_path_parent(g, i) == VMHEAP_GRAPH_NONE)
+				continue;
+			reached++;
+			assert_same_path(full, g, i, seed, "reached");
+		}
+		for (uint32_t k = 0; k < m; k++)
+			assert_same_path(full, g, objs[k], seed, "target");
+		/* the shapes, from the partial search */
+		ck_assert_int_eq(
+		    vmheap_graph_object_paths(full, objs, m, &want), 0);
+		ck_assert_int_eq(vmheap_graph_object_paths(g, objs, m, &got),
+				 0);
+		ck_assert_uint_eq(got->group_count, want->group_count);
+		ck_assert_uint_eq(got->unreachable, want->unreachable);
+		for (size_t k = 0; k < want->group_count; k++) {
+			ck_assert_uint_eq(got->groups[k].count,
+					  want->groups[k].count);
+			ck_assert_uint_eq(got->groups[k].example,
+					  want->groups[k].example);
+			ck_assert_uint_eq(got->groups[k].length,
+					  want->groups[k].length);
+		}
+		vmheap_graph_object_paths_free(want);
+		vmheap_graph_object_paths_free(got);
+		/* stopped early: no count of the unreachable yet */
+		if (reached < h->n && m > 0 &&
+		    vmheap_graph_unreachable(full, &unreachable, NULL) == 0 &&
+		    reached < h->n - unreachable) {
+			ck_assert_int_eq(
+			    vmheap_graph_unreachable(g, NULL, NULL),
+			    VMHEAP_ESTATE);
+			stopped++;
+		}
+		/* and to the end */
+		ck_assert_int_eq(vmheap_graph_shortest_paths(g), 0);
+		for (uint32_t i = 0; i < h->n; i++)
+			assert_same_path(full, g, i, seed, "completed");
+		ck_assert_int_eq(
+		    vmheap_graph_unreachable(g, &unreachable, NULL), 0);
+		vmheap_graph_free(g);
+	}
+	free(objs);
+	return stopped;
+}
+
 /*
  * The shape issue 32 measures (bench/gen_dump -R), small: every object
  * reachable and many shared.  random_heap's ids, classes, sizes and roots,
@@ -663,6 +761,8 @@ static void random_reachable_heap(struct heap *h, uint64_t seed)
  * random heaps where every object is reachable (random_reachable_heap). */
 START_TEST(random_reachable_heaps_agree_with_brute_force)
 {
+	unsigned stopped = 0;
+
 	for (uint64_t seed = 1000 + (uint64_t)_i * 50;
 	     seed < 1000 + (uint64_t)_i * 50 + 50; seed++) {
 		struct heap h;
@@ -683,14 +783,29 @@ START_TEST(random_reachable_heaps_agree_with_brute_force)
 		g = open_graph(path);
 		check_explaining_paths(&h, g, seed);
 		check_class_paths(&h, g);
+		/* the searches to one class, on every fifth heap (each
+		 * opens the graph again per class: time) */
+		if (seed % 5 == 0)
+			stopped += check_paths_to(
+			    &h, g, path, VMHEAP_GRAPH_PATHS_EXPLAINING, seed);
+		vmheap_graph_free(g);
+		g = open_graph(path);
+		vmheap_graph_set_path_rule(g, VMHEAP_GRAPH_PATHS_SHORTEST);
+		if (seed % 5 == 0)
+			stopped += check_paths_to(
+			    &h, g, path, VMHEAP_GRAPH_PATHS_SHORTEST, seed);
 		vmheap_graph_free(g);
 		heap_free(&h);
 	}
+	/* the searches to one class stopped early on some of these heaps */
+	ck_assert_uint_gt(stopped, 0);
 }
 END_TEST
 
 START_TEST(random_heaps_agree_with_brute_force)
 {
+	unsigned stopped = 0;
+
 	/* _i: the loop test's index; each runs 50 seeds */
 	for (uint64_t seed = (uint64_t)_i * 50; seed < (uint64_t)_i * 50 + 50;
 	     seed++) {
@@ -706,9 +821,22 @@ START_TEST(random_heaps_agree_with_brute_force)
 		g = open_graph(path);
 		check_explaining_paths(&h, g, seed);
 		check_class_paths(&h, g);
+		/* the searches to one class, on every fifth heap (each
+		 * opens the graph again per class: time) */
+		if (seed % 5 == 0)
+			stopped += check_paths_to(
+			    &h, g, path, VMHEAP_GRAPH_PATHS_EXPLAINING, seed);
+		vmheap_graph_free(g);
+		g = open_graph(path);
+		vmheap_graph_set_path_rule(g, VMHEAP_GRAPH_PATHS_SHORTEST);
+		if (seed % 5 == 0)
+			stopped += check_paths_to(
+			    &h, g, path, VMHEAP_GRAPH_PATHS_SHORTEST, seed);
 		vmheap_graph_free(g);
 		heap_free(&h);
 	}
+	/* the searches to one class stopped early on some of these heaps */
+	ck_assert_uint_gt(stopped, 0);
 }
 END_TEST
 

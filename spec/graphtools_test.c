@@ -1547,15 +1547,20 @@ START_TEST(ruby_suspects_name_the_request_cache_and_the_lines)
 	json_free(j);
 
 	/* the requests: LeakedRequest first, all 3000, each holding at
-	 * least its 4 Strings, 2 Hashes and Time, held by the global */
+	 * least its 4 Strings, 2 Hashes and Time, held by the global.  An
+	 * object of a request can also be reached from another root (seen:
+	 * 23,999 of 24,000 held in 3 of 9 runs under ASan, the dumps read
+	 * the same by main's vmheap-diff; the likely root is a stale word
+	 * of a machine stack, which Ruby marks conservatively): it is then
+	 * not held by the suspect alone.  One request's worth is allowed. */
 	j = ruby_suspects(b, c);
 	const struct jval *s0 = json_get(j, "suspects")->items[0];
 	ck_assert_str_eq(json_get(s0, "class")->str, "LeakedRequest");
 	ck_assert_int_eq(json_get(s0, "owners")->inum, 3000);
-	ck_assert_int_ge(json_get(s0, "held_objects")->inum, 3000 * 8);
+	ck_assert_int_ge(json_get(s0, "held_objects")->inum, 3000 * 8 - 8);
 	const struct jval *held = json_get(s0, "held");
 	ck_assert_str_eq(json_get(held->items[0], "class")->str, "String");
-	ck_assert_int_ge(json_get(held->items[0], "count")->inum, 3000 * 4);
+	ck_assert_int_ge(json_get(held->items[0], "count")->inum, 3000 * 4 - 4);
 	suspect_path(s0, line, sizeof(line));
 	ck_assert_str_eq(line, "global_tbl: Array > LeakedRequest");
 	json_free(j);

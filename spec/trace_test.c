@@ -391,6 +391,34 @@ START_TEST(recorded_program_with_track_is_what_it_says_it_did)
 }
 END_TEST
 
+/* Threads of one arena share the recorder's stripes: its table grows
+ * (several times a stripe here) while other threads add and remove
+ * entries of the same stripe.  Every block begins once and ends once
+ * after it began, and the trailer's live blocks and bytes (summed from
+ * the table) agree with the events. */
+START_TEST(threads_of_one_arena_while_the_table_grows)
+{
+	const char *dir = spec_mkdtemp("trace");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/churn.trace", dir);
+	const char *argv[] = {spec_bin("vmheap-run"),
+			      "--record",
+			      path,
+			      victim(),
+			      "churn",
+			      "4",
+			      NULL};
+	char *out = spec_run_stdout(argv, NULL, 120000);
+	struct tally t;
+	tally_trace(path, &t);
+	/* 4 threads x 20,000 x (malloc, free, malloc, realloc, free) */
+	ck_assert_uint_ge(t.info.events, 400000);
+	ck_assert_uint_eq(t.live_blocks, said(out, "live_blocks"));
+	ck_assert_uint_eq(t.live_bytes, said(out, "live_bytes"));
+	free(out);
+}
+END_TEST
+
 START_TEST(forked_child_writes_its_own_trace_named_by_the_rule)
 {
 	const char *dir = spec_mkdtemp("trace-fork");
@@ -587,6 +615,7 @@ Suite *vmheap_spec_suite(void)
 	tc = spec_tcase(s, "record", 240);
 	tcase_add_test(tc, recorded_program_is_what_it_says_it_did);
 	tcase_add_test(tc, recorded_program_with_track_is_what_it_says_it_did);
+	tcase_add_test(tc, threads_of_one_arena_while_the_table_grows);
 	tcase_add_test(tc, forked_child_writes_its_own_trace_named_by_the_rule);
 	tcase_add_test(tc, threads_marked_own_are_left_out);
 	tcase_add_test(tc, threads_that_come_and_go_share_indexes);

@@ -412,6 +412,24 @@ void ruby_names_prepare_child(void);
  * pointers. */
 void ruby_clear_free_slots(void);
 
+/* ruby_peek.c: copy len bytes of this process at addr into buf through
+ * process_vm_readv: 0, or -1 where they are not all readable (no
+ * SIGSEGV). */
+int ruby_peek(uint64_t addr, void *buf, size_t len);
+
+/* ruby_vm_stacks.c: in a dump's forked child, while the malloc tracker
+ * tracks, zero the dead part of each Ruby thread's VM stack (above the
+ * current frame's values, below its frames) and its signal stack, where
+ * the layout checks out; a thread whose layout does not is left as it
+ * is. */
+void ruby_clear_dead_vm_stacks(void);
+
+/* ruby_transient_heap.c: in a dump's forked child, while the malloc
+ * tracker tracks, zero the free part of each block of MRI's transient
+ * heap, where the layout checks out; a block whose layout does not is left
+ * as it is.  Allocates one Array. */
+void ruby_clear_transient_heap(void);
+
 /* A global variable learnt by ruby_names_prepare_child. */
 struct ruby_name_global {
 	VALUE value;

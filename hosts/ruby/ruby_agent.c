@@ -84,7 +84,10 @@ static int host_prepare_child(void *ctx, int gc)
 		rb_gc_enable();
 		rb_gc();
 	}
-	ruby_clear_free_slots(); /* for the leak scan, which comes next */
+	/* for the leak scan, which comes next */
+	ruby_clear_transient_heap(); /* first: it allocates an Array */
+	ruby_clear_free_slots();
+	ruby_clear_dead_vm_stacks();
 	return 0;
 }
 

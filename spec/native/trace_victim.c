@@ -9,6 +9,10 @@
  *   trace_victim work [THREADS]   threads that allocate with every call
  *                                 of the family, free blocks that other
  *                                 threads allocated, grow realloc chains
+ *   trace_victim churn [THREADS]  threads sharing one glibc arena (so
+ *                                 the same 1 MiB regions) make, realloc
+ *                                 and free small blocks, 40,000 each,
+ *                                 half of them freed by another thread
  *   trace_victim fork             allocate, fork; the child allocates,
  *                                 prints "child PID", exits 0
  *   trace_victim many N           N malloc-free pairs
@@ -87,6 +91,32 @@ static struct blk handed[16][HANDED];
 static pthread_barrier_t barrier;
 static int nthreads;
 
+/* Small blocks, many in few 1 MiB regions shared by every thread (one
+ * arena), so that the recorder's table grows while other threads add
+ * and remove blocks of the same stripes: each thread fills CHURN, then
+ * frees the previous thread's while it makes and reallocs as many of its
+ * own, which the next thread frees. */
+#define CHURN 20000
+static void *made[16][CHURN], *remade[16][CHURN];
+
+static void *arena_churn(void *arg)
+{
+	int me = (int)(long)arg;
+	for (int k = 0; k < CHURN; k++)
+		made[me][k] = must(malloc(16 + (size_t)(k % 185)));
+	pthread_barrier_wait(&barrier);
+	void **theirs = made[(me + nthreads - 1) % nthreads];
+	for (int k = 0; k < CHURN; k++) {
+		free(theirs[k]);
+		void *q = must(malloc(16 + (size_t)(k % 97)));
+		remade[me][k] = must(realloc(q, 16 + (size_t)(k % 300)));
+	}
+	pthread_barrier_wait(&barrier);
+	for (int k = 0; k < CHURN; k++)
+		free(remade[(me + 1) % nthreads][k]);
+	return NULL;
+}
+
 static void *worker(void *arg)
 {
 	int me = (int)(long)arg;
@@ -162,13 +192,13 @@ static void print_counts(void)
 	fflush(stdout);
 }
 
-static int work(int n)
+static int work(int n, void *(*fn)(void *))
 {
 	pthread_t t[16];
 	nthreads = n < 2 ? 2 : n > 16 ? 16 : n;
 	pthread_barrier_init(&barrier, NULL, (unsigned)nthreads);
 	for (int i = 0; i < nthreads; i++)
-		if (pthread_create(&t[i], NULL, worker, (void *)(long)i) != 0)
+		if (pthread_create(&t[i], NULL, fn, (void *)(long)i) != 0)
 			return 1;
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(t[i], NULL);
@@ -273,7 +303,11 @@ static int owns(void)
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "work") == 0)
-		return work(argc > 2 ? atoi(argv[2]) : 4);
+		return work(argc > 2 ? atoi(argv[2]) : 4, worker);
+	if (argc >= 2 && strcmp(argv[1], "churn") == 0) {
+		mallopt(M_ARENA_MAX, 1);
+		return work(argc > 2 ? atoi(argv[2]) : 4, arena_churn);
+	}
 	if (argc >= 2 && strcmp(argv[1], "fork") == 0)
 		return forks();
 	if (argc >= 2 && strcmp(argv[1], "threads") == 0)
@@ -283,7 +317,7 @@ int main(int argc, char **argv)
 	if (argc >= 3 && strcmp(argv[1], "many") == 0)
 		return many(atol(argv[2]));
 	fprintf(stderr,
-		"usage: trace_victim work [THREADS] | fork | many N | own | "
-		"threads\n");
+		"usage: trace_victim work [THREADS] | churn [THREADS] | fork | "
+		"many N | own | threads\n");
 	return 2;
 }
