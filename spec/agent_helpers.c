@@ -15,78 +15,6 @@
 #include "agent_helpers.h"
 #include "lib/vmheap_spec.h"
 
-void sample_start(struct sample *s, const struct sample_opts *o)
-{
-	struct spec_vm_opts vo = {0};
-	struct spec_vm vm;
-
-	memset(s, 0, sizeof(*s));
-	snprintf(s->dir, sizeof(s->dir), "%s", spec_mkdtemp("agent"));
-	snprintf(s->dumps, sizeof(s->dumps), "%s/dumps", s->dir);
-	ck_assert(mkdir(s->dumps, 0700) == 0);
-	if (o) {
-		vo.args = o->args;
-		vo.env = o->env;
-		vo.fsize_limit = o->fsize_limit;
-	}
-	vo.wrapper = 1;
-	spec_vm_start(&vm, s->dir, s->dumps, &vo);
-	s->pid = vm.pid;
-	s->info = vm.info;
-	snprintf(s->discovery, sizeof(s->discovery), "%.299s", vm.discovery);
-}
-
-int sample_run_to_exit(const struct sample_opts *o, char *errbuf, size_t errlen)
-{
-	const char *dir = spec_mkdtemp("agent-exit");
-	struct spec_vm_opts vo = {0};
-	char log[300];
-	int status = -1;
-	char *err;
-	pid_t pid;
-
-	snprintf(log, sizeof(log), "%s/log", dir);
-	vo.args = o ? o->args : NULL;
-	vo.env = o ? o->env : NULL;
-	vo.log_path = log;
-	pid = spec_vm_spawn(dir, dir, &vo);
-	ck_assert(pid >= 0);
-	if (spec_wait(pid, 15000, &status) == -1) {
-		spec_kill(pid);
-		ck_abort_msg("vmheap-sample did not exit");
-	}
-	err = spec_read_file(log, NULL);
-	snprintf(errbuf, errlen, "%s", err ? err : "");
-	free(err);
-	return status;
-}
-
-int sample_term(struct sample *s)
-{
-	int status = s->pid > 0 ? spec_stop(s->pid, SIGTERM, 15000) : -1;
-
-	s->pid = 0;
-	return status;
-}
-
-void sample_cleanup(struct sample *s)
-{
-	if (s->pid > 0)
-		sample_term(s);
-	if (s->dir[0])
-		spec_rmrf(s->dir);
-}
-
-vmheap_client *sample_client(const struct sample *s)
-{
-	vmheap_client *c = NULL;
-	int rc = vmheap_client_connect(&c, &s->info, 10000);
-
-	ck_assert_msg(rc == 0, "connect: %s", vmheap_client_error(c));
-	vmheap_client_set_timeout(c, 20000);
-	return c;
-}
-
 void call_ok(vmheap_client *c, const char *verb, const char *path,
 	     const char *value, struct spec_reply *r)
 {
@@ -147,7 +75,7 @@ const msgpack_object *map_get(const msgpack_object *map, const char *key)
 	return NULL;
 }
 
-int raw_connect(const struct sample *s)
+int raw_connect(const struct spec_vm *s)
 {
 	msgpack_unpacked m;
 	int fd = spec_tcp_connect(s->info.port);

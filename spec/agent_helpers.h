@@ -1,7 +1,8 @@
 /*
- * agent_helpers.h - what the agent's integration tests share: start the
- * real vmheap-sample in a fresh directory (spec/lib), talk to it with the client
- * API or a raw socket, and read dumps back with libvmheap.
+ * agent_helpers.h - what the agent's integration tests share beyond
+ * spec/lib (which starts the real vmheap-sample: spec_vm_start): call the
+ * agent with the client API or a raw socket, and read dumps back with
+ * libvmheap.
  */
 #ifndef VMHEAP_SPEC_AGENT_HELPERS_H
 #define VMHEAP_SPEC_AGENT_HELPERS_H
@@ -12,36 +13,8 @@
 
 #include "lib/spec_reply.h" /* and vmheap_agent.h */
 
-struct sample {
-	pid_t pid;
-	char dir[200];	     /* fresh temporary directory */
-	char dumps[256];     /* dir/dumps: VMHEAP_AGENT_DIR */
-	char discovery[300]; /* dir/vmheap-agent.<pid> */
-	struct vmheap_agent_info info;
-};
-
-/* Options for sample_start. */
-struct sample_opts {
-	const char *args[16]; /* extra arguments, NULL-terminated */
-	long fsize_limit;     /* RLIMIT_FSIZE in bytes, 0: none */
-	const char *env[8];   /* extra NAME=VALUE, NULL-terminated */
-};
-
-/* Start vmheap-sample in a fresh directory under the suite's root and
- * wait for its discovery file (fails the test if it does not appear).
- * The VM dies with the test (spec/lib). */
-void sample_start(struct sample *s, const struct sample_opts *o);
-/* Run vmheap-sample expecting it to exit at once (within 15 s): returns
- * its wait status, with its output (stdout and stderr) in errbuf. */
-int sample_run_to_exit(const struct sample_opts *o, char *errbuf,
-		       size_t errlen);
-/* SIGTERM, wait, and return the exit status (or -1 on timeout). */
-int sample_term(struct sample *s);
-/* sample_term if still running, then remove the directory. */
-void sample_cleanup(struct sample *s);
-
-/* An authenticated client (fails the test otherwise). */
-vmheap_client *sample_client(const struct sample *s);
+/* The sample VM: spec_vm_start, spec_vm_client (spec/lib/vmheap_spec.h). */
+#include "lib/vmheap_spec.h"
 
 /* call and require an ok reply; returns the reply (release it). */
 void call_ok(vmheap_client *c, const char *verb, const char *path,
@@ -57,7 +30,7 @@ const msgpack_object *map_get(const msgpack_object *map, const char *key);
 int obj_str_is(const msgpack_object *o, const char *s);
 
 /* Raw sockets */
-int raw_connect(const struct sample *s); /* connected, hello read */
+int raw_connect(const struct spec_vm *s); /* connected, hello read */
 void raw_send(int fd, const void *buf, size_t len);
 /* Pack and send a frame holding `obj` given as msgpack bytes. */
 void raw_send_frame(int fd, const void *payload, uint32_t len);

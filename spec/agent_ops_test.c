@@ -98,10 +98,10 @@ static void runs_on_without_agent(const char *dumpdir, const char *const *env,
 
 START_TEST(an_agent_that_cannot_start_warns_once_and_the_vm_runs_on)
 {
-	char portenv[64], err[2048];
+	char portenv[64], *err;
 	const char *env[] = {portenv, NULL};
-	struct sample_opts o = {.env = {"VMHEAP_AGENT_REQUIRED=1", portenv,
-					NULL}};
+	struct spec_vm_opts o = {.env = (const char *const[]){
+				     "VMHEAP_AGENT_REQUIRED=1", portenv, NULL}};
 	uint16_t port;
 	int fd = spec_tcp_listen(&port), st;
 
@@ -120,12 +120,12 @@ START_TEST(an_agent_that_cannot_start_warns_once_and_the_vm_runs_on)
 	/* VMHEAP_AGENT_REQUIRED=1: today's behaviour, fatal */
 	snprintf(portenv, sizeof(portenv), "VMHEAP_AGENT_PORT=%u",
 		 (unsigned)port);
-	st = sample_run_to_exit(&o, err, sizeof(err));
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d: %s",
-		      st, err);
+	st = spec_vm_run_to_exit(&o, &err);
+	ck_assert_msg(st == 1, "exit code %d: %s", st, err);
 	ck_assert_msg(strstr(err, "cannot start the agent") &&
 			  strstr(err, "VMHEAP_AGENT_REQUIRED is set"),
 		      "%s", err);
+	free(err);
 	close(fd);
 }
 END_TEST
@@ -152,7 +152,7 @@ static void wait_dumping(vmheap_client *c)
 }
 
 /* Start vmheap-console -p PID -e CMD... with its output in `out`. */
-static pid_t console_spawn(const struct sample *s, const char *out,
+static pid_t console_spawn(const struct spec_vm *s, const char *out,
 			   const char *const *cmds)
 {
 	char pid[32], envt[300];
@@ -161,7 +161,7 @@ static pid_t console_spawn(const struct sample *s, const char *out,
 	int n = 0;
 
 	snprintf(pid, sizeof(pid), "%d", (int)s->pid);
-	snprintf(envt, sizeof(envt), "VMHEAP_AGENT_TMPDIR=%s", s->dir);
+	snprintf(envt, sizeof(envt), "VMHEAP_AGENT_TMPDIR=%s", s->tmpdir);
 	argv[n++] = spec_bin("vmheap-console");
 	argv[n++] = "-p";
 	argv[n++] = pid;
@@ -178,23 +178,23 @@ static pid_t console_spawn(const struct sample *s, const char *out,
 }
 
 /* Start a VM with `o`, then the console on it with `cmds` (its output
- * in `out`, s->dir/console.out), and wait until the dump it asked for
+ * in `out`, s->tmpdir/console.out), and wait until the dump it asked for
  * runs.  Returns the console's pid. */
-static pid_t console_dump_started(struct sample *s,
-				  const struct sample_opts *o,
+static pid_t console_dump_started(struct spec_vm *s,
+				  const struct spec_vm_opts *o,
 				  const char *const *cmds, char *out,
 				  size_t outlen)
 {
 	pid_t con;
 
-	sample_start(s, o);
-	snprintf(out, outlen, "%s/console.out", s->dir);
+	spec_vm_start(s, NULL, NULL, o);
+	snprintf(out, outlen, "%s/console.out", s->tmpdir);
 	con = console_spawn(s, out, cmds);
 	ck_assert(con > 0);
 	/* the dump has begun when its temporary file is there (watched on
 	 * disk: no request to the agent while it forks) */
-	SPEC_WAIT_UNTIL(names_with(s->dumps, ".vmheap-dump.") != 0, WAIT_MS,
-			"a dump's temporary file in %s", s->dumps);
+	SPEC_WAIT_UNTIL(names_with(s->dumpdir, ".vmheap-dump.") != 0, WAIT_MS,
+			"a dump's temporary file in %s", s->dumpdir);
 	return con;
 }
 
@@ -213,24 +213,23 @@ START_TEST(a_sigterm_during_a_dump_still_tells_the_console_of_the_file)
 {
 	/* several times, in-process and forked: the race is in the timing */
 	for (int i = 0; i < 4; i++) {
-		struct sample_opts o = {
-		    .args = {"--leak", "Session:200", "--walk-delay-ms", "300",
-			     NULL}};
+		struct spec_vm_opts o = {.args = (const char *const[]){
+					     "--leak", "Session:200",
+					     "--walk-delay-ms", "300", NULL}};
 		char out[300], cmd[64], path[600], *said;
 		const char *cmds[] = {i % 2 ? "set config.dump.fork true"
 					    : "set config.dump.fork false",
 				      cmd, NULL};
-		struct sample s;
+		struct spec_vm s;
 		pid_t con;
 		int st;
 
 		snprintf(cmd, sizeof(cmd), "set system.memory.dump d%d.vmheap",
 			 i);
 		con = console_dump_started(&s, &o, cmds, out, sizeof(out));
-		snprintf(path, sizeof(path), "%s/d%d.vmheap", s.dumps, i);
-		st = sample_term(&s);
-		ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-			      "run %d: the VM's status %d", i, st);
+		snprintf(path, sizeof(path), "%s/d%d.vmheap", s.dumpdir, i);
+		st = spec_vm_stop(&s);
+		ck_assert_msg(st == 0, "run %d: the VM's exit code %d", i, st);
 		st = spec_wait(con, WAIT_MS, NULL);
 		said = spec_read_file(out, NULL);
 		/* an exit never costs a dump that exists, and the console
@@ -243,7 +242,7 @@ START_TEST(a_sigterm_during_a_dump_still_tells_the_console_of_the_file)
 		ck_assert_msg(strstr(said, path), "run %d: %s", i, said);
 		ck_assert_uint_gt(whole_dump_objects(path), 200);
 		free(said);
-		sample_cleanup(&s);
+		spec_vm_cleanup(&s);
 	}
 }
 END_TEST
@@ -257,16 +256,17 @@ END_TEST
  */
 static void vm_dies_mid_dump(const char *put, const char *want, int want_st)
 {
-	struct sample_opts o = {.args = {"--walk-delay-ms", "60000", NULL}};
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--walk-delay-ms", "60000", NULL}};
 	const char *cmds[] = {"set config.dump.fork false",
 			      "set system.memory.dump lost.vmheap", NULL};
 	char out[300], path[600], *said;
-	struct sample s;
+	struct spec_vm s;
 	pid_t con;
 	int st;
 
 	con = console_dump_started(&s, &o, cmds, out, sizeof(out));
-	snprintf(path, sizeof(path), "%s/lost.vmheap", s.dumps);
+	snprintf(path, sizeof(path), "%s/lost.vmheap", s.dumpdir);
 	if (put) {
 		size_t len;
 		char *bytes = spec_read_file(put, &len);
@@ -282,25 +282,25 @@ static void vm_dies_mid_dump(const char *put, const char *want, int want_st)
 	ck_assert_msg(st == want_st, "console status %d: %s", st, said);
 	ck_assert_msg(strstr(said, want), "%s", said);
 	free(said);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 
 START_TEST(the_console_finds_the_dump_of_a_vm_that_died_before_replying)
 {
-	struct sample s;
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	char whole[600], cut[600], want[700], *bytes;
 	size_t len;
 
 	/* a real whole dump, and the same cut short */
-	sample_start(&s, NULL);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, NULL);
+	c = spec_vm_client(&s);
 	call_ok(c, "set", "system.memory.dump", "w.vmheap", &r);
 	spec_reply_release(&r);
 	vmheap_client_close(c);
-	snprintf(whole, sizeof(whole), "%s/w.vmheap", s.dumps);
-	snprintf(cut, sizeof(cut), "%s/cut.vmheap", s.dumps);
+	snprintf(whole, sizeof(whole), "%s/w.vmheap", s.dumpdir);
+	snprintf(cut, sizeof(cut), "%s/cut.vmheap", s.dumpdir);
 	bytes = spec_read_file(whole, &len);
 	ck_assert(bytes && len > 100);
 	spec_write_file(cut, bytes, len - 20);
@@ -313,7 +313,7 @@ START_TEST(the_console_finds_the_dump_of_a_vm_that_died_before_replying)
 	vm_dies_mid_dump(cut, "exited during the dump; the dump was lost (",
 			 2);
 	vm_dies_mid_dump(NULL, "the dump was lost (", 2);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -321,17 +321,17 @@ END_TEST
 
 START_TEST(the_dump_directory_moves_at_run_time_and_refusals_say_why)
 {
-	struct sample s;
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	struct vmheap_agent_info info;
 	char other[300], file[400], err[600], p[700];
 
-	sample_start(&s, NULL);
-	c = sample_client(&s);
-	snprintf(other, sizeof(other), "%s/other", s.dir);
+	spec_vm_start(&s, NULL, NULL, NULL);
+	c = spec_vm_client(&s);
+	snprintf(other, sizeof(other), "%s/other", s.tmpdir);
 	ck_assert(mkdir(other, 0700) == 0);
-	snprintf(file, sizeof(file), "%s/a-file", s.dir);
+	snprintf(file, sizeof(file), "%s/a-file", s.tmpdir);
 	spec_write_text(file, "x");
 
 	call_error(c, "set", "config.dump.dir", "relative/dir", "path");
@@ -363,7 +363,7 @@ START_TEST(the_dump_directory_moves_at_run_time_and_refusals_say_why)
 	ck_assert_int_eq(vmheap_discovery_read(s.discovery, &info, err,
 					       sizeof(err)),
 			 0);
-	ck_assert_str_eq(info.dump_dir, s.dumps);
+	ck_assert_str_eq(info.dump_dir, s.dumpdir);
 	call_ok(c, "set", "config.dump.dir", other, &r);
 	ck_assert(obj_str_is(&r.value, other));
 	spec_reply_release(&r);
@@ -383,7 +383,7 @@ START_TEST(the_dump_directory_moves_at_run_time_and_refusals_say_why)
 	ck_assert_uint_gt(whole_dump_objects(p), 0);
 	call_error(c, "set", "system.memory.dump", "here.vmheap", "exists");
 	call_error(c, "set", "system.memory.dump", "../escape.vmheap", "path");
-	snprintf(p, sizeof(p), "%s/abs.vmheap", s.dumps);
+	snprintf(p, sizeof(p), "%s/abs.vmheap", s.dumpdir);
 	call_error(c, "set", "system.memory.dump", p, "path");
 	snprintf(p, sizeof(p), "%s/abs.vmheap", other);
 	call_ok(c, "set", "system.memory.dump", p, &r);
@@ -391,7 +391,7 @@ START_TEST(the_dump_directory_moves_at_run_time_and_refusals_say_why)
 	ck_assert_int_eq(access(p, F_OK), 0);
 
 	vmheap_client_close(c);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -431,9 +431,10 @@ static long long start_ticks(pid_t pid)
 
 START_TEST(a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes)
 {
-	struct sample_opts o = {.args = {"--leak", "Session:500",
-					 "--walk-delay-ms", "60000", NULL}};
-	struct sample s1, s2;
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--leak", "Session:500",
+					  "--walk-delay-ms", "60000", NULL}};
+	struct spec_vm s1, s2;
 	vmheap_client *c;
 	struct spec_reply r;
 	const msgpack_object *rm;
@@ -443,8 +444,8 @@ START_TEST(a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes)
 	long long size = 0;
 	pid_t dumper;
 
-	sample_start(&s1, &o);
-	c = sample_client(&s1);
+	spec_vm_start(&s1, NULL, NULL, &o);
+	c = spec_vm_client(&s1);
 	call_ok(c, "set", "config.dump.fork", "false", &r);
 	spec_reply_release(&r);
 	/* the dump runs on a connection of its own, never answered */
@@ -463,18 +464,19 @@ START_TEST(a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes)
 	}
 	wait_dumping(c);
 	vmheap_client_close(c);
-	SPEC_WAIT_UNTIL((tmp_files(s1.dumps, before, sizeof(before)), before[0]),
-			WAIT_MS, "a temporary file in %s", s1.dumps);
+	SPEC_WAIT_UNTIL(
+	    (tmp_files(s1.dumpdir, before, sizeof(before)), before[0]), WAIT_MS,
+	    "a temporary file in %s", s1.dumpdir);
 	/* its name carries the writer's pid and start time */
 	snprintf(p, sizeof(p), ".vmheap-dump.%d-%lld.", (int)s1.pid,
 		 start_ticks(s1.pid));
 	ck_assert_msg(strncmp(before, p, strlen(p)) == 0, "%s", before);
 	spec_kill(s1.pid); /* what the OOM killer does */
 	spec_wait(dumper, WAIT_MS, NULL);
-	tmp_files(s1.dumps, before, sizeof(before));
+	tmp_files(s1.dumpdir, before, sizeof(before));
 	ck_assert_msg(before[0], "the kill left no temporary file to clean");
 	before[strlen(before) - 1] = '\0';
-	snprintf(p, sizeof(p), "%s/%s", s1.dumps, before);
+	snprintf(p, sizeof(p), "%s/%s", s1.dumpdir, before);
 	ck_assert(stat(p, &st) == 0);
 	size = st.st_size;
 
@@ -482,28 +484,18 @@ START_TEST(a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes)
 	 * and names of another form; and one it must remove: a live pid
 	 * whose start time is not the writer's (the pid was reused) */
 	snprintf(alive, sizeof(alive), "%s/.vmheap-dump.%d-%lld.00ff.tmp",
-		 s1.dumps, (int)getpid(), start_ticks(getpid()));
+		 s1.dumpdir, (int)getpid(), start_ticks(getpid()));
 	snprintf(reused, sizeof(reused), "%s/.vmheap-dump.%d-%lld.00aa.tmp",
-		 s1.dumps, (int)getpid(), start_ticks(getpid()) + 1);
+		 s1.dumpdir, (int)getpid(), start_ticks(getpid()) + 1);
 	snprintf(old, sizeof(old), "%s/.vmheap-dump.0123456789abcdef.tmp",
-		 s1.dumps);
+		 s1.dumpdir);
 	spec_write_text(alive, "a");
 	spec_write_text(reused, "bb");
 	spec_write_text(old, "c");
 
 	/* a new VM in the same dump directory */
-	memset(&s2, 0, sizeof(s2));
-	{
-		struct spec_vm vm;
-		struct spec_vm_opts vo = {0};
-
-		spec_vm_start(&vm, s1.dir, s1.dumps, &vo);
-		s2.pid = vm.pid;
-		s2.info = vm.info;
-		snprintf(s2.dir, sizeof(s2.dir), "%s", s1.dir);
-		snprintf(s2.dumps, sizeof(s2.dumps), "%s", s1.dumps);
-	}
-	tmp_files(s1.dumps, after, sizeof(after));
+	spec_vm_start(&s2, s1.tmpdir, s1.dumpdir, NULL);
+	tmp_files(s1.dumpdir, after, sizeof(after));
 	ck_assert_msg(strstr(after, before) == NULL,
 		      "the dead writer's file stayed: %s", after);
 	ck_assert_msg(strstr(after, strrchr(alive, '/') + 1) &&
@@ -514,7 +506,7 @@ START_TEST(a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes)
 		      "a reused pid's file stayed: %s", after);
 
 	/* the first dump's reply says what went; the next one is silent */
-	c = sample_client(&s2);
+	c = spec_vm_client(&s2);
 	call_ok(c, "set", "system.memory.dump", "next.vmheap", &r);
 	rm = map_get(&r.value, "removed_tmp");
 	ck_assert_msg(rm && rm->type == MSGPACK_OBJECT_MAP,
@@ -529,7 +521,7 @@ START_TEST(a_vm_killed_mid_dump_leaves_a_temp_file_the_next_agent_removes)
 	vmheap_client_close(c);
 	unlink(alive);
 	unlink(old);
-	sample_cleanup(&s2);
+	spec_vm_cleanup(&s2);
 }
 END_TEST
 
@@ -558,17 +550,18 @@ static pid_t child_of(pid_t pid)
 
 START_TEST(a_fork_child_killed_mid_dump_leaves_nothing)
 {
-	struct sample_opts o = {.args = {"--walk-delay-ms", "60000", NULL}};
-	struct sample s;
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--walk-delay-ms", "60000", NULL}};
+	struct spec_vm s;
 	vmheap_client *c, *d;
 	struct spec_reply r;
 	char left[1024];
 	pid_t child = 0, dumper;
 	int rc;
 
-	sample_start(&s, &o);
-	c = sample_client(&s);
-	d = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, &o);
+	c = spec_vm_client(&s);
+	d = spec_vm_client(&s);
 	vmheap_client_set_timeout(d, 0);
 	dumper = fork();
 	ck_assert(dumper >= 0);
@@ -585,9 +578,9 @@ START_TEST(a_fork_child_killed_mid_dump_leaves_nothing)
 			"the dump's child of pid %d", (int)s.pid);
 	ck_assert(kill(child, SIGKILL) == 0);
 	ck_assert_int_eq(spec_wait(dumper, WAIT_MS, NULL), 0);
-	tmp_files(s.dumps, left, sizeof(left));
+	tmp_files(s.dumpdir, left, sizeof(left));
 	ck_assert_msg(!left[0], "left behind: %s", left);
-	ck_assert_int_eq(names_with(s.dumps, "child.vmheap"), 0);
+	ck_assert_int_eq(names_with(s.dumpdir, "child.vmheap"), 0);
 	/* and the VM answers, with no dump running */
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
 	call_ok(c, "get", "system.memory.dumping", NULL, &r);
@@ -596,7 +589,7 @@ START_TEST(a_fork_child_killed_mid_dump_leaves_nothing)
 	spec_reply_release(&r);
 	vmheap_client_close(c);
 	vmheap_client_close(d);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -604,13 +597,13 @@ END_TEST
 
 START_TEST(fork_dumps_are_refused_below_fork_min_free)
 {
-	struct sample s;
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	int64_t rss, auto_min;
 
-	sample_start(&s, NULL);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, NULL);
+	c = spec_vm_client(&s);
 	/* by default: the RSS (a fork child may copy all of it) */
 	rss = get_int(c, "system.memory.rss");
 	auto_min = get_int(c, "config.dump.fork_min_free");
@@ -632,7 +625,7 @@ START_TEST(fork_dumps_are_refused_below_fork_min_free)
 					    "1000000000000000 bytes"),
 		      "%s", r.message);
 	spec_reply_release(&r);
-	ck_assert_int_eq(names_with(s.dumps, "big.vmheap"), 0);
+	ck_assert_int_eq(names_with(s.dumpdir, "big.vmheap"), 0);
 
 	/* in-process dumps are not concerned */
 	call_ok(c, "set", "config.dump.fork", "false", &r);
@@ -653,7 +646,7 @@ START_TEST(fork_dumps_are_refused_below_fork_min_free)
 	spec_reply_release(&r);
 	ck_assert_int_gt(get_int(c, "config.dump.fork_min_free"), 0);
 	vmheap_client_close(c);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -695,10 +688,10 @@ static int64_t private_dirty(pid_t pid)
 /* A fork dump of `name` (config.dump.fork_min_free must let it fork)
  * while this test samples the dump child's Private_Dirty every 5 ms: the
  * kernel's own count of the pages that fork copied.  Returns the peak. */
-static int64_t dump_child_peak(const struct sample *s, vmheap_client *c,
+static int64_t dump_child_peak(const struct spec_vm *s, vmheap_client *c,
 			       const char *name)
 {
-	vmheap_client *d = sample_client(s);
+	vmheap_client *d = spec_vm_client(s);
 	int64_t peak = 0, pd;
 	struct spec_wait w;
 	struct spec_reply r;
@@ -763,16 +756,17 @@ static void estimate(vmheap_client *c, int busy, struct spec_reply *r)
  */
 START_TEST(fork_guard_estimates_from_the_vm_s_write_rate)
 {
-	struct sample_opts o = {
-	    .args = {"--walk-delay-ms", "1000", NULL},
-	    .env = {"VMHEAP_AGENT_TEST_MEM_AVAILABLE=50331648", NULL}};
-	struct sample s;
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--walk-delay-ms", "1000", NULL},
+	    .env = (const char *const[]){
+		"VMHEAP_AGENT_TEST_MEM_AVAILABLE=50331648", NULL}};
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	int64_t rss, peak, busy_rate, busy_peak;
 
-	sample_start(&s, &o);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, &o);
+	c = spec_vm_client(&s);
 	call_ok(c, "set", "sample.write_mb", "96", &r);
 	spec_reply_release(&r);
 	SPEC_WAIT_UNTIL((rss = get_int(c, "system.memory.rss")) >= 96 * MIB,
@@ -834,7 +828,7 @@ START_TEST(fork_guard_estimates_from_the_vm_s_write_rate)
 	call_ok(c, "set", "system.memory.dump", "idle.vmheap", &r);
 	ck_assert(map_get(&r.value, "forked")->via.boolean);
 	spec_reply_release(&r);
-	ck_assert_int_eq(names_with(s.dumps, "idle.vmheap"), 1);
+	ck_assert_int_eq(names_with(s.dumpdir, "idle.vmheap"), 1);
 
 	/* busy again: refused, on the measured child's part */
 	call_ok(c, "set", "sample.write_mb", "96", &r);
@@ -848,9 +842,9 @@ START_TEST(fork_guard_estimates_from_the_vm_s_write_rate)
 						 "dump)"),
 		      "%s", r.ok ? "it was not refused" : r.message);
 	spec_reply_release(&r);
-	ck_assert_int_eq(names_with(s.dumps, "busy2.vmheap"), 0);
+	ck_assert_int_eq(names_with(s.dumpdir, "busy2.vmheap"), 0);
 	vmheap_client_close(c);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -858,14 +852,15 @@ END_TEST
 
 START_TEST(get_of_a_group_returns_its_subtree_as_a_map)
 {
-	struct sample_opts o = {.args = {"--ticks", "3", NULL}};
-	struct sample s;
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--ticks", "3", NULL}};
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r, one;
 	const msgpack_object *m, *v;
 
-	sample_start(&s, &o);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, &o);
+	c = spec_vm_client(&s);
 	SPEC_WAIT_UNTIL(get_int(c, "sample.ticks") >= 3, WAIT_MS,
 			"the mutator's 3 ticks");
 	call_ok(c, "get", "system.memory", NULL, &r);
@@ -908,7 +903,7 @@ START_TEST(get_of_a_group_returns_its_subtree_as_a_map)
 	call_error(c, "get", "system.mem", NULL, "notfound");
 	call_error(c, "get", "no.such", NULL, "notfound");
 	vmheap_client_close(c);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 

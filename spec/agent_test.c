@@ -69,15 +69,16 @@ static void on_found(void *arg, const struct vmheap_agent_info *info)
 
 START_TEST(session_found_by_discovery_answers_get_set_and_list)
 {
-	struct sample_opts o = {.args = {"--leak", "Session:2", NULL}};
-	struct sample s;
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--leak", "Session:2", NULL}};
+	struct spec_vm s;
 	struct found f = {0};
 	vmheap_client *c = NULL;
 	struct spec_reply r;
 	int rc;
 
-	sample_start(&s, &o);
-	rc = vmheap_discovery_list(s.dir, on_found, NULL, &f);
+	spec_vm_start(&s, NULL, NULL, &o);
+	rc = vmheap_discovery_list(s.tmpdir, on_found, NULL, &f);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_int_eq(f.n, 1);
 	ck_assert_int_eq(f.info.pid, s.pid);
@@ -110,7 +111,7 @@ START_TEST(session_found_by_discovery_answers_get_set_and_list)
 	spec_reply_release(&r);
 
 	call_ok(c, "get", "config.dump.dir", NULL, &r);
-	ck_assert(obj_str_is(&r.value, s.dumps));
+	ck_assert(obj_str_is(&r.value, s.dumpdir));
 	spec_reply_release(&r);
 
 	/* list: everything, then a prefix; host variables appear */
@@ -177,8 +178,8 @@ START_TEST(session_found_by_discovery_answers_get_set_and_list)
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
 
 	vmheap_client_close(c);
-	ck_assert_int_eq(sample_term(&s), 0);
-	sample_cleanup(&s);
+	ck_assert_int_eq(spec_vm_stop(&s), 0);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -186,13 +187,14 @@ END_TEST
 
 static void check_dump_matches_census(int fork_mode)
 {
-	struct sample_opts o = {.args = {"--leak", "Session:7", "--leak",
-					 "Widget:3", "--ticks", "25",
-					 "--tick-ms", "1", NULL}};
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--leak", "Session:7", "--leak",
+					  "Widget:3", "--ticks", "25",
+					  "--tick-ms", "1", NULL}};
 	struct census_row rows[64];
 	struct spec_reply r, census;
 	const msgpack_object *v;
-	struct sample s;
+	struct spec_vm s;
 	vmheap_client *c;
 	uint64_t objects, census_total = 0;
 	uint32_t flags;
@@ -200,8 +202,8 @@ static void check_dump_matches_census(int fork_mode)
 	char path[PATH_MAX];
 	int n, matched = 0;
 
-	sample_start(&s, &o);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, &o);
+	c = spec_vm_client(&s);
 	wait_ticks(c, 25);
 	call_ok(c, "set", "config.dump.fork", fork_mode ? "true" : "false", &r);
 	spec_reply_release(&r);
@@ -210,7 +212,7 @@ static void check_dump_matches_census(int fork_mode)
 	ck_assert_int_eq(census.value.type, MSGPACK_OBJECT_MAP);
 	call_ok(c, "set", "system.memory.dump", "heap.vmheap", &r);
 
-	snprintf(path, sizeof(path), "%s/heap.vmheap", s.dumps);
+	snprintf(path, sizeof(path), "%s/heap.vmheap", s.dumpdir);
 	ck_assert(obj_str_is(map_get(&r.value, "path"), path));
 	v = map_get(&r.value, "objects");
 	ck_assert(v && v->type == MSGPACK_OBJECT_POSITIVE_INTEGER);
@@ -265,7 +267,7 @@ static void check_dump_matches_census(int fork_mode)
 	spec_reply_release(&r);
 	spec_reply_release(&census);
 	vmheap_client_close(c);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 
 START_TEST(dump_in_process_has_exactly_the_vms_per_class_counts)
@@ -284,7 +286,7 @@ END_TEST
 
 START_TEST(wrong_or_missing_token_is_refused)
 {
-	struct sample s;
+	struct spec_vm *s = spec_fixture_vm();
 	vmheap_client *c = NULL;
 	struct vmheap_agent_info bad;
 	msgpack_unpacked m;
@@ -293,8 +295,7 @@ START_TEST(wrong_or_missing_token_is_refused)
 						'm',  '.',  'p',  'i', 'd'};
 	int fd;
 
-	sample_start(&s, NULL);
-	bad = s.info;
+	bad = s->info;
 	memcpy(bad.token, "00000000000000000000000000000000", 32);
 	ck_assert_int_eq(vmheap_client_connect(&c, &bad, 10000),
 			 VMHEAP_AGENT_EAUTH);
@@ -313,7 +314,7 @@ START_TEST(wrong_or_missing_token_is_refused)
 	vmheap_client_close(c);
 
 	/* no auth at all: a request is refused and the connection closed */
-	fd = raw_connect(&s);
+	fd = raw_connect(s);
 	raw_send_frame(fd, get_pid, sizeof(get_pid));
 	msgpack_unpacked_init(&m);
 	ck_assert_int_eq(raw_read(fd, &m, 10000), 1);
@@ -324,10 +325,9 @@ START_TEST(wrong_or_missing_token_is_refused)
 	close(fd);
 
 	/* the right token still works */
-	c = sample_client(&s);
-	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+	c = spec_vm_client(s);
+	ck_assert_int_eq(get_int(c, "system.pid"), s->pid);
 	vmheap_client_close(c);
-	sample_cleanup(&s);
 }
 END_TEST
 
@@ -342,7 +342,7 @@ struct bad_case {
 	int shut; /* shutdown(SHUT_WR) after sending */
 };
 
-static void expect_bad(const struct sample *s, const struct bad_case *bc)
+static void expect_bad(const struct spec_vm *s, const struct bad_case *bc)
 {
 	msgpack_unpacked m;
 	vmheap_client *c;
@@ -372,7 +372,7 @@ static void expect_bad(const struct sample *s, const struct bad_case *bc)
 	close(fd);
 
 	/* the VM answers the next client normally */
-	c = sample_client(s);
+	c = spec_vm_client(s);
 	ck_assert_int_eq(get_int(c, "system.pid"), s->pid);
 	vmheap_client_close(c);
 }
@@ -429,28 +429,28 @@ START_TEST(bad_input_gets_an_error_or_a_close_and_the_next_client_is_served)
 	    {"a dump path that is not a string", dump_not_str,
 	     sizeof(dump_not_str), "type", 0, 0},
 	};
-	struct sample s;
+	struct spec_vm s;
 
-	sample_start(&s, NULL);
+	spec_vm_start(&s, NULL, NULL, NULL);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++)
 		expect_bad(&s, &cases[i]);
 	/* the VM never stopped */
 	ck_assert_int_eq(kill(s.pid, 0), 0);
-	ck_assert_int_eq(sample_term(&s), 0);
-	sample_cleanup(&s);
+	ck_assert_int_eq(spec_vm_stop(&s), 0);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
 START_TEST(a_silent_or_slow_client_is_timed_out)
 {
-	struct sample_opts o = {
-	    .env = {"VMHEAP_AGENT_IDLE_TIMEOUT_MS=400", NULL}};
+	struct spec_vm_opts o = {.env = (const char *const[]){
+				     "VMHEAP_AGENT_IDLE_TIMEOUT_MS=400", NULL}};
 	static const unsigned char half[] = {0, 0, 0, 50, 0x93, 0x01};
 	msgpack_unpacked m;
-	struct sample s;
+	struct spec_vm s;
 	int fd;
 
-	sample_start(&s, &o);
+	spec_vm_start(&s, NULL, NULL, &o);
 	/* silent before auth */
 	fd = raw_connect(&s);
 	msgpack_unpacked_init(&m);
@@ -476,21 +476,22 @@ START_TEST(a_silent_or_slow_client_is_timed_out)
 	ck_assert(raw_closed(fd, 10000));
 	close(fd);
 	msgpack_unpacked_destroy(&m);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
 START_TEST(a_dump_longer_than_the_idle_timeout_still_gets_its_reply)
 {
-	struct sample_opts o = {
-	    .args = {"--walk-delay-ms", "1200", NULL},
-	    .env = {"VMHEAP_AGENT_IDLE_TIMEOUT_MS=300", NULL}};
-	struct sample s;
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--walk-delay-ms", "1200", NULL},
+	    .env = (const char *const[]){"VMHEAP_AGENT_IDLE_TIMEOUT_MS=300",
+					 NULL}};
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 
-	sample_start(&s, &o);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, &o);
+	c = spec_vm_client(&s);
 	call_ok(c, "set", "system.memory.dump", "slow.vmheap", &r);
 	ck_assert(map_get(&r.value, "seconds")->via.f64 >= 1.0);
 	spec_reply_release(&r);
@@ -507,21 +508,22 @@ START_TEST(a_dump_longer_than_the_idle_timeout_still_gets_its_reply)
 	ck_assert(strstr(vmheap_client_error(c), "closed") != NULL);
 	spec_reply_release(&r);
 	vmheap_client_close(c);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
 START_TEST(too_many_clients_get_a_clear_refusal)
 {
-	struct sample_opts o = {.env = {"VMHEAP_AGENT_MAX_CLIENTS=2", NULL}};
+	struct spec_vm_opts o = {
+	    .env = (const char *const[]){"VMHEAP_AGENT_MAX_CLIENTS=2", NULL}};
 	vmheap_client *a, *b, *c = NULL;
-	struct sample s;
+	struct spec_vm s;
 	struct spec_wait w;
 	int rc;
 
-	sample_start(&s, &o);
-	a = sample_client(&s);
-	b = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, &o);
+	a = spec_vm_client(&s);
+	b = spec_vm_client(&s);
 	rc = vmheap_client_connect(&c, &s.info, 10000);
 	ck_assert_int_eq(rc, VMHEAP_AGENT_ELIMIT);
 	ck_assert_msg(strstr(vmheap_client_error(c), "too many clients"), "%s",
@@ -542,7 +544,7 @@ START_TEST(too_many_clients_get_a_clear_refusal)
 	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
 	vmheap_client_close(c);
 	vmheap_client_close(a);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -552,7 +554,7 @@ END_TEST
 #define LOAD_REQUESTS 100
 
 struct load_arg {
-	const struct sample *s;
+	const struct spec_vm *s;
 	int answered;
 	char error[256];
 };
@@ -589,10 +591,10 @@ START_TEST(hundred_concurrent_clients_get_every_answer)
 {
 	static struct load_arg args[LOAD_CLIENTS];
 	pthread_t th[LOAD_CLIENTS];
-	struct sample s;
+	struct spec_vm s;
 	int total = 0;
 
-	sample_start(&s, NULL);
+	spec_vm_start(&s, NULL, NULL, NULL);
 	for (int i = 0; i < LOAD_CLIENTS; i++) {
 		args[i].s = &s;
 		ck_assert_int_eq(
@@ -605,7 +607,7 @@ START_TEST(hundred_concurrent_clients_get_every_answer)
 		total += args[i].answered;
 	}
 	ck_assert_int_eq(total, LOAD_CLIENTS * LOAD_REQUESTS);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -622,7 +624,7 @@ static void read_file(const char *path, char *buf, size_t len, ssize_t *n)
 
 START_TEST(dump_to_existing_file_or_outside_the_dir_is_refused)
 {
-	struct sample s;
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	char path[PATH_MAX], before[4096], after[4096], list[1024],
@@ -630,18 +632,18 @@ START_TEST(dump_to_existing_file_or_outside_the_dir_is_refused)
 	ssize_t nb, na;
 	int fd;
 
-	sample_start(&s, NULL);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, NULL);
+	c = spec_vm_client(&s);
 
 	/* an existing file, not a dump: refused and untouched */
-	snprintf(path, sizeof(path), "%s/old.vmheap", s.dumps);
+	snprintf(path, sizeof(path), "%s/old.vmheap", s.dumpdir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	ck_assert(fd >= 0);
 	ck_assert(write(fd, "precious data\n", 14) == 14);
 	close(fd);
 	read_file(path, before, sizeof(before), &nb);
 	call_error(c, "set", "system.memory.dump", "old.vmheap", "exists");
-	snprintf(abs, sizeof(abs), "%s/old.vmheap", s.dumps);
+	snprintf(abs, sizeof(abs), "%s/old.vmheap", s.dumpdir);
 	call_error(c, "set", "system.memory.dump", abs, "exists");
 	read_file(path, after, sizeof(after), &na);
 	ck_assert_int_eq(na, nb);
@@ -650,7 +652,7 @@ START_TEST(dump_to_existing_file_or_outside_the_dir_is_refused)
 	/* a dump, then the same name again */
 	call_ok(c, "set", "system.memory.dump", "one.vmheap", &r);
 	spec_reply_release(&r);
-	snprintf(path, sizeof(path), "%s/one.vmheap", s.dumps);
+	snprintf(path, sizeof(path), "%s/one.vmheap", s.dumpdir);
 	read_file(path, before, sizeof(before), &nb);
 	call_error(c, "set", "system.memory.dump", "one.vmheap", "exists");
 	read_file(path, after, sizeof(after), &na);
@@ -661,32 +663,32 @@ START_TEST(dump_to_existing_file_or_outside_the_dir_is_refused)
 	call_error(c, "set", "system.memory.dump", "a/../../escape.vmheap",
 		   "path");
 	call_error(c, "set", "system.memory.dump", "..", "path");
-	snprintf(abs, sizeof(abs), "%s/escape.vmheap", s.dir);
+	snprintf(abs, sizeof(abs), "%s/escape.vmheap", s.tmpdir);
 	call_error(c, "set", "system.memory.dump", abs, "path");
 	call_error(c, "set", "system.memory.dump", "/etc/escape.vmheap",
 		   "path");
 	/* a symlink to a directory outside is not followed */
-	snprintf(path, sizeof(path), "%s/link", s.dumps);
-	ck_assert(symlink(s.dir, path) == 0);
+	snprintf(path, sizeof(path), "%s/link", s.dumpdir);
+	ck_assert(symlink(s.tmpdir, path) == 0);
 	call_error(c, "set", "system.memory.dump", "link/escape.vmheap",
 		   "path");
 	call_error(c, "set", "system.memory.dump", "nodir/x.vmheap", "path");
 	call_error(c, "set", "system.memory.dump", "", "type");
 
-	dir_listing(s.dir, list, sizeof(list));
+	dir_listing(s.tmpdir, list, sizeof(list));
 	ck_assert_msg(!strstr(list, "escape"), "%s", list);
 	ck_assert_int_eq(access("/etc/escape.vmheap", F_OK), -1);
-	dir_listing(s.dumps, list, sizeof(list));
+	dir_listing(s.dumpdir, list, sizeof(list));
 	ck_assert_str_eq(list, "link old.vmheap one.vmheap");
 
 	/* a subdirectory inside is fine, and an absolute path inside */
-	snprintf(path, sizeof(path), "%s/sub", s.dumps);
+	snprintf(path, sizeof(path), "%s/sub", s.dumpdir);
 	ck_assert(mkdir(path, 0700) == 0);
 	call_ok(c, "set", "system.memory.dump", "sub/.//two.vmheap", &r);
-	snprintf(abs, sizeof(abs), "%s/sub/two.vmheap", s.dumps);
+	snprintf(abs, sizeof(abs), "%s/sub/two.vmheap", s.dumpdir);
 	ck_assert(obj_str_is(map_get(&r.value, "path"), abs));
 	spec_reply_release(&r);
-	snprintf(abs, sizeof(abs), "%s/sub/three.vmheap", s.dumps);
+	snprintf(abs, sizeof(abs), "%s/sub/three.vmheap", s.dumpdir);
 	call_ok(c, "set", "system.memory.dump", abs, &r);
 	ck_assert(obj_str_is(map_get(&r.value, "path"), abs));
 	spec_reply_release(&r);
@@ -694,7 +696,7 @@ START_TEST(dump_to_existing_file_or_outside_the_dir_is_refused)
 	ck_assert_str_eq(list, "three.vmheap two.vmheap");
 
 	vmheap_client_close(c);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -702,28 +704,29 @@ END_TEST
 
 static void full_disk(int fork_mode)
 {
-	struct sample_opts o = {.args = {"--leak", "Blob:400", "--ticks", "10",
-					 "--tick-ms", "1", NULL},
-				.fsize_limit = 16384};
-	struct sample s;
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--leak", "Blob:400", "--ticks", "10",
+					  "--tick-ms", "1", NULL},
+	    .fsize_limit = 16384};
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	char list[1024];
 
-	sample_start(&s, &o);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, &o);
+	c = spec_vm_client(&s);
 	wait_ticks(c, 10);
 	call_ok(c, "set", "config.dump.fork", fork_mode ? "on" : "off", &r);
 	spec_reply_release(&r);
 	call_error(c, "set", "system.memory.dump", "full.vmheap", "nospace");
-	dir_listing(s.dumps, list, sizeof(list));
+	dir_listing(s.dumpdir, list, sizeof(list));
 	ck_assert_msg(list[0] == '\0', "files left behind: %s", list);
 	/* the VM is fine and serves the next request */
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
 	ck_assert_int_eq(get_int(c, "sample.ticks"), 10);
 	vmheap_client_close(c);
-	ck_assert_int_eq(sample_term(&s), 0);
-	sample_cleanup(&s);
+	ck_assert_int_eq(spec_vm_stop(&s), 0);
+	spec_vm_cleanup(&s);
 }
 
 START_TEST(dump_onto_a_full_disk_fails_cleanly_in_process)
@@ -740,11 +743,12 @@ END_TEST
 
 static void disconnect_mid_dump(int fork_mode)
 {
-	struct sample_opts o = {
-	    .args = {"--walk-delay-ms", "1500", "--leak", "Session:5", NULL}};
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--walk-delay-ms", "1500", "--leak",
+					  "Session:5", NULL}};
 	static const unsigned char req_head[] = {0x94, 0x07, 0xa3,
 						 's',  'e',  't'};
-	struct sample s;
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	char list[1024];
@@ -753,8 +757,8 @@ static void disconnect_mid_dump(int fork_mode)
 	struct spec_wait w;
 	int fd;
 
-	sample_start(&s, &o);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, &o);
+	c = spec_vm_client(&s);
 	call_ok(c, "set", "config.dump.fork", fork_mode ? "true" : "false", &r);
 	spec_reply_release(&r);
 
@@ -793,29 +797,30 @@ static void disconnect_mid_dump(int fork_mode)
 	call_error(c, "set", "system.memory.dump", "second.vmheap", "busy");
 
 	wait_dump_idle(c);
-	dir_listing(s.dumps, list, sizeof(list));
+	dir_listing(s.dumpdir, list, sizeof(list));
 	ck_assert_msg(!strcmp(list, "left.vmheap"),
 		      "expected only the finished dump, found: %s", list);
 	/* and the VM still dumps */
 	call_ok(c, "set", "system.memory.dump", "after.vmheap", &r);
 	spec_reply_release(&r);
-	dir_listing(s.dumps, list, sizeof(list));
+	dir_listing(s.dumpdir, list, sizeof(list));
 	ck_assert_str_eq(list, "after.vmheap left.vmheap");
 	vmheap_client_close(c);
-	ck_assert_int_eq(sample_term(&s), 0);
-	sample_cleanup(&s);
+	ck_assert_int_eq(spec_vm_stop(&s), 0);
+	spec_vm_cleanup(&s);
 }
 
 START_TEST(a_forked_dump_that_hangs_is_killed_after_the_timeout)
 {
-	struct sample_opts o = {.args = {"--walk-delay-ms", "30000", NULL}};
-	struct sample s;
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--walk-delay-ms", "30000", NULL}};
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	char list[1024];
 
-	sample_start(&s, &o);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, &o);
+	c = spec_vm_client(&s);
 	call_ok(c, "set", "config.dump.fork", "true", &r);
 	spec_reply_release(&r);
 	call_ok(c, "set", "config.dump.timeout", "1", &r);
@@ -833,12 +838,12 @@ START_TEST(a_forked_dump_that_hangs_is_killed_after_the_timeout)
 					    "killed"),
 		      "%s: %s", r.code, r.message);
 	spec_reply_release(&r);
-	dir_listing(s.dumps, list, sizeof(list));
+	dir_listing(s.dumpdir, list, sizeof(list));
 	ck_assert_msg(list[0] == '\0', "files left behind: %s", list);
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
 	vmheap_client_close(c);
-	ck_assert_int_eq(sample_term(&s), 0);
-	sample_cleanup(&s);
+	ck_assert_int_eq(spec_vm_stop(&s), 0);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -860,58 +865,58 @@ START_TEST(the_agent_refuses_to_listen_beyond_loopback)
 {
 	/* fatal only when required (else the VM warns and runs on: see
 	 * agent_ops_test.c) */
-	struct sample_opts o = {.env = {"VMHEAP_AGENT_BIND=0.0.0.0",
-					"VMHEAP_AGENT_REQUIRED=1", NULL}};
-	struct sample_opts p = {.env = {"VMHEAP_AGENT_PORT=99999",
-					"VMHEAP_AGENT_REQUIRED=1", NULL}};
-	char err[1024];
+	struct spec_vm_opts o = {
+	    .env = (const char *const[]){"VMHEAP_AGENT_BIND=0.0.0.0",
+					 "VMHEAP_AGENT_REQUIRED=1", NULL}};
+	struct spec_vm_opts p = {
+	    .env = (const char *const[]){"VMHEAP_AGENT_PORT=99999",
+					 "VMHEAP_AGENT_REQUIRED=1", NULL}};
+	char *err;
 	int st;
 
-	st = sample_run_to_exit(&o, err, sizeof(err));
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+	st = spec_vm_run_to_exit(&o, &err);
+	ck_assert_msg(st == 1, "exit code %d", st);
 	ck_assert_msg(strstr(err, "refusing to listen on 0.0.0.0"), "%s", err);
-	st = sample_run_to_exit(&p, err, sizeof(err));
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+	free(err);
+	st = spec_vm_run_to_exit(&p, &err);
+	ck_assert_msg(st == 1, "exit code %d", st);
 	ck_assert_msg(strstr(err, "VMHEAP_AGENT_PORT=99999"), "%s", err);
+	free(err);
 }
 END_TEST
 
 START_TEST(sigterm_removes_the_discovery_file)
 {
-	struct sample s;
+	struct spec_vm *s = spec_fixture_vm();
 	int status;
 
-	sample_start(&s, NULL);
-	ck_assert_int_eq(access(s.discovery, F_OK), 0);
-	status = sample_term(&s);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "status %d", status);
-	ck_assert_msg(access(s.discovery, F_OK) < 0 && errno == ENOENT,
-		      "%s is still there", s.discovery);
-	sample_cleanup(&s);
+	ck_assert_int_eq(access(s->discovery, F_OK), 0);
+	status = spec_vm_stop(s);
+	ck_assert_msg(status == 0, "exit code %d", status);
+	ck_assert_msg(access(s->discovery, F_OK) < 0 && errno == ENOENT,
+		      "%s is still there", s->discovery);
 }
 END_TEST
 
 START_TEST(fork_in_the_host_leaves_the_parent_agent_working)
 {
-	struct sample s;
+	struct spec_vm *s = spec_fixture_vm();
 	vmheap_client *a, *b;
 	struct spec_reply r;
 	int64_t child, st;
 
-	sample_start(&s, NULL);
-	a = sample_client(&s);
+	a = spec_vm_client(s);
 	call_ok(a, "set", "sample.fork", "300", &r);
 	child = r.value.via.i64;
 	spec_reply_release(&r);
 	ck_assert_int_gt(child, 0);
-	ck_assert_int_ne(child, s.pid);
+	ck_assert_int_ne(child, s->pid);
 
 	/* while the child lives, the parent answers new and old clients */
-	b = sample_client(&s);
-	ck_assert_int_eq(vmheap_client_pid(b), s.pid);
-	ck_assert_int_eq(get_int(b, "system.pid"), s.pid);
-	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
+	b = spec_vm_client(s);
+	ck_assert_int_eq(vmheap_client_pid(b), s->pid);
+	ck_assert_int_eq(get_int(b, "system.pid"), s->pid);
+	ck_assert_int_eq(get_int(a, "system.pid"), s->pid);
 	vmheap_client_close(b);
 
 	SPEC_WAIT_UNTIL((st = get_int(a, "sample.fork_status")) >= 0, 20000,
@@ -919,17 +924,16 @@ START_TEST(fork_in_the_host_leaves_the_parent_agent_working)
 	/* 0: the child saw its copy of the agent as stale */
 	ck_assert_int_eq(st, 0);
 	/* the child's exit did not remove the parent's discovery file */
-	ck_assert_int_eq(access(s.discovery, F_OK), 0);
-	b = sample_client(&s);
-	ck_assert_int_eq(get_int(b, "system.pid"), s.pid);
+	ck_assert_int_eq(access(s->discovery, F_OK), 0);
+	b = spec_vm_client(s);
+	ck_assert_int_eq(get_int(b, "system.pid"), s->pid);
 	call_ok(b, "set", "system.memory.dump", "after-fork.vmheap", &r);
 	spec_reply_release(&r);
 	vmheap_client_close(b);
-	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
+	ck_assert_int_eq(get_int(a, "system.pid"), s->pid);
 	vmheap_client_close(a);
-	ck_assert_int_eq(sample_term(&s), 0);
-	ck_assert_int_eq(access(s.discovery, F_OK), -1);
-	sample_cleanup(&s);
+	ck_assert_int_eq(spec_vm_stop(s), 0);
+	ck_assert_int_eq(access(s->discovery, F_OK), -1);
 }
 END_TEST
 
@@ -949,7 +953,7 @@ static void on_found_two(void *arg, const struct vmheap_agent_info *info)
 
 START_TEST(fork_child_may_start_a_fresh_agent_of_its_own)
 {
-	struct sample s;
+	struct spec_vm *s = spec_fixture_vm();
 	vmheap_client *a, *b = NULL;
 	struct spec_reply r;
 	struct two t;
@@ -958,46 +962,44 @@ START_TEST(fork_child_may_start_a_fresh_agent_of_its_own)
 	struct spec_wait w;
 	int rc;
 
-	sample_start(&s, NULL);
-	a = sample_client(&s);
+	a = spec_vm_client(s);
 	call_ok(a, "set", "sample.fork_agent", "2000", &r);
 	child = r.value.via.i64;
 	spec_reply_release(&r);
-	snprintf(child_file, sizeof(child_file), "%s/vmheap-agent.%d", s.dir,
-		 (int)child);
+	snprintf(child_file, sizeof(child_file), "%s/vmheap-agent.%d",
+		 s->tmpdir, (int)child);
 
 	/* the child's own agent appears beside the parent's */
 	spec_wait_begin(&w, 10000);
 	do {
 		spec_wait_or_fail(&w, "the child's agent");
 		memset(&t, 0, sizeof(t));
-		rc = vmheap_discovery_list(s.dir, on_found_two, NULL, &t);
+		rc = vmheap_discovery_list(s->tmpdir, on_found_two, NULL, &t);
 	} while (rc < 2);
 	ck_assert_int_eq(t.n, 2);
 	ck_assert_int_eq(t.info[0].pid < t.info[1].pid ? t.info[0].pid
 						       : t.info[1].pid,
-			 s.pid < child ? s.pid : (pid_t)child);
+			 s->pid < child ? s->pid : (pid_t)child);
 	for (int i = 0; i < 2; i++)
 		if (t.info[i].pid == child) {
-			ck_assert_int_ne(t.info[i].port, s.info.port);
-			ck_assert_str_ne(t.info[i].token, s.info.token);
+			ck_assert_int_ne(t.info[i].port, s->info.port);
+			ck_assert_str_ne(t.info[i].token, s->info.token);
 			rc = vmheap_client_connect(&b, &t.info[i], 10000);
 			ck_assert_msg(rc == 0, "%s", vmheap_client_error(b));
 		}
 	ck_assert_ptr_nonnull(b);
 	ck_assert_int_eq(get_int(b, "system.pid"), child);
 	vmheap_client_close(b);
-	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
+	ck_assert_int_eq(get_int(a, "system.pid"), s->pid);
 
 	SPEC_WAIT_UNTIL((st = get_int(a, "sample.fork_status")) >= 0, 20000,
 			"the forked child to exit");
 	ck_assert_int_eq(st, 0);
 	/* the child's agent removed its own file, and only its own */
 	ck_assert_int_eq(access(child_file, F_OK), -1);
-	ck_assert_int_eq(access(s.discovery, F_OK), 0);
-	ck_assert_int_eq(get_int(a, "system.pid"), s.pid);
+	ck_assert_int_eq(access(s->discovery, F_OK), 0);
+	ck_assert_int_eq(get_int(a, "system.pid"), s->pid);
 	vmheap_client_close(a);
-	sample_cleanup(&s);
 }
 END_TEST
 
@@ -1092,13 +1094,13 @@ END_TEST
 
 START_TEST(a_vm_that_dies_gives_closed_not_a_hang)
 {
-	struct sample s;
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	int status, rc;
 
-	sample_start(&s, NULL);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, NULL);
+	c = spec_vm_client(&s);
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
 	kill(s.pid, SIGKILL);
 	waitpid(s.pid, &status, 0);
@@ -1115,9 +1117,9 @@ START_TEST(a_vm_that_dies_gives_closed_not_a_hang)
 	vmheap_client_close(c);
 	/* its discovery file is stale now: a listing removes it */
 	ck_assert_int_eq(access(s.discovery, F_OK), 0);
-	ck_assert_int_eq(vmheap_discovery_list(s.dir, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(vmheap_discovery_list(s.tmpdir, NULL, NULL, NULL), 0);
 	ck_assert_int_eq(access(s.discovery, F_OK), -1);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -1259,11 +1261,11 @@ static void same_shape(const msgpack_object *want, const msgpack_object *got,
 START_TEST(protocol_md_example_is_real_encoder_output_and_replays)
 {
 	struct md_frame f[64];
-	struct sample s;
+	struct spec_vm s;
 	int n = parse_protocol_md(f, 64), fd = -1, replies = 0;
 
 	ck_assert_int_ge(n, 10);
-	sample_start(&s, NULL);
+	spec_vm_start(&s, NULL, NULL, NULL);
 	fd = spec_tcp_connect(s.info.port);
 	ck_assert(fd >= 0);
 	for (int i = 0; i < n; i++) {
@@ -1294,7 +1296,7 @@ START_TEST(protocol_md_example_is_real_encoder_output_and_replays)
 	}
 	ck_assert_int_ge(replies, 8);
 	close(fd);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -1329,18 +1331,19 @@ static void read_dump_counts(const char *dir, const char *name,
 
 static void client_vanishes_while_its_dump_runs(int fork_mode)
 {
-	struct sample_opts o = {.args = {"--walk-delay-ms", "2500", "--leak",
-					 "Widget:5", "--ticks", "4",
-					 "--tick-ms", "1", NULL}};
-	struct sample s;
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--walk-delay-ms", "2500", "--leak",
+					  "Widget:5", "--ticks", "4",
+					  "--tick-ms", "1", NULL}};
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	char list[1024], path[PATH_MAX];
 	struct dump_counts left, next;
 	uint64_t widgets = 0;
 
-	sample_start(&s, &o);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, &o);
+	c = spec_vm_client(&s);
 	wait_ticks(c, 4);
 	call_ok(c, "set", "config.dump.fork", fork_mode ? "true" : "false", &r);
 	spec_reply_release(&r);
@@ -1348,18 +1351,18 @@ static void client_vanishes_while_its_dump_runs(int fork_mode)
 
 	/* a client asks for a dump, gives up waiting, and leaves while the
 	 * dump runs */
-	c = sample_client(&s);
+	c = spec_vm_client(&s);
 	vmheap_client_set_timeout(c, 300);
 	ck_assert_int_eq(spec_client_call_str(c, "set", "system.memory.dump",
 					      "left.vmheap", &r),
 			 VMHEAP_AGENT_ETIMEOUT);
 	spec_reply_release(&r);
 	vmheap_client_close(c);
-	SPEC_WAIT_UNTIL(dump_tmp_present(s.dumps), 10000,
+	SPEC_WAIT_UNTIL(dump_tmp_present(s.dumpdir), 10000,
 			"the orphaned dump's temporary file");
 
 	/* the next client is served while the orphaned dump runs */
-	c = sample_client(&s);
+	c = spec_vm_client(&s);
 	vmheap_client_set_timeout(c, 30000);
 	ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
 	/* ... and that reply came while the dump still ran */
@@ -1370,15 +1373,15 @@ static void client_vanishes_while_its_dump_runs(int fork_mode)
 
 	/* the dump completes: a whole file under its name, nothing else */
 	wait_dump_idle(c);
-	dir_listing(s.dumps, list, sizeof(list));
+	dir_listing(s.dumpdir, list, sizeof(list));
 	ck_assert_str_eq(list, "left.vmheap");
-	read_dump_counts(s.dumps, "left.vmheap", &left);
+	read_dump_counts(s.dumpdir, "left.vmheap", &left);
 	for (int k = 0; k < left.n; k++)
 		if (!strcmp(left.rows[k].name, "Widget"))
 			widgets = left.rows[k].count;
 	ck_assert_int_eq(widgets, 20); /* 4 ticks x 5, by --leak */
 	/* its result is the last dump's, as if the client had stayed */
-	snprintf(path, sizeof(path), "%s/left.vmheap", s.dumps);
+	snprintf(path, sizeof(path), "%s/left.vmheap", s.dumpdir);
 	call_ok(c, "get", "system.memory.dump", NULL, &r);
 	ck_assert(obj_str_is(map_get(&r.value, "path"), path));
 	ck_assert_int_eq(map_get(&r.value, "objects")->via.u64, left.objects);
@@ -1387,12 +1390,12 @@ static void client_vanishes_while_its_dump_runs(int fork_mode)
 	/* and the next dump works, with its reply; the heap has not
 	 * changed (the mutator stopped), so both files hold the same */
 	call_ok(c, "set", "system.memory.dump", "next.vmheap", &r);
-	snprintf(path, sizeof(path), "%s/next.vmheap", s.dumps);
+	snprintf(path, sizeof(path), "%s/next.vmheap", s.dumpdir);
 	ck_assert(obj_str_is(map_get(&r.value, "path"), path));
 	ck_assert(map_get(&r.value, "forked")->via.boolean == fork_mode);
 	ck_assert_int_eq(map_get(&r.value, "objects")->via.u64, left.objects);
 	spec_reply_release(&r);
-	read_dump_counts(s.dumps, "next.vmheap", &next);
+	read_dump_counts(s.dumpdir, "next.vmheap", &next);
 	ck_assert_int_eq(next.objects, left.objects);
 	ck_assert_int_eq(next.n, left.n);
 	for (int k = 0; k < left.n; k++) {
@@ -1408,8 +1411,8 @@ static void client_vanishes_while_its_dump_runs(int fork_mode)
 			      left.rows[k].name);
 	}
 	vmheap_client_close(c);
-	ck_assert_int_eq(sample_term(&s), 0);
-	sample_cleanup(&s);
+	ck_assert_int_eq(spec_vm_stop(&s), 0);
+	spec_vm_cleanup(&s);
 }
 
 START_TEST(a_client_gone_mid_dump_leaves_a_whole_file_in_process)
@@ -1443,9 +1446,10 @@ static void *dump_in_thread(void *p)
 
 START_TEST(a_second_client_gets_busy_while_a_dump_runs_then_dumps)
 {
-	struct sample_opts o = {.args = {"--walk-delay-ms", "1000", NULL}};
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--walk-delay-ms", "1000", NULL}};
 	struct dumper d = {0};
-	struct sample s;
+	struct spec_vm s;
 	vmheap_client *b;
 	struct spec_reply r;
 	char list[1024], want[PATH_MAX];
@@ -1453,9 +1457,9 @@ START_TEST(a_second_client_gets_busy_while_a_dump_runs_then_dumps)
 	struct spec_wait w;
 	int dumping = 0;
 
-	sample_start(&s, &o);
-	d.c = sample_client(&s);
-	b = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, &o);
+	d.c = spec_vm_client(&s);
+	b = spec_vm_client(&s);
 	vmheap_client_set_timeout(b, 30000);
 	ck_assert_int_eq(pthread_create(&th, NULL, dump_in_thread, &d), 0);
 	spec_wait_begin(&w, 10000);
@@ -1474,20 +1478,20 @@ START_TEST(a_second_client_gets_busy_while_a_dump_runs_then_dumps)
 	pthread_join(th, NULL);
 	ck_assert_int_eq(d.rc, 0);
 	ck_assert_msg(d.r.ok, "client A: %s %s", d.r.code, d.r.message);
-	snprintf(want, sizeof(want), "%s/a.vmheap", s.dumps);
+	snprintf(want, sizeof(want), "%s/a.vmheap", s.dumpdir);
 	ck_assert(obj_str_is(map_get(&d.r.value, "path"), want));
 	spec_reply_release(&d.r);
 	vmheap_client_close(d.c);
 	/* A has its reply: the agent is no longer busy, without a pause */
 	call_ok(b, "set", "system.memory.dump", "b.vmheap", &r);
-	snprintf(want, sizeof(want), "%s/b.vmheap", s.dumps);
+	snprintf(want, sizeof(want), "%s/b.vmheap", s.dumpdir);
 	ck_assert(obj_str_is(map_get(&r.value, "path"), want));
 	spec_reply_release(&r);
-	dir_listing(s.dumps, list, sizeof(list));
+	dir_listing(s.dumpdir, list, sizeof(list));
 	ck_assert_str_eq(list, "a.vmheap b.vmheap");
 	vmheap_client_close(b);
-	ck_assert_int_eq(sample_term(&s), 0);
-	sample_cleanup(&s);
+	ck_assert_int_eq(spec_vm_stop(&s), 0);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -1681,7 +1685,11 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(
 	    t, dump_in_forked_child_has_exactly_the_vms_per_class_counts);
 
+	/* the tests of "auth" and "lifecycle" each get a vmheap-sample of
+	 * their own (spec_fixture_vm) */
 	t = spec_tcase(s, "auth", 60);
+	tcase_add_checked_fixture(t, spec_vm_fixture_setup,
+				  spec_vm_fixture_teardown);
 	tcase_add_test(t, wrong_or_missing_token_is_refused);
 
 	t = spec_tcase(s, "bad input", 60);
@@ -1709,8 +1717,12 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(
 	    t, client_leaving_mid_dump_leaves_no_temp_file_in_a_forked_child);
 
-	t = spec_tcase(s, "lifecycle", 60);
+	t = spec_tcase(s, "listen", 60);
 	tcase_add_test(t, the_agent_refuses_to_listen_beyond_loopback);
+
+	t = spec_tcase(s, "lifecycle", 60);
+	tcase_add_checked_fixture(t, spec_vm_fixture_setup,
+				  spec_vm_fixture_teardown);
 	tcase_add_test(t, sigterm_removes_the_discovery_file);
 	tcase_add_test(t, fork_in_the_host_leaves_the_parent_agent_working);
 	tcase_add_test(t, fork_child_may_start_a_fresh_agent_of_its_own);

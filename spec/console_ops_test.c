@@ -10,14 +10,12 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,16 +35,11 @@ static void console_run(struct spec_run *r, const char *envdir,
 {
 	static char home[PATH_MAX + 8], tmpdir[PATH_MAX + 32];
 	const char *env[] = {home, tmpdir, "TMPDIR", NULL};
-	const char *argv[32];
-	int n = 0;
+	struct spec_tool_opts o = {.env = env, .timeout_ms = 20000};
 
 	snprintf(home, sizeof(home), "HOME=%s", envdir);
 	snprintf(tmpdir, sizeof(tmpdir), "VMHEAP_AGENT_TMPDIR=%s", envdir);
-	argv[n++] = spec_bin("vmheap-console");
-	for (; *args && n < 31; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	ck_assert_int_eq(spec_run(argv, env, NULL, 20000, r), 0);
+	*r = spec_tool_with("vmheap-console", args, &o);
 }
 
 /* The line of `out` that starts with `pid` (malloc'd), or NULL. */
@@ -101,31 +94,24 @@ static char proc_state(pid_t pid)
 
 /*
  * Start vmheap-sample as user `pw` with its discovery file and dumps in
- * `dir`.  The child changes its credentials, then asks again to die with
- * the test (a credential change clears the parent-death signal).
+ * `dir` (spec_spawn runs it as that user; it dies with the test).
  */
 static pid_t start_sample_as(const struct passwd *pw, const char *dir,
 			     const char *program)
 {
-	pid_t parent = getpid(), pid = fork();
+	char tmp[PATH_MAX + 32], dumps[PATH_MAX + 32];
+	const char *env[] = {tmp, dumps, "VMHEAP_AGENT_PORT", NULL};
+	struct spec_spawn sp = {.argv = ARGS(program, "--leak", "Session:10"),
+				.env = env,
+				.dir = dir,
+				.stderr_fd = 2,
+				.user = pw};
+	pid_t pid;
 
+	snprintf(tmp, sizeof(tmp), "VMHEAP_AGENT_TMPDIR=%s", dir);
+	snprintf(dumps, sizeof(dumps), "VMHEAP_AGENT_DIR=%s", dir);
+	pid = spec_spawn(&sp);
 	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-		    setgroups(0, NULL) < 0 || setgid(pw->pw_gid) < 0 ||
-		    setuid(pw->pw_uid) < 0 ||
-		    prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
-		    getppid() != parent || chdir(dir) < 0)
-			_exit(126);
-		setenv("VMHEAP_AGENT_TMPDIR", dir, 1);
-		setenv("VMHEAP_AGENT_DIR", dir, 1);
-		unsetenv("VMHEAP_AGENT_PORT");
-		execl(program, "vmheap-sample", "--leak",
-		      "Session:10", (char *)NULL);
-		_exit(127);
-	}
 	return pid;
 }
 
@@ -346,50 +332,31 @@ START_TEST(ps_shows_live_titles_and_the_parent_pid)
 	    "puts 'titled'\n"
 	    "STDIN.read\n"
 	    "Process.kill(:KILL, child)\n";
-	char dir[PATH_MAX], prog[PATH_MAX + 16], inc[PATH_MAX], line[64],
-	    tmpdir[PATH_MAX + 32], dumpdir[PATH_MAX + 32], buf[64], err[700];
-	const char *argv[] = {"ruby", "-I", inc, "-rvmheap_agent", prog, NULL};
-	const char *env[] = {tmpdir,
-			     dumpdir,
-			     "VMHEAP_AGENT_PORT",
-#ifdef VMHEAP_ASAN_RUNTIME
-			     "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
-			     "ASAN_OPTIONS=detect_leaks=0",
-#endif
-			     NULL};
-	struct spec_spawn o = {0};
+	char line[64], buf[64], err[700];
+	struct spec_ruby vm;
 	struct vmheap_agent_info info;
-	struct spec_proc p;
 	struct spec_run r;
 	pid_t child;
 	char *row;
 
-	snprintf(dir, sizeof(dir), "%s", spec_mkdtemp("ruby"));
-	snprintf(prog, sizeof(prog), "%s/program.rb", dir);
-	snprintf(inc, sizeof(inc), "%s", spec_build("ruby"));
-	snprintf(tmpdir, sizeof(tmpdir), "VMHEAP_AGENT_TMPDIR=%s", dir);
-	snprintf(dumpdir, sizeof(dumpdir), "VMHEAP_AGENT_DIR=%s", dir);
-	spec_write_text(prog, script);
-	o.argv = argv;
-	o.env = env;
-	o.dir = dir;
-	spec_proc_start(&p, &o, 0);
-	ck_assert_int_eq(spec_proc_line(&p, line, sizeof(line), WAIT_MS), 1);
+	spec_ruby_start_with(&vm, script,
+			     &(struct spec_ruby_opts){.stderr_apart = 1});
+	ck_assert_int_eq(spec_proc_line(&vm.p, line, sizeof(line), WAIT_MS), 1);
 	child = (pid_t)atol(line);
 	ck_assert_int_gt(child, 0);
-	ck_assert_int_eq(spec_proc_line(&p, line, sizeof(line), WAIT_MS), 1);
+	ck_assert_int_eq(spec_proc_line(&vm.p, line, sizeof(line), WAIT_MS), 1);
 	ck_assert_str_eq(line, "titled");
 	/* the worker's discovery file holds the title it was forked with */
-	ck_assert_msg(spec_discovery_wait(dir, child, &info, WAIT_MS, err,
+	ck_assert_msg(spec_discovery_wait(vm.dir, child, &info, WAIT_MS, err,
 					  sizeof(err)) == 0,
 		      "%s", err);
 	ck_assert_msg(strstr(info.argv, "worker child") == NULL, "%s",
 		      info.argv);
 
-	console_run(&r, dir, ARGS("--ps"));
+	console_run(&r, vm.dir, ARGS("--ps"));
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "PPID") != NULL, "%s", r.out);
-	row = row_of(r.out, p.pid);
+	row = row_of(r.out, vm.p.pid);
 	ck_assert_msg(row && strstr(row, "worker 3"), "master:\n%s", r.out);
 	ck_assert_int_eq(atol(field(row, 1, buf, sizeof(buf))), getpid());
 	free(row);
@@ -397,18 +364,18 @@ START_TEST(ps_shows_live_titles_and_the_parent_pid)
 	ck_assert_msg(row && strstr(row, "worker child") &&
 			  !strstr(row, "worker 3"),
 		      "worker:\n%s", r.out);
-	ck_assert_int_eq(atol(field(row, 1, buf, sizeof(buf))), p.pid);
+	ck_assert_int_eq(atol(field(row, 1, buf, sizeof(buf))), vm.p.pid);
 	free(row);
 	spec_run_free(&r);
 
 	/* --json has the live command and the parent too */
-	console_run(&r, dir, ARGS("--ps", "--json"));
-	snprintf(buf, sizeof(buf), "\"ppid\":%ld", (long)p.pid);
+	console_run(&r, vm.dir, ARGS("--ps", "--json"));
+	snprintf(buf, sizeof(buf), "\"ppid\":%ld", (long)vm.p.pid);
 	ck_assert_msg(strstr(r.out, buf) &&
 			  strstr(r.out, "\"command\":\"worker child\""),
 		      "%s", r.out);
 	spec_run_free(&r);
-	ck_assert_int_eq(spec_proc_wait_exit(&p, WAIT_MS), 0);
+	ck_assert_int_eq(spec_proc_wait_exit(&vm.p, WAIT_MS), 0);
 }
 END_TEST
 

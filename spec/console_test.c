@@ -78,9 +78,10 @@ static const char **console_argv(const char *const *args)
 static void console_run(struct spec_run *r, const char *dir, const char *input,
 			const char *const *args)
 {
-	ck_assert_int_eq(spec_run(console_argv(args), console_env(dir), input,
-				  20000, r),
-			 0);
+	struct spec_tool_opts o = {
+	    .env = console_env(dir), .input = input, .timeout_ms = 20000};
+
+	*r = spec_tool_with("vmheap-console", args, &o);
 }
 
 /* The console in `dir` on pipes (stderr merged into stdout). */

@@ -2790,44 +2790,46 @@ END_TEST
 /* FORMAT.md section 14: a damaged tag or count is a checksum mismatch; a
  * damaged length is a checksum mismatch, truncation or a limit error,
  * each naming the section. */
+static const struct damaged_length {
+	size_t at;	  /* the byte of the worked example flipped */
+	uint8_t flip;	  /* the bits flipped */
+	int code;	  /* what the reader returns */
+	const char *want; /* and its message */
+} damaged_lengths[] = {
+    /* BLCK at 113: tag 113..116, length 117..120 (42), count
+     * 121..124 (5). */
+    {113, 0x20, VMHEAP_ECHECKSUM,
+     "section checksum mismatch at byte offset 129 (section 'bLCK' "
+     "at 113)"},
+    {124, 0x01, VMHEAP_ECHECKSUM,
+     "block checksum mismatch at byte offset 129 (section 'BLCK' at "
+     "113)"},
+    /* length 106: still inside the file */
+    {120, 0x40, VMHEAP_ECHECKSUM,
+     "block checksum mismatch at byte offset 129 (section 'BLCK' at "
+     "113)"},
+    /* length 298: past the end of the 281-byte file */
+    {119, 0x01, VMHEAP_ETRUNCATED,
+     "dump is truncated at byte offset 281: part of the 298-byte "
+     "section 'BLCK' at 113 is missing"},
+    /* length 33554474: above the 16 MiB limit */
+    {117, 0x02, VMHEAP_ELIMIT,
+     "section 'BLCK' at byte offset 113 declares 33554474 payload "
+     "bytes"},
+};
+
+/* One row of damaged_lengths per run (tcase_add_loop_test): the flipped
+ * byte gives its error; flipped back, the example reads again. */
 START_TEST(damaged_section_length_reads_as_checksum_truncation_or_limit)
 {
-	static const struct {
-		size_t at;
-		uint8_t flip;
-		int code;
-		const char *want;
-	} cases[] = {
-	    /* BLCK at 113: tag 113..116, length 117..120 (42), count
-	     * 121..124 (5). */
-	    {113, 0x20, VMHEAP_ECHECKSUM,
-	     "section checksum mismatch at byte offset 129 (section 'bLCK' "
-	     "at 113)"},
-	    {124, 0x01, VMHEAP_ECHECKSUM,
-	     "block checksum mismatch at byte offset 129 (section 'BLCK' at "
-	     "113)"},
-	    /* length 106: still inside the file */
-	    {120, 0x40, VMHEAP_ECHECKSUM,
-	     "block checksum mismatch at byte offset 129 (section 'BLCK' at "
-	     "113)"},
-	    /* length 298: past the end of the 281-byte file */
-	    {119, 0x01, VMHEAP_ETRUNCATED,
-	     "dump is truncated at byte offset 281: part of the 298-byte "
-	     "section 'BLCK' at 113 is missing"},
-	    /* length 33554474: above the 16 MiB limit */
-	    {117, 0x02, VMHEAP_ELIMIT,
-	     "section 'BLCK' at byte offset 113 declares 33554474 payload "
-	     "bytes"},
-	};
+	const struct damaged_length *d = &damaged_lengths[_i];
 	struct bytes f = worked_example_from_format_md();
 	struct outcome o;
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		f.p[cases[i].at] ^= cases[i].flip;
-		o = read_bytes(f.p, f.len);
-		rule_expect_error(&o, cases[i].code, cases[i].want);
-		f.p[cases[i].at] ^= cases[i].flip;
-	}
+	f.p[d->at] ^= d->flip;
+	o = read_bytes(f.p, f.len);
+	rule_expect_error(&o, d->code, d->want);
+	f.p[d->at] ^= d->flip;
 	o = read_bytes(f.p, f.len);
 	ck_assert_msg(o.rc == 0, "%s", o.error);
 	free(f.p);
@@ -2856,8 +2858,9 @@ static void add_format_rule_tests(Suite *s)
 	    tc, more_references_must_continue_the_object_right_before_them);
 	tcase_add_test(tc, count_of_an_unknown_section_is_ignored);
 	tcase_add_test(tc, skipped_values_may_nest_32_levels_and_no_more);
-	tcase_add_test(
-	    tc, damaged_section_length_reads_as_checksum_truncation_or_limit);
+	tcase_add_loop_test(
+	    tc, damaged_section_length_reads_as_checksum_truncation_or_limit, 0,
+	    (int)(sizeof(damaged_lengths) / sizeof(*damaged_lengths)));
 	suite_add_tcase(s, tc);
 }
 

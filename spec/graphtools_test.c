@@ -444,11 +444,6 @@ static void global_array_heap(struct heap *h, size_t leaks)
 	root(h, "global_tbl", ARRAY_ID);
 }
 
-static struct run tool(const char *name, const char *const *args)
-{
-	return run_tool(name, NULL, args);
-}
-
 /* The line of `out` that starts (after spaces) with `prefix`, or NULL. */
 static const char *line_starting(const char *out, const char *prefix)
 {
@@ -465,14 +460,14 @@ static const char *line_starting(const char *out, const char *prefix)
 static void expect_lines(const char *name, const char *const *args,
 			 const char *const *want)
 {
-	struct run r = tool(name, args);
+	struct spec_run r = spec_tool(name, args);
 
 	ck_assert_msg(r.status == 0, "%s: status %d: %s", name, r.status,
 		      r.err);
 	for (; *want; want++)
 		ck_assert_msg(line_starting(r.out, *want), "no '%s' in:\n%s",
 			      *want, r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 
 START_TEST(path_of_a_leak_held_by_a_globals_array)
@@ -480,7 +475,8 @@ START_TEST(path_of_a_leak_held_by_a_globals_array)
 	struct heap h;
 	global_array_heap(&h, LEAKS);
 	const char *dump = heap_write(&h, "global.vmheap");
-	struct run r = tool("vmheap-path", (const char *[]){dump, "Leak", NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-path", (const char *[]){dump, "Leak", NULL});
 
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
 	/* sizes in units (13160 bytes = 12.85 KiB), shares with one
@@ -502,7 +498,7 @@ START_TEST(path_of_a_leak_held_by_a_globals_array)
 				       "      Hash  0x3000\n"
 				       "      Leak  0x60000\n");
 	ck_assert_msg(g1 && g2 && g1 < g2, "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* --bytes: the exact counts */
 	expect_lines("vmheap-path",
@@ -514,9 +510,9 @@ START_TEST(path_of_a_leak_held_by_a_globals_array)
 				      "path of 2 objects\n",
 				      NULL});
 
-	r = tool("vmheap-path",
-		 (const char *[]){"--format", "json", "--top", "1", dump, "Leak",
-				  NULL});
+	r = spec_tool("vmheap-path",
+		      (const char *[]){"--format", "json", "--top", "1", dump,
+				       "Leak", NULL});
 	ck_assert_int_eq(r.status, 0);
 	struct jval *j = json_parse(r.out);
 	ck_assert_msg(j, "not JSON: %s", r.out);
@@ -534,23 +530,23 @@ START_TEST(path_of_a_leak_held_by_a_globals_array)
 	ck_assert_str_eq(json_get(path->items[0], "class")->str, "Array");
 	ck_assert_str_eq(json_get(path->items[0], "address")->str, "0x1000");
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* one object by address: the Hash's leak */
-	r = tool("vmheap-path", (const char *[]){dump, "0x60010", NULL});
+	r = spec_tool("vmheap-path", (const char *[]){dump, "0x60010", NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, "object 0x60010: Leak, 48 bytes\n"), "%s",
 		      r.out);
 	ck_assert_msg(strstr(r.out, "    root vm\n      Object  0x2000\n      "
 				    "Hash  0x3000\n      Leak  0x60010\n"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	/* an unreachable one */
-	r = tool("vmheap-path", (const char *[]){dump, "0x70000", NULL});
+	r = spec_tool("vmheap-path", (const char *[]){dump, "0x70000", NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, "unreachable: no root reaches it"), "%s",
 		      r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	heap_free(&h);
 }
 END_TEST
@@ -560,9 +556,9 @@ START_TEST(dominators_of_the_global_array_leak_match_brute_force)
 	struct heap h;
 	global_array_heap(&h, LEAKS);
 	const char *dump = heap_write(&h, "dom.vmheap");
-	struct run r = tool("vmheap-dominators",
-			    (const char *[]){"--format", "csv", "--top", "3",
-					     dump, NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-dominators",
+	    (const char *[]){"--format", "csv", "--top", "3", dump, NULL});
 	size_t nrows;
 	char line[256];
 
@@ -587,7 +583,7 @@ START_TEST(dominators_of_the_global_array_leak_match_brute_force)
 	ck_assert_str_eq(rows[3][0], "0x3000");
 	ck_assert_str_eq(rows[3][5], "Object 0x2000 \xe2\x86\x90 root vm");
 	csv_free(rows, nrows);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* text: 14424 of 16984 bytes is 84.9%; 14424 bytes = 14.09 KiB,
 	 * 2424 = 2.37 KiB, 16984 = 16.59 KiB */
@@ -639,7 +635,8 @@ START_TEST(chain_of_hashes_shows_in_paths_and_dominators)
 	root(&h, "vm", 0x100);
 	const char *dump = heap_write(&h, "chain.vmheap");
 
-	struct run r = tool("vmheap-path", (const char *[]){dump, "Leak", NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-path", (const char *[]){dump, "Leak", NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, "#1  400 instances (93.0%), 15.6 KiB, "
 				    "path of 4 objects\n    root vm\n"
@@ -647,11 +644,11 @@ START_TEST(chain_of_hashes_shows_in_paths_and_dominators)
 				    "      Hash  0x300\n      Leak  0x10000\n"),
 		      "%s", r.out);
 	ck_assert_msg(strstr(r.out, "#2  30 instances (7.0%)"), "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
-	r = tool("vmheap-dominators",
-		 (const char *[]){"--class", "Hash", "--format", "json", dump,
-				  NULL});
+	r = spec_tool("vmheap-dominators",
+		      (const char *[]){"--class", "Hash", "--format", "json",
+				       dump, NULL});
 	ck_assert_int_eq(r.status, 0);
 	struct jval *j = json_parse(r.out);
 	ck_assert_ptr_nonnull(j);
@@ -676,17 +673,17 @@ START_TEST(chain_of_hashes_shows_in_paths_and_dominators)
 				 "vm");
 	}
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* Hash retains everything; Leak only itself per instance */
-	r = tool("vmheap-histo", (const char *[]){"--retained", "--format",
-						  "csv", dump, NULL});
+	r = spec_tool("vmheap-histo", (const char *[]){"--retained", "--format",
+						       "csv", dump, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, "3,Hash,300,17500,100.0000\n"), "%s",
 		      r.out);
 	ck_assert_msg(strstr(r.out, "430,Leak,17200,17200,98.2857\n"), "%s",
 		      r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	/* the same in text: units (17500 bytes = 17.09 KiB, 17200 = 16.80
 	 * KiB), one decimal; exact counts with --bytes */
 	/* (the total row has no retained share: it ends after its bytes) */
@@ -715,8 +712,8 @@ START_TEST(histo_retained_column_agrees_with_brute_force)
 		size_t nrows;
 		random_heap(&h, 300 + seed * 10 + (unsigned)_i);
 		const char *dump = heap_write(&h, "histo.vmheap");
-		struct run r = tool("vmheap-histo",
-				    (const char *[]){"--retained", "--format",
+		struct spec_run r = spec_tool(
+		    "vmheap-histo", (const char *[]){"--retained", "--format",
 						     "csv", dump, NULL});
 		ck_assert_msg(r.status == 0, "%s", r.err);
 		char ***rows = parse_csv(r.out, &nrows);
@@ -743,7 +740,7 @@ START_TEST(histo_retained_column_agrees_with_brute_force)
 							   10));
 		}
 		csv_free(rows, nrows);
-		run_free(&r);
+		spec_run_free(&r);
 		heap_free(&h);
 	}
 }
@@ -757,8 +754,9 @@ START_TEST(diff_paths_show_where_the_new_objects_hang)
 	const char *old_dump = heap_write(&old_h, "old.vmheap");
 	const char *new_dump = heap_write(&new_h, "new.vmheap");
 
-	struct run r = tool("vmheap-diff", (const char *[]){"--paths", old_dump,
-							    new_dump, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-diff",
+		      (const char *[]){"--paths", old_dump, new_dump, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	/* 8000 bytes = 7.81 KiB */
 	ck_assert_msg(strstr(r.out, "new objects: 200, 7.81 KiB (8000 bytes), "
@@ -772,11 +770,12 @@ START_TEST(diff_paths_show_where_the_new_objects_hang)
 				    "        Array  0x1000\n"
 				    "        Leak  0x10640\n"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* --bytes: the exact counts, and each dump's totals */
-	r = tool("vmheap-diff", (const char *[]){"--paths", "--bytes", old_dump,
-						 new_dump, NULL});
+	r = spec_tool(
+	    "vmheap-diff",
+	    (const char *[]){"--paths", "--bytes", old_dump, new_dump, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(
 	    strstr(r.out, "new objects: 200, 8000 bytes, in 1 class; "
@@ -789,20 +788,22 @@ START_TEST(diff_paths_show_where_the_new_objects_hang)
 			  strstr(r.out, "): 378 objects, 16984 bytes\nnew "
 					"objects: "),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* the same count as --objects, which matches by identity too */
-	r = tool("vmheap-diff", (const char *[]){"--objects", "--format", "csv",
-						 old_dump, new_dump, NULL});
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){"--objects", "--format", "csv", old_dump,
+				       new_dump, NULL});
 	ck_assert_msg(strstr(r.out, "200,Leak,8000"), "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
-	r = tool("vmheap-diff", (const char *[]){"--paths", "--format", "csv",
-						 old_dump, new_dump, NULL});
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){"--paths", "--format", "csv", old_dump,
+				       new_dump, NULL});
 	ck_assert_msg(strstr(r.out, "Leak,200,8000,1,200,8000,global_tbl,"
 				    "Array > Leak\n"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	heap_free(&old_h);
 	heap_free(&new_h);
 }
@@ -821,7 +822,8 @@ START_TEST(long_paths_show_both_ends)
 	}
 	root(&h, "vm", 0x10);
 	const char *dump = heap_write(&h, "long.vmheap");
-	struct run r = tool("vmheap-path", (const char *[]){dump, "Leak", NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-path", (const char *[]){dump, "Leak", NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, "path of 100 objects"), "%s", r.out);
 	ck_assert_msg(strstr(r.out, "      Object  0x140\n"
@@ -830,97 +832,105 @@ START_TEST(long_paths_show_both_ends)
 		      "%s", r.out);
 	ck_assert_msg(strstr(r.out, "      Leak  0x640\n"), "%s", r.out);
 	ck_assert_int_eq(spec_count(r.out, "Object  0x"), 39);
-	run_free(&r);
+	spec_run_free(&r);
 	heap_free(&h);
 }
 END_TEST
 
 /* ------------------------------------------------------------ bad input */
 
+/*
+ * Bad uses of the graph tools and what each must say: its exit status
+ * (1: nothing found, 2: bad usage or input), words its stderr holds and,
+ * for some, nothing on stdout.  In args and err, "DUMP" is a good dump
+ * (global_array_heap of 10) and "CUT" the same cut short by 40 bytes.
+ */
+static const struct bad_use {
+	const char *tool;
+	const char *args[6];
+	int status;
+	const char *err[2]; /* NULL: stderr not looked at */
+	int quiet;	    /* stdout is empty */
+} bad_uses[] = {
+    {"vmheap-path",
+     {"DUMP", "Laek"},
+     1,
+     {"no objects of class Laek in ", "; nearest: Leak"},
+     1},
+    {"vmheap-path", {"DUMP", "Quux"}, 1, {"no objects of class Quux in "}, 0},
+    {"vmheap-path", {"DUMP", "0xdead"}, 1, {"no object at 0xdead in "}, 0},
+    {"vmheap-dominators",
+     {"--class", "Hsah", "DUMP"},
+     1,
+     {"no objects of class Hsah in ", "nearest: Hash"},
+     0},
+    {"vmheap-path", {"--format", "csv", "DUMP", "Leak"}, 2, {NULL}, 0},
+    /* --exclude takes the documented kinds only, in every tool */
+    {"vmheap-path",
+     {"--exclude", "weak", "DUMP", "Leak"},
+     2,
+     {"bad --exclude 'weak' (a list of: stack, internal)"},
+     1},
+    {"vmheap-dominators", {"--exclude", "stack,", "DUMP"}, 2, {NULL}, 0},
+    {"vmheap-diff",
+     {"--paths", "--exclude", "", "DUMP", "DUMP"},
+     2,
+     {"bad --exclude"},
+     0},
+    /* a cut dump: every graph tool refuses it with the reader's message,
+     * exit 2, nothing on stdout */
+    {"vmheap-path", {"CUT", "Leak"}, 2, {"truncated", "CUT"}, 1},
+    {"vmheap-dominators", {"CUT"}, 2, {"truncated", "CUT"}, 1},
+    {"vmheap-histo", {"--retained", "CUT"}, 2, {"truncated", "CUT"}, 1},
+    {"vmheap-diff", {"--paths", "DUMP", "CUT"}, 2, {"truncated", "CUT"}, 1},
+    {"vmheap-diff", {"--suspects", "CUT", "DUMP"}, 2, {"truncated", "CUT"}, 1},
+    /* one graph mode at a time */
+    {"vmheap-diff",
+     {"--paths", "--suspects", "DUMP", "DUMP"},
+     2,
+     {"--paths, --suspects and --native exclude each other"},
+     0},
+};
+
+/* "DUMP" and "CUT" of a bad_use replaced by their paths. */
+static const char *bad_use_word(const char *w, const char *dump,
+				const char *cut)
+{
+	return !w		    ? NULL
+	       : !strcmp(w, "DUMP") ? dump
+	       : !strcmp(w, "CUT")  ? cut
+				    : w;
+}
+
 START_TEST(unknown_class_or_address_exit_1_damaged_dump_exit_2)
 {
+	const struct bad_use *u = &bad_uses[_i];
+	const char *args[7] = {NULL};
 	struct heap h;
+	size_t len;
+
 	global_array_heap(&h, 10);
 	const char *dump = heap_write(&h, "bad.vmheap");
-	struct run r;
-
-	r = tool("vmheap-path", (const char *[]){dump, "Laek", NULL});
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "no objects of class Laek in ") &&
-			  strstr(r.err, "; nearest: Leak"),
-		      "%s", r.err);
-	ck_assert_str_eq(r.out, "");
-	run_free(&r);
-	r = tool("vmheap-path", (const char *[]){dump, "Quux", NULL});
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "no objects of class Quux in "), "%s",
-		      r.err);
-	run_free(&r);
-	r = tool("vmheap-path", (const char *[]){dump, "0xdead", NULL});
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "no object at 0xdead in "), "%s", r.err);
-	run_free(&r);
-	r = tool("vmheap-dominators",
-		 (const char *[]){"--class", "Hsah", dump, NULL});
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "no objects of class Hsah in ") &&
-			  strstr(r.err, "nearest: Hash"),
-		      "%s", r.err);
-	run_free(&r);
-	r = tool("vmheap-path", (const char *[]){"--format", "csv", dump,
-						 "Leak", NULL});
-	ck_assert_int_eq(r.status, 2);
-	run_free(&r);
-	/* --exclude takes the documented kinds only, in every tool */
-	r = tool("vmheap-path", (const char *[]){"--exclude", "weak", dump,
-						 "Leak", NULL});
-	ck_assert_int_eq(r.status, 2);
-	ck_assert_msg(strstr(r.err, "bad --exclude 'weak' (a list of: stack, "
-				    "internal)"),
-		      "%s", r.err);
-	ck_assert_str_eq(r.out, "");
-	run_free(&r);
-	r = tool("vmheap-dominators",
-		 (const char *[]){"--exclude", "stack,", dump, NULL});
-	ck_assert_int_eq(r.status, 2);
-	run_free(&r);
-	r = tool("vmheap-diff", (const char *[]){"--paths", "--exclude", "",
-						 dump, dump, NULL});
-	ck_assert_int_eq(r.status, 2);
-	ck_assert_msg(strstr(r.err, "bad --exclude"), "%s", r.err);
-	run_free(&r);
-
-	/* cut the dump: every graph tool refuses it with the reader's
-	 * message, exit 2, nothing on stdout */
-	size_t len;
 	char *bytes = slurp(dump, &len);
 	const char *cut = tmp_path("cut.vmheap");
 	spec_write_file(cut, bytes, len - 40);
 	free(bytes);
-	const char *const *cmds[] = {
-	    (const char *[]){"vmheap-path", cut, "Leak", NULL},
-	    (const char *[]){"vmheap-dominators", cut, NULL},
-	    (const char *[]){"vmheap-histo", "--retained", cut, NULL},
-	    (const char *[]){"vmheap-diff", "--paths", dump, cut, NULL},
-	    (const char *[]){"vmheap-diff", "--suspects", cut, dump, NULL},
-	};
-	for (size_t c = 0; c < sizeof(cmds) / sizeof(*cmds); c++) {
-		r = tool(cmds[c][0], cmds[c] + 1);
-		ck_assert_msg(r.status == 2, "%s: status %d", cmds[c][0],
-			      r.status);
-		ck_assert_msg(strstr(r.err, "truncated") && strstr(r.err, cut),
-			      "%s: %s", cmds[c][0], r.err);
-		ck_assert_str_eq(r.out, "");
-		run_free(&r);
+	for (size_t k = 0; k < 6 && u->args[k]; k++)
+		args[k] = bad_use_word(u->args[k], dump, cut);
+
+	struct spec_run r = spec_tool(u->tool, args);
+	ck_assert_msg(r.status == u->status, "%s (row %d): status %d: %s",
+		      u->tool, _i, r.status, r.err);
+	for (size_t k = 0; k < 2 && u->err[k]; k++) {
+		const char *want = bad_use_word(u->err[k], dump, cut);
+
+		ck_assert_msg(strstr(r.err, want),
+			      "%s (row %d): no \"%s\" in: %s", u->tool, _i,
+			      want, r.err);
 	}
-	/* one graph mode at a time */
-	r = tool("vmheap-diff",
-		 (const char *[]){"--paths", "--suspects", dump, dump, NULL});
-	ck_assert_int_eq(r.status, 2);
-	ck_assert_msg(strstr(r.err, "--paths, --suspects and --native exclude "
-				    "each other"),
-		      "%s", r.err);
-	run_free(&r);
+	if (u->quiet)
+		ck_assert_str_eq(r.out, "");
+	spec_run_free(&r);
 	heap_free(&h);
 }
 END_TEST
@@ -1002,8 +1012,8 @@ static void expect_text(const char *out, const char *fmt, ...)
 
 /* vmheap-diff [MODE] --format FMT s_old.vmheap s_new.vmheap [ARG] (MODE
  * and ARG may be NULL): it exits 0. */
-static struct run diff_ok(const char *mode, const char *format,
-			  const char *arg)
+static struct spec_run diff_ok(const char *mode, const char *format,
+			       const char *arg)
 {
 	const char *args[7];
 	size_t n = 0;
@@ -1016,14 +1026,14 @@ static struct run diff_ok(const char *mode, const char *format,
 	args[n++] = tmp_path("s_new.vmheap");
 	args[n++] = arg;
 	args[n] = NULL;
-	struct run r = tool("vmheap-diff", args);
+	struct spec_run r = spec_tool("vmheap-diff", args);
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
 	return r;
 }
 
 /* vmheap-diff --suspects [--format FMT] of two request heaps. */
-static struct run suspects(struct heap *old_h, struct heap *new_h,
-			   const char *format)
+static struct spec_run suspects(struct heap *old_h, struct heap *new_h,
+				const char *format)
 {
 	heap_write(old_h, "s_old.vmheap");
 	heap_write(new_h, "s_new.vmheap");
@@ -1042,7 +1052,7 @@ START_TEST(suspects_name_the_owner_of_a_composite_leak_first)
 	request_heap(&old_h, 0, 20, 0, 0x500000);
 	request_heap(&new_h, 0, 120, 0, 0x600000);
 
-	struct run r = suspects(&old_h, &new_h, "text");
+	struct spec_run r = suspects(&old_h, &new_h, "text");
 	expect_text(r.out,
 		    "new objects: 850, %s, held by 150 owners of 2 classes\n"
 		    "leak suspects: 1 class of owners holding %s or more of "
@@ -1057,16 +1067,17 @@ START_TEST(suspects_name_the_owner_of_a_composite_leak_first)
 		    "        Array  0x1000\n"
 		    "        LeakedRequest  0x101400\n",
 		    human(63600), human(1024), human(100 * REQUEST_BYTES));
-	run_free(&r);
+	spec_run_free(&r);
 	/* the class-by-class diff ranks the parts first: the reason for
 	 * --suspects */
-	r = tool("vmheap-diff", (const char *[]){"--format", "csv",
-						 tmp_path("s_old.vmheap"),
-						 tmp_path("s_new.vmheap"), NULL});
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){"--format", "csv",
+				       tmp_path("s_old.vmheap"),
+				       tmp_path("s_new.vmheap"), NULL});
 	ck_assert_msg(strstr(r.out, "400,String,16000") <
 			  strstr(r.out, "100,LeakedRequest,8000"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
 	r = suspects(&old_h, &new_h, "json");
 	struct jval *j = json_parse(r.out);
@@ -1088,14 +1099,14 @@ START_TEST(suspects_name_the_owner_of_a_composite_leak_first)
 	ck_assert_str_eq(json_get(json_get(top, "root"), "kind")->str,
 			 "global_tbl");
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 
 	r = suspects(&old_h, &new_h, "csv");
 	ck_assert_msg(strstr(r.out, "1,LeakedRequest,100,100,800,61600,61600,"
 				    "400 String; 200 Hash; 100 Time,100,"
 				    "root global_tbl > Array\n"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	heap_free(&old_h);
 	heap_free(&new_h);
 }
@@ -1110,7 +1121,7 @@ START_TEST(suspects_find_a_leak_of_lone_strings)
 	request_heap(&old_h, 0, 0, 10, 0x500000);
 	request_heap(&new_h, 0, 0, 210, 0x600000);
 
-	struct run r = suspects(&old_h, &new_h, "text");
+	struct spec_run r = suspects(&old_h, &new_h, "text");
 	expect_text(r.out,
 		    "#1  String: 250 new, holding %s\n"
 		    "    class grew by 200 (ranked by the growth's share: "
@@ -1119,7 +1130,7 @@ START_TEST(suspects_find_a_leak_of_lone_strings)
 		    "80.0%%; 2 path shapes)\n",
 		    human(10000), human(8000));
 	ck_assert_ptr_null(strstr(r.out, "#2"));
-	run_free(&r);
+	spec_run_free(&r);
 	heap_free(&old_h);
 	heap_free(&new_h);
 }
@@ -1134,7 +1145,7 @@ START_TEST(suspects_rank_two_leaks_and_top_cuts_them)
 	request_heap(&old_h, 0, 20, 10, 0x500000);
 	request_heap(&new_h, 0, 120, 210, 0x600000);
 
-	struct run r = suspects(&old_h, &new_h, "text");
+	struct spec_run r = suspects(&old_h, &new_h, "text");
 	expect_text(r.out,
 		    "leak suspects: 2 classes of owners holding %s or more of "
 		    "new objects\n\n#1  LeakedRequest: 100 new, holding %s",
@@ -1143,17 +1154,17 @@ START_TEST(suspects_rank_two_leaks_and_top_cuts_them)
 		    "#2  String: 250 new, holding %s\n"
 		    "    class grew by 600 (ranked by the growth's share: %s)",
 		    human(10000), human(8000));
-	run_free(&r);
-	r = tool("vmheap-diff",
-		 (const char *[]){"--suspects", "--top", "1",
-				  tmp_path("s_old.vmheap"),
-				  tmp_path("s_new.vmheap"), NULL});
+	spec_run_free(&r);
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){"--suspects", "--top", "1",
+				       tmp_path("s_old.vmheap"),
+				       tmp_path("s_new.vmheap"), NULL});
 	ck_assert_int_eq(r.status, 0);
 	expect_text(r.out, "2 classes of owners holding %s or more of new "
 			   "objects; the top 1\n\n#1  LeakedRequest",
 		    human(1024));
 	ck_assert_ptr_null(strstr(r.out, "#2"));
-	run_free(&r);
+	spec_run_free(&r);
 	heap_free(&old_h);
 	heap_free(&new_h);
 }
@@ -1167,13 +1178,13 @@ START_TEST(suspects_of_churn_without_a_leak_are_none)
 	request_heap(&old_h, 0, 50, 0, 0x500000);
 	request_heap(&new_h, 50, 50, 0, 0x600000);
 
-	struct run r = suspects(&old_h, &new_h, "text");
+	struct spec_run r = suspects(&old_h, &new_h, "text");
 	expect_text(r.out,
 		    "new objects: 450, %s, held by 100 owners of 2 classes\n"
 		    "no leak suspects: no class of owners holds %s of new "
 		    "objects beyond churn\n",
 		    human(32800), human(1024));
-	run_free(&r);
+	spec_run_free(&r);
 	r = suspects(&old_h, &new_h, "json");
 	struct jval *j = json_parse(r.out);
 	ck_assert_msg(j, "not JSON: %s", r.out);
@@ -1181,7 +1192,7 @@ START_TEST(suspects_of_churn_without_a_leak_are_none)
 	ck_assert_int_eq(json_get(j, "suspect_count")->inum, 0);
 	ck_assert_uint_eq(json_get(j, "suspects")->n, 0);
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 	heap_free(&old_h);
 	heap_free(&new_h);
 }
@@ -1212,7 +1223,7 @@ START_TEST(class_diff_puts_the_suspects_above_the_table)
 	heap_write(&old_h, "s_old.vmheap");
 	heap_write(&new_h, "s_new.vmheap");
 
-	struct run r = diff_ok(NULL, "text", NULL);
+	struct spec_run r = diff_ok(NULL, "text", NULL);
 	expect_text(r.out,
 		    "leak suspects: 1 class of owners holding %s or more of "
 		    "new objects (paths: vmheap-diff --suspects)\n"
@@ -1227,7 +1238,7 @@ START_TEST(class_diff_puts_the_suspects_above_the_table)
 			  strstr(table, "+400  String") <
 			      strstr(table, "+100  LeakedRequest"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
 	r = diff_ok(NULL, "json", NULL);
 	struct jval *j = json_parse(r.out);
@@ -1241,29 +1252,29 @@ START_TEST(class_diff_puts_the_suspects_above_the_table)
 	ck_assert_str_eq(json_get(json_get(j, "classes")->items[0], "class")->str,
 			 "String");
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 
 	r = diff_ok(NULL, "text", "--no-suspects");
 	ck_assert_msg(!strstr(r.out, "suspects"), "%s", r.out);
 	ck_assert_msg(strstr(r.out, "+400  String"), "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	r = diff_ok(NULL, "json", "--no-suspects");
 	ck_assert_msg(!strstr(r.out, "leak_suspects"), "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	r = diff_ok(NULL, "csv", NULL);
 	ck_assert_msg(!strstr(r.out, "suspect") &&
 			  !strncmp(r.out, "count_delta,class,", 18),
 		      "%s", r.out);
-	run_free(&r);
-	r = tool("vmheap-diff",
-		 (const char *[]){"--objects", "--no-suspects",
-				  tmp_path("s_old.vmheap"),
-				  tmp_path("s_new.vmheap"), NULL});
+	spec_run_free(&r);
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){"--objects", "--no-suspects",
+				       tmp_path("s_old.vmheap"),
+				       tmp_path("s_new.vmheap"), NULL});
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "--no-suspects goes with the class-by-"
 				    "class diff"),
 		      "%s", r.err);
-	run_free(&r);
+	spec_run_free(&r);
 	heap_free(&old_h);
 	heap_free(&new_h);
 
@@ -1277,14 +1288,14 @@ START_TEST(class_diff_puts_the_suspects_above_the_table)
 		    "leak suspects: none (no class of owners holds %s of new "
 		    "objects beyond churn)\n",
 		    size_text(1024));
-	run_free(&r);
+	spec_run_free(&r);
 	r = diff_ok(NULL, "json", NULL);
 	j = json_parse(r.out);
 	ck_assert_msg(j, "not JSON: %s", r.out);
 	ck_assert_int_eq(
 	    json_get(json_get(j, "leak_suspects"), "suspect_count")->inum, 0);
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 	heap_free(&old_h);
 	heap_free(&new_h);
 }
@@ -1301,27 +1312,28 @@ START_TEST(class_diff_section_needs_references_roots_and_files)
 	heap_write(&old_h, "s_old.vmheap");
 	heap_write(&new_h, "s_new.vmheap");
 
-	struct run r = diff_ok(NULL, "text", NULL);
+	struct spec_run r = diff_ok(NULL, "text", NULL);
 	ck_assert_msg(!strstr(r.out, "suspects") &&
 			  strstr(r.out, "+400  String"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	r = diff_ok(NULL, "json", NULL);
 	ck_assert_msg(!strstr(r.out, "leak_suspects"), "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	heap_free(&new_h);
 
 	request_heap(&new_h, 0, 120, 0, 0x600000);
 	heap_write(&new_h, "s_new.vmheap");
-	r = run_tool("vmheap-diff", tmp_path("s_old.vmheap"),
-		     (const char *[]){"-", tmp_path("s_new.vmheap"), NULL});
+	r = spec_tool_with(
+	    "vmheap-diff", ARGS("-", tmp_path("s_new.vmheap")),
+	    &(struct spec_tool_opts){.stdin_path = tmp_path("s_old.vmheap")});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, "leak suspects: not computed: OLD is "
 				    "standard input (the section reads both "
 				    "dumps a second time); vmheap-diff "
 				    "--suspects computes them\n"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	heap_free(&old_h);
 	heap_free(&new_h);
 }
@@ -1355,8 +1367,9 @@ static const char leaks_rb[] =
 static void top_path(const char *dump, const char *cls, char *line,
 		     size_t size)
 {
-	struct run r = tool("vmheap-path", (const char *[]){"--format", "json",
-							    dump, cls, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-path",
+		      (const char *[]){"--format", "json", dump, cls, NULL});
 	ck_assert_msg(r.status == 0, "%s: %s", cls, r.err);
 	struct jval *j = json_parse(r.out);
 	ck_assert_ptr_nonnull(j);
@@ -1372,16 +1385,11 @@ static void top_path(const char *dump, const char *cls, char *line,
 	ck_assert_int_ge(json_get(grp, "count")->inum,
 			 json_get(j, "instances")->inum * 9 / 10);
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 }
 
-/* Start `script_text` under ruby -rvmheap_agent; wait for "ready". */
-static void ruby_start(struct spec_ruby *vm, const char *script_text)
-{
-	spec_ruby_start(vm, script_text);
-	ck_assert_msg(spec_proc_wait_for(&vm->p, "ready", 60000),
-		      "ruby did not start: %.*s", (int)vm->p.len, vm->p.buf);
-}
+/* The Ruby VMs of these tests print "ready" once set up. */
+static const struct spec_ruby_opts ready = {.ready = "ready"};
 
 /* Dump the VM's heap through vmheap-console into DIR/name, kept in dump. */
 static void ruby_dump(struct spec_ruby *vm, const char *name, char *dump,
@@ -1405,7 +1413,7 @@ START_TEST(ruby_leaks_lead_to_the_constant_the_global_and_the_ivar)
 	char dump[512], line[512];
 	struct spec_ruby vm;
 
-	ruby_start(&vm, leaks_rb);
+	spec_ruby_start_with(&vm, leaks_rb, &ready);
 	ruby_dump(&vm, "leaks.vmheap", dump, sizeof(dump));
 
 	/* a constant's Hash: the module Registry, held by the VM's class
@@ -1423,13 +1431,14 @@ START_TEST(ruby_leaks_lead_to_the_constant_the_global_and_the_ivar)
 		      line);
 
 	/* the dominators agree: the global's Array retains its 2000 leaks */
-	struct run r = tool("vmheap-dominators",
-			    (const char *[]){"--class", "Array", "--top", "3",
-					     "--format", "csv", dump, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-dominators",
+		      (const char *[]){"--class", "Array", "--top", "3",
+				       "--format", "csv", dump, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, ",Array,") && strstr(r.out, "root global_tbl"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	ck_assert_int_eq(spec_proc_wait_exit(&vm.p, 30000), 0);
 }
 END_TEST
@@ -1468,31 +1477,32 @@ static const char suspects_rb[] =
 /* vmheap-diff --suspects --format json OLD NEW, parsed. */
 static struct jval *ruby_suspects(const char *old_dump, const char *new_dump)
 {
-	struct run r = tool("vmheap-diff",
-			    (const char *[]){"--suspects", "--format", "json",
-					     old_dump, new_dump, NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-diff", (const char *[]){"--suspects", "--format", "json",
+					    old_dump, new_dump, NULL});
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
 	struct jval *j = json_parse(r.out);
 	ck_assert_msg(j, "not JSON: %s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	return j;
 }
 
 /* The class-by-class diff (text, or JSON parsed into *json) of two
  * dumps: its leak suspects section. */
-static struct run ruby_class_diff(const char *old_dump, const char *new_dump,
-				  struct jval **json)
+static struct spec_run ruby_class_diff(const char *old_dump,
+				       const char *new_dump, struct jval **json)
 {
-	struct run r = tool("vmheap-diff", (const char *[]){"--format", "json",
-							    old_dump, new_dump,
-							    NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-diff",
+	    (const char *[]){"--format", "json", old_dump, new_dump, NULL});
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
 	*json = json_parse(r.out);
 	ck_assert_msg(*json, "not JSON: %s", r.out);
 	ck_assert_msg(json_get(*json, "leak_suspects"), "no section: %s",
 		      r.out);
-	run_free(&r);
-	r = tool("vmheap-diff", (const char *[]){old_dump, new_dump, NULL});
+	spec_run_free(&r);
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){old_dump, new_dump, NULL});
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
 	return r;
 }
@@ -1516,7 +1526,7 @@ START_TEST(ruby_suspects_name_the_request_cache_and_the_lines)
 	char a[512], b[512], c[512], d[512], line[512];
 	struct spec_ruby vm;
 
-	ruby_start(&vm, suspects_rb);
+	spec_ruby_start_with(&vm, suspects_rb, &ready);
 	ruby_dump(&vm, "a.vmheap", a, sizeof(a));
 	spec_proc_write(&vm.p, "go\n");
 	ck_assert(spec_proc_wait_for(&vm.p, "churned", 60000));
@@ -1565,14 +1575,14 @@ START_TEST(ruby_suspects_name_the_request_cache_and_the_lines)
 	json_free(j);
 
 	/* the default diff's section says the same, above the table */
-	struct run r = ruby_class_diff(a, b, &j);
+	struct spec_run r = ruby_class_diff(a, b, &j);
 	ck_assert_int_eq(
 	    json_get(json_get(j, "leak_suspects"), "suspect_count")->inum, 0);
 	ck_assert_msg(strstr(r.out, "\nleak suspects: none (no class of "
 				    "owners holds "),
 		      "%s", r.out);
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 
 	r = ruby_class_diff(b, c, &j);
 	s0 = json_get(json_get(j, "leak_suspects"), "suspects")->items[0];
@@ -1590,7 +1600,7 @@ START_TEST(ruby_suspects_name_the_request_cache_and_the_lines)
 			  first < strstr(r.out, "count  class"),
 		      "%s", r.out);
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 
 	r = ruby_class_diff(c, d, &j);
 	s0 = json_get(json_get(j, "leak_suspects"), "suspects")->items[0];
@@ -1598,7 +1608,7 @@ START_TEST(ruby_suspects_name_the_request_cache_and_the_lines)
 	ck_assert_int_ge(json_get(s0, "owners")->inum, 20000);
 	ck_assert_msg(strstr(r.out, "\n#1  String: "), "%s", r.out);
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -1623,7 +1633,9 @@ Suite *vmheap_spec_suite(void)
 			    3);
 	tcase_add_test(t, diff_paths_show_where_the_new_objects_hang);
 	tcase_add_test(t, long_paths_show_both_ends);
-	tcase_add_test(b, unknown_class_or_address_exit_1_damaged_dump_exit_2);
+	tcase_add_loop_test(b,
+			    unknown_class_or_address_exit_1_damaged_dump_exit_2,
+			    0, (int)(sizeof(bad_uses) / sizeof(*bad_uses)));
 	tcase_add_test(rb, ruby_leaks_lead_to_the_constant_the_global_and_the_ivar);
 	tcase_add_test(sus, suspects_name_the_owner_of_a_composite_leak_first);
 	tcase_add_test(sus, suspects_find_a_leak_of_lone_strings);

@@ -390,54 +390,32 @@ static const char ruby_program[] =
     "$stdout.puts 'done'; $stdout.flush\n"
     "$stdin.read\n";
 
-/* Run the program in `dir`: own.vmheap (the agent's, in-process) and
- * all.json (dump_all) of the same heap. */
-static void ruby_dumps(const char *dir)
+/* Run the program (spec_ruby_start_with) in a directory of its own,
+ * copied to `dir`: own.vmheap (the agent's, in-process) and all.json
+ * (dump_all) of the same heap there. */
+static void ruby_dumps(char *dir, size_t len)
 {
-	char path[PATH_MAX], inc[PATH_MAX], tmpdir[PATH_MAX + 32],
-	    dumpdir[PATH_MAX + 32], env_dir[PATH_MAX + 32];
-	const char *argv[] = {"ruby", "-I", inc, "-rvmheap_agent", path, NULL};
-	const char *env[] = {tmpdir,
-			     dumpdir,
-			     "VMHEAP_AGENT_PORT",
-#ifdef VMHEAP_ASAN_RUNTIME
-			     "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
-			     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1",
-#endif
-			     NULL};
 	const char *console[] = {spec_bin("vmheap-console"),	      "-e",
 				 "set config.dump.fork false",	      "-e",
 				 "set system.memory.dump own.vmheap", NULL};
-	const char *console_env[] = {env_dir, NULL};
+	struct spec_ruby vm;
 	struct vmheap_agent_info info;
-	struct spec_spawn o = {0};
-	struct spec_proc p;
 	struct spec_run r;
 	char err[700];
 
-	snprintf(path, sizeof(path), "%s/program.rb", dir);
-	spec_write_text(path, ruby_program);
-	snprintf(inc, sizeof(inc), "%s", spec_build("ruby"));
-	snprintf(tmpdir, sizeof(tmpdir), "VMHEAP_AGENT_TMPDIR=%s", dir);
-	snprintf(dumpdir, sizeof(dumpdir), "VMHEAP_AGENT_DIR=%s", dir);
-	snprintf(env_dir, sizeof(env_dir), "VMHEAP_AGENT_TMPDIR=%s", dir);
-	o.argv = argv;
-	o.env = env;
-	o.dir = dir;
-	spec_proc_start(&p, &o, 1);
-	ck_assert_msg(spec_proc_wait_for(&p, "ready\n", 30000),
-		      "the Ruby program did not start: %.*s", (int)p.len,
-		      p.buf);
-	ck_assert_msg(spec_discovery_wait(dir, p.pid, &info, 30000, err,
+	spec_ruby_start_with(&vm, ruby_program,
+			     &(struct spec_ruby_opts){.ready = "ready\n"});
+	snprintf(dir, len, "%s", vm.dir);
+	ck_assert_msg(spec_discovery_wait(vm.dir, vm.p.pid, &info, 30000, err,
 					  sizeof(err)) == 0,
 		      "discovery: %s", err);
-	ck_assert(spec_run(console, console_env, NULL, RUN_MS, &r) == 0);
+	ck_assert(spec_run(console, vm.env, NULL, RUN_MS, &r) == 0);
 	ck_assert_msg(r.status == 0, "vmheap-console: %s%s", r.out, r.err);
 	spec_run_free(&r);
-	spec_proc_write(&p, "g");
-	ck_assert_msg(spec_proc_wait_for(&p, "done\n", 30000),
-		      "no dump_all: %.*s", (int)p.len, p.buf);
-	ck_assert_int_eq(spec_proc_wait_exit(&p, 15000), 0);
+	spec_proc_write(&vm.p, "g");
+	ck_assert_msg(spec_proc_wait_for(&vm.p, "done\n", 30000),
+		      "no dump_all: %.*s", (int)vm.p.len, vm.p.buf);
+	ck_assert_int_eq(spec_proc_wait_exit(&vm.p, 15000), 0);
 }
 
 /* The agent's Ruby host names two of MRI's hidden arrays by what they
@@ -491,7 +469,7 @@ static char *fold_vm_tables(char *csv)
 
 START_TEST(ruby_dump_all_matches_the_agents_dump_of_the_same_heap)
 {
-	const char *dir = spec_mkdtemp("ruby");
+	char dir[300];
 	char json[PATH_MAX], own[PATH_MAX], imported[PATH_MAX];
 	const char *args[] = {json, imported, NULL};
 	struct dump a, b;
@@ -499,7 +477,7 @@ START_TEST(ruby_dump_all_matches_the_agents_dump_of_the_same_heap)
 	char *ha, *hb;
 	size_t i, things = 0, moved = 0;
 
-	ruby_dumps(dir);
+	ruby_dumps(dir, sizeof(dir));
 	snprintf(json, sizeof(json), "%s/all.json", dir);
 	snprintf(own, sizeof(own), "%s/own.vmheap", dir);
 	snprintf(imported, sizeof(imported), "%s/imported.vmheap", dir);

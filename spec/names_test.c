@@ -502,32 +502,24 @@ END_TEST
 
 /* ------------------------------------------------------------ tools */
 
-static struct run tool(const char *name, const char *const *args)
-{
-	struct run r = run_tool(name, NULL, args);
-
-	ck_assert_msg(r.status == 0, "%s exit %d: %s", name, r.status, r.err);
-	return r;
-}
-
 /* Run `name` with `args` (exit 0) and expect `want` in its output. */
 static void expect_out(const char *name, const char *const *args,
 		       const char *want)
 {
-	struct run r = tool(name, args);
+	struct spec_run r = spec_tool_ok(name, args);
 
 	ck_assert_msg(strstr(r.out, want), "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 
 START_TEST(paths_read_as_people_say_them)
 {
 	const char *path = write_named_heap("named.vmheap", 1);
-	struct run r;
+	struct spec_run r;
 
 	/* the issue's example: every Entry of the @store Hash is one shape
 	 * (hash keys are elements), the @cache one another */
-	r = tool("vmheap-path", (const char *[]){path, "Entry", NULL});
+	r = spec_tool_ok("vmheap-path", (const char *[]){path, "Entry", NULL});
 	ck_assert_msg(strstr(r.out, "2 path shapes"), "%s", r.out);
 	ck_assert_msg(
 	    strstr(r.out,
@@ -546,11 +538,11 @@ START_TEST(paths_read_as_people_say_them)
 			     "objects\n    Entry " LEFT " Hash[\"k1\"] " LEFT
 			     " @cache of Registry " LEFT),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* an element index, a field, "key", a verbatim name, a string the
 	 * dump lacks, and the root's name */
-	r = tool("vmheap-path", (const char *[]){path, "String", NULL});
+	r = spec_tool_ok("vmheap-path", (const char *[]){path, "String", NULL});
 	ck_assert_msg(strstr(r.out, "    String " LEFT " key of Node " LEFT
 				    " Array[0] " LEFT " root globals $audit\n"),
 		      "%s", r.out);
@@ -563,10 +555,10 @@ START_TEST(paths_read_as_people_say_them)
 	ck_assert_msg(strstr(r.out, "    String " LEFT " Registry.COUNT " LEFT
 				    " root vm\n"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	/* two string records of one text are one name: Node 0x700 and Node
 	 * 0x740, each reached by a ".next" of its own record, are one shape */
-	r = tool("vmheap-path", (const char *[]){path, "Node", NULL});
+	r = spec_tool_ok("vmheap-path", (const char *[]){path, "Node", NULL});
 	ck_assert_msg(strstr(r.out,
 			     "class Node: 4 instances, 128 bytes; 2 path "
 			     "shapes;"),
@@ -575,7 +567,7 @@ START_TEST(paths_read_as_people_say_them)
 				    "objects\n    Node " LEFT " Node.next " LEFT
 				    " Array[0] " LEFT " root globals $audit\n"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	expect_out("vmheap-path", (const char *[]){path, "0x700", NULL},
 		   "    Node " LEFT " Node.next " LEFT " Array[0] " LEFT
 		   " root globals $audit\n"
@@ -606,9 +598,9 @@ END_TEST
 START_TEST(json_carries_the_names)
 {
 	const char *path = write_named_heap("named.vmheap", 1);
-	struct run r =
-	    tool("vmheap-path",
-		 (const char *[]){"--format", "json", path, "Node", NULL});
+	struct spec_run r =
+	    spec_tool_ok("vmheap-path", (const char *[]){"--format", "json",
+							 path, "Node", NULL});
 	struct jval *j = json_parse(r.out);
 	const struct jval *grp, *p, *root;
 
@@ -623,10 +615,10 @@ START_TEST(json_carries_the_names)
 	ck_assert_ptr_null(json_get(p->items[0], "index"));
 	ck_assert_int_eq(json_get(p->items[1], "index")->inum, 0);
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 
-	r = tool("vmheap-path",
-		 (const char *[]){"--format", "json", path, "0x400", NULL});
+	r = spec_tool_ok("vmheap-path", (const char *[]){"--format", "json",
+							 path, "0x400", NULL});
 	ck_assert_msg((j = json_parse(r.out)), "%s", r.out);
 	p = json_get(json_get(j, "groups")->items[0], "path");
 	ck_assert_uint_eq(p->n, 4);
@@ -638,15 +630,15 @@ START_TEST(json_carries_the_names)
 		->type,
 	    J_NULL);
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(a_dump_without_names_prints_its_paths_as_before)
 {
 	const char *path = write_named_heap("plain.vmheap", 0);
-	struct run r =
-	    tool("vmheap-path", (const char *[]){path, "Entry", NULL});
+	struct spec_run r =
+	    spec_tool_ok("vmheap-path", (const char *[]){path, "Entry", NULL});
 
 	/* no shape per name: the four Entries of the two Hashes are one */
 	ck_assert_msg(strstr(r.out, "#1  4 instances (100.0%), 96 B, path of 4 "
@@ -658,22 +650,22 @@ START_TEST(a_dump_without_names_prints_its_paths_as_before)
 				    "      Entry  0x400\n"),
 		      "%s", r.out);
 	ck_assert_msg(!strstr(r.out, LEFT), "%s", r.out);
-	run_free(&r);
-	r = tool("vmheap-dominators",
-		 (const char *[]){"--top", "3", path, NULL});
+	spec_run_free(&r);
+	r = spec_tool_ok("vmheap-dominators",
+			 (const char *[]){"--top", "3", path, NULL});
 	ck_assert_msg(!strstr(r.out, "@store") && !strstr(r.out, "constant") &&
 			  !strstr(r.out, "$audit"),
 		      "%s", r.out);
-	run_free(&r);
-	r = tool("vmheap-path",
-		 (const char *[]){"--format", "json", path, "0x400", NULL});
+	spec_run_free(&r);
+	r = spec_tool_ok("vmheap-path", (const char *[]){"--format", "json",
+							 path, "0x400", NULL});
 	ck_assert_msg(
 	    !strstr(r.out, "\"index\"") &&
 		strstr(r.out, "\"root\":{\"kind\":\"vm\",\"name\":null}") &&
 		strstr(r.out, "{\"class\":\"Entry\",\"address\":"
 			      "\"0x400\"}"),
 	    "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -711,12 +703,12 @@ static const char *sample_dump_with(const struct spec_vm *vm, const char *name,
 		const char *path;
 		snprintf(file, sizeof(file), "%d-%s", tries, name);
 		path = tmp_path(file);
-		struct run r;
+		struct spec_run r;
 		sample_dump(vm, path);
-		r = run_tool("vmheap-path", NULL,
-			     (const char *[]){path, "Request", NULL});
+		r = spec_tool("vmheap-path",
+			      (const char *[]){path, "Request", NULL});
 		int done = r.status == 0 && strstr(r.out, wanted);
-		run_free(&r);
+		spec_run_free(&r);
 		if (done)
 			return path;
 		spec_wait_or_fail(&w, "the sample VM's heap to hold %d Requests",
@@ -728,7 +720,7 @@ START_TEST(the_sample_vm_names_its_leak_path)
 {
 	struct spec_vm vm;
 	const char *dump;
-	struct run r;
+	struct spec_run r;
 	struct jval *j;
 	const struct jval *p;
 
@@ -739,32 +731,34 @@ START_TEST(the_sample_vm_names_its_leak_path)
 	dump = sample_dump_with(&vm, "sample.vmheap", 12);
 	/* the 12 Requests of the leak Array are one shape; the example is
 	 * the newest (the sample lists its objects newest first): element 11 */
-	r = tool("vmheap-path", (const char *[]){dump, "Request", NULL});
+	r = spec_tool_ok("vmheap-path",
+			 (const char *[]){dump, "Request", NULL});
 	ck_assert_msg(strstr(r.out, "1 path shape;"), "%s", r.out);
 	ck_assert_msg(strstr(r.out,
 			     "    Request " LEFT " Array[11] " LEFT
 			     " Hash[:leaks] " LEFT " root globals $globals\n"
 			     "    root globals $globals\n"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	expect_out("vmheap-path", (const char *[]){dump, "Buffer", NULL},
 		   "    Buffer " LEFT " @buffer of Session " LEFT
 		   " root stack thread \"mutator\"\n");
-	r = tool("vmheap-path",
-		 (const char *[]){"--format", "json", dump, "Request", NULL});
+	r = spec_tool_ok(
+	    "vmheap-path",
+	    (const char *[]){"--format", "json", dump, "Request", NULL});
 	ck_assert_msg((j = json_parse(r.out)), "%s", r.out);
 	p = json_get(json_get(j, "groups")->items[0], "path");
 	ck_assert_uint_eq(p->n, 3);
 	ck_assert_str_eq(json_get(p->items[1], "name")->str, "[:leaks]");
 	ck_assert_int_eq(json_get(p->items[2], "index")->inum, 11);
 	json_free(j);
-	run_free(&r);
-	r = tool("vmheap-dominators",
-		 (const char *[]){"--top", "2", dump, NULL});
+	spec_run_free(&r);
+	r = spec_tool_ok("vmheap-dominators",
+			 (const char *[]){"--top", "2", dump, NULL});
 	ck_assert_msg(strstr(r.out, "Hash[:leaks] 0x"), "%s", r.out);
 	ck_assert_msg(strstr(r.out, " " LEFT " root globals $globals\n"), "%s",
 		      r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	ck_assert_int_eq(spec_vm_stop(&vm), 0);
 }
 END_TEST
@@ -773,7 +767,7 @@ START_TEST(diff_paths_and_suspects_name_the_leak)
 {
 	struct spec_vm vm;
 	const char *old, *new;
-	struct run r;
+	struct spec_run r;
 
 	spec_vm_start(&vm, tmp_dir(), tmp_dir(),
 		      &(struct spec_vm_opts){
@@ -785,19 +779,21 @@ START_TEST(diff_paths_and_suspects_name_the_leak)
 	spec_vm_wait_ticks(&vm, 15, 30000); /* 750 more Requests */
 	sample_dump(&vm, new);
 	ck_assert_int_eq(spec_vm_stop(&vm), 0);
-	r = tool("vmheap-diff", (const char *[]){"--paths", old, new, NULL});
+	r = spec_tool_ok("vmheap-diff",
+			 (const char *[]){"--paths", old, new, NULL});
 	ck_assert_msg(strstr(r.out, "Request " LEFT " Array["), "%s", r.out);
 	ck_assert_msg(strstr(r.out, "] " LEFT " Hash[:leaks] " LEFT
 				    " root globals $globals\n"),
 		      "%s", r.out);
-	run_free(&r);
-	r = tool("vmheap-diff", (const char *[]){"--suspects", old, new, NULL});
+	spec_run_free(&r);
+	r = spec_tool_ok("vmheap-diff",
+			 (const char *[]){"--suspects", old, new, NULL});
 	ck_assert_msg(strstr(r.out, "    held by root globals $globals > "),
 		      "%s", r.out);
 	ck_assert_msg(strstr(r.out, " " LEFT " Hash[:leaks] " LEFT
 				    " root globals $globals\n"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -826,7 +822,7 @@ START_TEST(class_objects_and_locals_read_by_name)
 	FILE *f = fopen(path, "wb");
 	char *label;
 	uint64_t self = 0;
-	struct run r;
+	struct spec_run r;
 
 	ck_assert_ptr_nonnull(f);
 	o.vm_name = "test";
@@ -906,7 +902,7 @@ START_TEST(class_objects_and_locals_read_by_name)
 	vmheap_graph_free(g);
 
 	/* the tools */
-	r = tool("vmheap-dominators", (const char *[]){path, NULL});
+	r = spec_tool_ok("vmheap-dominators", (const char *[]){path, NULL});
 	ck_assert_msg(strstr(r.out, "  Class Service  "), "%s", r.out);
 	ck_assert_msg(strstr(r.out, "  Class Object  "), "%s", r.out);
 	ck_assert_msg(strstr(r.out, anon), "%s", r.out);
@@ -915,7 +911,7 @@ START_TEST(class_objects_and_locals_read_by_name)
 				    " constant Object::Service 0x10 " LEFT
 				    " root vm"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	expect_out("vmheap-path", (const char *[]){path, "Service", NULL},
 		   "    Service " LEFT " Array[0] " LEFT " @rows of Service "
 		   LEFT " constant Object::Service " LEFT " root vm\n");

@@ -15,45 +15,28 @@
 #include "lib/vmheap_spec.h"
 #include "tools_harness-internal.h"
 
-struct scanned {
-	struct spec_proc p;
-	char dir[512];
-};
+/* spec_native_start's program: native_scanned under vmheap-run. */
 
-static void scanned_start_with(struct scanned *r, const char *extra_env);
+static void scanned_start_with(struct spec_native *r, const char *extra_env);
 
-static void scanned_start(struct scanned *r)
+static void scanned_start(struct spec_native *r)
 {
 	scanned_start_with(r, NULL);
 }
 
 /* scanned under vmheap-run --track, `extra_env` ("NAME=VALUE", may be
  * NULL) in its environment. */
-static void scanned_start_with(struct scanned *r, const char *extra_env)
+static void scanned_start_with(struct spec_native *r, const char *extra_env)
 {
-	char tmpdir[600], dumpdir[600];
-	snprintf(r->dir, sizeof r->dir, "%s", spec_mkdtemp("scanned"));
-	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", r->dir);
-	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", r->dir);
-	const char *argv[] = {spec_bin("vmheap-run"), "--track",
-			      spec_build("spec/native_scanned"), NULL};
-	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", extra_env,
-			     NULL};
-	struct spec_spawn o = {0};
-	o.argv = argv;
-	o.env = env;
-	o.dir = r->dir;
-	spec_proc_start(&r->p, &o, 1);
-	ck_assert_msg(spec_proc_wait_for(&r->p, "ready\n", 30000), "%s",
-		      r->p.buf);
-	struct vmheap_agent_info info;
-	char err[700];
-	ck_assert_msg(spec_discovery_wait(r->dir, r->p.pid, &info, 30000, err,
-					  sizeof err) == 0,
-		      "discovery: %s", err);
+	const char *env[] = {extra_env, NULL};
+
+	spec_native_start(r, NULL,
+			  ARGS(spec_bin("vmheap-run"), "--track",
+			       spec_build("spec/native_scanned")),
+			  env);
 }
 
-static void console(struct scanned *r, const char *c1, const char *c2)
+static void console(struct spec_native *r, const char *c1, const char *c2)
 {
 	char pid[32];
 	struct spec_run o;
@@ -67,7 +50,7 @@ static void console(struct scanned *r, const char *c1, const char *c2)
 
 /* vmheap-histo --native --leaks --top 1000 [--format F] DUMP (in r->dir);
  * its exit status must be `status`. */
-static void histo(struct scanned *r, const char *format, const char *dump,
+static void histo(struct spec_native *r, const char *format, const char *dump,
 		  int status, struct spec_run *o)
 {
 	char path[700];
@@ -117,7 +100,7 @@ static void expect(const struct jval *sites, const char *fn,
 }
 
 /* Dump the scanned program and parse its --leaks JSON into *j. */
-static struct jval *scanned_dump(struct scanned *r)
+static struct jval *scanned_dump(struct spec_native *r)
 {
 	struct spec_run o;
 	scanned_start(r);
@@ -133,7 +116,7 @@ START_TEST(leak_classes_are_the_truth)
 {
 	if (SPEC_SANITIZED)
 		return; /* ASan's malloc comes first in an instrumented VM */
-	struct scanned r;
+	struct spec_native r;
 	struct jval *j = scanned_dump(&r);
 	const struct jval *sites = json_get(j, "sites");
 	const struct jval *scan = json_get(j, "scan");
@@ -256,7 +239,7 @@ START_TEST(leaked_counts_match_valgrind_definitely_lost)
 {
 	if (SPEC_SANITIZED)
 		return;
-	struct scanned r;
+	struct spec_native r;
 	struct jval *j = scanned_dump(&r);
 	spec_kill(r.p.pid);
 	const struct jval *sites = json_get(j, "sites");
@@ -296,7 +279,7 @@ END_TEST
 
 /* vmheap-diff --native --leaks [--format F] [extra] OLD NEW (in r->dir);
  * its exit status must be `status`. */
-static void diff_leaks(struct scanned *r, const char *format, const char *a,
+static void diff_leaks(struct spec_native *r, const char *format, const char *a,
 		       const char *b, int status, struct spec_run *o)
 {
 	char pa[700], pb[700];
@@ -325,7 +308,7 @@ START_TEST(leak_diff_is_the_growth)
 {
 	if (SPEC_SANITIZED)
 		return;
-	struct scanned r;
+	struct spec_native r;
 	struct spec_run o;
 	scanned_start(&r);
 	console(&r, "set system.memory.dump a.vmheap", NULL);
@@ -480,7 +463,7 @@ START_TEST(scan_child_killed_leaves_the_vm_and_the_dumps)
 {
 	if (SPEC_SANITIZED)
 		return;
-	struct scanned r;
+	struct spec_native r;
 	struct spec_run o;
 	scanned_start_with(&r, "SCANNED_BULK_MIB=256");
 	console(&r, "set system.memory.dump a.vmheap", NULL);
@@ -560,7 +543,7 @@ START_TEST(live_leak_scan)
 {
 	if (SPEC_SANITIZED)
 		return;
-	struct scanned r;
+	struct spec_native r;
 	struct spec_run o;
 	char pid[32];
 	scanned_start(&r);

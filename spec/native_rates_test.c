@@ -27,37 +27,8 @@
 #include "tools_harness-internal.h"
 #include "vmheap.h"
 
-/* A VM started under test, talked to through stdin ("ok" answers). */
-struct vmp {
-	struct spec_proc p;
-	char dir[512];
-};
-
-static void vmp_start(struct vmp *v, const char *tag,
-		      const char *const *argv)
-{
-	char tmpdir[600], dumpdir[600];
-	struct vmheap_agent_info info;
-	char err[700];
-	struct spec_spawn sp = {0};
-
-	snprintf(v->dir, sizeof v->dir, "%s", spec_mkdtemp(tag));
-	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", v->dir);
-	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", v->dir);
-	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
-	sp.argv = argv;
-	sp.env = env;
-	sp.dir = v->dir;
-	spec_proc_start(&v->p, &sp, 1);
-	ck_assert_msg(spec_proc_wait_for(&v->p, "ready\n", 60000), "%s",
-		      v->p.buf);
-	ck_assert_msg(spec_discovery_wait(v->dir, v->p.pid, &info, 30000, err,
-					  sizeof err) == 0,
-		      "discovery: %s", err);
-}
-
 /* vmheap-console -e CMD on the VM; it must succeed. */
-static void vmp_console(struct vmp *v, const char *cmd)
+static void vmp_console(struct spec_native *v, const char *cmd)
 {
 	char pid[32];
 	struct spec_run o;
@@ -71,7 +42,7 @@ static void vmp_console(struct vmp *v, const char *cmd)
 }
 
 /* A command line to the VM; wait for its "ok". */
-static void vmp_say(struct vmp *v, const char *cmd)
+static void vmp_say(struct spec_native *v, const char *cmd)
 {
 	v->p.len = 0;
 	v->p.buf[0] = '\0';
@@ -82,7 +53,7 @@ static void vmp_say(struct vmp *v, const char *cmd)
 }
 
 /* Dump the VM as dir/name; the path (ring of 4). */
-static const char *vmp_dump(struct vmp *v, const char *name)
+static const char *vmp_dump(struct spec_native *v, const char *name)
 {
 	static char path[4][700];
 	static int k;
@@ -146,12 +117,12 @@ START_TEST(native_timeline_gives_each_sites_rate)
 {
 	if (SPEC_SANITIZED)
 		return; /* ASan's malloc comes first in an instrumented VM */
-	struct vmp v;
+	struct spec_native v;
 	const char *argv[] = {spec_bin("vmheap-run"),
 			      spec_build("spec/native_leaker"), NULL};
 	char cmd[64];
 
-	vmp_start(&v, "rates", argv);
+	spec_native_start(&v, NULL, argv, NULL);
 	vmp_console(&v, "set config.native.track true");
 	snprintf(cmd, sizeof cmd, "steady %d", RATE);
 	vmp_say(&v, cmd);
@@ -169,9 +140,9 @@ START_TEST(native_timeline_gives_each_sites_rate)
 	const char *c = vmp_dump(&v, "c.vmheap");
 	spec_kill(v.p.pid);
 
-	struct run r = run_tool("vmheap-diff", NULL,
-				(const char *[]){"--native", "--format", "json",
-						 a, b, c, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-diff", (const char *[]){"--native", "--format",
+						      "json", a, b, c, NULL});
 	ck_assert_msg(r.status == 0, "%d: %s", r.status, r.err);
 	struct jval *j = json_parse(r.out);
 	ck_assert_msg(j != NULL, "not JSON: %s", r.out);
@@ -220,13 +191,12 @@ START_TEST(native_timeline_gives_each_sites_rate)
 	/* the steady site leaks most: first */
 	ck_assert_ptr_eq(sites->items[0], st);
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* the two-dump diff of #1 and #3: old and new describe the dumps,
 	 * rows and total carry count_delta and bytes_delta */
-	r = run_tool("vmheap-diff", NULL,
-		     (const char *[]){"--native", "--format", "json", a, c,
-				      NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){"--native", "--format",
+						      "json", a, c, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	j = json_parse(r.out);
 	ck_assert_msg(j != NULL, "not JSON: %s", r.out);
@@ -252,12 +222,12 @@ START_TEST(native_timeline_gives_each_sites_rate)
 	ck_assert_int_eq(json_get(lk, "bytes_delta")->inum, 50000);
 	ck_assert_ptr_nonnull(json_get(json_get(j, "total"), "bytes_delta"));
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* text: counts at each dump, change, per min, bytes, bytes/min */
 	char line[4096];
-	r = run_tool("vmheap-diff", NULL,
-		     (const char *[]){"--native", "--bytes", a, b, c, NULL});
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){"--native", "--bytes", a, b, c, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "timeline: 3 dumps over ") == r.out, "%s",
 		      r.out);
@@ -274,12 +244,11 @@ START_TEST(native_timeline_gives_each_sites_rate)
 	ck_assert_msg(strstr(line, "* steady_leak_here"), "%s", line);
 	ck_assert_msg(strstr(r.out, "* live bytes grew at every step ("), "%s",
 		      r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* CSV: the same figures */
-	r = run_tool("vmheap-diff", NULL,
-		     (const char *[]){"--native", "--format", "csv", a, b, c,
-				      NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){"--native", "--format",
+						      "csv", a, b, c, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	size_t nrows;
 	char ***rows = parse_csv(r.out, &nrows);
@@ -300,7 +269,7 @@ START_TEST(native_timeline_gives_each_sites_rate)
 	}
 	ck_assert(found);
 	csv_free(rows, nrows);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -340,13 +309,13 @@ START_TEST(native_timeline_rate_in_ruby)
 {
 	if (SPEC_SANITIZED)
 		return;
-	struct vmp v;
+	struct spec_native v;
 	char script[700], cmd[64], line[32];
 	snprintf(script, sizeof script, "%s/steady.rb", spec_mkdtemp("rbsrc"));
 	spec_write_text(script, steady_script);
 	const char *argv[] = {spec_bin("vmheap-run"), "ruby", script, NULL};
 
-	vmp_start(&v, "rbrate", argv);
+	spec_native_start(&v, NULL, argv, NULL);
 	vmp_console(&v, "set config.native.track true");
 	snprintf(cmd, sizeof cmd, "wait %d", RATE / 4);
 	vmp_say(&v, cmd);
@@ -359,9 +328,9 @@ START_TEST(native_timeline_rate_in_ruby)
 	const char *c = vmp_dump(&v, "c.vmheap");
 	spec_kill(v.p.pid);
 
-	struct run r = run_tool("vmheap-diff", NULL,
-				(const char *[]){"--native", "--format", "json",
-						 a, b, c, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-diff", (const char *[]){"--native", "--format",
+						      "json", a, b, c, NULL});
 	ck_assert_msg(r.status == 0, "%d: %s", r.status, r.err);
 	struct jval *j = json_parse(r.out);
 	ck_assert_msg(j != NULL, "not JSON: %s", r.out);
@@ -384,14 +353,14 @@ START_TEST(native_timeline_rate_in_ruby)
 		      "bytes_per_minute %.0f, truth %.0f", bpm, truth);
 	ck_assert_int_eq(json_get(top, "grew_every_step")->inum, 1);
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 /* ------------------------------------------------------------ top */
 
 /* vmheap-console -e "top 0.1 N" on the VM: its output. */
-static char *vmp_top(struct vmp *v, const char *cmd)
+static char *vmp_top(struct spec_native *v, const char *cmd)
 {
 	char pid[32];
 	struct spec_run o;
@@ -452,11 +421,11 @@ START_TEST(top_shows_rss_and_native_live_bytes)
 {
 	if (SPEC_SANITIZED)
 		return;
-	struct vmp v;
+	struct spec_native v;
 	const char *argv[] = {spec_bin("vmheap-run"),
 			      spec_build("spec/native_leaker"), NULL};
 
-	vmp_start(&v, "top", argv);
+	spec_native_start(&v, NULL, argv, NULL);
 	vmp_say(&v, "leak 1000 4000"); /* before tracking: RSS only */
 	char *out = vmp_top(&v, "top 0.1 1");
 	double rss = size_after(out, "process: RSS ");
@@ -505,15 +474,14 @@ static const char mixed_script[] =
 /* The heap's object bytes of a dump, as vmheap-histo's JSON totals. */
 static long long heap_bytes(const char *dump)
 {
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){"--format", "json", dump,
-						 NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-histo", (const char *[]){"--format", "json", dump, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	struct jval *j = json_parse(r.out);
 	ck_assert_ptr_nonnull(j);
 	long long b = json_get(j, "bytes")->inum;
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 	return b;
 }
 
@@ -548,8 +516,8 @@ static int check_hint(const char *a, const char *b)
 	fprintf(stderr, "hint: heap %+lld, RSS %+lld, malloc %+lld: %s%s\n",
 		dheap, drss, dmal, rss_out ? "RSS " : "",
 		mal_out ? "malloc" : "");
-	struct run r = run_tool("vmheap-diff", NULL,
-				(const char *[]){"--no-suspects", a, b, NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-diff", (const char *[]){"--no-suspects", a, b, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	const char *w = strstr(r.err, "the growth is outside the VM heap");
 	const char *want = rss_out && mal_out ? "warning: RSS grew by "
@@ -572,7 +540,7 @@ static int check_hint(const char *a, const char *b)
 		    r.err, "(more than 1 MiB and more than twice the heap's "
 			   "growth)"));
 	}
-	run_free(&r);
+	spec_run_free(&r);
 	return rss_out | mal_out << 1;
 }
 
@@ -580,14 +548,14 @@ START_TEST(hint_fires_on_a_mixed_leak_and_names_its_figure)
 {
 	if (SPEC_SANITIZED)
 		return; /* the agent in ruby needs ASan's runtime there */
-	struct vmp v;
+	struct spec_native v;
 	char script[700];
 	snprintf(script, sizeof script, "%s/mixed.rb", spec_mkdtemp("mixsrc"));
 	spec_write_text(script, mixed_script);
 	const char *argv[] = {"ruby", "-I", spec_build("ruby"),
 			      "-rvmheap_agent", script, NULL};
 
-	vmp_start(&v, "mixed", argv);
+	spec_native_start(&v, NULL, argv, NULL);
 	const char *a = vmp_dump(&v, "a.vmheap");
 	/* 2 MB of Strings in the heap, 4 MB more of malloc outside it */
 	vmp_say(&v, "mixed 1000");

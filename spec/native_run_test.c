@@ -47,15 +47,12 @@ static void run_tracked(const char *dir, const char *out, const char *prog,
 			const char *a1, const char *a2, struct spec_run *r)
 {
 	struct run_env e;
-	char cmd[4096];
 	run_env(&e, dir);
-	/* spec_run has no working directory: cd through a shell */
-	snprintf(cmd, sizeof cmd,
-		 "cd '%s' && exec '%s' --track --output '%s' '%s' %s %s", dir,
-		 spec_bin("vmheap-run"), out, prog, a1 ? a1 : "",
-		 a2 ? a2 : "");
-	const char *argv[] = {"sh", "-c", cmd, NULL};
-	ck_assert_int_eq(spec_run(argv, e.env, NULL, 120000, r), 0);
+	struct spec_spawn sp = {.argv = ARGS(spec_bin("vmheap-run"), "--track",
+					     "--output", out, prog, a1, a2),
+				.env = e.env,
+				.dir = dir};
+	ck_assert_int_eq(spec_run_spawn(&sp, NULL, 0, 120000, r), 0);
 }
 
 static int exists(const char *dir, const char *name)
@@ -338,23 +335,19 @@ START_TEST(console_dumps_a_plain_program)
 		return;
 	const char *dir = spec_mkdtemp("run-console");
 	struct run_env e;
-	struct spec_proc p;
-	struct vmheap_agent_info info;
-	char err[700], pid[32], n[16];
+	struct spec_native vm;
+	struct spec_proc *p = &vm.p;
+	const struct vmheap_agent_info *info = &vm.info;
+	char pid[32], n[16];
 	run_env(&e, dir);
 	snprintf(n, sizeof n, "%d", N);
 	const char *argv[] = {spec_bin("vmheap-run"), "--track",
 			      spec_build("spec/native_lose_keep"), n, "wait",
 			      NULL};
-	struct spec_spawn o = {.argv = argv, .env = e.env, .dir = dir};
-	spec_proc_start(&p, &o, 1);
-	ck_assert_msg(spec_proc_wait_for(&p, "ready\n", 30000), "%s", p.buf);
-	ck_assert_msg(spec_discovery_wait(dir, p.pid, &info, 30000, err,
-					  sizeof err) == 0,
-		      "discovery: %s", err);
-	ck_assert_msg(strncmp(info.vm, "native ", 7) == 0, "vm %s", info.vm);
-	ck_assert_int_eq(listening_sockets(p.pid), 1);
-	snprintf(pid, sizeof pid, "%d", (int)p.pid);
+	spec_native_start(&vm, dir, argv, NULL);
+	ck_assert_msg(strncmp(info->vm, "native ", 7) == 0, "vm %s", info->vm);
+	ck_assert_int_eq(listening_sockets(p->pid), 1);
+	snprintf(pid, sizeof pid, "%d", (int)p->pid);
 	const char *con[] = {spec_bin("vmheap-console"), "-p", pid, "--tmpdir",
 			     dir, "-e", "get system.native.bytes", "-e",
 			     "set system.memory.dump live.vmheap", NULL};
@@ -369,21 +362,21 @@ START_TEST(console_dumps_a_plain_program)
 	ck_assert_int_eq(of(j, "keep_here", "reachable_count"), N);
 	ck_assert_int_eq(of(j, "keep_here", "leaked_count"), 0);
 	json_free(j);
-	spec_proc_write(&p, "bye\n");
-	ck_assert_int_eq(spec_proc_wait_exit(&p, 30000), 0);
-	ck_assert_msg(!exists(dir, strrchr(info.path, '/') + 1), "%s left",
-		      info.path);
+	spec_proc_write(p, "bye\n");
+	ck_assert_int_eq(spec_proc_wait_exit(p, 30000), 0);
+	ck_assert_msg(!exists(dir, strrchr(info->path, '/') + 1), "%s left",
+		      info->path);
 
 	/* --no-agent: the program runs, and no discovery file appears */
 	const char *quiet[] = {spec_bin("vmheap-run"), "--no-agent",
 			       spec_build("spec/native_lose_keep"), "10",
 			       "wait", NULL};
-	o.argv = quiet;
-	spec_proc_start(&p, &o, 1);
-	ck_assert_msg(spec_proc_wait_for(&p, "ready\n", 30000), "%s", p.buf);
+	struct spec_spawn o = {.argv = quiet, .env = e.env, .dir = dir};
+	spec_proc_start(p, &o, 1);
+	ck_assert_msg(spec_proc_wait_for(p, "ready\n", 30000), "%s", p->buf);
 	ck_assert_int_eq(count_files(dir, "vmheap-agent."), 0);
-	spec_proc_write(&p, "bye\n");
-	ck_assert_int_eq(spec_proc_wait_exit(&p, 30000), 0);
+	spec_proc_write(p, "bye\n");
+	ck_assert_int_eq(spec_proc_wait_exit(p, 30000), 0);
 }
 END_TEST
 
@@ -415,21 +408,15 @@ START_TEST(one_agent_in_ruby)
 		      "%s", r.out);
 	spec_run_free(&r);
 	/* a C program that embeds the agent: its agent, alone */
-	struct spec_proc p;
-	struct vmheap_agent_info info;
-	char err[700];
+	struct spec_native vm;
 	const char *scanned[] = {spec_bin("vmheap-run"), "--track",
 				 spec_build("spec/native_scanned"), NULL};
-	struct spec_spawn o = {.argv = scanned, .env = e.env, .dir = dir};
-	spec_proc_start(&p, &o, 1);
-	ck_assert_msg(spec_proc_wait_for(&p, "ready\n", 30000), "%s", p.buf);
-	ck_assert_msg(spec_discovery_wait(dir, p.pid, &info, 30000, err,
-					  sizeof err) == 0,
-		      "discovery: %s", err);
-	ck_assert_msg(strncmp(info.vm, "scanned", 7) == 0, "vm %s", info.vm);
+	spec_native_start(&vm, dir, scanned, NULL);
+	ck_assert_msg(strncmp(vm.info.vm, "scanned", 7) == 0, "vm %s",
+		      vm.info.vm);
 	ck_assert_int_eq(count_files(dir, "vmheap-agent."), 1);
-	ck_assert_int_eq(listening_sockets(p.pid), 1);
-	spec_kill(p.pid);
+	ck_assert_int_eq(listening_sockets(vm.p.pid), 1);
+	spec_kill(vm.p.pid);
 
 	/* the library exports its yield alone */
 	char cmd[2048];

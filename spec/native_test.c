@@ -478,12 +478,10 @@ static const char fiddle_script[] =
 	"  puts \"done #{n}\"\n"
 	"end\n";
 
-struct rb {
-	struct spec_proc p;
-	char dir[512];
-};
+/* A Ruby VM or a victim program under test is a struct spec_native
+ * (spec_native_start; rb_start fills its p and dir only). */
 
-static void rb_start(struct rb *r, int with_tracker)
+static void rb_start(struct spec_native *r, int with_tracker)
 {
 	char script[700], tmpdir[600];
 	snprintf(r->dir, sizeof r->dir, "%s", spec_mkdtemp("rb"));
@@ -524,7 +522,7 @@ static void rb_start(struct rb *r, int with_tracker)
 }
 
 /* vmheap-console -p PID --tmpdir DIR --json -e C1 [-e C2] */
-static void console(struct rb *r, struct spec_run *out, const char *c1,
+static void console(struct spec_native *r, struct spec_run *out, const char *c1,
 		    const char *c2)
 {
 	char pid[32];
@@ -535,7 +533,7 @@ static void console(struct rb *r, struct spec_run *out, const char *c1,
 	ck_assert_int_eq(spec_run(argv, NULL, NULL, 30000, out), 0);
 }
 
-static void rb_alloc(struct rb *r, const char *n)
+static void rb_alloc(struct spec_native *r, const char *n)
 {
 	char want[64];
 	snprintf(want, sizeof want, "done %s\n", n);
@@ -550,7 +548,7 @@ START_TEST(console_switches_tracking)
 {
 	if (SPEC_SANITIZED)
 		return; /* ASan's malloc comes first in an instrumented agent */
-	struct rb r;
+	struct spec_native r;
 	struct spec_run o;
 	rb_start(&r, 1);
 	rb_alloc(&r, "100"); /* before tracking: not counted */
@@ -600,7 +598,7 @@ START_TEST(console_without_the_tracker)
 {
 	if (SPEC_SANITIZED)
 		return; /* the agent needs ASan's runtime preloaded there */
-	struct rb r;
+	struct spec_native r;
 	struct spec_run o;
 	rb_start(&r, 0);
 	console(&r, &o, "set config.native.track true", NULL);
@@ -634,31 +632,16 @@ END_TEST
 /* ------------------------------------------------------------- dumps */
 
 /* The leaker (a C VM with the agent) under vmheap-run. */
-static void leaker_start(struct rb *r)
+static void leaker_start(struct spec_native *r)
 {
-	char tmpdir[600], dumpdir[600];
-	snprintf(r->dir, sizeof r->dir, "%s", spec_mkdtemp("leaker"));
-	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", r->dir);
-	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", r->dir);
-	const char *argv[] = {spec_bin("vmheap-run"),
-			      spec_build("spec/native_leaker"), NULL};
-	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
-	struct spec_spawn o = {0};
-	o.argv = argv;
-	o.env = env;
-	o.dir = r->dir;
-	spec_proc_start(&r->p, &o, 1);
-	ck_assert_msg(spec_proc_wait_for(&r->p, "ready\n", 30000), "%s",
-		      r->p.buf);
-	struct vmheap_agent_info info;
-	char err[700];
-	ck_assert_msg(spec_discovery_wait(r->dir, r->p.pid, &info, 30000, err,
-					  sizeof err) == 0,
-		      "discovery: %s", err);
+	spec_native_start(
+	    r, NULL,
+	    ARGS(spec_bin("vmheap-run"), spec_build("spec/native_leaker")),
+	    NULL);
 }
 
 /* Send a command line, wait for its "ok". */
-static void say(struct rb *r, const char *cmd)
+static void say(struct spec_native *r, const char *cmd)
 {
 	r->p.len = 0;
 	r->p.buf[0] = '\0'; /* strstr reads up to the NUL */
@@ -667,7 +650,7 @@ static void say(struct rb *r, const char *cmd)
 	ck_assert_msg(spec_proc_wait_for(&r->p, "ok\n", 60000), "%s", r->p.buf);
 }
 
-static void dump(struct rb *r, const char *name)
+static void dump(struct spec_native *r, const char *name)
 {
 	char cmd[256];
 	struct spec_run o;
@@ -679,17 +662,17 @@ static void dump(struct rb *r, const char *name)
 
 /* vmheap-histo / vmheap-diff (tool) --native --bytes (exact figures)
  * with `a` and `b` (may be NULL) in r->dir. */
-static void tool(struct rb *r, struct spec_run *o, const char *tool,
-		 const char *opt, const char *a, const char *b)
+static void native_report(struct spec_native *r, struct spec_run *o,
+			  const char *tool, const char *opt, const char *a,
+			  const char *b)
 {
 	char pa[700], pb[700];
 	snprintf(pa, sizeof pa, "%s/%s", r->dir, a);
 	if (b)
 		snprintf(pb, sizeof pb, "%s/%s", r->dir, b);
-	const char *argv[] = {spec_bin(tool), "--native", "--bytes", opt ? opt : pa,
-			      opt ? pa : (b ? pb : NULL), opt && b ? pb : NULL,
-			      NULL};
-	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, o), 0);
+	*o = spec_tool(tool,
+		       ARGS("--native", "--bytes", opt ? opt : pa,
+			    opt ? pa : (b ? pb : NULL), opt && b ? pb : NULL));
 }
 
 /* The first row of a text report (after the "count  bytes  site"
@@ -712,7 +695,7 @@ START_TEST(diff_names_the_leaking_function)
 {
 	if (SPEC_SANITIZED)
 		return; /* ASan's malloc comes first in an instrumented VM */
-	struct rb r;
+	struct spec_native r;
 	struct spec_run o;
 	leaker_start(&r);
 	dump(&r, "plain.vmheap"); /* before tracking: no native section */
@@ -727,7 +710,7 @@ START_TEST(diff_names_the_leaking_function)
 	spec_kill(r.p.pid);
 
 	/* The top row: the function, file:line, the leaked bytes exact. */
-	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
+	native_report(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	const char *row = first_row(o.out);
 	ck_assert_msg(starts(row, "+1000  +1234000  leak_in_here (leaker.c:33) < "
@@ -752,30 +735,31 @@ START_TEST(diff_names_the_leaking_function)
 		spec_run_free(&o);
 	}
 
-	tool(&r, &o, "vmheap-diff", NULL, "b.vmheap", "c.vmheap");
+	native_report(&r, &o, "vmheap-diff", NULL, "b.vmheap", "c.vmheap");
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(strstr(o.out, "\n -400  -493600  leak_in_here (leaker.c:33) < ") != NULL,
 		      "%s", o.out);
 	spec_run_free(&o);
 
-	tool(&r, &o, "vmheap-histo", NULL, "c.vmheap", NULL);
+	native_report(&r, &o, "vmheap-histo", NULL, "c.vmheap", NULL);
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(starts(first_row(o.out), "  600  740400  leak_in_here (leaker.c:33)"),
 		      "%s", o.out);
 	spec_run_free(&o);
 
-	tool(&r, &o, "vmheap-diff", "--format=csv", "a.vmheap", "b.vmheap");
+	native_report(&r, &o, "vmheap-diff", "--format=csv", "a.vmheap",
+		      "b.vmheap");
 	ck_assert_msg(starts(o.out, "count_delta,bytes_delta,site\n1000,1234000,leak_in_here (leaker.c:33) < "),
 		      "%s", o.out);
 	spec_run_free(&o);
 
 	/* A dump without the section: said, exit status 1. */
-	tool(&r, &o, "vmheap-histo", NULL, "plain.vmheap", NULL);
+	native_report(&r, &o, "vmheap-histo", NULL, "plain.vmheap", NULL);
 	ck_assert_int_eq(o.status, 1);
 	ck_assert_msg(strstr(o.err, "plain.vmheap has no native section") != NULL,
 		      "%s", o.err);
 	spec_run_free(&o);
-	tool(&r, &o, "vmheap-diff", NULL, "plain.vmheap", "b.vmheap");
+	native_report(&r, &o, "vmheap-diff", NULL, "plain.vmheap", "b.vmheap");
 	ck_assert_int_eq(o.status, 1);
 	ck_assert_msg(strstr(o.err, "has no native section") != NULL, "%s", o.err);
 	spec_run_free(&o);
@@ -788,7 +772,7 @@ START_TEST(memory_summary_and_warning)
 {
 	if (SPEC_SANITIZED)
 		return;
-	struct rb r;
+	struct spec_native r;
 	struct spec_run o;
 	leaker_start(&r);
 	dump(&r, "a.vmheap");
@@ -822,15 +806,14 @@ END_TEST
 /* A ruby program under vmheap-run (with `-I incdir` when not NULL) that
  * answers "ok" to each line, tracked from the start (`vmheap-run --track`)
  * or from the console once it is ready. */
-static void tracked_ruby_from(struct rb *r, const char *tag, const char *script,
-			      const char *incdir, int from_start)
+static void tracked_ruby_from(struct spec_native *r, const char *tag,
+			      const char *script, const char *incdir,
+			      int from_start)
 {
-	char path[700], tmpdir[600], dumpdir[600];
+	char path[700];
 	snprintf(r->dir, sizeof r->dir, "%s", spec_mkdtemp(tag));
 	snprintf(path, sizeof path, "%s/program.rb", r->dir);
 	spec_write_text(path, script);
-	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", r->dir);
-	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", r->dir);
 	const char *argv[8];
 	int n = 0;
 	argv[n++] = spec_bin("vmheap-run");
@@ -843,17 +826,7 @@ static void tracked_ruby_from(struct rb *r, const char *tag, const char *script,
 	}
 	argv[n++] = path;
 	argv[n] = NULL;
-	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
-	struct spec_spawn sp = {0};
-	sp.argv = argv;
-	sp.env = env;
-	sp.dir = r->dir;
-	spec_proc_start(&r->p, &sp, 1);
-	ck_assert_msg(spec_proc_wait_for(&r->p, "ready\n", 30000), "%s", r->p.buf);
-	struct vmheap_agent_info info;
-	char err[700];
-	ck_assert_msg(spec_discovery_wait(r->dir, r->p.pid, &info, 30000, err,
-					  sizeof err) == 0, "%s", err);
+	spec_native_start(r, r->dir, argv, NULL);
 	if (from_start)
 		return;
 	struct spec_run o;
@@ -863,8 +836,8 @@ static void tracked_ruby_from(struct rb *r, const char *tag, const char *script,
 }
 
 /* The same, tracked from the console once it is ready. */
-static void tracked_ruby(struct rb *r, const char *tag, const char *script,
-			 const char *incdir)
+static void tracked_ruby(struct spec_native *r, const char *tag,
+			 const char *script, const char *incdir)
 {
 	tracked_ruby_from(r, tag, script, incdir, 0);
 }
@@ -889,7 +862,7 @@ START_TEST(fiddle_leak_in_ruby)
 		"  else n.times { Fiddle.free($kept.pop) } end\n"
 		"  puts 'ok'\n"
 		"end\n";
-	struct rb r;
+	struct spec_native r;
 	struct spec_run o;
 	tracked_ruby(&r, "fiddle", script, NULL);
 	dump(&r, "a.vmheap");
@@ -897,7 +870,7 @@ START_TEST(fiddle_leak_in_ruby)
 	say(&r, "free 50000");
 	dump(&r, "b.vmheap");
 	spec_kill(r.p.pid);
-	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
+	native_report(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(starts(first_row(o.out), "+50000  +51200000  "), "%s", o.out);
 	ck_assert_msg(strstr(first_row(o.out), "fiddle.so") != NULL, "%s", o.out);
@@ -910,7 +883,7 @@ START_TEST(fiddle_leak_in_ruby)
 		      "the top row does not end in \"%s\":\n%s", want, o.out);
 	spec_run_free(&o);
 	/* One dump's live sites: the 50,000 kept, at the same line. */
-	tool(&r, &o, "vmheap-histo", NULL, "b.vmheap", NULL);
+	native_report(&r, &o, "vmheap-histo", NULL, "b.vmheap", NULL);
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(starts(first_row(o.out), "50000  51200000  "), "%s", o.out);
 	snprintf(row, sizeof row, "%.*s",
@@ -936,7 +909,7 @@ START_TEST(c_extension_leak_in_ruby)
 		"  if w == 'leak' then Leaky.leak(n.to_i, 3000) else Leaky.release(n.to_i) end\n"
 		"  puts 'ok'\n"
 		"end\n";
-	struct rb r;
+	struct spec_native r;
 	struct spec_run o;
 	tracked_ruby(&r, "leaky", script, spec_build("spec/leaky"));
 	dump(&r, "a.vmheap");
@@ -944,7 +917,7 @@ START_TEST(c_extension_leak_in_ruby)
 	say(&r, "release 500");
 	dump(&r, "b.vmheap");
 	spec_kill(r.p.pid);
-	tool(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
+	native_report(&r, &o, "vmheap-diff", NULL, "a.vmheap", "b.vmheap");
 	ck_assert_msg(o.status == 0, "%s%s", o.out, o.err);
 	ck_assert_msg(starts(first_row(o.out), "+1500  +4500000  leaky_keep (leaky.c:20) < "),
 		      "%s", o.out);
@@ -994,7 +967,7 @@ static void forgets_and_keeps(int from_start)
 		"  Leaky.leak(n.to_i, 100) if w == 'keep'\n"
 		"  puts 'ok'\n"
 		"end\n";
-	struct rb r;
+	struct spec_native r;
 	struct spec_run o;
 	char line6[700], line7[700];
 	tracked_ruby_from(&r, "leaky", script, spec_build("spec/leaky"),
@@ -1099,7 +1072,7 @@ START_TEST(ruby_stdlib_leaks_nothing)
 	    "  Zlib::Inflate.inflate(Zlib::Deflate.deflate(s))\n"
 	    "  puts 'ok'\n"
 	    "end\n";
-	struct rb r;
+	struct spec_native r;
 	struct spec_run o;
 	tracked_ruby(&r, "stdlib", script, NULL);
 	say(&r, "round");
@@ -1192,7 +1165,7 @@ START_TEST(service_native_bytes_at_the_right_line)
 		"  done.pop\n"
 		"  puts 'ok'\n"
 		"end\n";
-	struct rb r;
+	struct spec_native r;
 	struct spec_run o;
 	tracked_ruby(&r, "service", script, spec_build("spec/leaky"));
 	console(&r, &o, "set config.trace.allocations true", NULL);

@@ -11,7 +11,7 @@
 
 #include "pprof_harness-internal.h"
 
-void pprof_console(struct vm *v, const char *cmd)
+void pprof_console(struct spec_native *v, const char *cmd)
 {
 	char pid[32];
 	struct spec_run o;
@@ -31,28 +31,8 @@ void pprof_console(struct vm *v, const char *cmd)
 }
 
 /* Start argv (vmheap-run ...) in v->dir, wait for "ready" and the agent. */
-void pprof_start(struct vm *v, const char *const *argv)
-{
-	char tmpdir[600], dumpdir[600];
-	snprintf(tmpdir, sizeof tmpdir, "VMHEAP_AGENT_TMPDIR=%s", v->dir);
-	snprintf(dumpdir, sizeof dumpdir, "VMHEAP_AGENT_DIR=%s", v->dir);
-	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT", NULL};
-	struct spec_spawn o = {0};
-	o.argv = argv;
-	o.env = env;
-	o.dir = v->dir;
-	spec_proc_start(&v->p, &o, 1);
-	ck_assert_msg(spec_proc_wait_for(&v->p, "ready\n", 30000), "%s",
-		      v->p.buf);
-	struct vmheap_agent_info info;
-	char err[700];
-	ck_assert_msg(spec_discovery_wait(v->dir, v->p.pid, &info, 30000, err,
-					  sizeof err) == 0,
-		      "discovery: %s", err);
-}
-
 /* Send a command line, wait for its "ok". */
-void pprof_say(struct vm *v, const char *cmd)
+void pprof_say(struct spec_native *v, const char *cmd)
 {
 	v->p.len = 0;
 	v->p.buf[0] = '\0';
@@ -61,7 +41,7 @@ void pprof_say(struct vm *v, const char *cmd)
 	ck_assert_msg(spec_proc_wait_for(&v->p, "ok\n", 60000), "%s", v->p.buf);
 }
 
-void pprof_dump(struct vm *v, const char *name)
+void pprof_dump(struct spec_native *v, const char *name)
 {
 	char cmd[256];
 	snprintf(cmd, sizeof cmd, "set system.memory.dump %s", name);
@@ -71,8 +51,9 @@ void pprof_dump(struct vm *v, const char *name)
 /* Run a tool on dumps of v->dir (argv: the tool's options then NULL,
  * dumps appended from `dumps`), its stdout into v->dir/out; the exit
  * status, stderr in err (may be NULL). */
-int pprof_tool_to(struct vm *v, const char *out, const char *const *opts,
-		  const char *const *dumps, char *err, size_t errsz)
+int pprof_tool_to(struct spec_native *v, const char *out,
+		  const char *const *opts, const char *const *dumps, char *err,
+		  size_t errsz)
 {
 	const char *argv[16];
 	char paths[6][700];
@@ -100,7 +81,7 @@ int pprof_tool_to(struct vm *v, const char *out, const char *const *opts,
 
 /* `go tool pprof ARGS... v->dir/file` (ARGS NULL-terminated): its
  * stdout (free it). */
-char *pprof_run(struct vm *v, const char *file, ...)
+char *pprof_run(struct spec_native *v, const char *file, ...)
 {
 	char path[700], home[600], tmp[600], all[512] = "";
 	const char *argv[16] = {"go", "tool", "pprof"};
@@ -153,7 +134,7 @@ const char *pprof_row_of(const char *out, const char *what)
 	return NULL;
 }
 
-void pprof_gzip_magic(struct vm *v, const char *file)
+void pprof_gzip_magic(struct spec_native *v, const char *file)
 {
 	char path[700];
 	size_t len;

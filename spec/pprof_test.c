@@ -24,7 +24,7 @@ START_TEST(leaker_profiles_name_the_leaking_function)
 {
 	if (SPEC_SANITIZED)
 		return; /* ASan's malloc comes first in an instrumented VM */
-	struct vm v;
+	struct spec_native v;
 	char err[2048];
 	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-leaker"));
 	const char *argv[] = {spec_bin("vmheap-run"),
@@ -33,7 +33,7 @@ START_TEST(leaker_profiles_name_the_leaking_function)
 			       "--format", "pprof", NULL};
 	const char *diff[] = {spec_bin("vmheap-diff"), "--native",
 			      "--format=pprof", NULL};
-	pprof_start(&v, argv);
+	spec_native_start(&v, v.dir, argv, NULL);
 	pprof_dump(&v, "plain.vmheap"); /* before tracking: no native section */
 	pprof_console(&v, "set config.native.track true");
 	pprof_dump(&v, "a.vmheap");
@@ -134,13 +134,13 @@ START_TEST(fiddle_stack_from_c_leaf_to_ruby_line)
 		"  else n.times { Fiddle.free($kept.pop) } end\n"
 		"  puts 'ok'\n"
 		"end\n";
-	struct vm v;
+	struct spec_native v;
 	char err[2048], path[700], line[800];
 	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-fiddle"));
 	snprintf(path, sizeof path, "%s/program.rb", v.dir);
 	spec_write_text(path, script);
 	const char *argv[] = {spec_bin("vmheap-run"), "ruby", path, NULL};
-	pprof_start(&v, argv);
+	spec_native_start(&v, v.dir, argv, NULL);
 	pprof_console(&v, "set config.native.track true");
 	pprof_dump(&v, "a.vmheap");
 	pprof_say(&v, "leak 100000");
@@ -199,7 +199,7 @@ START_TEST(sites_by_line_with_class_labels)
 	    "churn(5000)\n"
 	    "agent('set system.memory.dump b.vmheap')\n"
 	    "puts \"items=#{ObjectSpace.each_object(Item).count}\"\n";
-	struct vm v;
+	struct spec_native v;
 	char err[2048], path[700], inc[700], tmpdir[700], dumpdir[700];
 	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-sites"));
 	snprintf(path, sizeof path, "%s/program.rb", v.dir);
@@ -357,12 +357,12 @@ START_TEST(report_answer_names_the_leaking_function)
 {
 	if (SPEC_SANITIZED)
 		return;
-	struct vm v;
+	struct spec_native v;
 	char err[2048], html[700], url[800], a[700], b[700];
 	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-report"));
 	const char *argv[] = {spec_bin("vmheap-run"),
 			      spec_build("spec/native_leaker"), NULL};
-	pprof_start(&v, argv);
+	spec_native_start(&v, v.dir, argv, NULL);
 	pprof_console(&v, "set config.native.track true");
 	pprof_dump(&v, "a.vmheap");
 	pprof_say(&v, "leak 1000 1234");
@@ -465,14 +465,14 @@ START_TEST(report_answers_a_service_with_both_leaks)
 	    "  else Leaky.leak(n.to_i, 3000) end\n"
 	    "  puts 'ok'\n"
 	    "end\n";
-	struct vm v;
+	struct spec_native v;
 	char path[700], html[700], url[800], a[700], b[700];
 	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-service"));
 	snprintf(path, sizeof path, "%s/program.rb", v.dir);
 	spec_write_text(path, script);
 	const char *argv[] = {spec_bin("vmheap-run"), "ruby", "-I",
 			      spec_build("spec/leaky"), path, NULL};
-	pprof_start(&v, argv);
+	spec_native_start(&v, v.dir, argv, NULL);
 	pprof_console(&v, "set config.native.track true");
 	pprof_dump(&v, "a.vmheap");
 	pprof_say(&v, "items 5000");
@@ -516,7 +516,7 @@ END_TEST
  * native section: the leaker's test). */
 START_TEST(pprof_needs_a_profile_mode)
 {
-	struct vm v;
+	struct spec_native v;
 	char err[2048];
 	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-usage"));
 	const char *none[] = {"x.vmheap", NULL};
@@ -541,7 +541,7 @@ END_TEST
  * reads back each figure. */
 START_TEST(encoder_samples_read_back_exactly)
 {
-	struct vm v;
+	struct spec_native v;
 	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("pprof-encoder"));
 	vmheap_pprof *p = vmheap_pprof_new();
 	ck_assert_ptr_nonnull(p);

@@ -473,50 +473,28 @@ START_TEST(vm_exit_during_a_console_session_is_reported)
 	const char *tmp = spec_mkdtemp("exit");
 	const char *errp = join(tmp, "console.err");
 	struct spec_vm vm;
-	int in[2], out[2], st;
-	char buf[4096], p[32], *err;
-	ssize_t got = 0, n;
-	pid_t con;
+	struct spec_proc con;
+	struct spec_spawn sp = {0};
+	char p[32], *err;
+	int st;
 
 	spec_vm_start(&vm, tmp, tmp, NULL);
 	snprintf(p, sizeof(p), "%d", (int)vm.pid);
-	ck_assert_int_eq(pipe(in), 0);
-	ck_assert_int_eq(pipe(out), 0);
-	con = fork();
-	if (con == 0) {
-		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		dup2(e, 2);
-		close(in[1]);
-		close(out[0]);
-		execl(spec_bin("vmheap-console"), "vmheap-console", "--tmpdir",
-		      tmp, "-p", p, (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	signal(SIGPIPE, SIG_IGN);
-	ck_assert_int_eq(write(in[1], "get system.pid\n", 15), 15);
-	while (got < (ssize_t)sizeof(buf) - 1 &&
-	       (n = read(out[0], buf + got, sizeof(buf) - 1 - (size_t)got)) >
-		   0) {
-		got += n;
-		buf[got] = '\0';
-		if (strstr(buf, p))
-			break;
-	}
-	ck_assert_msg(got > 0 && strstr(buf, p), "no answer: %s",
-		      got > 0 ? buf : "");
+	/* the console on pipes, its stderr in a file */
+	sp.argv = ARGS(spec_bin("vmheap-console"), "--tmpdir", tmp, "-p", p);
+	sp.stderr_path = errp;
+	spec_proc_start(&con, &sp, 0);
+	spec_proc_write(&con, "get system.pid\n");
+	ck_assert_msg(spec_proc_wait_for(&con, p, 30000), "no answer: %s",
+		      con.buf);
 	/* the VM dies under the console's feet */
 	kill(vm.pid, SIGKILL);
 	ck_assert_int_eq(spec_wait(vm.pid, 5000, NULL), 128 + SIGKILL);
 	vm.pid = 0;
-	if (write(in[1], "get system.pid\n", 15) < 0)
+	/* it may have gone already: a write that fails is no failure */
+	if (write(con.in, "get system.pid\n", 15) < 0)
 		(void)0;
-	close(in[1]);
-	st = spec_wait(con, 10000, NULL);
-	close(out[0]);
+	st = spec_proc_wait_exit(&con, 10000);
 	err = spec_read_file(errp, NULL);
 	printf("VM exited during a session: console exit %d, said: %s", st,
 	       err);
@@ -533,7 +511,7 @@ END_TEST
 
 START_TEST(discovery_symlink_is_not_followed)
 {
-	const char *tmp = spec_mkdtemp("sym");
+	const char *tmp = spec_test_dir();
 	const char *cmds[] = {"get system.pid", NULL};
 	struct spec_vm vm;
 	struct spec_run r;
@@ -560,7 +538,7 @@ END_TEST
 
 START_TEST(discovery_file_of_another_user_is_not_followed)
 {
-	const char *tmp = spec_mkdtemp("own");
+	const char *tmp = spec_test_dir();
 	const char *cmds[] = {"get system.pid", NULL};
 	struct spec_vm vm;
 	struct spec_run r;
@@ -983,7 +961,10 @@ Suite *vmheap_spec_suite(void)
 	t = spec_tcase(s, "VM exits during a session", 120);
 	tcase_add_test(t, vm_exit_during_a_console_session_is_reported);
 
+	/* each test finds a directory of its own at spec_test_dir() (the
+	 * stale case, run twice in its test, makes one per run) */
 	t = spec_tcase(s, "unsafe discovery files", 120);
+	tcase_add_checked_fixture(t, spec_test_dir_setup, NULL);
 	tcase_add_test(t, discovery_symlink_is_not_followed);
 	tcase_add_test(t, discovery_file_of_another_user_is_not_followed);
 	tcase_add_test(

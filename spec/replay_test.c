@@ -509,21 +509,6 @@ static const char *write_trace(const char *name, const struct workload *w)
 
 /* ------------------------------------------------ the tool */
 
-/* Run vmheap-replay with `args` (NULL-terminated) and `env`. */
-static struct spec_run replay_tool(const char *const *args,
-				   const char *const *env)
-{
-	const char *argv[16] = {spec_bin("vmheap-replay")};
-	struct spec_run r;
-	int n = 1;
-
-	while (*args && n < 15)
-		argv[n++] = *args++;
-	argv[n] = NULL;
-	ck_assert_int_ge(spec_run(argv, env, NULL, 120000, &r), 0);
-	return r;
-}
-
 static const char *const row_keys[] = {
     "allocator",	  "ops",	     "seconds",
     "cpu_seconds",	  "ns_per_op",	     "peak_rss",
@@ -572,10 +557,10 @@ START_TEST(every_allocator_ends_with_the_recorded_live_bytes)
 	ck_assert_uint_gt(frees_before_their_allocation(&w), 100);
 	trace = write_trace("four.trace", &w);
 	for (int t = 0; t < 2; t++) {
-		struct spec_run r = replay_tool(
-		    (const char *[]){"--format", "json", "--threads",
-				     threads[t], trace, NULL},
-		    NULL);
+		struct spec_run r =
+		    spec_tool("vmheap-replay",
+			      (const char *[]){"--format", "json", "--threads",
+					       threads[t], trace, NULL});
 
 		ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 		ck_assert_msg(r.err_len == 0, "stderr: %s", r.err);
@@ -598,11 +583,12 @@ START_TEST(a_missing_allocator_is_skipped_with_a_message)
 	snprintf(libdir, sizeof libdir, "VMHEAP_REPLAY_LIBDIR=%s", empty);
 	make_run(&w, 2, 2000, 9);
 	trace = write_trace("missing.trace", &w);
-	r = replay_tool((const char *[]){"--allocator", "glibc", "--allocator",
-					 "jemalloc", "--allocator",
-					 "/no/such/libmalloc.so", "--format",
-					 "json", trace, NULL},
-			(const char *[]){libdir, NULL});
+	r = spec_tool_with(
+	    "vmheap-replay",
+	    (const char *[]){"--allocator", "glibc", "--allocator", "jemalloc",
+			     "--allocator", "/no/such/libmalloc.so", "--format",
+			     "json", trace, NULL},
+	    &(struct spec_tool_opts){.env = (const char *[]){libdir, NULL}});
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_msg(strstr(r.err, "vmheap-replay: skipping jemalloc: "
 				    "libjemalloc.so.2 is not in "
@@ -628,8 +614,8 @@ START_TEST(a_library_that_is_no_allocator_is_caught)
 	ck_assert_int_eq(access(libm, R_OK), 0);
 	make_run(&w, 1, 100, 1);
 	trace = write_trace("libm.trace", &w);
-	r = replay_tool((const char *[]){"--allocator", libm, trace, NULL},
-			NULL);
+	r = spec_tool("vmheap-replay",
+		      (const char *[]){"--allocator", libm, trace, NULL});
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.err, "libm.so.6: malloc in the replay came "
 				    "from ") != NULL &&
@@ -650,10 +636,10 @@ START_TEST(text_and_csv_show_the_same_rows)
 
 	make_run(&w, 2, 3000, 13);
 	trace = write_trace("text.trace", &w);
-	r = replay_tool((const char *[]){"--allocator", "glibc", "--allocator",
-					 "mimalloc", "--format", "csv", trace,
-					 NULL},
-			NULL);
+	r = spec_tool("vmheap-replay",
+		      (const char *[]){"--allocator", "glibc", "--allocator",
+				       "mimalloc", "--format", "csv", trace,
+				       NULL});
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	rows = parse_csv(r.out, &n);
 	ck_assert_uint_eq(n, 3);
@@ -664,9 +650,9 @@ START_TEST(text_and_csv_show_the_same_rows)
 	ck_assert_int_eq(atoll(rows[2][8]), (long long)w.live_bytes);
 	csv_free(rows, n);
 	spec_run_free(&r);
-	r = replay_tool((const char *[]){"--allocator", "glibc", "--allocator",
-					 "mimalloc", trace, NULL},
-			NULL);
+	r = spec_tool("vmheap-replay",
+		      (const char *[]){"--allocator", "glibc", "--allocator",
+				       "mimalloc", trace, NULL});
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_msg(strstr(r.out, trace) == r.out, "%s", r.out);
 	ck_assert_msg(strstr(r.out, "3000 events of 2 threads"), "%s", r.out);
@@ -693,8 +679,8 @@ static void refused_file(const char *trace, const char *name, size_t cut,
 	if (flip >= 0)
 		bytes[flip] ^= 0x40;
 	spec_write_file(bad, bytes, cut ? cut : len);
-	r = replay_tool((const char *[]){"--allocator", "glibc", bad, NULL},
-			NULL);
+	r = spec_tool("vmheap-replay",
+		      (const char *[]){"--allocator", "glibc", bad, NULL});
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_uint_eq(r.out_len, 0);
 	ck_assert_msg(strstr(r.err, "vmheap-replay: ") == r.err, "%s", r.err);
@@ -741,11 +727,11 @@ START_TEST(touch_pages_makes_a_big_block_resident)
 	w.live_bytes = ev.size;
 	trace = write_trace("big.trace", &w);
 	for (int pages = 0; pages < 2; pages++) {
-		struct spec_run r = replay_tool(
+		struct spec_run r = spec_tool(
+		    "vmheap-replay",
 		    (const char *[]){"--allocator", "glibc", "--touch",
 				     pages ? "pages" : "first", "--format",
-				     "json", trace, NULL},
-		    NULL);
+				     "json", trace, NULL});
 		struct jval *j;
 
 		ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
@@ -773,10 +759,12 @@ START_TEST(a_replay_that_gives_no_answer_fails_the_command)
 
 	make_run(&w, 1, 100, 21);
 	trace = write_trace("noanswer.trace", &w);
-	r = replay_tool((const char *[]){"--allocator", "glibc", "--format",
-					 "json", trace, NULL},
-			(const char *[]){"VMHEAP_REPLAY_ENGINE=/bin/false",
-					 NULL});
+	r = spec_tool_with("vmheap-replay",
+			   (const char *[]){"--allocator", "glibc", "--format",
+					    "json", trace, NULL},
+			   &(struct spec_tool_opts){
+			       .env = (const char *[]){
+				   "VMHEAP_REPLAY_ENGINE=/bin/false", NULL}});
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_msg(strstr(r.err, "vmheap-replay: glibc: the replay gave no "
 				    "answer (exit status 1)"),
@@ -801,10 +789,10 @@ START_TEST(the_allocator_sees_the_program_calls_and_little_else)
 
 	make_run(&w, 4, 20000, 23);
 	trace = write_trace("counted.trace", &w);
-	r = replay_tool((const char *[]){"--allocator",
-					 spec_build("spec/replay_counter.so"),
-					 "--format", "csv", trace, NULL},
-			NULL);
+	r = spec_tool("vmheap-replay",
+		      (const char *[]){"--allocator",
+				       spec_build("spec/replay_counter.so"),
+				       "--format", "csv", trace, NULL});
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	line = strstr(r.err, "replay_counter: ");
 	ck_assert_msg(line && sscanf(line, "replay_counter: %lu", &calls) == 1,
@@ -838,7 +826,8 @@ START_TEST(a_recorded_program_replays_to_its_live_bytes_everywhere)
 				&own_calls),
 			 2);
 	spec_run_free(&r);
-	r = replay_tool((const char *[]){"--format", "json", trace, NULL}, NULL);
+	r = spec_tool("vmheap-replay",
+		      (const char *[]){"--format", "json", trace, NULL});
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	j = json_parse(r.out);
 	ck_assert_msg(j && j->type == J_ARR && j->n == 4, "%s", r.out);

@@ -113,14 +113,14 @@ START_TEST(service_with_three_leaks_answers_on_the_first_screen)
 {
 	if (SPEC_SANITIZED)
 		return; /* ASan's malloc comes first in an instrumented VM */
-	struct vm v;
+	struct spec_native v;
 	char path[700], html[700], url[800], a[700], c[700], err[2048];
 	snprintf(v.dir, sizeof v.dir, "%s", spec_mkdtemp("holdout"));
 	snprintf(path, sizeof path, "%s/service.rb", v.dir);
 	spec_write_text(path, service);
 	const char *argv[] = {spec_bin("vmheap-run"),	"ruby",	      "-I",
 			      spec_build("spec/leaky"), "service.rb", NULL};
-	pprof_start(&v, argv);
+	spec_native_start(&v, v.dir, argv, NULL);
 	pprof_console(&v, "set config.native.track true");
 	pprof_console(&v, "set config.trace.allocations true");
 	pprof_dump(&v, "a.vmheap");

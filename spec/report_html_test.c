@@ -125,11 +125,11 @@ static const char *report(const char *out_name, const char *const *dumps)
 	while (*dumps && n < 15)
 		args[n++] = *dumps++;
 	args[n] = NULL;
-	struct run r = run_tool("vmheap-report", NULL, args);
+	struct spec_run r = spec_tool("vmheap-report", args);
 	ck_assert_msg(r.status == 0, "vmheap-report: status %d: %s", r.status,
 		      r.err);
 	ck_assert_msg(strstr(r.out, "report written: "), "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	return out;
 }
 
@@ -302,8 +302,8 @@ START_TEST(leak_is_the_first_bar_and_each_growing_class_has_a_line)
 	ck_assert_str_eq(legend->items[1]->str, "Minor");
 
 	/* the diff: vmheap-diff's text rows, tokens for tokens */
-	struct run r =
-	    run_tool("vmheap-diff", NULL, (const char *[]){d0, d2, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-diff", (const char *[]){d0, d2, NULL});
 	ck_assert_int_eq(r.status, 0);
 	struct jval *rows = json_parse(value_str(&s, 3));
 	ck_assert_ptr_nonnull(rows);
@@ -329,7 +329,7 @@ START_TEST(leak_is_the_first_bar_and_each_growing_class_has_a_line)
 	}
 	ck_assert_str_eq(rows->items[0]->items[0]->str, "+1000");
 	ck_assert_int_eq(value_int(&s, 4), 4); /* header and three dumps */
-	run_free(&r);
+	spec_run_free(&r);
 	json_free(rows);
 	json_free(legend);
 	json_free(bars);
@@ -695,12 +695,12 @@ START_TEST(sample_vm_report_shows_the_leak_and_one_dump_works_alone)
 	ck_assert_int_eq(value(&s, 1)->inum, 1);
 	/* every class of the dump, as vmheap-histo counts them (the
 	 * sample's mutator makes their number vary from dump to dump) */
-	struct run hr =
-	    run_tool("vmheap-histo", NULL, (const char *[]){h1, NULL});
+	struct spec_run hr =
+	    spec_tool("vmheap-histo", (const char *[]){h1, NULL});
 	const char *tot = strstr(hr.out, "total (");
 	ck_assert_msg(tot, "%s", hr.out);
 	ck_assert_int_eq(value_int(&s, 2), atoi(tot + 7));
-	run_free(&hr);
+	spec_run_free(&hr);
 	bars = texts(&s, 3);
 	ck_assert_str_eq(bars->items[0]->str, "Session");
 	ck_assert_int_eq(value(&s, 4)->inum, 1);
@@ -793,9 +793,9 @@ START_TEST(native_sites_show_as_vmheap_histo_lists_them)
 	ck_assert_str_eq(value_str(&s, 2), "undefined 0");
 
 	/* vmheap-histo --native --format csv: count,bytes,site per row */
-	struct run r = run_tool(
-	    "vmheap-histo", NULL,
-	    (const char *[]){"--native", "--format", "csv", path, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-histo", (const char *[]){"--native", "--format",
+						       "csv", path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	size_t nrows;
 	char ***csv = parse_csv(r.out, &nrows);
@@ -816,7 +816,7 @@ START_TEST(native_sites_show_as_vmheap_histo_lists_them)
 	ck_assert_str_eq(rows->items[0]->items[1]->str, "1.00 MiB");
 	csv_free(csv, nrows);
 	json_free(rows);
-	run_free(&r);
+	spec_run_free(&r);
 	seen_free(&s);
 }
 END_TEST
@@ -865,10 +865,9 @@ START_TEST(allocation_sites_show_by_class_and_site)
 	ck_assert_uint_eq(rows->n, 3);
 	/* vmheap-histo --by site --sort bytes --format csv:
 	 * count,class,site,bytes */
-	struct run r =
-	    run_tool("vmheap-histo", NULL,
-		     (const char *[]){"--by", "site", "--sort", "bytes",
-				      "--format", "csv", path, NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-histo", (const char *[]){"--by", "site", "--sort", "bytes",
+					     "--format", "csv", path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	size_t nrows;
 	char ***csv = parse_csv(r.out, &nrows);
@@ -890,7 +889,7 @@ START_TEST(allocation_sites_show_by_class_and_site)
 	json_free(left);
 	csv_free(csv, nrows);
 	json_free(rows);
-	run_free(&r);
+	spec_run_free(&r);
 	seen_free(&s);
 }
 END_TEST
@@ -1043,13 +1042,13 @@ START_TEST(leak_suspects_first_as_vmheap_diff_ranks_them)
 	const char *d0 = leak_dump("s0.vmheap", 0, "Leak", "Minor", "Shrink");
 	const char *d2 = leak_dump("s2.vmheap", 2, "Leak", "Minor", "Shrink");
 	const char *html = report("s.html", (const char *[]){d0, d2, NULL});
-	struct run r = run_tool("vmheap-diff", NULL,
-				(const char *[]){"--suspects", "--format",
-						 "json", d0, d2, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-diff", (const char *[]){"--suspects", "--format",
+						      "json", d0, d2, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	struct jval *j = json_parse(r.out);
 	ck_assert_ptr_nonnull(j);
-	run_free(&r);
+	spec_run_free(&r);
 	const struct jval *want = json_get(j, "suspects");
 	ck_assert_msg(want && want->type == J_ARR && want->n > 0,
 		      "vmheap-diff --suspects found no suspect");
@@ -1127,8 +1126,8 @@ START_TEST(damaged_dump_gives_status_2_and_no_file)
 
 	spec_write_file(cut, bytes, len / 2);
 	free(bytes);
-	struct run r = run_tool("vmheap-report", NULL,
-				(const char *[]){"-o", out, d0, cut, NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-report", (const char *[]){"-o", out, d0, cut, NULL});
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "vmheap-report: ") && strstr(r.err, cut),
 		      "%s", r.err);
@@ -1136,12 +1135,12 @@ START_TEST(damaged_dump_gives_status_2_and_no_file)
 	char *left = spec_ls(tmp_dir(), ' ');
 	ck_assert_msg(!strstr(left, "b.html"), "left behind: %s", left);
 	free(left);
-	run_free(&r);
+	spec_run_free(&r);
 
-	r = run_tool("vmheap-report", NULL, (const char *[]){NULL});
+	r = spec_tool("vmheap-report", (const char *[]){NULL});
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "no dump given"));
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 

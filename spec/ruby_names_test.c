@@ -103,14 +103,12 @@ static void start(struct names_vm *v)
 {
 	char threads[64];
 
-	spec_ruby_start(&v->vm, program);
-	ck_assert_msg(spec_proc_wait_for(&v->vm.p, "ready\n", 60000),
-		      "ruby did not start: %.*s", (int)v->vm.p.len,
-		      v->vm.p.buf);
+	spec_ruby_start_with(&v->vm, program,
+			     &(struct spec_ruby_opts){.ready = "ready\n"});
 	after_key(&v->vm, "anon ", v->anon, sizeof(v->anon));
 	after_key(&v->vm, "threads ", threads, sizeof(threads));
 	ck_assert_int_eq(sscanf(threads, "%d %d", &v->worker, &v->quiet), 2);
-	snprintf(v->script, sizeof(v->script), "%s/script.rb", v->vm.dir);
+	snprintf(v->script, sizeof(v->script), "%s", v->vm.script);
 }
 
 static void stop(struct names_vm *v)

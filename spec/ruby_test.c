@@ -31,45 +31,12 @@
 
 /* ------------------------------------------------------------ helpers */
 
-/* A Ruby program under test, talked to through its stdin and stdout. */
-struct vm {
-	char dir[PATH_MAX];
-	pid_t pid;
-	struct spec_proc p;
-};
-
-/* Start `ruby -I BUILD/ruby -rvmheap_agent script` with `script` text, in
- * a fresh directory; it dies with the test. */
-static void vm_start(struct vm *vm, const char *script)
-{
-	char path[PATH_MAX + 32], inc[PATH_MAX], tmpdir[PATH_MAX + 32],
-	    dumpdir[PATH_MAX + 32];
-	const char *argv[] = {"ruby", "-I", inc, "-rvmheap_agent", path, NULL};
-	const char *env[] = {tmpdir, dumpdir, "VMHEAP_AGENT_PORT",
-			     "VMHEAP_AGENT_VERBOSE",
-#ifdef VMHEAP_ASAN_RUNTIME
-			     "LD_PRELOAD=" VMHEAP_ASAN_RUNTIME,
-			     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1",
-#endif
-			     NULL};
-	struct spec_spawn o = {0};
-
-	memset(vm, 0, sizeof(*vm));
-	snprintf(vm->dir, sizeof(vm->dir), "%s", spec_mkdtemp("ruby"));
-	snprintf(path, sizeof(path), "%s/program.rb", vm->dir);
-	spec_write_text(path, script);
-	snprintf(inc, sizeof(inc), "%s", spec_build("ruby"));
-	snprintf(tmpdir, sizeof(tmpdir), "VMHEAP_AGENT_TMPDIR=%s", vm->dir);
-	snprintf(dumpdir, sizeof(dumpdir), "VMHEAP_AGENT_DIR=%s", vm->dir);
-	o.argv = argv;
-	o.env = env;
-	o.dir = vm->dir;
-	spec_proc_start(&vm->p, &o, 0);
-	vm->pid = vm->p.pid;
-}
+/* How each Ruby program under test starts: talked to through its stdin
+ * and stdout (lines of its own), its stderr the test's. */
+static const struct spec_ruby_opts apart = {.stderr_apart = 1};
 
 /* Read one line from the program (without the newline) or fail. */
-static void vm_line(struct vm *vm, char *line, size_t size)
+static void vm_line(struct spec_ruby *vm, char *line, size_t size)
 {
 	int rc = spec_proc_line(&vm->p, line, size, LINE_TIMEOUT_MS);
 
@@ -79,11 +46,11 @@ static void vm_line(struct vm *vm, char *line, size_t size)
 	ck_assert_msg(rc != 0,
 		      "the Ruby program (pid %d) closed its "
 		      "stdout before answering",
-		      (int)vm->pid);
+		      (int)vm->p.pid);
 }
 
 /* Wait for a line equal to `want`. */
-static void vm_expect(struct vm *vm, const char *want)
+static void vm_expect(struct spec_ruby *vm, const char *want)
 {
 	char line[1024];
 
@@ -91,7 +58,7 @@ static void vm_expect(struct vm *vm, const char *want)
 	ck_assert_str_eq(line, want);
 }
 
-static void vm_say(struct vm *vm, const char *cmd)
+static void vm_say(struct spec_ruby *vm, const char *cmd)
 {
 	spec_proc_write(&vm->p, cmd);
 	spec_proc_write(&vm->p, "\n");
@@ -157,14 +124,14 @@ static int64_t get_int(vmheap_client *c, const char *var)
 
 /* Close stdin (the programs exit on EOF) and wait; fail on a hang.
  * Returns its exit code. */
-static int vm_stop(struct vm *vm)
+static int vm_stop(struct spec_ruby *vm)
 {
 	int code = spec_proc_wait_exit(&vm->p, 15000);
 
 	ck_assert_msg(code != -1,
 		      "the Ruby program (pid %d) did not exit "
 		      "within 15 s of EOF",
-		      (int)vm->pid);
+		      (int)vm->p.pid);
 	return code;
 }
 
@@ -413,7 +380,7 @@ static const char counts_program[] =
 
 START_TEST(exact_counts_match_the_program_and_diff_shows_exactly_the_added)
 {
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c;
 	struct dump_view *d1, *d2, *d3;
 	struct spec_reply r;
@@ -423,9 +390,9 @@ START_TEST(exact_counts_match_the_program_and_diff_shows_exactly_the_added)
 	struct spec_run run;
 	int status, found;
 
-	vm_start(&vm, counts_program);
+	spec_ruby_start_with(&vm, counts_program, &apart);
 	vm_expect(&vm, "ready");
-	c = connect_to(vm.dir, vm.pid);
+	c = connect_to(vm.dir, vm.p.pid);
 
 	dump(c, "one.vmheap");
 	d1 = read_dump(vm.dir, "one.vmheap", NULL);
@@ -496,16 +463,16 @@ static const char refs_program[] =
 
 START_TEST(references_classes_and_roots_appear_in_the_dump)
 {
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c;
 	struct dump_view *d;
 	uint64_t target_id = 0;
 	size_t i, holder = SIZE_MAX, anon_rows = 0;
 	int points_to_target = 0;
 
-	vm_start(&vm, refs_program);
+	spec_ruby_start_with(&vm, refs_program, &apart);
 	vm_expect(&vm, "ready");
-	c = connect_to(vm.dir, vm.pid);
+	c = connect_to(vm.dir, vm.p.pid);
 	dump(c, "refs.vmheap");
 
 	/* the target's id: read the dump once more, watching the target */
@@ -585,7 +552,7 @@ static const char threads_program[] =
     "  puts $made.sum if line.strip == 'made'\n"
     "end\n";
 
-static long long made_so_far(struct vm *vm)
+static long long made_so_far(struct spec_ruby *vm)
 {
 	char line[128];
 
@@ -596,15 +563,15 @@ static long long made_so_far(struct vm *vm)
 
 START_TEST(dump_completes_while_four_threads_allocate)
 {
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c;
 	struct dump_view *d;
 	struct spec_reply r;
 	long long made0, made1, made2;
 
-	vm_start(&vm, threads_program);
+	spec_ruby_start_with(&vm, threads_program, &apart);
 	vm_expect(&vm, "ready");
-	c = connect_to(vm.dir, vm.pid);
+	c = connect_to(vm.dir, vm.p.pid);
 	made0 = made_so_far(&vm);
 
 	dump(c, "forked.vmheap");
@@ -626,7 +593,7 @@ START_TEST(dump_completes_while_four_threads_allocate)
 	view_free(d);
 
 	/* the VM keeps running and answering */
-	ck_assert_int_eq(get_int(c, "system.pid"), vm.pid);
+	ck_assert_int_eq(get_int(c, "system.pid"), vm.p.pid);
 	ck_assert_int_gt(get_int(c, "system.gc.count"), 0);
 	made2 = made_so_far(&vm);
 	ck_assert_int_gt(made2, made1);
@@ -654,7 +621,7 @@ static const char pause_program[] =
     "  puts $ticks if line.strip == 'ticks'\n"
     "end\n";
 
-static long long ticks_of(struct vm *vm)
+static long long ticks_of(struct spec_ruby *vm)
 {
 	char line[128];
 
@@ -672,7 +639,7 @@ static long long ticks_of(struct vm *vm)
  */
 START_TEST(fork_mode_lets_the_vm_run_while_the_child_walks)
 {
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c, *d;
 	struct spec_reply r;
 	struct dump_view *v;
@@ -680,14 +647,14 @@ START_TEST(fork_mode_lets_the_vm_run_while_the_child_walks)
 	long long t1;
 	int dumping;
 
-	vm_start(&vm, pause_program);
+	spec_ruby_start_with(&vm, pause_program, &apart);
 	vm_expect(&vm, "ready");
-	c = connect_to(vm.dir, vm.pid);
+	c = connect_to(vm.dir, vm.p.pid);
 	call_ok(c, "set", "config.dump.fork", "true", &r);
 	spec_reply_release(&r);
 
 	/* the dump, asked for by another process */
-	d = connect_to(vm.dir, vm.pid);
+	d = connect_to(vm.dir, vm.p.pid);
 	vmheap_client_set_timeout(d, 0);
 	dumper = fork();
 	ck_assert_int_ge(dumper, 0);
@@ -697,8 +664,8 @@ START_TEST(fork_mode_lets_the_vm_run_while_the_child_walks)
 		_exit(rc == 0 && r.ok && r.value.type == MSGPACK_OBJECT_MAP ? 0
 									    : 1);
 	}
-	SPEC_WAIT_UNTIL(spec_children(vm.pid, &child, 1) > 0, LINE_TIMEOUT_MS,
-			"the fork dump's child of pid %d", (int)vm.pid);
+	SPEC_WAIT_UNTIL(spec_children(vm.p.pid, &child, 1) > 0, LINE_TIMEOUT_MS,
+			"the fork dump's child of pid %d", (int)vm.p.pid);
 	ck_assert_int_eq(kill(child, SIGSTOP), 0);
 
 	/* the program runs on while its dump's child is held */
@@ -742,25 +709,25 @@ static const char fork_program[] =
 
 START_TEST(fork_in_the_program_leaves_a_working_agent_on_both_sides)
 {
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *pc, *cc;
 	struct dump_view *d;
 	char line[128], ppath[PATH_MAX + 64], cpath[PATH_MAX + 64];
 	pid_t child;
 
-	vm_start(&vm, fork_program);
+	spec_ruby_start_with(&vm, fork_program, &apart);
 	vm_line(&vm, line, sizeof(line));
 	ck_assert_msg(strncmp(line, "child ", 6) == 0, "got: %s", line);
 	child = (pid_t)atoi(line + 6);
 	ck_assert_int_gt(child, 0);
 	snprintf(ppath, sizeof(ppath), "%s/vmheap-agent.%d", vm.dir,
-		 (int)vm.pid);
+		 (int)vm.p.pid);
 	snprintf(cpath, sizeof(cpath), "%s/vmheap-agent.%d", vm.dir,
 		 (int)child);
 
-	pc = connect_to(vm.dir, vm.pid);
+	pc = connect_to(vm.dir, vm.p.pid);
 	cc = connect_to(vm.dir, child); /* the child's own, new agent */
-	ck_assert_int_eq(get_int(pc, "system.pid"), vm.pid);
+	ck_assert_int_eq(get_int(pc, "system.pid"), vm.p.pid);
 	ck_assert_int_eq(get_int(cc, "system.pid"), child);
 
 	dump(pc, "parent.vmheap");
@@ -780,7 +747,7 @@ START_TEST(fork_in_the_program_leaves_a_working_agent_on_both_sides)
 		      "the child's discovery file is still there");
 	ck_assert_msg(access(ppath, F_OK) == 0,
 		      "the child removed the parent's discovery file");
-	ck_assert_int_eq(get_int(pc, "system.pid"), vm.pid);
+	ck_assert_int_eq(get_int(pc, "system.pid"), vm.p.pid);
 	dump(pc, "parent-again.vmheap");
 	vmheap_client_close(pc);
 
@@ -803,15 +770,15 @@ static const char garbage_program[] =
 
 START_TEST(fork_dumps_hold_live_objects_only_unless_gc_is_off)
 {
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c;
 	struct spec_reply r;
 	struct dump_view *d;
 
 	/* the program disabled its GC: its garbage stays in its heap */
-	vm_start(&vm, garbage_program);
+	spec_ruby_start_with(&vm, garbage_program, &apart);
 	vm_expect(&vm, "ready");
-	c = connect_to(vm.dir, vm.pid);
+	c = connect_to(vm.dir, vm.p.pid);
 
 	dump(c, "live.vmheap");
 	d = read_dump(vm.dir, "live.vmheap", NULL);
@@ -844,15 +811,15 @@ static const char daemon_program[] = "STDOUT.sync = true\n"
 
 START_TEST(a_daemonized_program_gets_a_working_agent)
 {
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c;
 	char line[128], path[PATH_MAX + 64];
 	pid_t daemon;
 	int status;
 
-	vm_start(&vm, daemon_program);
+	spec_ruby_start_with(&vm, daemon_program, &apart);
 	/* the program's first process exits in Process.daemon */
-	ck_assert_int_eq(waitpid(vm.pid, &status, 0), vm.pid);
+	ck_assert_int_eq(waitpid(vm.p.pid, &status, 0), vm.p.pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	vm_line(&vm, line, sizeof(line));
 	ck_assert_msg(strncmp(line, "daemon ", 7) == 0, "got: %s", line);
@@ -918,15 +885,15 @@ static int backtraces_mention(const msgpack_object *v, const char *needle)
 
 START_TEST(ruby_variables_give_gc_stat_and_real_backtraces)
 {
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c;
 	struct spec_reply r;
 	char line[64];
 	int64_t before, after;
 
-	vm_start(&vm, vars_program);
+	spec_ruby_start_with(&vm, vars_program, &apart);
 	vm_expect(&vm, "ready");
-	c = connect_to(vm.dir, vm.pid);
+	c = connect_to(vm.dir, vm.p.pid);
 
 	before = get_int(c, "system.gc.count");
 	vm_say(&vm, "gc");
@@ -978,15 +945,15 @@ static int64_t allocations_at_rest(vmheap_client *c)
 
 START_TEST(in_process_dump_allocates_no_ruby_object)
 {
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c;
 	struct spec_reply r;
 	struct dump_view *d;
 	int64_t before, after;
 
-	vm_start(&vm, vars_program);
+	spec_ruby_start_with(&vm, vars_program, &apart);
 	vm_expect(&vm, "ready");
-	c = connect_to(vm.dir, vm.pid);
+	c = connect_to(vm.dir, vm.p.pid);
 	call_ok(c, "set", "config.dump.fork", "false", &r);
 	spec_reply_release(&r);
 
@@ -1070,12 +1037,12 @@ static const char deep_chain_program[] =
 START_TEST(every_superclass_of_a_300_deep_chain_is_the_one_ruby_names)
 {
 	static char name[DEEP_CHAIN][64], super[DEEP_CHAIN][64];
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c;
 	struct dump_view *d;
 	char line[1024];
 
-	vm_start(&vm, deep_chain_program);
+	spec_ruby_start_with(&vm, deep_chain_program, &apart);
 	for (int i = 0; i < DEEP_CHAIN; i++) {
 		vm_line(&vm, line, sizeof(line));
 		ck_assert_msg(sscanf(line, "%63s %63s", name[i], super[i]) == 2,
@@ -1085,7 +1052,7 @@ START_TEST(every_superclass_of_a_300_deep_chain_is_the_one_ruby_names)
 	ck_assert_str_eq(name[0], "VmheapDeep1");
 	ck_assert_str_eq(super[0], "Object");
 	ck_assert_str_eq(super[DEEP_CHAIN - 1], "VmheapDeep299");
-	c = connect_to(vm.dir, vm.pid);
+	c = connect_to(vm.dir, vm.p.pid);
 	dump(c, "deep.vmheap");
 
 	d = read_dump(vm.dir, "deep.vmheap", NULL);
@@ -1136,7 +1103,7 @@ static const char latin1_program[] =
 
 START_TEST(a_latin1_class_name_gives_valid_utf8_json_and_visible_text)
 {
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c;
 	struct spec_run run;
 	char dumpfile[PATH_MAX + 32];
@@ -1149,9 +1116,9 @@ START_TEST(a_latin1_class_name_gives_valid_utf8_json_and_visible_text)
 	    "\"\\u{fffd}rger\" }; abort(\"no row\") unless c; "
 	    "print c[\"count\"]";
 
-	vm_start(&vm, latin1_program);
+	spec_ruby_start_with(&vm, latin1_program, &apart);
 	vm_expect(&vm, "ready");
-	c = connect_to(vm.dir, vm.pid);
+	c = connect_to(vm.dir, vm.p.pid);
 	dump(c, "latin1.vmheap");
 	snprintf(dumpfile, sizeof(dumpfile), "%s/latin1.vmheap", vm.dir);
 
@@ -1282,7 +1249,7 @@ START_TEST(a_sigterm_during_a_dump_costs_no_dump_in_ruby)
 {
 	/* repeated, in-process and forked: the race is in the timing */
 	for (int i = 0; i < 4; i++) {
-		struct vm vm;
+		struct spec_ruby vm;
 		struct vmheap_agent_info info;
 		struct dump_view *d;
 		char pid[32], envt[PATH_MAX + 32], cmd[64], out[PATH_MAX + 32],
@@ -1297,10 +1264,10 @@ START_TEST(a_sigterm_during_a_dump_costs_no_dump_in_ruby)
 		int st, busy = 0;
 		struct spec_wait w;
 
-		vm_start(&vm, big_heap_program);
+		spec_ruby_start_with(&vm, big_heap_program, &apart);
 		vm_expect(&vm, "ready");
-		discover(vm.dir, vm.pid, &info);
-		snprintf(pid, sizeof(pid), "%d", (int)vm.pid);
+		discover(vm.dir, vm.p.pid, &info);
+		snprintf(pid, sizeof(pid), "%d", (int)vm.p.pid);
 		snprintf(envt, sizeof(envt), "VMHEAP_AGENT_TMPDIR=%s", vm.dir);
 		snprintf(cmd, sizeof(cmd), "set system.memory.dump t%d.vmheap",
 			 i);
@@ -1326,7 +1293,7 @@ START_TEST(a_sigterm_during_a_dump_costs_no_dump_in_ruby)
 				break;
 			spec_wait_or_fail(&w, "the dump to start");
 		}
-		ck_assert(kill(vm.pid, SIGTERM) == 0);
+		ck_assert(kill(vm.p.pid, SIGTERM) == 0);
 		st = spec_wait(con, CALL_TIMEOUT_MS, NULL);
 		said = spec_read_file(out, NULL);
 		ck_assert_msg(st == 0, "run %d: console status %d: %s", i, st,
@@ -1868,15 +1835,15 @@ static void top_path_says(const char *dir, const char *dump, const char *cls,
 
 START_TEST(names_say_which_constant_global_and_ivar_hold_each_leak)
 {
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c;
 	struct spec_reply r;
 	struct names_view *on, *off;
 	size_t i;
 
-	vm_start(&vm, names_program);
+	spec_ruby_start_with(&vm, names_program, &apart);
 	vm_expect(&vm, "ready");
-	c = connect_to(vm.dir, vm.pid);
+	c = connect_to(vm.dir, vm.p.pid);
 
 	call_ok(c, "get", "config.dump.names", NULL, &r);
 	ck_assert_int_eq(r.value.type, MSGPACK_OBJECT_BOOLEAN);
@@ -1981,7 +1948,7 @@ START_TEST(ivar_names_of_objects_of_many_shapes_match_their_ivars)
 		     {"VmheapSpecIvC", "@c", 70},
 		     {"VmheapSpecIvD", "@d", 100},
 		     {"VmheapSpecIvE", "@e", 50}};
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c;
 	struct names_view *v;
 	uint64_t *ids, holder;
@@ -1990,9 +1957,9 @@ START_TEST(ivar_names_of_objects_of_many_shapes_match_their_ivars)
 	size_t n, i, k;
 	const char *t;
 
-	vm_start(&vm, ivar_shapes_program);
+	spec_ruby_start_with(&vm, ivar_shapes_program, &apart);
 	vm_expect(&vm, "ready");
-	c = connect_to(vm.dir, vm.pid);
+	c = connect_to(vm.dir, vm.p.pid);
 	dump(c, "shapes.vmheap");
 	v = read_names(vm.dir, "shapes.vmheap");
 	for (k = 0; k < sizeof(marks) / sizeof(marks[0]); k++) {
@@ -2031,15 +1998,15 @@ END_TEST
 
 START_TEST(in_process_names_allocate_nothing_and_leave_globals_unnamed)
 {
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c;
 	struct spec_reply r;
 	struct names_view *v;
 	int64_t before, after;
 
-	vm_start(&vm, names_program);
+	spec_ruby_start_with(&vm, names_program, &apart);
 	vm_expect(&vm, "ready");
-	c = connect_to(vm.dir, vm.pid);
+	c = connect_to(vm.dir, vm.p.pid);
 	call_ok(c, "set", "config.dump.fork", "false", &r);
 	spec_reply_release(&r);
 	before = allocations_at_rest(c);
@@ -2149,7 +2116,7 @@ static void line_says(const char *text, const char *const *want)
 
 START_TEST(the_constant_holds_the_leak_although_a_worker_stack_reaches_it)
 {
-	struct vm vm;
+	struct spec_ruby vm;
 	vmheap_client *c;
 	char *out, hash[32] = "", *at;
 	const char *const path_top[] = {spec_bin("vmheap-path"), "--top", "1",
@@ -2180,9 +2147,9 @@ START_TEST(the_constant_holds_the_leak_although_a_worker_stack_reaches_it)
 				   "\u2190 stack of thread 3 \"billing-worker\"",
 				   NULL};
 
-	vm_start(&vm, worker_program);
+	spec_ruby_start_with(&vm, worker_program, &apart);
 	vm_expect(&vm, "ready");
-	c = connect_to(vm.dir, vm.pid);
+	c = connect_to(vm.dir, vm.p.pid);
 	vm_say(&vm, "200");
 	vm_expect(&vm, "done 200");
 	dump(c, "a.vmheap");

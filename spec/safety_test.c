@@ -150,12 +150,12 @@ END_TEST
 /* A real dump of the sample VM in `dir`/NAME (the VM stopped after). */
 static void make_dump(const char *name, char *path, size_t len)
 {
-	struct sample s;
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 
-	sample_start(&s, NULL);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, NULL);
+	c = spec_vm_client(&s);
 	call_ok(c, "set", "system.memory.dump", name, &r);
 	spec_reply_release(&r);
 	vmheap_client_close(c);
@@ -165,13 +165,13 @@ static void make_dump(const char *name, char *path, size_t len)
 		size_t n;
 		char *bytes;
 
-		snprintf(from, sizeof(from), "%s/%s", s.dumps, name);
+		snprintf(from, sizeof(from), "%s/%s", s.dumpdir, name);
 		bytes = spec_read_file(from, &n);
 		ck_assert(bytes);
 		spec_write_file(path, bytes, n);
 		free(bytes);
 	}
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 
 /* LeakSanitizer cannot run under ptrace: the sanitizer build's tools run
@@ -307,17 +307,17 @@ END_TEST
 
 START_TEST(a_dump_directory_swapped_for_a_link_is_not_followed)
 {
-	struct sample s;
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	char d[400], moved[400], other[400], want[600];
 	const msgpack_object *path;
 
-	sample_start(&s, NULL);
-	c = sample_client(&s);
-	snprintf(d, sizeof(d), "%s/d", s.dir);
-	snprintf(moved, sizeof(moved), "%s/d.old", s.dir);
-	snprintf(other, sizeof(other), "%s/elsewhere", s.dir);
+	spec_vm_start(&s, NULL, NULL, NULL);
+	c = spec_vm_client(&s);
+	snprintf(d, sizeof(d), "%s/d", s.tmpdir);
+	snprintf(moved, sizeof(moved), "%s/d.old", s.tmpdir);
+	snprintf(other, sizeof(other), "%s/elsewhere", s.tmpdir);
 	ck_assert(mkdir(d, 0700) == 0 && mkdir(other, 0700) == 0);
 	call_ok(c, "set", "config.dump.dir", d, &r);
 	spec_reply_release(&r);
@@ -344,23 +344,23 @@ START_TEST(a_dump_directory_swapped_for_a_link_is_not_followed)
 	spec_reply_release(&r);
 	assert_empty(other);
 	vmheap_client_close(c);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
 START_TEST(planted_probe_and_discovery_names_stop_nothing)
 {
-	struct sample s;
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	char d[400], p[600], victim[400];
 
-	sample_start(&s, NULL);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, NULL);
+	c = spec_vm_client(&s);
 	/* another user's .vmheap-probe.<pid> in the new directory */
-	snprintf(d, sizeof(d), "%s/d", s.dir);
+	snprintf(d, sizeof(d), "%s/d", s.tmpdir);
 	ck_assert(mkdir(d, 0777) == 0);
-	snprintf(victim, sizeof(victim), "%s/victim", s.dir);
+	snprintf(victim, sizeof(victim), "%s/victim", s.tmpdir);
 	spec_write_text(victim, "precious");
 	snprintf(p, sizeof(p), "%s/.vmheap-probe.%d", d, (int)s.pid);
 	ck_assert(symlink(victim, p) == 0);
@@ -379,7 +379,7 @@ START_TEST(planted_probe_and_discovery_names_stop_nothing)
 		ck_assert(lstat(p, &st) == 0 && S_ISLNK(st.st_mode));
 	}
 	vmheap_client_close(c);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -555,10 +555,11 @@ static int gone(pid_t pid)
  * first with `stop_child`): the child must be gone soon after. */
 static void vm_killed_mid_fork_dump(int stop_child)
 {
-	struct sample_opts o = {.args = {"--walk-delay-ms", "60000", NULL}};
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--walk-delay-ms", "60000", NULL}};
 	static const unsigned char req_head[] = {0x94, 0x07, 0xa3,
 						 's',  'e',  't'};
-	struct sample s;
+	struct spec_vm s;
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
 	struct spec_wait w;
@@ -566,7 +567,7 @@ static void vm_killed_mid_fork_dump(int stop_child)
 	pid_t child;
 	int fd;
 
-	sample_start(&s, &o);
+	spec_vm_start(&s, NULL, NULL, &o);
 	fd = raw_connect(&s);
 	raw_auth(fd, s.info.token);
 	msgpack_sbuffer_init(&sb);
@@ -605,7 +606,7 @@ static void vm_killed_mid_fork_dump(int stop_child)
 	       "gone after %lld ms\n",
 	       stop_child ? "stopped " : "", (long long)(spec_now_ms() - t0));
 	close(fd);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 
 START_TEST(the_dump_child_dies_with_its_vm)
@@ -656,9 +657,9 @@ START_TEST(the_fork_guard_takes_a_cgroup_v2_limit_through_the_hook)
 {
 	const char *dir = spec_mkdtemp("cgroup-v2");
 	char env[600], fs[400], app[500], worker[600], text[1200];
-	struct sample_opts o = {.env = {env, NULL}};
+	struct spec_vm_opts o = {.env = (const char *const[]){env, NULL}};
 	const long long mib = 1 << 20;
-	struct sample s;
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	long long rss;
@@ -691,8 +692,8 @@ START_TEST(the_fork_guard_takes_a_cgroup_v2_limit_through_the_hook)
 	snprintf(text, sizeof(text), "%s/memory.stat", app);
 	spec_write_text(text, "anon 1000\nfile 7\ninactive_file 0\n");
 
-	sample_start(&s, &o);
-	c = sample_client(&s);
+	spec_vm_start(&s, NULL, NULL, &o);
+	c = spec_vm_client(&s);
 	call_ok(c, "get", "system.fork_estimate", NULL, &r);
 	ck_assert(map_str_is(&r.value, "limited_by", "cgroup v2"));
 	ck_assert(map_str_is(&r.value, "cgroup", app));
@@ -726,7 +727,7 @@ START_TEST(the_fork_guard_takes_a_cgroup_v2_limit_through_the_hook)
 	call_ok(c, "set", "system.memory.dump", "taken.vmheap", &r);
 	spec_reply_release(&r);
 	vmheap_client_close(c);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 	printf("issue 28: the cgroup test ran through the test hook (a v2 "
 	       "hierarchy in %s)\n",
 	       dir);
@@ -775,7 +776,7 @@ START_TEST(the_fork_guard_takes_a_real_cgroup_limit)
 {
 	char own[600], child[800], procs[900], pid[32], msg[1200];
 	const long long mib = 1 << 20;
-	struct sample s;
+	struct spec_vm s;
 	vmheap_client *c;
 	struct spec_reply r;
 	long long usage, limit;
@@ -792,11 +793,11 @@ START_TEST(the_fork_guard_takes_a_real_cgroup_limit)
 		       own, strerror(errno));
 		return;
 	}
-	sample_start(&s, NULL);
+	spec_vm_start(&s, NULL, NULL, NULL);
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", child);
 	snprintf(pid, sizeof(pid), "%d\n", (int)s.pid);
 	spec_write_text(procs, pid);
-	c = sample_client(&s);
+	c = spec_vm_client(&s);
 	/* the RSS of the VM is charged where it was: its usage here is
 	 * what it takes from now on */
 	{
@@ -834,7 +835,7 @@ START_TEST(the_fork_guard_takes_a_real_cgroup_limit)
 	call_ok(c, "set", "system.memory.dump", "taken.vmheap", &r);
 	spec_reply_release(&r);
 	vmheap_client_close(c);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 	{
 		struct spec_wait w;
 
@@ -891,21 +892,20 @@ START_TEST(unauthenticated_megabyte_frames_take_little_memory)
 {
 	static char payload[1 << 20];
 	unsigned char hdr[4] = {0x00, 0x10, 0x00, 0x00}; /* 1 MiB */
-	struct sample s;
+	struct spec_vm *s = spec_fixture_vm();
 	long long rss0, peak = 0, after;
 	int fds[127];
 
-	sample_start(&s, NULL);
 	memset(payload, 0xc0, sizeof(payload)); /* nils */
-	rss0 = rss_of(s.pid);
+	rss0 = rss_of(s->pid);
 	for (int i = 0; i < 127; i++) {
 		long long r;
 
-		fds[i] = spec_tcp_connect(s.info.port);
+		fds[i] = spec_tcp_connect(s->info.port);
 		ck_assert(fds[i] >= 0);
 		send_some(fds[i], hdr, 4);
 		send_some(fds[i], payload, sizeof(payload));
-		r = rss_of(s.pid);
+		r = rss_of(s->pid);
 		if (r > peak)
 			peak = r;
 	}
@@ -915,14 +915,14 @@ START_TEST(unauthenticated_megabyte_frames_take_little_memory)
 			long long r;
 
 			send_some(fds[i], payload, sizeof(payload));
-			r = rss_of(s.pid);
+			r = rss_of(s->pid);
 			if (r > peak)
 				peak = r;
 		}
 	for (int i = 0; i < 127; i++)
 		close(fds[i]);
-	after = SPEC_SANITIZED ? rss_of(s.pid)
-			       : rss_settles_below(s.pid, rss0 + 16 * MIB);
+	after = SPEC_SANITIZED ? rss_of(s->pid)
+			       : rss_settles_below(s->pid, rss0 + 16 * MIB);
 	printf("issue 28: 127 unauthenticated 1 MiB frames: RSS %.1f MiB, "
 	       "%+.1f MiB at most while open, %+.1f MiB after close\n",
 	       rss0 / (double)MIB, (peak - rss0) / (double)MIB,
@@ -938,28 +938,26 @@ START_TEST(unauthenticated_megabyte_frames_take_little_memory)
 	}
 	/* and the VM still answers */
 	{
-		vmheap_client *c = sample_client(&s);
+		vmheap_client *c = spec_vm_client(s);
 
-		ck_assert_int_eq(get_int(c, "system.pid"), s.pid);
+		ck_assert_int_eq(get_int(c, "system.pid"), s->pid);
 		vmheap_client_close(c);
 	}
-	sample_cleanup(&s);
 }
 END_TEST
 
 START_TEST(a_frame_of_a_million_nils_is_refused_before_it_is_decoded)
 {
 	static unsigned char frame[4 + 5 + (1 << 20) - 5];
-	struct sample s;
+	struct spec_vm *s = spec_fixture_vm();
 	msgpack_unpacked m;
 	uint32_t n = (1 << 20) - 5;
 	long long rss0, rss1;
 	int fd;
 
-	sample_start(&s, NULL);
-	fd = raw_connect(&s);
-	raw_auth(fd, s.info.token);
-	rss0 = rss_of(s.pid);
+	fd = raw_connect(s);
+	raw_auth(fd, s->info.token);
+	rss0 = rss_of(s->pid);
 	/* [nil x n]: array 32 header, then n nils */
 	frame[0] = 0x00;
 	frame[1] = 0x10;
@@ -978,13 +976,12 @@ START_TEST(a_frame_of_a_million_nils_is_refused_before_it_is_decoded)
 	ck_assert_msg(obj_str_is(&m.data.via.array.ptr[2], "protocol"),
 		      "not a protocol error");
 	msgpack_unpacked_destroy(&m);
-	rss1 = rss_of(s.pid);
+	rss1 = rss_of(s->pid);
 	printf("issue 28: a frame of a million nils: %+.1f MiB\n",
 	       (rss1 - rss0) / (double)MIB);
 	ck_assert_msg(SPEC_SANITIZED || rss1 - rss0 <= 16 * MIB, "+%lld MiB",
 		      (rss1 - rss0) / MIB);
 	close(fd);
-	sample_cleanup(&s);
 }
 END_TEST
 
@@ -995,7 +992,7 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 						 0x92, 0x01, 0xa4, 'l',
 						 'i',  's',  't'};
 	static unsigned char burst[REQUESTS * sizeof(list_req)];
-	struct sample s;
+	struct spec_vm *s = spec_fixture_vm();
 	long long rss0, peak = 0, after;
 	int fds[CLIENTS], idle;
 	struct spec_wait w;
@@ -1005,11 +1002,10 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 	for (int i = 0; i < REQUESTS; i++)
 		memcpy(burst + i * sizeof(list_req), list_req,
 		       sizeof(list_req));
-	sample_start(&s, NULL);
-	rss0 = rss_of(s.pid);
+	rss0 = rss_of(s->pid);
 	for (int i = 0; i < CLIENTS; i++) {
-		fds[i] = raw_connect(&s);
-		raw_auth(fds[i], s.info.token);
+		fds[i] = raw_connect(s);
+		raw_auth(fds[i], s->info.token);
 	}
 	/* each pipelines its requests and never reads a reply */
 	for (int i = 0; i < CLIENTS; i++) {
@@ -1025,7 +1021,7 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 	spec_wait_begin(&w, WAIT_MS);
 	w.interval_ms = 50;
 	while (idle < 20 && spec_wait_next(&w)) {
-		long long rr = rss_of(s.pid);
+		long long rr = rss_of(s->pid);
 
 		if (rr > peak) {
 			peak = rr;
@@ -1035,14 +1031,14 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 		}
 	}
 	/* an honest client is answered meanwhile */
-	c = sample_client(&s);
+	c = spec_vm_client(s);
 	call_ok(c, "get", "system.pid", NULL, &r);
 	spec_reply_release(&r);
 	vmheap_client_close(c);
 	for (int i = 0; i < CLIENTS; i++)
 		close(fds[i]);
-	after = SPEC_SANITIZED ? rss_of(s.pid)
-			       : rss_settles_below(s.pid, rss0 + 16 * MIB);
+	after = SPEC_SANITIZED ? rss_of(s->pid)
+			       : rss_settles_below(s->pid, rss0 + 16 * MIB);
 	printf("issue 28: 100 authenticated clients that never read: RSS "
 	       "%.1f MiB, %+.1f MiB at most while open, %+.1f MiB after "
 	       "close\n",
@@ -1057,7 +1053,6 @@ START_TEST(clients_that_never_read_take_bounded_memory)
 		ck_assert_msg(after - rss0 <= 16 * MIB,
 			      "+%lld MiB after close", (after - rss0) / MIB);
 	}
-	sample_cleanup(&s);
 }
 END_TEST
 
@@ -1096,14 +1091,12 @@ static void *churn_main(void *arg)
 START_TEST(an_honest_client_gets_in_while_unauthenticated_ones_churn)
 {
 	enum { CHURNERS = 3 };
-	struct sample s;
+	struct spec_vm *s = spec_fixture_vm();
 	struct churn ch = {0};
 	pthread_t t[CHURNERS];
-	struct spec_vm vm;
 	int served = 0;
 
-	sample_start(&s, NULL);
-	ch.port = s.info.port;
+	ch.port = s->info.port;
 	/* three at once keep the listen backlog full: the agent accepts
 	 * hundreds of silent connections in one go, more than its slots */
 	for (int i = 0; i < CHURNERS; i++)
@@ -1111,13 +1104,10 @@ START_TEST(an_honest_client_gets_in_while_unauthenticated_ones_churn)
 	SPEC_WAIT_UNTIL(ch.opened >= 3000, WAIT_MS,
 			"3000 unauthenticated connections (%d made)",
 			(int)ch.opened);
-	memset(&vm, 0, sizeof(vm));
-	vm.pid = s.pid;
-	vm.info = s.info;
 	for (int i = 0; i < 10; i++) {
-		vmheap_client *c = spec_connect(&vm, 10000);
+		vmheap_client *c = spec_connect(s, 10000);
 
-		if (c && spec_get_uint(c, "system.pid") == s.pid)
+		if (c && spec_get_uint(c, "system.pid") == s->pid)
 			served++;
 		if (c)
 			vmheap_client_close(c);
@@ -1129,7 +1119,6 @@ START_TEST(an_honest_client_gets_in_while_unauthenticated_ones_churn)
 	       "%d unauthenticated connections churned\n",
 	       served, (int)ch.opened);
 	ck_assert_int_ge(served, 9);
-	sample_cleanup(&s);
 }
 END_TEST
 
@@ -1167,7 +1156,7 @@ START_TEST(a_client_pipelining_fork_estimates_gets_every_reply)
 {
 	enum { N = 50 };
 	static const char var[] = "system.fork_estimate";
-	struct sample s;
+	struct spec_vm s;
 	struct waiter w = {0};
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
@@ -1175,7 +1164,7 @@ START_TEST(a_client_pipelining_fork_estimates_gets_every_reply)
 	pthread_t t;
 	int fd, ok = 0, busy = 0, other = 0;
 
-	sample_start(&s, NULL);
+	spec_vm_start(&s, NULL, NULL, NULL);
 	w.vm.pid = s.pid;
 	w.vm.info = s.info;
 	ck_assert(pthread_create(&t, NULL, waiter_main, &w) == 0);
@@ -1230,7 +1219,7 @@ START_TEST(a_client_pipelining_fork_estimates_gets_every_reply)
 	ck_assert_int_ge(ok, 1);
 	ck_assert_int_gt(w.answered, 0);
 	close(fd);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -1248,9 +1237,8 @@ START_TEST(terminal_escapes_in_a_ruby_thread_name_reach_the_terminal_escaped)
 	struct spec_run r;
 	char pid[32];
 
-	spec_ruby_start(&vm, script);
-	ck_assert_msg(spec_proc_wait_for(&vm.p, "ready", 60000),
-		      "ruby did not start: %.*s", (int)vm.p.len, vm.p.buf);
+	spec_ruby_start_with(&vm, script,
+			     &(struct spec_ruby_opts){.ready = "ready"});
 	snprintf(pid, sizeof(pid), "%d", (int)vm.p.pid);
 	{
 		const char *argv[] = {spec_bin("vmheap-console"),
@@ -1279,15 +1267,16 @@ END_TEST
 
 START_TEST(top_tries_again_while_the_vm_is_busy)
 {
-	struct sample_opts o = {.args = {"--walk-delay-ms", "3000", NULL}};
-	struct sample s;
+	struct spec_vm_opts o = {
+	    .args = (const char *const[]){"--walk-delay-ms", "3000", NULL}};
+	struct spec_vm s;
 	struct spec_run r;
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
 	char pid[32];
 	int fd;
 
-	sample_start(&s, &o);
+	spec_vm_start(&s, NULL, NULL, &o);
 	/* another client's histogram holds the VM for 3 s: asked for (in
 	 * one send, so that it arrives whole) until a get of ours is
 	 * refused as busy */
@@ -1304,7 +1293,7 @@ START_TEST(top_tries_again_while_the_vm_is_busy)
 	msgpack_pack_str_body(&pk, "system.memory.histogram", 23);
 	sb.data[3] = (char)(sb.size - 4);
 	{
-		vmheap_client *c = sample_client(&s);
+		vmheap_client *c = spec_vm_client(&s);
 		struct spec_reply rr;
 		int64_t deadline = spec_now_ms() + WAIT_MS;
 		int busy = 0;
@@ -1325,7 +1314,7 @@ START_TEST(top_tries_again_while_the_vm_is_busy)
 	{
 		const char *argv[] = {spec_bin("vmheap-console"),
 				      "--tmpdir",
-				      s.dir,
+				      s.tmpdir,
 				      "-p",
 				      pid,
 				      "-e",
@@ -1343,7 +1332,7 @@ START_TEST(top_tries_again_while_the_vm_is_busy)
 	spec_run_free(&r);
 	msgpack_sbuffer_destroy(&sb);
 	close(fd);
-	sample_cleanup(&s);
+	spec_vm_cleanup(&s);
 }
 END_TEST
 
@@ -1370,7 +1359,11 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(tc,
 		       the_fork_guard_takes_a_cgroup_v2_limit_through_the_hook);
 	tcase_add_test(tc, the_fork_guard_takes_a_real_cgroup_limit);
+	/* each test of "memory" has a vmheap-sample of its own
+	 * (spec_fixture_vm) */
 	tc = spec_tcase(s, "memory", 240);
+	tcase_add_checked_fixture(tc, spec_vm_fixture_setup,
+				  spec_vm_fixture_teardown);
 	tcase_add_test(tc, unauthenticated_megabyte_frames_take_little_memory);
 	tcase_add_test(tc,
 		       a_frame_of_a_million_nils_is_refused_before_it_is_decoded);

@@ -112,7 +112,7 @@ static void assert_rows(const char *out, const struct expect *want,
 }
 
 /* vmheap-diff --bytes OPTS OLD NEW (exact byte counts in text). */
-static struct run diff(const char *const *opts)
+static struct spec_run diff(const char *const *opts)
 {
 	const char *argv[16] = {"--bytes"};
 	size_t n = 1;
@@ -121,13 +121,13 @@ static struct run diff(const char *const *opts)
 	argv[n++] = old_path;
 	argv[n++] = new_path;
 	argv[n] = NULL;
-	return run_tool("vmheap-diff", NULL, argv);
+	return spec_tool("vmheap-diff", argv);
 }
 
 START_TEST(diff_shows_new_gone_and_bytes_only_classes_matched_by_name)
 {
 	write_pair();
-	struct run r = diff(NULL);
+	struct spec_run r = diff(NULL);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_str_eq(r.err, ""); /* same VM, different dumps: quiet */
 	const struct expect want[] = {
@@ -140,7 +140,7 @@ START_TEST(diff_shows_new_gone_and_bytes_only_classes_matched_by_name)
 		      "an unchanged class is listed:\n%s", r.out);
 	ck_assert_msg(strstr(r.out, "+4  New") != NULL,
 		      "growth not signed:\n%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -152,7 +152,7 @@ START_TEST(diff_prints_human_sizes_and_growth_shares_by_default)
 
 	write_pair();
 	const char *argv[] = {old_path, new_path, NULL};
-	struct run r = run_tool("vmheap-diff", NULL, argv);
+	struct spec_run r = spec_tool("vmheap-diff", argv);
 
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "bytes       %\n") != NULL, "%s", r.out);
@@ -166,14 +166,14 @@ START_TEST(diff_prints_human_sizes_and_growth_shares_by_default)
 				    "-20.6%\n"),
 		      "%s", r.out);
 	ck_assert_msg(strstr(r.out, "970 bytes\n") != NULL, "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(diff_sorts_by_bytes_then_count)
 {
 	write_pair();
-	struct run r = diff((const char *[]){"--sort", "bytes", NULL});
+	struct spec_run r = diff((const char *[]){"--sort", "bytes", NULL});
 	ck_assert_int_eq(r.status, 0);
 	const struct expect want[] = {
 	    {"New", 4, 120},	{"String", 3, 120},
@@ -181,14 +181,14 @@ START_TEST(diff_sorts_by_bytes_then_count)
 	    {"Hash", -1, -200}, {"total (5 classes changed)", 4, -20},
 	};
 	assert_rows(r.out, want, sizeof(want) / sizeof(want[0]));
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(diff_sorts_by_name_and_top_limits_rows)
 {
 	write_pair();
-	struct run r =
+	struct spec_run r =
 	    diff((const char *[]){"--sort", "name", "--top", "3", NULL});
 	ck_assert_int_eq(r.status, 0);
 	const struct expect want[] = {
@@ -198,14 +198,14 @@ START_TEST(diff_sorts_by_name_and_top_limits_rows)
 	    {"total (5 classes changed, top 3 shown)", 4, -20},
 	};
 	assert_rows(r.out, want, sizeof(want) / sizeof(want[0]));
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(diff_json_rows_carry_old_new_and_deltas)
 {
 	write_pair();
-	struct run r = diff((const char *[]){"--format", "json", NULL});
+	struct spec_run r = diff((const char *[]){"--format", "json", NULL});
 	ck_assert_int_eq(r.status, 0);
 	struct jval *v = json_parse(r.out);
 	ck_assert_msg(v != NULL, "not JSON:\n%s", r.out);
@@ -231,7 +231,7 @@ START_TEST(diff_json_rows_carry_old_new_and_deltas)
 	ck_assert_int_eq(json_get(arr, "bytes_old")->inum, 260);
 	ck_assert_int_eq(json_get(arr, "bytes_new")->inum, 300);
 	json_free(v);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -247,8 +247,8 @@ START_TEST(every_diff_json_has_old_and_new)
 
 	write_pair();
 	for (size_t m = 0; m < sizeof(modes) / sizeof(*modes); m++) {
-		struct run r = diff((const char *[]){"--format", "json",
-						     modes[m], NULL});
+		struct spec_run r =
+		    diff((const char *[]){"--format", "json", modes[m], NULL});
 		ck_assert_msg(r.status == 0, "%s: %s", modes[m], r.err);
 		struct jval *v = json_parse(r.out);
 		ck_assert_msg(v != NULL, "%s: not JSON:\n%s", modes[m], r.out);
@@ -265,7 +265,7 @@ START_TEST(every_diff_json_has_old_and_new)
 		ck_assert_int_eq(json_get(n, "time_ms")->inum, 1700000060000LL);
 		ck_assert_int_eq(json_get(n, "pid")->inum, 1234);
 		json_free(v);
-		run_free(&r);
+		spec_run_free(&r);
 	}
 }
 END_TEST
@@ -273,7 +273,7 @@ END_TEST
 START_TEST(diff_csv_has_the_documented_header_and_rows)
 {
 	write_pair();
-	struct run r = diff((const char *[]){"--format", "csv", NULL});
+	struct spec_run r = diff((const char *[]){"--format", "csv", NULL});
 	ck_assert_int_eq(r.status, 0);
 	size_t n;
 	char ***rows = parse_csv(r.out, &n);
@@ -291,14 +291,14 @@ START_TEST(diff_csv_has_the_documented_header_and_rows)
 	ck_assert_str_eq(rows[5][1], "Gone");
 	ck_assert_str_eq(rows[5][0], "-2");
 	csv_free(rows, n);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(diff_objects_finds_new_objects_by_id_and_class)
 {
 	write_pair();
-	struct run r = diff((const char *[]){"--objects", NULL});
+	struct spec_run r = diff((const char *[]){"--objects", NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	/* 0x4000 was a Gone in OLD and is a New in NEW: new.  Array 0x20a0
 	 * grew but is the same object: not new. */
@@ -308,7 +308,7 @@ START_TEST(diff_objects_finds_new_objects_by_id_and_class)
 	    {"total new (2 classes)", 7, 240},
 	};
 	assert_rows(r.out, want, sizeof(want) / sizeof(want[0]));
-	run_free(&r);
+	spec_run_free(&r);
 
 	r = diff((const char *[]){"--objects", "--format", "json", NULL});
 	ck_assert_int_eq(r.status, 0);
@@ -321,20 +321,20 @@ START_TEST(diff_objects_finds_new_objects_by_id_and_class)
 	ck_assert_str_eq(json_get(cl->items[1], "class")->str, "String");
 	ck_assert_int_eq(json_get(cl->items[1], "count")->inum, 3);
 	json_free(v);
-	run_free(&r);
+	spec_run_free(&r);
 
 	r = diff((const char *[]){"--objects", "--format", "csv", "--top", "1",
 				  NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "count,class,bytes\n4,New,120\n");
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(diff_retainers_name_referrer_classes_and_roots)
 {
 	write_pair();
-	struct run r =
+	struct spec_run r =
 	    diff((const char *[]){"--retainers", "--format", "csv", NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_str_eq(r.out,
@@ -345,7 +345,7 @@ START_TEST(diff_retainers_name_referrer_classes_and_roots)
 			 "New,4,120,Same,1\n"
 			 "String,3,120,Array,2\n"
 			 "String,3,120,Hash,1\n");
-	run_free(&r);
+	spec_run_free(&r);
 
 	r = diff((const char *[]){"--retainers", "--top", "1", NULL});
 	ck_assert_int_eq(r.status, 0);
@@ -353,7 +353,7 @@ START_TEST(diff_retainers_name_referrer_classes_and_roots)
 		      "%s", r.out);
 	ck_assert_msg(strstr(r.out, "String:") == NULL,
 		      "--top 1 shows a second class:\n%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
 	r = diff((const char *[]){"--retainers", "--format", "json", NULL});
 	ck_assert_int_eq(r.status, 0);
@@ -365,7 +365,7 @@ START_TEST(diff_retainers_name_referrer_classes_and_roots)
 	ck_assert_str_eq(json_get(ret->items[0], "class")->str, "Array");
 	ck_assert_int_eq(json_get(ret->items[0], "references")->inum, 2);
 	json_free(v);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -397,7 +397,7 @@ START_TEST(diff_retainers_count_references_continued_past_one_record)
 	old_path = write_dump("big-old.vmheap", &o);
 	new_path = write_dump("big-new.vmheap", &n);
 
-	struct run r =
+	struct spec_run r =
 	    diff((const char *[]){"--retainers", "--format", "csv", NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_str_eq(r.out,
@@ -405,48 +405,48 @@ START_TEST(diff_retainers_count_references_continued_past_one_record)
 			 "Msg,70000,1120000,Holder,70000\n"
 			 "Msg,70000,1120000,Array,1\n"
 			 "Holder,1,64,(none),0\n");
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(diff_retainers_refuse_stdin_as_new)
 {
 	write_pair();
-	struct run r =
-	    run_tool("vmheap-diff", new_path,
-		     (const char *[]){"--retainers", old_path, "-", NULL});
+	struct spec_run r =
+	    spec_tool_with("vmheap-diff", ARGS("--retainers", old_path, "-"),
+			   &(struct spec_tool_opts){.stdin_path = new_path});
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_msg(strstr(r.err, "regular file") && strstr(r.err, "usage:"),
 		      "%s", r.err);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(diff_reads_old_from_stdin)
 {
 	write_pair();
-	struct run r =
-	    run_tool("vmheap-diff", old_path,
-		     (const char *[]){"--format", "csv", "-", new_path, NULL});
+	struct spec_run r = spec_tool_with(
+	    "vmheap-diff", ARGS("--format", "csv", "-", new_path),
+	    &(struct spec_tool_opts){.stdin_path = old_path});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "\n4,New,120,0,4,0,120\n") != NULL, "%s",
 		      r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(diff_warns_when_the_same_dump_is_given_twice)
 {
 	write_pair();
-	struct run r = run_tool("vmheap-diff", NULL,
-				(const char *[]){old_path, old_path, NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-diff", (const char *[]){old_path, old_path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.err, "warning") && strstr(r.err, "same dump"),
 		      "%s", r.err);
 	ck_assert_msg(strstr(r.out, "total (0 classes changed)") != NULL, "%s",
 		      r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* a copy under another name: same vm, pid and time */
 	size_t len;
@@ -454,12 +454,11 @@ START_TEST(diff_warns_when_the_same_dump_is_given_twice)
 	const char *copy = tmp_path("old-copy.vmheap");
 	spec_write_file(copy, bytes, len);
 	free(bytes);
-	r = run_tool("vmheap-diff", NULL,
-		     (const char *[]){old_path, copy, NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){old_path, copy, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.err, "same dump") && strstr(r.err, "pid 1234"),
 		      "%s", r.err);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* two dumps of one VM in the same second, different contents: quiet */
 	struct tdump d = {0};
@@ -469,11 +468,10 @@ START_TEST(diff_warns_when_the_same_dump_is_given_twice)
 	d.nobjs = sizeof(new_objs) / sizeof(new_objs[0]);
 	d.time = 1700000000; /* OLD's time, and the same pid */
 	const char *quick = write_dump("quick.vmheap", &d);
-	r = run_tool("vmheap-diff", NULL,
-		     (const char *[]){old_path, quick, NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){old_path, quick, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -489,8 +487,8 @@ START_TEST(diff_warns_when_the_dumps_are_of_different_vms)
 	d.nobjs = sizeof(new_objs) / sizeof(new_objs[0]);
 	d.time = 1700000500;
 	const char *other = write_dump("ruby.vmheap", &d);
-	struct run r = run_tool("vmheap-diff", NULL,
-				(const char *[]){old_path, other, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-diff", (const char *[]){old_path, other, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.err, "different VMs") &&
 			  strstr(r.err, "sample 1.0") &&
@@ -498,7 +496,7 @@ START_TEST(diff_warns_when_the_dumps_are_of_different_vms)
 		      "%s", r.err);
 	/* the diff itself is still printed */
 	ck_assert_msg(strstr(r.out, "New") != NULL, "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 

@@ -12,7 +12,8 @@
 
 const char *write_base_dump(const char *name);
 
-static void assert_dump_error(struct run *r, const char *path, const char *what)
+static void assert_dump_error(struct spec_run *r, const char *path,
+			      const char *what)
 {
 	ck_assert_msg(r->status == 2, "exit %d for %s (%s); stderr: %s",
 		      r->status, path, what, r->err);
@@ -42,24 +43,24 @@ START_TEST(every_truncation_point_is_an_error_with_offset_and_no_output)
 		snprintf(what, sizeof(what), "cut at %zu of %zu", n, len);
 		spec_write_file(cut, bytes, n);
 
-		struct run r =
-		    run_tool("vmheap-histo", NULL, (const char *[]){cut, NULL});
+		struct spec_run r =
+		    spec_tool("vmheap-histo", (const char *[]){cut, NULL});
 		assert_dump_error(&r, cut, what);
-		run_free(&r);
+		spec_run_free(&r);
 
 		/* vmheap-diff, truncated NEW, in each mode by turns */
 		const char *mode = modes[n % 3];
 		const char *argv[] = {mode ? mode : old, mode ? old : cut,
 				      mode ? cut : NULL, NULL};
-		r = run_tool("vmheap-diff", NULL, argv);
+		r = spec_tool("vmheap-diff", argv);
 		assert_dump_error(&r, cut, what);
-		run_free(&r);
+		spec_run_free(&r);
 	}
 	/* and the whole file is fine */
-	struct run r =
-	    run_tool("vmheap-histo", NULL, (const char *[]){good, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-histo", (const char *[]){good, NULL});
 	ck_assert_int_eq(r.status, 0);
-	run_free(&r);
+	spec_run_free(&r);
 	free(bytes);
 }
 END_TEST
@@ -72,11 +73,11 @@ START_TEST(truncated_old_dump_is_an_error_for_diff)
 	const char *cut = tmp_path("cut-old.vmheap");
 	spec_write_file(cut, bytes, len - 20);
 	free(bytes);
-	struct run r =
-	    run_tool("vmheap-diff", NULL, (const char *[]){cut, good, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-diff", (const char *[]){cut, good, NULL});
 	assert_dump_error(&r, cut, "truncated OLD");
 	ck_assert_msg(strstr(r.err, "truncated") != NULL, "%s", r.err);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -108,16 +109,16 @@ START_TEST(flipped_bit_in_a_block_is_reported_with_offset)
 	spec_write_file(bad, bytes, len);
 	free(bytes);
 
-	struct run r =
-	    run_tool("vmheap-histo", NULL, (const char *[]){bad, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-histo", (const char *[]){bad, NULL});
 	assert_dump_error(&r, bad, "flipped bit");
 	ck_assert_msg(strstr(r.err, "checksum") != NULL, "%s", r.err);
-	run_free(&r);
+	spec_run_free(&r);
 
-	r = run_tool("vmheap-diff", NULL,
-		     (const char *[]){"--objects", bad, good, NULL});
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){"--objects", bad, good, NULL});
 	assert_dump_error(&r, bad, "flipped bit in OLD");
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -130,17 +131,17 @@ START_TEST(wrong_magic_is_refused_with_offset)
 	const char *bad = tmp_path("magic.vmheap");
 	spec_write_file(bad, bytes, len);
 	free(bytes);
-	struct run r =
-	    run_tool("vmheap-histo", NULL, (const char *[]){bad, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-histo", (const char *[]){bad, NULL});
 	assert_dump_error(&r, bad, "wrong magic");
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* a text file is no dump either */
 	const char *text = tmp_path("notes.txt");
 	spec_write_file(text, "hello, world\n", 13);
-	r = run_tool("vmheap-diff", NULL, (const char *[]){good, text, NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){good, text, NULL});
 	assert_dump_error(&r, text, "text file");
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -169,45 +170,45 @@ START_TEST(newer_major_version_is_refused_with_offset)
 	spec_write_file(bad, bytes, len);
 	free(bytes);
 
-	struct run r =
-	    run_tool("vmheap-histo", NULL, (const char *[]){bad, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-histo", (const char *[]){bad, NULL});
 	assert_dump_error(&r, bad, "newer major version");
 	ck_assert_msg(strstr(r.err, "version") != NULL, "%s", r.err);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(missing_file_or_directory_is_an_error_naming_it)
 {
 	const char *missing = tmp_path("no-such.vmheap");
-	struct run r =
-	    run_tool("vmheap-histo", NULL, (const char *[]){missing, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-histo", (const char *[]){missing, NULL});
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_int_eq(r.out_len, 0);
 	ck_assert_msg(strstr(r.err, missing) && strstr(r.err, "No such file"),
 		      "%s", r.err);
-	run_free(&r);
+	spec_run_free(&r);
 
-	r = run_tool("vmheap-diff", NULL,
-		     (const char *[]){tmp_dir(), missing, NULL});
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){tmp_dir(), missing, NULL});
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_int_eq(r.out_len, 0);
 	ck_assert_msg(strstr(r.err, "directory"), "%s", r.err);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 static void assert_usage_error(const char *tool, const char *const *args,
 			       const char *what)
 {
-	struct run r = run_tool(tool, NULL, args);
+	struct spec_run r = spec_tool(tool, args);
 	ck_assert_msg(r.status == 2, "%s %s: exit %d", tool, what, r.status);
 	ck_assert_msg(r.out_len == 0, "%s %s: output %s", tool, what, r.out);
 	ck_assert_msg(strstr(r.err, "usage: ") != NULL,
 		      "%s %s: no usage line: %s", tool, what, r.err);
 	ck_assert_msg(strstr(r.err, what) != NULL, "%s: '%s' not said: %s",
 		      tool, what, r.err);
-	run_free(&r);
+	spec_run_free(&r);
 }
 
 /* Bad usage, one row a case: the tool, its arguments ("DUMP" stands for
@@ -250,11 +251,11 @@ END_TEST
 
 START_TEST(help_exits_0_naming_the_options)
 {
-	struct run r =
-	    run_tool("vmheap-histo", NULL, (const char *[]){"--help", NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-histo", (const char *[]){"--help", NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, "--kind") != NULL, "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 

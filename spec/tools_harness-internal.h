@@ -1,7 +1,7 @@
 /*
  * tools_harness-internal.h - helpers of the tools' suite: write dumps with
- * the real writer, run the real vmheap-histo / vmheap-diff binaries, and
- * parse what they print (text table, JSON, CSV).
+ * the real writer and parse what the tools print (text table, JSON, CSV);
+ * the tools are run with spec/lib's spec_tool.
  */
 #ifndef TOOLS_HARNESS_INTERNAL_H
 #define TOOLS_HARNESS_INTERNAL_H
@@ -62,25 +62,7 @@ const char *write_dump(const char *name, const struct tdump *d);
  * the test if it cannot be read.  (Writing one: spec_write_file.) */
 char *slurp(const char *path, size_t *len);
 
-/* ------------------------------------------------------------ running */
-
-struct run {
-	int status; /* exit status, or 128+signal */
-	char *out, *err;
-	size_t out_len;
-};
-
-/* Run $VMHEAP_BUILD/bin/<tool> with args (NULL-terminated), stdin from
- * `stdin_path` (NULL: /dev/null).  Output is captured completely.  Fails
- * the test when the tool cannot run or runs for more than 2 minutes. */
-struct run run_tool(const char *tool, const char *stdin_path,
-		    const char *const *args);
-
-/* The same with standard error on a pseudo-terminal (what the tool wrote
- * there ends up in r.err). */
-struct run run_tool_tty(const char *tool, const char *const *args);
-
-void run_free(struct run *r);
+/* Running the tools: spec_tool (spec/lib/vmheap_spec.h). */
 
 /* ------------------------------------------------------------ text */
 

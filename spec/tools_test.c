@@ -96,11 +96,11 @@ static size_t histo_rows(const char *const *args, struct trow *rows, size_t max)
 		argv[n++] = *args;
 	argv[n++] = path;
 	argv[n] = NULL;
-	struct run r = run_tool("vmheap-histo", NULL, argv);
+	struct spec_run r = spec_tool("vmheap-histo", argv);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_str_eq(r.err, "");
 	size_t got = parse_text_rows(r.out, rows, max);
-	run_free(&r);
+	spec_run_free(&r);
 	return got;
 }
 
@@ -124,8 +124,8 @@ END_TEST
 START_TEST(histo_text_has_header_and_right_aligned_numbers)
 {
 	const char *path = write_base_dump("base.vmheap");
-	struct run r =
-	    run_tool("vmheap-histo", NULL, (const char *[]){path, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-histo", (const char *[]){path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, "vm sample 1.0") != NULL, "%s", r.out);
 	/* every table line has the same length up to the bytes column end:
@@ -146,7 +146,7 @@ START_TEST(histo_text_has_header_and_right_aligned_numbers)
 			      (int)(eol - line), line);
 		line = eol + 1;
 	}
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -156,8 +156,8 @@ END_TEST
 START_TEST(histo_prints_human_sizes_and_shares_unless_bytes)
 {
 	const char *path = write_base_dump("base.vmheap");
-	struct run r =
-	    run_tool("vmheap-histo", NULL, (const char *[]){path, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-histo", (const char *[]){path, NULL});
 	char want[64];
 
 	ck_assert_msg(r.status == 0, "%s", r.err);
@@ -176,15 +176,14 @@ START_TEST(histo_prints_human_sizes_and_shares_unless_bytes)
 	ck_assert_msg(strstr(r.out, "total (6 classes)") &&
 			  strstr(r.out, " 1.86 KiB  100.0%\n"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
-	r = run_tool("vmheap-histo", NULL,
-		     (const char *[]){"--bytes", path, NULL});
+	r = spec_tool("vmheap-histo", (const char *[]){"--bytes", path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "total (6 classes)") &&
 			  strstr(r.out, " 1902  100.0%\n"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -210,15 +209,15 @@ START_TEST(every_tool_prints_its_version)
 	ck_assert_ptr_nonnull(v);
 	v += strlen("#define VMHEAP_VERSION \"");
 	for (size_t i = 0; i < ntools; i++) {
-		struct run r = run_tool(tools[i], NULL,
-					(const char *[]){"--version", NULL});
+		struct spec_run r =
+		    spec_tool(tools[i], (const char *[]){"--version", NULL});
 		snprintf(want, sizeof(want), "%s %.*s\n", tools[i],
 			 (int)strcspn(v, "\""), v);
 		ck_assert_msg(r.status == 0, "%s: status %d: %s", tools[i],
 			      r.status, r.err);
 		ck_assert_str_eq(r.out, want);
 		ck_assert_str_eq(r.err, "");
-		run_free(&r);
+		spec_run_free(&r);
 	}
 	for (char *name = bins, *nl; (nl = strchr(name, '\n')); name = nl + 1) {
 		size_t i = 0;
@@ -249,9 +248,8 @@ START_TEST(every_tool_reports_a_bad_option_the_same_way)
 	char want[128];
 
 	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
-		struct run r =
-		    run_tool(tools[i], NULL,
-			     (const char *[]){"--no-such-option", "x", NULL});
+		struct spec_run r = spec_tool(
+		    tools[i], (const char *[]){"--no-such-option", "x", NULL});
 		ck_assert_msg(r.status == 2, "%s: status %d: %s", tools[i],
 			      r.status, r.err);
 		ck_assert_msg(r.out[0] == '\0', "%s wrote to stdout: %s",
@@ -266,7 +264,7 @@ START_TEST(every_tool_reports_a_bad_option_the_same_way)
 		snprintf(want, sizeof(want), "\nusage: %s ", tools[i]);
 		ck_assert_msg(strstr(r.err, want), "%s: no usage line: %s",
 			      tools[i], r.err);
-		run_free(&r);
+		spec_run_free(&r);
 	}
 }
 END_TEST
@@ -335,9 +333,8 @@ END_TEST
 START_TEST(histo_json_holds_vm_totals_and_every_class)
 {
 	const char *path = write_base_dump("base.vmheap");
-	struct run r =
-	    run_tool("vmheap-histo", NULL,
-		     (const char *[]){"--format", "json", path, NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-histo", (const char *[]){"--format", "json", path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	struct jval *v = json_parse(r.out);
 	ck_assert_msg(v != NULL, "not JSON:\n%s", r.out);
@@ -357,7 +354,7 @@ START_TEST(histo_json_holds_vm_totals_and_every_class)
 		sum += json_get(cl->items[i], "count")->inum;
 	ck_assert_int_eq(sum, 14);
 	json_free(v);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -378,30 +375,29 @@ START_TEST(histo_saturates_byte_sums_and_says_so_in_every_format)
 	};
 	struct tdump d = {0};
 	const char *path;
-	struct run r;
+	struct spec_run r;
 
 	d.classes = classes;
 	d.nclasses = 2;
 	d.objs = objs;
 	d.nobjs = 4;
 	path = write_dump("big.vmheap", &d);
-	r = run_tool("vmheap-histo", NULL,
-		     (const char *[]){"--bytes", path, NULL});
+	r = spec_tool("vmheap-histo", (const char *[]){"--bytes", path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "total (2 classes)  18446744073709551615") &&
 			  strstr(r.out, "warning: byte sums passed 2^64 - 1"),
 		      "%s", r.out);
 	ck_assert_ptr_null(strstr(r.out, "9223372036854775848"));
-	run_free(&r);
-	r = run_tool("vmheap-histo", NULL,
-		     (const char *[]){"--format=csv", path, NULL});
+	spec_run_free(&r);
+	r = spec_tool("vmheap-histo",
+		      (const char *[]){"--format=csv", path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "3,Big,18446744073709551615\n") &&
 			  strstr(r.out, "\n# warning: byte sums passed"),
 		      "%s", r.out);
-	run_free(&r);
-	r = run_tool("vmheap-histo", NULL,
-		     (const char *[]){"--format=json", path, NULL});
+	spec_run_free(&r);
+	r = spec_tool("vmheap-histo",
+		      (const char *[]){"--format=json", path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "\"bytes\":18446744073709551615,") &&
 			  strstr(r.out, "\"saturated\":true") &&
@@ -414,59 +410,59 @@ START_TEST(histo_saturates_byte_sums_and_says_so_in_every_format)
 		ck_assert_msg(j != NULL, "not JSON: %s", r.out);
 		json_free(j);
 	}
-	run_free(&r);
+	spec_run_free(&r);
 	/* the graph's sums too: --retained and vmheap-dominators (no root
 	 * reaches them: the unreachable bytes are the sum) */
-	r = run_tool("vmheap-histo", NULL,
-		     (const char *[]){"--retained", "--bytes", path, NULL});
+	r = spec_tool("vmheap-histo",
+		      (const char *[]){"--retained", "--bytes", path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "4 objects, 18446744073709551615") &&
 			  strstr(r.out, "warning: byte sums passed 2^64 - 1"),
 		      "%s", r.out);
-	run_free(&r);
-	r = run_tool("vmheap-dominators", NULL,
-		     (const char *[]){"--format=json", path, NULL});
+	spec_run_free(&r);
+	r = spec_tool("vmheap-dominators",
+		      (const char *[]){"--format=json", path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "\"saturated\":true") &&
 			  strstr(r.out, "\"unreachable_bytes\":"
 					"18446744073709551615"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	/* vmheap-path of the class: its instances' bytes */
-	r = run_tool("vmheap-path", NULL,
-		     (const char *[]){"--bytes", path, "Big", NULL});
+	r = spec_tool("vmheap-path",
+		      (const char *[]){"--bytes", path, "Big", NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "3 instances, 18446744073709551615") &&
 			  strstr(r.out, "warning: byte sums passed 2^64 - 1"),
 		      "%s", r.out);
-	run_free(&r);
-	r = run_tool("vmheap-path", NULL,
-		     (const char *[]){"--format", "json", path, "Big", NULL});
+	spec_run_free(&r);
+	r = spec_tool("vmheap-path",
+		      (const char *[]){"--format", "json", path, "Big", NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "\"saturated\":true") &&
 			  strstr(r.out, "\"instance_bytes\":"
 					"18446744073709551615"),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 	/* and vmheap-diff of it, in text and JSON */
-	r = run_tool("vmheap-diff", NULL, (const char *[]){path, path, NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){path, path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "warning: byte sums passed 2^64 - 1"),
 		      "%s", r.out);
-	run_free(&r);
-	r = run_tool("vmheap-diff", NULL,
-		     (const char *[]){"--format=json", path, path, NULL});
+	spec_run_free(&r);
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){"--format=json", path, path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "\"saturated\":true"), "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(histo_csv_has_header_and_quotes_names_per_rfc4180)
 {
 	const char *path = write_base_dump("base.vmheap");
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){"--format=csv", path, NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-histo", (const char *[]){"--format=csv", path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, "\"Odd,\"\"Name\"\"\"") != NULL,
 		      "name not quoted:\n%s", r.out);
@@ -483,32 +479,33 @@ START_TEST(histo_csv_has_header_and_quotes_names_per_rfc4180)
 	ck_assert_str_eq(rows[6][1], "My::Thing");
 	ck_assert_str_eq(rows[6][2], "1000");
 	csv_free(rows, n);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(histo_csv_top_and_kind_combine)
 {
 	const char *path = write_base_dump("base.vmheap");
-	struct run r =
-	    run_tool("vmheap-histo", NULL,
-		     (const char *[]){"--kind", "--top", "1", "--sort", "bytes",
-				      "--format", "csv", path, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-histo",
+		      (const char *[]){"--kind", "--top", "1", "--sort",
+				       "bytes", "--format", "csv", path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "count,kind,bytes\n3,object,1032\n");
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(histo_reads_a_dump_from_stdin)
 {
 	const char *path = write_base_dump("base.vmheap");
-	struct run r = run_tool("vmheap-histo", path,
-				(const char *[]){"--format", "csv", "-", NULL});
+	struct spec_run r =
+	    spec_tool_with("vmheap-histo", ARGS("--format", "csv", "-"),
+			   &(struct spec_tool_opts){.stdin_path = path});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(!strncmp(r.out, "count,class,bytes\n5,String,200\n", 31),
 		      "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -576,8 +573,8 @@ START_TEST(histo_counts_the_same_on_one_two_and_three_threads)
 	for (int t = 1; t <= 3; t++) {
 		char th[16];
 		snprintf(th, sizeof(th), "%d", t);
-		struct run r = run_tool(
-		    "vmheap-histo", NULL,
+		struct spec_run r = spec_tool(
+		    "vmheap-histo",
 		    (const char *[]){"--threads", th, "--format", "csv",
 				     "--sort", "name", path, NULL});
 		ck_assert_msg(r.status == 0, "%s", r.err);
@@ -590,11 +587,11 @@ START_TEST(histo_counts_the_same_on_one_two_and_three_threads)
 			ck_assert_int_eq(atoll(rows[c + 1][2]), bytes[c]);
 		}
 		csv_free(rows, n);
-		run_free(&r);
+		spec_run_free(&r);
 
-		r = run_tool("vmheap-histo", NULL,
-			     (const char *[]){"--threads", th, "--kind",
-					      "--format", "json", path, NULL});
+		r = spec_tool("vmheap-histo",
+			      (const char *[]){"--threads", th, "--kind",
+					       "--format", "json", path, NULL});
 		ck_assert_msg(r.status == 0, "%s", r.err);
 		struct jval *v = json_parse(r.out);
 		ck_assert_ptr_nonnull(v);
@@ -612,7 +609,7 @@ START_TEST(histo_counts_the_same_on_one_two_and_three_threads)
 					 kbytes[k]);
 		}
 		json_free(v);
-		run_free(&r);
+		spec_run_free(&r);
 	}
 }
 END_TEST
@@ -633,13 +630,12 @@ START_TEST(histo_merges_class_ids_that_share_a_name)
 	d.objs = objs;
 	d.nobjs = 3;
 	const char *path = write_dump("same-name.vmheap", &d);
-	struct run r =
-	    run_tool("vmheap-histo", NULL,
-		     (const char *[]){"--format", "csv", path, NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-histo", (const char *[]){"--format", "csv", path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(
 	    r.out, "count,class,bytes\n2,Thing,16\n1,<anonymous class>,4\n");
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -656,15 +652,15 @@ START_TEST(histo_escapes_odd_class_names_in_every_format)
 	d.nobjs = 1;
 	const char *path = write_dump("odd.vmheap", &d);
 
-	struct run r =
-	    run_tool("vmheap-histo", NULL, (const char *[]){path, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-histo", (const char *[]){path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, "Bad\\x0aName\\x09\"q\"") != NULL, "%s",
 		      r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
-	r = run_tool("vmheap-histo", NULL,
-		     (const char *[]){"--format", "json", path, NULL});
+	r = spec_tool("vmheap-histo",
+		      (const char *[]){"--format", "json", path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	struct jval *v = json_parse(r.out);
 	ck_assert_msg(v != NULL, "not JSON: %s", r.out);
@@ -672,17 +668,17 @@ START_TEST(histo_escapes_odd_class_names_in_every_format)
 	ck_assert_str_eq(json_get(cl->items[0], "class")->str,
 			 "Bad\nName\t\"q\"");
 	json_free(v);
-	run_free(&r);
+	spec_run_free(&r);
 
-	r = run_tool("vmheap-histo", NULL,
-		     (const char *[]){"--format", "csv", path, NULL});
+	r = spec_tool("vmheap-histo",
+		      (const char *[]){"--format", "csv", path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	size_t n;
 	char ***rows = parse_csv(r.out, &n);
 	ck_assert_int_eq(n, 2);
 	ck_assert_str_eq(rows[1][1], "Bad\nName\t\"q\"");
 	csv_free(rows, n);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -710,8 +706,9 @@ START_TEST(histo_draws_a_progress_bar_on_a_terminal_for_a_big_dump)
 	vmheap_writer_free(w);
 	close(fd);
 
-	struct run r = run_tool_tty("vmheap-histo",
-				    (const char *[]){"--bytes", path, NULL});
+	struct spec_tool_opts tty = {.stderr_tty = 1};
+	struct spec_run r =
+	    spec_tool_with("vmheap-histo", ARGS("--bytes", path), &tty);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert_msg(strstr(r.err, "big.vmheap") && strstr(r.err, "% [") &&
 			  strstr(r.err, " MB"),
@@ -724,13 +721,12 @@ START_TEST(histo_draws_a_progress_bar_on_a_terminal_for_a_big_dump)
 	ck_assert_str_eq(rows[0].name, "Big");
 	ck_assert_int_eq(rows[0].count, 1);
 	ck_assert_int_eq(rows[0].bytes, 7);
-	run_free(&r);
+	spec_run_free(&r);
 
-	r = run_tool_tty("vmheap-histo",
-			 (const char *[]){"--no-progress", path, NULL});
+	r = spec_tool_with("vmheap-histo", ARGS("--no-progress", path), &tty);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
-	run_free(&r);
+	spec_run_free(&r);
 	remove(path);
 }
 END_TEST
@@ -766,7 +762,7 @@ static const char *write_latin1_dump(const char *name, size_t per_class)
 }
 
 /* Ruby's JSON parser accepts the text, and Ruby finds it valid UTF-8. */
-static void assert_valid_utf8_json(const struct run *r, const char *what)
+static void assert_valid_utf8_json(const struct spec_run *r, const char *what)
 {
 	const char *path = tmp_path("utf8.json");
 	char cmd[512];
@@ -784,8 +780,8 @@ START_TEST(histo_shows_bytes_that_are_not_utf8_in_every_format)
 {
 	const char *path = write_latin1_dump("latin1.vmheap", 1);
 
-	struct run r = run_tool("vmheap-histo", NULL,
-				(const char *[]){"--sort", "name", path, NULL});
+	struct spec_run r = spec_tool(
+	    "vmheap-histo", (const char *[]){"--sort", "name", path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	const char *const shown[] = {"\\xc4rger",	   "cut\\xe2\\x82",
 				     "\\x80stray",	   "over\\xc0\\xaf",
@@ -794,24 +790,24 @@ START_TEST(histo_shows_bytes_that_are_not_utf8_in_every_format)
 		ck_assert_msg(strstr(r.out, shown[i]) != NULL,
 			      "'%s' missing in:\n%s", shown[i], r.out);
 	ck_assert_msg(strchr(r.out, 0xc4) == NULL, "raw 0xC4 in:\n%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
-	r = run_tool("vmheap-histo", NULL,
-		     (const char *[]){"--format", "json", path, NULL});
+	r = spec_tool("vmheap-histo",
+		      (const char *[]){"--format", "json", path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	assert_valid_utf8_json(&r, "histo --format json");
 	ck_assert_msg(strstr(r.out, "\"\\ufffdrger\"") != NULL, "%s", r.out);
 	ck_assert_msg(strstr(r.out, "\"sur\\ufffd\\ufffd\\ufffd\"") != NULL,
 		      "%s", r.out);
 	ck_assert_msg(strstr(r.out, "\"\xc3\x84rger\"") != NULL, "%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 
-	r = run_tool("vmheap-histo", NULL,
-		     (const char *[]){"--format", "csv", path, NULL});
+	r = spec_tool("vmheap-histo",
+		      (const char *[]){"--format", "csv", path, NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.out, ",\\xc4rger,") != NULL, "%s", r.out);
 	ck_assert_msg(strchr(r.out, 0xc4) == NULL, "raw 0xC4 in:\n%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -830,22 +826,22 @@ START_TEST(diff_json_is_valid_utf8_in_every_mode)
 			args[3] = old_path;
 			args[4] = new_path;
 		}
-		struct run r = run_tool("vmheap-diff", NULL, args);
+		struct spec_run r = spec_tool("vmheap-diff", args);
 		ck_assert_msg(r.status == 0, "%s %s", modes[m], r.err);
 		assert_valid_utf8_json(&r, modes[m]);
 		ck_assert_msg(strstr(r.out, "\"\\ufffdrger\"") != NULL,
 			      "%s:\n%s", modes[m], r.out);
-		run_free(&r);
+		spec_run_free(&r);
 	}
 
 	/* text: every byte visible, in the tables and the retainers' titles */
-	struct run r =
-	    run_tool("vmheap-diff", NULL,
-		     (const char *[]){"--retainers", old_path, new_path, NULL});
+	struct spec_run r =
+	    spec_tool("vmheap-diff", (const char *[]){"--retainers", old_path,
+						      new_path, NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "\n\\xc4rger: ") != NULL, "%s", r.out);
 	ck_assert_msg(strchr(r.out, 0xc4) == NULL, "raw 0xC4 in:\n%s", r.out);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 

@@ -70,11 +70,6 @@ static void three_dumps(const char *tag, const char *path[3])
 	}
 }
 
-static struct run diff(const char *const *args)
-{
-	return run_tool("vmheap-diff", NULL, args);
-}
-
 /* The line of `out` that ends with `tail`, copied into line (or fail). */
 static void line_ending(const char *out, const char *tail, char *line,
 			size_t size)
@@ -110,10 +105,11 @@ START_TEST(timeline_text_gives_counts_change_rate_and_the_every_step_mark)
 {
 	const char *d[3];
 	char line[512];
-	struct run r;
+	struct spec_run r;
 
 	three_dumps("tl", d);
-	r = diff((const char *[]){"--bytes", d[0], d[1], d[2], NULL});
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){"--bytes", d[0], d[1], d[2], NULL});
 
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
 	ck_assert_str_eq(r.err, "");
@@ -140,39 +136,42 @@ START_TEST(timeline_text_gives_counts_change_rate_and_the_every_step_mark)
 	ck_assert(strstr(r.out, "Leak") < strstr(r.out, "Churn"));
 	ck_assert(strstr(r.out, "Churn") < strstr(r.out, "Gone"));
 	ck_assert_ptr_nonnull(strstr(r.out, "* grew at every step (1 class)"));
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* #1 #2 #2: 30.3 s, so the rates are not the changes: 4000 bytes
 	 * and 100 Leaks in 30.3 s are 7921 bytes and 198 per minute */
-	r = diff((const char *[]){"--bytes", d[0], d[1], d[1], NULL});
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){"--bytes", d[0], d[1], d[1], NULL});
 	ck_assert_int_eq(r.status, 0);
 	line_ending(r.out, "Leak", line, sizeof(line));
 	ck_assert_str_eq(squeeze(line),
 			 "100 200 200 +100 +198 +4000 +7921 Leak");
 	ck_assert_ptr_nonnull(strstr(r.out, "bytes/min"));
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* --top 1: the leak and the total only */
-	r = diff((const char *[]){"--top", "1", d[0], d[1], d[2], NULL});
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){"--top", "1", d[0], d[1], d[2], NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_null(strstr(r.out, "Churn"));
 	ck_assert_ptr_nonnull(strstr(r.out, "total (3 classes changed, top 1 "
 					    "shown)"));
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(timeline_json_and_csv_carry_the_same_figures)
 {
 	const char *d[3];
-	struct run r;
+	struct spec_run r;
 	struct jval *j;
 	const struct jval *cls, *leak, *churn;
 	size_t nrows;
 	char ***rows;
 
 	three_dumps("tj", d);
-	r = diff((const char *[]){"--format", "json", d[0], d[1], d[2], NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){"--format", "json", d[0],
+						      d[1], d[2], NULL});
 
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	j = json_parse(r.out);
@@ -214,9 +213,10 @@ START_TEST(timeline_json_and_csv_carry_the_same_figures)
 	ck_assert_int_eq(
 	    json_get(json_get(j, "total"), "counts")->items[0]->inum, 165);
 	json_free(j);
-	run_free(&r);
+	spec_run_free(&r);
 
-	r = diff((const char *[]){"--format", "csv", d[0], d[1], d[2], NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){"--format", "csv", d[0],
+						      d[1], d[2], NULL});
 	ck_assert_int_eq(r.status, 0);
 	rows = parse_csv(r.out, &nrows);
 	ck_assert_int_eq(nrows, 4);
@@ -231,19 +231,19 @@ START_TEST(timeline_json_and_csv_carry_the_same_figures)
 	ck_assert_str_eq(rows[2][0], "Churn");
 	ck_assert_str_eq(rows[2][11], "false");
 	csv_free(rows, nrows);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(dumps_out_of_time_order_get_a_warning)
 {
 	const char *d[3];
-	struct run r;
+	struct spec_run r;
 
 	three_dumps("to", d);
 
 	/* a timeline given #1 #3 #2 */
-	r = diff((const char *[]){d[0], d[2], d[1], NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){d[0], d[2], d[1], NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.err, "vmheap-diff: warning: the dumps are out "
 				    "of time order: #3 (") &&
@@ -251,10 +251,10 @@ START_TEST(dumps_out_of_time_order_get_a_warning)
 					"#2 (") &&
 			  strstr(r.err, "give them oldest first"),
 		      "stderr: %s", r.err);
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* OLD and NEW swapped: the two-dump diff warns, its table stays */
-	r = diff((const char *[]){d[1], d[0], NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){d[1], d[0], NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.err, "vmheap-diff: warning: NEW (") &&
 			  strstr(r.err, "to1.vmheap) was taken 30.3 s before "
@@ -263,15 +263,15 @@ START_TEST(dumps_out_of_time_order_get_a_warning)
 		      "stderr: %s", r.err);
 	ck_assert_msg(strstr(r.out, "old: ") == r.out, "%s", r.out);
 	ck_assert_ptr_nonnull(strstr(r.out, "-100  Leak"));
-	run_free(&r);
+	spec_run_free(&r);
 
 	/* in order: no warning, and the two-dump diff as before */
-	r = diff((const char *[]){d[0], d[1], NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){d[0], d[1], NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	ck_assert_msg(strstr(r.out, "old: ") == r.out, "%s", r.out);
 	ck_assert_ptr_null(strstr(r.out, "timeline"));
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
@@ -284,12 +284,13 @@ END_TEST
 START_TEST(extreme_header_times_do_not_overflow)
 {
 	const char *d[3];
-	struct run r;
+	struct spec_run r;
 
 	d[0] = timeline_dump_at("x1.vmheap", 0, INT64_MIN + 5);
 	d[1] = timeline_dump_at("x2.vmheap", 1, 1);
 	d[2] = timeline_dump_at("x3.vmheap", 2, INT64_MAX);
-	r = diff((const char *[]){"--format", "json", d[0], d[1], d[2], NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){"--format", "json", d[0],
+						      d[1], d[2], NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "\"span_ms\":9223372036854775807,"),
 		      "%s", r.out);
@@ -306,26 +307,27 @@ START_TEST(extreme_header_times_do_not_overflow)
 		ck_assert(json_get(leak, "count_per_minute")->num >= 0);
 		json_free(j);
 	}
-	run_free(&r);
-	r = diff((const char *[]){d[0], d[1], d[2], NULL});
+	spec_run_free(&r);
+	r = spec_tool("vmheap-diff", (const char *[]){d[0], d[1], d[2], NULL});
 	ck_assert_msg(r.status == 0, "%s", r.err);
-	run_free(&r);
+	spec_run_free(&r);
 	/* newest first: the warning's span holds too */
-	r = diff((const char *[]){d[2], d[0], NULL});
+	r = spec_tool("vmheap-diff", (const char *[]){d[2], d[0], NULL});
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_msg(strstr(r.err, "was taken 2562047788015.2 h before"),
 		      "%s", r.err);
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 
 START_TEST(modes_other_than_classes_take_two_dumps)
 {
 	const char *d[3];
-	struct run r;
+	struct spec_run r;
 
 	three_dumps("tm", d);
-	r = diff((const char *[]){"--objects", d[0], d[1], d[2], NULL});
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){"--objects", d[0], d[1], d[2], NULL});
 
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strstr(r.err, "take two dumps, OLD NEW (three or more "
@@ -333,11 +335,12 @@ START_TEST(modes_other_than_classes_take_two_dumps)
 				    "the native one)"),
 		      "%s", r.err);
 	ck_assert_str_eq(r.out, "");
-	run_free(&r);
-	r = diff((const char *[]){d[0], "-", d[2], "-", NULL});
+	spec_run_free(&r);
+	r = spec_tool("vmheap-diff",
+		      (const char *[]){d[0], "-", d[2], "-", NULL});
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "only one dump can be - (stdin)"));
-	run_free(&r);
+	spec_run_free(&r);
 }
 END_TEST
 

@@ -1,6 +1,7 @@
 /*
- * client.c - the client API towards a spec_vm, for code that must not
- * fail the test itself (threads of a load test): see vmheap_spec.h.
+ * client.c - the client API towards a spec_vm: spec_vm_client for the
+ * test's thread, and calls that never fail the test themselves, for
+ * threads of a load test (see vmheap_spec.h).
  */
 #include <stdio.h>
 
@@ -19,6 +20,17 @@ vmheap_client *spec_connect(const struct spec_vm *vm, int timeout_ms)
 			vmheap_client_close(c);
 		return NULL;
 	}
+	return c;
+}
+
+vmheap_client *spec_vm_client(const struct spec_vm *vm)
+{
+	vmheap_client *c = NULL;
+	int rc = vmheap_client_connect(&c, &vm->info, 10000);
+
+	ck_assert_msg(rc == 0, "connect to pid %ld: %s", (long)vm->pid,
+		      vmheap_client_error(c));
+	vmheap_client_set_timeout(c, 20000);
 	return c;
 }
 

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -96,6 +97,13 @@ pid_t spec_spawn(const struct spec_spawn *o)
 		signal(SIGXFSZ, SIG_IGN);
 		setrlimit(RLIMIT_FSIZE, &rl);
 	}
+	if (o->user) {
+		/* a change of credentials clears the parent-death signal */
+		if (setgroups(0, NULL) < 0 || setgid(o->user->pw_gid) < 0 ||
+		    setuid(o->user->pw_uid) < 0 ||
+		    prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(126);
+	}
 	if (o->dir && chdir(o->dir) < 0)
 		_exit(126);
 	execvp(o->argv[0], (char *const *)o->argv);
@@ -168,44 +176,77 @@ static void drain(int fd, char **buf, size_t *len, size_t *cap, int *open_)
 	(*buf)[*len] = '\0';
 }
 
-int spec_run(const char *const *argv, const char *const *env,
-	     const char *input, int timeout_ms, struct spec_run *r)
+/* Open a pseudo-terminal: the master (close-on-exec) in fds[0], the
+ * slave in fds[1]; -1 when it cannot. */
+static int open_pty(int fds[2])
 {
-	int po[2], pe[2], pi[2], oo = 1, eo = 1, st = 0;
+	const char *name;
+	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	if (master < 0)
+		return -1;
+	if (grantpt(master) < 0 || unlockpt(master) < 0 ||
+	    !(name = ptsname(master)) ||
+	    (fds[1] = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+		close(master);
+		return -1;
+	}
+	fds[0] = master;
+	return 0;
+}
+
+int spec_run_spawn(const struct spec_spawn *how, const char *input,
+		   int stderr_tty, int timeout_ms, struct spec_run *r)
+{
+	int po[2], pe[2], pi[2] = {-1, -1}, oo = 1, eo = 1, st = 0;
 	size_t co = 64, ce = 64, inlen = input ? strlen(input) : 0, inoff = 0;
 	int64_t start = spec_now_ms(), end = start + timeout_ms;
 	int killed = 0;
-	struct spec_spawn o = {0};
+	struct spec_spawn o = *how;
 	pid_t pid;
 
 	memset(r, 0, sizeof(*r));
 	r->out = calloc(1, co);
 	r->err = calloc(1, ce);
-	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 ||
-	    pipe2(pi, O_CLOEXEC) < 0)
+	if (pipe2(po, O_CLOEXEC) < 0)
 		return -1;
-	o.argv = argv;
-	o.env = env;
-	o.stdin_fd = pi[0];
+	if ((stderr_tty ? open_pty(pe) : pipe2(pe, O_CLOEXEC)) < 0) {
+		close(po[0]);
+		close(po[1]);
+		return -1;
+	}
+	if (!o.stdin_path && pipe2(pi, O_CLOEXEC) < 0) {
+		for (int i = 0; i < 2; i++) {
+			close(po[i]);
+			close(pe[i]);
+		}
+		return -1;
+	}
+	if (pi[0] >= 0)
+		o.stdin_fd = pi[0];
 	o.stdout_fd = po[1];
 	o.stderr_fd = pe[1];
 	pid = spec_spawn(&o);
-	close(pi[0]);
+	if (pi[0] >= 0)
+		close(pi[0]);
 	close(po[1]);
 	close(pe[1]);
 	if (pid < 0) {
-		close(pi[1]);
+		if (pi[1] >= 0)
+			close(pi[1]);
 		close(po[0]);
 		close(pe[0]);
 		return -1;
 	}
-	if (inlen == 0) {
+	if (pi[1] >= 0 && inlen == 0) {
 		close(pi[1]);
 		pi[1] = -1;
-	} else {
+	} else if (pi[1] >= 0) {
 		fcntl(pi[1], F_SETFL, O_NONBLOCK);
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* a terminal's master reads EIO once the last slave is closed: the
+	 * end of what the program drew */
 	while (oo || eo) {
 		struct pollfd p[3];
 		int n = 0, left = (int)(end - spec_now_ms());
@@ -254,44 +295,19 @@ int spec_run(const char *const *argv, const char *const *env,
 	return 0;
 }
 
+int spec_run(const char *const *argv, const char *const *env, const char *input,
+	     int timeout_ms, struct spec_run *r)
+{
+	struct spec_spawn o = {.argv = argv, .env = env};
+
+	return spec_run_spawn(&o, input, 0, timeout_ms, r);
+}
+
 void spec_run_free(struct spec_run *r)
 {
 	free(r->out);
 	free(r->err);
 	r->out = r->err = NULL;
-}
-
-/* spec_bin(name) and args into argv[64] */
-static void tool_argv(const char **argv, const char *name,
-		      const char *const *args)
-{
-	size_t n = 0;
-
-	argv[n++] = spec_bin(name);
-	for (; args && *args; args++) {
-		ck_assert_msg(n < 63, "%s: more than 62 arguments", name);
-		argv[n++] = *args;
-	}
-	argv[n] = NULL;
-}
-
-void spec_tool(const char *name, const char *const *args,
-	       const char *const *env, int timeout_ms, struct spec_run *r)
-{
-	const char *argv[64];
-
-	tool_argv(argv, name, args);
-	ck_assert_msg(spec_run(argv, env, NULL, timeout_ms, r) == 0,
-		      "cannot start %s", argv[0]);
-}
-
-char *spec_tool_stdout(const char *name, const char *const *args,
-		       int timeout_ms)
-{
-	const char *argv[64];
-
-	tool_argv(argv, name, args);
-	return spec_run_stdout(argv, NULL, timeout_ms);
 }
 
 char *spec_run_stdout(const char *const *argv, const char *const *env,

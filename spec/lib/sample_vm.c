@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,7 +56,7 @@ pid_t spec_vm_spawn(const char *tmpdir, const char *dumpdir,
 		o = &none;
 	/* VMHEAP_SAMPLE_WRAPPER="valgrind -q --error-exitcode=99" runs the
 	 * VM under a tool (the pid stays the same: the tool execs) */
-	if (o->wrapper && wrapper && *wrapper) {
+	if (wrapper && *wrapper) {
 		char *save = NULL;
 
 		snprintf(wrap, sizeof(wrap), "%s", wrapper);
@@ -87,9 +88,21 @@ pid_t spec_vm_spawn(const char *tmpdir, const char *dumpdir,
 void spec_vm_start(struct spec_vm *vm, const char *tmpdir,
 		   const char *dumpdir, const struct spec_vm_opts *o)
 {
-	char err[700];
+	char err[700], fresh[200], dumps[256];
+	int own = !tmpdir && !dumpdir;
 
+	ck_assert_msg(own || (tmpdir && dumpdir),
+		      "spec_vm_start: give both directories or neither");
+	if (own) {
+		snprintf(fresh, sizeof(fresh), "%s", spec_mkdtemp("vm"));
+		snprintf(dumps, sizeof(dumps), "%s/dumps", fresh);
+		ck_assert_msg(mkdir(dumps, 0700) == 0, "mkdir %s: %s", dumps,
+			      strerror(errno));
+		tmpdir = fresh;
+		dumpdir = dumps;
+	}
 	memset(vm, 0, sizeof(*vm));
+	vm->own_dir = own;
 	snprintf(vm->tmpdir, sizeof(vm->tmpdir), "%s", tmpdir);
 	snprintf(vm->dumpdir, sizeof(vm->dumpdir), "%s", dumpdir);
 	vm->pid = spec_vm_spawn(tmpdir, dumpdir, o);
@@ -106,6 +119,32 @@ void spec_vm_start(struct spec_vm *vm, const char *tmpdir,
 	}
 }
 
+int spec_vm_run_to_exit(const struct spec_vm_opts *o, char **output)
+{
+	const char *dir = spec_mkdtemp("vm-exit");
+	struct spec_vm_opts vo = {0};
+	char log[300];
+	int code;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/log", dir);
+	if (o)
+		vo = *o;
+	vo.log_path = log;
+	pid = spec_vm_spawn(dir, dir, &vo);
+	ck_assert_msg(pid > 0, "fork: %s", strerror(errno));
+	code = spec_wait(pid, 15000, NULL);
+	if (code == -1) {
+		spec_kill(pid);
+		ck_abort_msg("vmheap-sample did not exit within 15 s");
+	}
+	*output = spec_read_file(log, NULL);
+	if (!*output)
+		*output = calloc(1, 1);
+	ck_assert_ptr_nonnull(*output);
+	return code;
+}
+
 int spec_vm_stop(struct spec_vm *vm)
 {
 	int st;
@@ -115,4 +154,37 @@ int spec_vm_stop(struct spec_vm *vm)
 	st = spec_stop(vm->pid, SIGTERM, 15000);
 	vm->pid = 0;
 	return st < 0 ? -1 : spec_exit_code(st);
+}
+
+void spec_vm_cleanup(struct spec_vm *vm)
+{
+	if (vm->pid > 0)
+		spec_vm_stop(vm);
+	if (vm->own_dir && vm->tmpdir[0])
+		spec_rmrf(vm->tmpdir);
+	vm->own_dir = 0;
+}
+
+static struct spec_vm fixture_vm;
+static int fixture_started;
+
+void spec_vm_fixture_setup(void)
+{
+	spec_vm_start(&fixture_vm, NULL, NULL, NULL);
+	fixture_started = 1;
+}
+
+void spec_vm_fixture_teardown(void)
+{
+	if (fixture_started)
+		spec_vm_cleanup(&fixture_vm);
+	fixture_started = 0;
+}
+
+struct spec_vm *spec_fixture_vm(void)
+{
+	ck_assert_msg(fixture_started, "spec_fixture_vm: no "
+				       "spec_vm_fixture_setup fixture in this "
+				       "TCase");
+	return &fixture_vm;
 }

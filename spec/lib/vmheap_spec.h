@@ -16,13 +16,15 @@
  *   process.c     starting processes that die with the test, waiting with
  *                 a deadline, running a command to completion with its
  *                 output captured
+ *   tool.c        running a program of the build (vmheap-histo, ...)
  *   proc.c        a process talked to through pipes
  *   sample_vm.c   the real vmheap-sample, started and found by its
- *                 discovery file
+ *                 discovery file; a fixture of one VM per test
  *   embedded_vm.c a sample VM forked with options vmheap-sample lacks
- *   client.c      a client of such a VM that never fails the test
+ *   client.c      a client of such a VM
  *   socket.c      a raw TCP connection to an agent
  *   ruby_vm.c     a real Ruby VM with the agent loaded, running a script
+ *   native_vm.c   a program under vmheap-run (the native-only host)
  *   tmux.c        a terminal program driven like a person would: type a
  *                 line, wait for text on the screen, assert
  *
@@ -37,6 +39,7 @@
 #include <check.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pwd.h>
 #include <sys/types.h>
 
 #include "spec_reply.h" /* and vmheap_agent.h */
@@ -262,6 +265,9 @@ struct spec_spawn {
 	int stdout_fd; /* >0: use this fd as stdout */
 	int stderr_fd; /* >0: use this fd as stderr */
 	long long fsize_limit; /* RLIMIT_FSIZE in bytes (SIGXFSZ ignored) */
+	/* run as this user (no supplementary groups; the test runs as
+	 * root), NULL: as the test; exit status 126 when it cannot */
+	const struct passwd *user;
 };
 
 /*
@@ -321,14 +327,54 @@ char *spec_run_stdout(const char *const *argv, const char *const *env,
 		      int timeout_ms);
 
 /*
- * The tools of the build: spec_bin(`name`) (e.g. "vmheap-histo") run with
- * `args` (NULL-terminated, may be NULL; at most 62) as spec_run and
- * spec_run_stdout do.  spec_tool fails the test if the tool cannot start
- * and returns with r->status whatever it is; spec_tool_stdout requires
- * exit status 0 and returns its stdout (malloc'd).
+ * spec_run of `how` (its argv, env, dir, stdin_path, fsize_limit; its
+ * stdout and stderr are captured): `input` on its stdin unless
+ * how->stdin_path is set, its stderr on a pseudo-terminal when
+ * `stderr_tty` (r->err then holds what it drew there, with the
+ * terminal's CR LF line ends).  Returns as spec_run does.
  */
-void spec_tool(const char *name, const char *const *args,
-	       const char *const *env, int timeout_ms, struct spec_run *r);
+int spec_run_spawn(const struct spec_spawn *how, const char *input,
+		   int stderr_tty, int timeout_ms, struct spec_run *r);
+
+/* ----------------------------------------------------------- the tools */
+
+/*
+ * The one way a test runs a program of the build (vmheap-histo,
+ * vmheap-diff, ...): spec_bin(`name`) with `args` (NULL-terminated, may
+ * be NULL; at most 62), run to completion by spec_run with its stdout
+ * and stderr captured:
+ *
+ *	struct spec_run r = spec_tool("vmheap-histo", ARGS("--top", "5", dump));
+ *	ck_assert_msg(r.status == 0, "%s", r.err);
+ *	...
+ *	spec_run_free(&r);
+ *
+ * It fails the test when the tool cannot start or run (exit status 127)
+ * or runs past its deadline; any exit status it returns in r.status for
+ * the test to assert.
+ */
+struct spec_run spec_tool(const char *name, const char *const *args);
+
+/* Options of spec_tool_with (all may be left zero). */
+struct spec_tool_opts {
+	const char *const *env; /* as struct spec_spawn's env */
+	const char *stdin_path; /* a file on its stdin; NULL: ... */
+	const char *input;	/* ... this text (NULL: nothing) */
+	int timeout_ms;		/* 0: SPEC_TOOL_TIMEOUT_MS */
+	int stderr_tty;		/* its stderr on a pseudo-terminal */
+};
+#define SPEC_TOOL_TIMEOUT_MS 120000
+
+/* spec_tool with options. */
+struct spec_run spec_tool_with(const char *name, const char *const *args,
+			       const struct spec_tool_opts *o);
+
+/* spec_tool that must exit 0 (else the test fails, with the tool's
+ * output). */
+struct spec_run spec_tool_ok(const char *name, const char *const *args);
+
+/* spec_tool that must exit 0 (else the test fails, with the tool's
+ * output) within `timeout_ms` (0: the default): its stdout, malloc'd. */
 char *spec_tool_stdout(const char *name, const char *const *args,
 		       int timeout_ms);
 
@@ -372,16 +418,33 @@ int spec_proc_wait_exit(struct spec_proc *p, int timeout_ms);
 
 /* -------------------------------------------------------- the sample VM */
 
-/* A running vmheap-sample. */
+/*
+ * The C sample VM.  The one way to start one is spec_vm_start (or, for a
+ * VM with options vmheap-sample lacks, spec_vm_start_embedded); a test
+ * talks to it with spec_vm_client (or spec_connect in a thread) and ends
+ * it with spec_vm_stop or spec_vm_cleanup:
+ *
+ *	struct spec_vm vm;
+ *	spec_vm_start(&vm, NULL, NULL, NULL);   // in a directory of its own
+ *	vmheap_client *c = spec_vm_client(&vm);
+ *	...
+ *	ck_assert_int_eq(spec_vm_stop(&vm), 0); // SIGTERM: it exits 0
+ */
 struct spec_vm {
-	pid_t pid;
+	pid_t pid;	     /* 0 once stopped */
 	char tmpdir[256];    /* VMHEAP_AGENT_TMPDIR: its discovery file */
 	char dumpdir[256];   /* VMHEAP_AGENT_DIR */
 	char discovery[512]; /* tmpdir/vmheap-agent.<pid> */
 	struct vmheap_agent_info info; /* port, token, ... */
+	/* spec_vm_start made tmpdir (spec_vm_cleanup removes it) */
+	int own_dir;
 };
 
-/* Options of spec_vm_start (all may be left zero). */
+/*
+ * Options of spec_vm_start (all may be left zero).  Every vmheap-sample
+ * started here runs under $VMHEAP_SAMPLE_WRAPPER when that is set (e.g.
+ * "valgrind -q --error-exitcode=99": the tool execs, the pid stays).
+ */
 struct spec_vm_opts {
 	const char *const *args; /* extra arguments, NULL-terminated */
 	const char *const *env;  /* as struct spec_spawn's env */
@@ -389,14 +452,11 @@ struct spec_vm_opts {
 	/* its stdout and stderr; NULL: stdout to /dev/null, stderr the
 	 * test's */
 	const char *log_path;
-	/* run it under $VMHEAP_SAMPLE_WRAPPER (e.g. "valgrind -q
-	 * --error-exitcode=99") when that is set */
-	int wrapper;
 };
 
 /*
  * Only start vmheap-sample as spec_vm_start does (for a VM expected to
- * exit at once): its pid, or -1.
+ * exit at once, or not to start its agent): its pid, or -1.
  */
 pid_t spec_vm_spawn(const char *tmpdir, const char *dumpdir,
 		    const struct spec_vm_opts *o);
@@ -404,11 +464,21 @@ pid_t spec_vm_spawn(const char *tmpdir, const char *dumpdir,
 /*
  * Start $VMHEAP_BUILD/bin/vmheap-sample with VMHEAP_AGENT_TMPDIR=tmpdir
  * and VMHEAP_AGENT_DIR=dumpdir, and wait (15 s) until its discovery file
- * is there and readable; fills *vm.  Fails the test if the VM exits first
- * or no file appears.  The VM dies with the test.
+ * is there and readable; fills *vm.  With tmpdir and dumpdir NULL it gets
+ * a fresh directory of its own (spec_mkdtemp) as its tmpdir, with its
+ * dumps in the subdirectory "dumps".  Fails the test if the VM exits
+ * first or no file appears.  The VM dies with the test.
  */
 void spec_vm_start(struct spec_vm *vm, const char *tmpdir,
 		   const char *dumpdir, const struct spec_vm_opts *o);
+
+/*
+ * Run vmheap-sample (o as spec_vm_start's, in a fresh directory that is
+ * its tmpdir and dump directory) expecting it to exit within 15 s (else
+ * the test fails): its exit code (spec_exit_code), and in *output (free
+ * it) what it wrote on stdout and stderr.
+ */
+int spec_vm_run_to_exit(const struct spec_vm_opts *o, char **output);
 
 /*
  * Wait up to `timeout_ms` for `pid`'s discovery file in `tmpdir` and read
@@ -420,8 +490,29 @@ int spec_discovery_wait(const char *tmpdir, pid_t pid,
 			char *err, size_t errlen);
 
 /* SIGTERM and wait (15 s, then SIGKILL): its exit code
- * (spec_exit_code), or -1 when it had to be killed. */
+ * (spec_exit_code), or -1 when it had to be killed or was stopped
+ * already. */
 int spec_vm_stop(struct spec_vm *vm);
+
+/* spec_vm_stop if it still runs; then remove the directory spec_vm_start
+ * made for it, if it made one. */
+void spec_vm_cleanup(struct spec_vm *vm);
+
+/*
+ * A sample VM for each test of a TCase, as a Check fixture: after
+ *
+ *	tcase_add_checked_fixture(tc, spec_vm_fixture_setup,
+ *				  spec_vm_fixture_teardown);
+ *
+ * every test of `tc` finds its own vmheap-sample, started in the test's
+ * process by spec_vm_start(vm, NULL, NULL, NULL), at spec_fixture_vm().
+ * The teardown is spec_vm_cleanup (a test may stop the VM itself, e.g.
+ * to see how it exits).  spec_fixture_vm() fails the test in a TCase
+ * without the fixture.
+ */
+void spec_vm_fixture_setup(void);
+void spec_vm_fixture_teardown(void);
+struct spec_vm *spec_fixture_vm(void);
 
 /* Options of the embedded sample VM. */
 struct spec_embedded {
@@ -449,6 +540,10 @@ void spec_vm_start_embedded(struct spec_vm *vm, const char *tmpdir,
  */
 vmheap_client *spec_connect(const struct spec_vm *vm, int timeout_ms);
 
+/* A client authenticated to `vm` (10 s to connect, 20 s a call); fails
+ * the test if it cannot connect. */
+vmheap_client *spec_vm_client(const struct spec_vm *vm);
+
 /* get `var` as an unsigned integer; -1 on any failure (not failing the
  * test). */
 int64_t spec_get_uint(vmheap_client *c, const char *var);
@@ -475,21 +570,69 @@ int spec_tcp_listen(uint16_t *port);
 
 /* ------------------------------------------------------------ real Ruby */
 
-/* A Ruby VM with the agent loaded, running a script of the test. */
+/*
+ * The Ruby host: a real `ruby` with the agent loaded, running a script
+ * of the test.  spec_ruby_start (or spec_ruby_start_with, for options) is
+ * the one way to start one; the test talks to it through vm->p
+ * (spec_proc_write, spec_proc_wait_for, spec_proc_line) and ends it with
+ * spec_proc_wait_exit (close its stdin) or spec_kill(vm->p.pid).
+ */
 struct spec_ruby {
-	struct spec_proc p; /* its stdin; stdout and stderr merged */
-	const char *dir;    /* its directory: dumps and discovery file */
+	struct spec_proc p; /* its stdin; its stdout (and stderr, merged) */
+	char dir[256];	    /* its directory: cwd, dumps, discovery file */
+	char script[300];   /* dir/program.rb */
 	char env_dir[600], env_tmp[600];
-	const char *env[5]; /* its agent's environment (for the console) */
+	/* its environment (for the console): VMHEAP_AGENT_DIR and _TMPDIR */
+	const char *env[3];
+};
+
+/* Options of spec_ruby_start_with (all may be left zero). */
+struct spec_ruby_opts {
+	const char *const *env;	 /* more environment, after the agent's */
+	const char *const *args; /* its arguments after the script */
+	int stderr_apart;	 /* stderr to the test's, not into vm->p */
+	/* wait (60 s) until its output holds this text; fail the test if it
+	 * does not (e.g. "ready" printed once the script has set up) */
+	const char *ready;
 };
 
 /*
- * Start `ruby -I $VMHEAP_BUILD/ruby -rvmheap_agent SCRIPT` with
- * `script_text` as SCRIPT, in a fresh directory that is its
- * VMHEAP_AGENT_DIR and VMHEAP_AGENT_TMPDIR.  It dies with the test; fails
- * the test if it cannot start.  Does not wait for anything.
+ * Start `ruby -I $VMHEAP_BUILD/ruby -rvmheap_agent DIR/program.rb ARGS`
+ * with `script_text` as program.rb, in a fresh directory DIR that is its
+ * working directory, VMHEAP_AGENT_DIR and VMHEAP_AGENT_TMPDIR
+ * (VMHEAP_AGENT_PORT and VMHEAP_AGENT_VERBOSE unset; under SAN=1 the ASan
+ * runtime preloaded, leak detection off).  It dies with the test; fails
+ * the test if it cannot start.  spec_ruby_start waits for nothing.
  */
 void spec_ruby_start(struct spec_ruby *vm, const char *script_text);
+void spec_ruby_start_with(struct spec_ruby *vm, const char *script_text,
+			  const struct spec_ruby_opts *o);
+
+/* ------------------------------------------------ the native-only host */
+
+/*
+ * A program of the test under vmheap-run (the malloc tracker with the
+ * native-only host's agent, hosts/native), or another program that loads
+ * an agent the same way: it prints "ready" once set up and is talked to
+ * through its stdin and stdout.  spec_native_start is the one way to
+ * start one.
+ */
+struct spec_native {
+	struct spec_proc p; /* its stdin; its stdout and stderr, merged */
+	char dir[256];	    /* its cwd, VMHEAP_AGENT_DIR and _TMPDIR */
+	struct vmheap_agent_info info; /* from its discovery file */
+};
+
+/*
+ * Start `argv` (e.g. spec_bin("vmheap-run") and a program) in `dir`
+ * (NULL: a fresh directory) with VMHEAP_AGENT_DIR and _TMPDIR there,
+ * VMHEAP_AGENT_PORT unset and `env` (as struct spec_spawn's; may be
+ * NULL) after them; wait (60 s each) for "ready\n" on its output and
+ * for its discovery file.  Fails the test if either does not come.  It
+ * dies with the test.
+ */
+void spec_native_start(struct spec_native *vm, const char *dir,
+		       const char *const *argv, const char *const *env);
 
 /* ---------------------------------------------------------------- tmux */
 
