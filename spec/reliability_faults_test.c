@@ -977,7 +977,7 @@ Suite *vmheap_spec_suite(void)
 	t = spec_tcase(s, "the dump names the VM's pid", 120);
 	tcase_add_test(t, forked_dump_header_names_the_vm_pid_not_its_child);
 
-	t = spec_tcase(s, "valgrind", 120);
+	t = spec_tcase(s, "valgrind", 300);
 	tcase_add_test(t, tools_run_clean_under_valgrind);
 
 	t = spec_tcase(s, "fuzz regression inputs", 120);
