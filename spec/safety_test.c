@@ -1079,6 +1079,12 @@ static void *churn_main(void *arg)
 
 		if (fd < 0)
 			continue;
+		/* closed with a reset, leaving no TIME_WAIT: thousands of
+		 * ports a run, runs in a row, would run the ephemeral range
+		 * short and slow connect() down */
+		setsockopt(fd, SOL_SOCKET, SO_LINGER,
+			   &(struct linger){.l_onoff = 1, .l_linger = 0},
+			   sizeof(struct linger));
 		ch->opened++;
 		if (n == 300) {
 			close(fds[0]);
