@@ -390,9 +390,12 @@ START_TEST(top_shows_the_growing_classes_first_with_their_rate_and_q_quits)
 				    &count) &&
 			    count == stopped)
 				break;
+			/* what the console showed last, when it fails */
+			if (!spec_wait_next(&w))
+				ck_abort_msg("no top frame with %lld Sessions "
+					     "in %d ms; the pane:\n%s",
+					     stopped, WAIT_MS, pane);
 			free(pane);
-			spec_wait_or_fail(&w, "a top frame with %lld Sessions",
-					  stopped);
 		}
 	}
 	{
