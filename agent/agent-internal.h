@@ -321,6 +321,17 @@ int agent_job_start(struct agent_jobs *j, const char *kind,
 		    agent_job_run_fn run, const void *arg, size_t arg_size,
 		    uint64_t *handle);
 
+/*
+ * agent_job_start for a request's reply: AGENT_PENDING when the job
+ * started; else the code with a message in err: `busy` (what the client
+ * should hear while one runs) for VMHEAP_AGENT_EBUSY, "cannot start the
+ * `kind`: reason" for the rest.
+ */
+int agent_job_start_for_reply(struct agent_jobs *j, const char *kind,
+			      agent_job_run_fn run, const void *arg,
+			      size_t arg_size, uint64_t *handle,
+			      const char *busy, char *err, size_t errlen);
+
 /* 1 while a job of `kind` runs.  Any thread. */
 int agent_job_running(struct agent_jobs *j, const char *kind);
 

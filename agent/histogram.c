@@ -400,16 +400,8 @@ out:
 int agent_histogram_start(struct vmheap_agent *a, uint64_t *job, char *err,
 			  size_t errlen)
 {
-	int rc = agent_job_start(a->jobs, "histogram", histogram_job_run, &a,
-				 sizeof(a), job);
-
-	if (rc == VMHEAP_AGENT_EBUSY)
-		return agent_fail(err, errlen, VMHEAP_AGENT_EBUSY,
-				  "a histogram is already being taken; try "
-				  "again when it ends");
-	if (rc < 0)
-		return agent_fail(err, errlen, rc,
-				  "cannot start the histogram: %s",
-				  vmheap_agent_strerror(rc));
-	return AGENT_PENDING;
+	return agent_job_start_for_reply(
+	    a->jobs, "histogram", histogram_job_run, &a, sizeof(a), job,
+	    "a histogram is already being taken; try again when it ends", err,
+	    errlen);
 }

@@ -247,3 +247,18 @@ void agent_jobs_free(struct agent_jobs *j)
 	pthread_cond_destroy(&j->told);
 	free(j);
 }
+
+int agent_job_start_for_reply(struct agent_jobs *j, const char *kind,
+			      agent_job_run_fn run, const void *arg,
+			      size_t arg_size, uint64_t *handle,
+			      const char *busy, char *err, size_t errlen)
+{
+	int rc = agent_job_start(j, kind, run, arg, arg_size, handle);
+
+	if (rc == VMHEAP_AGENT_EBUSY)
+		return agent_fail(err, errlen, rc, "%s", busy);
+	if (rc < 0)
+		return agent_fail(err, errlen, rc, "cannot start the %s: %s",
+				  kind, vmheap_agent_strerror(rc));
+	return AGENT_PENDING;
+}

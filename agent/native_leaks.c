@@ -234,15 +234,8 @@ int agent_native_leaks_start(struct vmheap_agent *a, uint64_t *job, char *err,
 		return agent_fail(err, errlen, VMHEAP_AGENT_EUNSUPPORTED,
 				  "native tracking is off; start it with: "
 				  "set config.native.track true");
-	int rc = agent_job_start(a->jobs, "native leaks", leaks_job_run, &a,
-				 sizeof(a), job);
-	if (rc == VMHEAP_AGENT_EBUSY)
-		return agent_fail(err, errlen, VMHEAP_AGENT_EBUSY,
-				  "a leak scan is already running; try again "
-				  "when it ends");
-	if (rc < 0)
-		return agent_fail(err, errlen, rc,
-				  "cannot start the leak scan: %s",
-				  vmheap_agent_strerror(rc));
-	return AGENT_PENDING;
+	return agent_job_start_for_reply(
+	    a->jobs, "leak scan", leaks_job_run, &a, sizeof(a), job,
+	    "a leak scan is already running; try again when it ends", err,
+	    errlen);
 }
