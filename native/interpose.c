@@ -16,6 +16,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "native-internal.h"
@@ -104,6 +105,33 @@ INLINE void track(void *p, size_t n, uint64_t state)
 		native_live_add(p, n, id, state);
 }
 
+/*
+ * What a fresh tracked block held before (its bytes from `from` to
+ * glibc's usable size) is cleared: the words of an earlier block at that
+ * address, or a free chunk's links, which name other blocks and, left in
+ * a live block, would keep forgotten blocks reachable in the leak scan
+ * (native/README.md, "The leak scan": valgrind counts such words as
+ * undefined and never as pointers).  Only words not 0 are written, so a
+ * block from pages the program never touched (the heap's top) stays
+ * unbacked; a chunk glibc mmapped is fresh from the kernel and is not
+ * read at all.
+ */
+static void clear_stale(void *p, size_t from)
+{
+	uint64_t head;
+	memcpy(&head, (const char *)p - 8, sizeof head);
+	if (head & 2)
+		return; /* mmapped */
+	size_t usable = malloc_usable_size(p);
+	uint64_t *w = (uint64_t *)p + (from + 7) / 8;
+	uint64_t *end = (uint64_t *)p + usable / 8;
+	if (from % 8 != 0 && from < usable)
+		memset((char *)p + from, 0, 8 - from % 8);
+	for (; w < end; w++)
+		if (*w != 0)
+			*w = 0;
+}
+
 static void untrack(void *p)
 {
 	uint64_t size;
@@ -145,8 +173,10 @@ static __attribute__((noinline)) void *tracked_malloc(size_t n,
 	if (busy)
 		return p;
 	busy = 1;
-	if (p != NULL && NATIVE_ON(state))
+	if (p != NULL && NATIVE_ON(state)) {
+		clear_stale(p, 0);
 		track(p, n, state);
+	}
 	if (REC_ON())
 		native_record_alloc(VMHEAP_TRACE_MALLOC, p, n, 0, 0, 0);
 	busy = 0;
@@ -208,11 +238,17 @@ tracked_realloc(void *p, size_t n, uint64_t state, unsigned op, size_t nmemb,
 	int on = NATIVE_ON(state);
 	uint64_t old_size = 0;
 	uint32_t old_id = 0;
-	if (on && p != NULL && !overflow)
+	size_t old_usable = 0;
+	if (on && p != NULL && !overflow) {
 		old_id = native_live_remove(p, &old_size);
+		old_usable = malloc_usable_size(p);
+	}
 	void *q = overflow ? NULL : __libc_realloc(p, n);
-	if (on && q != NULL)
+	if (on && q != NULL) {
+		/* (glibc copies the old block's usable bytes: past them) */
+		clear_stale(q, old_usable);
 		track(q, n, state);
+	}
 	else if (on && old_id != 0 && n != 0) /* failed: p is still live */
 		native_live_restore(p, old_size, old_id, state);
 	if (rec)
@@ -232,8 +268,10 @@ tracked_aligned(unsigned op, void *p, size_t align, size_t n, uint64_t state)
 	if (busy)
 		return;
 	busy = 1;
-	if (p != NULL && NATIVE_ON(state))
+	if (p != NULL && NATIVE_ON(state)) {
+		clear_stale(p, 0);
 		track(p, n, state);
+	}
 	if (REC_ON())
 		native_record_alloc(op, p, n, 0, 0, align);
 	busy = 0;

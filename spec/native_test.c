@@ -996,6 +996,10 @@ static void forgets_and_keeps(int from_start)
 	long long forgot = leak_sum(j, line6, "leaked_count");
 	long long possible = leak_sum(j, line6, "possible_count");
 	long long reached = leak_sum(j, line6, "reachable_count");
+	/* (the figures, for native/README.md's table) */
+	fprintf(stderr, "forgets_and_keeps(%s): forgetting line %lld leaked, "
+		"%lld possibly, %lld reachable\n",
+		from_start ? "--track" : "console", forgot, possible, reached);
 	/* Not all 10,000: a few read as possibly leaked or reachable because
 	 * stale words inside memory Ruby still uses name them (native/
 	 * README.md, "The leak scan": where each root was, what the Ruby host
