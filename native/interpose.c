@@ -141,6 +141,15 @@ static size_t usable_before(void *p)
 	return p != NULL ? malloc_usable_size(p) : 0;
 }
 
+/* After a realloc to n bytes from a block of u usable ones: the copied
+ * bytes are kept up to n (past n the new block's slack, whose old words
+ * realloc does not promise to keep: a string shrunk in place keeps its
+ * old tail there). */
+static inline void clear_realloced(void *q, size_t u, size_t n)
+{
+	clear_stale(q, u < n ? u : n);
+}
+
 static void untrack(void *p)
 {
 	uint64_t size;
@@ -303,7 +312,7 @@ PUBLIC void *realloc(void *p, size_t n)
 	void *q = HOOKS_OFF(s) ? __libc_realloc(p, n)
 			       : tracked_realloc(p, n, s, VMHEAP_TRACE_REALLOC,
 						 0, 0, 0);
-	clear_stale(q, u);
+	clear_realloced(q, u, n);
 	return q;
 }
 
@@ -321,13 +330,13 @@ PUBLIC void *reallocarray(void *p, size_t n, size_t m)
 		}
 		size_t u = usable_before(p);
 		void *q = __libc_realloc(p, t);
-		clear_stale(q, u);
+		clear_realloced(q, u, t);
 		return q;
 	}
 	size_t u = usable_before(p);
 	void *q = tracked_realloc(p, over ? SIZE_MAX : t, s,
 				  VMHEAP_TRACE_REALLOCARRAY, n, m, over);
-	clear_stale(q, u);
+	clear_realloced(q, u, t);
 	return q;
 }
 
