@@ -430,6 +430,11 @@ void ruby_clear_dead_vm_stacks(void);
  * as it is.  Allocates one Array. */
 void ruby_clear_transient_heap(void);
 
+/* ruby_st_tables.c: in a dump's forked child, while the malloc tracker
+ * tracks, zero the keys and values of the deleted and unused entries of
+ * the st tables that rb_vm_t holds, where a table's layout checks out. */
+void ruby_clear_vm_st_tables(void);
+
 /* A global variable learnt by ruby_names_prepare_child. */
 struct ruby_name_global {
 	VALUE value;
