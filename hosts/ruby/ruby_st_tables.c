@@ -46,7 +46,7 @@ static int entries_block(uint64_t entries, uint64_t n)
 	return usable >= need && usable - need <= 24;
 }
 
-static void clear_table(uint64_t at)
+void ruby_clear_st_table(uint64_t at)
 {
 	struct st_table t;
 	uint64_t type[2];
@@ -87,5 +87,5 @@ void ruby_clear_vm_st_tables(void)
 	while (n > 0 && ruby_peek(vm, words, n * 8) != 0)
 		n /= 2;
 	for (size_t i = 0; i < n; i++)
-		clear_table(words[i]);
+		ruby_clear_st_table(words[i]);
 }
