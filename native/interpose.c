@@ -107,18 +107,21 @@ INLINE void track(void *p, size_t n, uint64_t state)
 
 /*
  * A block the program gets from any of the tracker's entry points, on or
- * off, is cleared from `from` (0, or the bytes a realloc copied) to
+ * off, is cleared from `from` (0, or the bytes a realloc keeps) to
  * glibc's usable size when that is at most CLEAR_MAX bytes: what the
  * memory held in its earlier life (an earlier block's words, a free
  * chunk's links) names other blocks and, left in a live block, would keep
  * forgotten blocks reachable in the leak scan; valgrind counts such words
  * as undefined and never as pointers (native/README.md, "The leak scan").
  * A chunk glibc mmapped is fresh from the kernel.  Bigger blocks are left
- * as they are: clearing them cost the C workload 2x (a block the program
- * never writes in full is then written in full), 2 KiB and less 1.17x in
- * instructions untracked and 1.06x tracked (bench/HISTORY.md).
+ * as they are: clearing every block cost the C workload (which writes one
+ * byte of each) 2.1x its time untracked; up to 32 KiB (Ruby's AST node
+ * buffers are 24 KiB, its IO buffers 8 KiB) 1.2-1.3x (bench/HISTORY.md,
+ * "The Ruby forgetting line, exact").
  */
-#define CLEAR_MAX 2048
+#ifndef CLEAR_MAX
+#define CLEAR_MAX 32768
+#endif
 
 static inline void clear_stale(void *p, size_t from)
 {

@@ -946,15 +946,10 @@ static long long leak_sum(const struct jval *j, const char *suffix,
 	return sum;
 }
 
-/* How many of the 10,000 forgotten blocks may read possibly leaked or
- * reachable: the most seen was 44 (native/README.md), with room. */
-#define FORGOTTEN_NOT_LEAKED 55
-
 /* A C extension in real ruby forgets 10,000 blocks at one Ruby line and
  * keeps 10,000 at the next, tracked from the start or switched on once
  * it runs: the leak scan of a dump calls the second line's all reachable
- * and none leaked, and the first line's all leaked but for a few blocks
- * (below: how many and why). */
+ * and none leaked, and the first line's all leaked. */
 static void forgets_and_keeps(int from_start)
 {
 	static const char script[] =
@@ -1000,11 +995,11 @@ static void forgets_and_keeps(int from_start)
 	fprintf(stderr, "forgets_and_keeps(%s): forgetting line %lld leaked, "
 		"%lld possibly, %lld reachable\n",
 		from_start ? "--track" : "console", forgot, possible, reached);
-	/* Not all 10,000: a few read as possibly leaked or reachable because
-	 * stale words inside memory Ruby still uses name them (native/
-	 * README.md, "The leak scan": where each root was, what the Ruby host
-	 * zeroes in the dump's child, what is left). */
-	ck_assert_msg(forgot >= 10000 - FORGOTTEN_NOT_LEAKED && forgot <= 10000,
+	/* All 10,000: no stale word names one (native/README.md, "The leak
+	 * scan": what the scan leaves out, what the Ruby host zeroes in the
+	 * dump's child, what the tracker clears; at first 29-44 a run read
+	 * possibly leaked or reachable). */
+	ck_assert_msg(forgot == 10000,
 		      "%lld leaked, %lld possibly, %lld reachable:\n%.3000s",
 		      forgot, possible, reached, o.out);
 	ck_assert_msg(leak_sum(j, line6, "indirect_count") == 0, "%.3000s",
