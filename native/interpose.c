@@ -116,8 +116,9 @@ INLINE void track(void *p, size_t n, uint64_t state)
  * A chunk glibc mmapped is fresh from the kernel.  Bigger blocks are left
  * as they are: clearing every block cost the C workload (which writes one
  * byte of each) 2.1x its time untracked; up to 32 KiB (Ruby's AST node
- * buffers are 24 KiB, its IO buffers 8 KiB) 1.2-1.3x (bench/HISTORY.md,
- * "The Ruby forgetting line, exact").
+ * buffers are 24 KiB, its IO buffers 8 KiB) 1.47x untracked and 1.32x
+ * tracked, Ruby's stdlib 0.7% more instructions tracked (bench/
+ * HISTORY.md, "The Ruby forgetting line, exact").
  */
 #ifndef CLEAR_MAX
 #define CLEAR_MAX 32768
