@@ -148,7 +148,7 @@ static __attribute__((noinline)) void *tracked_malloc(size_t n,
 	if (p != NULL && NATIVE_ON(state))
 		track(p, n, state);
 	if (REC_ON())
-		native_record_alloc(VMHEAP_TRACE_MALLOC, p, n, 0, 0, 0);
+		native_record_malloc(p, n);
 	busy = 0;
 	return p;
 }
@@ -412,6 +412,16 @@ void *native_libc_sym(const char *name)
 void native_thread_exclude(void)
 {
 	busy = 1;
+}
+
+void native_guard_hold(void)
+{
+	busy++;
+}
+
+void native_guard_drop(void)
+{
+	busy--;
 }
 
 static void fork_prepare(void)
