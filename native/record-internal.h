@@ -136,8 +136,10 @@ void native_rec_ids_wait_growth(void);
  * without memory or when recording stopped. */
 int native_rec_ids_insert(struct rec_thread *me, uint64_t addr, uint64_t id,
 			  uint64_t size, uint64_t *stale_id);
-/* 1 and the entry's id when addr was there (removed), else 0. */
-int native_rec_ids_remove(uint64_t addr, uint64_t *id);
+/* The id of addr's entry, removed, or REC_ID_NONE when addr was not
+ * there (no block has it: its slot would be VMHEAP_TRACE_NONE). */
+#define REC_ID_NONE UINT64_MAX
+uint64_t native_rec_ids_remove(uint64_t addr);
 /* Live blocks and their sizes summed, with no thread inside a call. */
 void native_rec_ids_sum(uint64_t *blocks, uint64_t *bytes);
 void native_rec_ids_clear(void);

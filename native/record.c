@@ -461,7 +461,9 @@ void native_record_free(void *p)
 		*t->at++ = VMHEAP_TRACE_FREE | VMHEAP_TRACE_F_NONE;
 		t->events++;
 	} else if (__builtin_expect(
-		       native_rec_ids_remove((uint64_t)(uintptr_t)p, &id), 1)) {
+		       (id = native_rec_ids_remove((uint64_t)(uintptr_t)p)) !=
+			   REC_ID_NONE,
+		       1)) {
 		put_free(t, id);
 		ended(t, id);
 	} else {
@@ -482,9 +484,10 @@ __attribute__((noinline)) int native_record_realloc_begin(void *p,
 	if (t == NULL)
 		return 0;
 	old->thread = t; /* in_use stays set until the end */
-	if (p != NULL)
-		old->found =
-		    native_rec_ids_remove((uint64_t)(uintptr_t)p, &old->id);
+	if (p != NULL) {
+		old->id = native_rec_ids_remove((uint64_t)(uintptr_t)p);
+		old->found = old->id != REC_ID_NONE;
+	}
 	if (p != NULL && !old->found)
 		t->untracked++;
 	return 1;

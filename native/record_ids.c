@@ -433,8 +433,9 @@ __attribute__((always_inline)) inline int
 native_rec_ids_insert(struct rec_thread *me, uint64_t a, uint64_t id,
 		      uint64_t size, uint64_t *stale_id)
 {
-	if (size != REC_SIZE_KEEP && size_put((uint32_t)(id >> 32), size) != 0)
-		return -1;
+	/* The size after the entry: its store may miss, and the entry's
+	 * compare-and-swap would wait for it. */
+	int r;
 	struct table *t =
 	    atomic_load_explicit(stripe_of(a), memory_order_acquire);
 	if (__builtin_expect(t != NULL, 1)) {
@@ -442,12 +443,18 @@ native_rec_ids_insert(struct rec_thread *me, uint64_t a, uint64_t id,
 		struct bucket *b = &t->b[h];
 		uint64_t w0 = addr_at(b, 0), w1 = addr_at(b, 1),
 			 w2 = addr_at(b, 2), w3 = addr_at(b, 3);
-		unsigned m = (unsigned)(w0 == a) | (unsigned)(w1 == a) << 1 |
-			     (unsigned)(w2 == a) << 2 | (unsigned)(w3 == a) << 3;
-		unsigned e = (unsigned)(w0 == 0) | (unsigned)(w1 == 0) << 1 |
-			     (unsigned)(w2 == 0) << 2 | (unsigned)(w3 == 0) << 3;
-		if (__builtin_expect((m | over(t, h)) == 0 && e != 0, 1)) {
-			unsigned i = (unsigned)__builtin_ctz(e);
+		/* a is there only when freed past the recorder: compares
+		 * that branch (never taken), not a mask. */
+		int there = __builtin_expect(w0 == a, 0) ||
+			    __builtin_expect(w1 == a, 0) ||
+			    __builtin_expect(w2 == a, 0) ||
+			    __builtin_expect(w3 == a, 0);
+		/* The first empty place (WAYS: none), by conditional moves. */
+		unsigned i = w3 == 0 ? 3 : WAYS;
+		i = w2 == 0 ? 2 : i;
+		i = w1 == 0 ? 1 : i;
+		i = w0 == 0 ? 0 : i;
+		if (__builtin_expect(!there && over(t, h) == 0 && i < WAYS, 1)) {
 			uint64_t zero = 0;
 			if (__builtin_expect(
 				atomic_compare_exchange_strong_explicit(
@@ -456,47 +463,57 @@ native_rec_ids_insert(struct rec_thread *me, uint64_t a, uint64_t id,
 				1)) {
 				atomic_store_explicit(&b->e[i].id, id,
 						      memory_order_relaxed);
-				return 0;
+				r = 0;
+				goto size;
 			}
 		}
 	}
-	return insert_slow(me, a, id, stale_id);
+	r = insert_slow(me, a, id, stale_id);
+	if (r < 0)
+		return r;
+size:
+	if (size != REC_SIZE_KEEP && size_put((uint32_t)(id >> 32), size) != 0)
+		return -1;
+	return r;
 }
 
 /* The removal of an entry past its home (or of none). */
-static __attribute__((noinline)) int remove_far(struct table *t, size_t h,
-						uint64_t a, uint64_t *id)
+static __attribute__((noinline)) uint64_t remove_far(struct table *t,
+						     size_t h, uint64_t a)
 {
 	size_t j;
 	unsigned i;
 	if (over(t, h) == 0 || !find_far(t, h, a, &j, &i))
-		return 0;
-	*id = atomic_load_explicit(&t->b[j].e[i].id, memory_order_relaxed);
+		return REC_ID_NONE;
+	uint64_t id =
+	    atomic_load_explicit(&t->b[j].e[i].id, memory_order_relaxed);
 	atomic_store_explicit(&t->b[j].e[i].addr, 0, memory_order_release);
 	for (size_t k = h; k != j; k = next(k, t->nb))
 		over_add(t, k, -1);
 	atomic_fetch_sub_explicit(&t->displaced, 1, memory_order_relaxed);
-	return 1;
+	return id;
 }
 
 /* Inlined into the calls of record.c (LTO); an entry away from its home
  * is remove_far's. */
-__attribute__((always_inline)) inline int native_rec_ids_remove(uint64_t a,
-								uint64_t *id)
+__attribute__((always_inline)) inline uint64_t native_rec_ids_remove(uint64_t a)
 {
 	struct table *t =
 	    atomic_load_explicit(stripe_of(a), memory_order_acquire);
 	if (__builtin_expect(t == NULL, 0))
-		return 0;
+		return REC_ID_NONE;
 	size_t h = home(a, t);
 	struct bucket *b = &t->b[h];
-	unsigned m = match(b, a);
-	if (__builtin_expect(m == 0, 0))
-		return remove_far(t, h, a, id);
-	unsigned i = (unsigned)__builtin_ctz(m);
-	*id = atomic_load_explicit(&b->e[i].id, memory_order_relaxed);
+	/* Where a is (WAYS: not at home), by conditional moves. */
+	unsigned i = addr_at(b, 3) == a ? 3 : WAYS;
+	i = addr_at(b, 2) == a ? 2 : i;
+	i = addr_at(b, 1) == a ? 1 : i;
+	i = addr_at(b, 0) == a ? 0 : i;
+	if (__builtin_expect(i == WAYS, 0))
+		return remove_far(t, h, a);
+	uint64_t id = atomic_load_explicit(&b->e[i].id, memory_order_relaxed);
 	atomic_store_explicit(&b->e[i].addr, 0, memory_order_release);
-	return 1;
+	return id;
 }
 
 /* Called with every recording thread outside its call (the end). */
