@@ -383,8 +383,8 @@ began(struct rec_thread *t, struct vmheap_trace_event *ev, void *p)
 	unsigned source = new_id(t, &ev->block);
 	uint64_t id = vmheap_trace_id(ev->block.slot, ev->block.gen);
 	uint64_t stale;
-	/* The event first: the table's line, asked for at the call's
-	 * start, arrives meanwhile. */
+	/* The event first: the table's line, which the insert may miss,
+	 * is not waited for meanwhile. */
 	put(t, ev, source);
 	int r = native_rec_ids_insert(t, (uint64_t)(uintptr_t)p, id, ev->size,
 				      &stale);
