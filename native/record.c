@@ -215,8 +215,11 @@ static __attribute__((noinline)) int at_mark(struct rec_thread *t)
 		t->at = vmheap_trace_put_time(t->at, now - t->st.time_us);
 		t->st.time_us = now;
 	}
-	size_t left = (size_t)(t->room - t->at);
-	t->mark = t->at + (left < REC_CLOCK_BYTES ? left : REC_CLOCK_BYTES);
+	/* At most room: past it (the time item may end there), the next
+	 * call hands the buffer off.  The room keeps VMHEAP_TRACE_ITEM_MAX
+	 * twice, for this call's items. */
+	t->mark = t->at + REC_CLOCK_BYTES < t->room ? t->at + REC_CLOCK_BYTES
+						     : t->room;
 	return 0;
 }
 
