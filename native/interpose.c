@@ -198,7 +198,7 @@ static __attribute__((noinline)) void *tracked_malloc(size_t n,
 	if (p != NULL && NATIVE_ON(state))
 		track(p, n, state);
 	if (REC_ON())
-		native_record_alloc(VMHEAP_TRACE_MALLOC, p, n, 0, 0, 0);
+		native_record_malloc(p, n);
 	busy = 0;
 	return p;
 }
@@ -223,6 +223,10 @@ static __attribute__((noinline)) void *tracked_calloc(size_t n, size_t m,
 
 static __attribute__((noinline)) void tracked_free(void *p)
 {
+	/* glibc's free reads the chunk's header: asked for now, its miss
+	 * overlaps the tracker's own look-up of p. */
+	if (p != NULL)
+		__builtin_prefetch((const char *)p - 8);
 	if (!busy) {
 		busy = 1;
 		if (p != NULL && NATIVE_ON(state_now()))
@@ -477,6 +481,16 @@ void *native_libc_sym(const char *name)
 void native_thread_exclude(void)
 {
 	busy = 1;
+}
+
+void native_guard_hold(void)
+{
+	busy++;
+}
+
+void native_guard_drop(void)
+{
+	busy--;
 }
 
 static void fork_prepare(void)

@@ -109,6 +109,11 @@ void *native_libc_sym(const char *name);
 /* This thread's allocations are never tracked nor recorded, from now on
  * (interpose.c; the recorder's writer thread). */
 void native_thread_exclude(void);
+/* Between hold and drop, this thread's allocations go straight to glibc
+ * (the tracked paths' own guard, for tracker code that runs outside
+ * them: a thread's exit handler). */
+void native_guard_hold(void);
+void native_guard_drop(void);
 
 /* ------------------------------------------------------ output_name.c */
 
