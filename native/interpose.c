@@ -124,6 +124,11 @@ INLINE void track(void *p, size_t n, uint64_t state)
 #define CLEAR_MAX 32768
 #endif
 
+/* CLEAR_MAX, or VMHEAP_NATIVE_CLEAR's bytes (0: never clear) when the
+ * library loads: a program that allocates big buffers and touches little
+ * of them, or one whose leak check is not wanted, need not pay for it. */
+static size_t clear_max = CLEAR_MAX;
+
 static inline void clear_stale(void *p, size_t from)
 {
 	uint64_t head;
@@ -135,7 +140,7 @@ static inline void clear_stale(void *p, size_t from)
 	/* glibc's usable size of a chunk in use: its size but the size
 	 * word (malloc_usable_size, without the call) */
 	size_t usable = (size_t)(head & ~(uint64_t)7) - 8;
-	if (usable <= CLEAR_MAX && from < usable)
+	if (usable <= clear_max && from < usable)
 		memset((char *)p + from, 0, usable - from);
 }
 
@@ -317,9 +322,9 @@ PUBLIC void *realloc(void *p, size_t n)
 {
 	uint64_t s = state_now();
 	size_t u = usable_before(p);
-	void *q = HOOKS_OFF(s) ? __libc_realloc(p, n)
-			       : tracked_realloc(p, n, s, VMHEAP_TRACE_REALLOC,
-						 0, 0, 0);
+	void *q = HOOKS_OFF(s)
+		      ? __libc_realloc(p, n)
+		      : tracked_realloc(p, n, s, VMHEAP_TRACE_REALLOC, 0, 0, 0);
 	clear_realloced(q, u, n);
 	return q;
 }
@@ -540,6 +545,13 @@ __attribute__((constructor)) static void native_init(void)
 		long v = strtol(d, NULL, 10);
 		if (v >= 1 && v <= VMHEAP_NATIVE_MAX_FRAMES)
 			native_depth = (unsigned)v;
+	}
+	const char *c = getenv("VMHEAP_NATIVE_CLEAR");
+	if (c != NULL && *c != '\0') {
+		char *end;
+		unsigned long long v = strtoull(c, &end, 10);
+		if (*end == '\0')
+			clear_max = (size_t)v;
 	}
 	native_stack_init();
 	native_counters_init();

@@ -219,7 +219,7 @@ static __attribute__((noinline)) int at_mark(struct rec_thread *t)
 	 * call hands the buffer off.  The room keeps VMHEAP_TRACE_ITEM_MAX
 	 * twice, for this call's items. */
 	t->mark = t->at + REC_CLOCK_BYTES < t->room ? t->at + REC_CLOCK_BYTES
-						     : t->room;
+						    : t->room;
 	return 0;
 }
 
@@ -275,7 +275,7 @@ static inline void put(struct rec_thread *t,
 
 /* A varint, the common short ones without a loop. */
 static inline __attribute__((always_inline)) uint8_t *varint(uint8_t *p,
-							      uint64_t v)
+							     uint64_t v)
 {
 	if (__builtin_expect(v < 0x80, 1)) {
 		*p = (uint8_t)v;
@@ -292,7 +292,7 @@ static inline __attribute__((always_inline)) uint8_t *varint(uint8_t *p,
 /* The free of block `id` (slot, gen): TRACE.md's free event, as
  * vmheap_trace_put_event writes it. */
 static inline __attribute__((always_inline)) void put_free(struct rec_thread *t,
-							uint64_t id)
+							   uint64_t id)
 {
 	uint32_t slot = (uint32_t)(id >> 32);
 	int64_t d = (int64_t)slot - (int64_t)t->st.prev_slot;
@@ -447,8 +447,8 @@ void native_record_malloc(void *p, uint64_t size)
 		put(t, &ev, source);
 	}
 	uint64_t stale;
-	int r = native_rec_ids_insert(t, (uint64_t)(uintptr_t)p, id, size,
-				      &stale);
+	int r =
+	    native_rec_ids_insert(t, (uint64_t)(uintptr_t)p, id, size, &stale);
 	if (__builtin_expect(r != 0, 0))
 		inserted(t, r, stale);
 	leave(t);
@@ -463,10 +463,9 @@ void native_record_free(void *p)
 	if (__builtin_expect(p == NULL, 0)) {
 		*t->at++ = VMHEAP_TRACE_FREE | VMHEAP_TRACE_F_NONE;
 		t->events++;
-	} else if (__builtin_expect(
-		       (id = native_rec_ids_remove((uint64_t)(uintptr_t)p)) !=
-			   REC_ID_NONE,
-		       1)) {
+	} else if (__builtin_expect((id = native_rec_ids_remove((
+					 uint64_t)(uintptr_t)p)) != REC_ID_NONE,
+				    1)) {
 		put_free(t, id);
 		ended(t, id);
 	} else {

@@ -26,8 +26,8 @@
  * Growing (a stripe whose entries are too often past their home, or an
  * entry that finds no room within PROBE_MAX buckets) is the one time a
  * stripe changes under other threads: the thread that grows it takes the
- * growth lock, sets native_rec_gate's REC_GATE_GROWING, and waits until every other
- * recording thread is outside its call (in_use clear) or parked, waiting
+ * growth lock, sets native_rec_gate's REC_GATE_GROWING, and waits until every
+ * other recording thread is outside its call (in_use clear) or parked, waiting
  * for the same lock; record.c's enter waits while the flag is set.  The
  * two meet through record_fence.c's asymmetric fence.  Growth happens
  * about log2(its live blocks / 130) times a stripe.
@@ -333,8 +333,7 @@ static int grow(struct rec_thread *me, struct table *_Atomic *slot,
 	/* Twice the buckets, or more when a cluster of addresses with
 	 * nearby homes does not fit within PROBE_MAX of them. */
 	struct table *nt = NULL;
-	for (size_t nb = t->nb * 2;
-	     nb <= ((size_t)1 << 40); nb *= 2) {
+	for (size_t nb = t->nb * 2; nb <= ((size_t)1 << 40); nb *= 2) {
 		if ((nt = table_new(nb)) == NULL || rehash(nt, t) == 0)
 			break;
 		native_pages_free(nt, nt->bytes);
@@ -399,8 +398,7 @@ insert_slow(struct rec_thread *me, uint64_t a, uint64_t id, uint64_t *stale_id)
 		size_t h = home(a, t), j = h;
 		struct bucket *b = &t->b[h];
 		unsigned m = match(b, a), i;
-		if (m != 0 ||
-		    (over(t, h) != 0 && find_far(t, h, a, &j, &i))) {
+		if (m != 0 || (over(t, h) != 0 && find_far(t, h, a, &j, &i))) {
 			/* Freed past the recorder: the entry is a's
 			 * again, with the new id. */
 			if (m != 0)
@@ -454,7 +452,8 @@ native_rec_ids_insert(struct rec_thread *me, uint64_t a, uint64_t id,
 		i = w2 == 0 ? 2 : i;
 		i = w1 == 0 ? 1 : i;
 		i = w0 == 0 ? 0 : i;
-		if (__builtin_expect(!there && over(t, h) == 0 && i < WAYS, 1)) {
+		if (__builtin_expect(!there && over(t, h) == 0 && i < WAYS,
+				     1)) {
 			uint64_t zero = 0;
 			if (__builtin_expect(
 				atomic_compare_exchange_strong_explicit(
@@ -478,8 +477,8 @@ size:
 }
 
 /* The removal of an entry past its home (or of none). */
-static __attribute__((noinline)) uint64_t remove_far(struct table *t,
-						     size_t h, uint64_t a)
+static __attribute__((noinline)) uint64_t remove_far(struct table *t, size_t h,
+						     uint64_t a)
 {
 	size_t j;
 	unsigned i;

@@ -41,7 +41,7 @@ static void zero(VALUE *from, VALUE *to)
 
 /* internal/hash.h, Ruby 3.1 */
 #define HASH_ST_TABLE RUBY_FL_USER3
-#define HASH_BOUND_MASK                                                  \
+#define HASH_BOUND_MASK                                                        \
 	(RUBY_FL_USER8 | RUBY_FL_USER9 | RUBY_FL_USER10 | RUBY_FL_USER11)
 #define HASH_BOUND_SHIFT (RUBY_FL_USHIFT + 8)
 #define HASH_TRANSIENT RUBY_FL_USER12

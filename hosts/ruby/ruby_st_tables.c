@@ -26,7 +26,7 @@
 
 #include "ruby-internal.h"
 
-#define VM_WORDS 512     /* rb_vm_t is about 1.3 KiB in 3.1 */
+#define VM_WORDS 512	   /* rb_vm_t is about 1.3 KiB in 3.1 */
 #define MAX_ENTRY_POWER 24 /* 16 M entries */
 #define DELETED (~(uint64_t)0)
 
