@@ -436,6 +436,8 @@ void ruby_clear_transient_heap(void);
 void ruby_clear_vm_st_tables(void);
 /* The same for the struct st_table at `at`, if its layout checks out. */
 void ruby_clear_st_table(uint64_t at);
+/* The same for every table a word of libruby's data or bss names. */
+void ruby_clear_static_st_tables(void);
 
 /* ruby_array_tails.c: in a dump's forked child, while the malloc tracker
  * tracks, zero each Array's words past its length (in its slot or its

@@ -17,10 +17,22 @@
  * counts within the entries array, the hash type two code pointers, the
  * entries a glibc block of exactly the array's size) is taken for one,
  * all read through process_vm_readv (a wrong guess reads EFAULT, not
- * SIGSEGV).  Only the child's copy is written; only while the tracker
- * tracks.
+ * SIGSEGV).
+ *
+ * The VM's other tables hang from libruby's statics: variable.c's table
+ * of generic instance variables (an object that is not a T_OBJECT with
+ * ivars -> a malloc'd struct gen_ivtbl) deletes an object's entry when
+ * GC frees the object, and frees its gen_ivtbl; the deleted entry keeps
+ * the address, which a newer block takes (the interior of one of 10,000
+ * forgotten blocks read possibly leaked in one run of three,
+ * spec/native/holdout).  Every word of libruby's writable segments (its
+ * data and bss, from its program headers) that names a table that checks
+ * out the same way is taken too.  Only the child's copy is written; only
+ * while the tracker tracks.
  */
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -88,4 +100,46 @@ void ruby_clear_vm_st_tables(void)
 		n /= 2;
 	for (size_t i = 0; i < n; i++)
 		ruby_clear_st_table(words[i]);
+}
+
+struct segments {
+	uint64_t base; /* libruby's load address */
+	int found;
+};
+
+/* Each writable PT_LOAD segment of the object loaded at sg->base: its
+ * words, each a table if it checks out. */
+static int static_tables(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct segments *sg = arg;
+	(void)size;
+	if ((uint64_t)info->dlpi_addr != sg->base)
+		return 0;
+	sg->found = 1;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+			continue;
+		uint64_t lo = (info->dlpi_addr + ph->p_vaddr + 7) & ~(uint64_t)7;
+		uint64_t hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		for (uint64_t a = lo; a + 8 <= hi; a += 8) {
+			uint64_t w = *(const uint64_t *)(uintptr_t)a;
+			if (w >= 4096 && w % 8 == 0)
+				ruby_clear_st_table(w);
+		}
+	}
+	return 1;
+}
+
+void ruby_clear_static_st_tables(void)
+{
+	int (*tracking)(void) =
+	    (int (*)(void))dlsym(RTLD_DEFAULT, "vmheap_native_tracking");
+	Dl_info info;
+	if (!tracking || !tracking() ||
+	    dladdr((void *)(uintptr_t)rb_gc, &info) == 0 ||
+	    info.dli_fbase == NULL)
+		return;
+	struct segments sg = {(uint64_t)(uintptr_t)info.dli_fbase, 0};
+	dl_iterate_phdr(static_tables, &sg);
 }
