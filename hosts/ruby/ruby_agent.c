@@ -27,6 +27,7 @@
  * touching the parent's discovery file, and a fresh agent starts with its
  * own discovery file.  Process.daemon gets the same treatment.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -74,6 +75,17 @@ static pid_t host_fork_stopped(void *ctx)
 	return fork();
 }
 
+/* For the leak scan, which comes next in a dump's child. */
+static void clear_dead_words(void)
+{
+	ruby_clear_transient_heap(); /* first: it allocates an Array */
+	ruby_clear_free_slots();
+	ruby_clear_dead_vm_stacks();
+	ruby_clear_vm_st_tables();
+	ruby_clear_static_st_tables();
+	ruby_clear_array_tails();
+}
+
 static int host_prepare_child(void *ctx, int gc)
 {
 	(void)ctx;
@@ -84,13 +96,7 @@ static int host_prepare_child(void *ctx, int gc)
 		rb_gc_enable();
 		rb_gc();
 	}
-	/* for the leak scan, which comes next */
-	ruby_clear_transient_heap(); /* first: it allocates an Array */
-	ruby_clear_free_slots();
-	ruby_clear_dead_vm_stacks();
-	ruby_clear_vm_st_tables();
-	ruby_clear_static_st_tables();
-	ruby_clear_array_tails();
+	clear_dead_words();
 	return 0;
 }
 
@@ -189,9 +195,43 @@ static void stop_agent(void)
 		rb_thread_call_without_gvl(stop_without_gvl, a, NULL, NULL);
 }
 
+/* The exit dump's child (vmheap-run --output): what a dump's child does
+ * for the leak scan, with no heap walk. */
+static int exit_prepare_child(void *ctx, int gc)
+{
+	(void)ctx;
+	if (gc) {
+		rb_gc_enable();
+		rb_gc();
+	}
+	clear_dead_words();
+	return 0;
+}
+
+/*
+ * Under vmheap-run --output the exit dump is written here, after the
+ * program's own end procs (this one was registered first, when the
+ * extension loaded) and before the VM is torn down: the preloaded native
+ * agent (hosts/native) would write it from its destructor, when Ruby's
+ * heap pages are gone and the bodies its objects held read leaked, and
+ * with none of the words above cleared.
+ */
+static void exit_dump(void)
+{
+	void (*dump)(int (*)(void *, int));
+
+	*(void **)&dump = dlsym(RTLD_DEFAULT, "vmheap_run_exit_dump");
+	if (dump)
+		dump(exit_prepare_child);
+}
+
 static void at_exit_stop(VALUE unused)
 {
 	(void)unused;
+	/* first: the agent's Ruby thread still waits for work, its signal
+	 * stack named by its rb_thread_t (once killed and joined, the stack
+	 * stays until its pthread frees it, held by that pthread's frames) */
+	exit_dump();
 	ruby_native_stop();
 	stop_agent();
 }

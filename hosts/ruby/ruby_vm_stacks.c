@@ -55,6 +55,7 @@
 #define DUMMY_EP 2 /* stack's start */
 #define MAX_THREADS 4096
 #define TH_MAX_WORDS 512 /* an rb_thread_t is about 50 words */
+#define VM_MAX_WORDS 4096 /* rb_vm_t: 9,448 bytes in 3.1 */
 #define MAX_ALTSTACK ((uint64_t)1 << 24)
 #define CHUNK_FLAGS 7u	 /* glibc's chunk size word: its flags, */
 #define CHUNK_MMAPPED 2u /* among them mmapped */
@@ -150,11 +151,11 @@ static uint64_t usable(uint64_t p)
 
 /* The one block among th's words whose size is `size` (the signal stack's,
  * rounded up to a chunk), or 0 when none or more than one is. */
-static uint64_t altstack_of(uint64_t th, size_t size)
+static uint64_t altstack_in(uint64_t th, size_t size, uint64_t max_words)
 {
 	uint64_t words = usable(th) / 8, found = 0;
 
-	if (words == 0 || words > TH_MAX_WORDS)
+	if (words == 0 || words > max_words)
 		return 0;
 	for (uint64_t i = 0; i < words; i++) {
 		uint64_t p;
@@ -170,27 +171,42 @@ static uint64_t altstack_of(uint64_t th, size_t size)
 	return found;
 }
 
+static uint64_t altstack_of(uint64_t th, size_t size)
+{
+	return altstack_in(th, size, TH_MAX_WORDS);
+}
+
 /* Zero each Ruby thread's signal stack (MRI gives every thread one, a
- * malloc of rb_sigaltstack_size() bytes that rb_thread_t points to): no
- * thread runs a handler on it in the child, so all of it is the frames of
- * handlers that returned (MRI's timer interrupts threads with
- * SIGVTALRM), each with the registers the signal interrupted.  Checked:
- * the child's own thread has a signal stack and is not on it, and its
- * rb_thread_t holds exactly one block of that size, that stack; each
- * other thread's is the one block of that size its rb_thread_t holds. */
+ * malloc of rb_sigaltstack_size() bytes that rb_thread_t points to, the
+ * main thread's rb_vm_t: its main_altstack): no thread runs a handler on
+ * it in the child, so all of it is the frames of handlers that returned
+ * (MRI's timer interrupts threads with SIGVTALRM), each with the
+ * registers the signal interrupted.  Checked: the child's own thread has
+ * a signal stack and is not on it, and its rb_thread_t, or for the main
+ * thread (the exit dump's, hosts/ruby/ruby_agent.c) rb_vm_t, holds
+ * exactly one block of that size, that stack; each other thread's is the
+ * one block of that size its rb_thread_t holds. */
 static void clear_altstacks(const uint64_t *th, size_t n)
 {
 	stack_t ss;
+	void **vm_ptr = (void **)dlsym(RTLD_DEFAULT, "ruby_current_vm_ptr");
 
 	if (sigaltstack(NULL, &ss) != 0 || (ss.ss_flags & SS_ONSTACK) ||
 	    (ss.ss_flags & SS_DISABLE) || ss.ss_sp == NULL || ss.ss_size == 0)
 		return;
 	uint64_t mine = (uint64_t)(uintptr_t)ss.ss_sp;
-	int seen = 0;
+	uint64_t main_alt =
+	    vm_ptr && *vm_ptr
+		? altstack_in((uint64_t)(uintptr_t)*vm_ptr, ss.ss_size,
+			      VM_MAX_WORDS)
+		: 0;
+	int seen = main_alt != 0 && main_alt == mine;
 	for (size_t i = 0; i < n; i++)
 		seen |= altstack_of(th[i], ss.ss_size) == mine;
 	if (!seen)
 		return; /* not the layout this expects: leave them all */
+	if (main_alt != 0)
+		clear_words(main_alt, main_alt + ss.ss_size);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t p = altstack_of(th[i], ss.ss_size);
 		if (p != 0)
@@ -201,7 +217,7 @@ static void clear_altstacks(const uint64_t *th, size_t n)
 /* ---------------------------------------------------------- threads */
 
 struct threads {
-	uint64_t th[MAX_THREADS]; /* rb_thread_t whose ec checked out */
+	uint64_t th[MAX_THREADS]; /* every Thread's rb_thread_t */
 	size_t n;
 };
 
@@ -213,11 +229,14 @@ static void clear_thread(VALUE obj, struct threads *ts)
 
 	if (th == 0 || ruby_peek(th, t, sizeof t) != 0)
 		return;
+	/* its signal stack, also when the thread is done (a thread that was
+	 * killed and joined frees it only on its way out of its pthread,
+	 * which may not have run by the fork) */
+	if (ts->n < MAX_THREADS)
+		ts->th[ts->n++] = th;
 	for (int i = 0; i < TH_WORDS; i++)
 		if (ec_stack(t[i], th, &st)) {
 			clear_dead(&st);
-			if (ts->n < MAX_THREADS)
-				ts->th[ts->n++] = th;
 			return;
 		}
 }
