@@ -1959,6 +1959,7 @@ Suite *vmheap_spec_suite(void)
 	TCase *random = spec_tcase(s, "random heaps", 120);
 	TCase *shapes = spec_tcase(s, "shapes", 120);
 	TCase *errors = spec_tcase(s, "errors", 30);
+	TCase *big = spec_tcase(s, "big heap", 120);
 
 	tcase_add_loop_test(random, random_heaps_agree_with_brute_force, 0, 12);
 	tcase_add_loop_test(
@@ -1968,8 +1969,6 @@ Suite *vmheap_spec_suite(void)
 		       empty_dump_has_no_objects_and_nothing_unreachable);
 	tcase_add_test(shapes, one_object_dump_with_and_without_its_root);
 	tcase_add_test(shapes, million_long_chain_is_dominated_link_by_link);
-	tcase_add_test(shapes,
-		       big_random_heap_agrees_with_the_iterative_algorithm);
 	tcase_add_test(shapes, million_long_chain_with_edges_back_to_the_head);
 	tcase_add_test(shapes, references_continued_in_more_records_all_count);
 	tcase_add_test(shapes,
@@ -1982,6 +1981,8 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(shapes, ids_at_both_ends_of_the_range_are_found);
 	tcase_add_test(shapes,
 		       more_references_away_from_their_object_are_refused);
+
+	tcase_add_test(big, big_random_heap_agrees_with_the_iterative_algorithm);
 
 	tcase_add_test(errors, missing_file_fails_naming_the_path);
 	tcase_add_test(errors, truncated_dump_fails_with_the_readers_message);
