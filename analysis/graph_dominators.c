@@ -70,8 +70,8 @@ struct dfs_frame {
 	uint32_t cur, k, end;
 };
 
-/* How many targets of a new vertex have their references' offsets
- * prefetched. */
+/* How many targets of a new vertex have their seen bits and references'
+ * offsets prefetched. */
 #define SIB_AHEAD 4
 
 /* Number every object reachable from the roots in DFS preorder, and mark
@@ -134,13 +134,15 @@ static int number_vertices(struct dom *d)
 			/* its targets are read next: start loading them (a
 			 * cache miss) */
 			__builtin_prefetch(&g->fwd[g->fwd_off[v]]);
-			/* and where the references of its first targets
-			 * are: the search goes to one of them next, and
-			 * back to the others after it */
+			/* and the seen bits of its first targets and where
+			 * their references are: the search goes to one of
+			 * them next, and back to the others after it */
 			for (uint32_t k = path[len - 1].k,
 				      e = path[len - 1].end;
-			     k < e && k < path[len - 1].k + SIB_AHEAD; k++)
+			     k < e && k < path[len - 1].k + SIB_AHEAD; k++) {
+				__builtin_prefetch(&seen[g->fwd[k] / 64]);
 				__builtin_prefetch(&g->fwd_off[g->fwd[k]]);
+			}
 			/* the next unseen target of the deepest vertex that
 			 * has one */
 			for (;;) {
