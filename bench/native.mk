@@ -12,9 +12,10 @@ BENCH_TARGETS += bench-native
 bench-native: $(NATIVE_BENCH) $(NATIVE_SO)
 	sh bench/native_bench.sh $(BUILD) $(BENCH_NATIVE_ARGS)
 
-# make bench-native-instr: the tracker's cost on the C workload in
-# instructions per malloc-free pair (cachegrind: the machine's load does
-# not move it; bench/native_instr.sh).
+# make bench-native-instr: the tracker's cost, and the recorder's
+# (VMHEAP_NATIVE_RECORD), on the C workload in instructions per
+# malloc-free pair (cachegrind: the machine's load does not move it;
+# bench/native_instr.sh).
 BENCH_TARGETS += bench-native-instr
 .PHONY: bench-native-instr
 bench-native-instr: $(NATIVE_BENCH) $(NATIVE_SO)

@@ -108,3 +108,17 @@ int native_chunks_free(const struct native_chunks *c, uint64_t at, uint64_t to,
 		return -1;
 	return walk(c, at, to, end, span, arg);
 }
+
+uint16_t native_chunk_slack(uint64_t block, uint64_t size)
+{
+	uint64_t head = word_at(block - 8);
+	uint64_t chunk = head & ~(uint64_t)CHUNK_FLAGS;
+	/* usable: the chunk but its size word, and for a chunk in the heap
+	 * the next chunk's first word too (glibc's only while this one is
+	 * free); an mmapped chunk has a 16-byte header */
+	uint64_t usable = head & IS_MMAPPED ? chunk - 16 : chunk - 8;
+	uint64_t most = head & IS_MMAPPED ? 4096 : 2 * MIN_CHUNK;
+	if (chunk < MIN_CHUNK || usable < size || usable - size > most)
+		return 0; /* not the layout of a block glibc holds */
+	return (uint16_t)(usable - size);
+}

@@ -16,6 +16,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "native-internal.h"
@@ -104,6 +105,60 @@ INLINE void track(void *p, size_t n, uint64_t state)
 		native_live_add(p, n, id, state);
 }
 
+/*
+ * A block the program gets from any of the tracker's entry points, on or
+ * off, is cleared from `from` (0, or the bytes a realloc keeps) to
+ * glibc's usable size when that is at most CLEAR_MAX bytes: what the
+ * memory held in its earlier life (an earlier block's words, a free
+ * chunk's links) names other blocks and, left in a live block, would keep
+ * forgotten blocks reachable in the leak scan; valgrind counts such words
+ * as undefined and never as pointers (native/README.md, "The leak scan").
+ * A chunk glibc mmapped is fresh from the kernel.  Bigger blocks are left
+ * as they are: clearing every block cost the C workload (which writes one
+ * byte of each) 2.1x its time untracked; up to 32 KiB (Ruby's AST node
+ * buffers are 24 KiB, its IO buffers 8 KiB) 1.47x untracked and 1.32x
+ * tracked, Ruby's stdlib 0.7% more instructions tracked (bench/
+ * HISTORY.md, "The Ruby forgetting line, exact").
+ */
+#ifndef CLEAR_MAX
+#define CLEAR_MAX 32768
+#endif
+
+/* CLEAR_MAX, or VMHEAP_NATIVE_CLEAR's bytes (0: never clear) when the
+ * library loads: a program that allocates big buffers and touches little
+ * of them, or one whose leak check is not wanted, need not pay for it. */
+static size_t clear_max = CLEAR_MAX;
+
+static inline void clear_stale(void *p, size_t from)
+{
+	uint64_t head;
+	if (p == NULL)
+		return;
+	memcpy(&head, (const char *)p - 8, sizeof head);
+	if (head & 2)
+		return; /* mmapped */
+	/* glibc's usable size of a chunk in use: its size but the size
+	 * word (malloc_usable_size, without the call) */
+	size_t usable = (size_t)(head & ~(uint64_t)7) - 8;
+	if (usable <= clear_max && from < usable)
+		memset((char *)p + from, 0, usable - from);
+}
+
+/* The usable bytes of p before a realloc (glibc copies them). */
+static size_t usable_before(void *p)
+{
+	return p != NULL ? malloc_usable_size(p) : 0;
+}
+
+/* After a realloc to n bytes from a block of u usable ones: the copied
+ * bytes are kept up to n (past n the new block's slack, whose old words
+ * realloc does not promise to keep: a string shrunk in place keeps its
+ * old tail there). */
+static inline void clear_realloced(void *q, size_t u, size_t n)
+{
+	clear_stale(q, u < n ? u : n);
+}
+
 static void untrack(void *p)
 {
 	uint64_t size;
@@ -148,7 +203,7 @@ static __attribute__((noinline)) void *tracked_malloc(size_t n,
 	if (p != NULL && NATIVE_ON(state))
 		track(p, n, state);
 	if (REC_ON())
-		native_record_alloc(VMHEAP_TRACE_MALLOC, p, n, 0, 0, 0);
+		native_record_malloc(p, n);
 	busy = 0;
 	return p;
 }
@@ -173,6 +228,10 @@ static __attribute__((noinline)) void *tracked_calloc(size_t n, size_t m,
 
 static __attribute__((noinline)) void tracked_free(void *p)
 {
+	/* glibc's free reads the chunk's header: asked for now, its miss
+	 * overlaps the tracker's own look-up of p. */
+	if (p != NULL)
+		__builtin_prefetch((const char *)p - 8);
 	if (!busy) {
 		busy = 1;
 		if (p != NULL && NATIVE_ON(state_now()))
@@ -244,9 +303,9 @@ tracked_aligned(unsigned op, void *p, size_t align, size_t n, uint64_t state)
 PUBLIC void *malloc(size_t n)
 {
 	uint64_t s = state_now();
-	if (HOOKS_OFF(s))
-		return __libc_malloc(n);
-	return tracked_malloc(n, s);
+	void *p = HOOKS_OFF(s) ? __libc_malloc(n) : tracked_malloc(n, s);
+	clear_stale(p, 0);
+	return p;
 }
 
 PUBLIC void *calloc(size_t n, size_t m)
@@ -262,9 +321,12 @@ PUBLIC void *calloc(size_t n, size_t m)
 PUBLIC void *realloc(void *p, size_t n)
 {
 	uint64_t s = state_now();
-	if (HOOKS_OFF(s))
-		return __libc_realloc(p, n);
-	return tracked_realloc(p, n, s, VMHEAP_TRACE_REALLOC, 0, 0, 0);
+	size_t u = usable_before(p);
+	void *q = HOOKS_OFF(s)
+		      ? __libc_realloc(p, n)
+		      : tracked_realloc(p, n, s, VMHEAP_TRACE_REALLOC, 0, 0, 0);
+	clear_realloced(q, u, n);
+	return q;
 }
 
 /* glibc's reallocarray calls its realloc inside libc, past the tracker:
@@ -279,10 +341,16 @@ PUBLIC void *reallocarray(void *p, size_t n, size_t m)
 			errno = ENOMEM;
 			return NULL;
 		}
-		return __libc_realloc(p, t);
+		size_t u = usable_before(p);
+		void *q = __libc_realloc(p, t);
+		clear_realloced(q, u, t);
+		return q;
 	}
-	return tracked_realloc(p, over ? SIZE_MAX : t, s,
-			       VMHEAP_TRACE_REALLOCARRAY, n, m, over);
+	size_t u = usable_before(p);
+	void *q = tracked_realloc(p, over ? SIZE_MAX : t, s,
+				  VMHEAP_TRACE_REALLOCARRAY, n, m, over);
+	clear_realloced(q, u, t);
+	return q;
 }
 
 PUBLIC void free(void *p)
@@ -300,6 +368,7 @@ PUBLIC void *memalign(size_t align, size_t n)
 	void *p = __libc_memalign(align, n);
 	if (!HOOKS_OFF(s))
 		tracked_aligned(VMHEAP_TRACE_MEMALIGN, p, align, n, s);
+	clear_stale(p, 0);
 	return p;
 }
 
@@ -309,6 +378,7 @@ PUBLIC void *valloc(size_t n)
 	void *p = __libc_valloc(n);
 	if (!HOOKS_OFF(s))
 		tracked_aligned(VMHEAP_TRACE_VALLOC, p, 0, n, s);
+	clear_stale(p, 0);
 	return p;
 }
 
@@ -318,6 +388,7 @@ PUBLIC void *pvalloc(size_t n)
 	void *p = __libc_pvalloc(n);
 	if (!HOOKS_OFF(s))
 		tracked_aligned(VMHEAP_TRACE_PVALLOC, p, 0, n, s);
+	clear_stale(p, 0);
 	return p;
 }
 
@@ -328,6 +399,7 @@ PUBLIC void *aligned_alloc(size_t align, size_t n)
 					     : __libc_memalign(align, n);
 	if (!HOOKS_OFF(s))
 		tracked_aligned(VMHEAP_TRACE_ALIGNED_ALLOC, p, align, n, s);
+	clear_stale(p, 0);
 	return p;
 }
 
@@ -349,6 +421,8 @@ PUBLIC int posix_memalign(void **out, size_t align, size_t n)
 	if (!HOOKS_OFF(s))
 		tracked_aligned(VMHEAP_TRACE_POSIX_MEMALIGN,
 				r == 0 ? *out : NULL, align, n, s);
+	if (r == 0)
+		clear_stale(*out, 0);
 	return r;
 }
 
@@ -414,6 +488,16 @@ void native_thread_exclude(void)
 	busy = 1;
 }
 
+void native_guard_hold(void)
+{
+	busy++;
+}
+
+void native_guard_drop(void)
+{
+	busy--;
+}
+
 static void fork_prepare(void)
 {
 	busy++; /* the fork handlers' own mallocs go straight through */
@@ -461,6 +545,13 @@ __attribute__((constructor)) static void native_init(void)
 		long v = strtol(d, NULL, 10);
 		if (v >= 1 && v <= VMHEAP_NATIVE_MAX_FRAMES)
 			native_depth = (unsigned)v;
+	}
+	const char *c = getenv("VMHEAP_NATIVE_CLEAR");
+	if (c != NULL && *c != '\0') {
+		char *end;
+		unsigned long long v = strtoull(c, &end, 10);
+		if (*end == '\0')
+			clear_max = (size_t)v;
 	}
 	native_stack_init();
 	native_counters_init();

@@ -109,6 +109,11 @@ void *native_libc_sym(const char *name);
 /* This thread's allocations are never tracked nor recorded, from now on
  * (interpose.c; the recorder's writer thread). */
 void native_thread_exclude(void);
+/* Between hold and drop, this thread's allocations go straight to glibc
+ * (the tracked paths' own guard, for tracker code that runs outside
+ * them: a thread's exit handler). */
+void native_guard_hold(void);
+void native_guard_drop(void);
 
 /* ------------------------------------------------------ output_name.c */
 
@@ -247,6 +252,11 @@ int native_chunks_free(const struct native_chunks *c, uint64_t at, uint64_t to,
  * `block` (glibc's free lists and its top pointer point there, inside
  * the block's last usable bytes), or 0 for an mmapped block. */
 uint64_t native_chunk_next_header(uint64_t block);
+/* The bytes of the glibc block at `block`, which the program asked `size`
+ * bytes of, past `size` up to glibc's usable size (malloc_usable_size,
+ * read from its size word); 0 when the size word does not fit a block of
+ * that size (a block freed behind the tracker's back). */
+uint16_t native_chunk_slack(uint64_t block, uint64_t size);
 
 /* ---------------------------------------------------------- threads.c */
 

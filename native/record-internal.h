@@ -28,6 +28,9 @@
 	(REC_BUF_BYTES - VMHEAP_TRACE_CHUNK_HEAD - VMHEAP_TRACE_CHUNK_CRC)
 #define REC_QUEUE_MAX 64u	/* buffers queued before a thread waits */
 #define REC_MAX_THREADS 16384u /* thread states at once */
+/* A thread reads the clock at its first event, at each new buffer, and
+ * then once its events took this many bytes (about 16 events). */
+#define REC_CLOCK_BYTES 64u
 
 /* A buffer: one chunk being filled, then queued for the writer. */
 struct rec_buf {
@@ -45,11 +48,19 @@ struct rec_thread {
 	_Atomic int
 	    parked; /* inside, waiting to grow the table (record_ids.c) */
 	uint32_t index;
+	/* Where the next item goes in buf's payload; the end of the room
+	 * for one event with its control items (at >= room: the buffer is
+	 * full); where the clock is read next (REC_CLOCK_BYTES after the
+	 * last reading, at most room): one compare, at >= mark, finds both.
+	 * All NULL without a buffer.  buf's len and count are set from
+	 * them when it leaves the thread (native_record_sync). */
+	uint8_t *at, *mark, *room;
+	uint64_t events;     /* recorded by the thread */
+	uint64_t buf_events; /* events when buf was taken */
 	struct vmheap_trace_stream st;
 	struct rec_buf *buf;
-	uint64_t events, untracked;
+	uint64_t untracked;
 	uint32_t slots_hi; /* highest slot named + 1 */
-	uint32_t tick;	   /* events, for reading the clock */
 	struct rec_thread *next_free;
 	uint64_t ring[REC_RING];
 	uint64_t dropped[REC_RING / 2];
@@ -79,7 +90,12 @@ struct rec_old {
 };
 void native_record_alloc(unsigned op, void *p, uint64_t size, uint64_t nmemb,
 			 uint64_t elsize, uint64_t align);
+/* malloc(size) returned p: native_record_alloc's common case, shorter. */
+void native_record_malloc(void *p, uint64_t size);
 void native_record_free(void *p);
+/* t's buffer's len and count from t->at and t->events (before the
+ * buffer leaves the thread; with t outside its call or t's own). */
+void native_record_sync(struct rec_thread *t);
 /* Around a realloc of p: begin takes p's id out of the table (before the
  * block can be freed and its address given to another thread), end
  * records the call with its result q.  end must follow every begin that
@@ -100,10 +116,17 @@ extern int native_rec_asymmetric;
 void native_record_fences(void);
 void native_record_fence_end(void);
 
-/* record_ids.c.  Set while a stripe grows: a thread that finds it set
- * after setting its in_use clears in_use and waits
- * (native_rec_ids_wait_growth) before it goes on. */
-extern _Atomic int native_rec_ids_growing;
+/* What a call's recording stops at or waits for, read once by each
+ * call after it set its in_use (record_fence.c's pair): 0 while
+ * recording runs; REC_GATE_OFF once it stopped for good (set with
+ * native_recording cleared); REC_GATE_GROWING while a stripe of
+ * record_ids.c grows (a thread that finds it clears its in_use and
+ * waits, native_rec_ids_wait_growth, before it goes on). */
+#define REC_GATE_OFF 1
+#define REC_GATE_GROWING 2
+extern _Atomic int native_rec_gate;
+
+/* record_ids.c */
 void native_rec_ids_wait_growth(void);
 /* insert's size that leaves the slot's size as it is (a block put back). */
 #define REC_SIZE_KEEP UINT64_MAX
@@ -113,11 +136,10 @@ void native_rec_ids_wait_growth(void);
  * without memory or when recording stopped. */
 int native_rec_ids_insert(struct rec_thread *me, uint64_t addr, uint64_t id,
 			  uint64_t size, uint64_t *stale_id);
-/* Ask for the cache lines addr's insert or removal will read (a hint:
- * nothing is read). */
-void native_rec_ids_prefetch(uint64_t addr);
-/* 1 and the entry's id when addr was there (removed), else 0. */
-int native_rec_ids_remove(uint64_t addr, uint64_t *id);
+/* The id of addr's entry, removed, or REC_ID_NONE when addr was not
+ * there (no block has it: its slot would be VMHEAP_TRACE_NONE). */
+#define REC_ID_NONE UINT64_MAX
+uint64_t native_rec_ids_remove(uint64_t addr);
 /* Live blocks and their sizes summed, with no thread inside a call. */
 void native_rec_ids_sum(uint64_t *blocks, uint64_t *bytes);
 void native_rec_ids_clear(void);

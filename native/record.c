@@ -25,6 +25,7 @@
 #include "record-internal.h"
 
 _Atomic int native_recording;
+_Atomic int native_rec_gate = REC_GATE_OFF;
 
 struct rec_global native_rec;
 
@@ -96,6 +97,8 @@ static int pool_take(uint64_t *id)
 
 /* ------------------------------------------------------ thread states */
 
+static int refill(struct rec_thread *t);
+
 static pthread_key_t exit_key;
 static pthread_mutex_t states_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rec_thread *free_states;
@@ -107,11 +110,16 @@ static void thread_exit(void *arg)
 	struct rec_thread *t = arg;
 	if (t == NULL || t != me)
 		return;
+	/* The handoff may start the writer thread, whose pthread_create
+	 * allocates (the tracker's own: not recorded, and never into the
+	 * buffer being handed off). */
+	native_guard_hold();
 	atomic_store(&t->in_use, 1);
 	if (atomic_load(&native_recording) && t->buf != NULL &&
-	    t->buf->len > 0)
-		t->buf = native_rec_handoff(t->buf, t->index);
+	    t->at > REC_PAYLOAD_OF(t->buf) && refill(t) == 0)
+		t->mark = t->at; /* the next thread reads the clock first */
 	atomic_store_explicit(&t->in_use, 0, memory_order_release);
+	native_guard_drop();
 	/* What the thread frees or allocates after this (glibc's own exit
 	 * path does) is not recorded: a new state here would stay with the
 	 * dead thread, and every later thread would need one more. */
@@ -166,12 +174,60 @@ static uint64_t now_us(void)
 		       : 0;
 }
 
+/* ----------------------------------------------------------- buffers */
+
+void native_record_sync(struct rec_thread *t)
+{
+	if (t->buf == NULL)
+		return;
+	t->buf->len = (uint32_t)(t->at - REC_PAYLOAD_OF(t->buf));
+	t->buf->count = (uint32_t)(t->events - t->buf_events);
+}
+
+/* t's buffer is full (or t has none): to the writer, and an empty one
+ * in its place; 0, or -1 (recording stopped). */
+static __attribute__((noinline)) int refill(struct rec_thread *t)
+{
+	native_record_sync(t);
+	t->buf = native_rec_handoff(t->buf, t->index);
+	if (t->buf == NULL) {
+		t->at = t->room = NULL;
+		return -1;
+	}
+	t->buf->thread = t->index;
+	t->at = REC_PAYLOAD_OF(t->buf);
+	t->room = t->at + REC_PAYLOAD - VMHEAP_TRACE_ITEM_MAX * 2;
+	t->buf_events = t->events;
+	return 0;
+}
+
+/* t->at reached t->mark: a new buffer when this one is full, and the
+ * clock read (a time item when it moved); 0, or -1 (recording
+ * stopped). */
+static __attribute__((noinline)) int at_mark(struct rec_thread *t)
+{
+	if (t->at >= t->room && refill(t) != 0) {
+		t->mark = NULL;
+		return -1;
+	}
+	uint64_t now = now_us();
+	if (now != t->st.time_us) {
+		t->at = vmheap_trace_put_time(t->at, now - t->st.time_us);
+		t->st.time_us = now;
+	}
+	/* At most room: past it (the time item may end there), the next
+	 * call hands the buffer off.  The room keeps VMHEAP_TRACE_ITEM_MAX
+	 * twice, for this call's items. */
+	t->mark = t->at + REC_CLOCK_BYTES < t->room ? t->at + REC_CLOCK_BYTES
+						    : t->room;
+	return 0;
+}
+
 /*
  * Enter: the thread's state with in_use set and room in its buffer for
- * one event, or NULL (not recording, or no memory).  The end (which
- * clears native_recording) and a growing table (which sets
- * native_rec_ids_growing) then wait for in_use to clear: the thread's
- * side of record_fence.c's Dekker pair.
+ * one event, or NULL (not recording, or no memory).  The end and a
+ * growing table (which set native_rec_gate's bits) then wait for in_use
+ * to clear: the thread's side of record_fence.c's Dekker pair.
  */
 static inline __attribute__((always_inline)) struct rec_thread *enter(void)
 {
@@ -187,42 +243,20 @@ static inline __attribute__((always_inline)) struct rec_thread *enter(void)
 		} else {
 			atomic_store(&t->in_use, 1);
 		}
-		if (!atomic_load_explicit(&native_recording,
-					  memory_order_relaxed)) {
-			atomic_store_explicit(&t->in_use, 0,
-					      memory_order_release);
-			return NULL;
-		}
-		if (__builtin_expect(
-			!atomic_load_explicit(&native_rec_ids_growing,
-					      memory_order_acquire),
-			1))
+		int gate = atomic_load_explicit(&native_rec_gate,
+						memory_order_acquire);
+		if (__builtin_expect(gate == 0, 1))
 			break;
 		atomic_store_explicit(&t->in_use, 0, memory_order_release);
+		if (gate & REC_GATE_OFF)
+			return NULL;
 		native_rec_ids_wait_growth();
 	}
-	if (__builtin_expect(t->buf == NULL ||
-				     t->buf->len + VMHEAP_TRACE_ITEM_MAX * 2 >
-					     REC_PAYLOAD,
-			     0)) {
-		t->buf = native_rec_handoff(t->buf, t->index);
-		if (t->buf == NULL) {
-			atomic_store_explicit(&t->in_use, 0,
-					      memory_order_release);
-			return NULL;
-		}
-		t->buf->thread = t->index;
-	}
-	/* The coarse clock moves once a kernel tick: read it every 16th
-	 * event of the thread (and at its first). */
-	if ((t->tick++ & 15) != 0)
-		return t;
-	uint64_t now = now_us();
-	if (now != t->st.time_us) {
-		uint8_t *p = REC_AT(t->buf);
-		p = vmheap_trace_put_time(p, now - t->st.time_us);
-		t->buf->len = (uint32_t)(p - REC_PAYLOAD_OF(t->buf));
-		t->st.time_us = now;
+	/* A full buffer, and the coarse clock (it moves once a kernel
+	 * tick), read every REC_CLOCK_BYTES of the thread's events. */
+	if (__builtin_expect(t->at >= t->mark, 0) && at_mark(t) != 0) {
+		atomic_store_explicit(&t->in_use, 0, memory_order_release);
+		return NULL;
 	}
 	return t;
 }
@@ -235,29 +269,67 @@ static inline void leave(struct rec_thread *t)
 static inline void put(struct rec_thread *t,
 		       const struct vmheap_trace_event *ev, unsigned source)
 {
-	uint8_t *p = vmheap_trace_put_event(REC_AT(t->buf), &t->st, ev, source);
-	t->buf->len = (uint32_t)(p - REC_PAYLOAD_OF(t->buf));
-	t->buf->count++;
+	t->at = vmheap_trace_put_event(t->at, &t->st, ev, source);
 	t->events++;
 }
 
-/* The block (slot, gen) ended in thread t: into its ring. */
-static inline void ended(struct rec_thread *t, uint64_t id)
+/* A varint, the common short ones without a loop. */
+static inline __attribute__((always_inline)) uint8_t *varint(uint8_t *p,
+							     uint64_t v)
+{
+	if (__builtin_expect(v < 0x80, 1)) {
+		*p = (uint8_t)v;
+		return p + 1;
+	}
+	if (v < 0x4000) {
+		p[0] = (uint8_t)(v | 0x80);
+		p[1] = (uint8_t)(v >> 7);
+		return p + 2;
+	}
+	return vmheap_trace_put_varint(p, v);
+}
+
+/* The free of block `id` (slot, gen): TRACE.md's free event, as
+ * vmheap_trace_put_event writes it. */
+static inline __attribute__((always_inline)) void put_free(struct rec_thread *t,
+							   uint64_t id)
+{
+	uint32_t slot = (uint32_t)(id >> 32);
+	int64_t d = (int64_t)slot - (int64_t)t->st.prev_slot;
+	uint8_t *p = t->at;
+	*p++ = VMHEAP_TRACE_FREE;
+	p = varint(p, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+	t->st.prev_slot = slot;
+	t->at = varint(p, (uint32_t)id);
+	t->events++;
+}
+
+/* The ring's full case: its older half to the pool. */
+static __attribute__((noinline)) void ended_full(struct rec_thread *t,
+						 uint64_t id)
 {
 	if (vmheap_trace_ring_put(&t->st, id, t->dropped) != 0)
 		pool_give(t->dropped, REC_RING / 2);
 }
 
-/* An id for a new block, and its source. */
-static inline unsigned new_id(struct rec_thread *t, struct vmheap_trace_block *b)
+/* The block (slot, gen) ended in thread t: into its ring. */
+static inline __attribute__((always_inline)) void ended(struct rec_thread *t,
+							uint64_t id)
+{
+	if (__builtin_expect(t->st.count == REC_RING, 0)) {
+		ended_full(t, id);
+		return;
+	}
+	t->ring[(t->st.head + t->st.count) & (REC_RING - 1)] = id;
+	t->st.count++;
+}
+
+/* An id for a new block from the pool or the thread's fresh batch (its
+ * ring holds fewer than M), and its source. */
+static __attribute__((noinline)) unsigned
+new_id_slow(struct rec_thread *t, struct vmheap_trace_block *b)
 {
 	uint64_t id;
-	if (t->st.count >= t->st.min) {
-		id = vmheap_trace_ring_take(&t->st);
-		b->slot = (uint32_t)(id >> 32);
-		b->gen = (uint32_t)id + 1;
-		return 0;
-	}
 	if (pool_take(&id)) {
 		b->slot = (uint32_t)(id >> 32);
 		b->gen = (uint32_t)id + 1;
@@ -266,48 +338,66 @@ static inline unsigned new_id(struct rec_thread *t, struct vmheap_trace_block *b
 	if (t->st.batch_next == t->st.batch_end) {
 		uint32_t first = atomic_fetch_add(&native_rec.next_slot,
 						  REC_BATCH);
-		uint8_t *p = vmheap_trace_put_batch(REC_AT(t->buf), first);
-		t->buf->len = (uint32_t)(p - REC_PAYLOAD_OF(t->buf));
+		t->at = vmheap_trace_put_batch(t->at, first);
 		t->st.batch_next = first;
 		t->st.batch_end = first + REC_BATCH;
 	}
 	b->slot = t->st.batch_next++;
 	b->gen = 0;
+	if (b->slot + 1 > t->slots_hi)
+		t->slots_hi = b->slot + 1;
 	return VMHEAP_TRACE_F_BATCH;
 }
 
-/* The new block p (not NULL) of event ev: its id, the event, and the
- * free of a block that had p's address and whose free the recorder did
- * not see (freed past it: its own guard, a library bound to glibc). */
-static inline __attribute__((always_inline)) void
-began(struct rec_thread *t, struct vmheap_trace_event *ev, void *p)
+/* An id for a new block, and its source: the oldest of the thread's
+ * ring once M wait (a slot the ring holds was named before: slots_hi
+ * has it). */
+static inline __attribute__((always_inline)) unsigned
+new_id(struct rec_thread *t, struct vmheap_trace_block *b)
 {
-	unsigned source = new_id(t, &ev->block);
-	uint64_t id = vmheap_trace_id(ev->block.slot, ev->block.gen);
-	uint64_t stale;
-	if (ev->block.slot + 1 > t->slots_hi)
-		t->slots_hi = ev->block.slot + 1;
-	/* The event first: the table's line, asked for at the call's
-	 * start, arrives meanwhile. */
-	put(t, ev, source);
-	int r = native_rec_ids_insert(t, (uint64_t)(uintptr_t)p, id, ev->size,
-				      &stale);
+	if (__builtin_expect(t->st.count < REC_RING_MIN, 0))
+		return new_id_slow(t, b);
+	uint64_t id = t->ring[t->st.head];
+	t->st.head = (t->st.head + 1) & (REC_RING - 1);
+	t->st.count--;
+	b->slot = (uint32_t)(id >> 32);
+	b->gen = (uint32_t)id + 1;
+	return 0;
+}
+
+/* What an insert that was not plain left to do: the free of a block
+ * that had p's address and whose free the recorder did not see (freed
+ * past it: its own guard, a library bound to glibc), or a stop. */
+static __attribute__((noinline)) void inserted(struct rec_thread *t, int r,
+					       uint64_t stale)
+{
 	if (r == 1) {
-		struct vmheap_trace_event f = {0};
-		f.op = VMHEAP_TRACE_FREE;
-		f.block.slot = (uint32_t)(stale >> 32);
-		f.block.gen = (uint32_t)stale;
-		put(t, &f, 0);
+		put_free(t, stale);
 		ended(t, stale);
 	} else if (r < 0) {
 		native_rec_stop("no memory for the table of live blocks");
 	}
 }
 
+/* The new block p (not NULL) of event ev: its id, the event, its entry. */
+static inline __attribute__((always_inline)) void
+began(struct rec_thread *t, struct vmheap_trace_event *ev, void *p)
+{
+	unsigned source = new_id(t, &ev->block);
+	uint64_t id = vmheap_trace_id(ev->block.slot, ev->block.gen);
+	uint64_t stale;
+	/* The event first: the table's line, which the insert may miss,
+	 * is not waited for meanwhile. */
+	put(t, ev, source);
+	int r = native_rec_ids_insert(t, (uint64_t)(uintptr_t)p, id, ev->size,
+				      &stale);
+	if (__builtin_expect(r != 0, 0))
+		inserted(t, r, stale);
+}
+
 void native_record_alloc(unsigned op, void *p, uint64_t size, uint64_t nmemb,
 			 uint64_t elsize, uint64_t align)
 {
-	native_rec_ids_prefetch((uint64_t)(uintptr_t)p);
 	struct rec_thread *t = enter();
 	if (t == NULL)
 		return;
@@ -327,22 +417,56 @@ void native_record_alloc(unsigned op, void *p, uint64_t size, uint64_t nmemb,
 	leave(t);
 }
 
-void native_record_free(void *p)
+void native_record_malloc(void *p, uint64_t size)
 {
-	native_rec_ids_prefetch((uint64_t)(uintptr_t)p);
+	if (__builtin_expect(p == NULL, 0)) {
+		native_record_alloc(VMHEAP_TRACE_MALLOC, p, size, 0, 0, 0);
+		return;
+	}
 	struct rec_thread *t = enter();
 	if (t == NULL)
 		return;
-	struct vmheap_trace_event ev;
-	ev.op = VMHEAP_TRACE_FREE;
 	uint64_t id;
-	if (p == NULL) {
-		ev.block.slot = VMHEAP_TRACE_NONE;
-		put(t, &ev, 0);
-	} else if (native_rec_ids_remove((uint64_t)(uintptr_t)p, &id)) {
-		ev.block.slot = (uint32_t)(id >> 32);
-		ev.block.gen = (uint32_t)id;
-		put(t, &ev, 0);
+	uint8_t *at = t->at;
+	if (__builtin_expect(t->st.count >= REC_RING_MIN, 1)) {
+		/* TRACE.md: malloc, its id from the ring (no bytes). */
+		id = t->ring[t->st.head];
+		id = vmheap_trace_id((uint32_t)(id >> 32), (uint32_t)id + 1);
+		t->st.head = (t->st.head + 1) & (REC_RING - 1);
+		t->st.count--;
+		*at++ = VMHEAP_TRACE_MALLOC;
+		t->at = varint(at, size);
+		t->events++;
+	} else {
+		struct vmheap_trace_event ev;
+		ev.op = VMHEAP_TRACE_MALLOC;
+		ev.size = size;
+		ev.old_block.slot = VMHEAP_TRACE_NONE;
+		unsigned source = new_id_slow(t, &ev.block);
+		id = vmheap_trace_id(ev.block.slot, ev.block.gen);
+		put(t, &ev, source);
+	}
+	uint64_t stale;
+	int r =
+	    native_rec_ids_insert(t, (uint64_t)(uintptr_t)p, id, size, &stale);
+	if (__builtin_expect(r != 0, 0))
+		inserted(t, r, stale);
+	leave(t);
+}
+
+void native_record_free(void *p)
+{
+	struct rec_thread *t = enter();
+	if (t == NULL)
+		return;
+	uint64_t id;
+	if (__builtin_expect(p == NULL, 0)) {
+		*t->at++ = VMHEAP_TRACE_FREE | VMHEAP_TRACE_F_NONE;
+		t->events++;
+	} else if (__builtin_expect((id = native_rec_ids_remove((
+					 uint64_t)(uintptr_t)p)) != REC_ID_NONE,
+				    1)) {
+		put_free(t, id);
 		ended(t, id);
 	} else {
 		t->untracked++;
@@ -362,9 +486,10 @@ __attribute__((noinline)) int native_record_realloc_begin(void *p,
 	if (t == NULL)
 		return 0;
 	old->thread = t; /* in_use stays set until the end */
-	if (p != NULL)
-		old->found =
-		    native_rec_ids_remove((uint64_t)(uintptr_t)p, &old->id);
+	if (p != NULL) {
+		old->id = native_rec_ids_remove((uint64_t)(uintptr_t)p);
+		old->found = old->id != REC_ID_NONE;
+	}
 	if (p != NULL && !old->found)
 		t->untracked++;
 	return 1;
@@ -447,8 +572,12 @@ void native_record_after_fork(void)
 		keep->st.cap = REC_RING;
 		keep->st.min = REC_RING_MIN;
 		keep->buf = b;
-		if (b != NULL)
+		if (b != NULL) {
 			b->len = b->count = b->thread = 0;
+			keep->at = keep->mark = REC_PAYLOAD_OF(b);
+			keep->room =
+			    keep->at + REC_PAYLOAD - VMHEAP_TRACE_ITEM_MAX * 2;
+		}
 		native_rec.threads[0] = keep;
 		atomic_store(&native_rec.nthreads, 1);
 	}

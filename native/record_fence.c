@@ -4,7 +4,7 @@
  * A recording thread and a thread that must know it is outside every
  * call's recording (the end, native_record_finish; a growing table,
  * record_ids.c) meet as in Dekker's algorithm: the recording thread sets
- * its in_use then reads a flag (native_recording, native_rec_ids_growing),
+ * its in_use (or clears its parked) then reads native_rec_gate,
  * the other sets the flag then reads every in_use.  Each side needs a
  * full fence between its store and its load.  The rare side's is
  * membarrier(2), which makes every running thread of the process pass

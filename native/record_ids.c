@@ -26,8 +26,8 @@
  * Growing (a stripe whose entries are too often past their home, or an
  * entry that finds no room within PROBE_MAX buckets) is the one time a
  * stripe changes under other threads: the thread that grows it takes the
- * growth lock, sets native_rec_ids_growing, and waits until every other
- * recording thread is outside its call (in_use clear) or parked, waiting
+ * growth lock, sets native_rec_gate's REC_GATE_GROWING, and waits until every
+ * other recording thread is outside its call (in_use clear) or parked, waiting
  * for the same lock; record.c's enter waits while the flag is set.  The
  * two meet through record_fence.c's asymmetric fence.  Growth happens
  * about log2(its live blocks / 130) times a stripe.
@@ -49,7 +49,7 @@
 #define STRIPES 256
 #define REGION_SHIFT 20
 #define WAYS 4
-#define FIRST_BUCKETS 60 /* with the table's head and counts: 4 KiB */
+#define FIRST_BUCKETS 32 /* with the table's head and counts: a page */
 #define PROBE_MAX 16	 /* buckets an entry may lie past its home */
 #define SIZE_CHUNK_BITS 16
 #define SIZE_CHUNKS (1u << (32 - SIZE_CHUNK_BITS))
@@ -66,7 +66,8 @@ _Static_assert(sizeof(struct bucket) == 64, "a bucket is a cache line");
 
 /* Read by every call; the rare path's count on a line of its own. */
 struct table {
-	size_t nb;	       /* buckets */
+	size_t nb;	       /* buckets, a power of two */
+	unsigned shift;	       /* 64 - log2(nb) */
 	size_t bytes;	       /* mapped */
 	struct bucket *b;      /* nb buckets, after the counts */
 	_Atomic uint8_t *over; /* nb: entries past their home that passed
@@ -76,26 +77,8 @@ struct table {
 
 static struct table *_Atomic stripes[STRIPES];
 
-/* Where each stripe's buckets and counts are, for native_rec_ids_prefetch
- * only: it runs before its thread is inside a call, so a growth may free
- * the table meanwhile.  This memory stays; a prefetch computed from a
- * stale or mismatched view asks for a useless line and never faults. */
-static struct {
-	struct bucket *_Atomic b;
-	_Atomic uint8_t *_Atomic over;
-	_Atomic size_t nb;
-} hint[STRIPES];
-
-static void hint_set(struct table *_Atomic *slot, struct table *t)
-{
-	size_t k = (size_t)(slot - stripes);
-	atomic_store_explicit(&hint[k].nb, t->nb, memory_order_relaxed);
-	atomic_store_explicit(&hint[k].over, t->over, memory_order_relaxed);
-	atomic_store_explicit(&hint[k].b, t->b, memory_order_release);
-}
 static uint64_t *_Atomic size_chunks[SIZE_CHUNKS];
 
-_Atomic int native_rec_ids_growing;
 static _Atomic int grow_lock;
 
 static inline struct table *_Atomic *stripe_of(uint64_t a)
@@ -103,17 +86,15 @@ static inline struct table *_Atomic *stripe_of(uint64_t a)
 	return &stripes[(a >> REGION_SHIFT) * 0x9e3779b97f4a7c15ull >> 56];
 }
 
-/* The home bucket: nb is a power of two, or FIRST_BUCKETS. */
-static inline size_t home(uint64_t a, size_t nb)
+/* The home bucket: the top bits of a multiplicative hash. */
+static inline size_t home(uint64_t a, const struct table *t)
 {
-	return (size_t)(((a >> 4) * 0x9e3779b97f4a7c15ull >> 32) *
-			    (uint64_t)nb >>
-			32);
+	return (size_t)((a >> 4) * 0x9e3779b97f4a7c15ull >> t->shift);
 }
 
 static inline size_t next(size_t j, size_t nb)
 {
-	return j + 1 == nb ? 0 : j + 1;
+	return (j + 1) & (nb - 1);
 }
 
 static inline uint64_t addr_at(struct bucket *b, unsigned i)
@@ -171,6 +152,7 @@ static struct table *table_new(size_t nb)
 	struct table *t = native_pages(bytes);
 	if (t != NULL) {
 		t->nb = nb;
+		t->shift = 64u - (unsigned)__builtin_ctzll(nb);
 		t->bytes = bytes;
 		t->over = (_Atomic uint8_t *)(t + 1);
 		t->b = (struct bucket *)((char *)t + head);
@@ -228,7 +210,7 @@ static int rehash(struct table *to, struct table *from)
 			uint64_t a = addr_at(b, i), id = b->e[i].id;
 			if (a == 0)
 				continue;
-			size_t h = home(a, to->nb);
+			size_t h = home(a, to);
 			if (claim(&to->b[h], a, id))
 				continue;
 			if (insert_far(to, h, a, id) < 0)
@@ -245,10 +227,8 @@ static struct table *first_table(struct table *_Atomic *slot)
 	struct table *t = table_new(FIRST_BUCKETS), *none = NULL;
 	if (t == NULL)
 		return NULL;
-	if (atomic_compare_exchange_strong(slot, &none, t)) {
-		hint_set(slot, t);
+	if (atomic_compare_exchange_strong(slot, &none, t))
 		return t;
-	}
 	native_pages_free(t, t->bytes);
 	return none;
 }
@@ -270,6 +250,34 @@ static void grow_lock_take(void)
 static void grow_lock_drop(void)
 {
 	atomic_store_explicit(&grow_lock, 0, memory_order_release);
+}
+
+/*
+ * me, parked, goes on with its call: parked cleared, then the gate read
+ * (record_fence.c's pair, as enter's in_use): a growth that began
+ * meanwhile (another thread took the lock at once) either sees me no
+ * longer parked and waits for me to leave the call, or I see it and
+ * wait, parked, until it is done.  Clearing parked with a plain store
+ * and going on let that growth take me for parked and rehash the table
+ * I was writing (or free it).
+ */
+static void unpark(struct rec_thread *me)
+{
+	for (;;) {
+		if (native_rec_asymmetric) {
+			atomic_store_explicit(&me->parked, 0,
+					      memory_order_relaxed);
+			atomic_signal_fence(memory_order_seq_cst);
+		} else {
+			atomic_store(&me->parked, 0);
+		}
+		if (!(atomic_load_explicit(&native_rec_gate,
+					   memory_order_acquire) &
+		      REC_GATE_GROWING))
+			return;
+		atomic_store_explicit(&me->parked, 1, memory_order_release);
+		native_rec_ids_wait_growth();
+	}
 }
 
 /* Every recording thread but me outside its call or parked: 0, or -1
@@ -311,11 +319,12 @@ static int grow(struct rec_thread *me, struct table *_Atomic *slot,
 	grow_lock_take();
 	if (atomic_load_explicit(slot, memory_order_acquire) != t)
 		goto out; /* grown by another thread while I waited */
-	atomic_store_explicit(&native_rec_ids_growing, 1, memory_order_relaxed);
+	atomic_fetch_or_explicit(&native_rec_gate, REC_GATE_GROWING,
+				 memory_order_relaxed);
 	native_record_fence_end();
 	if (others_out(me) != 0) {
-		atomic_store_explicit(&native_rec_ids_growing, 0,
-				      memory_order_release);
+		atomic_fetch_and_explicit(&native_rec_gate, ~REC_GATE_GROWING,
+					  memory_order_release);
 		native_rec_stop("a thread did not leave a call's recording "
 				"while the table of live blocks grew");
 		r = -1;
@@ -324,8 +333,7 @@ static int grow(struct rec_thread *me, struct table *_Atomic *slot,
 	/* Twice the buckets, or more when a cluster of addresses with
 	 * nearby homes does not fit within PROBE_MAX of them. */
 	struct table *nt = NULL;
-	for (size_t nb = t->nb == FIRST_BUCKETS ? 128 : t->nb * 2;
-	     nb <= ((size_t)1 << 40); nb *= 2) {
+	for (size_t nb = t->nb * 2; nb <= ((size_t)1 << 40); nb *= 2) {
 		if ((nt = table_new(nb)) == NULL || rehash(nt, t) == 0)
 			break;
 		native_pages_free(nt, nt->bytes);
@@ -333,22 +341,23 @@ static int grow(struct rec_thread *me, struct table *_Atomic *slot,
 	}
 	if (nt != NULL) {
 		atomic_store_explicit(slot, nt, memory_order_release);
-		hint_set(slot, nt);
 		native_pages_free(t, t->bytes);
 	} else {
 		r = -1;
 	}
-	atomic_store_explicit(&native_rec_ids_growing, 0, memory_order_release);
+	atomic_fetch_and_explicit(&native_rec_gate, ~REC_GATE_GROWING,
+				  memory_order_release);
 out:
 	grow_lock_drop();
-	atomic_store_explicit(&me->parked, 0, memory_order_release);
+	unpark(me);
 	return r;
 }
 
 void native_rec_ids_wait_growth(void)
 {
-	for (unsigned spins = 0; atomic_load_explicit(&native_rec_ids_growing,
-						      memory_order_acquire);
+	for (unsigned spins = 0;
+	     atomic_load_explicit(&native_rec_gate, memory_order_acquire) &
+	     REC_GATE_GROWING;
 	     spins++) {
 		if (spins < 64)
 			__builtin_ia32_pause();
@@ -359,7 +368,7 @@ void native_rec_ids_wait_growth(void)
 
 /* The size of slot's block is size (the chunk of sizes mapped on first
  * use): 0 or -1. */
-static int size_put(uint32_t slot, uint64_t size)
+static inline int size_put(uint32_t slot, uint64_t size)
 {
 	uint64_t *c = atomic_load_explicit(
 	    &size_chunks[slot >> SIZE_CHUNK_BITS], memory_order_acquire);
@@ -374,11 +383,11 @@ static int size_put(uint32_t slot, uint64_t size)
 	return 0;
 }
 
-int native_rec_ids_insert(struct rec_thread *me, uint64_t a, uint64_t id,
-			  uint64_t size, uint64_t *stale_id)
+/* The insert's every case: a's entry elsewhere (freed past the
+ * recorder), a full home, a growth.  The size is put already. */
+static __attribute__((noinline)) int
+insert_slow(struct rec_thread *me, uint64_t a, uint64_t id, uint64_t *stale_id)
 {
-	if (size != REC_SIZE_KEEP && size_put((uint32_t)(id >> 32), size) != 0)
-		return -1;
 	struct table *_Atomic *slot = stripe_of(a);
 	for (;;) {
 		struct table *t =
@@ -386,11 +395,10 @@ int native_rec_ids_insert(struct rec_thread *me, uint64_t a, uint64_t id,
 		if (__builtin_expect(t == NULL, 0) &&
 		    (t = first_table(slot)) == NULL)
 			return -1;
-		size_t h = home(a, t->nb), j = h;
+		size_t h = home(a, t), j = h;
 		struct bucket *b = &t->b[h];
 		unsigned m = match(b, a), i;
-		if (__builtin_expect(m != 0, 0) ||
-		    (over(t, h) != 0 && find_far(t, h, a, &j, &i))) {
+		if (m != 0 || (over(t, h) != 0 && find_far(t, h, a, &j, &i))) {
 			/* Freed past the recorder: the entry is a's
 			 * again, with the new id. */
 			if (m != 0)
@@ -401,7 +409,7 @@ int native_rec_ids_insert(struct rec_thread *me, uint64_t a, uint64_t id,
 					      memory_order_relaxed);
 			return 1;
 		}
-		if (__builtin_expect(claim(b, a, id), 1))
+		if (claim(b, a, id))
 			return 0;
 		int r = insert_far(t, h, a, id);
 		if (r == 0)
@@ -413,48 +421,98 @@ int native_rec_ids_insert(struct rec_thread *me, uint64_t a, uint64_t id,
 	}
 }
 
-/* Inlined into the calls of record.c (LTO): with enter and began inlined
- * too, 87 fewer instructions a malloc-free pair (cachegrind,
- * native_bench 1 200000: 173,068,662 against 190,395,741). */
-__attribute__((always_inline)) inline void native_rec_ids_prefetch(uint64_t a)
+/*
+ * Inlined into the calls of record.c (LTO), as the removal is: the
+ * common insert (a's home has room, holds no entry of a, and no entry
+ * passed over it) reads the four addresses once and takes an empty
+ * place; every other case is insert_slow's.
+ */
+__attribute__((always_inline)) inline int
+native_rec_ids_insert(struct rec_thread *me, uint64_t a, uint64_t id,
+		      uint64_t size, uint64_t *stale_id)
 {
-	size_t k = (size_t)(stripe_of(a) - stripes);
-	struct bucket *b =
-	    atomic_load_explicit(&hint[k].b, memory_order_acquire);
-	if (b != NULL) {
-		size_t h = home(
-		    a, atomic_load_explicit(&hint[k].nb, memory_order_relaxed));
-		__builtin_prefetch(&b[h], 1, 3);
-		__builtin_prefetch(&atomic_load_explicit(
-				       &hint[k].over, memory_order_relaxed)[h],
-				   0, 3);
-	}
-}
-
-__attribute__((always_inline)) inline int native_rec_ids_remove(uint64_t a,
-								uint64_t *id)
-{
+	/* The size after the entry: its store may miss, and the entry's
+	 * compare-and-swap would wait for it. */
+	int r;
 	struct table *t =
 	    atomic_load_explicit(stripe_of(a), memory_order_acquire);
-	if (t == NULL)
-		return 0;
-	size_t h = home(a, t->nb), j = h;
-	struct bucket *b = &t->b[h];
-	unsigned m = match(b, a), i;
-	if (__builtin_expect(m != 0, 1)) {
-		i = (unsigned)__builtin_ctz(m);
-		*id = atomic_load_explicit(&b->e[i].id, memory_order_relaxed);
-		atomic_store_explicit(&b->e[i].addr, 0, memory_order_release);
-		return 1;
+	if (__builtin_expect(t != NULL, 1)) {
+		size_t h = home(a, t);
+		struct bucket *b = &t->b[h];
+		uint64_t w0 = addr_at(b, 0), w1 = addr_at(b, 1),
+			 w2 = addr_at(b, 2), w3 = addr_at(b, 3);
+		/* a is there only when freed past the recorder: compares
+		 * that branch (never taken), not a mask. */
+		int there = __builtin_expect(w0 == a, 0) ||
+			    __builtin_expect(w1 == a, 0) ||
+			    __builtin_expect(w2 == a, 0) ||
+			    __builtin_expect(w3 == a, 0);
+		/* The first empty place (WAYS: none), by conditional moves. */
+		unsigned i = w3 == 0 ? 3 : WAYS;
+		i = w2 == 0 ? 2 : i;
+		i = w1 == 0 ? 1 : i;
+		i = w0 == 0 ? 0 : i;
+		if (__builtin_expect(!there && over(t, h) == 0 && i < WAYS,
+				     1)) {
+			uint64_t zero = 0;
+			if (__builtin_expect(
+				atomic_compare_exchange_strong_explicit(
+				    &b->e[i].addr, &zero, a,
+				    memory_order_relaxed, memory_order_relaxed),
+				1)) {
+				atomic_store_explicit(&b->e[i].id, id,
+						      memory_order_relaxed);
+				r = 0;
+				goto size;
+			}
+		}
 	}
+	r = insert_slow(me, a, id, stale_id);
+	if (r < 0)
+		return r;
+size:
+	if (size != REC_SIZE_KEEP && size_put((uint32_t)(id >> 32), size) != 0)
+		return -1;
+	return r;
+}
+
+/* The removal of an entry past its home (or of none). */
+static __attribute__((noinline)) uint64_t remove_far(struct table *t, size_t h,
+						     uint64_t a)
+{
+	size_t j;
+	unsigned i;
 	if (over(t, h) == 0 || !find_far(t, h, a, &j, &i))
-		return 0;
-	*id = atomic_load_explicit(&t->b[j].e[i].id, memory_order_relaxed);
+		return REC_ID_NONE;
+	uint64_t id =
+	    atomic_load_explicit(&t->b[j].e[i].id, memory_order_relaxed);
 	atomic_store_explicit(&t->b[j].e[i].addr, 0, memory_order_release);
 	for (size_t k = h; k != j; k = next(k, t->nb))
 		over_add(t, k, -1);
 	atomic_fetch_sub_explicit(&t->displaced, 1, memory_order_relaxed);
-	return 1;
+	return id;
+}
+
+/* Inlined into the calls of record.c (LTO); an entry away from its home
+ * is remove_far's. */
+__attribute__((always_inline)) inline uint64_t native_rec_ids_remove(uint64_t a)
+{
+	struct table *t =
+	    atomic_load_explicit(stripe_of(a), memory_order_acquire);
+	if (__builtin_expect(t == NULL, 0))
+		return REC_ID_NONE;
+	size_t h = home(a, t);
+	struct bucket *b = &t->b[h];
+	/* Where a is (WAYS: not at home), by conditional moves. */
+	unsigned i = addr_at(b, 3) == a ? 3 : WAYS;
+	i = addr_at(b, 2) == a ? 2 : i;
+	i = addr_at(b, 1) == a ? 1 : i;
+	i = addr_at(b, 0) == a ? 0 : i;
+	if (__builtin_expect(i == WAYS, 0))
+		return remove_far(t, h, a);
+	uint64_t id = atomic_load_explicit(&b->e[i].id, memory_order_relaxed);
+	atomic_store_explicit(&b->e[i].addr, 0, memory_order_release);
+	return id;
 }
 
 /* Called with every recording thread outside its call (the end). */
@@ -484,9 +542,8 @@ void native_rec_ids_clear(void)
 		if (t != NULL)
 			native_pages_free(t, t->bytes);
 		stripes[k] = NULL;
-		atomic_store(&hint[k].b, NULL);
 	}
-	atomic_store(&native_rec_ids_growing, 0);
+	atomic_fetch_and(&native_rec_gate, ~REC_GATE_GROWING);
 }
 
 void native_rec_ids_lock(void)

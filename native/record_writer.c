@@ -62,6 +62,7 @@ static void say(const char *a, const char *b, const char *c)
 void native_rec_stop(const char *why)
 {
 	atomic_store(&native_recording, 0);
+	atomic_fetch_or(&native_rec_gate, REC_GATE_OFF);
 	if (atomic_exchange(&failed, 1) != 0)
 		return;
 	char what[8192];
@@ -258,6 +259,7 @@ void native_record_start(const char *path)
 	if (native_record_thread_key() != 0)
 		return;
 	native_record_fences();
+	atomic_fetch_and(&native_rec_gate, ~REC_GATE_OFF);
 	atomic_store(&native_recording, 1);
 }
 
@@ -266,6 +268,7 @@ void native_record_finish(void)
 	if (native_rec.path[0] == '\0')
 		return;
 	atomic_store(&native_recording, 0);
+	atomic_fetch_or(&native_rec_gate, REC_GATE_OFF);
 	native_record_fence_end();
 	/* A call being recorded ends in microseconds (or when the writer
 	 * makes room); a thread that never leaves (a signal handler that
@@ -288,6 +291,7 @@ void native_record_finish(void)
 	pthread_mutex_lock(&qlock);
 	for (uint32_t i = 0; i < native_rec.nthreads; i++) {
 		struct rec_thread *t = native_rec.threads[i];
+		native_record_sync(t);
 		if (t->buf != NULL && t->buf->len > 0) {
 			enqueue_locked(t->buf, t->index);
 			t->buf = NULL;

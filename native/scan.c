@@ -34,8 +34,9 @@ enum { UNREACHED, REACHABLE, POSSIBLE, INDIRECT, LEAKED };
 #define HIT_INSIDE 0x80 /* a root or reachable block points inside */
 
 struct blk {
-	uint64_t start, size;
+	uint64_t start, size; /* size: the bytes the program asked for */
 	uint32_t stack;
+	uint16_t slack; /* past size, up to glibc's usable size */
 	uint8_t state;
 };
 
@@ -116,7 +117,7 @@ static void take_block(uint64_t ptr, uint64_t size, uint32_t id, void *arg)
 {
 	struct scan *s = arg;
 	if (s->n < s->cap) {
-		s->b[s->n++] = (struct blk){ptr, size, id, UNREACHED};
+		s->b[s->n++] = (struct blk){ptr, size, id, 0, UNREACHED};
 		if (id > s->max_id)
 			s->max_id = id;
 	}
@@ -145,14 +146,21 @@ static int sort_blocks(struct scan *s)
 			tmp[count[s->b[i].start >> shift & 255]++] = s->b[i];
 		memcpy(s->b, tmp, s->n * sizeof *tmp);
 	}
-	for (size_t i = 0; i < s->n; i++)
+	/* (in address order: the size words are read one after another) */
+	for (size_t i = 0; i < s->n; i++) {
 		s->starts[i] = s->b[i].start;
+		s->b[i].slack = native_chunk_slack(s->b[i].start, s->b[i].size);
+	}
 	return 0;
 }
 
+/* The end of the block's bytes: its usable size, slack included (what
+ * the program may write there, learnt from malloc_usable_size, is the
+ * block's; the tracker cleared what was there before: interpose.c). */
 static uint64_t end_of(const struct blk *b)
 {
-	return b->start + (b->size ? b->size : 1);
+	uint64_t n = b->size + b->slack;
+	return b->start + (n ? n : 1);
 }
 
 /* The index of the block that holds address w, or -1. */
@@ -231,8 +239,8 @@ static void drain(struct scan *s, int phase, long leader)
 {
 	while (s->depth > 0) {
 		const struct blk *b = &s->b[s->stack[--s->depth]];
-		words(s, (const uint8_t *)(uintptr_t)b->start, b->size, phase,
-		      leader);
+		words(s, (const uint8_t *)(uintptr_t)b->start,
+		      b->size + b->slack, phase, leader);
 	}
 }
 

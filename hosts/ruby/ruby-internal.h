@@ -430,6 +430,19 @@ void ruby_clear_dead_vm_stacks(void);
  * as it is.  Allocates one Array. */
 void ruby_clear_transient_heap(void);
 
+/* ruby_st_tables.c: in a dump's forked child, while the malloc tracker
+ * tracks, zero the keys and values of the deleted and unused entries of
+ * the st tables that rb_vm_t holds, where a table's layout checks out. */
+void ruby_clear_vm_st_tables(void);
+/* The same for the struct st_table at `at`, if its layout checks out. */
+void ruby_clear_st_table(uint64_t at);
+
+/* ruby_array_tails.c: in a dump's forked child, while the malloc tracker
+ * tracks, zero each Array's words past its length (in its slot or its
+ * body; an Array that shares its elements is left alone), and each
+ * Hash's entries past its bound or deleted. */
+void ruby_clear_array_tails(void);
+
 /* A global variable learnt by ruby_names_prepare_child. */
 struct ruby_name_global {
 	VALUE value;

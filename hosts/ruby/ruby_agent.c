@@ -88,6 +88,8 @@ static int host_prepare_child(void *ctx, int gc)
 	ruby_clear_transient_heap(); /* first: it allocates an Array */
 	ruby_clear_free_slots();
 	ruby_clear_dead_vm_stacks();
+	ruby_clear_vm_st_tables();
+	ruby_clear_array_tails();
 	return 0;
 }
 

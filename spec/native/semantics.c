@@ -260,6 +260,24 @@ static void deepbind(const char *lib, unsigned long n)
 	dlclose(h);
 }
 
+/* Whether a block of n bytes, freed full of 0xab and asked for again,
+ * comes back with its earlier contents (glibc gives the same chunk back
+ * from its tcache or bins; its first 16 bytes hold glibc's links). */
+static void stale(size_t n)
+{
+	volatile unsigned char *p = malloc(n);
+	for (size_t i = 0; i < n; i++) /* volatile: not dropped before free */
+		p[i] = 0xab;
+	free((void *)p);
+	volatile unsigned char *q = malloc(n);
+	printf("%zu bytes: %s %s\n", n,
+	       (void *)q == (void *)p ? "same" : "other",
+	       q[n / 2] == 0xab ? "stale"
+	       : q[n / 2] == 0	? "cleared"
+				: "other");
+	free((void *)q);
+}
+
 int main(int argc, char **argv)
 {
 	int (*tracking)(void) =
@@ -267,7 +285,11 @@ int main(int argc, char **argv)
 	fprintf(stderr, "tracking %d\n", tracking != NULL && tracking());
 	if (argc >= 2 && strcmp(argv[1], "check") == 0)
 		check();
-	else if (argc >= 4 && strcmp(argv[1], "deepbind") == 0)
+	else if (argc >= 2 && strcmp(argv[1], "stale") == 0) {
+		stale(1000);
+		stale(32000);
+		stale(40000);
+	} else if (argc >= 4 && strcmp(argv[1], "deepbind") == 0)
 		deepbind(argv[2], strtoul(argv[3], NULL, 10));
 	else
 		return 2;
