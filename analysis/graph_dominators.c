@@ -211,9 +211,13 @@ static void *pred_pass(void *arg)
 			if (k + PRE_AHEAD < end)
 				__builtin_prefetch(
 				    &d->pre[g->fwd[k + PRE_AHEAD]]);
-			if (k + PRE_AHEAD / 2 < end)
-				__builtin_prefetch(
-				    &p->at[d->pre[g->fwd[k + PRE_AHEAD / 2]]]);
+			if (k + PRE_AHEAD / 2 < end) {
+				/* (NONE: the reference of an unreachable
+				 * object, skipped) */
+				uint32_t a = d->pre[g->fwd[k + PRE_AHEAD / 2]];
+				if (a != VMHEAP_GRAPH_NONE)
+					__builtin_prefetch(&p->at[a]);
+			}
 			if (tree_edge(d, k))
 				continue;
 			t = d->pre[g->fwd[k]];
