@@ -26,6 +26,26 @@ void graph_huge_pages(void *p, size_t bytes)
 #endif
 }
 
+/* Linux 6.1's synchronous collapse; older headers lack the number, older
+ * kernels answer EINVAL (ignored: a hint). */
+#if defined(__linux__) && !defined(MADV_COLLAPSE)
+#define MADV_COLLAPSE 25
+#endif
+
+void graph_collapse_huge_pages(void *p, size_t bytes)
+{
+#ifdef MADV_COLLAPSE
+	uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	uintptr_t end = ((uintptr_t)p + bytes) & ~(HUGE_PAGE - 1);
+
+	if (p && end > start)
+		(void)madvise((void *)start, end - start, MADV_COLLAPSE);
+#else
+	(void)p;
+	(void)bytes;
+#endif
+}
+
 int graph_fail(vmheap_graph *g, int code, const char *fmt, ...)
 {
 	va_list ap;

@@ -4,8 +4,10 @@
  * compression; then each immediate dominator as the nearest common
  * ancestor of the DFS parent and the semidominator), and retained sizes.
  *
- * Nothing recurses.  The depth-first search keeps no stack: the DFS tree's
- * parent links are the way back up, and each vertex keeps its next edge.
+ * Nothing recurses.  The depth-first search keeps its path (each vertex
+ * on it with its references still to follow) in a growing array: 12
+ * bytes a level (a chain of n objects takes 12 n), what it reads on coming
+ * back to a vertex in one place.
  * Path compression keeps its path in a growing array.
  *
  * Vertices are numbered in DFS preorder: 0 is the virtual root, whose edges
@@ -15,19 +17,29 @@
  * semidominator pass runs over small dense arrays.
  *
  * Peak memory while computing, per reachable vertex: 4 vertex + 4 parent
- * (which becomes the idom) + 4 ancestor + 4 best + 4 predecessor offset
- * (which becomes the semidominator) + 4 per predecessor other than the DFS
- * parent (that one is read from parent[]); before that, 4 per object for
- * its preorder number.  The depth-first search tests each reference
- * against a bitmap of the objects seen (n bits stay in the cache).
+ * (which becomes the idom) + 8 forest + 4 predecessor offset (which
+ * becomes the semidominator) + 4 per predecessor other than the DFS tree's
+ * edge (that one is read from parent[]); before that, 4 per object for its
+ * preorder number, and while indexing the predecessors 4 more per vertex
+ * (a second half's counts).  The depth-first search tests each reference
+ * against a bitmap of the objects seen (n bits stay in the cache) and
+ * marks the tree's edges in a bitmap of the references (1 bit each: the
+ * predecessors leave them out without reading parent[] at random).
  * Two classic arrays are saved: the forest's `label` keeps the least
  * semidominator itself (`best`), since only that value is ever used, and
  * the semidominator of vertex i is stored in the predecessor offset
  * i + 1, which nothing reads once i is done (vertices are done in
  * decreasing order).
+ *
+ * Two processors: the predecessors are counted and stored by two threads
+ * (each half of the objects into its own counts, the halves' lists one
+ * after the other: the same lists as one thread's), and the idoms by
+ * object are stored by one thread while the other sums retained sizes.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "graph-internal.h"
 
@@ -47,16 +59,32 @@ struct dom {
 	struct forest_node *forest; /* [r] see forest_eval */
 	uint32_t *pred_off; /* [r + 1] */
 	uint32_t *pred;
+	uint64_t *tree; /* [m / 64 + 1] bit k: fwd[k] is a DFS tree edge */
 	uint32_t *stack; /* path compression */
 	size_t stack_len, stack_cap;
 };
 
-/* Number every object reachable from the roots in DFS preorder. */
+/* A vertex on the depth-first search's path: its preorder number and
+ * the range of its references still to follow (fwd[k .. end)). */
+struct dfs_frame {
+	uint32_t cur, k, end;
+};
+
+/* How many targets of a new vertex have their seen bits and references'
+ * offsets prefetched. */
+#define SIB_AHEAD 4
+
+/* Number every object reachable from the roots in DFS preorder, and mark
+ * in d->tree the reference that reached each vertex. */
 static int number_vertices(struct dom *d)
 {
 	vmheap_graph *g = d->g;
 	uint32_t n = g->n, r = 1;
-	uint32_t *next; /* [r] next forward edge of a vertex on the path */
+	/* the path from the root being searched: what the search reads
+	 * when it comes back to a vertex stays together (and in the cache)
+	 * instead of in three arrays by preorder number */
+	struct dfs_frame *path = NULL;
+	size_t cap = 0;
 	/* seen[]: one bit per object, the test of every edge (a bitmap of n
 	 * bits stays in the cache where pre[] would miss it) */
 	uint64_t *seen;
@@ -67,11 +95,12 @@ static int number_vertices(struct dom *d)
 	graph_huge_pages(d->vertex, ((size_t)n + 1) * sizeof(*d->vertex));
 	d->parent = malloc(((size_t)n + 1) * sizeof(*d->parent));
 	graph_huge_pages(d->parent, ((size_t)n + 1) * sizeof(*d->parent));
-	next = malloc(((size_t)n + 1) * sizeof(*next));
-	graph_huge_pages(next, ((size_t)n + 1) * sizeof(*next));
 	seen = calloc((size_t)n / 64 + 1, sizeof(*seen));
-	if (!d->pre || !d->vertex || !d->parent || !next || !seen) {
-		free(next);
+	graph_huge_pages(seen, ((size_t)n / 64 + 1) * sizeof(*seen));
+	d->tree = calloc((size_t)g->fwd_off[n] / 64 + 1, sizeof(*d->tree));
+	graph_huge_pages(d->tree,
+			 ((size_t)g->fwd_off[n] / 64 + 1) * sizeof(*d->tree));
+	if (!d->pre || !d->vertex || !d->parent || !seen || !d->tree) {
 		free(seen);
 		return VMHEAP_ENOMEM;
 	}
@@ -79,135 +108,224 @@ static int number_vertices(struct dom *d)
 	d->vertex[0] = VMHEAP_GRAPH_ROOT;
 	d->parent[0] = 0;
 	for (size_t k = 0; k < g->nroots; k++) {
-		uint32_t v = g->roots[k].object, cur;
+		uint32_t v = g->roots[k].object;
+		size_t len = 0;
 
 		if (v == VMHEAP_GRAPH_NONE || (seen[v / 64] >> v % 64 & 1))
 			continue;
-		seen[v / 64] |= 1ull << v % 64;
-		d->pre[v] = r;
-		d->vertex[r] = v;
-		d->parent[r] = 0;
-		next[r] = g->fwd_off[v];
-		cur = r++;
-		while (cur != 0) {
-			uint32_t obj = d->vertex[cur];
-			if (next[cur] == g->fwd_off[obj + 1]) {
-				cur = d->parent[cur];
-				continue;
+		for (;;) {
+			/* v: a new vertex, child of the path's last one */
+			if (len == cap) {
+				void *p = vmheap_array_grow(
+				    path, &cap, sizeof(*path), 1024);
+				if (!p) {
+					free(path);
+					free(seen);
+					return VMHEAP_ENOMEM;
+				}
+				path = p;
 			}
-			uint32_t w = g->fwd[next[cur]++];
-			if (seen[w / 64] >> w % 64 & 1)
-				continue;
-			seen[w / 64] |= 1ull << w % 64;
-			d->pre[w] = r;
-			d->vertex[r] = w;
-			d->parent[r] = cur;
-			next[r] = g->fwd_off[w];
-			cur = r++;
-			/* the next vertex's targets are read soon: start
-			 * loading them (a cache miss) */
-			__builtin_prefetch(&g->fwd[g->fwd_off[w]]);
+			seen[v / 64] |= 1ull << v % 64;
+			d->pre[v] = r;
+			d->vertex[r] = v;
+			d->parent[r] = len ? path[len - 1].cur : 0;
+			path[len++] = (struct dfs_frame){r++, g->fwd_off[v],
+							 g->fwd_off[v + 1]};
+			/* its targets are read next: start loading them (a
+			 * cache miss) */
+			__builtin_prefetch(&g->fwd[g->fwd_off[v]]);
+			/* and the seen bits of its first targets and where
+			 * their references are: the search goes to one of
+			 * them next, and back to the others after it */
+			for (uint32_t k = path[len - 1].k,
+				      e = path[len - 1].end;
+			     k < e && k < path[len - 1].k + SIB_AHEAD; k++) {
+				__builtin_prefetch(&seen[g->fwd[k] / 64]);
+				__builtin_prefetch(&g->fwd_off[g->fwd[k]]);
+			}
+			/* the next unseen target of the deepest vertex that
+			 * has one */
+			for (;;) {
+				struct dfs_frame *f = &path[len - 1];
+				if (f->k == f->end) {
+					if (--len == 0)
+						break;
+					continue;
+				}
+				v = g->fwd[f->k++];
+				if (!(seen[v / 64] >> v % 64 & 1)) {
+					d->tree[(f->k - 1) / 64] |=
+					    1ull << (f->k - 1) % 64;
+					break;
+				}
+			}
+			if (len == 0)
+				break;
 		}
 	}
-	free(next);
+	free(path);
 	free(seen);
 	d->r = r;
 	return 0;
 }
 
-/* Start loading what the reference at fwd position k + PRE_AHEAD needs:
- * its target's preorder number, and the predecessor offset of the target
- * at k + PRE_AHEAD / 2, whose number is loaded by now. */
+/* How far ahead index_predecessors prefetches: the target's preorder
+ * number of the reference at k + PRE_AHEAD, and the count or position of
+ * the target at k + PRE_AHEAD / 2, whose number is loaded by now. */
 #define PRE_AHEAD 16
 
-static inline void prefetch_pre(const struct dom *d, uint32_t k)
-{
-	const vmheap_graph *g = d->g;
-	uint32_t m = g->fwd_off[g->n];
+/* One half of the objects (file order) for index_predecessors: counts,
+ * then positions in pred, of its predecessors by target. */
+struct pred_part {
+	struct dom *d;
+	uint32_t lo, hi; /* objects [lo, hi) */
+	uint32_t *at;	 /* [r] by target: count, then next position */
+	uint64_t m;	 /* predecessors counted */
+	int fill;	 /* 0: count, 1: fill pred */
+};
 
-	if (k + PRE_AHEAD < m)
-		__builtin_prefetch(&d->pre[g->fwd[k + PRE_AHEAD]]);
-	if (k + PRE_AHEAD / 2 < m) {
-		uint32_t p = d->pre[g->fwd[k + PRE_AHEAD / 2]];
-		if (p != VMHEAP_GRAPH_NONE) {
-			__builtin_prefetch(&d->pred_off[p]);
-			__builtin_prefetch(&d->parent[p]);
-		}
-	}
+/* Whether the reference at fwd position k is the DFS tree's edge to its
+ * target: compute_idoms takes that predecessor from parent[]. */
+static inline int tree_edge(const struct dom *d, uint32_t k)
+{
+	return d->tree[k / 64] >> k % 64 & 1;
 }
 
-/* Whether the reference u -> t (preorder numbers, u 0 for a root record)
- * is kept as a predecessor: not when u is t's DFS parent, which
- * compute_idoms takes from parent[] (a duplicate of that reference adds
- * nothing either).  Saves one predecessor per vertex. */
-static inline int kept_pred(const struct dom *d, uint32_t u, uint32_t t)
+/* Count or store the predecessors that the references of objects
+ * [p->lo, p->hi) give their targets: the objects in file order, so the
+ * references are read sequentially and their targets' numbers prefetched
+ * ahead. */
+static void *pred_pass(void *arg)
 {
-	return d->parent[t] != u;
+	struct pred_part *p = arg;
+	struct dom *d = p->d;
+	const vmheap_graph *g = d->g;
+	uint32_t end = g->fwd_off[p->hi];
+
+	for (uint32_t v = p->lo; v < p->hi; v++) {
+		uint32_t i = d->pre[v];
+		if (i == VMHEAP_GRAPH_NONE)
+			continue;
+		for (uint32_t k = g->fwd_off[v]; k < g->fwd_off[v + 1]; k++) {
+			uint32_t t;
+			if (k + PRE_AHEAD < end)
+				__builtin_prefetch(
+				    &d->pre[g->fwd[k + PRE_AHEAD]]);
+			if (k + PRE_AHEAD / 2 < end) {
+				/* (NONE: the reference of an unreachable
+				 * object, skipped) */
+				uint32_t a = d->pre[g->fwd[k + PRE_AHEAD / 2]];
+				if (a != VMHEAP_GRAPH_NONE)
+					__builtin_prefetch(&p->at[a]);
+			}
+			if (tree_edge(d, k))
+				continue;
+			t = d->pre[g->fwd[k]];
+			if (p->fill)
+				d->pred[p->at[t]++] = i;
+			else {
+				p->at[t]++;
+				p->m++;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* Below this many references a second thread costs more than it saves. */
+#define PRED_THREAD_MIN 1000000
+
+/* Both halves of a pass, at once on two processors when there are two
+ * (they write only their own counts and positions). */
+static void pred_passes(struct pred_part *a, struct pred_part *b, int fill)
+{
+	pthread_t tid;
+	int threaded;
+
+	a->fill = b->fill = fill;
+	threaded = a->d->g->fwd_off[a->d->g->n] >= PRED_THREAD_MIN &&
+		   sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+		   pthread_create(&tid, NULL, pred_pass, b) == 0;
+	pred_pass(a);
+	if (threaded)
+		pthread_join(tid, NULL);
+	else
+		pred_pass(b);
 }
 
 /* Predecessors in preorder numbers: for each reachable object, its
  * reachable referrers, and the virtual root for a root object, except the
- * DFS parent (kept_pred). */
+ * DFS tree's edge (tree_edge; a root object's root records when its DFS
+ * parent is the virtual root).  In the order of a sequential pass: the
+ * root records, then the references in file order.  The objects are done
+ * in two halves, each with its own count per target (4 bytes per vertex
+ * while indexing). */
 static int index_predecessors(struct dom *d)
 {
 	vmheap_graph *g = d->g;
-	uint32_t r = d->r;
-	uint64_t m = 0;
+	uint32_t r = d->r, n = g->n, lo = 0, hi = n;
+	uint32_t *first;
+	struct pred_part a = {.d = d}, b = {.d = d};
 
+	/* the halves: the first object whose references start at or past
+	 * the middle one */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (g->fwd_off[mid] < g->fwd_off[n] / 2)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	a.lo = 0;
+	a.hi = b.lo = lo;
+	b.hi = n;
 	d->pred_off = calloc((size_t)r + 1, sizeof(*d->pred_off));
 	graph_huge_pages(d->pred_off, ((size_t)r + 1) * sizeof(*d->pred_off));
-	if (!d->pred_off)
+	first = calloc((size_t)r + 1, sizeof(*first));
+	graph_huge_pages(first, ((size_t)r + 1) * sizeof(*first));
+	if (!d->pred_off || !first) {
+		free(first);
 		return VMHEAP_ENOMEM;
+	}
+	a.at = first;
+	b.at = d->pred_off;
 	for (size_t k = 0; k < g->nroots; k++) {
 		uint32_t v = g->roots[k].object;
-		if (v != VMHEAP_GRAPH_NONE && kept_pred(d, 0, d->pre[v])) {
-			d->pred_off[d->pre[v] + 1]++;
-			m++;
+		if (v != VMHEAP_GRAPH_NONE && d->parent[d->pre[v]] != 0) {
+			a.at[d->pre[v]]++;
+			a.m++;
 		}
 	}
-	/* objects in file order: the references are read sequentially,
-	 * their targets' numbers are prefetched ahead */
-	for (uint32_t v = 0; v < g->n; v++) {
-		uint32_t i = d->pre[v];
-		if (i == VMHEAP_GRAPH_NONE)
-			continue;
-		for (uint32_t k = g->fwd_off[v]; k < g->fwd_off[v + 1]; k++) {
-			uint32_t t;
-			prefetch_pre(d, k);
-			t = d->pre[g->fwd[k]];
-			if (kept_pred(d, i, t)) {
-				d->pred_off[t + 1]++;
-				m++;
-			}
-		}
-	}
-	if (m > UINT32_MAX)
+	pred_passes(&a, &b, 0);
+	if (a.m + b.m > UINT32_MAX) {
+		free(first);
 		return graph_fail(g, VMHEAP_ELIMIT,
 				  "more than %u references and roots",
 				  (unsigned)UINT32_MAX);
-	for (uint32_t i = 0; i < r; i++)
-		d->pred_off[i + 1] += d->pred_off[i];
-	d->pred = malloc((m ? m : 1) * sizeof(*d->pred));
-	graph_huge_pages(d->pred, (m ? m : 1) * sizeof(*d->pred));
-	if (!d->pred)
+	}
+	/* positions: each target's predecessors from the first half, then
+	 * from the second */
+	uint32_t pos = 0;
+	for (uint32_t t = 0; t < r; t++) {
+		uint32_t ca = a.at[t], cb = b.at[t];
+		a.at[t] = pos;
+		b.at[t] = pos + ca;
+		pos += ca + cb;
+	}
+	d->pred = malloc((pos ? pos : 1) * sizeof(*d->pred));
+	graph_huge_pages(d->pred, (pos ? pos : 1) * sizeof(*d->pred));
+	if (!d->pred) {
+		free(first);
 		return VMHEAP_ENOMEM;
+	}
 	for (size_t k = 0; k < g->nroots; k++) {
 		uint32_t v = g->roots[k].object;
-		if (v != VMHEAP_GRAPH_NONE && kept_pred(d, 0, d->pre[v]))
-			d->pred[d->pred_off[d->pre[v]]++] = 0;
+		if (v != VMHEAP_GRAPH_NONE && d->parent[d->pre[v]] != 0)
+			d->pred[a.at[d->pre[v]]++] = 0;
 	}
-	for (uint32_t v = 0; v < g->n; v++) {
-		uint32_t i = d->pre[v];
-		if (i == VMHEAP_GRAPH_NONE)
-			continue;
-		for (uint32_t k = g->fwd_off[v]; k < g->fwd_off[v + 1]; k++) {
-			uint32_t t;
-			prefetch_pre(d, k);
-			t = d->pre[g->fwd[k]];
-			if (kept_pred(d, i, t))
-				d->pred[d->pred_off[t]++] = i;
-		}
-	}
+	pred_passes(&a, &b, 1);
+	free(first);
+	/* b.at[t] is now the end of t's predecessors */
 	memmove(d->pred_off + 1, d->pred_off, (size_t)r * sizeof(*d->pred_off));
 	d->pred_off[0] = 0;
 	return 0;
@@ -227,7 +345,11 @@ static int forest_eval(struct dom *d, uint32_t v, uint32_t linked,
 	struct forest_node *f = d->forest;
 	uint32_t top;
 
-	if (v < linked || f[v].ancestor < linked) {
+	if (v < linked) { /* not in the forest yet: its own number */
+		*out = v;
+		return 0;
+	}
+	if (f[v].ancestor < linked) {
 		*out = f[v].best;
 		return 0;
 	}
@@ -281,7 +403,9 @@ static int compute_idoms(struct dom *d)
 		uint32_t s = d->parent[i];
 		for (uint32_t k = d->pred_off[i + 1]; k-- > d->pred_off[i];) {
 			uint32_t u;
-			if (k >= EVAL_AHEAD)
+			/* (a predecessor not above i is not in the forest:
+			 * forest_eval reads nothing of it) */
+			if (k >= EVAL_AHEAD && d->pred[k - EVAL_AHEAD] > i)
 				__builtin_prefetch(
 				    &d->forest[d->pred[k - EVAL_AHEAD]]);
 			if ((rc = forest_eval(d, d->pred[k], i + 1, &u)) < 0)
@@ -311,17 +435,48 @@ static void free_work(struct dom *d)
 	free(d->forest);
 	free(d->pred_off);
 	free(d->pred);
+	free(d->tree);
 	free(d->stack);
 	memset(d, 0, sizeof(*d));
 }
 
-/* Store idoms and retained sizes by object index; count the unreachable. */
+/* The idoms by object index, and the objects no root reaches and their
+ * bytes (store_results' part that needs no retained size). */
+static void *store_idoms(void *arg)
+{
+	struct dom *d = arg;
+	vmheap_graph *g = d->g;
+	uint32_t n = g->n, r = d->r;
+	const uint32_t *idom = d->parent, *vertex = d->vertex;
+
+	memset(g->idom, 0xff, (size_t)n * sizeof(*g->idom));
+	for (uint32_t i = 1; i < r; i++)
+		g->idom[vertex[i]] =
+		    idom[i] ? vertex[idom[i]] : VMHEAP_GRAPH_ROOT;
+	/* the objects no root reaches, summed (not the total minus the
+	 * others: a total held at UINT64_MAX would make that wrong) */
+	g->unreachable_bytes = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (g->idom[i] == VMHEAP_GRAPH_NONE)
+			graph_add_bytes(g, &g->unreachable_bytes,
+					vmheap_graph_object_bytes(g, i));
+	return NULL;
+}
+
+/* Below this many vertices a second thread costs more than it saves. */
+#define STORE_THREAD_MIN 1000000
+
+/* Store idoms and retained sizes by object index; count the unreachable.
+ * The idoms on a second thread when there are two processors, while this
+ * one sums the retained sizes. */
 static int store_results(struct dom *d)
 {
 	vmheap_graph *g = d->g;
 	uint32_t n = g->n, r = d->r;
 	uint32_t *idom = d->parent, *vertex = d->vertex;
 	uint64_t *ret;
+	int saturated, threaded;
+	pthread_t tid;
 
 	g->idom = malloc(((size_t)n + 1) * sizeof(*g->idom));
 	graph_huge_pages(g->idom, ((size_t)n + 1) * sizeof(*g->idom));
@@ -334,25 +489,27 @@ static int store_results(struct dom *d)
 		g->retained = NULL;
 		return VMHEAP_ENOMEM;
 	}
+	/* both parts may set g->saturated: each its own copy */
+	saturated = g->saturated;
+	threaded = r >= STORE_THREAD_MIN && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+		   pthread_create(&tid, NULL, store_idoms, d) == 0;
 	ret = g->retained;
 	for (uint32_t i = 1; i < r; i++)
 		ret[vertex[i]] = vmheap_graph_object_bytes(g, vertex[i]);
 	/* children come after their idom in preorder: sum bottom-up */
 	for (uint32_t i = r - 1; i >= 1; i--)
-		if (idom[i])
-			graph_add_bytes(g, &ret[vertex[idom[i]]],
-					ret[vertex[i]]);
-	memset(g->idom, 0xff, (size_t)n * sizeof(*g->idom));
-	for (uint32_t i = 1; i < r; i++)
-		g->idom[vertex[i]] =
-		    idom[i] ? vertex[idom[i]] : VMHEAP_GRAPH_ROOT;
-	/* the objects no root reaches, summed (not the total minus the
-	 * others: a total held at UINT64_MAX would make that wrong) */
-	g->unreachable_bytes = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (g->idom[i] == VMHEAP_GRAPH_NONE)
-			graph_add_bytes(g, &g->unreachable_bytes,
-					vmheap_graph_object_bytes(g, i));
+		if (idom[i] && ret[vertex[idom[i]]] + ret[vertex[i]] <
+				   ret[vertex[i]]) {
+			ret[vertex[idom[i]]] = UINT64_MAX;
+			saturated = 1;
+		} else if (idom[i]) {
+			ret[vertex[idom[i]]] += ret[vertex[i]];
+		}
+	if (threaded)
+		pthread_join(tid, NULL);
+	else
+		store_idoms(d);
+	g->saturated |= saturated;
 	g->unreachable = n - (r - 1);
 	g->have_unreachable = 1;
 	return 0;
@@ -365,10 +522,19 @@ int vmheap_graph_dominators(vmheap_graph *g)
 
 	if (g->idom)
 		return 0;
-	if ((rc = number_vertices(&d)) < 0 || (rc = index_predecessors(&d)) < 0)
+	/* the search reads the references at random: on huge pages, one
+	 * TLB entry covers 512 times as many */
+	graph_collapse_huge_pages(g->fwd_off,
+				  ((size_t)g->n + 1) * sizeof(*g->fwd_off));
+	graph_collapse_huge_pages(g->fwd,
+				  (size_t)g->fwd_off[g->n] * sizeof(*g->fwd));
+	if ((rc = number_vertices(&d)) < 0) goto fail;
+	if ((rc = index_predecessors(&d)) < 0)
 		goto fail;
 	free(d.pre);
+	free(d.tree);
 	d.pre = NULL;
+	d.tree = NULL;
 	if ((rc = compute_idoms(&d)) < 0)
 		goto fail;
 	free(d.forest);

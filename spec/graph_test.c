@@ -840,6 +840,281 @@ START_TEST(random_heaps_agree_with_brute_force)
 }
 END_TEST
 
+/*
+ * Dominators of a heap too big for brute force, by another algorithm: the
+ * iterative one of Cooper, Harvey and Kennedy ("A Simple, Fast Dominance
+ * Algorithm"), over a reverse postorder of the test's own depth-first
+ * search.  The virtual root is vertex n; idom[v] = VMHEAP_GRAPH_NONE for
+ * an unreachable v.
+ */
+static void iterative_dominators(const struct plain *p, uint32_t *idom)
+{
+	uint32_t n = p->n, *rpo_of = malloc(((size_t)n + 1) * sizeof(*rpo_of));
+	uint32_t *order = malloc(((size_t)n + 1) * sizeof(*order));
+	uint32_t *stack = malloc(((size_t)n + 1) * sizeof(*stack));
+	uint32_t *next = malloc(((size_t)n + 1) * sizeof(*next));
+	uint32_t *pred_off = calloc((size_t)n + 2, sizeof(*pred_off));
+	uint32_t *pred, post = 0, changed = 1;
+	size_t m = p->off[n] + p->nroots;
+
+	ck_assert_ptr_nonnull(rpo_of);
+	ck_assert_ptr_nonnull(order);
+	ck_assert_ptr_nonnull(stack);
+	ck_assert_ptr_nonnull(next);
+	ck_assert_ptr_nonnull(pred_off);
+	/* postorder from the virtual root, whose edges are the roots */
+	for (uint32_t v = 0; v <= n; v++)
+		rpo_of[v] = VMHEAP_GRAPH_NONE;
+	rpo_of[n] = 0; /* seen */
+	size_t len = 0;
+	uint32_t rootk = 0;
+	stack[len++] = n;
+	while (len) {
+		uint32_t v = stack[len - 1], w = VMHEAP_GRAPH_NONE;
+		if (v == n) {
+			while (rootk < p->nroots && w == VMHEAP_GRAPH_NONE) {
+				uint32_t c = p->roots[rootk++];
+				if (c != VMHEAP_GRAPH_NONE &&
+				    rpo_of[c] == VMHEAP_GRAPH_NONE)
+					w = c;
+			}
+		} else {
+			while (next[v] < p->off[v + 1] &&
+			       w == VMHEAP_GRAPH_NONE) {
+				uint32_t c = p->adj[next[v]++];
+				if (rpo_of[c] == VMHEAP_GRAPH_NONE)
+					w = c;
+			}
+		}
+		if (w == VMHEAP_GRAPH_NONE) {
+			order[post++] = v; /* postorder */
+			len--;
+			continue;
+		}
+		rpo_of[w] = 0;
+		next[w] = p->off[w];
+		stack[len++] = w;
+	}
+	/* reverse postorder numbers: the virtual root 0 */
+	for (uint32_t k = 0; k < post; k++)
+		rpo_of[order[k]] = post - 1 - k;
+	/* predecessors by vertex (the virtual root for each root record) */
+	pred = malloc((m ? m : 1) * sizeof(*pred));
+	ck_assert_ptr_nonnull(pred);
+	for (uint32_t v = 0; v < n; v++)
+		for (uint32_t k = p->off[v]; k < p->off[v + 1]; k++)
+			pred_off[p->adj[k] + 1]++;
+	for (size_t k = 0; k < p->nroots; k++)
+		if (p->roots[k] != VMHEAP_GRAPH_NONE)
+			pred_off[p->roots[k] + 1]++;
+	for (uint32_t v = 0; v <= n; v++)
+		pred_off[v + 1] += pred_off[v];
+	for (uint32_t v = 0; v < n; v++)
+		for (uint32_t k = p->off[v]; k < p->off[v + 1]; k++)
+			pred[pred_off[p->adj[k]]++] = v;
+	for (size_t k = 0; k < p->nroots; k++)
+		if (p->roots[k] != VMHEAP_GRAPH_NONE)
+			pred[pred_off[p->roots[k]]++] = n;
+	memmove(pred_off + 1, pred_off, (size_t)n * sizeof(*pred_off));
+	pred_off[0] = 0;
+	/* idom by reverse postorder number, until nothing changes */
+	uint32_t *dom = malloc((size_t)post * sizeof(*dom));
+	ck_assert_ptr_nonnull(dom);
+	for (uint32_t k = 0; k < post; k++)
+		dom[k] = VMHEAP_GRAPH_NONE;
+	dom[0] = 0;
+	while (changed) {
+		changed = 0;
+		for (uint32_t b = 1; b < post; b++) {
+			uint32_t v = order[post - 1 - b], nd = VMHEAP_GRAPH_NONE;
+			for (uint32_t k = pred_off[v]; k < pred_off[v + 1];
+			     k++) {
+				uint32_t q = rpo_of[pred[k]];
+				if (q == VMHEAP_GRAPH_NONE ||
+				    dom[q] == VMHEAP_GRAPH_NONE)
+					continue;
+				if (nd == VMHEAP_GRAPH_NONE) {
+					nd = q;
+					continue;
+				}
+				while (nd != q) { /* intersect */
+					while (nd > q)
+						nd = dom[nd];
+					while (q > nd)
+						q = dom[q];
+				}
+			}
+			if (dom[b] != nd) {
+				dom[b] = nd;
+				changed = 1;
+			}
+		}
+	}
+	for (uint32_t v = 0; v < n; v++)
+		idom[v] = rpo_of[v] == VMHEAP_GRAPH_NONE ? VMHEAP_GRAPH_NONE
+			  : dom[rpo_of[v]] == 0
+			      ? VMHEAP_GRAPH_ROOT
+			      : order[post - 1 - dom[rpo_of[v]]];
+	free(dom);
+	free(pred);
+	free(pred_off);
+	free(next);
+	free(stack);
+	free(order);
+	free(rpo_of);
+}
+
+/*
+ * A heap of more than a million objects and references (what the
+ * dominator computation does on two threads, in halves): random
+ * references, self and repeats included, some to missing ids, and root
+ * records for one object in 50 (some repeated), so that some objects are
+ * unreachable and some roots referenced.  Ids in increasing order.
+ */
+static void big_random_heap(struct heap *h, uint32_t n, uint64_t seed)
+{
+	rng_state = seed * 0x9E3779B97F4A7C15ULL + 1;
+	memset(h, 0, sizeof(*h));
+	h->n = n;
+	h->ids = calloc(n, sizeof(*h->ids));
+	h->cls = calloc(n, sizeof(*h->cls));
+	h->bytes = calloc(n, sizeof(*h->bytes));
+	h->ref_off = calloc((size_t)n + 1, sizeof(*h->ref_off));
+	h->refs = calloc((size_t)n * 4 + 1, sizeof(*h->refs));
+	h->root_kind = calloc(n / 50 + 1, sizeof(*h->root_kind));
+	h->root_obj = calloc(n / 50 + 1, sizeof(*h->root_obj));
+	ck_assert_ptr_nonnull(h->refs);
+	ck_assert_ptr_nonnull(h->root_obj);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t nref = (uint32_t)below(5);
+		h->ids[i] = 0x1000 + 40 * (uint64_t)i;
+		h->cls[i] = 1 + below(CLASSES);
+		h->bytes[i] = 1 + below(1000);
+		h->ref_off[i + 1] = h->ref_off[i] + nref;
+		for (uint32_t k = 0; k < nref; k++) {
+			uint64_t r = below(100);
+			h->refs[h->nrefs++] =
+			    r == 0   ? 0x1000 + 40 * (uint64_t)n + 8 /* missing */
+			    : r == 1 ? 0x1000 + 40 * (uint64_t)i /* itself */
+				     : 0x1000 + 40 * below(n);
+		}
+	}
+	h->nroots = n / 50 + 1;
+	for (size_t k = 0; k < h->nroots; k++) {
+		h->root_kind[k] = KIND_VM;
+		h->root_obj[k] = k > 0 && below(10) == 0
+				     ? h->root_obj[k - 1]
+				     : 0x1000 + 40 * below(n);
+	}
+}
+
+/* vmheap_graph_dominators against iterative_dominators: each object's
+ * idom and retained bytes (summed here over the other's tree), the
+ * unreachable objects and bytes. */
+START_TEST(big_random_heap_agrees_with_the_iterative_algorithm)
+{
+	const uint32_t n = 1300000;
+	struct heap h;
+	struct plain p = {0};
+	const char *path = dump_path("big");
+	uint32_t *idom = malloc((size_t)n * sizeof(*idom));
+	uint64_t *ret = calloc(n, sizeof(*ret));
+	uint64_t unreach = 0, unreach_bytes = 0, got, got_bytes;
+	uint32_t reachable = 0, *by_depth;
+	vmheap_graph *g;
+
+	ck_assert_ptr_nonnull(idom);
+	ck_assert_ptr_nonnull(ret);
+	big_random_heap(&h, n, 7);
+	write_heap(&h, path);
+	/* the heap resolved by index (ids are 0x1000 + 40 i) */
+	p.n = n;
+	p.off = calloc((size_t)n + 1, sizeof(*p.off));
+	p.adj = calloc(h.nrefs + 1, sizeof(*p.adj));
+	p.roots = calloc(h.nroots, sizeof(*p.roots));
+	for (uint32_t i = 0; i < n; i++) {
+		p.off[i + 1] = p.off[i];
+		for (uint32_t k = h.ref_off[i]; k < h.ref_off[i + 1]; k++) {
+			uint64_t t = (h.refs[k] - 0x1000) / 40;
+			if (t < n)
+				p.adj[p.off[i + 1]++] = (uint32_t)t;
+		}
+	}
+	p.nroots = h.nroots;
+	for (size_t k = 0; k < h.nroots; k++)
+		p.roots[k] = (uint32_t)((h.root_obj[k] - 0x1000) / 40);
+	iterative_dominators(&p, idom);
+
+	/* retained: each reachable object's bytes added to every dominator
+	 * above it, deepest objects first */
+	by_depth = calloc(n, sizeof(*by_depth));
+	ck_assert_ptr_nonnull(by_depth);
+	for (uint32_t v = 0; v < n; v++) {
+		if (idom[v] == VMHEAP_GRAPH_NONE) {
+			unreach++;
+			unreach_bytes += h.bytes[v];
+			continue;
+		}
+		ret[v] = h.bytes[v];
+		by_depth[reachable++] = v;
+	}
+	{
+		/* depth in the tree, then a counting sort by it */
+		uint32_t *depth = calloc(n, sizeof(*depth)), maxd = 0;
+		uint32_t *cnt, *sorted = malloc((size_t)reachable * 4 + 4);
+		ck_assert_ptr_nonnull(depth);
+		for (uint32_t k = 0; k < reachable; k++) {
+			uint32_t v = by_depth[k], d = 0;
+			for (uint32_t u = v; idom[u] != VMHEAP_GRAPH_ROOT;
+			     u = idom[u])
+				d++;
+			depth[v] = d;
+			if (d > maxd)
+				maxd = d;
+		}
+		cnt = calloc((size_t)maxd + 2, sizeof(*cnt));
+		for (uint32_t k = 0; k < reachable; k++)
+			cnt[depth[by_depth[k]] + 1]++;
+		for (uint32_t d = 0; d <= maxd; d++)
+			cnt[d + 1] += cnt[d];
+		for (uint32_t k = 0; k < reachable; k++)
+			sorted[cnt[depth[by_depth[k]]]++] = by_depth[k];
+		for (uint32_t k = reachable; k-- > 0;)
+			if (idom[sorted[k]] != VMHEAP_GRAPH_ROOT)
+				ret[idom[sorted[k]]] += ret[sorted[k]];
+		free(cnt);
+		free(sorted);
+		free(depth);
+	}
+	ck_assert_uint_gt(reachable, 1000000); /* two threads, each part */
+	ck_assert_uint_gt(unreach, 0);
+
+	g = open_graph(path);
+	ck_assert_int_eq(vmheap_graph_dominators(g), 0);
+	for (uint32_t v = 0; v < n; v++) {
+		ck_assert_msg(vmheap_graph_idom(g, v) == idom[v],
+			      "object %u: idom %u, the iterative algorithm "
+			      "says %u",
+			      v, vmheap_graph_idom(g, v), idom[v]);
+		ck_assert_msg(vmheap_graph_retained_bytes(g, v) == ret[v],
+			      "object %u: retained %llu, expected %llu", v,
+			      (unsigned long long)vmheap_graph_retained_bytes(
+				  g, v),
+			      (unsigned long long)ret[v]);
+	}
+	ck_assert_int_eq(vmheap_graph_unreachable(g, &got, &got_bytes), 0);
+	ck_assert_uint_eq(got, unreach);
+	ck_assert_uint_eq(got_bytes, unreach_bytes);
+	vmheap_graph_free(g);
+	unlink(path);
+	free(by_depth);
+	free(ret);
+	free(idom);
+	plain_free(&p);
+	heap_free(&h);
+}
+END_TEST
+
 /* ------------------------------------------------------------ shapes */
 
 START_TEST(empty_dump_has_no_objects_and_nothing_unreachable)
@@ -1684,6 +1959,7 @@ Suite *vmheap_spec_suite(void)
 	TCase *random = spec_tcase(s, "random heaps", 120);
 	TCase *shapes = spec_tcase(s, "shapes", 120);
 	TCase *errors = spec_tcase(s, "errors", 30);
+	TCase *big = spec_tcase(s, "big heap", 120);
 
 	tcase_add_loop_test(random, random_heaps_agree_with_brute_force, 0, 12);
 	tcase_add_loop_test(
@@ -1705,6 +1981,8 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(shapes, ids_at_both_ends_of_the_range_are_found);
 	tcase_add_test(shapes,
 		       more_references_away_from_their_object_are_refused);
+
+	tcase_add_test(big, big_random_heap_agrees_with_the_iterative_algorithm);
 
 	tcase_add_test(errors, missing_file_fails_naming_the_path);
 	tcase_add_test(errors, truncated_dump_fails_with_the_readers_message);
