@@ -418,14 +418,14 @@ START_TEST(one_agent_in_ruby)
 	ck_assert_int_eq(listening_sockets(vm.p.pid), 1);
 	spec_kill(vm.p.pid);
 
-	/* the library exports its yield alone */
+	/* the library exports its yield and the exit dump for a VM alone */
 	char cmd[2048];
 	snprintf(cmd, sizeof cmd,
 		 "nm -D --defined-only %s | awk 'NF >= 3 {print $3}'",
 		 spec_build("lib/libvmheap-native-agent.so"));
 	const char *nm[] = {"sh", "-c", cmd, NULL};
 	ck_assert_int_eq(spec_run(nm, NULL, NULL, 20000, &r), 0);
-	ck_assert_str_eq(r.out, "vmheap_run_agent_yield\n");
+	ck_assert_str_eq(r.out, "vmheap_run_agent_yield\nvmheap_run_exit_dump\n");
 	spec_run_free(&r);
 }
 END_TEST

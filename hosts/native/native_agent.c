@@ -37,6 +37,7 @@
  * any DT_NEEDED library) are finalized after it, so what their own
  * destructors would free is still live in the dump.  It stops the agent
  * (waiting for a dump it runs), then, with --output, writes the dump
+ * (unless a VM wrote it at its end: vmheap_run_exit_dump)
  * (vmheap_agent_dump_file) to the name the tracker gives
  * (vmheap_native_output_name: vmheap-run(1) FILES), and says on stderr
  * why when it cannot; the exit status stays the program's.  _exit(),

@@ -4,8 +4,9 @@
  *   ruby -I build/ruby -rvmheap_agent app.rb
  *
  * Loading the extension starts the agent (the VMHEAP_AGENT_* variables
- * apply) and writes its discovery file; at exit the agent stops and the
- * file goes.  When the agent cannot start (a bad variable, a missing dump
+ * apply) and writes its discovery file; at exit (under vmheap-run
+ * --output after writing the exit dump: exit_dump below) the agent stops
+ * and the file goes.  When the agent cannot start (a bad variable, a missing dump
  * directory, a port in use) one warning line goes to stderr and the
  * program runs on without it; VMHEAP_AGENT_REQUIRED=1 makes that an
  * exception instead.  Nothing is printed on stdout; with VMHEAP_AGENT_VERBOSE set
