@@ -425,7 +425,8 @@ START_TEST(one_agent_in_ruby)
 		 spec_build("lib/libvmheap-native-agent.so"));
 	const char *nm[] = {"sh", "-c", cmd, NULL};
 	ck_assert_int_eq(spec_run(nm, NULL, NULL, 20000, &r), 0);
-	ck_assert_str_eq(r.out, "vmheap_run_agent_yield\nvmheap_run_exit_dump\n");
+	ck_assert_str_eq(r.out,
+			 "vmheap_run_agent_yield\nvmheap_run_exit_dump\n");
 	spec_run_free(&r);
 }
 END_TEST

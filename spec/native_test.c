@@ -1094,21 +1094,23 @@ END_TEST
 static void holdout_shape(int at_exit)
 {
 	static const char script[] =
-		"require 'holdout'\n"
-		"require 'json'\n"
-		"require 'erb'\n"
-		"STDOUT.sync = true\n"
-		"data = (1..2000).map { |i| {'id' => i, 'name' => \"x#{i}\" * 3} }\n"
-		"puts 'ready'\n"
-		"STDIN.gets\n"
-		"3.times { JSON.parse(JSON.generate(data)); ERB.new(\"<%= 1+2 %> <%= 'a'*50 %>\").result }\n"
-		"Holdout.lose(10000)\n"
-		"s = (1..500).map { |i| \"str#{i}\" * 20 }.join(',')\n"
-		"Holdout.hold(10000)\n"
-		"3.times { JSON.parse(JSON.generate(data)) }\n"
-		"puts s.size\n"
-		"puts 'ok'\n"
-		"STDIN.gets\n";
+	    "require 'holdout'\n"
+	    "require 'json'\n"
+	    "require 'erb'\n"
+	    "STDOUT.sync = true\n"
+	    "data = (1..2000).map { |i| {'id' => i, 'name' => \"x#{i}\" * 3} "
+	    "}\n"
+	    "puts 'ready'\n"
+	    "STDIN.gets\n"
+	    "3.times { JSON.parse(JSON.generate(data)); ERB.new(\"<%= 1+2 %> "
+	    "<%= 'a'*50 %>\").result }\n"
+	    "Holdout.lose(10000)\n"
+	    "s = (1..500).map { |i| \"str#{i}\" * 20 }.join(',')\n"
+	    "Holdout.hold(10000)\n"
+	    "3.times { JSON.parse(JSON.generate(data)) }\n"
+	    "puts s.size\n"
+	    "puts 'ok'\n"
+	    "STDIN.gets\n";
 	struct spec_native r;
 	struct spec_run o;
 	const char *line9 = "/program.rb:9", *line11 = "/program.rb:11";
@@ -1138,8 +1140,14 @@ static void holdout_shape(int at_exit)
 		spec_kill(r.p.pid);
 	}
 	snprintf(path, sizeof path, "%s/leaks.vmheap", r.dir);
-	const char *argv[] = {spec_bin("vmheap-histo"), "--native", "--leaks",
-			      "--format", "json", "--top", "100000", path,
+	const char *argv[] = {spec_bin("vmheap-histo"),
+			      "--native",
+			      "--leaks",
+			      "--format",
+			      "json",
+			      "--top",
+			      "100000",
+			      path,
 			      NULL};
 	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
 	ck_assert_msg(o.status == 0, "%.3000s%.1000s", o.out, o.err);
@@ -1155,14 +1163,14 @@ static void holdout_shape(int at_exit)
 		"reachable; keeping line %lld reachable\n",
 		at_exit ? "exit" : "console", forgot, possible, reached, kept);
 	ck_assert_msg(forgot == 10000 && possible == 0 &&
-			      leak_sum(j, line9, "indirect_count") == 0,
+			  leak_sum(j, line9, "indirect_count") == 0,
 		      "%lld leaked, %lld possibly, %lld reachable:\n%.3000s",
 		      forgot, possible, reached, o.out);
 	/* (and Ruby's own few allocations at that line, its method cache) */
 	ck_assert_msg(reached <= 10, "%lld:\n%.3000s", reached, o.out);
 	ck_assert_msg(leak_sum(j, line11, "leaked_count") == 0 &&
-			      leak_sum(j, line11, "possible_count") == 0 &&
-			      leak_sum(j, line11, "indirect_count") == 0,
+			  leak_sum(j, line11, "possible_count") == 0 &&
+			  leak_sum(j, line11, "indirect_count") == 0,
 		      "%.3000s", o.out);
 	ck_assert_msg(kept >= 10000 && kept <= 10010, "%lld:\n%.3000s", kept,
 		      o.out);

@@ -6,11 +6,11 @@
  * Loading the extension starts the agent (the VMHEAP_AGENT_* variables
  * apply) and writes its discovery file; at exit (under vmheap-run
  * --output after writing the exit dump: exit_dump below) the agent stops
- * and the file goes.  When the agent cannot start (a bad variable, a missing dump
- * directory, a port in use) one warning line goes to stderr and the
+ * and the file goes.  When the agent cannot start (a bad variable, a missing
+ * dump directory, a port in use) one warning line goes to stderr and the
  * program runs on without it; VMHEAP_AGENT_REQUIRED=1 makes that an
- * exception instead.  Nothing is printed on stdout; with VMHEAP_AGENT_VERBOSE set
- * one line on stderr gives the pid and port.
+ * exception instead.  Nothing is printed on stdout; with VMHEAP_AGENT_VERBOSE
+ * set one line on stderr gives the pid and port.
  *
  * Dumps.  run_stopped runs the agent's function on the "vmheap-agent"
  * Ruby thread holding the GVL (ruby_worker.c), so every other Ruby thread

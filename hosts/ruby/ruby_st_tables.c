@@ -120,7 +120,8 @@ static int static_tables(struct dl_phdr_info *info, size_t size, void *arg)
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
 			continue;
-		uint64_t lo = (info->dlpi_addr + ph->p_vaddr + 7) & ~(uint64_t)7;
+		uint64_t lo =
+		    (info->dlpi_addr + ph->p_vaddr + 7) & ~(uint64_t)7;
 		uint64_t hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
 		for (uint64_t a = lo; a + 8 <= hi; a += 8) {
 			uint64_t w = *(const uint64_t *)(uintptr_t)a;

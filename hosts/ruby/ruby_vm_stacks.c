@@ -54,7 +54,7 @@
 #define DUMMY_SP 3 /* the dummy frame's sp and ep, in words from the */
 #define DUMMY_EP 2 /* stack's start */
 #define MAX_THREADS 4096
-#define TH_MAX_WORDS 512 /* an rb_thread_t is about 50 words */
+#define TH_MAX_WORDS 512  /* an rb_thread_t is about 50 words */
 #define VM_MAX_WORDS 4096 /* rb_vm_t: 9,448 bytes in 3.1 */
 #define MAX_ALTSTACK ((uint64_t)1 << 24)
 #define CHUNK_FLAGS 7u	 /* glibc's chunk size word: its flags, */
@@ -195,11 +195,10 @@ static void clear_altstacks(const uint64_t *th, size_t n)
 	    (ss.ss_flags & SS_DISABLE) || ss.ss_sp == NULL || ss.ss_size == 0)
 		return;
 	uint64_t mine = (uint64_t)(uintptr_t)ss.ss_sp;
-	uint64_t main_alt =
-	    vm_ptr && *vm_ptr
-		? altstack_in((uint64_t)(uintptr_t)*vm_ptr, ss.ss_size,
-			      VM_MAX_WORDS)
-		: 0;
+	uint64_t main_alt = vm_ptr && *vm_ptr
+				? altstack_in((uint64_t)(uintptr_t)*vm_ptr,
+					      ss.ss_size, VM_MAX_WORDS)
+				: 0;
 	int seen = main_alt != 0 && main_alt == mine;
 	for (size_t i = 0; i < n; i++)
 		seen |= altstack_of(th[i], ss.ss_size) == mine;
