@@ -59,7 +59,7 @@ struct dom {
 	struct forest_node *forest; /* [r] see forest_eval */
 	uint32_t *pred_off; /* [r + 1] */
 	uint32_t *pred;
-	uint64_t *tree; /* [m / 64 + 1] bit k: fwd[k] is a DFS tree edge */
+	uint64_t *tree;	 /* [m / 64 + 1] bit k: fwd[k] is a DFS tree edge */
 	uint32_t *stack; /* path compression */
 	size_t stack_len, stack_cap;
 };
@@ -498,8 +498,8 @@ static int store_results(struct dom *d)
 		ret[vertex[i]] = vmheap_graph_object_bytes(g, vertex[i]);
 	/* children come after their idom in preorder: sum bottom-up */
 	for (uint32_t i = r - 1; i >= 1; i--)
-		if (idom[i] && ret[vertex[idom[i]]] + ret[vertex[i]] <
-				   ret[vertex[i]]) {
+		if (idom[i] &&
+		    ret[vertex[idom[i]]] + ret[vertex[i]] < ret[vertex[i]]) {
 			ret[vertex[idom[i]]] = UINT64_MAX;
 			saturated = 1;
 		} else if (idom[i]) {
@@ -528,7 +528,8 @@ int vmheap_graph_dominators(vmheap_graph *g)
 				  ((size_t)g->n + 1) * sizeof(*g->fwd_off));
 	graph_collapse_huge_pages(g->fwd,
 				  (size_t)g->fwd_off[g->n] * sizeof(*g->fwd));
-	if ((rc = number_vertices(&d)) < 0) goto fail;
+	if ((rc = number_vertices(&d)) < 0)
+		goto fail;
 	if ((rc = index_predecessors(&d)) < 0)
 		goto fail;
 	free(d.pre);

@@ -926,7 +926,8 @@ static void iterative_dominators(const struct plain *p, uint32_t *idom)
 	while (changed) {
 		changed = 0;
 		for (uint32_t b = 1; b < post; b++) {
-			uint32_t v = order[post - 1 - b], nd = VMHEAP_GRAPH_NONE;
+			uint32_t v = order[post - 1 - b],
+				 nd = VMHEAP_GRAPH_NONE;
 			for (uint32_t k = pred_off[v]; k < pred_off[v + 1];
 			     k++) {
 				uint32_t q = rpo_of[pred[k]];
@@ -994,8 +995,8 @@ static void big_random_heap(struct heap *h, uint32_t n, uint64_t seed)
 		for (uint32_t k = 0; k < nref; k++) {
 			uint64_t r = below(100);
 			h->refs[h->nrefs++] =
-			    r == 0   ? 0x1000 + 40 * (uint64_t)n + 8 /* missing */
-			    : r == 1 ? 0x1000 + 40 * (uint64_t)i /* itself */
+			    r == 0 ? 0x1000 + 40 * (uint64_t)n + 8 /* missing */
+			    : r == 1 ? 0x1000 + 40 * (uint64_t)i   /* itself */
 				     : 0x1000 + 40 * below(n);
 		}
 	}
@@ -1096,11 +1097,11 @@ START_TEST(big_random_heap_agrees_with_the_iterative_algorithm)
 			      "object %u: idom %u, the iterative algorithm "
 			      "says %u",
 			      v, vmheap_graph_idom(g, v), idom[v]);
-		ck_assert_msg(vmheap_graph_retained_bytes(g, v) == ret[v],
-			      "object %u: retained %llu, expected %llu", v,
-			      (unsigned long long)vmheap_graph_retained_bytes(
-				  g, v),
-			      (unsigned long long)ret[v]);
+		ck_assert_msg(
+		    vmheap_graph_retained_bytes(g, v) == ret[v],
+		    "object %u: retained %llu, expected %llu", v,
+		    (unsigned long long)vmheap_graph_retained_bytes(g, v),
+		    (unsigned long long)ret[v]);
 	}
 	ck_assert_int_eq(vmheap_graph_unreachable(g, &got, &got_bytes), 0);
 	ck_assert_uint_eq(got, unreach);
@@ -1982,7 +1983,8 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(shapes,
 		       more_references_away_from_their_object_are_refused);
 
-	tcase_add_test(big, big_random_heap_agrees_with_the_iterative_algorithm);
+	tcase_add_test(big,
+		       big_random_heap_agrees_with_the_iterative_algorithm);
 
 	tcase_add_test(errors, missing_file_fails_naming_the_path);
 	tcase_add_test(errors, truncated_dump_fails_with_the_readers_message);
