@@ -969,6 +969,30 @@ START_TEST(c_extension_leak_in_ruby)
 }
 END_TEST
 
+/* `vmheap-histo --native --leaks --format json` of every site of the dump
+ * `name` in `dir`, parsed (free with json_free); its run in *o (release
+ * with spec_run_free).  Fails the test when the tool fails. */
+static struct jval *leaks_report(const char *dir, const char *name,
+				 struct spec_run *o)
+{
+	char path[700];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	const char *argv[] = {spec_bin("vmheap-histo"),
+			      "--native",
+			      "--leaks",
+			      "--format",
+			      "json",
+			      "--top",
+			      "100000",
+			      path,
+			      NULL};
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, o), 0);
+	ck_assert_msg(o->status == 0, "%.3000s%.1000s", o->out, o->err);
+	struct jval *j = json_parse(o->out);
+	ck_assert_msg(j != NULL, "%.3000s", o->out);
+	return j;
+}
+
 /* The sum of `key` over the sites of a `vmheap-histo --native --leaks
  * --format json` report whose site ends in `suffix`. */
 static long long leak_sum(const struct jval *j, const char *suffix,
@@ -1015,21 +1039,7 @@ static void forgets_and_keeps(int from_start)
 	say(&r, "keep 10000");
 	dump(&r, "leaks.vmheap");
 	spec_kill(r.p.pid);
-	char path[700];
-	snprintf(path, sizeof path, "%s/leaks.vmheap", r.dir);
-	const char *argv[] = {spec_bin("vmheap-histo"),
-			      "--native",
-			      "--leaks",
-			      "--format",
-			      "json",
-			      "--top",
-			      "100000",
-			      path,
-			      NULL};
-	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
-	ck_assert_msg(o.status == 0, "%.3000s%.1000s", o.out, o.err);
-	struct jval *j = json_parse(o.out);
-	ck_assert_msg(j != NULL, "%.3000s", o.out);
+	struct jval *j = leaks_report(r.dir, "leaks.vmheap", &o);
 	snprintf(line6, sizeof line6, " < %s/program.rb:6", r.dir);
 	snprintf(line7, sizeof line7, " < %s/program.rb:7", r.dir);
 	long long forgot = leak_sum(j, line6, "leaked_count");
@@ -1114,7 +1124,6 @@ static void holdout_shape(int at_exit)
 	struct spec_native r;
 	struct spec_run o;
 	const char *line9 = "/program.rb:9", *line11 = "/program.rb:11";
-	char path[700];
 	if (at_exit) {
 		char prog[700], tmp[760], dumps[760];
 		snprintf(r.dir, sizeof r.dir, "%s", spec_mkdtemp("holdout"));
@@ -1139,20 +1148,7 @@ static void holdout_shape(int at_exit)
 		dump(&r, "leaks.vmheap");
 		spec_kill(r.p.pid);
 	}
-	snprintf(path, sizeof path, "%s/leaks.vmheap", r.dir);
-	const char *argv[] = {spec_bin("vmheap-histo"),
-			      "--native",
-			      "--leaks",
-			      "--format",
-			      "json",
-			      "--top",
-			      "100000",
-			      path,
-			      NULL};
-	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, &o), 0);
-	ck_assert_msg(o.status == 0, "%.3000s%.1000s", o.out, o.err);
-	struct jval *j = json_parse(o.out);
-	ck_assert_msg(j != NULL, "%.3000s", o.out);
+	struct jval *j = leaks_report(r.dir, "leaks.vmheap", &o);
 	long long forgot = leak_sum(j, line9, "leaked_count");
 	long long possible = leak_sum(j, line9, "possible_count");
 	long long reached = leak_sum(j, line9, "reachable_count");
