@@ -87,10 +87,12 @@ static void clear_dead_words(void)
 	ruby_clear_array_tails();
 }
 
-static int host_prepare_child(void *ctx, int gc)
+/* A dump's child, before it writes (or, for the exit dump of
+ * vmheap-run --output, before the leak scan alone): the GC when asked,
+ * then the dead words cleared for the leak scan. */
+static int gc_and_clear(void *ctx, int gc)
 {
 	(void)ctx;
-	ruby_names_prepare_child(); /* its Ruby garbage goes in the GC */
 	if (gc) {
 		/* The program may have disabled the GC; only the child's copy
 		 * is enabled here.  rb_gc() does not run finalizers. */
@@ -99,6 +101,12 @@ static int host_prepare_child(void *ctx, int gc)
 	}
 	clear_dead_words();
 	return 0;
+}
+
+static int host_prepare_child(void *ctx, int gc)
+{
+	ruby_names_prepare_child(); /* its Ruby garbage goes in the GC */
+	return gc_and_clear(ctx, gc);
 }
 
 static void host_init(void)
@@ -196,19 +204,6 @@ static void stop_agent(void)
 		rb_thread_call_without_gvl(stop_without_gvl, a, NULL, NULL);
 }
 
-/* The exit dump's child (vmheap-run --output): what a dump's child does
- * for the leak scan, with no heap walk. */
-static int exit_prepare_child(void *ctx, int gc)
-{
-	(void)ctx;
-	if (gc) {
-		rb_gc_enable();
-		rb_gc();
-	}
-	clear_dead_words();
-	return 0;
-}
-
 /*
  * Under vmheap-run --output the exit dump is written here, after the
  * program's own end procs (this one was registered first, when the
@@ -223,7 +218,7 @@ static void exit_dump(void)
 
 	*(void **)&dump = dlsym(RTLD_DEFAULT, "vmheap_run_exit_dump");
 	if (dump)
-		dump(exit_prepare_child);
+		dump(gc_and_clear);
 }
 
 static void at_exit_stop(VALUE unused)
