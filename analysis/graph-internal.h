@@ -179,10 +179,11 @@ void graph_find_many(const vmheap_graph *g, uint64_t *ids, size_t n);
  * object's (vmheap_graph_shortest_paths).  0 or VMHEAP_ENOMEM. */
 int graph_paths_for(vmheap_graph *g, const uint32_t *objects, size_t n);
 
-/* Records read ahead (graph_records.c): a second thread, when there are
- * two processors, reads and decodes `r`'s records (vmheap_reader_next)
- * into batches of copies while the caller builds from the batch before.
- * Only that thread uses `r` until a batch ends with rc <= 0.  Site records
+/* Records read ahead (graph_records.c): past the first million records,
+ * and when there are two processors, a second thread reads and decodes
+ * `r`'s records (vmheap_reader_next) into batches of copies while the
+ * caller builds from the batch before.  Only that thread uses `r` then,
+ * until a batch ends with rc <= 0.  Site records
  * are left out (the graph has no use for them). */
 struct graph_records;
 

@@ -9,8 +9,9 @@
  * file order.  Three batches go round, so that neither thread waits on the
  * other while both have work.  The reader is only ever used by the second
  * thread until the end (or error) was handed over; its error message is
- * read after that.  One processor: each batch is filled on the calling
- * thread when it is asked for, the same records in the same order.
+ * read after that.  The first THREAD_AFTER_BATCHES batches, and every one
+ * on a single processor, are filled on the calling thread when asked for:
+ * the same records in the same order.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -21,6 +22,10 @@
 
 #define BATCHES 3
 #define BATCH_RECORDS 4096
+/* The first million records or so are read on the calling thread: a
+ * small dump costs no thread (nor the memory arena glibc gives the
+ * thread's allocations, which would stay mapped). */
+#define THREAD_AFTER_BATCHES 256
 
 struct batch {
 	struct vmheap_record *recs; /* [BATCH_RECORDS] */
@@ -46,6 +51,7 @@ struct graph_records {
 	int holding; /* the builder reads batch `released` */
 	int stop;    /* the builder wants no more */
 	int threaded;
+	size_t sync_batches; /* filled on the calling thread */
 	pthread_t tid;
 };
 
@@ -217,8 +223,6 @@ int graph_records_open(struct graph_records **out, vmheap_reader *r)
 			return VMHEAP_ENOMEM;
 		}
 	}
-	q->threaded = sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
-		      pthread_create(&q->tid, NULL, read_ahead, q) == 0;
 	*out = q;
 	return 0;
 }
@@ -229,9 +233,13 @@ int graph_records_next(struct graph_records *q,
 {
 	struct batch *b;
 
+	if (!q->threaded && q->sync_batches == THREAD_AFTER_BATCHES)
+		q->threaded = sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+			      pthread_create(&q->tid, NULL, read_ahead, q) == 0;
 	if (!q->threaded) {
 		b = &q->batches[0];
 		fill(b, q->r);
+		q->sync_batches++; /* (tried once at the threshold) */
 	} else {
 		pthread_mutex_lock(&q->mu);
 		if (q->holding) { /* the batch before is done with */
