@@ -55,8 +55,7 @@ struct graph_records {
 	pthread_t tid;
 };
 
-static int reserve(void **p, size_t *cap, size_t len, size_t add,
-		   size_t size)
+static int reserve(void **p, size_t *cap, size_t len, size_t add, size_t size)
 {
 	if (len + add <= *cap)
 		return 0;

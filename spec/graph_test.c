@@ -1936,6 +1936,94 @@ START_TEST(out_of_memory_fails_cleanly_and_the_graph_stays_usable)
 END_TEST
 #endif
 
+/*
+ * A dump of more records than the build reads on its own thread (past
+ * the first million a second thread reads ahead, graph_records.c) whose
+ * next-to-last block is damaged: the graph fails with the reader's own
+ * code and message, the block's offset in it, as a reader that reads
+ * every record itself sees them; the undamaged dump builds whole.
+ */
+START_TEST(damage_past_the_first_million_records_fails_with_the_readers_message)
+{
+	const uint32_t n = 1200000;
+	const char *path = dump_path("late-damage");
+	static const char *const kinds[] = {"object"};
+	struct vmheap_writer_options opt = VMHEAP_WRITER_OPTIONS_INIT;
+	struct vmheap_record rec;
+	struct vmheap_block blk;
+	uint64_t last = 0, before_last = 0;
+	uint32_t last_len = 0, before_last_len = 0;
+	vmheap_writer *w;
+	vmheap_reader *r;
+	vmheap_graph *g;
+	char want[512];
+	unsigned char byte;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+	int rc, want_rc;
+
+	ck_assert_int_ge(fd, 0);
+	opt.kind_names = kinds;
+	opt.kind_count = 1;
+	opt.block_bytes = 65536; /* the last blocks hold the last records */
+	ck_assert_int_eq(vmheap_writer_open(&w, fd, &opt), 0);
+	ck_assert_int_eq(vmheap_writer_add_string(w, 1, "vm", 2), 0);
+	ck_assert_int_eq(vmheap_writer_add_class(w, 1, "Node", 4, 0, 0), 0);
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t id = 0x10000 + 16ULL * k, ref = id + 16;
+		ck_assert_int_eq(
+		    vmheap_writer_add_object(w, id, 1, 16, 0, &ref, k + 1 < n),
+		    0);
+	}
+	ck_assert_int_eq(vmheap_writer_add_root(w, 1, 0x10000), 0);
+	ck_assert_int_eq(vmheap_writer_finish(w), 0);
+	vmheap_writer_free(w);
+	close(fd);
+
+	g = open_graph(path);
+	ck_assert_uint_eq(vmheap_graph_object_count(g), n);
+	ck_assert_uint_eq(vmheap_graph_reference_count(g), n - 1);
+	ck_assert_uint_eq(vmheap_graph_missing_references(g), 0);
+	vmheap_graph_free(g);
+
+	/* the blocks' places; the next-to-last one gets a byte flipped in
+	 * the middle of its payload (its CRC no longer matches) */
+	ck_assert_int_eq(vmheap_reader_open_path(&r, path), 0);
+	while ((rc = vmheap_reader_next_block(r, &blk)) > 0) {
+		before_last = last;
+		before_last_len = last_len;
+		last = blk.offset;
+		last_len = blk.length;
+	}
+	ck_assert_int_eq(rc, 0);
+	vmheap_reader_free(r);
+	ck_assert_uint_gt(before_last, 0);
+	fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	/* (past the 16-byte section header, FORMAT.md) */
+	off_t at = (off_t)(before_last + 16 + before_last_len / 2);
+	ck_assert_int_eq(pread(fd, &byte, 1, at), 1);
+	byte ^= 0x5a;
+	ck_assert_int_eq(pwrite(fd, &byte, 1, at), 1);
+	close(fd);
+
+	/* the reader's own answer, record by record */
+	ck_assert_int_eq(vmheap_reader_open_path(&r, path), 0);
+	while ((want_rc = vmheap_reader_next(r, &rec)) > 0)
+		;
+	ck_assert_int_lt(want_rc, 0);
+	snprintf(want, sizeof(want), "%s", vmheap_reader_error(r));
+	vmheap_reader_free(r);
+	ck_assert_msg(strstr(want, "offset") != NULL, "reader: %s", want);
+
+	g = (vmheap_graph *)1;
+	ck_assert_int_eq(vmheap_graph_open_path(&g, path), want_rc);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_str_eq(vmheap_graph_error(g), want);
+	vmheap_graph_free(g);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(graph_from_an_open_reader)
 {
 	struct heap h;
@@ -1989,6 +2077,9 @@ Suite *vmheap_spec_suite(void)
 	tcase_add_test(errors, missing_file_fails_naming_the_path);
 	tcase_add_test(errors, truncated_dump_fails_with_the_readers_message);
 	tcase_add_test(errors, graph_from_an_open_reader);
+	tcase_add_test(
+	    big,
+	    damage_past_the_first_million_records_fails_with_the_readers_message);
 
 	/* its own case: it lowers RLIMIT_AS, which neither ASan (terabytes of
 	 * shadow) nor valgrind (its own heap) survives */
