@@ -394,19 +394,28 @@ END_TEST
 
 /* ------------------------------------------- glibc's own semantics */
 
+/* How semantics_env runs spec/native/semantics.c: without vmheap, under
+ * `vmheap-run --track`, or under `vmheap-run --record` (not tracking). */
+enum { PLAIN, TRACKED, RECORDED };
+
 /* spec/native/semantics.c without the tracker and under `vmheap-run
  * --track`: the same output, byte for byte. */
-static void semantics_env(struct spec_run *r, int tracked,
-			  const char *const *env, const char *mode,
-			  const char *arg1, const char *arg2)
+static void semantics_env(struct spec_run *r, int how, const char *const *env,
+			  const char *mode, const char *arg1, const char *arg2)
 {
-	const char *argv[8];
-	int n = 0;
+	const char *argv[10];
+	char trace[4096];
+	int n = 0, tracked = how == TRACKED;
 	/* No agent: its thread's own allocations would move mallinfo2's
 	 * process-wide figures that the check compares with glibc's. */
-	if (tracked) {
+	if (how != PLAIN) {
 		argv[n++] = spec_bin("vmheap-run");
-		argv[n++] = "--track";
+		argv[n++] = tracked ? "--track" : "--record";
+		if (!tracked) {
+			snprintf(trace, sizeof trace, "%s/t",
+				 spec_mkdtemp("semantics-record"));
+			argv[n++] = trace;
+		}
 		argv[n++] = "--no-agent";
 	}
 	argv[n++] = spec_build("spec/native_semantics");
@@ -419,10 +428,10 @@ static void semantics_env(struct spec_run *r, int tracked,
 			      != NULL, "%s", r->err);
 }
 
-static void semantics(struct spec_run *r, int tracked, const char *mode,
+static void semantics(struct spec_run *r, int how, const char *mode,
 		      const char *arg1, const char *arg2)
 {
-	semantics_env(r, tracked, NULL, mode, arg1, arg2);
+	semantics_env(r, how, NULL, mode, arg1, arg2);
 }
 
 /* realloc(p, 0) frees p and returns NULL (100,000 of them hold no
@@ -433,12 +442,12 @@ static void semantics(struct spec_run *r, int tracked, const char *mode,
 START_TEST(glibc_semantics_hold_under_tracking)
 {
 	struct spec_run plain, tracked;
-	semantics(&plain, 0, "check", NULL, NULL);
+	semantics(&plain, PLAIN, "check", NULL, NULL);
 	ck_assert_msg(plain.status == 0, "%s", plain.out);
 	ck_assert_ptr_nonnull(strstr(plain.out, "realloc(p, 0): NULL, in use -"));
 	ck_assert_ptr_nonnull(strstr(plain.out,
 		"100000 x realloc(malloc(5000), 0): in use +0\n"));
-	semantics(&tracked, 1, "check", NULL, NULL);
+	semantics(&tracked, TRACKED, "check", NULL, NULL);
 	/* From the start of the first line that differs, if any. */
 	size_t at = 0;
 	while (plain.out[at] != '\0' && plain.out[at] == tracked.out[at])
@@ -461,30 +470,40 @@ END_TEST
 START_TEST(fresh_blocks_are_cleared_up_to_the_limit)
 {
 	static const struct {
-		int tracked;
+		int how;
 		const char *env; /* VMHEAP_NATIVE_CLEAR=..., or NULL */
 		const char *want;
 	} rows[] = {
-	    {0, NULL,
+	    {PLAIN, NULL,
 	     "1000 bytes: same stale\n32000 bytes: same stale\n"
 	     "40000 bytes: same stale\n"},
-	    {1, NULL,
+	    {TRACKED, NULL,
 	     "1000 bytes: same cleared\n32000 bytes: same cleared\n"
 	     "40000 bytes: same stale\n"},
-	    {1, "VMHEAP_NATIVE_CLEAR=0",
+	    {TRACKED, "VMHEAP_NATIVE_CLEAR=0",
 	     "1000 bytes: same stale\n32000 bytes: same stale\n"
 	     "40000 bytes: same stale\n"},
-	    {1, "VMHEAP_NATIVE_CLEAR=2000",
+	    {TRACKED, "VMHEAP_NATIVE_CLEAR=2000",
 	     "1000 bytes: same cleared\n32000 bytes: same stale\n"
+	     "40000 bytes: same stale\n"},
+	    /* Recording alone leaves the program's memory as glibc gives
+	     * it, unless asked to clear. */
+	    {RECORDED, NULL,
+	     "1000 bytes: same stale\n32000 bytes: same stale\n"
+	     "40000 bytes: same stale\n"},
+	    {RECORDED, "VMHEAP_NATIVE_CLEAR=32768",
+	     "1000 bytes: same cleared\n32000 bytes: same cleared\n"
 	     "40000 bytes: same stale\n"},
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(*rows); i++) {
 		const char *env[] = {rows[i].env, NULL};
 		struct spec_run r;
-		semantics_env(&r, rows[i].tracked, env, "stale", NULL, NULL);
+		semantics_env(&r, rows[i].how, env, "stale", NULL, NULL);
 		ck_assert_msg(r.status == 0 && strstr(r.out, rows[i].want),
 			      "row %zu (%s%s): status %d, got\n%s", i,
-			      rows[i].tracked ? "tracked " : "plain ",
+			      rows[i].how == TRACKED	? "tracked "
+			      : rows[i].how == RECORDED ? "recorded "
+							: "plain ",
 			      rows[i].env ? rows[i].env : "", r.status, r.out);
 		spec_run_free(&r);
 	}
@@ -497,7 +516,7 @@ END_TEST
 START_TEST(deepbind_library_shares_blocks_with_the_program)
 {
 	struct spec_run r;
-	semantics(&r, 1, "deepbind", spec_build("spec/native_deeplib.so"),
+	semantics(&r, TRACKED, "deepbind", spec_build("spec/native_deeplib.so"),
 		  "3000");
 	ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
 	ck_assert_str_eq(r.out, "deepbind: 3000 of 3000 rounds whole\nbad 0\n");
