@@ -1005,8 +1005,10 @@ static struct jval *leaks_report(const char *dir, const char *name,
 			      "100000",
 			      path,
 			      NULL};
-	ck_assert_int_eq(spec_run(argv, NULL, NULL, 60000, o), 0);
-	ck_assert_msg(o->status == 0, "%.3000s%.1000s", o->out, o->err);
+	ck_assert_int_eq(spec_run(argv, NULL, NULL, 180000, o), 0);
+	ck_assert_msg(o->status == 0,
+		      "vmheap-histo exited %d after %.1f s: %.3000s%.1000s",
+		      o->status, o->seconds, o->out, o->err);
 	struct jval *j = json_parse(o->out);
 	ck_assert_msg(j != NULL, "%.3000s", o->out);
 	return j;
