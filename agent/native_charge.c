@@ -2,10 +2,11 @@
  * native_charge.c - what a native stack is charged to, before anyone sees
  * it (system.native.stacks, a dump's native section):
  *
- *   1. vmheap's own memory: a stack whose frames pass through the module
- *      that holds the agent (the Ruby extension vmheap_agent.so, or
- *      libvmheap-agent.so) is the agent's, the allocation tracer's or a
- *      dump's, whatever VM line was running: its location becomes
+ *   1. vmheap's own memory: a stack whose frames pass through a module
+ *      that holds a vmheap agent (this one, the Ruby extension
+ *      vmheap_agent.so, libvmheap-agent.so, libvmheap-native-agent.so) is
+ *      the agent's, the allocation tracer's or a dump's, whatever VM line
+ *      was running: its location becomes
  *      VMHEAP_NATIVE_OWN ("<vmheap>", line 0), which the tools count
  *      apart (vmheap_own_bytes) and never list as a stack.  When the agent
  *      is linked into the program itself (a static host such as
@@ -77,13 +78,47 @@ VMHEAP_EXPORT int vmheap_agent_native_activity(const char *label,
 
 /* ------------------------------------------------------ vmheap's own */
 
-static pthread_once_t own_once = PTHREAD_ONCE_INIT;
-static uint64_t own_lo, own_hi; /* the agent's module's code; 0, 0: none */
+/* The modules whose code is a vmheap agent: the one this code is in
+ * (unless it is the main program: an agent linked into the VM), and
+ * those vmheap builds under these names, of which a process may hold
+ * more than one (`vmheap-run` preloads libvmheap-native-agent.so, whose
+ * copy of this code writes a Ruby program's exit dump, while the Ruby
+ * agent, vmheap_agent.so or vmheap_attach.so, made its own thread). */
+static const char *const agent_modules[] = {
+    "libvmheap-native-agent.so", "libvmheap-agent.so", "vmheap_agent.so",
+    "vmheap_attach.so"};
+
+#define OWN_MAX 8
+
+struct own {
+	uint64_t lo[OWN_MAX], hi[OWN_MAX]; /* executable ranges */
+	size_t n;
+};
+
+/* path names one of agent_modules (any directory, any version suffix). */
+static int agent_module(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < sizeof(agent_modules) / sizeof(*agent_modules);
+	     i++) {
+		size_t len = strlen(agent_modules[i]);
+		if (!strncmp(base, agent_modules[i], len) &&
+		    (base[len] == '\0' || base[len] == '.'))
+			return 1;
+	}
+	return 0;
+}
 
 static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	uint64_t me = (uint64_t)(uintptr_t)arg, lo = UINT64_MAX, hi = 0;
+	struct own *o = arg;
+	uint64_t me = (uint64_t)(uintptr_t)find_own, lo = UINT64_MAX, hi = 0;
 	(void)size;
+	/* The main program (listed with no name): an agent linked into it
+	 * has the VM's code around it. */
+	if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0')
+		return 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
@@ -94,28 +129,24 @@ static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
 		if (a + ph->p_memsz > hi)
 			hi = a + ph->p_memsz;
 	}
-	if (me < lo || me >= hi)
+	if (hi == 0 || o->n == OWN_MAX)
 		return 0;
-	/* The main program (listed with no name): the agent is linked into
-	 * it, and its code is the VM's too. */
-	if (info->dlpi_name != NULL && info->dlpi_name[0] != '\0') {
-		own_lo = lo;
-		own_hi = hi;
+	if ((me >= lo && me < hi) || agent_module(info->dlpi_name)) {
+		o->lo[o->n] = lo;
+		o->hi[o->n] = hi;
+		o->n++;
 	}
-	return 1;
+	return 0;
 }
 
-static void own_find(void)
-{
-	dl_iterate_phdr(find_own, (void *)(uintptr_t)own_find);
-}
-
-static int is_own(const vmheap_native_stack *s)
+static int is_own(const struct own *o, const vmheap_native_stack *s)
 {
 	for (uint32_t k = 0; k < s->depth; k++)
-		/* A return address: the call is the byte before it. */
-		if (s->frames[k] - 1 >= own_lo && s->frames[k] - 1 < own_hi)
-			return 1;
+		for (size_t m = 0; m < o->n; m++)
+			/* A return address: the call is the byte before it. */
+			if (s->frames[k] - 1 >= o->lo[m] &&
+			    s->frames[k] - 1 < o->hi[m])
+				return 1;
 	return 0;
 }
 
@@ -216,10 +247,14 @@ size_t agent_native_charge(vmheap_native_stack *v, vmheap_native_leaks *leaks,
 	size_t na = atomic_load(&nactivities);
 	int changed = 0;
 
-	pthread_once(&own_once, own_find);
+	/* Found again each time: an agent module may load after the first
+	 * call (a Ruby program requires its agent after the preloaded one
+	 * started). */
+	struct own own = {.n = 0};
+	dl_iterate_phdr(find_own, &own);
 	for (size_t i = 0; i < n; i++) {
 		const char *label = NULL;
-		if (own_hi != 0 && is_own(&v[i]))
+		if (own.n != 0 && is_own(&own, &v[i]))
 			label = VMHEAP_NATIVE_OWN;
 		else if (na && !labelled(&v[i]))
 			label = activity_of(&v[i], na);

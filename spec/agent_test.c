@@ -963,19 +963,33 @@ START_TEST(fork_child_may_start_a_fresh_agent_of_its_own)
 	int rc;
 
 	a = spec_vm_client(s);
-	call_ok(a, "set", "sample.fork_agent", "2000", &r);
+	/* The child's agent lives 4 s: long enough to be seen by a test
+	 * that a loaded machine (two sanitized suites at once) starves. */
+	call_ok(a, "set", "sample.fork_agent", "4000", &r);
 	child = r.value.via.i64;
 	spec_reply_release(&r);
 	snprintf(child_file, sizeof(child_file), "%s/vmheap-agent.%d",
 		 s->tmpdir, (int)child);
 
 	/* the child's own agent appears beside the parent's */
-	spec_wait_begin(&w, 10000);
-	do {
-		spec_wait_or_fail(&w, "the child's agent");
+	spec_wait_begin(&w, 30000);
+	for (;;) {
 		memset(&t, 0, sizeof(t));
 		rc = vmheap_discovery_list(s->tmpdir, on_found_two, NULL, &t);
-	} while (rc < 2);
+		if (rc >= 2)
+			break;
+		if (!spec_wait_next(&w)) {
+			/* The child's exit status says which side failed:
+			 * 4, its fresh agent did not start; -1, still
+			 * running. */
+			ck_abort_msg(
+			    "gave up after %d polls waiting for the "
+			    "child's agent (pid %d): %d agent files "
+			    "listed; the child's status %lld",
+			    w.polls, (int)child, rc,
+			    (long long)get_int(a, "sample.fork_status"));
+		}
+	}
 	ck_assert_int_eq(t.n, 2);
 	ck_assert_int_eq(t.info[0].pid < t.info[1].pid ? t.info[0].pid
 						       : t.info[1].pid,
