@@ -179,29 +179,6 @@ void graph_find_many(const vmheap_graph *g, uint64_t *ids, size_t n);
  * object's (vmheap_graph_shortest_paths).  0 or VMHEAP_ENOMEM. */
 int graph_paths_for(vmheap_graph *g, const uint32_t *objects, size_t n);
 
-/* Records read ahead (graph_records.c): past the first million records,
- * and when there are two processors, a second thread reads and decodes
- * `r`'s records (vmheap_reader_next) into batches of copies while the
- * caller builds from the batch before.  Only that thread uses `r` then,
- * until a batch ends with rc <= 0.  Site records
- * are left out (the graph has no use for them). */
-struct graph_records;
-
-/* 0 with *out set, or VMHEAP_ENOMEM (*out NULL). */
-int graph_records_open(struct graph_records **out, vmheap_reader *r);
-
-/* The next batch of records, in file order: recs[0..n), valid until the
- * next call or close.  Returns 1 when more batches follow, 0 when this is
- * the last (the dump ended, complete and verified), or a negative code
- * after the batch's records: *reader_failed 1 when it is the reader's
- * (message in vmheap_reader_error), 0 for VMHEAP_ENOMEM while copying. */
-int graph_records_next(struct graph_records *q,
-		       const struct vmheap_record **recs, size_t *n,
-		       int *reader_failed);
-
-/* Stop the reading thread and free everything (NULL is fine). */
-void graph_records_close(struct graph_records *q);
-
 /* Read every record of `r` into a new graph (graph_build.c). */
 int graph_build(vmheap_graph **out, vmheap_reader *r);
 /* Free what a graph holds, not the graph itself (graph.c). */

@@ -464,49 +464,37 @@ static int resolve_roots(struct build *b)
 	return graph_names_resolve(g, &b->codes, b->strings, b->nstrings);
 }
 
-static int add_record(struct build *b, const struct vmheap_record *rec)
-{
-	switch (rec->type) {
-	case VMHEAP_RECORD_STRING:
-		return add_string(b, rec);
-	case VMHEAP_RECORD_CLASS:
-		return add_class(b, rec);
-	case VMHEAP_RECORD_OBJECT:
-		return add_object(b, rec);
-	case VMHEAP_RECORD_ROOT:
-		return add_root(b, rec);
-	case VMHEAP_RECORD_MORE_REFS:
-		return add_more_refs(b, rec);
-	case VMHEAP_RECORD_SITE: /* not part of the graph */
-		break;
-	}
-	return 0;
-}
-
-/* The records, decoded ahead on a second thread (graph_records.c). */
 static int read_records(struct build *b, vmheap_reader *r)
 {
-	struct graph_records *q;
-	const struct vmheap_record *recs;
-	size_t n;
-	int rc, reader_failed;
+	struct vmheap_record rec;
+	int rc;
 
-	if ((rc = graph_records_open(&q, r)) < 0)
-		return rc;
-	do {
-		rc = graph_records_next(q, &recs, &n, &reader_failed);
-		for (size_t i = 0; i < n; i++) {
-			int arc = add_record(b, &recs[i]);
-			if (arc < 0) {
-				graph_records_close(q);
-				return arc;
-			}
+	while ((rc = vmheap_reader_next(r, &rec)) > 0) {
+		switch (rec.type) {
+		case VMHEAP_RECORD_STRING:
+			rc = add_string(b, &rec);
+			break;
+		case VMHEAP_RECORD_CLASS:
+			rc = add_class(b, &rec);
+			break;
+		case VMHEAP_RECORD_OBJECT:
+			rc = add_object(b, &rec);
+			break;
+		case VMHEAP_RECORD_ROOT:
+			rc = add_root(b, &rec);
+			break;
+		case VMHEAP_RECORD_MORE_REFS:
+			rc = add_more_refs(b, &rec);
+			break;
+		case VMHEAP_RECORD_SITE: /* not part of the graph */
+			break;
 		}
-	} while (rc > 0);
-	graph_records_close(q);
-	if (rc < 0 && reader_failed)
+		if (rc < 0)
+			return rc;
+	}
+	if (rc < 0)
 		return graph_fail(b->g, rc, "%s", vmheap_reader_error(r));
-	return rc;
+	return 0;
 }
 
 int graph_build(vmheap_graph **out, vmheap_reader *r)
