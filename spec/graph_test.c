@@ -1937,11 +1937,11 @@ END_TEST
 #endif
 
 /*
- * A dump of more records than the build reads on its own thread (past
- * the first million a second thread reads ahead, graph_records.c) whose
- * next-to-last block is damaged: the graph fails with the reader's own
- * code and message, the block's offset in it, as a reader that reads
- * every record itself sees them; the undamaged dump builds whole.
+ * A dump of more than a million records (more than a build that read
+ * ahead on another thread would read itself) whose next-to-last block is
+ * damaged: the graph fails with the reader's own code and message, the
+ * block's offset in it, as a reader that reads every record itself sees
+ * them; the undamaged dump builds whole.
  */
 START_TEST(damage_past_the_first_million_records_fails_with_the_readers_message)
 {
