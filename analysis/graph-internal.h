@@ -7,7 +7,9 @@
 #ifndef VMHEAP_GRAPH_INTERNAL_H
 #define VMHEAP_GRAPH_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -150,6 +152,28 @@ void graph_huge_pages(void *p, size_t bytes);
  * more memory.  A hint: its
  * failure (older kernels, no huge page free) is ignored. */
 void graph_collapse_huge_pages(void *p, size_t bytes);
+
+/* Arrays whose first touches (the kernel clearing each page) are taken
+ * on a second thread while the caller fills them (graph_prefault.c):
+ * add the arrays, begin, write them from the start, and end before any of
+ * them is freed (end stops the thread and joins it).  Nothing is started
+ * for less than 16 MiB in all, on one processor, or when no thread can
+ * start; contents are never changed; a kernel without
+ * MADV_POPULATE_WRITE (before 5.14) makes it a no-op. */
+#define GRAPH_PREFAULT_PARTS 6
+struct graph_prefault_part {
+	void *p;
+	size_t bytes;
+};
+struct graph_prefault {
+	struct graph_prefault_part part[GRAPH_PREFAULT_PARTS];
+	int n, started;
+	_Atomic int stop;
+	pthread_t tid;
+};
+void graph_prefault_add(struct graph_prefault *f, void *p, size_t bytes);
+void graph_prefault_begin(struct graph_prefault *f);
+void graph_prefault_end(struct graph_prefault *f);
 
 /* Set g->error (printf style) and return `code`. */
 int graph_fail(vmheap_graph *g, int code, const char *fmt, ...)

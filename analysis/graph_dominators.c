@@ -35,6 +35,9 @@
  * (each half of the objects into its own counts, the halves' lists one
  * after the other: the same lists as one thread's), and the idoms by
  * object are stored by one thread while the other sums retained sizes.
+ * While one thread searches, numbers and computes semidominators, the
+ * other takes the first touches of the arrays it is about to write
+ * (graph_prefault.c: the kernel clears each fresh page there).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -104,6 +107,19 @@ static int number_vertices(struct dom *d)
 		free(seen);
 		return VMHEAP_ENOMEM;
 	}
+	/* the pages' first touches on the other processor: pre[] as it is
+	 * set, the bitmaps the search writes at random, then the arrays
+	 * it fills in preorder */
+	struct graph_prefault pf = {.n = 0};
+	graph_prefault_add(&pf, d->pre, (size_t)n * sizeof(*d->pre));
+	graph_prefault_add(&pf, seen, ((size_t)n / 64 + 1) * sizeof(*seen));
+	graph_prefault_add(&pf, d->tree,
+			   ((size_t)g->fwd_off[n] / 64 + 1) * sizeof(*d->tree));
+	graph_prefault_add(&pf, d->vertex,
+			   ((size_t)n + 1) * sizeof(*d->vertex));
+	graph_prefault_add(&pf, d->parent,
+			   ((size_t)n + 1) * sizeof(*d->parent));
+	graph_prefault_begin(&pf);
 	memset(d->pre, 0xff, (size_t)n * sizeof(*d->pre));
 	d->vertex[0] = VMHEAP_GRAPH_ROOT;
 	d->parent[0] = 0;
@@ -119,6 +135,7 @@ static int number_vertices(struct dom *d)
 				void *p = vmheap_array_grow(
 				    path, &cap, sizeof(*path), 1024);
 				if (!p) {
+					graph_prefault_end(&pf);
 					free(path);
 					free(seen);
 					return VMHEAP_ENOMEM;
@@ -163,6 +180,7 @@ static int number_vertices(struct dom *d)
 				break;
 		}
 	}
+	graph_prefault_end(&pf);
 	free(path);
 	free(seen);
 	d->r = r;
@@ -392,8 +410,12 @@ static int compute_idoms(struct dom *d)
 	graph_huge_pages(d->forest, (size_t)r * sizeof(*d->forest));
 	if (!d->forest)
 		return VMHEAP_ENOMEM;
+	struct graph_prefault pf = {.n = 0};
+	graph_prefault_add(&pf, d->forest, (size_t)r * sizeof(*d->forest));
+	graph_prefault_begin(&pf);
 	for (uint32_t i = 0; i < r; i++)
 		d->forest[i] = (struct forest_node){d->parent[i], i};
+	graph_prefault_end(&pf);
 	/* vertices in decreasing order, each one's predecessors from the
 	 * last: pred is read backwards, so the nodes of the ones ahead are
 	 * prefetched (the least semidominator does not depend on the order) */
@@ -489,6 +511,12 @@ static int store_results(struct dom *d)
 		g->retained = NULL;
 		return VMHEAP_ENOMEM;
 	}
+	/* retained[] is written at random by preorder: its pages' first
+	 * touches ahead, in order, on another thread */
+	struct graph_prefault pf = {.n = 0};
+	graph_prefault_add(&pf, g->retained,
+			   ((size_t)n + 1) * sizeof(*g->retained));
+	graph_prefault_begin(&pf);
 	/* both parts may set g->saturated: each its own copy */
 	saturated = g->saturated;
 	threaded = r >= STORE_THREAD_MIN && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
@@ -496,6 +524,7 @@ static int store_results(struct dom *d)
 	ret = g->retained;
 	for (uint32_t i = 1; i < r; i++)
 		ret[vertex[i]] = vmheap_graph_object_bytes(g, vertex[i]);
+	graph_prefault_end(&pf);
 	/* children come after their idom in preorder: sum bottom-up */
 	for (uint32_t i = r - 1; i >= 1; i--)
 		if (idom[i] &&
