@@ -27,14 +27,15 @@ static void *prefault_main(void *arg)
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 
 	for (int i = 0; i < f->n; i++) {
-		uintptr_t at = ((uintptr_t)f->part[i].p + page - 1) & ~(page - 1);
+		uintptr_t at =
+		    ((uintptr_t)f->part[i].p + page - 1) & ~(page - 1);
 		uintptr_t end =
 		    ((uintptr_t)f->part[i].p + f->part[i].bytes) & ~(page - 1);
 		while (at < end &&
 		       !atomic_load_explicit(&f->stop, memory_order_relaxed)) {
 			size_t len = end - at < CHUNK ? end - at : CHUNK;
-			if (madvise((void *)at, len, MADV_POPULATE_WRITE) != 0 &&
-			    errno == EINVAL)
+			int rc = madvise((void *)at, len, MADV_POPULATE_WRITE);
+			if (rc != 0 && errno == EINVAL)
 				return NULL; /* a kernel without it */
 			at += len;
 		}
