@@ -1113,6 +1113,36 @@ START_TEST(c_extension_forgets_and_keeps_tracked_from_start)
 }
 END_TEST
 
+/* `vmheap-run --track --output leaks.vmheap ruby [-I EXT] program.rb`
+ * with `script` as program.rb and `input` on its stdin, in a fresh
+ * directory (its path into dir[len]) that is also the agent's, so that
+ * each process writes its exit dump there; it must exit 0.  *o is the
+ * run, for the caller to free. */
+static void ruby_exit_dump(char *dir, size_t len, const char *tag,
+			   const char *script, const char *ext,
+			   const char *input, struct spec_run *o)
+{
+	char prog[700], tmp[760], dumps[760];
+	snprintf(dir, len, "%s", spec_mkdtemp(tag));
+	snprintf(prog, sizeof prog, "%s/program.rb", dir);
+	spec_write_text(prog, script);
+	snprintf(tmp, sizeof tmp, "VMHEAP_AGENT_TMPDIR=%s", dir);
+	snprintf(dumps, sizeof dumps, "VMHEAP_AGENT_DIR=%s", dir);
+	const char *env[] = {tmp, dumps, "VMHEAP_AGENT_PORT", NULL};
+	const char *argv[9] = {spec_bin("vmheap-run"), "--track", "--output",
+			       "leaks.vmheap", "ruby"};
+	int n = 5;
+	if (ext) {
+		argv[n++] = "-I";
+		argv[n++] = ext;
+	}
+	argv[n++] = prog;
+	argv[n] = NULL;
+	struct spec_spawn sp = {.argv = argv, .env = env, .dir = dir};
+	ck_assert_int_eq(spec_run_spawn(&sp, input, 0, 120000, o), 0);
+	ck_assert_msg(o->status == 0, "%.3000s%.3000s", o->out, o->err);
+}
+
 /* The hold-out shape of issue 25: JSON and ERB at work around a C
  * extension (spec/native/holdout) that forgets 10,000 blocks of 24 to 72
  * bytes, each written by snprintf, at one Ruby line (9) and keeps a list
@@ -1146,21 +1176,8 @@ static void holdout_shape(int at_exit)
 	struct spec_run o;
 	const char *line9 = "/program.rb:9", *line11 = "/program.rb:11";
 	if (at_exit) {
-		char prog[700], tmp[760], dumps[760];
-		snprintf(r.dir, sizeof r.dir, "%s", spec_mkdtemp("holdout"));
-		snprintf(prog, sizeof prog, "%s/program.rb", r.dir);
-		spec_write_text(prog, script);
-		snprintf(tmp, sizeof tmp, "VMHEAP_AGENT_TMPDIR=%s", r.dir);
-		snprintf(dumps, sizeof dumps, "VMHEAP_AGENT_DIR=%s", r.dir);
-		const char *env[] = {tmp, dumps, "VMHEAP_AGENT_PORT", NULL};
-		struct spec_spawn sp = {
-		    .argv = ARGS(spec_bin("vmheap-run"), "--track", "--output",
-				 "leaks.vmheap", "ruby", "-I",
-				 spec_build("spec/holdout"), prog),
-		    .env = env,
-		    .dir = r.dir};
-		ck_assert_int_eq(spec_run_spawn(&sp, "go\n", 0, 120000, &o), 0);
-		ck_assert_msg(o.status == 0, "%.3000s%.3000s", o.out, o.err);
+		ruby_exit_dump(r.dir, sizeof r.dir, "holdout", script,
+			       spec_build("spec/holdout"), "go\n", &o);
 		spec_run_free(&o);
 	} else {
 		tracked_ruby_from(&r, "holdout", script,
@@ -1226,21 +1243,9 @@ START_TEST(forked_ruby_worker_s_exit_dump_lists_none_of_vmheap_s_stacks)
 	    "puts \"worker #{pid}\"\n";
 	if (SPEC_SANITIZED)
 		return;
-	char dir[600], prog[700], tmp[760], dumps[760], child[800];
+	char dir[600], child[800];
 	struct spec_run o;
-	snprintf(dir, sizeof dir, "%s", spec_mkdtemp("forked-worker"));
-	snprintf(prog, sizeof prog, "%s/program.rb", dir);
-	spec_write_text(prog, script);
-	snprintf(tmp, sizeof tmp, "VMHEAP_AGENT_TMPDIR=%s", dir);
-	snprintf(dumps, sizeof dumps, "VMHEAP_AGENT_DIR=%s", dir);
-	const char *env[] = {tmp, dumps, "VMHEAP_AGENT_PORT", NULL};
-	struct spec_spawn sp = {.argv = ARGS(spec_bin("vmheap-run"), "--track",
-					     "--output", "leaks.vmheap", "ruby",
-					     prog),
-				.env = env,
-				.dir = dir};
-	ck_assert_int_eq(spec_run_spawn(&sp, "", 0, 120000, &o), 0);
-	ck_assert_msg(o.status == 0, "%.3000s%.3000s", o.out, o.err);
+	ruby_exit_dump(dir, sizeof dir, "forked-worker", script, NULL, "", &o);
 	int pid = 0;
 	ck_assert_msg(sscanf(o.out, "worker %d", &pid) == 1, "%s", o.out);
 	spec_run_free(&o);
