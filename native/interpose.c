@@ -134,8 +134,8 @@ static size_t clear_max = CLEAR_MAX;
 static inline void clear_stale(void *p, size_t from)
 {
 	uint64_t head;
-	if (p == NULL)
-		return;
+	if (p == NULL || clear_max == 0)
+		return; /* (recording alone: no header read per call) */
 	memcpy(&head, (const char *)p - 8, sizeof head);
 	if (head & 2)
 		return; /* mmapped */
