@@ -6,9 +6,7 @@
  * dump directory (the discovery file's dump_dir) and read it to the end
  * with libvmheap, which checks every block and the footer.
  */
-#include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,34 +33,11 @@ static int check_whole(const char *path, uint64_t *objects, char *why,
 	return rc < 0 ? -1 : 0;
 }
 
-/* What became of the VM: gone, or alive with its agent no longer
- * answering (the connection closed twice, and no new one took the
- * request). */
-static const char *vm_state(long pid)
-{
-	char path[64], buf[512];
-	if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno != EPERM))
-		return "exited during the dump";
-	/* a VM killed but not yet waited for by its parent is a zombie */
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	FILE *f = fopen(path, "re");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	const char *end = strrchr(buf, ')');
-	if (end && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X'))
-		return "exited during the dump";
-	return "is still running, but its agent closed the connection "
-	       "during the dump";
-}
-
 int console_lost_dump(const struct console_session *s, const char *name)
 {
 	char path[PATH_MAX + 1024], why[600];
 	long pid = (long)s->info.pid;
 	uint64_t objects = 0;
-	const char *state = vm_state(pid);
 
 	if (name[0] == '/')
 		snprintf(path, sizeof(path), "%s", name);
@@ -70,22 +45,22 @@ int console_lost_dump(const struct console_session *s, const char *name)
 		snprintf(path, sizeof(path), "%s/%s", s->info.dump_dir, name);
 	else {
 		fprintf(stderr,
-			"vmheap-console: the VM (pid %ld) %s; its agent did "
-			"not say where it writes dumps, so look for %s in its "
-			"dump directory.\n",
-			pid, state, name);
+			"vmheap-console: the VM (pid %ld) exited during the "
+			"dump; its agent did not say where it writes dumps, so "
+			"look for %s in its dump directory.\n",
+			pid, name);
 		return 0;
 	}
 	if (check_whole(path, &objects, why, sizeof(why)) < 0) {
 		fprintf(stderr,
-			"vmheap-console: the VM (pid %ld) %s; the dump was "
-			"lost (%s).\n",
-			pid, state, why);
+			"vmheap-console: the VM (pid %ld) exited during the "
+			"dump; the dump was lost (%s).\n",
+			pid, why);
 		return 0;
 	}
-	printf("the VM (pid %ld) %s; the dump was completed: %s (%llu "
-	       "objects)\n",
-	       pid, state, path, (unsigned long long)objects);
+	printf("the VM (pid %ld) exited during the dump; the dump was "
+	       "completed: %s (%llu objects)\n",
+	       pid, path, (unsigned long long)objects);
 	fflush(stdout);
 	return 1;
 }
