@@ -20,11 +20,12 @@
  * (which becomes the idom) + 8 forest + 4 predecessor offset (which
  * becomes the semidominator) + 4 per predecessor other than the DFS tree's
  * edge (that one is read from parent[]); before that, 4 per object for its
- * preorder number, and while indexing the predecessors 4 more per vertex
- * (a second half's counts).  The depth-first search tests each reference
- * against a bitmap of the objects seen (n bits stay in the cache) and
- * marks the tree's edges in a bitmap of the references (1 bit each: the
- * predecessors leave them out without reading parent[] at random).
+ * preorder number, during the search 4 per reference for where its
+ * target's references start (reference_starts), and while indexing the
+ * predecessors 4 more per vertex (a second half's counts).  The depth-first
+ * search tests each reference against a bitmap of the objects seen (n bits stay
+ * in the cache) and marks the tree's edges in a bitmap of the references (1 bit
+ * each: the predecessors leave them out without reading parent[] at random).
  * Two classic arrays are saved: the forest's `label` keeps the least
  * semidominator itself (`best`), since only that value is ever used, and
  * the semidominator of vertex i is stored in the predecessor offset
@@ -79,9 +80,67 @@ struct dfs_frame {
 	uint32_t cur, k, end;
 };
 
-/* How many targets of a new vertex have their seen bits and references'
- * offsets prefetched. */
+/* How many targets of a new vertex have their seen bits, the ends of their
+ * references and their first references prefetched. */
 #define SIB_AHEAD 4
+
+/* How far ahead gather_starts prefetches a target's offset. */
+#define START_AHEAD 16
+
+/* Below this many references one thread gathers the starts. */
+#define STARTS_THREAD_MIN 1000000
+
+/* Part of reference_starts' work: start[k] for k in [lo, hi). */
+struct starts_part {
+	const vmheap_graph *g;
+	uint32_t *start;
+	uint32_t lo, hi;
+};
+
+static void *gather_starts(void *arg)
+{
+	struct starts_part *p = arg;
+	const vmheap_graph *g = p->g;
+
+	for (uint32_t k = p->lo; k < p->hi; k++) {
+		if (k + START_AHEAD < p->hi)
+			__builtin_prefetch(
+			    &g->fwd_off[g->fwd[k + START_AHEAD]]);
+		p->start[k] = g->fwd_off[g->fwd[k]];
+	}
+	return NULL;
+}
+
+/*
+ * start[k]: where the references of reference k's target begin
+ * (fwd_off[fwd[k]]), gathered in file order on two threads, or NULL (no
+ * memory).  The search reads a new vertex's first references right
+ * where it read the reference to it, instead of after a cache miss on
+ * fwd_off[] first: one miss a level of the search, not two in a row.
+ * 4 bytes a reference, freed before the predecessors are indexed (which
+ * take more).
+ */
+static uint32_t *reference_starts(const vmheap_graph *g)
+{
+	uint32_t m = g->fwd_off[g->n];
+	uint32_t *start = malloc(((size_t)m + 1) * sizeof(*start));
+	struct starts_part a = {g, start, 0, m / 2}, b = {g, start, m / 2, m};
+	pthread_t tid;
+	int threaded;
+
+	if (!start)
+		return NULL;
+	graph_huge_pages(start, ((size_t)m + 1) * sizeof(*start));
+	threaded = m >= STARTS_THREAD_MIN &&
+		   sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+		   pthread_create(&tid, NULL, gather_starts, &b) == 0;
+	if (!threaded)
+		a.hi = m;
+	gather_starts(&a);
+	if (threaded)
+		pthread_join(tid, NULL);
+	return start;
+}
 
 /* Number every object reachable from the roots in DFS preorder, and mark
  * in d->tree the reference that reached each vertex. */
@@ -97,6 +156,10 @@ static int number_vertices(struct dom *d)
 	/* seen[]: one bit per object, the test of every edge (a bitmap of n
 	 * bits stays in the cache where pre[] would miss it) */
 	uint64_t *seen;
+	uint32_t *start = reference_starts(g);
+
+	if (!start)
+		return VMHEAP_ENOMEM;
 
 	d->pre = malloc(((size_t)n + 1) * sizeof(*d->pre));
 	graph_huge_pages(d->pre, ((size_t)n + 1) * sizeof(*d->pre));
@@ -111,6 +174,7 @@ static int number_vertices(struct dom *d)
 			 ((size_t)g->fwd_off[n] / 64 + 1) * sizeof(*d->tree));
 	if (!d->pre || !d->vertex || !d->parent || !seen || !d->tree) {
 		free(seen);
+		free(start);
 		return VMHEAP_ENOMEM;
 	}
 	/* the pages' first touches on the other processor: pre[] as it is
@@ -130,11 +194,12 @@ static int number_vertices(struct dom *d)
 	d->vertex[0] = VMHEAP_GRAPH_ROOT;
 	d->parent[0] = 0;
 	for (size_t k = 0; k < g->nroots; k++) {
-		uint32_t v = g->roots[k].object;
+		uint32_t v = g->roots[k].object, vs;
 		size_t len = 0;
 
 		if (v == VMHEAP_GRAPH_NONE || (seen[v / 64] >> v % 64 & 1))
 			continue;
+		vs = g->fwd_off[v];
 		for (;;) {
 			/* v: a new vertex, child of the path's last one */
 			if (len == cap) {
@@ -144,6 +209,7 @@ static int number_vertices(struct dom *d)
 					graph_prefault_end(&pf);
 					free(path);
 					free(seen);
+					free(start);
 					return VMHEAP_ENOMEM;
 				}
 				path = p;
@@ -152,19 +218,22 @@ static int number_vertices(struct dom *d)
 			d->pre[v] = r;
 			d->vertex[r] = v;
 			d->parent[r] = len ? path[len - 1].cur : 0;
-			path[len++] = (struct dfs_frame){r++, g->fwd_off[v],
-							 g->fwd_off[v + 1]};
-			/* its targets are read next: start loading them (a
-			 * cache miss) */
-			__builtin_prefetch(&g->fwd[g->fwd_off[v]]);
-			/* and the seen bits of its first targets and where
-			 * their references are: the search goes to one of
-			 * them next, and back to the others after it */
+			path[len++] =
+			    (struct dfs_frame){r++, vs, g->fwd_off[v + 1]};
+			/* its targets are read next (fetched since its
+			 * parent's turn, below) */
+			__builtin_prefetch(&g->fwd[vs]);
+			__builtin_prefetch(&start[vs]);
+			/* and, for its first targets, their seen bits, the
+			 * ends of their references and their first
+			 * references: the search goes to one of them next,
+			 * and back to the others after it */
 			for (uint32_t k = path[len - 1].k,
 				      e = path[len - 1].end;
 			     k < e && k < path[len - 1].k + SIB_AHEAD; k++) {
 				__builtin_prefetch(&seen[g->fwd[k] / 64]);
-				__builtin_prefetch(&g->fwd_off[g->fwd[k]]);
+				__builtin_prefetch(&g->fwd_off[g->fwd[k] + 1]);
+				__builtin_prefetch(&g->fwd[start[k]]);
 			}
 			/* the next unseen target of the deepest vertex that
 			 * has one */
@@ -179,6 +248,7 @@ static int number_vertices(struct dom *d)
 				if (!(seen[v / 64] >> v % 64 & 1)) {
 					d->tree[(f->k - 1) / 64] |=
 					    1ull << (f->k - 1) % 64;
+					vs = start[f->k - 1];
 					break;
 				}
 			}
@@ -189,6 +259,7 @@ static int number_vertices(struct dom *d)
 	graph_prefault_end(&pf);
 	free(path);
 	free(seen);
+	free(start);
 	d->r = r;
 	return 0;
 }
