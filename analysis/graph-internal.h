@@ -153,6 +153,16 @@ void graph_huge_pages(void *p, size_t bytes);
  * failure (older kernels, no huge page free) is ignored. */
 void graph_collapse_huge_pages(void *p, size_t bytes);
 
+/* Below this many items (references, ids) a second thread costs more
+ * than it saves. */
+#define GRAPH_THREAD_MIN 1000000
+
+/* fn(a) and fn(b), the two halves of one job that share nothing they
+ * write: fn(b) on a second thread while fn(a) runs here when `big` and
+ * there are two processors, else (or when no thread starts) one after the
+ * other here.  Both are done on return. */
+void graph_both_halves(void *(*fn)(void *), void *a, void *b, int big);
+
 /* Arrays whose first touches (the kernel clearing each page) are taken
  * on a second thread while the caller fills them (graph_prefault.c):
  * add the arrays, begin, write them from the start, and end before any of

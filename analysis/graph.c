@@ -2,15 +2,30 @@
  * graph.c - constructors and accessors of vmheap_graph: objects, forward
  * references, roots.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "graph-internal.h"
 
 #define HUGE_PAGE ((uintptr_t)2 << 20)
+
+void graph_both_halves(void *(*fn)(void *), void *a, void *b, int big)
+{
+	pthread_t tid;
+	int threaded = big && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+		       pthread_create(&tid, NULL, fn, b) == 0;
+
+	fn(a);
+	if (threaded)
+		pthread_join(tid, NULL);
+	else
+		fn(b);
+}
 
 void graph_huge_pages(void *p, size_t bytes)
 {

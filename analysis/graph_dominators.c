@@ -87,9 +87,6 @@ struct dfs_frame {
 /* How far ahead gather_starts prefetches a target's offset. */
 #define START_AHEAD 16
 
-/* Below this many references one thread gathers the starts. */
-#define STARTS_THREAD_MIN 1000000
-
 /* Part of reference_starts' work: start[k] for k in [lo, hi). */
 struct starts_part {
 	const vmheap_graph *g;
@@ -125,20 +122,11 @@ static uint32_t *reference_starts(const vmheap_graph *g)
 	uint32_t m = g->fwd_off[g->n];
 	uint32_t *start = malloc(((size_t)m + 1) * sizeof(*start));
 	struct starts_part a = {g, start, 0, m / 2}, b = {g, start, m / 2, m};
-	pthread_t tid;
-	int threaded;
 
 	if (!start)
 		return NULL;
 	graph_huge_pages(start, ((size_t)m + 1) * sizeof(*start));
-	threaded = m >= STARTS_THREAD_MIN &&
-		   sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
-		   pthread_create(&tid, NULL, gather_starts, &b) == 0;
-	if (!threaded)
-		a.hi = m;
-	gather_starts(&a);
-	if (threaded)
-		pthread_join(tid, NULL);
+	graph_both_halves(gather_starts, &a, &b, m >= GRAPH_THREAD_MIN);
 	return start;
 }
 
@@ -327,25 +315,13 @@ static void *pred_pass(void *arg)
 	return NULL;
 }
 
-/* Below this many references a second thread costs more than it saves. */
-#define PRED_THREAD_MIN 1000000
-
 /* Both halves of a pass, at once on two processors when there are two
  * (they write only their own counts and positions). */
 static void pred_passes(struct pred_part *a, struct pred_part *b, int fill)
 {
-	pthread_t tid;
-	int threaded;
-
 	a->fill = b->fill = fill;
-	threaded = a->d->g->fwd_off[a->d->g->n] >= PRED_THREAD_MIN &&
-		   sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
-		   pthread_create(&tid, NULL, pred_pass, b) == 0;
-	pred_pass(a);
-	if (threaded)
-		pthread_join(tid, NULL);
-	else
-		pred_pass(b);
+	graph_both_halves(pred_pass, a, b,
+			  a->d->g->fwd_off[a->d->g->n] >= GRAPH_THREAD_MIN);
 }
 
 /* Predecessors in preorder numbers: for each reachable object, its
@@ -639,9 +615,6 @@ static int sum_retained(const struct dom *d, uint64_t *sum)
 	return saturated;
 }
 
-/* Below this many vertices a second thread costs more than it saves. */
-#define STORE_THREAD_MIN 1000000
-
 /*
  * Store idoms and retained sizes by object index; count the unreachable.
  * The idoms by object on a second thread when there are two processors,
@@ -665,7 +638,7 @@ static int store_results(struct dom *d, uint64_t *sum)
 	graph_huge_pages(g->idom, ((size_t)n + 1) * sizeof(*g->idom));
 	/* both parts may set g->saturated: each its own copy */
 	saturated = g->saturated;
-	threaded = r >= STORE_THREAD_MIN && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+	threaded = r >= GRAPH_THREAD_MIN && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
 		   pthread_create(&tid, NULL, store_idoms, d) == 0;
 	saturated |= sum_retained(d, sum);
 	if (threaded)

@@ -4,10 +4,8 @@
  * radix-sorted index) and a directory of buckets over the id range, so that
  * a lookup is one bucket read and a short binary search.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "graph-internal.h"
 
@@ -158,7 +156,7 @@ struct find_part {
 	size_t lo, hi;
 };
 
-static void *find_thread(void *arg)
+static void *find_half(void *arg)
 {
 	struct find_part *p = arg;
 
@@ -166,14 +164,10 @@ static void *find_thread(void *arg)
 	return NULL;
 }
 
-/* Below this many ids a second thread costs more than it saves. */
-#define FIND_THREAD_MIN 1000000
-
 void graph_find_many(const vmheap_graph *g, uint64_t *ids, size_t n)
 {
-	struct find_part second = {g, ids, n / 2, n};
-	pthread_t tid;
-	int threaded;
+	struct find_part first = {g, ids, 0, n / 2},
+			 second = {g, ids, n / 2, n};
 
 	if (g->n == 0) {
 		for (size_t k = 0; k < n; k++)
@@ -181,11 +175,6 @@ void graph_find_many(const vmheap_graph *g, uint64_t *ids, size_t n)
 		return;
 	}
 	/* two halves at once on two processors (each id is replaced where
-	 * it is, so the halves share nothing); one thread if the second
-	 * cannot start */
-	threaded = n >= FIND_THREAD_MIN && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
-		   pthread_create(&tid, NULL, find_thread, &second) == 0;
-	find_range(g, ids, 0, threaded ? n / 2 : n);
-	if (threaded)
-		pthread_join(tid, NULL);
+	 * it is, so the halves share nothing) */
+	graph_both_halves(find_half, &first, &second, n >= GRAPH_THREAD_MIN);
 }
